@@ -1,0 +1,1 @@
+"""dataflow package."""

@@ -1,0 +1,23 @@
+"""iobound: red-blue pebble I/O lower bounds for convolutions, and what follows from them.
+
+The theory package: layers, devices, networks, units and bounds. It imports no other
+package of the project (the arrows are iobound <- dataflow <- kernels <- search).
+
+Examples
+--------
+>>> from iobound import get_layer
+>>> get_layer("alexnet.conv1").h_out
+55
+"""
+
+from .errors import IoboundError, ToolchainError, UnknownPresetError
+from .layer import ConvLayer
+from .layer_spec import parse_layer_spec
+from .networks import get_layer, network_layers, network_names
+from .units import dtype_bytes, fast_memory_words
+
+__all__ = [
+    "ConvLayer", "IoboundError", "ToolchainError", "UnknownPresetError",
+    "dtype_bytes", "fast_memory_words", "get_layer", "network_layers",
+    "network_names", "parse_layer_spec",
+]

@@ -1,0 +1,218 @@
+"""The convolution layer record shared by every package.
+
+Conventions (DESIGN.md): NCHW, one image batch of ``n``; ``stride``, ``padding``
+and ``dilation`` are given per axis as ``(h, w)``. Sizes are element counts.
+
+Examples
+--------
+>>> conv1 = ConvLayer(n=1, c_in=3, h_in=227, w_in=227, c_out=96, k_h=11, k_w=11, stride=(4, 4))
+>>> conv1.h_out, conv1.w_out
+(55, 55)
+>>> conv1.reuse_paper, conv1.reuse_max
+(7.5625, 9)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = ["ConvLayer"]
+
+
+def _pair(name: str, value) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value
+    ):
+        return (int(value[0]), int(value[1]))
+    raise ValueError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
+
+
+@dataclass(frozen=True)
+class ConvLayer:
+    """A 2-D convolution layer (cross-correlation, as in CNN frameworks).
+
+    Parameters
+    ----------
+    n, c_in, h_in, w_in : int
+        Batch size, input channels, input height and width (all >= 1).
+    c_out, k_h, k_w : int
+        Output channels and kernel height and width (all >= 1).
+    stride, padding, dilation : int or (int, int)
+        Per-axis stride (>= 1), zero padding (>= 0) and dilation (>= 1).
+    name : str
+        Optional label, e.g. ``"alexnet.conv1"``; not part of equality.
+
+    Raises
+    ------
+    ValueError
+        Naming the field, for non-positive sizes or a dilated kernel larger than
+        the padded input.
+    """
+
+    n: int
+    c_in: int
+    h_in: int
+    w_in: int
+    c_out: int
+    k_h: int
+    k_w: int
+    stride: tuple[int, int] = (1, 1)
+    padding: tuple[int, int] = (0, 0)
+    dilation: tuple[int, int] = (1, 1)
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for fname in ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w"):
+            v = getattr(self, fname)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"{fname} must be an integer, got {v!r}")
+            if v < 1:
+                raise ValueError(f"{fname} must be >= 1, got {v}")
+        for fname, minimum in (("stride", 1), ("padding", 0), ("dilation", 1)):
+            pair = _pair(fname, getattr(self, fname))
+            for axis, v in zip("hw", pair):
+                if v < minimum:
+                    raise ValueError(f"{fname} ({axis}) must be >= {minimum}, got {v}")
+            object.__setattr__(self, fname, pair)
+        if self.extent_h > self.h_in + 2 * self.padding[0]:
+            raise ValueError(
+                f"k_h={self.k_h} (dilated extent {self.extent_h}) is larger than the "
+                f"padded input height {self.h_in + 2 * self.padding[0]}"
+            )
+        if self.extent_w > self.w_in + 2 * self.padding[1]:
+            raise ValueError(
+                f"k_w={self.k_w} (dilated extent {self.extent_w}) is larger than the "
+                f"padded input width {self.w_in + 2 * self.padding[1]}"
+            )
+
+    # -- derived sizes -------------------------------------------------------
+    @property
+    def extent_h(self) -> int:
+        """Height of the dilated kernel window."""
+        return (self.k_h - 1) * self.dilation[0] + 1
+
+    @property
+    def extent_w(self) -> int:
+        """Width of the dilated kernel window."""
+        return (self.k_w - 1) * self.dilation[1] + 1
+
+    @property
+    def h_out(self) -> int:
+        return (self.h_in + 2 * self.padding[0] - self.extent_h) // self.stride[0] + 1
+
+    @property
+    def w_out(self) -> int:
+        return (self.w_in + 2 * self.padding[1] - self.extent_w) // self.stride[1] + 1
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the dense computation, padding taps included.
+
+        This is the paper's ``W_ker H_ker C_in W_out H_out C_out`` (times n).
+        """
+        return self.n * self.c_out * self.h_out * self.w_out * self.c_in * self.k_h * self.k_w
+
+    @property
+    def input_size(self) -> int:
+        return self.n * self.c_in * self.h_in * self.w_in
+
+    @property
+    def weight_size(self) -> int:
+        return self.c_out * self.c_in * self.k_h * self.k_w
+
+    @property
+    def output_size(self) -> int:
+        return self.n * self.c_out * self.h_out * self.w_out
+
+    # -- reuse factors (DESIGN.md, Units and conventions) --------------------
+    @property
+    def reuse_paper(self) -> float:
+        """The paper's R = k_h k_w / (mu_h mu_w): the *average* window reuse.
+
+        Not a valid bound parameter when stride > kernel or stride does not
+        divide the kernel; see :attr:`reuse_max` and proofs/README.md.
+        """
+        return self.k_h * self.k_w / (self.stride[0] * self.stride[1])
+
+    @property
+    def reuse_max(self) -> int:
+        """Maximum number of sliding windows that share one input element.
+
+        Per axis, taps ``i`` with ``i*d = t (mod mu)`` hit the same input; their
+        count is at most ``ceil(k / (mu / gcd(d, mu)))``.
+        """
+        def axis(k: int, mu: int, d: int) -> int:
+            period = mu // math.gcd(d, mu)
+            return -(-k // period)
+
+        return axis(self.k_h, self.stride[0], self.dilation[0]) * axis(
+            self.k_w, self.stride[1], self.dilation[1]
+        )
+
+    @property
+    def r_eff(self) -> int:
+        """The reuse factor the toolkit's bounds use (``reuse_max``)."""
+        return self.reuse_max
+
+    # -- Winograd applicability ---------------------------------------------
+    def winograd_problem(self) -> str | None:
+        """Why Winograd F(e x e, r x r) does not apply, or None when it does."""
+        if self.stride != (1, 1):
+            return f"Winograd needs stride 1, got stride={self.stride}"
+        if self.k_h != self.k_w:
+            return f"Winograd needs a square kernel, got k_h={self.k_h}, k_w={self.k_w}"
+        if self.dilation != (1, 1):
+            return f"Winograd needs dilation 1, got dilation={self.dilation}"
+        return None
+
+    @property
+    def winograd_applicable(self) -> bool:
+        return self.winograd_problem() is None
+
+    def check_winograd(self) -> None:
+        """Raise ValueError naming the field when Winograd does not apply."""
+        problem = self.winograd_problem()
+        if problem is not None:
+            raise ValueError(problem)
+
+    # -- serialisation -------------------------------------------------------
+    def to_dict(self) -> dict:
+        """All fields plus the derived output sizes, JSON-ready."""
+        return {
+            "name": self.name,
+            "n": self.n, "c_in": self.c_in, "h_in": self.h_in, "w_in": self.w_in,
+            "c_out": self.c_out, "k_h": self.k_h, "k_w": self.k_w,
+            "stride": list(self.stride), "padding": list(self.padding),
+            "dilation": list(self.dilation),
+            "h_out": self.h_out, "w_out": self.w_out,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConvLayer":
+        keys = ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w")
+        return cls(
+            **{k: d[k] for k in keys},
+            stride=tuple(d.get("stride", (1, 1))),
+            padding=tuple(d.get("padding", (0, 0))),
+            dilation=tuple(d.get("dilation", (1, 1))),
+            name=d.get("name", ""),
+        )
+
+    def replace(self, **changes) -> "ConvLayer":
+        """A copy with some fields changed (validated again)."""
+        d = {f: getattr(self, f) for f in (
+            "n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w",
+            "stride", "padding", "dilation", "name")}
+        d.update(changes)
+        return ConvLayer(**d)
+
+    def short(self) -> str:
+        """A one-line description, e.g. for tables."""
+        s = (f"n{self.n} {self.c_in}x{self.h_in}x{self.w_in} -> {self.c_out}x{self.h_out}x{self.w_out}"
+             f" k{self.k_h}x{self.k_w} s{self.stride[0]}x{self.stride[1]} p{self.padding[0]}x{self.padding[1]}")
+        if self.dilation != (1, 1):
+            s += f" d{self.dilation[0]}x{self.dilation[1]}"
+        return s

@@ -1,0 +1,89 @@
+"""Entry point of the ``iobound`` console script.
+
+Examples
+--------
+>>> main(["bound", "--layer", "nonsense=1", "--fast-memory", "1KiB"])  # doctest: +SKIP
+iobound bound: error: layer spec: unknown key 'nonsense'; ...
+2
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from iobound.errors import IoboundError
+
+__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+
+# name -> module under search.cli; order is the order shown in --help.
+SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune")
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A usage problem found while parsing; printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr and exit code 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise CliError(f"{self.prog}: error: {message}")
+
+
+def _modules() -> dict[str, object]:
+    mods = {}
+    for name in SUBCOMMANDS:
+        try:
+            mods[name] = importlib.import_module(f"search.cli.{name}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"search.cli.{name}_cmd":
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="iobound",
+        description=(
+            "I/O lower bounds, near I/O-optimal dataflows and a bound-guided auto-tuner "
+            "for convolutions on GPUs. Fast memory is counted in words (values); sizes "
+            "with a unit (48KiB) are converted with --dtype."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, mod in _modules().items():
+        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 1 failure, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if getattr(args, "_run", None) is None:
+            parser.print_help()
+            return EXIT_USAGE
+        return int(args._run(args) or 0)
+    except CliError as exc:
+        print(str(exc).splitlines()[0], file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, IoboundError) as exc:
+        cmd = getattr(locals().get("args"), "command", None)
+        prefix = f"iobound {cmd}" if cmd else "iobound"
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"{prefix}: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("iobound: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""ConvLayer: derived sizes, reuse factors and validation."""
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from iobound import ConvLayer, parse_layer_spec, fast_memory_words
+
+
+def _brute_reuse_max(layer: ConvLayer) -> int:
+    """Largest number of (window, tap) pairs that read one padded-input position."""
+    def axis(k, mu, d, n_out, size):
+        counts = {}
+        for o in range(n_out):
+            for i in range(k):
+                p = o * mu + i * d
+                counts[p] = counts.get(p, 0) + 1
+        return max(counts.values())
+    return axis(layer.k_h, layer.stride[0], layer.dilation[0], layer.h_out, layer.h_in) * axis(
+        layer.k_w, layer.stride[1], layer.dilation[1], layer.w_out, layer.w_in)
+
+
+@st.composite
+def layers(draw):
+    k_h, k_w = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    d = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    s = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    p = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    ext_h, ext_w = (k_h - 1) * d[0] + 1, (k_w - 1) * d[1] + 1
+    h = draw(st.integers(max(1, ext_h - 2 * p[0]), 40))
+    w = draw(st.integers(max(1, ext_w - 2 * p[1]), 40))
+    return ConvLayer(n=1, c_in=2, h_in=h, w_in=w, c_out=3, k_h=k_h, k_w=k_w,
+                     stride=s, padding=p, dilation=d)
+
+
+@given(layers())
+def test_output_size_matches_window_count(layer):
+    """h_out counts the windows that fit in the padded input."""
+    ph = layer.h_in + 2 * layer.padding[0]
+    assert layer.h_out == sum(
+        1 for o in range(ph) if o % layer.stride[0] == 0 and o + layer.extent_h <= ph)
+
+
+@given(layers())
+def test_reuse_max_is_at_least_the_brute_force_count(layer):
+    """reuse_max bounds the real maximum sharing, and equals it once enough windows exist."""
+    brute = _brute_reuse_max(layer)
+    assert brute <= layer.reuse_max
+    big = layer.replace(h_in=layer.h_in + 60, w_in=layer.w_in + 60)
+    assert _brute_reuse_max(big) == big.reuse_max
+
+
+def test_alexnet_conv1_reuse_factors():
+    """Stride 4 does not divide 11: average 7.56 < maximum 9 (DESIGN.md erratum)."""
+    l = parse_layer_spec("alexnet.conv1")
+    assert math.isclose(l.reuse_paper, 121 / 16)
+    assert l.reuse_max == 9
+
+
+@pytest.mark.parametrize("field,kwargs", [
+    ("c_in", dict(c_in=0)), ("h_in", dict(h_in=-1)), ("stride", dict(stride=0)),
+    ("padding", dict(padding=(-1, 0))), ("k_h", dict(k_h=9)), ("n", dict(n=True)),
+])
+def test_invalid_layers_name_the_field(field, kwargs):
+    base = dict(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=field):
+        ConvLayer(**base)
+
+
+def test_winograd_applicability_names_the_reason():
+    with pytest.raises(ValueError, match="stride"):
+        parse_layer_spec("alexnet.conv1").check_winograd()
+    with pytest.raises(ValueError, match="square"):
+        parse_layer_spec("cin=2,hin=8,cout=2,kh=3,kw=5").check_winograd()
+    assert parse_layer_spec("alexnet.conv3").winograd_applicable
+
+
+def test_layer_spec_pairs_and_defaults():
+    l = parse_layer_spec("cin=3 hin=10 win=12 cout=4 kh=3 kw=1 stride=2x1 pad=1x0")
+    assert (l.n, l.w_in, l.k_w, l.stride, l.padding) == (1, 12, 1, (2, 1), (1, 0))
+
+
+@pytest.mark.parametrize("spec,msg", [
+    ("cin=3,hin=10,cout=4", "missing kh"), ("cin=3,hin=10,cout=4,kh=3,foo=1", "unknown key 'foo'"),
+    ("cin=x,hin=10,cout=4,kh=3", "cin='x'"), ("cin=3,hin=10,cout=4,kh=3,stride=1x2x3", "stride"),
+])
+def test_layer_spec_errors(spec, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse_layer_spec(spec)
+
+
+def test_round_trip_dict():
+    l = parse_layer_spec("alexnet.conv2")
+    assert ConvLayer.from_dict(l.to_dict()) == l
+
+
+@pytest.mark.parametrize("text,dtype,words", [
+    ("48KiB", "fp32", 12288), ("12288", "fp32", 12288), ("96KiB", "fp16", 49152), ("1MB", "fp64", 125000),
+])
+def test_fast_memory_units(text, dtype, words):
+    assert fast_memory_words(text, dtype) == words
+
+
+@pytest.mark.parametrize("text", ["48 parsecs", "0", "1B", "-3KiB"])
+def test_fast_memory_rejects(text):
+    with pytest.raises(ValueError):
+        fast_memory_words(text)
