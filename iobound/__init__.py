@@ -15,9 +15,10 @@ from .layer import ConvLayer
 from .layer_spec import parse_layer_spec
 from .networks import get_layer, network_layers, network_names
 from .units import dtype_bytes, fast_memory_words
+from .winograd_transforms import WinogradTransforms, winograd_transforms
 
 __all__ = [
     "ConvLayer", "IoboundError", "ToolchainError", "UnknownPresetError",
     "dtype_bytes", "fast_memory_words", "get_layer", "network_layers",
-    "network_names", "parse_layer_spec",
+    "network_names", "parse_layer_spec", "WinogradTransforms", "winograd_transforms",
 ]

@@ -1,0 +1,116 @@
+"""Winograd F(e x e, r x r) transform matrices, constructed exactly with SymPy.
+
+Toom-Cook construction over the points ``0, 1, -1, 2, -2, 1/2, -1/2, 3, ...``
+plus the point at infinity (Lavin & Gray 2016). ``A^T`` (e x n) evaluates the
+product polynomial's interpolation, ``G`` (n x r) evaluates the kernel
+polynomial (scaled by the Lagrange denominators), and ``B^T`` (n x n) is
+*solved for* exactly so that for every kernel g and input d
+
+    y = A^T [(G g) * (B^T d)]      (1-D)
+    Y = A^T [(G g G^T) * (B^T d B)] A   (2-D, nested)
+
+is the valid correlation ``y_i = sum_k g_k d_{i+k}``. Nothing is a hard-coded
+table; :func:`verify_transforms` checks the identity symbolically.
+
+Examples
+--------
+>>> t = winograd_transforms(2, 3)
+>>> t.n, t.BT.shape, t.G.shape, t.AT.shape
+(4, (4, 4), (4, 3), (2, 4))
+>>> verify_transforms(t)
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms"]
+
+
+@dataclass(frozen=True)
+class WinogradTransforms:
+    """Exact transform matrices of F(e, r) (1-D; nest them for 2-D)."""
+
+    e: int
+    r: int
+    AT: sp.Matrix  # e x n: output transform
+    G: sp.Matrix   # n x r: kernel transform
+    BT: sp.Matrix  # n x n: input transform
+    points: tuple  # the n - 1 finite interpolation points (infinity is the n-th)
+
+    @property
+    def n(self) -> int:
+        """Input tile edge e + r - 1."""
+        return self.e + self.r - 1
+
+    def as_numpy(self, dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(AT, G, BT) as floating-point arrays."""
+        return tuple(np.array(m.evalf(30).tolist(), dtype=dtype) for m in (self.AT, self.G, self.BT))
+
+
+def interpolation_points(count: int) -> list[sp.Rational]:
+    """The first ``count`` finite points: 0, 1, -1, 2, -2, 1/2, -1/2, 3, -3, 1/3, ..."""
+    pts: list[sp.Rational] = [sp.Integer(0)]
+    k = 1
+    while len(pts) < count:
+        for cand in (sp.Integer(k), -sp.Integer(k), sp.Rational(1, k + 1), -sp.Rational(1, k + 1)):
+            if cand not in pts:
+                pts.append(cand)
+        k += 1
+    return pts[:count]
+
+
+@lru_cache(maxsize=None)
+def winograd_transforms(e: int, r: int) -> WinogradTransforms:
+    """Exact A^T, G, B^T of F(e, r); cached, since every caller wants the same ones.
+
+    Raises
+    ------
+    ValueError
+        For e < 1 or r < 1.
+    """
+    if not (isinstance(e, int) and e >= 1):
+        raise ValueError(f"Winograd e must be an integer >= 1, got {e!r}")
+    if not (isinstance(r, int) and r >= 1):
+        raise ValueError(f"Winograd r must be an integer >= 1, got {r!r}")
+    n = e + r - 1
+    pts = interpolation_points(n - 1)
+    AT = sp.zeros(e, n)
+    G = sp.zeros(n, r)
+    for j, p in enumerate(pts):
+        denom = sp.prod([p - q for q in pts if q != p]) if n > 1 else sp.Integer(1)
+        for i in range(e):
+            AT[i, j] = p**i
+        for k in range(r):
+            G[j, k] = p**k / denom
+    # The point at infinity contributes the leading coefficients.
+    AT[e - 1, n - 1] = 1
+    G[n - 1, r - 1] = 1
+    # Solve sum_j AT[i,j] G[j,k] BT[j,l] = [l == i + k] for BT (linear in BT).
+    unknowns = sp.symbols(f"b0:{n * n}")
+    BT_sym = sp.Matrix(n, n, unknowns)
+    equations = [
+        sum(AT[i, j] * G[j, k] * BT_sym[j, l] for j in range(n)) - (1 if l == i + k else 0)
+        for i in range(e) for k in range(r) for l in range(n)
+    ]
+    solution = sp.solve(equations, unknowns, dict=True)
+    if not solution:
+        raise ArithmeticError(f"no input transform exists for F({e}, {r}) with points {pts}")
+    BT = BT_sym.subs(solution[0], simultaneous=True)
+    # Free unknowns (if any) do not matter for the identity; pin them to zero.
+    BT = BT.subs({u: 0 for u in unknowns}, simultaneous=True)
+    return WinogradTransforms(e=e, r=r, AT=AT, G=G, BT=BT, points=tuple(pts))
+
+
+def verify_transforms(t: WinogradTransforms) -> bool:
+    """True when A^T[(G g) * (B^T d)] equals the valid correlation of d by g, symbolically."""
+    g = sp.Matrix(sp.symbols(f"g0:{t.r}"))
+    d = sp.Matrix(sp.symbols(f"d0:{t.n}"))
+    y = t.AT * (t.G * g).multiply_elementwise(t.BT * d)
+    expected = sp.Matrix([sum(g[k] * d[i + k] for k in range(t.r)) for i in range(t.e)])
+    return all(sp.expand(a - b) == 0 for a, b in zip(y, expected))
