@@ -1,0 +1,49 @@
+"""Measurers behind one interface (:class:`~search.measure.base.Measurer`).
+
+Registered names (loaded lazily, so optional dependencies such as pycuda never
+break ``import search.measure``):
+
+- ``cuda``: our generated kernels on an NVIDIA GPU through pycuda;
+- ``emulate``: our generated kernels on the CPU (correctness and traffic, no time);
+- ``model``: an analytic estimate for a device preset (``estimate=True``);
+- ``replay``: a recorded Kernel Tuner cache file (``replay:FILE`` on the CLI).
+
+Examples
+--------
+>>> sorted(MEASURERS)
+['cuda', 'emulate', 'model', 'replay']
+>>> measurer_class("nope")
+Traceback (most recent call last):
+...
+ValueError: unknown measurer 'nope'; choose one of cuda, emulate, model, replay
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import OK, STATUSES, MeasureRecord, Measurer
+
+__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer",
+           "STATUSES", "OK"]
+
+#: name -> "module:Class" (imported on first use).
+MEASURERS = {
+    "cuda": "search.measure.cuda:CudaMeasurer",
+    "emulate": "search.measure.emulate:EmulateMeasurer",
+    "model": "search.measure.model:ModelMeasurer",
+    "replay": "search.measure.replay:ReplayMeasurer",
+}
+
+
+def measurer_class(name: str) -> type[Measurer]:
+    """The measurer class registered as ``name`` (``ValueError`` listing the names if unknown)."""
+    if name not in MEASURERS:
+        raise ValueError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
+    module, _, cls = MEASURERS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_measurer(name: str, *args, **kwargs) -> Measurer:
+    """Construct the measurer ``name`` with the given arguments."""
+    return measurer_class(name)(*args, **kwargs)

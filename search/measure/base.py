@@ -1,0 +1,162 @@
+"""The measurer interface and the measurement record every measurer returns.
+
+A :class:`Measurer` turns configurations (dicts) into :class:`MeasureRecord`
+values, one per config, in order. A failure is a record with a status, never an
+exception: ``ok``, ``compile_error``, ``runtime_error``, ``timeout``,
+``wrong_result`` or ``invalid`` (the config is not a member of the space or cannot
+run). ``time_ms`` is the median of ``costs`` for a timed ``ok`` record and ``None``
+otherwise (and for measurers that do not time anything, e.g. ``emulate``).
+``estimate`` is true when the time comes from a model rather than a measurement.
+
+Records serialise to plain JSON (:meth:`MeasureRecord.to_dict` /
+:meth:`MeasureRecord.from_dict`); no pickle.
+
+Examples
+--------
+>>> r = MeasureRecord.ok({"x": 4}, costs=(1.0, 3.0, 2.0))
+>>> r.status, r.time_ms
+('ok', 2.0)
+>>> MeasureRecord.from_dict(r.to_dict()) == r
+True
+>>> MeasureRecord.failed({"x": 5}, "invalid", "x must divide 8").time_ms is None
+True
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+__all__ = ["STATUSES", "OK", "MeasureRecord", "Measurer"]
+
+OK = "ok"
+#: Every status a record may carry.
+STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid")
+
+
+@dataclass(frozen=True)
+class MeasureRecord:
+    """One measurement of one configuration.
+
+    Parameters
+    ----------
+    config : dict
+        The configuration measured (parameter name -> value).
+    status : str
+        One of :data:`STATUSES`.
+    costs : tuple of float
+        Repeated timings in milliseconds (empty when nothing was timed).
+    time_ms : float or None
+        The median of ``costs`` (or a model's estimate); ``None`` unless ``ok``.
+    error : str
+        A message for failures (empty for ``ok``).
+    estimate : bool
+        True when ``time_ms`` is a model estimate, not a measurement.
+    timestamp : float
+        Unix time at which the record was made.
+    extra : dict
+        Measurer-specific JSON-able data (traffic counts, registers, compile time...).
+    """
+
+    config: dict
+    status: str
+    costs: tuple[float, ...] = ()
+    time_ms: float | None = None
+    error: str = ""
+    estimate: bool = False
+    timestamp: float = field(default_factory=time.time)
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}; got {self.status!r}")
+        object.__setattr__(self, "costs", tuple(float(c) for c in self.costs))
+        if self.time_ms is not None:
+            t = float(self.time_ms)
+            if not math.isfinite(t):
+                raise ValueError(f"time_ms must be finite or None, got {self.time_ms!r}")
+            object.__setattr__(self, "time_ms", t)
+        if self.status != OK and self.time_ms is not None:
+            raise ValueError(f"time_ms must be None for status {self.status!r}")
+
+    @property
+    def is_ok(self) -> bool:
+        """Whether the configuration ran correctly."""
+        return self.status == OK
+
+    @property
+    def cost(self) -> float:
+        """The objective to minimise: ``time_ms`` for a timed ok record, else ``inf``."""
+        return self.time_ms if (self.status == OK and self.time_ms is not None) else math.inf
+
+    @classmethod
+    def ok(cls, config: Mapping[str, Any], costs: Sequence[float] = (), *,
+           time_ms: float | None = None, estimate: bool = False,
+           extra: Mapping[str, Any] | None = None) -> "MeasureRecord":
+        """An ``ok`` record; ``time_ms`` defaults to the median of ``costs``."""
+        if time_ms is None and len(costs):
+            time_ms = statistics.median(costs)
+        return cls(config=dict(config), status=OK, costs=tuple(costs), time_ms=time_ms,
+                   estimate=estimate, extra=dict(extra or {}))
+
+    @classmethod
+    def failed(cls, config: Mapping[str, Any], status: str, error: str = "", *,
+               extra: Mapping[str, Any] | None = None) -> "MeasureRecord":
+        """A failed record (any status but ``ok``)."""
+        if status == OK:
+            raise ValueError("failed() needs a failure status, not 'ok'")
+        return cls(config=dict(config), status=status, error=error, extra=dict(extra or {}))
+
+    def to_dict(self) -> dict:
+        """A JSON-able dict (see :meth:`from_dict`)."""
+        return {
+            "config": dict(self.config), "status": self.status, "costs": list(self.costs),
+            "time_ms": self.time_ms, "error": self.error, "estimate": self.estimate,
+            "timestamp": self.timestamp, "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "MeasureRecord":
+        """The record written by :meth:`to_dict`."""
+        return cls(config=dict(d["config"]), status=d["status"], costs=tuple(d.get("costs", ())),
+                   time_ms=d.get("time_ms"), error=d.get("error", ""),
+                   estimate=bool(d.get("estimate", False)),
+                   timestamp=float(d.get("timestamp", 0.0)), extra=dict(d.get("extra", {})))
+
+
+class Measurer(abc.ABC):
+    """Measures configurations; one record per config, in order, never raising for a bad config.
+
+    Subclasses set ``name`` (the registry name) and implement :meth:`measure`.
+    ``estimate`` says whether its times are model estimates. ``describe()`` is a
+    JSON-able summary used in logs and the history database (``toolchain`` names
+    what produced the numbers, e.g. the GPU and compiler, or the model version).
+    """
+
+    name: str = ""
+    estimate: bool = False
+
+    @abc.abstractmethod
+    def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
+        """Measure each config; returns one record per config, in order."""
+
+    def describe(self) -> dict:
+        """A JSON-able summary (name, estimate flag, toolchain)."""
+        return {"name": self.name, "estimate": self.estimate, "toolchain": self.toolchain()}
+
+    def toolchain(self) -> str:
+        """What produced the numbers (compiler, GPU, model version); a free-form string."""
+        return self.name
+
+    def close(self) -> None:
+        """Release resources (GPU contexts, temporary files). Idempotent."""
+
+    def __enter__(self) -> "Measurer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

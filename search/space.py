@@ -1,0 +1,211 @@
+"""The abstract search space: configurations addressed by integer index.
+
+A :class:`Space` is a finite set of *valid* configurations (dicts from parameter
+name to value) numbered ``0 .. len(space) - 1``. Strategies, the explorer and the
+tuner loop only ever handle indices; they turn them into configs with
+:meth:`Space.get` when a measurer needs them. Two implementations exist:
+``search.conv_space.ConvSpace`` (our kernels, Table 1 constraints) and
+``search.replay_space.ReplaySpace`` (a recorded Kernel Tuner cache file).
+
+Contract
+--------
+- ``params``: the parameter names, in a fixed order (the feature/knob order).
+- ``len(space)``: the number of valid configurations (>= 1).
+- ``get(i)``: the config of index ``i`` (``IndexError`` outside the range).
+- ``index(config)``: its index, or ``None`` when the config is not in the space.
+- ``sample(n, rng)``: ``min(n, len)`` distinct indices, uniform without replacement.
+- ``neighbours(i)``: indices one small step away (documented per implementation);
+  never contains ``i``; symmetric is not required.
+- ``is_valid(config)``: ``index(config) is not None``.
+- ``features(indices)``: a float matrix, one row per index; the first
+  ``len(params)`` columns are the knob values (numbers; non-numeric values are
+  replaced by their position in the parameter's value list), analytic features may
+  follow. ``feature_names()`` names the columns.
+- ``describe()``: a JSON-able summary (kind, size, params, ...).
+
+Examples
+--------
+>>> import numpy as np
+>>> s = GridSpace({"a": [1, 2, 3], "b": [0, 1]})
+>>> len(s), s.get(4), s.index({"a": 3, "b": 0})
+(6, {'a': 3, 'b': 0}, 4)
+>>> sorted(s.neighbours(0))
+[1, 2]
+>>> len(set(s.sample(4, np.random.default_rng(0))))
+4
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["Space", "GridSpace", "knob_value"]
+
+
+def knob_value(value: Any, choices: Sequence[Any]) -> float:
+    """A number for a knob value: itself when numeric, else its position in ``choices``.
+
+    Examples
+    --------
+    >>> knob_value(4, [1, 4]), knob_value("b", ["a", "b"]), knob_value(True, [False, True])
+    (4.0, 1.0, 1.0)
+    """
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    return float(list(choices).index(value))
+
+
+class Space(abc.ABC):
+    """A finite set of valid configurations addressed by integer index (see module doc)."""
+
+    @property
+    @abc.abstractmethod
+    def params(self) -> tuple[str, ...]:
+        """The parameter names, in order."""
+
+    @abc.abstractmethod
+    def __len__(self) -> int:
+        """The number of valid configurations."""
+
+    @abc.abstractmethod
+    def get(self, i: int) -> dict:
+        """The configuration of index ``i`` (a fresh dict)."""
+
+    @abc.abstractmethod
+    def index(self, config: Mapping[str, Any]) -> int | None:
+        """The index of ``config``, or ``None`` when it is not a valid member."""
+
+    @abc.abstractmethod
+    def neighbours(self, i: int) -> list[int]:
+        """Indices of the configurations one step from ``i`` (never ``i`` itself)."""
+
+    def is_valid(self, config: Mapping[str, Any]) -> bool:
+        """Whether ``config`` is a member of the space."""
+        return self.index(config) is not None
+
+    def sample(self, n: int, rng: np.random.Generator) -> list[int]:
+        """``min(n, len(self))`` distinct indices drawn uniformly without replacement."""
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        size = len(self)
+        n = min(n, size)
+        if n == 0:
+            return []
+        if n * 4 < size:  # sparse draw: avoid a permutation of a huge range
+            seen: dict[int, None] = {}
+            while len(seen) < n:
+                for v in rng.integers(0, size, size=2 * (n - len(seen))):
+                    seen.setdefault(int(v), None)
+                    if len(seen) == n:
+                        break
+            return list(seen)
+        return [int(v) for v in rng.choice(size, size=n, replace=False)]
+
+    def values(self, param: str) -> list:
+        """The distinct values ``param`` takes in the space, sorted when comparable.
+
+        The default scans the space; implementations with a value table override it.
+        """
+        seen = {self.get(i)[param] for i in range(len(self))}
+        try:
+            return sorted(seen)
+        except TypeError:
+            return list(seen)
+
+    def feature_names(self) -> list[str]:
+        """Names of the columns of :meth:`features` (the knobs by default)."""
+        return list(self.params)
+
+    def features(self, indices: Sequence[int]) -> np.ndarray:
+        """A ``(len(indices), n_features)`` float matrix (the knob values by default)."""
+        choices = {p: self.values(p) for p in self.params}
+        out = np.empty((len(indices), len(self.params)), dtype=float)
+        for row, i in enumerate(indices):
+            cfg = self.get(int(i))
+            for col, p in enumerate(self.params):
+                out[row, col] = knob_value(cfg[p], choices[p])
+        return out
+
+    def describe(self) -> dict:
+        """A JSON-able summary of the space."""
+        return {"kind": type(self).__name__, "size": len(self), "params": list(self.params)}
+
+
+class GridSpace(Space):
+    """The full Cartesian product of value lists (no constraints); small and exact.
+
+    Neighbours of a config are those that change one parameter to the adjacent
+    value in its list. Used by tests and as the simplest example of the contract.
+
+    Parameters
+    ----------
+    tune_params : mapping
+        Parameter name -> list of values (order kept).
+    """
+
+    def __init__(self, tune_params: Mapping[str, Sequence[Any]]):
+        if not tune_params:
+            raise ValueError("tune_params must name at least one parameter")
+        for name, vals in tune_params.items():
+            if len(vals) == 0:
+                raise ValueError(f"parameter {name!r} has no values")
+        self._params = tuple(tune_params)
+        self._values = [list(v) for v in tune_params.values()]
+        self._sizes = [len(v) for v in self._values]
+        self._pos = [{v: k for k, v in enumerate(vals)} for vals in self._values]
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self._params
+
+    def __len__(self) -> int:
+        return int(np.prod(self._sizes))
+
+    def _digits(self, i: int) -> list[int]:
+        if not 0 <= i < len(self):
+            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        digits = []
+        for size in reversed(self._sizes):
+            i, d = divmod(i, size)
+            digits.append(d)
+        return digits[::-1]
+
+    def _number(self, digits: Sequence[int]) -> int:
+        i = 0
+        for d, size in zip(digits, self._sizes):
+            i = i * size + d
+        return i
+
+    def get(self, i: int) -> dict:
+        return {p: vals[d] for p, vals, d in zip(self._params, self._values, self._digits(int(i)))}
+
+    def index(self, config: Mapping[str, Any]) -> int | None:
+        try:
+            digits = [pos[config[p]] for p, pos in zip(self._params, self._pos)]
+        except (KeyError, TypeError):
+            return None
+        return self._number(digits)
+
+    def values(self, param: str) -> list:
+        return list(self._values[self._params.index(param)])
+
+    def neighbours(self, i: int) -> list[int]:
+        digits = self._digits(int(i))
+        out = []
+        for k, size in enumerate(self._sizes):
+            for step in (-1, 1):
+                d = digits[k] + step
+                if 0 <= d < size:
+                    nd = list(digits)
+                    nd[k] = d
+                    out.append(self._number(nd))
+        return out
+
+    def configs(self):
+        """Iterate over all configurations in index order."""
+        for combo in itertools.product(*self._values):
+            yield dict(zip(self._params, combo))
