@@ -1,8 +1,48 @@
-"""Network presets: the convolution layers of well-known CNNs.
+"""Network presets: the convolution layers of well-known CNNs, batch 1.
 
-A layer is addressed as ``"<network>.<layer>"``, e.g. ``"alexnet.conv1"``.
-Shapes come from the original papers (cited per network). Batch size is 1;
-use :meth:`ConvLayer.replace` for another.
+A layer is addressed as ``"<network>.<layer>"``, e.g. ``"alexnet.conv1"``; use
+:meth:`ConvLayer.replace` for another batch size. Shapes come from the original
+papers; every convolution is listed once, in execution order, including layers
+of equal shape. Pooling, fully connected layers and auxiliary heads are left out.
+
+Networks and naming
+-------------------
+alexnet
+    Krizhevsky et al. 2012, single tower, 227x227 input, the shapes of the
+    PPoPP'21 I/O-bound paper's Table 2 (whose "conv4" row, 384->256, is AlexNet's
+    conv5 shape; ours keeps the original conv4, 384->384).
+vgg16
+    Simonyan & Zisserman 2015, configuration D, 224x224: ``conv1_1`` ...
+    ``conv5_3`` (13 convolutions, 3x3, stride 1, pad 1).
+resnet18, resnet50
+    He et al. 2016, 224x224, with the torchvision "v1.5" convention that a
+    downsampling bottleneck strides in its 3x3 conv (the paper's v1 strides in the
+    first 1x1). ``conv1`` is the 7x7/2 stem (followed by a 3x3/2 max pool to 56x56).
+    Block ``b`` of stage ``s`` (stages 2..5 = the paper's conv2_x..conv5_x):
+
+    * resnet18 (basic block): ``conv{s}_{b}a`` and ``conv{s}_{b}b``, the two 3x3s;
+    * resnet50 (bottleneck): ``conv{s}_{b}a`` 1x1 reduce, ``conv{s}_{b}b`` 3x3,
+      ``conv{s}_{b}c`` 1x1 expand;
+    * ``conv{s}_1ds``: the 1x1 projection shortcut of a stage's first block
+      (stride 2 except in stage 2; ResNet-18's stage 2 has none).
+
+    ``conv{s}_{b}`` without a letter is an alias for the block's first 3x3 conv
+    (``a`` in resnet18, ``b`` in resnet50): ``resnet50.conv3_1`` is the 3x3,
+    stride-2, 128->128 conv on the 56x56 stage input. The returned layer carries
+    its canonical name (``resnet50.conv3_1b``).
+squeezenet
+    v1.0 (Iandola et al. 2016, Table 1), 227x227 input so that conv1 gives the
+    paper's 111x111: ``conv1``, ``fire{i}_squeeze1x1``, ``fire{i}_expand1x1``,
+    ``fire{i}_expand3x3`` for i = 2..9, ``conv10``.
+inception_v3
+    Szegedy et al. 2016, 299x299, module layout of the reference implementation
+    (torchvision names, lower case): ``conv1a`` ``conv2a`` ``conv2b`` ``conv3b``
+    ``conv4a``, then ``mixed_5b_branch1x1`` ... ``mixed_7c_branch_pool``, including
+    the asymmetric 1x7/7x1 and 1x3/3x1 convs. The auxiliary classifier is omitted.
+mobilenet
+    MobileNet v1 (Howard et al. 2017, Table 1), width 1.0, 224x224. Depthwise convs
+    are grouped and :class:`ConvLayer` has no groups, so only the full first conv
+    ``conv1`` and the 13 pointwise convs ``conv_pw_1`` ... ``conv_pw_13`` are listed.
 
 Examples
 --------
@@ -10,9 +50,14 @@ Examples
 'n1 96x27x27 -> 256x27x27 k5x5 s1x1 p2x2'
 >>> [l.name for l in network_layers("alexnet")][:2]
 ['alexnet.conv1', 'alexnet.conv2']
+>>> get_layer("resnet50.conv3_1").short()
+'n1 128x56x56 -> 128x28x28 k3x3 s2x2 p1x1'
 """
 
 from __future__ import annotations
+
+import re
+from typing import Callable
 
 from .errors import UnknownPresetError
 from .layer import ConvLayer
@@ -40,12 +85,161 @@ def _alexnet() -> list[ConvLayer]:
     ]
 
 
-NETWORKS: dict[str, callable] = {
+def _vgg16() -> list[ConvLayer]:
+    # Configuration D: (channels, convs) per stage; a 2x2/2 max pool halves hw after each.
+    layers, c_in, hw = [], 3, 224
+    for stage, (c_out, count) in enumerate(((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)), 1):
+        for i in range(1, count + 1):
+            layers.append(_conv(f"vgg16.conv{stage}_{i}", c_in, hw, c_out, 3, pad=1))
+            c_in = c_out
+        hw //= 2
+    return layers
+
+
+_RESNET_STAGES = {"resnet18": (2, 2, 2, 2), "resnet50": (3, 4, 6, 3)}
+
+
+def _resnet(net: str) -> list[ConvLayer]:
+    bottleneck = net == "resnet50"
+    layers = [_conv(f"{net}.conv1", 3, 224, 64, 7, stride=2, pad=3)]
+    c_in, hw = 64, 56                                     # after the 3x3/2 max pool
+    for stage, blocks in enumerate(_RESNET_STAGES[net], 2):
+        width = 64 * 2 ** (stage - 2)
+        c_out = 4 * width if bottleneck else width
+        for b in range(1, blocks + 1):
+            s = 2 if (b == 1 and stage > 2) else 1
+            p = f"{net}.conv{stage}_{b}"
+            if bottleneck:
+                layers += [_conv(p + "a", c_in, hw, width, 1),
+                           _conv(p + "b", width, hw, width, 3, stride=s, pad=1),
+                           _conv(p + "c", width, hw // s, c_out, 1)]
+            else:
+                layers += [_conv(p + "a", c_in, hw, width, 3, stride=s, pad=1),
+                           _conv(p + "b", width, hw // s, width, 3, pad=1)]
+            if b == 1 and (s == 2 or c_in != c_out):
+                layers.append(_conv(p + "ds", c_in, hw, c_out, 1, stride=s))
+            c_in, hw = c_out, hw // s
+    return layers
+
+
+def _squeezenet() -> list[ConvLayer]:
+    # v1.0, Table 1: (squeeze, expand1x1 = expand3x3) per fire module; max pools
+    # (3x3/2, ceil mode) after conv1, fire4 and fire8.
+    layers = [_conv("squeezenet.conv1", 3, 227, 96, 7, stride=2)]
+    c_in, hw = 96, 55
+    fires = {2: (16, 64), 3: (16, 64), 4: (32, 128), 5: (32, 128),
+             6: (48, 192), 7: (48, 192), 8: (64, 256), 9: (64, 256)}
+    for i, (sq, ex) in fires.items():
+        p = f"squeezenet.fire{i}_"
+        layers += [_conv(p + "squeeze1x1", c_in, hw, sq, 1),
+                   _conv(p + "expand1x1", sq, hw, ex, 1),
+                   _conv(p + "expand3x3", sq, hw, ex, 3, pad=1)]
+        c_in = 2 * ex
+        if i in (4, 8):
+            hw = (hw - 3 + 1) // 2 + 1                    # ceil((hw - 3) / 2) + 1
+    layers.append(_conv("squeezenet.conv10", c_in, hw, 1000, 1))
+    return layers
+
+
+def _inception_v3() -> list[ConvLayer]:
+    net = "inception_v3"
+    L: list[ConvLayer] = []
+
+    def c(name, c_in, hw, c_out, k, stride=1, pad=0):
+        L.append(_conv(f"{net}.{name}", c_in, hw, c_out, k, stride, pad))
+
+    c("conv1a", 3, 299, 32, 3, stride=2)                  # -> 149
+    c("conv2a", 32, 149, 32, 3)                           # -> 147
+    c("conv2b", 32, 147, 64, 3, pad=1)                    # -> 147, max pool -> 73
+    c("conv3b", 64, 73, 80, 1)
+    c("conv4a", 80, 73, 192, 3)                           # -> 71, max pool -> 35
+    cin = 192
+    for m, pool in (("5b", 32), ("5c", 64), ("5d", 64)):  # InceptionA, 35x35
+        p = f"mixed_{m}_"
+        c(p + "branch1x1", cin, 35, 64, 1)
+        c(p + "branch5x5_1", cin, 35, 48, 1)
+        c(p + "branch5x5_2", 48, 35, 64, 5, pad=2)
+        c(p + "branch3x3dbl_1", cin, 35, 64, 1)
+        c(p + "branch3x3dbl_2", 64, 35, 96, 3, pad=1)
+        c(p + "branch3x3dbl_3", 96, 35, 96, 3, pad=1)
+        c(p + "branch_pool", cin, 35, pool, 1)
+        cin = 64 + 64 + 96 + pool
+    c("mixed_6a_branch3x3", cin, 35, 384, 3, stride=2)    # InceptionB, 35 -> 17
+    c("mixed_6a_branch3x3dbl_1", cin, 35, 64, 1)
+    c("mixed_6a_branch3x3dbl_2", 64, 35, 96, 3, pad=1)
+    c("mixed_6a_branch3x3dbl_3", 96, 35, 96, 3, stride=2)
+    cin = 384 + 96 + cin
+    for m, c7 in (("6b", 128), ("6c", 160), ("6d", 160), ("6e", 192)):  # InceptionC, 17x17
+        p = f"mixed_{m}_"
+        c(p + "branch1x1", cin, 17, 192, 1)
+        c(p + "branch7x7_1", cin, 17, c7, 1)
+        c(p + "branch7x7_2", c7, 17, c7, (1, 7), pad=(0, 3))
+        c(p + "branch7x7_3", c7, 17, 192, (7, 1), pad=(3, 0))
+        c(p + "branch7x7dbl_1", cin, 17, c7, 1)
+        c(p + "branch7x7dbl_2", c7, 17, c7, (7, 1), pad=(3, 0))
+        c(p + "branch7x7dbl_3", c7, 17, c7, (1, 7), pad=(0, 3))
+        c(p + "branch7x7dbl_4", c7, 17, c7, (7, 1), pad=(3, 0))
+        c(p + "branch7x7dbl_5", c7, 17, 192, (1, 7), pad=(0, 3))
+        c(p + "branch_pool", cin, 17, 192, 1)
+        cin = 4 * 192
+    c("mixed_7a_branch3x3_1", cin, 17, 192, 1)            # InceptionD, 17 -> 8
+    c("mixed_7a_branch3x3_2", 192, 17, 320, 3, stride=2)
+    c("mixed_7a_branch7x7x3_1", cin, 17, 192, 1)
+    c("mixed_7a_branch7x7x3_2", 192, 17, 192, (1, 7), pad=(0, 3))
+    c("mixed_7a_branch7x7x3_3", 192, 17, 192, (7, 1), pad=(3, 0))
+    c("mixed_7a_branch7x7x3_4", 192, 17, 192, 3, stride=2)
+    cin = 320 + 192 + cin
+    for m in ("7b", "7c"):                                # InceptionE, 8x8
+        p = f"mixed_{m}_"
+        c(p + "branch1x1", cin, 8, 320, 1)
+        c(p + "branch3x3_1", cin, 8, 384, 1)
+        c(p + "branch3x3_2a", 384, 8, 384, (1, 3), pad=(0, 1))
+        c(p + "branch3x3_2b", 384, 8, 384, (3, 1), pad=(1, 0))
+        c(p + "branch3x3dbl_1", cin, 8, 448, 1)
+        c(p + "branch3x3dbl_2", 448, 8, 384, 3, pad=1)
+        c(p + "branch3x3dbl_3a", 384, 8, 384, (1, 3), pad=(0, 1))
+        c(p + "branch3x3dbl_3b", 384, 8, 384, (3, 1), pad=(1, 0))
+        c(p + "branch_pool", cin, 8, 192, 1)
+        cin = 320 + 2 * 384 + 2 * 384 + 192
+    return L
+
+
+def _mobilenet() -> list[ConvLayer]:
+    # v1, Table 1: (pointwise output channels, stride of the preceding depthwise conv).
+    layers = [_conv("mobilenet.conv1", 3, 224, 32, 3, stride=2, pad=1)]
+    c_in, hw = 32, 112
+    plan = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 \
+        + [(1024, 2), (1024, 1)]
+    for i, (c_out, s) in enumerate(plan, 1):
+        hw //= s                                          # the depthwise 3x3, pad 1
+        layers.append(_conv(f"mobilenet.conv_pw_{i}", c_in, hw, c_out, 1))
+        c_in = c_out
+    return layers
+
+
+NETWORKS: dict[str, Callable[[], list[ConvLayer]]] = {
     "alexnet": _alexnet,
+    "vgg16": _vgg16,
+    "resnet18": lambda: _resnet("resnet18"),
+    "resnet50": lambda: _resnet("resnet50"),
+    "squeezenet": _squeezenet,
+    "inception_v3": _inception_v3,
+    "mobilenet": _mobilenet,
 }
+
+# "<net>.conv{s}_{b}" (no letter) names the block's first 3x3 conv.
+_BLOCK_ALIAS = re.compile(r"conv[2-5]_\d+")
+_ALIAS_LETTER = {"resnet18": "a", "resnet50": "b"}
 
 
 def network_names() -> list[str]:
+    """Names of all network presets, sorted.
+
+    Examples
+    --------
+    >>> "resnet50" in network_names()
+    True
+    """
     return sorted(NETWORKS)
 
 
@@ -60,16 +254,18 @@ def network_layers(network: str) -> list[ConvLayer]:
 
 
 def get_layer(spec: str) -> ConvLayer:
-    """The layer preset ``"<network>.<layer>"``."""
-    network, sep, _ = spec.partition(".")
+    """The layer preset ``"<network>.<layer>"`` (ResNet block aliases included)."""
+    network, sep, layer = spec.partition(".")
     if not sep:
         raise UnknownPresetError(
             f"layer preset {spec!r} must look like 'network.layer', e.g. 'alexnet.conv1'"
         )
     layers = {l.name: l for l in network_layers(network)}
-    key = spec.lower()
+    net, key = network.lower(), spec.lower()
+    if net in _ALIAS_LETTER and _BLOCK_ALIAS.fullmatch(layer.lower()):
+        key += _ALIAS_LETTER[net]
     if key not in layers:
-        raise UnknownPresetError(
-            f"unknown layer {spec!r}; {network} has {', '.join(layers)}"
-        )
+        names = [n.partition(".")[2] for n in layers]
+        shown = ", ".join(names[:16]) + (f", ... ({len(names)} layers)" if len(names) > 16 else "")
+        raise UnknownPresetError(f"unknown layer {spec!r}; {net} has {shown}")
     return layers[key]
