@@ -1,0 +1,296 @@
+"""Kernel configurations (tiles and threads) and the checks that run before code generation.
+
+A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
+block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over
+the block's Winograd tiles and output channels. The on-chip sizes follow the
+conventions shared with ``dataflow`` (docs: /work/notes/conventions.md):
+
+* direct: shared = ``alpha * in_rows * in_cols + z * alpha * k_h * k_w`` floats with
+  ``in_rows = (y - 1) * mu_h + extent_h``; registers = ``x * y * z`` accumulators;
+* Winograd: shared = ``(y + r - 1) * (x + r - 1) + z * r * r`` floats (one channel);
+  registers = ``2 * (x / e) * (y / e) * z * (e + r - 1)**2`` (the paper's two temporary
+  arrays per tile and output channel).
+
+:func:`check_config` lists every reason a config cannot run on a device (empty when it
+can); the generators refuse configs with reasons.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+>>> cfg = DirectConfig(x=4, y=4, z=4, alpha=2, tx=4, ty=2, tz=2)
+>>> cfg.threads, shared_memory_words(layer, cfg), grid_shape(layer, cfg)
+(16, 144, (2, 2, 2))
+>>> check_config(layer, cfg, "a100")
+[]
+>>> check_config(layer, DirectConfig(4, 4, 4, 2, 3, 2, 2), "a100")
+['tx=3 must divide x=4']
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Union
+
+from iobound.layer import ConvLayer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.devices import Device
+
+__all__ = [
+    "DirectConfig", "WinogradConfig", "KernelConfig", "MAX_ACCUMULATORS_PER_THREAD",
+    "REGISTER_OVERHEAD", "config_from_dict", "parse_config", "input_tile_shape",
+    "shared_memory_words", "shared_memory_bytes", "register_words", "onchip_words",
+    "accumulators_per_thread", "grid_shape", "check_config",
+]
+
+#: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
+MAX_ACCUMULATORS_PER_THREAD = 128
+#: Registers a thread needs besides its accumulators (indices, pointers, operands);
+#: an estimate used only for the pre-compilation register-file check.
+REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
+
+FP32_BYTES = 4
+
+
+def _check_positive(obj, names) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+@dataclass(frozen=True)
+class DirectConfig:
+    """Direct-convolution kernel: output tile x*y*z, channel chunk alpha, tx*ty*tz threads.
+
+    A thread computes ``(x/tx) * (y/ty) * (z/tz)`` outputs (strided over the tile) held in
+    registers. Divisibility is checked by :func:`check_config`, not here, so a search can
+    hold and report invalid points.
+    """
+
+    x: int
+    y: int
+    z: int
+    alpha: int
+    tx: int
+    ty: int
+    tz: int
+
+    algorithm = "direct"
+    params = ("x", "y", "z", "alpha", "tx", "ty", "tz")
+
+    def __post_init__(self) -> None:
+        _check_positive(self, self.params)
+
+    @property
+    def threads(self) -> int:
+        return self.tx * self.ty * self.tz
+
+    @property
+    def tiling(self):
+        """The dataflow tiling this kernel implements (``dataflow.direct.DirectTiling``)."""
+        from dataflow.direct import DirectTiling
+        return DirectTiling(self.x, self.y, self.z, self.alpha)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DirectConfig":
+        return cls(**{k: int(d[k]) for k in cls.params})
+
+
+@dataclass(frozen=True)
+class WinogradConfig:
+    """Winograd F(e x e, r x r) kernel: output tile x*y*z (x, y multiples of e), threads.
+
+    ``tx`` threads split the ``x/e`` tile columns, ``ty`` the ``y/e`` tile rows and ``tz``
+    the ``z`` output channels; input channels are processed one at a time.
+    """
+
+    e: int
+    x: int
+    y: int
+    z: int
+    tx: int
+    ty: int
+    tz: int
+
+    algorithm = "winograd"
+    params = ("e", "x", "y", "z", "tx", "ty", "tz")
+
+    def __post_init__(self) -> None:
+        _check_positive(self, self.params)
+
+    @property
+    def threads(self) -> int:
+        return self.tx * self.ty * self.tz
+
+    @property
+    def tiling(self):
+        """The dataflow tiling (``dataflow.winograd.WinogradTiling``)."""
+        from dataflow.winograd import WinogradTiling
+        return WinogradTiling(self.e, self.x, self.y, self.z)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "WinogradConfig":
+        return cls(**{k: int(d[k]) for k in cls.params})
+
+
+KernelConfig = Union[DirectConfig, WinogradConfig]
+_CLASSES = {"direct": DirectConfig, "winograd": WinogradConfig}
+
+
+def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
+    """Build a config from a dict; the algorithm is given or inferred (``e`` means Winograd).
+
+    >>> config_from_dict({"e": 2, "x": 4, "y": 4, "z": 2, "tx": 2, "ty": 2, "tz": 1}).algorithm
+    'winograd'
+    """
+    if algorithm is None:
+        algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
+    if algorithm not in _CLASSES:
+        raise ValueError(f"algorithm must be one of {sorted(_CLASSES)}, got {algorithm!r}")
+    cls = _CLASSES[algorithm]
+    missing = [k for k in cls.params if k not in d]
+    if missing:
+        raise ValueError(f"{algorithm} config is missing {', '.join(missing)} "
+                         f"(needs {', '.join(cls.params)})")
+    unknown = sorted(set(d) - set(cls.params) - {"algorithm"})
+    if unknown:
+        raise ValueError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
+                         f"(allowed: {', '.join(cls.params)})")
+    return cls.from_dict(d)
+
+
+def parse_config(text: str, algorithm: str = "direct") -> KernelConfig:
+    """Parse ``"x=4,y=4,z=8,alpha=2,tx=4,ty=4,tz=2"`` into a config.
+
+    >>> parse_config("x=4,y=2,z=2,alpha=1,tx=2,ty=2,tz=1")
+    DirectConfig(x=4, y=2, z=2, alpha=1, tx=2, ty=2, tz=1)
+    """
+    d: dict[str, int] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"config item {item!r} is not key=value")
+        try:
+            d[key.strip()] = int(value)
+        except ValueError:
+            raise ValueError(f"config value of {key.strip()!r} must be an integer, got {value!r}") from None
+    return config_from_dict(d, algorithm)
+
+
+# -- sizes -------------------------------------------------------------------------
+
+def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
+    """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
+    if config.algorithm == "winograd":
+        r = layer.k_h
+        return config.y + r - 1, config.x + r - 1
+    return ((config.y - 1) * layer.stride[0] + layer.extent_h,
+            (config.x - 1) * layer.stride[1] + layer.extent_w)
+
+
+def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
+    """Floats of static shared memory the generated kernel declares."""
+    rows, cols = input_tile_shape(layer, config)
+    if config.algorithm == "winograd":
+        return rows * cols + config.z * layer.k_h * layer.k_w
+    return config.alpha * rows * cols + config.z * config.alpha * layer.k_h * layer.k_w
+
+
+def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
+    """Bytes of static shared memory the generated kernel declares (fp32)."""
+    return FP32_BYTES * shared_memory_words(layer, config)
+
+
+def register_words(layer: ConvLayer, config: KernelConfig) -> int:
+    """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
+    if config.algorithm == "winograd":
+        n = config.e + layer.k_h - 1
+        return 2 * (config.x // config.e) * (config.y // config.e) * config.z * n * n
+    return config.x * config.y * config.z
+
+
+def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
+    """On-chip words a block really uses: shared memory plus register accumulators.
+
+    This is the S at which the kernel's counted traffic must respect the lower bound.
+    """
+    return shared_memory_words(layer, config) + register_words(layer, config)
+
+
+def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
+    """Register words one thread holds (block register words / threads, rounded up)."""
+    return -(-register_words(layer, config) // config.threads)
+
+
+def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
+    """CUDA grid (x, y, z): tile columns, tile rows, images * channel groups."""
+    return (-(-layer.w_out // config.x), -(-layer.h_out // config.y),
+            layer.n * -(-layer.c_out // config.z))
+
+
+# -- validity ----------------------------------------------------------------------
+
+def _device(device):
+    if device is None or not isinstance(device, str):
+        return device
+    from iobound.devices import get_device
+    return get_device(device)
+
+
+def _divisibility(layer: ConvLayer, config: KernelConfig) -> list[str]:
+    c = config
+    if c.algorithm == "winograd":
+        problem = layer.winograd_problem()
+        if problem is not None:
+            return [problem]
+        reasons = [f"{axis}={getattr(c, axis)} must be a multiple of e={c.e}"
+                   for axis in ("x", "y") if getattr(c, axis) % c.e]
+        if reasons:
+            return reasons
+        pairs = (("tx", c.tx, "x/e", c.x // c.e), ("ty", c.ty, "y/e", c.y // c.e),
+                 ("tz", c.tz, "z", c.z))
+    else:
+        pairs = (("tx", c.tx, "x", c.x), ("ty", c.ty, "y", c.y), ("tz", c.tz, "z", c.z))
+    return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
+
+
+def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
+    """Every reason ``config`` cannot run for ``layer`` on ``device`` (empty list: it can).
+
+    Checks tile/thread divisibility, Winograd applicability, registers per thread
+    (at most :data:`MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid limits and, with
+    a device (a :class:`~iobound.devices.Device` or a preset name), static shared memory,
+    threads per block and an estimate of the block's register file use.
+    """
+    reasons = _divisibility(layer, config)
+    if reasons:
+        return reasons
+    acc = accumulators_per_thread(layer, config)
+    if acc > MAX_ACCUMULATORS_PER_THREAD:
+        reasons.append(f"{acc} register words per thread exceed the cap of "
+                       f"{MAX_ACCUMULATORS_PER_THREAD}")
+    gx, gy, gz = grid_shape(layer, config)
+    if gy > 65535 or gz > 65535:
+        reasons.append(f"grid {gx}x{gy}x{gz} exceeds the 65535 limit of grid y/z")
+    dev = _device(device)
+    if dev is not None:
+        smem = shared_memory_bytes(layer, config)
+        if smem > dev.shared_mem_per_block_bytes:
+            reasons.append(f"shared memory {smem} B exceeds {dev.shared_mem_per_block_bytes} B "
+                           f"per block on {dev.name}")
+        if config.threads > dev.max_threads_per_block:
+            reasons.append(f"{config.threads} threads exceed {dev.max_threads_per_block} "
+                           f"per block on {dev.name}")
+        regs = min(acc + REGISTER_OVERHEAD[config.algorithm], dev.registers_per_thread_max)
+        if regs * config.threads > dev.registers_per_sm:
+            reasons.append(f"about {regs} registers x {config.threads} threads exceed the "
+                           f"{dev.registers_per_sm} registers of an SM on {dev.name} (estimate)")
+    return reasons
