@@ -10,6 +10,7 @@ Examples
 55
 """
 
+from .devices import Device, device_names, get_device
 from .errors import IoboundError, ToolchainError, UnknownPresetError
 from .layer import ConvLayer
 from .layer_spec import parse_layer_spec
@@ -21,4 +22,5 @@ __all__ = [
     "ConvLayer", "IoboundError", "ToolchainError", "UnknownPresetError",
     "dtype_bytes", "fast_memory_words", "get_layer", "network_layers",
     "network_names", "parse_layer_spec", "WinogradTransforms", "winograd_transforms",
+    "Device", "device_names", "get_device",
 ]
