@@ -1,0 +1,236 @@
+"""The near I/O-optimal dataflow of direct convolution: tiling, exact I/O, footprint.
+
+A thread block computes an ``x * y * z`` output tile (width, height, output channels)
+of one image, keeping the partial sums on chip, and streams the input channels in
+chunks of ``alpha``: per chunk it stages the input rectangle that the tile's windows
+read and the chunk's weights of the ``z`` kernels (paper Sec. 5.2, Fig. 5). Tiles
+start at multiples of ``x``, ``y``, ``z``; border tiles are clipped.
+
+The exact I/O follows conventions.md: each used in-bounds input element is loaded once
+per block (padding and rows/columns skipped by a large stride are never loaded), every
+weight of the block's ``z`` kernels once per block, every output once.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=(1, 1))
+>>> t = DirectTiling(x=4, y=4, z=4, alpha=1)
+>>> direct_io(layer, t)
+DataflowIO(input_loads=800, weight_loads=1152, output_stores=512, total=2464)
+>>> direct_footprint(layer, t).total
+136
+>>> round(direct_optimality_gap(layer, t), 4)
+-0.5556
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from iobound.layer import ConvLayer
+
+from .io_volume import DataflowIO, Footprint, used_total
+
+__all__ = [
+    "DirectTiling",
+    "check_direct_tiling",
+    "direct_io",
+    "direct_footprint",
+    "direct_paper_io",
+    "direct_paper_total",
+    "direct_optimality_gap",
+    "satisfies_optimality",
+]
+
+
+def _positive_ints(obj, names) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"tile {name} must be an integer, got {v!r}")
+        if v < 1:
+            raise ValueError(f"tile {name} must be >= 1, got {v}")
+
+
+@dataclass(frozen=True)
+class DirectTiling:
+    """Output tile ``x`` (width) * ``y`` (height) * ``z`` (channels), input chunk ``alpha``.
+
+    Examples
+    --------
+    >>> DirectTiling(7, 7, 32).to_dict()
+    {'x': 7, 'y': 7, 'z': 32, 'alpha': 1}
+    """
+
+    x: int
+    y: int
+    z: int
+    alpha: int = 1
+
+    def __post_init__(self) -> None:
+        _positive_ints(self, ("x", "y", "z", "alpha"))
+
+    def to_dict(self) -> dict:
+        return {"x": self.x, "y": self.y, "z": self.z, "alpha": self.alpha}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DirectTiling":
+        return cls(x=d["x"], y=d["y"], z=d["z"], alpha=d.get("alpha", 1))
+
+
+def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
+    """Raise ValueError naming the field when a tile is larger than its dimension.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> check_direct_tiling(ConvLayer(1, 2, 5, 5, 3, 3, 3), DirectTiling(4, 3, 3))
+    Traceback (most recent call last):
+    ...
+    ValueError: tile x=4 is larger than w_out=3
+    """
+    for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out"),
+                                ("z", layer.c_out, "c_out"), ("alpha", layer.c_in, "c_in")):
+        v = getattr(tiling, name)
+        if v > dim:
+            raise ValueError(f"tile {name}={v} is larger than {dim_name}={dim}")
+
+
+def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
+    """Exact global loads and stores (words) of the direct dataflow, all images.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    tiling : DirectTiling
+        ``alpha`` does not change the traffic (only the footprint).
+
+    Returns
+    -------
+    DataflowIO
+
+    Examples
+    --------
+    A 1x1 kernel with stride 2 reads one input in four, once per output-channel tile:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(1, 2, 8, 8, 4, 1, 1, stride=(2, 2))
+    >>> direct_io(layer, DirectTiling(4, 4, 2)).input_loads
+    64
+    """
+    check_direct_tiling(layer, tiling)
+    (mu_h, mu_w), (d_h, d_w), (p_h, p_w) = layer.stride, layer.dilation, layer.padding
+    rows = used_total(layer.h_out, tiling.y, mu_h, d_h, layer.k_h, p_h, layer.h_in)
+    cols = used_total(layer.w_out, tiling.x, mu_w, d_w, layer.k_w, p_w, layer.w_in)
+    n_x = -(-layer.w_out // tiling.x)
+    n_y = -(-layer.h_out // tiling.y)
+    n_z = -(-layer.c_out // tiling.z)
+    inputs = layer.n * n_z * layer.c_in * rows * cols
+    weights = layer.n * n_x * n_y * layer.c_out * layer.c_in * layer.k_h * layer.k_w
+    outputs = layer.output_size
+    return DataflowIO.of(inputs, weights, outputs)
+
+
+def direct_footprint(layer: ConvLayer, tiling: DirectTiling) -> Footprint:
+    """On-chip words of one block: staged input chunk and weights, plus accumulators.
+
+    shared = alpha * in_rows(y) * in_cols(x) + z * alpha * k_h * k_w with
+    in_rows(y) = (y - 1) * mu_h + extent_h (the full rectangle of a full tile);
+    registers = x * y * z accumulators.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> direct_footprint(ConvLayer(1, 8, 9, 9, 8, 3, 3), DirectTiling(7, 7, 8, 2))
+    Footprint(shared_words=306, register_words=392, total=698)
+    """
+    in_rows = (tiling.y - 1) * layer.stride[0] + layer.extent_h
+    in_cols = (tiling.x - 1) * layer.stride[1] + layer.extent_w
+    shared = tiling.alpha * in_rows * in_cols + tiling.z * tiling.alpha * layer.k_h * layer.k_w
+    return Footprint.of(shared, tiling.x * tiling.y * tiling.z)
+
+
+def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
+    """The paper's estimate of the dataflow's I/O for a tiling (Sec. 5.2, Eq. 12 first line).
+
+    ``n * H_out W_out C_out / (x y z) * k_h k_w C_in (z + x y / R) + n * H_out W_out C_out``
+    with the paper's R = k_h k_w / (mu_h mu_w) (reads as in Eq. 12, plus the output
+    writes stated after it), times the batch ``n``.
+
+    It differs from :func:`direct_io` because it takes the staged input tile as
+    ``x' = mu x`` (no halo of ``extent - mu``; the exact count is larger for
+    overlapping windows), counts padding as loaded and, when the stride exceeds the
+    kernel extent, counts the skipped rows (the exact count is smaller then), and uses
+    the fractional number of tiles ``H_out W_out C_out / (x y z)`` instead of clipped
+    border tiles.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1))
+    >>> direct_paper_io(layer, DirectTiling(4, 4, 4))
+    2176.0
+    """
+    check_direct_tiling(layer, tiling)
+    x, y, z = tiling.x, tiling.y, tiling.z
+    hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
+    reads = hwc / (x * y * z) * layer.k_h * layer.k_w * layer.c_in * (z + x * y / layer.reuse_paper)
+    return float(reads + hwc)
+
+
+def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) -> float:
+    """The paper's closed-form I/O of the tuned dataflow (Sec. 5.2, Eq. 13).
+
+    ``2 n H_out W_out C_out k_h k_w C_in / sqrt(R S / N_p) + n H_out W_out C_out`` with
+    the paper's R; it assumes ``x y z = S / N_p`` and ``x y = R z`` exactly, which ignores
+    that the staged inputs and weights also occupy the fast memory.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> round(direct_paper_total(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 64))
+    2048
+    """
+    if fast_memory < 1 or processors < 1:
+        raise ValueError(f"fast_memory and processors must be >= 1, got {fast_memory}, {processors}")
+    hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
+    per_block = fast_memory / processors
+    return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in
+                 / math.sqrt(layer.reuse_paper * per_block) + hwc)
+
+
+def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float | None = None) -> float:
+    """Signed relative gap of the optimality condition ``x y = R z`` (paper Sec. 5.2).
+
+    ``(x y - R z) / max(x y, R z)``: 0 when the condition holds, positive when the
+    spatial tile is too large for ``z``, negative when too small; ``|gap| < 1``.
+    ``R`` defaults to ``layer.reuse_max`` (the reuse the bounds use; DESIGN.md);
+    pass ``reuse=layer.reuse_paper`` for the paper's R.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> direct_optimality_gap(ConvLayer(1, 4, 8, 8, 8, 3, 3), DirectTiling(6, 3, 2))
+    0.0
+    """
+    r = float(layer.reuse_max if reuse is None else reuse)
+    if r <= 0:
+        raise ValueError(f"reuse must be > 0, got {r}")
+    xy, rz = float(tiling.x * tiling.y), r * tiling.z
+    return (xy - rz) / max(xy, rz)
+
+
+def satisfies_optimality(layer: ConvLayer, tiling: DirectTiling, tol: float = 0.25,
+                         reuse: float | None = None) -> bool:
+    """Whether ``|direct_optimality_gap| <= tol`` (``x y = R z`` up to a relative ``tol``).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> satisfies_optimality(ConvLayer(1, 4, 8, 8, 8, 3, 3), DirectTiling(6, 3, 2), tol=0.0)
+    True
+    """
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    return abs(direct_optimality_gap(layer, tiling, reuse)) <= tol

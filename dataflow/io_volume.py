@@ -1,0 +1,169 @@
+"""Shared result types and the per-axis used-set counting of the dataflow I/O.
+
+The exact global traffic of a tiled convolution dataflow (conventions.md) factorises
+per axis: a block whose output rows are ``[oy0, oy1)`` loads the input rows
+``{oy * mu + i * d - p : oy0 <= oy < oy1, 0 <= i < k} & [0, n_in)`` of every input
+channel, and likewise for columns. Counting the used rows of every row tile and the
+used columns of every column tile is enough; the loads of a block are
+``c_in * rows * cols``. This module counts those sets with vectorised numpy (one
+boolean matrix ``tiles x n_in`` per axis), without per-element loops.
+
+Examples
+--------
+>>> used_per_tile(n_out=5, tile=2, stride=1, dilation=1, k=3, pad=1, n_in=5).tolist()
+[3, 4, 2]
+>>> tile_extents(5, 2).tolist()
+[2, 2, 1]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "DataflowIO",
+    "Footprint",
+    "tile_extents",
+    "used_per_tile",
+    "used_total",
+]
+
+
+@dataclass(frozen=True)
+class DataflowIO:
+    """Exact global traffic of a dataflow, in words.
+
+    Attributes
+    ----------
+    input_loads, weight_loads, output_stores : int
+        Loads of input elements (each used in-bounds element once per block), loads of
+        weights (all of a block's weights once per block) and stores of final outputs.
+    total : int
+        Their sum.
+    """
+
+    input_loads: int
+    weight_loads: int
+    output_stores: int
+    total: int
+
+    @classmethod
+    def of(cls, input_loads: int, weight_loads: int, output_stores: int) -> "DataflowIO":
+        """Build from the three parts, with ``total`` their sum.
+
+        Examples
+        --------
+        >>> DataflowIO.of(3, 4, 5).total
+        12
+        """
+        i, w, o = int(input_loads), int(weight_loads), int(output_stores)
+        return cls(input_loads=i, weight_loads=w, output_stores=o, total=i + w + o)
+
+    def to_dict(self) -> dict:
+        return {"input_loads": self.input_loads, "weight_loads": self.weight_loads,
+                "output_stores": self.output_stores, "total": self.total}
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """On-chip words of one block: staged shared memory plus register storage.
+
+    Attributes
+    ----------
+    shared_words : int
+        Staged inputs and weights (shared memory).
+    register_words : int
+        Accumulators (direct) or Winograd temporary arrays (registers).
+    total : int
+        Their sum; this is what must fit in the fast memory of one block.
+    """
+
+    shared_words: int
+    register_words: int
+    total: int
+
+    @classmethod
+    def of(cls, shared_words: int, register_words: int) -> "Footprint":
+        """Build from the two parts, with ``total`` their sum.
+
+        Examples
+        --------
+        >>> Footprint.of(10, 6).total
+        16
+        """
+        s, r = int(shared_words), int(register_words)
+        return cls(shared_words=s, register_words=r, total=s + r)
+
+    def to_dict(self) -> dict:
+        return {"shared_words": self.shared_words, "register_words": self.register_words,
+                "total": self.total}
+
+
+def tile_extents(n_out: int, tile: int) -> np.ndarray:
+    """Sizes of the tiles that cover ``[0, n_out)`` from 0 in steps of ``tile``.
+
+    The last tile is clipped (``min(tile, n_out - start)``).
+
+    Examples
+    --------
+    >>> tile_extents(7, 3).tolist()
+    [3, 3, 1]
+    """
+    if tile < 1 or n_out < 1:
+        raise ValueError(f"tile and n_out must be >= 1, got tile={tile}, n_out={n_out}")
+    starts = np.arange(0, n_out, tile, dtype=np.int64)
+    return np.minimum(tile, n_out - starts)
+
+
+def used_per_tile(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,
+                  n_in: int) -> np.ndarray:
+    """Number of distinct in-bounds input indices each output tile of one axis reads.
+
+    Parameters
+    ----------
+    n_out : int
+        Output size along the axis.
+    tile : int
+        Tile size; tiles start at multiples of ``tile`` and the last one is clipped.
+    stride, dilation, k, pad : int
+        Stride, dilation, kernel size and (leading) zero padding along the axis.
+    n_in : int
+        Input size along the axis; indices outside ``[0, n_in)`` are padding and not
+        counted.
+
+    Returns
+    -------
+    numpy.ndarray
+        One count per tile (int64).
+
+    Examples
+    --------
+    Stride 3 with a 1-wide kernel skips two of every three input rows:
+
+    >>> used_per_tile(n_out=4, tile=4, stride=3, dilation=1, k=1, pad=0, n_in=10).tolist()
+    [4]
+    """
+    extents = tile_extents(n_out, tile)
+    n_tiles = extents.size
+    oy = np.arange(n_out, dtype=np.int64)
+    taps = np.arange(k, dtype=np.int64) * dilation
+    idx = oy[:, None] * stride + taps[None, :] - pad          # (n_out, k) input indices
+    owner = np.broadcast_to((oy // tile)[:, None], idx.shape)   # tile of each output index
+    keep = (idx >= 0) & (idx < n_in)
+    mask = np.zeros((n_tiles, n_in), dtype=bool)
+    mask[owner[keep], idx[keep]] = True
+    return mask.sum(axis=1).astype(np.int64)
+
+
+def used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,
+               n_in: int) -> int:
+    """Sum over the tiles of one axis of their used input counts.
+
+    Examples
+    --------
+    >>> used_total(n_out=5, tile=2, stride=1, dilation=1, k=3, pad=1, n_in=5)
+    9
+    """
+    return int(used_per_tile(n_out, tile, stride, dilation, k, pad, n_in).sum())

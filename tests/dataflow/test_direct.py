@@ -1,0 +1,102 @@
+"""Direct dataflow: tiling validation, footprint, the paper's estimate, optimality gap."""
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from dataflow.direct import (
+    DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io,
+    direct_paper_total, satisfies_optimality,
+)
+from iobound.layer import ConvLayer
+
+LAYER = ConvLayer(n=1, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding=(1, 1))
+
+
+@pytest.mark.parametrize("field", ["x", "y", "z", "alpha"])
+def test_tiling_rejects_non_positive(field):
+    """A zero tile size is a ValueError naming the field."""
+    kw = {"x": 1, "y": 1, "z": 1, "alpha": 1, field: 0}
+    with pytest.raises(ValueError, match=f"tile {field} must be >= 1"):
+        DirectTiling(**kw)
+
+
+def test_tile_larger_than_output_rejected():
+    """A tile wider than w_out is a ValueError naming x and w_out."""
+    with pytest.raises(ValueError, match="x=17 is larger than w_out=16"):
+        direct_io(LAYER, DirectTiling(17, 1, 1))
+
+
+def test_footprint_formula():
+    """shared = alpha*in_rows*in_cols + z*alpha*k*k; registers = x*y*z."""
+    fp = direct_footprint(LAYER, DirectTiling(4, 2, 8, 2))
+    assert fp.shared_words == 2 * 4 * 6 + 8 * 2 * 9
+    assert fp.register_words == 64 and fp.total == fp.shared_words + 64
+
+
+def test_footprint_uses_stride_and_dilation():
+    """in_rows(y) = (y-1)*mu_h + extent_h with the dilated extent."""
+    layer = ConvLayer(1, 1, 30, 30, 1, 3, 2, stride=(2, 3), dilation=(2, 1))
+    fp = direct_footprint(layer, DirectTiling(3, 4, 1))
+    assert fp.shared_words == ((4 - 1) * 2 + 5) * ((3 - 1) * 3 + 2) + 6
+
+
+def test_alpha_does_not_change_io():
+    """The channel chunk alpha changes the footprint but not the traffic."""
+    assert direct_io(LAYER, DirectTiling(4, 4, 4, 1)) == direct_io(LAYER, DirectTiling(4, 4, 4, 8))
+
+
+def test_whole_layer_tile_loads_everything_once():
+    """One block per image loads every input, weight and output exactly once."""
+    io = direct_io(LAYER, DirectTiling(16, 16, 16))
+    assert (io.input_loads, io.weight_loads, io.output_stores) == (
+        LAYER.input_size, LAYER.weight_size, LAYER.output_size)
+
+
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(1, 8))
+def test_paper_io_underestimates_stride1_halo(x, y, z):
+    """With stride 1 and no padding the paper's x' = x misses the halo: exact >= paper."""
+    layer = ConvLayer(1, 3, 10, 10, 8, 3, 3)
+    t = DirectTiling(x, y, z)
+    if layer.w_out % x == 0 and layer.h_out % y == 0 and layer.c_out % z == 0:
+        assert direct_io(layer, t).total >= direct_paper_io(layer, t)
+
+
+def test_paper_io_matches_exact_for_1x1_stride1():
+    """A 1x1 stride-1 kernel has no halo, so Eq. 12 is exact for dividing tiles."""
+    layer = ConvLayer(2, 5, 8, 8, 6, 1, 1)
+    t = DirectTiling(4, 2, 3)
+    assert direct_io(layer, t).total == pytest.approx(direct_paper_io(layer, t))
+
+
+def test_paper_total_is_eq12_at_its_optimum():
+    """Eq. 13 equals Eq. 12 at x*y*z = S and x*y = R*z (here x=y=6, z=4, R=9, S=144)."""
+    layer = ConvLayer(1, 4, 12, 12, 8, 3, 3, padding=(1, 1))
+    assert direct_paper_total(layer, 144) == pytest.approx(direct_paper_io(layer, DirectTiling(6, 6, 4)))
+
+
+def test_paper_total_processors_split_memory():
+    """N_p processors sharing S behave as one with S / N_p."""
+    assert direct_paper_total(LAYER, 4096, 4) == pytest.approx(direct_paper_total(LAYER, 1024))
+
+
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 64))
+def test_gap_sign_and_range(x, y, z):
+    """The gap is in (-1, 1), positive iff x*y > R*z, and zero iff equal."""
+    g = direct_optimality_gap(LAYER, DirectTiling(x, y, z))
+    assert -1 < g < 1
+    assert (g > 0) == (x * y > 9 * z) and (g == 0) == (x * y == 9 * z)
+
+
+def test_gap_uses_reuse_max_by_default():
+    """For AlexNet conv1 R_max = 9, not the paper's 7.56."""
+    layer = ConvLayer(1, 3, 227, 227, 96, 11, 11, stride=(4, 4))
+    assert direct_optimality_gap(layer, DirectTiling(9, 1, 1)) == 0.0
+    assert direct_optimality_gap(layer, DirectTiling(9, 1, 1), reuse=layer.reuse_paper) > 0
+
+
+def test_satisfies_optimality_tolerance():
+    """x*y = 12, R*z = 9: gap 0.25 passes at tol 0.25 and fails at 0.2."""
+    t = DirectTiling(4, 3, 1)
+    assert satisfies_optimality(LAYER, t, tol=0.25) and not satisfies_optimality(LAYER, t, tol=0.2)
