@@ -1,0 +1,258 @@
+"""The tile/thread search space of our kernels, pruned by the paper's Table 1.
+
+:class:`ConvSpace` is a :class:`~search.space.Space` over ``kernels.config``
+configurations of one layer on one device. The constraints (template and
+hardware for the *unpruned* space, plus the Table 1 optimality pruning) are stated
+in :mod:`search.table1`, where CP-SAT enumerates the tile combinations. The space
+factorises as tiles x threads: for each tile the valid thread triples
+``(tx, ty, tz)`` (divisors of the tile's three thread axes, at most
+``max_threads_per_block``, at most :data:`~search.table1.MAX_REGS_PER_THREAD`
+register words per thread, and the block's estimated registers within the SM's
+register file) are listed with numpy and cached per tile shape. Sizes are exact
+sums of those counts; nothing of the size of the space is ever built.
+
+Indexing: tiles are sorted lexicographically by knob value, threads likewise
+within a tile; index ``i`` lies in the tile whose prefix-sum interval holds it, so
+:meth:`ConvSpace.get` and :meth:`ConvSpace.index` are ``O(log n)`` and
+:meth:`~search.space.Space.sample` draws indices uniformly, hence configs
+uniformly.
+
+Neighbours (:meth:`ConvSpace.neighbours`): for every knob and both directions,
+step the knob to the next value in its value list; if a Winograd ``e`` changed,
+move ``x`` and ``y`` to the closest tile sizes allowed for the new ``e``; if the
+tile changed, shrink each thread knob that no longer divides its tile axis to its
+largest divisor not above the old value. The first candidate along the direction
+that is in the space is a neighbour (so each knob contributes at most two). Without
+repairs the relation is symmetric; with repairs it need not be.
+
+Examples
+--------
+>>> import numpy as np
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=64, k_h=3, k_w=3)
+>>> space = ConvSpace(layer, "v100")
+>>> space.unpruned_size, space.pruned_size, len(space) == space.pruned_size
+(6270, 4878, True)
+>>> cfg = space.get(100)
+>>> space.index(cfg)
+100
+>>> all(space.is_valid(space.get(j)) for j in space.neighbours(100))
+True
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from iobound.layer import ConvLayer
+from search.space import Space
+from search.table1 import Domain, divisors, domain_for, enumerate_tiles
+
+__all__ = ["ConvSpace", "thread_table"]
+
+log = logging.getLogger(__name__)
+
+_THREADS = ("tx", "ty", "tz")
+
+
+def thread_table(axes: tuple[int, int, int], reg_words: int, dom: Domain) -> np.ndarray:
+    """All thread triples of one tile, sorted, as an ``(m, 3)`` int64 array.
+
+    ``axes`` are the sizes the threads split (``x, y, z`` for direct, ``x/e, y/e, z``
+    for Winograd); ``reg_words`` the register words of the whole block.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> from iobound.devices import get_device
+    >>> dom = domain_for(ConvLayer(n=1, c_in=1, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1),
+    ...                  get_device("v100"))
+    >>> thread_table((2, 1, 2), 4, dom).tolist()
+    [[1, 1, 1], [1, 1, 2], [2, 1, 1], [2, 1, 2]]
+    """
+    tx, ty, tz = (np.array(divisors(a), dtype=np.int64) for a in axes)
+    grid = np.stack(np.meshgrid(tx, ty, tz, indexing="ij"), axis=-1).reshape(-1, 3)
+    threads = grid.prod(axis=1)
+    per_thread = -(-reg_words // threads)
+    ok = ((threads <= dom.max_threads) & (per_thread <= dom.max_regs)
+          & ((per_thread + dom.reg_overhead) * threads <= dom.regs_per_sm))
+    return grid[ok]
+
+
+class ConvSpace(Space):
+    """Configurations of our direct or Winograd kernel for one layer and device.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+        The convolution.
+    device : Device or str
+        A device preset or its name (``"v100"``).
+    algorithm : {"direct", "winograd"}
+        The kernel template.
+    pruned : bool
+        True (default): the space is the Table 1 pruned domain; False: the unpruned
+        template-and-hardware space. Both sizes are always reported.
+    winograd_e : tuple of int
+        The Winograd output tile sizes ``e`` to offer (Winograd only).
+
+    Attributes
+    ----------
+    unpruned_size, pruned_size : int
+        Exact sizes of the two spaces.
+    ratio : float
+        ``pruned_size / unpruned_size``.
+    """
+
+    def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
+                 pruned: bool = True, winograd_e: tuple[int, ...] = (2, 3, 4)):
+        if isinstance(device, str):
+            from iobound.devices import get_device
+            device = get_device(device)
+        self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned
+        self.domain = dom = domain_for(layer, device, algorithm, tuple(winograd_e))
+        sols = enumerate_tiles(dom)
+        self._tables: dict[tuple, np.ndarray] = {}
+        self._positions: dict[tuple, dict] = {}
+        keys = [self._axes(tuple(int(v) for v in row)) for row in sols.rows]
+        counts = np.array([len(self._table(k, int(r))) for k, r in zip(keys, sols.reg_words)],
+                          dtype=np.int64)
+        self.unpruned_size = int(counts.sum())
+        self.pruned_size = int(counts[sols.table1].sum())
+        self.ratio = self.pruned_size / self.unpruned_size if self.unpruned_size else 0.0
+        keep = (sols.table1 if pruned else np.ones(len(counts), bool)) & (counts > 0)
+        self._rows = sols.rows[keep]
+        self._regs = sols.reg_words[keep]
+        self._counts = counts[keep]
+        self._ends = np.cumsum(self._counts)
+        self._row_index = {tuple(int(v) for v in r): k for k, r in enumerate(self._rows)}
+        self.tile_solutions = sols
+        if len(self) == 0:
+            raise ValueError(f"no valid {algorithm} configuration for {layer.short()} on "
+                             f"{device.name}{' after Table 1 pruning' if pruned else ''}")
+        log.debug("ConvSpace %s %s: %d tiles, unpruned %d, pruned %d", layer.name, algorithm,
+                  len(sols.rows), self.unpruned_size, self.pruned_size)
+
+    # -- tables ---------------------------------------------------------------
+    def _axes(self, tile: tuple[int, ...]) -> tuple[int, int, int]:
+        t = dict(zip(self.domain.tile_params, tile))
+        if self.algorithm == "winograd":
+            return (t["x"] // t["e"], t["y"] // t["e"], t["z"])
+        return (t["x"], t["y"], t["z"])
+
+    def _table(self, axes: tuple[int, int, int], reg_words: int) -> np.ndarray:
+        key = (*axes, reg_words)
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = thread_table(axes, reg_words, self.domain)
+        return table
+
+    def _row_table(self, k: int) -> np.ndarray:
+        return self._table(self._axes(tuple(int(v) for v in self._rows[k])), int(self._regs[k]))
+
+    # -- Space API ------------------------------------------------------------
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self.domain.params
+
+    def __len__(self) -> int:
+        return int(self._ends[-1]) if len(self._ends) else 0
+
+    def get(self, i: int) -> dict:
+        i = int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        k = int(np.searchsorted(self._ends, i, side="right"))
+        j = i - int(self._ends[k] - self._counts[k])
+        values = [int(v) for v in self._rows[k]] + [int(v) for v in self._row_table(k)[j]]
+        return dict(zip(self.params, values))
+
+    def index(self, config: Mapping[str, Any]) -> int | None:
+        try:
+            vals = [config[p] for p in self.params]
+        except (KeyError, TypeError):
+            return None
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+            return None
+        vals = [int(v) for v in vals]
+        n_tile = len(self.domain.tile_params)
+        k = self._row_index.get(tuple(vals[:n_tile]))
+        if k is None:
+            return None
+        key = (*self._axes(tuple(vals[:n_tile])), int(self._regs[k]))
+        pos = self._positions.get(key)
+        if pos is None:
+            pos = self._positions[key] = {tuple(int(v) for v in t): j
+                                          for j, t in enumerate(self._row_table(k))}
+        j = pos.get(tuple(vals[n_tile:]))
+        if j is None:
+            return None
+        return int(self._ends[k] - self._counts[k]) + j
+
+    def values(self, param: str) -> list:
+        """Distinct values ``param`` takes in this space (sorted)."""
+        if param in self.domain.tile_params:
+            col = self.domain.tile_params.index(param)
+            return sorted({int(v) for v in self._rows[:, col]})
+        col = _THREADS.index(param)
+        return sorted({int(v) for k in range(len(self._rows)) for v in self._row_table(k)[:, col]})
+
+    def _repair(self, cfg: dict, old: dict) -> dict:
+        """Make tile and thread knobs consistent again after one knob moved."""
+        dom = self.domain
+        if self.algorithm == "winograd" and cfg["e"] != old["e"]:
+            xs, ys = dom.tile_pairs[cfg["e"]]
+            cfg["x"] = min(xs, key=lambda v: (abs(v - old["x"]), v))
+            cfg["y"] = min(ys, key=lambda v: (abs(v - old["y"]), v))
+        for t, axis in zip(_THREADS, self._axes(tuple(cfg[p] for p in dom.tile_params))):
+            if axis % cfg[t]:
+                cfg[t] = max(d for d in divisors(axis) if d <= cfg[t])
+        return cfg
+
+    def neighbours(self, i: int) -> list[int]:
+        """Indices one knob step away (see the module doc for the repair rule)."""
+        cfg = self.get(i)
+        out: list[int] = []
+        for p in self.params:
+            vals = self.domain.values[p]
+            pos = bisect.bisect_left(vals, cfg[p])
+            for step in (-1, 1):
+                q = pos + step
+                while 0 <= q < len(vals):
+                    cand = self._repair({**cfg, p: vals[q]}, cfg)
+                    j = self.index(cand)
+                    if j is not None and j != i:
+                        if j not in out:
+                            out.append(j)
+                        break
+                    q += step
+        return out
+
+    def feature_names(self) -> list[str]:
+        from search.analytic import FEATURE_NAMES
+        return list(self.params) + list(FEATURE_NAMES)
+
+    def features(self, indices: Sequence[int]) -> np.ndarray:
+        """Knob values followed by the analytic features of :mod:`search.analytic`."""
+        from search.analytic import analytic_features
+        knobs = np.array([[self.get(int(i))[p] for p in self.params] for i in indices],
+                         dtype=np.int64).reshape(-1, len(self.params))
+        feats = analytic_features(self.layer, self.device, self.algorithm, knobs)
+        return np.hstack([knobs.astype(float), feats])
+
+    def describe(self) -> dict:
+        dom = self.domain
+        return {
+            "kind": "ConvSpace", "layer": self.layer.to_dict(), "device": self.device.name,
+            "algorithm": self.algorithm, "pruned": self.pruned, "size": len(self),
+            "unpruned_size": self.unpruned_size, "pruned_size": self.pruned_size,
+            "ratio": self.ratio, "params": list(self.params),
+            "values": {p: self.values(p) for p in self.params},
+            "reuse_R": dom.reuse, "S_b_words": dom.s_b_words,
+            "tile_combinations": {"unpruned": int(len(self.tile_solutions.rows)),
+                                  "pruned": int(self.tile_solutions.table1.sum())},
+        }

@@ -1,0 +1,337 @@
+"""The paper's Table 1 search domain as an OR-Tools CP-SAT model.
+
+Knobs (names as in ``kernels.config``):
+
+- direct: tile ``x | w_out``, ``y | h_out``, ``z | c_out``, channel chunk
+  ``alpha | c_in``; threads ``tx | x``, ``ty | y``, ``tz | z``.
+- winograd F(e x e, r x r): ``e`` from a given set; ``x = e * bx`` with
+  ``bx | ceil(w_out / e)`` (the tile holds a divisor of the number of Winograd
+  tiles across the row, so layers with a prime ``w_out`` such as 13 still have
+  tiles; border tiles are clipped), likewise ``y``; ``z | c_out``; threads
+  ``tx | x/e``, ``ty | y/e``, ``tz | z``.
+
+Two sets of constraints:
+
+*Template and hardware* (the **unpruned** space, what a tuner such as AutoTVM
+would search for this template): the divisibility above, the block's static shared
+memory (fp32 bytes of the staged inputs and weights, ``shared_words`` below) at most
+``device.shared_mem_per_block_bytes``, threads per block at most
+``device.max_threads_per_block``, register words per thread (accumulators for direct,
+the two Winograd temporaries per tile and channel for Winograd) at most
+``max_regs_per_thread``.
+
+*Table 1 optimality pruning* (the **pruned** space, additionally), with
+``S_b = min(S_sm / 2, per-block limit)`` in fp32 words and ``R = layer.reuse_max``
+(the paper uses the average reuse ``k_h k_w / mu^2``; the maximum is the one the
+bounds support, see DESIGN.md): shared bytes ``<= S_sm / 2``, ``x y z <= S_b``,
+``z <= sqrt(S_b / R)`` written ``z^2 R <= S_b`` and ``x y <= sqrt(S_b R)`` written
+``(x y)^2 <= S_b R`` (integers only, no rounding).
+
+The tile-only part of the model is enumerated with CP-SAT; every tile solution
+carries a reified flag ``table1`` saying whether the Table 1 constraints hold, so a
+single enumeration gives both spaces. Thread triples per tile are counted in
+:mod:`search.conv_space` with the same constraints; :func:`full_model` states the
+whole space (threads included) in CP-SAT for cross-checks on small layers.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> from iobound.devices import get_device
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=64, k_h=3, k_w=3)
+>>> dom = domain_for(layer, get_device("v100"), "direct")
+>>> dom.values["x"], dom.values["alpha"], dom.s_b_words, dom.reuse
+((1, 2, 3, 6), (1, 2, 4), 12288, 9)
+>>> tiles = enumerate_tiles(dom)   # z = 64 breaks z^2 R <= S_b
+>>> len(tiles.rows), int(tiles.table1.sum())
+(336, 288)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from iobound.layer import ConvLayer
+from kernels.config import MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+
+__all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
+           "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
+
+ALGORITHMS = ("direct", "winograd")
+#: Register words (accumulators or Winograd temporaries) one thread may hold.
+MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
+WORD_BYTES = 4  # fp32
+GRID_YZ_LIMIT = 65535
+
+
+def divisors(n: int) -> tuple[int, ...]:
+    """The positive divisors of ``n`` in increasing order.
+
+    Examples
+    --------
+    >>> divisors(12)
+    (1, 2, 3, 4, 6, 12)
+    """
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return tuple(sorted(set(small) | {n // d for d in small}))
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Everything the constraint model needs about one layer, device and algorithm.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"direct"`` or ``"winograd"``.
+    params : tuple of str
+        Knob names, tile knobs first then ``tx, ty, tz``.
+    values : dict
+        Knob name -> increasing tuple of the values it may take (before constraints).
+    tile_pairs : dict
+        Winograd only: ``e`` -> (allowed ``x``, allowed ``y``).
+    reuse : int
+        ``R`` of the pruning (``layer.reuse_max``).
+    s_b_words : int
+        ``S_b`` in fp32 words.
+    shared_limit_bytes, prune_shared_bytes : int
+        Per-block hardware limit and the Table 1 ``S_sm / 2``.
+    max_threads, max_regs : int
+        Threads per block and register words per thread.
+    regs_per_sm, reg_overhead : int
+        The register file of an SM and the registers a thread needs besides its
+        register words (``kernels.config.REGISTER_OVERHEAD``): a block must satisfy
+        ``(ceil(reg_words / threads) + reg_overhead) * threads <= regs_per_sm``.
+    """
+
+    layer: ConvLayer
+    algorithm: str
+    params: tuple[str, ...]
+    values: dict
+    tile_pairs: dict
+    reuse: int
+    s_b_words: int
+    shared_limit_bytes: int
+    prune_shared_bytes: int
+    max_threads: int
+    max_regs: int
+    regs_per_sm: int
+    reg_overhead: int
+
+    @property
+    def tile_params(self) -> tuple[str, ...]:
+        return self.params[:-3]
+
+
+def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
+               winograd_e: tuple[int, ...] = (2, 3, 4),
+               max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
+    """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
+    common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
+                  s_b_words=prune_bytes // WORD_BYTES,
+                  shared_limit_bytes=device.shared_mem_per_block_bytes,
+                  prune_shared_bytes=prune_bytes, max_threads=device.max_threads_per_block,
+                  max_regs=int(max_regs_per_thread), regs_per_sm=device.registers_per_sm,
+                  reg_overhead=REGISTER_OVERHEAD[algorithm])
+    if algorithm == "direct":
+        values = {"x": divisors(layer.w_out), "y": divisors(layer.h_out),
+                  "z": divisors(layer.c_out), "alpha": divisors(layer.c_in)}
+        values.update(tx=values["x"], ty=values["y"], tz=values["z"])
+        return Domain(params=("x", "y", "z", "alpha", "tx", "ty", "tz"), values=values,
+                      tile_pairs={}, **common)
+    layer.check_winograd()
+    es = tuple(sorted({int(e) for e in winograd_e}))
+    if not es or es[0] < 2:
+        raise ValueError(f"winograd e must be integers >= 2, got {winograd_e!r}")
+    pairs = {e: (tuple(e * b for b in divisors(-(-layer.w_out // e))),
+                 tuple(e * b for b in divisors(-(-layer.h_out // e)))) for e in es}
+    values = {"e": es,
+              "x": tuple(sorted({v for p in pairs.values() for v in p[0]})),
+              "y": tuple(sorted({v for p in pairs.values() for v in p[1]})),
+              "z": divisors(layer.c_out)}
+    values.update(tx=tuple(sorted({b for e, p in pairs.items() for v in p[0]
+                                   for b in divisors(v // e)})),
+                  ty=tuple(sorted({b for e, p in pairs.items() for v in p[1]
+                                   for b in divisors(v // e)})),
+                  tz=values["z"])
+    return Domain(params=("e", "x", "y", "z", "tx", "ty", "tz"), values=values,
+                  tile_pairs=pairs, **common)
+
+
+def _var(model: cp_model.CpModel, vals, name: str) -> cp_model.IntVar:
+    return model.NewIntVarFromDomain(cp_model.Domain.FromValues(list(vals)), name)
+
+
+def _prod(model, a, b, name: str, ub: int) -> cp_model.IntVar:
+    v = model.NewIntVar(0, ub, name)
+    model.AddMultiplicationEquality(v, [a, b])
+    return v
+
+
+class _TileModel:
+    """CP-SAT variables and constraints over the tile knobs (no threads)."""
+
+    def __init__(self, dom: Domain, pruned_only: bool = False):
+        L, m = dom.layer, cp_model.CpModel()
+        self.model, self.dom = m, dom
+        big = 1 << 40
+        xy_ub = max(dom.values["x"]) * max(dom.values["y"])
+        self.vars = {p: _var(m, dom.values[p], p) for p in dom.tile_params}
+        x, y, z = self.vars["x"], self.vars["y"], self.vars["z"]
+        if dom.algorithm == "direct":
+            mu_h, mu_w = L.stride
+            rows = m.NewIntVar(0, big, "in_rows")
+            cols = m.NewIntVar(0, big, "in_cols")
+            m.Add(rows == (y - 1) * mu_h + L.extent_h)
+            m.Add(cols == (x - 1) * mu_w + L.extent_w)
+            area = _prod(m, rows, cols, "in_area", big)
+            a = self.vars["alpha"]
+            staged_in = _prod(m, a, area, "staged_in", big)
+            staged_w = _prod(m, a, z, "alpha_z", big)
+            shared_words = staged_in + staged_w * (L.k_h * L.k_w)
+            xy = _prod(m, x, y, "xy", big)
+            reg_words = _prod(m, xy, z, "acc", big)
+            xyz = reg_words
+        else:
+            e, r = self.vars["e"], L.k_h
+            allowed = [(ev, xv, yv) for ev, (xs, ys) in dom.tile_pairs.items()
+                       for xv in xs for yv in ys]
+            m.AddAllowedAssignments([e, x, y], allowed)
+            rows = m.NewIntVar(0, big, "in_rows")
+            cols = m.NewIntVar(0, big, "in_cols")
+            m.Add(rows == y + r - 1)
+            m.Add(cols == x + r - 1)
+            area = _prod(m, rows, cols, "in_area", big)
+            shared_words = area + z * (r * r)
+            xy = _prod(m, x, y, "xy", big)
+            xyz = _prod(m, xy, z, "xyz", big)
+            # 2 (x/e)(y/e) z (e+r-1)^2 temporaries = xyz * 2 (e+r-1)^2 / e^2, per e.
+            reg_words = m.NewIntVar(0, big, "temporaries")
+            for ev in dom.tile_pairs:
+                is_e = m.NewBoolVar(f"e_is_{ev}")
+                m.Add(e == ev).OnlyEnforceIf(is_e)
+                m.Add(e != ev).OnlyEnforceIf(is_e.Not())
+                n = ev + r - 1
+                m.Add(reg_words * (ev * ev) == xyz * (2 * n * n)).OnlyEnforceIf(is_e)
+        self.shared_words, self.reg_words = shared_words, reg_words
+        # hardware: shared bytes per block; some thread count <= max gives <= max regs.
+        m.Add(shared_words * WORD_BYTES <= dom.shared_limit_bytes)
+        m.Add(reg_words <= dom.max_regs * dom.max_threads)
+        m.Add(y * GRID_YZ_LIMIT >= L.h_out)  # grid y = ceil(h_out / y)
+        m.Add(z * GRID_YZ_LIMIT >= L.n * L.c_out)  # grid z = n * c_out / z
+        # Table 1, reified into one flag.
+        S, R = dom.s_b_words, dom.reuse
+        conds = [(shared_words * WORD_BYTES, dom.prune_shared_bytes), (xyz, S),
+                 (_prod(m, z, z, "zz", big) * R, S), (_prod(m, xy, xy, "xyxy", xy_ub * xy_ub), S * R)]
+        flags = []
+        for k, (expr, bound) in enumerate(conds):
+            b = m.NewBoolVar(f"table1_{k}")
+            m.Add(expr <= bound).OnlyEnforceIf(b)
+            m.Add(expr >= bound + 1).OnlyEnforceIf(b.Not())
+            flags.append(b)
+        self.table1 = m.NewBoolVar("table1")
+        m.AddBoolAnd(flags).OnlyEnforceIf(self.table1)
+        m.AddBoolOr([f.Not() for f in flags]).OnlyEnforceIf(self.table1.Not())
+        if pruned_only:
+            m.Add(self.table1 == 1)
+
+
+@dataclass(frozen=True)
+class TileSolutions:
+    """All tile-knob assignments of the unpruned space, sorted lexicographically.
+
+    Attributes
+    ----------
+    params : tuple of str
+        Tile knob names (the columns of ``rows``).
+    rows : numpy.ndarray
+        ``(n, len(params))`` int64 matrix, one tile combination per row.
+    table1 : numpy.ndarray
+        Bool per row: whether the Table 1 pruning constraints hold.
+    reg_words : numpy.ndarray
+        Register words of the block (accumulators or Winograd temporaries).
+    """
+
+    params: tuple[str, ...]
+    rows: np.ndarray
+    table1: np.ndarray
+    reg_words: np.ndarray
+
+
+class _Collector(cp_model.CpSolverSolutionCallback):
+    def __init__(self, variables, extra):
+        super().__init__()
+        self._vars, self._extra, self.rows = variables, extra, []
+
+    def on_solution_callback(self) -> None:
+        self.rows.append([self.Value(v) for v in self._vars] + [self.Value(v) for v in self._extra])
+
+
+def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
+    solver = cp_model.CpSolver()
+    solver.parameters.enumerate_all_solutions = True
+    solver.parameters.num_workers = 1
+    cb = _Collector(list(variables), list(extra))
+    status = solver.Solve(model, cb)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
+        raise RuntimeError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
+    return cb.rows
+
+
+def enumerate_tiles(dom: Domain) -> TileSolutions:
+    """Enumerate every tile combination of the unpruned space with CP-SAT."""
+    tm = _TileModel(dom)
+    params = dom.tile_params
+    rows = _solve_all(tm.model, [tm.vars[p] for p in params], [tm.table1, tm.reg_words])
+    arr = np.array(rows, dtype=np.int64).reshape(-1, len(params) + 2)
+    order = np.lexsort(arr[:, : len(params)].T[::-1])
+    arr = arr[order]
+    return TileSolutions(params=params, rows=arr[:, : len(params)].copy(),
+                         table1=arr[:, len(params)].astype(bool),
+                         reg_words=arr[:, len(params) + 1].copy())
+
+
+def full_model(dom: Domain, pruned: bool) -> tuple[cp_model.CpModel, list[cp_model.IntVar]]:
+    """The whole space (tile and thread knobs) as one CP-SAT model, for cross-checks.
+
+    Returns the model and its knob variables in ``dom.params`` order. Enumerating
+    it is exact but slow for big layers; :class:`search.conv_space.ConvSpace`
+    counts threads per tile instead.
+    """
+    tm = _TileModel(dom, pruned_only=pruned)
+    m, v = tm.model, dict(tm.vars)
+    big = 1 << 40
+    if dom.algorithm == "direct":
+        parents = {"tx": v["x"], "ty": v["y"], "tz": v["z"]}
+    else:
+        bx = m.NewIntVar(1, big, "bx")
+        by = m.NewIntVar(1, big, "by")
+        m.AddMultiplicationEquality(v["x"], [bx, v["e"]])
+        m.AddMultiplicationEquality(v["y"], [by, v["e"]])
+        parents = {"tx": bx, "ty": by, "tz": v["z"]}
+    for t, parent in parents.items():
+        v[t] = _var(m, dom.values[t], t)
+        q = m.NewIntVar(1, big, f"{t}_q")
+        m.AddMultiplicationEquality(parent, [v[t], q])  # t divides its tile
+    txy = _prod(m, v["tx"], v["ty"], "txy", big)
+    threads = _prod(m, txy, v["tz"], "threads", big)
+    m.Add(threads <= dom.max_threads)
+    m.Add(tm.reg_words <= threads * dom.max_regs)
+    acc = m.NewIntVar(0, dom.max_regs, "regs_per_thread")  # ceil(reg_words / threads)
+    acc_t = _prod(m, acc, threads, "acc_threads", big)
+    m.Add(acc_t >= tm.reg_words)
+    m.Add(acc_t - threads < tm.reg_words)
+    m.Add(acc_t + threads * dom.reg_overhead <= dom.regs_per_sm)
+    return m, [v[p] for p in dom.params]
+
+
+def count_full_model(dom: Domain, pruned: bool) -> int:
+    """Number of solutions of :func:`full_model` (enumerated; small layers only)."""
+    m, variables = full_model(dom, pruned)
+    return len(_solve_all(m, variables))
