@@ -9,3 +9,6 @@ from .winograd import (  # noqa: E402  (H2b: Winograd dataflow)
     WinogradTiling, winograd_footprint, winograd_io, winograd_optimality_gap,
     winograd_paper_io, winograd_paper_total, winograd_satisfies_optimality,
 )
+from .optimal_tiles import (  # noqa: E402  (H2b: optimal tiles)
+    ContinuousOptimum, TileChoice, dataflow_reuse, optimal_direct_tiles, optimal_winograd_tiles,
+)

@@ -1,0 +1,379 @@
+"""Optimal tiles of the direct and Winograd dataflows for a fast memory of S words per block.
+
+Continuous optimum (SymPy, Lagrange multipliers). Ignoring halos and border tiles, a
+block with spatial tile ``P = x y`` and ``z`` output channels moves per output
+
+    f(P, z) = C_in (a P + K z) / (P z)
+
+words (``a P`` staged inputs per channel, ``K z`` weights per channel), and occupies
+
+    g(P, z) = c P z + alpha (a P + K z)
+
+words on chip. Direct: ``a = rho_h rho_w`` input rows x columns per output position
+(``rho = min(k, mu / gcd(mu, d))``, i.e. ``mu`` for an overlapping window), ``K = k_h k_w``,
+``c = 1`` (accumulators). Winograd: ``a = 1``, ``K = r^2``, ``alpha = 1``,
+``c = 2 (e+r-1)^2 / e^2`` (two temporary arrays per Winograd tile). Minimising ``f``
+subject to ``g = S`` gives ``a P = K z``, i.e. ``x y = R_df z`` with the dataflow's reuse
+``R_df = K / a``; this is the paper's optimality condition ``x y = R z`` (Sec. 5.2/5.3)
+with R the paper's ``k_h k_w / mu^2`` for overlapping windows and ``k_h k_w`` (= ``reuse_max``)
+for stride 1. The staging term ``alpha (a P + K z)`` does not move the condition.
+
+Integer tiles: an exact search over all spatial tiles (divisors of w_out and h_out; for
+Winograd multiples of e that divide them when such tiles fit, otherwise multiples of e
+that may overhang the output by a partial Winograd tile), each with the
+``z`` that minimises the exact I/O within the footprint limit (the largest feasible
+divisor of c_out, or the smallest ``z`` with the fewest channel tiles). The exact I/O
+of :func:`dataflow.direct.direct_io` decides; ties go to the smaller footprint.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=(1, 1))
+>>> best = optimal_direct_tiles(layer, fast_memory=1024)
+>>> best.tiling, best.footprint.total <= 1024
+(DirectTiling(x=8, y=8, z=8, alpha=1), True)
+>>> round(best.continuous.x * best.continuous.y / best.continuous.z, 6)
+9.0
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from iobound.layer import ConvLayer
+
+from .direct import DirectTiling, direct_footprint, direct_io
+from .io_volume import DataflowIO, Footprint, used_total
+from .winograd import WinogradTiling, winograd_footprint, winograd_io
+
+__all__ = [
+    "ContinuousOptimum",
+    "TileChoice",
+    "continuous_optimum_expressions",
+    "dataflow_reuse",
+    "direct_continuous_optimum",
+    "winograd_continuous_optimum",
+    "optimal_direct_tiles",
+    "optimal_winograd_tiles",
+]
+
+logger = logging.getLogger(__name__)
+
+# Symbols of the derivation, declared once.
+P, Z = sp.symbols("P z", positive=True)
+LAM = sp.Symbol("lambda", real=True)  # negative at the optimum: f falls where g grows
+A, K, C, ALPHA, S, C_IN = sp.symbols("a K c alpha S C_in", positive=True)
+
+
+@dataclass(frozen=True)
+class ContinuousOptimum:
+    """Real-valued optimum of the halo-free model (square spatial tile ``x = y``).
+
+    Attributes
+    ----------
+    x, y, z : float
+        Tile sizes (``x y = reuse * z``).
+    reuse : float
+        The dataflow's reuse ``R_df = K / a`` in the condition ``x y = R_df z``.
+    io : float
+        The halo-free model's total I/O (words) at this point, outputs included.
+    """
+
+    x: float
+    y: float
+    z: float
+    reuse: float
+    io: float
+
+
+@dataclass(frozen=True)
+class TileChoice:
+    """The integer tiling chosen for a layer and a fast memory of ``fast_memory`` words.
+
+    Attributes
+    ----------
+    algorithm : str
+        ``"direct"`` or ``"winograd"``.
+    tiling : DirectTiling or WinogradTiling
+    io : DataflowIO
+        Exact I/O of the tiling.
+    footprint : Footprint
+        On-chip words of one block (``<= fast_memory``).
+    fast_memory : int
+        Words available to one block (S / N_p).
+    divisible : bool
+        Whether x, y, z divide w_out, h_out, c_out (the search domain's requirement).
+    continuous : ContinuousOptimum
+        The SymPy optimum the integer search improves on.
+    """
+
+    algorithm: str
+    tiling: DirectTiling | WinogradTiling
+    io: DataflowIO
+    footprint: Footprint
+    fast_memory: int
+    divisible: bool
+    continuous: ContinuousOptimum
+
+
+@functools.lru_cache(maxsize=None)
+def continuous_optimum_expressions() -> tuple[sp.Expr, sp.Expr]:
+    """``(P*, z*)`` minimising ``f = C_in (a P + K z)/(P z)`` subject to ``g = S`` (SymPy).
+
+    The Lagrange conditions ``grad f = lambda grad g`` eliminate lambda to one equation,
+    which SymPy solves for ``P``; the constraint then fixes ``z``.
+
+    Examples
+    --------
+    >>> p_opt, z_opt = continuous_optimum_expressions()
+    >>> sp.simplify(A * p_opt - K * z_opt)
+    0
+    """
+    f = C_IN * (A * P + K * Z) / (P * Z)
+    g = C * P * Z + ALPHA * (A * P + K * Z) - S
+    lagrange = [sp.diff(f, v) - LAM * sp.diff(g, v) for v in (P, Z)]
+    lam = sp.solve(lagrange[0], LAM)[0]
+    p_sols = [s for s in sp.solve(sp.numer(sp.together(lagrange[1].subs(LAM, lam))), P)
+              if s.is_positive is not False]
+    if len(p_sols) != 1:
+        raise ArithmeticError(f"expected one positive stationary P, got {p_sols}")
+    p_of_z = sp.simplify(p_sols[0])
+    z_sols = [s for s in sp.solve(g.subs(P, p_of_z), Z) if s.is_negative is not True]
+    z_pos = [s for s in z_sols if sp.simplify(s.subs({A: 1, K: 1, C: 1, ALPHA: 1, S: 8})) > 0]
+    if len(z_pos) != 1:
+        raise ArithmeticError(f"expected one positive z, got {z_sols}")
+    z_opt = sp.simplify(z_pos[0])
+    return sp.simplify(p_of_z.subs(Z, z_opt)), z_opt
+
+
+@functools.lru_cache(maxsize=None)
+def _numeric_optimum():
+    p_opt, z_opt = continuous_optimum_expressions()
+    args = (A, K, C, ALPHA, S)
+    return sp.lambdify(args, p_opt, "math"), sp.lambdify(args, z_opt, "math")
+
+
+def _axis_density(k: int, mu: int, d: int) -> int:
+    return min(k, mu // math.gcd(mu, d))
+
+
+def dataflow_reuse(layer: ConvLayer) -> float:
+    """``R_df = k_h k_w / (rho_h rho_w)``: the reuse in the dataflow's own optimum ``x y = R_df z``.
+
+    Equals ``reuse_max`` for stride 1 and the paper's ``k_h k_w / mu^2`` when windows overlap.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> dataflow_reuse(ConvLayer(1, 3, 224, 224, 64, 7, 7, stride=(2, 2), padding=(3, 3)))
+    12.25
+    >>> dataflow_reuse(ConvLayer(1, 3, 56, 56, 64, 1, 1, stride=(2, 2)))
+    1.0
+    """
+    a = (_axis_density(layer.k_h, layer.stride[0], layer.dilation[0])
+         * _axis_density(layer.k_w, layer.stride[1], layer.dilation[1]))
+    return layer.k_h * layer.k_w / a
+
+
+def _optimum(layer: ConvLayer, a: float, k: float, c: float, alpha: float, s: int) -> ContinuousOptimum:
+    p_fn, z_fn = _numeric_optimum()
+    p, z = p_fn(a, k, c, alpha, s), z_fn(a, k, c, alpha, s)
+    hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
+    io = hwc * layer.c_in * (a * p + k * z) / (p * z) + hwc
+    side = math.sqrt(p)
+    return ContinuousOptimum(x=side, y=side, z=z, reuse=k / a, io=io)
+
+
+def direct_continuous_optimum(layer: ConvLayer, fast_memory: int, alpha: int = 1) -> ContinuousOptimum:
+    """The halo-free continuous optimum of the direct dataflow.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> opt = direct_continuous_optimum(ConvLayer(1, 8, 64, 64, 64, 3, 3), 4096)
+    >>> round(opt.x * opt.y / opt.z, 9) == opt.reuse == 9
+    True
+    """
+    a = layer.k_h * layer.k_w / dataflow_reuse(layer)
+    return _optimum(layer, a, layer.k_h * layer.k_w, 1.0, alpha, fast_memory)
+
+
+def winograd_continuous_optimum(layer: ConvLayer, e: int, fast_memory: int) -> ContinuousOptimum:
+    """The halo-free continuous optimum of the Winograd dataflow F(e x e, r x r).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> opt = winograd_continuous_optimum(ConvLayer(1, 8, 64, 64, 64, 3, 3), 2, 4096)
+    >>> round(opt.x * opt.y / opt.z, 9)
+    9.0
+    """
+    layer.check_winograd()
+    r = layer.k_h
+    c = 2.0 * (e + r - 1) ** 2 / e ** 2
+    return _optimum(layer, 1.0, r * r, c, 1.0, fast_memory)
+
+
+# --- integer search -----------------------------------------------------------------
+
+def _divisors(n: int) -> np.ndarray:
+    return np.array([d for d in range(1, n + 1) if n % d == 0], dtype=np.int64)
+
+
+def _axis_used(layer: ConvLayer, tiles: np.ndarray, axis: str) -> np.ndarray:
+    i = 0 if axis == "h" else 1
+    n_out = layer.h_out if axis == "h" else layer.w_out
+    n_in = layer.h_in if axis == "h" else layer.w_in
+    k = layer.k_h if axis == "h" else layer.k_w
+    return np.array([used_total(n_out, min(int(t), n_out), layer.stride[i], layer.dilation[i], k,
+                                layer.padding[i], n_in) for t in tiles], dtype=np.int64)
+
+
+def _best_z(z_max: np.ndarray, c_out: int, divisors_only: bool) -> np.ndarray:
+    """Per candidate, the z minimising the channel-tile count within ``z <= z_max`` (0: none)."""
+    z_max = np.minimum(z_max, c_out)
+    if divisors_only:
+        divs = _divisors(c_out)
+        pos = np.searchsorted(divs, z_max, side="right") - 1
+        return np.where(pos >= 0, divs[np.maximum(pos, 0)], 0)
+    safe = np.maximum(z_max, 1)
+    n_z = -(-c_out // safe)
+    return np.where(z_max >= 1, -(-c_out // n_z), 0)
+
+
+def _search(layer, xs, ys, fixed_shared, per_z, divisors_only, fast_memory):
+    """Exhaustive (x, y) grid; returns (x, y, z) of the least exact I/O or None."""
+    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    room = fast_memory - fixed_shared(X, Y)
+    z_max = np.where(room > 0, room // per_z(X, Y), 0)
+    Zb = _best_z(z_max, layer.c_out, divisors_only)
+    ok = Zb >= 1
+    if not ok.any():
+        return None
+    ux, uy = _axis_used(layer, xs, "w"), _axis_used(layer, ys, "h")
+    # blocks that read no input at all (only padding): z does not change the I/O
+    Zb = np.where(ok & (ux[:, None] * uy[None, :] == 0), 1, Zb)
+    n_x = -(-layer.w_out // np.minimum(X, layer.w_out))
+    n_y = -(-layer.h_out // np.minimum(Y, layer.h_out))
+    n_z = -(-layer.c_out // np.maximum(Zb, 1))
+    io = layer.n * (n_z * layer.c_in * ux[:, None] * uy[None, :]
+                    + n_x * n_y * layer.c_out * layer.c_in * layer.k_h * layer.k_w)
+    foot = fixed_shared(X, Y) + per_z(X, Y) * Zb
+    io = np.where(ok, io, np.iinfo(np.int64).max)
+    order = np.lexsort((foot.ravel(), io.ravel()))
+    i, j = np.unravel_index(order[0], X.shape)
+    return int(X[i, j]), int(Y[i, j]), int(Zb[i, j])
+
+
+def _divisible(layer: ConvLayer, x: int, y: int, z: int) -> bool:
+    return layer.w_out % x == 0 and layer.h_out % y == 0 and layer.c_out % z == 0
+
+
+def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
+                         divisors: bool = True) -> TileChoice:
+    """The direct tiling of least exact I/O whose footprint fits ``fast_memory`` words.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    fast_memory : int
+        Words one block may hold (S / N_p for N_p blocks sharing S).
+    alpha : int
+        Input channels staged per step (1 in the paper; it only changes the footprint).
+    divisors : bool
+        Search only tiles that divide the output dimensions (Table 1); ``False`` searches
+        any size (border tiles clipped).
+
+    Raises
+    ------
+    ValueError
+        When not even a 1 x 1 x 1 tile fits.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> optimal_direct_tiles(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 128).tiling
+    DirectTiling(x=4, y=4, z=2, alpha=1)
+    """
+    if fast_memory < 1:
+        raise ValueError(f"fast_memory must be >= 1 word, got {fast_memory}")
+    if not 1 <= alpha <= layer.c_in:
+        raise ValueError(f"alpha must be in [1, c_in={layer.c_in}], got {alpha}")
+    mu_h, mu_w = layer.stride
+    kk = layer.k_h * layer.k_w
+
+    def fixed(X, Y):
+        return alpha * ((Y - 1) * mu_h + layer.extent_h) * ((X - 1) * mu_w + layer.extent_w)
+
+    def per_z(X, Y):
+        return X * Y + alpha * kk
+
+    if divisors:   # 1 divides everything, so a dividing tile fits whenever any tile does
+        found = _search(layer, _divisors(layer.w_out), _divisors(layer.h_out), fixed, per_z, True, fast_memory)
+    else:
+        found = _search(layer, np.arange(1, layer.w_out + 1), np.arange(1, layer.h_out + 1),
+                        fixed, per_z, False, fast_memory)
+    if found is None:
+        need = direct_footprint(layer, DirectTiling(1, 1, 1, alpha)).total
+        raise ValueError(f"fast memory of {fast_memory} words is too small: the smallest block "
+                         f"(1x1x1, alpha={alpha}) needs {need} words")
+    tiling = DirectTiling(*found, alpha)
+    return TileChoice("direct", tiling, direct_io(layer, tiling), direct_footprint(layer, tiling),
+                      fast_memory, _divisible(layer, *found),
+                      direct_continuous_optimum(layer, fast_memory, alpha))
+
+
+def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
+                           divisors: bool = True) -> TileChoice:
+    """The Winograd F(e x e, r x r) tiling of least exact I/O that fits ``fast_memory`` words.
+
+    ``x`` and ``y`` are multiples of ``e``; with ``divisors`` they also divide the output
+    (when any such tile fits), else they may overhang the output by a partial Winograd tile.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> optimal_winograd_tiles(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 600).tiling
+    WinogradTiling(e=2, x=4, y=8, z=2)
+    """
+    layer.check_winograd()
+    if not isinstance(e, int) or e < 1:
+        raise ValueError(f"winograd e must be an integer >= 1, got {e!r}")
+    if fast_memory < 1:
+        raise ValueError(f"fast_memory must be >= 1 word, got {fast_memory}")
+    r, n = layer.k_h, e + layer.k_h - 1
+
+    def fixed(X, Y):
+        return (Y + r - 1) * (X + r - 1)
+
+    def per_z(X, Y):
+        return r * r + 2 * (X // e) * (Y // e) * n * n
+
+    def mult(dim):
+        return np.arange(e, -(-dim // e) * e + 1, e, dtype=np.int64)
+
+    found = None
+    if divisors:
+        xs, ys = mult(layer.w_out), mult(layer.h_out)
+        xs, ys = xs[layer.w_out % xs == 0], ys[layer.h_out % ys == 0]
+        if xs.size and ys.size:
+            found = _search(layer, xs, ys, fixed, per_z, True, fast_memory)
+    if found is None:
+        if divisors:
+            logger.info("no tile that divides the output and is a multiple of e=%d fits %d words; "
+                        "searching overhanging tiles", e, fast_memory)
+        found = _search(layer, mult(layer.w_out), mult(layer.h_out), fixed, per_z, False, fast_memory)
+    if found is None:
+        need = winograd_footprint(layer, WinogradTiling(e, e, e, 1)).total
+        raise ValueError(f"fast memory of {fast_memory} words is too small: the smallest Winograd "
+                         f"block (e={e}, one tile, z=1) needs {need} words")
+    tiling = WinogradTiling(e, *found)
+    return TileChoice("winograd", tiling, winograd_io(layer, tiling), winograd_footprint(layer, tiling),
+                      fast_memory, _divisible(layer, *found),
+                      winograd_continuous_optimum(layer, e, fast_memory))
