@@ -1,0 +1,193 @@
+"""Analytic features of kernel configurations, vectorised over many configs.
+
+For a layer, a device preset and a matrix of knob values (one config per row, in
+the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
+:data:`FEATURE_NAMES`:
+
+- ``io_words``: exact global traffic of the dataflow (``dataflow.direct.direct_io``
+  or ``winograd_io``, cached per tile since threads and ``alpha`` do not change it);
+- ``io_over_compulsory``: ``io_words`` over the compulsory traffic (every input,
+  weight and output once);
+- ``io_over_bound``: ``io_words`` over the best valid lower bound for a fast memory
+  of the block's on-chip words (``iobound.report.best_lower_bound``), when that
+  module is available; NaN otherwise (logged once);
+- ``footprint_words``: shared plus register words of a block (``onchip_words``);
+- ``shared_bytes``, ``threads``, ``regs_per_thread`` (register words per thread plus
+  ``kernels.config.REGISTER_OVERHEAD``, at most 255), ``ilp`` (register words per
+  thread: independent accumulations a thread has in flight);
+- ``blocks``: thread blocks in the grid;
+- ``blocks_per_sm``: resident blocks per SM, the minimum of the device's block
+  limit, shared memory per SM / shared bytes, max threads per SM / threads (rounded
+  up to warps) and the register file / (registers per thread x warp-rounded threads);
+- ``occupancy``: resident warps over the SM's maximum warps;
+- ``waves``: ``blocks / (sm_count * blocks_per_sm)``;
+- ``flops``: floating-point operations executed (direct: ``2 MACs``; Winograd: the
+  element-wise products plus the input, weight and output transforms as the
+  dataflow performs them, input transforms repeated per output-channel block);
+- ``intensity``: ``flops`` per byte of global traffic.
+
+Examples
+--------
+>>> import numpy as np
+>>> from iobound.layer import ConvLayer
+>>> from iobound.devices import get_device
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
+>>> f = analytic_features(layer, get_device("v100"), "direct", np.array([[6, 6, 8, 4, 6, 6, 2]]))
+>>> feats = dict(zip(FEATURE_NAMES, f[0]))
+>>> int(feats["io_words"]), int(feats["threads"]), int(feats["blocks"]), int(feats["ilp"])
+(832, 72, 1, 4)
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+
+import numpy as np
+
+from iobound.layer import ConvLayer
+from kernels.config import REGISTER_OVERHEAD, config_from_dict, register_words, shared_memory_bytes
+
+__all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
+
+log = logging.getLogger(__name__)
+
+FEATURE_NAMES = (
+    "io_words", "io_over_compulsory", "io_over_bound", "footprint_words", "shared_bytes",
+    "threads", "regs_per_thread", "ilp", "blocks", "blocks_per_sm", "occupancy", "waves",
+    "flops", "intensity",
+)
+WORD_BYTES = 4
+_MAX_REGS = 255
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
+    """Exact dataflow traffic (words) of one tile: ``(x, y, z, alpha)`` or ``(e, x, y, z)``.
+
+    Examples
+    --------
+    >>> io_words(ConvLayer(1, 1, 6, 6, 2, 3, 3), "winograd", (2, 4, 4, 2))
+    86
+    """
+    if algorithm == "winograd":
+        from dataflow.winograd import WinogradTiling, winograd_io
+        return winograd_io(layer, WinogradTiling(*tile)).total
+    from dataflow.direct import DirectTiling, direct_io
+    return direct_io(layer, DirectTiling(*tile)).total
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
+    """Floating-point operations the kernel executes (FMA = 2), see the module doc.
+
+    Examples
+    --------
+    >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
+    True
+    """
+    if algorithm == "direct":
+        return 2 * layer.macs
+    e, x, y, z = tile
+    r = layer.k_h
+    n = e + r - 1
+    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    z_blocks = -(-layer.c_out // z)
+    xy_blocks = -(-layer.h_out // y) * -(-layer.w_out // x)
+    products = layer.n * layer.c_out * layer.c_in * tiles * n * n
+    input_tf = layer.n * z_blocks * layer.c_in * tiles * 2 * n ** 3        # B^T d B
+    weight_tf = layer.n * xy_blocks * layer.c_out * layer.c_in * (n * r * r + n * n * r)
+    output_tf = layer.n * layer.c_out * tiles * (e * n * n + e * e * n)     # A^T M A
+    return 2 * (products + input_tf + weight_tf + output_tf)
+
+
+def _lower_bound(layer: ConvLayer, algorithm: str, fast_words: int) -> float:
+    try:
+        from iobound.report import best_lower_bound
+    except ImportError:
+        if not getattr(_lower_bound, "warned", False):
+            log.warning("iobound.report.best_lower_bound is not available; io_over_bound is NaN")
+            _lower_bound.warned = True
+        return math.nan
+    return float(_bound_value(best_lower_bound, layer, algorithm, fast_words))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int) -> float:
+    return _lower_bound(layer, algorithm, fast_words)
+
+
+def _bound_value(best_lower_bound, layer, algorithm, fast_words) -> float:
+    result = best_lower_bound(layer, fast_words, algorithm=algorithm)
+    return float(getattr(result, "value", result))
+
+
+def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
+    """The :data:`FEATURE_NAMES` columns for each row of ``knobs`` (see module doc).
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    device : Device
+        A device preset (``iobound.devices.get_device``).
+    algorithm : {"direct", "winograd"}
+    knobs : numpy.ndarray
+        ``(n, 7)`` integers in the order ``x, y, z, alpha, tx, ty, tz`` (direct) or
+        ``e, x, y, z, tx, ty, tz`` (Winograd).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, len(FEATURE_NAMES))`` floats.
+    """
+    knobs = np.asarray(knobs, dtype=np.int64).reshape(-1, 7)
+    out = np.empty((len(knobs), len(FEATURE_NAMES)), dtype=float)
+    if len(knobs) == 0:
+        return out
+    tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    params = ("e", "x", "y", "z") if algorithm == "winograd" else ("x", "y", "z", "alpha")
+    t_io = np.empty(len(tiles))
+    t_flops = np.empty(len(tiles))
+    t_shared = np.empty(len(tiles))
+    t_regwords = np.empty(len(tiles))
+    t_bound = np.empty(len(tiles))
+    for k, row in enumerate(tiles):
+        tile = tuple(int(v) for v in row)
+        t_io[k] = io_words(layer, algorithm, tile)
+        t_flops[k] = flops(layer, algorithm, tile)
+        cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
+        t_shared[k] = shared_memory_bytes(layer, cfg)
+        t_regwords[k] = register_words(layer, cfg)
+        t_bound[k] = _bound_cached(layer, algorithm,
+                                   int(t_shared[k] // WORD_BYTES + t_regwords[k]))
+    io, fl, shared, regw = t_io[inverse], t_flops[inverse], t_shared[inverse], t_regwords[inverse]
+    threads = knobs[:, 4:].prod(axis=1).astype(float)
+    ilp = np.ceil(regw / threads)
+    regs = np.minimum(ilp + REGISTER_OVERHEAD[algorithm], _MAX_REGS)
+    warp = device.warp_size
+    warps = np.ceil(threads / warp)
+    bps = np.minimum.reduce([
+        np.full(len(knobs), float(device.max_blocks_per_sm)),
+        np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared, 1.0)),
+        np.floor(device.max_threads_per_sm / (warps * warp)),
+        np.floor(device.registers_per_sm / (regs * warps * warp)),
+    ])
+    x_col, y_col, z_col = (1, 2, 3) if algorithm == "winograd" else (0, 1, 2)
+    blocks = (layer.n * np.ceil(layer.w_out / knobs[:, x_col]) * np.ceil(layer.h_out / knobs[:, y_col])
+              * np.ceil(layer.c_out / knobs[:, z_col]))
+    compulsory = layer.input_size + layer.weight_size + layer.output_size
+    cols = {
+        "io_words": io, "io_over_compulsory": io / compulsory,
+        "io_over_bound": io / t_bound[inverse], "footprint_words": shared / WORD_BYTES + regw,
+        "shared_bytes": shared, "threads": threads, "regs_per_thread": regs, "ilp": ilp,
+        "blocks": blocks, "blocks_per_sm": bps,
+        "occupancy": bps * warps / (device.max_threads_per_sm / warp),
+        "waves": blocks / (device.sm_count * np.maximum(bps, 1.0)),
+        "flops": fl, "intensity": fl / (io * WORD_BYTES),
+    }
+    for c, name in enumerate(FEATURE_NAMES):
+        out[:, c] = cols[name]
+    return out
+
