@@ -1,0 +1,211 @@
+"""CUDA source for Winograd F(e x e, r x r), stride 1: the paper's dataflow with two temporaries.
+
+A block computes an output tile x*y*z: ``(x/e)*(y/e)`` Winograd tiles for ``z`` output
+channels. Input channels are processed one at a time (alpha = 1): the block stages the
+channel's input rectangle ``(y+r-1) x (x+r-1)`` (used, in-bounds elements loaded once;
+padding and rows/columns no output of the tile needs are zero-filled) and the channel's
+raw ``r x r`` weights of its ``z`` output channels in shared memory. Each thread then
+transforms its tiles (``V = B^T d B``) and kernels (``U = G g G^T``) on chip and, per tile
+and output channel, forms the new partial product in the second temporary array and adds
+it to the first, which accumulates the summation matrix along the channel direction.
+After the last channel the output transform ``Y = A^T M A`` produces the e x e outputs.
+
+The transform code is straight-line C generated from the exact SymPy matrices of
+:func:`iobound.winograd_transforms.winograd_transforms` (zero entries skipped).
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> from kernels.config import WinogradConfig
+>>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+>>> src = generate_winograd(layer, WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=1))
+>>> src.grid, src.block, src.shared_bytes
+((2, 2, 1), (2, 2, 1), 216)
+"""
+
+from __future__ import annotations
+
+from iobound.layer import ConvLayer
+from iobound.winograd_transforms import winograd_transforms
+
+from .config import WinogradConfig, check_config, grid_shape, input_tile_shape, shared_memory_bytes
+from .source import PRELUDE, InvalidConfigError, KernelSource, c_sum, emulator_entry, layer_constants
+
+__all__ = ["generate_winograd", "transform_functions"]
+
+KERNEL_NAME = "iobound_winograd"
+
+
+def _two_sided(name: str, L, src: str, src_rows: int, dst_elems: str) -> str:
+    """C function computing ``dst = L * S * L^T`` (S given by ``src(a, b)`` names), unrolled."""
+    p, q = L.shape
+    lines = [f"  float t[{p}][{src_rows}];"]
+    for i in range(p):
+        for b in range(src_rows):
+            lines.append(f"  t[{i}][{b}] = {c_sum(list(L.row(i)), [src.format(a=a, b=b) for a in range(q)])};")
+    for i in range(p):
+        for j in range(p):
+            lines.append(f"  {dst_elems.format(i=i, j=j, p=p)} = "
+                         f"{c_sum(list(L.row(j)), [f't[{i}][{b}]' for b in range(q)])};")
+    return "\n".join(lines)
+
+
+def transform_functions(e: int, r: int) -> str:
+    """The three transform functions of F(e x e, r x r) as CUDA/C++ source.
+
+    >>> code = transform_functions(2, 3)
+    >>> "input_transform" in code and "kernel_transform" in code and "output_transform" in code
+    True
+    """
+    t = winograd_transforms(e, r)
+    n = t.n
+    inp = _two_sided("input_transform", t.BT, "d[{a} * IN_COLS + {b}]", n, "v[{i} * NT + {j}]")
+    ker = _two_sided("kernel_transform", t.G, "g[{a} * R + {b}]", r, "u[{i} * NT + {j}]")
+    out = _two_sided("output_transform", t.AT, "m[{a} * NT + {b}]", n, "y[{i} * E + {j}]")
+    return f"""// V = B^T d B for one tile (d: rows of the staged input, stride IN_COLS).
+__device__ __forceinline__ void input_transform(const float* d, float* v) {{
+{inp}
+}}
+
+// U = G g G^T for one raw r x r kernel.
+__device__ __forceinline__ void kernel_transform(const float* g, float* u) {{
+{ker}
+}}
+
+// Y = A^T M A: the e x e outputs of one tile from its summation matrix.
+__device__ __forceinline__ void output_transform(const float* m, float* y) {{
+{out}
+}}"""
+
+
+def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> KernelSource:
+    """CUDA C source of the Winograd kernel for ``layer`` (stride 1, square kernel) and ``config``.
+
+    Raises
+    ------
+    InvalidConfigError
+        (a ValueError) with the reasons from :func:`kernels.config.check_config`,
+        including "Winograd needs stride 1" for layers it does not apply to.
+    """
+    if not isinstance(config, WinogradConfig):
+        raise ValueError(f"generate_winograd needs a WinogradConfig, got {type(config).__name__}")
+    reasons = check_config(layer, config, device)
+    if reasons:
+        raise InvalidConfigError(reasons)
+    c = config
+    r = layer.k_h
+    rows, cols = input_tile_shape(layer, config)
+    grid = grid_shape(layer, config)
+    block = (c.tx, c.ty, c.tz)
+    consts = "\n".join([
+        layer_constants(layer),
+        f"constexpr int E = {c.e}, R = {r}, NT = E + R - 1;  // F(E x E, R x R), tile edge NT",
+        f"constexpr int X = {c.x}, Y = {c.y}, Z = {c.z};",
+        f"constexpr int TX = {c.tx}, TY = {c.ty}, TZ = {c.tz}, THREADS = TX * TY * TZ;",
+        "constexpr int XW = X / E / TX, YW = Y / E / TY, ZT = Z / TZ;  // tiles/channels per thread",
+        f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // one channel's input rectangle",
+        "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",
+        "static_assert(N_IMG >= 1 && P_H >= 0 && P_W >= 0, \"layer sizes\");",
+    ])
+    code = f"""// Generated by iobound (kernels.codegen_winograd): Winograd F({c.e}x{c.e}, {r}x{r}), NCHW, fp32.
+// layer: {layer.short()}
+// config: {c.to_dict()}
+{PRELUDE}
+
+{consts}
+
+struct SharedMem {{
+  float in[IN_ROWS][IN_COLS];  // one input channel's rectangle (halo included)
+  float w[Z][R][R];            // that channel's raw kernels of the block's Z output channels
+}};
+
+{transform_functions(c.e, r)}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+{KERNEL_NAME}(const float* __restrict__ input, const float* __restrict__ weight,
+              float* __restrict__ output) {{
+  SHARED_DECL(SharedMem, sm);
+  const int tix = threadIdx.x, tiy = threadIdx.y, tiz = threadIdx.z;
+  const int tid = tix + TX * (tiy + TY * tiz);
+  const int img = blockIdx.z / Z_BLOCKS;
+  const int ox0 = blockIdx.x * X, oy0 = blockIdx.y * Y, oz0 = (blockIdx.z % Z_BLOCKS) * Z;
+  const int x_eff = W_OUT - ox0 < X ? W_OUT - ox0 : X;
+  const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;
+  const int iy0 = oy0 - P_H, ix0 = ox0 - P_W;
+
+  // First temporary array of every (channel, tile): the running sum along input channels.
+  float acc[ZT][YW][XW][NT * NT];
+  #pragma unroll
+  for (int q = 0; q < ZT; ++q)
+    #pragma unroll
+    for (int b = 0; b < YW; ++b)
+      #pragma unroll
+      for (int a = 0; a < XW; ++a)
+        #pragma unroll
+        for (int i = 0; i < NT * NT; ++i) acc[q][b][a][i] = 0.0f;
+
+  for (int c = 0; c < C_IN; ++c) {{
+    // Used inputs: rows/cols < y_eff + R - 1 / x_eff + R - 1 of the rectangle, in bounds.
+    for (int idx = tid; idx < IN_ROWS * IN_COLS; idx += THREADS) {{
+      const int rr = idx / IN_COLS, s = idx % IN_COLS;
+      const int gy = iy0 + rr, gx = ix0 + s;
+      float v = 0.0f;
+      if (rr < y_eff + R - 1 && s < x_eff + R - 1 && gy >= 0 && gy < H_IN && gx >= 0 && gx < W_IN)
+        v = LDG(&input[((img * C_IN + c) * H_IN + gy) * W_IN + gx]);
+      sm->in[rr][s] = v;
+    }}
+    for (int idx = tid; idx < Z * R * R; idx += THREADS) {{
+      const int zz = idx / (R * R), t = idx % (R * R), k = oz0 + zz;
+      float v = 0.0f;
+      if (k < C_OUT) v = LDG(&weight[(k * C_IN + c) * (R * R) + t]);
+      sm->w[zz][t / R][t % R] = v;
+    }}
+    __syncthreads();
+    float u[ZT][NT * NT];
+    #pragma unroll
+    for (int q = 0; q < ZT; ++q) kernel_transform(&sm->w[tiz + q * TZ][0][0], u[q]);
+    #pragma unroll
+    for (int b = 0; b < YW; ++b) {{
+      #pragma unroll
+      for (int a = 0; a < XW; ++a) {{
+        float v[NT * NT];
+        input_transform(&sm->in[(tiy + b * TY) * E][(tix + a * TX) * E], v);
+        #pragma unroll
+        for (int q = 0; q < ZT; ++q) {{
+          float partial[NT * NT];  // second temporary array: this channel's product
+          #pragma unroll
+          for (int i = 0; i < NT * NT; ++i) partial[i] = u[q][i] * v[i];
+          #pragma unroll
+          for (int i = 0; i < NT * NT; ++i) acc[q][b][a][i] += partial[i];
+        }}
+      }}
+    }}
+    __syncthreads();
+  }}
+
+  #pragma unroll
+  for (int q = 0; q < ZT; ++q) {{
+    const int k = oz0 + tiz + q * TZ;
+    #pragma unroll
+    for (int b = 0; b < YW; ++b) {{
+      #pragma unroll
+      for (int a = 0; a < XW; ++a) {{
+        float yv[E * E];
+        output_transform(acc[q][b][a], yv);
+        #pragma unroll
+        for (int i = 0; i < E; ++i) {{
+          const int oy = oy0 + (tiy + b * TY) * E + i;
+          #pragma unroll
+          for (int j = 0; j < E; ++j) {{
+            const int ox = ox0 + (tix + a * TX) * E + j;
+            if (k < C_OUT && oy < H_OUT && ox < W_OUT)
+              STG(&output[((img * C_OUT + k) * H_OUT + oy) * W_OUT + ox], yv[i * E + j]);
+          }}
+        }}
+      }}
+    }}
+  }}
+}}
+{emulator_entry(KERNEL_NAME, grid, block)}"""
+    return KernelSource(name=KERNEL_NAME, code=code, layer=layer, config=config, grid=grid,
+                        block=block, shared_bytes=shared_memory_bytes(layer, config))

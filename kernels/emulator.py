@@ -1,0 +1,177 @@
+"""Run a generated kernel on the CPU: the same .cu built with g++ against ``cuda_emu.h``.
+
+:func:`build_emulator` compiles the source (``-DIOBOUND_EMULATOR``) into a shared library,
+cached by the hash of the source, the header and the compiler version; :func:`emulate`
+runs it through ctypes on numpy arrays and returns the output tensor with the exact
+numbers of global loads and stores the kernel's ``LDG``/``STG`` performed.
+
+Examples
+--------
+>>> import numpy as np
+>>> from iobound.layer import ConvLayer
+>>> from kernels.config import DirectConfig
+>>> from kernels.codegen_direct import generate_direct
+>>> layer = ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
+>>> src = generate_direct(layer, DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=1, tz=1))
+>>> x = np.ones((1, 2, 5, 5), np.float32); w = np.ones((2, 2, 3, 3), np.float32)
+>>> run = emulate(src, x, w)
+>>> float(run.output[0, 0, 0, 0]), run.global_loads, run.global_stores
+(18.0, 86, 18)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from iobound.errors import IoboundError, ToolchainError
+
+from .cache import cache_dir, content_key
+from .source import KernelSource
+
+__all__ = ["EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
+           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS"]
+
+log = logging.getLogger(__name__)
+
+HEADER = Path(__file__).with_name("cuda_emu.h")
+#: Launch limits, the same as kMaxThreadsPerBlock / kMaxTotalThreads in cuda_emu.h.
+MAX_THREADS_PER_BLOCK = 1024
+MAX_TOTAL_THREADS = 1 << 22
+CXX_FLAGS = ("-O2", "-std=c++20", "-pthread", "-shared", "-fPIC", "-DIOBOUND_EMULATOR")
+_STATUS = {1: "out-of-bounds global access (fault)", 2: "launch refused by the emulator",
+           3: "a kernel thread raised an exception"}
+
+
+class EmulatorBuildError(IoboundError):
+    """g++ rejected the emulator build; ``log`` holds the compiler output."""
+
+    def __init__(self, message: str, log_text: str):
+        super().__init__(message)
+        self.log = log_text
+
+
+class EmulatorRunError(IoboundError):
+    """The emulated launch failed (refused launch, out-of-bounds access)."""
+
+
+@dataclass(frozen=True)
+class EmulationResult:
+    """Output tensor and the exact global traffic of one emulated launch."""
+
+    output: np.ndarray
+    global_loads: int
+    global_stores: int
+    seconds: float
+    build_seconds: float
+    cached_build: bool
+
+
+def _cxx() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if not cxx:
+        raise ToolchainError("g++ not found (set CXX or install g++ >= 11 for -std=c++20)")
+    return cxx
+
+
+@lru_cache(maxsize=None)
+def _cxx_version(cxx: str) -> str:
+    return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
+
+
+def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
+    """Compile ``code`` for the emulator; returns (library path, build seconds, cache hit).
+
+    Raises
+    ------
+    ToolchainError
+        No g++.
+    EmulatorBuildError
+        The source does not compile (``.log`` has g++'s messages).
+    """
+    cxx = _cxx()
+    key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
+    folder = cache_dir("emu", cache_root)
+    lib = folder / f"{key}.so"
+    if lib.exists():
+        return lib, 0.0, True
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        src = Path(tmp) / "kernel.cu"
+        src.write_text(code)
+        out = Path(tmp) / "kernel.so"
+        cmd = [cxx, *CXX_FLAGS, f"-I{HEADER.parent}", "-x", "c++", str(src), "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
+        if proc.returncode != 0:
+            raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})", proc.stdout + proc.stderr)
+        os.replace(out, lib)  # atomic: concurrent builders of one key agree
+    seconds = time.perf_counter() - start
+    log.debug("built emulator %s in %.2f s", lib.name, seconds)
+    return lib, seconds, False
+
+
+@lru_cache(maxsize=64)
+def _load(path: str):
+    fn = ctypes.CDLL(path).iobound_emulate
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.POINTER(ctypes.c_ulonglong)]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _check_launch(source: KernelSource) -> None:
+    if source.threads > MAX_THREADS_PER_BLOCK:
+        raise ValueError(f"emulator refuses {source.threads} threads per block "
+                         f"(at most {MAX_THREADS_PER_BLOCK})")
+    total = source.threads * source.blocks
+    if total > MAX_TOTAL_THREADS:
+        raise ValueError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
+                         f"threads = {total} threads (at most {MAX_TOTAL_THREADS}); use a smaller layer")
+
+
+def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
+            cache_root: str | Path | None = None) -> EmulationResult:
+    """Run ``source`` on input ``x`` (NCHW) and weights ``w`` (KCRS); fp32 in and out.
+
+    The output starts as NaN, so an output the kernel never stores stays NaN.
+
+    Raises
+    ------
+    ValueError
+        Wrong array shapes, or a launch larger than the emulator's limits.
+    EmulatorRunError
+        The kernel touched memory outside its buffers or the launch failed.
+    """
+    layer = source.layer
+    want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
+    want_w = (layer.c_out, layer.c_in, layer.k_h, layer.k_w)
+    if tuple(x.shape) != want_x:
+        raise ValueError(f"input shape must be {want_x}, got {tuple(x.shape)}")
+    if tuple(w.shape) != want_w:
+        raise ValueError(f"weight shape must be {want_w}, got {tuple(w.shape)}")
+    _check_launch(source)
+    lib, build_seconds, cached = build_emulator(source.code, cache_root)
+    xs = np.ascontiguousarray(x, dtype=np.float32)
+    ws = np.ascontiguousarray(w, dtype=np.float32)
+    out = np.full((layer.n, layer.c_out, layer.h_out, layer.w_out), np.nan, dtype=np.float32)
+    counts = (ctypes.c_ulonglong * 3)()
+    start = time.perf_counter()
+    status = _load(str(lib))(xs.ctypes.data, ws.ctypes.data, out.ctypes.data, counts)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise EmulatorRunError(f"emulated launch failed: {_STATUS.get(status, f'status {status}')} "
+                               f"({counts[2]} faulty accesses)")
+    return EmulationResult(output=out, global_loads=int(counts[0]), global_stores=int(counts[1]),
+                           seconds=seconds, build_seconds=build_seconds, cached_build=cached)

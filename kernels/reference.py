@@ -1,0 +1,154 @@
+"""NumPy references for checking kernels: direct convolution in float64 and fp32 tolerances.
+
+:func:`conv2d_reference` is the convolution (cross-correlation, NCHW, stride, padding,
+dilation) computed in float64 with ``sliding_window_view`` + ``einsum``;
+:func:`conv2d_naive` is the obvious 7-loop version it is tested against.
+
+Tolerances (:func:`direct_tolerance`, :func:`winograd_tolerance`) are per-element
+forward-error bounds of the fp32 computation, not fitted constants: a dot product of
+length m computed in fp32 satisfies ``|fl(s) - s| <= gamma_m * sum |a_i b_i|`` with
+``gamma_m ~ m u`` and ``u = 2**-24``. For Winograd every linear stage adds its length to
+m and the absolute values flow through ``|AT|``, ``|G|``, ``|BT|`` (large entries make the
+bound, and the real error, grow with e).
+
+Examples
+--------
+>>> import numpy as np
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=1, h_in=3, w_in=3, c_out=1, k_h=2, k_w=2)
+>>> x = np.arange(9.0).reshape(1, 1, 3, 3); w = np.ones((1, 1, 2, 2))
+>>> conv2d_reference(x, w, layer)[0, 0].tolist()
+[[8.0, 12.0], [20.0, 24.0]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from iobound.layer import ConvLayer
+
+__all__ = ["conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
+           "winograd_tolerance", "Comparison", "compare", "UNIT_ROUNDOFF"]
+
+#: fp32 unit roundoff u = 2**-24.
+UNIT_ROUNDOFF = 2.0 ** -24
+
+
+def _check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
+    want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
+    want_w = (layer.c_out, layer.c_in, layer.k_h, layer.k_w)
+    if tuple(x.shape) != want_x:
+        raise ValueError(f"input shape must be {want_x}, got {tuple(x.shape)}")
+    if tuple(w.shape) != want_w:
+        raise ValueError(f"weight shape must be {want_w}, got {tuple(w.shape)}")
+
+
+def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
+    """Convolution of ``x`` (n, c_in, h, w) by ``w`` (c_out, c_in, k_h, k_w) in float64."""
+    _check_shapes(x, w, layer)
+    (mu_h, mu_w), (p_h, p_w), (d_h, d_w) = layer.stride, layer.padding, layer.dilation
+    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (p_h, p_h), (p_w, p_w)))
+    win = sliding_window_view(xp, (layer.extent_h, layer.extent_w), axis=(2, 3))
+    win = win[:, :, ::mu_h, ::mu_w, ::d_h, ::d_w][:, :, :layer.h_out, :layer.w_out]
+    return np.einsum("ncpqij,kcij->nkpq", win, np.asarray(w, np.float64), optimize=True)
+
+
+def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
+    """The definition as loops (slow; tiny shapes only, to test the reference)."""
+    _check_shapes(x, w, layer)
+    out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
+    for b in range(layer.n):
+        for k in range(layer.c_out):
+            for p in range(layer.h_out):
+                for q in range(layer.w_out):
+                    s = 0.0
+                    for c in range(layer.c_in):
+                        for i in range(layer.k_h):
+                            for j in range(layer.k_w):
+                                iy = p * layer.stride[0] + i * layer.dilation[0] - layer.padding[0]
+                                ix = q * layer.stride[1] + j * layer.dilation[1] - layer.padding[1]
+                                if 0 <= iy < layer.h_in and 0 <= ix < layer.w_in:
+                                    s += float(x[b, c, iy, ix]) * float(w[k, c, i, j])
+                    out[b, k, p, q] = s
+    return out
+
+
+def random_problem(layer: ConvLayer, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Input and weights drawn uniformly from [-1, 1), as float32."""
+    x = rng.uniform(-1, 1, (layer.n, layer.c_in, layer.h_in, layer.w_in)).astype(np.float32)
+    w = rng.uniform(-1, 1, (layer.c_out, layer.c_in, layer.k_h, layer.k_w)).astype(np.float32)
+    return x, w
+
+
+def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
+    """Per-output bound on the fp32 error of a direct kernel: ``2 m u * conv(|x|, |w|)``.
+
+    ``m = c_in k_h k_w`` products are summed in some order; the factor 2 covers the
+    first-order bound ``gamma_m <= m u / (1 - m u)`` with room to spare.
+    """
+    m = layer.c_in * layer.k_h * layer.k_w
+    return 2 * m * UNIT_ROUNDOFF * conv2d_reference(np.abs(x), np.abs(w), layer)
+
+
+def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -> np.ndarray:
+    """Per-output bound on the fp32 error of Winograd F(e x e, r x r) with our transforms.
+
+    The kernel computes ``Y = AT [sum_c (G g_c G^T) * (BT d_c B)] A`` in fp32. Propagating
+    absolute values gives ``|Y - fl(Y)| <= gamma_m * |AT| [sum_c (|G||g_c||G|^T) *
+    (|BT||d_c||BT|^T)] |A|`` with ``m = 2n + 2r + 1 + c_in + 2n`` operations along any path
+    (n = e + r - 1), plus one rounding of every transform constant (``+ 6``). We return
+    ``2 m u`` times that magnitude, computed in float64 over the zero-padded input.
+    """
+    from iobound.winograd_transforms import winograd_transforms
+
+    layer.check_winograd()
+    r = layer.k_h
+    t = winograd_transforms(e, r)
+    AT, G, BT = (np.abs(m) for m in t.as_numpy())
+    n = t.n
+    p = layer.padding[0], layer.padding[1]
+    tiles_h, tiles_w = -(-layer.h_out // e), -(-layer.w_out // e)
+    h_need, w_need = tiles_h * e + r - 1, tiles_w * e + r - 1
+    xp = np.zeros((layer.n, layer.c_in, h_need, w_need))
+    hh, ww = min(layer.h_in, h_need - p[0]), min(layer.w_in, w_need - p[1])
+    xp[:, :, p[0]:p[0] + hh, p[1]:p[1] + ww] = np.abs(x[:, :, :hh, :ww])
+    d = sliding_window_view(xp, (n, n), axis=(2, 3))[:, :, ::e, ::e][:, :, :tiles_h, :tiles_w]
+    V = np.einsum("ia,ncpqab,jb->ncpqij", BT, d, BT, optimize=True)
+    U = np.einsum("ia,kcab,jb->kcij", G, np.abs(np.asarray(w, np.float64)), G, optimize=True)
+    M = np.einsum("kcij,ncpqij->nkpqij", U, V, optimize=True)
+    Y = np.einsum("ai,nkpqij,bj->nkpaqb", AT, M, AT, optimize=True)
+    Y = Y.reshape(layer.n, layer.c_out, tiles_h * e, tiles_w * e)[:, :, :layer.h_out, :layer.w_out]
+    m = 4 * n + 2 * r + 1 + layer.c_in + 6
+    return 2 * m * UNIT_ROUNDOFF * Y
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """An fp32 result against the float64 reference and a per-element tolerance."""
+
+    ok: bool
+    max_abs_err: float
+    max_rel_err: float  # max |y - ref| / max |ref|
+    worst_ratio: float  # max |y - ref| / tol (<= 1 when ok)
+    nan_count: int
+
+
+def compare(y: np.ndarray, ref: np.ndarray, tol: np.ndarray) -> Comparison:
+    """Compare elementwise; NaN outputs (never stored) fail.
+
+    >>> compare(np.array([1.0, 2.0]), np.array([1.0, 2.5]), np.array([0.1, 0.1])).ok
+    False
+    """
+    y = np.asarray(y, np.float64)
+    nan_count = int(np.count_nonzero(~np.isfinite(y)))
+    err = np.abs(np.where(np.isfinite(y), y, np.inf) - ref)
+    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    max_abs = float(err.max()) if err.size else 0.0
+    tol = np.maximum(tol, np.finfo(np.float32).tiny)
+    ratio = float(np.max(err / tol)) if err.size else 0.0
+    return Comparison(ok=nan_count == 0 and ratio <= 1.0, max_abs_err=max_abs,
+                      max_rel_err=max_abs / scale if scale > 0 else max_abs,
+                      worst_ratio=ratio, nan_count=nan_count)

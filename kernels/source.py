@@ -1,0 +1,126 @@
+"""What every generated kernel shares: the source record, the prelude and the C helpers.
+
+The prelude makes one ``.cu`` file serve two builds. Under nvcc, ``LDG`` is ``__ldg``,
+``STG`` a plain store and ``SHARED_DECL`` a ``__shared__`` struct. With
+``-DIOBOUND_EMULATOR`` (g++, see :mod:`kernels.emulator`) the header ``cuda_emu.h``
+maps them to counting, bounds-checked accesses and a per-block shared buffer.
+
+Examples
+--------
+>>> c_sum([1, 0, -1, 0.5], ["a", "b", "c", "d"])
+'a - c + 0.5f * d'
+>>> c_float(-1/6)
+'-0.166666667f'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+from iobound.layer import ConvLayer
+
+__all__ = ["KernelSource", "PRELUDE", "c_float", "c_sum", "layer_constants", "InvalidConfigError"]
+
+
+class InvalidConfigError(ValueError):
+    """A config that cannot run; ``reasons`` lists why (from ``check_config``)."""
+
+    def __init__(self, reasons: Sequence[str]):
+        self.reasons = list(reasons)
+        super().__init__("invalid kernel config: " + "; ".join(self.reasons))
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """A generated kernel: CUDA C source plus its launch geometry.
+
+    ``grid`` and ``block`` are CUDA (x, y, z) triples; the kernel takes
+    ``(const float* input, const float* weight, float* output)`` in NCHW / KCRS / NKPQ.
+    """
+
+    name: str
+    code: str
+    layer: ConvLayer
+    config: object
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    meta: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+PRELUDE = r"""
+#ifdef IOBOUND_EMULATOR
+#include "cuda_emu.h"
+#else
+// One global load / store each; the emulator counts these same macros.
+#define LDG(p) __ldg(p)
+#define STG(p, v) (*(p) = (v))
+#define SHARED_DECL(T, name) __shared__ T name##_storage; T* name = &name##_storage
+#endif
+""".strip("\n")
+
+
+def c_float(value) -> str:
+    """A C float literal for an exact (SymPy/Fraction) or float coefficient."""
+    v = float(value)
+    if v == int(v) and abs(v) < 2**24:
+        return f"{int(v)}.0f"
+    return f"{v:.9g}f"  # 9 significant digits round-trip any float32
+
+
+def c_sum(coeffs: Sequence, terms: Sequence[str]) -> str:
+    """C expression of sum(coeff * term), skipping zeros and writing +-1 as signs."""
+    parts: list[str] = []
+    for coef, term in zip(coeffs, terms):
+        q = Fraction(str(coef)) if not isinstance(coef, float) else Fraction(coef)
+        if q == 0:
+            continue
+        sign = "-" if q < 0 else "+"
+        mag = abs(q)
+        body = term if mag == 1 else f"{c_float(mag)} * {term}"
+        parts.append(f"{sign} {body}")
+    if not parts:
+        return "0.0f"
+    text = " ".join(parts)
+    return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+
+def layer_constants(layer: ConvLayer) -> str:
+    """``constexpr int`` lines for the layer's sizes (compile-time constants)."""
+    vals = {
+        "N_IMG": layer.n, "C_IN": layer.c_in, "H_IN": layer.h_in, "W_IN": layer.w_in,
+        "C_OUT": layer.c_out, "H_OUT": layer.h_out, "W_OUT": layer.w_out,
+        "KH": layer.k_h, "KW": layer.k_w, "MU_H": layer.stride[0], "MU_W": layer.stride[1],
+        "P_H": layer.padding[0], "P_W": layer.padding[1],
+        "D_H": layer.dilation[0], "D_W": layer.dilation[1],
+    }
+    return "\n".join(f"constexpr int {k} = {v};" for k, v in vals.items())
+
+
+def emulator_entry(kernel: str, grid, block) -> str:
+    """The ``iobound_emulate`` C entry point (compiled only with -DIOBOUND_EMULATOR)."""
+    gx, gy, gz = grid
+    bx, by, bz = block
+    return f"""
+#ifdef IOBOUND_EMULATOR
+extern "C" int iobound_emulate(const float* input, const float* weight, float* output,
+                               unsigned long long* counts) {{
+  std::vector<emu::Buffer> buffers = {{
+      {{input, (size_t)N_IMG * C_IN * H_IN * W_IN, false}},
+      {{weight, (size_t)C_OUT * C_IN * KH * KW, false}},
+      {{output, (size_t)N_IMG * C_OUT * H_OUT * W_OUT, true}}}};
+  return emu::launch(dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), sizeof(SharedMem), buffers,
+                     [=]() {{ {kernel}(input, weight, output); }}, counts);
+}}
+#endif
+"""
