@@ -29,7 +29,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 __all__ = ["STATUSES", "OK", "MeasureRecord", "Measurer"]
 
@@ -143,6 +143,14 @@ class Measurer(abc.ABC):
     @abc.abstractmethod
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         """Measure each config; returns one record per config, in order."""
+
+    def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
+        """Records one by one as each finishes (the tuner logs each at once).
+
+        The default measures the whole batch, then yields; measurers that take
+        long per config (``cuda``, ``emulate``) override it to yield as they go.
+        """
+        yield from self.measure(configs)
 
     def describe(self) -> dict:
         """A JSON-able summary (name, estimate flag, toolchain)."""

@@ -1,0 +1,151 @@
+"""Cost models: predict a configuration's cost from its features; lower is better.
+
+:class:`CostModel` is the seam (``fit(X, costs)``, ``predict(X)``);
+:class:`XGBCostModel` is the XGBoost implementation used by the ``explorer`` and
+``sa`` strategies. Costs are times in ms; a failed configuration has cost
+``inf``.
+
+Two objectives (``XGBOptions.objective``):
+
+- ``"reg"``: squared-error regression on ``log(time)``; failed configurations get
+  ``log(worst ok time) + log(2)`` (worse than anything that ran) so the model
+  learns to avoid them. ``predict`` returns predicted log time.
+- ``"rank"``: pairwise ranking (``rank:pairwise``, one query group) on the
+  relevance ``-log(time)`` (failed: below the worst ok). ``predict`` returns minus
+  the ranking score. Only the order of predictions is meaningful.
+
+Which one is better is measured in ``search/NOTES.md`` style in the module
+docstring of :mod:`search.strategies.explorer` (kept: ``reg``; see there why).
+
+Examples
+--------
+>>> import numpy as np
+>>> X = np.arange(20, dtype=float).reshape(-1, 1)
+>>> y = (X[:, 0] - 7.0) ** 2 + 1.0
+>>> m = XGBCostModel(XGBOptions(n_estimators=30), seed=0).fit(X, y)
+>>> int(np.argmin(m.predict(X)))
+7
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
+
+OBJECTIVES = ("reg", "rank")
+
+
+class CostModel(abc.ABC):
+    """A model of configuration cost; lower predictions are better."""
+
+    @abc.abstractmethod
+    def fit(self, X: np.ndarray, costs: np.ndarray) -> "CostModel":
+        """Train on features ``X`` (rows) and costs (ms, ``inf`` for failures); returns self."""
+
+    @abc.abstractmethod
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted cost scores (lower is better), one per row of ``X``."""
+
+    @property
+    def fitted(self) -> bool:
+        """Whether :meth:`fit` has been called with enough data to predict."""
+        return getattr(self, "_fitted", False)
+
+
+@dataclass(frozen=True)
+class XGBOptions:
+    """Options of :class:`XGBCostModel` (XGBoost's own parameter names where they exist)."""
+
+    objective: str = "reg"
+    n_estimators: int = 150
+    max_depth: int = 6
+    learning_rate: float = 0.1
+    subsample: float = 1.0
+    min_child_weight: float = 1.0
+    n_jobs: int = 1
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {self.objective!r}")
+        if self.n_estimators < 1 or self.max_depth < 1:
+            raise ValueError("n_estimators and max_depth must be >= 1")
+
+
+def make_targets(costs: np.ndarray) -> np.ndarray:
+    """log(time) per config; failures get log(worst ok time) + log 2.
+
+    Examples
+    --------
+    >>> make_targets(np.array([1.0, np.inf, np.e])).round(3).tolist()
+    [0.0, 1.693, 1.0]
+    """
+    costs = np.asarray(costs, dtype=float)
+    ok = np.isfinite(costs) & (costs > 0)
+    out = np.empty(len(costs))
+    out[ok] = np.log(costs[ok])
+    worst = out[ok].max() if ok.any() else 0.0
+    out[~ok] = worst + math.log(2.0)
+    return out
+
+
+class XGBCostModel(CostModel):
+    """XGBoost cost model (see module doc for the two objectives).
+
+    Parameters
+    ----------
+    options : XGBOptions
+        Objective and booster settings.
+    seed : int
+        XGBoost's random seed (training is deterministic for a fixed seed).
+    """
+
+    def __init__(self, options: XGBOptions | None = None, seed: int = 0):
+        self.options = options or XGBOptions()
+        self.seed = int(seed)
+        self._booster = None
+        self._fitted = False
+        self._const = 0.0
+
+    def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
+        import xgboost as xgb
+
+        X = np.asarray(X, dtype=float)
+        y = make_targets(costs)
+        if len(y) == 0:
+            raise ValueError("cannot fit a cost model on no data")
+        if np.ptp(y) == 0.0:  # nothing to learn: every prediction equal
+            self._booster, self._const, self._fitted = None, float(y[0]), True
+            return self
+        o = self.options
+        params = {
+            "max_depth": o.max_depth, "eta": o.learning_rate, "subsample": o.subsample,
+            "min_child_weight": o.min_child_weight, "nthread": o.n_jobs, "seed": self.seed,
+            "tree_method": "hist", "verbosity": 0,
+        }
+        dtrain = xgb.DMatrix(X, label=y if o.objective == "reg" else -y)
+        if o.objective == "reg":
+            params["objective"] = "reg:squarederror"
+        else:
+            params["objective"] = "rank:pairwise"
+            params["lambdarank_pair_method"] = "mean"
+            params["lambdarank_num_pair_per_sample"] = 8
+            dtrain.set_group([len(y)])
+        self._booster = xgb.train(params, dtrain, num_boost_round=o.n_estimators)
+        self._fitted = True
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        import xgboost as xgb
+
+        if not self._fitted:
+            raise RuntimeError("predict() before fit()")
+        X = np.asarray(X, dtype=float)
+        if self._booster is None:
+            return np.full(len(X), self._const)
+        score = self._booster.predict(xgb.DMatrix(X))
+        return score if self.options.objective == "reg" else -score

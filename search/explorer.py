@@ -1,0 +1,187 @@
+"""The configuration explorer (paper section 6.2): parallel random walks on a cost model.
+
+``n_s`` walkers start from random configurations (a fraction of them from the
+best measured configurations instead). At every step each active walker draws a
+few random neighbours; all walkers' candidates are scored in ONE model call, and a
+walker moves to its best candidate when that lowers its predicted cost. A walker
+stops when its predicted cost is below the threshold (by default the prediction
+for the best measured configuration: the model believes it found something at
+least as good) or when it has not improved for ``patience`` steps; the search
+ends when every walker has stopped or after ``max_steps``.
+
+Everything scored along the way is remembered; :meth:`Explorer.propose` returns
+the ``n`` distinct configurations with the lowest predictions among those scored
+that are not excluded (already measured), walkers' end points first when tied.
+When the walks found fewer than ``n`` such configurations, random unexcluded ones
+fill the batch, so the result has ``min(n, len(space) - len(exclude))`` indices,
+all valid, distinct and never excluded.
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> from search.cost_model import XGBCostModel
+>>> space = GridSpace({"a": list(range(12)), "b": list(range(12))})
+>>> X = space.features(range(len(space)))
+>>> model = XGBCostModel(seed=0).fit(X, (X[:, 0] - 3) ** 2 + (X[:, 1] - 8) ** 2 + 1.0)
+>>> got = Explorer().propose(model, space, 4, exclude=set(), rng=np.random.default_rng(0))
+>>> space.get(got[0])
+{'a': 3, 'b': 8}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Collection, Sequence
+
+import numpy as np
+
+from .cost_model import CostModel
+from .space import Space
+
+__all__ = ["ExplorerOptions", "Explorer"]
+
+
+@dataclass(frozen=True)
+class ExplorerOptions:
+    """Options of :class:`Explorer`.
+
+    Attributes
+    ----------
+    n_walkers : int
+        Parallel walkers ``n_s`` (at least ``n`` are used when asked for ``n``).
+    max_steps : int
+        Upper bound on walk steps.
+    patience : int
+        Steps without improvement after which a walker stops.
+    neighbours_per_step : int
+        Random neighbours each walker scores per step.
+    best_starts : float
+        Fraction of walkers that start from the best measured configurations.
+    threshold : float or None
+        Predicted-cost threshold; ``None`` uses the prediction for the best
+        measured configuration (or no threshold when nothing was measured).
+    """
+
+    n_walkers: int = 64
+    max_steps: int = 60
+    patience: int = 6
+    neighbours_per_step: int = 4
+    best_starts: float = 0.25
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.n_walkers < 1 or self.max_steps < 0 or self.patience < 1 or self.neighbours_per_step < 1:
+            raise ValueError("n_walkers, patience and neighbours_per_step must be >= 1, max_steps >= 0")
+        if not 0.0 <= self.best_starts <= 1.0:
+            raise ValueError(f"best_starts must be in [0, 1], got {self.best_starts}")
+
+
+class Explorer:
+    """Parallel random walks over a :class:`Space` guided by a :class:`CostModel`."""
+
+    def __init__(self, options: ExplorerOptions | None = None):
+        self.options = options or ExplorerOptions()
+        self.last_steps = 0  # steps taken by the last propose() (for diagnostics)
+
+    def propose(self, model: CostModel, space: Space, n: int, exclude: Collection[int],
+                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
+        """``n`` distinct, valid, unexcluded indices with low predicted cost.
+
+        Parameters
+        ----------
+        model : CostModel
+            A fitted model over ``space.features``.
+        space : Space
+            The space to walk.
+        n : int
+            How many configurations to return (fewer only when the space runs out).
+        exclude : collection of int
+            Indices never to return (the measured ones).
+        rng : numpy.random.Generator
+            The only source of randomness.
+        best : sequence of int
+            Measured indices, best first, used as starting points and threshold.
+        """
+        o = self.options
+        exclude = set(int(i) for i in exclude)
+        n = min(n, len(space) - len(exclude))
+        if n <= 0:
+            return []
+        n_walk = max(o.n_walkers, n)
+        n_best = min(int(round(o.best_starts * n_walk)), len(best))
+        starts = [int(i) for i in best[:n_best]]
+        starts += space.sample(n_walk - n_best, rng)
+        cur = np.array(starts, dtype=np.int64)
+        scored: dict[int, float] = {}
+        cur_score = self._score(model, space, cur, scored)
+        threshold = o.threshold
+        if threshold is None and len(best):
+            threshold = float(self._score(model, space, np.array([best[0]]), {})[0])
+        active = np.ones(len(cur), dtype=bool)
+        if threshold is not None:
+            active &= cur_score >= threshold
+        stall = np.zeros(len(cur), dtype=np.int64)
+        step = 0
+        while active.any() and step < o.max_steps:
+            step += 1
+            walkers, cands = [], []
+            for w in np.flatnonzero(active):
+                nb = space.neighbours(int(cur[w]))
+                if not nb:
+                    active[w] = False
+                    continue
+                k = min(o.neighbours_per_step, len(nb))
+                pick = rng.choice(len(nb), size=k, replace=False)
+                walkers.extend([w] * k)
+                cands.extend(nb[j] for j in pick)
+            if not cands:
+                break
+            cands_a = np.array(cands, dtype=np.int64)
+            walkers_a = np.array(walkers, dtype=np.int64)
+            scores = self._score(model, space, cands_a, scored)
+            # per walker: the best candidate of this step
+            order = np.lexsort((scores, walkers_a))
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = walkers_a[order][1:] != walkers_a[order][:-1]
+            for j in order[first]:
+                w = walkers_a[j]
+                if scores[j] < cur_score[w]:
+                    cur[w], cur_score[w], stall[w] = cands_a[j], scores[j], 0
+                else:
+                    stall[w] += 1
+            moved = np.unique(walkers_a)
+            done = stall[moved] >= o.patience
+            if threshold is not None:
+                done |= cur_score[moved] < threshold
+            active[moved[done]] = False
+        self.last_steps = step
+        ends = {int(i) for i in cur}
+        pool = [(s, 0 if i in ends else 1, i) for i, s in scored.items() if i not in exclude]
+        pool.sort()
+        out = [i for _, _, i in pool[:n]]
+        if len(out) < n:
+            out += self._fill(space, n - len(out), exclude | set(out), rng)
+        return out
+
+    @staticmethod
+    def _score(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float]) -> np.ndarray:
+        """Predictions for ``idx`` in one model call, remembering them in ``memo``."""
+        new = [int(i) for i in dict.fromkeys(idx.tolist()) if int(i) not in memo]
+        if new:
+            for i, s in zip(new, model.predict(space.features(new))):
+                memo[i] = float(s)
+        return np.array([memo[int(i)] for i in idx], dtype=float)
+
+    @staticmethod
+    def _fill(space: Space, n: int, exclude: set[int], rng: np.random.Generator) -> list[int]:
+        """``n`` random indices outside ``exclude`` (exhaustive when the space is nearly used up)."""
+        out: list[int] = []
+        for _ in range(8):
+            for i in space.sample(min(len(space), 2 * n + len(exclude)), rng):
+                if i not in exclude and i not in out:
+                    out.append(i)
+                    if len(out) == n:
+                        return out
+        rest = [i for i in range(len(space)) if i not in exclude and i not in out]
+        return out + [int(i) for i in rng.permutation(rest)[: n - len(out)]]

@@ -1,0 +1,67 @@
+"""The ``replay`` measurer: look configurations up in a Kernel Tuner cache file.
+
+A recorded float ``time`` gives an ``ok`` record with ``time_ms`` = the recorded
+``time`` (Kernel Tuner's objective) and ``costs`` = the recorded ``times``; a
+failure string gives its status (``InvalidConfig`` -> ``invalid``,
+``CompilationFailedConfig`` -> ``compile_error``, ``RuntimeFailedConfig`` ->
+``runtime_error``); a configuration absent from the file is ``invalid``.
+Nothing is timed here, so the records are measurements replayed, not estimates.
+
+Examples
+--------
+>>> from search.kt_cache import KtCache
+>>> m = ReplayMeasurer(KtCache(tune_params={"a": [1, 2]}, entries=[
+...     {"a": 1, "time": 2.0, "times": [1.9, 2.0, 2.1]}, {"a": 2, "time": "CompilationFailedConfig"}]))
+>>> [(r.status, r.time_ms) for r in m.measure([{"a": 1}, {"a": 2}, {"a": 3}])]
+[('ok', 2.0), ('compile_error', None), ('invalid', None)]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Sequence
+
+from ..kt_cache import KtCache, cache_key, entry_status, load_cache
+from .base import MeasureRecord, Measurer
+
+__all__ = ["ReplayMeasurer"]
+
+
+class ReplayMeasurer(Measurer):
+    """Measurements replayed from a Kernel Tuner cache (see module doc).
+
+    Parameters
+    ----------
+    cache : KtCache or path
+        The loaded cache or the path of a cache file.
+    """
+
+    name = "replay"
+    estimate = False
+
+    def __init__(self, cache: KtCache | str | os.PathLike):
+        if not isinstance(cache, KtCache):
+            cache = load_cache(cache)
+        self.cache = cache
+        keys = cache.keys
+        self._by_key = {cache_key(e, keys): e for e in cache.entries}
+
+    def _one(self, config: Mapping[str, Any]) -> MeasureRecord:
+        try:
+            entry = self._by_key.get(cache_key(config, self.cache.keys))
+        except KeyError as exc:
+            return MeasureRecord.failed(config, "invalid", f"parameter {exc} missing from config")
+        if entry is None:
+            return MeasureRecord.failed(config, "invalid", "configuration not recorded in the replay file")
+        status = entry_status(entry)
+        if status != "ok":
+            return MeasureRecord.failed(config, status, str(entry.get("time")))
+        times = entry.get("times") or [entry["time"]]
+        extra = {k: entry[k] for k in ("compile_time", "GFLOP/s") if k in entry}
+        return MeasureRecord.ok(config, costs=times, time_ms=float(entry["time"]), extra=extra)
+
+    def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
+        return [self._one(c) for c in configs]
+
+    def toolchain(self) -> str:
+        return f"replay:{os.path.basename(self.cache.path) or 'memory'}:{self.cache.device_name}"

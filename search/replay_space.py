@@ -1,0 +1,179 @@
+"""A search space recorded in a Kernel Tuner cache file.
+
+The space is exactly what the file records: every entry, valid or failed (a
+failed entry is a real outcome; measuring it gives its failure status). A
+configuration the file lacks is not a member (``index`` gives ``None``; the
+replay measurer calls it ``invalid``). Parameters and value lists are the file's
+own (``tune_params``), in ``tune_params_keys`` order.
+
+Neighbours
+----------
+``neighbourhood="adjacent"`` (default): the recorded configurations that differ
+from ``i`` in exactly one parameter, by one step in that parameter's value list
+(e.g. ``block_size_x`` 32 -> 16 or 48). When a configuration has no such
+neighbour (it is isolated), its Hamming-1 neighbours are used instead.
+``neighbourhood="hamming"``: every recorded configuration that differs in exactly
+one parameter, by any amount.
+
+Lookups are vectorised: each configuration is encoded as a mixed-radix integer
+of its value positions; the codes are kept sorted for ``searchsorted``.
+
+Examples
+--------
+>>> from search.kt_cache import KtCache
+>>> cache = KtCache(tune_params={"a": [1, 2, 3], "b": [0, 1]}, entries=[
+...     {"a": a, "b": b, "time": float(a + b)} for a in (1, 2, 3) for b in (0, 1) if (a, b) != (2, 1)])
+>>> s = ReplaySpace(cache)
+>>> len(s), s.get(0), s.index({"a": 2, "b": 1})
+(5, {'a': 1, 'b': 0}, None)
+>>> [s.get(j) for j in s.neighbours(s.index({"a": 1, "b": 1}))]
+[{'a': 1, 'b': 0}]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .kt_cache import KtCache, entry_status, load_cache
+from .space import Space, knob_value
+
+__all__ = ["ReplaySpace", "NEIGHBOURHOODS"]
+
+NEIGHBOURHOODS = ("adjacent", "hamming")
+
+
+class ReplaySpace(Space):
+    """The configurations recorded in a Kernel Tuner cache (see module doc).
+
+    Parameters
+    ----------
+    cache : KtCache or path
+        The loaded cache, or the path of a ``.json``/``.json.gz`` cache file.
+    neighbourhood : {"adjacent", "hamming"}
+        Which configurations count as neighbours.
+    """
+
+    def __init__(self, cache: KtCache | str | os.PathLike, neighbourhood: str = "adjacent"):
+        if not isinstance(cache, KtCache):
+            cache = load_cache(cache)
+        if neighbourhood not in NEIGHBOURHOODS:
+            raise ValueError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
+                             f"got {neighbourhood!r}")
+        if not cache.entries:
+            raise ValueError(f"cache {cache.path or '(in memory)'} records no configurations")
+        self.cache = cache
+        self.neighbourhood = neighbourhood
+        self._params = cache.keys
+        self._values = [list(cache.tune_params[p]) for p in self._params]
+        pos_maps = [{_hashable(v): k for k, v in enumerate(vals)} for vals in self._values]
+        pos = np.empty((len(cache.entries), len(self._params)), dtype=np.int64)
+        for row, entry in enumerate(cache.entries):
+            for col, p in enumerate(self._params):
+                v = _hashable(entry[p])
+                k = pos_maps[col].get(v)
+                if k is None:  # a value missing from tune_params: extend the list
+                    k = len(self._values[col])
+                    self._values[col].append(entry[p])
+                    pos_maps[col][v] = k
+                pos[row, col] = k
+        self._pos_maps = pos_maps
+        self._pos = pos
+        self._radix = np.array([len(v) for v in self._values], dtype=np.int64)
+        self._stride = np.ones(len(self._params), dtype=np.int64)
+        for k in range(len(self._params) - 2, -1, -1):
+            self._stride[k] = self._stride[k + 1] * self._radix[k + 1]
+        codes = pos @ self._stride
+        order = np.argsort(codes, kind="stable")
+        self._sorted_codes = codes[order]
+        self._order = order
+        if len(np.unique(codes)) != len(codes):
+            raise ValueError(f"cache {cache.path or '(in memory)'} records a configuration twice")
+        self._codes = codes
+        self._knobs = np.column_stack([
+            np.array([knob_value(v, vals) for v in vals], dtype=float)[pos[:, c]]
+            for c, vals in enumerate(self._values)])
+        self._status = [entry_status(e) for e in cache.entries]
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, neighbourhood: str = "adjacent") -> "ReplaySpace":
+        """Load a cache file into a space."""
+        return cls(load_cache(path), neighbourhood=neighbourhood)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self._params
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def get(self, i: int) -> dict:
+        i = int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        return {p: self._values[c][self._pos[i, c]] for c, p in enumerate(self._params)}
+
+    def _lookup(self, codes: np.ndarray) -> np.ndarray:
+        """Indices of the given codes, -1 where absent."""
+        at = np.searchsorted(self._sorted_codes, codes)
+        at_c = np.minimum(at, len(self._sorted_codes) - 1)
+        found = self._sorted_codes[at_c] == codes
+        return np.where(found, self._order[at_c], -1)
+
+    def index(self, config: Mapping[str, Any]) -> int | None:
+        try:
+            code = sum(int(self._pos_maps[c][_hashable(config[p])]) * int(self._stride[c])
+                       for c, p in enumerate(self._params))
+        except (KeyError, TypeError):
+            return None
+        found = int(self._lookup(np.array([code], dtype=np.int64))[0])
+        return None if found < 0 else found
+
+    def _candidate_codes(self, i: int, hamming: bool) -> np.ndarray:
+        pos, code = self._pos[i], self._codes[i]
+        out = []
+        for c in range(len(self._params)):
+            if hamming:
+                others = np.arange(self._radix[c])
+                others = others[others != pos[c]]
+            else:
+                others = np.array([pos[c] - 1, pos[c] + 1])
+                others = others[(others >= 0) & (others < self._radix[c])]
+            out.append(code + (others - pos[c]) * self._stride[c])
+        return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+
+    def neighbours(self, i: int) -> list[int]:
+        i = int(i)
+        if not 0 <= i < len(self):
+            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        found = self._lookup(self._candidate_codes(i, self.neighbourhood == "hamming"))
+        found = found[found >= 0]
+        if len(found) == 0 and self.neighbourhood == "adjacent":
+            found = self._lookup(self._candidate_codes(i, True))
+            found = found[found >= 0]
+        return [int(j) for j in found]
+
+    def values(self, param: str) -> list:
+        return list(self._values[self._params.index(param)])
+
+    def features(self, indices: Sequence[int]) -> np.ndarray:
+        return self._knobs[np.asarray(indices, dtype=np.int64)]
+
+    def status(self, i: int) -> str:
+        """The recorded status of configuration ``i`` (``ok`` or a failure)."""
+        return self._status[int(i)]
+
+    def describe(self) -> dict:
+        counts: dict[str, int] = {}
+        for s in self._status:
+            counts[s] = counts.get(s, 0) + 1
+        return {"kind": "replay", "size": len(self), "params": list(self._params),
+                "device": self.cache.device_name, "kernel": self.cache.kernel_name,
+                "file": self.cache.path, "neighbourhood": self.neighbourhood,
+                "statuses": counts}
+
+
+def _hashable(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v

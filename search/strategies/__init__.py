@@ -1,0 +1,86 @@
+"""Search strategies behind one ask/tell interface, and their registry.
+
+Strategies are imported lazily by name. Each takes its own frozen options
+dataclass; :func:`make_options` builds it from a plain dict and rejects unknown
+keys, listing the allowed ones.
+
+Examples
+--------
+>>> strategy_names()
+['explorer', 'ga', 'grid', 'random', 'sa']
+>>> make_options("random", {"batch_size": 4})
+StrategyOptions(batch_size=4)
+>>> make_options("random", {"bogus": 1})
+Traceback (most recent call last):
+...
+ValueError: unknown option 'bogus' for strategy 'random'; allowed: batch_size
+>>> strategy_class("annealing")
+Traceback (most recent call last):
+...
+ValueError: unknown strategy 'annealing'; choose one of explorer, ga, grid, random, sa
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any, Mapping
+
+import numpy as np
+
+from .base import Strategy, StrategyOptions
+
+__all__ = ["STRATEGIES", "strategy_names", "strategy_class", "make_options", "make_strategy",
+           "Strategy", "StrategyOptions"]
+
+#: name -> "module:Class".
+STRATEGIES = {
+    "explorer": "search.strategies.explorer:ExplorerStrategy",
+    "random": "search.strategies.random:RandomStrategy",
+    "grid": "search.strategies.grid:GridStrategy",
+    "ga": "search.strategies.ga:GeneticStrategy",
+    "sa": "search.strategies.sa:SAStrategy",
+}
+
+
+def strategy_names() -> list[str]:
+    """The registered strategy names, sorted."""
+    return sorted(STRATEGIES)
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    """The strategy class registered as ``name``."""
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
+    module, _, cls = STRATEGIES[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def _build(cls: type, values: Mapping[str, Any], where: str):
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in values if k not in fields]
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]!r} for {where}; allowed: {', '.join(fields)}")
+    kw = {}
+    for k, v in values.items():
+        default = fields[k].default_factory() if fields[k].default_factory is not dataclasses.MISSING \
+            else fields[k].default
+        if dataclasses.is_dataclass(default) and isinstance(v, Mapping):
+            v = _build(type(default), v, f"{where}.{k}")
+        elif isinstance(default, tuple) and isinstance(v, list):
+            v = tuple(v)
+        kw[k] = v
+    return cls(**kw)
+
+
+def make_options(name: str, values: Mapping[str, Any] | None = None):
+    """The options dataclass of strategy ``name`` from a dict (nested dicts for nested options)."""
+    cls = strategy_class(name).Options
+    return _build(cls, dict(values or {}), f"strategy {name!r}")
+
+
+def make_strategy(name: str, space, options=None, rng: np.random.Generator | None = None) -> Strategy:
+    """Construct strategy ``name`` over ``space``; ``options`` a dataclass, a dict or None."""
+    if options is None or isinstance(options, Mapping):
+        options = make_options(name, options)
+    return strategy_class(name)(space, options, rng)

@@ -1,0 +1,115 @@
+"""The strategy interface: ask for indices to measure, tell what was measured.
+
+A strategy never measures and never counts the budget: the :func:`search.tuner.tune`
+loop asks ``ask(n)`` for up to ``n`` indices, removes the ones already measured
+(telling the strategy their stored records instead of measuring again), measures
+the rest and calls ``tell(indices, records)`` with everything it asked. A strategy
+may return fewer than ``n`` indices, or an empty list when it has nothing left.
+
+Every strategy takes the space, its own frozen options dataclass and an explicit
+``np.random.Generator``; for a fixed seed, and the same records told, it asks for
+the same indices (the tuner relies on this to resume a killed run exactly).
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> from search.strategies.random import RandomStrategy
+>>> s = RandomStrategy(GridSpace({"a": [1, 2, 3]}), rng=np.random.default_rng(0))
+>>> sorted(s.ask(5))
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..measure.base import MeasureRecord
+from ..space import Space
+
+__all__ = ["Strategy", "StrategyOptions", "Observations"]
+
+
+@dataclass(frozen=True)
+class StrategyOptions:
+    """Options every strategy understands.
+
+    Attributes
+    ----------
+    batch_size : int
+        Indices asked per round (the tuner asks ``min(batch_size, budget left)``).
+    """
+
+    batch_size: int = 8
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+class Observations:
+    """What a strategy has been told so far: indices, their costs, best first on demand."""
+
+    def __init__(self) -> None:
+        self.cost: dict[int, float] = {}
+
+    def add(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
+        for i, r in zip(indices, records):
+            self.cost[int(i)] = r.cost
+
+    def __len__(self) -> int:
+        return len(self.cost)
+
+    def __contains__(self, i: int) -> bool:
+        return int(i) in self.cost
+
+    def best(self, k: int | None = None) -> list[int]:
+        """Told indices with a finite cost, lowest cost first (ties by index)."""
+        ok = sorted((c, i) for i, c in self.cost.items() if c != float("inf"))
+        return [i for _, i in ok[:k]]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, costs) as arrays, in the order told."""
+        idx = np.fromiter(self.cost.keys(), dtype=np.int64, count=len(self.cost))
+        cost = np.fromiter(self.cost.values(), dtype=float, count=len(self.cost))
+        return idx, cost
+
+
+class Strategy(abc.ABC):
+    """Base class of search strategies (see module doc)."""
+
+    name: str = ""
+    Options: type = StrategyOptions
+
+    def __init__(self, space: Space, options=None, rng: np.random.Generator | None = None):
+        if rng is None:
+            raise ValueError(f"strategy {self.name!r} needs an explicit rng (np.random.Generator)")
+        if options is None:
+            options = self.Options()
+        if not isinstance(options, self.Options):
+            raise ValueError(f"strategy {self.name!r} takes {self.Options.__name__}, "
+                             f"got {type(options).__name__}")
+        self.space = space
+        self.options = options
+        self.rng = rng
+        self.seen = Observations()
+
+    @property
+    def batch_size(self) -> int:
+        return self.options.batch_size
+
+    @abc.abstractmethod
+    def ask(self, n: int) -> list[int]:
+        """Up to ``n`` distinct indices to measure next."""
+
+    def tell(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
+        """Results for indices (in the order asked); the base records their costs."""
+        self.seen.add(indices, records)
+
+    def stats(self) -> dict:
+        """Diagnostics (e.g. model fit counts); JSON-able."""
+        return {}

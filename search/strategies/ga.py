@@ -1,0 +1,102 @@
+"""Genetic algorithm: tournament selection, uniform crossover, neighbour mutation.
+
+The population is the ``population`` best configurations told so far (elitist);
+each child mixes two tournament-selected parents parameter by parameter and is
+mutated to a random neighbour with probability ``mutation``. A child that is not a
+member of the space (crossover can break constraints) or was already asked is
+redrawn; after ``max_tries`` failures a random unasked configuration takes its
+place. The first generation is random.
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> s = GeneticStrategy(GridSpace({"a": list(range(8)), "b": list(range(8))}), rng=np.random.default_rng(0))
+>>> len(set(s.ask(8)))
+8
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import Strategy, StrategyOptions
+
+__all__ = ["GeneticStrategy", "GAOptions"]
+
+
+@dataclass(frozen=True)
+class GAOptions(StrategyOptions):
+    """Population size, tournament size, mutation probability, redraw attempts."""
+
+    population: int = 16
+    tournament: int = 3
+    mutation: float = 0.3
+    max_tries: int = 30
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.population < 2 or self.tournament < 1 or not 0 <= self.mutation <= 1:
+            raise ValueError("population >= 2, tournament >= 1 and 0 <= mutation <= 1 required")
+
+
+class GeneticStrategy(Strategy):
+    """A steady-state elitist genetic algorithm over the space's configurations."""
+
+    name = "ga"
+    Options = GAOptions
+
+    def __init__(self, space, options=None, rng=None):
+        super().__init__(space, options, rng)
+        self._asked: set[int] = set()
+
+    def _take(self, i: int, out: list[int]) -> bool:
+        if i in self._asked:
+            return False
+        self._asked.add(i)
+        out.append(i)
+        return True
+
+    def _random(self, n: int, out: list[int]) -> None:
+        for _ in range(20):
+            for i in self.space.sample(min(len(self.space), 2 * n + len(self._asked)), self.rng):
+                if len(out) >= n:
+                    return
+                self._take(int(i), out)
+        for i in range(len(self.space)):
+            if len(out) >= n:
+                return
+            self._take(i, out)
+
+    def _select(self, pop: list[int]) -> int:
+        k = min(self.options.tournament, len(pop))
+        picks = self.rng.choice(len(pop), size=k, replace=False)
+        return pop[int(min(picks))]  # pop is best first: the smallest position wins
+
+    def _child(self, pop: list[int]) -> int | None:
+        a, b = self.space.get(self._select(pop)), self.space.get(self._select(pop))
+        mask = self.rng.random(len(self.space.params)) < 0.5
+        child = {p: (a[p] if m else b[p]) for p, m in zip(self.space.params, mask)}
+        i = self.space.index(child)
+        if i is None:
+            return None
+        if self.rng.random() < self.options.mutation:
+            nb = self.space.neighbours(i)
+            if nb:
+                i = int(nb[int(self.rng.integers(len(nb)))])
+        return i
+
+    def ask(self, n: int) -> list[int]:
+        n = min(n, len(self.space) - len(self._asked))
+        out: list[int] = []
+        pop = self.seen.best(self.options.population)
+        if len(pop) >= 2:
+            tries = 0
+            while len(out) < n and tries < self.options.max_tries * n:
+                tries += 1
+                i = self._child(pop)
+                if i is not None:
+                    self._take(i, out)
+        if len(out) < n:
+            self._random(n, out)
+        return out
