@@ -24,3 +24,13 @@ __all__ = [
     "network_names", "parse_layer_spec", "WinogradTransforms", "winograd_transforms",
     "Device", "device_names", "get_device",
 ]
+
+# bounds (issue 2): vertex counts, the composite API and bound reports
+from .composite import CompositeAlgorithm, CompositeStep
+from .report import Bound, BoundReport, best_lower_bound, bound_report
+from .vertex_counts import direct_vertex_count, winograd_vertex_count
+
+__all__ += [
+    "CompositeAlgorithm", "CompositeStep", "Bound", "BoundReport", "best_lower_bound",
+    "bound_report", "direct_vertex_count", "winograd_vertex_count",
+]

@@ -1,0 +1,212 @@
+"""The I/O lower bound of a composite algorithm (paper Thm 4.5 / 4.6) as an API.
+
+A composite algorithm is a list of steps (a multi-step partition of its DAG).
+Step ``j`` has maximum vertex-generation functions ``phi_j(k)`` (vertices of the
+step generated from ``k`` dominator vertices) and ``psi_j(k)`` (outputs of the
+step generated). They are SymPy expressions in :data:`iobound.symbols.k` and may
+use :data:`iobound.symbols.S` (the partition size: the minimum set of an
+S-partition has at most S vertices, which several phi use) and parameters such
+as ``R``. For any S-partition ``|V_i| <= T(S)`` with
+
+    T(S) = S + max_{k_1+...+k_n <= S} phi_1(k_1) + phi_2(k_2 + psi_1(k_1)) + ...
+
+and then (Hong & Kung, 2S-partitions) ``Q >= S (|V| / T(2S) - 1)``.
+
+How the maximum is computed
+---------------------------
+* ``"relaxed"`` (symbolic, always valid for non-decreasing phi, psi): every
+  ``k_j <= S``, so the argument of ``phi_j`` is at most ``A_j`` with ``A_1 = S``,
+  ``A_{j+1} = S + psi_j(A_j)``; ``T <= S + sum_j phi_j(A_j)``. Over-estimating T
+  keeps Q a valid lower bound.
+* ``"vertex"`` (symbolic): the largest value at a vertex of the simplex (all the
+  budget in one ``k_j``). It *is* the maximum only when the objective is
+  maximised at a vertex (candidates that SymPy proves dominated, for symbols
+  >= 1, are dropped); proofs/test_lemma_4_8.py proves that for the direct
+  convolution, and :meth:`CompositeAlgorithm.T_exact` checks it numerically.
+* :meth:`CompositeAlgorithm.T_exact`: the exact maximum over integer ``k_j`` by
+  enumeration (vectorised; for validation on small S).
+
+Examples
+--------
+Hong & Kung's matrix multiply: products from k operands with at most S output
+trees (Loomis-Whitney: k sqrt(S)/2), then summation trees (k - 1 sums):
+
+>>> from iobound.symbols import S, k
+>>> mm = CompositeAlgorithm((CompositeStep("products", k * sp.sqrt(S) / 2),
+...                          CompositeStep("sums", k - 1)))
+>>> mm.T_expr("vertex")
+S**(3/2) + S - 1
+>>> mm.T_exact(16), float(mm.T_expr("vertex").subs(S, 16))
+(79.0, 79.0)
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Union
+
+import numpy as np
+import sympy as sp
+
+from .symbols import S, V, k
+
+__all__ = ["CompositeStep", "CompositeAlgorithm", "composite_bound_expr"]
+
+StepFunction = Union[sp.Expr, Callable[..., float]]
+
+
+def _as_expr(f: StepFunction) -> sp.Expr | None:
+    if isinstance(f, sp.Basic):
+        return sp.sympify(f)
+    if isinstance(f, (int, float)):
+        return sp.sympify(f)
+    return None
+
+
+@dataclass(frozen=True)
+class CompositeStep:
+    """One sub-computation of a multi-step partition.
+
+    Parameters
+    ----------
+    name : str
+        A label, e.g. ``"products"``.
+    phi : sympy.Expr or callable
+        Upper bound on the step's vertices generated from ``k`` dominator
+        vertices: an expression in ``k`` (and optionally ``S`` and parameters),
+        or a callable ``f(k)`` or ``f(k, S)``.
+    psi : sympy.Expr or callable, optional
+        Upper bound on the step's *outputs* so generated; defaults to ``phi``.
+    """
+
+    name: str
+    phi: StepFunction
+    psi: StepFunction | None = None
+
+    def _fn(self, which: str) -> StepFunction:
+        f = self.phi if which == "phi" or self.psi is None else self.psi
+        return f
+
+    def evaluate(self, which: str, arg, s, params: dict | None = None):
+        """Numeric phi or psi at ``arg`` (array-like) for partition size ``s``."""
+        f = self._fn(which)
+        expr = _as_expr(f)
+        if expr is not None:
+            fn = _compiled(expr, tuple(sorted((params or {}).keys())))
+            return np.asarray(fn(np.asarray(arg, float), float(s),
+                                 *[float(params[p]) for p in sorted(params or {})]), float) \
+                + np.zeros(np.shape(arg))
+        n_args = len(inspect.signature(f).parameters)
+        out = f(arg) if n_args == 1 else f(arg, s)
+        return np.asarray(out, float) + np.zeros(np.shape(arg))
+
+    def symbolic(self, which: str, arg: sp.Expr) -> sp.Expr:
+        """phi or psi at a symbolic argument (callables are not symbolic)."""
+        expr = _as_expr(self._fn(which))
+        if expr is None:
+            raise ValueError(f"step {self.name!r}: {which} is a callable, not a SymPy "
+                             "expression; use T_exact for a numeric maximum")
+        return expr.subs(k, arg, simultaneous=True)
+
+
+@lru_cache(maxsize=256)
+def _compiled(expr: sp.Expr, param_names: tuple[str, ...]):
+    params = [sp.Symbol(p, positive=True) for p in param_names]
+    # rebuild with the expression's own symbols of those names (assumptions kept)
+    by_name = {s.name: s for s in expr.free_symbols}
+    params = [by_name.get(p.name, p) for p in params]
+    return sp.lambdify((k, S, *params), expr, "numpy")
+
+
+@dataclass(frozen=True)
+class CompositeAlgorithm:
+    """A composite algorithm: its steps in order (Definition 4.1).
+
+    Examples
+    --------
+    >>> from iobound.symbols import S, k
+    >>> alg = CompositeAlgorithm((CompositeStep("only", 2 * k),))
+    >>> alg.T_expr()
+    3*S
+    """
+
+    steps: tuple[CompositeStep, ...]
+    name: str = field(default="")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", tuple(self.steps))
+        if not self.steps:
+            raise ValueError("a composite algorithm needs at least one step")
+
+    def objective(self, ks: tuple[sp.Expr, ...]) -> sp.Expr:
+        """The nested sum phi_1(k_1) + phi_2(k_2 + psi_1(k_1)) + ... (symbolic)."""
+        total, carry = sp.Integer(0), sp.Integer(0)
+        for step, kj in zip(self.steps, ks):
+            arg = kj + carry
+            total += step.symbolic("phi", arg)
+            carry = step.symbolic("psi", arg)
+        return total
+
+    def T_expr(self, method: str = "relaxed") -> sp.Expr:
+        """T(S) as a SymPy expression in S (see the module docstring for methods)."""
+        n = len(self.steps)
+        if method == "relaxed":
+            total, arg = sp.Integer(0), S
+            for step in self.steps:
+                total += step.symbolic("phi", arg)
+                arg = S + step.symbolic("psi", arg)
+            return sp.expand(S + total)
+        if method == "vertex":
+            cands = []
+            for j in range(n):
+                ks = tuple(S if i == j else sp.Integer(0) for i in range(n))
+                cands.append(sp.expand(S + self.objective(ks)))
+            uniq = [c for c in dict.fromkeys(cands)
+                    if not any(o is not c and _dominates(o, c) for o in cands)]
+            return uniq[0] if len(uniq) == 1 else sp.Max(*uniq)
+        raise ValueError(f"unknown method {method!r}; choose 'relaxed' or 'vertex'")
+
+    def T_exact(self, s: int, params: dict | None = None, max_points: int = 5_000_000) -> float:
+        """Exact T(s) = s + max over integer k_j >= 0 with sum <= s (enumeration).
+
+        Raises
+        ------
+        ValueError
+            When the enumeration would exceed ``max_points`` points.
+        """
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"s must be a non-negative integer, got {s!r}")
+        n = len(self.steps)
+        count = 1
+        for i in range(n):
+            count = count * (s + 1 + i) // (i + 1)
+        if count > max_points:
+            raise ValueError(f"exact enumeration needs {count} points (> {max_points}); "
+                             "use T_expr('relaxed') for a valid over-estimate")
+        grids = np.array([c for c in itertools.product(range(s + 1), repeat=n)
+                          if sum(c) <= s], dtype=float) if n <= 2 or s <= 60 else None
+        if grids is None:
+            raise ValueError("exact enumeration of more than 2 steps needs s <= 60")
+        total = np.zeros(len(grids))
+        carry = np.zeros(len(grids))
+        for j, step in enumerate(self.steps):
+            arg = grids[:, j] + carry
+            total += step.evaluate("phi", arg, s, params)
+            carry = step.evaluate("psi", arg, s, params)
+        return float(s + total.max())
+
+
+def _dominates(a: sp.Expr, b: sp.Expr) -> bool:
+    """True when SymPy proves ``a >= b`` for all symbols >= 1 (S, R, gamma are)."""
+    shift = {x: (1 + sp.Symbol(f"_{x.name}", nonnegative=True)) ** 2
+             for x in (a - b).free_symbols}
+    diff = sp.expand((a - b).subs(shift, simultaneous=True))
+    return a != b and bool(diff.is_nonnegative)
+
+
+def composite_bound_expr(T: sp.Expr) -> sp.Expr:
+    """Thm 4.6 with Hong & Kung's 2S-partitions: ``max(0, S (|V| / T(2S) - 1))``."""
+    return sp.Max(0, S * (V / T.subs(S, 2 * S, simultaneous=True) - 1))

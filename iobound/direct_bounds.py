@@ -1,0 +1,156 @@
+"""I/O lower bounds of direct convolution: Hong-Kung composite, X-partition, compulsory.
+
+All bounds count loads plus stores of words between slow and fast memory in
+the red-blue pebble game (inputs start blue, outputs end blue, recomputation
+allowed) with S words of fast memory, on the direct DAG of
+:mod:`iobound.vertex_counts`. The reuse factor is ``R = layer.reuse_max``: the
+proofs (proofs/README.md) need the *maximum* number of windows that read one
+input, not the paper's average ``k_h k_w / mu^2``.
+
+* ``hong_kung_composite``: paper Thm 4.6/4.9, ``S (|V| / T(2S) - 1)`` with
+  Lemma 4.8's ``T(S) = 4 S sqrt(R S) + S - 1``, obtained from the composite API
+  with the paper's phi/psi; leading term ``MACs / (4 sqrt(2 R S))``.
+* ``x_partition``: beyond the paper, ``sqrt(2) MACs / sqrt(R S) - 4 S`` (segments
+  of 4S I/Os; proofs/test_x_partition.py); leading term ``sqrt(2) MACs/sqrt(R S)``.
+* ``compulsory``: used inputs + used weights + outputs.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=(1, 1))
+>>> v = direct_bound_values(layer, 12288)
+>>> round(v["hong_kung_composite"]), round(v["x_partition"]), round(v["compulsory"])
+(47688, 430835, 438272)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+from .layer import ConvLayer
+from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, R, S, V, X_IO, k
+from .vertex_counts import direct_counts
+
+__all__ = ["direct_composite", "direct_T_expr", "direct_bound_exprs", "direct_bound_values",
+           "direct_leading_terms", "direct_bound_details", "xpartition_segment_expr"]
+
+
+def direct_composite(paper: bool = True) -> CompositeAlgorithm:
+    """The two-step composite form of direct convolution (products, then sums).
+
+    ``paper=True``: Lemma 4.8's ``phi_1(k) = 2 S sqrt(R k)``, ``psi_1 = phi_1``,
+    ``phi_2(k) = k - 1``. ``paper=False``: the tighter ``phi_1(k) = k sqrt(R S)/2``
+    proven in proofs/test_direct_composite.py (T four times smaller).
+    """
+    phi1 = 2 * S * sp.sqrt(R * k) if paper else k * sp.sqrt(R * S) / 2
+    return CompositeAlgorithm((CompositeStep("products", phi1), CompositeStep("sums", k - 1)),
+                              name="direct (paper)" if paper else "direct (tight)")
+
+
+@lru_cache(maxsize=None)
+def direct_T_expr(paper: bool = True) -> sp.Expr:
+    """T(S): ``4 S sqrt(R S) + S - 1`` (paper) or ``S sqrt(R S) + S - 1`` (tight)."""
+    return direct_composite(paper).T_expr("vertex")
+
+
+def xpartition_segment_expr() -> sp.Expr:
+    """``Y (MACs / (sqrt(R) ((2S + Y)/3)^(3/2)) - 1)``: the bound for segments of Y I/Os."""
+    return X_IO * (MACS / (sp.sqrt(R) * ((2 * S + X_IO) / 3) ** sp.Rational(3, 2)) - 1)
+
+
+@lru_cache(maxsize=None)
+def direct_bound_exprs() -> dict[str, sp.Expr]:
+    """Method name -> SymPy expression (in S, R, V, MACs, I_used, W_used, O)."""
+    xpart = sp.simplify(xpartition_segment_expr().subs(X_IO, 4 * S))
+    return {
+        "hong_kung_composite": composite_bound_expr(direct_T_expr(True)),
+        "x_partition": sp.Max(0, xpart),
+        "compulsory": INPUTS + WEIGHTS + OUTPUTS,
+    }
+
+
+@lru_cache(maxsize=None)
+def direct_leading_exprs() -> dict[str, sp.Expr]:
+    """Method name -> leading term (large layer, large S)."""
+    return {
+        "hong_kung_composite": MACS / (4 * sp.sqrt(2 * R * S)),
+        "x_partition": sp.sqrt(2) * MACS / sp.sqrt(R * S),
+    }
+
+
+_ARGS = (S, R, V, MACS, INPUTS, WEIGHTS, OUTPUTS)
+
+
+@lru_cache(maxsize=None)
+def _compiled() -> dict[str, callable]:
+    out = {m: sp.lambdify(_ARGS, e, "math") for m, e in direct_bound_exprs().items()}
+    out.update({f"lead:{m}": sp.lambdify(_ARGS, e, "math")
+                for m, e in direct_leading_exprs().items()})
+    return out
+
+
+def _args(layer: ConvLayer, s: int) -> tuple:
+    c = direct_counts(layer)
+    return (float(s), float(layer.reuse_max), float(c.vertices), float(c.products),
+            float(c.used_inputs), float(c.used_weights), float(c.outputs))
+
+
+def _check_s(s) -> None:
+    if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 1:
+        raise ValueError(f"fast memory S must be a number of words >= 1, got {s!r}")
+
+
+def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:
+    """Method name -> bound value (compiled expressions, no symbolic work)."""
+    _check_s(s)
+    args = _args(layer, s)
+    fns = _compiled()
+    return {m: float(fns[m](*args)) for m in direct_bound_exprs()}
+
+
+def direct_leading_terms(layer: ConvLayer, s: int) -> dict[str, float]:
+    """Method name -> leading term value."""
+    _check_s(s)
+    args = _args(layer, s)
+    fns = _compiled()
+    return {m: float(fns[f"lead:{m}"](*args)) for m in direct_leading_exprs()}
+
+
+def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
+    """Method name -> assumptions, with this layer's numbers filled in."""
+    c = direct_counts(layer)
+    game = ("red-blue pebble game (Hong & Kung 1981), recomputation allowed; I/O = loads + "
+            "stores of words, inputs start in slow memory, outputs end there; S words of "
+            "fast memory")
+    reuse = (f"R = R_max = {layer.reuse_max} (max windows sharing one input; the paper's "
+             f"average k_h k_w/mu^2 = {layer.reuse_paper:g} is not what the proofs support)")
+    return {
+        "hong_kung_composite": (
+            game,
+            "Thm 4.6 with 2S-partitions: Q >= S (|V| / T(2S) - 1), clamped at 0",
+            "T(S) = 4 S sqrt(R S) + S - 1 (Lemma 4.8, paper's phi_1 = 2 S sqrt(R k)); "
+            "proofs/test_lemma_4_8.py, proofs/test_direct_composite.py",
+            reuse,
+            f"|V| = {c.vertices} exact for the direct DAG (used inputs {c.used_inputs}, "
+            f"used weights {c.used_weights}, {c.products} real products, binary "
+            "summation trees; taps on padding are not vertices)",
+        ),
+        "x_partition": (
+            game,
+            "segments of Y = 4S I/Os; per segment the products are <= sqrt(R |A||B||C|) "
+            "with |A|+|B|+|C| <= 2S + Y (operands red at its start or loaded, output "
+            "trees red at its end or stored); proofs/test_x_partition.py",
+            "Q >= sqrt(2) MACs / sqrt(R S) - 4 S, clamped at 0; the constant 2 of "
+            "Kwasniewski et al. is not claimed",
+            reuse,
+            f"MACs = {c.products} real products (padding taps excluded)",
+        ),
+        "compulsory": (
+            game,
+            f"every used input ({c.used_inputs}) and used weight ({c.used_weights}) is "
+            f"loaded at least once and every output ({c.outputs}) stored at least once",
+        ),
+    }

@@ -1,0 +1,128 @@
+"""A bound report: every valid lower bound of a layer at one fast-memory size.
+
+Examples
+--------
+>>> from iobound.networks import get_layer
+>>> rep = bound_report(get_layer("alexnet.conv1"), 12288)
+>>> sorted(rep.bounds), rep.best_method
+(['compulsory', 'hong_kung_composite', 'x_partition'], 'compulsory')
+>>> bound_report(get_layer("alexnet.conv1"), 1024).best_method
+'x_partition'
+>>> best_lower_bound(get_layer("alexnet.conv1"), 12288) == rep.best
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .layer import ConvLayer
+
+__all__ = ["Bound", "BoundReport", "bound_report", "best_lower_bound", "ALGORITHMS",
+           "DEFAULT_WINOGRAD_E"]
+
+ALGORITHMS = ("direct", "winograd")
+DEFAULT_WINOGRAD_E = 2
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One lower bound: its method, value (I/O words), SymPy expression, assumptions.
+
+    ``expression`` is in the symbols of :mod:`iobound.symbols` (S, R, V, MACs, ...);
+    the value comes from its compiled form. ``leading_term`` is the value of the
+    asymptotic term (None when the bound has none, e.g. compulsory I/O).
+    """
+
+    method: str
+    value: float
+    expression: sp.Expr
+    assumptions: tuple[str, ...]
+    leading_term: float | None
+
+
+@dataclass(frozen=True)
+class BoundReport:
+    """All bounds of one layer, algorithm and fast-memory size; the best of them."""
+
+    layer: ConvLayer
+    fast_memory_words: int
+    algorithm: str
+    e: int | None
+    bounds: dict[str, Bound]
+    best: float
+    best_method: str
+    leading_terms: dict[str, float] | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (expressions as strings)."""
+        return {
+            "algorithm": self.algorithm, "e": self.e,
+            "fast_memory_words": self.fast_memory_words,
+            "bounds": {m: b.value for m, b in self.bounds.items()},
+            "expressions": {m: str(b.expression) for m, b in self.bounds.items()},
+            "assumptions": {m: list(b.assumptions) for m, b in self.bounds.items()},
+            "leading_terms": dict(self.leading_terms or {}),
+            "best": self.best, "best_method": self.best_method,
+        }
+
+
+def _check(layer: ConvLayer, s, algorithm: str, e):
+    if not isinstance(layer, ConvLayer):
+        raise ValueError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        raise ValueError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    if algorithm == "winograd":
+        layer.check_winograd()
+        e = DEFAULT_WINOGRAD_E if e is None else e
+        if isinstance(e, bool) or not isinstance(e, int) or e < 1:
+            raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+        return e
+    return None
+
+
+def bound_report(layer: ConvLayer, S: int, algorithm: str = "direct",
+                 e: int | None = None) -> BoundReport:
+    """Every lower bound of ``layer`` at ``S`` words of fast memory, and the best.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    S : int
+        Fast memory in words (>= 1).
+    algorithm : {"direct", "winograd"}
+    e : int, optional
+        Winograd output tile (default 2); ignored for direct.
+
+    Raises
+    ------
+    ValueError
+        For a bad S, algorithm or e, or Winograd on a layer it does not apply to.
+    """
+    e = _check(layer, S, algorithm, e)
+    if algorithm == "direct":
+        from . import direct_bounds as mod
+        values = mod.direct_bound_values(layer, S)
+        leads = mod.direct_leading_terms(layer, S)
+        exprs = mod.direct_bound_exprs()
+        details = mod.direct_bound_details(layer)
+    else:
+        from . import winograd_bounds as mod
+        values = mod.winograd_bound_values(layer, e, S)
+        leads = mod.winograd_leading_terms(layer, e, S)
+        exprs = mod.winograd_bound_exprs()
+        details = mod.winograd_bound_details(layer, e)
+    bounds = {m: Bound(m, values[m], exprs[m], details[m], leads.get(m)) for m in values}
+    best_method = max(bounds, key=lambda m: bounds[m].value)
+    return BoundReport(layer, S, algorithm, e, bounds, bounds[best_method].value,
+                       best_method, leads)
+
+
+def best_lower_bound(layer: ConvLayer, S: int, algorithm: str = "direct",
+                     e: int | None = None) -> float:
+    """The largest valid lower bound (I/O words) of :func:`bound_report`."""
+    return bound_report(layer, S, algorithm, e).best

@@ -1,0 +1,237 @@
+"""Exact vertex counts of the convolution DAGs the bounds are stated for.
+
+Direct convolution (the DAG ``dataflow`` builds): an input vertex per in-bounds
+input element ``(b, c, h, w)`` used by at least one product; a weight vertex per
+``(co, ci, i, j)`` used by at least one product; a product vertex per
+``(b, co, oh, ow, ci, i, j)`` whose input position is in bounds (taps on padding
+are not products); per output with ``m >= 1`` products a binary summation tree of
+``m - 1`` sum vertices whose root is the output (``m == 1``: the product is the
+output); an output whose whole window lies in padding has no vertex. Hence
+
+    |V| = used_inputs + used_weights + sum_outputs (2 m_o - 1).
+
+Every quantity factorises over the two spatial axes, so the counts take
+``O(h_out k_h + w_out k_w)`` work, whatever the channel counts.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3)
+>>> direct_vertex_count(layer)       # Lemma 4.7: (2*9*2-1)*4*3 + 32 + 54
+506
+>>> winograd_vertex_count(layer, 2)   # one 4x4 tile: 32+54+96+32+96+48+12
+370
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .layer import ConvLayer
+
+__all__ = ["DirectCounts", "WinogradCounts", "direct_counts", "direct_vertex_count",
+           "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
+           "winograd_gamma"]
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """Per-axis facts of a sliding window."""
+
+    taps_per_output: tuple[int, ...]  # in-bounds taps of each output position
+    used_taps: int                    # taps used by at least one output position
+    used_positions: int               # input positions used by at least one tap
+    max_reuse: int                    # most (output, tap) pairs reading one input position
+
+
+def _axis(size: int, out: int, k: int, stride: int, pad: int, dil: int) -> _Axis:
+    o = np.arange(out)[:, None]
+    i = np.arange(k)[None, :]
+    pos = o * stride - pad + i * dil
+    ok = (pos >= 0) & (pos < size)
+    reuse = np.bincount(pos[ok], minlength=size) if ok.any() else np.zeros(size, int)
+    return _Axis(
+        taps_per_output=tuple(int(c) for c in ok.sum(axis=1)),
+        used_taps=int(ok.any(axis=0).sum()),
+        used_positions=int((reuse > 0).sum()),
+        max_reuse=int(reuse.max()) if size else 0,
+    )
+
+
+@dataclass(frozen=True)
+class DirectCounts:
+    """Vertex classes of the direct-convolution DAG of one layer."""
+
+    used_inputs: int
+    used_weights: int
+    products: int       #: real MACs (product vertices)
+    outputs: int        #: outputs with at least one product
+    sums: int           #: sum vertices that are not outputs
+    max_input_reuse: int  #: most products that read one input vertex / c_out
+
+    @property
+    def vertices(self) -> int:
+        """|V| = inputs + weights + sum over outputs of (2 m_o - 1)."""
+        return self.used_inputs + self.used_weights + 2 * self.products - self.outputs
+
+    @property
+    def compulsory(self) -> int:
+        """Inputs and weights that must be loaded once plus outputs stored once."""
+        return self.used_inputs + self.used_weights + self.outputs
+
+
+@lru_cache(maxsize=4096)
+def direct_counts(layer: ConvLayer) -> DirectCounts:
+    """All vertex classes of the direct DAG (see the module docstring)."""
+    ah = _axis(layer.h_in, layer.h_out, layer.k_h, layer.stride[0], layer.padding[0],
+               layer.dilation[0])
+    aw = _axis(layer.w_in, layer.w_out, layer.k_w, layer.stride[1], layer.padding[1],
+               layer.dilation[1])
+    taps_h, taps_w = sum(ah.taps_per_output), sum(aw.taps_per_output)
+    live_h = sum(1 for c in ah.taps_per_output if c)
+    live_w = sum(1 for c in aw.taps_per_output if c)
+    nb, ci, co = layer.n, layer.c_in, layer.c_out
+    products = nb * co * ci * taps_h * taps_w
+    outputs = nb * co * live_h * live_w
+    return DirectCounts(
+        used_inputs=nb * ci * ah.used_positions * aw.used_positions,
+        used_weights=co * ci * ah.used_taps * aw.used_taps,
+        products=products,
+        outputs=outputs,
+        sums=products - outputs,
+        max_input_reuse=ah.max_reuse * aw.max_reuse,
+    )
+
+
+def direct_vertex_count(layer: ConvLayer) -> int:
+    """|V| of the direct-convolution DAG (exact; Lemma 4.7 without padding)."""
+    return direct_counts(layer).vertices
+
+
+# -- Winograd -----------------------------------------------------------------
+@dataclass(frozen=True)
+class WinogradCounts:
+    """Vertex classes of the Winograd F(e x e, r x r) DAG of one layer."""
+
+    e: int
+    r: int
+    tiles: int                 #: (b, tile) pairs whose input window has an in-bounds element
+    used_inputs: int
+    weights: int
+    transformed_weights: int
+    transformed_inputs: int
+    products: int              #: element products (b, tile, co, ci, nu)
+    sums: int                  #: channel-sum vertices, roots Pi included (c_in - 1 per tree)
+    outputs: int
+
+    @property
+    def vertices(self) -> int:
+        return (self.used_inputs + self.weights + self.transformed_weights
+                + self.transformed_inputs + self.products + self.sums + self.outputs)
+
+    @property
+    def compulsory(self) -> int:
+        return self.used_inputs + self.weights + self.outputs
+
+
+def _tiles_axis(size: int, out: int, e: int, n: int, pad: int, full_only: bool):
+    """(tiles, used input positions, outputs covered) along one axis."""
+    t = np.arange(-(-out // e))
+    lo, hi = t * e - pad, t * e - pad + n          # input window [lo, hi)
+    if full_only:
+        keep = (lo >= 0) & (hi <= size) & (t * e + e <= out)
+    else:
+        keep = (hi > 0) & (lo < size)
+    used = np.zeros(size, bool)
+    for a, b in zip(lo[keep], hi[keep]):
+        used[max(a, 0):min(b, size)] = True
+    outs = np.minimum(t[keep] * e + e, out) - t[keep] * e
+    return int(keep.sum()), int(used.sum()), int(outs.sum())
+
+
+def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
+    layer.check_winograd()
+    if not isinstance(e, int) or isinstance(e, bool) or e < 1:
+        raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+    r = layer.k_h
+    n = e + r - 1
+    th, uh, oh = _tiles_axis(layer.h_in, layer.h_out, e, n, layer.padding[0], full_only)
+    tw, uw, ow = _tiles_axis(layer.w_in, layer.w_out, e, n, layer.padding[1], full_only)
+    nb, ci, co = layer.n, layer.c_in, layer.c_out
+    tiles = nb * th * tw
+    products = tiles * co * ci * n * n
+    roots = tiles * co * n * n  # one channel-sum tree (root Pi) per (b, tile, c_out, nu)
+    return WinogradCounts(
+        e=e, r=r, tiles=tiles,
+        used_inputs=nb * ci * uh * uw,
+        weights=co * ci * r * r,
+        transformed_weights=co * ci * n * n,
+        transformed_inputs=tiles * ci * n * n,
+        products=products,
+        sums=roots * (ci - 1),
+        outputs=nb * co * oh * ow,
+    )
+
+
+@lru_cache(maxsize=4096)
+def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
+    """Vertex classes of the Winograd DAG under the convention of
+    :func:`winograd_vertex_count`."""
+    return _winograd(layer, e, full_only=False)
+
+
+def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
+    """|V| of the Winograd F(e x e, r x r) DAG (r = k_h = k_w, stride 1, dilation 1).
+
+    Convention (the extended paper's Lemma 4.10 is not available, so it is fixed
+    here; the dataflow DAG builder owns it and may refine this function): the
+    output is cut into ``ceil(h_out/e) x ceil(w_out/e)`` tiles; a tile is kept when
+    its ``n x n`` input window (``n = e + r - 1``, starting at ``e*t - pad``) holds
+    at least one in-bounds input. Vertices:
+
+    - inputs: in-bounds input elements inside some kept window;
+    - weights ``c_out c_in r^2`` and transformed weights ``c_out c_in n^2``
+      (one vertex each, predecessors the r x r kernel);
+    - transformed inputs: ``n^2`` per (b, kept tile, c_in), predecessors the
+      in-bounds inputs of the window;
+    - element products: ``n^2`` per (b, tile, c_out, c_in);
+    - channel sums: per (b, tile, c_out) ``n^2`` binary trees over the ``c_in``
+      products, ``c_in - 1`` sum vertices each whose root is Pi (for
+      ``c_in == 1`` the product is Pi);
+    - outputs: the ``e^2`` outputs of each tile that lie inside
+      ``h_out x w_out``, one vertex each with the tile's ``n^2`` Pi as predecessors.
+
+    The bound uses ``min(this, winograd_vertex_count_lower(...))`` so that it stays
+    valid if the builder's border convention drops vertices.
+
+    Raises
+    ------
+    ValueError
+        When Winograd does not apply to the layer, or ``e < 1``.
+    """
+    return winograd_counts(layer, e).vertices
+
+
+@lru_cache(maxsize=4096)
+def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
+    """A lower count of |V| for any Winograd DAG with the vertex classes above.
+
+    Counts only the structure of *full* tiles (window entirely in bounds and all
+    ``e^2`` outputs inside the output), which every border convention contains.
+    """
+    return _winograd(layer, e, full_only=True).vertices
+
+
+def winograd_gamma(layer: ConvLayer, e: int) -> int:
+    """Most transformed values one raw input or weight can help generate.
+
+    An input lies in at most ``ceil(n/e)^2`` tile windows (windows of width n
+    stepped by e), each of which has ``n^2`` transformed entries; a raw weight
+    belongs to one kernel with ``n^2`` transformed entries.
+    """
+    n = e + layer.k_h - 1
+    return n * n * math.ceil(n / e) ** 2

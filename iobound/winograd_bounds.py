@@ -1,0 +1,158 @@
+"""I/O lower bounds of Winograd F(e x e, r x r) convolution.
+
+The DAG is the one of :func:`iobound.vertex_counts.winograd_vertex_count`. Its four
+steps and the vertex-generation functions proven for it (proofs/test_winograd.py)
+go through the composite API:
+
+1. input and kernel transforms: ``phi_1 = psi_1 = gamma k`` with
+   ``gamma = n^2 ceil(n/e)^2`` (a raw input lies in at most ``ceil(n/e)^2`` tile
+   windows of ``n^2`` transformed entries each; a raw weight in one kernel of
+   ``n^2``);
+2. element products: ``phi_2 = psi_2 = k sqrt(S) / 2`` (for each of the n^2
+   frequencies a matrix multiply; Loomis-Whitney plus Cauchy-Schwarz with at most
+   S output groups (b, tile, c_out), the minimum-set bound);
+3. channel sums: ``phi_3 = psi_3 = k`` (binary trees: sums <= leaves);
+4. output transform: ``phi_4 = min(k, S)`` (outputs have no successors, so every
+   output of a partition set is in its minimum set).
+
+T(S) is the composite API's ``"relaxed"`` maximum, a proven over-estimate. This
+bound is valid but much weaker than the paper's Thm 4.12, whose leading term
+``W_out H_out C_out C_in (e + r - 1) r / (e sqrt(S))`` is reported for reference
+only: it does not follow for this DAG (proofs/README.md, errata).
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=(1, 1))
+>>> v = winograd_bound_values(layer, 2, 1024)
+>>> round(v["hong_kung_composite"]), round(v["compulsory"])
+(13778, 438272)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+from .direct_bounds import _check_s
+from .layer import ConvLayer
+from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, E, N_TILE, S, V, k
+from .vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
+                            winograd_vertex_count, winograd_vertex_count_lower)
+
+__all__ = ["winograd_composite", "winograd_T_expr", "winograd_bound_exprs",
+           "winograd_bound_values", "winograd_leading_terms", "winograd_bound_details",
+           "paper_thm_4_12_expr"]
+
+#: Winograd output pixels x channels (W_out H_out C_out C_in), for Thm 4.12
+HWCC = sp.Symbol("HWCC", positive=True)
+
+
+def winograd_composite() -> CompositeAlgorithm:
+    """The four steps of Winograd with the vertex-generation functions above."""
+    return CompositeAlgorithm((
+        CompositeStep("transforms", GAMMA * k),
+        CompositeStep("element products", k * sp.sqrt(S) / 2),
+        CompositeStep("channel sums", k),
+        CompositeStep("output transform", sp.Min(k, S)),
+    ), name="winograd")
+
+
+@lru_cache(maxsize=None)
+def winograd_T_expr() -> sp.Expr:
+    """``T(S) = 3S + gamma S + (1 + gamma) S^(3/2)`` (relaxed maximum)."""
+    return sp.simplify(winograd_composite().T_expr("relaxed"))
+
+
+def paper_thm_4_12_expr() -> sp.Expr:
+    """The paper's Thm 4.12 leading term (reference only, not a proven bound here)."""
+    return HWCC * N_TILE * RR / (E * sp.sqrt(S))
+
+
+@lru_cache(maxsize=None)
+def winograd_bound_exprs() -> dict[str, sp.Expr]:
+    """Method name -> SymPy expression (symbols S, gamma, V, I_used, W_used, O)."""
+    return {
+        "hong_kung_composite": composite_bound_expr(winograd_T_expr()),
+        "compulsory": INPUTS + WEIGHTS + OUTPUTS,
+    }
+
+
+@lru_cache(maxsize=None)
+def winograd_leading_exprs() -> dict[str, sp.Expr]:
+    """Leading terms: ours, in MACs = element products, and the paper's."""
+    return {
+        "hong_kung_composite": MACS / (sp.sqrt(2) * (1 + GAMMA) * sp.sqrt(S)),
+        "paper_thm_4_12": paper_thm_4_12_expr(),
+    }
+
+
+_ARGS = (S, GAMMA, V, MACS, INPUTS, WEIGHTS, OUTPUTS, HWCC, E, RR, N_TILE)
+
+
+@lru_cache(maxsize=None)
+def _compiled() -> dict[str, callable]:
+    out = {m: sp.lambdify(_ARGS, e, "math") for m, e in winograd_bound_exprs().items()}
+    out.update({f"lead:{m}": sp.lambdify(_ARGS, e, "math")
+                for m, e in winograd_leading_exprs().items()})
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _args(layer: ConvLayer, e: int) -> tuple:
+    w = winograd_counts(layer, e)
+    d = direct_counts(layer)
+    v = min(winograd_vertex_count(layer, e), winograd_vertex_count_lower(layer, e))
+    hwcc = layer.n * layer.h_out * layer.w_out * layer.c_out * layer.c_in
+    return (float(winograd_gamma(layer, e)), float(v), float(w.products),
+            float(d.used_inputs), float(d.used_weights), float(d.outputs),
+            float(hwcc), float(e), float(w.r), float(e + w.r - 1))
+
+
+def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
+    """Method name -> bound value (compiled)."""
+    _check_s(s)
+    args = (float(s),) + _args(layer, e)
+    fns = _compiled()
+    return {m: float(fns[m](*args)) for m in winograd_bound_exprs()}
+
+
+def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
+    """Method name -> leading term value (``paper_thm_4_12`` for reference)."""
+    _check_s(s)
+    args = (float(s),) + _args(layer, e)
+    fns = _compiled()
+    return {m: float(fns[f"lead:{m}"](*args)) for m in winograd_leading_exprs()}
+
+
+def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...]]:
+    """Method name -> assumptions, with this layer's numbers filled in."""
+    w = winograd_counts(layer, e)
+    d = direct_counts(layer)
+    n = e + w.r - 1
+    v_low = winograd_vertex_count_lower(layer, e)
+    game = ("red-blue pebble game (Hong & Kung 1981), recomputation allowed; I/O = loads + "
+            "stores of words, inputs start in slow memory, outputs end there; S words of "
+            "fast memory")
+    return {
+        "hong_kung_composite": (
+            game,
+            f"Winograd F({e}x{e}, {w.r}x{w.r}) DAG, n = {n}; transform coefficients are "
+            "constants of the vertex operations (not vertices); every transformed value "
+            "has at least one predecessor",
+            "Thm 4.6 with 2S-partitions, T(S) = 3S + gamma S + (1 + gamma) S^(3/2) from the "
+            f"composite API's relaxed maximum, gamma = n^2 ceil(n/e)^2 = "
+            f"{winograd_gamma(layer, e)}; proofs/test_winograd.py",
+            f"|V| = min({w.vertices} (this convention), {v_low} (full tiles only, a lower "
+            "count for any border convention))",
+            "the paper's Thm 4.12 leading term is not proven for this DAG and is reported "
+            "only under leading_terms['paper_thm_4_12']",
+        ),
+        "compulsory": (
+            game,
+            f"any DAG computing the convolution loads every used input ({d.used_inputs}) "
+            f"and weight ({d.used_weights}) once and stores every output ({d.outputs}) once",
+        ),
+    }
