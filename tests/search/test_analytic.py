@@ -1,0 +1,102 @@
+"""Analytic features against the dataflow and kernel-config functions they summarise."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from dataflow.direct import DirectTiling, direct_io
+from dataflow.winograd import WinogradTiling, winograd_io
+from iobound.devices import get_device
+from iobound.layer import ConvLayer
+from kernels.config import config_from_dict, grid_shape, onchip_words, shared_memory_bytes
+from search.analytic import FEATURE_NAMES, analytic_features
+from search.conv_space import ConvSpace
+
+V100 = get_device("v100")
+LAYER = ConvLayer(n=2, c_in=8, h_in=14, w_in=14, c_out=16, k_h=3, k_w=3, padding=1)
+WINO = ConvLayer(n=1, c_in=4, h_in=13, w_in=13, c_out=8, k_h=3, k_w=3, padding=1)
+
+
+def _feats(space, n=60, seed=0):
+    idx = space.sample(n, np.random.default_rng(seed))
+    knobs = np.array([[space.get(i)[p] for p in space.params] for i in idx])
+    f = analytic_features(space.layer, space.device, space.algorithm, knobs)
+    return knobs, {name: f[:, c] for c, name in enumerate(FEATURE_NAMES)}
+
+
+def test_io_matches_direct_io():
+    """io_words equals dataflow.direct.direct_io of each row's tiling."""
+    space = ConvSpace(LAYER, V100)
+    knobs, f = _feats(space)
+    expected = [direct_io(LAYER, DirectTiling(*map(int, k[:4]))).total for k in knobs]
+    assert f["io_words"].tolist() == expected
+
+
+def test_io_matches_winograd_io():
+    """Winograd io_words equals dataflow.winograd.winograd_io (clipped tiles too)."""
+    space = ConvSpace(WINO, V100, "winograd")
+    knobs, f = _feats(space)
+    expected = [winograd_io(WINO, WinogradTiling(*map(int, k[:4]))).total for k in knobs]
+    assert f["io_words"].tolist() == expected
+
+
+def test_sizes_match_kernel_config():
+    """Shared bytes, footprint and block count equal the kernel-config functions."""
+    space = ConvSpace(LAYER, V100)
+    knobs, f = _feats(space)
+    cfgs = [config_from_dict(dict(zip(space.params, map(int, k)))) for k in knobs]
+    assert f["shared_bytes"].tolist() == [shared_memory_bytes(LAYER, c) for c in cfgs]
+    assert f["footprint_words"].tolist() == [onchip_words(LAYER, c) for c in cfgs]
+    assert f["blocks"].tolist() == [float(np.prod(grid_shape(LAYER, c))) for c in cfgs]
+    assert f["threads"].tolist() == [c.threads for c in cfgs]
+
+
+def test_blocks_per_sm_is_the_largest_that_fits():
+    """blocks_per_sm respects every SM limit and one more block would break one."""
+    space = ConvSpace(LAYER, V100, pruned=False)
+    _, f = _feats(space, n=200)
+    b, warps = f["blocks_per_sm"], np.ceil(f["threads"] / 32) * 32
+
+    def fits(k):
+        return ((k <= V100.max_blocks_per_sm) & (k * f["shared_bytes"] <= V100.shared_mem_per_sm_bytes)
+                & (k * warps <= V100.max_threads_per_sm)
+                & (k * warps * f["regs_per_thread"] <= V100.registers_per_sm))
+
+    assert fits(b).all() and not fits(b + 1).any()
+    assert ((f["occupancy"] > 0) & (f["occupancy"] <= 1)).all()
+
+
+def test_waves_and_intensity():
+    """waves = blocks / (SMs * blocks_per_sm); intensity = flops / traffic bytes."""
+    _, f = _feats(ConvSpace(LAYER, V100))
+    assert np.allclose(f["waves"], f["blocks"] / (V100.sm_count * f["blocks_per_sm"]))
+    assert np.allclose(f["intensity"], f["flops"] / (4 * f["io_words"]))
+    assert (f["flops"] == 2 * LAYER.macs).all()
+
+
+def test_winograd_executes_fewer_flops_than_direct():
+    """F(2x2, 3x3) on a wide layer needs fewer FLOPs than direct convolution."""
+    layer = ConvLayer(n=1, c_in=64, h_in=16, w_in=16, c_out=64, k_h=3, k_w=3, padding=1)
+    f = analytic_features(layer, V100, "winograd", np.array([[2, 8, 8, 16, 4, 4, 4]]))
+    assert f[0, FEATURE_NAMES.index("flops")] < 2 * layer.macs
+
+
+def test_features_are_fast():
+    """Thousands of configs per second, cold caches included."""
+    from search.analytic import flops, io_words
+    layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=1)
+    space = ConvSpace(layer, V100)
+    idx = space.sample(3000, np.random.default_rng(3))
+    knobs = np.array([[space.get(i)[p] for p in space.params] for i in idx])
+    io_words.cache_clear(), flops.cache_clear()
+    t0 = time.perf_counter()
+    analytic_features(layer, V100, "direct", knobs)
+    assert time.perf_counter() - t0 < 1.5
+
+
+def test_empty_input_gives_empty_matrix():
+    """No configs, no rows."""
+    assert analytic_features(LAYER, V100, "direct", np.zeros((0, 7))).shape == (0, len(FEATURE_NAMES))
