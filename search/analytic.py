@@ -8,9 +8,10 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
   or ``winograd_io``, cached per tile since threads and ``alpha`` do not change it);
 - ``io_over_compulsory``: ``io_words`` over the compulsory traffic (every input,
   weight and output once);
-- ``io_over_bound``: ``io_words`` over the best valid lower bound for a fast memory
-  of the block's on-chip words (``iobound.report.best_lower_bound``), when that
-  module is available; NaN otherwise (logged once);
+- ``io_over_bound``: ``io_words`` over the best valid lower bound
+  (``iobound.report.best_lower_bound``) at a fast memory of the block's on-chip
+  words (``kernels.config.onchip_words``: shared plus register words, the S at which
+  the kernel's traffic must respect the bound), Winograd with the config's ``e``;
 - ``footprint_words``: shared plus register words of a block (``onchip_words``);
 - ``shared_bytes``, ``threads``, ``regs_per_thread`` (register words per thread plus
   ``kernels.config.REGISTER_OVERHEAD``, at most 255), ``ilp`` (register words per
@@ -42,12 +43,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 
 import numpy as np
 
 from iobound.layer import ConvLayer
-from kernels.config import REGISTER_OVERHEAD, config_from_dict, register_words, shared_memory_bytes
+from kernels.config import (REGISTER_OVERHEAD, config_from_dict, onchip_words, register_words,
+                            shared_memory_bytes)
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
 
@@ -102,25 +103,10 @@ def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     return 2 * (products + input_tf + weight_tf + output_tf)
 
 
-def _lower_bound(layer: ConvLayer, algorithm: str, fast_words: int) -> float:
-    try:
-        from iobound.report import best_lower_bound
-    except ImportError:
-        if not getattr(_lower_bound, "warned", False):
-            log.warning("iobound.report.best_lower_bound is not available; io_over_bound is NaN")
-            _lower_bound.warned = True
-        return math.nan
-    return float(_bound_value(best_lower_bound, layer, algorithm, fast_words))
-
-
-@functools.lru_cache(maxsize=1 << 12)
-def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int) -> float:
-    return _lower_bound(layer, algorithm, fast_words)
-
-
-def _bound_value(best_lower_bound, layer, algorithm, fast_words) -> float:
-    result = best_lower_bound(layer, fast_words, algorithm=algorithm)
-    return float(getattr(result, "value", result))
+@functools.lru_cache(maxsize=1 << 14)
+def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int, e: int | None) -> float:
+    from iobound.report import best_lower_bound
+    return float(best_lower_bound(layer, fast_words, algorithm, e))
 
 
 def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
@@ -160,8 +146,8 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
         cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
         t_shared[k] = shared_memory_bytes(layer, cfg)
         t_regwords[k] = register_words(layer, cfg)
-        t_bound[k] = _bound_cached(layer, algorithm,
-                                   int(t_shared[k] // WORD_BYTES + t_regwords[k]))
+        t_bound[k] = _bound_cached(layer, algorithm, onchip_words(layer, cfg),
+                                   tile[0] if algorithm == "winograd" else None)
     io, fl, shared, regw = t_io[inverse], t_flops[inverse], t_shared[inverse], t_regwords[inverse]
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)

@@ -100,3 +100,13 @@ def test_features_are_fast():
 def test_empty_input_gives_empty_matrix():
     """No configs, no rows."""
     assert analytic_features(LAYER, V100, "direct", np.zeros((0, 7))).shape == (0, len(FEATURE_NAMES))
+
+
+def test_io_over_bound_is_at_least_one():
+    """No dataflow beats the best valid lower bound at its own on-chip size."""
+    from iobound.report import best_lower_bound
+    space = ConvSpace(LAYER, V100, pruned=False)
+    knobs, f = _feats(space, n=100)
+    assert (f["io_over_bound"] >= 1.0).all()
+    cfg = config_from_dict(dict(zip(space.params, map(int, knobs[0]))))
+    assert f["io_over_bound"][0] == f["io_words"][0] / best_lower_bound(LAYER, onchip_words(LAYER, cfg))
