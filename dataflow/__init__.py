@@ -12,3 +12,4 @@ from .winograd import (  # noqa: E402  (H2b: Winograd dataflow)
 from .optimal_tiles import (  # noqa: E402  (H2b: optimal tiles)
     ContinuousOptimum, TileChoice, dataflow_reuse, optimal_direct_tiles, optimal_winograd_tiles,
 )
+from .evaluate import DataflowReport, OptimalityCondition, evaluate_dataflow  # noqa: E402  (H2b)

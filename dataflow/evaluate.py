@@ -1,0 +1,238 @@
+"""A dataflow for a layer and a fast memory, compared with the best I/O lower bound.
+
+:func:`evaluate_dataflow` picks the optimal tiles (or takes given ones), and reports the
+exact I/O, the paper's estimate, the footprint, the optimality condition and the ratio
+to :func:`iobound.report.best_lower_bound`. The bound is evaluated at the fast memory one
+block may use (``S / N_p`` words): a block is a processor of the red-blue pebble game
+with that many red pebbles, and the dataflow's footprint is at most that.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=(1, 1))
+>>> rep = evaluate_dataflow(layer, 1024)
+>>> rep.tiling, rep.io.total, rep.ratio_to_bound >= 1
+(DirectTiling(x=8, y=8, z=8, alpha=1), 47360, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iobound.layer import ConvLayer
+
+from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
+    direct_paper_total
+from .io_volume import DataflowIO, Footprint
+from .optimal_tiles import dataflow_reuse, optimal_direct_tiles, optimal_winograd_tiles
+from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
+    winograd_paper_io, winograd_paper_total
+
+__all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow"]
+
+#: Relative gap of x y vs R z below which the optimality condition counts as satisfied.
+OPTIMALITY_TOLERANCE = 0.25
+
+
+@dataclass(frozen=True)
+class OptimalityCondition:
+    """The condition ``x y = R z`` for a tiling.
+
+    Attributes
+    ----------
+    reuse : float
+        R used (``reuse_max``; ``r^2`` for Winograd).
+    xy, rz : float
+        Both sides.
+    relative_gap : float
+        ``(x y - R z) / max(x y, R z)``.
+    satisfied : bool
+        ``|relative_gap| <= tolerance``.
+    tolerance : float
+    dataflow_reuse : float
+        ``R_df``, the reuse of the dataflow's own continuous optimum (see
+        :func:`dataflow.optimal_tiles.dataflow_reuse`).
+    dataflow_gap : float
+        The relative gap of ``x y`` vs ``R_df z``.
+    """
+
+    reuse: float
+    xy: float
+    rz: float
+    relative_gap: float
+    satisfied: bool
+    tolerance: float
+    dataflow_reuse: float
+    dataflow_gap: float
+
+    def to_dict(self) -> dict:
+        return {"condition": "x*y = R*z", "reuse": self.reuse, "xy": self.xy, "rz": self.rz,
+                "relative_gap": self.relative_gap, "satisfied": self.satisfied,
+                "tolerance": self.tolerance, "dataflow_reuse": self.dataflow_reuse,
+                "dataflow_gap": self.dataflow_gap}
+
+
+@dataclass(frozen=True)
+class DataflowReport:
+    """A dataflow's I/O against the best lower bound.
+
+    Attributes
+    ----------
+    layer : ConvLayer
+    algorithm : str
+        ``"direct"`` or ``"winograd"``.
+    fast_memory_words : int
+        S as given (words).
+    processors : int
+        N_p blocks sharing S.
+    block_memory_words : int
+        ``S // N_p``: the footprint limit and the S of the lower bound.
+    tiling : DirectTiling or WinogradTiling
+    tiles_source : str
+        ``"optimal"`` (searched among dividing tiles), ``"optimal-any"`` (searched among
+        all sizes) or ``"given"``.
+    io : DataflowIO
+        Exact I/O.
+    io_paper_approx : float
+        The paper's estimate for this tiling (Eq. 12 direct, Eq. 14 Winograd, plus writes).
+    io_paper_closed_form : float
+        The paper's closed form for S / N_p (Eq. 13; the Winograd total after Eq. 14).
+    footprint : Footprint
+    lower_bound : float
+        :func:`iobound.report.best_lower_bound` at ``block_memory_words``.
+    bound_method : str
+    ratio_to_bound : float
+        ``io.total / lower_bound``.
+    optimality : OptimalityCondition
+    """
+
+    layer: ConvLayer
+    algorithm: str
+    fast_memory_words: int
+    processors: int
+    block_memory_words: int
+    tiling: DirectTiling | WinogradTiling
+    tiles_source: str
+    io: DataflowIO
+    io_paper_approx: float
+    io_paper_closed_form: float
+    footprint: Footprint
+    lower_bound: float
+    bound_method: str
+    ratio_to_bound: float
+    optimality: OptimalityCondition
+
+    def to_dict(self) -> dict:
+        """JSON-ready; the keys of ``iobound dataflow --json``."""
+        return {
+            "layer": self.layer.to_dict(),
+            "algorithm": self.algorithm,
+            "fast_memory_words": self.fast_memory_words,
+            "processors": self.processors,
+            "block_memory_words": self.block_memory_words,
+            "tiles": self.tiling.to_dict(),
+            "tiles_source": self.tiles_source,
+            "io_exact": self.io.total,
+            "io_exact_parts": self.io.to_dict(),
+            "io_paper_approx": self.io_paper_approx,
+            "io_paper_approx_equation": "Eq. 12 + output writes" if self.algorithm == "direct"
+            else "Eq. 14 + output writes",
+            "io_paper_closed_form": self.io_paper_closed_form,
+            "lower_bound": self.lower_bound,
+            "lower_bound_method": self.bound_method,
+            "lower_bound_fast_memory_words": self.block_memory_words,
+            "ratio_to_bound": self.ratio_to_bound,
+            "footprint_words": self.footprint.total,
+            "footprint": self.footprint.to_dict(),
+            "optimality_condition": self.optimality.to_dict(),
+        }
+
+
+def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[float, str]:
+    from iobound.report import bound_report
+
+    rep = bound_report(layer, s, algorithm=algorithm, e=e)
+    return float(rep.best), str(rep.best_method)
+
+
+def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
+                      processors: int = 1, e: int | None = None,
+                      tiling: DirectTiling | WinogradTiling | None = None,
+                      tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True) -> DataflowReport:
+    """Optimal (or given) tiles of a dataflow, their exact I/O and the ratio to the best bound.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    fast_memory : int
+        S in words, shared by ``processors`` blocks.
+    algorithm : {"direct", "winograd"}
+    processors : int
+        N_p; each block may use ``fast_memory // processors`` words.
+    e : int, optional
+        Winograd output tile size (default 2); rejected for ``direct``.
+    tiling : DirectTiling or WinogradTiling, optional
+        Evaluate these tiles instead of searching; their footprint must fit.
+    tolerance : float
+        Relative gap below which ``x y = R z`` counts as satisfied.
+    divisors : bool
+        Search only tiles that divide the output (the search domain's Table 1); ``False``
+        allows any size (clipped border tiles).
+
+    Raises
+    ------
+    ValueError
+        Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
+        the algorithm, or a fast memory too small for any block.
+    """
+    if algorithm not in ("direct", "winograd"):
+        raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+    if not isinstance(processors, int) or processors < 1:
+        raise ValueError(f"processors must be an integer >= 1, got {processors!r}")
+    block = fast_memory // processors
+    searched = "optimal" if divisors else "optimal-any"
+    if block < 1:
+        raise ValueError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
+    if algorithm == "direct":
+        if e is not None:
+            raise ValueError("winograd e is only meaningful with algorithm 'winograd'")
+        if tiling is not None and not isinstance(tiling, DirectTiling):
+            raise ValueError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
+        if tiling is None:
+            tiling, source = optimal_direct_tiles(layer, block, divisors=divisors).tiling, searched
+        else:
+            source = "given"
+        io, foot = direct_io(layer, tiling), direct_footprint(layer, tiling)
+        approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
+        reuse = float(layer.reuse_max)
+        r_df = dataflow_reuse(layer)
+    else:
+        layer.check_winograd()
+        if tiling is not None and not isinstance(tiling, WinogradTiling):
+            raise ValueError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
+        if tiling is not None and e is not None and tiling.e != e:
+            raise ValueError(f"winograd e={e} does not match the tiling's e={tiling.e}")
+        e = tiling.e if tiling is not None else (2 if e is None else e)
+        if tiling is None:
+            tiling, source = optimal_winograd_tiles(layer, block, e, divisors=divisors).tiling, searched
+        else:
+            check_winograd_tiling(layer, tiling)
+            source = "given"
+        io, foot = winograd_io(layer, tiling), winograd_footprint(layer, tiling)
+        approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
+        reuse = r_df = float(layer.k_h * layer.k_w)
+    if foot.total > block:
+        raise ValueError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
+                         f"{block} words of one block (S={fast_memory}, processors={processors})")
+    gap = direct_optimality_gap(layer, tiling, reuse=reuse)
+    cond = OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,
+                               relative_gap=gap, satisfied=abs(gap) <= tolerance,
+                               tolerance=tolerance, dataflow_reuse=r_df,
+                               dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
+    bound, method = _bound(layer, block, algorithm, e if algorithm == "winograd" else None)
+    ratio = io.total / bound if bound > 0 else float("inf")
+    return DataflowReport(layer=layer, algorithm=algorithm, fast_memory_words=fast_memory,
+                          processors=processors, block_memory_words=block, tiling=tiling,
+                          tiles_source=source, io=io, io_paper_approx=approx,
+                          io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
+                          bound_method=method, ratio_to_bound=ratio, optimality=cond)

@@ -1,0 +1,86 @@
+"""``iobound dataflow``: JSON keys, the table, given tiles and one-line errors."""
+
+import json
+
+import pytest
+
+from search.cli.main import main
+
+SMALL = "cin=16,hin=16,cout=32,kh=3,pad=1"
+
+
+def run_json(capsys, *argv):
+    assert main(["dataflow", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_has_documented_keys(capsys):
+    """The JSON carries the keys the issue names, with S in words."""
+    d = run_json(capsys, "--layer", SMALL, "--fast-memory", "4KiB")
+    for key in ("tiles", "io_exact", "io_paper_approx", "lower_bound", "ratio_to_bound",
+                "footprint_words", "layer", "fast_memory_words", "algorithm", "optimality_condition"):
+        assert key in d
+    assert d["fast_memory_words"] == 1024 and d["algorithm"] == "direct"
+    assert set(d["tiles"]) == {"x", "y", "z", "alpha"}
+    assert d["footprint_words"] <= 1024 and d["ratio_to_bound"] >= 1
+
+
+def test_json_winograd_tiles_have_e(capsys):
+    """Winograd output names e and uses r^2 as R."""
+    d = run_json(capsys, "--layer", SMALL, "--fast-memory", "2048", "--algorithm", "winograd",
+                 "--winograd-e", "2")
+    assert d["tiles"]["e"] == 2 and "alpha" not in d["tiles"]
+    assert d["optimality_condition"]["reuse"] == 9
+
+
+def test_given_tiles_are_evaluated(capsys):
+    """--tiles is evaluated as given, and the exact I/O matches direct_io."""
+    from dataflow.direct import DirectTiling, direct_io
+    from iobound.layer_spec import parse_layer_spec
+
+    d = run_json(capsys, "--layer", SMALL, "--fast-memory", "1024", "--tiles", "4,4,8,2")
+    assert d["tiles"] == {"x": 4, "y": 4, "z": 8, "alpha": 2} and d["tiles_source"] == "given"
+    assert d["io_exact"] == direct_io(parse_layer_spec(SMALL), DirectTiling(4, 4, 8, 2)).total
+
+
+def test_processors_split_memory(capsys):
+    """With N_p = 4 each block gets S/4 words, and the bound is taken there."""
+    d = run_json(capsys, "--layer", SMALL, "--fast-memory", "4096", "--processors", "4")
+    assert d["block_memory_words"] == 1024 and d["lower_bound_fast_memory_words"] == 1024
+    assert d["footprint_words"] <= 1024
+
+
+def test_table_by_default(capsys):
+    """Without --json a table with the ratio and the condition is printed."""
+    assert main(["dataflow", "--layer", SMALL, "--fast-memory", "1024"]) == 0
+    out = capsys.readouterr().out
+    assert "ratio to bound" in out and "x*y=R*z" in out and "tiles (optimal)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tiles", "4,4"], "x,y,z"),
+    (["--tiles", "32,32,32"], "larger than w_out"),
+    (["--tiles", "16,16,32"], "words on chip"),
+    (["--winograd-e", "2"], "only meaningful"),
+    (["--algorithm", "winograd", "--layer", "cin=4,hin=9,cout=4,kh=3,stride=2"], "stride"),
+    (["--fast-memory", "8"], "too small"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, message):
+    """Bad input prints one stderr line naming the problem and exits with 2."""
+    base = {"--layer": SMALL, "--fast-memory": "1024"}
+    args = list(argv)
+    for k, v in base.items():
+        if k not in args:
+            args += [k, v]
+    assert main(["dataflow", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_any_tiles_never_worse(capsys):
+    """--any-tiles searches a superset of the dividing tiles, so its I/O is never larger."""
+    layer = "cin=64,hin=56,cout=64,kh=3,pad=1"
+    div = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB")
+    anyt = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB", "--any-tiles")
+    assert anyt["tiles_source"] == "optimal-any" and div["tiles_source"] == "optimal"
+    assert anyt["io_exact"] <= div["io_exact"]
