@@ -1,0 +1,34 @@
+"""One entry point from (layer, config) to CUDA source, whatever the algorithm.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> from kernels.config import WinogradConfig
+>>> layer = ConvLayer(n=1, c_in=1, h_in=6, w_in=6, c_out=1, k_h=3, k_w=3)
+>>> generate(layer, WinogradConfig(e=2, x=4, y=4, z=1, tx=2, ty=2, tz=1)).name
+'iobound_winograd'
+"""
+
+from __future__ import annotations
+
+from iobound.layer import ConvLayer
+
+from .codegen_direct import generate_direct
+from .codegen_winograd import generate_winograd
+from .config import KernelConfig
+from .source import KernelSource
+
+__all__ = ["generate"]
+
+
+def generate(layer: ConvLayer, config: KernelConfig, device=None) -> KernelSource:
+    """CUDA source for ``config`` (a DirectConfig or WinogradConfig); see the generators.
+
+    Raises
+    ------
+    InvalidConfigError
+        (a ValueError) listing why the config cannot run.
+    """
+    if config.algorithm == "winograd":
+        return generate_winograd(layer, config, device)
+    return generate_direct(layer, config, device)

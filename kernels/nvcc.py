@@ -1,0 +1,281 @@
+"""Compile generated kernels to cubins with nvcc, parse ptxas' resource usage, cache results.
+
+* :func:`find_nvcc` looks on ``$IOBOUND_NVCC``, PATH, ``$CUDA_HOME``/``$CUDA_PATH``,
+  ``/usr/local/cuda`` and the ``nvidia-cuda-nvcc`` pip wheel's bin folder; with ``arch``
+  it returns the first toolchain whose ``nvcc --list-gpu-arch`` supports it.
+* :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` and returns a
+  :class:`CompileResult` (status ``ok``, ``compile_error`` or ``timeout``, with the log):
+  a failure never raises, so a tuning run goes on. Results are cached in
+  ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``).
+* :func:`compile_many` compiles in parallel (threads driving nvcc processes).
+* :func:`parse_ptxas` reads registers, shared memory, spills from ``-Xptxas -v`` output.
+
+Examples
+--------
+>>> log = '''ptxas info    : Compiling entry function 'k' for 'sm_80'
+... ptxas info    : Function properties for k
+...     0 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+... ptxas info    : Used 72 registers, used 1 barriers, 432 bytes smem, 376 bytes cmem[0]'''
+>>> info = parse_ptxas(log)["k"]
+>>> info.registers, info.shared_bytes, info.spill_stores, info.spill_loads
+(72, 432, 8, 4)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from .cache import cache_dir, content_key
+from .source import KernelSource
+
+__all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
+           "CompileResult", "compile_cubin", "compile_many", "NVCC_FLAGS"]
+
+log = logging.getLogger(__name__)
+
+NVCC_FLAGS = ("-cubin", "-O3", "-std=c++17", "-Xptxas", "-v")
+_ARCH = re.compile(r"^sm_(\d{2,3})[a-z]?$")
+
+
+# -- finding toolchains -------------------------------------------------------------
+
+def _wheel_bins() -> list[Path]:
+    """bin folders of the nvidia-cuda-nvcc wheels (cu12 layout and cu13 layout)."""
+    found = []
+    for entry in sys.path:
+        base = Path(entry or ".") / "nvidia"
+        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
+            if (base / sub / "nvcc").is_file():
+                found.append(base / sub)
+    return found
+
+
+def nvcc_candidates() -> list[str]:
+    """Every nvcc found, in lookup order, duplicates (same real file) removed."""
+    paths: list[Path] = []
+    if os.environ.get("IOBOUND_NVCC"):
+        paths.append(Path(os.environ["IOBOUND_NVCC"]))
+    which = shutil.which("nvcc")
+    if which:
+        paths.append(Path(which))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            paths.append(Path(os.environ[var]) / "bin" / "nvcc")
+    paths.append(Path("/usr/local/cuda/bin/nvcc"))
+    paths.extend(b / "nvcc" for b in _wheel_bins())
+    seen, result = set(), []
+    for p in paths:
+        if p.is_file() and os.access(p, os.X_OK):
+            real = p.resolve()
+            if real not in seen:
+                seen.add(real)
+                result.append(str(p))
+    return result
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """One nvcc: its path, ``--version`` text, release and the sm_XX it can target."""
+
+    path: str
+    version_text: str
+    release: str
+    archs: tuple[str, ...]
+
+    def supports(self, arch: str) -> bool:
+        return arch in self.archs
+
+
+@lru_cache(maxsize=None)
+def toolchain(path: str) -> Toolchain:
+    """Ask ``path`` (an nvcc) for its version and supported architectures."""
+    def run(*args):
+        try:
+            return subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
+                                  check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    version = run("--version")
+    m = re.search(r"release (\d+\.\d+)", version)
+    archs = tuple(f"sm_{n}" for n in re.findall(r"compute_(\d+)", run("--list-gpu-arch")))
+    return Toolchain(path=path, version_text=version, release=m.group(1) if m else "unknown",
+                     archs=archs)
+
+
+def find_nvcc(arch: str | None = None) -> str | None:
+    """Path of an nvcc (supporting ``arch`` when given), or None when there is none.
+
+    >>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
+    True
+    """
+    for path in nvcc_candidates():
+        if arch is None or toolchain(path).supports(arch):
+            return path
+    return None
+
+
+# -- ptxas output ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PtxasInfo:
+    """Resource usage ptxas reported for one entry function."""
+
+    function: str
+    arch: str
+    registers: int
+    shared_bytes: int
+    spill_stores: int
+    spill_loads: int
+    stack_bytes: int
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
+_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
+    """Per entry function, the registers, shared memory, spills and stack ptxas reported."""
+    out: dict[str, PtxasInfo] = {}
+    current: dict | None = None
+    for line in text.splitlines():
+        if m := _ENTRY.search(line):
+            current = dict(function=m.group(1), arch=m.group(2), registers=0, shared_bytes=0,
+                           spill_stores=0, spill_loads=0, stack_bytes=0)
+            out[current["function"]] = PtxasInfo(**current)
+            continue
+        if current is None:
+            continue
+        if m := _PROPS.search(line):
+            current.update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)),
+                           spill_loads=int(m.group(3)))
+        if m := _USED.search(line):
+            current["registers"] = int(m.group(1))
+            if s := _SMEM.search(line):
+                current["shared_bytes"] = int(s.group(1))
+        out[current["function"]] = PtxasInfo(**current)
+    return out
+
+
+# -- compiling ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompileResult:
+    """Outcome of one nvcc run. Resource fields are None unless status is "ok"."""
+
+    status: str  # "ok" | "compile_error" | "timeout"
+    arch: str
+    log: str
+    seconds: float
+    cached: bool = False
+    cubin_path: str | None = None
+    registers: int | None = None
+    shared_bytes: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    toolchain: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _unsupported(arch: str) -> CompileResult:
+    found = [toolchain(p) for p in nvcc_candidates()]
+    lines = [f"no nvcc found supports {arch}."]
+    for t in found:
+        lines.append(f"{t.path} (CUDA {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
+    if arch == "sm_70":
+        lines.append("CUDA 13 dropped sm_70 (Volta); compile for it with a CUDA 12.x toolkit "
+                     "(set IOBOUND_NVCC or CUDA_HOME to it).")
+    return CompileResult(status="compile_error", arch=arch, log="\n".join(lines), seconds=0.0)
+
+
+def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str | None = None,
+                  cache_root: str | Path | None = None, timeout: float = 120.0,
+                  extra_flags: Sequence[str] = ()) -> CompileResult:
+    """Compile ``source`` to a cubin for ``arch``; never raises for a bad kernel.
+
+    Raises
+    ------
+    ValueError
+        ``arch`` is not of the form ``sm_XX``.
+    ToolchainError
+        No nvcc at all (not a property of the kernel).
+    """
+    from iobound.errors import ToolchainError
+
+    if not _ARCH.match(arch):
+        raise ValueError(f"arch must look like sm_80, got {arch!r}")
+    code = source.code if isinstance(source, KernelSource) else source
+    name = source.name if isinstance(source, KernelSource) else None
+    path = nvcc or find_nvcc(arch)
+    if path is None:
+        if not nvcc_candidates():
+            raise ToolchainError("nvcc not found on PATH, IOBOUND_NVCC, CUDA_HOME or the "
+                                 "nvidia-cuda-nvcc wheel")
+        return _unsupported(arch)
+    tc = toolchain(path)
+    flags = (*NVCC_FLAGS, f"-arch={arch}", *extra_flags)
+    folder = cache_dir("cubin", cache_root)
+    key = content_key(code, arch, " ".join(flags), tc.version_text)
+    meta, cubin = folder / f"{key}.json", folder / f"{key}.cubin"
+    if meta.exists():
+        stored = json.loads(meta.read_text())
+        if stored["status"] != "ok" or cubin.exists():
+            return replace(CompileResult(**stored), cached=True)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        src, out = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
+        src.write_text(code)
+        try:
+            proc = subprocess.run([path, *flags, str(src), "-o", str(out)], capture_output=True,
+                                  text=True, timeout=timeout, check=False, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return CompileResult(status="timeout", arch=arch, seconds=time.perf_counter() - start,
+                                 log=f"nvcc timed out after {timeout} s", toolchain=tc.release)
+        seconds = time.perf_counter() - start
+        text = proc.stdout + proc.stderr
+        if proc.returncode != 0 or not out.exists():
+            result = CompileResult(status="compile_error", arch=arch, log=text, seconds=seconds,
+                                   toolchain=tc.release)
+        else:
+            infos = parse_ptxas(text)
+            info = infos.get(name) if name else next(iter(infos.values()), None)
+            os.replace(out, cubin)
+            result = CompileResult(
+                status="ok", arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
+                registers=info.registers if info else None,
+                shared_bytes=info.shared_bytes if info else None,
+                spill_stores=info.spill_stores if info else None,
+                spill_loads=info.spill_loads if info else None, toolchain=tc.release)
+    tmp_meta = meta.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")
+    tmp_meta.write_text(json.dumps(result.to_dict()))
+    os.replace(tmp_meta, meta)  # atomic, so a concurrent reader sees all or nothing
+    log.debug("compiled %s for %s in %.2f s: %s", name, arch, seconds, result.status)
+    return result
+
+
+def compile_many(sources: Sequence[KernelSource | str], arch: str = "sm_80", *,
+                 workers: int | None = None, **kwargs) -> list[CompileResult]:
+    """Compile several sources in parallel (results in input order)."""
+    workers = workers or max(1, min(len(sources), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda s: compile_cubin(s, arch, **kwargs), sources))
