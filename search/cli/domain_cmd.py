@@ -1,0 +1,102 @@
+"""``iobound domain``: unpruned and Table 1 pruned sizes of a layer's tile/thread domain.
+
+Examples
+--------
+>>> from search.cli.main import main
+>>> main(["domain", "--layer", "cin=4,hin=8,cout=64,kh=3", "--device", "v100",
+...       "--json"])  # doctest: +ELLIPSIS
+{"unpruned_size": 6270, "pruned_size": 4878, "ratio": 0.77...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+HELP = "unpruned and pruned sizes of the tile/thread search domain (paper's Table 1, CP-SAT)"
+DESCRIPTION = (
+    "Build the search domain of our direct or Winograd kernel for a layer on a device preset "
+    "with OR-Tools CP-SAT and print its exact sizes. Unpruned: every knob combination with "
+    "tiles dividing the output dims (x|w_out, y|h_out, z|c_out, alpha|c_in; Winograd x/e | "
+    "ceil(w_out/e)), threads dividing the tiles, and the device's limits (static shared "
+    "memory per block, threads per block, register words per thread, register file). "
+    "Pruned: additionally the paper's Table 1 optimality constraints with S_b = S_sm/2 in "
+    "fp32 words and R = reuse_max: shared memory <= S_sm/2, x*y*z <= S_b, z <= sqrt(S_b/R), "
+    "x*y <= sqrt(S_b*R). The ratio is pruned/unpruned (the paper's Table 2 'ATE/TVM')."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--layer", required=True, metavar="SPEC",
+                        help="preset (alexnet.conv1) or cin=..,hin=..,cout=..,kh=..[,stride=..,pad=..]")
+    parser.add_argument("--device", default="v100", metavar="PRESET",
+                        help="device preset (default v100)")
+    parser.add_argument("--algorithm", choices=("direct", "winograd"), default="direct")
+    parser.add_argument("--winograd-e", default=None, metavar="E[,E...]",
+                        help="Winograd output tile sizes to offer (default 2,3,4)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
+    if text is None:
+        return (2, 3, 4)
+    if algorithm != "winograd":
+        raise ValueError("--winograd-e is only meaningful with --algorithm winograd")
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() and int(p) >= 2 for p in parts):
+        raise ValueError(f"--winograd-e {text!r}: give integers >= 2, e.g. 2,4")
+    return tuple(int(p) for p in parts)
+
+
+def _values_text(vals: list[int]) -> str:
+    shown = ", ".join(str(v) for v in vals) if len(vals) <= 12 else (
+        ", ".join(str(v) for v in vals[:5]) + ", ..., " + ", ".join(str(v) for v in vals[-3:]))
+    return f"{vals[0]}..{vals[-1]} ({len(vals)} values: {shown})"
+
+
+def _text(d: dict) -> str:
+    lay = d["layer"]
+    rows = [
+        ("layer", f"{lay['name'] or 'custom'}: {d['layer_short']}"),
+        ("device", f"{d['device']} (S_sm/2 = {d['S_b_words']} fp32 words = S_b; "
+                   f"R = reuse_max = {d['reuse_R']})"),
+        ("algorithm", d["algorithm"]),
+        ("unpruned size", f"{d['unpruned_size']:,} configs (template + hardware limits; "
+                          f"{d['tile_combinations']['unpruned']:,} tile combinations)"),
+        ("pruned size", f"{d['pruned_size']:,} configs (+ Table 1: x*y*z <= S_b, z^2*R <= S_b, "
+                        f"(x*y)^2 <= S_b*R, shared <= S_sm/2; "
+                        f"{d['tile_combinations']['pruned']:,} tile combinations)"),
+        ("ratio", f"{d['ratio']:.2%} (pruned / unpruned)"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k:<{width}}  {v}" for k, v in rows]
+    lines.append("knobs (values taken in the pruned space):")
+    lines += [f"  {p:<6} {_values_text(d['values'][p])}" for p in d["params"]]
+    lines.append(f"built in {d['build_seconds']:.2f} s (OR-Tools CP-SAT)")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from iobound.devices import get_device
+    from iobound.layer_spec import parse_layer_spec
+    from search.conv_space import ConvSpace
+
+    layer = parse_layer_spec(args.layer)
+    device = get_device(args.device)
+    es = _parse_e(args.winograd_e, args.algorithm)
+    t0 = time.perf_counter()
+    space = ConvSpace(layer, device, args.algorithm, winograd_e=es)
+    elapsed = time.perf_counter() - t0
+    desc = space.describe()
+    d = {"unpruned_size": space.unpruned_size, "pruned_size": space.pruned_size,
+         "ratio": space.ratio, **{k: v for k, v in desc.items() if k not in ("size", "kind")},
+         "layer_short": layer.short(), "build_seconds": round(elapsed, 4)}
+    if args.algorithm == "winograd":
+        d["winograd_e"] = list(es)
+    if args.json:
+        print(json.dumps(d))
+    else:
+        print(_text(d))
+    return 0
