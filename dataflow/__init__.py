@@ -13,3 +13,6 @@ from .optimal_tiles import (  # noqa: E402  (H2b: optimal tiles)
     ContinuousOptimum, TileChoice, dataflow_reuse, optimal_direct_tiles, optimal_winograd_tiles,
 )
 from .evaluate import DataflowReport, OptimalityCondition, evaluate_dataflow  # noqa: E402  (H2b)
+from .dag_direct import MAX_VERTICES, direct_chain, direct_conv_dag, evaluate_dag  # noqa: E402  (H2a: DAGs)
+from .dag_winograd import winograd_conv_dag  # noqa: E402  (H2a)
+from .partition import PartitionCheck, PartitionViolation, check_multistep_partition, step_parts  # noqa: E402  (H2a)

@@ -19,8 +19,8 @@ Examples
 >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3)
 >>> direct_vertex_count(layer)       # Lemma 4.7: (2*9*2-1)*4*3 + 32 + 54
 506
->>> winograd_vertex_count(layer, 2)   # one 4x4 tile: 32+54+96+32+96+48+12
-370
+>>> winograd_vertex_count(layer, 2)   # 32+54 sources, 6*28 + 2*32 transforms, 96+48, 24+12
+498
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .layer import ConvLayer
+from .winograd_transforms import winograd_transforms
 
 __all__ = ["DirectCounts", "WinogradCounts", "direct_counts", "direct_vertex_count",
            "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
@@ -184,36 +185,90 @@ def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
     return _winograd(layer, e, full_only=False)
 
 
+def _supports(m) -> tuple[tuple[int, ...], ...]:
+    """Columns with a nonzero coefficient, per row of a SymPy matrix."""
+    return tuple(tuple(c for c in range(m.cols) if m[i, c] != 0) for i in range(m.rows))
+
+
+@dataclass(frozen=True)
+class _WinogradAxis:
+    """Per-axis sums over the tiles of one spatial axis (see :func:`winograd_vertex_count`)."""
+
+    outputs: int       # sum over tiles of |need_y|
+    pi: int            # sum over tiles of |need_pi|
+    reads: int         # sum over tiles of |need_d|
+    used_inputs: int   # |union over tiles of the needed input positions|
+    kernel_pi: int     # |union over tiles of need_pi| (transformed-kernel rows needed)
+    kernel_mid: int    # rows of G g needed by those (second-pass support)
+    kernel_raw: int    # raw kernel rows needed by those
+
+
+def _winograd_axis(size: int, out: int, e: int, r: int, pad: int, sup_at, sup_g, sup_bt) -> _WinogradAxis:
+    n = e + r - 1
+    s_y = s_pi = s_d = 0
+    used: set[int] = set()
+    jset: set[int] = set()
+    for t in range(-(-out // e)):
+        vin = [0 <= t * e + k - pad < size for k in range(n)]
+        nz_t = [any(vin[k] for k in sup_bt[i]) for i in range(n)]
+        need_y = [t * e + a < out and any(nz_t[i] for i in sup_at[a]) for a in range(e)]
+        need_pi = [nz_t[i] and any(need_y[a] and i in sup_at[a] for a in range(e)) for i in range(n)]
+        need_d = [vin[k] and any(need_pi[i] and k in sup_bt[i] for i in range(n)) for k in range(n)]
+        s_y, s_pi, s_d = s_y + sum(need_y), s_pi + sum(need_pi), s_d + sum(need_d)
+        used |= {t * e + k - pad for k in range(n) if need_d[k]}
+        jset |= {i for i in range(n) if need_pi[i]}
+    return _WinogradAxis(
+        outputs=s_y, pi=s_pi, reads=s_d, used_inputs=len(used), kernel_pi=len(jset),
+        kernel_mid=sum(any(l in sup_g[j] for j in jset) for l in range(r)),
+        kernel_raw=sum(any(k in sup_g[i] for i in jset) for k in range(r)))
+
+
+@lru_cache(maxsize=4096)
 def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
-    """|V| of the Winograd F(e x e, r x r) DAG (r = k_h = k_w, stride 1, dilation 1).
+    """|V| of the Winograd F(e x e, r x r) DAG that :func:`dataflow.winograd_conv_dag` builds.
 
-    Convention (the extended paper's Lemma 4.10 is not available, so it is fixed
-    here; the dataflow DAG builder owns it and may refine this function): the
-    output is cut into ``ceil(h_out/e) x ceil(w_out/e)`` tiles; a tile is kept when
-    its ``n x n`` input window (``n = e + r - 1``, starting at ``e*t - pad``) holds
-    at least one in-bounds input. Vertices:
+    Exact for every layer (r = k_h = k_w, stride 1, dilation 1, any padding and shape);
+    tested against the builder. The builder's convention (dataflow/dag_winograd.py):
+    transforms are separable and done rows first (``T1 = B^T d``, ``P = T1 B``;
+    ``U1 = G g``, ``J = U1 G^T``; ``Z = A^T Pi``, ``Y = Z A``), every entry of a transform
+    pass is one vertex whose predecessors are the entries with a nonzero coefficient,
+    zeros (padding, positions beyond the input, entries whose terms are all zero) are no
+    vertices, outputs beyond ``h_out x w_out`` are not computed, vertices with no path to
+    an output are dropped, and ``Pi[i, j]`` is a chain of ``c_in`` products and
+    ``c_in - 1`` sums.
 
-    - inputs: in-bounds input elements inside some kept window;
-    - weights ``c_out c_in r^2`` and transformed weights ``c_out c_in n^2``
-      (one vertex each, predecessors the r x r kernel);
-    - transformed inputs: ``n^2`` per (b, kept tile, c_in), predecessors the
-      in-bounds inputs of the window;
-    - element products: ``n^2`` per (b, tile, c_out, c_in);
-    - channel sums: per (b, tile, c_out) ``n^2`` binary trees over the ``c_in``
-      products, ``c_in - 1`` sum vertices each whose root is Pi (for
-      ``c_in == 1`` the product is Pi);
-    - outputs: the ``e^2`` outputs of each tile that lie inside
-      ``h_out x w_out``, one vertex each with the tile's ``n^2`` Pi as predecessors.
+    Per axis and output tile ``t`` (input window from ``t e - pad``): ``vin[k]`` says
+    whether window position k is in bounds, ``nz_t[i]`` whether row i of ``B^T d`` can be
+    nonzero, ``need_y[a]`` whether output a is computed, ``need_pi[i]`` whether row i of
+    ``Pi`` is needed, and ``need_d[k]`` whether input k is read. All structure is a
+    product of a row-axis and a column-axis factor, so sums over tile pairs factorise:
 
-    The bound uses ``min(this, winograd_vertex_count_lower(...))`` so that it stays
-    valid if the builder's border convention drops vertices.
+    - outputs ``n c_out Y_h Y_w`` and ``A^T Pi`` entries ``n c_out Y_h PI_w``;
+    - products and channel sums ``n c_out (2 c_in - 1) PI_h PI_w``;
+    - ``P`` entries ``n c_in PI_h PI_w`` and ``B^T d`` entries ``n c_in PI_h D_w``;
+    - inputs ``n c_in U_h U_w`` (positions read by some tile);
+    - kernel transforms ``c_out c_in (K_h K_w + K_h M_w)`` and raw weights
+      ``c_out c_in W_h M_w`` (K: transformed rows any tile needs, M and W: the rows of
+      ``G g`` and of ``g`` those need).
 
     Raises
     ------
     ValueError
         When Winograd does not apply to the layer, or ``e < 1``.
     """
-    return winograd_counts(layer, e).vertices
+    layer.check_winograd()
+    if not isinstance(e, int) or isinstance(e, bool) or e < 1:
+        raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+    r = layer.k_h
+    t = winograd_transforms(e, r)
+    sups = (_supports(t.AT), _supports(t.G), _supports(t.BT))
+    h = _winograd_axis(layer.h_in, layer.h_out, e, r, layer.padding[0], *sups)
+    w = _winograd_axis(layer.w_in, layer.w_out, e, r, layer.padding[1], *sups)
+    nb, ci, co = layer.n, layer.c_in, layer.c_out
+    return (nb * co * (h.outputs * w.outputs + h.outputs * w.pi + (2 * ci - 1) * h.pi * w.pi)
+            + nb * ci * (h.pi * w.pi + h.pi * w.reads + h.used_inputs * w.used_inputs)
+            + co * ci * (h.kernel_pi * w.kernel_pi + h.kernel_pi * w.kernel_mid
+                         + h.kernel_raw * w.kernel_mid))
 
 
 @lru_cache(maxsize=4096)
