@@ -37,7 +37,7 @@ from typing import Collection, Sequence
 import numpy as np
 
 from .cost_model import CostModel
-from .space import Space
+from .space import Space, sample_excluding
 
 __all__ = ["ExplorerOptions", "Explorer"]
 
@@ -161,7 +161,7 @@ class Explorer:
         pool.sort()
         out = [i for _, _, i in pool[:n]]
         if len(out) < n:
-            out += self._fill(space, n - len(out), exclude | set(out), rng)
+            out += sample_excluding(space, n - len(out), exclude | set(out), rng)
         return out
 
     @staticmethod
@@ -172,16 +172,3 @@ class Explorer:
             for i, s in zip(new, model.predict(space.features(new))):
                 memo[i] = float(s)
         return np.array([memo[int(i)] for i in idx], dtype=float)
-
-    @staticmethod
-    def _fill(space: Space, n: int, exclude: set[int], rng: np.random.Generator) -> list[int]:
-        """``n`` random indices outside ``exclude`` (exhaustive when the space is nearly used up)."""
-        out: list[int] = []
-        for _ in range(8):
-            for i in space.sample(min(len(space), 2 * n + len(exclude)), rng):
-                if i not in exclude and i not in out:
-                    out.append(i)
-                    if len(out) == n:
-                        return out
-        rest = [i for i in range(len(space)) if i not in exclude and i not in out]
-        return out + [int(i) for i in rng.permutation(rest)[: n - len(out)]]

@@ -43,7 +43,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Space", "GridSpace", "knob_value"]
+__all__ = ["Space", "GridSpace", "knob_value", "sample_excluding"]
 
 
 def knob_value(value: Any, choices: Sequence[Any]) -> float:
@@ -57,6 +57,30 @@ def knob_value(value: Any, choices: Sequence[Any]) -> float:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     return float(list(choices).index(value))
+
+
+def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) -> list[int]:
+    """Up to ``n`` distinct random indices outside ``exclude`` (all the rest when fewer remain).
+
+    Examples
+    --------
+    >>> sorted(sample_excluding(GridSpace({"a": [1, 2, 3, 4]}), 5, {0, 2}, np.random.default_rng(0)))
+    [1, 3]
+    """
+    n = min(n, len(space) - len(exclude))
+    out: dict[int, None] = {}
+    for _ in range(8):
+        if len(out) >= n:
+            break
+        for i in space.sample(min(len(space), 2 * n + len(exclude)), rng):
+            if i not in exclude and i not in out:
+                out[i] = None
+                if len(out) == n:
+                    break
+    if len(out) < n:  # nearly used up: draw from what is left
+        rest = [i for i in range(len(space)) if i not in exclude and i not in out]
+        out.update(dict.fromkeys(int(i) for i in rng.permutation(rest)[: n - len(out)]))
+    return list(out)
 
 
 class Space(abc.ABC):

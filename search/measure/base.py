@@ -90,8 +90,19 @@ class MeasureRecord:
 
     @property
     def cost(self) -> float:
-        """The objective to minimise: ``time_ms`` for a timed ok record, else ``inf``."""
-        return self.time_ms if (self.status == OK and self.time_ms is not None) else math.inf
+        """The objective to minimise.
+
+        ``time_ms`` for a timed ``ok`` record; for an ``ok`` record of a measurer
+        that does not time (``emulate``), its documented surrogate
+        ``extra["surrogate_cost"]`` (the emulated global traffic in words);
+        ``inf`` for failures.
+        """
+        if self.status != OK:
+            return math.inf
+        if self.time_ms is not None:
+            return self.time_ms
+        surrogate = self.extra.get("surrogate_cost")
+        return float(surrogate) if surrogate is not None else math.inf
 
     @classmethod
     def ok(cls, config: Mapping[str, Any], costs: Sequence[float] = (), *,

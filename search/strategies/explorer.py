@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ..cost_model import XGBOptions
 from ..explorer import Explorer, ExplorerOptions
+from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 from .model_based import train_model
 
@@ -60,7 +61,7 @@ class ExplorerStrategy(Strategy):
         self.fits = 0
 
     def _random(self, n: int) -> list[int]:
-        return self.explorer._fill(self.space, n, self._asked, self.rng)
+        return sample_excluding(self.space, n, self._asked, self.rng)
 
     def ask(self, n: int) -> list[int]:
         o = self.options

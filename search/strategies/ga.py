@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 
 __all__ = ["GeneticStrategy", "GAOptions"]
@@ -58,14 +59,7 @@ class GeneticStrategy(Strategy):
         return True
 
     def _random(self, n: int, out: list[int]) -> None:
-        for _ in range(20):
-            for i in self.space.sample(min(len(self.space), 2 * n + len(self._asked)), self.rng):
-                if len(out) >= n:
-                    return
-                self._take(int(i), out)
-        for i in range(len(self.space)):
-            if len(out) >= n:
-                return
+        for i in sample_excluding(self.space, n - len(out), self._asked, self.rng):
             self._take(i, out)
 
     def _select(self, pop: list[int]) -> int:

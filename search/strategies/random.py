@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 
 __all__ = ["RandomStrategy"]
@@ -28,18 +29,6 @@ class RandomStrategy(Strategy):
         self._asked: set[int] = set()
 
     def ask(self, n: int) -> list[int]:
-        left = len(self.space) - len(self._asked)
-        n = min(n, left)
-        out: list[int] = []
-        while len(out) < n:
-            if left <= 4 * n:  # nearly exhausted: draw from what is left
-                rest = [i for i in range(len(self.space)) if i not in self._asked]
-                pick = self.rng.permutation(len(rest))[: n - len(out)]
-                new = [rest[j] for j in pick]
-            else:
-                new = [i for i in self.space.sample(2 * n, self.rng) if i not in self._asked]
-            for i in new:
-                if i not in self._asked and len(out) < n:
-                    self._asked.add(i)
-                    out.append(i)
+        out = sample_excluding(self.space, n, self._asked, self.rng)
+        self._asked.update(out)
         return out

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..cost_model import XGBOptions
+from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 from .model_based import train_model
 
@@ -137,11 +138,9 @@ class SAStrategy(Strategy):
             if i not in self._asked:
                 self._asked.add(i)
                 out.append(i)
-        while len(out) < n:
-            for i in self.space.sample(min(len(self.space), 2 * n + len(self._asked)), self.rng):
-                if len(out) < n and i not in self._asked:
-                    self._asked.add(i)
-                    out.append(i)
+        for i in sample_excluding(self.space, n - len(out), self._asked, self.rng):
+            self._asked.add(i)
+            out.append(i)
         return out
 
     def stats(self) -> dict:

@@ -1,0 +1,90 @@
+"""The ``cuda`` measurer: our generated kernels timed on an NVIDIA GPU (pycuda).
+
+Wraps ``kernels.gpu.measure_config`` (generate -> nvcc -> load, warm up, time with
+CUDA events, check once against numpy): ``time_ms`` is the median of the timed
+launches, ``costs`` all of them; failures carry the status ``kernels.gpu`` gives
+(``invalid``, ``compile_error``, ``runtime_error``, ``timeout``, ``wrong_result``).
+pycuda is imported on first measurement, so this module imports anywhere.
+
+Examples
+--------
+>>> CudaMeasurer.name, CudaMeasurer.estimate
+('cuda', False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Sequence
+
+from .base import MeasureRecord, Measurer
+
+__all__ = ["CudaMeasurer", "cuda_available"]
+
+
+def cuda_available() -> bool:
+    """Whether pycuda imports and sees at least one GPU."""
+    try:
+        import pycuda.driver as drv
+        drv.init()
+        return drv.Device.count() > 0
+    except Exception:
+        return False
+
+
+class CudaMeasurer(Measurer):
+    """Times configurations of our kernels for ``layer`` on GPU 0.
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    algorithm : {"direct", "winograd"}
+    repeats, warmup : int
+        Timed and untimed launches per configuration.
+    timeout_s : float
+        Watchdog per launch.
+    """
+
+    name = "cuda"
+    estimate = False
+
+    def __init__(self, layer, algorithm: str = "direct", repeats: int = 10, warmup: int = 2,
+                 timeout_s: float = 10.0, seed: int = 0):
+        from kernels.gpu import GpuOptions
+
+        if algorithm not in ("direct", "winograd"):
+            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+        self.layer, self.algorithm = layer, algorithm
+        self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
+
+    def toolchain(self) -> str:
+        from kernels.gpu import import_pycuda
+        from kernels.nvcc import find_nvcc, toolchain
+
+        drv = import_pycuda()
+        drv.init()
+        nvcc = find_nvcc()
+        version = toolchain(nvcc).release if nvcc else "missing"
+        return f"{drv.Device(0).name()} / nvcc {version}"
+
+    def _one(self, cfg: Mapping[str, Any]) -> MeasureRecord:
+        from kernels.config import config_from_dict
+        from kernels.gpu import measure_config
+
+        try:
+            kc = config_from_dict(dict(cfg), self.algorithm)
+        except (ValueError, TypeError) as exc:
+            return MeasureRecord.failed(cfg, "invalid", str(exc))
+        res = measure_config(self.layer, kc, self.options)
+        extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
+                                   ("registers", res.registers),
+                                   ("max_abs_err", res.max_abs_err)) if v is not None}
+        if res.status != "ok":
+            return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
+        return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
+
+    def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
+        for cfg in configs:
+            yield self._one(cfg)
+
+    def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
+        return list(self.measure_iter(configs))
