@@ -167,8 +167,10 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     return cls.from_dict(d)
 
 
-def parse_config(text: str, algorithm: str = "direct") -> KernelConfig:
+def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
     """Parse ``"x=4,y=4,z=8,alpha=2,tx=4,ty=4,tz=2"`` into a config.
+
+    Without ``algorithm``, a config with ``e`` is Winograd, else direct.
 
     >>> parse_config("x=4,y=2,z=2,alpha=1,tx=2,ty=2,tz=1")
     DirectConfig(x=4, y=2, z=2, alpha=1, tx=2, ty=2, tz=1)
