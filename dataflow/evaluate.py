@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from iobound.layer import ConvLayer
@@ -102,7 +103,8 @@ class DataflowReport:
         :func:`iobound.report.best_lower_bound` at ``block_memory_words``.
     bound_method : str
     ratio_to_bound : float
-        ``io.total / lower_bound``.
+        ``io.total / lower_bound`` (``inf`` when the bound is 0, i.e. every window lies in
+        the padding; ``None`` in :meth:`to_dict`).
     optimality : OptimalityCondition
     """
 
@@ -141,7 +143,8 @@ class DataflowReport:
             "lower_bound": self.lower_bound,
             "lower_bound_method": self.bound_method,
             "lower_bound_fast_memory_words": self.block_memory_words,
-            "ratio_to_bound": self.ratio_to_bound,
+            # a layer whose windows all lie in the padding has bound 0: ratio undefined
+            "ratio_to_bound": self.ratio_to_bound if math.isfinite(self.ratio_to_bound) else None,
             "footprint_words": self.footprint.total,
             "footprint": self.footprint.to_dict(),
             "optimality_condition": self.optimality.to_dict(),

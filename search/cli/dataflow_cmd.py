@@ -78,7 +78,8 @@ def _table(rep) -> str:
         ("paper closed form", f"{rep.io_paper_closed_form:,.0f} words ({closed}, S/N_p words)"),
         ("lower bound", f"{rep.lower_bound:,.0f} words ({rep.bound_method}, S = "
                         f"{rep.block_memory_words} words per block)"),
-        ("ratio to bound", f"{rep.ratio_to_bound:.3f}"),
+        ("ratio to bound", f"{rep.ratio_to_bound:.3f}" if d["ratio_to_bound"] is not None
+                           else "undefined (the bound is 0)"),
         ("optimality x*y=R*z", f"x*y={cond['xy']:g}, R*z={cond['rz']:g} (R={cond['reuse']:g}), "
                                f"gap {cond['relative_gap']:+.3f}: "
                                f"{'satisfied' if cond['satisfied'] else 'not satisfied'} "

@@ -76,3 +76,10 @@ def test_optimality_gap_reported_for_both_reuses():
     cond = evaluate_dataflow(layer, 2048).optimality
     assert cond.reuse == 4 and cond.dataflow_reuse == 2.25
     assert cond.relative_gap != cond.dataflow_gap
+
+
+def test_all_padding_layer_has_no_ratio():
+    """When every window lies in the padding the bound is 0 and the JSON ratio is None."""
+    layer = ConvLayer(1, 3, 1, 10, 4, 1, 1, stride=(2, 2), padding=(1, 1))  # rows -1 and 1 only
+    rep = evaluate_dataflow(layer, 256)
+    assert rep.lower_bound == 0 and rep.to_dict()["ratio_to_bound"] is None
