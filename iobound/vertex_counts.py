@@ -180,8 +180,17 @@ def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
 
 @lru_cache(maxsize=4096)
 def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
-    """Vertex classes of the Winograd DAG under the convention of
-    :func:`winograd_vertex_count`."""
+    """Main vertex classes of the Winograd DAG, tile by tile (a simplified count).
+
+    Every output tile whose ``n x n`` input window (from ``e t - pad``) holds an
+    in-bounds input counts ``n^2`` transformed inputs per channel, ``n^2`` element
+    products per (c_out, c_in), ``n^2 (c_in - 1)`` channel sums per c_out, and its
+    outputs inside ``h_out x w_out``; plus ``c_out c_in`` kernels of ``r^2`` raw and
+    ``n^2`` transformed weights. It leaves out the builder's intermediate transform
+    passes (``B^T d``, ``G g``, ``A^T Pi``) and its border zero-dropping: the exact
+    |V| is :func:`winograd_vertex_count`. Used for the element-product count of
+    the leading term.
+    """
     return _winograd(layer, e, full_only=False)
 
 
@@ -273,20 +282,22 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
 
 @lru_cache(maxsize=4096)
 def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
-    """A lower count of |V| for any Winograd DAG with the vertex classes above.
+    """A lower count of |V| of the Winograd DAG, independent of border conventions.
 
-    Counts only the structure of *full* tiles (window entirely in bounds and all
-    ``e^2`` outputs inside the output), which every border convention contains.
+    The classes of :func:`winograd_counts` for *full* tiles only (window entirely in
+    bounds, all ``e^2`` outputs inside the output), which every border convention
+    contains; at most :func:`winograd_vertex_count` (tested).
     """
     return _winograd(layer, e, full_only=True).vertices
 
 
 def winograd_gamma(layer: ConvLayer, e: int) -> int:
-    """Most transformed values one raw input or weight can help generate.
+    """``n^2 ceil(n/e)^2``: most transformed entries (P or J) one raw value feeds.
 
     An input lies in at most ``ceil(n/e)^2`` tile windows (windows of width n
-    stepped by e), each of which has ``n^2`` transformed entries; a raw weight
-    belongs to one kernel with ``n^2`` transformed entries.
+    stepped by e); in each, the rows-first transform ``B^T d`` gives it at most
+    ``n`` successors, each with at most ``n`` successors in ``P = (B^T d) B``. A raw
+    weight feeds at most ``n`` entries of ``G g`` and ``n^2`` of ``J``.
     """
     n = e + layer.k_h - 1
     return n * n * math.ceil(n / e) ** 2

@@ -4,16 +4,20 @@ The DAG is the one of :func:`iobound.vertex_counts.winograd_vertex_count`. Its f
 steps and the vertex-generation functions proven for it (proofs/test_winograd.py)
 go through the composite API:
 
-1. input and kernel transforms: ``phi_1 = psi_1 = gamma k`` with
+1. input and kernel transforms (two separable passes each, as the DAG builder
+   makes them): ``psi_1 = gamma k`` transformed entries P, J and
+   ``phi_1 = gamma (n + 1)/n k`` vertices with the intermediate pass, where
    ``gamma = n^2 ceil(n/e)^2`` (a raw input lies in at most ``ceil(n/e)^2`` tile
-   windows of ``n^2`` transformed entries each; a raw weight in one kernel of
-   ``n^2``);
+   windows; in each it feeds at most n entries of ``B^T d``, each feeding at most
+   n entries of P; a weight likewise feeds n of ``G g`` and n^2 of J);
 2. element products: ``phi_2 = psi_2 = k sqrt(S) / 2`` (for each of the n^2
    frequencies a matrix multiply; Loomis-Whitney plus Cauchy-Schwarz with at most
    S output groups (b, tile, c_out), the minimum-set bound);
 3. channel sums: ``phi_3 = psi_3 = k`` (binary trees: sums <= leaves);
-4. output transform: ``phi_4 = min(k, S)`` (outputs have no successors, so every
-   output of a partition set is in its minimum set).
+4. output transform: ``phi_4 = e n S + S`` (following successors inside a
+   partition set stays in one group (b, tile, c_out) and ends in the minimum
+   set, so at most S groups, each with ``e n`` entries of ``A^T Pi``; outputs have
+   no successors, so those of the set are in the minimum set).
 
 T(S) is the composite API's ``"relaxed"`` maximum, a proven over-estimate. This
 bound is valid but much weaker than the paper's Thm 4.12, whose leading term
@@ -26,7 +30,7 @@ Examples
 >>> layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=(1, 1))
 >>> v = winograd_bound_values(layer, 2, 1024)
 >>> round(v["hong_kung_composite"]), round(v["compulsory"])
-(13778, 438272)
+(16206, 438272)
 """
 
 from __future__ import annotations
@@ -39,8 +43,7 @@ from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
 from .layer import ConvLayer
 from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, E, N_TILE, S, V, k
-from .vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
-                            winograd_vertex_count, winograd_vertex_count_lower)
+from .vertex_counts import direct_counts, winograd_counts, winograd_gamma, winograd_vertex_count
 
 __all__ = ["winograd_composite", "winograd_T_expr", "winograd_bound_exprs",
            "winograd_bound_values", "winograd_leading_terms", "winograd_bound_details",
@@ -53,17 +56,17 @@ HWCC = sp.Symbol("HWCC", positive=True)
 def winograd_composite() -> CompositeAlgorithm:
     """The four steps of Winograd with the vertex-generation functions above."""
     return CompositeAlgorithm((
-        CompositeStep("transforms", GAMMA * k),
+        CompositeStep("transforms", GAMMA * (N_TILE + 1) / N_TILE * k, GAMMA * k),
         CompositeStep("element products", k * sp.sqrt(S) / 2),
         CompositeStep("channel sums", k),
-        CompositeStep("output transform", sp.Min(k, S)),
+        CompositeStep("output transform", E * N_TILE * S + S),
     ), name="winograd")
 
 
 @lru_cache(maxsize=None)
 def winograd_T_expr() -> sp.Expr:
-    """``T(S) = 3S + gamma S + (1 + gamma) S^(3/2)`` (relaxed maximum)."""
-    return sp.simplify(winograd_composite().T_expr("relaxed"))
+    """``T(S) = (3 + e n) S + gamma (n+1)/n S + (1 + gamma) S^(3/2)`` (relaxed maximum)."""
+    return winograd_composite().T_expr("relaxed")
 
 
 def paper_thm_4_12_expr() -> sp.Expr:
@@ -73,7 +76,7 @@ def paper_thm_4_12_expr() -> sp.Expr:
 
 @lru_cache(maxsize=None)
 def winograd_bound_exprs() -> dict[str, sp.Expr]:
-    """Method name -> SymPy expression (symbols S, gamma, V, I_used, W_used, O)."""
+    """Method name -> SymPy expression (symbols S, gamma, e, n, V, I_used, W_used, O)."""
     return {
         "hong_kung_composite": composite_bound_expr(winograd_T_expr()),
         "compulsory": INPUTS + WEIGHTS + OUTPUTS,
@@ -104,7 +107,7 @@ def _compiled() -> dict[str, callable]:
 def _args(layer: ConvLayer, e: int) -> tuple:
     w = winograd_counts(layer, e)
     d = direct_counts(layer)
-    v = min(winograd_vertex_count(layer, e), winograd_vertex_count_lower(layer, e))
+    v = winograd_vertex_count(layer, e)
     hwcc = layer.n * layer.h_out * layer.w_out * layer.c_out * layer.c_in
     return (float(winograd_gamma(layer, e)), float(v), float(w.products),
             float(d.used_inputs), float(d.used_weights), float(d.outputs),
@@ -132,7 +135,6 @@ def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...
     w = winograd_counts(layer, e)
     d = direct_counts(layer)
     n = e + w.r - 1
-    v_low = winograd_vertex_count_lower(layer, e)
     game = ("red-blue pebble game (Hong & Kung 1981), recomputation allowed; I/O = loads + "
             "stores of words, inputs start in slow memory, outputs end there; S words of "
             "fast memory")
@@ -142,11 +144,11 @@ def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...
             f"Winograd F({e}x{e}, {w.r}x{w.r}) DAG, n = {n}; transform coefficients are "
             "constants of the vertex operations (not vertices); every transformed value "
             "has at least one predecessor",
-            "Thm 4.6 with 2S-partitions, T(S) = 3S + gamma S + (1 + gamma) S^(3/2) from the "
-            f"composite API's relaxed maximum, gamma = n^2 ceil(n/e)^2 = "
+            "Thm 4.6 with 2S-partitions, T(S) = (3 + e n) S + gamma (n+1)/n S + (1 + gamma) "
+            "S^(3/2) from the composite API's relaxed maximum, gamma = n^2 ceil(n/e)^2 = "
             f"{winograd_gamma(layer, e)}; proofs/test_winograd.py",
-            f"|V| = min({w.vertices} (this convention), {v_low} (full tiles only, a lower "
-            "count for any border convention))",
+            f"|V| = {winograd_vertex_count(layer, e)} exact for the dataflow builder's DAG "
+            "(separable transforms, zeros dropped, chains over c_in)",
             "the paper's Thm 4.12 leading term is not proven for this DAG and is reported "
             "only under leading_terms['paper_thm_4_12']",
         ),
