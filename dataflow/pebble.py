@@ -1,0 +1,378 @@
+"""The red-blue pebble game (Hong & Kung 1981): a player for computation orders and a move checker.
+
+Rules. Sources start with blue pebbles (in slow memory). A move is one of
+
+* ``load v``: put a red pebble on a vertex that has a blue one (one I/O);
+* ``store v``: put a blue pebble on a vertex that has a red one (one I/O);
+* ``compute v``: put a red pebble on a non-source whose predecessors all have red pebbles;
+* ``evict v``: remove a red pebble.
+
+At most ``S`` red pebbles are ever on the DAG, and at the end every sink (output) has a
+blue pebble. Recomputation is allowed (a vertex may be computed again).
+
+:func:`play` executes a computation order with an eviction policy and counts the I/O:
+
+* ``"belady"``: evict the value whose next use is furthest in the future (clean, i.e.
+  already blue, values first on ties). It is Belady's optimal replacement for the loads
+  of a fixed order; with write-backs it is a good heuristic, not a proven optimum.
+* ``"lru"``: evict the least recently used value.
+
+With both policies a value is dropped as soon as it is dead (no further use before it is
+computed again), which costs nothing, and an output is stored the moment it is computed
+(it has no uses, so it is dead at once): every output is stored exactly once. A live
+value that has no blue pebble is stored before it is evicted (the store is counted).
+
+Examples
+--------
+>>> import networkx as nx
+>>> g = nx.DiGraph([("a", "c"), ("b", "c"), ("c", "d"), ("a", "d")])
+>>> res = play(g, ["c", "d"], S=3, record_moves=True)
+>>> res.loads, res.stores, res.total, res.peak_red
+(2, 1, 3, 3)
+>>> validate_moves(g, res.moves, S=3).total
+3
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import networkx as nx
+
+__all__ = ["IllegalMoveError", "MoveCount", "PebbleResult", "POLICIES", "play", "validate_moves"]
+
+logger = logging.getLogger(__name__)
+
+#: Eviction policies :func:`play` accepts.
+POLICIES = ("belady", "lru")
+
+_INF = float("inf")
+
+
+class IllegalMoveError(ValueError):
+    """A move breaks a rule of the red-blue pebble game (the message says which and where)."""
+
+
+@dataclass(frozen=True)
+class PebbleResult:
+    """I/O of one played game.
+
+    Attributes
+    ----------
+    loads, stores : int
+        Red pebbles placed on blue vertices, and blue pebbles placed (words moved).
+    total : int
+        ``loads + stores``.
+    peak_red : int
+        Most red pebbles on the DAG at once (``<= S``).
+    computes : int
+        Compute moves (``> number of non-sources`` when the order recomputes).
+    S : int
+        Red pebbles available.
+    policy : str
+        The eviction policy.
+    moves : tuple or None
+        The moves ``(op, vertex)`` when asked for (``record_moves=True``).
+    """
+
+    loads: int
+    stores: int
+    total: int
+    peak_red: int
+    computes: int
+    S: int
+    policy: str
+    moves: tuple | None = None
+
+
+@dataclass(frozen=True)
+class MoveCount:
+    """What :func:`validate_moves` counted for a legal move list."""
+
+    loads: int
+    stores: int
+    computes: int
+    peak_red: int
+
+    @property
+    def total(self) -> int:
+        return self.loads + self.stores
+
+
+def _check_order(dag: nx.DiGraph, order: Sequence, S: int) -> None:
+    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
+        raise ValueError(f"S must be a positive integer, got {S!r}")
+    seen = set()
+    for t, v in enumerate(order):
+        if v in seen:
+            continue
+        if v not in dag:
+            raise ValueError(f"schedule position {t}: {v!r} is not a vertex of the DAG")
+        indeg = dag.in_degree(v)
+        if indeg == 0:
+            raise ValueError(f"schedule position {t}: {v!r} is a source (it starts blue; "
+                             "sources are loaded, not computed)")
+        if indeg + 1 > S:
+            raise ValueError(f"S={S} red pebbles cannot compute {v!r}: it needs its {indeg} "
+                             f"predecessors and itself red at once (S >= {indeg + 1})")
+        seen.add(v)
+    missing = [v for v in dag if dag.in_degree(v) > 0 and v not in seen]
+    if missing:
+        raise ValueError(f"the schedule never computes {len(missing)} vertices, e.g. {missing[0]!r}")
+
+
+class _Game:
+    """Mutable game state of :func:`play` (red/blue sets, next-use pointers, policy)."""
+
+    def __init__(self, dag: nx.DiGraph, order: Sequence, S: int, policy: str, record: bool):
+        self.order, self.S, self.policy = order, S, policy
+        self.preds = {v: tuple(dag.predecessors(v)) for v in set(order)}
+        self.uses: dict = {}
+        self.comps: dict = {}
+        for t, v in enumerate(order):
+            self.comps.setdefault(v, []).append(t)
+            for u in self.preds[v]:
+                self.uses.setdefault(u, []).append(t)
+        self.use_ptr = dict.fromkeys(self.uses, 0)
+        self.comp_ptr = dict.fromkeys(self.comps, 0)
+        self.blue = {v for v in dag if dag.in_degree(v) == 0}
+        self.sinks = {v for v in dag if dag.out_degree(v) == 0}
+        self.red: set = set()
+        self.heap: list = []          # belady: (-next_use, -clean, seq, v)
+        self.key: dict = {}
+        self.lru: OrderedDict = OrderedDict()
+        self.seq = 0
+        self.loads = self.stores = self.computes = self.peak = 0
+        self.moves: list | None = [] if record else None
+
+    def next_use(self, u) -> float:
+        """Position of u's next use, or inf if it is dead (no use before its next compute)."""
+        uses, p = self.uses.get(u, ()), self.use_ptr.get(u, 0)
+        nu = uses[p] if p < len(uses) else _INF
+        comps, q = self.comps.get(u, ()), self.comp_ptr.get(u, 0)
+        nc = comps[q] if q < len(comps) else _INF
+        return nu if nu < nc else _INF
+
+    def move(self, op: str, v) -> None:
+        if self.moves is not None:
+            self.moves.append((op, v))
+
+    def touch(self, v) -> None:
+        """Record a use/compute of red v for the policy."""
+        if self.policy == "lru":
+            self.lru[v] = None
+            self.lru.move_to_end(v)
+        else:
+            k = (self.next_use(v), v in self.blue)
+            self.key[v] = k
+            self.seq += 1
+            heapq.heappush(self.heap, (-k[0], not k[1], self.seq, v))
+
+    def drop(self, v) -> None:
+        """Remove v's red pebble, storing it first if it is live (or an output) and not blue."""
+        if v not in self.blue and (v in self.sinks or self.next_use(v) != _INF):
+            self.blue.add(v)
+            self.stores += 1
+            self.move("store", v)
+        self.red.discard(v)
+        self.lru.pop(v, None)
+        self.key.pop(v, None)
+        self.move("evict", v)
+
+    def make_room(self, pinned: set) -> None:
+        if len(self.red) < self.S:
+            return
+        if self.policy == "lru":
+            victim = next(v for v in self.lru if v not in pinned)
+        else:
+            skipped = []
+            while True:
+                neg_nu, not_clean, seq, v = heapq.heappop(self.heap)
+                k = self.key.get(v)
+                if k is None or (-neg_nu, not not_clean) != k:
+                    continue  # stale entry
+                if v in pinned:
+                    skipped.append((neg_nu, not_clean, seq, v))
+                    continue
+                victim = v
+                break
+            for item in skipped:
+                heapq.heappush(self.heap, item)
+        self.drop(victim)
+
+    def place_red(self, v, pinned: set) -> None:
+        self.make_room(pinned)
+        self.red.add(v)
+        self.peak = max(self.peak, len(self.red))
+
+    def step(self, t: int) -> None:
+        v = self.order[t]
+        preds = self.preds[v]
+        pinned = set(preds)
+        pinned.add(v)
+        for u in preds:
+            if u in self.red:
+                continue
+            if u not in self.blue:
+                raise ValueError(f"schedule position {t}: {v!r} needs {u!r}, which is not "
+                                 "computed yet (the order is not topological)")
+            self.place_red(u, pinned)
+            self.loads += 1
+            self.move("load", u)
+            self.touch(u)
+        if v not in self.red:
+            self.place_red(v, pinned)
+        self.computes += 1
+        self.move("compute", v)
+        for u in preds:
+            self.use_ptr[u] += 1
+        self.comp_ptr[v] += 1
+        for u in preds + (v,):
+            if u not in self.red:
+                continue
+            if self.next_use(u) == _INF:
+                self.drop(u)
+            else:
+                self.touch(u)
+
+    def flush(self) -> None:
+        for v in list(self.red):
+            self.drop(v)
+
+
+def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
+         flush_at: Iterable[int] = (), record_moves: bool = False) -> PebbleResult:
+    """Play the red-blue pebble game for a computation order and count loads and stores.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+        The computation DAG; its sources start blue, its sinks must end blue.
+    schedule : sequence of vertices, or an object with ``.order`` (a TiledSchedule)
+        Non-source vertices in the order they are computed; every non-source at least
+        once (repeats are recomputations).
+    S : int
+        Red pebbles (fast-memory words).
+    policy : {"belady", "lru"}
+        Eviction policy (module docstring).
+    flush_at : iterable of int
+        Positions ``t`` before which fast memory is emptied (live values without a blue
+        pebble are stored), e.g. a TiledSchedule's ``block_starts`` to model blocks that
+        share nothing on chip.
+    record_moves : bool
+        Keep the move list in the result (for :func:`validate_moves`).
+
+    Returns
+    -------
+    PebbleResult
+
+    Raises
+    ------
+    ValueError
+        For an unknown policy or vertex, a source in the order, a vertex never computed,
+        an order that is not topological, or ``S`` too small for some vertex (named).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    order = list(getattr(schedule, "order", schedule))
+    _check_order(dag, order, S)
+    game = _Game(dag, order, S, policy, record_moves)
+    flush = set(flush_at)
+    for t in range(len(order)):
+        if t in flush and t > 0:
+            game.flush()
+        game.step(t)
+    game.flush()
+    unstored = [v for v in game.sinks if v not in game.blue]
+    if unstored:  # cannot happen: outputs are stored when computed
+        raise AssertionError(f"outputs left without a blue pebble, e.g. {unstored[0]!r}")
+    logger.debug("played %d computes with S=%d (%s): %d loads, %d stores",
+                 game.computes, S, policy, game.loads, game.stores)
+    return PebbleResult(loads=game.loads, stores=game.stores, total=game.loads + game.stores,
+                        peak_red=game.peak, computes=game.computes, S=S, policy=policy,
+                        moves=tuple(game.moves) if record_moves else None)
+
+
+def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int) -> MoveCount:
+    """Check an explicit move list against the rules and count its I/O.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+    moves : iterable of (op, vertex)
+        ``op`` in ``load``, ``store``, ``compute``, ``evict``.
+    S : int
+        Red pebbles available.
+
+    Returns
+    -------
+    MoveCount
+
+    Raises
+    ------
+    IllegalMoveError
+        At the first illegal move (its index, op, vertex and the rule), or at the end
+        when an output has no blue pebble.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([("a", "b")])
+    >>> validate_moves(g, [("compute", "b")], S=2)
+    Traceback (most recent call last):
+    ...
+    dataflow.pebble.IllegalMoveError: move 0 (compute 'b'): predecessor 'a' has no red pebble
+    """
+    red: set = set()
+    blue = {v for v in dag if dag.in_degree(v) == 0}
+    loads = stores = computes = peak = 0
+    for k, mv in enumerate(moves):
+        try:
+            op, v = mv
+        except (TypeError, ValueError):
+            raise IllegalMoveError(f"move {k} is not an (op, vertex) pair: {mv!r}") from None
+
+        def bad(rule: str) -> IllegalMoveError:
+            return IllegalMoveError(f"move {k} ({op} {v!r}): {rule}")
+
+        if v not in dag:
+            raise bad("not a vertex of the DAG")
+        if op == "load":
+            if v not in blue:
+                raise bad("it has no blue pebble")
+            if v in red:
+                raise bad("it already has a red pebble")
+            red.add(v)
+            loads += 1
+        elif op == "store":
+            if v not in red:
+                raise bad("it has no red pebble")
+            blue.add(v)
+            stores += 1
+        elif op == "compute":
+            preds = list(dag.predecessors(v))
+            if not preds:
+                raise bad("a source cannot be computed (it starts blue)")
+            missing = next((u for u in preds if u not in red), None)
+            if missing is not None:
+                raise bad(f"predecessor {missing!r} has no red pebble")
+            red.add(v)
+            computes += 1
+        elif op == "evict":
+            if v not in red:
+                raise bad("it has no red pebble")
+            red.discard(v)
+        else:
+            raise bad("unknown op; use load, store, compute or evict")
+        if len(red) > S:
+            raise bad(f"{len(red)} red pebbles, more than S={S}")
+        peak = max(peak, len(red))
+    unstored = [v for v in dag if dag.out_degree(v) == 0 and v not in blue]
+    if unstored:
+        raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
+                               f"pebble, e.g. {unstored[0]!r}")
+    return MoveCount(loads=loads, stores=stores, computes=computes, peak_red=peak)
