@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,6 +36,7 @@ from .layer import ConvLayer
 from .winograd_transforms import winograd_transforms
 
 __all__ = ["DirectCounts", "WinogradCounts", "direct_counts", "direct_vertex_count",
+           "iter_direct_products",
            "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
            "winograd_gamma"]
 
@@ -106,6 +108,21 @@ def direct_counts(layer: ConvLayer) -> DirectCounts:
         sums=products - outputs,
         max_input_reuse=ah.max_reuse * aw.max_reuse,
     )
+
+
+def iter_direct_products(layer: ConvLayer):
+    """Yield every product vertex as ``((b, ci, h, w), (co, ci, i, j), (b, co, oh, ow))``.
+
+    A reference enumeration (one Python step per product) for checking the counts
+    and inequalities on small layers; the counts above never use it.
+    """
+    (sh, sw), (ph, pw), (dh, dw) = layer.stride, layer.padding, layer.dilation
+    for b, co, oh, ow, ci, i, j in itertools.product(
+            range(layer.n), range(layer.c_out), range(layer.h_out), range(layer.w_out),
+            range(layer.c_in), range(layer.k_h), range(layer.k_w)):
+        h, w = oh * sh - ph + i * dh, ow * sw - pw + j * dw
+        if 0 <= h < layer.h_in and 0 <= w < layer.w_in:
+            yield (b, ci, h, w), (co, ci, i, j), (b, co, oh, ow)
 
 
 def direct_vertex_count(layer: ConvLayer) -> int:

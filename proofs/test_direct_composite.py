@@ -20,8 +20,6 @@ with a, b, d the inputs, weights and tree vertices of D and R = R_max. Steps:
    4x looser, over-estimate.
 """
 
-import itertools
-
 import numpy as np
 import sympy as sp
 from hypothesis import given, strategies as st
@@ -29,6 +27,7 @@ from hypothesis import given, strategies as st
 from iobound.direct_bounds import direct_composite, direct_T_expr
 from iobound.layer import ConvLayer
 from iobound.symbols import R, S, k
+from iobound.vertex_counts import iter_direct_products
 
 a, b, d = sp.symbols("a b d", nonnegative=True)
 uu = sp.Symbol("uu", nonnegative=True)
@@ -68,15 +67,7 @@ def test_paper_phi_over_estimates_the_proven_one():
 
 def _products(layer):
     """All product index tuples ((b,ci,h,w), (co,ci,i,j), (b,co,oh,ow)) of a tiny layer."""
-    out = []
-    for bb, co, oh, ow, ci, i, j in itertools.product(
-            range(layer.n), range(layer.c_out), range(layer.h_out), range(layer.w_out),
-            range(layer.c_in), range(layer.k_h), range(layer.k_w)):
-        h = oh * layer.stride[0] - layer.padding[0] + i * layer.dilation[0]
-        w = ow * layer.stride[1] - layer.padding[1] + j * layer.dilation[1]
-        if 0 <= h < layer.h_in and 0 <= w < layer.w_in:
-            out.append(((bb, ci, h, w), (co, ci, i, j), (bb, co, oh, ow)))
-    return out
+    return list(iter_direct_products(layer))
 
 
 layers = st.builds(

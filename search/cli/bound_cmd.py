@@ -1,0 +1,111 @@
+"""``iobound bound``: I/O lower bounds of one convolution layer.
+
+Examples
+--------
+>>> from search.cli.main import main
+>>> main(["bound", "--layer", "cin=2,hin=6,cout=2,kh=3", "--fast-memory", "16", "--json"])  # doctest: +ELLIPSIS
+{"layer": {...}, "fast_memory_words": 16, "results": [...]}
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "I/O lower bounds (Hong-Kung composite, X-partition, compulsory) of a layer"
+DESCRIPTION = (
+    "Red-blue pebble I/O lower bounds of one convolution layer for a fast memory of S "
+    "words: the paper's composite bound (Thm 4.6/4.9, 4.12), the X-partition bound "
+    "(direct only) and compulsory I/O, with the best (largest valid) one. I/O counts "
+    "loads plus stores of words. Derivations and errata: proofs/README.md."
+)
+
+BOUND_METHODS = ("hong_kung_composite", "x_partition", "compulsory")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--layer", required=True, metavar="SPEC",
+        help="a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
+             "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
+             "stride, pad, dilation; pairs as 'a' or 'axb')")
+    parser.add_argument(
+        "--fast-memory", required=True, metavar="S",
+        help="fast memory: words (12288) or bytes with a unit (48KiB, 96KB), converted "
+             "to words with --dtype")
+    parser.add_argument(
+        "--dtype", default="fp32",
+        help="element type used to convert a byte size to words: fp32 (default), fp16, "
+             "bf16, fp64, tf32, int8")
+    parser.add_argument(
+        "--algorithm", default="direct", choices=("direct", "winograd", "all"),
+        help="direct convolution (default), Winograd F(e x e, r x r), or all that apply "
+             "(Winograd is left out, with a note, where it does not apply)")
+    parser.add_argument(
+        "--winograd-e", type=int, default=2, metavar="E",
+        help="Winograd output tile edge e of F(e x e, r x r) (default 2)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of a table")
+
+
+def _result(rep) -> dict:
+    bounds = {m: (rep.bounds[m].value if m in rep.bounds else None) for m in BOUND_METHODS}
+    return {
+        "algorithm": rep.algorithm, "e": rep.e, "bounds": bounds,
+        "leading_terms": dict(rep.leading_terms or {}),
+        "best": rep.best, "best_method": rep.best_method,
+    }
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from iobound.layer_spec import parse_layer_spec
+    from iobound.report import bound_report
+    from iobound.units import fast_memory_words
+
+    layer = parse_layer_spec(args.layer)
+    s = fast_memory_words(args.fast_memory, dtype=args.dtype)
+    if args.winograd_e < 1:
+        raise ValueError(f"--winograd-e must be >= 1, got {args.winograd_e}")
+    notes = []
+    reports = []
+    if args.algorithm in ("direct", "all"):
+        reports.append(bound_report(layer, s, "direct"))
+    if args.algorithm == "winograd":
+        layer.check_winograd()  # ValueError naming why -> exit 2
+    if args.algorithm in ("winograd", "all"):
+        problem = layer.winograd_problem()
+        if problem is None:
+            reports.append(bound_report(layer, s, "winograd", args.winograd_e))
+        else:
+            notes.append(f"winograd omitted: {problem}")
+    if args.json:
+        ld = layer.to_dict()
+        ld.update(hout=layer.h_out, wout=layer.w_out)
+        print(json.dumps({"layer": ld, "fast_memory_words": s,
+                          "results": [_result(r) for r in reports]}))
+        return 0
+    print(f"layer   {layer.name or '(custom)'}: {layer.short()}")
+    print(f"S       {s} words ({args.fast_memory}, {args.dtype});  R_max = {layer.reuse_max}, "
+          f"paper R = {layer.reuse_paper:g}")
+    for rep in reports:
+        title = "direct" if rep.algorithm == "direct" else f"winograd F({rep.e}x{rep.e}, " \
+                f"{layer.k_h}x{layer.k_h})"
+        print(f"\n{title}")
+        print(f"  {'method':<22}{'lower bound (words)':>22}{'leading term':>18}")
+        for m in BOUND_METHODS:
+            b = rep.bounds.get(m)
+            mark = "  <- best" if m == rep.best_method else ""
+            print(f"  {m:<22}{_fmt(b.value if b else None):>22}"
+                  f"{_fmt(b.leading_term if b else None):>18}{mark}")
+        for m, v in (rep.leading_terms or {}).items():
+            if m not in rep.bounds:
+                print(f"  {m + ' (reference)':<22}{'':>22}{_fmt(v):>18}")
+        print(f"  best: {_fmt(rep.best)} words ({rep.best_method})")
+    for note in notes:
+        print(f"\nnote: {note}")
+    return 0

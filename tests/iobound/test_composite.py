@@ -1,0 +1,85 @@
+"""The composite-algorithm API: maxima of T(S) and the Hong-Kung matrix multiply."""
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings, strategies as st
+
+from iobound.composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+from iobound.symbols import S, V, k
+
+MM = CompositeAlgorithm((CompositeStep("products", k * sp.sqrt(S) / 2),
+                         CompositeStep("sums", k - 1)), name="matrix multiply")
+
+
+def _mm_vertices(n):
+    return 2 * n * n + n * n * (2 * n - 1)
+
+
+def test_matmul_T_closed_form():
+    """Hong-Kung matmul: T(S) = S^(3/2) + S - 1 (vertex maximum)."""
+    assert sp.simplify(MM.T_expr("vertex") - (S ** sp.Rational(3, 2) + S - 1)) == 0
+
+
+@given(st.integers(0, 300))
+def test_matmul_vertex_equals_exact(s):
+    """The vertex maximum equals the enumerated integer maximum."""
+    if s == 0:
+        assert MM.T_exact(0) == -1.0      # phi_2(0) = -1: only a formal value at s = 0
+        return
+    assert MM.T_exact(s) == pytest.approx(float(MM.T_expr("vertex").subs(S, s)))
+
+
+@given(st.integers(1, 200))
+def test_relaxed_over_estimates(s):
+    """The relaxed maximum is >= the exact maximum."""
+    assert float(MM.T_expr("relaxed").subs(S, s)) >= MM.T_exact(s) - 1e-9
+
+
+@settings(max_examples=12)
+@given(st.lists(st.tuples(st.floats(0, 5), st.floats(0, 5), st.floats(0, 3)),
+                min_size=1, max_size=3), st.integers(1, 12))
+def test_relaxed_over_estimates_random_monotone_steps(coeffs, s):
+    """For random non-decreasing phi = a k + b sqrt(k S) + c, relaxed >= exact."""
+    steps = tuple(CompositeStep(f"s{i}", sp.nsimplify(a) * k + sp.nsimplify(b) * sp.sqrt(k * S)
+                                + sp.nsimplify(c))
+                  for i, (a, b, c) in enumerate(coeffs))
+    alg = CompositeAlgorithm(steps)
+    relaxed = float(alg.T_expr("relaxed").subs(S, s))
+    assert relaxed >= alg.T_exact(s) - 1e-6 * max(1, relaxed)
+
+
+@pytest.mark.parametrize("n, t", [(64, 8), (128, 16)])
+def test_matmul_bound_is_theta_n3_over_sqrt_S(n, t):
+    """n x n matmul: bound <= blocked schedule I/O and within a constant of n^3/sqrt(S)."""
+    s = t * t + 2 * t + 2
+    q = float(composite_bound_expr(MM.T_expr("vertex")).subs({V: _mm_vertices(n), S: s}))
+    blocked = (n // t) ** 2 * (2 * t * n + t * t)
+    assert q <= blocked
+    assert q >= 0.3 * n ** 3 / np.sqrt(s)
+
+
+def test_callable_steps_numeric_only():
+    """Callables work in T_exact but not symbolically."""
+    alg = CompositeAlgorithm((CompositeStep("p", lambda kk, ss: kk * np.sqrt(ss) / 2),
+                              CompositeStep("s", lambda kk: kk - 1)))
+    assert alg.T_exact(16) == MM.T_exact(16)
+    with pytest.raises(ValueError, match="callable"):
+        alg.T_expr()
+
+
+def test_psi_differs_from_phi():
+    """psi feeds the next step, phi counts the step's vertices."""
+    alg = CompositeAlgorithm((CompositeStep("a", 3 * k, k), CompositeStep("b", k)))
+    assert sp.simplify(alg.T_expr("vertex") - 5 * S) == 0   # S + (3S + S) at k1 = S
+    assert alg.T_exact(7) == 35
+
+
+def test_rejections():
+    """Empty algorithms, unknown methods and huge enumerations are ValueErrors."""
+    with pytest.raises(ValueError, match="at least one step"):
+        CompositeAlgorithm(())
+    with pytest.raises(ValueError, match="unknown method"):
+        MM.T_expr("magic")
+    with pytest.raises(ValueError, match="points"):
+        MM.T_exact(10 ** 5, max_points=1000)
