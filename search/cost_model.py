@@ -127,7 +127,7 @@ class XGBCostModel(CostModel):
             "min_child_weight": o.min_child_weight, "nthread": o.n_jobs, "seed": self.seed,
             "tree_method": "hist", "verbosity": 0,
         }
-        dtrain = xgb.DMatrix(X, label=y if o.objective == "reg" else -y)
+        dtrain = xgb.DMatrix(X, label=y if o.objective == "reg" else -y, nthread=o.n_jobs)
         if o.objective == "reg":
             params["objective"] = "reg:squarederror"
         else:
@@ -140,12 +140,10 @@ class XGBCostModel(CostModel):
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        import xgboost as xgb
-
         if not self._fitted:
             raise RuntimeError("predict() before fit()")
         X = np.asarray(X, dtype=float)
         if self._booster is None:
             return np.full(len(X), self._const)
-        score = self._booster.predict(xgb.DMatrix(X))
+        score = self._booster.inplace_predict(X)
         return score if self.options.objective == "reg" else -score

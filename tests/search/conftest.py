@@ -1,0 +1,70 @@
+"""Fixtures for the search tests: a small synthetic Kernel Tuner cache written by the test."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+SYNTH_PARAMS = {"bx": [16, 32, 64, 128, 256], "by": [1, 2, 4, 8], "tile": [1, 2, 3], "shm": [0, 1]}
+
+
+def synth_time(bx: int, by: int, tile: int, shm: int) -> float | str:
+    """A rugged but deterministic landscape with one optimum; some failures, some gaps."""
+    if bx * by > 512:
+        return None  # absent: the 'restriction' removed it
+    if bx == 256 and tile == 3:
+        return "CompilationFailedConfig"
+    if by == 8 and shm == 1 and tile == 3:
+        return "RuntimeFailedConfig"
+    if bx == 16 and by == 1 and tile == 1:
+        return "InvalidConfig"
+    base = abs(bx.bit_length() - 7) * 0.7 + abs(by - 2) * 0.4 + abs(tile - 2) * 0.9
+    return round(1.0 + base + (0.3 if shm == 0 else 0.0) + ((bx * 7 + by * 3 + tile) % 5) * 0.05, 6)
+
+
+def synth_cache_dict() -> dict:
+    cache = {}
+    keys = list(SYNTH_PARAMS)
+    for bx in SYNTH_PARAMS["bx"]:
+        for by in SYNTH_PARAMS["by"]:
+            for tile in SYNTH_PARAMS["tile"]:
+                for shm in SYNTH_PARAMS["shm"]:
+                    t = synth_time(bx, by, tile, shm)
+                    if t is None:
+                        continue
+                    entry = {"bx": bx, "by": by, "tile": tile, "shm": shm, "time": t}
+                    if not isinstance(t, str):
+                        entry["times"] = [t * 0.99, t, t * 1.01]
+                    cache[",".join(str(entry[k]) for k in keys)] = entry
+    return {"device_name": "Synthetic GPU", "kernel_name": "synth_kernel", "problem_size": [64, 64],
+            "tune_params_keys": keys, "tune_params": SYNTH_PARAMS, "objective": "time",
+            "cache": cache}
+
+
+@pytest.fixture
+def synth_cache_path(tmp_path):
+    """Path of a gzipped synthetic Kernel Tuner cache file."""
+    path = tmp_path / "synth.json.gz"
+    with gzip.open(path, "wt") as fh:
+        json.dump(synth_cache_dict(), fh)
+    return path
+
+
+@pytest.fixture
+def synth_space(synth_cache_path):
+    from search.replay_space import ReplaySpace
+    return ReplaySpace(synth_cache_path)
+
+
+@pytest.fixture
+def synth_measurer(synth_space):
+    from search.measure.replay import ReplayMeasurer
+    return ReplayMeasurer(synth_space.cache)
+
+
+@pytest.fixture
+def synth_optimum(synth_space):
+    """The lowest recorded time of the synthetic space."""
+    return min(e["time"] for e in synth_space.cache.entries if not isinstance(e["time"], str))

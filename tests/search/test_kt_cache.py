@@ -1,0 +1,69 @@
+"""Tests of Kernel Tuner cache reading, writing and export of our records."""
+
+import json
+
+import pytest
+
+from search.kt_cache import (KtCache, cache_key, entry_status, load_cache, records_to_cache,
+                             write_cache)
+from search.measure.base import MeasureRecord
+
+
+def test_load_synthetic(synth_cache_path):
+    """The loader keeps every entry, the parameter order and the header fields."""
+    c = load_cache(synth_cache_path)
+    assert len(c) == 102 and c.keys == ("bx", "by", "tile", "shm")
+    assert c.device_name == "Synthetic GPU" and c.problem_size == [64, 64]
+
+
+def test_failure_strings_map_to_statuses():
+    """Kernel Tuner's failure strings become our statuses."""
+    assert [entry_status({"time": t}) for t in
+            ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig", 1.5)] == \
+        ["invalid", "compile_error", "runtime_error", "ok"]
+
+
+def test_write_then_load_round_trip(tmp_path, synth_cache_path):
+    """A written cache loads back with the same entries and keys in tune_params_keys order."""
+    c = load_cache(synth_cache_path)
+    out = write_cache(tmp_path / "copy.json", c)
+    raw = json.loads(out.read_text())
+    assert raw["tune_params_keys"] == list(c.keys)
+    assert all(k == cache_key(e, c.keys) for k, e in raw["cache"].items())
+    assert load_cache(out).entries == c.entries
+
+
+def test_export_records_round_trip(tmp_path):
+    """Exported records keep times and exact statuses (even timeout) when re-imported."""
+    recs = [MeasureRecord.ok({"a": 1, "b": 2}, costs=(1.0, 2.0, 3.0)),
+            MeasureRecord.failed({"a": 2, "b": 2}, "timeout", "slow"),
+            MeasureRecord.failed({"a": 4, "b": 2}, "compile_error")]
+    cache = records_to_cache(recs, {"a": [1, 2, 4], "b": [2]}, device_name="dev")
+    back = load_cache(write_cache(tmp_path / "x.json.gz", cache))
+    assert [entry_status(e) for e in back.entries] == ["ok", "timeout", "compile_error"]
+    assert back.entries[0]["time"] == 2.0 and back.entries[1]["time"] == "RuntimeFailedConfig"
+
+
+def test_not_a_cache_file(tmp_path):
+    """A JSON file without tune_params/cache is rejected with the file named."""
+    p = tmp_path / "bad.json"
+    p.write_text("{}")
+    with pytest.raises(ValueError, match="bad.json"):
+        load_cache(p)
+
+
+def test_key_only_entries_recover_parameters(tmp_path):
+    """Entries that hold only a time get their parameters back from the key."""
+    p = tmp_path / "k.json"
+    p.write_text(json.dumps({"tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": [3]},
+                             "cache": {"2,3": {"time": 1.0}}}))
+    assert load_cache(p).entries[0]["a"] == 2
+
+
+@pytest.mark.shared_data
+def test_real_files_load(shared_data):
+    """The recorded spaces load and hold thousands of entries, failed ones included."""
+    for gpu in ("A100", "A4000", "A6000"):
+        c = load_cache(shared_data / "tuning-spaces" / f"convolution_{gpu}.json.gz")
+        statuses = {entry_status(e) for e in c.entries}
+        assert len(c) > 1000 and "ok" in statuses and statuses - {"ok"}
