@@ -25,7 +25,8 @@ from iobound.layer import ConvLayer
 from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
     direct_paper_total
 from .io_volume import DataflowIO, Footprint
-from .optimal_tiles import dataflow_reuse, optimal_direct_tiles, optimal_winograd_tiles
+from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
+                            optimal_direct_tiles, optimal_winograd_tiles, winograd_continuous_optimum)
 from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
     winograd_paper_io, winograd_paper_total
 
@@ -106,6 +107,8 @@ class DataflowReport:
         ``io.total / lower_bound`` (``inf`` when the bound is 0, i.e. every window lies in
         the padding; ``None`` in :meth:`to_dict`).
     optimality : OptimalityCondition
+    continuous : ContinuousOptimum
+        The SymPy (halo-free, real-valued) optimum for ``block_memory_words``.
     """
 
     layer: ConvLayer
@@ -123,6 +126,7 @@ class DataflowReport:
     bound_method: str
     ratio_to_bound: float
     optimality: OptimalityCondition
+    continuous: ContinuousOptimum
 
     def to_dict(self) -> dict:
         """JSON-ready; the keys of ``iobound dataflow --json``."""
@@ -148,6 +152,9 @@ class DataflowReport:
             "footprint_words": self.footprint.total,
             "footprint": self.footprint.to_dict(),
             "optimality_condition": self.optimality.to_dict(),
+            "continuous_optimum": {"x": self.continuous.x, "y": self.continuous.y,
+                                   "z": self.continuous.z, "reuse": self.continuous.reuse,
+                                   "io_halo_free": self.continuous.io},
         }
 
 
@@ -209,6 +216,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
         reuse = float(layer.reuse_max)
         r_df = dataflow_reuse(layer)
+        cont = direct_continuous_optimum(layer, block, tiling.alpha)
     else:
         layer.check_winograd()
         if tiling is not None and not isinstance(tiling, WinogradTiling):
@@ -224,6 +232,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         io, foot = winograd_io(layer, tiling), winograd_footprint(layer, tiling)
         approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
         reuse = r_df = float(layer.k_h * layer.k_w)
+        cont = winograd_continuous_optimum(layer, e, block)
     if foot.total > block:
         raise ValueError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
                          f"{block} words of one block (S={fast_memory}, processors={processors})")
@@ -238,4 +247,5 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                           processors=processors, block_memory_words=block, tiling=tiling,
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
-                          bound_method=method, ratio_to_bound=ratio, optimality=cond)
+                          bound_method=method, ratio_to_bound=ratio, optimality=cond,
+                          continuous=cont)

@@ -71,6 +71,8 @@ def _table(rep) -> str:
         ("fast memory", f"{rep.fast_memory_words} words, {rep.processors} processor(s): "
                         f"{rep.block_memory_words} words per block"),
         (f"tiles ({rep.tiles_source})", tiles),
+        ("continuous optimum", f"x=y={rep.continuous.x:.2f}, z={rep.continuous.z:.2f} (SymPy, halo-free: "
+                               f"x*y = {rep.continuous.reuse:g}*z, I/O {rep.continuous.io:,.0f} words)"),
         ("footprint", f"{fp['total']} words (shared {fp['shared_words']}, registers {fp['register_words']})"),
         ("I/O exact", f"{io['total']:,} words (inputs {io['input_loads']:,}, weights "
                       f"{io['weight_loads']:,}, outputs {io['output_stores']:,})"),

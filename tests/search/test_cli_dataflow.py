@@ -84,3 +84,10 @@ def test_any_tiles_never_worse(capsys):
     anyt = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB", "--any-tiles")
     assert anyt["tiles_source"] == "optimal-any" and div["tiles_source"] == "optimal"
     assert anyt["io_exact"] <= div["io_exact"]
+
+
+def test_json_continuous_optimum_satisfies_condition(capsys):
+    """The reported SymPy optimum has x*y = R_df*z."""
+    d = run_json(capsys, "--layer", SMALL, "--fast-memory", "4096")
+    c = d["continuous_optimum"]
+    assert c["x"] * c["y"] == pytest.approx(c["reuse"] * c["z"]) and c["reuse"] == 9
