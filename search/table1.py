@@ -274,9 +274,14 @@ class _Collector(cp_model.CpSolverSolutionCallback):
 
 
 def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
+    # Branch on the knobs in order, smallest value first: about 10x faster enumeration
+    # than the default portfolio search for these models.
+    model.AddDecisionStrategy(list(variables), cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.enumerate_all_solutions = True
     solver.parameters.num_workers = 1
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH
+    solver.parameters.linearization_level = 0
     cb = _Collector(list(variables), list(extra))
     status = solver.Solve(model, cb)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
