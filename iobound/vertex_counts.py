@@ -36,7 +36,7 @@ from .layer import ConvLayer
 from .winograd_transforms import winograd_transforms
 
 __all__ = ["DirectCounts", "WinogradCounts", "direct_counts", "direct_vertex_count",
-           "iter_direct_products",
+           "iter_direct_products", "winograd_products_lower",
            "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
            "winograd_gamma"]
 
@@ -306,6 +306,16 @@ def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     contains; at most :func:`winograd_vertex_count` (tested).
     """
     return _winograd(layer, e, full_only=True).vertices
+
+
+@lru_cache(maxsize=4096)
+def winograd_products_lower(layer: ConvLayer, e: int) -> int:
+    """Element products of full tiles: a lower count of the DAG's products.
+
+    In a full tile every output is computed and every column of ``A^T`` is nonzero,
+    so all ``n^2`` frequencies are needed for every (c_out, c_in).
+    """
+    return _winograd(layer, e, full_only=True).products
 
 
 def winograd_gamma(layer: ConvLayer, e: int) -> int:

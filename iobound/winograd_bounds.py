@@ -19,8 +19,14 @@ go through the composite API:
    set, so at most S groups, each with ``e n`` entries of ``A^T Pi``; outputs have
    no successors, so those of the set are in the minimum set).
 
-T(S) is the composite API's ``"relaxed"`` maximum, a proven over-estimate. This
-bound is valid but much weaker than the paper's Thm 4.12, whose leading term
+T(S) is the composite API's ``"relaxed"`` maximum, a proven over-estimate.
+
+``x_partition``: the segment argument of the direct X-partition bound, with the
+operands of a segment's products bounded through the transform fan-out:
+``Q >= sqrt(2) MACs / (n sqrt(gamma) sqrt(S)) - 4 S`` with MACs the element
+products of full tiles (proofs/test_winograd.py).
+
+Both bounds are valid but much weaker than the paper's Thm 4.12, whose leading term
 ``W_out H_out C_out C_in (e + r - 1) r / (e sqrt(S))`` is reported for reference
 only: it does not follow for this DAG (proofs/README.md, errata).
 
@@ -42,8 +48,9 @@ import sympy as sp
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
 from .layer import ConvLayer
-from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, E, N_TILE, S, V, k
-from .vertex_counts import direct_counts, winograd_counts, winograd_gamma, winograd_vertex_count
+from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, X_IO, E, N_TILE, S, V, k
+from .vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
+                            winograd_products_lower, winograd_vertex_count)
 
 __all__ = ["winograd_composite", "winograd_T_expr", "winograd_bound_exprs",
            "winograd_bound_values", "winograd_leading_terms", "winograd_bound_details",
@@ -77,10 +84,18 @@ def paper_thm_4_12_expr() -> sp.Expr:
 @lru_cache(maxsize=None)
 def winograd_bound_exprs() -> dict[str, sp.Expr]:
     """Method name -> SymPy expression (symbols S, gamma, e, n, V, I_used, W_used, O)."""
+    xpart = sp.simplify(winograd_xpartition_segment_expr().subs(X_IO, 4 * S))
     return {
         "hong_kung_composite": composite_bound_expr(winograd_T_expr()),
+        "x_partition": sp.Max(0, xpart),
         "compulsory": INPUTS + WEIGHTS + OUTPUTS,
     }
+
+
+def winograd_xpartition_segment_expr() -> sp.Expr:
+    """``Y (MACs / (n sqrt(gamma) ((2S + Y)/3)^(3/2)) - 1)`` for segments of Y I/Os."""
+    return X_IO * (MACS / (N_TILE * sp.sqrt(GAMMA) * ((2 * S + X_IO) / 3) ** sp.Rational(3, 2))
+                   - 1)
 
 
 @lru_cache(maxsize=None)
@@ -88,6 +103,7 @@ def winograd_leading_exprs() -> dict[str, sp.Expr]:
     """Leading terms: ours, in MACs = element products, and the paper's."""
     return {
         "hong_kung_composite": MACS / (sp.sqrt(2) * (1 + GAMMA) * sp.sqrt(S)),
+        "x_partition": sp.sqrt(2) * MACS / (N_TILE * sp.sqrt(GAMMA) * sp.sqrt(S)),
         "paper_thm_4_12": paper_thm_4_12_expr(),
     }
 
@@ -109,7 +125,7 @@ def _args(layer: ConvLayer, e: int) -> tuple:
     d = direct_counts(layer)
     v = winograd_vertex_count(layer, e)
     hwcc = layer.n * layer.h_out * layer.w_out * layer.c_out * layer.c_in
-    return (float(winograd_gamma(layer, e)), float(v), float(w.products),
+    return (float(winograd_gamma(layer, e)), float(v), float(winograd_products_lower(layer, e)),
             float(d.used_inputs), float(d.used_weights), float(d.outputs),
             float(hwcc), float(e), float(w.r), float(e + w.r - 1))
 
@@ -151,6 +167,18 @@ def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...
             "(separable transforms, zeros dropped, chains over c_in)",
             "the paper's Thm 4.12 leading term is not proven for this DAG and is reported "
             "only under leading_terms['paper_thm_4_12']",
+        ),
+        "x_partition": (
+            game,
+            "segments of Y = 4S I/Os, each product charged to its useful computation; per "
+            "segment the products are <= sqrt(|P||J||C|) (Loomis-Whitney per frequency, "
+            "Cauchy-Schwarz over frequencies) with |P| <= gamma x (inputs, B^T d, P entries red "
+            "at its start or loaded), |J| <= n^2 x (weights, G g, J entries likewise), |C| "
+            "groups (b, tile, c_out) <= red at its end + stores; proofs/test_winograd.py",
+            f"Q >= sqrt(2) MACs / (n sqrt(gamma) sqrt(S)) - 4 S, clamped at 0; gamma = "
+            f"{winograd_gamma(layer, e)}, n = {n}",
+            f"MACs = {winograd_products_lower(layer, e)} element products of full tiles (a "
+            "lower count of the DAG's products)",
         ),
         "compulsory": (
             game,

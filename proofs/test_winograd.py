@@ -21,6 +21,17 @@ set M, both <= S), for the DAG of iobound.vertex_counts.winograd_vertex_count:
 
 All are non-decreasing, so the composite API's relaxed maximum is a valid
 over-estimate of T.
+
+X-partition bound (as in test_x_partition.py): charge each element product to the
+segment (Y I/Os) of its useful computation. Its operands P and J were red then;
+a P entry is red at the segment start, loaded, or computed in the segment from
+B^T d entries (red at start, loaded, or computed from raw inputs red at start or
+loaded), so |P| <= gamma (inputs + B^T d + P entries red at start or loaded), and
+|J| <= n^2 (weights + G g + J entries likewise); the groups (b, tile, c_out)
+touched are <= red at the end + stores. Loomis-Whitney per frequency and
+Cauchy-Schwarz give products <= sqrt(|P||J||C|) <= n sqrt(gamma) ((2S + Y)/3)^(3/2),
+so Q >= Y (MACs / (n sqrt(gamma) ((2S+Y)/3)^(3/2)) - 1), and Y = 4S gives
+sqrt(2) MACs / (n sqrt(gamma) sqrt(S)) - 4 S with MACs a lower count of products.
 """
 
 import math
@@ -120,3 +131,59 @@ def test_counts_have_all_classes():
     layer = ConvLayer(n=2, c_in=3, h_in=6, w_in=6, c_out=5, k_h=3, k_w=3)
     c = winograd_counts(layer, 2)
     assert c.products == c.tiles * 5 * 3 * 16 and c.tiles == 2 * 2 * 2
+
+
+# -- the Winograd X-partition bound --------------------------------------------------
+def _fanouts(layer, e):
+    """Most P entries below one raw input, T1 entry; most J entries below one weight."""
+    from dataflow.dag_winograd import winograd_conv_dag
+    import networkx as nx
+
+    g = winograd_conv_dag(layer, e)
+    kind = {v: v[0] for v in g.nodes}
+    most = {"in": 0, "bt1": 0, "w": 0, "g1": 0}
+    for v in g.nodes:
+        if kind[v] in most:
+            below = nx.descendants(g, v)
+            target = "bt" if kind[v] in ("in", "bt1") else "g"
+            most[kind[v]] = max(most[kind[v]], sum(1 for u in below if kind[u] == target))
+    return most
+
+
+def test_transform_fanout_on_built_dags():
+    """In the builder's DAG a raw input reaches <= gamma P entries, a B^T d entry <= n,
+    a weight <= n^2 J entries, a G g entry <= n (the fan-outs the bound uses)."""
+    for e, r, h, p in ((2, 3, 7, 1), (3, 2, 8, 0), (1, 3, 5, 1), (2, 2, 6, 1)):
+        layer = ConvLayer(n=1, c_in=1, h_in=h, w_in=h, c_out=1, k_h=r, k_w=r, padding=(p, p))
+        n = e + r - 1
+        most = _fanouts(layer, e)
+        assert most["in"] <= n * n * math.ceil(n / e) ** 2
+        assert most["bt1"] <= n and most["g1"] <= n and most["w"] <= n * n
+
+
+def test_winograd_segment_bound():
+    """sqrt(gamma u n^2 v c) <= n sqrt(gamma) ((u+v+c)/3)^(3/2) by AM-GM, and at Y = 4S
+    the segment bound is sqrt(2) MACs / (n sqrt(gamma) sqrt(S)) - 4 S."""
+    from iobound.symbols import X_IO
+    from iobound.winograd_bounds import winograd_xpartition_segment_expr
+
+    n, g = N_TILE, GAMMA
+    u = sp.Symbol("u", positive=True)
+    lhs = sp.sqrt(g * u * n ** 2 * u * u)          # the AM-GM extreme u = v = c
+    assert sp.simplify(lhs - n * sp.sqrt(g) * ((3 * u) / 3) ** sp.Rational(3, 2)) == 0
+    at = winograd_xpartition_segment_expr().subs(X_IO, 4 * S)
+    target = sp.sqrt(2) * MACS / (n * sp.sqrt(g) * sp.sqrt(S)) - 4 * S
+    assert sp.simplify(at - target) == 0
+    assert sp.simplify(winograd_bound_exprs()["x_partition"].args[1] - target) == 0
+
+
+def test_full_tile_products_are_a_lower_count():
+    """Full-tile element products never exceed the builder's product vertices."""
+    from dataflow.dag_winograd import winograd_conv_dag
+    from iobound.vertex_counts import winograd_products_lower
+
+    for e, r, h, p in ((2, 3, 7, 1), (3, 2, 8, 0), (2, 3, 6, 0)):
+        layer = ConvLayer(n=1, c_in=2, h_in=h, w_in=h, c_out=2, k_h=r, k_w=r, padding=(p, p))
+        g = winograd_conv_dag(layer, e)
+        built = sum(1 for v, d in g.nodes(data=True) if d["kind"] == "product")
+        assert winograd_products_lower(layer, e) <= built

@@ -27,13 +27,14 @@ def test_json_schema(capsys):
 
 
 def test_all_gives_direct_and_winograd(capsys):
-    """--algorithm all on a stride-1 square layer gives both, Winograd with e and no x_partition."""
+    """--algorithm all on a stride-1 square layer gives both, Winograd with its e."""
     out = _json(capsys, "--layer", "cin=8,hin=10,cout=8,kh=3,pad=1", "--fast-memory", "256",
                 "--algorithm", "all", "--winograd-e", "4")
     algs = [r["algorithm"] for r in out["results"]]
     assert algs == ["direct", "winograd"]
     wino = out["results"][1]
-    assert wino["e"] == 4 and wino["bounds"]["x_partition"] is None
+    assert wino["e"] == 4 and wino["bounds"]["x_partition"] >= 0
+    assert "paper_thm_4_12" in wino["leading_terms"]
 
 
 def test_all_omits_inapplicable_winograd_with_note(capsys):
