@@ -209,3 +209,16 @@ def test_describe_is_json_ready():
     import json
     d = json.loads(json.dumps(ConvSpace(LAYERS[0], TINY).describe()))
     assert d["pruned_size"] < d["unpruned_size"] and set(d["values"]) == set(d["params"])
+
+
+def test_winograd_neighbours_valid_and_change_e():
+    """Winograd neighbours are members, and changing e repairs x and y to valid tiles."""
+    space = ConvSpace(WINO, V100, "winograd", winograd_e=(2, 3))
+    changed_e = False
+    for i in space.sample(30, np.random.default_rng(2)):
+        cfg = space.get(i)
+        for j in space.neighbours(i):
+            other = space.get(j)
+            assert space.is_valid(other) and j != i
+            changed_e |= other["e"] != cfg["e"]
+    assert changed_e
