@@ -17,11 +17,15 @@ The model (version :data:`MODEL_VERSION`), per configuration, from the features 
 - memory efficiency ``min(1, W / MEMORY_WARPS)``: enough warps to cover DRAM latency;
 - SM utilisation ``u = v / ceil(v)`` with ``v = blocks / (sm_count * b)`` (wave
   quantisation; a grid smaller than the GPU leaves SMs idle);
-- ``time = max(t_mem / mem_eff, t_fp / fp_eff) / u + LAUNCH_OVERHEAD_MS``.
+- loop latency ``t_loop = steps * ITERATION_CYCLES / clock``: every channel chunk a
+  block processes (``ceil(c_in / alpha)``; ``c_in`` for Winograd) costs two barriers
+  and a load round trip that resident blocks overlap only with each other, so
+  ``steps = blocks * chunks / (sm_count * b)`` per SM;
+- ``time = max(t_mem / mem_eff, t_fp / fp_eff) / u + t_loop + LAUNCH_OVERHEAD_MS``.
 
 It is deterministic and monotone: more traffic or more FLOPs never make it
-faster, more active warps, more ILP or better utilisation never make it slower
-(tested). It ignores caches, shared-memory bank conflicts and instruction overheads,
+faster, more active warps, more ILP, better utilisation or fewer loop steps never
+make it slower (tested). It ignores caches, shared-memory bank conflicts and instruction overheads,
 so absolute numbers are rough; rankings are what a tuner uses it for.
 
 Configs that fail ``kernels.config.check_config`` (or that fit no block on an SM)
@@ -49,22 +53,25 @@ import numpy as np
 from search.measure.base import MeasureRecord, Measurer
 
 __all__ = ["ModelMeasurer", "estimate_ms", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
-           "MEMORY_WARPS", "LAUNCH_OVERHEAD_MS"]
+           "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
 
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64
 #: Accumulators per thread beyond which ILP no longer helps.
 ILP_CAP = 8
 #: Active warps per SM needed to saturate DRAM bandwidth.
 MEMORY_WARPS = 16
+#: Exposed cycles per channel-chunk iteration of a block (two barriers, a load round trip).
+ITERATION_CYCLES = 400
 #: Kernel launch overhead added to every estimate.
 LAUNCH_OVERHEAD_MS = 0.005
 LABEL = "analytic estimate"
 WORD_BYTES = 4
 
 
-def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device) -> np.ndarray:
+def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
+                loop_steps=0.0) -> np.ndarray:
     """Estimated milliseconds (vectorised over all array arguments); see the module doc.
 
     Examples
@@ -75,14 +82,16 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device) -> np.n
     >>> round(float(t), 3)
     1.005
     """
-    io_bytes, flops, warps, ilp, util = (np.asarray(a, dtype=float) for a in
-                                         (io_bytes, flops, active_warps, ilp, utilisation))
+    io_bytes, flops, warps, ilp, util, steps = (
+        np.asarray(a, dtype=float) for a in (io_bytes, flops, active_warps, ilp, utilisation,
+                                             loop_steps))
     t_mem = io_bytes / (device.dram_bandwidth_gbs * 1e9) * 1e3
     t_fp = flops / (device.fp32_peak_gflops * 1e9) * 1e3
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)
     util = np.clip(util, 1e-9, 1.0)
-    return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + LAUNCH_OVERHEAD_MS
+    t_loop = steps * ITERATION_CYCLES / (device.clock_mhz * 1e3)
+    return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
 
 
 class ModelMeasurer(Measurer):
@@ -139,8 +148,12 @@ class ModelMeasurer(Measurer):
             resident = np.minimum(f["blocks_per_sm"], np.ceil(f["blocks"] / self.device.sm_count))
             v = f["blocks"] / (self.device.sm_count * np.maximum(resident, 1.0))
             util = v / np.ceil(v)
+            chunk = (np.ones(len(rows)) if self.algorithm == "winograd"
+                     else np.array([r[3] for r in rows], dtype=float))
+            steps = (f["blocks"] * np.ceil(self.layer.c_in / chunk)
+                     / (self.device.sm_count * np.maximum(resident, 1.0)))
             times = estimate_ms(f["io_words"] * WORD_BYTES, f["flops"], resident * warps_per_block,
-                                f["ilp"], util, self.device)
+                                f["ilp"], util, self.device, steps)
             for k, i in enumerate(good):
                 if f["blocks_per_sm"][k] < 1:
                     records[i] = MeasureRecord.failed(
@@ -150,7 +163,8 @@ class ModelMeasurer(Measurer):
                 extra = {"label": LABEL, "model_version": MODEL_VERSION,
                          "device": self.device.name, "io_words": int(f["io_words"][k]),
                          "flops": float(f["flops"][k]), "occupancy": float(f["occupancy"][k]),
-                         "waves": float(f["waves"][k]), "sm_utilisation": float(util[k])}
+                         "waves": float(f["waves"][k]), "sm_utilisation": float(util[k]),
+                         "loop_steps_per_sm": float(steps[k])}
                 records[i] = MeasureRecord.ok(configs[i], time_ms=float(times[k]), estimate=True,
                                               extra=extra)
         return records  # type: ignore[return-value]

@@ -96,3 +96,19 @@ def test_memory_bound_limit_is_bandwidth():
     """With full efficiency and no FLOPs the estimate is traffic / bandwidth + launch."""
     t = estimate_ms(4.5e8, 0.0, 64, 8, 1.0, V100)
     assert abs(float(t) - (4.5e8 / 900e9 * 1e3 + 0.005)) < 1e-12
+
+
+@given(io=pos, fl=pos, warps=st.floats(1, 64), ilp=st.floats(1, 128), u=frac,
+       steps=st.floats(0, 1e6), more=st.floats(0, 1e6))
+def test_more_loop_steps_never_faster(io, fl, warps, ilp, u, steps, more):
+    """More channel-chunk iterations per SM do not lower the estimate."""
+    assert (estimate_ms(io, fl, warps, ilp, u, V100, steps + more)
+            >= estimate_ms(io, fl, warps, ilp, u, V100, steps))
+
+
+def test_larger_alpha_is_not_slower_when_occupancy_is_unchanged():
+    """With the same tiles and threads, a larger channel chunk means fewer loop steps."""
+    small, large = ModelMeasurer(LAYER, V100).measure(
+        [dict(x=8, y=8, z=8, alpha=1, tx=8, ty=8, tz=2), dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)])
+    assert small.extra["occupancy"] == large.extra["occupancy"]
+    assert large.time_ms < small.time_ms
