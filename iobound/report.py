@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import sympy as sp
@@ -72,16 +73,16 @@ class BoundReport:
 def _check(layer: ConvLayer, s, algorithm: str, e):
     if not isinstance(layer, ConvLayer):
         raise ValueError(f"layer must be a ConvLayer, got {type(layer).__name__}")
-    if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+    if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise ValueError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     if algorithm == "winograd":
         layer.check_winograd()
         e = DEFAULT_WINOGRAD_E if e is None else e
-        if isinstance(e, bool) or not isinstance(e, int) or e < 1:
+        if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
             raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
-        return e
+        return int(e)
     return None
 
 
@@ -104,6 +105,7 @@ def bound_report(layer: ConvLayer, S: int, algorithm: str = "direct",
         For a bad S, algorithm or e, or Winograd on a layer it does not apply to.
     """
     e = _check(layer, S, algorithm, e)
+    S = int(S)
     if algorithm == "direct":
         from . import direct_bounds as mod
         values = mod.direct_bound_values(layer, S)
