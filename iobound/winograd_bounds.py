@@ -54,7 +54,7 @@ from .vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
 
 __all__ = ["winograd_composite", "winograd_T_expr", "winograd_bound_exprs",
            "winograd_bound_values", "winograd_leading_terms", "winograd_bound_details",
-           "paper_thm_4_12_expr"]
+           "paper_thm_4_12_expr", "winograd_xpartition_segment_expr"]
 
 #: Winograd output pixels x channels (W_out H_out C_out C_in), for Thm 4.12
 HWCC = sp.Symbol("HWCC", positive=True)

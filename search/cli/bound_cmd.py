@@ -96,15 +96,15 @@ def run(args: argparse.Namespace) -> int:
         title = "direct" if rep.algorithm == "direct" else f"winograd F({rep.e}x{rep.e}, " \
                 f"{layer.k_h}x{layer.k_h})"
         print(f"\n{title}")
-        print(f"  {'method':<22}{'lower bound (words)':>22}{'leading term':>18}")
+        print(f"  {'method':<28}{'lower bound (words)':>22}{'leading term':>18}")
         for m in BOUND_METHODS:
             b = rep.bounds.get(m)
             mark = "  <- best" if m == rep.best_method else ""
-            print(f"  {m:<22}{_fmt(b.value if b else None):>22}"
+            print(f"  {m:<28}{_fmt(b.value if b else None):>22}"
                   f"{_fmt(b.leading_term if b else None):>18}{mark}")
         for m, v in (rep.leading_terms or {}).items():
             if m not in rep.bounds:
-                print(f"  {m + ' (reference)':<22}{'':>22}{_fmt(v):>18}")
+                print(f"  {m + ' (reference)':<28}{'(not a bound)':>22}{_fmt(v):>18}")
         print(f"  best: {_fmt(rep.best)} words ({rep.best_method})")
     for note in notes:
         print(f"\nnote: {note}")
