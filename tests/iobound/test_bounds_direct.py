@@ -195,3 +195,14 @@ def test_x_partition_below_played_games():
     for x, y, z in ((1, 2, 4), (2, 2, 2), (4, 1, 2)):
         order = tiled_schedule(dag, layer, DirectTiling(x=x, y=y, z=z, alpha=1)).order
         assert play(dag, order, s, "belady").total >= rep.best
+
+
+def test_report_to_dict_is_json_ready():
+    """BoundReport.to_dict() serialises with every method's value, expression and assumptions."""
+    import json
+
+    rep = bound_report(get_layer("alexnet.conv2"), 4096)
+    d = json.loads(json.dumps(rep.to_dict()))
+    assert d["best"] == rep.best and d["best_method"] == rep.best_method
+    assert set(d["expressions"]) == set(rep.bounds) == set(d["assumptions"])
+    assert d["fast_memory_words"] == 4096
