@@ -2,9 +2,10 @@
 
 Examples
 --------
->>> reduced_layer(get_layer_for_doc(), {"x": 14, "y": 2, "z": 16, "alpha": 4,
-...               "tx": 7, "ty": 2, "tz": 8}, "direct").short()
-'n1 8x7x55 -> 32x4x28 k3x3 s2x2 p1x1'
+>>> from search.cli.main import main
+>>> main(["tune", "--measure", "replay"])  # doctest: +SKIP
+iobound tune: error: --measure replay needs a file: replay:FILE
+2
 """
 
 from __future__ import annotations
@@ -67,26 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # -- helpers ------------------------------------------------------------------------
-
-def get_layer_for_doc():
-    """resnet50.conv3_1 (for the doctest)."""
-    from iobound.networks import get_layer
-    return get_layer("resnet50.conv3_1")
-
-
-def reduced_layer(layer, config: dict, algorithm: str):
-    """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis,
-    2 channel chunks; same kernel, stride, padding and dilation; batch 1."""
-    y, x, z = config["y"], config["x"], config["z"]
-    h_out = y * max(1, min(2, layer.h_out // y))
-    w_out = x * max(1, min(2, layer.w_out // x))
-    c_out = z * max(1, min(2, layer.c_out // z))
-    c_in = min(layer.c_in, 2 * config["alpha"]) if algorithm == "direct" else min(layer.c_in, 4)
-    h_in = (h_out - 1) * layer.stride[0] + layer.extent_h - 2 * layer.padding[0]
-    w_in = (w_out - 1) * layer.stride[1] + layer.extent_w - 2 * layer.padding[1]
-    return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=max(h_in, 1), w_in=max(w_in, 1),
-                         name=f"{layer.name or 'layer'} (reduced)")
-
 
 def _fmt_cfg(cfg: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in cfg.items())
@@ -246,53 +227,9 @@ def _make_measurer(kind: str, layer, device, algorithm: str):
     return make_measurer("emulate", layer, algorithm)
 
 
-def _bound_info(layer, cfg: dict, algorithm: str) -> dict:
-    from iobound.report import bound_report
-    from kernels.config import config_from_dict, onchip_words
-    from kernels.verify import expected_io
-
-    kc = config_from_dict(dict(cfg), algorithm)
-    s = onchip_words(layer, kc)
-    rep = bound_report(layer, s, algorithm, getattr(kc, "e", None))
-    io = expected_io(layer, kc).total
-    return {"fast_memory_words": s, "lower_bound_words": rep.best, "method": rep.best_method,
-            "dataflow_io_words": io, "ratio_to_bound": io / rep.best if rep.best else None}
-
-
-def _write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
-    from kernels.config import config_from_dict
-    from kernels.generate import generate
-
-    src = generate(layer, config_from_dict(dict(cfg), algorithm))
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    name = (layer.name or "layer").replace("/", "_").replace(" ", "_")
-    path = folder / f"{name}_{algorithm}_best.cu"
-    path.write_text(src.code)
-    return str(path)
-
-
-def _emulator_check(layer, cfg: dict, algorithm: str) -> dict:
-    from kernels.config import check_config, config_from_dict
-    from kernels.verify import emulate_and_check
-
-    small = reduced_layer(layer, cfg, algorithm)
-    kc = config_from_dict(dict(cfg), algorithm)
-    reasons = check_config(small, kc)
-    if reasons:
-        return {"checked": False, "reason": "; ".join(reasons), "layer": small.short()}
-    try:
-        chk = emulate_and_check(small, kc, with_bound=False)
-    except Exception as exc:  # build/run failures are reported, not raised
-        return {"checked": False, "reason": f"{type(exc).__name__}: {exc}", "layer": small.short()}
-    return {"checked": True, "layer": small.short(), "matches_numpy": chk.numerics_ok,
-            "max_rel_err": chk.max_rel_err, "traffic_words": chk.global_loads + chk.global_stores,
-            "formula_words": chk.expected_loads + chk.expected_stores,
-            "traffic_matches": chk.traffic_matches}
-
-
 def _tune_layer(args, layer, device, kind, many: bool) -> dict:
     from search.conv_space import ConvSpace
+    from search.winner import bound_info, emulator_check, write_kernel
 
     space = ConvSpace(layer, device, args.algorithm)
     measurer = _make_measurer(kind, layer, device, args.algorithm)
@@ -318,10 +255,10 @@ def _tune_layer(args, layer, device, kind, many: bool) -> dict:
                 problem_size=layer.to_dict())
     if result.best is not None:
         cfg = result.best.config
-        out["bound"] = _bound_info(layer, cfg, args.algorithm)
-        out["kernel_path"] = _write_kernel(layer, cfg, args.algorithm, args.out_dir)
+        out["bound"] = bound_info(layer, cfg, args.algorithm)
+        out["kernel_path"] = write_kernel(layer, cfg, args.algorithm, args.out_dir)
         if not args.no_verify and kind != "emulate":
-            out["emulator_check"] = _emulator_check(layer, cfg, args.algorithm)
+            out["emulator_check"] = emulator_check(layer, cfg, args.algorithm)
     return out
 
 
