@@ -27,7 +27,7 @@ from __future__ import annotations
 from iobound.layer import ConvLayer
 
 from .config import DirectConfig, check_config, grid_shape, input_tile_shape, shared_memory_bytes
-from .source import PRELUDE, InvalidConfigError, KernelSource, emulator_entry, layer_constants
+from .source import BLOCK_PROLOGUE, PRELUDE, InvalidConfigError, KernelSource, emulator_entry, layer_constants
 
 __all__ = ["generate_direct", "used_offsets_dense"]
 
@@ -120,13 +120,7 @@ struct SharedMem {{
 extern "C" __global__ void __launch_bounds__(THREADS)
 {KERNEL_NAME}(const float* __restrict__ input, const float* __restrict__ weight,
               float* __restrict__ output) {{
-  SHARED_DECL(SharedMem, sm);
-  const int tix = threadIdx.x, tiy = threadIdx.y, tiz = threadIdx.z;
-  const int tid = tix + TX * (tiy + TY * tiz);
-  const int img = blockIdx.z / Z_BLOCKS;
-  const int ox0 = blockIdx.x * X, oy0 = blockIdx.y * Y, oz0 = (blockIdx.z % Z_BLOCKS) * Z;
-  const int x_eff = W_OUT - ox0 < X ? W_OUT - ox0 : X;
-  const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;
+{BLOCK_PROLOGUE}
   const int iy0 = oy0 * MU_H - P_H, ix0 = ox0 * MU_W - P_W;  // rectangle origin (may be < 0)
 
   float acc[ZT][YT][XT];

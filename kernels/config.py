@@ -267,7 +267,8 @@ def _divisibility(layer: ConvLayer, config: KernelConfig) -> list[str]:
 def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
     """Every reason ``config`` cannot run for ``layer`` on ``device`` (empty list: it can).
 
-    Checks tile/thread divisibility, Winograd applicability, registers per thread
+    Checks tile/thread divisibility, Winograd applicability, tiles no larger than the
+    layer (the dataflow's ``check_*_tiling``), registers per thread
     (at most :data:`MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid limits and, with
     a device (a :class:`~iobound.devices.Device` or a preset name), static shared memory,
     threads per block and an estimate of the block's register file use.
@@ -275,6 +276,15 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     reasons = _divisibility(layer, config)
     if reasons:
         return reasons
+    try:  # the dataflow's own rule for tiles larger than the layer (one source of truth)
+        if config.algorithm == "winograd":
+            from dataflow.winograd import check_winograd_tiling
+            check_winograd_tiling(layer, config.tiling)
+        else:
+            from dataflow.direct import check_direct_tiling
+            check_direct_tiling(layer, config.tiling)
+    except ValueError as exc:
+        reasons.append(str(exc))
     acc = accumulators_per_thread(layer, config)
     if acc > MAX_ACCUMULATORS_PER_THREAD:
         reasons.append(f"{acc} register words per thread exceed the cap of "

@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -72,8 +71,9 @@ inline void stg(float* p, float v) {
 inline void syncthreads() { tl_barrier->arrive_and_wait(); }
 
 // Run `kernel` over the grid. counts[0..2] receive global loads, stores and faults.
-inline int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Buffer>& buffers,
-                  const std::function<void()>& kernel, unsigned long long* counts) {
+template <class Kernel>
+int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Buffer>& buffers,
+           const Kernel& kernel, unsigned long long* counts) {
   const unsigned threads = block.x * block.y * block.z;
   const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
   if (threads == 0 || threads > kMaxThreadsPerBlock || blocks == 0 ||

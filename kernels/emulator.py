@@ -37,6 +37,7 @@ import numpy as np
 from iobound.errors import IoboundError, ToolchainError
 
 from .cache import cache_dir, content_key
+from .reference import check_shapes
 from .source import KernelSource
 
 __all__ = ["EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
@@ -89,6 +90,31 @@ def _cxx_version(cxx: str) -> str:
     return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
 
 
+def _pch_dir(cxx: str, folder: Path) -> Path | None:
+    """A folder holding ``cuda_emu.h.gch`` (precompiled header), built once per header and g++.
+
+    The C++ standard headers dominate a build; precompiling them halves it. None when the
+    header cannot be precompiled (the build then simply includes the header).
+    """
+    flags = [f for f in CXX_FLAGS if f != "-shared"]
+    key = content_key(HEADER.read_text(), _cxx_version(cxx), " ".join(flags))
+    pch = folder / f"pch-{key[:20]}"
+    if (pch / "cuda_emu.h.gch").exists():
+        return pch
+    tmp = Path(tempfile.mkdtemp(dir=folder))
+    proc = subprocess.run([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
+                           str(tmp / "cuda_emu.h.gch")], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        log.debug("precompiling cuda_emu.h failed, building without it:\n%s", proc.stderr)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    try:
+        tmp.rename(pch)
+    except OSError:  # another process won the race; use theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    return pch
+
+
 def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
     """Compile ``code`` for the emulator; returns (library path, build seconds, cache hit).
 
@@ -110,7 +136,9 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
         src = Path(tmp) / "kernel.cu"
         src.write_text(code)
         out = Path(tmp) / "kernel.so"
-        cmd = [cxx, *CXX_FLAGS, f"-I{HEADER.parent}", "-x", "c++", str(src), "-o", str(out)]
+        pch = _pch_dir(cxx, folder)
+        includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
+        cmd = [cxx, *CXX_FLAGS, *includes, "-x", "c++", str(src), "-o", str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired as exc:
@@ -155,12 +183,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
         The kernel touched memory outside its buffers or the launch failed.
     """
     layer = source.layer
-    want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
-    want_w = (layer.c_out, layer.c_in, layer.k_h, layer.k_w)
-    if tuple(x.shape) != want_x:
-        raise ValueError(f"input shape must be {want_x}, got {tuple(x.shape)}")
-    if tuple(w.shape) != want_w:
-        raise ValueError(f"weight shape must be {want_w}, got {tuple(w.shape)}")
+    check_shapes(x, w, layer)
     _check_launch(source)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)
     xs = np.ascontiguousarray(x, dtype=np.float32)

@@ -275,7 +275,11 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
 
 def compile_many(sources: Sequence[KernelSource | str], arch: str = "sm_80", *,
                  workers: int | None = None, **kwargs) -> list[CompileResult]:
-    """Compile several sources in parallel (results in input order)."""
-    workers = workers or max(1, min(len(sources), os.cpu_count() or 1))
+    """Compile several sources in parallel (results in input order).
+
+    nvcc spends much of its wall time starting its sub-tools, so the default runs two
+    compilations per core.
+    """
+    workers = workers or max(1, min(len(sources), 2 * (os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda s: compile_cubin(s, arch, **kwargs), sources))

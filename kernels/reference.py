@@ -30,14 +30,15 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from iobound.layer import ConvLayer
 
-__all__ = ["conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
+__all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
            "winograd_tolerance", "Comparison", "compare", "UNIT_ROUNDOFF"]
 
 #: fp32 unit roundoff u = 2**-24.
 UNIT_ROUNDOFF = 2.0 ** -24
 
 
-def _check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
+def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
+    """ValueError unless ``x`` is (n, c_in, h_in, w_in) and ``w`` (c_out, c_in, k_h, k_w)."""
     want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
     want_w = (layer.c_out, layer.c_in, layer.k_h, layer.k_w)
     if tuple(x.shape) != want_x:
@@ -48,7 +49,7 @@ def _check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
     """Convolution of ``x`` (n, c_in, h, w) by ``w`` (c_out, c_in, k_h, k_w) in float64."""
-    _check_shapes(x, w, layer)
+    check_shapes(x, w, layer)
     (mu_h, mu_w), (p_h, p_w), (d_h, d_w) = layer.stride, layer.padding, layer.dilation
     xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (p_h, p_h), (p_w, p_w)))
     win = sliding_window_view(xp, (layer.extent_h, layer.extent_w), axis=(2, 3))
@@ -58,7 +59,7 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
 
 def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
     """The definition as loops (slow; tiny shapes only, to test the reference)."""
-    _check_shapes(x, w, layer)
+    check_shapes(x, w, layer)
     out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
     for b in range(layer.n):
         for k in range(layer.c_out):

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from iobound.layer import ConvLayer
 
-__all__ = ["KernelSource", "PRELUDE", "c_float", "c_sum", "layer_constants", "InvalidConfigError"]
+__all__ = ["KernelSource", "PRELUDE", "BLOCK_PROLOGUE", "c_float", "c_sum", "layer_constants", "InvalidConfigError"]
 
 
 class InvalidConfigError(ValueError):
@@ -68,6 +68,18 @@ PRELUDE = r"""
 #define SHARED_DECL(T, name) __shared__ T name##_storage; T* name = &name##_storage
 #endif
 """.strip("\n")
+
+
+#: The first lines of every kernel body: shared memory, thread and block coordinates, and
+#: the clipped tile extents (borders). Needs TX, TY, X, Y, Z, Z_BLOCKS, H_OUT, W_OUT.
+BLOCK_PROLOGUE = """\
+  SHARED_DECL(SharedMem, sm);
+  const int tix = threadIdx.x, tiy = threadIdx.y, tiz = threadIdx.z;
+  const int tid = tix + TX * (tiy + TY * tiz);
+  const int img = blockIdx.z / Z_BLOCKS;
+  const int ox0 = blockIdx.x * X, oy0 = blockIdx.y * Y, oz0 = (blockIdx.z % Z_BLOCKS) * Z;
+  const int x_eff = W_OUT - ox0 < X ? W_OUT - ox0 : X;
+  const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;"""
 
 
 def c_float(value) -> str:

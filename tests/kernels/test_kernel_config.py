@@ -1,0 +1,131 @@
+"""Kernel configs: parsing, round trips, sizes that match the dataflow, and rejection reasons."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from dataflow.direct import DirectTiling, direct_footprint
+from dataflow.winograd import WinogradTiling, winograd_footprint
+from iobound.devices import get_device
+from iobound.layer import ConvLayer
+from kernels.config import (
+    MAX_ACCUMULATORS_PER_THREAD, DirectConfig, WinogradConfig, accumulators_per_thread,
+    check_config, config_from_dict, grid_shape, onchip_words, parse_config, register_words,
+    shared_memory_bytes, shared_memory_words,
+)
+
+LAYER = ConvLayer(n=2, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding=1)
+
+
+def test_parse_config_infers_winograd_from_e():
+    """A config string with e parses to a WinogradConfig."""
+    assert parse_config("e=2,x=4,y=4,z=4,tx=2,ty=2,tz=2") == WinogradConfig(2, 4, 4, 4, 2, 2, 2)
+
+
+def test_parse_config_rejects_unknown_and_missing_keys():
+    """Unknown keys and missing keys are ValueErrors naming them."""
+    with pytest.raises(ValueError, match="unknown direct config key"):
+        parse_config("x=4,y=4,z=4,alpha=1,tx=1,ty=1,tz=1,w=3")
+    with pytest.raises(ValueError, match="missing alpha"):
+        parse_config("x=4,y=4,z=4,tx=1,ty=1,tz=1", "direct")
+    with pytest.raises(ValueError, match="integer"):
+        parse_config("x=four")
+
+
+def test_non_positive_knob_is_rejected():
+    """Knobs must be positive integers."""
+    with pytest.raises(ValueError, match="tz"):
+        DirectConfig(4, 4, 4, 1, 1, 1, 0)
+
+
+@given(st.integers(1, 9), st.integers(1, 9), st.integers(1, 9), st.integers(1, 9))
+def test_dict_round_trip(x, y, z, alpha):
+    """to_dict / config_from_dict give back an equal config."""
+    cfg = DirectConfig(x, y, z, alpha, 1, 1, 1)
+    assert config_from_dict(cfg.to_dict()) == cfg
+    assert config_from_dict(cfg.to_dict(), "direct").tiling == DirectTiling(x, y, z, alpha)
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 8), st.integers(1, 4),
+       st.integers(1, 3), st.integers(1, 2), st.integers(1, 2))
+def test_direct_sizes_equal_dataflow_footprint(x, y, z, alpha, stride, k, dil):
+    """Shared and register words equal dataflow.direct.direct_footprint."""
+    layer = ConvLayer(n=1, c_in=4, h_in=20, w_in=20, c_out=8, k_h=k + 1, k_w=k,
+                      stride=stride, dilation=dil)
+    cfg = DirectConfig(x, y, z, alpha, 1, 1, 1)
+    fp = direct_footprint(layer, cfg.tiling)
+    assert (shared_memory_words(layer, cfg), register_words(layer, cfg)) == (fp.shared_words, fp.register_words)
+    assert onchip_words(layer, cfg) == fp.total
+    assert shared_memory_bytes(layer, cfg) == 4 * fp.shared_words
+
+
+@given(st.sampled_from([2, 3, 4]), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4))
+def test_winograd_sizes_equal_dataflow_footprint(e, xt, yt, z):
+    """Shared and register words equal dataflow.winograd.winograd_footprint."""
+    cfg = WinogradConfig(e, xt * e, yt * e, z, 1, 1, 1)
+    fp = winograd_footprint(LAYER, WinogradTiling(e, xt * e, yt * e, z))
+    assert (shared_memory_words(LAYER, cfg), register_words(LAYER, cfg)) == (fp.shared_words, fp.register_words)
+
+
+def test_grid_covers_every_output_with_partial_tiles():
+    """The grid has ceil(w_out/x) x ceil(h_out/y) x n*ceil(c_out/z) blocks."""
+    assert grid_shape(LAYER, DirectConfig(5, 3, 6, 1, 1, 1, 1)) == (4, 6, 2 * 3)
+
+
+def test_valid_config_has_no_reasons():
+    """A config within every limit passes."""
+    assert check_config(LAYER, DirectConfig(8, 8, 8, 2, 8, 4, 2), "a100") == []
+
+
+def test_thread_divisibility_reasons():
+    """Every thread count that does not divide its tile is named."""
+    reasons = check_config(LAYER, DirectConfig(8, 8, 8, 2, 3, 5, 2))
+    assert reasons == ["tx=3 must divide x=8", "ty=5 must divide y=8"]
+
+
+def test_winograd_divisibility_reasons():
+    """Winograd tiles must be multiples of e and threads must divide the tile counts."""
+    assert check_config(LAYER, WinogradConfig(2, 5, 4, 4, 1, 1, 1)) == ["x=5 must be a multiple of e=2"]
+    assert check_config(LAYER, WinogradConfig(2, 4, 4, 4, 4, 1, 1)) == ["tx=4 must divide x/e=2"]
+
+
+def test_winograd_not_applicable_reason():
+    """Winograd on a strided layer is rejected with the layer's reason."""
+    layer = LAYER.replace(stride=(2, 2))
+    assert check_config(layer, WinogradConfig(2, 4, 4, 4, 1, 1, 1)) == [
+        "Winograd needs stride 1, got stride=(2, 2)"]
+
+
+def test_tile_larger_than_layer_is_rejected():
+    """Tiles beyond the output (the dataflow's rule) are rejected."""
+    assert "larger than" in check_config(LAYER, DirectConfig(32, 4, 4, 1, 1, 1, 1))[0]
+
+
+def test_shared_memory_over_device_limit():
+    """A tile whose staged input exceeds 48 KiB is rejected for that reason."""
+    layer = ConvLayer(n=1, c_in=64, h_in=64, w_in=64, c_out=64, k_h=3, k_w=3, padding=1)
+    cfg = DirectConfig(32, 32, 4, 16, 32, 8, 1)
+    reasons = check_config(layer, cfg, "a100")
+    assert any("shared memory" in r and "49152 B" in r for r in reasons)
+    assert shared_memory_bytes(layer, cfg) > get_device("a100").shared_mem_per_block_bytes
+
+
+def test_threads_over_device_limit():
+    """More than 1024 threads per block is rejected."""
+    layer = ConvLayer(n=1, c_in=4, h_in=64, w_in=64, c_out=8, k_h=1, k_w=1)
+    reasons = check_config(layer, DirectConfig(64, 32, 1, 1, 64, 32, 1), "a100")
+    assert any("2048 threads exceed 1024" in r for r in reasons)
+
+
+def test_register_cap():
+    """More accumulator words per thread than the cap is rejected, and the count is exact."""
+    cfg = DirectConfig(16, 16, 16, 1, 4, 4, 1)
+    assert accumulators_per_thread(LAYER, cfg) == 256 > MAX_ACCUMULATORS_PER_THREAD
+    assert any("256 register words per thread" in r for r in check_config(LAYER, cfg))
+
+
+def test_register_file_estimate():
+    """Many threads with many accumulators exceed an SM's register file."""
+    layer = ConvLayer(n=1, c_in=4, h_in=64, w_in=64, c_out=64, k_h=1, k_w=1)
+    cfg = DirectConfig(32, 32, 64, 1, 32, 32, 1)  # 1024 threads x (64 acc + overhead)
+    reasons = check_config(layer, cfg, "a100")
+    assert reasons and all("registers of an SM" in r for r in reasons)

@@ -1,0 +1,165 @@
+"""nvcc: toolchain lookup, ptxas parsing, compile results, caching, and the compile matrix."""
+
+import os
+import stat
+import textwrap
+
+import pytest
+
+from iobound.errors import ToolchainError
+from kernel_matrix import CASES
+from kernels import nvcc as nv
+from kernels.generate import generate
+
+NEW_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'iobound_direct' for 'sm_80'
+ptxas info    : Function properties for iobound_direct
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 72 registers, used 1 barriers, 432 bytes smem, 376 bytes cmem[0]
+ptxas info    : Compile time = 26.999 ms
+"""
+
+OLD_TWO_FUNCTIONS = """\
+ptxas info    : Compiling entry function 'a' for 'sm_70'
+ptxas info    : Function properties for a
+    16 bytes stack frame, 20 bytes spill stores, 24 bytes spill loads
+ptxas info    : Used 255 registers, 4096 bytes smem, 360 bytes cmem[0]
+ptxas info    : Compiling entry function 'b' for 'sm_70'
+ptxas info    : Function properties for b
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, 352 bytes cmem[0]
+"""
+
+
+def test_parse_ptxas_current_format():
+    """Registers, barriers-line shared memory and spills of CUDA 12/13 output."""
+    info = nv.parse_ptxas(NEW_LOG)["iobound_direct"]
+    assert (info.arch, info.registers, info.shared_bytes, info.spill_stores, info.spill_loads) == (
+        "sm_80", 72, 432, 0, 0)
+
+
+def test_parse_ptxas_several_functions_and_spills():
+    """Each entry function gets its own numbers; missing smem means 0."""
+    infos = nv.parse_ptxas(OLD_TWO_FUNCTIONS)
+    assert (infos["a"].registers, infos["a"].shared_bytes, infos["a"].spill_stores,
+            infos["a"].spill_loads, infos["a"].stack_bytes) == (255, 4096, 20, 24, 16)
+    assert (infos["b"].registers, infos["b"].shared_bytes) == (8, 0)
+
+
+def _fake_nvcc(folder, body="", archs=("75", "80"), release="12.4"):
+    """A shell script answering --version/--list-gpu-arch like nvcc, else running body."""
+    path = folder / "nvcc"
+    arch_lines = "\\n".join(f"compute_{a}" for a in archs)
+    path.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$1" in
+          --version) echo "Cuda compilation tools, release {release}, V{release}.1"; exit 0;;
+          --list-gpu-arch) printf '{arch_lines}\\n'; exit 0;;
+        esac
+        {body}
+        """))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    nv.toolchain.cache_clear()
+    return path
+
+
+def test_find_nvcc_prefers_a_toolchain_supporting_the_arch(tmp_path, monkeypatch):
+    """With an arch, the first nvcc listing it wins; without, the first found (PATH first)."""
+    (tmp_path / "path").mkdir()
+    (tmp_path / "cuda" / "bin").mkdir(parents=True)
+    on_path = _fake_nvcc(tmp_path / "path", archs=("80", "90"), release="13.0")
+    in_home = _fake_nvcc(tmp_path / "cuda" / "bin", archs=("70", "80"), release="12.4")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'path'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.delenv("IOBOUND_NVCC", raising=False)
+    monkeypatch.setattr(nv, "_wheel_bins", lambda: [])
+    assert nv.nvcc_candidates()[:2] == [str(on_path), str(in_home)]
+    assert nv.find_nvcc() == str(on_path)
+    assert nv.find_nvcc("sm_70") == str(in_home)
+    assert nv.find_nvcc("sm_52") is None
+    assert nv.toolchain(str(in_home)).release == "12.4"
+
+
+def test_find_nvcc_looks_in_the_pip_wheel(tmp_path, monkeypatch):
+    """The nvidia-cuda-nvcc wheel's bin folder (nvidia/cuda_nvcc/bin) is searched via sys.path."""
+    wheel_bin = tmp_path / "site" / "nvidia" / "cuda_nvcc" / "bin"
+    wheel_bin.mkdir(parents=True)
+    fake = _fake_nvcc(wheel_bin)
+    monkeypatch.setattr("sys.path", [str(tmp_path / "site")])
+    assert wheel_bin in nv._wheel_bins()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.delenv("IOBOUND_NVCC", raising=False)
+    assert str(fake) in nv.nvcc_candidates()
+
+
+def test_missing_nvcc_is_a_toolchain_error(tmp_path, monkeypatch):
+    """No nvcc anywhere raises ToolchainError (an environment problem, not a kernel's)."""
+    monkeypatch.setattr(nv, "nvcc_candidates", lambda: [])
+    with pytest.raises(ToolchainError, match="nvcc not found"):
+        nv.compile_cubin("", "sm_80", cache_root=tmp_path)
+
+
+def test_compile_timeout_is_a_result(tmp_path):
+    """An nvcc that hangs gives status 'timeout', not an exception."""
+    fake = _fake_nvcc(tmp_path, body="sleep 5")
+    res = nv.compile_cubin("int x;", "sm_80", nvcc=str(fake), cache_root=tmp_path, timeout=0.3)
+    assert res.status == "timeout" and "timed out" in res.log
+
+
+def test_bad_arch_string_is_a_value_error(tmp_path):
+    """The arch must be spelled sm_XX."""
+    with pytest.raises(ValueError, match="sm_80"):
+        nv.compile_cubin("", "80", cache_root=tmp_path)
+
+
+@pytest.mark.nvcc
+def test_compile_error_is_a_result_with_the_log(tmp_path):
+    """Source nvcc rejects gives status compile_error carrying nvcc's messages."""
+    res = nv.compile_cubin("this is not cuda", "sm_80", cache_root=tmp_path)
+    assert res.status == "compile_error" and "error" in res.log and res.registers is None
+
+
+@pytest.mark.nvcc
+def test_cache_hit_returns_the_stored_result(tmp_path):
+    """The second compile of one source is served from the cache with the same numbers."""
+    src = generate(*CASES[0][1:])
+    first = nv.compile_cubin(src, "sm_80", cache_root=tmp_path)
+    second = nv.compile_cubin(src, "sm_80", cache_root=tmp_path)
+    assert first.ok and not first.cached and second.cached
+    assert (second.registers, second.cubin_path) == (first.registers, first.cubin_path)
+    assert os.path.getsize(second.cubin_path) > 0
+
+
+@pytest.mark.nvcc
+def test_sm70_without_a_cuda12_toolchain_is_a_clean_compile_error(tmp_path):
+    """CUDA 13 dropped sm_70: the result says which toolchains support what (or compiles with CUDA 12)."""
+    res = nv.compile_cubin(generate(*CASES[0][1:]), "sm_70", cache_root=tmp_path)
+    if nv.find_nvcc("sm_70") is None:
+        assert res.status == "compile_error"
+        assert "no nvcc found supports sm_70" in res.log and "CUDA 13 dropped sm_70" in res.log
+    else:
+        assert res.ok
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """Every kernel of the matrix for sm_75, sm_80 and sm_90, compiled in parallel."""
+    root = tmp_path_factory.mktemp("cubins")
+    sources = [generate(layer, cfg) for _, layer, cfg in CASES]
+    return {arch: dict(zip([c[0] for c in CASES], nv.compile_many(sources, arch, cache_root=root)))
+            for arch in ("sm_75", "sm_80", "sm_90")}
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_matrix_kernel_compiles(compiled, arch, name):
+    """nvcc compiles the kernel; ptxas reports registers and the declared shared memory."""
+    res = compiled[arch][name]
+    assert res.ok, res.log
+    src_bytes = dict((c[0], generate(c[1], c[2]).shared_bytes) for c in CASES)[name]
+    assert res.registers > 0 and res.shared_bytes == src_bytes
+    assert res.spill_stores is not None and os.path.getsize(res.cubin_path) > 0

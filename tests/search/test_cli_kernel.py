@@ -1,0 +1,76 @@
+"""`iobound kernel`: JSON keys, emitted source, compile and emulate results, exit codes."""
+
+import json
+
+import pytest
+
+from search.cli.main import main
+
+LAYER = "cin=3,hin=8,cout=4,kh=3,pad=1"
+DIRECT = "x=4,y=4,z=4,alpha=2,tx=4,ty=2,tz=2"
+
+
+def _run(capsys, *argv):
+    code = main(["kernel", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_emulate_json_has_the_documented_keys(capsys, tmp_path):
+    """--emulate --json reports ok, errors and the counted global loads/stores."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--emulate", "--json",
+                        "--emit", str(tmp_path / "k.cu"))
+    res = json.loads(out)
+    assert code == 0
+    assert res["source_path"] == str(tmp_path / "k.cu") and (tmp_path / "k.cu").read_text().startswith("// Generated")
+    emu = res["emulate"]
+    for key in ("ok", "max_abs_err", "max_rel_err", "global_loads", "global_stores"):
+        assert key in emu
+    assert emu["ok"] and emu["global_loads"] == emu["expected_loads"] and emu["global_stores"] == 4 * 8 * 8
+    assert res["compile"] is None
+
+
+def test_winograd_is_inferred_from_e(capsys):
+    """A config with e builds the Winograd kernel."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", "e=2,x=4,y=4,z=2,tx=2,ty=2,tz=1", "--json")
+    assert code == 0 and json.loads(out)["algorithm"] == "winograd"
+
+
+def test_invalid_config_exits_2_with_the_reasons(capsys):
+    """A config that cannot run is one error line naming the reasons, exit 2."""
+    code, out, err = _run(capsys, "--layer", LAYER, "--config", "x=4,y=4,z=4,alpha=2,tx=3,ty=2,tz=2")
+    assert code == 2 and out == "" and "tx=3 must divide x=4" in err and len(err.splitlines()) == 1
+
+
+def test_winograd_on_strided_layer_exits_2(capsys):
+    """Winograd for a stride-2 layer is refused with the reason."""
+    code, _, err = _run(capsys, "--layer", LAYER + ",stride=2", "--config", "e=2,x=2,y=2,z=2,tx=1,ty=1,tz=1")
+    assert code == 2 and "stride 1" in err
+
+
+def test_human_output_mentions_traffic_match(capsys):
+    """Without --json the report shows the traffic check and the bound ratio."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--emulate")
+    assert code == 0 and "match" in out and "lower bound" in out
+
+
+@pytest.mark.nvcc
+def test_compile_json_reports_ptxas_resources(capsys):
+    """--compile --json gives status, registers, shared bytes and spills."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--compile", "--arch", "sm_80", "--json")
+    comp = json.loads(out)["compile"]
+    assert code == 0 and comp["status"] == "ok" and comp["registers"] > 0
+    assert comp["shared_bytes"] == json.loads(out)["shared_bytes"]
+    assert comp["spill_stores"] == 0 and comp["spill_loads"] == 0
+
+
+@pytest.mark.nvcc
+def test_unsupported_arch_is_exit_1_with_the_log(capsys):
+    """A compile error (sm_70 on CUDA 13) is a result with its log, exit 1, not a crash."""
+    from kernels.nvcc import find_nvcc
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--compile", "--arch", "sm_70", "--json")
+    comp = json.loads(out)["compile"]
+    if find_nvcc("sm_70") is None:
+        assert code == 1 and comp["status"] == "compile_error" and "sm_70" in comp["log"]
+    else:  # a CUDA 12 toolchain is installed: then it simply compiles
+        assert code == 0 and comp["status"] == "ok"
