@@ -11,7 +11,8 @@ ends when every walker has stopped or after ``max_steps``.
 
 Everything scored along the way is remembered; :meth:`Explorer.propose` returns
 the ``n`` distinct configurations with the lowest predictions among those scored
-that are not excluded (already measured), walkers' end points first when tied.
+that are not excluded (already measured); on equal predictions walkers' end points
+come first, then a random order.
 When the walks found fewer than ``n`` such configurations, random unexcluded ones
 fill the batch, so the result has ``min(n, len(space) - len(exclude))`` indices,
 all valid, distinct and never excluded.
@@ -157,9 +158,10 @@ class Explorer:
             active[moved[done]] = False
         self.last_steps = step
         ends = {int(i) for i in cur}
-        pool = [(s, 0 if i in ends else 1, i) for i, s in scored.items() if i not in exclude]
-        pool.sort()
-        out = [i for _, _, i in pool[:n]]
+        cand = [i for i in scored if i not in exclude]
+        ties = rng.random(len(cand))  # equal predictions: random order, not index order
+        pool = sorted((scored[i], 0 if i in ends else 1, t, i) for i, t in zip(cand, ties))
+        out = [i for *_, i in pool[:n]]
         if len(out) < n:
             out += sample_excluding(space, n - len(out), exclude | set(out), rng)
         return out

@@ -236,6 +236,10 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
                 if progress is not None:
                     progress(used(), budget, min(best_before, rec.cost))
             t_measure += time.perf_counter() - t0
+            missing = [i for i in fresh if i not in got]
+            if missing:
+                raise RuntimeError(f"measurer {measurer.name!r} returned {len(fresh) - len(missing)} "
+                                   f"records for {len(fresh)} configurations")
             for i in answered:
                 seen[i] = got[i]
                 t = Trial(i, space.get(i), got[i], resumed=i in known)
