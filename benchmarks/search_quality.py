@@ -35,7 +35,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.sq.kt_runner import KT_DEFAULT_STRATEGIES, kt_available, kt_version
+from benchmarks.sq.kt_runner import (KT_DEFAULT_STRATEGIES, KT_EXTRA_STRATEGIES, kt_available,
+                                     kt_version)
 from benchmarks.sq.our_runner import OUR_DEFAULT_STRATEGIES
 from benchmarks.sq.recorded import TOLERANCE, RunResult, load_recorded_space
 from benchmarks.sq.report import best_kt_gaps, markdown_tables, plot_scores, summarise
@@ -66,7 +67,8 @@ def default_spaces() -> list[Path]:
 
 
 def expand_strategies(names: list[str]) -> list[str]:
-    """Strategy names; ``ours`` and ``kt`` stand for the default groups.
+    """Strategy names; ``ours`` and ``kt`` stand for the default groups, ``kt:all`` adds
+    Kernel Tuner's further strategies.
 
     Examples
     --------
@@ -79,6 +81,8 @@ def expand_strategies(names: list[str]) -> list[str]:
             out += OUR_DEFAULT_STRATEGIES
         elif n == "kt":
             out += [f"kt:{s}" for s in KT_DEFAULT_STRATEGIES]
+        elif n == "kt:all":
+            out += [f"kt:{s}" for s in KT_DEFAULT_STRATEGIES + KT_EXTRA_STRATEGIES]
         else:
             out.append(n)
     return list(dict.fromkeys(out))
@@ -139,7 +143,7 @@ def run_one(task: tuple[str, str, int, int]) -> dict:
 def _cost_rank(task: tuple) -> int:
     """Slow strategies first, so that the pool's tail is short."""
     strategy, budget = task[1], task[2]
-    slow = {"explorer": 3, "kt:bayes_opt": 2, "kt:diff_evo": 1}.get(strategy, 0)
+    slow = {"explorer": 3, "sa": 3, "kt:bayes_opt": 2, "kt:dual_annealing": 1}.get(strategy, 0)
     return -(slow * 1000 + budget)
 
 
@@ -176,6 +180,26 @@ def _as_result(d: dict) -> RunResult:
                      wall_s=d["wall_s"])
 
 
+def reusable_kt_runs(path: Path, drop_failed: bool) -> dict[tuple, dict]:
+    """Kernel Tuner runs of an earlier runs JSON, keyed by (space, strategy, budget, seed).
+
+    Refused (``SystemExit``) when the file was made with another Kernel Tuner version
+    or the other failure mode, so that a stale run is never mixed in silently.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SystemExit(f"error: cannot read {path}: {exc}") from exc
+    meta = data.get("meta", {})
+    mode = "dropped from the space" if drop_failed else "part of the space"
+    if meta.get("kernel_tuner") != kt_version() or meta.get("failed_entries", mode) != mode:
+        raise SystemExit(f"error: {path} was made with kernel_tuner {meta.get('kernel_tuner')!r} "
+                         f"and failures {meta.get('failed_entries')!r}; this run has "
+                         f"{kt_version()!r} and {mode!r}")
+    return {(r["space"], r["strategy"], r["budget"], r["seed"]): r for r in data.get("runs", [])
+            if r["strategy"].startswith("kt:") and "error" not in r}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.search_quality",
                                 description=__doc__.split("\n\n")[0])
@@ -187,7 +211,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 per cell (default 10)")
     p.add_argument("--strategies", nargs="+", default=["ours", "kt"],
                    help="ours: explorer random ga sa; kt:NAME for a Kernel Tuner strategy; "
-                        "'ours' and 'kt' name the default groups (default: ours kt)")
+                        "'ours' and 'kt' name the default groups, 'kt:all' adds Kernel Tuner's "
+                        "other strategies (default: ours kt)")
     p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results",
                    help="output directory (default benchmarks/results)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
@@ -195,6 +220,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--drop-failed", action="store_true",
                    help="remove the recorded failures from the space, for every strategy "
                         "(a sensitivity check; default: failures are part of the space)")
+    p.add_argument("--reuse-kt", type=Path, default=None, metavar="RUNS_JSON",
+                   help="take Kernel Tuner runs (kt:*) from an earlier search_quality_runs.json "
+                        "instead of running them again (same Kernel Tuner version and failure "
+                        "mode required); our strategies always run")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = p.parse_args(argv)
     if any(b < 1 for b in args.budgets):
@@ -234,9 +263,14 @@ def main(argv: list[str] | None = None) -> int:
                                      f"the file records {space.size}")
         tasks = [(name, s, b, seed) for name in _STATE for s in strategies for b in budgets
                  for seed in seeds]
+        reused = reusable_kt_runs(args.reuse_kt, args.drop_failed) if args.reuse_kt else {}
+        kept = [reused[t] for t in tasks if t in reused]
+        tasks = [t for t in tasks if t not in reused]
+        if args.reuse_kt:
+            log.info("reusing %d Kernel Tuner runs from %s", len(kept), args.reuse_kt)
         log.info("%d runs: %d spaces x %d strategies x %d budgets x %d seeds on %d processes",
                  len(tasks), len(_STATE), len(strategies), len(budgets), len(seeds), args.jobs)
-        runs = run_all(tasks, paths, tmp if uses_kt else None, args.jobs, args.drop_failed)
+        runs = kept + run_all(tasks, paths, tmp if uses_kt else None, args.jobs, args.drop_failed)
         spaces_meta = [s.describe() for s, _c, _p in _STATE.values()]
     wall = time.perf_counter() - start
     ok = [r for r in runs if "error" not in r]
@@ -249,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
             "score": "optimum / best recorded time found (0 if nothing ran)",
             "kernel_tuner": kt_version(), "python": platform.python_version(),
             "cpu_count": os.cpu_count(), "spaces": spaces_meta, "reductions": "none",
-            "failed_entries": "dropped from the space" if args.drop_failed else "part of the space"}
+            "failed_entries": "dropped from the space" if args.drop_failed else "part of the space",
+            "reused_kt_runs": len(kept), "reused_from": str(args.reuse_kt or "")}
     table = markdown_tables(rows)
     (args.out / "search_quality_runs.json").write_text(json.dumps({"meta": meta, "runs": runs}))
     (args.out / "search_quality_summary.json").write_text(json.dumps(
@@ -260,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         plot_scores(rows, args.out / "search_quality.png")
     print(table)
     for g in gaps:
-        print(f"{g['space']} @ {g['budget']}: explorer {g['ours_mean_score']:.3f} vs "
-              f"{g['best_kt']} {g['best_kt_mean_score']:.3f} ({g['gap']:+.3f})")
+        print(f"{g['space']} @ {g['budget']}: explorer {g['ours_mean_score']:.3f} vs best "
+              f"{g['best_kt']} {g['best_kt_mean_score']:.3f}: {g['gap']:+.3f} "
+              f"(standard error {g['gap_se']:.3f})")
     print(f"{len(runs)} runs in {wall:.0f} s on {args.jobs} processes; outputs in {args.out}")
     if errors:
         print(f"{len(errors)} runs FAILED (see search_quality_summary.json 'errors'), e.g. "

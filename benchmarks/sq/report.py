@@ -27,7 +27,8 @@ __all__ = ["SummaryRow", "summarise", "markdown_tables", "plot_scores", "best_kt
 class SummaryRow:
     """The runs of one (space, strategy, budget) cell, summarised.
 
-    ``median_evals_to_5pct`` is over the ``n_reached`` runs that came within 5%
+    ``se_score`` is the standard error of the mean score (sample standard deviation
+    over sqrt(n); 0 for one run). ``median_evals_to_5pct`` is over the ``n_reached`` runs that came within 5%
     (``None`` when none did); ``mean_evals`` is the mean number of unique
     evaluations made (below the budget for strategies that stop early).
     """
@@ -38,6 +39,7 @@ class SummaryRow:
     n_runs: int
     mean_score: float
     std_score: float
+    se_score: float
     min_score: float
     frac_within_5pct: float
     median_evals_to_5pct: float | None
@@ -61,7 +63,8 @@ def summarise(runs: Iterable[RunResult]) -> list[SummaryRow]:
         rows.append(SummaryRow(
             space=space, strategy=strategy, budget=budget, n_runs=len(rs),
             mean_score=statistics.fmean(scores),
-            std_score=statistics.pstdev(scores) if len(scores) > 1 else 0.0,
+            std_score=statistics.stdev(scores) if len(scores) > 1 else 0.0,
+            se_score=statistics.stdev(scores) / len(scores) ** 0.5 if len(scores) > 1 else 0.0,
             min_score=min(scores),
             frac_within_5pct=sum(r.within_5pct for r in rs) / len(rs),
             median_evals_to_5pct=float(statistics.median(reached)) if reached else None,
@@ -76,7 +79,7 @@ def _ordered(values: Iterable) -> list:
 
 
 def markdown_tables(rows: Sequence[SummaryRow]) -> str:
-    """One markdown table per space: a strategy per row, ``mean score (% within 5%)`` per budget.
+    """One markdown table per space: a strategy per row, ``mean ±se (% within 5%)`` per budget.
 
     The last column gives the median evaluations to reach 5% at the largest budget,
     with how many runs got there. A strategy that made fewer evaluations than the
@@ -88,8 +91,8 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
         budgets = sorted({r.budget for r in srows})
         cell = {(r.strategy, r.budget): r for r in srows}
         head = ["strategy"] + [f"{b} evals" for b in budgets] + [f"evals to 5% (at {budgets[-1]})"]
-        lines = [f"**{space}**: mean score = optimum / best found (1.0 = optimum), "
-                 f"(% of runs within 5% of the optimum)", "",
+        lines = [f"**{space}**: mean score = optimum / best found (1.0 = optimum) "
+                 f"±standard error (% of runs within 5% of the optimum)", "",
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for strategy in _ordered(r.strategy for r in srows):
             cells = []
@@ -98,7 +101,7 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
                 if r is None:
                     cells.append("-")
                     continue
-                text = f"{r.mean_score:.3f} ({100 * r.frac_within_5pct:.0f}%)"
+                text = f"{r.mean_score:.3f} ±{r.se_score:.3f} ({100 * r.frac_within_5pct:.0f}%)"
                 if r.mean_evals < b - 0.5:
                     text += f" *{r.mean_evals:.0f}"
                 cells.append(text)
@@ -117,9 +120,12 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
 def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dict]:
     """Per (space, budget): ``ours``'s mean score against the best Kernel Tuner strategy's.
 
+    ``gap`` = ours - best (positive: ours is better); ``gap_se`` its standard error
+    (independent runs). Note that the best of several noisy means is biased upwards.
+
     Examples
     --------
-    >>> rows = [SummaryRow("s", n, 25, 10, m, 0, 0, 0, None, 0, 25, 0)
+    >>> rows = [SummaryRow("s", n, 25, 10, m, 0, 0, 0, 0, None, 0, 25, 0)
     ...         for n, m in [("explorer", 0.9), ("kt:pso", 0.95), ("kt:diff_evo", 0.8)]]
     >>> best_kt_gaps(rows)[0]["best_kt"], round(best_kt_gaps(rows)[0]["gap"], 3)
     ('kt:pso', -0.05)
@@ -137,6 +143,7 @@ def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dic
                         "ours_mean_score": mine[0].mean_score, "best_kt": best.strategy,
                         "best_kt_mean_score": best.mean_score,
                         "gap": mine[0].mean_score - best.mean_score,
+                        "gap_se": (mine[0].se_score ** 2 + best.se_score ** 2) ** 0.5,
                         "ours_frac_within_5pct": mine[0].frac_within_5pct,
                         "best_kt_frac_within_5pct": best.frac_within_5pct})
     return out

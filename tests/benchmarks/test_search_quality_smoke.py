@@ -136,3 +136,21 @@ def test_kt_random_sample_whole_space_finds_optimum(space, kt_plain):
     r = run_kt(space, kt_plain, "random_sample", space.size, seed=0)
     assert r.n_evals == space.size
     assert r.score == 1.0
+
+
+def test_cli_reuses_recorded_kt_runs(cache_file, kt_plain, tmp_path):
+    """--reuse-kt takes Kernel Tuner runs from an earlier file and refuses another failure mode."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    common = ["--spaces", str(cache_file), "--budgets", "5", "--seeds", "2", "--jobs", "1",
+              "--no-plot"]
+    assert sq_cli.main(common + ["--strategies", "kt:random_sample", "--out", str(first)]) == 0
+    runs_a = first / "search_quality_runs.json"
+    assert sq_cli.main(common + ["--strategies", "random", "kt:random_sample", "--out",
+                                 str(second), "--reuse-kt", str(runs_a)]) == 0
+    data = json.loads((second / "search_quality_runs.json").read_text())
+    assert data["meta"]["reused_kt_runs"] == 2
+    kt_scores = lambda runs: sorted(r["score"] for r in runs if r["strategy"].startswith("kt:"))  # noqa: E731
+    assert kt_scores(data["runs"]) == kt_scores(json.loads(runs_a.read_text())["runs"])
+    with pytest.raises(SystemExit):
+        sq_cli.main(common + ["--strategies", "kt:random_sample", "--out", str(second),
+                              "--reuse-kt", str(runs_a), "--drop-failed"])
