@@ -3,7 +3,9 @@
 * :func:`find_nvcc` looks on ``$IOBOUND_NVCC``, PATH, ``$CUDA_HOME``/``$CUDA_PATH``,
   ``/usr/local/cuda`` and the ``nvidia-cuda-nvcc`` pip wheel's bin folder; with ``arch``
   it returns the first toolchain whose ``nvcc --list-gpu-arch`` supports it.
-* :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` and returns a
+* :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` (or, for an arch
+  no nvcc supports, such as sm_70 under CUDA 13, NVRTC + ptxas from the CUDA 12 wheels,
+  :mod:`kernels.nvrtc`) and returns a
   :class:`CompileResult` (status ``ok``, ``compile_error`` or ``timeout``, with the log):
   a failure never raises, so a tuning run goes on. Results are cached in
   ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``).
@@ -42,7 +44,7 @@ from .cache import cache_dir, content_key
 from .source import KernelSource
 
 __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
-           "CompileResult", "compile_cubin", "compile_many", "NVCC_FLAGS"]
+           "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "NVCC_FLAGS"]
 
 log = logging.getLogger(__name__)
 
@@ -204,8 +206,39 @@ def _unsupported(arch: str) -> CompileResult:
         lines.append(f"{t.path} (CUDA {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
     if arch == "sm_70":
         lines.append("CUDA 13 dropped sm_70 (Volta); compile for it with a CUDA 12.x toolkit "
-                     "(set IOBOUND_NVCC or CUDA_HOME to it).")
+                     "(set IOBOUND_NVCC or CUDA_HOME to it), or pip install "
+                     "nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 (NVRTC + ptxas).")
     return CompileResult(status="compile_error", arch=arch, log="\n".join(lines), seconds=0.0)
+
+
+def find_toolchain(arch: str, nvcc: str | None = None):
+    """The toolchain :func:`compile_cubin` uses for ``arch``: an nvcc supporting it, else
+    the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None."""
+    from .nvrtc import find_nvrtc_toolchain
+
+    path = nvcc or find_nvcc(arch)
+    if path is not None:
+        return toolchain(path)
+    return find_nvrtc_toolchain(arch)
+
+
+def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: float):
+    """Run the toolchain in ``tmp``; returns (exit code, log text, cubin path)."""
+    from .nvrtc import NvrtcError, NvrtcToolchain, nvrtc_ptx
+
+    out = tmp / "kernel.cubin"
+    if isinstance(tc, NvrtcToolchain):
+        try:
+            ptx = nvrtc_ptx(tc, code, arch)
+        except NvrtcError as exc:
+            return 1, str(exc), out
+        (tmp / "kernel.ptx").write_text(ptx)
+        cmd = [tc.ptxas, f"-arch={arch}", "-O3", "-v", "kernel.ptx", "-o", str(out)]
+    else:
+        (tmp / "kernel.cu").write_text(code)
+        cmd = [tc.path, *flags, "kernel.cu", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=tmp)
+    return proc.returncode, proc.stdout + proc.stderr, out
 
 
 def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str | None = None,
@@ -213,26 +246,30 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
                   extra_flags: Sequence[str] = ()) -> CompileResult:
     """Compile ``source`` to a cubin for ``arch``; never raises for a bad kernel.
 
+    Uses the first nvcc that supports ``arch`` (or ``nvcc``), else NVRTC + ptxas from the
+    CUDA 12 wheels; with neither, a ``compile_error`` result says which arches exist.
+
     Raises
     ------
     ValueError
         ``arch`` is not of the form ``sm_XX``.
     ToolchainError
-        No nvcc at all (not a property of the kernel).
+        No CUDA compiler at all (not a property of the kernel).
     """
     from iobound.errors import ToolchainError
+
+    from .nvrtc import find_nvrtc_toolchain
 
     if not _ARCH.match(arch):
         raise ValueError(f"arch must look like sm_80, got {arch!r}")
     code = source.code if isinstance(source, KernelSource) else source
     name = source.name if isinstance(source, KernelSource) else None
-    path = nvcc or find_nvcc(arch)
-    if path is None:
-        if not nvcc_candidates():
+    tc = find_toolchain(arch, nvcc)
+    if tc is None:
+        if not nvcc_candidates() and find_nvrtc_toolchain() is None:
             raise ToolchainError("nvcc not found on PATH, IOBOUND_NVCC, CUDA_HOME or the "
                                  "nvidia-cuda-nvcc wheel")
         return _unsupported(arch)
-    tc = toolchain(path)
     flags = (*NVCC_FLAGS, f"-arch={arch}", *extra_flags)
     folder = cache_dir("cubin", cache_root)
     key = content_key(code, arch, " ".join(flags), tc.version_text)
@@ -243,17 +280,13 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
             return replace(CompileResult(**stored), cached=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        src, out = Path(tmp) / "kernel.cu", Path(tmp) / "kernel.cubin"
-        src.write_text(code)
         try:
-            proc = subprocess.run([path, *flags, str(src), "-o", str(out)], capture_output=True,
-                                  text=True, timeout=timeout, check=False, cwd=tmp)
+            code_rc, text, out = _run(tc, code, arch, flags, Path(tmp), timeout)
         except subprocess.TimeoutExpired:
             return CompileResult(status="timeout", arch=arch, seconds=time.perf_counter() - start,
-                                 log=f"nvcc timed out after {timeout} s", toolchain=tc.release)
+                                 log=f"compiler timed out after {timeout} s", toolchain=tc.release)
         seconds = time.perf_counter() - start
-        text = proc.stdout + proc.stderr
-        if proc.returncode != 0 or not out.exists():
+        if code_rc != 0 or not out.exists():
             result = CompileResult(status="compile_error", arch=arch, log=text, seconds=seconds,
                                    toolchain=tc.release)
         else:

@@ -97,7 +97,9 @@ def test_find_nvcc_looks_in_the_pip_wheel(tmp_path, monkeypatch):
 
 def test_missing_nvcc_is_a_toolchain_error(tmp_path, monkeypatch):
     """No nvcc anywhere raises ToolchainError (an environment problem, not a kernel's)."""
+    from kernels import nvrtc
     monkeypatch.setattr(nv, "nvcc_candidates", lambda: [])
+    monkeypatch.setattr(nvrtc, "find_nvrtc_toolchain", lambda arch=None: None)
     with pytest.raises(ToolchainError, match="nvcc not found"):
         nv.compile_cubin("", "sm_80", cache_root=tmp_path)
 
@@ -134,14 +136,30 @@ def test_cache_hit_returns_the_stored_result(tmp_path):
 
 
 @pytest.mark.nvcc
-def test_sm70_without_a_cuda12_toolchain_is_a_clean_compile_error(tmp_path):
-    """CUDA 13 dropped sm_70: the result says which toolchains support what (or compiles with CUDA 12)."""
-    res = nv.compile_cubin(generate(*CASES[0][1:]), "sm_70", cache_root=tmp_path)
-    if nv.find_nvcc("sm_70") is None:
-        assert res.status == "compile_error"
-        assert "no nvcc found supports sm_70" in res.log and "CUDA 13 dropped sm_70" in res.log
-    else:
-        assert res.ok
+def test_sm70_compiles_via_cuda12_wheels_or_is_a_clean_compile_error(tmp_path):
+    """CUDA 13 dropped sm_70: NVRTC + ptxas of the CUDA 12 wheels build it; without them the
+    result is a compile_error saying which toolchain supports what."""
+    results = nv.compile_many([generate(layer, cfg) for _, layer, cfg in CASES], "sm_70",
+                              cache_root=tmp_path)
+    for res in results:
+        if nv.find_toolchain("sm_70") is None:
+            assert res.status == "compile_error"
+            assert "no nvcc found supports sm_70" in res.log and "CUDA 13 dropped sm_70" in res.log
+        else:
+            assert res.ok and res.registers > 0 and "for 'sm_70'" in res.log, res.log
+
+
+def test_nvrtc_toolchain_absent_without_the_wheels(monkeypatch):
+    """Without the cu12 wheels on sys.path there is no NVRTC toolchain."""
+    from kernels import nvrtc
+    monkeypatch.setattr("sys.path", ["/nonexistent"])
+    assert nvrtc.find_nvrtc_toolchain() is None and nvrtc.find_nvrtc_toolchain("sm_70") is None
+
+
+def test_nvrtc_source_error_is_a_compile_error_result(tmp_path):
+    """With the wheels, NVRTC's rejection is a compile_error carrying its log (else: clean error)."""
+    res = nv.compile_cubin("garbage", "sm_70", cache_root=tmp_path)
+    assert res.status == "compile_error" and res.log
 
 
 @pytest.fixture(scope="module")
