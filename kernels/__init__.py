@@ -1,1 +1,16 @@
-"""kernels package."""
+"""Generated CUDA kernels for the direct and Winograd dataflows: build, emulate, measure.
+
+Modules, in pipeline order:
+
+* :mod:`kernels.config` -- ``DirectConfig`` / ``WinogradConfig``, on-chip sizes, ``check_config``;
+* :mod:`kernels.codegen_direct`, :mod:`kernels.codegen_winograd`, :mod:`kernels.generate`
+  -- a config to CUDA C source (compile-time sizes, LDG/STG macros, :mod:`kernels.source`);
+* :mod:`kernels.nvcc` (+ :mod:`kernels.nvrtc`) -- cubins, ptxas resource usage, a compile cache;
+* :mod:`kernels.emulator` with ``cuda_emu.h`` -- the same source on the CPU, counting
+  global loads and stores;
+* :mod:`kernels.reference` -- the float64 numpy convolution and fp32 error bounds;
+* :mod:`kernels.verify` -- emulate and check numerics, exact traffic and the lower bound;
+* :mod:`kernels.gpu` -- pycuda timing on a real GPU (optional extra ``cuda``).
+
+Nothing heavy is imported here; import the module you need.
+"""
