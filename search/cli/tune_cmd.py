@@ -98,6 +98,19 @@ def _resolve_measure(args) -> tuple[str, str | None, str | None]:
     return kind, None, None
 
 
+def _this_gpu():
+    """(preset of GPU 0, note); the default preset when GPU 0 has none."""
+    from iobound.devices import get_device
+    from iobound.errors import UnknownPresetError
+    from search.measure.cuda import gpu_name
+
+    name = gpu_name()
+    try:
+        return get_device(name or ""), " (this GPU)"
+    except UnknownPresetError:
+        return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
+
+
 def _per_layer_path(path: str | None, layer, many: bool) -> str | None:
     if path is None or not many:
         return path
@@ -316,7 +329,13 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.layer and not args.network:
         raise ValueError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
-    device = get_device(args.device or DEFAULT_DEVICE)
+    dev_note = ""
+    if args.device:
+        device = get_device(args.device)
+    elif kind == "cuda":
+        device, dev_note = _this_gpu()
+    else:
+        device, dev_note = get_device(DEFAULT_DEVICE), " (default; --device to change)"
     layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
     if args.algorithm == "winograd":
         skipped = [l for l in layers if not l.winograd_applicable]
@@ -327,7 +346,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(f"notice: {notice}", file=sys.stderr, flush=True)
     if not args.json:
-        dev_note = "" if args.device else " (default; --device to change)"
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
     outs = []

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .base import MeasureRecord, Measurer
 
-__all__ = ["CudaMeasurer", "cuda_available"]
+__all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
 
 
 def cuda_available() -> bool:
@@ -29,6 +29,16 @@ def cuda_available() -> bool:
         return drv.Device.count() > 0
     except Exception:
         return False
+
+
+def gpu_name() -> str | None:
+    """The name of GPU 0 (``None`` without a usable GPU)."""
+    try:
+        import pycuda.driver as drv
+        drv.init()
+        return drv.Device(0).name()
+    except Exception:
+        return None
 
 
 class CudaMeasurer(Measurer):
