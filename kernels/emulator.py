@@ -40,7 +40,7 @@ from .cache import cache_dir, content_key
 from .reference import check_shapes
 from .source import KernelSource
 
-__all__ = ["EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
+__all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
            "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS"]
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,11 @@ def _cxx() -> str:
 @lru_cache(maxsize=None)
 def _cxx_version(cxx: str) -> str:
     return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
+
+
+def compiler_version() -> str:
+    """First line of the emulator compiler's ``--version`` (ToolchainError without g++)."""
+    return _cxx_version(_cxx()).splitlines()[0]
 
 
 def _pch_dir(cxx: str, folder: Path) -> Path | None:

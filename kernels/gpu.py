@@ -3,7 +3,8 @@
 Build and run are separate (as in AutoTVM): :mod:`kernels.nvcc` compiles cubins, in
 parallel; :func:`measure_cubin` loads one, allocates, warms up, times ``repeats``
 launches with CUDA events and checks the output once against the numpy reference.
-:func:`measure_config` chains generate -> compile -> measure and turns every failure
+:func:`measure_configs` compiles a batch in parallel and times it serially in one context;
+:func:`measure_config` does one. Both chain generate -> compile -> measure and turn every failure
 into a status (``compile_error``, ``runtime_error``, ``timeout``, ``wrong_result``).
 
 pycuda is imported inside the functions that talk to the driver, so everything else
@@ -35,7 +36,7 @@ from .reference import compare, conv2d_reference, direct_tolerance, random_probl
 from .source import KernelSource
 
 __all__ = ["GpuOptions", "MeasureResult", "median_ms", "classify_exception", "arch_of",
-           "measure_cubin", "measure_config", "import_pycuda", "device_limits"]
+           "measure_cubin", "measure_config", "measure_configs", "import_pycuda", "device_limits"]
 
 log = logging.getLogger(__name__)
 
@@ -203,24 +204,49 @@ def device_limits(drv, dev) -> SimpleNamespace:
         registers_per_thread_max=255)
 
 
-def measure_config(layer, config, options: GpuOptions = GpuOptions(), arch: str | None = None,
-                   cache_root=None) -> MeasureResult:
-    """Generate, compile (for GPU 0's arch unless given) and time one configuration."""
+def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions(),
+                    arch: str | None = None, cache_root=None) -> list[MeasureResult]:
+    """Generate and compile all ``configs`` in parallel, then time them one by one on GPU 0.
+
+    Build and run are separate: nvcc runs concurrently on the CPU
+    (:func:`kernels.nvcc.compile_many`), the GPU runs one kernel at a time in one context.
+    Results come back in input order; configs over GPU 0's limits are ``invalid``.
+    """
     from .config import check_config
     from .generate import generate
-    from .nvcc import compile_cubin
+    from .nvcc import compile_many
 
     drv = import_pycuda()
     drv.init()
     dev = drv.Device(0)
-    reasons = check_config(layer, config, device_limits(drv, dev))
-    if reasons:
-        return MeasureResult(status="invalid", error="; ".join(reasons))
-    source = generate(layer, config)
-    built = compile_cubin(source, arch or arch_of(dev.compute_capability()), cache_root=cache_root)
-    if not built.ok:
-        return MeasureResult(status=built.status if built.status == "timeout" else "compile_error",
-                             error=built.log[-2000:], compile_seconds=built.seconds)
-    result = measure_cubin(source, built.cubin_path, options)
-    return MeasureResult(**{**result.__dict__, "compile_seconds": built.seconds,
-                            "registers": built.registers})
+    limits = device_limits(drv, dev)
+    results: list[MeasureResult | None] = [None] * len(configs)
+    todo = []
+    for i, config in enumerate(configs):
+        reasons = check_config(layer, config, limits)
+        if reasons:
+            results[i] = MeasureResult(status="invalid", error="; ".join(reasons))
+        else:
+            todo.append((i, generate(layer, config)))
+    built = compile_many([src for _, src in todo], arch or arch_of(dev.compute_capability()),
+                         cache_root=cache_root)
+    ctx = dev.make_context()
+    try:
+        for (i, source), b in zip(todo, built):
+            if not b.ok:
+                results[i] = MeasureResult(status="timeout" if b.status == "timeout" else "compile_error",
+                                           error=b.log[-2000:], compile_seconds=b.seconds)
+                continue
+            r = _measure_in_context(drv, source, b.cubin_path, options)
+            results[i] = MeasureResult(**{**r.__dict__, "compile_seconds": b.seconds,
+                                          "registers": b.registers})
+    finally:
+        ctx.pop()
+        ctx.detach()
+    return results
+
+
+def measure_config(layer, config, options: GpuOptions = GpuOptions(), arch: str | None = None,
+                   cache_root=None) -> MeasureResult:
+    """Generate, compile (for GPU 0's arch unless given) and time one configuration."""
+    return measure_configs(layer, [config], options, arch, cache_root)[0]

@@ -87,3 +87,131 @@ def test_real_gpu_invalid_config_is_reported(tmp_path):
     big = ConvLayer(n=1, c_in=64, h_in=64, w_in=64, c_out=64, k_h=3, k_w=3, padding=1)
     res = gpu.measure_config(big, DirectConfig(32, 32, 4, 64, 32, 8, 1), cache_root=tmp_path)
     assert res.status == "invalid" and "shared memory" in res.error
+
+
+# -- the whole measure_configs flow against a fake driver (no GPU needed) ------------
+
+class _FakeDriver:
+    """Just enough of pycuda.driver: the 'kernel' computes the convolution with numpy."""
+
+    class device_attribute:
+        MAX_SHARED_MEMORY_PER_BLOCK, MAX_THREADS_PER_BLOCK, MAX_REGISTERS_PER_MULTIPROCESSOR = range(3)
+
+    class LaunchError(Exception):
+        pass
+
+    def __init__(self, behaviour="ok"):
+        self.behaviour, self.launches, self.contexts = behaviour, [], 0
+        drv = self
+
+        class Ctx:
+            def pop(self):
+                drv.contexts -= 1
+
+            def detach(self):
+                pass
+
+        class Device:
+            def __init__(self, i):
+                pass
+
+            def name(self):
+                return "Fake A100"
+
+            def compute_capability(self):
+                return (8, 0)
+
+            def get_attribute(self, attr):
+                return (49152, 1024, 65536)[attr]
+
+            def make_context(self):
+                drv.contexts += 1
+                return Ctx()
+
+        class Event:
+            def record(self):
+                pass
+
+            def query(self):
+                return True
+
+            def time_till(self, other):
+                return 1.5
+
+        self.Device, self.Event = Device, Event
+
+    def init(self):
+        pass
+
+    def to_device(self, a):
+        return a.copy()
+
+    def memcpy_dtoh(self, dest, src):
+        dest[...] = src
+
+    def module_from_file(self, path):
+        drv = self
+
+        class Module:
+            def get_function(self, name):
+                def fn(x, w, y, block, grid):
+                    from kernels.reference import conv2d_reference
+                    drv.launches.append((name, block, grid))
+                    if drv.behaviour == "launch_error":
+                        raise drv.LaunchError("cuLaunchKernel failed: too many resources requested")
+                    layer = LAYER_FOR_FAKE
+                    y[...] = 0.0 if drv.behaviour == "wrong" else conv2d_reference(x, w, layer)
+                return fn
+        return Module()
+
+
+LAYER_FOR_FAKE = LAYER
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """Install a fake pycuda.driver and a fake compiler; return a factory setting the behaviour."""
+    from kernels import nvcc
+    from kernels.nvcc import CompileResult
+
+    def fake_compile_many(sources, arch, **kw):
+        return [CompileResult(status="compile_error" if s.config.z == 3 else "ok", arch=arch,
+                              log="fake log", seconds=0.1, cubin_path="fake.cubin", registers=40)
+                for s in sources]
+
+    monkeypatch.setattr(nvcc, "compile_many", fake_compile_many)
+
+    def install(behaviour="ok"):
+        drv = _FakeDriver(behaviour)
+        pkg = type(sys)("pycuda")
+        pkg.driver = drv
+        monkeypatch.setitem(sys.modules, "pycuda", pkg)
+        monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
+        return drv
+    return install
+
+
+def test_measure_configs_flow_times_checks_and_orders(fake_gpu):
+    """Valid configs are compiled, launched with their grid/block, checked and timed, in order."""
+    drv = fake_gpu("ok")
+    cfgs = [DirectConfig(8, 8, 4, 2, 8, 4, 2), DirectConfig(16, 16, 8, 8, 1, 1, 1),
+            DirectConfig(8, 8, 3, 1, 8, 8, 1)]  # 2nd: register cap -> invalid; 3rd: fake compile error
+    res = gpu.measure_configs(LAYER, cfgs, gpu.GpuOptions(repeats=10, warmup=2))
+    assert [r.status for r in res] == ["ok", "invalid", "compile_error"]
+    assert res[0].costs == (1.5,) * 10 and res[0].time_ms == 1.5 and res[0].registers == 40
+    assert drv.launches[0] == ("iobound_direct", (8, 4, 2), (2, 2, 2))
+    assert len(drv.launches) == 3 + 10 and drv.contexts == 0
+
+
+def test_measure_configs_reports_wrong_result(fake_gpu):
+    """A kernel whose output differs from numpy is 'wrong_result' and is not timed."""
+    fake_gpu("wrong")
+    res = gpu.measure_config(LAYER, DirectConfig(8, 8, 4, 2, 8, 4, 2))
+    assert res.status == "wrong_result" and res.costs == () and "tolerance" in res.error
+
+
+def test_measure_configs_classifies_launch_errors(fake_gpu):
+    """A driver LaunchError becomes 'runtime_error' with the message."""
+    fake_gpu("launch_error")
+    res = gpu.measure_config(LAYER, WinogradConfig(2, 8, 8, 4, 4, 4, 2))
+    assert res.status == "runtime_error" and "too many resources" in res.error
