@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--emit", metavar="FILE.cu", type=Path,
                         help="write the source here (default: a file in the cache folder)")
     parser.add_argument("--compile", action="store_true", help="compile with nvcc to a cubin")
-    parser.add_argument("--arch", default="sm_80", help="nvcc target for --compile (default sm_80)")
+    parser.add_argument("--arch", default=None,
+                        help="nvcc target for --compile (default: the device's, sm_80 for a100)")
     parser.add_argument("--emulate", action="store_true",
                         help="run on the CPU emulator and check numerics, traffic and bound")
     parser.add_argument("--seed", type=int, default=0, help="random data seed for --emulate")
@@ -72,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
               "shared_bytes": source.shared_bytes, "compile": None, "emulate": None}
     failed = False
     if args.compile:
+        from iobound.devices import get_device
         from kernels.nvcc import compile_cubin
-        built = compile_cubin(source, args.arch)
+        built = compile_cubin(source, args.arch or get_device(args.device).arch)
         result["compile"] = {k: getattr(built, k) for k in (
             "status", "arch", "registers", "shared_bytes", "spill_stores", "spill_loads",
             "cubin_path", "seconds", "cached", "toolchain")}
