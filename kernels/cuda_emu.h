@@ -85,32 +85,46 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
   std::atomic<bool> thread_error{false};
   std::vector<std::thread> team;
   team.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) {
-    team.emplace_back([&, t]() {
-      tl_thread_idx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-      tl_block_dim = block;
-      tl_grid_dim = grid;
-      tl_barrier = &barrier;
-      tl_shared = shared.data();
-      tl_buffers = &buffers;
-      tl_loads = tl_stores = tl_faults = 0;
-      for (unsigned long long b = 0; b < blocks; ++b) {
-        tl_block_idx = dim3(b % grid.x, (b / grid.x) % grid.y, b / (1ull * grid.x * grid.y));
-        if (t == 0)
-          for (float& v : shared) v = std::numeric_limits<float>::quiet_NaN();
-        barrier.arrive_and_wait();  // shared memory is fresh before anyone starts the block
-        try {
-          kernel();
-        } catch (...) {
-          thread_error = true;
+  // Threads wait for `go` so that a failure to create the whole team (a system limit)
+  // can release the ones already started instead of leaving them at the barrier.
+  std::atomic<int> go{0};  // 0: wait, 1: run, 2: abort
+  try {
+    for (unsigned t = 0; t < threads; ++t) {
+      team.emplace_back([&, t]() {
+        go.wait(0);
+        if (go.load() != 1) return;
+        tl_thread_idx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+        tl_block_dim = block;
+        tl_grid_dim = grid;
+        tl_barrier = &barrier;
+        tl_shared = shared.data();
+        tl_buffers = &buffers;
+        tl_loads = tl_stores = tl_faults = 0;
+        for (unsigned long long b = 0; b < blocks; ++b) {
+          tl_block_idx = dim3(b % grid.x, (b / grid.x) % grid.y, b / (1ull * grid.x * grid.y));
+          if (t == 0)
+            for (float& v : shared) v = std::numeric_limits<float>::quiet_NaN();
+          barrier.arrive_and_wait();  // shared memory is fresh before anyone starts the block
+          try {
+            kernel();
+          } catch (...) {
+            thread_error = true;
+          }
+          barrier.arrive_and_wait();  // everyone is done before the buffer is reset
         }
-        barrier.arrive_and_wait();  // everyone is done before the buffer is reset
-      }
-      loads += tl_loads;
-      stores += tl_stores;
-      faults += tl_faults;
-    });
+        loads += tl_loads;
+        stores += tl_stores;
+        faults += tl_faults;
+      });
+    }
+  } catch (...) {
+    go = 2;
+    go.notify_all();
+    for (std::thread& th : team) th.join();
+    return kThreadError;
   }
+  go = 1;
+  go.notify_all();
   for (std::thread& th : team) th.join();
   counts[0] = loads;
   counts[1] = stores;
