@@ -177,7 +177,7 @@ def _as_result(d: dict) -> RunResult:
     return RunResult(space=d["space"], strategy=d["strategy"], budget=d["budget"], seed=d["seed"],
                      n_evals=d["n_evals"], best_time=d["best_time_ms"], score=d["score"],
                      within_5pct=d["within_5pct"], evals_to_5pct=d["evals_to_5pct"],
-                     wall_s=d["wall_s"])
+                     wall_s=d["wall_s"], cpu_s=d.get("cpu_s", 0.0))
 
 
 def reusable_kt_runs(path: Path, drop_failed: bool) -> dict[tuple, dict]:
@@ -277,8 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     errors = [r for r in runs if "error" in r]
     rows = summarise(_as_result(r) for r in ok)
     gaps = best_kt_gaps(rows) if uses_kt else []
+    cpu_total = sum(r.get("cpu_s", 0.0) for r in ok)
     meta = {"budgets": budgets, "seeds": seeds, "strategies": strategies, "jobs": args.jobs,
-            "wall_s": round(wall, 1), "n_runs": len(runs), "n_errors": len(errors),
+            "wall_s": round(wall, 1), "runs_cpu_s": round(cpu_total, 1),
+            "projected_wall_s_on_jobs_idle_cores": round(cpu_total / max(args.jobs, 1), 1),
+            "n_runs": len(runs), "n_errors": len(errors),
             "counting_rule": COUNTING_RULE, "within": f"best <= {TOLERANCE} * optimum",
             "score": "optimum / best recorded time found (0 if nothing ran)",
             "kernel_tuner": kt_version(), "python": platform.python_version(),
@@ -298,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{g['space']} @ {g['budget']}: explorer {g['ours_mean_score']:.3f} vs best "
               f"{g['best_kt']} {g['best_kt_mean_score']:.3f}: {g['gap']:+.3f} "
               f"(standard error {g['gap_se']:.3f})")
-    print(f"{len(runs)} runs in {wall:.0f} s on {args.jobs} processes; outputs in {args.out}")
+    print(f"{len(runs)} runs in {wall:.0f} s on {args.jobs} processes ({cpu_total:.0f} CPU s in "
+          f"the runs{', reused ones included' if kept else ''}); outputs in {args.out}")
     if errors:
         print(f"{len(errors)} runs FAILED (see search_quality_summary.json 'errors'), e.g. "
               f"{errors[0]['strategy']}: {errors[0]['error']}", file=sys.stderr)

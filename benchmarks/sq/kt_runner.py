@@ -44,7 +44,8 @@ import numpy as np
 
 from .recorded import RecordedSpace, RunResult, score_run
 
-__all__ = ["KT_DEFAULT_STRATEGIES", "KT_EXTRA_STRATEGIES", "kt_available", "kt_version", "run_kt", "kt_space_size"]
+__all__ = ["KT_DEFAULT_STRATEGIES", "KT_EXTRA_STRATEGIES", "kt_available", "kt_version", "run_kt",
+           "kt_space_size"]
 
 #: The Kernel Tuner strategies compared by default: the issue's eight, plus the two
 #: others that beat all eight in some cell on the shipped spaces (a higher bar for us).
@@ -137,7 +138,7 @@ def _args_for(space: RecordedSpace, plain_json: Path) -> dict:
 
 
 def kt_space_size(space: RecordedSpace, plain_json: str | Path) -> int:
-    """The size of the search space Kernel Tuner builds for ``space`` (must equal ``space.size``)."""
+    """The size of the space Kernel Tuner builds for ``space`` (must equal ``space.size``)."""
     from kernel_tuner.searchspace import Searchspace
 
     args = _args_for(space, Path(plain_json))
@@ -160,16 +161,17 @@ def run_kt(space: RecordedSpace, plain_json: str | Path, strategy: str, budget: 
     args = _args_for(space, Path(plain_json))
     random.seed(seed)
     np.random.seed(seed)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(), _seeded_latin_hypercube(), \
             contextlib.redirect_stdout(None):
         warnings.simplefilter("ignore")
         results, _env = kernel_tuner.tune_kernel(
             **args, strategy=strategy, strategy_options={"max_fevals": int(budget)})
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     keys = [space.key(r) for r in results]
     distinct = len(dict.fromkeys(keys))
     notes = {"kt_evaluations": len(keys), "kt_distinct": distinct}
     if distinct > budget:
         notes["truncated_from"] = distinct
-    return score_run(space, f"kt:{strategy}", budget, seed, keys, wall_s=wall, notes=notes)
+    return score_run(space, f"kt:{strategy}", budget, seed, keys, wall_s=wall, cpu_s=cpu,
+                     notes=notes)

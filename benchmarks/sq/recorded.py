@@ -126,7 +126,7 @@ def load_recorded_space(path: str | os.PathLike, cache: KtCache | None = None) -
 
 
 def plain_json_copy(cache: KtCache, directory: str | os.PathLike, name: str) -> Path:
-    """Write ``cache`` uncompressed as ``directory/name.json`` (Kernel Tuner reads only plain JSON)."""
+    """Write ``cache`` uncompressed as ``directory/name.json`` (Kernel Tuner reads plain JSON)."""
     return write_cache(Path(directory) / f"{name}.json", cache)
 
 
@@ -160,6 +160,7 @@ class RunResult:
     within_5pct: bool
     evals_to_5pct: int | None
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     trace: tuple[str, ...] = ()
     notes: dict = field(default_factory=dict)
 
@@ -168,7 +169,8 @@ class RunResult:
         d = {"space": self.space, "strategy": self.strategy, "budget": self.budget,
              "seed": self.seed, "n_evals": self.n_evals, "best_time_ms": self.best_time,
              "score": self.score, "within_5pct": self.within_5pct,
-             "evals_to_5pct": self.evals_to_5pct, "wall_s": round(self.wall_s, 4)}
+             "evals_to_5pct": self.evals_to_5pct, "wall_s": round(self.wall_s, 4),
+             "cpu_s": round(self.cpu_s, 4)}
         if self.notes:
             d["notes"] = dict(self.notes)
         if with_trace:
@@ -177,7 +179,8 @@ class RunResult:
 
 
 def score_run(space: RecordedSpace, strategy: str, budget: int, seed: int,
-              trace: Sequence[str], wall_s: float = 0.0, notes: Mapping | None = None) -> RunResult:
+              trace: Sequence[str], wall_s: float = 0.0, notes: Mapping | None = None,
+              cpu_s: float = 0.0) -> RunResult:
     """Score the configurations a run visited (in order; repeats allowed) under ``budget``.
 
     Raises
@@ -205,4 +208,4 @@ def score_run(space: RecordedSpace, strategy: str, budget: int, seed: int,
                      n_evals=len(unique), best_time=best if found else None,
                      score=optimum / best if found else 0.0,
                      within_5pct=evals_to is not None, evals_to_5pct=evals_to,
-                     wall_s=wall_s, trace=tuple(unique), notes=dict(notes or {}))
+                     wall_s=wall_s, cpu_s=cpu_s, trace=tuple(unique), notes=dict(notes or {}))

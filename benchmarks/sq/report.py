@@ -28,9 +28,9 @@ class SummaryRow:
     """The runs of one (space, strategy, budget) cell, summarised.
 
     ``se_score`` is the standard error of the mean score (sample standard deviation
-    over sqrt(n); 0 for one run). ``median_evals_to_5pct`` is over the ``n_reached`` runs that came within 5%
-    (``None`` when none did); ``mean_evals`` is the mean number of unique
-    evaluations made (below the budget for strategies that stop early).
+    over sqrt(n); 0 for one run). ``median_evals_to_5pct`` is over the ``n_reached``
+    runs that came within 5% (``None`` when none did); ``mean_evals`` is the mean
+    number of unique evaluations made (below the budget for strategies that stop early).
     """
 
     space: str
@@ -46,6 +46,7 @@ class SummaryRow:
     n_reached: int
     mean_evals: float
     mean_wall_s: float
+    mean_cpu_s: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -70,7 +71,8 @@ def summarise(runs: Iterable[RunResult]) -> list[SummaryRow]:
             median_evals_to_5pct=float(statistics.median(reached)) if reached else None,
             n_reached=len(reached),
             mean_evals=statistics.fmean(r.n_evals for r in rs),
-            mean_wall_s=statistics.fmean(r.wall_s for r in rs)))
+            mean_wall_s=statistics.fmean(r.wall_s for r in rs),
+            mean_cpu_s=statistics.fmean(r.cpu_s for r in rs)))
     return rows
 
 
@@ -149,10 +151,33 @@ def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dic
     return out
 
 
+#: Our strategies: solid, dark/neutral colours (the explorer black and thickest).
+_OURS_COLOURS = ("black", "#7f7f7f", "#8c564b", "#bcbd22", "#17becf")
+#: Kernel Tuner's: dashed, bright colours, a marker each.
+_KT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#e377c2", "#17becf")
+_KT_MARKERS = ("o", "s", "^", "v", "D", "x", "P", "*", "h", "<", ">", "d", "p")
+
+
+def _line_styles(strategies: Sequence[str]) -> dict[str, dict]:
+    out, ours, kt = {}, 0, 0
+    for s in strategies:
+        if s.startswith("kt:"):
+            out[s] = dict(color=_KT_COLOURS[kt % len(_KT_COLOURS)],
+                          marker=_KT_MARKERS[kt % len(_KT_MARKERS)], markersize=4,
+                          linestyle="--", linewidth=1.1)
+            kt += 1
+        else:
+            out[s] = dict(color=_OURS_COLOURS[ours % len(_OURS_COLOURS)], marker="o",
+                          markersize=5, linestyle="-", linewidth=3.0 if ours == 0 else 2.0)
+            ours += 1
+    return out
+
+
 def plot_scores(rows: Sequence[SummaryRow], path: str | Path) -> Path:
     """Mean score (top) and fraction within 5% (bottom) against the budget; a panel per space.
 
-    Our strategies are solid lines, Kernel Tuner's dashed.
+    Our strategies are solid lines (the first, normally the explorer, black), Kernel
+    Tuner's dashed.
     """
     import matplotlib
 
@@ -161,21 +186,18 @@ def plot_scores(rows: Sequence[SummaryRow], path: str | Path) -> Path:
 
     spaces = _ordered(r.space for r in rows)
     strategies = _ordered(r.strategy for r in rows)
-    fig, axes = plt.subplots(2, len(spaces), figsize=(5.2 * len(spaces), 8.0), squeeze=False,
+    fig, axes = plt.subplots(2, len(spaces), figsize=(5.2 * len(spaces), 8.4), squeeze=False,
                              sharex=True)
-    cmap = plt.get_cmap("tab20")
+    styles = _line_styles(strategies)
     for col, space in enumerate(spaces):
-        for k, strategy in enumerate(strategies):
+        for strategy in strategies:
             pts = sorted((r.budget, r.mean_score, r.frac_within_5pct) for r in rows
                          if r.space == space and r.strategy == strategy)
             if not pts:
                 continue
             b, m, f = zip(*pts)
-            style = dict(color=cmap(k % 20), marker="o", markersize=3,
-                         linestyle="--" if strategy.startswith("kt:") else "-",
-                         linewidth=1.2 if strategy.startswith("kt:") else 2.2)
-            axes[0, col].plot(b, m, label=strategy, **style)
-            axes[1, col].plot(b, f, label=strategy, **style)
+            axes[0, col].plot(b, m, label=strategy, **styles[strategy])
+            axes[1, col].plot(b, f, label=strategy, **styles[strategy])
         axes[0, col].set_title(space)
         axes[0, col].set_ylabel("mean optimum / best found")
         axes[1, col].set_ylabel("fraction of runs within 5%")
