@@ -1,0 +1,271 @@
+"""Exact minimum I/O of tiny DAGs: a CP-SAT model of the red-blue pebble game, and brute force.
+
+Beyond the paper: for a DAG of a few dozen vertices the minimum number of loads plus
+stores with ``S`` red pebbles can be computed exactly, which puts the lower bounds and the
+heuristic schedules on one scale (``bound <= optimum <= Belady/LRU play``).
+
+CP-SAT model (time-expanded, one step per computation). Step ``t = 1..T`` computes at
+most one vertex; before its compute, a step may store values that were red, drop red
+pebbles (free), and load values that are blue, in that order; a last step ``T + 1`` only
+stores. Booleans per vertex and step: ``store``, ``keep`` (stays red), ``load``,
+``compute``, and the state ``red``/``blue`` after the step. Constraints: a store needs
+red and not yet blue, a load needs blue, ``red = keep + load + compute``; a compute needs
+every predecessor kept or loaded in its step (so the predecessors and the result are red
+at once, as the game requires); at most ``S`` red pebbles after every step; blue pebbles
+are never removed; sources start blue, nothing starts red, every sink ends blue; idle
+steps come last. Valid cuts tighten the relaxation (every used source loaded, every sink
+stored, every non-source computed, at least once), and the heuristic play's I/O is an
+upper bound. Objective: loads + stores.
+
+Why one step per computation loses nothing: any game can be rewritten so that between
+two computes it first stores, then evicts, then loads (dropping load/evict pairs with no
+use between them); that never raises the red count at a compute and never adds I/O. So
+the model is exact for games with at most ``T`` computes; ``T`` is the number of
+non-sources plus ``recompute`` extra steps (default a quarter of them, at least 2).
+"Optimal" therefore means optimal among games that recompute at most that often;
+:func:`brute_force_pebbling` has no such limit (Dijkstra over all game states) and checks
+the model on very tiny DAGs. Proofs get hard quickly: ~15 vertices prove in a second,
+20-30 vertices with small ``S`` often not within 20 s (then ``proven_optimal`` is False
+and ``lower_bound`` is the solver's bound).
+
+Examples
+--------
+>>> import networkx as nx
+>>> g = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])  # a diamond
+>>> res = optimal_pebbling(g, S=3, time_limit=10)
+>>> res.io, res.proven_optimal, brute_force_pebbling(g, S=3)
+(2, True, 2)
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .pebble import play, validate_moves
+from .schedules import topological_schedule
+
+__all__ = ["OptimalPebbling", "brute_force_pebbling", "optimal_pebbling"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OptimalPebbling:
+    """Result of :func:`optimal_pebbling`.
+
+    Attributes
+    ----------
+    io : int or None
+        Loads + stores of the best game found (None when none was found in time).
+    loads, stores : int or None
+    proven_optimal : bool
+        True when CP-SAT proved that no game within the horizon has less I/O.
+        False is also returned, with ``io=None``, when no game was found in time.
+    lower_bound : int
+        The solver's proven lower bound for games within the horizon.
+    heuristic_io : int
+        The best heuristic play (Belady/LRU), an upper bound.
+    horizon : int
+        Compute steps the model allows (non-sources + ``recompute``).
+    status : str
+        CP-SAT status name (OPTIMAL, FEASIBLE, UNKNOWN, INFEASIBLE).
+    wall_time : float
+        Seconds spent in the solver.
+    moves : tuple
+        The game as ``(op, vertex)`` moves (checked with :func:`dataflow.validate_moves`).
+    """
+
+    io: int | None
+    loads: int | None
+    stores: int | None
+    proven_optimal: bool
+    lower_bound: int
+    heuristic_io: int
+    horizon: int
+    status: str
+    wall_time: float
+    moves: tuple = ()
+
+
+def _heuristic(dag: nx.DiGraph, S: int):
+    order = topological_schedule(dag)
+    games = [play(dag, order, S, p, record_moves=True) for p in ("belady", "lru")]
+    return min(games, key=lambda r: r.total)
+
+
+def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
+                     recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
+    """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+        A tiny DAG (a few dozen vertices); sources start blue, sinks must end blue.
+    S : int
+        Red pebbles; at least the largest in-degree + 1.
+    time_limit : float
+        Solver time limit in seconds; ``proven_optimal`` says whether it sufficed.
+    recompute : int, optional
+        Extra compute steps allowed beyond one per non-source (default: a quarter of the
+        non-sources, at least 2).
+    workers : int
+        CP-SAT search workers.
+
+    Returns
+    -------
+    OptimalPebbling
+
+    Raises
+    ------
+    ValueError
+        When ``S`` is too small for some vertex (from the heuristic play).
+    """
+    from ortools.sat.python import cp_model
+
+    best = _heuristic(dag, S)
+    nodes = list(dag.nodes)
+    nv = len(nodes)
+    idx = {v: k for k, v in enumerate(nodes)}
+    is_src = [dag.in_degree(v) == 0 for v in nodes]
+    non_sources = [k for k in range(nv) if not is_src[k]]
+    extra = max(2, len(non_sources) // 4) if recompute is None else recompute
+    T = len(non_sources) + extra
+    preds = [[idx[u] for u in dag.predecessors(v)] for v in nodes]
+    m = cp_model.CpModel()
+
+    def bools():
+        return [m.NewBoolVar("") for _ in range(nv)]
+
+    red, blue = [bools() for _ in range(T + 2)], [bools() for _ in range(T + 2)]
+    store, load, keep = ([None] + [bools() for _ in range(T + 1)] for _ in range(3))
+    comp = [None] + [[m.NewBoolVar("") if not is_src[k] else None for k in range(nv)]
+                     for _ in range(T)]
+    for k in range(nv):
+        m.Add(red[0][k] == 0)
+        m.Add(blue[0][k] == int(is_src[k]))
+        if dag.out_degree(nodes[k]) == 0:
+            m.Add(blue[T + 1][k] == 1)
+    for t in range(1, T + 2):
+        final = t == T + 1
+        for k in range(nv):
+            m.AddImplication(store[t][k], red[t - 1][k])
+            m.AddImplication(store[t][k], blue[t - 1][k].Not())
+            m.Add(blue[t][k] == blue[t - 1][k] + store[t][k])
+            m.AddImplication(keep[t][k], red[t - 1][k])
+            m.AddImplication(load[t][k], blue[t - 1][k])
+            m.AddBoolOr([keep[t][k].Not(), load[t][k].Not()])
+            c = None if final else comp[t][k]
+            if c is None:
+                m.Add(red[t][k] == keep[t][k] + load[t][k])
+            else:  # red after the step: present before it, or just computed
+                m.Add(red[t][k] == keep[t][k] + load[t][k] + c)
+                for u in preds[k]:
+                    m.Add(keep[t][u] + load[t][u] >= c)
+        if final:
+            m.Add(sum(load[t]) == 0)
+        else:
+            cs = [c for c in comp[t] if c is not None]
+            m.Add(sum(cs) <= 1)
+            if t > 1:  # idle steps only at the end
+                m.Add(sum(cs) <= sum(c for c in comp[t - 1] if c is not None))
+        m.Add(sum(red[t]) <= S)
+    for k in range(nv):  # compulsory work, to tighten the relaxation
+        if is_src[k] and dag.out_degree(nodes[k]) > 0:
+            m.Add(sum(load[t][k] for t in range(1, T + 1)) >= 1)
+        if not is_src[k]:
+            m.Add(sum(comp[t][k] for t in range(1, T + 1)) >= 1)
+        if dag.out_degree(nodes[k]) == 0 and not is_src[k]:
+            m.Add(sum(store[t][k] for t in range(1, T + 2)) >= 1)
+    total = sum(load[t][k] + store[t][k] for t in range(1, T + 2) for k in range(nv))
+    m.Minimize(total)
+    m.Add(total <= best.total)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit)
+    solver.parameters.num_search_workers = workers
+    t0 = time.perf_counter()
+    status = solver.Solve(m)
+    wall = time.perf_counter() - t0
+    name = solver.StatusName(status)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return OptimalPebbling(None, None, None, False, int(solver.BestObjectiveBound()),
+                               best.total, T, name, wall)
+    moves = _extract(solver, nodes, T, red, keep, load, store, comp)
+    count = validate_moves(dag, moves, S)  # the model's game is a legal game
+    return OptimalPebbling(io=count.total, loads=count.loads, stores=count.stores,
+                           proven_optimal=status == cp_model.OPTIMAL,
+                           lower_bound=int(round(solver.BestObjectiveBound())),
+                           heuristic_io=best.total, horizon=T, status=name, wall_time=wall,
+                           moves=moves)
+
+
+def _extract(solver, nodes, T, red, keep, load, store, comp) -> tuple:
+    """The solution as moves: per step stores, evictions, loads, then the compute."""
+    val = solver.Value
+    moves = []
+    for t in range(1, T + 2):
+        moves += [("store", v) for k, v in enumerate(nodes) if val(store[t][k])]
+        moves += [("evict", v) for k, v in enumerate(nodes)
+                  if val(red[t - 1][k]) and not val(keep[t][k])]
+        moves += [("load", v) for k, v in enumerate(nodes) if val(load[t][k])]
+        if t <= T:
+            moves += [("compute", v) for k, v in enumerate(nodes)
+                      if comp[t][k] is not None and val(comp[t][k])]
+    return tuple(moves)
+
+
+def brute_force_pebbling(dag: nx.DiGraph, S: int, max_states: int = 2_000_000) -> int:
+    """Minimum loads + stores by Dijkstra over all game states (no horizon; very tiny DAGs).
+
+    A state is (red set, blue set); loads and stores cost 1, computes and evictions 0.
+
+    Raises
+    ------
+    ValueError
+        When no game exists with ``S`` pebbles or more than ``max_states`` states are visited.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> brute_force_pebbling(nx.DiGraph([("a", "b"), ("b", "c")]), S=2)  # a chain: 1 load, 1 store
+    2
+    """
+    nodes = list(dag.nodes)
+    n = len(nodes)
+    idx = {v: k for k, v in enumerate(nodes)}
+    pred_mask = [sum(1 << idx[u] for u in dag.predecessors(v)) for v in nodes]
+    sources = [dag.in_degree(v) == 0 for v in nodes]
+    goal = sum(1 << k for k, v in enumerate(nodes) if dag.out_degree(v) == 0)
+    start = (0, sum(1 << k for k in range(n) if sources[k]))
+    dist = {start: 0}
+    heap = [(0, start)]
+    while heap:
+        d, (r, b) = heapq.heappop(heap)
+        if d > dist[(r, b)]:
+            continue
+        if b & goal == goal:
+            return d
+        if len(dist) > max_states:
+            raise ValueError(f"more than {max_states} game states; the DAG is too large for brute force")
+        full = bin(r).count("1") >= S
+        for k in range(n):
+            bit = 1 << k
+            nxt = []
+            if r & bit:
+                nxt.append((0, (r & ~bit, b)))                      # evict
+                if not b & bit:
+                    nxt.append((1, (r, b | bit)))                   # store
+            elif not full:
+                if b & bit:
+                    nxt.append((1, (r | bit, b)))                   # load
+                if not sources[k] and r & pred_mask[k] == pred_mask[k]:
+                    nxt.append((0, (r | bit, b)))                   # compute
+            for cost, state in nxt:
+                if d + cost < dist.get(state, float("inf")):
+                    dist[state] = d + cost
+                    heapq.heappush(heap, (d + cost, state))
+    raise ValueError(f"no complete game exists with S={S} red pebbles")
