@@ -24,8 +24,16 @@ strategy=<name>, strategy_options={"max_fevals": budget}, quiet=True)``.
   run seeds both. Two call sites construct ``scipy.stats.qmc.LatinHypercube``
   without a seed (fresh OS entropy: diff_evo's constraint-aware population and
   bayes_opt's initial sample); during a run they get a generator drawn from the
-  seeded numpy stream instead, so every run is reproducible. Nothing else about
-  the strategies is changed: default options, only ``max_fevals`` set.
+  seeded numpy stream instead, so every run is reproducible -- except
+  ``bayes_opt``, whose default method (``multi-ultrafast``) decides when to refit
+  its model from measured wall-clock times, so its runs can differ with machine
+  load (seen in 4 of 120 runs across two runs of the benchmark). Nothing else
+  about the strategies is changed: default options, only ``max_fevals`` set.
+- ``bayes_opt`` suffers from the recorded failures: it fits its Gaussian process
+  to the successful observations only, so a failure teaches the model nothing and
+  on these spaces it walks through a block of failing configurations; with the
+  failures removed from the space (``--drop-failed``, for everyone) it does much
+  better.
 - Kernel Tuner reads only plain JSON, so the cache is written uncompressed into a
   temporary directory once per space (:func:`.recorded.plain_json_copy`); Kernel
   Tuner opens it read-only in simulation mode.
