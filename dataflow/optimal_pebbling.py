@@ -15,7 +15,10 @@ at once, as the game requires); at most ``S`` red pebbles after every step; blue
 are never removed; sources start blue, nothing starts red, every sink ends blue; idle
 steps come last. Valid cuts tighten the relaxation (every used source loaded, every sink
 stored, every non-source computed, at least once), and the heuristic play's I/O is an
-upper bound. Objective: loads + stores.
+upper bound. Two dominance rules prune games that an equally cheap one replaces: a value
+is loaded only in a step whose compute uses it (a load can always move later, to its
+use), and stored only in a step where it leaves fast memory or in the last step (a store
+can always move to the eviction). Objective: loads + stores.
 
 Why one step per computation loses nothing: any game can be rewritten so that between
 two computes it first stores, then evicts, then loads (dropping load/evict pairs with no
@@ -160,6 +163,8 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
             m.AddImplication(load[t][k], blue[t - 1][k])
             m.AddBoolOr([keep[t][k].Not(), load[t][k].Not()])
             c = None if final else comp[t][k]
+            if not final:  # dominance: store a value only when it leaves fast memory
+                m.AddBoolOr([store[t][k].Not(), keep[t][k].Not()])
             if c is None:
                 m.Add(red[t][k] == keep[t][k] + load[t][k])
             else:  # red after the step: present before it, or just computed
@@ -169,6 +174,9 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
         if final:
             m.Add(sum(load[t]) == 0)
         else:
+            for k in range(nv):  # dominance: load a value in the step that uses it
+                users = [comp[t][idx[w]] for w in dag.successors(nodes[k])]
+                m.Add(load[t][k] <= sum(users))
             cs = [c for c in comp[t] if c is not None]
             m.Add(sum(cs) <= 1)
             if t > 1:  # idle steps only at the end
