@@ -109,8 +109,8 @@ def test_bound_le_optimum_le_heuristics(algorithm, layer, e, S):
 
 
 def test_time_limit_reports_unproven():
-    """A 20-vertex DAG at S=3 is not proven in 1 s; the flag says so and bounds bracket the result."""
-    res = optimal_pebbling(matmul_dag(2, 2, 2), 3, time_limit=1)
+    """A 32-vertex DAG at S=3 is not proven in 1 s; the flag says so and bounds bracket the result."""
+    res = optimal_pebbling(matmul_dag(2, 3, 2), 3, time_limit=1)
     assert not res.proven_optimal
     assert res.io is None or res.lower_bound <= res.io <= res.heuristic_io
 
