@@ -62,6 +62,10 @@ class ExplorerOptions:
     threshold : float or None
         Predicted-cost threshold; ``None`` uses the prediction for the best
         measured configuration (or no threshold when nothing was measured).
+    diverse : bool
+        Pick the batch so that no two of its configurations are neighbours
+        (best prediction first; the rule is dropped only when it leaves the
+        batch short), so one mispredicted region cannot take the whole batch.
     """
 
     n_walkers: int = 64
@@ -70,6 +74,7 @@ class ExplorerOptions:
     neighbours_per_step: int = 4
     best_starts: float = 0.25
     threshold: float | None = None
+    diverse: bool = False
 
     def __post_init__(self) -> None:
         if self.n_walkers < 1 or self.max_steps < 0 or self.patience < 1 or self.neighbours_per_step < 1:
@@ -161,9 +166,26 @@ class Explorer:
         cand = [i for i in scored if i not in exclude]
         ties = rng.random(len(cand))  # equal predictions: random order, not index order
         pool = sorted((scored[i], 0 if i in ends else 1, t, i) for i, t in zip(cand, ties))
-        out = [i for *_, i in pool[:n]]
+        ranked = [i for *_, i in pool]
+        out = self._diverse(space, ranked, n) if o.diverse else ranked[:n]
         if len(out) < n:
             out += sample_excluding(space, n - len(out), exclude | set(out), rng)
+        return out
+
+    @staticmethod
+    def _diverse(space: Space, ranked: list[int], n: int) -> list[int]:
+        """The first ``n`` of ``ranked`` skipping neighbours of those already taken."""
+        out: list[int] = []
+        blocked: set[int] = set()
+        for i in ranked:
+            if len(out) == n:
+                break
+            if i not in blocked:
+                out.append(i)
+                blocked.update(space.neighbours(i))
+        if len(out) < n:
+            taken = set(out)
+            out += [i for i in ranked if i not in taken][: n - len(out)]
         return out
 
     @staticmethod

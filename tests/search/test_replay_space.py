@@ -38,7 +38,7 @@ def _brute(space, i, hamming):
 
 def test_adjacent_neighbours_match_brute_force(synth_cache_path):
     """Adjacent neighbours: one parameter, one step in its value list (Hamming-1 if isolated)."""
-    space = ReplaySpace(synth_cache_path)
+    space = ReplaySpace(synth_cache_path, neighbourhood="adjacent")
     for i in range(len(space)):
         want = _brute(space, i, hamming=False) or _brute(space, i, hamming=True)
         assert sorted(space.neighbours(i)) == want
@@ -59,7 +59,7 @@ def test_features_are_knob_values(synth_space):
 
 def test_unknown_neighbourhood_rejected(synth_cache_path):
     """A bad neighbourhood name is a ValueError listing the choices."""
-    with pytest.raises(ValueError, match="adjacent, hamming"):
+    with pytest.raises(ValueError, match="hamming, adjacent"):
         ReplaySpace(synth_cache_path, neighbourhood="euclid")
 
 
