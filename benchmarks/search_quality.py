@@ -180,6 +180,21 @@ def _as_result(d: dict) -> RunResult:
                      wall_s=d["wall_s"], cpu_s=d.get("cpu_s", 0.0))
 
 
+def code_version() -> dict:
+    """The checkout's commit and any uncommitted changes under ``search/`` (what ran)."""
+    import subprocess
+
+    def git(*a: str) -> str:
+        try:
+            return subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True,
+                                  timeout=20).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"commit": git("rev-parse", "HEAD"),
+            "uncommitted_search_files": git("status", "--porcelain", "--", "search").splitlines()}
+
+
 def reusable_kt_runs(path: Path, drop_failed: bool) -> dict[tuple, dict]:
     """Kernel Tuner runs of an earlier runs JSON, keyed by (space, strategy, budget, seed).
 
@@ -236,6 +251,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     _STATE.clear()
+    version = code_version()  # at the start: what the runs import
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     paths = [Path(p) for p in args.spaces] if args.spaces else default_spaces()
     for p in paths:
@@ -287,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             "kernel_tuner": kt_version(), "python": platform.python_version(),
             "cpu_count": os.cpu_count(), "spaces": spaces_meta, "reductions": "none",
             "failed_entries": "dropped from the space" if args.drop_failed else "part of the space",
-            "reused_kt_runs": len(kept), "reused_from": str(args.reuse_kt or "")}
+            "code": version, "reused_kt_runs": len(kept), "reused_from": str(args.reuse_kt or "")}
     table = markdown_tables(rows)
     (args.out / "search_quality_runs.json").write_text(json.dumps({"meta": meta, "runs": runs}))
     (args.out / "search_quality_summary.json").write_text(json.dumps(
