@@ -30,7 +30,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeVar, Union
 
 from iobound.layer import ConvLayer
 
@@ -53,15 +53,44 @@ REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
 FP32_BYTES = 4
 
 
-def _check_positive(obj, names) -> None:
-    for name in names:
-        v = getattr(obj, name)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+_C = TypeVar("_C", bound="_ConfigMixin")
+
+
+class _ConfigMixin:
+    """What both config dataclasses share: field checks, thread count and dict round trip.
+
+    A subclass is a frozen dataclass whose fields are all named in ``params`` and that
+    has ``tx``, ``ty`` and ``tz`` among them.
+    """
+
+    params: tuple[str, ...]
+    tx: int
+    ty: int
+    tz: int
+
+    def __post_init__(self) -> None:
+        for name in self.params:
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+    @property
+    def threads(self) -> int:
+        """Threads per block, ``tx * ty * tz``."""
+        return self.tx * self.ty * self.tz
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (keys in ``params`` order)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[_C], d: dict) -> _C:
+        """Build from a dict holding every key of ``params`` (values cast to int)."""
+        return cls(**{k: int(d[k]) for k in cls.params})
 
 
 @dataclass(frozen=True)
-class DirectConfig:
+class DirectConfig(_ConfigMixin):
     """Direct-convolution kernel: output tile x*y*z, channel chunk alpha, tx*ty*tz threads.
 
     A thread computes ``(x/tx) * (y/ty) * (z/tz)`` outputs (strided over the tile) held in
@@ -80,29 +109,15 @@ class DirectConfig:
     algorithm = "direct"
     params = ("x", "y", "z", "alpha", "tx", "ty", "tz")
 
-    def __post_init__(self) -> None:
-        _check_positive(self, self.params)
-
-    @property
-    def threads(self) -> int:
-        return self.tx * self.ty * self.tz
-
     @property
     def tiling(self):
         """The dataflow tiling this kernel implements (``dataflow.direct.DirectTiling``)."""
         from dataflow.direct import DirectTiling
         return DirectTiling(self.x, self.y, self.z, self.alpha)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "DirectConfig":
-        return cls(**{k: int(d[k]) for k in cls.params})
-
 
 @dataclass(frozen=True)
-class WinogradConfig:
+class WinogradConfig(_ConfigMixin):
     """Winograd F(e x e, r x r) kernel: output tile x*y*z (x, y multiples of e), threads.
 
     ``tx`` threads split the ``x/e`` tile columns, ``ty`` the ``y/e`` tile rows and ``tz``
@@ -120,25 +135,11 @@ class WinogradConfig:
     algorithm = "winograd"
     params = ("e", "x", "y", "z", "tx", "ty", "tz")
 
-    def __post_init__(self) -> None:
-        _check_positive(self, self.params)
-
-    @property
-    def threads(self) -> int:
-        return self.tx * self.ty * self.tz
-
     @property
     def tiling(self):
         """The dataflow tiling (``dataflow.winograd.WinogradTiling``)."""
         from dataflow.winograd import WinogradTiling
         return WinogradTiling(self.e, self.x, self.y, self.z)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "WinogradConfig":
-        return cls(**{k: int(d[k]) for k in cls.params})
 
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
