@@ -13,6 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from search.cli.common import (
+    add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
+    check_winograd_e, resolve_fast_memory, resolve_layer,
+)
+
 HELP = "I/O lower bounds (Hong-Kung composite, X-partition, compulsory) of a layer"
 DESCRIPTION = (
     "Red-blue pebble I/O lower bounds of one convolution layer for a fast memory of S "
@@ -25,28 +30,16 @@ BOUND_METHODS = ("hong_kung_composite", "x_partition", "compulsory")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--layer", required=True, metavar="SPEC",
-        help="a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
-             "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
-             "stride, pad, dilation; pairs as 'a' or 'axb')")
-    parser.add_argument(
-        "--fast-memory", required=True, metavar="S",
-        help="fast memory: words (12288) or bytes with a unit (48KiB, 96KB), converted "
-             "to words with --dtype")
-    parser.add_argument(
-        "--dtype", default="fp32",
-        help="element type used to convert a byte size to words: fp32 (default), fp16, "
-             "bf16, fp64, tf32, int8")
-    parser.add_argument(
-        "--algorithm", default="direct", choices=("direct", "winograd", "all"),
+    add_layer_argument(parser)
+    add_memory_arguments(parser)
+    add_algorithm_argument(
+        parser, extra=("all",),
         help="direct convolution (default), Winograd F(e x e, r x r), or all that apply "
              "(Winograd is left out, with a note, where it does not apply)")
     parser.add_argument(
         "--winograd-e", type=int, default=2, metavar="E",
         help="Winograd output tile edge e of F(e x e, r x r) (default 2)")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object instead of a table")
+    add_json_argument(parser)
 
 
 def _result(rep) -> dict:
@@ -63,14 +56,11 @@ def _fmt(x) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iobound.layer_spec import parse_layer_spec
     from iobound.report import bound_report
-    from iobound.units import fast_memory_words
 
-    layer = parse_layer_spec(args.layer)
-    s = fast_memory_words(args.fast_memory, dtype=args.dtype)
-    if args.winograd_e < 1:
-        raise ValueError(f"--winograd-e must be >= 1, got {args.winograd_e}")
+    layer = resolve_layer(args)
+    s = resolve_fast_memory(args)
+    check_winograd_e(args.winograd_e)
     notes = []
     reports = []
     if args.algorithm in ("direct", "all"):

@@ -12,7 +12,11 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
+
+from search.cli.common import (
+    add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
+    check_winograd_e, format_rows, print_result, resolve_fast_memory, resolve_layer,
+)
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
 DESCRIPTION = (
@@ -26,21 +30,18 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layer", required=True, metavar="SPEC",
-                        help="preset (resnet50.conv3_1) or cin=..,hin=..,cout=..,kh=..[,stride=..,pad=..]")
-    parser.add_argument("--fast-memory", required=True, metavar="S",
-                        help="fast memory: words (12288) or bytes with a unit (48KiB)")
+    add_layer_argument(parser)
+    add_memory_arguments(parser)
     parser.add_argument("--processors", type=int, default=1, metavar="N",
                         help="N_p blocks sharing S; each may use S/N_p words (default 1)")
-    parser.add_argument("--algorithm", choices=("direct", "winograd"), default="direct")
-    parser.add_argument("--dtype", default="fp32", help="word type for byte sizes (default fp32)")
+    add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", type=int, default=None, metavar="E",
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
     parser.add_argument("--any-tiles", action="store_true",
                         help="search tiles of any size (default: divisors of the output, as in the search domain)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_json_argument(parser)
 
 
 def _parse_tiles(text: str, algorithm: str, e: int | None):
@@ -88,28 +89,21 @@ def _table(rep) -> str:
                                f"(tol {cond['tolerance']:g}); vs the dataflow's own "
                                f"R_df={cond['dataflow_reuse']:g}: gap {cond['dataflow_gap']:+.3f}"),
     ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    return format_rows(rows)
 
 
 def run(args: argparse.Namespace) -> int:
     from dataflow.evaluate import evaluate_dataflow
-    from iobound.layer_spec import parse_layer_spec
-    from iobound.units import fast_memory_words
 
-    layer = parse_layer_spec(args.layer)
-    s = fast_memory_words(args.fast_memory, dtype=args.dtype)
+    layer = resolve_layer(args)
+    s = resolve_fast_memory(args)
     if args.winograd_e is not None and args.algorithm != "winograd":
         raise ValueError("--winograd-e is only meaningful with --algorithm winograd")
-    if args.winograd_e is not None and args.winograd_e < 1:
-        raise ValueError(f"--winograd-e must be >= 1, got {args.winograd_e}")
+    check_winograd_e(args.winograd_e)
     if args.tiles and args.any_tiles:
         raise ValueError("--any-tiles searches tiles; it cannot be combined with --tiles")
     tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
                             e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles)
-    if args.json:
-        print(json.dumps(rep.to_dict()))
-    else:
-        print(_table(rep))
+    print_result(args, rep.to_dict(), lambda: _table(rep))
     return 0

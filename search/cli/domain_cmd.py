@@ -12,8 +12,12 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import time
+
+from search.cli.common import (
+    add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
+    format_rows, print_result, resolve_layer,
+)
 
 HELP = "unpruned and pruned sizes of the tile/thread search domain (paper's Table 1, CP-SAT)"
 DESCRIPTION = (
@@ -29,14 +33,12 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layer", required=True, metavar="SPEC",
-                        help="preset (alexnet.conv1) or cin=..,hin=..,cout=..,kh=..[,stride=..,pad=..]")
-    parser.add_argument("--device", default="v100", metavar="PRESET",
-                        help="device preset (default v100)")
-    parser.add_argument("--algorithm", choices=("direct", "winograd"), default="direct")
+    add_layer_argument(parser)
+    add_device_argument(parser, "v100", "whose limits bound the domain")
+    add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", default=None, metavar="E[,E...]",
                         help="Winograd output tile sizes to offer (default 2,3,4)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_json_argument(parser)
 
 
 def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
@@ -70,8 +72,7 @@ def _text(d: dict) -> str:
                         f"{d['tile_combinations']['pruned']:,} tile combinations)"),
         ("ratio", f"{d['ratio']:.2%} (pruned / unpruned)"),
     ]
-    width = max(len(k) for k, _ in rows)
-    lines = [f"{k:<{width}}  {v}" for k, v in rows]
+    lines = [format_rows(rows)]
     lines.append("knobs (values taken in the pruned space):")
     lines += [f"  {p:<6} {_values_text(d['values'][p])}" for p in d["params"]]
     lines.append(f"built in {d['build_seconds']:.2f} s (OR-Tools CP-SAT)")
@@ -80,10 +81,9 @@ def _text(d: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from iobound.devices import get_device
-    from iobound.layer_spec import parse_layer_spec
     from search.conv_space import ConvSpace
 
-    layer = parse_layer_spec(args.layer)
+    layer = resolve_layer(args)
     device = get_device(args.device)
     es = _parse_e(args.winograd_e, args.algorithm)
     t0 = time.perf_counter()
@@ -95,8 +95,5 @@ def run(args: argparse.Namespace) -> int:
          "layer_short": layer.short(), "build_seconds": round(elapsed, 4)}
     if args.algorithm == "winograd":
         d["winograd_e"] = list(es)
-    if args.json:
-        print(json.dumps(d))
-    else:
-        print(_text(d))
+    print_result(args, d, lambda: _text(d))
     return 0

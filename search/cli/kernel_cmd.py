@@ -15,6 +15,11 @@ import argparse
 import json
 from pathlib import Path
 
+from search.cli.common import (
+    add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
+    resolve_layer,
+)
+
 HELP = "generate a CUDA kernel for a layer and config; compile it (nvcc) and emulate it (CPU)"
 DESCRIPTION = (
     "Generate the CUDA C source of the direct or Winograd dataflow kernel for one layer and "
@@ -29,14 +34,13 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--layer", required=True, metavar="SPEC",
-                        help="preset name (resnet18.conv2_1) or 'cin=..,hin=..,cout=..,kh=..[,pad=..]'")
+    add_layer_argument(parser)
     parser.add_argument("--config", required=True, metavar="K=V,...",
                         help="direct: x,y,z,alpha,tx,ty,tz; winograd: e,x,y,z,tx,ty,tz")
-    parser.add_argument("--algorithm", choices=("direct", "winograd"), default=None,
-                        help="kernel family (default: winograd when the config has e, else direct)")
-    parser.add_argument("--device", default="a100", metavar="NAME",
-                        help="device preset whose limits the config must respect (default a100)")
+    add_algorithm_argument(
+        parser, default=None,
+        help="kernel family (default: winograd when the config has e, else direct)")
+    add_device_argument(parser, "a100", "whose limits the config must respect")
     parser.add_argument("--emit", metavar="FILE.cu", type=Path,
                         help="write the source here (default: a file in the cache folder)")
     parser.add_argument("--compile", action="store_true", help="compile with nvcc to a cubin")
@@ -45,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--emulate", action="store_true",
                         help="run on the CPU emulator and check numerics, traffic and bound")
     parser.add_argument("--seed", type=int, default=0, help="random data seed for --emulate")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_argument(parser)
 
 
 def _config(args):
@@ -54,13 +58,12 @@ def _config(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from iobound.layer_spec import parse_layer_spec
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
 
-    layer = parse_layer_spec(args.layer)
+    layer = resolve_layer(args)
     config = _config(args)
     reasons = check_config(layer, config, args.device)
     if reasons:

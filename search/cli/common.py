@@ -1,0 +1,113 @@
+"""Options and input handling shared by the ``iobound`` subcommands.
+
+Each ``add_*`` function adds one option (or one pair) with the same name, meaning and help
+text in every subcommand; the ``resolve_*`` functions turn the parsed strings into the
+project's objects, raising ``ValueError`` (one stderr line and exit 2 from ``main``) on bad
+input. Heavy modules are imported inside the functions, so importing this module is cheap.
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> add_layer_argument(parser); add_memory_arguments(parser); add_json_argument(parser)
+>>> args = parser.parse_args(["--layer", "cin=2,hin=6,cout=2,kh=3", "--fast-memory", "1KiB"])
+>>> resolve_layer(args).h_out, resolve_fast_memory(args), args.json
+(4, 256, False)
+>>> format_rows([("layer", "conv1"), ("algorithm", "direct")]).splitlines()
+['layer      conv1', 'algorithm  direct']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.layer import ConvLayer
+
+__all__ = [
+    "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
+    "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
+    "check_winograd_e", "format_rows", "print_result",
+]
+
+#: Kernel/dataflow families every subcommand knows.
+ALGORITHMS = ("direct", "winograd")
+
+LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
+              "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
+              "stride, pad, dilation; pairs as 'a' or 'axb')")
+
+
+def add_layer_argument(parser: argparse.ArgumentParser) -> None:
+    """Add the required ``--layer SPEC`` (read with :func:`resolve_layer`)."""
+    parser.add_argument("--layer", required=True, metavar="SPEC", help=LAYER_HELP)
+
+
+def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the required ``--fast-memory S`` and ``--dtype`` (read with :func:`resolve_fast_memory`)."""
+    parser.add_argument(
+        "--fast-memory", required=True, metavar="S",
+        help="fast memory: words (12288) or bytes with a unit (48KiB, 96KB), converted "
+             "to words with --dtype")
+    parser.add_argument(
+        "--dtype", default="fp32",
+        help="element type used to convert a byte size to words: fp32 (default), fp16, "
+             "bf16, fp64, tf32, int8")
+
+
+def add_device_argument(parser: argparse.ArgumentParser, default: str, purpose: str = "") -> None:
+    """Add ``--device PRESET`` with ``default``; ``purpose`` says what the device is used for."""
+    what = f" {purpose}" if purpose else ""
+    parser.add_argument("--device", default=default, metavar="PRESET",
+                        help=f"device preset{what} (default {default})")
+
+
+def add_algorithm_argument(parser: argparse.ArgumentParser, default: str | None = "direct",
+                           extra: Sequence[str] = (), help: str | None = None) -> None:
+    """Add ``--algorithm`` over :data:`ALGORITHMS` plus ``extra`` choices (e.g. ``"all"``)."""
+    parser.add_argument(
+        "--algorithm", choices=(*ALGORITHMS, *extra), default=default,
+        help=help or f"direct convolution or Winograd F(e x e, r x r) (default {default})")
+
+
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--json``: print one JSON object (see :func:`print_result`) instead of text."""
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of text")
+
+
+def resolve_layer(args: argparse.Namespace) -> "ConvLayer":
+    """The layer named by ``args.layer`` (preset or key=value spec)."""
+    from iobound.layer_spec import parse_layer_spec
+    return parse_layer_spec(args.layer)
+
+
+def resolve_fast_memory(args: argparse.Namespace) -> int:
+    """Fast memory in words from ``args.fast_memory`` and ``args.dtype``."""
+    from iobound.units import fast_memory_words
+    return fast_memory_words(args.fast_memory, dtype=args.dtype)
+
+
+def check_winograd_e(e: int | None) -> None:
+    """Refuse a Winograd output tile ``e`` below 1 (``None``, the default, is fine).
+
+    >>> check_winograd_e(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: --winograd-e must be >= 1, got 0
+    """
+    if e is not None and e < 1:
+        raise ValueError(f"--winograd-e must be >= 1, got {e}")
+
+
+def format_rows(rows: Sequence[tuple[str, str]]) -> str:
+    """Two aligned columns, ``label  value``, one row a line."""
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def print_result(args: argparse.Namespace, data: dict, text: Callable[[], str]) -> None:
+    """Print ``data`` as one JSON line with ``--json``, else the human text ``text()``."""
+    print(json.dumps(data) if args.json else text())
