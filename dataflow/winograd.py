@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from iobound.layer import ConvLayer
 
-from .direct import DirectTiling, direct_io, direct_optimality_gap
+from .direct import DirectTiling, _positive_ints, direct_io, direct_optimality_gap
 from .io_volume import DataflowIO, Footprint
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "check_winograd_tiling",
     "winograd_io",
     "winograd_footprint",
+    "winograd_block_words",
     "winograd_paper_io",
     "winograd_paper_total",
     "winograd_optimality_gap",
@@ -64,12 +65,7 @@ class WinogradTiling:
     z: int
 
     def __post_init__(self) -> None:
-        for name in ("e", "x", "y", "z"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise ValueError(f"tile {name} must be an integer, got {v!r}")
-            if v < 1:
-                raise ValueError(f"tile {name} must be >= 1, got {v}")
+        _positive_ints(self, ("e", "x", "y", "z"))
         for name in ("x", "y"):
             if getattr(self, name) % self.e:
                 raise ValueError(f"tile {name}={getattr(self, name)} must be a multiple of e={self.e}")
@@ -148,9 +144,25 @@ def winograd_footprint(layer: ConvLayer, tiling: WinogradTiling) -> Footprint:
     256
     """
     layer.check_winograd()
-    r, n = layer.k_h, tiling.e + layer.k_h - 1
-    shared = (tiling.y + r - 1) * (tiling.x + r - 1) + tiling.z * r * r
-    return Footprint.of(shared, 2 * tiling.tiles_per_block * tiling.z * n * n)
+    return winograd_block_words(layer, tiling.e, tiling.x, tiling.y, tiling.z)
+
+
+def winograd_block_words(layer: ConvLayer, e: int, x: int, y: int, z: int) -> Footprint:
+    """The formula of :func:`winograd_footprint` without its checks.
+
+    For callers that must size points which are not valid tilings (``x`` not a multiple
+    of ``e``: ``(x // e) * (y // e)`` whole Winograd tiles are counted), such as
+    ``kernels.config`` for a search that keeps invalid configurations.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> winograd_block_words(ConvLayer(1, 1, 6, 6, 2, 3, 3), 2, 4, 4, 2)
+    Footprint(shared_words=54, register_words=256, total=310)
+    """
+    r, n = layer.k_h, e + layer.k_h - 1
+    shared = (y + r - 1) * (x + r - 1) + z * layer.k_h * layer.k_w  # z * r * r when square
+    return Footprint.of(shared, 2 * (x // e) * (y // e) * z * n * n)
 
 
 def winograd_paper_io(layer: ConvLayer, tiling: WinogradTiling) -> float:

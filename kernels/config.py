@@ -199,12 +199,18 @@ def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
             (config.x - 1) * layer.stride[1] + layer.extent_w)
 
 
+def _footprint(layer: ConvLayer, config: KernelConfig):
+    """The dataflow's on-chip footprint of one block (the one definition of the sizes)."""
+    if config.algorithm == "winograd":
+        from dataflow.winograd import winograd_block_words
+        return winograd_block_words(layer, config.e, config.x, config.y, config.z)
+    from dataflow.direct import direct_footprint
+    return direct_footprint(layer, config.tiling)
+
+
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Floats of static shared memory the generated kernel declares."""
-    rows, cols = input_tile_shape(layer, config)
-    if config.algorithm == "winograd":
-        return rows * cols + config.z * layer.k_h * layer.k_w
-    return config.alpha * rows * cols + config.z * config.alpha * layer.k_h * layer.k_w
+    return _footprint(layer, config).shared_words
 
 
 def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
@@ -214,10 +220,7 @@ def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
 
 def register_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
-    if config.algorithm == "winograd":
-        n = config.e + layer.k_h - 1
-        return 2 * (config.x // config.e) * (config.y // config.e) * config.z * n * n
-    return config.x * config.y * config.z
+    return _footprint(layer, config).register_words
 
 
 def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
@@ -225,7 +228,7 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
 
     This is the S at which the kernel's counted traffic must respect the lower bound.
     """
-    return shared_memory_words(layer, config) + register_words(layer, config)
+    return _footprint(layer, config).total
 
 
 def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
