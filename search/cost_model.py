@@ -44,7 +44,7 @@ import numpy as np
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
 
-OBJECTIVES = ("reg", "rank")
+OBJECTIVES = ("rank", "reg", "auto")
 
 
 class CostModel(abc.ABC):
@@ -66,7 +66,11 @@ class CostModel(abc.ABC):
 
 @dataclass(frozen=True)
 class XGBOptions:
-    """Options of :class:`XGBCostModel` (XGBoost's own parameter names where they exist)."""
+    """Options of :class:`XGBCostModel` (XGBoost's own parameter names where they exist).
+
+    ``objective="auto"`` fits ``reg`` on fewer than ``auto_rank_min`` points and
+    ``rank`` from then on.
+    """
 
     objective: str = "rank"
     n_estimators: int = 150
@@ -75,6 +79,7 @@ class XGBOptions:
     subsample: float = 1.0
     min_child_weight: float = 1.0
     n_jobs: int = 1
+    auto_rank_min: int = 32
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -117,6 +122,7 @@ class XGBCostModel(CostModel):
         self._booster = None
         self._fitted = False
         self._const = 0.0
+        self._objective = self.options.objective
 
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
         import xgboost as xgb
@@ -129,13 +135,16 @@ class XGBCostModel(CostModel):
             self._booster, self._const, self._fitted = None, float(y[0]), True
             return self
         o = self.options
+        self._objective = o.objective
+        if o.objective == "auto":
+            self._objective = "reg" if len(y) < o.auto_rank_min else "rank"
         params = {
             "max_depth": o.max_depth, "eta": o.learning_rate, "subsample": o.subsample,
             "min_child_weight": o.min_child_weight, "nthread": o.n_jobs, "seed": self.seed,
             "tree_method": "hist", "verbosity": 0,
         }
-        dtrain = xgb.DMatrix(X, label=y if o.objective == "reg" else -y, nthread=o.n_jobs)
-        if o.objective == "reg":
+        dtrain = xgb.DMatrix(X, label=y if self._objective == "reg" else -y, nthread=o.n_jobs)
+        if self._objective == "reg":
             params["objective"] = "reg:squarederror"
         else:
             params["objective"] = "rank:pairwise"
@@ -153,4 +162,4 @@ class XGBCostModel(CostModel):
         if self._booster is None:
             return np.full(len(X), self._const)
         score = self._booster.inplace_predict(X)
-        return score if self.options.objective == "reg" else -score
+        return score if self._objective == "reg" else -score

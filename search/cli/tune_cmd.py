@@ -175,6 +175,8 @@ def _print_table(result) -> None:
     print(f"  {'rank':>4}  {'cost':>10}  {'status':<13}  config")
     for r, t in enumerate(_summary_rows(result), 1):
         print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status:<13}  {_fmt_cfg(t.config)}")
+    if any(t.record.estimate for t in result.trials):
+        print("        (* analytic estimate, not a measurement)")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
     print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} rounds; "
           f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "

@@ -55,5 +55,5 @@ def test_targets_put_failures_above_worst():
 
 def test_bad_objective_rejected():
     """Unknown objectives are rejected with the allowed list."""
-    with pytest.raises(ValueError, match="reg, rank"):
+    with pytest.raises(ValueError, match="rank, reg, auto"):
         XGBOptions(objective="huber")
