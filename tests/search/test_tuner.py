@@ -129,7 +129,7 @@ class Slow(ReplayMeasurer):
     def measure(self, configs):
         out = []
         for c in configs:
-            time.sleep(0.05)
+            time.sleep(0.1)
             out += super().measure([c])
         return out
     def measure_iter(self, configs):
