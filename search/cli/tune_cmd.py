@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
+
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
     "Search the tile/thread configurations of our direct (or Winograd) kernel for a layer "
@@ -33,14 +35,11 @@ MEASURES = ("cuda", "emulate", "model", "replay:FILE")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group()
-    what.add_argument("--layer", metavar="SPEC",
-                      help="a layer preset (resnet50.conv3_1) or key=value pairs "
-                           "'cin=64,hin=56,cout=64,kh=3,pad=1'")
+    what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
     parser.add_argument("--device", metavar="PRESET",
                         help=f"device preset (default {DEFAULT_DEVICE}, the paper's GPU)")
-    parser.add_argument("--algorithm", choices=("direct", "winograd"), default="direct",
-                        help="kernel template (default direct)")
+    add_algorithm_argument(parser, help="kernel template: direct (default) or Winograd")
     parser.add_argument("--measure", metavar="KIND",
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
@@ -64,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the best kernel's .cu is written (default ./iobound-kernels)")
     parser.add_argument("--no-verify", action="store_true",
                         help="skip the emulator check of the winner")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_argument(parser)
 
 
 # -- helpers ------------------------------------------------------------------------
