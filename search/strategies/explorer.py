@@ -15,7 +15,8 @@ budget 25: 0.721 (0.718), 50: 0.818 (0.770), 100: 0.892 (0.872), 200: 0.978
 from budget 50 on: 0.761 / 0.808 / 0.883 at 50 / 100 / 200 with 10 seeds), the
 adjacent instead of the Hamming neighbourhood (0.961 instead of 0.985 at 200),
 ``epsilon=0`` (worse at every budget with the Hamming neighbourhood), a diverse batch (no neighbours in one batch;
-no gain), batches of 4 or 6 with as few random starts (within noise at 25 and 50),
+no gain), a space-filling (maximin) start instead of random (0.722 / 0.814 at
+25 / 50: no gain), batches of 4 or 6 with as few random starts (within noise at 25 and 50),
 and ``objective="auto"`` (regression below 32 points: best on the analytic
 ``model`` measurer's spaces, 0.924 vs 0.885 at budget 48, but no gain on the
 recorded GPU spaces). Differences below ~0.03 are within the seed noise.
