@@ -154,7 +154,8 @@ def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dic
 #: Our strategies: solid, dark/neutral colours (the explorer black and thickest).
 _OURS_COLOURS = ("black", "#7f7f7f", "#8c564b", "#bcbd22", "#17becf")
 #: Kernel Tuner's: dashed, bright colours, a marker each.
-_KT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#e377c2", "#17becf")
+_KT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#e377c2", "#17becf",
+               "#393b79", "#e7ba52", "#31a354", "#843c39", "#7b4173", "#6b6ecf")
 _KT_MARKERS = ("o", "s", "^", "v", "D", "x", "P", "*", "h", "<", ">", "d", "p")
 
 
