@@ -22,6 +22,7 @@ Writes ``search_quality_runs.json`` (every run and its trace),
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import multiprocessing
@@ -289,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = kept + run_all(tasks, paths, tmp if uses_kt else None, args.jobs, args.drop_failed)
         spaces_meta = [s.describe() for s, _c, _p in _STATE.values()]
     wall = time.perf_counter() - start
+    order = {task: k for k, task in enumerate(
+        itertools.product(_STATE, strategies, budgets, seeds))}  # the requested order
+    runs.sort(key=lambda r: order.get((r["space"], r["strategy"], r["budget"], r["seed"]), -1))
     ok = [r for r in runs if "error" not in r]
     errors = [r for r in runs if "error" in r]
     rows = summarise(_as_result(r) for r in ok)

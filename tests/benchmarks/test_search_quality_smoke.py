@@ -149,8 +149,11 @@ def test_cli_reuses_recorded_kt_runs(cache_file, kt_plain, tmp_path):
                                  str(second), "--reuse-kt", str(runs_a)]) == 0
     data = json.loads((second / "search_quality_runs.json").read_text())
     assert data["meta"]["reused_kt_runs"] == 2
+    summary = json.loads((second / "search_quality_summary.json").read_text())["summary"]
+    assert [s["strategy"] for s in summary] == ["random", "kt:random_sample"]  # as asked
     kt_scores = lambda runs: sorted(r["score"] for r in runs if r["strategy"].startswith("kt:"))  # noqa: E731
     assert kt_scores(data["runs"]) == kt_scores(json.loads(runs_a.read_text())["runs"])
     with pytest.raises(SystemExit):
         sq_cli.main(common + ["--strategies", "kt:random_sample", "--out", str(second),
                               "--reuse-kt", str(runs_a), "--drop-failed"])
+
