@@ -127,6 +127,10 @@ def load_cache(path: str | os.PathLike) -> KtCache:
             raw = json.load(fh)
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
+    if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
+        raise ValueError(f"replay file {str(path)!r} is a T1 tuning-problem description "
+                         f"(parameters and restrictions, no measurements); replay needs a "
+                         f"Kernel Tuner cache file with recorded times")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
         raise ValueError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
     keys = raw.get("tune_params_keys") or list(raw["tune_params"])

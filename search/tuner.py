@@ -11,7 +11,9 @@ instead of being measured. Strategies are deterministic for a seed and the
 records they are told, so a resumed run follows the interrupted run's path
 exactly and then carries on: nothing is measured twice and nothing is lost.
 Logged configurations the replay never asks for (a log from another seed or
-strategy) still count toward the budget and can be the best.
+strategy) still count toward the budget and can be the best. A log written for
+another space (another layer, device, algorithm or recorded kernel) or another
+measurer is refused, so its numbers are never taken for this run's.
 
 Examples
 --------
@@ -28,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -38,7 +41,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .measure.base import MeasureRecord, Measurer
-from .records import LogWriter, read_log
+from .records import LogWriter, _jsonable, read_log
 from .space import Space
 from .strategies import Strategy, make_strategy
 
@@ -124,10 +127,48 @@ class TuneResult:
         }
 
 
-def _load_resume(path, space: Space) -> dict[int, MeasureRecord]:
+#: What must agree between a resumed log's header and this run: the space's identity
+#: (kind, parameters, size, and the layer/device/algorithm or the recorded kernel) and
+#: the measurer. Seed, strategy and budget may differ (their records still count).
+_SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` as it reads back from a JSON log (tuples -> lists, numpy -> Python)."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=_jsonable))
+
+
+def _check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
+    """``ValueError`` when the log at ``path`` was written for another space or measurer.
+
+    Without this check a log of another layer whose space happens to have the same
+    configurations (or of the ``model`` measurer when now measuring on a GPU) would
+    be taken as measurements of this run.
+    """
+    logged_space = header.get("space")
+    if isinstance(logged_space, Mapping):
+        now = _plain(space.describe())
+        for key in _SPACE_IDENTITY:
+            there, here = logged_space.get(key), now.get(key)
+            if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
+                there, here = ({k: v for k, v in d.items() if k != "name"} for d in (there, here))
+            if key in logged_space and key in now and there != here:
+                raise ValueError(
+                    f"resume log {str(path)!r} was written for another space ({key} "
+                    f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
+                    f"here); start a new log for this run")
+    logged_meas = header.get("measurer")
+    if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
+        raise ValueError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
+                         f"not {measurer.name!r}; start a new log for this run")
+
+
+def _load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureRecord]:
     known: dict[int, MeasureRecord] = {}
     dropped = 0
-    for e in read_log(path).entries:
+    logged = read_log(path)
+    _check_resume_header(path, logged.header, space, measurer)
+    for e in logged.entries:
         i = space.index(e.record.config)
         if i is None:
             dropped += 1
@@ -161,8 +202,10 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     log : path, optional
         JSON-lines log to write (must not exist yet unless it is ``resume``).
     resume : path, optional
-        A log of an earlier run; its records are used instead of measuring again
-        and new records are appended to ``log`` (default: to this file).
+        A log of an earlier run of the same space and measurer (``ValueError``
+        otherwise; seed, strategy and budget may differ); its records are used
+        instead of measuring again and new records are appended to ``log``
+        (default: to this file).
     options : dict or options dataclass, optional
         The strategy's options (unknown keys are rejected).
     patience : int, optional
@@ -180,7 +223,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         strat = strategy
     else:
         strat = make_strategy(strategy, space, options, np.random.default_rng(seed))
-    known = _load_resume(resume, space) if resume is not None else {}
+    known = _load_resume(resume, space, measurer) if resume is not None else {}
     if log is None and resume is not None:
         log = resume
     if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:

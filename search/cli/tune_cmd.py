@@ -118,25 +118,68 @@ def _per_layer_path(path: str | None, layer, many: bool) -> str | None:
 
 
 def _tune_kwargs(args) -> dict:
-    if args.budget < 1:
-        raise ValueError(f"--budget must be >= 1, got {args.budget}")
     from search.strategies import make_options
-    opts = {"batch_size": args.batch_size} if args.batch_size else {}
+    opts = {"batch_size": args.batch_size} if args.batch_size is not None else {}
     options = make_options(args.strategy, opts)
     return dict(strategy=args.strategy, budget=args.budget, seed=args.seed, options=options,
                 patience=args.patience)
 
 
-def _progress(args, label: str, budget: int):
+def _check_args(args) -> None:
+    """Reject bad numbers, an unknown strategy and an unusable --history before any output."""
+    from search.strategies import strategy_class
+    strategy_class(args.strategy)  # unknown names -> one-line error
+    for flag, value in (("--budget", args.budget), ("--batch-size", args.batch_size),
+                        ("--patience", args.patience)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be >= 1, got {value}")
+    _tune_kwargs(args)
+    if args.history:
+        import sqlite3
+
+        from search.history import History
+        try:
+            History(args.history).close()
+        except sqlite3.Error as exc:
+            raise ValueError(f"--history {args.history}: cannot open the database: {exc}") from exc
+
+
+def _has_log(path: str) -> bool:
+    """Whether ``path`` holds a log (a run killed before writing its header leaves 0 bytes)."""
+    p = Path(path)
+    return p.is_file() and p.stat().st_size > 0
+
+
+def _check_log_paths(args, layers) -> None:
+    """--log must be new and --resume must exist (per layer for a network; a network
+    killed mid-way has no logs for the layers it did not reach, which start afresh)."""
+    many = len(layers) > 1
+    if args.resume:
+        paths = [_per_layer_path(args.resume, l, many) for l in layers]
+        if not any(_has_log(p) for p in paths):
+            per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
+            raise ValueError(f"--resume: no log {args.resume!r}{per_layer}: missing or empty")
+    if args.log and args.log != args.resume:
+        for layer in layers:
+            p = _per_layer_path(args.log, layer, many)
+            if _has_log(p):
+                raise ValueError(f"--log {p!r} exists; pass it as --resume to continue that run")
+
+
+def _progress(args, label: str, budget: int, unit: str = "ms"):
     if args.json:
         return None
     from search.progress import ProgressBar
-    return ProgressBar(budget, label=label)
+    return ProgressBar(budget, label=label, unit=unit)
 
 
 def _run_tune(args, space, measurer, label, log_path, resume_path, header):
     from search.tuner import tune
-    bar = _progress(args, label, args.budget)
+    if resume_path is not None and not _has_log(resume_path):
+        # a network run killed before this layer: nothing to resume, start its log afresh
+        log_path, resume_path = log_path or resume_path, None
+    unit = "words" if measurer.name == "emulate" else "ms"
+    bar = _progress(args, label, args.budget, unit)
     try:
         return tune(space, measurer, log=log_path, resume=resume_path, progress=bar,
                     header=header, **_tune_kwargs(args))
@@ -189,8 +232,10 @@ def _run_replay(args, file: str) -> int:
     from search.measure.replay import ReplayMeasurer
     from search.replay_space import ReplaySpace
 
-    if args.layer or args.network:
-        raise ValueError("--measure replay:FILE defines the space; do not give --layer/--network")
+    if args.layer or args.network or args.device:
+        raise ValueError("--measure replay:FILE defines the space and the device; "
+                         "do not give --layer/--network/--device")
+    _check_log_paths(args, [None])
     space = ReplaySpace(file)
     measurer = ReplayMeasurer(space.cache)
     desc = space.describe()
@@ -320,8 +365,7 @@ def _json_layer(out: dict) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     kind, file, notice = _resolve_measure(args)
-    from search.strategies import strategy_class
-    strategy_class(args.strategy)  # unknown names -> one-line error
+    _check_args(args)
     if kind == "replay":
         return _run_replay(args, file)
     from iobound.devices import get_device
@@ -343,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
         layers = [l for l in layers if l.winograd_applicable]
         if not layers:
             raise ValueError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
+    _check_log_paths(args, layers)
     if notice and not args.json:
         sys.stdout.flush()
         print(f"notice: {notice}", file=sys.stderr, flush=True)
@@ -359,7 +404,9 @@ def run(args: argparse.Namespace) -> int:
                 print()
     if args.json:
         payload = _json_layer(outs[0]) if len(outs) == 1 else {
-            "network": args.network, "layers": [_json_layer(o) for o in outs]}
+            "network": args.network, "strategy": args.strategy,
+            "evaluations": sum(o["result"].evaluations for o in outs),
+            "layers": [_json_layer(o) for o in outs]}
         payload["measure"] = kind
         if notice:
             payload["notice"] = notice

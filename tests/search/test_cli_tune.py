@@ -75,12 +75,80 @@ def test_network_tunes_every_layer(capsys, tmp_path):
     (["tune", "--measure", "replay"], "replay:FILE"),
     (["tune", "--measure", "gpu", "--layer", SMALL], "--measure must be one of"),
     (["tune"], "--layer"),
+    (["tune", "--layer", SMALL, "--measure", "model", "--budget", "0"], "--budget must be >= 1"),
+    (["tune", "--layer", SMALL, "--measure", "model", "--batch-size", "0"], "--batch-size must"),
+    (["tune", "--layer", SMALL, "--measure", "model", "--patience", "0"], "--patience must"),
+    (["tune", "--layer", SMALL, "--measure", "model", "--history", "/no/such/dir/h.db"],
+     "cannot open the database"),
+    (["tune", "--layer", SMALL, "--measure", "model", "--resume", "/no/such/run.jsonl"],
+     "--resume: no log"),
+    (["tune", "--network", "alexnet", "--measure", "model", "--resume", "/no/such/run.jsonl"],
+     "one per layer"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
-    """Bad input: exit code 2 and a one-line message."""
+    """Bad input: exit code 2, a one-line message, and nothing run or printed before it."""
     assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert msg in err and len(err.splitlines()) == 1
+    cap = capsys.readouterr()
+    err = cap.err.strip()
+    assert msg in err and len(err.splitlines()) == 1 and cap.out == ""
+
+
+def test_existing_log_is_refused_before_tuning(capsys, tmp_path, synth_cache_path):
+    """--log of an existing file: exit 2 at once, the file untouched."""
+    log = tmp_path / "run.jsonl"
+    log.write_text("keep me\n")
+    assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--log", str(log)]) == 2
+    cap = capsys.readouterr()
+    assert "--resume" in cap.err and cap.out == "" and log.read_text() == "keep me\n"
+
+
+def test_t1_file_is_not_a_replay_space(capsys, tmp_path):
+    """A T1 description (restrictions only) is refused in one line; nothing is evaluated."""
+    t1 = tmp_path / "t1.json"
+    t1.write_text(json.dumps({"ConfigurationSpace": {"Conditions": [{"Expression": "1/0"}]}}))
+    assert main(["tune", "--measure", f"replay:{t1}"]) == 2
+    assert "T1 tuning-problem description" in capsys.readouterr().err
+
+
+def test_resume_with_a_log_of_another_layer_is_refused(capsys, tmp_path):
+    """Resuming layer B from layer A's log is exit 2: A's numbers are never B's."""
+    log = tmp_path / "a.jsonl"
+    base = ["tune", "--measure", "model", "--budget", "3", "--strategy", "random", "--no-verify",
+            "--out-dir", str(tmp_path), "--json"]
+    _json(capsys, base + ["--layer", SMALL, "--log", str(log)])
+    before = log.read_text()
+    assert main(base + ["--layer", "cin=8,hin=8,cout=32,kh=3,pad=1", "--resume", str(log)]) == 2
+    assert "another space" in capsys.readouterr().err and log.read_text() == before
+
+
+def test_network_resume_after_a_kill_mid_network(capsys, tmp_path):
+    """A network run killed mid-way (a torn log, later layers without logs) resumes: every layer
+    ends with budget unique configurations, logged ones are not measured again."""
+    from iobound.networks import network_layers
+    names = [l.name for l in network_layers("alexnet")]
+    log = tmp_path / "net.jsonl"
+    base = ["tune", "--network", "alexnet", "--measure", "model", "--budget", "4", "--strategy",
+            "random", "--no-verify", "--out-dir", str(tmp_path), "--json"]
+    _json(capsys, base + ["--log", str(log)])
+    per_layer = [tmp_path / f"net.{n}.jsonl" for n in names]
+    for p in per_layer[-2:]:
+        p.unlink()  # never reached
+    torn = per_layer[-3]
+    lines = torn.read_text().splitlines(keepends=True)
+    torn.write_text("".join(lines[:3]) + lines[3][:15])  # header, 2 records, a torn line
+    out = _json(capsys, base + ["--resume", str(log)])
+    got = {l["layer"]: (l["evaluations"], l["resumed"]) for l in out["layers"]}
+    assert [got[n] for n in names] == [(4, 4)] * (len(names) - 3) + [(4, 2), (4, 0), (4, 0)]
+    assert out["evaluations"] == 4 * len(names) and out["strategy"] == "random"
+    for p in per_layer:
+        idx = [e.index for e in read_log(p).entries]
+        assert len(idx) == 4 == len(set(idx))
+
+
+def test_replay_rejects_device(capsys, synth_cache_path):
+    """With replay the file names the device: --device is refused, not silently ignored."""
+    assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--device", "a100"]) == 2
+    assert "defines the space and the device" in capsys.readouterr().err
 
 
 def test_replay_rejects_layer(capsys, synth_cache_path):

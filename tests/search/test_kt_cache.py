@@ -52,6 +52,15 @@ def test_not_a_cache_file(tmp_path):
         load_cache(p)
 
 
+def test_t1_description_is_named_not_parsed(tmp_path):
+    """A T1 tuning-problem file (restrictions, no times) is refused with a clear message."""
+    p = tmp_path / "t1.json"
+    p.write_text(json.dumps({"General": {}, "ConfigurationSpace": {"TuningParameters": [],
+                             "Conditions": [{"Expression": "__import__('os').system('x')"}]}}))
+    with pytest.raises(ValueError, match="T1 tuning-problem description"):
+        load_cache(p)
+
+
 def test_key_only_entries_recover_parameters(tmp_path):
     """Entries that hold only a time get their parameters back from the key."""
     p = tmp_path / "k.json"

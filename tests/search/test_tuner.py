@@ -115,6 +115,52 @@ def test_resume_from_foreign_log_counts_toward_budget(tmp_path):
     assert res.evaluations == 10 and len(m.measured) == 4 and not set(m.measured) & done
 
 
+def test_resume_refuses_a_log_of_another_space(tmp_path):
+    """A log written for another space (other values of a) is refused, not reused."""
+    log = tmp_path / "run.jsonl"
+    tune(SPACE, Bowl(), "random", budget=5, seed=0, log=log)
+    other = GridSpace({"a": list(range(21))})
+    m = Bowl()
+    with pytest.raises(ValueError, match="another space"):
+        tune(other, m, "random", budget=5, seed=0, resume=log)
+    assert m.measured == [] and len(read_log(log).entries) == 5
+
+
+def test_resume_refuses_a_log_of_another_measurer(tmp_path):
+    """Records of another measurer (e.g. model estimates) are never taken for this one's."""
+    log = tmp_path / "run.jsonl"
+    tune(SPACE, Bowl(), "random", budget=5, seed=0, log=log)
+
+    class Other(Bowl):
+        name = "other"
+
+    with pytest.raises(ValueError, match="'bowl', not 'other'"):
+        tune(SPACE, Other(), "random", budget=5, seed=0, resume=log)
+
+
+def test_resume_accepts_a_conv_log_under_another_layer_name(tmp_path):
+    """Same layer, other name: the log is the same run (names are labels, not identity)."""
+    from iobound.layer import ConvLayer
+    from search.conv_space import ConvSpace
+
+    layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="one")
+    log = tmp_path / "run.jsonl"
+
+    class Acc(Measurer):
+        name = "acc"
+
+        def measure(self, configs):
+            return [MeasureRecord.ok(c, time_ms=1.0 + c["x"] * c["y"] / c["z"]) for c in configs]
+
+    tune(ConvSpace(layer, "v100"), Acc(), "random", budget=4, seed=0, log=log)
+    res = tune(ConvSpace(layer.replace(name="two"), "v100"), Acc(), "random", budget=4, seed=0,
+               resume=log)
+    assert res.resumed == 4
+    other = ConvSpace(layer.replace(c_out=16), "v100")
+    with pytest.raises(ValueError, match="another space \\(layer"):
+        tune(other, Acc(), "random", budget=4, seed=0, resume=log)
+
+
 SCRIPT = r"""
 import sys, time
 sys.path.insert(0, {tests!r})
