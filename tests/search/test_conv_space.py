@@ -151,6 +151,24 @@ def test_samples_satisfy_all_constraints(c_in, hw, c_out, k, stride, seed, tiny)
         assert table1_holds(layer, cfg, space.domain)
 
 
+@settings(max_examples=10, deadline=None)
+@given(c_in=st.integers(1, 4), hw=st.integers(4, 13), c_out=st.integers(1, 12),
+       pad=st.integers(0, 1), seed=st.integers(0, 2**32 - 1), tiny=st.booleans())
+def test_winograd_samples_satisfy_all_constraints(c_in, hw, c_out, pad, seed, tiny):
+    """Every sampled Winograd config passes check_config, the template and Table 1."""
+    layer = ConvLayer(n=1, c_in=c_in, h_in=hw, w_in=hw, c_out=c_out, k_h=3, k_w=3, padding=pad)
+    device = TINY if tiny else V100
+    try:
+        space = ConvSpace(layer, device, "winograd", winograd_e=(2, 3))
+    except ValueError:  # nothing fits the tiny device; the message says so
+        return
+    for i in space.sample(20, np.random.default_rng(seed)):
+        cfg = space.get(i)
+        assert check_config(layer, config_from_dict(cfg, "winograd"), device) == []
+        assert template_holds(layer, cfg, space.domain)
+        assert table1_holds(layer, cfg, space.domain)
+
+
 def test_sample_is_uniform():
     """Single draws hit every config about equally often (chi-square, fixed seed)."""
     space = ConvSpace(LAYERS[0], TINY)
