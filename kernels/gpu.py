@@ -3,7 +3,8 @@
 Build and run are separate (as in AutoTVM): :mod:`kernels.nvcc` compiles cubins, in
 parallel; :func:`measure_cubin` loads one, allocates, warms up, times ``repeats``
 launches with CUDA events and checks the output once against the numpy reference.
-:func:`measure_configs` compiles a batch in parallel and times it serially in one context;
+:func:`measure_configs` compiles a batch in parallel and times it serially in one context
+(a fresh one after a runtime error or timeout, which leave a context unusable);
 :func:`measure_config` does one. Both chain generate -> compile -> measure and turn every failure
 into a status (``compile_error``, ``runtime_error``, ``timeout``, ``wrong_result``).
 
@@ -209,8 +210,10 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
     """Generate and compile all ``configs`` in parallel, then time them one by one on GPU 0.
 
     Build and run are separate: nvcc runs concurrently on the CPU
-    (:func:`kernels.nvcc.compile_many`), the GPU runs one kernel at a time in one context.
-    Results come back in input order; configs over GPU 0's limits are ``invalid``.
+    (:func:`kernels.nvcc.compile_many`), the GPU runs one kernel at a time in one context,
+    replaced by a new one after a ``runtime_error`` or ``timeout`` (a failed launch is sticky:
+    every later call in that context would fail too). Results come back in input order;
+    configs over GPU 0's limits are ``invalid``.
     """
     from .config import check_config
     from .generate import generate
@@ -240,10 +243,30 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
             r = _measure_in_context(drv, source, b.cubin_path, options)
             results[i] = MeasureResult(**{**r.__dict__, "compile_seconds": b.seconds,
                                           "registers": b.registers})
+            if r.status in CONTEXT_FATAL:
+                ctx = _drop_context(ctx)
+                ctx = dev.make_context()
     finally:
+        if ctx is not None:
+            ctx.pop()
+            ctx.detach()
+    return results
+
+
+#: Statuses after which a CUDA context cannot be trusted: a launch failure (illegal address,
+#: misaligned access, ...) is sticky, and a kernel still running after our watchdog gave up
+#: would distort the next timings. The next configuration gets a new context.
+CONTEXT_FATAL = ("runtime_error", "timeout")
+
+
+def _drop_context(ctx) -> None:
+    """Pop and detach ``ctx``, ignoring errors (it may be the broken one); returns None."""
+    try:
         ctx.pop()
         ctx.detach()
-    return results
+    except Exception as exc:  # the context is already unusable; the next one is what matters
+        log.debug("dropping a failed CUDA context raised %s: %s", type(exc).__name__, exc)
+    return None
 
 
 def measure_config(layer, config, options: GpuOptions = GpuOptions(), arch: str | None = None,

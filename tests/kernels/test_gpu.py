@@ -102,6 +102,7 @@ class _FakeDriver:
 
     def __init__(self, behaviour="ok"):
         self.behaviour, self.launches, self.contexts = behaviour, [], 0
+        self.made_contexts, self.sticky_error = 0, False
         drv = self
 
         class Ctx:
@@ -126,6 +127,8 @@ class _FakeDriver:
 
             def make_context(self):
                 drv.contexts += 1
+                drv.made_contexts += 1
+                drv.sticky_error = False  # a new context has no sticky launch error
                 return Ctx()
 
         class Event:
@@ -159,6 +162,13 @@ class _FakeDriver:
                     drv.launches.append((name, block, grid))
                     if drv.behaviour == "launch_error":
                         raise drv.LaunchError("cuLaunchKernel failed: too many resources requested")
+                    if drv.sticky_error:  # as CUDA: after an illegal access, every call fails
+                        raise drv.LaunchError("cuLaunchKernel failed: an illegal memory access "
+                                              "was encountered")
+                    if drv.behaviour == "first_illegal_access" and len(drv.launches) == 1:
+                        drv.sticky_error = True
+                        raise drv.LaunchError("cuLaunchKernel failed: an illegal memory access "
+                                              "was encountered")
                     layer = LAYER_FOR_FAKE
                     y[...] = 0.0 if drv.behaviour == "wrong" else conv2d_reference(x, w, layer)
                 return fn
@@ -215,3 +225,13 @@ def test_measure_configs_classifies_launch_errors(fake_gpu):
     fake_gpu("launch_error")
     res = gpu.measure_config(LAYER, WinogradConfig(2, 8, 8, 4, 4, 4, 2))
     assert res.status == "runtime_error" and "too many resources" in res.error
+
+
+def test_measure_configs_uses_a_fresh_context_after_a_runtime_error(fake_gpu):
+    """A failed launch poisons its CUDA context; the next config is timed in a new one."""
+    drv = fake_gpu("first_illegal_access")
+    cfgs = [DirectConfig(8, 8, 4, 2, 8, 4, 2), WinogradConfig(2, 8, 8, 4, 4, 4, 2)]
+    res = gpu.measure_configs(LAYER, cfgs, gpu.GpuOptions(repeats=10, warmup=1))
+    assert [r.status for r in res] == ["runtime_error", "ok"], [r.error for r in res]
+    assert "illegal memory access" in res[0].error and len(res[1].costs) == 10
+    assert drv.made_contexts == 2 and drv.contexts == 0
