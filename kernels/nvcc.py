@@ -285,6 +285,10 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
         except subprocess.TimeoutExpired:
             return CompileResult(status="timeout", arch=arch, seconds=time.perf_counter() - start,
                                  log=f"compiler timed out after {timeout} s", toolchain=tc.release)
+        except OSError as exc:  # the compiler vanished or cannot execute: not cached
+            return CompileResult(status="compile_error", arch=arch, toolchain=tc.release,
+                                 seconds=time.perf_counter() - start,
+                                 log=f"could not run the compiler {tc.path}: {exc}")
         seconds = time.perf_counter() - start
         if code_rc != 0 or not out.exists():
             result = CompileResult(status="compile_error", arch=arch, log=text, seconds=seconds,

@@ -111,6 +111,44 @@ def test_compile_timeout_is_a_result(tmp_path):
     assert res.status == "timeout" and "timed out" in res.log
 
 
+# A fake nvcc compile (one line: _fake_nvcc dedents its script): count the run, print a
+# ptxas report, write the cubin to the path after -o (the last argument).
+_FAKE_COMPILE = ('echo run >> "$(dirname "$0")/runs"; for a; do out=$a; done; '
+                 "echo \"ptxas info    : Compiling entry function 'k' for 'sm_80'\" >&2; "
+                 'echo "ptxas info    : Used 10 registers, 64 bytes smem, 0 bytes cmem[0]" >&2; '
+                 'echo cubin > "$out"')
+
+
+def test_compile_cache_is_keyed_by_source_and_toolchain_version(tmp_path):
+    """Same source and nvcc: a hit. Changed source, or an nvcc of another release: a miss."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    runs = folder / "runs"
+    cache = tmp_path / "cache"
+
+    def compile_with(release, code="int k;"):
+        fake = _fake_nvcc(folder, body=_FAKE_COMPILE, archs=("80",), release=release)
+        return nv.compile_cubin(code, "sm_80", nvcc=str(fake), cache_root=cache)
+
+    first = compile_with("12.4")
+    assert first.ok and not first.cached and (first.registers, first.shared_bytes) == (10, 64)
+    hit = compile_with("12.4")
+    assert hit.cached and hit.cubin_path == first.cubin_path
+    assert not compile_with("12.4", code="int k2;").cached
+    other = compile_with("12.6")
+    assert not other.cached and other.toolchain == "12.6" and other.cubin_path != first.cubin_path
+    assert runs.read_text().count("run") == 3
+
+
+def test_compiler_that_cannot_start_is_a_compile_error(tmp_path):
+    """An nvcc that exists but cannot be executed (OSError) is a compile_error result."""
+    fake = _fake_nvcc(tmp_path, archs=("80",))
+    nv.toolchain(str(fake))  # looked up while it still runs
+    fake.write_text("#!/nonexistent/interpreter\n")
+    res = nv.compile_cubin("int k;", "sm_80", nvcc=str(fake), cache_root=tmp_path / "cache")
+    assert res.status == "compile_error" and "could not run" in res.log
+
+
 def test_bad_arch_string_is_a_value_error(tmp_path):
     """The arch must be spelled sm_XX."""
     with pytest.raises(ValueError, match="sm_80"):
