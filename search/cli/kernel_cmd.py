@@ -86,15 +86,33 @@ def run(args: argparse.Namespace) -> int:
             result["compile"]["log"] = built.log
             failed = True
     if args.emulate:
-        from kernels.verify import emulate_and_check
-        chk = emulate_and_check(layer, config, seed=args.seed)
-        result["emulate"] = chk.to_dict()
-        failed = failed or not chk.ok
+        result["emulate"] = _emulate(layer, config, args.seed)
+        failed = failed or not result["emulate"]["ok"]
     if args.json:
         print(json.dumps(result))
     else:
         _print(result, layer)
     return 1 if failed else 0
+
+
+#: The keys of a successful ``emulate`` record, all None when the kernel could not be emulated.
+EMULATE_KEYS = ("numerics_ok", "max_abs_err", "max_rel_err", "worst_ratio", "global_loads",
+                "global_stores", "expected_loads", "expected_stores", "traffic_matches",
+                "onchip_words", "lower_bound", "above_lower_bound", "seconds")
+
+
+def _emulate(layer, config, seed: int) -> dict:
+    """The emulation record; a kernel g++ rejects or that faults is ``ok: false`` with the error."""
+    from kernels.emulator import EmulatorBuildError, EmulatorRunError
+    from kernels.verify import emulate_and_check
+
+    try:
+        return emulate_and_check(layer, config, seed=seed).to_dict()
+    except (EmulatorBuildError, EmulatorRunError) as exc:
+        record = {"ok": False, **dict.fromkeys(EMULATE_KEYS), "error": str(exc)}
+        if isinstance(exc, EmulatorBuildError):
+            record["log"] = exc.log
+        return record
 
 
 def _print(res: dict, layer) -> None:
@@ -114,7 +132,11 @@ def _print(res: dict, layer) -> None:
             for line in c.get("log", "").strip().splitlines()[:20]:
                 print(f"  {line}")
     e = res["emulate"]
-    if e is not None:
+    if e is not None and "error" in e:
+        print(f"emulate  FAILED: {e['error']}")
+        for line in e.get("log", "").strip().splitlines()[:20]:
+            print(f"  {line}")
+    elif e is not None:
         print(f"emulate  {'ok' if e['ok'] else 'FAILED'}: max abs err {e['max_abs_err']:.3g}, "
               f"max rel err {e['max_rel_err']:.3g} (error/tolerance {e['worst_ratio']:.3g})")
         print(f"traffic  loads {e['global_loads']:,} (formula {e['expected_loads']:,}), stores "

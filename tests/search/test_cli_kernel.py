@@ -74,3 +74,24 @@ def test_sm70_is_a_compile_result_not_a_crash(capsys):
         assert code == 1 and comp["status"] == "compile_error" and "sm_70" in comp["log"]
     else:  # a CUDA 12 toolchain (or its NVRTC + ptxas wheels) is installed: it compiles
         assert code == 0 and comp["status"] == "ok"
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_emulator_failure_is_a_result_with_exit_1(capsys, monkeypatch, as_json):
+    """A kernel that faults in the emulator is reported (ok false, the error), not a crash."""
+    from kernels import verify
+    from kernels.emulator import EmulatorRunError
+
+    def fault(*args, **kwargs):
+        raise EmulatorRunError("emulated launch failed: out-of-bounds global access (fault)")
+    monkeypatch.setattr(verify, "emulate_and_check", fault)
+    code, out, err = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--emulate",
+                          *(["--json"] if as_json else []))
+    assert code == 1 and err == ""
+    if as_json:
+        emu = json.loads(out)["emulate"]
+        assert emu["ok"] is False and "out-of-bounds" in emu["error"]
+        for key in ("max_abs_err", "max_rel_err", "global_loads", "global_stores"):
+            assert key in emu and emu[key] is None
+    else:
+        assert "emulate  FAILED: emulated launch failed" in out
