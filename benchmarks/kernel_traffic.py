@@ -166,7 +166,11 @@ def main(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"device": device.name, "rows": rows}, indent=1))
     print(_table(rows))
-    bad = [r for r in rows if not (r["traffic_matches"] and r["numerics_ok"])]
+    # Exit 1 when a kernel's counted traffic differs from the formula, its output is wrong,
+    # or it beat the lower bound (ratio < 1: a bug in the kernel, the counter or the bound).
+    bad = [r for r in rows if not (r["traffic_matches"] and r["numerics_ok"] and r["ratio"] >= 1.0)]
+    for r in bad:
+        print(f"FAILED: {r['layer']} {r['algorithm']} S={r['budget_words']}", file=sys.stderr)
     return 1 if bad else 0
 
 

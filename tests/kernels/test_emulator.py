@@ -76,6 +76,23 @@ def test_winograd_kernel_is_exact_in_values_and_traffic(case):
     _assert_exact(*case)
 
 
+def test_traffic_respects_a_bound_stronger_than_compulsory():
+    """With a small on-chip footprint the X-partition bound exceeds the compulsory traffic;
+    the counted traffic (equal to the formula) still respects it, at the words really used."""
+    from iobound.report import bound_report
+    from kernels.config import onchip_words, register_words, shared_memory_words
+
+    layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    cfg = DirectConfig(x=2, y=2, z=1, alpha=1, tx=2, ty=2, tz=1)
+    s_words = onchip_words(layer, cfg)
+    assert s_words == shared_memory_words(layer, cfg) + register_words(layer, cfg) == 4 * 4 + 9 + 4
+    rep = bound_report(layer, s_words, "direct")
+    assert rep.best_method != "compulsory" and rep.best > rep.bounds["compulsory"].value
+    chk = emulate_and_check(layer, cfg)
+    assert chk.ok and chk.onchip_words == s_words and chk.lower_bound == pytest.approx(rep.best)
+    assert chk.global_loads + chk.global_stores >= chk.lower_bound
+
+
 LAYER = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)
 CFG = DirectConfig(x=4, y=4, z=2, alpha=2, tx=2, ty=2, tz=1)
 
