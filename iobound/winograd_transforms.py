@@ -29,7 +29,13 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-__all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms"]
+__all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms",
+           "MAX_TILE_EDGE"]
+
+#: Largest input tile edge n = e + r - 1 served. Exact solving costs O(n^4) rational
+#: work (about 3 s at n = 34) and the interpolation points make larger tiles useless in
+#: floating point; practical Winograd kernels use n <= 8.
+MAX_TILE_EDGE = 32
 
 
 @dataclass(frozen=True)
@@ -72,13 +78,16 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     Raises
     ------
     ValueError
-        For e < 1 or r < 1.
+        For e < 1, r < 1 or an input tile e + r - 1 above :data:`MAX_TILE_EDGE`.
     """
     if not (isinstance(e, int) and e >= 1):
         raise ValueError(f"Winograd e must be an integer >= 1, got {e!r}")
     if not (isinstance(r, int) and r >= 1):
         raise ValueError(f"Winograd r must be an integer >= 1, got {r!r}")
     n = e + r - 1
+    if n > MAX_TILE_EDGE:
+        raise ValueError(f"Winograd e = {e} with r = {r} gives an input tile of {n}; "
+                         f"e + r - 1 must be <= {MAX_TILE_EDGE}")
     pts = interpolation_points(n - 1)
     AT = sp.zeros(e, n)
     G = sp.zeros(n, r)
@@ -91,19 +100,18 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     # The point at infinity contributes the leading coefficients.
     AT[e - 1, n - 1] = 1
     G[n - 1, r - 1] = 1
-    # Solve sum_j AT[i,j] G[j,k] BT[j,l] = [l == i + k] for BT (linear in BT).
-    unknowns = sp.symbols(f"b0:{n * n}")
-    BT_sym = sp.Matrix(n, n, unknowns)
-    equations = [
-        sum(AT[i, j] * G[j, k] * BT_sym[j, l] for j in range(n)) - (1 if l == i + k else 0)
-        for i in range(e) for k in range(r) for l in range(n)
-    ]
-    solution = sp.solve(equations, unknowns, dict=True)
-    if not solution:
-        raise ArithmeticError(f"no input transform exists for F({e}, {r}) with points {pts}")
-    BT = BT_sym.subs(solution[0], simultaneous=True)
-    # Free unknowns (if any) do not matter for the identity; pin them to zero.
-    BT = BT.subs({u: 0 for u in unknowns}, simultaneous=True)
+    # Solve sum_j AT[i,j] G[j,k] BT[j,l] = [l == i + k] for BT: one linear system
+    # M BT = I_shift with M[(i,k), j] = AT[i,j] G[j,k], solved exactly by Gauss-Jordan
+    # elimination over the rationals (all n columns of BT at once).
+    M = sp.Matrix(e * r, n, lambda row, j: AT[row // r, j] * G[j, row % r])
+    rhs = sp.Matrix(e * r, n, lambda row, col: 1 if col == row // r + row % r else 0)
+    try:
+        BT, free = M.gauss_jordan_solve(rhs)
+    except ValueError:
+        raise ArithmeticError(
+            f"no input transform exists for F({e}, {r}) with points {pts}") from None
+    # Free parameters (if any) do not matter for the identity; pin them to zero.
+    BT = BT.subs({u: 0 for u in free}, simultaneous=True)
     return WinogradTransforms(e=e, r=r, AT=AT, G=G, BT=BT, points=tuple(pts))
 
 

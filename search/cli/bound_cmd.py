@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "(Winograd is left out, with a note, where it does not apply)")
     parser.add_argument(
         "--winograd-e", type=int, default=2, metavar="E",
-        help="Winograd output tile edge e of F(e x e, r x r) (default 2)")
+        help="Winograd output tile edge e of F(e x e, r x r) (default 2; the input tile "
+             "e + r - 1 must be at most 32)")
     add_json_argument(parser)
 
 

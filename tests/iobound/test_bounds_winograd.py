@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from iobound.layer import ConvLayer
 from iobound.networks import get_layer
@@ -62,6 +62,31 @@ def test_leading_term_ratio_large_layer():
     assert 0.9 < v["hong_kung_composite"] / lead["hong_kung_composite"] <= 1.0 + 1e-9
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 4), st.sampled_from([1, 2]))
+def test_concrete_over_leading_tends_to_one(r, e, scale):
+    """Property: on a large layer (full tiles, many channels) at large S both concrete
+    Winograd bounds are within 5% of (and never above) their leading terms."""
+    c, h_out = 2048 * scale, 120 * scale     # 120 is a multiple of every e: full tiles
+    layer = ConvLayer(n=1, c_in=c, h_in=h_out + r - 1, w_in=h_out + r - 1, c_out=c,
+                      k_h=r, k_w=r)
+    s = 2 ** 16
+    v, lead = winograd_bound_values(layer, e, s), winograd_leading_terms(layer, e, s)
+    for m in ("hong_kung_composite", "x_partition"):
+        assert 0.95 < v[m] / lead[m] <= 1.0 + 1e-9
+
+
+@given(st.integers(1, 5), st.integers(1, 4), st.integers(256, 1024), st.integers(16, 4096))
+def test_x_partition_beats_composite_on_large_layers(r, e, c, s):
+    """Property: for large layers the Winograd X-partition bound is the larger one
+    (leading terms: ratio 2 (1 + gamma) / (n sqrt(gamma)) >= 2 ceil(n/e))."""
+    layer = ConvLayer(n=1, c_in=c, h_in=56, w_in=56, c_out=c, k_h=r, k_w=r,
+                      padding=(r // 2, r // 2))
+    v = winograd_bound_values(layer, e, s)
+    assume(v["hong_kung_composite"] > 0)
+    assert v["x_partition"] >= v["hong_kung_composite"]
+
+
 def test_element_products_per_tile():
     """n^2 element products per (tile, c_out, c_in) in the simplified count."""
     layer = ConvLayer(n=1, c_in=3, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
@@ -85,8 +110,9 @@ def test_non_square_kernel_rejected():
         bound_report(layer, 1024, "winograd")
 
 
-@pytest.mark.parametrize("e", [0, -1, 1.5])
-def test_bad_e_rejected(e):
-    """e must be an integer >= 1."""
-    with pytest.raises(ValueError, match="e must be"):
+@pytest.mark.parametrize("e, msg", [(0, "e must be"), (-1, "e must be"), (1.5, "e must be"),
+                                    (31, r"e \+ r - 1 must be <= 32")])
+def test_bad_e_rejected(e, msg):
+    """e must be an integer >= 1 with an input tile e + r - 1 of at most 32."""
+    with pytest.raises(ValueError, match=msg):
         bound_report(get_layer("alexnet.conv3"), 1024, "winograd", e)

@@ -1,6 +1,8 @@
 """The ``iobound bound`` subcommand: JSON schema, table, Winograd handling, errors."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -24,6 +26,41 @@ def test_json_schema(capsys):
     assert res["best"] == max(res["bounds"].values())
     assert res["bounds"][res["best_method"]] == res["best"]
     assert set(res["leading_terms"]) >= {"hong_kung_composite", "x_partition"}
+
+
+_LAYER_KEYS = {"name", "n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w", "stride", "padding",
+               "dilation", "h_out", "w_out", "hout", "wout"}
+
+
+def test_done_when_command_in_a_real_process():
+    """`iobound bound --layer alexnet.conv1 --fast-memory 48KiB --json` (the issue's command)
+    prints exactly the issue's keys and values that follow from the layer and the bounds."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "search.cli.main", "bound", "--layer", "alexnet.conv1",
+         "--fast-memory", "48KiB", "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == {"layer", "fast_memory_words", "results"}
+    assert set(out["layer"]) == _LAYER_KEYS
+    assert (out["layer"]["c_in"], out["layer"]["h_in"], out["layer"]["k_h"],
+            out["layer"]["stride"], out["layer"]["hout"]) == (3, 227, 11, [4, 4], 55)
+    assert out["fast_memory_words"] == 12288 and isinstance(out["fast_memory_words"], int)
+    (res,) = out["results"]
+    assert set(res) == {"algorithm", "e", "bounds", "leading_terms", "best", "best_method"}
+    assert res["algorithm"] == "direct" and res["e"] is None
+    assert all(isinstance(v, float) for v in res["bounds"].values())
+    # compulsory: every input is read (54 * 4 + 11 = 227), every weight, every output
+    assert res["bounds"]["compulsory"] == 3 * 227 * 227 + 96 * 3 * 121 + 96 * 55 * 55
+    assert res["best"] == max(res["bounds"].values())
+
+
+def test_bad_input_in_a_real_process_is_one_line_exit_2():
+    """The console entry point: bad input gives one stderr line, exit 2, no traceback."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "search.cli.main", "bound", "--layer", "cin=2,hin=5,cout=2,kh=9",
+         "--fast-memory", "48KiB"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "k_h" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_all_gives_direct_and_winograd(capsys):
@@ -71,11 +108,21 @@ def test_dtype_converts_bytes(capsys):
     (["--layer", "alexnet.conv2", "--fast-memory", "lots"], "cannot read size"),
     (["--layer", "alexnet.conv3", "--fast-memory", "1024", "--algorithm", "winograd",
       "--winograd-e", "0"], "winograd-e"),
+    (["--layer", "alexnet.conv3", "--fast-memory", "1024", "--algorithm", "winograd",
+      "--winograd-e", "31"], "e + r - 1 must be <= 32"),
+    (["--layer", "alexnet.conv9", "--fast-memory", "1024"], "conv9"),
+    (["--layer", "cin=2,hin=5,cout=2,kh=3,stride=0", "--fast-memory", "64"], "stride"),
+    (["--layer", "cin=2,hin=5,cout=2,kh=7", "--fast-memory", "64"], "k_h"),
+    (["--layer", "alexnet.conv3", "--fast-memory", "1KiB", "--dtype", "fp8"], "dtype"),
+    (["--layer", "alexnet.conv3"], "--fast-memory"),
+    (["--layer", "alexnet.conv3", "--fast-memory", "64", "--algorithm", "fft"], "--algorithm"),
 ])
 def test_bad_input_is_exit_2(capsys, argv, needle):
-    """Bad specs, sizes and e are one-line errors with exit code 2."""
+    """Bad specs, sizes, dtypes, choices and e are one-line errors with exit code 2."""
     assert main(["bound", *argv]) == 2
-    assert needle in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert needle in captured.err and captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
 
 
 def test_help_explains_options(capsys):
