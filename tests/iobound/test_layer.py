@@ -107,3 +107,59 @@ def test_fast_memory_units(text, dtype, words):
 def test_fast_memory_rejects(text):
     with pytest.raises(ValueError):
         fast_memory_words(text)
+
+
+_SIZE_FIELDS = ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w")
+
+
+@st.composite
+def invalid_layer_kwargs(draw):
+    """A valid layer's fields with one of them made invalid; returns (kwargs, field)."""
+    kwargs = dict(n=draw(st.integers(1, 3)), c_in=draw(st.integers(1, 8)),
+                  h_in=draw(st.integers(5, 30)), w_in=draw(st.integers(5, 30)),
+                  c_out=draw(st.integers(1, 8)), k_h=draw(st.integers(1, 5)),
+                  k_w=draw(st.integers(1, 5)), stride=(1, 1), padding=(0, 0), dilation=(1, 1))
+    kind = draw(st.sampled_from(("size", "type", "pair", "kernel")))
+    if kind == "size":
+        field = draw(st.sampled_from(_SIZE_FIELDS))
+        kwargs[field] = draw(st.integers(-5, 0))
+    elif kind == "type":
+        field = draw(st.sampled_from(_SIZE_FIELDS))
+        kwargs[field] = draw(st.sampled_from((True, 2.0, "3", None)))
+    elif kind == "pair":
+        field = draw(st.sampled_from(("stride", "padding", "dilation")))
+        low = -1 if field == "padding" else 0
+        bad = draw(st.integers(-4, low))
+        kwargs[field] = draw(st.sampled_from(((bad, 1), (1, bad), bad, (1, 2, 3), 1.5)))
+    else:
+        field = draw(st.sampled_from(("k_h", "k_w")))
+        axis_in = kwargs["h_in"] if field == "k_h" else kwargs["w_in"]
+        kwargs[field] = axis_in + draw(st.integers(1, 5))   # larger than the (unpadded) input
+    return kwargs, field
+
+
+@given(invalid_layer_kwargs())
+def test_any_invalid_layer_is_rejected_naming_the_field(case):
+    """Property: one invalid field (size <= 0, wrong type, bad stride/padding/dilation,
+    kernel larger than the padded input) is a ValueError whose message names that field."""
+    kwargs, field = case
+    with pytest.raises(ValueError, match=rf"^{field}\b"):
+        ConvLayer(**kwargs)
+
+
+@given(layers(), st.sampled_from(("stride", "square", "dilation")))
+def test_winograd_inapplicable_layers_rejected(layer, why):
+    """Property: stride != 1, k_h != k_w or dilation != 1 makes check_winograd raise,
+    naming the reason; a stride-1, square, undilated layer passes."""
+    base = layer.replace(stride=(1, 1), dilation=(1, 1), k_w=layer.k_h,
+                         w_in=max(layer.w_in, layer.k_h))
+    base.check_winograd()
+    if why == "stride":
+        bad = base.replace(stride=(1, 2))
+    elif why == "square":
+        bad = base.replace(k_w=base.k_h + 1, w_in=base.w_in + 1)
+    else:
+        bad = base.replace(dilation=(2, 1), h_in=base.h_in + base.k_h)
+    with pytest.raises(ValueError, match=why):
+        bad.check_winograd()
+    assert not bad.winograd_applicable
