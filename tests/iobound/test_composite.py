@@ -83,3 +83,16 @@ def test_rejections():
         MM.T_expr("magic")
     with pytest.raises(ValueError, match="points"):
         MM.T_exact(10 ** 5, max_points=1000)
+
+
+def test_vertex_maximum_is_only_a_candidate_when_the_split_pays():
+    """phi_1 = phi_2 = sqrt(k S), psi_1 = 0: the best split is k1 = k2 = S/2 (T = S + sqrt(2) S),
+    above the vertex value S + S. The relaxed maximum (the default) still over-estimates,
+    which is why only it is used for bounds without a proof that a vertex is the maximum."""
+    alg = CompositeAlgorithm((CompositeStep("a", sp.sqrt(k * S), sp.Integer(0)),
+                              CompositeStep("b", sp.sqrt(k * S))))
+    s = 50
+    exact = alg.T_exact(s)
+    assert exact == pytest.approx(s + np.sqrt(2) * s, rel=1e-12)
+    assert float(alg.T_expr("vertex").subs(S, s)) < exact
+    assert float(alg.T_expr().subs(S, s)) >= exact
