@@ -14,11 +14,12 @@ every predecessor kept or loaded in its step (so the predecessors and the result
 at once, as the game requires); at most ``S`` red pebbles after every step; blue pebbles
 are never removed; sources start blue, nothing starts red, every sink ends blue; idle
 steps come last. Valid cuts tighten the relaxation (every used source loaded, every sink
-stored, every non-source computed, at least once), and the heuristic play's I/O is an
-upper bound. Two dominance rules prune games that an equally cheap one replaces: a value
-is loaded only in a step whose compute uses it (a load can always move later, to its
-use), and stored only in a step where it leaves fast memory or in the last step (a store
-can always move to the eviction). Objective: loads + stores.
+stored, every non-source computed, at least once; their sum, the compulsory I/O, bounds
+the objective directly), and the heuristic play's I/O is an upper bound. Two dominance
+rules prune games that an equally cheap one replaces: a value is loaded only in a step
+whose compute uses it (a load can always move later, to its use), and stored only in a
+step where it leaves fast memory or in the last step (a store can always move to the
+eviction). Objective: loads + stores.
 
 Why one step per computation loses nothing: any game can be rewritten so that between
 two computes it first stores, then evicts, then loads (dropping load/evict pairs with no
@@ -70,7 +71,8 @@ class OptimalPebbling:
         True when CP-SAT proved that no game within the horizon has less I/O.
         False is also returned, with ``io=None``, when no game was found in time.
     lower_bound : int
-        The solver's proven lower bound for games within the horizon.
+        The solver's proven lower bound for games within the horizon (at least the
+        compulsory I/O: every used source loaded, every sink stored, once).
     heuristic_io : int
         The best heuristic play (Belady/LRU), an upper bound.
     horizon : int
@@ -182,15 +184,21 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
             if t > 1:  # idle steps only at the end
                 m.Add(sum(cs) <= sum(c for c in comp[t - 1] if c is not None))
         m.Add(sum(red[t]) <= S)
+    compulsory = 0
     for k in range(nv):  # compulsory work, to tighten the relaxation
         if is_src[k] and dag.out_degree(nodes[k]) > 0:
+            compulsory += 1
             m.Add(sum(load[t][k] for t in range(1, T + 1)) >= 1)
         if not is_src[k]:
             m.Add(sum(comp[t][k] for t in range(1, T + 1)) >= 1)
         if dag.out_degree(nodes[k]) == 0 and not is_src[k]:
+            compulsory += 1
             m.Add(sum(store[t][k] for t in range(1, T + 2)) >= 1)
     total = sum(load[t][k] + store[t][k] for t in range(1, T + 2) for k in range(nv))
     m.Minimize(total)
+    # the sum of the cuts above, stated on the objective itself: without it, a solver with
+    # few workers may find a game of compulsory I/O and still fail to prove it optimal
+    m.Add(total >= compulsory)
     m.Add(total <= best.total)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
@@ -199,14 +207,15 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     status = solver.Solve(m)
     wall = time.perf_counter() - t0
     name = solver.StatusName(status)
+    # compulsory I/O is a proven bound even when the time limit stops the solver in presolve
+    bound = max(compulsory, int(round(solver.BestObjectiveBound())))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return OptimalPebbling(None, None, None, False, int(solver.BestObjectiveBound()),
-                               best.total, T, name, wall)
+        return OptimalPebbling(None, None, None, False, bound, best.total, T, name, wall)
     moves = _extract(solver, nodes, T, red, keep, load, store, comp)
     count = validate_moves(dag, moves, S)  # the model's game is a legal game
     return OptimalPebbling(io=count.total, loads=count.loads, stores=count.stores,
                            proven_optimal=status == cp_model.OPTIMAL,
-                           lower_bound=int(round(solver.BestObjectiveBound())),
+                           lower_bound=bound,
                            heuristic_io=best.total, horizon=T, status=name, wall_time=wall,
                            moves=moves)
 

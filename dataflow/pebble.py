@@ -10,7 +10,11 @@ Rules. Sources start with blue pebbles (in slow memory). A move is one of
 At most ``S`` red pebbles are ever on the DAG, and at the end every sink (output) has a
 blue pebble. Recomputation is allowed (a vertex may be computed again).
 
-:func:`play` executes a computation order with an eviction policy and counts the I/O:
+:func:`play` executes a computation order with an eviction policy and counts the I/O. It
+checks every move as it makes it: a load needs a blue pebble (else the order is not
+topological), a compute needs red pebbles on all predecessors, the red pebbles never
+exceed ``S``, and every sink ends blue (:class:`IllegalMoveError` otherwise; these guard
+the player itself). :func:`validate_moves` checks an explicit move list independently.
 
 * ``"belady"``: evict the value whose next use is furthest in the future (clean, i.e.
   already blue, values first on ties). It is Belady's optimal replacement for the loads
@@ -208,6 +212,9 @@ class _Game:
         self.make_room(pinned)
         self.red.add(v)
         self.peak = max(self.peak, len(self.red))
+        if len(self.red) > self.S:
+            raise IllegalMoveError(f"placing a red pebble on {v!r} makes {len(self.red)} red "
+                                   f"pebbles, more than S={self.S}")
 
     def step(self, t: int) -> None:
         v = self.order[t]
@@ -226,6 +233,10 @@ class _Game:
             self.touch(u)
         if v not in self.red:
             self.place_red(v, pinned)
+        missing = next((u for u in preds if u not in self.red), None)
+        if missing is not None:  # the rule of a compute move, checked on every move
+            raise IllegalMoveError(f"schedule position {t}: computing {v!r} while its predecessor "
+                                   f"{missing!r} has no red pebble")
         self.computes += 1
         self.move("compute", v)
         for u in preds:
@@ -275,6 +286,9 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
     ValueError
         For an unknown policy or vertex, a source in the order, a vertex never computed,
         an order that is not topological, or ``S`` too small for some vertex (named).
+    IllegalMoveError
+        When a move the player makes would break a rule (a compute without all
+        predecessors red, more than ``S`` red pebbles, an output not blue at the end).
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
@@ -288,8 +302,9 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
         game.step(t)
     game.flush()
     unstored = [v for v in game.sinks if v not in game.blue]
-    if unstored:  # cannot happen: outputs are stored when computed
-        raise AssertionError(f"outputs left without a blue pebble, e.g. {unstored[0]!r}")
+    if unstored:  # the end rule; outputs are stored when computed, so this never fires
+        raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
+                               f"pebble, e.g. {unstored[0]!r}")
     logger.debug("played %d computes with S=%d (%s): %d loads, %d stores",
                  game.computes, S, policy, game.loads, game.stores)
     return PebbleResult(loads=game.loads, stores=game.stores, total=game.loads + game.stores,

@@ -108,11 +108,28 @@ def test_bound_le_optimum_le_heuristics(algorithm, layer, e, S):
             assert res.io <= play(dag, order, S, policy).total
 
 
+def _compulsory(dag: nx.DiGraph) -> int:
+    """Used sources (each loaded once) plus sinks (each stored once)."""
+    return sum(1 for v in dag if (dag.in_degree(v) == 0) != (dag.out_degree(v) == 0))
+
+
 def test_time_limit_reports_unproven():
-    """A 32-vertex DAG at S=3 is not proven in 1 s; the flag says so and bounds bracket the result."""
-    res = optimal_pebbling(matmul_dag(2, 3, 2), 3, time_limit=1)
+    """A 32-vertex DAG at S=3 is not proven in 1 s; the flag says so and bounds bracket the result.
+
+    Even then the solver's bound is at least the compulsory I/O (stated on the objective).
+    """
+    dag = matmul_dag(2, 3, 2)
+    res = optimal_pebbling(dag, 3, time_limit=1)
     assert not res.proven_optimal
+    assert _compulsory(dag) <= res.lower_bound <= res.heuristic_io
     assert res.io is None or res.lower_bound <= res.io <= res.heuristic_io
+
+
+def test_compulsory_optimum_is_proven_with_one_worker():
+    """A game of compulsory I/O is proven optimal by a single CP-SAT worker (no portfolio)."""
+    dag = direct_conv_dag(ConvLayer(n=1, c_in=1, h_in=2, w_in=3, c_out=1, k_h=1, k_w=2))
+    res = optimal_pebbling(dag, 6, time_limit=30, workers=1)
+    assert res.proven_optimal and res.io == _compulsory(dag) == 12 < res.heuristic_io
 
 
 def test_brute_force_refuses_large_state_spaces():

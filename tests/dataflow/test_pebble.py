@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from dataflow import pebble as pebble_module
 from dataflow.dag_direct import direct_conv_dag
 from dataflow.pebble import IllegalMoveError, play, validate_moves
 from dataflow.schedules import topological_schedule
@@ -136,3 +137,34 @@ def test_twenty_thousand_vertices_play_in_seconds():
     for policy in ("belady", "lru"):
         assert play(dag, order, 50, policy).total > 0
     assert time.perf_counter() - t0 < 10.0
+
+
+def _evict_anything(game, pinned):
+    """A broken policy: evicts the oldest red value even when the next compute needs it."""
+    if len(game.red) >= game.S:
+        game.drop(next(iter(game.lru) if game.lru else iter(game.red)))
+
+
+def _forget_outputs(game, v, _drop=pebble_module._Game.drop):
+    """A broken eviction that drops outputs without storing them."""
+    if v in game.sinks:
+        game.red.discard(v)
+        game.lru.pop(v, None)
+        game.key.pop(v, None)
+    else:
+        _drop(game, v)
+
+
+@pytest.mark.parametrize("attr, broken, rule", [
+    ("make_room", _evict_anything, "has no red pebble"),
+    ("make_room", lambda game, pinned: None, "more than S=3"),
+    ("drop", _forget_outputs, "outputs without a blue pebble"),
+])
+def test_player_checks_its_own_moves(monkeypatch, attr, broken, rule):
+    """play() checks the rules on every move: a broken policy is caught, not miscounted."""
+    g = nx.DiGraph([("a", "c"), ("b", "c"), ("a", "d"), ("e", "d"), ("c", "f"), ("d", "f")])
+    res = play(g, ["c", "d", "f"], 3, "lru")           # computing d evicts (and stores) c
+    assert (res.loads, res.stores) == (4, 2)
+    monkeypatch.setattr(pebble_module._Game, attr, broken)
+    with pytest.raises(IllegalMoveError, match=rule):
+        play(g, ["c", "d", "f"], 3, "lru")

@@ -86,3 +86,20 @@ def test_winograd_schedules_respect_every_bound(case):
         (f"tiled {tiling}", tiled.order, ()),
         (f"tiled {tiling} flushed", tiled.order, tiled.block_starts),
     ], "winograd", tiling.e)
+
+
+def test_bounds_above_compulsory_hold_for_played_games():
+    """Where the x_partition bound exceeds compulsory I/O (small S), played games still move more.
+
+    The hypothesis cases above are small, so compulsory I/O is usually the largest bound;
+    this layer (1920 vertices) at S = 3, 4, 6 makes x_partition the binding one.
+    """
+    layer = ConvLayer(n=1, c_in=4, h_in=4, w_in=4, c_out=16, k_h=1, k_w=1)
+    dag = direct_conv_dag(layer)
+    tiled = tiled_schedule(dag, layer, DirectTiling(x=4, y=1, z=2, alpha=1))
+    random = topological_schedule(dag, np.random.default_rng(0))
+    for S in (3, 4, 6):
+        rep = bound_report(layer, S, "direct")
+        assert rep.best_method == "x_partition" and rep.best > rep.bounds["compulsory"].value
+        _check(dag, layer, S, [("tiled", tiled.order, ()), ("random topological", random, ())],
+               "direct")
