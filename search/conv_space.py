@@ -57,6 +57,8 @@ __all__ = ["ConvSpace", "thread_table"]
 log = logging.getLogger(__name__)
 
 _THREADS = ("tx", "ty", "tz")
+#: Indices whose neighbour lists :meth:`ConvSpace.neighbours` keeps (then starts afresh).
+NEIGHBOUR_MEMO = 1 << 18
 
 
 def thread_table(axes: tuple[int, int, int], reg_words: int, dom: Domain) -> np.ndarray:
@@ -131,6 +133,8 @@ class ConvSpace(Space):
         self._ends = np.cumsum(self._counts)
         self._row_index = {tuple(int(v) for v in r): k for k, r in enumerate(self._rows)}
         self.tile_solutions = sols
+        self._nb_cache: dict[int, tuple[int, ...]] = {}
+        self._row_positions: dict[int, dict] = {}  # tile row -> thread triple -> position
         if len(self) == 0:
             raise ValueError(f"no valid {algorithm} configuration for {layer.short()} on "
                              f"{device.name}{' after Table 1 pruning' if pruned else ''}")
@@ -178,20 +182,46 @@ class ConvSpace(Space):
             return None
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
             return None
-        vals = [int(v) for v in vals]
+        return self._lookup([int(v) for v in vals])
+
+    def _lookup(self, vals: list[int]) -> int | None:
+        """The index of the knob values ``vals`` (Python ints, ``params`` order), or None."""
         n_tile = len(self.domain.tile_params)
         k = self._row_index.get(tuple(vals[:n_tile]))
         if k is None:
             return None
-        key = (*self._axes(tuple(vals[:n_tile])), int(self._regs[k]))
-        pos = self._positions.get(key)
+        pos = self._row_positions.get(k)
         if pos is None:
-            pos = self._positions[key] = {tuple(int(v) for v in t): j
-                                          for j, t in enumerate(self._row_table(k))}
+            key = (*self._axes(tuple(vals[:n_tile])), int(self._regs[k]))
+            pos = self._positions.get(key)
+            if pos is None:
+                pos = self._positions[key] = {tuple(int(v) for v in t): j
+                                              for j, t in enumerate(self._row_table(k))}
+            self._row_positions[k] = pos
         j = pos.get(tuple(vals[n_tile:]))
         if j is None:
             return None
         return int(self._ends[k] - self._counts[k]) + j
+
+    def knobs(self, indices: Sequence[int]) -> np.ndarray:
+        """The knob values of many indices at once: an ``(n, len(params))`` int64 matrix,
+        row ``r`` equal to ``[get(indices[r])[p] for p in params]``."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        out = np.empty((len(idx), len(self.params)), dtype=np.int64)
+        if len(idx) == 0:
+            return out
+        if idx.min() < 0 or idx.max() >= len(self):
+            bad = int(idx[(idx < 0) | (idx >= len(self))][0])
+            raise IndexError(f"index {bad} outside 0..{len(self) - 1}")
+        k = np.searchsorted(self._ends, idx, side="right")
+        j = idx - (self._ends[k] - self._counts[k])
+        n_tile = len(self.domain.tile_params)
+        out[:, :n_tile] = self._rows[k]
+        order = np.argsort(k, kind="stable")
+        bounds = np.flatnonzero(np.diff(k[order])) + 1
+        for group in np.split(order, bounds):
+            out[group, n_tile:] = self._row_table(int(k[group[0]]))[j[group]]
+        return out
 
     def values(self, param: str) -> list:
         """Distinct values ``param`` takes in this space (sorted)."""
@@ -214,23 +244,38 @@ class ConvSpace(Space):
         return cfg
 
     def neighbours(self, i: int) -> list[int]:
-        """Indices one knob step away (see the module doc for the repair rule)."""
+        """Indices one knob step away (see the module doc for the repair rule).
+
+        Memoised per index (walkers and annealing chains revisit configurations);
+        the memo is dropped when it holds :data:`NEIGHBOUR_MEMO` indices.
+        """
+        i = int(i)
+        got = self._nb_cache.get(i)
+        if got is None:
+            got = self._neighbours(i)
+            if len(self._nb_cache) >= NEIGHBOUR_MEMO:
+                self._nb_cache.clear()
+            self._nb_cache[i] = got
+        return list(got)
+
+    def _neighbours(self, i: int) -> tuple[int, ...]:
         cfg = self.get(i)
+        params = self.params
         out: list[int] = []
-        for p in self.params:
+        for p in params:
             vals = self.domain.values[p]
             pos = bisect.bisect_left(vals, cfg[p])
             for step in (-1, 1):
                 q = pos + step
                 while 0 <= q < len(vals):
                     cand = self._repair({**cfg, p: vals[q]}, cfg)
-                    j = self.index(cand)
+                    j = self._lookup([cand[k] for k in params])
                     if j is not None and j != i:
                         if j not in out:
                             out.append(j)
                         break
                     q += step
-        return out
+        return tuple(out)
 
     def feature_names(self) -> list[str]:
         from search.analytic import FEATURE_NAMES
@@ -239,8 +284,7 @@ class ConvSpace(Space):
     def features(self, indices: Sequence[int]) -> np.ndarray:
         """Knob values followed by the analytic features of :mod:`search.analytic`."""
         from search.analytic import analytic_features
-        knobs = np.array([[self.get(int(i))[p] for p in self.params] for i in indices],
-                         dtype=np.int64).reshape(-1, len(self.params))
+        knobs = self.knobs(indices)
         feats = analytic_features(self.layer, self.device, self.algorithm, knobs)
         return np.hstack([knobs.astype(float), feats])
 

@@ -240,3 +240,20 @@ def test_winograd_neighbours_valid_and_change_e():
             assert space.is_valid(other) and j != i
             changed_e |= other["e"] != cfg["e"]
     assert changed_e
+
+
+@pytest.mark.parametrize("algorithm,layer", [("direct", LAYERS[1]), ("winograd", WINO)])
+def test_knobs_and_memoised_neighbours_agree_with_get(algorithm, layer):
+    """knobs() rows equal get() (any order, repeats), neighbours() is stable and a fresh list."""
+    space = ConvSpace(layer, V100, algorithm)
+    idx = space.sample(60, np.random.default_rng(3))
+    idx = idx + idx[:7][::-1]
+    rows = space.knobs(idx)
+    assert [dict(zip(space.params, r)) for r in rows.tolist()] == [space.get(i) for i in idx]
+    assert np.array_equal(space.features(idx)[:, : len(space.params)], rows)
+    with pytest.raises(IndexError):
+        space.knobs([0, len(space)])
+    for i in idx[:10]:
+        first = space.neighbours(i)
+        first.append(-1)  # callers may mutate what they get
+        assert space.neighbours(i) == first[:-1] == ConvSpace(layer, V100, algorithm).neighbours(i)
