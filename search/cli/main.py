@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from iobound.errors import IoboundError
@@ -83,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("iobound: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``iobound ... | head``): stop quietly; point stdout at
+        # devnull so the interpreter's final flush does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

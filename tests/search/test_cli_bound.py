@@ -63,6 +63,18 @@ def test_bad_input_in_a_real_process_is_one_line_exit_2():
     assert proc.stderr.count("\n") == 1 and "k_h" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_reader_closing_the_pipe_is_quiet():
+    """`iobound bound ... | head -c 10`: the closed pipe ends the command without a traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "search.cli.main", "bound", "--layer", "resnet50.conv2_1a",
+         "--fast-memory", "48KiB", "--algorithm", "all"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
 def test_all_gives_direct_and_winograd(capsys):
     """--algorithm all on a stride-1 square layer gives both, Winograd with its e."""
     out = _json(capsys, "--layer", "cin=8,hin=10,cout=8,kh=3,pad=1", "--fast-memory", "256",
