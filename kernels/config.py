@@ -9,7 +9,8 @@ conventions shared with ``dataflow`` (docs: /work/notes/conventions.md):
   ``in_rows = (y - 1) * mu_h + extent_h``; registers = ``x * y * z`` accumulators;
 * Winograd: shared = ``(y + r - 1) * (x + r - 1) + z * r * r`` floats (one channel);
   registers = ``2 * (x / e) * (y / e) * z * (e + r - 1)**2`` (the paper's two temporary
-  arrays per tile and output channel).
+  arrays per tile and output channel); the kernel itself holds a different amount
+  (:func:`onchip_words`, the S its traffic is checked against).
 
 :func:`check_config` lists every reason a config cannot run on a device (empty when it
 can); the generators refuse configs with reasons.
@@ -224,11 +225,33 @@ def register_words(layer: ConvLayer, config: KernelConfig) -> int:
 
 
 def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
-    """On-chip words a block really uses: shared memory plus register accumulators.
+    """On-chip words a block of the generated kernel really holds: shared memory plus the
+    register arrays it declares.
 
     This is the S at which the kernel's counted traffic must respect the lower bound.
+    Direct: the ``x * y * z`` accumulators (the dataflow's footprint). Winograd: the
+    accumulators ``acc`` of every (output channel, tile), ``(x/e) * (y/e) * z * n**2``
+    with ``n = e + r - 1``, plus per thread the transformed kernels ``u`` of its
+    ``ceil(z / tz)`` channels, the transformed input tile ``v`` and the product
+    ``partial`` (``n**2`` each). That is not the dataflow's model (two full temporary
+    arrays, :func:`register_words`): the kernel keeps the second temporary per thread,
+    one tile at a time, so it can hold fewer or more words than the model says.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = WinogradConfig(e=2, x=8, y=8, z=4, tx=4, ty=4, tz=2)
+    >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 136 + 4*4*4*16 + 32*(2+2)*16
+    (136, 3208)
     """
-    return _footprint(layer, config).total
+    fp = _footprint(layer, config)
+    if config.algorithm != "winograd":
+        return fp.total
+    n = config.e + layer.k_h - 1
+    acc = (config.x // config.e) * (config.y // config.e) * config.z * n * n
+    per_thread = (-(-config.z // config.tz) + 2) * n * n  # u, v and partial
+    return fp.shared_words + acc + config.threads * per_thread
 
 
 def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:

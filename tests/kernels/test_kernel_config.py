@@ -1,7 +1,7 @@
 """Kernel configs: parsing, round trips, sizes that match the dataflow, and rejection reasons."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from dataflow.direct import DirectTiling, direct_footprint
 from dataflow.winograd import WinogradTiling, winograd_footprint
@@ -129,3 +129,27 @@ def test_register_file_estimate():
     cfg = DirectConfig(32, 32, 64, 1, 32, 32, 1)  # 1024 threads x (64 acc + overhead)
     reasons = check_config(layer, cfg, "a100")
     assert reasons and all("registers of an SM" in r for r in reasons)
+
+
+@given(st.sampled_from([2, 3, 4]), st.integers(1, 2), st.integers(1, 2), st.integers(1, 4),
+       st.integers(1, 2))
+def test_winograd_onchip_words_are_the_arrays_the_kernel_declares(e, xt, yt, z, tz):
+    """S of a Winograd kernel = its shared arrays + per thread the arrays live in the channel
+    loop (acc, u, v, partial), read off the generated source's declarations."""
+    from kernels.codegen_winograd import generate_winograd
+
+    assume(z % tz == 0)
+    layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    cfg = WinogradConfig(e, xt * e, yt * e, z, xt, yt, tz)
+    assume(check_config(layer, cfg) == [])  # e.g. over the register cap
+    code = generate_winograd(layer, cfg).code
+    for decl in ("float acc[ZT][YW][XW][NT * NT];", "float u[ZT][NT * NT];",
+                 "float v[NT * NT];", "float partial[NT * NT];",
+                 "float in[IN_ROWS][IN_COLS];", "float w[Z][R][R];"):
+        assert decl in code, decl
+    n, zt = e + 2, z // tz
+    xw, yw = 1, 1  # one Winograd tile column/row per thread (tx = x/e, ty = y/e)
+    per_thread = zt * yw * xw * n * n + zt * n * n + n * n + n * n
+    shared = (yt * e + 2) * (xt * e + 2) + z * 9
+    assert shared_memory_words(layer, cfg) == shared
+    assert onchip_words(layer, cfg) == shared + cfg.threads * per_thread
