@@ -153,6 +153,15 @@ def tiny_winograd_cases(draw):
     return layer, WinogradTiling(e, x, y, draw(st.integers(1, layer.c_out)))
 
 
+def _play_winograd_blocks(layer, t):
+    """The Winograd DAG and its tiled schedule played with a flush at every block start."""
+    dag = winograd_conv_dag(layer, t.e)
+    sched = tiled_schedule(dag, layer, t)
+    n = t.e + layer.k_h - 1
+    s = winograd_footprint(layer, t).total + (t.z + t.tiles_per_block) * n * n * 2 + 4
+    return dag, play(dag, sched, S=s, flush_at=sched.block_starts)
+
+
 @given(tiny_winograd_cases())
 def test_winograd_played_equals_formula(case):
     """Winograd, no padding, e | w_out: flushed blocks with room for the block move winograd_io words.
@@ -161,11 +170,7 @@ def test_winograd_played_equals_formula(case):
     staging + temporaries) leaves out, so S is the footprint plus the block's transforms.
     """
     layer, t = case
-    dag = winograd_conv_dag(layer, t.e)
-    sched = tiled_schedule(dag, layer, t)
-    n = t.e + layer.k_h - 1
-    s = winograd_footprint(layer, t).total + (t.z + t.tiles_per_block) * n * n * 2 + 4
-    played = play(dag, sched, S=s, flush_at=sched.block_starts)
+    dag, played = _play_winograd_blocks(layer, t)
     assert played.total == winograd_io(layer, t).total
 
 
@@ -192,11 +197,7 @@ def test_winograd_played_never_exceeds_formula_with_borders(case):
     zeros), so it can only be smaller. It also stores every output exactly once.
     """
     layer, t = case
-    dag = winograd_conv_dag(layer, t.e)
-    sched = tiled_schedule(dag, layer, t)
-    n = t.e + layer.k_h - 1
-    s = winograd_footprint(layer, t).total + (t.z + t.tiles_per_block) * n * n * 2 + 4
-    played = play(dag, sched, S=s, flush_at=sched.block_starts)
+    dag, played = _play_winograd_blocks(layer, t)
     formula = winograd_io(layer, t)
     assert played.total <= formula.total
     assert played.stores == sum(1 for _, k in dag.nodes(data="kind") if k == "output")
