@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="unique configurations to measure (default 48)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument("--batch-size", type=int, metavar="N",
-                        help="configurations per round (default: the strategy's, 8)")
+                        help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
     parser.add_argument("--patience", type=int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
     parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")

@@ -6,20 +6,33 @@ Each round fits the XGBoost cost model on every measurement so far and asks the
 the search); the first ``init_random`` configurations are random too, since there
 is no model before there is data.
 
-Search quality (``benchmarks/search_quality.py`` cells; our own runs of the
-three recorded convolution spaces, optimum / best found averaged over seeds and
-the three spaces, 20 seeds; in brackets Kernel Tuner's best strategy for each
-space and budget, 10 seeds, averaged over the spaces):
-budget 25: 0.721 (0.718), 50: 0.818 (0.770), 100: 0.892 (0.872), 200: 0.978
-(0.951). Tried, on the same cells: log-time regression instead of ranking (worse
-from budget 50 on: 0.761 / 0.808 / 0.883 at 50 / 100 / 200 with 10 seeds), the
-adjacent instead of the Hamming neighbourhood (0.961 instead of 0.985 at 200),
-``epsilon=0`` (worse at every budget with the Hamming neighbourhood), a diverse batch (no neighbours in one batch;
-no gain), a space-filling (maximin) start instead of random (0.722 / 0.814 at
-25 / 50: no gain), batches of 4 or 6 with as few random starts (within noise at 25 and 50),
-and ``objective="auto"`` (regression below 32 points: best on the analytic
-``model`` measurer's spaces, 0.924 vs 0.885 at budget 48, but no gain on the
-recorded GPU spaces). Differences below ~0.03 are within the seed noise.
+Defaults: rounds of ``batch_size=4`` after ``init_random=4`` random configurations.
+Small rounds retrain the model after every few measurements, which matters most
+when data is scarce (each point moves a model fitted on a handful); a GPU still
+gets a batch to compile in parallel.
+
+Search quality, measured on the three recorded convolution spaces
+(``benchmarks/search_quality.py``; optimum / best found, mean of 30 seeds per
+space, budgets 25 / 50 / 100 / 200): with 8 random starts and rounds of 8 the
+explorer scored A100 0.656 / 0.746 / 0.873 / 0.969, A4000 0.761 / 0.859 / 0.902 /
+0.984, A6000 0.738 / 0.853 / 0.941 / 0.973, and fell behind Kernel Tuner's pso on
+A4000 at 100 (0.907); with 4 and 4 it scored A100 0.694 / 0.781 / 0.889 / 0.970,
+A4000 0.805 / 0.866 / 0.927 / 0.985, A6000 0.726 / 0.833 / 0.891 / 0.967 (mean over
+the spaces 0.742 / 0.827 / 0.902 / 0.974 against 0.718 / 0.819 / 0.905 / 0.975).
+Tried and not kept (10 seeds unless said): log-time regression instead of ranking
+(worse from budget 50 on: 0.761 / 0.808 / 0.883 at 50 / 100 / 200), the adjacent
+instead of the Hamming neighbourhood (0.961 instead of 0.985 at 200), ``epsilon=0``
+(worse at every budget) and ``epsilon=0.2`` with rounds of 4 (0.730 / 0.805 / 0.875 /
+0.968), a diverse batch (no neighbours in one batch; no gain), a space-filling
+(maximin) start (no gain), rounds of 2 (30 seeds: 0.740 / 0.814 / 0.910 / 0.971, twice
+the model fits for no gain), 8 random starts with rounds of 4 (0.696 / 0.775 / 0.868 /
+0.990), derived features (threads per block and work per thread as products of
+``block_size_*`` / ``tile_size_*`` knobs: 0.679 / 0.763 / 0.841 / 0.941, worse),
+shallower trees (depth 4, 100 trees: 0.697 / 0.789 / 0.891 / 0.950), more walkers'
+starts at the best configurations (``best_starts=0.5``: no gain), 8 neighbours a step
+(no gain), and ``objective="auto"`` (regression below 32 points: best on the analytic
+``model`` measurer's spaces, 0.924 vs 0.885 at budget 48, but no gain on the recorded
+GPU spaces). With 10 seeds differences below ~0.04 are within the seed noise.
 
 Examples
 --------
@@ -48,7 +61,8 @@ __all__ = ["ExplorerStrategy", "ExplorerStrategyOptions"]
 class ExplorerStrategyOptions(StrategyOptions):
     """Batch size, random share, model and explorer options."""
 
-    init_random: int = 8
+    batch_size: int = 4
+    init_random: int = 4
     epsilon: float = 0.1
     min_ok: int = 2
     model: XGBOptions = field(default_factory=XGBOptions)
