@@ -244,7 +244,8 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
             results[i] = MeasureResult(**{**r.__dict__, "compile_seconds": b.seconds,
                                           "registers": b.registers})
             if r.status in CONTEXT_FATAL:
-                ctx = _drop_context(ctx)
+                _drop_context(ctx)
+                ctx = None  # so that `finally` never pops the dropped context
                 ctx = dev.make_context()
     finally:
         if ctx is not None:
@@ -260,13 +261,12 @@ CONTEXT_FATAL = ("runtime_error", "timeout")
 
 
 def _drop_context(ctx) -> None:
-    """Pop and detach ``ctx``, ignoring errors (it may be the broken one); returns None."""
+    """Pop and detach ``ctx``, ignoring errors (it may be the broken one)."""
     try:
         ctx.pop()
         ctx.detach()
     except Exception as exc:  # the context is already unusable; the next one is what matters
         log.debug("dropping a failed CUDA context raised %s: %s", type(exc).__name__, exc)
-    return None
 
 
 def measure_config(layer, config, options: GpuOptions = GpuOptions(), arch: str | None = None,

@@ -95,21 +95,18 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-#: The keys of a successful ``emulate`` record, all None when the kernel could not be emulated.
-EMULATE_KEYS = ("numerics_ok", "max_abs_err", "max_rel_err", "worst_ratio", "global_loads",
-                "global_stores", "expected_loads", "expected_stores", "traffic_matches",
-                "onchip_words", "lower_bound", "above_lower_bound", "seconds")
-
-
 def _emulate(layer, config, seed: int) -> dict:
     """The emulation record; a kernel g++ rejects or that faults is ``ok: false`` with the error."""
+    import dataclasses
+
     from kernels.emulator import EmulatorBuildError, EmulatorRunError
-    from kernels.verify import emulate_and_check
+    from kernels.verify import EmulationCheck, emulate_and_check
 
     try:
         return emulate_and_check(layer, config, seed=seed).to_dict()
     except (EmulatorBuildError, EmulatorRunError) as exc:
-        record = {"ok": False, **dict.fromkeys(EMULATE_KEYS), "error": str(exc)}
+        keys = [f.name for f in dataclasses.fields(EmulationCheck)]  # the same keys, all None
+        record = {**dict.fromkeys(keys), "ok": False, "error": str(exc)}
         if isinstance(exc, EmulatorBuildError):
             record["log"] = exc.log
         return record
