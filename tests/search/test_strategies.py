@@ -8,8 +8,9 @@ import pytest
 from search.strategies import make_options, make_strategy, strategy_names
 from search.tuner import tune
 
-FAST = {"explorer": {"explorer": {"n_walkers": 16, "max_steps": 15}, "model": {"n_estimators": 40}},
-        "sa": {"plan_size": 16, "n_iter": 60, "n_chains": 32, "model": {"n_estimators": 40}}}
+FAST = {"explorer": {"optimizer": {"n_walkers": 16, "max_steps": 15}, "model": {"n_estimators": 40}},
+        "sa": {"plan_size": 16, "init_random": 16, "optimizer": {"n_iter": 60, "n_chains": 32},
+               "model": {"n_estimators": 40}}}
 
 
 @pytest.mark.parametrize("name", strategy_names())
@@ -52,7 +53,7 @@ def test_unknown_strategy_lists_allowed():
 def test_unknown_nested_option_rejected():
     """Nested option dicts are checked too."""
     with pytest.raises(ValueError, match="n_walkers"):
-        make_options("explorer", {"explorer": {"walkers": 3}})
+        make_options("explorer", {"optimizer": {"walkers": 3}})
 
 
 def test_model_guided_beats_random_on_average(synth_space, synth_measurer, synth_optimum):
