@@ -62,3 +62,19 @@ def test_model_guided_beats_random_on_average(synth_space, synth_measurer, synth
         return np.mean([tune(synth_space, synth_measurer, name, budget=24, seed=s,
                              options=FAST.get(name)).best.record.time_ms for s in range(6)])
     assert mean_best("explorer") <= mean_best("random")
+
+
+@pytest.mark.parametrize("optimizer", [{"n_walkers": 8, "max_steps": 10}, None])
+@pytest.mark.parametrize("plan_size", [None, 12])
+def test_model_based_takes_either_optimizer_and_cadence(optimizer, plan_size, synth_space,
+                                                        synth_measurer):
+    """The one model-based strategy runs with walks or annealing, every round or on a plan."""
+    from search.optimizers import AnnealOptions, WalkOptions
+    from search.strategies.model_based import ModelBasedOptions, ModelBasedStrategy
+
+    opt = WalkOptions(**optimizer) if optimizer else AnnealOptions(n_chains=8, n_iter=20)
+    options = ModelBasedOptions(plan_size=plan_size, optimizer=opt, batch_size=6)
+    s = ModelBasedStrategy(synth_space, options, np.random.default_rng(0))
+    res = tune(synth_space, synth_measurer, s, budget=40, seed=0)
+    assert res.evaluations == 40 and len({t.index for t in res.trials}) == 40
+    assert s.stats()["fits"] == (3 if plan_size else 6)  # at 12, 24, 36 told; or rounds 2..7 of 7
