@@ -1,4 +1,4 @@
-"""Search: spaces, cost model, explorer, strategies, measurers and the tuning loop.
+"""Search: spaces, cost model, model optimizers, strategies, measurers and the tuning loop.
 
 The public API (imported lazily, so ``import search`` stays light)::
 
@@ -27,7 +27,8 @@ import importlib
 
 __all__ = ["tune", "TuneResult", "Trial", "Space", "GridSpace", "ReplaySpace", "ReplayMeasurer",
            "MeasureRecord", "Measurer", "make_measurer", "strategy_names", "make_options",
-           "make_strategy", "load_cache", "write_cache", "XGBCostModel", "Explorer"]
+           "make_strategy", "load_cache", "write_cache", "XGBCostModel", "ModelOptimizer",
+           "WalkOptimizer", "AnnealOptimizer"]
 
 _WHERE = {
     "tune": "search.tuner", "TuneResult": "search.tuner", "Trial": "search.tuner",
@@ -38,7 +39,8 @@ _WHERE = {
     "strategy_names": "search.strategies", "make_options": "search.strategies",
     "make_strategy": "search.strategies",
     "load_cache": "search.kt_cache", "write_cache": "search.kt_cache",
-    "XGBCostModel": "search.cost_model", "Explorer": "search.explorer",
+    "XGBCostModel": "search.cost_model", "ModelOptimizer": "search.optimizers",
+    "WalkOptimizer": "search.optimizers", "AnnealOptimizer": "search.optimizers",
 }
 
 

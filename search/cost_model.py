@@ -18,11 +18,9 @@ Two objectives (``XGBOptions.objective``):
 Why ranking is the default: a tuner only needs the order of configurations, and
 the recorded times are heavy-tailed (a few configurations 5-10x slower than the
 optimum, plus failures); squared error spends its capacity on fitting that tail,
-pairwise ranking on getting the order right near the top. Measured with the
-explorer on the three recorded convolution spaces (10 seeds each; mean of
-optimum / best found over the three spaces), ranking is as good at budget 25
-(0.680 vs 0.686) and better from 50 on: 0.817 vs 0.761 at 50, 0.883 vs 0.808 at
-100, 0.961 vs 0.883 at 200 (adjacent neighbourhood in both runs).
+pairwise ranking on getting the order right near the top. What the two scored
+with the explorer on the recorded spaces is in
+``benchmarks/results/explorer_experiments.md``.
 
 Examples
 --------

@@ -1,4 +1,25 @@
-"""What the model-guided strategies share: when and how to (re)train the cost model.
+"""One model-based strategy: train a cost model, let a model optimizer propose the batch.
+
+AutoTVM's ``ModelBasedTuner`` split: this strategy owns the bookkeeping (what was
+asked, when to (re)train the XGBoost cost model, which share of a batch is
+random); a :class:`~search.optimizers.ModelOptimizer` owns how the space is
+searched for configurations the model likes. The registered strategies are this
+class with two sets of defaults: ``explorer`` (random walks, retrained every
+round; :mod:`.explorer`) and ``sa`` (simulated annealing on AutoTVM's plan
+cadence; :mod:`.sa`).
+
+Two cadences (``plan_size``):
+
+- ``None``: every round, once ``init_random`` random configurations were asked,
+  the model is refitted on everything told and the optimizer proposes the batch;
+  ``Binomial(n, epsilon)`` of the ``n`` configurations are random instead.
+- ``k``: AutoTVM's plan: whenever another ``k`` measurements have been told the
+  model is refitted and the optimizer proposes a plan of ``k`` configurations, of
+  which the last ``epsilon`` share is left to random picks; rounds take the
+  plan's next unasked configurations.
+
+Before the first model (fewer than ``min_ok`` successful measurements, or not
+yet due) configurations are random.
 
 Examples
 --------
@@ -12,15 +33,22 @@ Examples
 >>> m = train_model(space, seen, XGBOptions(n_estimators=10), seed=0, min_ok=2)
 >>> m is not None and m.fitted
 True
+>>> s = ModelBasedStrategy(GridSpace({"a": list(range(30))}), rng=np.random.default_rng(0))
+>>> len(set(s.ask(8)))
+8
 """
 
 from __future__ import annotations
 
-from ..cost_model import CostModel, XGBCostModel, XGBOptions
-from ..space import Space
-from .base import Observations
+import time
+from dataclasses import dataclass, field
 
-__all__ = ["train_model", "XGBOptions"]
+from ..cost_model import CostModel, XGBCostModel, XGBOptions
+from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
+from ..space import Space, sample_excluding
+from .base import Observations, Strategy, StrategyOptions
+
+__all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
 
 def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int,
@@ -31,3 +59,119 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
         return None
     idx, cost = seen.arrays()
     return XGBCostModel(options, seed=seed).fit(space.features(idx), cost)
+
+
+@dataclass(frozen=True)
+class ModelBasedOptions(StrategyOptions):
+    """Cadence, random share, cost model and model optimizer (see module doc).
+
+    Attributes
+    ----------
+    init_random : int
+        Configurations asked at random before the first model.
+    epsilon : float
+        Random share of each batch (``plan_size=None``) or of each plan.
+    min_ok : int
+        Successful measurements needed to train a model.
+    plan_size : int or None
+        ``None``: retrain every round; ``k``: retrain after every ``k`` measurements
+        and plan ``k`` configurations ahead (AutoTVM).
+    model : XGBOptions
+        The cost model's options.
+    optimizer : WalkOptions or AnnealOptions
+        The model optimizer, chosen by the options' type.
+    """
+
+    batch_size: int = 4
+    init_random: int = 4
+    epsilon: float = 0.1
+    min_ok: int = 2
+    plan_size: int | None = None
+    model: XGBOptions = field(default_factory=XGBOptions)
+    optimizer: WalkOptions | AnnealOptions = field(default_factory=WalkOptions)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.epsilon <= 1.0 or self.init_random < 0 or self.min_ok < 1:
+            raise ValueError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
+        if self.plan_size is not None and self.plan_size < 1:
+            raise ValueError(f"plan_size must be None or >= 1, got {self.plan_size}")
+        make_optimizer(self.optimizer)  # rejects options no optimizer takes
+
+
+class ModelBasedStrategy(Strategy):
+    """A cost model plus a model optimizer behind the ask/tell interface (see module doc)."""
+
+    name = "model_based"
+    Options = ModelBasedOptions
+
+    def __init__(self, space, options=None, rng=None):
+        super().__init__(space, options, rng)
+        self.optimizer = make_optimizer(self.options.optimizer)
+        self._asked: set[int] = set()
+        self._plan: list[int] = []
+        self._trained_at = 0
+        self._seed = int(rng.integers(2**31 - 1))
+        self.model_seconds = 0.0
+        self.explore_seconds = 0.0
+        self.fits = 0
+
+    def _due(self) -> bool:
+        """Whether this ask retrains the model (see the module doc's cadences)."""
+        o = self.options
+        if len(self._asked) < o.init_random:
+            return False
+        if o.plan_size is None:
+            return True
+        if len(self.seen) < o.plan_size * (self._trained_at + 1):
+            return False
+        self._trained_at = len(self.seen) // o.plan_size
+        return True
+
+    def _train(self) -> CostModel | None:
+        o = self.options
+        t0 = time.perf_counter()
+        model = train_model(self.space, self.seen, o.model, self._seed + self.fits, o.min_ok)
+        self.model_seconds += time.perf_counter() - t0
+        if model is not None:
+            self.fits += 1
+        return model
+
+    def _new_plan(self, model: CostModel, n: int) -> list[int]:
+        """The optimizer's proposals, the random share left out."""
+        o = self.options
+        if o.plan_size is None:
+            size = n - (int(self.rng.binomial(n, o.epsilon)) if n > 1 else 0)
+        else:
+            size = o.plan_size
+        t0 = time.perf_counter()
+        plan = self.optimizer.propose(model, self.space, size, self._asked, self.rng,
+                                      best=self.seen.best())
+        self.explore_seconds += time.perf_counter() - t0
+        if o.plan_size is not None:  # AutoTVM: the plan's last epsilon share is random
+            plan = plan[: int(round(len(plan) * (1 - o.epsilon)))]
+        return plan
+
+    def ask(self, n: int) -> list[int]:
+        n = min(n, len(self.space) - len(self._asked))
+        if n <= 0:
+            return []
+        if self._due():
+            if self.options.plan_size is None:
+                self._plan = []
+            model = self._train()
+            if model is not None:
+                self._plan = self._new_plan(model, n)
+        out: list[int] = []
+        while len(out) < n and self._plan:
+            i = self._plan.pop(0)
+            if i not in self._asked:
+                self._asked.add(i)
+                out.append(i)
+        out += sample_excluding(self.space, n - len(out), self._asked, self.rng)
+        self._asked.update(out)
+        return out
+
+    def stats(self) -> dict:
+        return {"fits": self.fits, "model_seconds": round(self.model_seconds, 4),
+                "explore_seconds": round(self.explore_seconds, 4)}

@@ -8,8 +8,9 @@ import pytest
 from search.strategies import make_options, make_strategy, strategy_names
 from search.tuner import tune
 
-FAST = {"explorer": {"explorer": {"n_walkers": 16, "max_steps": 15}, "model": {"n_estimators": 40}},
-        "sa": {"plan_size": 16, "n_iter": 60, "n_chains": 32, "model": {"n_estimators": 40}}}
+FAST = {"explorer": {"optimizer": {"n_walkers": 16, "max_steps": 15}, "model": {"n_estimators": 40}},
+        "sa": {"plan_size": 16, "init_random": 16, "optimizer": {"n_iter": 60, "n_chains": 32},
+               "model": {"n_estimators": 40}}}
 
 
 @pytest.mark.parametrize("name", strategy_names())
@@ -52,7 +53,7 @@ def test_unknown_strategy_lists_allowed():
 def test_unknown_nested_option_rejected():
     """Nested option dicts are checked too."""
     with pytest.raises(ValueError, match="n_walkers"):
-        make_options("explorer", {"explorer": {"walkers": 3}})
+        make_options("explorer", {"optimizer": {"walkers": 3}})
 
 
 def test_model_guided_beats_random_on_average(synth_space, synth_measurer, synth_optimum):
@@ -61,3 +62,19 @@ def test_model_guided_beats_random_on_average(synth_space, synth_measurer, synth
         return np.mean([tune(synth_space, synth_measurer, name, budget=24, seed=s,
                              options=FAST.get(name)).best.record.time_ms for s in range(6)])
     assert mean_best("explorer") <= mean_best("random")
+
+
+@pytest.mark.parametrize("optimizer", [{"n_walkers": 8, "max_steps": 10}, None])
+@pytest.mark.parametrize("plan_size", [None, 12])
+def test_model_based_takes_either_optimizer_and_cadence(optimizer, plan_size, synth_space,
+                                                        synth_measurer):
+    """The one model-based strategy runs with walks or annealing, every round or on a plan."""
+    from search.optimizers import AnnealOptions, WalkOptions
+    from search.strategies.model_based import ModelBasedOptions, ModelBasedStrategy
+
+    opt = WalkOptions(**optimizer) if optimizer else AnnealOptions(n_chains=8, n_iter=20)
+    options = ModelBasedOptions(plan_size=plan_size, optimizer=opt, batch_size=6)
+    s = ModelBasedStrategy(synth_space, options, np.random.default_rng(0))
+    res = tune(synth_space, synth_measurer, s, budget=40, seed=0)
+    assert res.evaluations == 40 and len({t.index for t in res.trials}) == 40
+    assert s.stats()["fits"] == (3 if plan_size else 6)  # at 12, 24, 36 told; or rounds 2..7 of 7

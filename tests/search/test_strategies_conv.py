@@ -8,9 +8,10 @@ from kernels.config import check_config, config_from_dict
 from search.conv_space import ConvSpace
 from search.strategies import make_strategy, strategy_names
 
-FAST = {"explorer": {"init_random": 4, "explorer": {"n_walkers": 8, "max_steps": 5},
+FAST = {"explorer": {"init_random": 4, "optimizer": {"n_walkers": 8, "max_steps": 5},
                      "model": {"n_estimators": 10}},
-        "sa": {"plan_size": 4, "n_iter": 5, "n_chains": 8, "model": {"n_estimators": 10}}}
+        "sa": {"plan_size": 4, "init_random": 4, "optimizer": {"n_iter": 5, "n_chains": 8},
+               "model": {"n_estimators": 10}}}
 
 
 @settings(max_examples=10)

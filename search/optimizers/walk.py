@@ -1,4 +1,4 @@
-"""The configuration explorer (paper section 6.2): parallel random walks on a cost model.
+"""Parallel random walks on a cost model: the paper's explorer (section 6.2).
 
 ``n_s`` walkers start from random configurations (a fraction of them from the
 best measured configurations instead). At every step each active walker draws a
@@ -9,13 +9,11 @@ for the best measured configuration: the model believes it found something at
 least as good) or when it has not improved for ``patience`` steps; the search
 ends when every walker has stopped or after ``max_steps``.
 
-Everything scored along the way is remembered; :meth:`Explorer.propose` returns
-the ``n`` distinct configurations with the lowest predictions among those scored
-that are not excluded (already measured); on equal predictions walkers' end points
-come first, then a random order.
-When the walks found fewer than ``n`` such configurations, random unexcluded ones
-fill the batch, so the result has ``min(n, len(space) - len(exclude))`` indices,
-all valid, distinct and never excluded.
+Everything scored along the way is remembered; :meth:`WalkOptimizer.search`
+returns the ``n`` distinct configurations with the lowest predictions among those
+scored that are not excluded (already measured); on equal predictions walkers'
+end points come first, then a random order. :meth:`~.base.ModelOptimizer.propose`
+fills a short batch with random unexcluded configurations.
 
 Examples
 --------
@@ -25,7 +23,7 @@ Examples
 >>> space = GridSpace({"a": list(range(12)), "b": list(range(12))})
 >>> X = space.features(range(len(space)))
 >>> model = XGBCostModel(seed=0).fit(X, (X[:, 0] - 3) ** 2 + (X[:, 1] - 8) ** 2 + 1.0)
->>> got = Explorer().propose(model, space, 4, exclude=set(), rng=np.random.default_rng(0))
+>>> got = WalkOptimizer().propose(model, space, 4, exclude=set(), rng=np.random.default_rng(0))
 >>> space.get(got[0])
 {'a': 3, 'b': 8}
 """
@@ -33,19 +31,20 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from .cost_model import CostModel
-from .space import Space, sample_excluding
+from ..cost_model import CostModel
+from ..space import Space
+from .base import ModelOptimizer, score_memo
 
-__all__ = ["ExplorerOptions", "Explorer"]
+__all__ = ["WalkOptions", "WalkOptimizer"]
 
 
 @dataclass(frozen=True)
-class ExplorerOptions:
-    """Options of :class:`Explorer`.
+class WalkOptions:
+    """Options of :class:`WalkOptimizer`.
 
     Attributes
     ----------
@@ -83,47 +82,41 @@ class ExplorerOptions:
             raise ValueError(f"best_starts must be in [0, 1], got {self.best_starts}")
 
 
-class Explorer:
+class WalkOptimizer(ModelOptimizer):
     """Parallel random walks over a :class:`Space` guided by a :class:`CostModel`."""
 
-    def __init__(self, options: ExplorerOptions | None = None):
-        self.options = options or ExplorerOptions()
-        self.last_steps = 0  # steps taken by the last propose() (for diagnostics)
+    Options = WalkOptions
 
-    def propose(self, model: CostModel, space: Space, n: int, exclude: Collection[int],
-                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
-        """``n`` distinct, valid, unexcluded indices with low predicted cost.
+    def __init__(self, options: WalkOptions | None = None):
+        super().__init__(options)
+        self.last_steps = 0  # steps taken by the last search() (for diagnostics)
 
-        Parameters
-        ----------
-        model : CostModel
-            A fitted model over ``space.features``.
-        space : Space
-            The space to walk.
-        n : int
-            How many configurations to return (fewer only when the space runs out).
-        exclude : collection of int
-            Indices never to return (the measured ones).
-        rng : numpy.random.Generator
-            The only source of randomness.
-        best : sequence of int
-            Measured indices, best first, used as starting points and threshold.
-        """
+    def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
+               rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
+        """Up to ``n`` unexcluded indices with the lowest predictions the walks scored."""
         o = self.options
-        exclude = set(int(i) for i in exclude)
-        n = min(n, len(space) - len(exclude))
-        if n <= 0:
-            return []
         n_walk = max(o.n_walkers, n)
         n_best = min(int(round(o.best_starts * n_walk)), len(best))
         starts = [int(i) for i in best[:n_best]]
         starts += space.sample(n_walk - n_best, rng)
         cur = np.array(starts, dtype=np.int64)
         scored: dict[int, float] = {}
-        cur_score = self._score(model, space, cur, scored)
+        cur_score = score_memo(model, space, cur, scored)
         threshold = o.threshold
         if threshold is None and len(best):
-            threshold = float(self._score(model, space, np.array([best[0]]), {})[0])
+            threshold = float(score_memo(model, space, np.array([best[0]]), {})[0])
+        self.last_steps = self._walk(model, space, cur, cur_score, scored, threshold, rng)
+        ends = {int(i) for i in cur}
+        cand = [i for i in scored if i not in exclude]
+        ties = rng.random(len(cand))  # equal predictions: random order, not index order
+        pool = sorted((scored[i], 0 if i in ends else 1, t, i) for i, t in zip(cand, ties))
+        ranked = [i for *_, i in pool]
+        return self._diverse(space, ranked, n) if o.diverse else ranked[:n]
+
+    def _walk(self, model: CostModel, space: Space, cur: np.ndarray, cur_score: np.ndarray,
+              scored: dict[int, float], threshold: float | None, rng: np.random.Generator) -> int:
+        """Move the walkers ``cur`` (in place) until all stop; returns the steps taken."""
+        o = self.options
         active = np.ones(len(cur), dtype=bool)
         if threshold is not None:
             active &= cur_score >= threshold
@@ -145,7 +138,7 @@ class Explorer:
                 break
             cands_a = np.array(cands, dtype=np.int64)
             walkers_a = np.array(walkers, dtype=np.int64)
-            scores = self._score(model, space, cands_a, scored)
+            scores = score_memo(model, space, cands_a, scored)
             # per walker: the best candidate of this step
             order = np.lexsort((scores, walkers_a))
             first = np.ones(len(order), dtype=bool)
@@ -161,16 +154,7 @@ class Explorer:
             if threshold is not None:
                 done |= cur_score[moved] < threshold
             active[moved[done]] = False
-        self.last_steps = step
-        ends = {int(i) for i in cur}
-        cand = [i for i in scored if i not in exclude]
-        ties = rng.random(len(cand))  # equal predictions: random order, not index order
-        pool = sorted((scored[i], 0 if i in ends else 1, t, i) for i, t in zip(cand, ties))
-        ranked = [i for *_, i in pool]
-        out = self._diverse(space, ranked, n) if o.diverse else ranked[:n]
-        if len(out) < n:
-            out += sample_excluding(space, n - len(out), exclude | set(out), rng)
-        return out
+        return step
 
     @staticmethod
     def _diverse(space: Space, ranked: list[int], n: int) -> list[int]:
@@ -187,12 +171,3 @@ class Explorer:
             taken = set(out)
             out += [i for i in ranked if i not in taken][: n - len(out)]
         return out
-
-    @staticmethod
-    def _score(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float]) -> np.ndarray:
-        """Predictions for ``idx`` in one model call, remembering them in ``memo``."""
-        new = [int(i) for i in dict.fromkeys(idx.tolist()) if int(i) not in memo]
-        if new:
-            for i, s in zip(new, model.predict(space.features(new))):
-                memo[i] = float(s)
-        return np.array([memo[int(i)] for i in idx], dtype=float)

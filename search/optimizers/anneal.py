@@ -1,0 +1,104 @@
+"""AutoTVM's simulated-annealing model optimizer.
+
+TVM's ``SimulatedAnnealingOptimizer``: ``n_chains`` parallel chains each step to a
+random neighbour and accept a worse prediction with probability
+``exp(-delta / T)``, ``T`` falling linearly from ``temp[0]`` to ``temp[1]`` over
+``n_iter`` steps; the search stops early after ``early_stop`` steps in which the
+set of the best ``n`` unexcluded predictions seen did not change. The chains'
+end points persist between calls (AutoTVM's ``persistent``): the next search
+starts where the last one ended; the first starts from random configurations.
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> class Bowl:  # predicted cost: distance from a = 17
+...     def predict(self, X): return np.abs(X[:, 0] - 17.0)
+>>> opt = AnnealOptimizer(AnnealOptions(n_chains=4, n_iter=200))
+>>> line = GridSpace({"a": list(range(40))})
+>>> sorted(opt.propose(Bowl(), line, 2, exclude={17}, rng=np.random.default_rng(0)))
+[16, 18]
+>>> len(opt.points)  # the chains' end points, where the next search starts
+4
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..cost_model import CostModel
+from ..space import Space
+from .base import ModelOptimizer
+
+__all__ = ["AnnealOptions", "AnnealOptimizer"]
+
+
+@dataclass(frozen=True)
+class AnnealOptions:
+    """AutoTVM's defaults: 128 chains, 500 steps, T 1 -> 0, stop after 50 idle steps."""
+
+    n_chains: int = 128
+    n_iter: int = 500
+    temp: tuple[float, float] = (1.0, 0.0)
+    early_stop: int = 50
+
+    def __post_init__(self) -> None:
+        if self.n_chains < 1 or self.n_iter < 1 or self.early_stop < 1:
+            raise ValueError("n_chains, n_iter and early_stop must be >= 1")
+
+
+class AnnealOptimizer(ModelOptimizer):
+    """Parallel simulated annealing on a cost model, chains kept between calls (see module doc)."""
+
+    Options = AnnealOptions
+
+    def __init__(self, options: AnnealOptions | None = None):
+        super().__init__(options)
+        self.points: np.ndarray | None = None  # the chains' current configurations
+
+    def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
+               rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
+        """The ``n`` lowest-prediction unexcluded indices the chains visited, best first."""
+        o = self.options
+        if self.points is None:
+            self.points = np.array(space.sample(o.n_chains, rng), dtype=np.int64)
+        points = self.points
+        score = -model.predict(space.features(points))  # AutoTVM maximises
+        heap = [(-np.inf, -1 - k) for k in range(n)]  # min-heap of (score, index)
+        in_heap: set[int] = set()
+
+        def push(idx, sc):
+            for i, s in zip(idx, sc):
+                i = int(i)
+                if i in exclude or i in in_heap or s <= heap[0][0]:
+                    continue
+                _, old = heapq.heapreplace(heap, (float(s), i))
+                in_heap.discard(old)
+                in_heap.add(i)
+
+        push(points, score)
+        t0, t1 = o.temp
+        t, cool = t0, (t0 - t1) / (o.n_iter + 1)
+        last_change, k = 0, 0
+        while k < o.n_iter and k - last_change < o.early_stop:
+            new = points.copy()
+            for j, p in enumerate(points):
+                nb = space.neighbours(int(p))
+                if nb:
+                    new[j] = nb[int(rng.integers(len(nb)))]
+            new_score = -model.predict(space.features(new))
+            ac = np.exp(np.minimum((new_score - score) / (t + 1e-5), 1.0))
+            accept = rng.random(len(points)) < ac
+            points[accept], score[accept] = new[accept], new_score[accept]
+            before = heap[0][0]
+            push(new, new_score)
+            if heap[0][0] != before:
+                last_change = k
+            k += 1
+            t -= cool
+        ranked = sorted((x for x in heap if x[1] >= 0), reverse=True)
+        return [i for _, i in ranked]

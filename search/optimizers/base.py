@@ -1,0 +1,113 @@
+"""The model-optimizer interface: propose ``n`` configurations that a cost model likes.
+
+AutoTVM's split (``ModelOptimizer.find_maximums(model, num, exclusive)``): a
+model-based strategy decides *when* to train the cost model and how many
+configurations to take from it; a :class:`ModelOptimizer` decides *how* to search
+the space for configurations with low predicted cost. Implementations: the
+parallel random walks of the paper (:class:`~search.optimizers.walk.WalkOptimizer`)
+and AutoTVM's simulated annealing (:class:`~search.optimizers.anneal.AnnealOptimizer`).
+
+:meth:`ModelOptimizer.propose` returns ``min(n, len(space) - len(exclude))``
+distinct, valid indices outside ``exclude``, lowest prediction first; when the
+search found fewer, random unexcluded indices fill the batch. An optimizer may
+keep state between calls (annealing chains persist), so each strategy owns its
+own instance; all randomness comes from the ``rng`` passed in.
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> from search.cost_model import XGBCostModel
+>>> from search.optimizers import make_optimizer, WalkOptions
+>>> space = GridSpace({"a": list(range(12)), "b": list(range(12))})
+>>> X = space.features(range(len(space)))
+>>> model = XGBCostModel(seed=0).fit(X, (X[:, 0] - 3) ** 2 + (X[:, 1] - 8) ** 2 + 1.0)
+>>> opt = make_optimizer(WalkOptions())
+>>> got = opt.propose(model, space, 4, exclude=set(), rng=np.random.default_rng(0))
+>>> len(got), space.get(got[0])
+(4, {'a': 3, 'b': 8})
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Collection, Sequence
+
+import numpy as np
+
+from ..cost_model import CostModel
+from ..space import Space, sample_excluding
+
+__all__ = ["ModelOptimizer", "score_memo"]
+
+
+class ModelOptimizer(abc.ABC):
+    """Finds configurations with low predicted cost (see module doc).
+
+    Subclasses set ``Options`` (their frozen options dataclass) and implement
+    :meth:`search`.
+    """
+
+    Options: type
+
+    def __init__(self, options=None):
+        if options is None:
+            options = self.Options()
+        if not isinstance(options, self.Options):
+            raise ValueError(f"{type(self).__name__} takes {self.Options.__name__}, "
+                             f"got {type(options).__name__}")
+        self.options = options
+
+    def propose(self, model: CostModel, space: Space, n: int, exclude: Collection[int],
+                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
+        """``min(n, len(space) - len(exclude))`` distinct, valid, unexcluded indices.
+
+        Parameters
+        ----------
+        model : CostModel
+            A fitted model over ``space.features`` (lower is better).
+        space : Space
+            The space to search.
+        n : int
+            How many configurations to return (fewer only when the space runs out).
+        exclude : collection of int
+            Indices never to return (the measured ones).
+        rng : numpy.random.Generator
+            The only source of randomness.
+        best : sequence of int
+            Measured indices, best first (starting points, thresholds).
+        """
+        exclude = set(int(i) for i in exclude)
+        n = min(n, len(space) - len(exclude))
+        if n <= 0:
+            return []
+        out = self.search(model, space, n, exclude, rng, best)[:n]
+        if len(out) < n:
+            out += sample_excluding(space, n - len(out), exclude | set(out), rng)
+        return out
+
+    @abc.abstractmethod
+    def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
+               rng: np.random.Generator, best: Sequence[int]) -> list[int]:
+        """Up to ``n`` distinct unexcluded indices, lowest prediction first (``n >= 1``)."""
+
+
+def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float]) -> np.ndarray:
+    """Predictions for ``idx`` in one model call, remembering new ones in ``memo``.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> class Double:
+    ...     def predict(self, X): return 2 * X[:, 0]
+    >>> memo = {}
+    >>> score_memo(Double(), GridSpace({"a": [5, 6, 7]}), np.array([2, 0, 2]), memo).tolist()
+    [14.0, 10.0, 14.0]
+    >>> sorted(memo)
+    [0, 2]
+    """
+    new = [int(i) for i in dict.fromkeys(idx.tolist()) if int(i) not in memo]
+    if new:
+        for i, s in zip(new, model.predict(space.features(new))):
+            memo[i] = float(s)
+    return np.array([memo[int(i)] for i in idx], dtype=float)
