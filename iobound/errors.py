@@ -1,20 +1,29 @@
 """The one exception hierarchy of iobound.
 
-Bad arguments raise ``ValueError`` (with the offending field and value in the
-message); everything else that the toolkit itself detects raises a subclass of
-:class:`IoboundError`.
+Every error the toolkit raises on purpose derives from :class:`IoboundError`.
+Bad input (a layer field, a size, an option, a file's contents) raises
+:class:`InvalidInputError`, which is also a ``ValueError`` for callers that catch
+that, with the offending field and value in the message. The CLI turns an
+``IoboundError`` into one line and exit code 2; any other exception is a bug and
+keeps its traceback.
 
 Examples
 --------
 >>> issubclass(UnknownPresetError, IoboundError) and issubclass(UnknownPresetError, KeyError)
 True
+>>> issubclass(InvalidInputError, ValueError) and issubclass(InvalidInputError, IoboundError)
+True
 """
 
-__all__ = ["IoboundError", "UnknownPresetError", "ToolchainError"]
+__all__ = ["IoboundError", "InvalidInputError", "UnknownPresetError", "ToolchainError"]
 
 
 class IoboundError(Exception):
     """Base class of the errors iobound raises on purpose."""
+
+
+class InvalidInputError(IoboundError, ValueError):
+    """Bad input from a caller or a user: a field, a size, an option or a file's contents."""
 
 
 class UnknownPresetError(IoboundError, KeyError):
