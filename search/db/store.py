@@ -153,8 +153,11 @@ class TuningDB:
     @staticmethod
     def _row(r) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats = r
-        return Measurement(workload_from_row(t, p, ps), dev, tool,
-                           MeasureRecord.from_dict(json.loads(rec)), run=run, source=src,
+        w = workload_from_row(t, p, ps)
+        d = json.loads(rec)
+        cfg = d["config"]  # stored canonically (sorted): give it back in the workload's order
+        d["config"] = {**{k: cfg[k] for k in w.params if k in cfg}, **cfg}
+        return Measurement(w, dev, tool, MeasureRecord.from_dict(d), run=run, source=src,
                            features=json.loads(feats) if feats else {})
 
     def count(self) -> int:
