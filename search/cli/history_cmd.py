@@ -106,7 +106,8 @@ def _list(args, db) -> int:
     from search.db.queries import summary
     rows = summary(db)
     if args.json:
-        print(json.dumps([{"workload": r.workload.label(), "params": list(r.workload.params),
+        print(json.dumps([{"workload": r.workload.label(), "template": r.workload.template,
+                           "problem": r.workload.problem, "params": list(r.workload.params),
                            "device": r.device, "measurements": r.measurements, "timed": r.timed,
                            "best_ms": r.best_ms} for r in rows]))
         return 0

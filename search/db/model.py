@@ -69,7 +69,10 @@ class Workload:
         return hash(self.key())
 
     def label(self) -> str:
-        """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``."""
+        """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``; a
+        problem with a ``name`` (a preset layer) shows the name."""
+        if isinstance(self.problem, dict) and self.problem.get("name"):
+            return f"{self.template} {self.problem['name']}"
         return f"{self.template} {canon(self.problem)}"
 
 
