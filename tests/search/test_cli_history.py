@@ -64,3 +64,16 @@ def test_export_needs_a_device_when_several_hold_the_workload(capsys, tmp_path, 
     code, _, _ = _run(capsys, "history", "export", "--db", db, "--device", "Second GPU",
                       str(tmp_path / "o.json"))
     assert code == 0 and load_cache(tmp_path / "o.json").device_name == "Second GPU"
+
+
+def test_tune_history_file_is_a_tuning_database(capsys, tmp_path, synth_cache_path):
+    """What `iobound tune --history` stores is listed by `iobound history list`."""
+    db = str(tmp_path / "t.db")
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "6", "--history",
+                 db, "--json"])
+    capsys.readouterr()
+    assert code == 0
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    (row,) = json.loads(out)
+    assert (row["device"], row["template"], row["problem"], row["measurements"]) == (
+        "Synthetic GPU", "synth_kernel", [64, 64], 6)
