@@ -18,7 +18,7 @@ Examples
 --------
 >>> import search
 >>> sorted(search.strategy_names())
-['explorer', 'ga', 'grid', 'random', 'sa']
+['explorer', 'ga', 'gga', 'grid', 'random', 'sa']
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_same_seed_same_run(name, synth_space, synth_measurer):
 
 def test_unknown_strategy_lists_allowed():
     """The registry rejects unknown names, listing the allowed ones."""
-    with pytest.raises(ValueError, match="explorer, ga, grid, random, sa"):
+    with pytest.raises(ValueError, match="explorer, ga, gga, grid, random, sa"):
         make_options("tabu")
 
 
