@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from ..strategies import make_strategy
+
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.devices import Device
     from iobound.layer import ConvLayer
@@ -99,11 +101,6 @@ def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm:
     raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
 
 
-def _make_strategy(name, space, options, rng):
-    from ..strategies import make_strategy
-    return make_strategy(name, space, options, rng)
-
-
 @dataclass(frozen=True)
 class Builders:
     """The functions a session builds its parts with (swap one to plug in another).
@@ -121,7 +118,7 @@ class Builders:
 
     space: Callable[..., Any] = default_space
     measurer: Callable[..., Any] = default_measurer
-    strategy: Callable[..., Any] = _make_strategy
+    strategy: Callable[..., Any] = make_strategy
 
 
 class Observer:
