@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from iobound.layer import ConvLayer
 from iobound.networks import get_layer
@@ -62,7 +62,6 @@ def test_leading_term_ratio_large_layer():
     assert 0.9 < v["hong_kung_composite"] / lead["hong_kung_composite"] <= 1.0 + 1e-9
 
 
-@settings(max_examples=25, deadline=None)
 @given(st.integers(1, 5), st.integers(1, 4), st.sampled_from([1, 2]))
 def test_concrete_over_leading_tends_to_one(r, e, scale):
     """Property: on a large layer (full tiles, many channels) at large S both concrete
