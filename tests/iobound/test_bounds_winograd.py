@@ -115,3 +115,10 @@ def test_bad_e_rejected(e, msg):
     """e must be an integer >= 1 with an input tile e + r - 1 of at most 32."""
     with pytest.raises(ValueError, match=msg):
         bound_report(get_layer("alexnet.conv3"), 1024, "winograd", e)
+
+
+def test_lower_count_without_full_tiles():
+    """A layer smaller than one output tile has no full tile: the lower count claims no
+    transformed weights (hypothesis found 10 > 9 for a 1x1 layer, 1x1 kernel, e = 3)."""
+    layer = ConvLayer(n=1, c_in=1, c_out=1, h_in=1, w_in=1, k_h=1, k_w=1)
+    assert winograd_vertex_count_lower(layer, 3) <= winograd_vertex_count(layer, 3)
