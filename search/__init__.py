@@ -25,7 +25,7 @@ Examples
 --------
 >>> import search, tempfile
 >>> sorted(search.strategy_names())
-['explorer', 'ga', 'gga', 'grid', 'random', 'sa']
+['explorer', 'ga', 'gga', 'grid', 'random', 'sa', 'zero_shot']
 >>> from iobound.networks import get_layer
 >>> [rep] = search.tune_layers([get_layer("alexnet.conv3")], "v100",
 ...                            search.TuneSettings(strategy="random", budget=4),

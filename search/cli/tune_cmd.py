@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
     parser.add_argument("--strategy", default="explorer",
-                        help="explorer (default) | random | grid | ga | sa")
+                        help="explorer (default) | random | grid | ga | sa | gga (history-guided "
+                             "GA: needs --history) | zero_shot (see --zero-shot)")
     parser.add_argument("--budget", type=int, default=48, metavar="N",
                         help="unique configurations to measure (default 48)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
@@ -53,7 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="FILE",
                         help="continue the run logged in FILE (nothing is measured twice)")
     parser.add_argument("--history", metavar="DB",
-                        help="also store the measurements in this SQLite history database")
+                        help="tuning database: the run's measurements are stored in it, and "
+                             "gga / zero_shot learn from its records of this space")
+    parser.add_argument("--zero-shot", type=int, metavar="K",
+                        help="zero-shot tuning: rank the space with a model of the --history "
+                             "records and measure only the top K (strategy zero_shot, budget K)")
     parser.add_argument("--export-cache", metavar="FILE",
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
     parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
@@ -106,6 +111,13 @@ def _settings(args):
         if value is not None and value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
+    if args.zero_shot is not None:
+        if args.zero_shot < 1:
+            raise ValueError(f"--zero-shot must be >= 1, got {args.zero_shot}")
+        if not args.history:
+            raise ValueError("--zero-shot K ranks the space with the records of --history DB; "
+                             "give --history")
+        args.strategy, args.budget = "zero_shot", args.zero_shot
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log,
                         resume=args.resume, history=args.history, export_cache=args.export_cache)
@@ -176,9 +188,24 @@ def _print_check(chk) -> None:
         print(f"emulator check skipped: {chk.reason}")
 
 
+def _print_history_use(rep) -> None:
+    use = rep.history_use
+    if use is None:
+        return
+    devices = ", ".join(use.devices) or "none"
+    print(f"  history: {use.records:,} records of this space (devices: {devices}); "
+          f"{'used by ' + rep.result.strategy if use.used else 'not used'}"
+          + (f" ({use.notice})" if use.notice else ""))
+    ndcg = rep.result.strategy_stats.get("ndcg_at_k")
+    if ndcg is not None:
+        print(f"  zero-shot ranking: NDCG@{rep.result.evaluations} = {ndcg:.3f} "
+              f"against the recorded times")
+
+
 def _print_layer(rep) -> None:
     result = rep.result
     _print_table(result)
+    _print_history_use(rep)
     if result.best is None:
         print("  no configuration ran successfully")
         return
@@ -205,6 +232,7 @@ def _print_layer(rep) -> None:
 
 def _print_replay(rep) -> int:
     _print_table(rep.result)
+    _print_history_use(rep)
     if rep.result.best is None:
         print("no configuration ran successfully")
         return 1

@@ -27,6 +27,7 @@ Examples
 """
 
 from .files import cache_meta, history_key, per_layer_path
+from .history_use import HISTORY_STRATEGIES, HistoryUse, history_options
 from .reports import ExportOutcome, HistoryOutcome, LayerReport, ReplayReport
 from .run import LayerJob, plan_layers, run_layer, run_layers, tune_layers, tune_replay
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
@@ -34,4 +35,4 @@ from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 __all__ = ["tune_layers", "tune_replay", "plan_layers", "run_layer", "run_layers", "LayerJob",
            "TuneSettings", "Builders", "Observer", "LayerReport", "ReplayReport",
            "HistoryOutcome", "ExportOutcome", "history_key", "cache_meta", "per_layer_path",
-           "LAYER_MEASURES"]
+           "LAYER_MEASURES", "HistoryUse", "history_options", "HISTORY_STRATEGIES"]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..history import HistoryKey
     from ..tune_result import TuneResult
     from ..winner import WinnerReport
+    from .history_use import HistoryUse
 
 __all__ = ["HistoryOutcome", "ExportOutcome", "LayerReport", "ReplayReport"]
 
@@ -45,6 +46,12 @@ class ExportOutcome:
     entries: int
 
 
+def _add_history(d: dict, stored: HistoryOutcome | None, used: "HistoryUse | None") -> None:
+    """``d["history"]``: where the run was stored, and what history the strategy was given."""
+    if stored is not None or used is not None:
+        d["history"] = {**(stored.to_dict() if stored else {}), **(used.to_dict() if used else {})}
+
+
 @dataclass(frozen=True)
 class LayerReport:
     """One layer tuned: the result, the space's sizes, the winner and the stored outcomes."""
@@ -60,6 +67,7 @@ class LayerReport:
     winner: "WinnerReport | None" = None
     history: HistoryOutcome | None = None
     export: ExportOutcome | None = None
+    history_use: "HistoryUse | None" = None
 
     def to_dict(self) -> dict:
         """The JSON of ``iobound tune --layer ... --json``."""
@@ -67,8 +75,7 @@ class LayerReport:
         d.update(layer=self.layer.name, layer_shape=self.layer.short(), device=self.device,
                  algorithm=self.algorithm, space_size=self.space_size,
                  unpruned_size=self.unpruned_size, seconds=round(self.seconds, 3))
-        if self.history is not None:
-            d["history"] = self.history.to_dict()
+        _add_history(d, self.history, self.history_use)
         if self.winner is not None:
             d["bound"] = self.winner.bound.to_dict()
             d["kernel_path"] = self.winner.kernel_path
@@ -91,12 +98,12 @@ class ReplayReport:
     recorded_optimum_ms: float | None
     history: HistoryOutcome | None = None
     export: ExportOutcome | None = None
+    history_use: "HistoryUse | None" = None
 
     def to_dict(self) -> dict:
         """The JSON of ``iobound tune --measure replay:FILE --json``."""
         d = self.result.to_dict()
         d.update(device=self.device, replay_file=self.file,
                  recorded_optimum_ms=self.recorded_optimum_ms, seconds=round(self.seconds, 3))
-        if self.history is not None:
-            d["history"] = self.history.to_dict()
+        _add_history(d, self.history, self.history_use)
         return d

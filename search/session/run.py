@@ -16,10 +16,11 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .files import (check_history, check_log_paths, export_cache, log_and_resume,
                     per_layer_path, store_history)
+from .history_use import history_options
 from .reports import LayerReport, ReplayReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
@@ -81,18 +82,19 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
 
 
 def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
-          observer: Observer, builders: Builders) -> tuple["TuneResult", float]:
-    """The tuning loop with the observer's progress; (result, seconds)."""
+          observer: Observer, builders: Builders, problem: Any = None):
+    """The tuning loop with the observer's progress; (result, seconds, history use)."""
     from ..tuner import tune
+    options, history_use = history_options(settings, space, problem)
     t0 = time.perf_counter()
     try:
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
-                      log=settings.log, resume=settings.resume, options=settings.options,
+                      log=settings.log, resume=settings.resume, options=options,
                       patience=settings.patience, progress=observer.progress, header=header,
                       build_strategy=builders.strategy)
     finally:
         observer.tuning_done()
-    return result, time.perf_counter() - t0
+    return result, time.perf_counter() - t0, history_use
 
 
 def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer"):
@@ -114,7 +116,8 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
               "algorithm": job.algorithm}
     with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
         observer.layer_started(job, space)
-        result, seconds = _tune(space, measurer, settings, header, observer, builders)
+        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
+                                             builders, problem=layer.to_dict())
         history, export = _outcomes(settings, result, space, measurer)
     winner = None
     if result.best is not None:
@@ -123,7 +126,7 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
                          measure=job.measure, space_size=len(space),
                          unpruned_size=getattr(space, "unpruned_size", len(space)),
                          result=result, seconds=seconds, winner=winner, history=history,
-                         export=export)
+                         export=export, history_use=history_use)
     observer.finished(report)
     return report
 
@@ -187,12 +190,13 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     settings = dataclasses.replace(settings, log=log, resume=resume)
     with ReplayMeasurer(space.cache) as measurer:
         observer.replay_started(file, space)
-        result, seconds = _tune(space, measurer, settings, header, observer, builders)
+        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
+                                             builders, problem=space.cache.problem_size)
         history, export = _outcomes(settings, result, space, measurer)
     report = ReplayReport(file=file, device=space.cache.device_name,
                           kernel=space.cache.kernel_name, space_size=len(space),
                           statuses=space.describe()["statuses"], result=result, seconds=seconds,
                           recorded_optimum_ms=space.cache.recorded_optimum(), history=history,
-                          export=export)
+                          export=export, history_use=history_use)
     observer.finished(report)
     return report

@@ -7,7 +7,7 @@ keys, listing the allowed ones.
 Examples
 --------
 >>> strategy_names()
-['explorer', 'ga', 'gga', 'grid', 'random', 'sa']
+['explorer', 'ga', 'gga', 'grid', 'random', 'sa', 'zero_shot']
 >>> make_options("random", {"batch_size": 4})
 StrategyOptions(batch_size=4)
 >>> make_options("random", {"bogus": 1})
@@ -17,7 +17,7 @@ ValueError: unknown option 'bogus' for strategy 'random'; allowed: batch_size
 >>> strategy_class("annealing")
 Traceback (most recent call last):
 ...
-ValueError: unknown strategy 'annealing'; choose one of explorer, ga, gga, grid, random, sa
+ValueError: unknown strategy 'annealing'; choose one of explorer, ga, gga, grid, random, sa, zero_shot
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ STRATEGIES = {
     "ga": "search.strategies.ga:GeneticStrategy",
     "gga": "search.strategies.gga:GuidedGAStrategy",
     "sa": "search.strategies.sa:SAStrategy",
+    "zero_shot": "search.strategies.zero_shot:ZeroShotStrategy",
 }
 
 
