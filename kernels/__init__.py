@@ -10,7 +10,8 @@ Modules, in pipeline order:
   global loads and stores;
 * :mod:`kernels.reference` -- the float64 numpy convolution and fp32 error bounds;
 * :mod:`kernels.verify` -- emulate and check numerics, exact traffic and the lower bound;
-* :mod:`kernels.gpu` -- pycuda timing on a real GPU (optional extra ``cuda``).
+* :mod:`kernels.gpu` -- pycuda timing on a real GPU (optional extra ``cuda``);
+* :mod:`kernels.status` -- the one status vocabulary every compile and measurement record uses.
 
 Nothing heavy is imported here; import the module you need.
 """

@@ -27,6 +27,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Iterable
 
+from kernels.status import Status
+
 from .measure.base import MeasureRecord
 
 __all__ = ["HistoryKey", "History"]
@@ -71,7 +73,7 @@ class History:
 
     def add(self, key: HistoryKey, records: Iterable[MeasureRecord], run: str = "") -> int:
         """Store records under ``key`` (latest wins per config); returns how many."""
-        rows = [(key.layer, key.device, key.toolchain, _canon(r.config), r.status, r.time_ms,
+        rows = [(key.layer, key.device, key.toolchain, _canon(r.config), r.status.value, r.time_ms,
                  int(r.estimate), _canon(r.to_dict()), run) for r in records]
         with self._db:
             self._db.executemany(
@@ -89,8 +91,8 @@ class History:
         """The fastest ok record under ``key`` (None when there is none)."""
         cur = self._db.execute(
             "SELECT record FROM measurements WHERE layer=? AND device=? AND toolchain=? "
-            "AND status='ok' AND time_ms IS NOT NULL ORDER BY time_ms LIMIT 1",
-            (key.layer, key.device, key.toolchain))
+            "AND status=? AND time_ms IS NOT NULL ORDER BY time_ms LIMIT 1",
+            (key.layer, key.device, key.toolchain, Status.OK.value))
         row = cur.fetchone()
         return MeasureRecord.from_dict(json.loads(row[0])) if row else None
 

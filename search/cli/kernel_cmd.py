@@ -15,6 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
+from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
     resolve_layer,
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from iobound.devices import get_device
         from kernels.nvcc import compile_cubin
         built = compile_cubin(source, args.arch or get_device(args.device).arch)
-        result["compile"] = {k: getattr(built, k) for k in (
+        result["compile"] = {k: built.to_dict()[k] for k in (
             "status", "arch", "registers", "shared_bytes", "spill_stores", "spill_loads",
             "cubin_path", "seconds", "cached", "toolchain")}
         if not built.ok:
@@ -120,7 +121,7 @@ def _print(res: dict, layer) -> None:
     print(f"source   {res['source_path']}")
     c = res["compile"]
     if c is not None:
-        if c["status"] == "ok":
+        if c["status"] == Status.OK.value:
             print(f"compile  ok ({c['arch']}, CUDA {c['toolchain']}): {c['registers']} registers, "
                   f"{c['shared_bytes']} B smem, spills {c['spill_stores']} B stores / "
                   f"{c['spill_loads']} B loads{' (cached)' if c['cached'] else ''}")

@@ -75,7 +75,7 @@ def _fmt_cfg(cfg: dict) -> str:
 def _fmt_ms(rec) -> str:
     if rec.time_ms is not None:
         return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
-    s = rec.extra.get("surrogate_cost")
+    s = rec.surrogate_cost
     return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
 
 
@@ -216,7 +216,7 @@ def _summary_rows(result, k: int = 5) -> list:
 def _print_table(result) -> None:
     print(f"  {'rank':>4}  {'cost':>10}  {'status':<13}  config")
     for r, t in enumerate(_summary_rows(result), 1):
-        print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status:<13}  {_fmt_cfg(t.config)}")
+        print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status.value:<13}  {_fmt_cfg(t.config)}")
     if any(t.record.estimate for t in result.trials):
         print("        (* analytic estimate, not a measurement)")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))

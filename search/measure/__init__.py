@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import importlib
 
-from .base import OK, STATUSES, MeasureRecord, Measurer
+from .base import MeasureRecord, Measurer, Status
 
-__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer",
-           "STATUSES", "OK"]
+__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer", "Status"]
 
 #: name -> "module:Class" (imported on first use).
 MEASURERS = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from .base import MeasureRecord, Measurer
+from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
 
@@ -83,12 +83,12 @@ class CudaMeasurer(Measurer):
         try:
             kc = config_from_dict(dict(cfg), self.algorithm)
         except (ValueError, TypeError) as exc:
-            return MeasureRecord.failed(cfg, "invalid", str(exc))
+            return MeasureRecord.failed(cfg, Status.INVALID, str(exc))
         res = measure_config(self.layer, kc, self.options)
         extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
                                    ("registers", res.registers),
                                    ("max_abs_err", res.max_abs_err)) if v is not None}
-        if res.status != "ok":
+        if not res.status.is_ok:
             return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
         return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
 

@@ -29,7 +29,7 @@ make it slower (tested). It ignores caches, shared-memory bank conflicts and ins
 so absolute numbers are rough; rankings are what a tuner uses it for.
 
 Configs that fail ``kernels.config.check_config`` (or that fit no block on an SM)
-get status ``invalid`` with the reasons.
+get status ``INVALID`` with the reasons.
 
 Examples
 --------
@@ -39,8 +39,8 @@ Examples
 >>> ok, bad = m.measure([dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2),
 ...                      dict(x=8, y=8, z=8, alpha=4, tx=3, ty=8, tz=2)])
 >>> ok.status, ok.estimate, ok.extra["label"], ok.time_ms > 0
-('ok', True, 'analytic estimate', True)
->>> bad.status, bad.error
+(<Status.OK: 'ok'>, True, 'analytic estimate', True)
+>>> bad.status.value, bad.error
 ('invalid', 'tx=3 must divide x=8')
 """
 
@@ -50,7 +50,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from search.measure.base import MeasureRecord, Measurer
+from search.measure.base import MeasureRecord, Measurer, Status
 
 __all__ = ["ModelMeasurer", "estimate_ms", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
@@ -136,7 +136,7 @@ class ModelMeasurer(Measurer):
             except (ValueError, TypeError) as exc:
                 reasons = [str(exc)]
             if reasons:
-                records[i] = MeasureRecord.failed(cfg, "invalid", "; ".join(reasons),
+                records[i] = MeasureRecord.failed(cfg, Status.INVALID, "; ".join(reasons),
                                                   extra={"label": LABEL})
                 continue
             good.append(i)
@@ -157,7 +157,7 @@ class ModelMeasurer(Measurer):
             for k, i in enumerate(good):
                 if f["blocks_per_sm"][k] < 1:
                     records[i] = MeasureRecord.failed(
-                        configs[i], "invalid", "no block of this config fits on an SM",
+                        configs[i], Status.INVALID, "no block of this config fits on an SM",
                         extra={"label": LABEL})
                     continue
                 extra = {"label": LABEL, "model_version": MODEL_VERSION,
