@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from iobound.devices import DEVICES, Device, get_device
-from iobound.errors import IoboundError, ToolchainError, UnknownPresetError
+from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
 
 from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
 from .source import KernelSource
@@ -60,11 +60,11 @@ class GpuOptions:
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
-            raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+            raise InvalidInputError(f"repeats must be >= 1, got {self.repeats}")
         if self.warmup < 0:
-            raise ValueError(f"warmup must be >= 0, got {self.warmup}")
+            raise InvalidInputError(f"warmup must be >= 0, got {self.warmup}")
         if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+            raise InvalidInputError(f"timeout_s must be > 0, got {self.timeout_s}")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
@@ -123,18 +124,18 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"replay file {str(path)!r} does not exist")
+        raise InvalidInputError(f"replay file {str(path)!r} does not exist")
     try:
         with _open(path, "r") as fh:
             raw = json.load(fh)
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
+        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        raise ValueError(f"replay file {str(path)!r} is a T1 tuning-problem description "
+        raise InvalidInputError(f"replay file {str(path)!r} is a T1 tuning-problem description "
                          f"(parameters and restrictions, no measurements); replay needs a "
                          f"Kernel Tuner cache file with recorded times")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
-        raise ValueError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
+        raise InvalidInputError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
     keys = raw.get("tune_params_keys") or list(raw["tune_params"])
     tune_params = {k: list(raw["tune_params"][k]) for k in keys}
     entries = []
@@ -159,7 +160,7 @@ def _parse_value(text: str, choices: Sequence[Any]) -> Any:
     for c in choices:
         if str(c) == text:
             return c
-    raise ValueError(f"cache key value {text!r} is not among {list(choices)!r}")
+    raise InvalidInputError(f"cache key value {text!r} is not among {list(choices)!r}")
 
 
 def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,

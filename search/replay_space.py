@@ -46,6 +46,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .kt_cache import KtCache, entry_status, load_cache
@@ -71,10 +72,10 @@ class ReplaySpace(Space):
         if not isinstance(cache, KtCache):
             cache = load_cache(cache)
         if neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
+            raise InvalidInputError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
                              f"got {neighbourhood!r}")
         if not cache.entries:
-            raise ValueError(f"cache {cache.path or '(in memory)'} records no configurations")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records no configurations")
         self.cache = cache
         self.neighbourhood = neighbourhood
         self._params = cache.keys
@@ -101,7 +102,7 @@ class ReplaySpace(Space):
         self._sorted_codes = codes[order]
         self._order = order
         if len(np.unique(codes)) != len(codes):
-            raise ValueError(f"cache {cache.path or '(in memory)'} records a configuration twice")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records a configuration twice")
         self._codes = codes
         self._knobs = np.column_stack([
             np.array([knob_value(v, vals) for v in vals], dtype=float)[pos[:, c]]

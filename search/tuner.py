@@ -40,7 +40,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .measure.base import MeasureRecord, Measurer
+from iobound.errors import InvalidInputError
+
+from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .records import LogWriter, _jsonable, read_log
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -153,13 +155,13 @@ def _check_resume_header(path, header: Mapping[str, Any], space: Space, measurer
             if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
                 there, here = ({k: v for k, v in d.items() if k != "name"} for d in (there, here))
             if key in logged_space and key in now and there != here:
-                raise ValueError(
+                raise InvalidInputError(
                     f"resume log {str(path)!r} was written for another space ({key} "
                     f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
                     f"here); start a new log for this run")
     logged_meas = header.get("measurer")
     if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
-        raise ValueError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
+        raise InvalidInputError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
                          f"not {measurer.name!r}; start a new log for this run")
 
 
@@ -216,9 +218,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         Extra run description for the log header (layer, device...).
     """
     if budget < 1:
-        raise ValueError(f"budget must be >= 1, got {budget}")
+        raise InvalidInputError(f"budget must be >= 1, got {budget}")
     if patience is not None and patience < 1:
-        raise ValueError(f"patience must be >= 1, got {patience}")
+        raise InvalidInputError(f"patience must be >= 1, got {patience}")
     if isinstance(strategy, Strategy):
         strat = strategy
     else:
@@ -227,7 +229,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     if log is None and resume is not None:
         log = resume
     if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:
-        raise ValueError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
+        raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
     head = {"strategy": strat.name, "seed": seed, "budget": budget, "space": space.describe(),
             "measurer": measurer.describe(), **(header or {})}
     writer = LogWriter(log, head) if log is not None else None
@@ -281,7 +283,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
             t_measure += time.perf_counter() - t0
             missing = [i for i in fresh if i not in got]
             if missing:
-                raise RuntimeError(f"measurer {measurer.name!r} returned {len(fresh) - len(missing)} "
+                raise MeasurerError(f"measurer {measurer.name!r} returned {len(fresh) - len(missing)} "
                                    f"records for {len(fresh)} configurations")
             for i in answered:
                 seen[i] = got[i]

@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from iobound.errors import InvalidInputError
+
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
@@ -90,10 +92,10 @@ def _resolve_measure(args) -> tuple[str, str | None, str | None]:
     kind, _, file = args.measure.partition(":")
     if kind == "replay":
         if not file:
-            raise ValueError("--measure replay needs a file: replay:FILE")
+            raise InvalidInputError("--measure replay needs a file: replay:FILE")
         return "replay", file, None
     if kind not in ("cuda", "emulate", "model") or file:
-        raise ValueError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
+        raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
     return kind, None, None
 
 
@@ -132,7 +134,7 @@ def _check_args(args) -> None:
     for flag, value in (("--budget", args.budget), ("--batch-size", args.batch_size),
                         ("--patience", args.patience)):
         if value is not None and value < 1:
-            raise ValueError(f"{flag} must be >= 1, got {value}")
+            raise InvalidInputError(f"{flag} must be >= 1, got {value}")
     _tune_kwargs(args)
     if args.history:
         import sqlite3
@@ -141,7 +143,7 @@ def _check_args(args) -> None:
         try:
             History(args.history).close()
         except sqlite3.Error as exc:
-            raise ValueError(f"--history {args.history}: cannot open the database: {exc}") from exc
+            raise InvalidInputError(f"--history {args.history}: cannot open the database: {exc}") from exc
 
 
 def _has_log(path: str) -> bool:
@@ -158,12 +160,12 @@ def _check_log_paths(args, layers) -> None:
         paths = [_per_layer_path(args.resume, l, many) for l in layers]
         if not any(_has_log(p) for p in paths):
             per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
-            raise ValueError(f"--resume: no log {args.resume!r}{per_layer}: missing or empty")
+            raise InvalidInputError(f"--resume: no log {args.resume!r}{per_layer}: missing or empty")
     if args.log and args.log != args.resume:
         for layer in layers:
             p = _per_layer_path(args.log, layer, many)
             if _has_log(p):
-                raise ValueError(f"--log {p!r} exists; pass it as --resume to continue that run")
+                raise InvalidInputError(f"--log {p!r} exists; pass it as --resume to continue that run")
 
 
 def _progress(args, label: str, budget: int, unit: str = "ms"):
@@ -233,7 +235,7 @@ def _run_replay(args, file: str) -> int:
     from search.replay_space import ReplaySpace
 
     if args.layer or args.network or args.device:
-        raise ValueError("--measure replay:FILE defines the space and the device; "
+        raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                          "do not give --layer/--network/--device")
     _check_log_paths(args, [None])
     space = ReplaySpace(file)
@@ -373,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
     from iobound.networks import network_layers
 
     if not args.layer and not args.network:
-        raise ValueError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
+        raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
     dev_note = ""
     if args.device:
         device = get_device(args.device)
@@ -386,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
         skipped = [l for l in layers if not l.winograd_applicable]
         layers = [l for l in layers if l.winograd_applicable]
         if not layers:
-            raise ValueError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
+            raise InvalidInputError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
     _check_log_paths(args, layers)
     if notice and not args.json:
         sys.stdout.flush()

@@ -31,9 +31,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
+from iobound.errors import IoboundError
 from kernels.status import Status
 
-__all__ = ["Status", "MeasureRecord", "Measurer"]
+__all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError"]
+
+
+class MeasurerError(IoboundError):
+    """A measurer broke its contract (e.g. fewer records than configurations)."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
+
 from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
@@ -62,7 +64,7 @@ class CudaMeasurer(Measurer):
         from kernels.gpu import GpuOptions
 
         if algorithm not in ("direct", "winograd"):
-            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
         self.layer, self.algorithm = layer, algorithm
         self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
 

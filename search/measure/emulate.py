@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
+
 from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["EmulateMeasurer"]
@@ -59,7 +61,7 @@ class EmulateMeasurer(Measurer):
 
     def __init__(self, layer, algorithm: str = "direct", seed: int = 0, with_bound: bool = False):
         if algorithm not in ("direct", "winograd"):
-            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
         self.layer, self.algorithm, self.seed, self.with_bound = layer, algorithm, seed, with_bound
 
     def toolchain(self) -> str:

@@ -50,6 +50,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer, Status
 
 __all__ = ["ModelMeasurer", "estimate_ms", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
@@ -113,7 +114,7 @@ class ModelMeasurer(Measurer):
             from iobound.devices import get_device
             device = get_device(device)
         if algorithm not in ("direct", "winograd"):
-            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
         self.layer, self.device, self.algorithm = layer, device, algorithm
 
     def toolchain(self) -> str:
