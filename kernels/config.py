@@ -2,8 +2,8 @@
 
 A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
 block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over
-the block's Winograd tiles and output channels. The on-chip sizes follow the
-conventions shared with ``dataflow`` (docs: /work/notes/conventions.md):
+the block's Winograd tiles and output channels. The on-chip sizes are the dataflow's
+(:func:`dataflow.direct.direct_footprint`, :func:`dataflow.winograd.winograd_block_words`):
 
 * direct: shared = ``alpha * in_rows * in_cols + z * alpha * k_h * k_w`` floats with
   ``in_rows = (y - 1) * mu_h + extent_h``; registers = ``x * y * z`` accumulators;
@@ -13,7 +13,9 @@ conventions shared with ``dataflow`` (docs: /work/notes/conventions.md):
   (:func:`onchip_words`, the S its traffic is checked against).
 
 :func:`check_config` lists every reason a config cannot run on a device (empty when it
-can); the generators refuse configs with reasons.
+can); the generators refuse configs with reasons. A config given without threads gets
+the block of :func:`kernels.thread_block.default_thread_block` from
+:func:`parse_config` with ``default_threads=True``.
 
 Examples
 --------
@@ -36,6 +38,8 @@ from typing import TYPE_CHECKING, TypeVar, Union
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
+from .thread_block import THREAD_KEYS, default_thread_block
+
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.devices import Device
 
@@ -43,7 +47,7 @@ __all__ = [
     "DirectConfig", "WinogradConfig", "KernelConfig", "MAX_ACCUMULATORS_PER_THREAD",
     "REGISTER_OVERHEAD", "config_from_dict", "parse_config", "input_tile_shape",
     "shared_memory_words", "shared_memory_bytes", "register_words", "onchip_words",
-    "accumulators_per_thread", "grid_shape", "check_config",
+    "accumulators_per_thread", "grid_shape", "check_config", "parse_config_items",
 ]
 
 #: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
@@ -170,13 +174,30 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     return cls.from_dict(d)
 
 
-def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
+def parse_config(text: str, algorithm: str | None = None, *,
+                 default_threads: bool = False) -> KernelConfig:
     """Parse ``"x=4,y=4,z=8,alpha=2,tx=4,ty=4,tz=2"`` into a config.
 
-    Without ``algorithm``, a config with ``e`` is Winograd, else direct.
+    Without ``algorithm``, a config with ``e`` is Winograd, else direct. With
+    ``default_threads``, a config that names none of tx, ty, tz gets the block of
+    :func:`kernels.thread_block.default_thread_block`.
 
     >>> parse_config("x=4,y=2,z=2,alpha=1,tx=2,ty=2,tz=1")
     DirectConfig(x=4, y=2, z=2, alpha=1, tx=2, ty=2, tz=1)
+    >>> parse_config("x=8,y=8,z=8,alpha=2", default_threads=True)
+    DirectConfig(x=8, y=8, z=8, alpha=2, tx=8, ty=8, tz=4)
+    """
+    d = parse_config_items(text)
+    if default_threads and not any(k in d for k in THREAD_KEYS):
+        d.update(default_thread_block(d, algorithm))
+    return config_from_dict(d, algorithm)
+
+
+def parse_config_items(text: str) -> dict[str, int]:
+    """``"k=v,..."`` as a dict of integers, in the order given.
+
+    >>> parse_config_items("x=4, e=2")
+    {'x': 4, 'e': 2}
     """
     d: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
@@ -187,7 +208,7 @@ def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
             d[key.strip()] = int(value)
         except ValueError:
             raise InvalidInputError(f"config value of {key.strip()!r} must be an integer, got {value!r}") from None
-    return config_from_dict(d, algorithm)
+    return d
 
 
 # -- sizes -------------------------------------------------------------------------
