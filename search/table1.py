@@ -35,8 +35,7 @@ whole space (threads included) in CP-SAT for cross-checks on small layers.
 
 Examples
 --------
->>> from iobound.errors import SolverError
-from iobound.layer import ConvLayer
+>>> from iobound.layer import ConvLayer
 >>> from iobound.devices import get_device
 >>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=64, k_h=3, k_w=3)
 >>> dom = domain_for(layer, get_device("v100"), "direct")
@@ -55,9 +54,9 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from iobound.errors import InvalidInputError
+from iobound.errors import InvalidInputError, SolverError
 from iobound.layer import ConvLayer
-from kernels.config import MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
@@ -66,7 +65,6 @@ ALGORITHMS = ("direct", "winograd")
 #: Register words (accumulators or Winograd temporaries) one thread may hold.
 MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
 WORD_BYTES = 4  # fp32
-GRID_YZ_LIMIT = 65535
 
 
 def divisors(n: int) -> tuple[int, ...]:
@@ -105,7 +103,7 @@ class Domain:
         Threads per block and register words per thread.
     regs_per_sm, reg_overhead : int
         The register file of an SM and the registers a thread needs besides its
-        register words (``kernels.config.REGISTER_OVERHEAD``): a block must satisfy
+        register words (``kernels.limits.REGISTER_OVERHEAD``): a block must satisfy
         ``(ceil(reg_words / threads) + reg_overhead) * threads <= regs_per_sm``.
     """
 

@@ -10,7 +10,8 @@ from iobound.layer import ConvLayer
 from kernels.config import check_config, config_from_dict
 from search.conv_space import ConvSpace
 from search.measure import make_measurer
-from search.measure.model import ModelMeasurer, estimate_ms
+from kernels.perf_model import estimate_ms
+from search.measure.model import ModelMeasurer
 from kernels.status import Status
 
 V100 = get_device("v100")

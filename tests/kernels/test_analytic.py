@@ -11,8 +11,8 @@ from dataflow.direct import DirectTiling, direct_io
 from dataflow.winograd import WinogradTiling, winograd_io
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
+from kernels.analytic import FEATURE_NAMES, analytic_features
 from kernels.config import config_from_dict, grid_shape, onchip_words, shared_memory_bytes
-from search.analytic import FEATURE_NAMES, analytic_features
 from search.conv_space import ConvSpace
 
 V100 = get_device("v100")
@@ -86,7 +86,7 @@ def test_winograd_executes_fewer_flops_than_direct():
 
 def test_features_are_fast():
     """Thousands of configs per second, cold caches included."""
-    from search.analytic import flops, io_words
+    from kernels.analytic import flops, io_words
     layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=1)
     space = ConvSpace(layer, V100)
     idx = space.sample(3000, np.random.default_rng(3))
