@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .dag_direct import direct_chain
@@ -197,15 +198,15 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
     algorithm = dag.graph.get("algorithm")
     if isinstance(tiling, WinogradTiling):
         if algorithm != "winograd" or dag.graph.get("e") != tiling.e:
-            raise ValueError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "
+            raise InvalidInputError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "
                              f"same e, got a {algorithm} DAG (e={dag.graph.get('e')})")
         order, starts = _winograd_order(dag, layer, tiling)
     elif isinstance(tiling, DirectTiling):
         if algorithm != "direct":
-            raise ValueError(f"a DirectTiling needs the direct DAG, got a {algorithm} DAG")
+            raise InvalidInputError(f"a DirectTiling needs the direct DAG, got a {algorithm} DAG")
         order, starts = _direct_order(layer, tiling)
     else:
-        raise ValueError(f"tiling must be a DirectTiling or a WinogradTiling, got {tiling!r}")
+        raise InvalidInputError(f"tiling must be a DirectTiling or a WinogradTiling, got {tiling!r}")
     covered = set(order)
     missing = [v for v in dag if dag.in_degree(v) > 0 and v not in covered]
     if missing:

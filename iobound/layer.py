@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .errors import InvalidInputError
+
 __all__ = ["ConvLayer"]
 
 
@@ -27,7 +29,7 @@ def _pair(name: str, value) -> tuple[int, int]:
         isinstance(v, int) and not isinstance(v, bool) for v in value
     ):
         return (int(value[0]), int(value[1]))
-    raise ValueError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
+    raise InvalidInputError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -68,22 +70,22 @@ class ConvLayer:
         for fname in ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w"):
             v = getattr(self, fname)
             if not isinstance(v, int) or isinstance(v, bool):
-                raise ValueError(f"{fname} must be an integer, got {v!r}")
+                raise InvalidInputError(f"{fname} must be an integer, got {v!r}")
             if v < 1:
-                raise ValueError(f"{fname} must be >= 1, got {v}")
+                raise InvalidInputError(f"{fname} must be >= 1, got {v}")
         for fname, minimum in (("stride", 1), ("padding", 0), ("dilation", 1)):
             pair = _pair(fname, getattr(self, fname))
             for axis, v in zip("hw", pair):
                 if v < minimum:
-                    raise ValueError(f"{fname} ({axis}) must be >= {minimum}, got {v}")
+                    raise InvalidInputError(f"{fname} ({axis}) must be >= {minimum}, got {v}")
             object.__setattr__(self, fname, pair)
         if self.extent_h > self.h_in + 2 * self.padding[0]:
-            raise ValueError(
+            raise InvalidInputError(
                 f"k_h={self.k_h} (dilated extent {self.extent_h}) is larger than the "
                 f"padded input height {self.h_in + 2 * self.padding[0]}"
             )
         if self.extent_w > self.w_in + 2 * self.padding[1]:
-            raise ValueError(
+            raise InvalidInputError(
                 f"k_w={self.k_w} (dilated extent {self.extent_w}) is larger than the "
                 f"padded input width {self.w_in + 2 * self.padding[1]}"
             )
@@ -176,7 +178,7 @@ class ConvLayer:
         """Raise ValueError naming the field when Winograd does not apply."""
         problem = self.winograd_problem()
         if problem is not None:
-            raise ValueError(problem)
+            raise InvalidInputError(problem)
 
     # -- serialisation -------------------------------------------------------
     def to_dict(self) -> dict:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .errors import InvalidInputError
+
 __all__ = ["DTYPE_BYTES", "dtype_bytes", "parse_bytes", "fast_memory_words"]
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
@@ -31,7 +33,7 @@ def dtype_bytes(dtype: str) -> int:
     try:
         return DTYPE_BYTES[dtype.lower()]
     except KeyError:
-        raise ValueError(
+        raise InvalidInputError(
             f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}"
         ) from None
 
@@ -40,13 +42,13 @@ def parse_bytes(text: str) -> int:
     """Parse ``"48KiB"``, ``"96 KB"``, ``"1MiB"`` or ``"512B"`` into bytes."""
     m = _SIZE.match(str(text))
     if not m or m.group(2).lower() not in _UNITS:
-        raise ValueError(
+        raise InvalidInputError(
             f"cannot read size {text!r}: give words (12288) or bytes with a unit "
             f"({', '.join(u for u in ('B', 'KiB', 'MiB', 'KB', 'MB'))})"
         )
     value = float(m.group(1)) * _UNITS[m.group(2).lower()]
     if value != int(value):
-        raise ValueError(f"size {text!r} is not a whole number of bytes")
+        raise InvalidInputError(f"size {text!r} is not a whole number of bytes")
     return int(value)
 
 
@@ -67,5 +69,5 @@ def fast_memory_words(text: str | int, dtype: str = "fp32") -> int:
         else:
             words = parse_bytes(s) // dtype_bytes(dtype)
     if words < 1:
-        raise ValueError(f"fast memory must be at least one word, got {text!r}")
+        raise InvalidInputError(f"fast memory must be at least one word, got {text!r}")
     return words

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iobound.errors import IoboundError, ToolchainError
+from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .cache import cache_dir, content_key
 from .reference import check_shapes
@@ -166,11 +166,11 @@ def _load(path: str):
 
 def _check_launch(source: KernelSource) -> None:
     if source.threads > MAX_THREADS_PER_BLOCK:
-        raise ValueError(f"emulator refuses {source.threads} threads per block "
+        raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
                          f"(at most {MAX_THREADS_PER_BLOCK})")
     total = source.threads * source.blocks
     if total > MAX_TOTAL_THREADS:
-        raise ValueError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
+        raise InvalidInputError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
                          f"threads = {total} threads (at most {MAX_TOTAL_THREADS}); use a smaller layer")
 
 

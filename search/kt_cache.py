@@ -8,17 +8,17 @@ holding the parameters, ``time`` (ms, or a failure string), ``times`` and more.
 
 Failure strings and our statuses:
 
-=========================  =================
-Kernel Tuner ``time``      status
-=========================  =================
-``InvalidConfig``          ``invalid``
-``CompilationFailedConfig`` ``compile_error``
-``RuntimeFailedConfig``    ``runtime_error``
-=========================  =================
+===========================  ========================
+Kernel Tuner ``time``        :class:`~kernels.status.Status`
+===========================  ========================
+``InvalidConfig``            ``INVALID``
+``CompilationFailedConfig``  ``COMPILE_ERROR``
+``RuntimeFailedConfig``      ``RUNTIME_ERROR``
+===========================  ========================
 
-On export, ``timeout`` and ``wrong_result`` (which Kernel Tuner has no string for)
-are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` so that
-re-importing our own files restores it exactly.
+On export, ``TIMEOUT`` and ``WRONG_RESULT`` (which Kernel Tuner has no string for)
+are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` (its
+string value) so that re-importing our own files restores it exactly.
 
 Examples
 --------
@@ -27,7 +27,7 @@ Examples
 ...     {"a": 2, "b": 0, "time": "RuntimeFailedConfig"}])
 >>> cache_key({"a": 2, "b": 0}, cache.keys)
 '2,0'
->>> [entry_status(e) for e in cache.entries]
+>>> [entry_status(e).value for e in cache.entries]
 ['ok', 'runtime_error']
 """
 
@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
+from kernels.status import Status
+
 from .measure.base import MeasureRecord
 
 __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
@@ -48,18 +51,19 @@ __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", 
 
 #: Kernel Tuner failure string -> our status.
 FAILURE_STATUS = {
-    "InvalidConfig": "invalid",
-    "CompilationFailedConfig": "compile_error",
-    "RuntimeFailedConfig": "runtime_error",
+    "InvalidConfig": Status.INVALID,
+    "CompilationFailedConfig": Status.COMPILE_ERROR,
+    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
 }
 #: our failure status -> Kernel Tuner failure string (lossy for timeout/wrong_result).
 STATUS_FAILURE = {
-    "invalid": "InvalidConfig",
-    "compile_error": "CompilationFailedConfig",
-    "runtime_error": "RuntimeFailedConfig",
-    "timeout": "RuntimeFailedConfig",
-    "wrong_result": "RuntimeFailedConfig",
+    Status.INVALID: "InvalidConfig",
+    Status.COMPILE_ERROR: "CompilationFailedConfig",
+    Status.RUNTIME_ERROR: "RuntimeFailedConfig",
+    Status.TIMEOUT: "RuntimeFailedConfig",
+    Status.WRONG_RESULT: "RuntimeFailedConfig",
 }
+_FAILURE_BY_VALUE = {s.value: s for s in STATUS_FAILURE}
 
 
 @dataclass(frozen=True)
@@ -112,16 +116,15 @@ def recorded_time(entry: Mapping[str, Any]) -> float | None:
     return None
 
 
-def entry_status(entry: Mapping[str, Any]) -> str:
-    """Our status for a cache entry (see the module table); a float time is ``ok``."""
+def entry_status(entry: Mapping[str, Any]) -> Status:
+    """Our status for a cache entry (see the module table); a float time is ``OK``."""
     t = entry.get("time")
     if isinstance(t, str):
-        if "status" in entry and entry["status"] in STATUS_FAILURE:
-            return entry["status"]
-        return FAILURE_STATUS.get(t, "runtime_error")
+        stored = _FAILURE_BY_VALUE.get(entry.get("status"))
+        return stored or FAILURE_STATUS.get(t, Status.RUNTIME_ERROR)
     if t is None:
-        return "invalid"
-    return "ok"
+        return Status.INVALID
+    return Status.OK
 
 
 def _open(path: Path, mode: str):
@@ -140,18 +143,18 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"replay file {str(path)!r} does not exist")
+        raise InvalidInputError(f"replay file {str(path)!r} does not exist")
     try:
         with _open(path, "r") as fh:
             raw = json.load(fh)
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
+        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        raise ValueError(f"replay file {str(path)!r} is a T1 tuning-problem description "
+        raise InvalidInputError(f"replay file {str(path)!r} is a T1 tuning-problem description "
                          f"(parameters and restrictions, no measurements); replay needs a "
                          f"Kernel Tuner cache file with recorded times")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
-        raise ValueError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
+        raise InvalidInputError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
     keys = raw.get("tune_params_keys") or list(raw["tune_params"])
     tune_params = {k: list(raw["tune_params"][k]) for k in keys}
     entries = []
@@ -176,7 +179,7 @@ def _parse_value(text: str, choices: Sequence[Any]) -> Any:
     for c in choices:
         if str(c) == text:
             return c
-    raise ValueError(f"cache key value {text!r} is not among {list(choices)!r}")
+    raise InvalidInputError(f"cache key value {text!r} is not among {list(choices)!r}")
 
 
 def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,
@@ -190,13 +193,13 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     keys = list(tune_params)
     by_key: dict[str, dict] = {}
     for rec in records:
-        if rec.status == "ok" and rec.time_ms is None:
+        if rec.is_ok and rec.time_ms is None:
             continue
         entry = {k: rec.config[k] for k in keys}
-        if rec.status == "ok":
+        if rec.is_ok:
             entry.update(time=rec.time_ms, times=list(rec.costs) or [rec.time_ms])
         else:
-            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status)
+            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status.value)
         if rec.estimate:
             entry["estimate"] = True
         by_key[cache_key(rec.config, keys)] = entry

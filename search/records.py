@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from iobound.errors import InvalidInputError
+
 from .measure.base import MeasureRecord
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log"]
@@ -67,7 +69,7 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"log file {str(path)!r} does not exist")
+        raise InvalidInputError(f"log file {str(path)!r} does not exist")
     data = path.read_bytes()
     lines = data.split(b"\n")
     truncated = False
@@ -77,22 +79,22 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         lines.pop()
         truncated = True
     if not lines:
-        raise ValueError(f"log file {str(path)!r} is empty (no header)")
+        raise InvalidInputError(f"log file {str(path)!r} is empty (no header)")
     try:
         header = json.loads(lines[0])
     except json.JSONDecodeError as exc:
-        raise ValueError(f"log file {str(path)!r}: bad header line: {exc}") from exc
+        raise InvalidInputError(f"log file {str(path)!r}: bad header line: {exc}") from exc
     if header.get("schema") != SCHEMA:
-        raise ValueError(f"log file {str(path)!r} is not an iobound tuning log")
+        raise InvalidInputError(f"log file {str(path)!r} is not an iobound tuning log")
     if header.get("version") != SCHEMA_VERSION:
-        raise ValueError(f"log file {str(path)!r} has schema version {header.get('version')!r}; "
+        raise InvalidInputError(f"log file {str(path)!r} has schema version {header.get('version')!r}; "
                          f"this iobound reads version {SCHEMA_VERSION}")
     entries = []
     for n, line in enumerate(lines[1:], start=2):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"log file {str(path)!r} line {n}: {exc}") from exc
+            raise InvalidInputError(f"log file {str(path)!r} line {n}: {exc}") from exc
         if obj.get("kind") != "record":
             continue
         entries.append(LogEntry(int(obj["index"]), MeasureRecord.from_dict(obj["record"])))

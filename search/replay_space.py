@@ -46,6 +46,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+from kernels.status import Status
+
 from .kt_cache import KtCache, entry_status, load_cache
 from .space import Space, knob_value
 
@@ -69,10 +72,10 @@ class ReplaySpace(Space):
         if not isinstance(cache, KtCache):
             cache = load_cache(cache)
         if neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
+            raise InvalidInputError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
                              f"got {neighbourhood!r}")
         if not cache.entries:
-            raise ValueError(f"cache {cache.path or '(in memory)'} records no configurations")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records no configurations")
         self.cache = cache
         self.neighbourhood = neighbourhood
         self._params = cache.keys
@@ -99,7 +102,7 @@ class ReplaySpace(Space):
         self._sorted_codes = codes[order]
         self._order = order
         if len(np.unique(codes)) != len(codes):
-            raise ValueError(f"cache {cache.path or '(in memory)'} records a configuration twice")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records a configuration twice")
         self._codes = codes
         self._knobs = np.column_stack([
             np.array([knob_value(v, vals) for v in vals], dtype=float)[pos[:, c]]
@@ -170,14 +173,14 @@ class ReplaySpace(Space):
     def features(self, indices: Sequence[int]) -> np.ndarray:
         return self._knobs[np.asarray(indices, dtype=np.int64)]
 
-    def status(self, i: int) -> str:
-        """The recorded status of configuration ``i`` (``ok`` or a failure)."""
+    def status(self, i: int) -> Status:
+        """The recorded status of configuration ``i`` (``OK`` or a failure)."""
         return self._status[int(i)]
 
     def describe(self) -> dict:
         counts: dict[str, int] = {}
         for s in self._status:
-            counts[s] = counts.get(s, 0) + 1
+            counts[s.value] = counts.get(s.value, 0) + 1
         return {"kind": "replay", "size": len(self), "params": list(self._params),
                 "device": self.cache.device_name, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,

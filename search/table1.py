@@ -54,8 +54,9 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from iobound.errors import InvalidInputError, SolverError
 from iobound.layer import ConvLayer
-from kernels.config import MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
@@ -64,7 +65,6 @@ ALGORITHMS = ("direct", "winograd")
 #: Register words (accumulators or Winograd temporaries) one thread may hold.
 MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
 WORD_BYTES = 4  # fp32
-GRID_YZ_LIMIT = 65535
 
 
 def divisors(n: int) -> tuple[int, ...]:
@@ -103,7 +103,7 @@ class Domain:
         Threads per block and register words per thread.
     regs_per_sm, reg_overhead : int
         The register file of an SM and the registers a thread needs besides its
-        register words (``kernels.config.REGISTER_OVERHEAD``): a block must satisfy
+        register words (``kernels.limits.REGISTER_OVERHEAD``): a block must satisfy
         ``(ceil(reg_words / threads) + reg_overhead) * threads <= regs_per_sm``.
     """
 
@@ -131,7 +131,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+        raise InvalidInputError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
                   s_b_words=prune_bytes // WORD_BYTES,
@@ -148,7 +148,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
     layer.check_winograd()
     es = tuple(sorted({int(e) for e in winograd_e}))
     if not es or es[0] < 2:
-        raise ValueError(f"winograd e must be integers >= 2, got {winograd_e!r}")
+        raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")
     pairs = {e: (tuple(e * b for b in divisors(-(-layer.w_out // e))),
                  tuple(e * b for b in divisors(-(-layer.h_out // e)))) for e in es}
     values = {"e": es,
@@ -285,7 +285,7 @@ def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
     cb = _Collector(list(variables), list(extra))
     status = solver.Solve(model, cb)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
-        raise RuntimeError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
+        raise SolverError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
     return cb.rows
 
 

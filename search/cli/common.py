@@ -23,6 +23,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from iobound.errors import InvalidInputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer
 
@@ -96,10 +98,10 @@ def check_winograd_e(e: int | None) -> None:
     >>> check_winograd_e(0)
     Traceback (most recent call last):
     ...
-    ValueError: --winograd-e must be >= 1, got 0
+    iobound.errors.InvalidInputError: --winograd-e must be >= 1, got 0
     """
     if e is not None and e < 1:
-        raise ValueError(f"--winograd-e must be >= 1, got {e}")
+        raise InvalidInputError(f"--winograd-e must be >= 1, got {e}")
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
     check_winograd_e, format_rows, print_result, resolve_fast_memory, resolve_layer,
@@ -50,14 +51,14 @@ def _parse_tiles(text: str, algorithm: str, e: int | None):
 
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isdigit() for p in parts):
-        raise ValueError(f"--tiles {text!r}: give positive integers x,y,z[,alpha]")
+        raise InvalidInputError(f"--tiles {text!r}: give positive integers x,y,z[,alpha]")
     vals = [int(p) for p in parts]
     if algorithm == "direct":
         if len(vals) not in (3, 4):
-            raise ValueError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")
+            raise InvalidInputError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")
         return DirectTiling(*vals)
     if len(vals) != 3:
-        raise ValueError(f"--tiles {text!r}: winograd needs x,y,z (set e with --winograd-e)")
+        raise InvalidInputError(f"--tiles {text!r}: winograd needs x,y,z (set e with --winograd-e)")
     return WinogradTiling(2 if e is None else e, *vals)
 
 
@@ -98,10 +99,10 @@ def run(args: argparse.Namespace) -> int:
     layer = resolve_layer(args)
     s = resolve_fast_memory(args)
     if args.winograd_e is not None and args.algorithm != "winograd":
-        raise ValueError("--winograd-e is only meaningful with --algorithm winograd")
+        raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     check_winograd_e(args.winograd_e)
     if args.tiles and args.any_tiles:
-        raise ValueError("--any-tiles searches tiles; it cannot be combined with --tiles")
+        raise InvalidInputError("--any-tiles searches tiles; it cannot be combined with --tiles")
     tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
                             e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
     format_rows, print_result, resolve_layer,
@@ -45,10 +46,10 @@ def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
     if text is None:
         return (2, 3, 4)
     if algorithm != "winograd":
-        raise ValueError("--winograd-e is only meaningful with --algorithm winograd")
+        raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts or not all(p.isdigit() and int(p) >= 2 for p in parts):
-        raise ValueError(f"--winograd-e {text!r}: give integers >= 2, e.g. 2,4")
+        raise InvalidInputError(f"--winograd-e {text!r}: give integers >= 2, e.g. 2,4")
     return tuple(int(p) for p in parts)
 
 

@@ -20,6 +20,8 @@ k null    v100               2      2   1.5000
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import argparse
 import json
 import sqlite3
@@ -74,11 +76,11 @@ def _select(p: argparse.ArgumentParser) -> None:
 def _open(args, create: bool):
     from search.db import TuningDB
     if not create and not Path(args.db).is_file():
-        raise ValueError(f"--db {args.db}: no such database (create it with 'iobound history import')")
+        raise InvalidInputError(f"--db {args.db}: no such database (create it with 'iobound history import')")
     try:
         return TuningDB(args.db)
     except sqlite3.Error as exc:
-        raise ValueError(f"--db {args.db}: cannot open the database: {exc}") from exc
+        raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,17 +133,17 @@ def _one_workload(db, text: str | None):
         return ws[0]
     what = f"matching {text!r}" if text else "in the database"
     if not ws:
-        raise ValueError(f"no workload {what}")
-    raise ValueError(f"{len(ws)} workloads {what}; choose one with --workload: "
+        raise InvalidInputError(f"no workload {what}")
+    raise InvalidInputError(f"{len(ws)} workloads {what}; choose one with --workload: "
                      + "; ".join(w.label() for w in ws))
 
 
 def _best(args, db) -> int:
     from search.db.queries import best, select_workloads
     if args.k < 1:
-        raise ValueError(f"-k must be >= 1, got {args.k}")
+        raise InvalidInputError(f"-k must be >= 1, got {args.k}")
     if args.workload and not select_workloads(db, args.workload):
-        raise ValueError(f"no workload matching {args.workload!r}")
+        raise InvalidInputError(f"no workload matching {args.workload!r}")
     picks = [m for w in select_workloads(db, args.workload)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
@@ -168,7 +170,7 @@ def _export(args, db) -> int:
     if not args.device:
         devices = sorted({r.device for r in summary(db) if r.workload == w})
         if len(devices) != 1:
-            raise ValueError(f"{len(devices)} devices hold {w.label()}; choose one with --device: "
+            raise InvalidInputError(f"{len(devices)} devices hold {w.label()}; choose one with --device: "
                              + ", ".join(devices))
         args.device = devices[0]
     path = export_cache(db, args.file, w, args.device, args.toolchain)

@@ -31,6 +31,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import gzip
 import json
 import math
@@ -41,6 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
+from kernels.status import Status
 from ..kt_cache import entry_status, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
@@ -85,7 +88,7 @@ def _stem(path: Path) -> str:
 
 def _device(path: Path, own: str, device: str | None) -> str:
     if own and device and own != device:
-        raise ValueError(f"{path} records device {own!r}; --device {device!r} disagrees "
+        raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
     return own or device or _stem(path)
 
@@ -111,14 +114,14 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such file")
+        raise InvalidInputError(f"{path}: no such file")
     try:
         return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
     except ValueError as exc:
         msg = str(exc)
-        raise ValueError(msg if str(path) in msg else f"{path}: {msg}") from exc
+        raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from exc
     except (OSError, EOFError, zlib.error, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
+        raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
 
 
 def _kt_timestamp(value: Any) -> float:
@@ -135,7 +138,7 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     other = {k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS}
     status = entry_status(entry)
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
-    if status != "ok":
+    if status is not Status.OK:
         rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
     else:
         t = entry["time"]

@@ -2,9 +2,9 @@
 
 A recorded float ``time`` gives an ``ok`` record with ``time_ms`` = the recorded
 ``time`` (Kernel Tuner's objective) and ``costs`` = the recorded ``times``; a
-failure string gives its status (``InvalidConfig`` -> ``invalid``,
-``CompilationFailedConfig`` -> ``compile_error``, ``RuntimeFailedConfig`` ->
-``runtime_error``); a configuration absent from the file is ``invalid``.
+failure string gives its status (``InvalidConfig`` -> ``INVALID``,
+``CompilationFailedConfig`` -> ``COMPILE_ERROR``, ``RuntimeFailedConfig`` ->
+``RUNTIME_ERROR``); a configuration absent from the file is ``INVALID``.
 Nothing is timed here, so the records are measurements replayed, not estimates.
 
 Examples
@@ -12,7 +12,7 @@ Examples
 >>> from search.kt_cache import KtCache
 >>> m = ReplayMeasurer(KtCache(tune_params={"a": [1, 2]}, entries=[
 ...     {"a": 1, "time": 2.0, "times": [1.9, 2.0, 2.1]}, {"a": 2, "time": "CompilationFailedConfig"}]))
->>> [(r.status, r.time_ms) for r in m.measure([{"a": 1}, {"a": 2}, {"a": 3}])]
+>>> [(r.status.value, r.time_ms) for r in m.measure([{"a": 1}, {"a": 2}, {"a": 3}])]
 [('ok', 2.0), ('compile_error', None), ('invalid', None)]
 """
 
@@ -22,7 +22,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..kt_cache import KtCache, cache_key, entry_status, load_cache
-from .base import MeasureRecord, Measurer
+from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["ReplayMeasurer"]
 
@@ -50,11 +50,11 @@ class ReplayMeasurer(Measurer):
         try:
             entry = self._by_key.get(cache_key(config, self.cache.keys))
         except KeyError as exc:
-            return MeasureRecord.failed(config, "invalid", f"parameter {exc} missing from config")
+            return MeasureRecord.failed(config, Status.INVALID, f"parameter {exc} missing from config")
         if entry is None:
-            return MeasureRecord.failed(config, "invalid", "configuration not recorded in the replay file")
+            return MeasureRecord.failed(config, Status.INVALID, "configuration not recorded in the replay file")
         status = entry_status(entry)
-        if status != "ok":
+        if not status.is_ok:
             return MeasureRecord.failed(config, status, str(entry.get("time")))
         times = entry.get("times") or [entry["time"]]
         extra = {k: entry[k] for k in ("compile_time", "GFLOP/s") if k in entry}

@@ -19,6 +19,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import json
 import sqlite3
 from pathlib import Path
@@ -61,16 +63,16 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
         paths = [per_layer_path(resume, layer, many) for layer in layers]
         if not any(has_log(p) for p in paths):
             per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
-            raise ValueError(f"--resume: no log {resume!r}{per_layer}: missing or empty")
+            raise InvalidInputError(f"--resume: no log {resume!r}{per_layer}: missing or empty")
         if many and len(set(paths)) < len(paths):
-            raise ValueError("layers need distinct names for their per-layer logs")
+            raise InvalidInputError("layers need distinct names for their per-layer logs")
     if log and log != resume:
         paths = [per_layer_path(log, layer, many) for layer in layers]
         if many and len(set(paths)) < len(paths):
-            raise ValueError("layers need distinct names for their per-layer logs")
+            raise InvalidInputError("layers need distinct names for their per-layer logs")
         for p in paths:
             if has_log(p):
-                raise ValueError(f"--log {p!r} exists; pass it as --resume to continue that run")
+                raise InvalidInputError(f"--log {p!r} exists; pass it as --resume to continue that run")
 
 
 def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str | None]:
@@ -90,7 +92,7 @@ def check_history(path: str | None) -> None:
     try:
         History(path).close()
     except sqlite3.Error as exc:
-        raise ValueError(f"--history {path}: cannot open the database: {exc}") from exc
+        raise InvalidInputError(f"--history {path}: cannot open the database: {exc}") from exc
 
 
 def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
@@ -107,7 +109,7 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     elif hasattr(space, "layer") and hasattr(space, "device"):
         layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
     else:
-        raise ValueError(f"no history key for a {type(space).__name__}: it has no layer or recorded file")
+        raise InvalidInputError(f"no history key for a {type(space).__name__}: it has no layer or recorded file")
     return HistoryKey(layer=layer, device=device, toolchain=measurer.toolchain())
 
 

@@ -13,6 +13,8 @@ together, :func:`tune_replay` the same for a recorded Kernel Tuner space.
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -63,9 +65,9 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     """
     from iobound.devices import get_device
     if not layers:
-        raise ValueError("no layers to tune")
+        raise InvalidInputError("no layers to tune")
     if measure not in LAYER_MEASURES:
-        raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
+        raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
     device = get_device(device) if isinstance(device, str) else device
     check_history(settings.history)
     check_log_paths(settings.log, settings.resume, layers)

@@ -14,10 +14,12 @@ StrategyOptions(batch_size=8)
 >>> TuneSettings(budget=0)
 Traceback (most recent call last):
 ...
-ValueError: budget must be >= 1, got 0
+iobound.errors.InvalidInputError: budget must be >= 1, got 0
 """
 
 from __future__ import annotations
+
+from iobound.errors import InvalidInputError
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -76,7 +78,7 @@ class TuneSettings:
         for name in ("budget", "patience"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+                raise InvalidInputError(f"{name} must be >= 1, got {value}")
         self.options_dataclass()  # unknown strategy or option -> ValueError naming it
 
     def options_dataclass(self):
@@ -98,7 +100,7 @@ def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm:
         return make_measurer("model", layer, device, algorithm)
     if kind in ("cuda", "emulate"):
         return make_measurer(kind, layer, algorithm)
-    raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
+    raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..measure.base import MeasureRecord
 from ..space import Space
 
@@ -48,7 +50,7 @@ class StrategyOptions:
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise InvalidInputError(f"batch_size must be >= 1, got {self.batch_size}")
 
 
 class Observations:
@@ -87,11 +89,11 @@ class Strategy(abc.ABC):
 
     def __init__(self, space: Space, options=None, rng: np.random.Generator | None = None):
         if rng is None:
-            raise ValueError(f"strategy {self.name!r} needs an explicit rng (np.random.Generator)")
+            raise InvalidInputError(f"strategy {self.name!r} needs an explicit rng (np.random.Generator)")
         if options is None:
             options = self.Options()
         if not isinstance(options, self.Options):
-            raise ValueError(f"strategy {self.name!r} takes {self.Options.__name__}, "
+            raise InvalidInputError(f"strategy {self.name!r} takes {self.Options.__name__}, "
                              f"got {type(options).__name__}")
         self.space = space
         self.options = options
