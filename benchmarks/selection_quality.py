@@ -11,7 +11,7 @@ the oracle of that measurer. Labels are cached in ``--labels`` (JSON lines of
 Protocol, leave one network out: for each preset network, train on the synthetic
 layers plus the other networks' layers, minus every shape of the held-out network;
 predict the held-out network's layers (so each preset layer is scored by a model that
-never saw its shape). Scores over all held-out (network, layer) pairs: accuracy,
+never saw its shape; a shape found in two networks is scored once). Scores over all held-out (network, layer) pairs: accuracy,
 balanced accuracy (mean recall over the oracle's classes), mean and minimum speedup
 over the oracle (SO = t_oracle / t_chosen), for the gradient-boosted trees, the SO
 decision tree (<= 15 leaves), and the heuristics "always direct" and "Winograd F(e x e,
@@ -95,20 +95,23 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15) -> dict:
     from search.selection.dataset import _shape_key
     from search.selection.predictor import score
 
-    held, choices, leaves = [], {n: [] for n in selectors()}, []
-    for net, test in by_net.items():
+    held, choices, leaves, scored = [], {n: [] for n in selectors()}, [], set()
+    for net, exs in by_net.items():
+        shapes = {_shape_key(ex.layer) for ex in exs}
+        # a shape of two networks (resnet18 and resnet50 share theirs) is scored once
+        test = [ex for ex in exs if _shape_key(ex.layer) not in scored]
         if not test:
             continue
-        shapes = {_shape_key(ex.layer) for ex in test}
-        train = synthetic + [ex for other, exs in by_net.items() if other != net
-                             for ex in exs if _shape_key(ex.layer) not in shapes]
+        scored |= shapes
+        train = synthetic + [ex for other, oexs in by_net.items() if other != net
+                             for ex in oexs if _shape_key(ex.layer) not in shapes]
         for name, sel in selectors(max_leaves).items():
             choices[name] += sel.fit(train).predict(test)
             if name == "tree":
                 leaves.append(sel.tree.n_leaves)
         held += test
     lono = {name: score(held, c) for name, c in choices.items()}
-    presets = [ex for exs in by_net.values() for ex in exs]
+    presets = held
     synth_only = {name: score(presets, sel.fit(synthetic).predict(presets))
                   for name, sel in selectors(max_leaves).items()}
     return {"leave_one_network_out": lono, "synthetic_only": synth_only,

@@ -19,8 +19,9 @@ from .select_cmd import DEFAULT_DEVICE, run_selection
 HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
 DESCRIPTION = (
     "Select per layer as `iobound select` does, then write table.md, selection.json, "
-    "io.png (achieved I/O vs the best lower bound) and time.png (time vs the I/O floor, "
-    "the bound's traffic at DRAM bandwidth) to --out-dir; --html adds report.html, one "
+    "io.png (achieved I/O vs the best lower bound) and time.png (time vs the roofline "
+    "floor: the larger of the bound's traffic at DRAM bandwidth and the algorithm's "
+    "multiplies at FP32 peak) to --out-dir; --html adds report.html, one "
     "self-contained page. Needs matplotlib (pip install 'iobound[report]')."
 )
 

@@ -3,14 +3,16 @@
 Raw, readable quantities (a tree is invariant to monotone transforms, and its
 printed rules then read as ``c_in <= 96``): the layer's shape, its work and data
 sizes, and the device preset's SM count, bandwidth, peak and machine balance, so
-that one model can be trained across devices.
+that one model can be trained across devices. ``tile_waste_e<e>`` is the output area
+that Winograd F(e) tiles cover over the real output area (``ceil(h/e) e ceil(w/e) e /
+(h w)``): 13 x 13 outputs in 4 x 4 tiles compute 16 x 16, a waste of 1.51.
 
 Examples
 --------
 >>> from iobound.networks import get_layer
 >>> row = dict(zip(FEATURE_NAMES, layer_features(get_layer("vgg16.conv3_1"), "v100")))
->>> float(row["c_in"]), float(row["sm_count"])
-(128.0, 80.0)
+>>> float(row["c_in"]), float(row["sm_count"]), round(float(row["tile_waste_e3"]), 3)
+(128.0, 80.0, 1.036)
 >>> feature_matrix([(get_layer("vgg16.conv3_1"), "v100")]).shape == (1, len(FEATURE_NAMES))
 True
 """
@@ -28,7 +30,7 @@ __all__ = ["FEATURE_NAMES", "layer_features", "feature_matrix"]
 FEATURE_NAMES = (
     "c_in", "c_out", "h_out", "w_out", "k", "padding", "macs", "input_size", "weight_size",
     "output_size", "macs_per_word", "outputs_per_sm", "sm_count", "dram_gbs", "peak_gflops",
-    "flop_per_byte",
+    "flop_per_byte", "tile_waste_e2", "tile_waste_e3", "tile_waste_e4",
 )
 
 
@@ -52,6 +54,9 @@ def layer_features(layer: ConvLayer, device) -> np.ndarray:
         "dram_gbs": dev.dram_bandwidth_gbs, "peak_gflops": dev.fp32_peak_gflops,
         "flop_per_byte": dev.machine_balance_flop_per_byte,
     }
+    for e in (2, 3, 4):
+        covered = -(-layer.h_out // e) * e * -(-layer.w_out // e) * e
+        vals[f"tile_waste_e{e}"] = covered / (layer.h_out * layer.w_out)
     return np.array([float(vals[n]) for n in FEATURE_NAMES])
 
 

@@ -4,10 +4,13 @@ Every selector has ``fit(examples)`` (a no-op for heuristics) and
 ``predict(examples) -> list[Candidate]``, and never answers a candidate the layer does
 not have (a 1 x 1 or strided layer always gets ``direct``).
 
-- :class:`GbtSelector`: xgboost gradient-boosted trees, multi-class (``multi:softprob``)
-  over :data:`~search.selection.dataset.CLASSES`, each example weighted by how much a
-  wrong answer would cost it (its mean ``1 - SO`` over the other candidates, plus a
-  floor), the most probable offered class wins.
+- :class:`GbtSelector`: xgboost gradient-boosted trees that regress
+  ``log(t_candidate / t_direct)`` of each Winograd candidate from the layer and device
+  features plus its ``e``; the candidate of smallest prediction wins (direct is 0). A
+  regression of time ratios rather than a classifier of the winner: a near tie costs
+  little either way, and a classifier trained on a few hundred layers picked Winograd
+  where it loses up to 2.7x (mean SO 0.95 against 0.98 in leave-one-network-out on
+  v100 with 174 synthetic layers; see benchmarks/results/selection_quality.json).
 - :class:`TreeSelector`: :class:`~search.selection.tree.SoTree`, printable as rules.
 - :class:`AlwaysDirect` and :class:`Winograd3x3` (Winograd F(e x e, 3 x 3) for every
   3 x 3 stride-1 layer, direct otherwise): what a user would write by hand.
@@ -30,7 +33,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 from typing import Sequence
 
 import numpy as np
@@ -38,6 +40,8 @@ import numpy as np
 from .dataset import CLASSES, DIRECT, Candidate, Example, candidates
 from .features import FEATURE_NAMES, feature_matrix
 from .tree import SoTree
+
+_NO_RUN = 3.0
 
 __all__ = ["AlwaysDirect", "Winograd3x3", "GbtSelector", "TreeSelector", "score", "so_matrix",
            "offered_mask"]
@@ -110,45 +114,63 @@ class TreeSelector:
 
 
 class GbtSelector:
-    """xgboost gradient-boosted trees (see the module doc); ``seed`` fixes the result."""
+    """xgboost gradient-boosted trees that regress each Winograd candidate's time over
+    direct's (see the module doc); ``seed`` fixes the result."""
 
     name = "gradient-boosted trees"
 
-    def __init__(self, rounds: int = 60, max_depth: int = 3, eta: float = 0.2, seed: int = 0):
-        self.params = {"objective": "multi:softprob", "num_class": len(CLASSES),
-                       "max_depth": max_depth, "eta": eta, "seed": seed, "nthread": 1,
-                       "min_child_weight": 0.5, "subsample": 1.0}
+    def __init__(self, rounds: int = 150, max_depth: int = 3, eta: float = 0.1, seed: int = 0):
+        self.params = {"objective": "reg:squarederror", "max_depth": max_depth, "eta": eta,
+                       "seed": seed, "nthread": 1}
         self.rounds = rounds
         self.booster = None
+
+    @staticmethod
+    def _pairs(examples: Sequence[Example]):
+        """One row per (example, offered Winograd class): the layer's features and ``e``."""
+        feats = _features(examples)
+        rows, where = [], []
+        for i, ex in enumerate(examples):
+            for k, c in enumerate(CLASSES):
+                if c != DIRECT and c in candidates(ex.layer):
+                    rows.append(np.append(feats[i], c.e))
+                    where.append((i, k))
+        return np.array(rows).reshape(len(rows), len(FEATURE_NAMES) + 1), where
 
     def fit(self, examples: Sequence[Example]) -> "GbtSelector":
         import xgboost as xgb
 
-        if not examples:
-            raise ValueError("GbtSelector.fit needs at least one example")
-        so = so_matrix(examples)
-        offered = offered_mask(examples)
-        labels = np.array([CLASSES.index(ex.best) for ex in examples])
-        regret = np.where(offered, 1.0 - so, 0.0).sum(axis=1) / np.maximum(offered.sum(axis=1) - 1, 1)
-        weights = 0.05 + regret
-        dtrain = xgb.DMatrix(_features(examples), label=labels, weight=weights,
-                             feature_names=list(FEATURE_NAMES))
+        X, where = self._pairs(examples)
+        if not where:
+            raise ValueError("GbtSelector.fit needs examples with Winograd candidates")
+        y = []
+        for i, k in where:
+            t, direct = examples[i].times.get(CLASSES[k]), examples[i].times.get(DIRECT)
+            # a candidate that cannot run (or no direct time) counts as e^3 = 20x slower
+            y.append(np.log(t / direct) if t is not None and direct is not None else _NO_RUN)
+        dtrain = xgb.DMatrix(X, label=np.array(y), feature_names=[*FEATURE_NAMES, "e"])
         self.booster = xgb.train(self.params, dtrain, num_boost_round=self.rounds)
         return self
 
-    def predict_proba(self, examples: Sequence[Example]) -> np.ndarray:
+    def predict_log_ratio(self, examples: Sequence[Example]) -> np.ndarray:
+        """``(n, len(CLASSES))`` predicted ``log(t / t_direct)``; 0 for direct, inf where not offered."""
         import xgboost as xgb
 
         if self.booster is None:
             raise ValueError("the selector is not fitted")
-        d = xgb.DMatrix(_features(examples), feature_names=list(FEATURE_NAMES))
-        return self.booster.predict(d).reshape(len(examples), len(CLASSES))
+        out = np.full((len(examples), len(CLASSES)), np.inf)
+        out[:, 0] = 0.0
+        X, where = self._pairs(examples)
+        if where:
+            pred = self.booster.predict(xgb.DMatrix(X, feature_names=[*FEATURE_NAMES, "e"]))
+            for (i, k), v in zip(where, pred):
+                out[i, k] = v
+        return out
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
         if not examples:
             return []
-        p = np.where(offered_mask(examples), self.predict_proba(examples), -1.0)
-        return [CLASSES[int(i)] for i in p.argmax(axis=1)]
+        return [CLASSES[int(i)] for i in self.predict_log_ratio(examples).argmin(axis=1)]
 
     def to_json(self) -> str:
         """The booster as xgboost's own JSON (no pickle)."""
@@ -174,10 +196,3 @@ def score(examples: Sequence[Example], choices: Sequence[Candidate]) -> dict:
             "min_so": float(so.min()),
             "choices": {k.label: sum(c == k for c in choices) for k in CLASSES},
             "oracle": {k.label: sum(t == k for t in truth) for k in CLASSES}}
-
-
-def dumps_selectors(tree: TreeSelector, gbt: GbtSelector) -> str:
-    """Both learned selectors as one JSON document."""
-    return json.dumps({"schema": 1, "features": list(FEATURE_NAMES),
-                       "classes": [c.label for c in CLASSES], "tree": tree.tree.to_dict(),
-                       "gbt": json.loads(gbt.to_json())})

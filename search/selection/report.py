@@ -3,12 +3,13 @@
 From a list of :class:`~search.selection.select.LayerSelection` (one network on one
 device) :func:`write_report` writes into a directory:
 
-- ``table.md``: per layer the algorithm chosen, its time, the I/O floor's time, the
-  achieved I/O (exact dataflow words), the best lower bound and both gaps;
+- ``table.md``: per layer the algorithm chosen, its time, the roofline floor's time
+  (the larger of the I/O floor and the compute floor), the achieved I/O (exact dataflow
+  words), the best lower bound and both gaps;
 - ``selection.json``: the same numbers as ``iobound select --json``;
 - ``io.png``: achieved I/O against the best bound per layer (log scale), bars coloured
   by the algorithm chosen, and the gap;
-- ``time.png``: time against the I/O floor per layer, and the gap;
+- ``time.png``: time against the roofline floor per layer, and the gap;
 - ``report.html`` (``html=True``): one self-contained page, the table and both plots
   inlined as base64 PNG.
 
@@ -18,7 +19,7 @@ Examples
 --------
 >>> rows = table_rows([])
 >>> rows[0][:4]
-('layer', 'algorithm', 'time_ms', 'io_floor_ms')
+('layer', 'algorithm', 'time_ms', 'time_floor_ms')
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Sequence
 
 __all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "write_report"]
 
-TABLE_HEAD = ("layer", "algorithm", "time_ms", "io_floor_ms", "time_gap", "io_words",
+TABLE_HEAD = ("layer", "algorithm", "time_ms", "time_floor_ms", "time_gap", "io_words",
               "lower_bound", "io_gap", "bound_method", "S_words")
 _COLOURS = {"direct": "#4c72b0", "winograd-e2": "#dd8452", "winograd-e3": "#55a868",
             "winograd-e4": "#c44e52"}
@@ -42,7 +43,7 @@ def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
     rows = [TABLE_HEAD]
     for s in sels:
         rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
-                     repr(s.io_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
+                     repr(s.time_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
                      repr(s.lower_bound), f"{s.io_gap:.3f}", s.bound_method,
                      str(s.fast_memory_words)))
     return rows
@@ -78,7 +79,7 @@ def _bars(sels, achieved, bound, names, ylabel, gap_label, title, path) -> None:
     top.bar(x, achieved, color=colours, width=0.8, label=names[0])
     top.scatter(x, bound, marker="_", s=220, color="black", zorder=3, label=names[1])
     top.set_yscale("log")
-    top.set_ylim(top=max(max(achieved), max(bound)) * 6)  # room for the legend
+    top.set_ylim(top=max(max(achieved), max(bound)) * 3)  # room for the legend
     top.set_ylabel(ylabel)
     handles = [Patch(color=_COLOURS[k], label=f"{names[0]}: {k}")
                for k in _COLOURS if any(s.choice.label == k for s in sels)]
@@ -105,10 +106,11 @@ def plot_io(sels: Sequence, path, title: str) -> None:
 
 
 def plot_time(sels: Sequence, path, title: str) -> None:
-    """``time.png``: time per layer and the I/O floor's time, and their ratio."""
+    """``time.png``: time per layer and the roofline floor, and their ratio."""
     est = " (analytic estimate)" if any(s.estimate for s in sels) else ""
-    _bars(sels, [s.time_ms for s in sels], [s.io_floor_ms for s in sels],
-          (f"time{est}", "I/O floor (bound / DRAM bandwidth)"), "time (ms)", "time / floor",
+    _bars(sels, [s.time_ms for s in sels], [s.time_floor_ms for s in sels],
+          (f"time{est}", "floor: max(bound / DRAM bandwidth, multiplies / FP32 peak)"),
+          "time (ms)", "time / floor",
           title, path)
 
 
@@ -142,7 +144,7 @@ def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -
     files["json"].write_text(json.dumps({"title": title, "layers": [s.to_dict() for s in sels]},
                                         indent=1) + "\n")
     plot_io(sels, files["io"], f"{title}: achieved I/O vs the best lower bound")
-    plot_time(sels, files["time"], f"{title}: time vs the I/O floor")
+    plot_time(sels, files["time"], f"{title}: time vs the roofline floor")
     if html_page:
         files["html"] = out / "report.html"
         files["html"].write_text(_html(title, sels, {"I/O": files["io"], "time": files["time"]}))

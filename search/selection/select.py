@@ -8,7 +8,11 @@ chosen configuration its exact dataflow I/O (``dataflow.direct.direct_io`` or
 ``dataflow.winograd.winograd_io``) and the best valid lower bound
 (``iobound.report.bound_report``) at the on-chip words one block of that kernel holds
 (``kernels.config.onchip_words``: the S at which its traffic must respect the bound).
-``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth.
+``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth,
+``compute_floor_ms`` the time of the algorithm's multiplications at the FP32 peak (direct:
+``2 MACs``; Winograd F(e): ``2 n c_out c_in tiles (e+r-1)^2``, the element-wise products
+alone, transforms not counted), and ``time_floor_ms`` the larger of the two (a roofline
+floor no kernel of that algorithm with that on-chip memory beats).
 
 :func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`).
 
@@ -19,8 +23,8 @@ Examples
 >>> sel, = select_layers([layer], "v100")
 >>> sel.estimate, sel.predicted, len(sel.candidates), sel.io_words >= sel.lower_bound
 (True, False, 4, True)
->>> sorted(sel.to_dict())[:4]
-['algorithm', 'bound_method', 'candidates', 'config']
+>>> sel.time_floor_ms == max(sel.io_floor_ms, sel.compute_floor_ms), sel.time_gap > 1
+(True, True)
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from iobound.layer import ConvLayer
 
 from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records
 
-__all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "selection_from_example",
+__all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops", "selection_from_example",
            "select_layers"]
 
 WORD_BYTES = 4
@@ -68,6 +72,12 @@ class LayerSelection:
     bound_method: str
     fast_memory_words: int
     io_floor_ms: float
+    compute_floor_ms: float
+
+    @property
+    def time_floor_ms(self) -> float:
+        """The roofline floor: the larger of the I/O and the compute floor."""
+        return max(self.io_floor_ms, self.compute_floor_ms)
 
     @property
     def io_gap(self) -> float:
@@ -76,8 +86,8 @@ class LayerSelection:
 
     @property
     def time_gap(self) -> float:
-        """Time over the I/O floor's time."""
-        return self.time_ms / self.io_floor_ms
+        """Time over the roofline floor (>= 1 for a real measurement)."""
+        return self.time_ms / self.time_floor_ms
 
     def to_dict(self) -> dict:
         """The ``iobound select --json`` entry of this layer."""
@@ -90,7 +100,9 @@ class LayerSelection:
             "unavailable": [c.candidate.label for c in self.candidates if c.time_ms is None],
             "io_words": self.io_words, "lower_bound": self.lower_bound,
             "bound_method": self.bound_method, "fast_memory_words": self.fast_memory_words,
-            "io_gap": self.io_gap, "io_floor_ms": self.io_floor_ms, "time_gap": self.time_gap,
+            "io_gap": self.io_gap, "io_floor_ms": self.io_floor_ms,
+            "compute_floor_ms": self.compute_floor_ms, "time_floor_ms": self.time_floor_ms,
+            "time_gap": self.time_gap,
         }
 
 
@@ -111,6 +123,21 @@ def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int
     return int(io), float(rep.best), str(rep.best_method), int(s)
 
 
+def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
+    """FLOPs of the algorithm's multiplications (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> l = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3)
+    >>> min_flops(l, Candidate("direct")), min_flops(l, Candidate("winograd", 2))
+    (2304, 1024)
+    """
+    if candidate.algorithm == "direct":
+        return 2 * layer.macs
+    e, n = candidate.e, candidate.e + layer.k_h - 1
+    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
+
+
 def selection_from_example(example: Example, predicted: bool = False) -> LayerSelection:
     """The fastest candidate of ``example`` with its evidence (see the module doc)."""
     from iobound.devices import get_device
@@ -118,12 +145,13 @@ def selection_from_example(example: Example, predicted: bool = False) -> LayerSe
     layer, best = example.layer, example.best
     config = example.configs[best]
     io, bound, method, s = chosen_io(layer, best, config)
-    bw = get_device(example.device).dram_bandwidth_gbs * 1e9
+    dev = get_device(example.device)
     evidence = tuple(CandidateEvidence(c, example.times.get(c), example.configs.get(c, {}))
                      for c in CLASSES if c in example.times)
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
                           example.estimate, predicted, evidence, io, bound, method, s,
-                          bound * WORD_BYTES / bw * 1e3)
+                          bound * WORD_BYTES / (dev.dram_bandwidth_gbs * 1e9) * 1e3,
+                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3)
 
 
 def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
