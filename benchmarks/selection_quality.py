@@ -11,13 +11,17 @@ the oracle of that measurer. Labels are cached in ``--labels`` (JSON lines of
 Protocol, leave one network out: for each preset network, train on the synthetic
 layers plus the other networks' layers, minus every shape of the held-out network;
 predict the held-out network's layers (so each preset layer is scored by a model that
-never saw its shape; a shape found in two networks is scored once). Scores over all held-out (network, layer) pairs: accuracy,
+never saw its shape; a shape found in two networks is scored once). Scores over the
+held-out layers: accuracy,
 balanced accuracy (mean recall over the oracle's classes), mean and minimum speedup
 over the oracle (SO = t_oracle / t_chosen), for the gradient-boosted trees, the SO
 decision tree (<= 15 leaves), and the heuristics "always direct" and "Winograd F(e x e,
 3 x 3) for every 3 x 3 stride-1 layer" (e = 2, 3, 4). A second protocol trains on the
-synthetic layers only. Layers with one candidate (1 x 1, strided, asymmetric) are
-left out: every selector gets SO 1 there.
+synthetic layers only. The configuration to measure first
+(``search.selection.first_config``: the best configuration of the nearest training
+layer that fits) is scored as ``t_best / t_first`` for the oracle's candidate. Layers
+with one candidate (1 x 1, strided, asymmetric) are left out: every selector gets SO 1
+there.
 
 Run: ``.venv/bin/python benchmarks/selection_quality.py [--device v100] [--synthetic 200]
 [--seeds 1 2] [--labels FILE] [--out FILE]``.
@@ -90,12 +94,15 @@ def selectors(max_leaves: int = 15) -> dict:
             "winograd3x3_e3": Winograd3x3(3), "winograd3x3_e4": Winograd3x3(4)}
 
 
-def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15) -> dict:
-    """Both protocols (see the module doc): name -> score dict, plus tree leaves per fold."""
+def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15,
+             first_configs: bool = False) -> dict:
+    """Both protocols (see the module doc): name -> score dict, plus tree leaves per fold,
+    and with ``first_configs`` the quality of the nearest-layer first configuration."""
     from search.selection.dataset import _shape_key
+    from search.selection.first_config import first_config_quality
     from search.selection.predictor import score
 
-    held, choices, leaves, scored = [], {n: [] for n in selectors()}, [], set()
+    held, choices, leaves, scored, first = [], {n: [] for n in selectors()}, [], set(), []
     for net, exs in by_net.items():
         shapes = {_shape_key(ex.layer) for ex in exs}
         # a shape of two networks (resnet18 and resnet50 share theirs) is scored once
@@ -109,13 +116,21 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15) -> dict:
             choices[name] += sel.fit(train).predict(test)
             if name == "tree":
                 leaves.append(sel.tree.n_leaves)
+        if first_configs:
+            first += [first_config_quality(ex, ex.best, train) for ex in test]
         held += test
     lono = {name: score(held, c) for name, c in choices.items()}
     presets = held
     synth_only = {name: score(presets, sel.fit(synthetic).predict(presets))
                   for name, sel in selectors(max_leaves).items()}
-    return {"leave_one_network_out": lono, "synthetic_only": synth_only,
-            "tree_leaves_per_fold": leaves}
+    out = {"leave_one_network_out": lono, "synthetic_only": synth_only,
+           "tree_leaves_per_fold": leaves}
+    if first_configs:
+        out["first_config"] = {
+            "n": len(first), "found": sum(q > 0 for q in first),
+            "mean_t_best_over_t_first": sum(first) / len(first) if first else 0.0,
+            "per_layer": {ex.layer.name: q for ex, q in zip(held, first)}}
+    return out
 
 
 def _table(title: str, scores: dict) -> str:
@@ -152,7 +167,7 @@ def main(argv=None) -> int:
     synthetic = examples_from_records(labelled(synth, device, labels))
     by_net = {net: examples_from_records(labelled(ls, device, labels))
               for net, ls in by_net_layers.items()}
-    result = evaluate(synthetic, by_net, args.max_leaves)
+    result = evaluate(synthetic, by_net, args.max_leaves, first_configs=True)
     final = TreeSelector(max_leaves=args.max_leaves).fit(
         synthetic + [ex for exs in by_net.values() for ex in exs])
     result.update(device=device, synthetic_layers=len(synthetic),
@@ -164,6 +179,10 @@ def main(argv=None) -> int:
                  result["leave_one_network_out"]))
     print()
     print(_table("trained on synthetic layers only:", result["synthetic_only"]))
+    fc = result["first_config"]
+    print(f"\nfirst config (nearest training layer's best, oracle candidate): found for "
+          f"{fc['found']}/{fc['n']} layers, mean t_best / t_first "
+          f"{fc['mean_t_best_over_t_first']:.3f} (0 counted where none was found)")
     print(f"\ntree leaves per fold: {result['tree_leaves_per_fold']}; the tree on all data "
           f"({final.tree.n_leaves} leaves):\n{final.rules()}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
