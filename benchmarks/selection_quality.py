@@ -110,8 +110,9 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15,
         if not test:
             continue
         scored |= shapes
-        train = synthetic + [ex for other, oexs in by_net.items() if other != net
-                             for ex in oexs if _shape_key(ex.layer) not in shapes]
+        train = [ex for ex in synthetic if _shape_key(ex.layer) not in shapes] + [
+            ex for other, oexs in by_net.items() if other != net
+            for ex in oexs if _shape_key(ex.layer) not in shapes]
         for name, sel in selectors(max_leaves).items():
             choices[name] += sel.fit(train).predict(test)
             if name == "tree":
@@ -121,6 +122,7 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15,
         held += test
     lono = {name: score(held, c) for name, c in choices.items()}
     presets = held
+    synthetic = [ex for ex in synthetic if _shape_key(ex.layer) not in scored]
     synth_only = {name: score(presets, sel.fit(synthetic).predict(presets))
                   for name, sel in selectors(max_leaves).items()}
     out = {"leave_one_network_out": lono, "synthetic_only": synth_only,
@@ -154,7 +156,8 @@ def main(argv=None) -> int:
     p.add_argument("--synthetic", type=int, default=200, help="synthetic layers per seed")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     p.add_argument("--max-leaves", type=int, default=15)
-    p.add_argument("--labels", type=Path, help="label cache (default results/selection_labels_<device>.jsonl)")
+    p.add_argument("--labels", type=Path,
+                   help="label cache (default results/selection_labels_<device>.jsonl)")
     p.add_argument("--out", type=Path, default=RESULTS / "selection_quality.json")
     args = p.parse_args(argv)
     device = get_device(args.device).name
