@@ -8,9 +8,8 @@ not have (a 1 x 1 or strided layer always gets ``direct``).
   ``log(t_candidate / t_direct)`` of each Winograd candidate from the layer and device
   features plus its ``e``; the candidate of smallest prediction wins (direct is 0). A
   regression of time ratios rather than a classifier of the winner: a near tie costs
-  little either way, and a classifier trained on a few hundred layers picked Winograd
-  where it loses up to 2.7x (mean SO 0.95 against 0.98 in leave-one-network-out on
-  v100 with 174 synthetic layers; see benchmarks/results/selection_quality.json).
+  little either way and a large loss a lot (a softmax classifier of the winner, tried
+  first, did worse than "always direct" on the held-out presets).
 - :class:`TreeSelector`: :class:`~search.selection.tree.SoTree`, printable as rules.
 - :class:`AlwaysDirect` and :class:`Winograd3x3` (Winograd F(e x e, 3 x 3) for every
   3 x 3 stride-1 layer, direct otherwise): what a user would write by hand.
@@ -153,7 +152,8 @@ class GbtSelector:
         return self
 
     def predict_log_ratio(self, examples: Sequence[Example]) -> np.ndarray:
-        """``(n, len(CLASSES))`` predicted ``log(t / t_direct)``; 0 for direct, inf where not offered."""
+        """``(n, len(CLASSES))`` predicted ``log(t / t_direct)``: 0 for direct, inf where the
+        class is not a candidate."""
         import xgboost as xgb
 
         if self.booster is None:
