@@ -39,10 +39,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _key(rec_or_layer, device: str, cand=None) -> tuple:
-    from search.selection.dataset import _shape_key
+    from search.selection.dataset import shape_key
     if cand is None:
-        return (_shape_key(rec_or_layer.layer), rec_or_layer.device, rec_or_layer.candidate)
-    return (_shape_key(rec_or_layer), device, cand)
+        return (shape_key(rec_or_layer.layer), rec_or_layer.device, rec_or_layer.candidate)
+    return (shape_key(rec_or_layer), device, cand)
 
 
 def labelled(layers, device, path: Path) -> list:
@@ -74,14 +74,14 @@ def _fields(r) -> tuple:
 def preset_layers() -> dict:
     """network -> its layers with Winograd candidates, one per shape."""
     from iobound.networks import network_layers, network_names
-    from search.selection.dataset import _shape_key, winograd_offered
+    from search.selection.dataset import shape_key, winograd_offered
 
     out = {}
     for net in network_names():
         seen, layers = set(), []
         for layer in network_layers(net):
-            if winograd_offered(layer) and _shape_key(layer) not in seen:
-                seen.add(_shape_key(layer))
+            if winograd_offered(layer) and shape_key(layer) not in seen:
+                seen.add(shape_key(layer))
                 layers.append(layer)
         out[net] = layers
     return out
@@ -98,21 +98,21 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15,
              first_configs: bool = False) -> dict:
     """Both protocols (see the module doc): name -> score dict, plus tree leaves per fold,
     and with ``first_configs`` the quality of the nearest-layer first configuration."""
-    from search.selection.dataset import _shape_key
+    from search.selection.dataset import shape_key
     from search.selection.first_config import first_config_quality
     from search.selection.predictor import score
 
     held, choices, leaves, scored, first = [], {n: [] for n in selectors()}, [], set(), []
     for net, exs in by_net.items():
-        shapes = {_shape_key(ex.layer) for ex in exs}
+        shapes = {shape_key(ex.layer) for ex in exs}
         # a shape of two networks (resnet18 and resnet50 share theirs) is scored once
-        test = [ex for ex in exs if _shape_key(ex.layer) not in scored]
+        test = [ex for ex in exs if shape_key(ex.layer) not in scored]
         if not test:
             continue
         scored |= shapes
-        train = [ex for ex in synthetic if _shape_key(ex.layer) not in shapes] + [
+        train = [ex for ex in synthetic if shape_key(ex.layer) not in shapes] + [
             ex for other, oexs in by_net.items() if other != net
-            for ex in oexs if _shape_key(ex.layer) not in shapes]
+            for ex in oexs if shape_key(ex.layer) not in shapes]
         for name, sel in selectors(max_leaves).items():
             choices[name] += sel.fit(train).predict(test)
             if name == "tree":
@@ -122,7 +122,7 @@ def evaluate(synthetic: list, by_net: dict, max_leaves: int = 15,
         held += test
     lono = {name: score(held, c) for name, c in choices.items()}
     presets = held
-    synthetic = [ex for ex in synthetic if _shape_key(ex.layer) not in scored]
+    synthetic = [ex for ex in synthetic if shape_key(ex.layer) not in scored]
     synth_only = {name: score(presets, sel.fit(synthetic).predict(presets))
                   for name, sel in selectors(max_leaves).items()}
     out = {"leave_one_network_out": lono, "synthetic_only": synth_only,

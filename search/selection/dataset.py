@@ -38,9 +38,9 @@ import numpy as np
 
 from iobound.layer import ConvLayer
 
-__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "LabelRecord",
-           "Example", "examples_from_records", "write_records", "read_records",
-           "synthetic_layers"]
+__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "winograd_offered",
+           "shape_key", "LabelRecord", "Example", "examples_from_records", "write_records",
+           "read_records", "synthetic_layers"]
 
 #: Winograd output tiles offered as candidates.
 WINOGRAD_ES = (2, 3, 4)
@@ -118,7 +118,8 @@ class LabelRecord:
                    d.get("source", ""))
 
 
-def _shape_key(layer: ConvLayer) -> str:
+def shape_key(layer: ConvLayer) -> str:
+    """The layer's canonical JSON without its name: equal for layers of equal shape."""
     d = layer.to_dict()
     d.pop("name")
     return json.dumps(d, sort_keys=True)
@@ -165,7 +166,7 @@ def examples_from_records(records: Iterable[LabelRecord]) -> list[Example]:
     """
     groups: dict[tuple, dict] = {}
     for rec in records:
-        key = (_shape_key(rec.layer), rec.device)
+        key = (shape_key(rec.layer), rec.device)
         g = groups.setdefault(key, {"layer": rec.layer, "times": {}, "configs": {}, "est": False})
         cand, t = rec.candidate, rec.time_ms
         old = g["times"].get(cand)

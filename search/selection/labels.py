@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 
 from iobound.layer import ConvLayer
 
-from .dataset import Candidate, LabelRecord, _shape_key, candidates
+from .dataset import Candidate, LabelRecord, shape_key, candidates
 
 __all__ = ["ORACLE_MEASURES", "oracle_record", "label_layer", "label_layers"]
 
@@ -74,7 +74,8 @@ def oracle_record(layer: ConvLayer, device, candidate: Candidate,
         rows = space.knobs(range(start, min(start + _CHUNK, len(space))))
         configs = [dict(zip(params, map(int, row))) for row in rows]
         for rec in measurer.measure(configs):
-            if rec.is_ok and rec.time_ms is not None and (best is None or rec.time_ms < best.time_ms):
+            if rec.is_ok and rec.time_ms is not None and (best is None
+                                                           or rec.time_ms < best.time_ms):
                 best = rec
     source = f"{measurer.toolchain()}; oracle over {len(space)} pruned configurations"
     if best is None:
@@ -99,7 +100,7 @@ def label_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
     for i, layer in enumerate(layers):
         if progress is not None:
             progress(i, layer)
-        key = _shape_key(layer)
+        key = shape_key(layer)
         if key not in done:
             done[key] = label_layer(layer, device, measure)
         out += [LabelRecord(layer, r.device, r.algorithm, r.e, r.config, r.time_ms, r.estimate,

@@ -36,8 +36,8 @@ from iobound.layer import ConvLayer
 
 from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records
 
-__all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops", "selection_from_example",
-           "select_layers"]
+__all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
+           "selection_from_example", "select_layers"]
 
 WORD_BYTES = 4
 

@@ -116,7 +116,8 @@ class SoTree:
         """Grow the tree on features ``X`` (n, d) and per-class SO ``so`` (n, classes)."""
         X, so = np.asarray(X, float), np.asarray(so, float)
         if X.ndim != 2 or so.ndim != 2 or len(X) != len(so) or len(X) == 0:
-            raise ValueError(f"need X (n, d) and so (n, classes) with n >= 1, got {X.shape}, {so.shape}")
+            raise ValueError(f"need X (n, d) and so (n, classes) with n >= 1, got {X.shape}, "
+                             f"{so.shape}")
         self.root = self._leaf(so)
         heap, tick, leaves = [], 0, 1
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from benchmarks import selection_quality as sq
 from iobound.layer import ConvLayer
-from search.selection.dataset import CLASSES, Example, _shape_key
+from search.selection.dataset import CLASSES, Example, shape_key
 
 
 def _examples(seed: int, n: int, prefix: str, c_out: int) -> list[Example]:
@@ -31,7 +31,7 @@ def test_evaluate_scores_every_held_out_shape_once():
     b.append(a[0])                                   # a shape both networks have
     result = sq.evaluate(synthetic, {"a": a, "b": b}, max_leaves=5)
     lono = result["leave_one_network_out"]
-    unique = len({_shape_key(ex.layer) for ex in a + b})
+    unique = len({shape_key(ex.layer) for ex in a + b})
     assert all(s["n"] == unique for s in lono.values())
     assert all(leaves <= 5 for leaves in result["tree_leaves_per_fold"])
     for name in ("gbt", "tree"):

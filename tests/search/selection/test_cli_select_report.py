@@ -89,7 +89,8 @@ def test_report_numbers_equal_the_selection(tmp_path, capsys, cached_labels):
         assert float(cell["lower_bound"]) == sel["lower_bound"]
         assert float(cell["time_floor_ms"]) == sel["time_floor_ms"] == max(
             sel["io_floor_ms"], sel["compute_floor_ms"])
-        assert float(cell["io_gap"]) == pytest.approx(sel["io_words"] / sel["lower_bound"], abs=5e-4)
+        assert float(cell["io_gap"]) == pytest.approx(sel["io_words"] / sel["lower_bound"],
+                                                      abs=5e-4)
     assert json.loads((tmp_path / "selection.json").read_text())["layers"] == selected
     for name in ("io.png", "time.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -23,8 +23,10 @@ def test_tuned_results_feed_the_selection(tmp_path, capsys):
                      "--out-dir", str(tmp_path)]) == 0
     capsys.readouterr()
     with History(db) as h:
-        h.add(HistoryKey("replay:k:p", "V100-SXM2", "replay"), [MeasureRecord.ok({"a": 1}, time_ms=1.0)])
-        h.add(HistoryKey(h.keys()[0].layer, "T4", "model"), [MeasureRecord.ok({"x": 1}, time_ms=9.0)])
+        h.add(HistoryKey("replay:k:p", "V100-SXM2", "replay"),
+              [MeasureRecord.ok({"a": 1}, time_ms=1.0)])
+        h.add(HistoryKey(h.keys()[0].layer, "T4", "model"),
+              [MeasureRecord.ok({"x": 1}, time_ms=9.0)])
         stored = [r for k in h.keys() if k.device == "V100-SXM2" and k.layer != "replay:k:p"
                   for r in h.records(k) if r.is_ok]
         recs = list(records_from_history(h, device="V100-SXM2"))
