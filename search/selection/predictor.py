@@ -6,7 +6,9 @@ not have (a 1 x 1 or strided layer always gets ``direct``).
 
 - :class:`GbtSelector`: xgboost gradient-boosted trees that regress
   ``log(t_candidate / t_direct)`` of each Winograd candidate from the layer and device
-  features plus its ``e``; the candidate of smallest prediction wins (direct is 0). A
+  features plus its ``e``; the candidate of smallest prediction wins, direct being 0 and
+  each Winograd candidate charged a ``margin`` (a prior for the default, chosen among
+  ``margins`` by cross-validation on the training examples, never on held-out ones). A
   regression of time ratios rather than a classifier of the winner: a near tie costs
   little either way and a large loss a lot (a softmax classifier of the winner, tried
   first, did worse than "always direct" on the held-out presets).
@@ -32,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import numpy as np
@@ -118,10 +121,13 @@ class GbtSelector:
 
     name = "gradient-boosted trees"
 
-    def __init__(self, rounds: int = 150, max_depth: int = 3, eta: float = 0.1, seed: int = 0):
+    def __init__(self, rounds: int = 150, max_depth: int = 3, eta: float = 0.1, seed: int = 0,
+                 margins: Sequence[float] = (0.0, 0.05, 0.1, 0.2), folds: int = 4):
         self.params = {"objective": "reg:squarederror", "max_depth": max_depth, "eta": eta,
                        "seed": seed, "nthread": 1}
-        self.rounds = rounds
+        self.rounds, self.seed, self.folds = rounds, seed, folds
+        self.margins = tuple(float(m) for m in margins)
+        self.margin = self.margins[0]
         self.booster = None
 
     @staticmethod
@@ -136,7 +142,7 @@ class GbtSelector:
                     where.append((i, k))
         return np.array(rows).reshape(len(rows), len(FEATURE_NAMES) + 1), where
 
-    def fit(self, examples: Sequence[Example]) -> "GbtSelector":
+    def _train(self, examples: Sequence[Example]):
         import xgboost as xgb
 
         X, where = self._pairs(examples)
@@ -148,37 +154,68 @@ class GbtSelector:
             # a candidate that cannot run (or no direct time) counts as e^3 = 20x slower
             y.append(np.log(t / direct) if t is not None and direct is not None else _NO_RUN)
         dtrain = xgb.DMatrix(X, label=np.array(y), feature_names=[*FEATURE_NAMES, "e"])
-        self.booster = xgb.train(self.params, dtrain, num_boost_round=self.rounds)
+        return xgb.train(self.params, dtrain, num_boost_round=self.rounds)
+
+    def _log_ratio(self, booster, examples: Sequence[Example]) -> np.ndarray:
+        import xgboost as xgb
+
+        out = np.full((len(examples), len(CLASSES)), np.inf)
+        out[:, 0] = 0.0
+        X, where = self._pairs(examples)
+        if where:
+            pred = booster.predict(xgb.DMatrix(X, feature_names=[*FEATURE_NAMES, "e"]))
+            for (i, k), v in zip(where, pred):
+                out[i, k] = v
+        return out
+
+    def _cv_margin(self, examples: Sequence[Example]) -> float:
+        """The margin of :attr:`margins` with the best summed SO in k-fold cross-validation
+        on ``examples`` (ties: the smallest)."""
+        if len(self.margins) == 1 or len(examples) < 2 * self.folds:
+            return self.margins[0]
+        order = np.random.default_rng(self.seed).permutation(len(examples))
+        so, total = so_matrix(examples), np.zeros(len(self.margins))
+        for f in range(self.folds):
+            test = order[f::self.folds]
+            train = [examples[i] for i in np.setdiff1d(order, test)]
+            if not self._pairs(train)[1]:
+                continue
+            ratio = self._log_ratio(self._train(train), [examples[i] for i in test])
+            for j, m in enumerate(self.margins):
+                pick = (ratio + np.r_[0.0, [m] * (len(CLASSES) - 1)]).argmin(axis=1)
+                total[j] += so[test, pick].sum()
+        return self.margins[int(np.argmax(total))]
+
+    def fit(self, examples: Sequence[Example]) -> "GbtSelector":
+        """Choose :attr:`margin` by cross-validation, then train on all ``examples``."""
+        self.margin = self._cv_margin(examples)
+        self.booster = self._train(examples)
         return self
 
     def predict_log_ratio(self, examples: Sequence[Example]) -> np.ndarray:
         """``(n, len(CLASSES))`` predicted ``log(t / t_direct)``: 0 for direct, inf where the
         class is not a candidate."""
-        import xgboost as xgb
-
         if self.booster is None:
             raise ValueError("the selector is not fitted")
-        out = np.full((len(examples), len(CLASSES)), np.inf)
-        out[:, 0] = 0.0
-        X, where = self._pairs(examples)
-        if where:
-            pred = self.booster.predict(xgb.DMatrix(X, feature_names=[*FEATURE_NAMES, "e"]))
-            for (i, k), v in zip(where, pred):
-                out[i, k] = v
-        return out
+        return self._log_ratio(self.booster, examples)
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
         if not examples:
             return []
-        return [CLASSES[int(i)] for i in self.predict_log_ratio(examples).argmin(axis=1)]
+        shift = np.r_[0.0, [self.margin] * (len(CLASSES) - 1)]
+        return [CLASSES[int(i)] for i in (self.predict_log_ratio(examples) + shift).argmin(axis=1)]
 
     def to_json(self) -> str:
-        """The booster as xgboost's own JSON (no pickle)."""
-        return bytes(self.booster.save_raw("json")).decode()
+        """The margin and the booster (xgboost's own JSON) as one JSON document; no pickle."""
+        return json.dumps({"margin": self.margin,
+                           "booster": json.loads(bytes(self.booster.save_raw("json")))})
 
     def load_json(self, text: str) -> "GbtSelector":
+        """Restore what :meth:`to_json` wrote."""
         import xgboost as xgb
-        self.booster = xgb.Booster(model_file=bytearray(text.encode()))
+        doc = json.loads(text)
+        self.margin = float(doc["margin"])
+        self.booster = xgb.Booster(model_file=bytearray(json.dumps(doc["booster"]).encode()))
         return self
 
 

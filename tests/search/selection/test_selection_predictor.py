@@ -52,11 +52,21 @@ def test_learned_selectors_learn_the_rule(make, fabricate):
 
 
 def test_gbt_json_round_trip(fabricate):
-    """The booster saved as xgboost JSON predicts the same after loading."""
+    """The margin and the booster saved as JSON predict the same after loading."""
     train = fabricate(60)
-    sel = GbtSelector(rounds=5).fit(train)
+    sel = GbtSelector(rounds=5, margins=(0.3,)).fit(train)
     again = GbtSelector().load_json(sel.to_json())
-    assert again.predict(train) == sel.predict(train)
+    assert again.margin == 0.3 and again.predict(train) == sel.predict(train)
+
+
+def test_gbt_margin_from_cross_validation(fabricate):
+    """The margin is one of the offered ones, chosen on the training data only; a huge margin
+    makes the selector always direct."""
+    sel = GbtSelector(rounds=20, margins=(0.0, 0.1)).fit(fabricate(80))
+    assert sel.margin in (0.0, 0.1)
+    test = fabricate(30, seed=3)
+    big = GbtSelector(rounds=20, margins=(50.0,)).fit(fabricate(80))
+    assert big.predict(test) == AlwaysDirect().predict(test)
 
 
 def test_tree_selector_prints_rules(fabricate):
