@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from .common import LAYER_HELP, add_device_argument
-from .select_cmd import DEFAULT_DEVICE, run_selection
+from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection
 
 HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
 DESCRIPTION = (
@@ -33,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_device_argument(parser, DEFAULT_DEVICE)
     parser.add_argument("--measure", default="model", metavar="KIND",
                         help="measurer of the candidates: model (default; analytic estimate)")
+    add_history_argument(parser)
     parser.add_argument("--out-dir", default="iobound-report", metavar="DIR",
                         help="directory for the files (default ./iobound-report)")
     parser.add_argument("--html", action="store_true",

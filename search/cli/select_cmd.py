@@ -22,7 +22,9 @@ DESCRIPTION = (
     "with the measurer, and the fastest wins. With --measure model (the only measurer "
     "cheap enough to evaluate a whole space) the times are analytic ESTIMATES: marked * "
     "and \"estimate\": true. The chosen kernel's exact dataflow I/O is compared with the "
-    "best lower bound at the on-chip words one block holds."
+    "best lower bound at the on-chip words one block holds. With --history DB, layers the "
+    "database holds are selected from their tuned results instead (measured ones preferred "
+    "to estimates), each layer's \"source\" says which."
 )
 DEFAULT_DEVICE = "v100"
 
@@ -35,7 +37,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measure", default="model", metavar="KIND",
                         help="measurer of the candidates: model (default; analytic estimate, "
                              "the only one whose whole space is evaluated)")
+    add_history_argument(parser)
     add_json_argument(parser)
+
+
+def add_history_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--history DB`` (read with :func:`history_records`)."""
+    parser.add_argument("--history", metavar="DB",
+                        help="tuning history database (iobound tune --history): layers it holds "
+                             "are selected from their tuned results, the others measured")
+
+
+def history_records(args: argparse.Namespace, device_name: str) -> list:
+    """The label records ``--history`` holds for ``device_name`` (none without the flag)."""
+    if not getattr(args, "history", None):
+        return []
+    from pathlib import Path
+
+    from search.history import History
+    from search.selection.history_source import records_from_history
+
+    if not Path(args.history).is_file():
+        raise ValueError(f"--history {args.history}: no such database file")
+    try:
+        with History(args.history) as h:
+            return list(records_from_history(h, device=device_name))
+    except Exception as exc:  # sqlite3.DatabaseError: not a database, or another schema
+        raise ValueError(f"--history {args.history}: cannot read the database: {exc}") from exc
 
 
 def resolve_layers(args: argparse.Namespace) -> list:
@@ -63,7 +91,8 @@ def run_selection(args: argparse.Namespace) -> list:
         def progress(i, layer):
             print(f"\r[{i + 1}/{len(layers)}] {layer.name:<48}", end="", file=sys.stderr,
                   flush=True)
-    sels = select_layers(layers, device, args.measure, progress)
+    known = history_records(args, device.name)
+    sels = select_layers(layers, device, args.measure, progress, known=known)
     if progress is not None:
         print("", file=sys.stderr)
     return sels

@@ -14,7 +14,8 @@ chosen configuration its exact dataflow I/O (``dataflow.direct.direct_io`` or
 alone, transforms not counted), and ``time_floor_ms`` the larger of the two (a roofline
 floor no kernel of that algorithm with that on-chip memory beats).
 
-:func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`).
+:func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`),
+except those covered by label records at hand (the tuning history database).
 
 Examples
 --------
@@ -34,7 +35,7 @@ from typing import Callable, Iterable
 
 from iobound.layer import ConvLayer
 
-from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records
+from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records, shape_key
 
 __all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
            "selection_from_example", "select_layers"]
@@ -73,6 +74,7 @@ class LayerSelection:
     fast_memory_words: int
     io_floor_ms: float
     compute_floor_ms: float
+    source: str = ""
 
     @property
     def time_floor_ms(self) -> float:
@@ -93,7 +95,8 @@ class LayerSelection:
         """The ``iobound select --json`` entry of this layer."""
         return {
             "layer": self.layer.name or self.layer.short(), "shape": self.layer.short(),
-            "device": self.device, "algorithm": self.choice.algorithm, "e": self.choice.e,
+            "device": self.device, "source": self.source,
+            "algorithm": self.choice.algorithm, "e": self.choice.e,
             "config": dict(self.config), "time_ms": self.time_ms, "estimate": self.estimate,
             "predicted": self.predicted,
             "candidates": [c.to_dict() for c in self.candidates if c.time_ms is not None],
@@ -138,7 +141,8 @@ def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
     return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
 
 
-def selection_from_example(example: Example, predicted: bool = False) -> LayerSelection:
+def selection_from_example(example: Example, predicted: bool = False,
+                           source: str = "") -> LayerSelection:
     """The fastest candidate of ``example`` with its evidence (see the module doc)."""
     from iobound.devices import get_device
 
@@ -151,19 +155,51 @@ def selection_from_example(example: Example, predicted: bool = False) -> LayerSe
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
                           example.estimate, predicted, evidence, io, bound, method, s,
                           bound * WORD_BYTES / (dev.dram_bandwidth_gbs * 1e9) * 1e3,
-                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3)
+                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3, source)
+
+
+def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
+    """shape -> example of ``device_name`` from ``records``; measured records only where a
+    shape has any (an estimate and a measurement are not compared)."""
+    by_shape: dict[str, list] = {}
+    for rec in records:
+        if rec.device == device_name:
+            by_shape.setdefault(shape_key(rec.layer), []).append(rec)
+    out = {}
+    for key, recs in by_shape.items():
+        measured = [r for r in recs if not r.estimate]
+        exs = examples_from_records(measured or recs)
+        if exs:
+            out[key] = exs[0]
+    return out
 
 
 def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
-                  progress: Callable[[int, ConvLayer], None] | None = None) -> list[LayerSelection]:
-    """Label every candidate of each layer with ``measure``, then select (see the module doc)."""
+                  progress: Callable[[int, ConvLayer], None] | None = None,
+                  known: Iterable | None = None) -> list[LayerSelection]:
+    """Select for each layer (see the module doc).
+
+    ``known``: label records already at hand (e.g. ``history_source.records_from_history``):
+    a layer whose shape they cover is selected from them alone (``source`` "history"); the
+    other layers are labelled with ``measure`` (``source`` "<measure> oracle").
+    """
+    from iobound.devices import get_device
+
     from .labels import label_layers
 
     layers = list(layers)
-    records = iter(label_layers(layers, device, measure, progress))
+    dev = get_device(device) if isinstance(device, str) else device
+    have = _known_examples(known or (), dev.name)
+    todo = [l for l in layers if shape_key(l) not in have]
+    records = iter(label_layers(todo, dev, measure, progress))
     out = []
     for layer in layers:
-        # label_layers gives each layer's candidates in order, layer after layer
-        ex, = examples_from_records([next(records) for _ in candidates(layer)])
-        out.append(selection_from_example(ex))
+        ex = have.get(shape_key(layer))
+        source = "history"
+        if ex is None:
+            # label_layers gives each layer's candidates in order, layer after layer
+            ex, = examples_from_records([next(records) for _ in candidates(layer)])
+            source = f"{measure} oracle"
+        ex = Example(layer, ex.device, ex.times, ex.configs, ex.estimate)
+        out.append(selection_from_example(ex, source=source))
     return out
