@@ -19,7 +19,7 @@ from iobound.errors import InvalidInputError, IoboundError
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # name -> module under search.cli; order is the order shown in --help.
-SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history")
+SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history", "select", "report")
 
 EXIT_USAGE = 2
 
