@@ -7,7 +7,7 @@ proof's steps can be checked on built DAGs and played schedules.
 * :func:`useful_events`: for every non-source vertex, the compute move whose value
   reaches an output's first store (the flow followed back through loads and stores;
   with recomputation this picks one compute per vertex).
-* :func:`chain_segments`: cuts the moves after every ``Y``-th I/O and measures, per
+* :func:`chain_segments`: cuts the moves after every ``Y``-th load and measures, per
   segment, what the proof bounds: the operands, incoming partial sums and incoming
   products the segment needs (all red at its start or loaded in it), the outputs
   whose chain runs in it (their last sum red at its end or stored in it), the fresh
@@ -72,7 +72,7 @@ def useful_events(dag: nx.DiGraph, moves) -> dict:
 
 @dataclass(frozen=True)
 class ChainSegment:
-    """What one segment of ``Y`` I/Os needs and produces (see the module docstring).
+    """What one segment of ``Y`` loads needs and produces (see the module docstring).
 
     ``needed``: inputs, weights, incoming chain predecessors and incoming products it
     needs; ``start_budget``: how many vertices were red at its start or loaded in it
@@ -112,7 +112,7 @@ def _is_product(dag: nx.DiGraph, v) -> bool:
 
 
 def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]:
-    """Measure the chain X-partition quantities of every segment of ``Y`` I/Os.
+    """Measure the chain X-partition quantities of every segment of ``Y`` loads (stores do not cut).
 
     Raises
     ------
@@ -122,16 +122,16 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
     """
     moves = list(moves)
     useful = useful_events(dag, moves)
-    seg_of, red, io = [], set(), 0
+    seg_of, red, n_loads = [], set(), 0
     starts, loaded, stored, ends, n_io = [set()], [set()], [{}], [], [[0, 0]]
     for k, (op, v) in enumerate(moves):
-        j = io // Y
+        j = n_loads // Y
         while len(starts) <= j:
             ends.append(set(red))
             starts.append(set(red)), loaded.append(set()), stored.append({}), n_io.append([0, 0])
         seg_of.append(j)
         if op in ("load", "store"):
-            io += 1
+            n_loads += op == "load"
             n_io[j][op == "store"] += 1
             (loaded[j].add(v), red.add(v)) if op == "load" else stored[j].__setitem__(v, k)
         elif op == "compute":

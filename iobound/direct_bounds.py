@@ -13,10 +13,11 @@ input, not the paper's average ``k_h k_w / mu^2``.
 * ``x_partition``: beyond the paper, ``sqrt(2) MACs / sqrt(R S) - 4 S`` (segments
   of 4S I/Os; proofs/test_x_partition.py); leading term ``sqrt(2) MACs/sqrt(R S)``.
 * ``x_partition_chain``: for the chain summation of our DAG (every output one
-  accumulation chain, its terms in any order), ``2 W / sqrt(S) - O - 2 S`` for S >= 9 (its value at 9 below),
+  accumulation chain, its terms in any order), ``2 W / sqrt(S) - O/2 - 2 S`` for S >= 9 (its value at 9 below),
   with ``W = sum_p 1/sqrt(T_c(p))`` the per-class weighted products
   (:mod:`iobound.reuse_classes`; ``W >= MACs / sqrt(R_max)``) and O the outputs;
-  segments of 2S I/Os charging start budget only (proofs/test_x_partition_chain.py);
+  segments of 2S loads charging operands to the start budget, each store worth a quarter
+  of a fresh chain's gain (proofs/test_x_partition_chain.py);
   leading term ``2 W / sqrt(S)``, the constant 2 of Smith et al. for matrix multiply.
 * ``compulsory``: used inputs + used weights + outputs.
 
@@ -28,7 +29,7 @@ Examples
 >>> round(v["hong_kung_composite"]), round(v["x_partition"]), round(v["compulsory"])
 (47688, 430835, 438272)
 >>> round(v["x_partition_chain"])
-453524
+553876
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ CHAIN_MIN_S = 9
 
 
 def chain_bound_expr() -> sp.Expr:
-    """``2 W_c / sqrt(S) - O - 2 S``: the chain X-partition bound for S >= CHAIN_MIN_S."""
-    return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS - 2 * S
+    """``2 W_c / sqrt(S) - O/2 - 2 S``: the chain X-partition bound for S >= CHAIN_MIN_S."""
+    return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 2 - 2 * S
 
 
 @lru_cache(maxsize=None)
@@ -175,11 +176,12 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             game,
             "chain summation: every output is one accumulation chain s_k = s_(k-1) + p_k "
             "(its terms in any order, as our DAG builds it); not split or tree reductions",
-            "segments of 2S I/Os; products charged to the segment of their parent sum; per "
+            "segments of 2S loads; products charged to the segment of their parent sum; per "
             "segment inputs, weights, incoming partial sums and products <= S + loads, "
-            "outputs touched <= S + stores; outputs started fresh <= O in all; "
+            "outputs touched <= S + stores; outputs started fresh <= O in all; every "
+            "output stored at least once; "
             "proofs/test_x_partition_chain.py",
-            f"Q >= 2 W / sqrt(S) - O - 2 S for S >= {CHAIN_MIN_S} (below: the value at S = {CHAIN_MIN_S}, "
+            f"Q >= 2 W / sqrt(S) - O/2 - 2 S for S >= {CHAIN_MIN_S} (below: the value at S = {CHAIN_MIN_S}, "
             "valid as I/O never grows with S), clamped at 0",
             f"per-class reuse: W = sum over products of 1/sqrt(T_c) = {weighted_products(layer):.6g} "
             f"(T_c taps reading the input's residue class; R_eff = (MACs/W)^2 = "
