@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass
 
 from iobound.layer import ConvLayer
+from iobound.multi_block import bound_fast_memory
 
-from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
-    direct_paper_total
+from .direct import DirectTiling, direct_optimality_gap, direct_paper_io, direct_paper_total
 from .io_volume import DataflowIO, Footprint
 from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
-                            optimal_direct_tiles, optimal_winograd_tiles, winograd_continuous_optimum)
+                            optimal_winograd_tiles, winograd_continuous_optimum)
+from .stationary import ORDERS, best_direct_dataflow, stationary_footprint, stationary_io
 from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
     winograd_paper_io, winograd_paper_total
 
@@ -127,6 +128,7 @@ class DataflowReport:
     ratio_to_bound: float
     optimality: OptimalityCondition
     continuous: ContinuousOptimum
+    order: str = "output"
 
     def to_dict(self) -> dict:
         """JSON-ready; the keys of ``iobound dataflow --json``."""
@@ -138,6 +140,7 @@ class DataflowReport:
             "block_memory_words": self.block_memory_words,
             "tiles": self.tiling.to_dict(),
             "tiles_source": self.tiles_source,
+            "order": self.order,
             "io_exact": self.io.total,
             "io_exact_parts": self.io.to_dict(),
             "io_paper_approx": self.io_paper_approx,
@@ -146,7 +149,7 @@ class DataflowReport:
             "io_paper_closed_form": self.io_paper_closed_form,
             "lower_bound": self.lower_bound,
             "lower_bound_method": self.bound_method,
-            "lower_bound_fast_memory_words": self.block_memory_words,
+            "lower_bound_fast_memory_words": bound_fast_memory(self.block_memory_words),
             # a layer whose windows all lie in the padding has bound 0: ratio undefined
             "ratio_to_bound": self.ratio_to_bound if math.isfinite(self.ratio_to_bound) else None,
             "footprint_words": self.footprint.total,
@@ -168,7 +171,8 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
 def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
-                      tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True) -> DataflowReport:
+                      tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True,
+                      order: str | None = None) -> DataflowReport:
     """Optimal (or given) tiles of a dataflow, their exact I/O and the ratio to the best bound.
 
     Parameters
@@ -188,6 +192,10 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     divisors : bool
         Search only tiles that divide the output (the search domain's Table 1); ``False``
         allows any size (clipped border tiles).
+    order : {"output", "weight", "input"}, optional
+        Direct only: which operand stays on chip (:mod:`dataflow.stationary`). When tiles
+        are searched and no order is given, the order of least exact I/O is chosen; given
+        tiles default to ``"output"``.
 
     Raises
     ------
@@ -206,18 +214,24 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     if algorithm == "direct":
         if e is not None:
             raise ValueError("winograd e is only meaningful with algorithm 'winograd'")
+        if order is not None and order not in ORDERS:
+            raise ValueError(f"unknown dataflow order {order!r}; choose one of {', '.join(ORDERS)}")
         if tiling is not None and not isinstance(tiling, DirectTiling):
             raise ValueError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
         if tiling is None:
-            tiling, source = optimal_direct_tiles(layer, block, divisors=divisors).tiling, searched
+            choice = best_direct_dataflow(layer, block, divisors, ORDERS if order is None else (order,))
+            tiling, source, order = choice.tiling, searched, choice.order
         else:
             source = "given"
-        io, foot = direct_io(layer, tiling), direct_footprint(layer, tiling)
+        order = order or "output"
+        io, foot = stationary_io(layer, tiling, order), stationary_footprint(layer, tiling, order)
         approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
         reuse = float(layer.reuse_max)
         r_df = dataflow_reuse(layer)
         cont = direct_continuous_optimum(layer, block, tiling.alpha)
     else:
+        if order not in (None, "output"):
+            raise ValueError(f"dataflow order {order!r} is only meaningful with algorithm 'direct'")
         layer.check_winograd()
         if tiling is not None and not isinstance(tiling, WinogradTiling):
             raise ValueError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
@@ -241,11 +255,12 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                                relative_gap=gap, satisfied=abs(gap) <= tolerance,
                                tolerance=tolerance, dataflow_reuse=r_df,
                                dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
-    bound, method = _bound(layer, block, algorithm, e if algorithm == "winograd" else None)
+    # a dataflow's count is a game with block + 2 pebbles (proofs/test_multi_block.py)
+    bound, method = _bound(layer, bound_fast_memory(block), algorithm, e if algorithm == "winograd" else None)
     ratio = io.total / bound if bound > 0 else float("inf")
     return DataflowReport(layer=layer, algorithm=algorithm, fast_memory_words=fast_memory,
                           processors=processors, block_memory_words=block, tiling=tiling,
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
                           bound_method=method, ratio_to_bound=ratio, optimality=cond,
-                          continuous=cont)
+                          continuous=cont, order=order if algorithm == "direct" else "output")

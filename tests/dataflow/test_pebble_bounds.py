@@ -17,24 +17,13 @@ from dataflow.schedules import tiled_schedule, topological_schedule
 from dataflow.winograd import WinogradTiling
 from iobound import ConvLayer
 from iobound.report import bound_report
+from layer_cases import small_direct_cases
 
 
 @st.composite
 def direct_cases(draw):
     """A small direct layer, a tiling of it, S >= 3 and an rng seed."""
-    while True:
-        try:
-            layer = ConvLayer(
-                n=1, c_in=draw(st.integers(1, 3)), h_in=draw(st.integers(2, 6)),
-                w_in=draw(st.integers(2, 6)), c_out=draw(st.integers(1, 3)),
-                k_h=draw(st.integers(1, 3)), k_w=draw(st.integers(1, 3)),
-                stride=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
-                padding=(draw(st.integers(0, 1)), draw(st.integers(0, 1))))
-            break
-        except ValueError:
-            continue
-    tiling = DirectTiling(x=draw(st.integers(1, layer.w_out)), y=draw(st.integers(1, layer.h_out)),
-                          z=draw(st.integers(1, layer.c_out)), alpha=draw(st.integers(1, layer.c_in)))
+    layer, tiling = draw(small_direct_cases())
     return layer, tiling, draw(st.integers(3, 80)), draw(st.integers(0, 2**32 - 1))
 
 
