@@ -122,23 +122,7 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
     """
     moves = list(moves)
     useful = useful_events(dag, moves)
-    seg_of, red, n_loads = [], set(), 0
-    starts, loaded, stored, ends, n_io = [set()], [set()], [{}], [], [[0, 0]]
-    for k, (op, v) in enumerate(moves):
-        j = n_loads // Y
-        while len(starts) <= j:
-            ends.append(set(red))
-            starts.append(set(red)), loaded.append(set()), stored.append({}), n_io.append([0, 0])
-        seg_of.append(j)
-        if op in ("load", "store"):
-            n_loads += op == "load"
-            n_io[j][op == "store"] += 1
-            (loaded[j].add(v), red.add(v)) if op == "load" else stored[j].__setitem__(v, k)
-        elif op == "compute":
-            red.add(v)
-        else:
-            red.discard(v)
-    ends.append(set(red))
+    seg_of, starts, loaded, stored, ends, n_io = _cut(moves, Y)
     h, weight = len(starts), _tap_weight(dag)
     need, a_set, b_set, c_set = ([set() for _ in range(h)] for _ in range(4))
     wsum, wcomp = [0.0] * h, [0.0] * h
@@ -179,6 +163,29 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
             lw_computed=wcomp[j],
             lw_rhs=math.sqrt(len(a_set[j]) * len(b_set[j]) * len(c_set[j]))))
     return out
+
+
+def _cut(moves: list, Y: int):
+    """Segment of every move, and per segment: red set at its start and end, vertices loaded,
+    last store move of each vertex stored, and its (loads, stores)."""
+    seg_of, red, n_loads = [], set(), 0
+    starts, loaded, stored, ends, n_io = [set()], [set()], [{}], [], [[0, 0]]
+    for k, (op, v) in enumerate(moves):
+        j = n_loads // Y
+        while len(starts) <= j:
+            ends.append(set(red))
+            starts.append(set(red)), loaded.append(set()), stored.append({}), n_io.append([0, 0])
+        seg_of.append(j)
+        if op in ("load", "store"):
+            n_loads += op == "load"
+            n_io[j][op == "store"] += 1
+            (loaded[j].add(v), red.add(v)) if op == "load" else stored[j].__setitem__(v, k)
+        elif op == "compute":
+            red.add(v)
+        else:
+            red.discard(v)
+    ends.append(set(red))
+    return seg_of, starts, loaded, stored, ends, n_io
 
 
 def _output_of(dag: nx.DiGraph, v):

@@ -77,3 +77,18 @@ def test_bad_input_is_named():
         stationary_io(layer, DirectTiling(1, 1, 1), "row")
     with pytest.raises(ValueError, match="too small"):
         best_direct_dataflow(layer, 3)
+
+
+@given(st.integers(1, 64), st.integers(4, 40), st.integers(1, 64), st.sampled_from([1, 3, 5]),
+       st.integers(1, 2), st.integers(64, 20000), st.booleans())
+def test_best_dataflow_never_beats_a_bound(c_in, size, c_out, k, stride, s, divisors):
+    """On mid-sized layers (no DAG) every order's best tiling moves at least every bound at S + 2."""
+    layer = ConvLayer(1, c_in, size, size, c_out, k, k, stride=stride, padding=k // 2)
+    bounds = bound_report(layer, bound_fast_memory(s)).bounds
+    for order in ORDERS:
+        try:
+            choice = best_direct_dataflow(layer, s, divisors, orders=(order,))
+        except ValueError:
+            continue                      # no block of this order fits
+        assert choice.footprint.total <= s
+        assert all(choice.io.total >= b.value - 1e-9 for b in bounds.values()), (order, choice)
