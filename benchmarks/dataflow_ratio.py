@@ -4,8 +4,10 @@ For every convolution layer of ResNet-50 and VGG-16 (batch 1) at a fast memory o
 (fp32: 12288 words) per block, the optimal direct dataflow (tiles dividing the output, as
 in the search domain, and the order of least exact I/O: output-, weight- or input-stationary,
 ``ord`` o/w/i; dataflow.stationary) and its exact I/O are compared with the best lower bound
-at S + 2 (proofs/test_multi_block.py); the best tiles of any size (clipped border tiles) are shown as ``any``, and Winograd
-F(e x e, 3 x 3) as ``wino`` for the layers it applies to. ``gap`` is the relative gap of
+at S + 2 (proofs/test_multi_block.py); the best tiles of any size (clipped border tiles)
+are shown as ``any``, and Winograd F(e x e, 3 x 3) as ``wino`` for the layers it applies to
+(the paper's footprint or one accumulator array, whichever moves less;
+dataflow.winograd_accumulate). ``gap`` is the relative gap of
 ``x y`` vs ``R z`` (R = reuse_max) of the dividing tiles. Prints a table
 and writes JSON (``--out``, default ``benchmarks/results/dataflow_ratio.json``).
 
@@ -43,7 +45,8 @@ def _row(layer, s: int, e: int) -> dict:
     if layer.winograd_applicable and layer.k_h > 1:
         w = evaluate_dataflow(layer, s, algorithm="winograd", e=e)
         row["winograd"] = {k: w.to_dict()[k] for k in (
-            "tiles", "io_exact", "lower_bound", "lower_bound_method", "ratio_to_bound", "footprint_words")}
+            "tiles", "order", "io_exact", "lower_bound", "lower_bound_method", "ratio_to_bound",
+            "footprint_words")}
     return row
 
 

@@ -28,10 +28,15 @@ from .io_volume import DataflowIO, Footprint
 from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
                             optimal_winograd_tiles, winograd_continuous_optimum)
 from .stationary import ORDERS, best_direct_dataflow, stationary_footprint, stationary_io
+from .winograd_accumulate import optimal_winograd_accumulate_tiles, winograd_accumulate_footprint
 from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
     winograd_paper_io, winograd_paper_total
 
-__all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow"]
+__all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow",
+           "WINOGRAD_ORDERS"]
+
+#: Winograd footprint models: the paper's two arrays per tile and channel, or one accumulator.
+WINOGRAD_ORDERS = ("paper", "accumulate")
 
 #: Relative gap of x y vs R z below which the optimality condition counts as satisfied.
 OPTIMALITY_TOLERANCE = 0.25
@@ -110,6 +115,9 @@ class DataflowReport:
     optimality : OptimalityCondition
     continuous : ContinuousOptimum
         The SymPy (halo-free, real-valued) optimum for ``block_memory_words``.
+    order : str
+        Direct: the operand kept on chip (``output``, ``weight``, ``input``); Winograd: the
+        footprint model (``paper``, ``accumulate``).
     """
 
     layer: ConvLayer
@@ -168,6 +176,25 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
+def _winograd_choice(layer: ConvLayer, block: int, e: int, divisors: bool, order: str | None):
+    """The Winograd footprint model and tiling of least exact I/O (ties: the paper's)."""
+    found = []
+    if order in (None, "accumulate"):
+        acc = optimal_winograd_accumulate_tiles(layer, block, e, divisors)
+        found += [(acc.io.total, 1, "accumulate", acc.tiling)] if acc is not None else []
+    if order in (None, "paper"):
+        try:
+            paper = optimal_winograd_tiles(layer, block, e, divisors=divisors)
+            found.append((paper.io.total, 0, "paper", paper.tiling))
+        except ValueError:
+            if not found:
+                raise
+    if not found:
+        raise ValueError(f"fast memory of {block} words is too small for a Winograd block (e={e})")
+    _, _, order, tiling = min(found)
+    return order, tiling
+
+
 def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
@@ -192,10 +219,12 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     divisors : bool
         Search only tiles that divide the output (the search domain's Table 1); ``False``
         allows any size (clipped border tiles).
-    order : {"output", "weight", "input"}, optional
-        Direct only: which operand stays on chip (:mod:`dataflow.stationary`). When tiles
-        are searched and no order is given, the order of least exact I/O is chosen; given
-        tiles default to ``"output"``.
+    order : str, optional
+        Direct: which operand stays on chip, ``"output"``, ``"weight"`` or ``"input"``
+        (:mod:`dataflow.stationary`). Winograd: ``"paper"`` (two arrays per tile and
+        channel) or ``"accumulate"`` (one, :mod:`dataflow.winograd_accumulate`). When tiles
+        are searched and no order is given, the one of least exact I/O is chosen; given
+        tiles default to ``"output"`` / ``"paper"``.
 
     Raises
     ------
@@ -230,8 +259,8 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         r_df = dataflow_reuse(layer)
         cont = direct_continuous_optimum(layer, block, tiling.alpha)
     else:
-        if order not in (None, "output"):
-            raise ValueError(f"dataflow order {order!r} is only meaningful with algorithm 'direct'")
+        if order not in (None, *WINOGRAD_ORDERS):
+            raise ValueError(f"unknown winograd dataflow {order!r}; choose one of {', '.join(WINOGRAD_ORDERS)}")
         layer.check_winograd()
         if tiling is not None and not isinstance(tiling, WinogradTiling):
             raise ValueError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
@@ -239,11 +268,14 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
             raise ValueError(f"winograd e={e} does not match the tiling's e={tiling.e}")
         e = tiling.e if tiling is not None else (2 if e is None else e)
         if tiling is None:
-            tiling, source = optimal_winograd_tiles(layer, block, e, divisors=divisors).tiling, searched
+            order, tiling = _winograd_choice(layer, block, e, divisors, order)
+            source = searched
         else:
             check_winograd_tiling(layer, tiling)
             source = "given"
-        io, foot = winograd_io(layer, tiling), winograd_footprint(layer, tiling)
+        order = order or "paper"
+        io = winograd_io(layer, tiling)
+        foot = (winograd_footprint if order == "paper" else winograd_accumulate_footprint)(layer, tiling)
         approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
         reuse = r_df = float(layer.k_h * layer.k_w)
         cont = winograd_continuous_optimum(layer, e, block)
@@ -263,4 +295,4 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
                           bound_method=method, ratio_to_bound=ratio, optimality=cond,
-                          continuous=cont, order=order if algorithm == "direct" else "output")
+                          continuous=cont, order=order)

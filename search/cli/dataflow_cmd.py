@@ -40,9 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
-    parser.add_argument("--order", choices=("output", "weight", "input"), default=None,
-                        help="direct: which operand a block keeps on chip (default: the order of "
-                             "least exact I/O when tiles are searched, output with --tiles)")
+    parser.add_argument("--order", choices=("output", "weight", "input", "paper", "accumulate"),
+                        default=None,
+                        help="direct: which operand a block keeps on chip (output, weight, input); "
+                             "winograd: the paper's two arrays per tile or one accumulator array "
+                             "(default: the least exact I/O when tiles are searched; output or "
+                             "paper with --tiles)")
     parser.add_argument("--any-tiles", action="store_true",
                         help="search tiles of any size (default: divisors of the output, as in the search domain)")
     add_json_argument(parser)
@@ -76,7 +79,8 @@ def _table(rep) -> str:
         ("fast memory", f"{rep.fast_memory_words} words, {rep.processors} processor(s): "
                         f"{rep.block_memory_words} words per block"),
         (f"tiles ({rep.tiles_source})", tiles),
-        ("order", f"{rep.order}-stationary"),
+        ("order", f"{rep.order}-stationary" if rep.algorithm == "direct"
+                  else f"{rep.order} (Winograd footprint model)"),
         ("continuous optimum", f"x=y={rep.continuous.x:.2f}, z={rep.continuous.z:.2f} (SymPy, halo-free: "
                                f"x*y = {rep.continuous.reuse:g}*z, I/O {rep.continuous.io:,.0f} words)"),
         ("footprint", f"{fp['total']} words (shared {fp['shared_words']}, registers {fp['register_words']})"),

@@ -14,10 +14,9 @@ from dataflow.dag_winograd import winograd_conv_dag
 from dataflow.direct import DirectTiling
 from dataflow.pebble import play
 from dataflow.schedules import tiled_schedule, topological_schedule
-from dataflow.winograd import WinogradTiling
 from iobound import ConvLayer
 from iobound.report import bound_report
-from layer_cases import small_direct_cases
+from layer_cases import small_direct_cases, winograd_cases
 
 
 @st.composite
@@ -25,18 +24,6 @@ def direct_cases(draw):
     """A small direct layer, a tiling of it, S >= 3 and an rng seed."""
     layer, tiling = draw(small_direct_cases())
     return layer, tiling, draw(st.integers(3, 80)), draw(st.integers(0, 2**32 - 1))
-
-
-@st.composite
-def winograd_cases(draw):
-    """A small Winograd layer, a tiling, S (at least the largest in-degree + 1) and a seed."""
-    r, e = draw(st.integers(2, 3)), draw(st.integers(1, 3))
-    layer = ConvLayer(n=1, c_in=draw(st.integers(1, 2)), h_in=draw(st.integers(r, 6)),
-                      w_in=draw(st.integers(r, 6)), c_out=draw(st.integers(1, 2)), k_h=r, k_w=r,
-                      padding=draw(st.integers(0, 1)))
-    tiling = WinogradTiling(e=e, x=e * draw(st.integers(1, 2)), y=e * draw(st.integers(1, 2)),
-                            z=draw(st.integers(1, layer.c_out)))
-    return layer, tiling, draw(st.integers(0, 120)), draw(st.integers(0, 2**32 - 1))
 
 
 def _check(dag, layer, S, schedules, algorithm, e=None):
