@@ -116,20 +116,27 @@ def _blocks(layer: ConvLayer, x: int, y: int, z: int):
                            range(co0, min(co0 + z, layer.c_out)))
 
 
+def direct_tile_order(layer: ConvLayer, b: int, rows, cols, cos, alpha: int) -> list:
+    """One output tile's computations: channel chunk by chunk, output by output (its chains)."""
+    order: list = []
+    chains = [direct_chain(layer, b, co, oh, ow) for co in cos for oh in rows for ow in cols]
+    pos = [0] * len(chains)
+    for c0 in range(0, layer.c_in, alpha):
+        for k, chain in enumerate(chains):
+            p = pos[k]
+            while p < len(chain) and chain[p][0] < c0 + alpha:
+                order.append(chain[p][1])
+                p += 1
+            pos[k] = p
+    return order
+
+
 def _direct_order(layer: ConvLayer, t: DirectTiling) -> tuple[list, list[int]]:
     order: list = []
     starts: list[int] = []
     for b, rows, cols, cos in _blocks(layer, t.x, t.y, t.z):
         starts.append(len(order))
-        chains = [direct_chain(layer, b, co, oh, ow) for co in cos for oh in rows for ow in cols]
-        pos = [0] * len(chains)
-        for c0 in range(0, layer.c_in, t.alpha):
-            for k, chain in enumerate(chains):
-                p = pos[k]
-                while p < len(chain) and chain[p][0] < c0 + t.alpha:
-                    order.append(chain[p][1])
-                    p += 1
-                pos[k] = p
+        order += direct_tile_order(layer, b, rows, cols, cos, t.alpha)
     return order, starts
 
 
