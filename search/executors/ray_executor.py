@@ -56,9 +56,19 @@ def import_ray():
 
 
 def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
-    """Start a private Ray on this machine, reachable on 127.0.0.1 only."""
-    ray = import_ray()
+    """Start a private Ray on this machine, reachable on 127.0.0.1 only.
+
+    ``_node_ip_address="127.0.0.1"`` alone is not enough: Ray 2.60's gRPC servers then
+    still listen on every interface and its runtime-env agent on the machine's address.
+    With ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` everything stays on 127.0.0.1, but Ray
+    reads that variable when it is imported, so it is set in the environment (for Ray's
+    processes) and, for a Ray already imported here, on its constant as well.
+    """
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray = import_ray()
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
              log_to_driver=False, **kwargs)
 

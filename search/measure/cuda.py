@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from .base import MeasureRecord, Measurer
 
-__all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
+__all__ = ["CudaMeasurer", "cuda_available", "gpu_name", "record_from_result"]
 
 
 def cuda_available() -> bool:
@@ -39,6 +39,16 @@ def gpu_name() -> str | None:
         return drv.Device(0).name()
     except Exception:
         return None
+
+
+def record_from_result(cfg: Mapping[str, Any], res) -> MeasureRecord:
+    """The record of ``kernels.gpu.MeasureResult`` ``res`` for ``cfg``."""
+    extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
+                               ("registers", res.registers),
+                               ("max_abs_err", res.max_abs_err)) if v is not None}
+    if res.status != "ok":
+        return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
+    return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
 
 
 class CudaMeasurer(Measurer):
@@ -84,13 +94,7 @@ class CudaMeasurer(Measurer):
             kc = config_from_dict(dict(cfg), self.algorithm)
         except (ValueError, TypeError) as exc:
             return MeasureRecord.failed(cfg, "invalid", str(exc))
-        res = measure_config(self.layer, kc, self.options)
-        extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
-                                   ("registers", res.registers),
-                                   ("max_abs_err", res.max_abs_err)) if v is not None}
-        if res.status != "ok":
-            return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
-        return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
+        return record_from_result(cfg, measure_config(self.layer, kc, self.options))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
         for cfg in configs:

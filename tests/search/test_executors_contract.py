@@ -177,3 +177,84 @@ def test_a_repeated_index_is_refused(make):
     """The same index twice in one batch would be measured twice: ValueError."""
     with pytest.raises(ValueError, match="twice"):
         list(make().submit([(1, {"n": 1}), (1, {"n": 1})]))
+
+
+# -- Ray specifics ----------------------------------------------------------------------
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _listening_addresses(pids: set[int]) -> list:
+    """The local addresses of the TCP sockets that ``pids`` listen on (from /proc)."""
+    import ipaddress
+
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+        except OSError:
+            continue
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            found.append(ipaddress.ip_address(words))
+    return found
+
+
+def test_local_ray_listens_on_loopback_only(ray_session):
+    """Every socket the test's Ray (head, raylet, workers) listens on is 127.0.0.1 or ::1."""
+    from search.executors.ray_executor import RayExecutor
+
+    with RayExecutor(FaultStages("/tmp"), ExecutorOptions(executor="ray", workers=2)) as ex:
+        assert dict(ex.submit(cfgs("ok")))[10].status == "ok"
+        addresses = _listening_addresses(_descendants(os.getpid()))
+    assert addresses, "found no listening socket of Ray's processes"
+    assert all(a.is_loopback or (a.version == 6 and a.ipv4_mapped and a.ipv4_mapped.is_loopback)
+               for a in addresses), addresses
+    assert {n["NodeManagerAddress"] for n in ray_session.nodes()} == {"127.0.0.1"}
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_emulate_records_equal_the_measurer(executor, request):
+    """A real measurer through each executor: the records of measuring in process."""
+    from iobound.layer import ConvLayer
+    from search.measure.emulate import EmulateMeasurer
+
+    if executor == "ray":
+        request.getfixturevalue("ray_session")
+    layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    batch = [(0, dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)),
+             (1, dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1)),
+             (2, dict(x=6, y=6, z=1, alpha=2, tx=3, ty=3, tz=1))]
+    measurer = EmulateMeasurer(layer)
+    with make_executor(measurer, ExecutorOptions(executor=executor), workers=2, timeout_s=120) as ex:
+        got = dict(ex.submit(batch))
+    expected = measurer.measure([c for _, c in batch])
+
+    def strip(r):
+        return r.status, r.config, r.error, {k: v for k, v in r.extra.items() if k != "seconds"}
+
+    assert [strip(got[i]) for i, _ in batch] == [strip(r) for r in expected]
