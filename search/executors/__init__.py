@@ -6,7 +6,8 @@
 
 Build and run are separate stages (:mod:`search.executors.stages`); faults (a worker that
 dies, a stage past the timeout) are retried and then recorded, never raised
-(:mod:`search.executors.ledger`). :func:`measure_batch` is what the tuner calls.
+(:mod:`search.executors.ledger`). :func:`measure_batch` is what the tuner calls;
+:class:`ExecutorMeasurer` puts an executor behind today's measurer interface.
 
 Examples
 --------
@@ -27,10 +28,11 @@ from typing import Iterator, Sequence
 from search.measure.base import MeasureRecord
 
 from .base import Executor
+from .bridge import ExecutorMeasurer
 from .options import ExecutorOptions
 from .stages import Artifact, MeasurerStages, Stages, stages_for
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorOptions", "Stages", "Artifact", "MeasurerStages",
+__all__ = ["EXECUTORS", "Executor", "ExecutorMeasurer", "ExecutorOptions", "Stages", "Artifact", "MeasurerStages",
            "stages_for", "make_executor", "measure_batch"]
 
 #: name -> "module:Class" (imported on first use, so Ray is never imported by ``import search``).

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from iobound.errors import ToolchainError
 from search.executors.stages import Artifact, Stages
-from search.measure.base import MeasureRecord
+from search.measure.base import MeasureRecord, Measurer
 
 
 class FaultStages(Stages):
@@ -63,3 +63,19 @@ class FaultStages(Stages):
             time.sleep(self.delay)
         return MeasureRecord.ok(config, time_ms=float(config["n"]),
                                 extra={"pid": os.getpid(), "payload": artifact.payload.decode()})
+
+
+class FaultMeasurer(Measurer):
+    """The same faults as a measurer (in process), exposing :class:`FaultStages` as its stages."""
+
+    name = "fault"
+
+    def __init__(self, folder, delay: float = 1.0):
+        self.folder, self.delay = str(folder), delay
+
+    def stages(self) -> FaultStages:
+        return FaultStages(self.folder, self.delay)
+
+    def measure(self, configs):
+        stages = self.stages()
+        return [stages.run(stages.build(c)) for c in configs]
