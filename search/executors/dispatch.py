@@ -75,13 +75,13 @@ def _handle(ledger: Ledger, slot: Slot, kind: str, value: Any) -> None:
     if kind == "ready":
         slot.ready = True
         return
+    if kind == "fatal":  # with or without a job: retrying cannot help
+        raise ToolchainError(value)
     if slot.job is None:  # a late answer of a job already given up; nothing to do
         return
     job = slot.finish()
     if kind == "ok":
         ledger.completed(job, value)
-    elif kind == "fatal":
-        raise ToolchainError(value)
     elif kind == "error":
         ledger.failed(job, RUNTIME_ERROR, f"the {job.stage} raised {value}")
     elif kind == "died":

@@ -103,6 +103,8 @@ class ProcessSlot(Slot):
             return None
         self.process.join()
         why = describe_exit(self.process.exitcode)
+        if not self.ready:  # it never got as far as serving: a new one would fail the same way
+            return self, "fatal", f"a worker process failed to start ({why})"
         self._respawn()
         return self, "died", why
 
@@ -111,22 +113,25 @@ class ProcessSlot(Slot):
         self._spawn()
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # the worker and its compiler
-        except (ProcessLookupError, PermissionError):
-            self.process.kill()
-        self.process.join()
-        self._respawn()
+        self._end(graceful=False)
+        self._spawn()
 
     def stop(self) -> None:
-        """Ask the worker to end, kill it if it does not."""
-        try:
-            self.conn.send(None)
-        except (OSError, ValueError):
-            pass
-        self.process.join(timeout=5)
+        """End the worker: ask an idle one to finish, kill a busy one."""
+        self._end(graceful=self.job is None)
+
+    def _end(self, graceful: bool) -> None:
+        if graceful:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            self.process.join(timeout=5)
         if self.process.is_alive():
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # the worker and its compiler
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
             self.process.join()
         self.conn.close()
 

@@ -73,7 +73,11 @@ def process_main(conn, stages_pickle: bytes, env: dict[str, str]) -> None:
     """
     os.setpgrp()
     os.environ.update(env)
-    stages: Stages = pickle.loads(stages_pickle)
+    try:
+        stages: Stages = pickle.loads(stages_pickle)
+    except Exception as exc:  # e.g. a module the stages need is missing here
+        conn.send(("fatal", f"a worker process failed to start ({type(exc).__name__}: {exc})"))
+        return
     conn.send(("ready", None))
     try:
         while True:

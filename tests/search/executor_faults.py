@@ -79,3 +79,10 @@ class FaultMeasurer(Measurer):
     def measure(self, configs):
         stages = self.stages()
         return [stages.run(stages.build(c)) for c in configs]
+
+
+class BrokenStages(FaultStages):
+    """Stages that cannot be loaded in a worker (as when a module is missing there)."""
+
+    def __setstate__(self, state):
+        raise RuntimeError("cannot load these stages here")

@@ -56,6 +56,7 @@ def make(request, tmp_path):
     # A Ray task's timeout also covers Ray scheduling it and starting a worker process
     # (seconds on a loaded machine, after a timeout killed the previous one).
     factory.hang_timeout = 10.0 if request.param == "ray" else 3.0
+    factory.kind = request.param
     yield factory
     for ex in made:
         ex.close()
@@ -165,6 +166,15 @@ def test_a_setup_error_is_raised(make):
     """A missing toolchain is not a property of the configuration: it is raised."""
     with pytest.raises(ToolchainError, match="no such compiler"):
         list(make().submit(cfgs("toolchain")))
+
+
+def test_workers_that_cannot_start_are_a_setup_error(make, tmp_path):
+    """Stages a worker cannot load: a ToolchainError, not an endless restart."""
+    from executor_faults import BrokenStages
+
+    with make_executor(BrokenStages(tmp_path), ExecutorOptions(executor=make.kind), workers=1) as ex:
+        with pytest.raises(ToolchainError, match="failed to start"):
+            list(ex.submit(cfgs("ok")))
 
 
 def test_records_come_as_they_complete(make):
