@@ -2,15 +2,18 @@
 
 The batch: ``--configs`` random configurations of our direct kernel for a small layer
 (default 1x8x12x12 -> 8, 3x3, pad 1), measured by the ``emulate`` measurer, whose g++
-build of every new kernel takes far longer than running it. Every run gets configurations
-no other run measured (one random sample, split), so each one pays its builds; the
+build of every new kernel takes far longer than running it. Each (executor, workers) cell
+runs ``--repeats`` times, interleaved with the others (the load of a shared machine
+drifts), and reports the median. Every run gets configurations no other run measured (one random sample, split), so each one pays its builds; the
 emulator's precompiled header is built before any timing. Executor start-up (worker
 processes, Ray itself) is timed separately and not in the throughput.
 
 Ray is started once (2 CPUs, loopback only) and its start-up reported on its own.
 Also: the overhead an executor adds per configuration, from a batch of the ``model``
 measurer (microseconds of work each) with 1 worker, next to one emulated measurement
-(``1 / throughput`` with 1 local worker); and a bare Ray task round trip.
+(``1 / median throughput`` with 1 worker); a bare Ray task round trip; and a control
+whose builds only sleep (0.5 s), which shows the executors' parallelism where the CPUs
+are busy with other work.
 
 Goals (issue 13): 2 workers >= 1.7x the throughput of 1; Ray's overhead per task < 5% of
 one emulated measurement. Other work on the machine distorts both: the load average
@@ -25,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -32,6 +36,9 @@ from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from search.executors.stages import Artifact, Stages  # noqa: E402
+from search.measure.base import MeasureRecord  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "scale_out.json"
 
@@ -76,6 +83,38 @@ def _overhead(kind: str, layer, space, n: int) -> dict:
             "overhead_ms": round((through - in_process) * 1e3, 3)}
 
 
+class SleepStages(Stages):
+    """A control that needs no CPU: every build sleeps ``seconds``; the run returns at once."""
+
+    name, needs_gpu = "sleep", False
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def build(self, config):
+        time.sleep(self.seconds)
+        return Artifact(config=dict(config))
+
+    def run(self, artifact):
+        return MeasureRecord.ok(artifact.config, time_ms=1.0)
+
+
+def _sleep_control(kinds, n: int = 8, seconds: float = 0.5) -> dict:
+    """Configs per second of ``SleepStages`` with 1 and 2 workers: the executors' own
+    parallelism, which CPU contention from other work cannot hide."""
+    from search.executors import make_executor
+
+    out = {}
+    for kind in kinds:
+        for workers in (1, 2):
+            with make_executor(SleepStages(seconds), executor=kind, workers=workers) as ex:
+                list(ex.submit([(-1, {"n": -1})]))
+                t0 = time.perf_counter()
+                list(ex.submit([(i, {"n": i}) for i in range(n)]))
+                out[f"{kind} x{workers}"] = round(n / (time.perf_counter() - t0), 3)
+    return out
+
+
 def _bare_ray_task_ms(n: int = 100) -> float:
     import ray
 
@@ -90,15 +129,63 @@ def _bare_ray_task_ms(n: int = 100) -> float:
     return round((time.perf_counter() - t0) / n * 1e3, 3)
 
 
+def _run_cells(measurer, space, idx, warm, runs, n: int) -> tuple[list[dict], float | None]:
+    """One throughput row per run, each on its own ``n`` configurations; and a bare Ray task."""
+    from search.executors import make_executor
+
+    rows, started = [], {}
+    for r, (kind, workers) in enumerate(runs):
+        chunk = idx[1 + r * n: 1 + (r + 1) * n]
+        batch = [(int(i), space.get(int(i))) for i in chunk]
+        t0 = time.perf_counter()
+        with make_executor(measurer, executor=kind, workers=workers, timeout_s=600) as ex:
+            list(ex.submit([(int(idx[0]), warm)]))  # start the workers (a cached build)
+            start_s = time.perf_counter() - t0
+            row = {"executor": kind, "workers": workers, "startup_s": round(start_s, 2),
+                   "load_average_1min": _load()[0], **_throughput(ex, batch)}
+            if kind == "ray" and "bare_task_ms" not in started:
+                started["bare_task_ms"] = _bare_ray_task_ms()
+        rows.append(row)
+        print(f"{kind:5s} {workers} worker(s): {row['per_second']:.3f} configs/s "
+              f"({row['configs']} in {row['seconds']:.1f} s; start-up {start_s:.1f} s; "
+              f"load {row['load_average_1min']})", flush=True)
+    return rows, started.get("bare_task_ms")
+
+
+def _print_report(result: dict, cells, median, speedup, repeats: int) -> None:
+    overhead, emulated_ms = result["executor_overhead_per_config"], result["one_emulated_measurement_ms"]
+    load_before, load_after = result["load_average_before"], result["load_average_after"]
+    ray_startup = result["ray_startup_s"]
+    print(f"\nload average (1/5/15 min) before {load_before}, after {load_after}; {os.cpu_count()} CPUs")
+    print(f"{'executor':9s}{'workers':>8s}{'median configs/s':>18s}{'speedup':>9s}{'runs':>6s}")
+    for kind, workers in cells:
+        sp = f"{speedup[kind]:.2f}x" if workers == 2 else ""
+        print(f"{kind:9s}{workers:>8d}{median[(kind, workers)]:>18.3f}{sp:>9s}{repeats:>6d}")
+    print(f"\none emulated measurement (1 local worker): {emulated_ms:.0f} ms")
+    for kind, o in overhead.items():
+        print(f"{kind} executor overhead per config: {o['overhead_ms']:.1f} ms "
+              f"({o['through_executor_ms']:.1f} ms through it vs {o['in_process_ms']:.2f} ms in "
+              f"process) = {o['overhead_ms'] / emulated_ms:.2%} of one emulated measurement")
+    print("control, 8 builds sleeping 0.5 s (configs/s): "
+          + ", ".join(f"{k} {v:.2f}" for k, v in result["sleep_control_per_second"].items()))
+    if "ray_bare_task_ms" in result:
+        print(f"bare Ray task round trip: {result['ray_bare_task_ms']:.2f} ms; "
+              f"starting the local Ray: {ray_startup:.1f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=12, help="configurations per run (default 12)")
     parser.add_argument("--executors", nargs="+", default=["local", "ray"], choices=["local", "ray"])
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="runs per (executor, workers), interleaved; the median is reported")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.configs < 2:
         parser.error(f"--configs must be >= 2, got {args.configs}")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
     # one fresh build cache for the whole run, set before any worker starts
     os.environ["IOBOUND_CACHE"] = tempfile.mkdtemp(prefix="iobound-scale-out-")
 
@@ -109,12 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     from kernels.emulator import build_emulator, compiler_version
     from kernels.generate import generate
     from search.conv_space import ConvSpace
-    from search.executors import make_executor
     from search.measure.emulate import EmulateMeasurer
 
     layer = ConvLayer(n=1, c_in=8, h_in=12, w_in=12, c_out=8, k_h=3, k_w=3, padding=1, name="small")
     space = ConvSpace(layer, "v100")
-    runs = [(kind, w) for kind in args.executors for w in (1, 2)]
+    cells = [(kind, w) for kind in args.executors for w in (1, 2)]
+    runs = [cell for _ in range(args.repeats) for cell in cells]  # interleaved against drift
     idx = space.sample(args.configs * len(runs) + 1, np.random.default_rng(args.seed))
     warm = space.get(int(idx[0]))
     build_emulator(generate(layer, config_from_dict(warm, "direct")).code)  # the PCH, once
@@ -126,56 +213,33 @@ def main(argv: list[str] | None = None) -> int:
         start_local_ray(2)
         ray_startup = round(time.perf_counter() - t0, 2)
     load_before = _load()
-    rows, started = [], {}
-    for r, (kind, workers) in enumerate(runs):
-        chunk = idx[1 + r * args.configs: 1 + (r + 1) * args.configs]
-        batch = [(int(i), space.get(int(i))) for i in chunk]
-        t0 = time.perf_counter()
-        with make_executor(measurer, executor=kind, workers=workers, timeout_s=600) as ex:
-            list(ex.submit([(int(idx[0]), warm)]))  # start the workers (a cached build)
-            start_s = time.perf_counter() - t0
-            row = {"executor": kind, "workers": workers, "startup_s": round(start_s, 2),
-                   **_throughput(ex, batch)}
-            if kind == "ray":
-                started["bare_task_ms"] = _bare_ray_task_ms()
-        rows.append(row)
-        print(f"{kind:5s} {workers} worker(s): {row['per_second']:.3f} configs/s "
-              f"({row['configs']} in {row['seconds']:.1f} s; start-up {start_s:.1f} s)", flush=True)
+    rows, bare_task_ms = _run_cells(measurer, space, idx, warm, runs, args.configs)
     overhead = {kind: _overhead(kind, layer, space, 40) for kind in args.executors}
+    control = _sleep_control(args.executors)
     load_after = _load()
-    one = {r["executor"]: r for r in rows if r["workers"] == 1}
-    two = {r["executor"]: r for r in rows if r["workers"] == 2}
-    speedup = {k: round(two[k]["per_second"] / one[k]["per_second"], 3) for k in one if k in two}
-    emulated_ms = 1e3 / one[args.executors[0]]["per_second"]
+    median = {cell: statistics.median(r["per_second"] for r in rows
+                                      if (r["executor"], r["workers"]) == cell) for cell in cells}
+    speedup = {k: round(median[(k, 2)] / median[(k, 1)], 3) for k in args.executors}
+    emulated_ms = 1e3 / median[(args.executors[0], 1)]
     result = {
         "benchmark": "scale_out", "layer": "n1 cin8 12x12 cout8 k3 pad1 (direct)",
         "measurer": "emulate", "compiler": compiler_version(), "cpus": os.cpu_count(),
         "python": platform.python_version(), "load_average_before": load_before,
-        "load_average_after": load_after, "runs": rows, "speedup_2_over_1": speedup,
+        "load_average_after": load_after, "runs": rows,
+        "median_per_second": {f"{k} x{w}": round(v, 4) for (k, w), v in median.items()},
+        "speedup_2_over_1": speedup,
         "one_emulated_measurement_ms": round(emulated_ms, 1),
         "executor_overhead_per_config": overhead, "ray_startup_s": ray_startup,
+        "sleep_control_per_second": control,
         "goals": {"speedup_2_over_1": 1.7, "ray_overhead_fraction": 0.05},
     }
     if "ray" in overhead:
         result["ray_overhead_fraction"] = round(overhead["ray"]["overhead_ms"] / emulated_ms, 5)
-        result["ray_bare_task_ms"] = started.get("bare_task_ms")
+        result["ray_bare_task_ms"] = bare_task_ms
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 
-    print(f"\nload average (1/5/15 min) before {load_before}, after {load_after}; {os.cpu_count()} CPUs")
-    print(f"{'executor':9s}{'workers':>8s}{'configs/s':>11s}{'speedup':>9s}{'start-up s':>12s}")
-    for row in rows:
-        sp = speedup.get(row["executor"]) if row["workers"] == 2 else None
-        print(f"{row['executor']:9s}{row['workers']:>8d}{row['per_second']:>11.3f}"
-              f"{(f'{sp:.2f}x' if sp else ''):>9s}{row['startup_s']:>12.1f}")
-    print(f"\none emulated measurement (1 local worker): {emulated_ms:.0f} ms")
-    for kind, o in overhead.items():
-        print(f"{kind} executor overhead per config: {o['overhead_ms']:.1f} ms "
-              f"({o['through_executor_ms']:.1f} ms through it vs {o['in_process_ms']:.2f} ms in "
-              f"process) = {o['overhead_ms'] / emulated_ms:.2%} of one emulated measurement")
-    if "ray_bare_task_ms" in result:
-        print(f"bare Ray task round trip: {result['ray_bare_task_ms']:.2f} ms; "
-              f"starting the local Ray: {ray_startup:.1f} s")
+    _print_report(result, cells, median, speedup, args.repeats)
     print(f"wrote {args.out}")
     return 0
 
