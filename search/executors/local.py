@@ -3,10 +3,12 @@
 CPU workers (``workers``, default: the cores) build; for stages that do not need a GPU
 (``emulate``, ``model``, ``replay``) they also run. For the ``cuda`` stages, one more
 worker per visible GPU runs, with ``CUDA_VISIBLE_DEVICES`` set to its GPU, and keeps its
-CUDA context for the whole run. Workers are started once (forked from a clean ``forkserver``, so no
-parent state is inherited) and kept between batches; a worker that dies or overruns the timeout is
-replaced by a fresh process, and its configuration is retried there (see
-:mod:`search.executors.dispatch`).
+CUDA context for the whole run. Workers are started once (forked from a clean
+``forkserver``, so no parent state is inherited) and kept between batches; a worker that
+dies or overruns the timeout is replaced by a fresh process, and its configuration is
+retried there (see :mod:`search.executors.dispatch`). As with the ``spawn`` start method,
+each worker imports the main module: a script that starts an executor keeps that code
+under ``if __name__ == "__main__":``.
 
 Examples
 --------
