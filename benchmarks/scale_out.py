@@ -4,8 +4,9 @@ The batch: ``--configs`` random configurations of our direct kernel for a small 
 (default 1x8x12x12 -> 8, 3x3, pad 1), measured by the ``emulate`` measurer, whose g++
 build of every new kernel takes far longer than running it. Each (executor, workers) cell
 runs ``--repeats`` times, interleaved with the others (the load of a shared machine
-drifts), and reports the median. Every run gets configurations no other run measured (one random sample, split), so each one pays its builds; the
-emulator's precompiled header is built before any timing. Executor start-up (worker
+drifts), and reports the median. Every run gets configurations no other run measured
+(one random sample, split), so each one pays its builds; the emulator's precompiled
+header is built before any timing. Executor start-up (worker
 processes, Ray itself) is timed separately and not in the throughput.
 
 Ray is started once (2 CPUs, loopback only) and its start-up reported on its own.

@@ -20,7 +20,6 @@ Examples
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -30,7 +29,6 @@ from .stages import Artifact, Stages, materialise
 
 __all__ = ["CudaStages", "GpuSession", "driver_arch"]
 
-log = logging.getLogger(__name__)
 
 
 def driver_arch() -> str | None:

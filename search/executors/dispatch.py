@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import abc
+import logging
 import time
 from typing import Any, Callable, Iterator, Sequence
 
@@ -32,9 +33,11 @@ from iobound.errors import ToolchainError
 from search.measure.base import MeasureRecord
 
 from .ledger import BUILD, RUN, Job, Ledger
-from .stages import Artifact
+from .stages import Artifact  # noqa: F401  (the doctest builds artifacts)
 
 __all__ = ["Slot", "Event", "drive", "RUNTIME_ERROR", "TIMEOUT"]
+
+log = logging.getLogger(__name__)
 
 RUNTIME_ERROR, TIMEOUT = "runtime_error", "timeout"
 
@@ -71,6 +74,11 @@ class Slot(abc.ABC):
         """Stop the worker running the current job and prepare a fresh one."""
 
 
+def _fail(ledger: Ledger, job: Job, status: str, reason: str) -> None:
+    log.warning("configuration %d, attempt %d: %s", job.index, job.failures + 1, reason)
+    ledger.failed(job, status, reason)
+
+
 def _handle(ledger: Ledger, slot: Slot, kind: str, value: Any) -> None:
     if kind == "ready":
         slot.ready = True
@@ -83,9 +91,9 @@ def _handle(ledger: Ledger, slot: Slot, kind: str, value: Any) -> None:
     if kind == "ok":
         ledger.completed(job, value)
     elif kind == "error":
-        ledger.failed(job, RUNTIME_ERROR, f"the {job.stage} raised {value}")
+        _fail(ledger, job, RUNTIME_ERROR, f"the {job.stage} raised {value}")
     elif kind == "died":
-        ledger.failed(job, RUNTIME_ERROR, f"the worker died during the {job.stage}: {value}")
+        _fail(ledger, job, RUNTIME_ERROR, f"the worker died during the {job.stage}: {value}")
     else:
         raise ValueError(f"unknown event kind {kind!r}")
 
@@ -116,5 +124,6 @@ def drive(ledger: Ledger, slots: Sequence[Slot],
             if slot.job is not None and slot.deadline <= now:
                 slot.kill()
                 job = slot.finish()
-                ledger.failed(job, TIMEOUT, f"the {job.stage} exceeded the {slot.timeout_s:g} s timeout")
+                _fail(ledger, job, TIMEOUT,
+                      f"the {job.stage} exceeded the {slot.timeout_s:g} s timeout")
         yield from ledger.drain()

@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import logging
 import multiprocessing as mp
 import os
 import pickle
@@ -43,7 +42,6 @@ from .worker import describe_exit, process_main
 
 __all__ = ["LocalExecutor", "visible_gpus"]
 
-log = logging.getLogger(__name__)
 
 
 def visible_gpus() -> list[str]:

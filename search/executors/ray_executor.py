@@ -27,7 +27,6 @@ Examples
 from __future__ import annotations
 
 import functools
-import logging
 import os
 from typing import Any
 
@@ -42,7 +41,6 @@ from .worker import call_stage
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray"]
 
-log = logging.getLogger(__name__)
 
 
 def import_ray():

@@ -33,7 +33,6 @@ def ray_session():
 
     if not ray.is_initialized():
         start_local_ray(2)
-    ray.util.register_serializer  # noqa: B018  (the API the next line relies on exists)
     import ray.cloudpickle as cloudpickle
     cloudpickle.register_pickle_by_value(executor_faults)  # Ray workers cannot import tests/
     yield ray
