@@ -6,7 +6,8 @@ bound to 127.0.0.1 only (no dashboard; ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, 
 which Ray advertised the machine's interface address to its workers) and shuts it down on
 :meth:`RayExecutor.close`; with an address (``ray start --head`` on one node,
 ``ray start --address HEAD:6379`` on the others) it connects to that cluster. A Ray that
-is already initialised in this process is used as it is and left running.
+is already initialised in this process is used as it is and left running;
+:func:`ray_session` keeps one Ray up around several executors (one per layer of a network).
 
 Builds are Ray tasks (``num_cpus=1``) anywhere in the cluster. Runs go to actors that keep
 their state between configurations: one per GPU (``num_gpus=1``, Ray pins it to its GPU,
@@ -26,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from typing import Any
@@ -39,7 +41,7 @@ from .options import ExecutorOptions
 from .stages import Stages, stages_for
 from .worker import call_stage
 
-__all__ = ["RayExecutor", "import_ray", "start_local_ray"]
+__all__ = ["RayExecutor", "import_ray", "start_local_ray", "connect", "ray_session"]
 
 
 
@@ -69,6 +71,31 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
     ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
              log_to_driver=False, **kwargs)
+
+
+def connect(options: ExecutorOptions) -> bool:
+    """Connect to ``options.ray_address`` or start a private local Ray, unless Ray is
+    already initialised here; whether this call started it (and so should shut it down)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    if options.ray_address:
+        ray.init(address=options.ray_address, log_to_driver=False)
+    else:
+        start_local_ray(options.workers or os.cpu_count() or 1)
+    return True
+
+
+@contextlib.contextmanager
+def ray_session(options: ExecutorOptions):
+    """Ray for a block of several executors (e.g. one per layer of a network): connected
+    or started once, shut down at the end if started here; executors inside reuse it."""
+    started = connect(options)
+    try:
+        yield import_ray()
+    finally:
+        if started:
+            import_ray().shutdown()
 
 
 def _build_task(stages: Stages, config: dict) -> tuple[str, Any]:
@@ -182,20 +209,11 @@ class RayExecutor(Executor):
         self._slots: list[RaySlot] | None = None
         self._started_ray = False
 
-    def _connect(self):
-        ray = import_ray()
-        if not ray.is_initialized():
-            if self.options.ray_address:
-                ray.init(address=self.options.ray_address, log_to_driver=False)
-            else:
-                start_local_ray(self.options.workers or os.cpu_count() or 1)
-            self._started_ray = True
-        return ray
-
     def _start(self) -> list[RaySlot]:
         if self._slots is not None:
             return self._slots
-        ray = self._connect()
+        self._started_ray = connect(self.options) or self._started_ray
+        ray = import_ray()
         resources = ray.cluster_resources()
         workers = self.options.workers or max(1, int(resources.get("CPU", 1)))
         stages_ref = ray.put(self.stages)

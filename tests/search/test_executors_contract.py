@@ -246,6 +246,19 @@ def test_local_ray_listens_on_loopback_only(ray_session):
     assert {n["NodeManagerAddress"] for n in ray_session.nodes()} == {"127.0.0.1"}
 
 
+def test_a_ray_started_elsewhere_is_reused_and_left_running(ray_session, tmp_path):
+    """Executors and ray_session inside an initialised Ray neither restart nor stop it."""
+    from search.executors.ray_executor import RayExecutor, connect, ray_session as session
+
+    options = ExecutorOptions(executor="ray", workers=1)
+    assert connect(options) is False
+    with session(options) as ray:
+        for _ in range(2):  # one executor per layer, say
+            with RayExecutor(FaultStages(tmp_path), options) as ex:
+                assert dict(ex.submit(cfgs("ok")))[10].status == "ok"
+    assert ray.is_initialized()
+
+
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_emulate_records_equal_the_measurer(executor, request):
     """A real measurer through each executor: the records of measuring in process."""
