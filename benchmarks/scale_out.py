@@ -14,7 +14,8 @@ Also: the overhead an executor adds per configuration, from a batch of the ``mod
 measurer (microseconds of work each) with 1 worker, next to one emulated measurement
 (``1 / median throughput`` with 1 worker); a bare Ray task round trip; and a control
 whose builds only sleep (0.5 s), which shows the executors' parallelism where the CPUs
-are busy with other work.
+are busy with other work, and one of pure-CPU work in 2 processes against 1, which shows
+what speed-up the machine's free cores allowed at all while the benchmark ran.
 
 Goals (issue 13): 2 workers >= 1.7x the throughput of 1; Ray's overhead per task < 5% of
 one emulated measurement. Other work on the machine distorts both: the load average
@@ -116,6 +117,32 @@ def _sleep_control(kinds, n: int = 8, seconds: float = 0.5) -> dict:
     return out
 
 
+def _busy(_) -> float:
+    """A fixed amount of pure-CPU work (no I/O, no compiler)."""
+    x = 0
+    for i in range(15_000_000):
+        x += i
+    return float(x)
+
+
+def _cpu_control(repeats: int = 3) -> float:
+    """How much faster 2 processes do 2 units of pure-CPU work than 1 process does 1 unit,
+    right now (median): what the machine's free cores allow any executor."""
+    import multiprocessing as mp
+
+    ratios = []
+    with mp.get_context("forkserver").Pool(2) as pool:
+        pool.map(_busy, range(2), chunksize=1)  # start both
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            pool.map(_busy, range(1), chunksize=1)
+            one = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            pool.map(_busy, range(2), chunksize=1)
+            ratios.append(2 * one / (time.perf_counter() - t0))
+    return round(statistics.median(ratios), 3)
+
+
 def _bare_ray_task_ms(n: int = 100) -> float:
     import ray
 
@@ -169,6 +196,8 @@ def _print_report(result: dict, cells, median, speedup, repeats: int) -> None:
               f"process) = {o['overhead_ms'] / emulated_ms:.2%} of one emulated measurement")
     print("control, 8 builds sleeping 0.5 s (configs/s): "
           + ", ".join(f"{k} {v:.2f}" for k, v in result["sleep_control_per_second"].items()))
+    print(f"control, pure-CPU work in 2 processes over 1 (what the free cores allowed): "
+          f"{result['cpu_control_speedup_2_over_1']:.2f}x")
     if "ray_bare_task_ms" in result:
         print(f"bare Ray task round trip: {result['ray_bare_task_ms']:.2f} ms; "
               f"starting the local Ray: {ray_startup:.1f} s")
@@ -217,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, bare_task_ms = _run_cells(measurer, space, idx, warm, runs, args.configs)
     overhead = {kind: _overhead(kind, layer, space, 40) for kind in args.executors}
     control = _sleep_control(args.executors)
+    cpu_control = _cpu_control()
     load_after = _load()
     median = {cell: statistics.median(r["per_second"] for r in rows
                                       if (r["executor"], r["workers"]) == cell) for cell in cells}
@@ -231,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         "speedup_2_over_1": speedup,
         "one_emulated_measurement_ms": round(emulated_ms, 1),
         "executor_overhead_per_config": overhead, "ray_startup_s": ray_startup,
-        "sleep_control_per_second": control,
+        "sleep_control_per_second": control, "cpu_control_speedup_2_over_1": cpu_control,
         "goals": {"speedup_2_over_1": 1.7, "ray_overhead_fraction": 0.05},
     }
     if "ray" in overhead:
