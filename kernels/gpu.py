@@ -285,3 +285,9 @@ def measure_config(layer, config, options: GpuOptions = GpuOptions(), arch: str 
                    cache_root=None) -> MeasureResult:
     """Generate, compile (for GPU 0's arch unless given) and time one configuration."""
     return measure_configs(layer, [config], options, arch, cache_root)[0]
+
+
+#: Time one compiled kernel in the current context; for callers that hold a context across
+#: configurations (the GPU workers of ``search.executors``), with :data:`CONTEXT_FATAL`.
+measure_in_context = _measure_in_context
+drop_context = _drop_context

@@ -20,7 +20,7 @@ from iobound.errors import InvalidInputError
 
 from .base import MeasureRecord, Measurer, Status
 
-__all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
+__all__ = ["CudaMeasurer", "cuda_available", "gpu_name", "record_from_result"]
 
 
 def cuda_available() -> bool:
@@ -41,6 +41,16 @@ def gpu_name() -> str | None:
         return drv.Device(0).name()
     except Exception:
         return None
+
+
+def record_from_result(cfg: Mapping[str, Any], res) -> MeasureRecord:
+    """The record of ``kernels.gpu.MeasureResult`` ``res`` for ``cfg``."""
+    extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
+                               ("registers", res.registers),
+                               ("max_abs_err", res.max_abs_err)) if v is not None}
+    if not res.status.is_ok:
+        return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
+    return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
 
 
 class CudaMeasurer(Measurer):
@@ -86,13 +96,7 @@ class CudaMeasurer(Measurer):
             kc = config_from_dict(dict(cfg), self.algorithm)
         except (ValueError, TypeError) as exc:
             return MeasureRecord.failed(cfg, Status.INVALID, str(exc))
-        res = measure_config(self.layer, kc, self.options)
-        extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
-                                   ("registers", res.registers),
-                                   ("max_abs_err", res.max_abs_err)) if v is not None}
-        if not res.status.is_ok:
-            return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
-        return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
+        return record_from_result(cfg, measure_config(self.layer, kc, self.options))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
         for cfg in configs:

@@ -1,0 +1,72 @@
+"""The options that choose where measurements run, shared by the subcommands that measure.
+
+:func:`add_executor_arguments` adds ``--executor local|ray``, ``--workers N``,
+``--ray-address ADDR``, ``--timeout S`` and ``--retries N``; :func:`resolve_executor_options`
+turns them into a validated :class:`~search.executors.options.ExecutorOptions`
+(``InvalidInputError``, one line and exit 2 from ``main``, for a bad value).
+
+Examples
+--------
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> add_executor_arguments(parser)
+>>> resolve_executor_options(parser.parse_args([]))
+ExecutorOptions(executor='local', workers=None, ray_address=None, timeout_s=300.0, retries=1)
+>>> args = parser.parse_args(["--executor", "ray", "--ray-address", "10.0.0.5:6379",
+...                           "--workers", "8", "--timeout", "60", "--retries", "2"])
+>>> o = resolve_executor_options(args); (o.executor, o.workers, o.ray_address, o.timeout_s, o.retries)
+('ray', 8, '10.0.0.5:6379', 60.0, 2)
+>>> resolve_executor_options(parser.parse_args(["--workers", "0"]))
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: --workers must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from iobound.errors import InvalidInputError
+from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETRIES, ExecutorOptions
+
+__all__ = ["add_executor_arguments", "resolve_executor_options"]
+
+#: ExecutorOptions field -> the option that sets it (so errors name what the user typed).
+_FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ray-address",
+          "timeout": "--timeout", "retries": "--retries"}
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the executor options (read with :func:`resolve_executor_options`)."""
+    group = parser.add_argument_group("where measurements run")
+    group.add_argument("--executor", default="local", metavar="NAME",
+                       help=f"{' | '.join(EXECUTOR_NAMES)}: worker processes on this machine "
+                            "(default), or a Ray cluster (pip install 'iobound[distributed]')")
+    group.add_argument("--workers", type=int, metavar="N",
+                       help="CPU workers that compile (and run the emulate/model measurers); "
+                            "default: the cores here, or the Ray cluster's CPUs")
+    group.add_argument("--ray-address", metavar="ADDR",
+                       help="an existing Ray cluster (HOST:PORT of `ray start --head`); "
+                            "default: a private Ray on this machine, bound to 127.0.0.1")
+    group.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                       help="seconds a build or a run of one configuration may take before "
+                            f"its worker is killed (default {DEFAULT_TIMEOUT_S:g})")
+    group.add_argument("--retries", type=int, default=1, metavar="N",
+                       help="retries of a configuration whose worker died or timed out, on a "
+                            f"fresh worker, before it is recorded as failed (0-{MAX_RETRIES}, "
+                            "default 1)")
+
+
+def resolve_executor_options(args: argparse.Namespace) -> ExecutorOptions:
+    """The validated options; the error names the command-line option."""
+    try:
+        return ExecutorOptions(executor=args.executor, workers=args.workers,
+                               ray_address=args.ray_address, timeout_s=args.timeout,
+                               retries=args.retries)
+    except InvalidInputError as exc:
+        text = str(exc)
+        for field, flag in _FLAGS.items():
+            if text.startswith(field + " "):
+                text = flag + text[len(field):]
+                break
+        raise InvalidInputError(text) from None

@@ -1,0 +1,73 @@
+"""Executors: measure a batch of configurations on many workers, records as they complete.
+
+- ``local`` (:class:`~search.executors.local.LocalExecutor`): worker processes here;
+- ``ray`` (:class:`~search.executors.ray_executor.RayExecutor`): a Ray cluster
+  (``pip install iobound[distributed]``; Ray is imported only when this executor starts).
+
+Build and run are separate stages (:mod:`search.executors.stages`); faults (a worker that
+dies, a stage past the timeout) are retried and then recorded, never raised
+(:mod:`search.executors.ledger`). :func:`measure_batch` is what the tuner calls;
+:class:`ExecutorMeasurer` puts an executor behind today's measurer interface.
+
+Examples
+--------
+>>> sorted(EXECUTORS)
+['local', 'ray']
+>>> make_executor(None, ExecutorOptions(), executor="nope")
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: executor must be one of local, ray; got 'nope'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Iterator, Sequence
+
+from search.measure.base import MeasureRecord
+
+from .base import Executor
+from .bridge import ExecutorMeasurer
+from .options import ExecutorOptions
+from .stages import Artifact, MeasurerStages, Stages, stages_for
+
+__all__ = ["EXECUTORS", "Executor", "ExecutorMeasurer", "ExecutorOptions", "Stages", "Artifact", "MeasurerStages",
+           "stages_for", "make_executor", "measure_batch"]
+
+#: name -> "module:Class" (imported on first use, so Ray is never imported by ``import search``).
+EXECUTORS = {
+    "local": "search.executors.local:LocalExecutor",
+    "ray": "search.executors.ray_executor:RayExecutor",
+}
+
+
+def make_executor(measurer, options: ExecutorOptions | None = None, **changes) -> Executor:
+    """The executor ``options.executor`` for ``measurer`` (a Measurer or Stages).
+
+    ``changes`` override fields of ``options`` (``make_executor(m, workers=2)``) and are
+    validated like them.
+    """
+    options = dataclasses.replace(options or ExecutorOptions(), **changes)
+    module, _, cls = EXECUTORS[options.executor].partition(":")
+    return getattr(importlib.import_module(module), cls)(stages_for(measurer), options)
+
+
+def measure_batch(executor: Executor, space, indices: Sequence[int]
+                  ) -> Iterator[tuple[int, MeasureRecord]]:
+    """Measure the configurations ``indices`` of ``space``; ``(index, record)`` as each completes.
+
+    Every index comes back exactly once, in completion order (not the order given).
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.kt_cache import KtCache
+    >>> space = GridSpace({"a": [1, 2]})
+    >>> m = ReplayMeasurer(KtCache(tune_params={"a": [1, 2]}, entries=[{"a": 1, "time": 2.0}]))
+    >>> with make_executor(m, workers=1) as ex:
+    ...     sorted((i, r.status.value) for i, r in measure_batch(ex, space, [0, 1]))
+    [(0, 'ok'), (1, 'invalid')]
+    """
+    yield from executor.submit((int(i), space.get(int(i))) for i in indices)

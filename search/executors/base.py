@@ -1,0 +1,113 @@
+"""The executor interface: a batch of (index, config) in, (index, record) out as each completes.
+
+An :class:`Executor` owns workers for one measurer's :class:`~search.executors.stages.Stages`
+and keeps them between batches (a GPU worker keeps its CUDA context for the whole run).
+:meth:`Executor.submit` yields every index of the batch exactly once, in the order the
+measurements complete, so the tuner can log each record at once. Faults are records, not
+exceptions: a configuration whose worker dies or exceeds the timeout is retried on a
+fresh worker up to ``retries`` times, then recorded as ``runtime_error`` or ``timeout``
+(see :mod:`search.executors.ledger`). Errors of the set-up (no compiler, no GPU, Ray not
+installed) are raised.
+
+Examples
+--------
+>>> from search.executors import make_executor
+>>> from search.measure.model import ModelMeasurer
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
+>>> cfg = dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)
+>>> with make_executor(ModelMeasurer(layer, "v100"), workers=1) as ex:
+...     [(i, r.status.value) for i, r in ex.submit([(7, cfg)])]
+[(7, 'ok')]
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Iterable, Iterator, Mapping
+
+from search.measure.base import MeasureRecord
+
+from .dispatch import Event, Slot, drive
+from .ledger import Ledger
+from .options import ExecutorOptions
+from .stages import Stages
+
+__all__ = ["Executor", "check_batch"]
+
+
+def check_batch(batch: Iterable[tuple[int, Mapping[str, Any]]]) -> list[tuple[int, dict]]:
+    """The batch as a list of ``(int index, dict config)``; ``ValueError`` on a repeated index.
+
+    >>> check_batch([(3, {"a": 1}), (3, {"a": 1})])
+    Traceback (most recent call last):
+    ...
+    ValueError: index 3 appears twice in the batch; each configuration is measured once
+    """
+    out, seen = [], set()
+    for index, config in batch:
+        index = int(index)
+        if index in seen:
+            raise ValueError(f"index {index} appears twice in the batch; "
+                             "each configuration is measured once")
+        seen.add(index)
+        out.append((index, dict(config)))
+    return out
+
+
+class Executor(abc.ABC):
+    """Measures batches with a measurer's stages on workers (see the module doc)."""
+
+    #: The registry name (``local``, ``ray``).
+    name: str = ""
+
+    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions()):
+        self.stages = stages
+        self.options = options
+
+    def submit(self, batch: Iterable[tuple[int, Mapping[str, Any]]]
+               ) -> Iterator[tuple[int, MeasureRecord]]:
+        """Measure the batch; yields ``(index, record)`` once per index as each completes.
+
+        Stopping the iteration early (``close()`` on the generator) or an error abandons
+        the rest of the batch: the workers are stopped (new ones start on the next batch).
+        """
+        items = check_batch(batch)
+        if not items:
+            return
+        slots = self._start()
+        finished = False
+        try:
+            yield from drive(Ledger(items, self.options.retries), slots, self._wait)
+            finished = True
+        finally:
+            if not finished:  # jobs may still be running on the workers
+                self._stop_slots()
+
+    @abc.abstractmethod
+    def _start(self) -> list[Slot]:
+        """The workers' slots, started on first use and kept between batches."""
+
+    @abc.abstractmethod
+    def _wait(self, slots: list[Slot], timeout: float) -> list[Event]:
+        """Events of ``slots`` within ``timeout`` seconds (see :func:`drive`)."""
+
+    @abc.abstractmethod
+    def _stop_slots(self) -> None:
+        """Stop every worker; the next batch starts new ones."""
+
+    def close(self) -> None:
+        """Stop the workers (and a Ray started by this executor). Idempotent."""
+        self._stop_slots()
+
+    def describe(self) -> dict:
+        """A JSON-able summary for logs: name and options."""
+        o = self.options
+        return {"name": self.name, "workers": o.workers, "timeout_s": o.timeout_s,
+                "retries": o.retries, "ray_address": o.ray_address}
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

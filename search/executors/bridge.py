@@ -1,0 +1,64 @@
+"""An executor behind the measurer interface, so today's tuner loop can use it unchanged.
+
+:class:`ExecutorMeasurer` wraps a measurer and an executor: ``measure_iter`` sends the
+batch to the executor and yields the records **in the order of the configurations**
+(holding back those that finish before an earlier one), which is what
+``search.tuner.tune`` expects from a measurer today. Its name, ``describe()`` and
+``toolchain()`` are the wrapped measurer's, so logs and resume checks see no difference.
+Once the tuner consumes :func:`search.executors.measure_batch` (records in completion
+order) this bridge is no longer needed.
+
+Examples
+--------
+>>> from search.space import GridSpace
+>>> from search.tuner import tune
+>>> from search.measure.replay import ReplayMeasurer
+>>> from search.kt_cache import KtCache
+>>> from search.executors import make_executor
+>>> m = ReplayMeasurer(KtCache(tune_params={"a": [1, 2, 3]}, entries=[
+...     {"a": 1, "time": 3.0}, {"a": 2, "time": 1.0}, {"a": 3, "time": 2.0}]))
+>>> with make_executor(m, workers=2) as ex:
+...     res = tune(GridSpace({"a": [1, 2, 3]}), ExecutorMeasurer(m, ex), "grid", budget=3)
+>>> res.best.config, res.measure
+({'a': 2}, 'replay')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Sequence
+
+from search.measure.base import MeasureRecord, Measurer
+
+from .base import Executor
+
+__all__ = ["ExecutorMeasurer"]
+
+
+class ExecutorMeasurer(Measurer):
+    """``measurer``'s records, measured on ``executor`` (see the module doc)."""
+
+    def __init__(self, measurer: Measurer, executor: Executor):
+        self.measurer, self.executor = measurer, executor
+        self.name, self.estimate = measurer.name, measurer.estimate
+
+    def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
+        waiting: dict[int, MeasureRecord] = {}
+        nxt = 0
+        for position, record in self.executor.submit(enumerate(configs)):
+            waiting[position] = record
+            while nxt in waiting:
+                yield waiting.pop(nxt)
+                nxt += 1
+
+    def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
+        return list(self.measure_iter(configs))
+
+    def describe(self) -> dict:
+        return self.measurer.describe()
+
+    def toolchain(self) -> str:
+        return self.measurer.toolchain()
+
+    def close(self) -> None:
+        self.executor.close()
+        self.measurer.close()

@@ -1,0 +1,114 @@
+"""The bookkeeping of one batch: which stage each configuration is at, its failures, its record.
+
+Both executors drive a :class:`Ledger`, so they share one meaning of "faults survived":
+
+- every index of the batch gets exactly one record (a second one raises, it is a bug);
+- a configuration whose worker died or overran the timeout goes back to the front of its
+  stage's queue, until it has failed ``retries + 1`` times; then its record is
+  ``runtime_error`` (worker died, or the stage raised) or ``timeout``, with the reason
+  and ``extra["attempts"]``;
+- a record measured after earlier failures carries ``extra["attempts"]`` too.
+
+Examples
+--------
+>>> book = Ledger([(5, {"a": 1})], retries=1)
+>>> job = book.next_job({BUILD})
+>>> book.failed(job, "timeout", "build exceeded 2 s")   # retried
+>>> job = book.next_job({BUILD, RUN})
+>>> book.failed(job, "timeout", "build exceeded 2 s")   # given up
+>>> [(i, r.status.value, r.extra["attempts"]) for i, r in book.drain()]
+[(5, 'timeout', 2)]
+>>> book.done
+True
+"""
+
+from __future__ import annotations
+
+from kernels.status import Status
+
+import dataclasses
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from search.measure.base import MeasureRecord
+
+from .stages import Artifact
+
+__all__ = ["BUILD", "RUN", "Job", "Ledger"]
+
+BUILD, RUN = "build", "run"
+
+
+@dataclass
+class Job:
+    """One configuration at one stage; ``payload`` is the config (build) or the artifact (run)."""
+
+    index: int
+    config: dict
+    stage: str
+    payload: Any
+    failures: int = 0
+
+
+class Ledger:
+    """Queues, failures and finished records of one batch (see the module doc)."""
+
+    def __init__(self, batch: Iterable[tuple[int, dict]], retries: int):
+        self.retries = retries
+        self._queues = {BUILD: deque(), RUN: deque()}
+        for index, config in batch:
+            self._queues[BUILD].append(Job(index, config, BUILD, config))
+        self._open = {job.index for job in self._queues[BUILD]}
+        self._ready: list[tuple[int, MeasureRecord]] = []
+
+    @property
+    def done(self) -> bool:
+        """Whether every configuration has its record (drained or not)."""
+        return not self._open
+
+    def waiting(self, stages: set[str]) -> bool:
+        """Whether a job of one of ``stages`` is queued."""
+        return any(self._queues[s] for s in stages)
+
+    def next_job(self, stages: set[str]) -> Job | None:
+        """The next queued job a worker serving ``stages`` can take (runs first: they finish)."""
+        for stage in (RUN, BUILD):
+            if stage in stages and self._queues[stage]:
+                return self._queues[stage].popleft()
+        return None
+
+    def completed(self, job: Job, result: Artifact | MeasureRecord) -> None:
+        """A stage returned: a build's artifact is queued to run, a record is final."""
+        if isinstance(result, Artifact):
+            if job.stage != BUILD:
+                raise TypeError(f"the run of index {job.index} returned an artifact, not a record")
+            self._queues[RUN].append(Job(job.index, job.config, RUN, result, job.failures))
+            return
+        if not isinstance(result, MeasureRecord):
+            raise TypeError(f"the {job.stage} of index {job.index} returned "
+                            f"{type(result).__name__}, not an Artifact or a MeasureRecord")
+        if job.failures:
+            result = dataclasses.replace(result, extra={**result.extra, "attempts": job.failures + 1})
+        self._finish(job.index, result)
+
+    def failed(self, job: Job, status: Status | str, reason: str) -> None:
+        """The job's worker died, raised or overran: retry it, or record ``status``."""
+        job.failures += 1
+        if job.failures <= self.retries:
+            self._queues[job.stage].appendleft(job)
+            return
+        error = f"{reason} (gave up after {job.failures} attempts)"
+        self._finish(job.index, MeasureRecord.failed(job.config, status, error, extra={
+            "attempts": job.failures, "failed_stage": job.stage}))
+
+    def _finish(self, index: int, record: MeasureRecord) -> None:
+        if index not in self._open:
+            raise RuntimeError(f"index {index} was recorded twice")
+        self._open.discard(index)
+        self._ready.append((index, record))
+
+    def drain(self) -> list[tuple[int, MeasureRecord]]:
+        """The records finished since the last call, in the order they finished."""
+        out, self._ready = self._ready, []
+        return out

@@ -1,0 +1,200 @@
+"""The ``local`` executor: worker processes on this machine, no extra dependency.
+
+CPU workers (``workers``, default: the cores) build; for stages that do not need a GPU
+(``emulate``, ``model``, ``replay``) they also run. For the ``cuda`` stages, one more
+worker per visible GPU runs, with ``CUDA_VISIBLE_DEVICES`` set to its GPU, and keeps its
+CUDA context for the whole run. Workers are started once (forked from a clean
+``forkserver``, so no parent state is inherited) and kept between batches; a worker that
+dies or overruns the timeout is replaced by a fresh process, and its configuration is
+retried there (see :mod:`search.executors.dispatch`). As with the ``spawn`` start method,
+each worker imports the main module: a script that starts an executor keeps that code
+under ``if __name__ == "__main__":``.
+
+Examples
+--------
+>>> from search.measure.model import ModelMeasurer
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
+>>> with LocalExecutor(stages_for(ModelMeasurer(layer, "v100")), ExecutorOptions(workers=2)) as ex:
+...     got = dict(ex.submit([(0, dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)),
+...                           (1, dict(x=8, y=8, z=8, alpha=4, tx=3, ty=8, tz=2))]))
+>>> got[0].status.value, got[1].status.value
+('ok', 'invalid')
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import pickle
+import signal
+from multiprocessing.connection import wait as mp_wait
+from typing import Mapping
+
+from iobound.errors import ToolchainError
+
+from .base import Executor
+from .dispatch import Event, Slot
+from .ledger import BUILD, RUN
+from .options import ExecutorOptions
+from .stages import Stages, stages_for
+from .worker import describe_exit, process_main
+
+__all__ = ["LocalExecutor", "visible_gpus"]
+
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs a worker may be pinned to (``CUDA_VISIBLE_DEVICES`` values); [] without pycuda."""
+    from kernels.gpu import import_pycuda
+
+    try:
+        drv = import_pycuda()
+        drv.init()
+        count = drv.Device.count()
+    except Exception:  # no pycuda, no driver: no GPU
+        return []
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [s.strip() for s in listed.split(",") if s.strip()] if listed else []
+    return ids[:count] if ids else [str(i) for i in range(count)]
+
+
+def _context():
+    """``forkserver``: workers fork from a clean single-threaded server that has imported
+    the worker module once, so a replacement worker starts in milliseconds, not seconds,
+    and inherits no threads or CUDA state from the driver."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["search.executors.worker"])
+    return ctx
+
+
+class ProcessSlot(Slot):
+    """A worker process and the pipe to it."""
+
+    def __init__(self, stages_pickle: bytes, serves: set, timeout_s: float,
+                 env: Mapping[str, str] | None = None):
+        super().__init__(timeout_s)
+        self.serves = set(serves)
+        self._stages, self._env = stages_pickle, dict(env or {})
+        self._spawn()
+
+    def _spawn(self) -> None:
+        ctx = _context()
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=process_main, args=(child, self._stages, self._env),
+                                   daemon=True)
+        self.process.start()
+        child.close()
+        self.ready = False
+
+    def start(self, job) -> None:
+        super().start(job)
+        self.conn.send((job.stage, job.payload))
+
+    def poll(self) -> Event | None:
+        """The event waiting on the pipe, or the worker's death; ``None`` if neither yet."""
+        try:
+            if self.conn.poll():
+                kind, value = self.conn.recv()
+                return self, kind, value
+        except (EOFError, OSError):
+            pass
+        if self.process.is_alive():
+            return None
+        self.process.join()
+        why = describe_exit(self.process.exitcode)
+        if not self.ready:  # it never got as far as serving: a new one would fail the same way
+            return self, "fatal", f"a worker process failed to start ({why})"
+        self._respawn()
+        return self, "died", why
+
+    def _respawn(self) -> None:
+        self.conn.close()
+        self._spawn()
+
+    def kill(self) -> None:
+        self._end(graceful=False)
+        self._spawn()
+
+    def stop(self) -> None:
+        """End the worker: ask an idle one to finish, kill a busy one."""
+        self._end(graceful=self.job is None)
+
+    def _end(self, graceful: bool) -> None:
+        if graceful:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            self.process.join(timeout=5)
+        if self.process.is_alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # the worker and its compiler
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
+    handles = {}
+    for slot in slots:
+        handles[slot.conn] = slot
+        handles[slot.process.sentinel] = slot
+    ready = mp_wait(list(handles), timeout)
+    events, seen = [], set()
+    for handle in ready:
+        slot = handles[handle]
+        if id(slot) in seen:
+            continue
+        seen.add(id(slot))
+        event = slot.poll()
+        if event is not None:
+            events.append(event)
+    return events
+
+
+class LocalExecutor(Executor):
+    """Worker processes on this machine (see the module doc).
+
+    Parameters
+    ----------
+    stages : Stages or Measurer
+        What to build and run (a measurer is adapted with :func:`stages_for`).
+    options : ExecutorOptions
+        ``workers``, ``timeout_s``, ``retries`` (``ray_address`` is not used).
+    """
+
+    name = "local"
+
+    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions()):
+        super().__init__(stages_for(stages), options)
+        self._slots: list[ProcessSlot] | None = None
+
+    @property
+    def workers(self) -> int:
+        """CPU workers (the option, else the cores)."""
+        return self.options.workers or os.cpu_count() or 1
+
+    def _start(self) -> list[ProcessSlot]:
+        if self._slots is None:
+            gpus = visible_gpus() if self.stages.needs_gpu else []
+            if self.stages.needs_gpu and not gpus:
+                raise ToolchainError(f"the {self.stages.name} measurer needs a GPU and "
+                                     "pycuda sees none")
+            data = pickle.dumps(self.stages)
+            cpu_serves = {BUILD} if gpus else {BUILD, RUN}
+            slots = [ProcessSlot(data, cpu_serves, self.options.timeout_s)
+                     for _ in range(self.workers)]
+            slots += [ProcessSlot(data, {RUN}, self.options.timeout_s,
+                                  {"CUDA_VISIBLE_DEVICES": g}) for g in gpus]
+            self._slots = slots
+        return self._slots
+
+    _wait = staticmethod(_wait_events)
+
+    def _stop_slots(self) -> None:
+        if self._slots is not None:
+            for slot in self._slots:
+                slot.stop()
+            self._slots = None

@@ -1,0 +1,88 @@
+"""How a batch of measurements is spread over workers: :class:`ExecutorOptions`.
+
+One frozen record for the options ``--executor``, ``--workers``, ``--ray-address``,
+``--timeout`` and ``--retries`` (see :mod:`search.cli.executor_args`); every bad value
+raises :class:`~iobound.errors.InvalidInputError` naming the option and the value.
+
+Examples
+--------
+>>> ExecutorOptions().executor, ExecutorOptions().retries
+('local', 1)
+>>> ExecutorOptions(executor="ray", workers=2, ray_address="10.0.0.5:6379").ray_address
+'10.0.0.5:6379'
+>>> ExecutorOptions(retries=-1)
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: retries must be an integer from 0 to 10, got -1
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "MAX_RETRIES", "DEFAULT_TIMEOUT_S"]
+
+#: The executors that exist (``search.executors.EXECUTORS`` maps them to classes).
+EXECUTOR_NAMES = ("local", "ray")
+#: Retries are bounded: a configuration that kills every worker must not stall a run.
+MAX_RETRIES = 10
+#: Seconds one stage (a build or a run) of one configuration may take before it is killed.
+DEFAULT_TIMEOUT_S = 300.0
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Options of an executor.
+
+    Parameters
+    ----------
+    executor : {"local", "ray"}
+        ``local``: worker processes on this machine; ``ray``: a Ray cluster.
+    workers : int, optional
+        CPU workers (builds, and runs of CPU measurers). Default: the cores of this
+        machine (``local``) or the CPUs of the Ray cluster (``ray``).
+    ray_address : str, optional
+        An existing Ray cluster (``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``); without
+        it ``ray`` starts a private local Ray bound to 127.0.0.1. Only with ``ray``.
+    timeout_s : float
+        Seconds a build or a run of one configuration may take; past it the worker is
+        killed and the configuration retried (then recorded as ``timeout``).
+    retries : int
+        How often a configuration whose worker died or timed out is tried again on a
+        fresh worker before it is recorded as ``runtime_error`` or ``timeout``.
+    """
+
+    executor: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    retries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTOR_NAMES:
+            raise InvalidInputError(f"executor must be one of {', '.join(EXECUTOR_NAMES)}; "
+                                    f"got {self.executor!r}")
+        if self.workers is not None and (not _is_int(self.workers) or self.workers < 1):
+            raise InvalidInputError(f"workers must be an integer >= 1, got {self.workers!r}")
+        if self.ray_address is not None:
+            if self.executor != "ray":
+                raise InvalidInputError("ray_address needs executor 'ray', "
+                                        f"got executor {self.executor!r}")
+            if not isinstance(self.ray_address, str) or not self.ray_address.strip() \
+                    or any(c.isspace() for c in self.ray_address):
+                raise InvalidInputError(f"ray_address must be HOST:PORT, ray://HOST:PORT or "
+                                        f"'auto', got {self.ray_address!r}")
+        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) \
+                or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
+            raise InvalidInputError(f"timeout must be a finite number of seconds > 0, "
+                                    f"got {self.timeout_s!r}")
+        if not _is_int(self.retries) or not 0 <= self.retries <= MAX_RETRIES:
+            raise InvalidInputError(f"retries must be an integer from 0 to {MAX_RETRIES}, "
+                                    f"got {self.retries!r}")

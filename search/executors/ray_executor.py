@@ -1,0 +1,247 @@
+"""The ``ray`` executor: builds as Ray tasks, runs on Ray actors, on one machine or a cluster.
+
+``pip install iobound[distributed]``. Ray is imported when the executor first runs, so
+nothing else needs it. Without ``ray_address`` it starts a private Ray on this machine
+bound to 127.0.0.1 only (no dashboard; ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, without
+which Ray advertised the machine's interface address to its workers) and shuts it down on
+:meth:`RayExecutor.close`; with an address (``ray start --head`` on one node,
+``ray start --address HEAD:6379`` on the others) it connects to that cluster. A Ray that
+is already initialised in this process is used as it is and left running;
+:func:`ray_session` keeps one Ray up around several executors (one per layer of a network).
+
+Builds are Ray tasks (``num_cpus=1``) anywhere in the cluster. Runs go to actors that keep
+their state between configurations: one per GPU (``num_gpus=1``, Ray pins it to its GPU,
+it holds the CUDA context) for the ``cuda`` stages, else ``workers`` CPU actors spread
+over the nodes. At most ``workers`` CPU jobs are in flight (default: the cluster's CPUs).
+A task past the timeout is cancelled with its worker process killed, an actor past it is
+killed and replaced; the configuration is retried (see :mod:`search.executors.dispatch`).
+A build's timeout counts from its submission, so it also covers Ray scheduling the task
+and, after a kill, starting a new worker process (seconds on a loaded machine): keep
+``timeout_s`` well above that (the default is 300 s).
+
+Examples
+--------
+>>> RayExecutor.name
+'ray'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from typing import Any
+
+from iobound.errors import ToolchainError
+
+from .base import Executor
+from .dispatch import Event, Slot
+from .ledger import BUILD, RUN
+from .options import ExecutorOptions
+from .stages import Stages, stages_for
+from .worker import call_stage
+
+__all__ = ["RayExecutor", "import_ray", "start_local_ray", "connect", "ray_session"]
+
+
+
+def import_ray():
+    """The ``ray`` module, or ToolchainError saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ToolchainError(f"the ray executor needs Ray ({exc}); "
+                             "pip install 'iobound[distributed]'") from None
+    return ray
+
+
+def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
+    """Start a private Ray on this machine, reachable on 127.0.0.1 only.
+
+    ``_node_ip_address="127.0.0.1"`` alone is not enough: Ray 2.60's gRPC servers then
+    still listen on every interface and its runtime-env agent on the machine's address.
+    With ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` everything stays on 127.0.0.1, but Ray
+    reads that variable when it is imported, so it is set in the environment (for Ray's
+    processes) and, for a Ray already imported here, on its constant as well.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray = import_ray()
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
+             log_to_driver=False, **kwargs)
+
+
+def connect(options: ExecutorOptions) -> bool:
+    """Connect to ``options.ray_address`` or start a private local Ray, unless Ray is
+    already initialised here; whether this call started it (and so should shut it down)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    if options.ray_address:
+        ray.init(address=options.ray_address, log_to_driver=False)
+    else:
+        start_local_ray(options.workers or os.cpu_count() or 1)
+    return True
+
+
+@contextlib.contextmanager
+def ray_session(options: ExecutorOptions):
+    """Ray for a block of several executors (e.g. one per layer of a network): connected
+    or started once, shut down at the end if started here; executors inside reuse it."""
+    started = connect(options)
+    try:
+        yield import_ray()
+    finally:
+        if started:
+            import_ray().shutdown()
+
+
+def _build_task(stages: Stages, config: dict) -> tuple[str, Any]:
+    return call_stage(stages, BUILD, config)
+
+
+class _Runner:
+    """A run worker: holds the stages (and the CUDA context they open) between jobs."""
+
+    def __init__(self, stages: Stages):
+        self.stages = stages
+
+    def ready(self) -> int:
+        return os.getpid()
+
+    def run(self, stage: str, payload: Any) -> tuple[str, Any]:
+        return call_stage(self.stages, stage, payload)
+
+
+@functools.lru_cache(maxsize=None)
+def _remotes():
+    ray = import_ray()
+    return ray.remote(num_cpus=1, max_retries=0)(_build_task), ray.remote(_Runner)
+
+
+class RaySlot(Slot):
+    """Builds as Ray tasks, runs on this slot's actor (created when the slot serves runs)."""
+
+    def __init__(self, stages_ref, serves: set, timeout_s: float, gpu: bool = False):
+        super().__init__(timeout_s)
+        self.serves, self._stages, self._gpu = set(serves), stages_ref, gpu
+        self.ref = self.actor = None
+        if RUN in self.serves:
+            self._new_actor()
+
+    def _new_actor(self) -> None:
+        runner = _remotes()[1]
+        opts = ({"num_gpus": 1, "num_cpus": 0} if self._gpu
+                else {"num_cpus": 0, "scheduling_strategy": "SPREAD"})
+        self.actor = runner.options(max_restarts=0, max_task_retries=0, **opts).remote(self._stages)
+        self.ref, self.ready = self.actor.ready.remote(), False
+
+    def start(self, job) -> None:
+        super().start(job)
+        if job.stage == BUILD:
+            self.ref = _remotes()[0].remote(self._stages, job.payload)
+        else:
+            self.ref = self.actor.run.remote(job.stage, job.payload)
+
+    def event(self, get) -> Event:
+        """The event of this slot's finished ref (``get`` is ``ray.get``)."""
+        ray = import_ray()
+        ref, self.ref, starting = self.ref, None, not self.ready
+        try:
+            value = get(ref)
+        except ray.exceptions.RayError as exc:
+            if starting:
+                return self, "fatal", f"a Ray worker failed to start: {exc}"
+            if self.job is not None and self.job.stage == RUN:
+                self._replace_actor()
+            return self, "died", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        if starting:
+            return self, "ready", value
+        return self, *value
+
+    def _replace_actor(self) -> None:
+        import_ray().kill(self.actor, no_restart=True)
+        self._new_actor()
+
+    def kill(self) -> None:
+        ray = import_ray()
+        if self.job is not None and self.job.stage == BUILD:
+            ray.cancel(self.ref, force=True)  # kills the worker process running it
+            self.ref = None
+        else:
+            self._replace_actor()
+
+    def stop(self) -> None:
+        if self.actor is not None:
+            import_ray().kill(self.actor, no_restart=True)
+            self.actor = self.ref = None
+
+
+def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
+    ray = import_ray()
+    by_ref = {s.ref: s for s in slots if s.ref is not None}
+    if not by_ref:
+        return []
+    refs = list(by_ref)
+    done, rest = ray.wait(refs, num_returns=1, timeout=timeout)
+    if done and rest:
+        more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+        done += more
+    return [by_ref[r].event(ray.get) for r in done]
+
+
+class RayExecutor(Executor):
+    """Measures on a Ray cluster (see the module doc).
+
+    Parameters
+    ----------
+    stages : Stages or Measurer
+    options : ExecutorOptions
+        ``ray_address`` (none: a private local Ray), ``workers``, ``timeout_s``, ``retries``.
+    """
+
+    name = "ray"
+
+    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions(executor="ray")):
+        super().__init__(stages_for(stages), options)
+        self._slots: list[RaySlot] | None = None
+        self._started_ray = False
+
+    def _start(self) -> list[RaySlot]:
+        if self._slots is not None:
+            return self._slots
+        self._started_ray = connect(self.options) or self._started_ray
+        ray = import_ray()
+        resources = ray.cluster_resources()
+        workers = self.options.workers or max(1, int(resources.get("CPU", 1)))
+        stages_ref = ray.put(self.stages)
+        timeout = self.options.timeout_s
+        if self.stages.needs_gpu:
+            gpus = int(resources.get("GPU", 0))
+            if gpus < 1:
+                raise ToolchainError(f"the {self.stages.name} measurer needs a GPU and the "
+                                     "Ray cluster has none")
+            slots = [RaySlot(stages_ref, {BUILD}, timeout) for _ in range(workers)]
+            slots += [RaySlot(stages_ref, {RUN}, timeout, gpu=True) for _ in range(gpus)]
+        else:
+            slots = [RaySlot(stages_ref, {BUILD, RUN}, timeout) for _ in range(workers)]
+        self._slots = slots
+        return slots
+
+    _wait = staticmethod(_wait_events)
+
+    def _stop_slots(self) -> None:
+        if self._slots is not None:
+            for slot in self._slots:
+                if slot.ref is not None and slot.job is not None and slot.job.stage == BUILD:
+                    import_ray().cancel(slot.ref, force=True)
+                slot.stop()
+            self._slots = None
+
+    def close(self) -> None:
+        self._stop_slots()
+        if self._started_ray:
+            import_ray().shutdown()
+            self._started_ray = False

@@ -1,0 +1,109 @@
+"""The batch ledger and the executor options: exactly one record per index, bounded retries."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iobound.errors import InvalidInputError
+from search.cli.executor_args import add_executor_arguments, resolve_executor_options
+from search.executors import Artifact, ExecutorOptions, make_executor
+from search.executors.ledger import BUILD, RUN, Ledger
+from search.measure.base import MeasureRecord
+
+OUTCOMES = ("ok", "final", "died", "timeout")
+
+
+@given(n=st.integers(1, 6), retries=st.integers(0, 3),
+       outcomes=st.lists(st.sampled_from(OUTCOMES), min_size=1, max_size=60))
+def test_every_index_gets_one_record_whatever_fails(n, retries, outcomes):
+    """Any sequence of successes, failures and early final records: each index exactly once,
+    a failure status only after retries + 1 failures, and the status of the last failure."""
+    book = Ledger([(i, {"i": i}) for i in range(n)], retries)
+    failures: dict[int, list[str]] = {i: [] for i in range(n)}
+    records = []
+    step = 0
+    while not book.done:
+        job = book.next_job({BUILD, RUN})
+        outcome = outcomes[step % len(outcomes)]
+        step += 1
+        if outcome == "ok":
+            result = (Artifact(job.config) if job.stage == BUILD
+                      else MeasureRecord.ok(job.config, time_ms=1.0))
+            book.completed(job, result)
+        elif outcome == "final":
+            book.completed(job, MeasureRecord.failed(job.config, "invalid", "no"))
+        else:
+            status = "runtime_error" if outcome == "died" else "timeout"
+            failures[job.index].append(status)
+            book.failed(job, status, outcome)
+        records += book.drain()
+    assert sorted(i for i, _ in records) == list(range(n))
+    for i, record in records:
+        tried = failures[i]
+        assert len(tried) <= retries + 1
+        if len(tried) == retries + 1:
+            assert record.status.value == tried[-1] and record.extra["attempts"] == retries + 1
+        elif tried:
+            assert record.extra["attempts"] == len(tried) + 1
+        else:
+            assert "attempts" not in record.extra
+
+
+def test_a_second_record_for_an_index_is_a_bug():
+    """Recording one index twice raises instead of duplicating a measurement."""
+    book = Ledger([(0, {})], retries=0)
+    job = book.next_job({BUILD})
+    book.completed(job, MeasureRecord.failed({}, "invalid", "no"))
+    with pytest.raises(RuntimeError, match="recorded twice"):
+        book.completed(job, MeasureRecord.failed({}, "invalid", "no"))
+
+
+def test_a_run_must_return_a_record():
+    """A run stage that returns an artifact is a broken stage, not a measurement."""
+    book = Ledger([(0, {})], retries=0)
+    book.completed(book.next_job({BUILD}), Artifact({}))
+    with pytest.raises(TypeError, match="returned an artifact"):
+        book.completed(book.next_job({RUN}), Artifact({}))
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"executor": "dask"}, "executor must be one of local, ray"),
+    ({"workers": 0}, "workers must be an integer >= 1"),
+    ({"workers": 1.5}, "workers must be an integer >= 1"),
+    ({"ray_address": "h:1"}, "ray_address needs executor 'ray'"),
+    ({"executor": "ray", "ray_address": "a b"}, "ray_address must be HOST:PORT"),
+    ({"timeout_s": 0}, "timeout must be a finite number of seconds > 0"),
+    ({"timeout_s": float("inf")}, "timeout must be a finite number"),
+    ({"retries": 11}, "retries must be an integer from 0 to 10"),
+    ({"retries": True}, "retries must be an integer"),
+])
+def test_bad_options_name_the_field(changes, message):
+    """Each bad option is an InvalidInputError naming it and its value."""
+    with pytest.raises(InvalidInputError, match=message):
+        ExecutorOptions(**changes)
+
+
+def test_make_executor_validates_its_overrides():
+    """Overrides given to make_executor are checked like the options."""
+    with pytest.raises(InvalidInputError, match="retries"):
+        make_executor(None, retries=-1)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--executor", "dask"], "--executor must be one of local, ray; got 'dask'"),
+    (["--workers", "-2"], "--workers must be an integer >= 1, got -2"),
+    (["--timeout", "-1"], "--timeout must be a finite number of seconds > 0, got -1.0"),
+    (["--retries", "99"], "--retries must be an integer from 0 to 10, got 99"),
+    (["--ray-address", "h:1"], "--ray-address needs executor 'ray'"),
+])
+def test_cli_errors_name_the_option(argv, message):
+    """The CLI's errors name the option the user typed."""
+    parser = argparse.ArgumentParser()
+    add_executor_arguments(parser)
+    with pytest.raises(InvalidInputError) as err:
+        resolve_executor_options(parser.parse_args(argv))
+    assert str(err.value).startswith(message)
