@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, TypeVar, Union
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +74,7 @@ class _ConfigMixin:
         for name in self.params:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+                raise InvalidInputError(f"{name} must be a positive integer, got {v!r}")
 
     @property
     def threads(self) -> int:
@@ -156,15 +157,15 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     if algorithm is None:
         algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
     if algorithm not in _CLASSES:
-        raise ValueError(f"algorithm must be one of {sorted(_CLASSES)}, got {algorithm!r}")
+        raise InvalidInputError(f"algorithm must be one of {sorted(_CLASSES)}, got {algorithm!r}")
     cls = _CLASSES[algorithm]
     missing = [k for k in cls.params if k not in d]
     if missing:
-        raise ValueError(f"{algorithm} config is missing {', '.join(missing)} "
+        raise InvalidInputError(f"{algorithm} config is missing {', '.join(missing)} "
                          f"(needs {', '.join(cls.params)})")
     unknown = sorted(set(d) - set(cls.params) - {"algorithm"})
     if unknown:
-        raise ValueError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
+        raise InvalidInputError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
                          f"(allowed: {', '.join(cls.params)})")
     return cls.from_dict(d)
 
@@ -177,15 +178,19 @@ def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
     >>> parse_config("x=4,y=2,z=2,alpha=1,tx=2,ty=2,tz=1")
     DirectConfig(x=4, y=2, z=2, alpha=1, tx=2, ty=2, tz=1)
     """
+    from iobound import limits
+
     d: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep:
-            raise ValueError(f"config item {item!r} is not key=value")
-        try:
-            d[key.strip()] = int(value)
-        except ValueError:
-            raise ValueError(f"config value of {key.strip()!r} must be an integer, got {value!r}") from None
+            raise InvalidInputError(f"config item {item[:40]!r} is not key=value")
+        field = f"config value of {key.strip()[:40]!r}"
+        if not value.strip().lstrip("+-").isascii() or not value.strip().lstrip("+-").isdigit():
+            raise InvalidInputError(f"{field} must be an integer, got {value[:40]!r}")
+        # the sign passes through, so config_from_dict names a non-positive knob itself
+        d[key.strip()] = limits.parse_int(field, value, limits.Limit(
+            -limits.TILE.high, limits.TILE.high, limits.TILE.reason))
     return config_from_dict(d, algorithm)
 
 

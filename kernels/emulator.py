@@ -34,14 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
-from iobound.errors import IoboundError, ToolchainError
+from iobound import limits
+from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .cache import cache_dir, content_key
 from .reference import check_shapes
 from .source import KernelSource
 
 __all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
-           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS"]
+           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size"]
 
 log = logging.getLogger(__name__)
 
@@ -164,13 +165,21 @@ def _load(path: str):
     return fn
 
 
+def check_problem_size(layer) -> None:
+    """Refuse a layer whose input, weight or output tensor is past
+    :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated."""
+    for what, size in (("input", layer.input_size), ("weight", layer.weight_size),
+                       ("output", layer.output_size)):
+        limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)
+
+
 def _check_launch(source: KernelSource) -> None:
     if source.threads > MAX_THREADS_PER_BLOCK:
-        raise ValueError(f"emulator refuses {source.threads} threads per block "
+        raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
                          f"(at most {MAX_THREADS_PER_BLOCK})")
     total = source.threads * source.blocks
     if total > MAX_TOTAL_THREADS:
-        raise ValueError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
+        raise InvalidInputError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
                          f"threads = {total} threads (at most {MAX_TOTAL_THREADS}); use a smaller layer")
 
 
@@ -188,6 +197,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
         The kernel touched memory outside its buffers or the launch failed.
     """
     layer = source.layer
+    check_problem_size(layer)
     check_shapes(x, w, layer)
     _check_launch(source)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Sequence
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["KernelSource", "PRELUDE", "BLOCK_PROLOGUE", "c_float", "c_sum", "layer_constants", "InvalidConfigError"]
 
 
-class InvalidConfigError(ValueError):
+class InvalidConfigError(InvalidInputError):
     """A config that cannot run; ``reasons`` lists why (from ``check_config``)."""
 
     def __init__(self, reasons: Sequence[str]):

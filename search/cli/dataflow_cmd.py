@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 
+from iobound import limits
+from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, format_rows, print_result, resolve_fast_memory, resolve_layer,
+    check_winograd_e, format_rows, int_option, print_result, resolve_fast_memory, resolve_layer,
 )
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
@@ -32,10 +34,10 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_layer_argument(parser)
     add_memory_arguments(parser)
-    parser.add_argument("--processors", type=int, default=1, metavar="N",
+    parser.add_argument("--processors", type=int_option("--processors", limits.PROCESSORS), default=1, metavar="N",
                         help="N_p blocks sharing S; each may use S/N_p words (default 1)")
     add_algorithm_argument(parser)
-    parser.add_argument("--winograd-e", type=int, default=None, metavar="E",
+    parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
@@ -49,15 +51,15 @@ def _parse_tiles(text: str, algorithm: str, e: int | None):
     from dataflow.winograd import WinogradTiling
 
     parts = [p.strip() for p in text.split(",")]
-    if not all(p.isdigit() for p in parts):
-        raise ValueError(f"--tiles {text!r}: give positive integers x,y,z[,alpha]")
-    vals = [int(p) for p in parts]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise InvalidInputError(f"--tiles {text[:40]!r}: give positive integers x,y,z[,alpha]")
+    vals = [limits.parse_int("--tiles", p, limits.TILE) for p in parts]
     if algorithm == "direct":
         if len(vals) not in (3, 4):
-            raise ValueError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")
+            raise InvalidInputError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")
         return DirectTiling(*vals)
     if len(vals) != 3:
-        raise ValueError(f"--tiles {text!r}: winograd needs x,y,z (set e with --winograd-e)")
+        raise InvalidInputError(f"--tiles {text!r}: winograd needs x,y,z (set e with --winograd-e)")
     return WinogradTiling(2 if e is None else e, *vals)
 
 
@@ -98,10 +100,10 @@ def run(args: argparse.Namespace) -> int:
     layer = resolve_layer(args)
     s = resolve_fast_memory(args)
     if args.winograd_e is not None and args.algorithm != "winograd":
-        raise ValueError("--winograd-e is only meaningful with --algorithm winograd")
+        raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     check_winograd_e(args.winograd_e)
     if args.tiles and args.any_tiles:
-        raise ValueError("--any-tiles searches tiles; it cannot be combined with --tiles")
+        raise InvalidInputError("--any-tiles searches tiles; it cannot be combined with --tiles")
     tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
                             e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles)
