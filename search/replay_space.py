@@ -46,6 +46,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound import limits
+from iobound.errors import InvalidInputError
+
 from .kt_cache import KtCache, entry_status, load_cache
 from .space import Space, knob_value
 
@@ -69,10 +72,10 @@ class ReplaySpace(Space):
         if not isinstance(cache, KtCache):
             cache = load_cache(cache)
         if neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
+            raise InvalidInputError(f"neighbourhood must be one of {', '.join(NEIGHBOURHOODS)}; "
                              f"got {neighbourhood!r}")
         if not cache.entries:
-            raise ValueError(f"cache {cache.path or '(in memory)'} records no configurations")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records no configurations")
         self.cache = cache
         self.neighbourhood = neighbourhood
         self._params = cache.keys
@@ -90,6 +93,13 @@ class ReplaySpace(Space):
                 pos[row, col] = k
         self._pos_maps = pos_maps
         self._pos = pos
+        total = 1
+        for vals in self._values:  # Python ints: the product itself cannot overflow
+            total *= len(vals)
+        if total > limits.SPACE_INDEX.high:
+            raise InvalidInputError(
+                f"cache {cache.path or '(in memory)'}: the product of the parameters' value "
+                f"counts is {total:.3g}, past {limits.SPACE_INDEX.reason} (2^63 - 1)")
         self._radix = np.array([len(v) for v in self._values], dtype=np.int64)
         self._stride = np.ones(len(self._params), dtype=np.int64)
         for k in range(len(self._params) - 2, -1, -1):
@@ -99,7 +109,7 @@ class ReplaySpace(Space):
         self._sorted_codes = codes[order]
         self._order = order
         if len(np.unique(codes)) != len(codes):
-            raise ValueError(f"cache {cache.path or '(in memory)'} records a configuration twice")
+            raise InvalidInputError(f"cache {cache.path or '(in memory)'} records a configuration twice")
         self._codes = codes
         self._knobs = np.column_stack([
             np.array([knob_value(v, vals) for v in vals], dtype=float)[pos[:, c]]
@@ -181,7 +191,7 @@ class ReplaySpace(Space):
         return {"kind": "replay", "size": len(self), "params": list(self._params),
                 "device": self.cache.device_name, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,
-                "statuses": counts}
+                "statuses": counts, "bad_times": self.cache.bad_times}
 
 
 def _hashable(v: Any) -> Any:
