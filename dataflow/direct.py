@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .io_volume import DataflowIO, Footprint, used_total
@@ -48,9 +49,9 @@ def _positive_ints(obj, names) -> None:
     for name in names:
         v = getattr(obj, name)
         if not isinstance(v, int) or isinstance(v, bool):
-            raise ValueError(f"tile {name} must be an integer, got {v!r}")
+            raise InvalidInputError(f"tile {name} must be an integer, got {v!r}")
         if v < 1:
-            raise ValueError(f"tile {name} must be >= 1, got {v}")
+            raise InvalidInputError(f"tile {name} must be >= 1, got {v}")
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,13 @@ def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
     >>> check_direct_tiling(ConvLayer(1, 2, 5, 5, 3, 3, 3), DirectTiling(4, 3, 3))
     Traceback (most recent call last):
     ...
-    ValueError: tile x=4 is larger than w_out=3
+    iobound.errors.InvalidInputError: tile x=4 is larger than w_out=3
     """
     for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out"),
                                 ("z", layer.c_out, "c_out"), ("alpha", layer.c_in, "c_in")):
         v = getattr(tiling, name)
         if v > dim:
-            raise ValueError(f"tile {name}={v} is larger than {dim_name}={dim}")
+            raise InvalidInputError(f"tile {name}={v} is larger than {dim_name}={dim}")
 
 
 def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
@@ -193,7 +194,7 @@ def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) 
     2048
     """
     if fast_memory < 1 or processors < 1:
-        raise ValueError(f"fast_memory and processors must be >= 1, got {fast_memory}, {processors}")
+        raise InvalidInputError(f"fast_memory and processors must be >= 1, got {fast_memory}, {processors}")
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     per_block = fast_memory / processors
     return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in
@@ -216,7 +217,7 @@ def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float |
     """
     r = float(layer.reuse_max if reuse is None else reuse)
     if r <= 0:
-        raise ValueError(f"reuse must be > 0, got {r}")
+        raise InvalidInputError(f"reuse must be > 0, got {r}")
     xy, rz = float(tiling.x * tiling.y), r * tiling.z
     return (xy - rz) / max(xy, rz)
 
@@ -232,5 +233,5 @@ def satisfies_optimality(layer: ConvLayer, tiling: DirectTiling, tol: float = 0.
     True
     """
     if tol < 0:
-        raise ValueError(f"tol must be >= 0, got {tol}")
+        raise InvalidInputError(f"tol must be >= 0, got {tol}")
     return abs(direct_optimality_gap(layer, tiling, reuse)) <= tol

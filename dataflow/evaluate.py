@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
@@ -196,18 +197,18 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         the algorithm, or a fast memory too small for any block.
     """
     if algorithm not in ("direct", "winograd"):
-        raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+        raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
     if not isinstance(processors, int) or processors < 1:
-        raise ValueError(f"processors must be an integer >= 1, got {processors!r}")
+        raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
     block = fast_memory // processors
     searched = "optimal" if divisors else "optimal-any"
     if block < 1:
-        raise ValueError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
+        raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
     if algorithm == "direct":
         if e is not None:
-            raise ValueError("winograd e is only meaningful with algorithm 'winograd'")
+            raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
         if tiling is not None and not isinstance(tiling, DirectTiling):
-            raise ValueError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
+            raise InvalidInputError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
         if tiling is None:
             tiling, source = optimal_direct_tiles(layer, block, divisors=divisors).tiling, searched
         else:
@@ -220,9 +221,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     else:
         layer.check_winograd()
         if tiling is not None and not isinstance(tiling, WinogradTiling):
-            raise ValueError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
+            raise InvalidInputError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
         if tiling is not None and e is not None and tiling.e != e:
-            raise ValueError(f"winograd e={e} does not match the tiling's e={tiling.e}")
+            raise InvalidInputError(f"winograd e={e} does not match the tiling's e={tiling.e}")
         e = tiling.e if tiling is not None else (2 if e is None else e)
         if tiling is None:
             tiling, source = optimal_winograd_tiles(layer, block, e, divisors=divisors).tiling, searched
@@ -234,7 +235,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         reuse = r_df = float(layer.k_h * layer.k_w)
         cont = winograd_continuous_optimum(layer, e, block)
     if foot.total > block:
-        raise ValueError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
+        raise InvalidInputError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
                          f"{block} words of one block (S={fast_memory}, processors={processors})")
     gap = direct_optimality_gap(layer, tiling, reuse=reuse)
     cond = OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 __all__ = [
     "DataflowIO",
     "Footprint",
@@ -112,7 +114,7 @@ def tile_extents(n_out: int, tile: int) -> np.ndarray:
     [3, 3, 1]
     """
     if tile < 1 or n_out < 1:
-        raise ValueError(f"tile and n_out must be >= 1, got tile={tile}, n_out={n_out}")
+        raise InvalidInputError(f"tile and n_out must be >= 1, got tile={tile}, n_out={n_out}")
     starts = np.arange(0, n_out, tile, dtype=np.int64)
     return np.minimum(tile, n_out - starts)
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, direct_footprint, direct_io
@@ -302,9 +303,9 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
     DirectTiling(x=4, y=4, z=2, alpha=1)
     """
     if fast_memory < 1:
-        raise ValueError(f"fast_memory must be >= 1 word, got {fast_memory}")
+        raise InvalidInputError(f"fast_memory must be >= 1 word, got {fast_memory}")
     if not 1 <= alpha <= layer.c_in:
-        raise ValueError(f"alpha must be in [1, c_in={layer.c_in}], got {alpha}")
+        raise InvalidInputError(f"alpha must be in [1, c_in={layer.c_in}], got {alpha}")
     mu_h, mu_w = layer.stride
     kk = layer.k_h * layer.k_w
 
@@ -321,7 +322,7 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
                         fixed, per_z, False, fast_memory)
     if found is None:
         need = direct_footprint(layer, DirectTiling(1, 1, 1, alpha)).total
-        raise ValueError(f"fast memory of {fast_memory} words is too small: the smallest block "
+        raise InvalidInputError(f"fast memory of {fast_memory} words is too small: the smallest block "
                          f"(1x1x1, alpha={alpha}) needs {need} words")
     tiling = DirectTiling(*found, alpha)
     return TileChoice("direct", tiling, direct_io(layer, tiling), direct_footprint(layer, tiling),
@@ -344,9 +345,9 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
     """
     layer.check_winograd()
     if not isinstance(e, int) or e < 1:
-        raise ValueError(f"winograd e must be an integer >= 1, got {e!r}")
+        raise InvalidInputError(f"winograd e must be an integer >= 1, got {e!r}")
     if fast_memory < 1:
-        raise ValueError(f"fast_memory must be >= 1 word, got {fast_memory}")
+        raise InvalidInputError(f"fast_memory must be >= 1 word, got {fast_memory}")
     r, n = layer.k_h, e + layer.k_h - 1
 
     def fixed(X, Y):
@@ -371,7 +372,7 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
         found = _search(layer, mult(layer.w_out), mult(layer.h_out), fixed, per_z, False, fast_memory)
     if found is None:
         need = winograd_footprint(layer, WinogradTiling(e, e, e, 1)).total
-        raise ValueError(f"fast memory of {fast_memory} words is too small: the smallest Winograd "
+        raise InvalidInputError(f"fast memory of {fast_memory} words is too small: the smallest Winograd "
                          f"block (e={e}, one tile, z=1) needs {need} words")
     tiling = WinogradTiling(e, *found)
     return TileChoice("winograd", tiling, winograd_io(layer, tiling), winograd_footprint(layer, tiling),

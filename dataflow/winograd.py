@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, _positive_ints, direct_io, direct_optimality_gap
@@ -56,7 +57,7 @@ class WinogradTiling:
     >>> WinogradTiling(2, 3, 4, 1)
     Traceback (most recent call last):
     ...
-    ValueError: tile x=3 must be a multiple of e=2
+    iobound.errors.InvalidInputError: tile x=3 must be a multiple of e=2
     """
 
     e: int
@@ -68,7 +69,7 @@ class WinogradTiling:
         _positive_ints(self, ("e", "x", "y", "z"))
         for name in ("x", "y"):
             if getattr(self, name) % self.e:
-                raise ValueError(f"tile {name}={getattr(self, name)} must be a multiple of e={self.e}")
+                raise InvalidInputError(f"tile {name}={getattr(self, name)} must be a multiple of e={self.e}")
 
     @property
     def alpha(self) -> int:
@@ -99,15 +100,15 @@ def check_winograd_tiling(layer: ConvLayer, tiling: WinogradTiling) -> None:
     >>> check_winograd_tiling(ConvLayer(1, 2, 9, 9, 4, 3, 3, stride=(2, 2)), WinogradTiling(2, 2, 2, 1))
     Traceback (most recent call last):
     ...
-    ValueError: Winograd needs stride 1, got stride=(2, 2)
+    iobound.errors.InvalidInputError: Winograd needs stride 1, got stride=(2, 2)
     """
     layer.check_winograd()
     for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out")):
         v = getattr(tiling, name)
         if v >= dim + tiling.e:
-            raise ValueError(f"tile {name}={v} is larger than {dim_name}={dim} rounded up to e={tiling.e}")
+            raise InvalidInputError(f"tile {name}={v} is larger than {dim_name}={dim} rounded up to e={tiling.e}")
     if tiling.z > layer.c_out:
-        raise ValueError(f"tile z={tiling.z} is larger than c_out={layer.c_out}")
+        raise InvalidInputError(f"tile z={tiling.z} is larger than c_out={layer.c_out}")
 
 
 def _as_direct(layer: ConvLayer, tiling: WinogradTiling) -> DirectTiling:
@@ -202,7 +203,7 @@ def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors:
     """
     layer.check_winograd()
     if e < 1 or fast_memory < 1 or processors < 1:
-        raise ValueError(f"e, fast_memory and processors must be >= 1, got {e}, {fast_memory}, {processors}")
+        raise InvalidInputError(f"e, fast_memory and processors must be >= 1, got {e}, {fast_memory}, {processors}")
     r = layer.k_h
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     return float(2 * hwc * layer.c_in * r * (e + r - 1) / (e * math.sqrt(fast_memory / processors)) + hwc)
@@ -231,5 +232,5 @@ def winograd_satisfies_optimality(layer: ConvLayer, tiling: WinogradTiling, tol:
     False
     """
     if tol < 0:
-        raise ValueError(f"tol must be >= 0, got {tol}")
+        raise InvalidInputError(f"tol must be >= 0, got {tol}")
     return abs(winograd_optimality_gap(layer, tiling)) <= tol

@@ -51,6 +51,7 @@ from typing import Callable, Union
 import numpy as np
 import sympy as sp
 
+from .errors import InvalidInputError
 from .symbols import S, V, k
 
 __all__ = ["CompositeStep", "CompositeAlgorithm", "composite_bound_expr"]
@@ -107,7 +108,7 @@ class CompositeStep:
         """phi or psi at a symbolic argument (callables are not symbolic)."""
         expr = _as_expr(self._fn(which))
         if expr is None:
-            raise ValueError(f"step {self.name!r}: {which} is a callable, not a SymPy "
+            raise InvalidInputError(f"step {self.name!r}: {which} is a callable, not a SymPy "
                              "expression; use T_exact for a numeric maximum")
         return expr.subs(k, arg, simultaneous=True)
 
@@ -139,7 +140,7 @@ class CompositeAlgorithm:
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", tuple(self.steps))
         if not self.steps:
-            raise ValueError("a composite algorithm needs at least one step")
+            raise InvalidInputError("a composite algorithm needs at least one step")
 
     def objective(self, ks: tuple[sp.Expr, ...]) -> sp.Expr:
         """The nested sum phi_1(k_1) + phi_2(k_2 + psi_1(k_1)) + ... (symbolic)."""
@@ -167,7 +168,7 @@ class CompositeAlgorithm:
             uniq = [c for c in dict.fromkeys(cands)
                     if not any(o is not c and _dominates(o, c) for o in cands)]
             return uniq[0] if len(uniq) == 1 else sp.Max(*uniq)
-        raise ValueError(f"unknown method {method!r}; choose 'relaxed' or 'vertex'")
+        raise InvalidInputError(f"unknown method {method!r}; choose 'relaxed' or 'vertex'")
 
     def T_exact(self, s: int, params: dict | None = None, max_points: int = 5_000_000) -> float:
         """Exact T(s) = s + max over integer k_j >= 0 with sum <= s (enumeration).
@@ -178,18 +179,18 @@ class CompositeAlgorithm:
             When the enumeration would exceed ``max_points`` points.
         """
         if not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"s must be a non-negative integer, got {s!r}")
+            raise InvalidInputError(f"s must be a non-negative integer, got {s!r}")
         n = len(self.steps)
         count = 1
         for i in range(n):
             count = count * (s + 1 + i) // (i + 1)
         if count > max_points:
-            raise ValueError(f"exact enumeration needs {count} points (> {max_points}); "
+            raise InvalidInputError(f"exact enumeration needs {count} points (> {max_points}); "
                              "use T_expr('relaxed') for a valid over-estimate")
         grids = np.array([c for c in itertools.product(range(s + 1), repeat=n)
                           if sum(c) <= s], dtype=float) if n <= 2 or s <= 60 else None
         if grids is None:
-            raise ValueError("exact enumeration of more than 2 steps needs s <= 60")
+            raise InvalidInputError("exact enumeration of more than 2 steps needs s <= 60")
         total = np.zeros(len(grids))
         carry = np.zeros(len(grids))
         for j, step in enumerate(self.steps):

@@ -30,6 +30,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+from .errors import InvalidInputError
 from .layer import ConvLayer
 from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, R, S, V, X_IO, k
 from .vertex_counts import direct_counts
@@ -100,7 +101,7 @@ def _args(layer: ConvLayer, s: int) -> tuple:
 
 def _check_s(s) -> None:
     if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 1:
-        raise ValueError(f"fast memory S must be a number of words >= 1, got {s!r}")
+        raise InvalidInputError(f"fast memory S must be a number of words >= 1, got {s!r}")
 
 
 def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:

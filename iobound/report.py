@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .errors import InvalidInputError
 from .layer import ConvLayer
 
 __all__ = ["Bound", "BoundReport", "bound_report", "best_lower_bound", "ALGORITHMS",
@@ -72,16 +73,16 @@ class BoundReport:
 
 def _check(layer: ConvLayer, s, algorithm: str, e):
     if not isinstance(layer, ConvLayer):
-        raise ValueError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
-        raise ValueError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
+        raise InvalidInputError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+        raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     if algorithm == "winograd":
         layer.check_winograd()
         e = DEFAULT_WINOGRAD_E if e is None else e
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
-            raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+            raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
         return int(e)
     return None
 

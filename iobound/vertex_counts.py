@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .errors import InvalidInputError
 from .layer import ConvLayer
 from .winograd_transforms import winograd_transforms
 
@@ -174,7 +175,7 @@ def _tiles_axis(size: int, out: int, e: int, n: int, pad: int, full_only: bool):
 def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
     layer.check_winograd()
     if not isinstance(e, int) or isinstance(e, bool) or e < 1:
-        raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+        raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
     r = layer.k_h
     n = e + r - 1
     th, uh, oh = _tiles_axis(layer.h_in, layer.h_out, e, n, layer.padding[0], full_only)
@@ -284,7 +285,7 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     """
     layer.check_winograd()
     if not isinstance(e, int) or isinstance(e, bool) or e < 1:
-        raise ValueError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+        raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
     r = layer.k_h
     t = winograd_transforms(e, r)
     sups = (_supports(t.AT), _supports(t.G), _supports(t.BT))

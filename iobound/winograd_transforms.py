@@ -29,6 +29,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from .errors import InvalidInputError
+
 __all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms",
            "MAX_TILE_EDGE"]
 
@@ -81,12 +83,12 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
         For e < 1, r < 1 or an input tile e + r - 1 above :data:`MAX_TILE_EDGE`.
     """
     if not (isinstance(e, int) and e >= 1):
-        raise ValueError(f"Winograd e must be an integer >= 1, got {e!r}")
+        raise InvalidInputError(f"Winograd e must be an integer >= 1, got {e!r}")
     if not (isinstance(r, int) and r >= 1):
-        raise ValueError(f"Winograd r must be an integer >= 1, got {r!r}")
+        raise InvalidInputError(f"Winograd r must be an integer >= 1, got {r!r}")
     n = e + r - 1
     if n > MAX_TILE_EDGE:
-        raise ValueError(f"Winograd e = {e} with r = {r} gives an input tile of {n}; "
+        raise InvalidInputError(f"Winograd e = {e} with r = {r} gives an input tile of {n}; "
                          f"e + r - 1 must be <= {MAX_TILE_EDGE}")
     pts = interpolation_points(n - 1)
     AT = sp.zeros(e, n)

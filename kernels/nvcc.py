@@ -42,6 +42,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from iobound.errors import InvalidInputError
+
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
 from .source import KernelSource
 
@@ -263,7 +265,7 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     from .nvrtc import find_nvrtc_toolchain
 
     if not _ARCH.match(arch):
-        raise ValueError(f"arch must look like sm_80, got {arch!r}")
+        raise InvalidInputError(f"arch must look like sm_80, got {arch!r}")
     code = source.code if isinstance(source, KernelSource) else source
     name = source.name if isinstance(source, KernelSource) else None
     tc = find_toolchain(arch, nvcc)

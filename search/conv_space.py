@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
@@ -136,7 +137,7 @@ class ConvSpace(Space):
         self._nb_cache: dict[int, tuple[int, ...]] = {}
         self._row_positions: dict[int, dict] = {}  # tile row -> thread triple -> position
         if len(self) == 0:
-            raise ValueError(f"no valid {algorithm} configuration for {layer.short()} on "
+            raise InvalidInputError(f"no valid {algorithm} configuration for {layer.short()} on "
                              f"{device.name}{' after Table 1 pruning' if pruned else ''}")
         log.debug("ConvSpace %s %s: %d tiles, unpruned %d, pruned %d", layer.name, algorithm,
                   len(sols.rows), self.unpruned_size, self.pruned_size)

@@ -283,6 +283,10 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "objective": cache.objective,
         "cache": {cache_key(e, keys): e for e in cache.entries},
     }
-    with _open(path, "w") as fh:
-        json.dump(raw, fh, allow_nan=False)  # a NaN would make the file unreadable JSON
+    try:
+        with _open(path, "w") as fh:
+            json.dump(raw, fh, allow_nan=False)  # a NaN would make the file unreadable JSON
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
+                                f"{exc.strerror or exc}") from None
     return path

@@ -173,6 +173,13 @@ class LogWriter:
 
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
         self.path = Path(path)
+        try:
+            self._open(header)
+        except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
+            raise InvalidInputError(f"cannot write the log {str(path)!r}: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _open(self, header: Mapping[str, Any] | None) -> None:
         if self.path.is_file() and self.path.stat().st_size > 0:
             data = self.path.read_bytes()
             if not data.endswith(b"\n"):

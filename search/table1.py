@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.config import MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
 
@@ -131,7 +132,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
     if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+        raise InvalidInputError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
                   s_b_words=prune_bytes // WORD_BYTES,
@@ -148,7 +149,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
     layer.check_winograd()
     es = tuple(sorted({int(e) for e in winograd_e}))
     if not es or es[0] < 2:
-        raise ValueError(f"winograd e must be integers >= 2, got {winograd_e!r}")
+        raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")
     pairs = {e: (tuple(e * b for b in divisors(-(-layer.w_out // e))),
                  tuple(e * b for b in divisors(-(-layer.h_out // e)))) for e in es}
     values = {"e": es,

@@ -26,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -173,9 +174,12 @@ def check_output_file(flag: str, path: str | os.PathLike) -> Path:
                 raise InvalidInputError(f"{flag} {str(p)!r} is not a regular file")
             if not os.access(p, os.W_OK):
                 raise InvalidInputError(f"{flag} {str(p)!r} is not writable")
+            open(p, "ab").close()  # appending nothing changes nothing, but proves we can
             return p
         _writable_parent(flag, p)
-    except OSError as exc:  # a name too long, a loop of links...
+        open(p, "xb").close()  # permissions do not stop root; a real create tells the truth
+        p.unlink()
+    except OSError as exc:  # a name too long, a read-only file system, /proc...
         raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
     return p
 
@@ -201,8 +205,10 @@ def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
                 raise InvalidInputError(f"{flag} {str(p)!r} is a file; give a folder")
             if not os.access(p, os.W_OK | os.X_OK):
                 raise InvalidInputError(f"{flag} {str(p)!r} is not writable")
+            tempfile.TemporaryFile(dir=p).close()  # a real write: permissions do not stop root
             return p
         _writable_parent(flag, p)
+        tempfile.TemporaryFile(dir=p.parent).close()
     except OSError as exc:
         raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
     return p

@@ -13,11 +13,11 @@ StrategyOptions(batch_size=4)
 >>> make_options("random", {"bogus": 1})
 Traceback (most recent call last):
 ...
-ValueError: unknown option 'bogus' for strategy 'random'; allowed: batch_size
+iobound.errors.InvalidInputError: unknown option 'bogus' for strategy 'random'; allowed: batch_size
 >>> strategy_class("annealing")
 Traceback (most recent call last):
 ...
-ValueError: unknown strategy 'annealing'; choose one of explorer, ga, grid, random, sa
+iobound.errors.InvalidInputError: unknown strategy 'annealing'; choose one of explorer, ga, grid, random, sa
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import importlib
 from typing import Any, Mapping
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
 
 from .base import Strategy, StrategyOptions
 
@@ -51,7 +53,7 @@ def strategy_names() -> list[str]:
 def strategy_class(name: str) -> type[Strategy]:
     """The strategy class registered as ``name``."""
     if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
+        raise InvalidInputError(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
     module, _, cls = STRATEGIES[name].partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -60,7 +62,7 @@ def _build(cls: type, values: Mapping[str, Any], where: str):
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [k for k in values if k not in fields]
     if unknown:
-        raise ValueError(f"unknown option {unknown[0]!r} for {where}; allowed: {', '.join(fields)}")
+        raise InvalidInputError(f"unknown option {unknown[0]!r} for {where}; allowed: {', '.join(fields)}")
     kw = {}
     for k, v in values.items():
         default = fields[k].default_factory() if fields[k].default_factory is not dataclasses.MISSING \

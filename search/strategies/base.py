@@ -28,6 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..measure.base import MeasureRecord
 from ..space import Space
 
@@ -48,7 +50,7 @@ class StrategyOptions:
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise InvalidInputError(f"batch_size must be >= 1, got {self.batch_size}")
 
 
 class Observations:
