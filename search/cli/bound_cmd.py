@@ -70,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
     if args.algorithm == "winograd":
         layer.check_winograd()  # ValueError naming why -> exit 2
     if args.algorithm in ("winograd", "all"):
+        from iobound.winograd_transforms import MAX_TILE_EDGE
         problem = layer.winograd_problem()
+        tile = args.winograd_e + layer.k_h - 1
+        if problem is None and args.algorithm == "all" and tile > MAX_TILE_EDGE:
+            problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
         if problem is None:
             reports.append(bound_report(layer, s, "winograd", args.winograd_e))
         else:
