@@ -184,11 +184,14 @@ def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
     tiles = nb * th * tw
     products = tiles * co * ci * n * n
     roots = tiles * co * n * n  # one channel-sum tree (root Pi) per (b, tile, c_out, nu)
+    # Without a full tile nothing guarantees that every transformed weight is needed (the
+    # builder drops those with no path to an output), so a lower count claims none.
+    kernels = co * ci if tiles or not full_only else 0
     return WinogradCounts(
         e=e, r=r, tiles=tiles,
         used_inputs=nb * ci * uh * uw,
-        weights=co * ci * r * r,
-        transformed_weights=co * ci * n * n,
+        weights=kernels * r * r,
+        transformed_weights=kernels * n * n,
         transformed_inputs=tiles * ci * n * n,
         products=products,
         sums=roots * (ci - 1),

@@ -10,6 +10,9 @@ data and compares
 * the counted total with the best I/O lower bound at the on-chip words the kernel
   really uses (shared memory plus register words, :func:`kernels.config.onchip_words`).
 
+:func:`emulator_check` does the first two on :func:`reduced_layer`, a small copy of a
+layer on which the configuration still fits (how a tuned winner is checked quickly).
+
 Examples
 --------
 >>> from iobound.layer import ConvLayer
@@ -18,6 +21,10 @@ Examples
 >>> chk = emulate_and_check(layer, DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))
 >>> chk.ok, chk.traffic_matches, chk.global_loads == chk.expected_loads
 (True, True, True)
+>>> from iobound.networks import get_layer
+>>> reduced_layer(get_layer("resnet50.conv3_1"), DirectConfig(x=14, y=2, z=16, alpha=4,
+...               tx=7, ty=2, tz=8)).short()
+'n1 8x7x55 -> 32x4x28 k3x3 s2x2 p1x1'
 """
 
 from __future__ import annotations
@@ -29,12 +36,13 @@ import numpy as np
 
 from iobound.layer import ConvLayer
 
-from .config import KernelConfig, onchip_words
+from .config import KernelConfig, check_config, onchip_words
 from .emulator import check_problem_size, emulate
 from .generate import generate
 from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
 
-__all__ = ["EmulationCheck", "expected_io", "emulate_and_check"]
+__all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck", "reduced_layer",
+           "emulator_check"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +115,67 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
         global_stores=run.global_stores, expected_loads=expected_loads,
         expected_stores=io.output_stores, traffic_matches=matches, onchip_words=s_words,
         lower_bound=bound, above_lower_bound=above, seconds=run.seconds + run.build_seconds)
+
+
+@dataclass(frozen=True)
+class ReducedCheck:
+    """The emulator check of a configuration on :func:`reduced_layer` of its layer.
+
+    ``checked`` is false (with the ``reason``) when the configuration does not fit the
+    reduced copy or the emulator cannot build or run it; the other fields are then
+    ``None``.
+    """
+
+    checked: bool
+    layer: str                        # the reduced layer, ``ConvLayer.short()``
+    reason: str = ""
+    matches_numpy: bool | None = None
+    max_rel_err: float | None = None
+    traffic_words: int | None = None  # counted global loads + stores
+    formula_words: int | None = None  # the dataflow formula's loads + stores
+    traffic_matches: bool | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-able: ``checked``, ``reason`` and ``layer`` when not checked, else the outcome."""
+        if not self.checked:
+            return {"checked": False, "reason": self.reason, "layer": self.layer}
+        return {"checked": True, "layer": self.layer, "matches_numpy": self.matches_numpy,
+                "max_rel_err": self.max_rel_err, "traffic_words": self.traffic_words,
+                "formula_words": self.formula_words, "traffic_matches": self.traffic_matches}
+
+
+def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
+    """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis,
+    2 channel chunks (direct; 4 input channels for Winograd); same kernel, stride, padding
+    and dilation; batch 1."""
+    y, x, z = config.y, config.x, config.z
+    h_out = y * max(1, min(2, layer.h_out // y))
+    w_out = x * max(1, min(2, layer.w_out // x))
+    c_out = z * max(1, min(2, layer.c_out // z))
+    c_in = min(layer.c_in, 2 * config.alpha) if config.algorithm == "direct" else min(layer.c_in, 4)
+    h_in = (h_out - 1) * layer.stride[0] + layer.extent_h - 2 * layer.padding[0]
+    w_in = (w_out - 1) * layer.stride[1] + layer.extent_w - 2 * layer.padding[1]
+    return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=max(h_in, 1), w_in=max(w_in, 1),
+                         name=f"{layer.name or 'layer'} (reduced)")
+
+
+def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
+    """Emulate ``config`` on :func:`reduced_layer`: numerics vs numpy, traffic vs formula.
+
+    A configuration that does not fit the reduced copy, or that the emulator cannot
+    build or run, gives an unchecked result with the reason; nothing is raised.
+    """
+    small = reduced_layer(layer, config)
+    reasons = check_config(small, config)
+    if reasons:
+        return ReducedCheck(checked=False, layer=small.short(), reason="; ".join(reasons))
+    try:
+        chk = emulate_and_check(small, config, with_bound=False)
+    except Exception as exc:  # build/run failures are reported, not raised
+        return ReducedCheck(checked=False, layer=small.short(),
+                            reason=f"{type(exc).__name__}: {exc}")
+    return ReducedCheck(checked=True, layer=small.short(), matches_numpy=chk.numerics_ok,
+                        max_rel_err=chk.max_rel_err,
+                        traffic_words=chk.global_loads + chk.global_stores,
+                        formula_words=chk.expected_loads + chk.expected_stores,
+                        traffic_matches=chk.traffic_matches)

@@ -1,6 +1,13 @@
 """Search: spaces, cost model, model optimizers, strategies, measurers and the tuning loop.
 
-The public API (imported lazily, so ``import search`` stays light)::
+The entry point is the tuning session (what ``iobound tune`` runs):
+:func:`~search.session.tune_layers` ``(layers, device, TuneSettings(...), measure=,
+algorithm=, out_dir=, verify=) -> [LayerReport]`` tunes each layer's kernel, stores
+and exports the measurements and reports the winner (bound, kernel file, emulator
+check); :func:`~search.session.tune_replay` does the same for a recorded Kernel
+Tuner space and reports its recorded optimum.
+
+The parts (imported lazily, so ``import search`` stays light)::
 
     from search import tune, ReplaySpace, ReplayMeasurer
     space = ReplaySpace("convolution_A100.json.gz")          # a recorded Kernel Tuner space
@@ -16,22 +23,35 @@ The public API (imported lazily, so ``import search`` stays light)::
 
 Examples
 --------
->>> import search
+>>> import search, tempfile
 >>> sorted(search.strategy_names())
-['explorer', 'ga', 'grid', 'random', 'sa']
+['explorer', 'ga', 'gga', 'grid', 'random', 'sa', 'zero_shot']
+>>> from iobound.networks import get_layer
+>>> [rep] = search.tune_layers([get_layer("alexnet.conv3")], "v100",
+...                            search.TuneSettings(strategy="random", budget=4),
+...                            out_dir=tempfile.mkdtemp(), verify=False)
+>>> rep.layer.name, rep.result.evaluations, rep.winner.bound.method
+('alexnet.conv3', 4, 'x_partition')
+>>> rep.winner.kernel_path.endswith("alexnet.conv3_direct_best.cu")
+True
 """
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["tune", "TuneResult", "Trial", "Space", "GridSpace", "ReplaySpace", "ReplayMeasurer",
+__all__ = ["tune_layers", "tune_replay", "TuneSettings", "LayerReport", "ReplayReport",
+           "Builders", "Observer", "tune", "TuneResult", "Trial", "StopReason", "Space", "GridSpace", "ReplaySpace", "ReplayMeasurer",
            "MeasureRecord", "Measurer", "make_measurer", "strategy_names", "make_options",
            "make_strategy", "load_cache", "write_cache", "XGBCostModel", "ModelOptimizer",
            "WalkOptimizer", "AnnealOptimizer"]
 
 _WHERE = {
+    "tune_layers": "search.session", "tune_replay": "search.session",
+    "TuneSettings": "search.session", "LayerReport": "search.session",
+    "ReplayReport": "search.session", "Builders": "search.session", "Observer": "search.session",
     "tune": "search.tuner", "TuneResult": "search.tuner", "Trial": "search.tuner",
+    "StopReason": "search.tuner",
     "Space": "search.space", "GridSpace": "search.space",
     "ReplaySpace": "search.replay_space", "ReplayMeasurer": "search.measure.replay",
     "MeasureRecord": "search.measure.base", "Measurer": "search.measure.base",

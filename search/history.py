@@ -1,12 +1,13 @@
-"""An SQLite history of tuning measurements across layers, devices and toolchains.
+"""The ``--history`` API of the tune CLI, kept on top of the tuning database.
 
-One table ``measurements`` keyed by ``(layer, device, toolchain, config)``: the
-layer's canonical JSON (or the replay file's kernel and problem), the device
-name, the measurer's toolchain string (compiler + GPU, model version, replay
-file) and the configuration's canonical JSON, plus the record (status, time,
-estimate flag, the full record JSON) and the run it came from. A second
-measurement of the same key replaces the first (latest wins). Stdlib ``sqlite3``;
-no pickle.
+:class:`History` and :class:`HistoryKey` are the interface the tuning session uses:
+``add`` measurements under a key ``(layer, device, toolchain)``, read back
+``records``, the ``best`` one and the ``keys``. They now store into
+:class:`search.db.TuningDB` (every measurement kept, schema versioned; an old
+history file is migrated on open); ``layer`` is the workload's key string (a
+layer's JSON, or ``replay:KERNEL:PROBLEM``, see
+:func:`search.db.model.layer_key_workload`). ``records`` shows the latest
+measurement of each configuration, as before.
 
 Examples
 --------
@@ -21,31 +22,15 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 from dataclasses import dataclass
 from typing import Iterable
 
+from .db.model import Measurement, canon, layer_key_workload, workload_layer_key
+from .db.store import TuningDB, workload_from_row
 from .measure.base import MeasureRecord
 
 __all__ = ["HistoryKey", "History"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS measurements (
-    layer TEXT NOT NULL,
-    device TEXT NOT NULL,
-    toolchain TEXT NOT NULL,
-    config TEXT NOT NULL,
-    status TEXT NOT NULL,
-    time_ms REAL,
-    estimate INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    run TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (layer, device, toolchain, config)
-);
-CREATE INDEX IF NOT EXISTS by_key ON measurements (layer, device, toolchain, time_ms);
-"""
 
 
 @dataclass(frozen=True)
@@ -57,51 +42,60 @@ class HistoryKey:
     toolchain: str
 
 
-def _canon(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
 class History:
-    """The history database at ``path`` (created on first use; ``":memory:"`` works)."""
+    """The history (tuning) database at ``path`` (created on first use; ``":memory:"`` works)."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
-        self._db = sqlite3.connect(self.path)
-        self._db.executescript(_SCHEMA)
+        self.db = TuningDB(self.path)
 
     def add(self, key: HistoryKey, records: Iterable[MeasureRecord], run: str = "") -> int:
-        """Store records under ``key`` (latest wins per config); returns how many."""
-        rows = [(key.layer, key.device, key.toolchain, _canon(r.config), r.status, r.time_ms,
-                 int(r.estimate), _canon(r.to_dict()), run) for r in records]
-        with self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        return len(rows)
+        """Store records under ``key``; returns how many were given."""
+        records = list(records)
+        if not records:
+            return 0
+        params = tuple(records[0].config)
+        w = layer_key_workload(key.layer, params)
+        self.db.add([Measurement(w, key.device, key.toolchain, r, run=run, source="tune")
+                     for r in records])
+        return len(records)
+
+    def _latest(self, key: HistoryKey) -> list[MeasureRecord]:
+        """The latest record of each config under ``key``, fastest first (failures last)."""
+        latest: dict[str, tuple[float, int, MeasureRecord]] = {}
+        for w in self.db.workloads():
+            if workload_layer_key(w) != key.layer:
+                continue
+            ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain)
+            for order, m in enumerate(ms):
+                c = canon(m.record.config)
+                stamp = (m.record.timestamp, order)
+                if c not in latest or stamp > latest[c][:2]:
+                    latest[c] = (*stamp, m.record)
+        recs = [v[2] for v in latest.values()]
+        return sorted(recs, key=lambda r: (r.time_ms is None, r.time_ms or 0.0))
 
     def records(self, key: HistoryKey) -> list[MeasureRecord]:
-        """Every stored record under ``key``, fastest first (failures last)."""
-        cur = self._db.execute(
-            "SELECT record FROM measurements WHERE layer=? AND device=? AND toolchain=? "
-            "ORDER BY time_ms IS NULL, time_ms", (key.layer, key.device, key.toolchain))
-        return [MeasureRecord.from_dict(json.loads(r[0])) for r in cur]
+        """Every stored configuration under ``key`` (its latest record), fastest first."""
+        return self._latest(key)
 
     def best(self, key: HistoryKey) -> MeasureRecord | None:
         """The fastest ok record under ``key`` (None when there is none)."""
-        cur = self._db.execute(
-            "SELECT record FROM measurements WHERE layer=? AND device=? AND toolchain=? "
-            "AND status='ok' AND time_ms IS NOT NULL ORDER BY time_ms LIMIT 1",
-            (key.layer, key.device, key.toolchain))
-        row = cur.fetchone()
-        return MeasureRecord.from_dict(json.loads(row[0])) if row else None
+        ok = [r for r in self._latest(key) if r.is_ok and r.time_ms is not None and r.time_ms > 0]
+        return ok[0] if ok else None
 
     def keys(self) -> list[HistoryKey]:
         """Every key with stored measurements."""
-        cur = self._db.execute("SELECT DISTINCT layer, device, toolchain FROM measurements "
-                               "ORDER BY layer, device, toolchain")
-        return [HistoryKey(*row) for row in cur]
+        rows = self.db.connection.execute(
+            "SELECT DISTINCT w.template, w.problem, w.tune_params, d.name, m.toolchain "
+            "FROM measurements m JOIN workloads w ON m.workload = w.id "
+            "JOIN devices d ON m.device = d.id")
+        keys = {HistoryKey(workload_layer_key(workload_from_row(t, p, tp)), dev, tool)
+                for t, p, tp, dev, tool in rows}
+        return sorted(keys, key=lambda k: (k.layer, k.device, k.toolchain))
 
     def close(self) -> None:
-        self._db.close()
+        self.db.close()
 
     def __enter__(self) -> "History":
         return self

@@ -47,7 +47,7 @@ from iobound.errors import InvalidInputError
 from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
-__all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status",
+__all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
            "records_to_cache", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -93,10 +93,29 @@ class KtCache:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def recorded_optimum(self) -> float | None:
+        """The best (smallest) recorded time of the file in ms; ``None`` if nothing ran.
+
+        >>> KtCache({"a": [1, 2]}, [{"a": 1, "time": 2.5}, {"a": 2, "time": "InvalidConfig"}]).recorded_optimum()
+        2.5
+        """
+        times = [t for t in map(recorded_time, self.entries) if t is not None]
+        return min(times) if times else None
+
 
 def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:
     """The cache key of ``config``: its values in ``keys`` order, comma-joined."""
     return ",".join(str(config[k]) for k in keys)
+
+
+def recorded_time(entry: Mapping[str, Any]) -> float | None:
+    """The recorded ``time`` of a cache entry in ms; ``None`` for a failure (a string or a
+    missing, non-positive, non-finite or non-numeric time: never a measurement).
+
+    >>> recorded_time({"time": 2.5}), recorded_time({"time": -3.6}), recorded_time({"time": 0})
+    (2.5, None, None)
+    """
+    return as_time(entry.get("time"))
 
 
 def entry_status(entry: Mapping[str, Any]) -> str:

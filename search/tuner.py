@@ -4,16 +4,17 @@
 configurations count), de-duplication (an index asked again is answered from the
 records, not measured), early stopping (``patience`` rounds without a better
 configuration), the JSON-lines log (one flushed line per measurement) and resume.
+The pieces: a :class:`Ledger` of what is seen, known (from a resumed log), used
+and best; :func:`play_round`, one ask -> measure -> tell; and :func:`tune`, which
+repeats rounds until a :class:`~search.tune_result.StopReason` applies.
 
 Resume replays the run: the strategy is rebuilt with the same seed and asked
 again from the start; every index found in the old log is answered from the log
-instead of being measured. Strategies are deterministic for a seed and the
-records they are told, so a resumed run follows the interrupted run's path
-exactly and then carries on: nothing is measured twice and nothing is lost.
-Logged configurations the replay never asks for (a log from another seed or
-strategy) still count toward the budget and can be the best. A log written for
-another space (another layer, device, algorithm or recorded kernel) or another
-measurer is refused, so its numbers are never taken for this run's.
+instead of being measured (:mod:`search.resume`). Strategies are deterministic for
+a seed and the records they are told, so a resumed run follows the interrupted
+run's path exactly and then carries on: nothing is measured twice and nothing is
+lost. Logged configurations the replay never asks for (a log from another seed or
+strategy) still count toward the budget and can be the best.
 
 Examples
 --------
@@ -24,166 +25,172 @@ Examples
 ...     def measure(self, configs):
 ...         return [MeasureRecord.ok(c, time_ms=1.0 + (c["a"] - 5) ** 2) for c in configs]
 >>> res = tune(GridSpace({"a": list(range(10))}), Bowl(), strategy="grid", budget=10, seed=0)
->>> res.best.config, res.best.record.time_ms, res.evaluations
-({'a': 5}, 1.0, 10)
+>>> res.best.config, res.best.record.time_ms, res.evaluations, res.stop_reason.value
+({'a': 5}, 1.0, 10, 'budget')
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .measure.base import MeasureRecord, Measurer
-from .records import LogWriter, _jsonable, read_log
+from .records import LogWriter
+from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
+from .tune_result import StopReason, Trial, TuneResult
 
-__all__ = ["Trial", "TuneResult", "tune"]
-
-log = logging.getLogger(__name__)
+__all__ = ["Trial", "TuneResult", "StopReason", "Ledger", "play_round", "tune", "MAX_IDLE_ROUNDS"]
 
 #: rounds in a row in which the strategy proposes nothing new before the loop gives up
 MAX_IDLE_ROUNDS = 3
 
-
-@dataclass(frozen=True)
-class Trial:
-    """One unique configuration measured (or taken from a resumed log)."""
-
-    index: int
-    config: dict
-    record: MeasureRecord
-    resumed: bool = False
+Progress = Callable[[int, int, float], None]
 
 
-@dataclass(frozen=True)
-class TuneResult:
-    """What a tuning run found and how it went.
+class Ledger:
+    """What a run has seen, what a resumed log knows, how much budget is used, the best.
 
-    ``trials`` are the unique configurations in the order they were first
-    measured (resumed ones where the replay reached them; unreached logged ones
-    last); ``best`` the one with the lowest cost (``None`` if nothing ran ok).
+    ``seen`` maps every index measured or answered in this run to its record;
+    ``known`` the indices of a resumed log; ``trials`` the unique configurations in
+    the order first answered; ``best`` the trial with the lowest finite cost.
+
+    Examples
+    --------
+    >>> led = Ledger({4: MeasureRecord.ok({"a": 4}, time_ms=3.0)})
+    >>> led.seen[1] = MeasureRecord.ok({"a": 1}, time_ms=1.0)
+    >>> led.used()  # one measured here plus one known from the log
+    2
     """
 
-    best: Trial | None
-    trials: tuple[Trial, ...]
-    strategy: str
-    measure: str
-    seed: int
-    budget: int
-    rounds: int
-    stop_reason: str
-    space: dict
-    strategy_seconds: float
-    measure_seconds: float
-    strategy_stats: dict = field(default_factory=dict)
+    def __init__(self, known: Mapping[int, MeasureRecord] | None = None):
+        self.known: dict[int, MeasureRecord] = dict(known or {})
+        self.seen: dict[int, MeasureRecord] = {}
+        self.trials: list[Trial] = []
+        self.best: Trial | None = None
+
+    def used(self) -> int:
+        """Budget used: indices seen here plus logged ones not reached (yet)."""
+        return len(self.seen) + sum(1 for i in self.known if i not in self.seen)
 
     @property
-    def evaluations(self) -> int:
-        """Unique configurations measured (including those resumed from a log)."""
-        return len(self.trials)
+    def best_cost(self) -> float:
+        """The best cost so far (``inf`` before anything ran ok)."""
+        return self.best.record.cost if self.best is not None else math.inf
 
-    @property
-    def resumed(self) -> int:
-        """How many trials came from a resumed log."""
-        return sum(t.resumed for t in self.trials)
+    def add_trial(self, i: int, config: dict, record: MeasureRecord) -> None:
+        """Record index ``i`` as a trial (resumed when the log knew it) and update the best."""
+        self.seen[i] = record
+        t = Trial(i, config, record, resumed=i in self.known)
+        self.trials.append(t)
+        if record.cost < self.best_cost:
+            self.best = t
 
-    def best_so_far(self) -> list[float]:
-        """The best cost after each trial (``inf`` until something ran ok)."""
-        out, best = [], math.inf
-        for t in self.trials:
-            best = min(best, t.record.cost)
-            out.append(best)
-        return out
-
-    def status_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for t in self.trials:
-            counts[t.record.status] = counts.get(t.record.status, 0) + 1
-        return counts
-
-    def to_dict(self) -> dict:
-        """JSON-able summary (the CLI's ``--json`` output)."""
-        best = None
-        if self.best is not None:
-            r = self.best.record
-            best = {"config": self.best.config, "time_ms": r.time_ms, "status": r.status,
-                    "estimate": r.estimate, "index": self.best.index, "extra": r.extra}
-        return {
-            "best": best, "evaluations": self.evaluations, "strategy": self.strategy,
-            "measure": self.measure, "seed": self.seed, "budget": self.budget,
-            "rounds": self.rounds, "stop_reason": self.stop_reason, "resumed": self.resumed,
-            "statuses": self.status_counts(), "space": self.space,
-            "strategy_seconds": round(self.strategy_seconds, 4),
-            "measure_seconds": round(self.measure_seconds, 4),
-            "strategy_stats": self.strategy_stats,
-        }
+    def add_unreached(self, space: Space) -> None:
+        """Append the logged trials the replay never asked for (they still count)."""
+        for i, rec in self.known.items():
+            if i not in self.seen:
+                t = Trial(i, space.get(i), rec, resumed=True)
+                self.trials.append(t)
+                if rec.cost < self.best_cost:
+                    self.best = t
 
 
-#: What must agree between a resumed log's header and this run: the space's identity
-#: (kind, parameters, size, and the layer/device/algorithm or the recorded kernel) and
-#: the measurer. Seed, strategy and budget may differ (their records still count).
-_SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
+@dataclass
+class _Clock:
+    """Seconds spent in the strategy (ask, tell) and in the measurer."""
+
+    strategy: float = 0.0
+    measure: float = 0.0
 
 
-def _plain(obj: Any) -> Any:
-    """``obj`` as it reads back from a JSON log (tuples -> lists, numpy -> Python)."""
-    return json.loads(json.dumps(obj, sort_keys=True, default=_jsonable))
+def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: Ledger, budget: int,
+                   writer: LogWriter | None, progress: Progress | None) -> dict[int, MeasureRecord]:
+    """Measure ``fresh``, logging and counting each record as soon as it arrives."""
+    best_before = ledger.best_cost
+    got: dict[int, MeasureRecord] = {}
+    for i, rec in zip(fresh, measurer.measure_iter([space.get(i) for i in fresh])):
+        got[i] = rec
+        if writer is not None:
+            writer.append(i, rec)
+        ledger.seen[i] = rec  # counted as soon as it is logged
+        if progress is not None:
+            progress(ledger.used(), budget, min(best_before, rec.cost))
+    if len(got) < len(fresh):
+        raise RuntimeError(f"measurer {measurer.name!r} returned {len(got)} "
+                           f"records for {len(fresh)} configurations")
+    return got
 
 
-def _check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
-    """``ValueError`` when the log at ``path`` was written for another space or measurer.
+def play_round(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger, budget: int, *,
+               clock: _Clock | None = None, writer: LogWriter | None = None,
+               progress: Progress | None = None) -> bool | None:
+    """One round: ask for a batch, answer what is seen or logged, measure the rest, tell.
 
-    Without this check a log of another layer whose space happens to have the same
-    configurations (or of the ``model`` measurer when now measuring on a GPU) would
-    be taken as measurements of this run.
+    Returns ``None`` when the strategy asked for nothing new (an idle round: what it
+    asked again is told from the ledger), else whether the round improved the best.
     """
-    logged_space = header.get("space")
-    if isinstance(logged_space, Mapping):
-        now = _plain(space.describe())
-        for key in _SPACE_IDENTITY:
-            there, here = logged_space.get(key), now.get(key)
-            if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
-                there, here = ({k: v for k, v in d.items() if k != "name"} for d in (there, here))
-            if key in logged_space and key in now and there != here:
-                raise ValueError(
-                    f"resume log {str(path)!r} was written for another space ({key} "
-                    f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
-                    f"here); start a new log for this run")
-    logged_meas = header.get("measurer")
-    if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
-        raise ValueError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
-                         f"not {measurer.name!r}; start a new log for this run")
+    clock = clock if clock is not None else _Clock()
+    n = min(strat.batch_size, budget - len(ledger.seen))
+    t0 = time.perf_counter()
+    asked = list(dict.fromkeys(int(i) for i in strat.ask(n)))
+    clock.strategy += time.perf_counter() - t0
+    new = [i for i in asked if i not in ledger.seen]
+    if not new:
+        if asked:
+            strat.tell(asked, [ledger.seen[i] for i in asked])
+        return None
+    room = budget - ledger.used()
+    fresh = [i for i in new if i not in ledger.known][:max(room, 0)]
+    fresh_set = set(fresh)
+    answered = [i for i in new if i in ledger.known or i in fresh_set]
+    best_before = ledger.best_cost
+    t0 = time.perf_counter()
+    got = _measure_fresh(fresh, space, measurer, ledger, budget, writer, progress)
+    clock.measure += time.perf_counter() - t0
+    for i in answered:
+        ledger.add_trial(i, space.get(i), got[i] if i in got else ledger.known[i])
+    told = [i for i in asked if i in ledger.seen]
+    t0 = time.perf_counter()
+    strat.tell(told, [ledger.seen[i] for i in told])
+    clock.strategy += time.perf_counter() - t0
+    return ledger.best_cost < best_before
 
 
-def _load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureRecord]:
-    known: dict[int, MeasureRecord] = {}
-    dropped = 0
-    logged = read_log(path)
-    _check_resume_header(path, logged.header, space, measurer)
-    for e in logged.entries:
-        i = space.index(e.record.config)
-        if i is None:
-            dropped += 1
-            continue
-        known.setdefault(i, e.record)
-    if dropped:
-        log.warning("resume: %d logged configurations are not in this space; ignored", dropped)
-    return known
+def _build_strategy(strategy: str | Strategy, space: Space, seed: int | None, options: Any,
+                    build: Callable[..., Strategy]) -> Strategy:
+    """The strategy to run; an instance with ``seed`` or ``options`` is refused (unused)."""
+    if not isinstance(strategy, Strategy):
+        return build(strategy, space, options, np.random.default_rng(0 if seed is None else seed))
+    unused = [f"{k}={v!r}" for k, v in (("seed", seed), ("options", options)) if v is not None]
+    if unused:
+        raise ValueError(f"tune() got a {type(strategy).__name__} instance and {', '.join(unused)}, "
+                         f"which it would not use (the instance has its own rng and options); "
+                         f"pass the strategy's name to build it from them, or leave them out")
+    return strategy
+
+
+def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
+    """The writer of this run's log (``resume`` by default when resuming)."""
+    if log is None and resume is not None:
+        log = resume
+    if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:
+        raise ValueError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
+    return LogWriter(log, head) if log is not None else None
 
 
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
-         seed: int = 0, log: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-         options: Mapping[str, Any] | Any = None, patience: int | None = None,
-         progress: Callable[[int, int, float], None] | None = None,
-         header: Mapping[str, Any] | None = None) -> TuneResult:
+         seed: int | None = None, log: str | os.PathLike | None = None,
+         resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
+         patience: int | None = None, progress: Progress | None = None,
+         header: Mapping[str, Any] | None = None,
+         build_strategy: Callable[..., Strategy] = make_strategy) -> TuneResult:
     """Search ``space`` with ``strategy``, measuring with ``measurer``.
 
     Parameters
@@ -193,12 +200,15 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     measurer : Measurer
         Turns configurations into records.
     strategy : str or Strategy
-        A registered name (``explorer``, ``random``, ``grid``, ``ga``, ``sa``) or an
-        instance (then ``seed`` and ``options`` are not used to build it).
+        A registered name (``explorer``, ``random``, ``grid``, ``ga``, ``sa``), built
+        from ``seed`` and ``options``; or an instance, which has its own rng and
+        options: then ``seed`` and ``options`` must be left out (``ValueError``
+        otherwise), the result's ``seed`` is ``None``, and resuming is exact only if
+        the instance is built the same way again.
     budget : int
         Unique configurations to measure (resumed ones included).
-    seed : int
-        Seeds the strategy's ``np.random.Generator``; same seed, same run.
+    seed : int, optional
+        Seeds the strategy's ``np.random.Generator`` (default 0); same seed, same run.
     log : path, optional
         JSON-lines log to write (must not exist yet unless it is ``resume``).
     resume : path, optional
@@ -214,101 +224,50 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         Called as ``progress(done, budget, best_cost)`` after each measurement.
     header : dict, optional
         Extra run description for the log header (layer, device...).
+    build_strategy : callable, optional
+        ``build_strategy(name, space, options, rng) -> Strategy`` for a named
+        strategy (default :func:`search.strategies.make_strategy`); a seam for
+        strategies built otherwise (e.g. warm-started from a tuning database).
     """
     if budget < 1:
         raise ValueError(f"budget must be >= 1, got {budget}")
     if patience is not None and patience < 1:
         raise ValueError(f"patience must be >= 1, got {patience}")
-    if isinstance(strategy, Strategy):
-        strat = strategy
-    else:
-        strat = make_strategy(strategy, space, options, np.random.default_rng(seed))
-    known = _load_resume(resume, space, measurer) if resume is not None else {}
-    if log is None and resume is not None:
-        log = resume
-    if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:
-        raise ValueError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
-    head = {"strategy": strat.name, "seed": seed, "budget": budget, "space": space.describe(),
-            "measurer": measurer.describe(), **(header or {})}
-    writer = LogWriter(log, head) if log is not None else None
-
-    seen: dict[int, MeasureRecord] = {}
-    trials: list[Trial] = []
-    best: Trial | None = None
-    t_strategy = t_measure = 0.0
+    strat = _build_strategy(strategy, space, seed, options, build_strategy)
+    if not isinstance(strategy, Strategy) and seed is None:
+        seed = 0
+    ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {})
+    writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
+                                     "space": space.describe(), "measurer": measurer.describe(),
+                                     **(header or {})})
+    clock = _Clock()
     rounds = idle = stale = 0
-    stop = "budget"
-
-    def used() -> int:
-        return len(seen) + sum(1 for i in known if i not in seen)
-
     try:
         while True:
-            if used() >= budget:
-                stop = "budget"
+            if ledger.used() >= budget:
+                stop = StopReason.BUDGET
                 break
-            if len(seen) >= len(space):
-                stop = "exhausted"
+            if len(ledger.seen) >= len(space):
+                stop = StopReason.EXHAUSTED
                 break
-            n = min(strat.batch_size, budget - len(seen))
-            t0 = time.perf_counter()
-            asked = list(dict.fromkeys(int(i) for i in strat.ask(n)))
-            t_strategy += time.perf_counter() - t0
-            new = [i for i in asked if i not in seen]
-            if not new:
+            improved = play_round(space, measurer, strat, ledger, budget, clock=clock,
+                                  writer=writer, progress=progress)
+            if improved is None:
                 idle += 1
-                if asked:
-                    strat.tell(asked, [seen[i] for i in asked])
                 if idle >= MAX_IDLE_ROUNDS:
-                    stop = "exhausted"
+                    stop = StopReason.EXHAUSTED
                     break
                 continue
-            idle = 0
-            room = budget - used()
-            fresh = [i for i in new if i not in known][:max(room, 0)]
-            fresh_set = set(fresh)
-            answered = [i for i in new if i in known or i in fresh_set]
-            best_before = best.record.cost if best else math.inf
-            got: dict[int, MeasureRecord] = {i: known[i] for i in answered if i in known}
-            t0 = time.perf_counter()
-            for i, rec in zip(fresh, measurer.measure_iter([space.get(i) for i in fresh])):
-                got[i] = rec
-                if writer is not None:
-                    writer.append(i, rec)
-                seen[i] = rec  # counted as soon as it is logged
-                if progress is not None:
-                    progress(used(), budget, min(best_before, rec.cost))
-            t_measure += time.perf_counter() - t0
-            missing = [i for i in fresh if i not in got]
-            if missing:
-                raise RuntimeError(f"measurer {measurer.name!r} returned {len(fresh) - len(missing)} "
-                                   f"records for {len(fresh)} configurations")
-            for i in answered:
-                seen[i] = got[i]
-                t = Trial(i, space.get(i), got[i], resumed=i in known)
-                trials.append(t)
-                if best is None or t.record.cost < best.record.cost:
-                    best = t if t.record.cost < math.inf else best
-            told = [i for i in asked if i in seen]
-            t0 = time.perf_counter()
-            strat.tell(told, [seen[i] for i in told])
-            t_strategy += time.perf_counter() - t0
-            rounds += 1
-            improved = best is not None and best.record.cost < best_before
+            idle, rounds = 0, rounds + 1
             stale = 0 if improved else stale + 1
             if patience is not None and stale >= patience:
-                stop = "patience"
+                stop = StopReason.PATIENCE
                 break
     finally:
         if writer is not None:
             writer.close()
-    for i, rec in known.items():  # logged but never reached by the replay
-        if i not in seen:
-            t = Trial(i, space.get(i), rec, resumed=True)
-            trials.append(t)
-            if rec.cost < (best.record.cost if best else math.inf):
-                best = t
-    return TuneResult(best=best, trials=tuple(trials), strategy=strat.name,
+    ledger.add_unreached(space)
+    return TuneResult(best=ledger.best, trials=tuple(ledger.trials), strategy=strat.name,
                       measure=measurer.name, seed=seed, budget=budget, rounds=rounds,
-                      stop_reason=stop, space=space.describe(), strategy_seconds=t_strategy,
-                      measure_seconds=t_measure, strategy_stats=strat.stats())
+                      stop_reason=stop, space=space.describe(), strategy_seconds=clock.strategy,
+                      measure_seconds=clock.measure, strategy_stats=strat.stats())

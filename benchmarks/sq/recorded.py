@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from search.kt_cache import KtCache, cache_key, load_cache, write_cache
+from search.kt_cache import KtCache, cache_key, load_cache, recorded_time, write_cache
 
 __all__ = ["RecordedSpace", "RunResult", "load_recorded_space", "score_run", "unique_trace",
            "TOLERANCE"]
@@ -103,13 +103,6 @@ def space_name(path: str | os.PathLike) -> str:
     return name
 
 
-def _recorded_time(entry: Mapping) -> float | None:
-    t = entry.get("time")
-    if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
-        return float(t)
-    return None
-
-
 def load_recorded_space(path: str | os.PathLike, cache: KtCache | None = None) -> RecordedSpace:
     """Read a Kernel Tuner cache file (``.json`` or ``.json.gz``) into a :class:`RecordedSpace`.
 
@@ -118,7 +111,7 @@ def load_recorded_space(path: str | os.PathLike, cache: KtCache | None = None) -
     """
     cache = cache if cache is not None else load_cache(path)
     keys = cache.keys
-    times = {cache_key(e, keys): _recorded_time(e) for e in cache.entries}
+    times = {cache_key(e, keys): recorded_time(e) for e in cache.entries}
     space = RecordedSpace(name=space_name(path), path=str(path), keys=tuple(keys), times=times,
                           device=cache.device_name)
     space.optimum  # noqa: B018 -- raises early for a file without any successful entry

@@ -19,7 +19,7 @@ from iobound.errors import IoboundError
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # name -> module under search.cli; order is the order shown in --help.
-SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune")
+SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history")
 
 EXIT_USAGE = 2
 

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
-from pathlib import Path
 
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
 
@@ -44,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
     parser.add_argument("--strategy", default="explorer",
-                        help="explorer (default) | random | grid | ga | sa")
+                        help="explorer (default) | random | grid | ga | sa | gga (history-guided "
+                             "GA: needs --history) | zero_shot (see --zero-shot)")
     parser.add_argument("--budget", type=int, default=48, metavar="N",
                         help="unique configurations to measure (default 48)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
@@ -56,7 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="FILE",
                         help="continue the run logged in FILE (nothing is measured twice)")
     parser.add_argument("--history", metavar="DB",
-                        help="also store the measurements in this SQLite history database")
+                        help="tuning database: the run's measurements are stored in it, and "
+                             "gga / zero_shot learn from its records of this space")
+    parser.add_argument("--zero-shot", type=int, metavar="K",
+                        help="zero-shot tuning: rank the space with a model of the --history "
+                             "records and measure only the top K (strategy zero_shot, budget K)")
     parser.add_argument("--export-cache", metavar="FILE",
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
     parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
@@ -66,18 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
 
 
-# -- helpers ------------------------------------------------------------------------
-
-def _fmt_cfg(cfg: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in cfg.items())
-
-
-def _fmt_ms(rec) -> str:
-    if rec.time_ms is not None:
-        return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
-    s = rec.extra.get("surrogate_cost")
-    return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
-
+# -- arguments -> settings ----------------------------------------------------------
 
 def _resolve_measure(args) -> tuple[str, str | None, str | None]:
     """(kind, replay file, notice)."""
@@ -110,112 +101,72 @@ def _this_gpu():
         return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
 
 
-def _per_layer_path(path: str | None, layer, many: bool) -> str | None:
-    if path is None or not many:
-        return path
-    p = Path(path)
-    return str(p.with_name(f"{p.stem}.{layer.name or 'layer'}{p.suffix or '.jsonl'}"))
-
-
-def _tune_kwargs(args) -> dict:
-    from search.strategies import make_options
-    opts = {"batch_size": args.batch_size} if args.batch_size is not None else {}
-    options = make_options(args.strategy, opts)
-    return dict(strategy=args.strategy, budget=args.budget, seed=args.seed, options=options,
-                patience=args.patience)
-
-
-def _check_args(args) -> None:
-    """Reject bad numbers, an unknown strategy and an unusable --history before any output."""
+def _settings(args):
+    """The session's settings; bad numbers and an unknown strategy or option in one line."""
+    from search.session import TuneSettings
     from search.strategies import strategy_class
     strategy_class(args.strategy)  # unknown names -> one-line error
     for flag, value in (("--budget", args.budget), ("--batch-size", args.batch_size),
                         ("--patience", args.patience)):
         if value is not None and value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}")
-    _tune_kwargs(args)
-    if args.history:
-        import sqlite3
-
-        from search.history import History
-        try:
-            History(args.history).close()
-        except sqlite3.Error as exc:
-            raise ValueError(f"--history {args.history}: cannot open the database: {exc}") from exc
-
-
-def _has_log(path: str) -> bool:
-    """Whether ``path`` holds a log (a run killed before writing its header leaves 0 bytes)."""
-    p = Path(path)
-    return p.is_file() and p.stat().st_size > 0
+    options = {"batch_size": args.batch_size} if args.batch_size is not None else None
+    if args.zero_shot is not None:
+        if args.zero_shot < 1:
+            raise ValueError(f"--zero-shot must be >= 1, got {args.zero_shot}")
+        if not args.history:
+            raise ValueError("--zero-shot K ranks the space with the records of --history DB; "
+                             "give --history")
+        args.strategy, args.budget = "zero_shot", args.zero_shot
+    return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
+                        options=options, patience=args.patience, log=args.log,
+                        resume=args.resume, history=args.history, export_cache=args.export_cache)
 
 
-def _check_log_paths(args, layers) -> None:
-    """--log must be new and --resume must exist (per layer for a network; a network
-    killed mid-way has no logs for the layers it did not reach, which start afresh)."""
-    many = len(layers) > 1
-    if args.resume:
-        paths = [_per_layer_path(args.resume, l, many) for l in layers]
-        if not any(_has_log(p) for p in paths):
-            per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
-            raise ValueError(f"--resume: no log {args.resume!r}{per_layer}: missing or empty")
-    if args.log and args.log != args.resume:
-        for layer in layers:
-            p = _per_layer_path(args.log, layer, many)
-            if _has_log(p):
-                raise ValueError(f"--log {p!r} exists; pass it as --resume to continue that run")
+def _layers(args):
+    """The layers of ``--layer`` or ``--network`` (for Winograd, those it applies to)."""
+    from iobound.layer_spec import parse_layer_spec
+    from iobound.networks import network_layers
+
+    if not args.layer and not args.network:
+        raise ValueError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
+    layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
+    if args.algorithm == "winograd":
+        skipped = [l for l in layers if not l.winograd_applicable]
+        layers = [l for l in layers if l.winograd_applicable]
+        if not layers:
+            raise ValueError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
+    return layers
 
 
-def _progress(args, label: str, budget: int, unit: str = "ms"):
-    if args.json:
-        return None
-    from search.progress import ProgressBar
-    return ProgressBar(budget, label=label, unit=unit)
+def _device(args, kind: str):
+    """(device, note for the first line)."""
+    from iobound.devices import get_device
+    if args.device:
+        return get_device(args.device), ""
+    if kind == "cuda":
+        return _this_gpu()
+    return get_device(DEFAULT_DEVICE), " (default; --device to change)"
 
 
-def _run_tune(args, space, measurer, label, log_path, resume_path, header):
-    from search.tuner import tune
-    if resume_path is not None and not _has_log(resume_path):
-        # a network run killed before this layer: nothing to resume, start its log afresh
-        log_path, resume_path = log_path or resume_path, None
-    unit = "words" if measurer.name == "emulate" else "ms"
-    bar = _progress(args, label, args.budget, unit)
-    try:
-        return tune(space, measurer, log=log_path, resume=resume_path, progress=bar,
-                    header=header, **_tune_kwargs(args))
-    finally:
-        if bar is not None:
-            bar.close()
+# -- printing ---------------------------------------------------------------------------
+
+def _fmt_cfg(cfg: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in cfg.items())
 
 
-def _store(args, result, space, layer_key: str, device: str, measurer) -> dict:
-    out = {}
-    if args.history:
-        from search.history import History, HistoryKey
-        key = HistoryKey(layer=layer_key, device=device, toolchain=measurer.toolchain())
-        with History(args.history) as h:
-            h.add(key, [t.record for t in result.trials], run=f"{result.strategy}:seed{result.seed}")
-            best = h.best(key)
-        out["history"] = {"db": args.history, "key": key.__dict__,
-                          "best_ever_ms": best.time_ms if best else None}
-    return out
+def _fmt_ms(rec) -> str:
+    if rec.time_ms is not None:
+        return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
+    s = rec.extra.get("surrogate_cost")
+    return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
 
 
-def _export(args, result, space, path, **meta) -> None:
-    from search.kt_cache import records_to_cache, write_cache
-    tune_params = {p: space.values(p) for p in space.params}
-    write_cache(path, records_to_cache([t.record for t in result.trials], tune_params, **meta))
-
-
-def _summary_rows(result, k: int = 5) -> list:
-    order = {id(t): k for k, t in enumerate(result.trials)}
-    ranked = sorted(result.trials, key=lambda t: (t.record.cost, order[id(t)]))
-    return ranked[:k]
-
-
-def _print_table(result) -> None:
+def _print_table(result, k: int = 5) -> None:
+    order = {id(t): n for n, t in enumerate(result.trials)}
+    ranked = sorted(result.trials, key=lambda t: (t.record.cost, order[id(t)]))[:k]
     print(f"  {'rank':>4}  {'cost':>10}  {'status':<13}  config")
-    for r, t in enumerate(_summary_rows(result), 1):
+    for r, t in enumerate(ranked, 1):
         print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status:<13}  {_fmt_cfg(t.config)}")
     if any(t.record.estimate for t in result.trials):
         print("        (* analytic estimate, not a measurement)")
@@ -226,104 +177,35 @@ def _print_table(result) -> None:
           + (f"; {result.resumed} resumed from the log" if result.resumed else ""))
 
 
-# -- replay -------------------------------------------------------------------------
+def _print_check(chk) -> None:
+    if chk.checked:
+        verdict = "matches numpy" if chk.matches_numpy else "DIFFERS from numpy"
+        traffic = "=" if chk.traffic_matches else "!="
+        print(f"emulator check on a reduced copy ({chk.layer}): {verdict} "
+              f"(max rel err {chk.max_rel_err:.2g}); traffic {chk.traffic_words:,} "
+              f"words {traffic} formula {chk.formula_words:,}")
+    else:
+        print(f"emulator check skipped: {chk.reason}")
 
-def _run_replay(args, file: str) -> int:
-    from search.measure.replay import ReplayMeasurer
-    from search.replay_space import ReplaySpace
 
-    if args.layer or args.network or args.device:
-        raise ValueError("--measure replay:FILE defines the space and the device; "
-                         "do not give --layer/--network/--device")
-    _check_log_paths(args, [None])
-    space = ReplaySpace(file)
-    measurer = ReplayMeasurer(space.cache)
-    desc = space.describe()
-    header = {"replay": file, "device": space.cache.device_name}
-    if not args.json:
-        print(f"iobound tune: replaying {file}")
-        print(f"  device {space.cache.device_name} (from the file), kernel {space.cache.kernel_name}, "
-              f"{len(space):,} recorded configurations ({', '.join(f'{k} {v}' for k, v in sorted(desc['statuses'].items()))})")
-        print(f"  strategy {args.strategy}, budget {args.budget}, seed {args.seed}")
-    t0 = time.perf_counter()
-    result = _run_tune(args, space, measurer, "tune", args.log, args.resume, header)
-    elapsed = time.perf_counter() - t0
-    ok_times = [e["time"] for e in space.cache.entries if not isinstance(e.get("time"), str)]
-    optimum = min(ok_times) if ok_times else None
-    extra = _store(args, result, space, f"replay:{space.cache.kernel_name}:"
-                   f"{space.cache.problem_size}", space.cache.device_name, measurer)
-    if args.export_cache:
-        _export(args, result, space, args.export_cache, device_name=space.cache.device_name,
-                kernel_name=space.cache.kernel_name, problem_size=space.cache.problem_size)
-    if args.json:
-        out = result.to_dict()
-        out.update(device=space.cache.device_name, replay_file=file, recorded_optimum_ms=optimum,
-                   seconds=round(elapsed, 3), **extra)
-        print(json.dumps(out))
-        return 0 if result.best else 1
+def _print_history_use(rep) -> None:
+    use = rep.history_use
+    if use is None:
+        return
+    devices = ", ".join(use.devices) or "none"
+    print(f"  history: {use.records:,} records of this space (devices: {devices}); "
+          f"{'used by ' + rep.result.strategy if use.used else 'not used'}"
+          + (f" ({use.notice})" if use.notice else ""))
+    ndcg = rep.result.strategy_stats.get("ndcg_at_k")
+    if ndcg is not None:
+        print(f"  zero-shot ranking: NDCG@{rep.result.evaluations} = {ndcg:.3f} "
+              f"against the recorded times")
+
+
+def _print_layer(rep) -> None:
+    result = rep.result
     _print_table(result)
-    if result.best is None:
-        print("no configuration ran successfully")
-        return 1
-    b = result.best.record
-    print(f"best config: {_fmt_cfg(result.best.config)}")
-    print(f"best time: {b.time_ms:.4f} ms (replayed measurement)")
-    if optimum:
-        print(f"recorded optimum of the space: {optimum:.4f} ms "
-              f"(best found is {optimum / b.time_ms:.1%} of optimal speed)")
-    print(f"took {elapsed:.1f} s")
-    return 0
-
-
-# -- our kernels ----------------------------------------------------------------------
-
-def _make_measurer(kind: str, layer, device, algorithm: str):
-    from search.measure import make_measurer
-    if kind == "model":
-        return make_measurer("model", layer, device, algorithm)
-    if kind == "cuda":
-        return make_measurer("cuda", layer, algorithm)
-    return make_measurer("emulate", layer, algorithm)
-
-
-def _tune_layer(args, layer, device, kind, many: bool) -> dict:
-    from search.conv_space import ConvSpace
-    from search.winner import bound_info, emulator_check, write_kernel
-
-    space = ConvSpace(layer, device, args.algorithm)
-    measurer = _make_measurer(kind, layer, device, args.algorithm)
-    header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": device.name,
-              "algorithm": args.algorithm}
-    if not args.json:
-        print(f"iobound tune: {layer.name or 'layer'}  {layer.short()}")
-        print(f"  space: {args.algorithm}, {len(space):,} configurations (Table 1 pruned; "
-              f"{space.unpruned_size:,} unpruned)")
-    t0 = time.perf_counter()
-    result = _run_tune(args, space, measurer, layer.name or "tune",
-                       _per_layer_path(args.log, layer, many),
-                       _per_layer_path(args.resume, layer, many), header)
-    elapsed = time.perf_counter() - t0
-    out = {"layer": layer.name, "layer_shape": layer.short(), "device": device.name,
-           "algorithm": args.algorithm, "space_size": len(space),
-           "unpruned_size": space.unpruned_size, "result": result, "seconds": elapsed}
-    out.update(_store(args, result, space, json.dumps(layer.to_dict(), sort_keys=True),
-                      device.name, measurer))
-    if args.export_cache:
-        _export(args, result, space, _per_layer_path(args.export_cache, layer, many),
-                device_name=device.name, kernel_name=f"iobound_{args.algorithm}",
-                problem_size=layer.to_dict())
-    if result.best is not None:
-        cfg = result.best.config
-        out["bound"] = bound_info(layer, cfg, args.algorithm)
-        out["kernel_path"] = write_kernel(layer, cfg, args.algorithm, args.out_dir)
-        if not args.no_verify and kind != "emulate":
-            out["emulator_check"] = emulator_check(layer, cfg, args.algorithm)
-    return out
-
-
-def _print_layer(out: dict) -> None:
-    result = out["result"]
-    _print_table(result)
+    _print_history_use(rep)
     if result.best is None:
         print("  no configuration ran successfully")
         return
@@ -334,88 +216,128 @@ def _print_layer(out: dict) -> None:
         print(f"{'estimated time' if rec.estimate else 'time'}: {rec.time_ms:.4f} ms  [{label}]")
     else:
         print(f"emulated traffic: {rec.extra.get('traffic_words')} words  [emulator: no time]")
-    b = out["bound"]
-    print(f"I/O: this dataflow moves {b['dataflow_io_words']:,} words; lower bound "
-          f"{b['lower_bound_words']:,.0f} words ({b['method']}, S = {b['fast_memory_words']:,} "
-          f"on-chip words) -> {b['ratio_to_bound']:.2f}x the bound")
-    print(f"kernel: {out['kernel_path']}")
-    chk = out.get("emulator_check")
-    if chk is not None:
-        if chk["checked"]:
-            verdict = "matches numpy" if chk["matches_numpy"] else "DIFFERS from numpy"
-            traffic = "=" if chk["traffic_matches"] else "!="
-            print(f"emulator check on a reduced copy ({chk['layer']}): {verdict} "
-                  f"(max rel err {chk['max_rel_err']:.2g}); traffic {chk['traffic_words']:,} "
-                  f"words {traffic} formula {chk['formula_words']:,}")
-        else:
-            print(f"emulator check skipped: {chk['reason']}")
-    if "history" in out:
-        h = out["history"]
-        print(f"history: stored in {h['db']}; best ever for this key "
-              f"{h['best_ever_ms'] if h['best_ever_ms'] is None else round(h['best_ever_ms'], 5)} ms")
-    print(f"took {out['seconds']:.1f} s")
+    b = rep.winner.bound
+    print(f"I/O: this dataflow moves {b.dataflow_io_words:,} words; lower bound "
+          f"{b.lower_bound_words:,.0f} words ({b.method}, S = {b.fast_memory_words:,} "
+          f"on-chip words) -> {b.ratio_to_bound:.2f}x the bound")
+    print(f"kernel: {rep.winner.kernel_path}")
+    if rep.winner.emulator_check is not None:
+        _print_check(rep.winner.emulator_check)
+    if rep.history is not None:
+        best = rep.history.best_ever_ms
+        print(f"history: stored in {rep.history.db}; best ever for this key "
+              f"{best if best is None else round(best, 5)} ms")
+    print(f"took {rep.seconds:.1f} s")
 
 
-def _json_layer(out: dict) -> dict:
-    d = out["result"].to_dict()
-    d.update({k: v for k, v in out.items() if k != "result"})
-    d["seconds"] = round(d["seconds"], 3)
-    return d
+def _print_replay(rep) -> int:
+    _print_table(rep.result)
+    _print_history_use(rep)
+    if rep.result.best is None:
+        print("no configuration ran successfully")
+        return 1
+    b, optimum = rep.result.best.record, rep.recorded_optimum_ms
+    print(f"best config: {_fmt_cfg(rep.result.best.config)}")
+    print(f"best time: {b.time_ms:.4f} ms (replayed measurement)")
+    if optimum:
+        print(f"recorded optimum of the space: {optimum:.4f} ms "
+              f"(best found is {optimum / b.time_ms:.1%} of optimal speed)")
+    print(f"took {rep.seconds:.1f} s")
+    return 0
+
+
+def _print_network(reports) -> None:
+    print(f"{'layer':<22} {'best':>10} {'evals':>5} {'io/bound':>8}  kernel")
+    for rep in reports:
+        r = rep.result
+        best = _fmt_ms(r.best.record) if r.best else "-"
+        ratio = f"{rep.winner.bound.ratio_to_bound:.2f}" if rep.winner else "-"
+        kernel = rep.winner.kernel_path if rep.winner else "-"
+        print(f"{rep.layer.name:<22} {best:>10} {r.evaluations:>5} {ratio:>8}  {kernel}")
+
+
+def _printer(args, many: bool = False):
+    """The observer that prints the human output as the session goes."""
+    from search.progress import ProgressBar
+    from search.session import Observer
+
+    class Printer(Observer):
+        bar = None
+
+        def layer_started(self, job, space):
+            layer = job.layer
+            print(f"iobound tune: {layer.name or 'layer'}  {layer.short()}")
+            print(f"  space: {job.algorithm}, {len(space):,} configurations (Table 1 pruned; "
+                  f"{space.unpruned_size:,} unpruned)")
+            self.bar = ProgressBar(args.budget, label=layer.name or "tune",
+                                   unit="words" if job.measure == "emulate" else "ms")
+
+        def replay_started(self, file, space):
+            c, statuses = space.cache, space.describe()["statuses"]
+            print(f"iobound tune: replaying {file}")
+            print(f"  device {c.device_name} (from the file), kernel {c.kernel_name}, "
+                  f"{len(space):,} recorded configurations "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})")
+            print(f"  strategy {args.strategy}, budget {args.budget}, seed {args.seed}")
+            self.bar = ProgressBar(args.budget, label="tune", unit="ms")
+
+        def progress(self, done, budget, best):
+            self.bar(done, budget, best)
+
+        def tuning_done(self):
+            self.bar.close()
+
+        def finished(self, report):
+            if hasattr(report, "layer"):
+                _print_layer(report)
+                if many:
+                    print()
+
+    return Printer()
+
+
+# -- run --------------------------------------------------------------------------------
+
+def _run_replay(args, file: str, settings) -> int:
+    from search.session import tune_replay
+    if args.layer or args.network or args.device:
+        raise ValueError("--measure replay:FILE defines the space and the device; "
+                         "do not give --layer/--network/--device")
+    rep = tune_replay(file, settings, observer=None if args.json else _printer(args))
+    if args.json:
+        print(json.dumps(rep.to_dict()))
+        return 0 if rep.result.best else 1
+    return _print_replay(rep)
 
 
 def run(args: argparse.Namespace) -> int:
     kind, file, notice = _resolve_measure(args)
-    _check_args(args)
+    settings = _settings(args)
     if kind == "replay":
-        return _run_replay(args, file)
-    from iobound.devices import get_device
-    from iobound.layer_spec import parse_layer_spec
-    from iobound.networks import network_layers
+        return _run_replay(args, file, settings)
+    from search.session import plan_layers, run_layers
 
-    if not args.layer and not args.network:
-        raise ValueError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
-    dev_note = ""
-    if args.device:
-        device = get_device(args.device)
-    elif kind == "cuda":
-        device, dev_note = _this_gpu()
-    else:
-        device, dev_note = get_device(DEFAULT_DEVICE), " (default; --device to change)"
-    layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
-    if args.algorithm == "winograd":
-        skipped = [l for l in layers if not l.winograd_applicable]
-        layers = [l for l in layers if l.winograd_applicable]
-        if not layers:
-            raise ValueError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
-    _check_log_paths(args, layers)
+    layers = _layers(args)
+    device, dev_note = _device(args, kind)
+    jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
+                       out_dir=args.out_dir, verify=not args.no_verify)
     if notice and not args.json:
         sys.stdout.flush()
         print(f"notice: {notice}", file=sys.stderr, flush=True)
     if not args.json:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
-    outs = []
-    for layer in layers:
-        out = _tune_layer(args, layer, device, kind, many=len(layers) > 1)
-        outs.append(out)
-        if not args.json:
-            _print_layer(out)
-            if len(layers) > 1:
-                print()
+    many = len(jobs) > 1
+    reports = run_layers(jobs, None if args.json else _printer(args, many))
     if args.json:
-        payload = _json_layer(outs[0]) if len(outs) == 1 else {
+        payload = reports[0].to_dict() if not many else {
             "network": args.network, "strategy": args.strategy,
-            "evaluations": sum(o["result"].evaluations for o in outs),
-            "layers": [_json_layer(o) for o in outs]}
+            "evaluations": sum(r.result.evaluations for r in reports),
+            "layers": [r.to_dict() for r in reports]}
         payload["measure"] = kind
         if notice:
             payload["notice"] = notice
         print(json.dumps(payload, default=str))
-    elif len(outs) > 1:
-        print(f"{'layer':<22} {'best':>10} {'evals':>5} {'io/bound':>8}  kernel")
-        for o in outs:
-            r = o["result"]
-            best = _fmt_ms(r.best.record) if r.best else "-"
-            ratio = f"{o['bound']['ratio_to_bound']:.2f}" if "bound" in o else "-"
-            print(f"{o['layer']:<22} {best:>10} {r.evaluations:>5} {ratio:>8}  {o.get('kernel_path', '-')}")
-    return 0 if all(o["result"].best is not None for o in outs) else 1
+    elif many:
+        _print_network(reports)
+    return 0 if all(r.result.best is not None for r in reports) else 1

@@ -7,7 +7,7 @@ keys, listing the allowed ones.
 Examples
 --------
 >>> strategy_names()
-['explorer', 'ga', 'grid', 'random', 'sa']
+['explorer', 'ga', 'gga', 'grid', 'random', 'sa', 'zero_shot']
 >>> make_options("random", {"batch_size": 4})
 StrategyOptions(batch_size=4)
 >>> make_options("random", {"bogus": 1})
@@ -17,7 +17,7 @@ iobound.errors.InvalidInputError: unknown option 'bogus' for strategy 'random'; 
 >>> strategy_class("annealing")
 Traceback (most recent call last):
 ...
-iobound.errors.InvalidInputError: unknown strategy 'annealing'; choose one of explorer, ga, grid, random, sa
+iobound.errors.InvalidInputError: unknown strategy 'annealing'; choose one of explorer, ga, gga, grid, random, sa, zero_shot
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ STRATEGIES = {
     "random": "search.strategies.random:RandomStrategy",
     "grid": "search.strategies.grid:GridStrategy",
     "ga": "search.strategies.ga:GeneticStrategy",
+    "gga": "search.strategies.gga:GuidedGAStrategy",
     "sa": "search.strategies.sa:SAStrategy",
+    "zero_shot": "search.strategies.zero_shot:ZeroShotStrategy",
 }
 
 

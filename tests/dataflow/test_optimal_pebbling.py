@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from dataflow.dag_direct import direct_conv_dag
 from dataflow.dag_winograd import winograd_conv_dag
@@ -68,7 +68,6 @@ def tiny_dags(draw):
     return g
 
 
-@settings(max_examples=20)
 @given(tiny_dags(), st.integers(0, 2))
 def test_cpsat_equals_brute_force_on_random_dags(dag, extra):
     """On random tiny DAGs the CP-SAT optimum is the brute-force optimum."""

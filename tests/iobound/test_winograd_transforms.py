@@ -1,11 +1,9 @@
 """Winograd transform matrices: the convolution identity, the exact solve and its limits."""
 
-import time
-
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from iobound.winograd_transforms import (MAX_TILE_EDGE, interpolation_points, verify_transforms,
                                          winograd_transforms)
@@ -19,7 +17,6 @@ def test_identity_holds_symbolically(e, r):
     assert verify_transforms(t)
 
 
-@settings(max_examples=15, deadline=None)
 @given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 2 ** 32 - 1))
 def test_nested_2d_identity_numerically(e, r, seed):
     """Y = A^T [(G g G^T) * (B^T d B)] A equals the 2-D valid correlation (float64)."""
@@ -68,15 +65,6 @@ def test_f2x3_matches_lavin_gray():
 
     assert triple(t.AT, t.G, t.BT) == triple(*lavin)
     assert [abs(x) for x in t.BT] == [abs(x) for x in lavin[2]]
-
-
-def test_large_tiles_are_fast():
-    """F(16, 3) (an 18-point transform) is built in well under the old minutes."""
-    winograd_transforms.cache_clear()
-    t0 = time.perf_counter()
-    t = winograd_transforms(16, 3)
-    assert time.perf_counter() - t0 < 5.0
-    assert t.BT.shape == (18, 18) and verify_transforms(winograd_transforms(6, 3))
 
 
 @pytest.mark.parametrize("e, r, field", [(0, 3, "e must"), (2, 0, "r must"), (1.5, 3, "e must"),

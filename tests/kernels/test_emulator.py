@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from iobound.errors import IoboundError
 from iobound.layer import ConvLayer
@@ -62,14 +62,12 @@ def _assert_exact(layer, cfg):
     assert chk.above_lower_bound
 
 
-@settings(max_examples=12)
 @given(direct_cases())
 def test_direct_kernel_is_exact_in_values_and_traffic(case):
     """Random direct layers/configs: numpy-exact output, formula-exact traffic, >= bound."""
     _assert_exact(*case)
 
 
-@settings(max_examples=10)
 @given(winograd_cases())
 def test_winograd_kernel_is_exact_in_values_and_traffic(case):
     """Random Winograd layers/configs: within the fp32 Winograd bound, formula-exact traffic."""

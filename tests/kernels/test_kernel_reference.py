@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from iobound.layer import ConvLayer
 from kernels.reference import (
@@ -25,7 +25,6 @@ def tiny_layers(draw):
                      padding=pad, dilation=dil)
 
 
-@settings(max_examples=25)
 @given(tiny_layers(), st.integers(0, 2**32 - 1))
 def test_reference_equals_naive_loops(layer, seed):
     """The einsum reference equals the 7-loop definition (stride, padding, dilation)."""

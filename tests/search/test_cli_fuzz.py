@@ -31,9 +31,11 @@ from cli_worker import Worker
 #: Seconds one command line may take (the issue's goal is 60; a shared CI core is slow).
 LIMIT_S = 30.0
 
-#: Places where a plain ValueError is still raised on purpose and which this branch may
-#: not edit (the ``tune`` command moves to search/session.py); reported to the lead.
-TUNE_FILES = ("search/cli/tune_cmd.py", "search/tuner.py")
+#: Places where a plain ValueError is still raised on purpose for bad ``tune`` input and
+#: which this branch did not edit (the tune command was being moved into search/session/
+#: meanwhile); reported to the lead, to become InvalidInputError there.
+TUNE_FILES = ("search/cli/tune_cmd.py", "search/tuner.py", "search/resume.py",
+              "search/session/settings.py", "search/session/files.py", "search/session/run.py")
 
 SMALL_LAYER = "cin=2,hin=6,cout=2,kh=3,pad=1"
 SMALL_CONFIG = "x=3,y=3,z=2,alpha=1,tx=3,ty=3,tz=1"
@@ -167,7 +169,25 @@ def tune_argv(draw, paths):
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
-COMMANDS = (bound_argv, dataflow_argv, domain_argv, kernel_argv, tune_argv)
+@st.composite
+def history_argv(draw, paths):
+    dbs = st.sampled_from(paths["out_files"] + paths["replay"][:4] + paths["logs"][:2])
+    action = draw(st.sampled_from(["import", "list", "best", "export", "bogus", ""]))
+    argv = ["history", action, *draw(_opt("--db", dbs, p=6))]
+    if action == "import":
+        argv += draw(st.lists(st.sampled_from(paths["replay"] + paths["logs"]), max_size=3))
+        argv += draw(_opt("--device", DEVICES))
+    elif action in ("best", "export"):
+        argv += draw(_opt("--workload", st.text(max_size=8)))
+        argv += draw(_opt("--device", DEVICES))
+        if action == "best":
+            argv += draw(_opt("-k", HOSTILE_INTS))
+        else:
+            argv += [draw(st.sampled_from(paths["out_files"]))]
+    return argv + draw(st.sampled_from([[], ["--json"]]))
+
+
+COMMANDS = (bound_argv, dataflow_argv, domain_argv, kernel_argv, tune_argv, history_argv)
 
 
 # -- hostile files and paths --------------------------------------------------------------

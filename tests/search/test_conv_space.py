@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 from scipy.stats import chisquare
 
 from iobound.devices import get_device
@@ -130,7 +130,6 @@ def test_index_rejects_non_members():
         space.get(len(space))
 
 
-@settings(max_examples=15)
 @given(c_in=st.integers(1, 6), hw=st.integers(3, 12), c_out=st.integers(1, 16),
        k=st.integers(1, 3), stride=st.integers(1, 2), seed=st.integers(0, 2**32 - 1),
        tiny=st.booleans())
@@ -151,7 +150,6 @@ def test_samples_satisfy_all_constraints(c_in, hw, c_out, k, stride, seed, tiny)
         assert table1_holds(layer, cfg, space.domain)
 
 
-@settings(max_examples=10, deadline=None)
 @given(c_in=st.integers(1, 4), hw=st.integers(4, 13), c_out=st.integers(1, 12),
        pad=st.integers(0, 1), seed=st.integers(0, 2**32 - 1), tiny=st.booleans())
 def test_winograd_samples_satisfy_all_constraints(c_in, hw, c_out, pad, seed, tiny):

@@ -76,3 +76,23 @@ def test_real_files_load(shared_data):
         c = load_cache(shared_data / "tuning-spaces" / f"convolution_{gpu}.json.gz")
         statuses = {entry_status(e) for e in c.entries}
         assert len(c) > 1000 and "ok" in statuses and statuses - {"ok"}
+
+
+def test_recorded_optimum_is_the_best_recorded_time(synth_cache_path):
+    """The recorded optimum is the least numeric time of the file; failures never count."""
+    import gzip
+    with gzip.open(synth_cache_path, "rt") as fh:
+        times = [e["time"] for e in json.load(fh)["cache"].values()]
+    assert any(isinstance(t, str) for t in times)
+    assert load_cache(synth_cache_path).recorded_optimum() == min(
+        t for t in times if isinstance(t, float))
+    only_failures = KtCache({"a": [1, 2]}, [{"a": 1, "time": "InvalidConfig"}, {"a": 2, "time": None}])
+    assert only_failures.recorded_optimum() is None
+
+
+@pytest.mark.parametrize("time, expected", [(1.5, 1.5), (2, 2.0), ("RuntimeFailedConfig", None),
+                                            (None, None), (float("nan"), None), (True, None)])
+def test_recorded_time_is_a_finite_number_or_none(time, expected):
+    """Only a finite number is a recorded time (Kernel Tuner writes failures as strings)."""
+    from search.kt_cache import recorded_time
+    assert recorded_time({"time": time}) == expected

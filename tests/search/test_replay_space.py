@@ -64,11 +64,9 @@ def test_unknown_neighbourhood_rejected(synth_cache_path):
 
 
 @pytest.mark.shared_data
-def test_real_file_loads_fast(shared_data):
-    """A ~1 MB recorded space loads in well under two seconds and indexes every entry."""
-    t0 = time.perf_counter()
+def test_real_file_indexes_every_entry(shared_data):
+    """A ~1 MB recorded space indexes every entry (its load time: benchmarks/component_speed.py)."""
     space = ReplaySpace(shared_data / "tuning-spaces" / "convolution_A4000.json.gz")
-    assert time.perf_counter() - t0 < 2.0
     idx = np.random.default_rng(0).choice(len(space), 200, replace=False)
     assert all(space.index(space.get(int(i))) == int(i) for i in idx)
     assert len(space) == len(load_cache(space.cache.path))

@@ -46,7 +46,7 @@ def test_same_seed_same_run(name, synth_space, synth_measurer):
 
 def test_unknown_strategy_lists_allowed():
     """The registry rejects unknown names, listing the allowed ones."""
-    with pytest.raises(ValueError, match="explorer, ga, grid, random, sa"):
+    with pytest.raises(ValueError, match="explorer, ga, gga, grid, random, sa"):
         make_options("tabu")
 
 
@@ -75,6 +75,6 @@ def test_model_based_takes_either_optimizer_and_cadence(optimizer, plan_size, sy
     opt = WalkOptions(**optimizer) if optimizer else AnnealOptions(n_chains=8, n_iter=20)
     options = ModelBasedOptions(plan_size=plan_size, optimizer=opt, batch_size=6)
     s = ModelBasedStrategy(synth_space, options, np.random.default_rng(0))
-    res = tune(synth_space, synth_measurer, s, budget=40, seed=0)
+    res = tune(synth_space, synth_measurer, s, budget=40)
     assert res.evaluations == 40 and len({t.index for t in res.trials}) == 40
     assert s.stats()["fits"] == (3 if plan_size else 6)  # at 12, 24, 36 told; or rounds 2..7 of 7

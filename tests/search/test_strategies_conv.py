@@ -1,7 +1,7 @@
 """Every configuration a strategy proposes on our kernel space satisfies the domain's constraints."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from iobound.layer import ConvLayer
 from kernels.config import check_config, config_from_dict
@@ -14,7 +14,6 @@ FAST = {"explorer": {"init_random": 4, "optimizer": {"n_walkers": 8, "max_steps"
                "model": {"n_estimators": 10}}}
 
 
-@settings(max_examples=10)
 @given(st.integers(1, 8), st.sampled_from([4, 6, 8]), st.sampled_from([4, 8, 16]),
        st.sampled_from([1, 3]), st.sampled_from(strategy_names()), st.integers(0, 1000))
 def test_proposals_pass_check_config(c_in, hw, c_out, k, name, seed):

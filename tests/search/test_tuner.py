@@ -61,6 +61,52 @@ def test_patience_stops_early():
     assert res.stop_reason == "patience" and res.evaluations < 20
 
 
+@pytest.mark.parametrize("kw", [{"seed": 3}, {"options": {"batch_size": 2}}, {"seed": 0}])
+def test_strategy_instance_refuses_seed_and_options(kw):
+    """An instance has its own rng and options: a seed or options that would go unused raise."""
+    m = Bowl()
+    with pytest.raises(ValueError, match=f"{next(iter(kw))}=.*would not use"):
+        tune(SPACE, m, Repeater(SPACE, rng=np.random.default_rng(0)), budget=5, **kw)
+    assert m.measured == []
+
+
+def test_instance_run_records_no_seed_and_named_run_seed_zero_by_default():
+    """The result's seed is the one the strategy was built from: 0 by default, None for an instance."""
+    named = tune(SPACE, Bowl(), "random", budget=4)
+    assert named.seed == 0 and [t.index for t in named.trials] == \
+        [t.index for t in tune(SPACE, Bowl(), "random", budget=4, seed=0).trials]
+    assert tune(SPACE, Bowl(), Repeater(SPACE, rng=np.random.default_rng(0)), budget=4).seed is None
+
+
+def test_stop_reason_is_its_string_in_json(tmp_path):
+    """StopReason serialises as the plain string (JSON output and logs keep their values)."""
+    import json
+    from search.tuner import StopReason
+    res = tune(SPACE, Bowl(), "random", budget=4, seed=0)
+    assert res.stop_reason is StopReason.BUDGET
+    assert json.loads(json.dumps(res.to_dict()))["stop_reason"] == "budget" == f"{res.stop_reason}"
+    assert [r.value for r in StopReason] == ["budget", "exhausted", "patience"]
+
+
+def test_play_round_counts_and_answers_from_the_ledger():
+    """One round measures the asked batch once; asking the same again is an idle round (None)."""
+    from search.tuner import Ledger, play_round
+    m, led = Bowl(), Ledger()
+    strat = Repeater(SPACE, rng=np.random.default_rng(0))
+    assert play_round(SPACE, m, strat, led, budget=10) is True
+    assert sorted(led.seen) == [0, 1, 2] and led.used() == 3 and led.best.index == 2
+    assert play_round(SPACE, m, strat, led, budget=10) is None and sorted(m.measured) == [0, 1, 2]
+
+
+def test_ledger_counts_logged_records_until_reached():
+    """A logged record uses budget once: before the replay reaches it and after."""
+    from search.tuner import Ledger
+    led = Ledger({5: MeasureRecord.ok({"a": 5}, time_ms=9.0)})
+    assert led.used() == 1 and led.best is None
+    led.add_trial(5, {"a": 5}, led.known[5])
+    assert led.used() == 1 and led.best.resumed and led.best_cost == 9.0
+
+
 def test_best_so_far_is_monotone():
     """The best-so-far curve never increases and ends at the best."""
     res = tune(SPACE, Bowl(), "random", budget=12, seed=3)

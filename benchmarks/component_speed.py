@@ -1,0 +1,126 @@
+"""Speed of single components against their targets (the checks that left the unit tests).
+
+Wall-clock limits do not belong in the default test suite (they flake on a busy
+machine), so they are measured here, each the median of ``--repeats`` runs with
+caches emptied first:
+
+- ``winograd_f16_3``: building the F(16 x 16, 3 x 3) transforms (an 18-point
+  transform) with SymPy; target 5 s;
+- ``resnet50_vertex_counts``: the exact vertex counts of every ResNet-50 layer
+  (counts cache emptied); target 1 s;
+- ``pebble_20k``: playing a random topological order of a ~20,000-vertex direct
+  DAG under Belady and LRU at S = 50; target 10 s;
+- ``analytic_features_3000``: the analytic features of 3000 sampled ResNet-50
+  conv2-shaped configurations (caches emptied); target 1.5 s;
+- ``replay_load_a4000``: loading a ~1 MB recorded space into a ``ReplaySpace``;
+  target 2 s (skipped when the shared tuning spaces are not found).
+
+Run: ``.venv/bin/python benchmarks/component_speed.py [--repeats 3] [--shared-data DIR]
+[--out benchmarks/results/component_speed.json]``; exit code 1 when a median misses
+its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _winograd_f16_3() -> None:
+    from iobound.winograd_transforms import winograd_transforms
+    winograd_transforms.cache_clear()
+    assert winograd_transforms(16, 3).BT.shape == (18, 18)
+
+
+def _resnet50_counts() -> None:
+    from iobound.networks import network_layers
+    from iobound.vertex_counts import direct_counts, direct_vertex_count
+    direct_counts.cache_clear()
+    for layer in network_layers("resnet50"):
+        direct_vertex_count(layer)
+
+
+def _pebble_setup():
+    from dataflow.dag_direct import direct_conv_dag
+    from dataflow.schedules import topological_schedule
+    from iobound import ConvLayer
+    layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    dag = direct_conv_dag(layer)
+    return dag, topological_schedule(dag, np.random.default_rng(1))
+
+
+def _pebble_20k(dag, order) -> None:
+    from dataflow.pebble import play
+    for policy in ("belady", "lru"):
+        assert play(dag, order, 50, policy).total > 0
+
+
+def _features_setup():
+    from iobound.devices import get_device
+    from iobound.layer import ConvLayer
+    from search.conv_space import ConvSpace
+    device = get_device("v100")
+    layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3, padding=1)
+    space = ConvSpace(layer, device)
+    idx = space.sample(3000, np.random.default_rng(3))
+    knobs = np.array([[space.get(i)[p] for p in space.params] for i in idx])
+    return layer, device, knobs
+
+
+def _features_3000(layer, device, knobs) -> None:
+    from search.analytic import analytic_features, flops, io_words
+    io_words.cache_clear(), flops.cache_clear()
+    analytic_features(layer, device, "direct", knobs)
+
+
+def _replay_load(path: Path) -> None:
+    from search.replay_space import ReplaySpace
+    ReplaySpace(path)
+
+
+def _median_seconds(fn, repeats: int, *args) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--shared-data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    ap.add_argument("--out", default="benchmarks/results/component_speed.json")
+    args = ap.parse_args(argv)
+    if args.repeats < 1:
+        print(f"error: --repeats must be >= 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    cases = [("winograd_f16_3", 5.0, _winograd_f16_3, ()),
+             ("resnet50_vertex_counts", 1.0, _resnet50_counts, ()),
+             ("pebble_20k", 10.0, _pebble_20k, _pebble_setup()),
+             ("analytic_features_3000", 1.5, _features_3000, _features_setup())]
+    a4000 = Path(args.shared_data) / "tuning-spaces" / "convolution_A4000.json.gz"
+    if a4000.is_file():
+        cases.append(("replay_load_a4000", 2.0, _replay_load, (a4000,)))
+    else:
+        print(f"replay_load_a4000: skipped ({a4000} not found)")
+    rows = []
+    for name, target, fn, fn_args in cases:
+        seconds = _median_seconds(fn, args.repeats, *fn_args)
+        rows.append({"name": name, "seconds_median": round(seconds, 4), "target_seconds": target,
+                     "ok": seconds <= target})
+        print(f"{name:<24} {seconds:8.3f} s  (target {target:g} s)  {'ok' if seconds <= target else 'MISSED'}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"repeats": args.repeats, "rows": rows}, indent=2) + "\n")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

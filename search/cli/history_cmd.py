@@ -1,0 +1,183 @@
+"""``iobound history``: the tuning database (import, list, best, export).
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.cli.main import main
+>>> from search.kt_cache import KtCache, write_cache
+>>> tmp = tempfile.mkdtemp()
+>>> cache = write_cache(os.path.join(tmp, "k.json"), KtCache(tune_params={"x": [1, 2]},
+...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100", kernel_name="k"))
+>>> db = os.path.join(tmp, "tuning.db")
+>>> main(["history", "import", str(cache), "--db", db, "--json"])  # doctest: +ELLIPSIS
+{"db": ..., "files": [{..., "device": "v100", "workload": "k null", "read": 2, "added": 2, "skipped": 0}], "total": 2}
+0
+>>> main(["history", "list", "--db", db])
+workload  device  measurements  timed  best ms
+k null    v100               2      2   1.5000
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from pathlib import Path
+
+from iobound.errors import InvalidInputError
+from search.cli.common import add_json_argument, format_rows
+
+HELP = "the tuning database: import measurements, list, best configurations, export"
+DESCRIPTION = (
+    "A tuning database (SQLite, schema versioned) holds every measurement with its workload "
+    "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
+    "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz) and "
+    "iobound tuning logs (--log); importing a file twice adds nothing, and a file that cannot "
+    "be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
+    "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
+    "cache file."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = sub.add_parser("import", help="import Kernel Tuner cache files and tuning logs")
+    p.add_argument("files", nargs="+", metavar="FILE", help="cache files (.json, .json.gz) or logs")
+    p.add_argument("--device", metavar="NAME",
+                   help="device of files that name none (default: the file's name); a file "
+                        "that names another device is refused")
+    _db_and_json(p)
+    p = sub.add_parser("list", help="workloads x devices with counts and the best time")
+    _db_and_json(p)
+    p = sub.add_parser("best", help="the fastest configurations")
+    _select(p)
+    p.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    _db_and_json(p)
+    p = sub.add_parser("export", help="one workload on one device as a Kernel Tuner cache file")
+    _select(p)
+    p.add_argument("--toolchain", help="only measurements of this toolchain")
+    p.add_argument("file", metavar="FILE", help="the cache file to write (.json or .json.gz)")
+    _db_and_json(p)
+
+
+def _db_and_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, metavar="DB", help="the tuning database (SQLite file)")
+    add_json_argument(p)
+
+
+def _select(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workload", metavar="TEXT",
+                   help="the workload whose 'template problem' label contains TEXT")
+    p.add_argument("--device", metavar="NAME", help="the device")
+
+
+def _open(args, create: bool):
+    from search.db import TuningDB
+    if not create and not Path(args.db).is_file():
+        raise InvalidInputError(f"--db {args.db}: no such database (create it with 'iobound history import')")
+    try:
+        return TuningDB(args.db)
+    except sqlite3.Error as exc:
+        raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    with _open(args, create=args.action == "import") as db:
+        return {"import": _import, "list": _list, "best": _best, "export": _export}[args.action](args, db)
+
+
+def _import(args, db) -> int:
+    from search.db.importer import import_files
+    files = import_files(db, args.files, device=args.device)
+    out = [{"file": f.path, "kind": f.kind, "device": f.device, "workload": f.workload.label(),
+            "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]
+    if args.json:
+        print(json.dumps({"db": args.db, "files": out, "total": db.count()}))
+        return 0
+    for f in out:
+        skipped = f", {f['skipped']} skipped (no positive finite time)" if f["skipped"] else ""
+        print(f"{f['file']}: {f['added']} new of {f['read']} measurements "
+              f"({f['kind']}, device {f['device']}, {f['workload']}{skipped})")
+    print(f"{args.db}: {db.count()} measurements")
+    return 0
+
+
+def _list(args, db) -> int:
+    from search.db.queries import summary
+    rows = summary(db)
+    if args.json:
+        print(json.dumps([{"workload": r.workload.label(), "template": r.workload.template,
+                           "problem": r.workload.problem, "params": list(r.workload.params),
+                           "device": r.device, "measurements": r.measurements, "timed": r.timed,
+                           "best_ms": r.best_ms} for r in rows]))
+        return 0
+    if not rows:
+        print(f"{args.db}: empty")
+        return 0
+    table = [("workload", "device", "measurements", "timed", "best ms")]
+    table += [(r.workload.label(), r.device, str(r.measurements), str(r.timed),
+               f"{r.best_ms:.4f}" if r.best_ms is not None else "-") for r in rows]
+    widths = [max(len(row[c]) for row in table) for c in range(5)]
+    for row in table:
+        print("  ".join(v.ljust(w) if c < 2 else v.rjust(w)
+                        for c, (v, w) in enumerate(zip(row, widths))).rstrip())
+    return 0
+
+
+def _one_workload(db, text: str | None):
+    from search.db.queries import select_workloads
+    ws = select_workloads(db, text)
+    if len(ws) == 1:
+        return ws[0]
+    what = f"matching {text!r}" if text else "in the database"
+    if not ws:
+        raise InvalidInputError(f"no workload {what}")
+    raise InvalidInputError(f"{len(ws)} workloads {what}; choose one with --workload: "
+                     + "; ".join(w.label() for w in ws))
+
+
+def _best(args, db) -> int:
+    from search.db.queries import best, select_workloads
+    if args.k < 1:
+        raise InvalidInputError(f"-k must be >= 1, got {args.k}")
+    if args.workload and not select_workloads(db, args.workload):
+        raise InvalidInputError(f"no workload matching {args.workload!r}")
+    picks = [m for w in select_workloads(db, args.workload)
+             for m in best(db, w, args.device, args.k)]
+    picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
+    if args.json:
+        print(json.dumps([{"workload": m.workload.label(), "device": m.device,
+                           "toolchain": m.toolchain, "config": m.record.config,
+                           "time_ms": m.time_ms, "estimate": m.record.estimate} for m in picks]))
+        return 0 if picks else 1
+    if not picks:
+        print("no timed measurement matches")
+        return 1
+    for m in picks:
+        cfg = ", ".join(f"{k}={v}" for k, v in m.record.config.items())
+        est = " (estimate)" if m.record.estimate else ""
+        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {m.workload.label()}  {cfg}")
+    return 0
+
+
+def _export(args, db) -> int:
+    from search.db.export import export_cache
+    from search.db.queries import summary
+    from search.kt_cache import load_cache
+    w = _one_workload(db, args.workload)
+    if not args.device:
+        devices = sorted({r.device for r in summary(db) if r.workload == w})
+        if len(devices) != 1:
+            raise InvalidInputError(f"{len(devices)} devices hold {w.label()}; choose one with --device: "
+                             + ", ".join(devices))
+        args.device = devices[0]
+    path = export_cache(db, args.file, w, args.device, args.toolchain)
+    n = len(load_cache(path))
+    if args.json:
+        print(json.dumps({"file": str(path), "workload": w.label(), "device": args.device,
+                          "entries": n}))
+    else:
+        print(format_rows([("wrote", str(path)), ("workload", w.label()),
+                           ("device", args.device), ("entries", str(n))]))
+    return 0

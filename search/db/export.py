@@ -1,0 +1,94 @@
+"""Export measurements from the tuning database as a Kernel Tuner cache file.
+
+One workload on one device becomes one cache: ``kernel_name`` the template,
+``problem_size`` the problem, ``device_name`` the device, the workload's known
+value lists as ``tune_params``, and one entry per configuration, its latest
+measurement. Fields a cache entry had when it was imported (``compile_time``,
+``timestamp``, ...) are written back, so cache -> database -> cache gives the
+same entries. A failure is written as its Kernel Tuner string; ``status`` is added
+only where that string does not say it (``timeout``, ``wrong_result``).
+
+Examples
+--------
+>>> from search.measure.base import MeasureRecord
+>>> db = TuningDB(":memory:")
+>>> w = Workload("k", [8], ("x",))
+>>> _ = db.add([Measurement(w, "v100", "t", MeasureRecord.ok({"x": 2}, (1.0, 3.0)))])
+>>> cache = workload_cache(db, w, "v100")
+>>> cache.device_name, cache.tune_params, cache.entries
+('v100', {'x': [2]}, [{'x': 2, 'time': 2.0, 'times': [1.0, 3.0]}])
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, write_cache
+from ..measure.base import MeasureRecord
+from .model import Measurement, Workload
+from .store import TuningDB
+
+__all__ = ["workload_cache", "export_cache", "cache_entry"]
+
+
+def cache_entry(rec: MeasureRecord, keys) -> dict:
+    """The Kernel Tuner cache entry of one record (see module doc)."""
+    entry = {k: rec.config[k] for k in keys}
+    if rec.is_ok:
+        entry.update(time=rec.time_ms, times=list(rec.costs) or [rec.time_ms])
+        if rec.estimate:
+            entry["estimate"] = True
+    else:
+        text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
+        entry["time"] = text
+        if FAILURE_STATUS[text] != rec.status:
+            entry["status"] = rec.status
+    kt = rec.extra.get("kt")
+    if isinstance(kt, dict):
+        entry.update({k: v for k, v in kt.items() if k not in entry})
+    return entry
+
+
+def _latest(ms: list[Measurement], keys) -> dict[str, MeasureRecord]:
+    best: dict[str, tuple[float, int, MeasureRecord]] = {}
+    for order, m in enumerate(ms):
+        r = m.record
+        if r.is_ok and m.time_ms is None:
+            continue  # untimed (emulator) or unusable time: a cache entry needs one
+        k = cache_key(r.config, keys)
+        if k not in best or (r.timestamp, order) > best[k][:2]:
+            best[k] = (r.timestamp, order, r)
+    return {k: v[2] for k, v in best.items()}
+
+
+def workload_cache(db: TuningDB, workload: Workload, device: str,
+                   toolchain: str | None = None) -> KtCache:
+    """The cache of ``workload`` on ``device`` (optionally one toolchain's measurements).
+
+    Raises
+    ------
+    ValueError
+        When the database holds no measurement of that workload on that device.
+    """
+    ms = db.measurements(workload, device=device, toolchain=toolchain)
+    if not ms:
+        raise ValueError(f"no measurements of {workload.label()} on device {device!r}"
+                         + (f" with toolchain {toolchain!r}" if toolchain else ""))
+    known = db.tune_params(workload)
+    keys = [p for p in known if p in workload.params] or list(workload.params)
+    records = _latest(ms, keys)
+    tune_params = {}
+    for p in keys:
+        vals = list(known.get(p, []))
+        vals.extend(v for v in dict.fromkeys(r.config[p] for r in records.values()) if v not in vals)
+        tune_params[p] = vals
+    entries = [cache_entry(r, keys) for r in records.values()]
+    return KtCache(tune_params=tune_params, entries=entries, device_name=device,
+                   kernel_name=workload.template, problem_size=workload.problem)
+
+
+def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, device: str,
+                 toolchain: str | None = None) -> Path:
+    """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz)."""
+    return write_cache(path, workload_cache(db, workload, device, toolchain))

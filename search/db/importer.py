@@ -1,0 +1,215 @@
+"""Import Kernel Tuner cache files and our tuning logs into the tuning database.
+
+:func:`read_file` turns one file into measurements without touching the database;
+:func:`import_files` reads every file first and then stores them all in one
+transaction, so a file that cannot be read leaves the database as it was.
+Importing the same file again adds nothing (each measurement has a digest).
+
+Which device a file's measurements belong to: the file's own device name (a
+cache's ``device_name``, a log header's ``device``); for a file without one,
+``device`` if given, else the file's name without its extensions. A file that
+names a device other than ``device`` is refused: its records never go under
+another device's name.
+
+Only ``ok`` records with a positive, finite time count as timings; an ``ok`` cache
+entry with another time (zero, negative, NaN, infinite) is skipped and counted in
+:attr:`FileImport.skipped`.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.kt_cache import KtCache, write_cache
+>>> path = os.path.join(tempfile.mkdtemp(), "k_A100.json")
+>>> _ = write_cache(path, KtCache(tune_params={"x": [1, 2]}, kernel_name="k", entries=[
+...     {"x": 1, "time": 2.0, "times": [2.0]}, {"x": 2, "time": "InvalidConfig"}]))
+>>> db = TuningDB(":memory:")
+>>> [(r.device, r.read, r.added) for r in import_files(db, [path])]
+[('k_A100', 2, 2)]
+>>> [(r.device, r.added) for r in import_files(db, [path])]
+[('k_A100', 0)]
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from iobound.errors import InvalidInputError
+
+from ..kt_cache import entry_status, load_cache
+from ..measure.base import MeasureRecord
+from ..records import SCHEMA as LOG_SCHEMA
+from ..records import read_log
+from .model import CONV_TEMPLATE, Measurement, Workload
+from .schema import write
+from .store import TuningDB, insert
+
+__all__ = ["FileImport", "read_file", "import_files", "KT_TOOLCHAIN"]
+
+#: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
+KT_TOOLCHAIN = "kernel_tuner"
+_TIME_KEYS = ("time", "times", "status", "estimate")
+
+
+@dataclass
+class FileImport:
+    """One file read (and, after :func:`import_files`, stored)."""
+
+    path: str
+    kind: str  # "kt-cache" or "tune-log"
+    device: str
+    workload: Workload
+    measurements: list = field(repr=False, default_factory=list)
+    tune_params: dict = field(repr=False, default_factory=dict)
+    skipped: int = 0
+    added: int = 0
+
+    @property
+    def read(self) -> int:
+        """How many measurements the file holds (skipped ones not counted)."""
+        return len(self.measurements)
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for ext in (".gz", ".jsonl", ".json"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+    return name
+
+
+def _device(path: Path, own: str, device: str | None) -> str:
+    if own and device and own != device:
+        raise ValueError(f"{path} records device {own!r}; --device {device!r} disagrees "
+                         f"(a file's records are never stored under another device)")
+    return own or device or _stem(path)
+
+
+def _is_log(path: Path) -> bool:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
+
+
+def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
+    """Read one cache file or tuning log into measurements (see module doc).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path}: no such file")
+    try:
+        return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
+    except ValueError as exc:
+        msg = str(exc)
+        raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from exc
+    except (OSError, EOFError, zlib.error, KeyError, TypeError, AttributeError) as exc:
+        raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
+
+
+def _kt_timestamp(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return datetime.fromisoformat(str(value)).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
+    config = {k: entry[k] for k in keys}
+    other = {k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS}
+    status = entry_status(entry)
+    stamp = _kt_timestamp(entry.get("timestamp", 0.0))
+    if status != "ok":
+        rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
+    else:
+        t = entry["time"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            return None
+        costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
+                 and math.isfinite(c)]
+        rec = MeasureRecord.ok(config, costs, time_ms=float(t),
+                               estimate=bool(entry.get("estimate", False)), extra={"kt": other})
+    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp})
+
+
+def _read_cache(path: Path, device: str | None) -> FileImport:
+    cache = load_cache(path)
+    dev = _device(path, cache.device_name, device)
+    w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
+    out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
+    for entry in cache.entries:
+        rec = _kt_record(entry, cache.keys)
+        if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
+            out.skipped += 1
+            continue
+        out.measurements.append(Measurement(w, dev, KT_TOOLCHAIN, rec, source=path.name))
+    return out
+
+
+def _log_workload(header: dict) -> tuple[Workload, dict]:
+    space = header.get("space") or {}
+    params = tuple(space.get("params") or ())
+    values = space.get("values") or {}
+    if space.get("kind") == "replay":
+        problem = header.get("problem_size")
+        if problem is None and header.get("replay"):
+            try:  # the recorded problem size lives in the replayed file
+                problem = load_cache(header["replay"]).problem_size
+            except ValueError:
+                problem = None
+        return Workload(str(space.get("kernel", "")), problem, params), values
+    if "layer" in header:
+        return Workload(CONV_TEMPLATE, header["layer"], params), values
+    return Workload(str(header.get("template", space.get("kind", ""))),
+                    header.get("problem"), params), values
+
+
+def _read_log(path: Path, device: str | None) -> FileImport:
+    log = read_log(path)
+    h = log.header
+    meas = h.get("measurer") or {}
+    own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
+    dev = _device(path, own, device)
+    w, values = _log_workload(h)
+    toolchain = str(meas.get("toolchain") or meas.get("name") or "")
+    run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
+    out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
+    for e in log.entries:
+        r = e.record
+        bad_time = r.status == "invalid" and "logged_status" in r.extra  # marked by read_log
+        if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
+            out.skipped += 1
+            continue
+        out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
+    return out
+
+
+def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
+                 device: str | None = None) -> list[FileImport]:
+    """Read every file, then store all of them in one transaction (see module doc)."""
+    files = [read_file(p, device) for p in paths]
+
+    def store(conn) -> None:
+        for f in files:
+            f.added = insert(conn, f.measurements, f.tune_params)
+
+    write(db.connection, store)
+    return files

@@ -1,0 +1,161 @@
+"""What the tuning database stores: workloads and measurements, as frozen records.
+
+A :class:`Workload` is what was tuned: a kernel ``template`` (ours, such as
+``iobound.conv``, or a recorded kernel's name), the ``problem`` (the layer, or the
+recorded problem size; any JSON value) and the parameter names. A
+:class:`Measurement` is one measured configuration of a workload on a device with a
+toolchain: the :class:`~search.measure.base.MeasureRecord` plus where it came from
+and the cost-model features where known. Its :meth:`~Measurement.digest` names the
+measurement itself, so storing it twice stores it once.
+
+Examples
+--------
+>>> from search.measure.base import MeasureRecord
+>>> w = Workload("convolution_kernel", [4096, 4096], ("bx", "by"))
+>>> m = Measurement(w, "A100", "kernel_tuner", MeasureRecord.ok({"bx": 16, "by": 2}, time_ms=1.5))
+>>> m.time_ms, m.counts, len(m.digest())
+(1.5, True, 64)
+>>> layer_key_workload("replay:convolution_kernel:[4096, 4096]", ("bx", "by")) == w
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..measure.base import MeasureRecord
+
+__all__ = ["Workload", "Measurement", "canon", "layer_key_workload", "workload_layer_key",
+           "CONV_TEMPLATE", "record_features"]
+
+#: The template name of our convolution kernels (the parameter names tell direct from Winograd).
+CONV_TEMPLATE = "iobound.conv"
+
+
+def canon(obj: Any) -> str:
+    """Canonical JSON: sorted keys, no spaces (equal values give equal strings)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A tuned kernel and problem: template, problem (JSON value), parameter names.
+
+    Two workloads are equal when template, problem and the *set* of parameter names
+    agree (the order is kept for display and export, but is not part of the identity).
+    """
+
+    template: str
+    problem: Any
+    params: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", tuple(self.params))
+        if not self.params:
+            raise ValueError(f"workload {self.template!r} names no parameters")
+
+    def key(self) -> tuple[str, str, str]:
+        """The identity as stored: (template, canonical problem, sorted parameter names)."""
+        return self.template, canon(self.problem), canon(sorted(self.params))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Workload) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def label(self) -> str:
+        """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``; a
+        problem with a ``name`` (a preset layer) shows the name."""
+        if isinstance(self.problem, dict) and self.problem.get("name"):
+            return f"{self.template} {self.problem['name']}"
+        return f"{self.template} {canon(self.problem)}"
+
+
+def record_features(record: MeasureRecord) -> dict | None:
+    """The cost-model features a record carries (the analytic ones), or None.
+
+    The ``model`` measurer keeps them in ``extra``; a record may also carry a
+    ``features`` dict of its own.
+    """
+    from ..analytic import FEATURE_NAMES
+    feats = {k: float(v) for k, v in record.extra.items()
+             if k in FEATURE_NAMES and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    own = record.extra.get("features")
+    if isinstance(own, Mapping):
+        feats.update({str(k): float(v) for k, v in own.items() if isinstance(v, (int, float))})
+    return feats or None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measurement as stored: workload, device, toolchain, record, provenance."""
+
+    workload: Workload
+    device: str
+    toolchain: str
+    record: MeasureRecord
+    run: str = ""
+    source: str = ""
+    features: dict | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if not self.device:
+            raise ValueError("a measurement needs a device name")
+        if self.features is None:
+            object.__setattr__(self, "features", record_features(self.record))
+
+    @property
+    def time_ms(self) -> float | None:
+        """The measured (or estimated) time, only when it is positive and finite."""
+        t = self.record.time_ms
+        return t if t is not None and math.isfinite(t) and t > 0 else None
+
+    @property
+    def counts(self) -> bool:
+        """Whether this is a usable timing: ``ok`` with a positive, finite time."""
+        return self.record.is_ok and self.time_ms is not None
+
+    def digest(self) -> str:
+        """SHA-256 over what makes this measurement itself (workload, device,
+        toolchain, config, status, time, estimate flag, timestamp)."""
+        r = self.record
+        ident = [*self.workload.key(), self.device, self.toolchain, canon(r.config), r.status,
+                 r.time_ms, bool(r.estimate), r.timestamp]
+        return hashlib.sha256(canon(ident).encode()).hexdigest()
+
+
+def layer_key_workload(layer: str, params) -> Workload:
+    """The workload of a first-generation history key's ``layer`` string.
+
+    ``replay:KERNEL:PROBLEM`` (a replayed cache file) gives template KERNEL and the
+    problem parsed as JSON where it is JSON; a JSON object (a layer) gives
+    :data:`CONV_TEMPLATE`; anything else is kept whole as the problem of template ``""``.
+    """
+    if layer.startswith("replay:"):
+        kernel, _, problem = layer[len("replay:"):].partition(":")
+        return Workload(kernel, _json_or_text(problem), params)
+    parsed = _json_or_text(layer)
+    if isinstance(parsed, dict):
+        return Workload(CONV_TEMPLATE, parsed, params)
+    return Workload("", layer, params)
+
+
+def workload_layer_key(w: Workload) -> str:
+    """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses)."""
+    if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
+        return json.dumps(w.problem, sort_keys=True)
+    if w.template == "":
+        return str(w.problem)
+    return f"replay:{w.template}:{w.problem}"
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

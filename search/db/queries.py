@@ -1,0 +1,88 @@
+"""Questions asked of the tuning database: what is in it, what is best, what fits a space.
+
+Examples
+--------
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> db = TuningDB(":memory:")
+>>> w = Workload("k", [8], ("x",))
+>>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=t))
+...             for d, x, t in (("v100", 1, 3.0), ("v100", 2, 2.0), ("a100", 1, 1.0))])
+>>> [(r.device, r.measurements, r.best_ms) for r in summary(db)]
+[('a100', 1, 1.0), ('v100', 2, 2.0)]
+>>> [m.record.config for m in best(db, w, "v100", k=2)]
+[{'x': 2}, {'x': 1}]
+>>> len(history_for_space(db, GridSpace({"x": [1, 2]}), exclude_devices=["a100"]))
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .model import Measurement, Workload
+from .store import TuningDB, workload_from_row
+
+__all__ = ["SummaryRow", "summary", "best", "select_workloads", "history_for_space"]
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One workload on one device: how many measurements, how many timed, the best time."""
+
+    workload: Workload
+    device: str
+    measurements: int
+    timed: int
+    best_ms: float | None
+
+
+def summary(db: TuningDB) -> list[SummaryRow]:
+    """Every (workload, device) pair with counts and the best time, by workload then device."""
+    rows = db.connection.execute(
+        "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
+        "SUM(m.status='ok' AND m.time_ms IS NOT NULL), "
+        "MIN(CASE WHEN m.status='ok' THEN m.time_ms END) "
+        "FROM measurements m JOIN workloads w ON m.workload = w.id "
+        "JOIN devices d ON m.device = d.id GROUP BY w.id, d.id "
+        "ORDER BY w.template, w.problem, d.name")
+    return [SummaryRow(workload_from_row(t, p, tp), dev, int(n), int(timed or 0), best_ms)
+            for t, p, tp, dev, n, timed, best_ms in rows]
+
+
+def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,
+         k: int = 1) -> list[Measurement]:
+    """The ``k`` fastest timed measurements (of one workload and/or device when given)."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return db.measurements(workload, device=device, counted_only=True)[:k]
+
+
+def select_workloads(db: TuningDB, text: str | None = None) -> list[Workload]:
+    """The stored workloads whose label (``template problem``) contains ``text`` (all if None)."""
+    ws = db.workloads()
+    return ws if not text else [w for w in ws if text in w.label()]
+
+
+def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (),
+                      devices: Iterable[str] | None = None) -> list[Measurement]:
+    """The timed measurements usable as history for ``space``, fastest first.
+
+    Usable means: the workload has exactly the space's parameter names (history of
+    another parameter space says nothing about this one), and the device is not in
+    ``exclude_devices`` (and is in ``devices`` when given). Workloads of every
+    problem are returned; the strategy weighs them by how well they match.
+    """
+    params = set(space.params)
+    skip = set(exclude_devices)
+    keep = None if devices is None else set(devices)
+    out = []
+    for w in db.workloads():
+        if set(w.params) != params:
+            continue
+        for m in db.measurements(w, counted_only=True):
+            if m.device not in skip and (keep is None or m.device in keep):
+                out.append(m)
+    out.sort(key=lambda m: m.time_ms)
+    return out

@@ -1,0 +1,179 @@
+"""The tuning database: add measurements (one transaction per call) and read them back.
+
+Examples
+--------
+>>> from search.measure.base import MeasureRecord
+>>> db = TuningDB(":memory:")
+>>> w = Workload("k", [64], ("x",))
+>>> ms = [Measurement(w, "v100", "t", MeasureRecord.ok({"x": x}, time_ms=float(x))) for x in (1, 2)]
+>>> db.add(ms), db.add(ms)  # the second time adds nothing
+(2, 0)
+>>> [m.record.config for m in db.measurements(w, device="v100")]
+[{'x': 1}, {'x': 2}]
+>>> db.measurements(w, device="a100")
+[]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from typing import Iterable, Mapping, Sequence
+
+from ..measure.base import MeasureRecord
+from .model import Measurement, Workload, canon
+from .schema import connect, write
+
+__all__ = ["TuningDB", "device_properties", "insert", "workload_from_row"]
+
+
+def device_properties(name: str) -> dict:
+    """The preset's fields when ``name`` is a known device preset (any alias), else ``{}``."""
+    from iobound.devices import get_device
+    from iobound.errors import IoboundError
+    try:
+        return get_device(name).to_dict()
+    except (IoboundError, ValueError, KeyError):
+        return {}
+
+
+def insert(c: sqlite3.Connection, items: Sequence[Measurement],
+           tune_params: Mapping[Workload, Mapping[str, Sequence]]) -> int:
+    """Insert ``items`` inside the caller's transaction; returns how many were new."""
+    wids = {w: _workload_id(c, w, tune_params.get(w, {}))
+            for w in {m.workload for m in items} | set(tune_params)}
+    dids = {name: _device_id(c, name) for name in {m.device for m in items}}
+    before = c.total_changes
+    c.executemany(
+        "INSERT OR IGNORE INTO measurements (workload, device, toolchain, config, status, "
+        "time_ms, estimate, timestamp, features, record, run, source, digest) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
+          m.record.status, m.time_ms, int(m.record.estimate), m.record.timestamp,
+          canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
+          m.source, m.digest()) for m in items])
+    return c.total_changes - before
+
+
+def _workload_id(c: sqlite3.Connection, w: Workload, values: Mapping[str, Sequence]) -> int:
+    key = w.key()
+    row = c.execute("SELECT id, tune_params FROM workloads WHERE template=? AND problem=? "
+                    "AND params=?", key).fetchone()
+    if row is None:  # tune_params keeps the first-seen parameter order
+        merged = {p: list(values.get(p, [])) for p in w.params}
+        cur = c.execute("INSERT INTO workloads (template, problem, params, tune_params) "
+                        "VALUES (?, ?, ?, ?)", (*key, json.dumps(merged)))
+        return int(cur.lastrowid)
+    if values:  # keep the known order; append values not seen before
+        merged = json.loads(row[1])
+        for p in w.params:
+            known = merged.setdefault(p, [])
+            known.extend(v for v in values.get(p, []) if v not in known)
+        c.execute("UPDATE workloads SET tune_params=? WHERE id=?", (json.dumps(merged), row[0]))
+    return int(row[0])
+
+
+def _device_id(c: sqlite3.Connection, name: str) -> int:
+    row = c.execute("SELECT id FROM devices WHERE name=?", (name,)).fetchone()
+    if row:
+        return int(row[0])
+    cur = c.execute("INSERT INTO devices (name, properties) VALUES (?, ?)",
+                    (name, canon(device_properties(name))))
+    return int(cur.lastrowid)
+
+
+def workload_from_row(template: str, problem: str, tune_params: str) -> Workload:
+    return Workload(template, json.loads(problem), tuple(json.loads(tune_params)))
+
+
+class TuningDB:
+    """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = str(path)
+        self._db = connect(self.path)
+
+    # -- writing ------------------------------------------------------------------------
+    def add(self, measurements: Iterable[Measurement],
+            tune_params: Mapping[Workload, Mapping[str, Sequence]] | None = None) -> int:
+        """Store measurements in one transaction; returns how many were new.
+
+        A measurement already stored (same :meth:`Measurement.digest`) is skipped.
+        ``tune_params`` adds value lists to the workloads' known ones.
+        """
+        items = list(measurements)
+        return write(self._db, lambda c: insert(c, items, tune_params or {}))
+
+    # -- reading ------------------------------------------------------------------------
+    def workloads(self) -> list[Workload]:
+        """Every stored workload, ordered by template and problem."""
+        rows = self._db.execute("SELECT template, problem, tune_params FROM workloads "
+                                "ORDER BY template, problem, params")
+        return [workload_from_row(*r) for r in rows]
+
+    def tune_params(self, w: Workload) -> dict:
+        """The known value list of each of ``w``'s parameters (``{}`` if ``w`` is unknown)."""
+        row = self._db.execute("SELECT tune_params FROM workloads WHERE template=? AND problem=? "
+                               "AND params=?", w.key()).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def devices(self) -> dict[str, dict]:
+        """Device name -> properties, for every stored device."""
+        return {n: json.loads(p) for n, p in
+                self._db.execute("SELECT name, properties FROM devices ORDER BY name")}
+
+    def measurements(self, workload: Workload | None = None, *, device: str | None = None,
+                     toolchain: str | None = None, counted_only: bool = False) -> list[Measurement]:
+        """Stored measurements, fastest first (untimed last, then in insertion order).
+
+        Each filter left ``None`` matches everything; ``counted_only`` keeps the
+        ``ok`` ones with a positive, finite time.
+        """
+        where, args = [], []
+        if workload is not None:
+            where.append("w.template=? AND w.problem=? AND w.params=?")
+            args.extend(workload.key())
+        if device is not None:
+            where.append("d.name=?")
+            args.append(device)
+        if toolchain is not None:
+            where.append("m.toolchain=?")
+            args.append(toolchain)
+        if counted_only:
+            where.append("m.status='ok' AND m.time_ms IS NOT NULL")
+        sql = ("SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.record, m.run, "
+               "m.source, m.features FROM measurements m JOIN workloads w ON m.workload = w.id "
+               "JOIN devices d ON m.device = d.id")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY m.time_ms IS NULL, m.time_ms, m.id"
+        return [self._row(r) for r in self._db.execute(sql, args)]
+
+    @staticmethod
+    def _row(r) -> Measurement:
+        t, p, ps, dev, tool, rec, run, src, feats = r
+        w = workload_from_row(t, p, ps)
+        d = json.loads(rec)
+        cfg = d["config"]  # stored canonically (sorted): give it back in the workload's order
+        d["config"] = {**{k: cfg[k] for k in w.params if k in cfg}, **cfg}
+        return Measurement(w, dev, tool, MeasureRecord.from_dict(d), run=run, source=src,
+                           features=json.loads(feats) if feats else {})
+
+    def count(self) -> int:
+        """How many measurements are stored."""
+        return int(self._db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection (for the query helpers of :mod:`search.db.queries`)."""
+        return self._db
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "TuningDB":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

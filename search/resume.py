@@ -1,0 +1,91 @@
+"""Resuming a tuning run from its log: check the log is this run's, then read its records.
+
+A log written for another space (another layer, device, algorithm or recorded
+kernel) or another measurer is refused, so its numbers are never taken for this
+run's. Seed, strategy and budget may differ: their records still count.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.measure.base import MeasureRecord, Measurer
+>>> from search.records import LogWriter
+>>> from search.space import GridSpace
+>>> class Bowl(Measurer):
+...     name = "bowl"
+...     def measure(self, configs):
+...         return [MeasureRecord.ok(c, time_ms=1.0) for c in configs]
+>>> space, path = GridSpace({"a": [1, 2, 3]}), os.path.join(tempfile.mkdtemp(), "run.jsonl")
+>>> with LogWriter(path, {"space": space.describe(), "measurer": Bowl().describe()}) as w:
+...     w.append(1, MeasureRecord.ok({"a": 2}, time_ms=1.0))
+>>> sorted(load_resume(path, space, Bowl()))
+[1]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Mapping
+
+from .measure.base import MeasureRecord, Measurer
+from .records import _jsonable, read_log
+from .space import Space
+
+__all__ = ["load_resume", "check_resume_header"]
+
+log = logging.getLogger(__name__)
+
+#: What must agree between a resumed log's header and this run: the space's identity
+#: (kind, parameters, size, and the layer/device/algorithm or the recorded kernel) and
+#: the measurer. Seed, strategy and budget may differ (their records still count).
+_SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` as it reads back from a JSON log (tuples -> lists, numpy -> Python)."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=_jsonable))
+
+
+def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
+    """``ValueError`` when the log at ``path`` was written for another space or measurer.
+
+    Without this check a log of another layer whose space happens to have the same
+    configurations (or of the ``model`` measurer when now measuring on a GPU) would
+    be taken as measurements of this run.
+    """
+    logged_space = header.get("space")
+    if isinstance(logged_space, Mapping):
+        now = _plain(space.describe())
+        for key in _SPACE_IDENTITY:
+            there, here = logged_space.get(key), now.get(key)
+            if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
+                there, here = ({k: v for k, v in d.items() if k != "name"} for d in (there, here))
+            if key in logged_space and key in now and there != here:
+                raise ValueError(
+                    f"resume log {str(path)!r} was written for another space ({key} "
+                    f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
+                    f"here); start a new log for this run")
+    logged_meas = header.get("measurer")
+    if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
+        raise ValueError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
+                         f"not {measurer.name!r}; start a new log for this run")
+
+
+def load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureRecord]:
+    """The records of the log at ``path`` by index in ``space`` (the first of each index).
+
+    Logged configurations that are not in ``space`` are dropped with a warning.
+    """
+    known: dict[int, MeasureRecord] = {}
+    dropped = 0
+    logged = read_log(path)
+    check_resume_header(path, logged.header, space, measurer)
+    for e in logged.entries:
+        i = space.index(e.record.config)
+        if i is None:
+            dropped += 1
+            continue
+        known.setdefault(i, e.record)
+    if dropped:
+        log.warning("resume: %d logged configurations are not in this space; ignored", dropped)
+    return known

@@ -1,0 +1,141 @@
+"""The files around a tuning session: per-layer log names, resume, history and export.
+
+- One log (and exported cache) per layer when several layers are tuned:
+  ``run.jsonl`` becomes ``run.<layer name>.jsonl`` (:func:`per_layer_path`).
+- ``log`` must be new and ``resume`` must exist before anything runs
+  (:func:`check_log_paths`); a network run killed before a layer has no log for it,
+  so that layer starts afresh, logging to the resume name (:func:`log_and_resume`).
+- One way to key measurements in the history database and to describe them in an
+  exported Kernel Tuner cache, whatever the space (:func:`history_key`, :func:`cache_meta`).
+
+Examples
+--------
+>>> from iobound.networks import get_layer
+>>> per_layer_path("net.jsonl", get_layer("alexnet.conv2"), many=True)
+'net.alexnet.conv2.jsonl'
+>>> log_and_resume("new.jsonl", "/no/such/old.jsonl")  # nothing to resume: start afresh
+('new.jsonl', None)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from .reports import ExportOutcome, HistoryOutcome
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.layer import ConvLayer
+
+    from ..history import HistoryKey
+    from ..measure.base import Measurer
+    from ..space import Space
+    from ..tune_result import TuneResult
+
+__all__ = ["per_layer_path", "has_log", "check_log_paths", "log_and_resume", "check_history",
+           "history_key", "cache_meta", "store_history", "export_cache"]
+
+
+def per_layer_path(path: str | None, layer: "ConvLayer | None", many: bool) -> str | None:
+    """``path`` itself for one layer; ``<stem>.<layer name><suffix>`` for several."""
+    if path is None or not many:
+        return path
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{layer.name or 'layer'}{p.suffix or '.jsonl'}"))
+
+
+def has_log(path: str) -> bool:
+    """Whether ``path`` holds a log (a run killed before writing its header leaves 0 bytes)."""
+    p = Path(path)
+    return p.is_file() and p.stat().st_size > 0
+
+
+def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:
+    """``ValueError`` unless ``log`` is new and ``resume`` exists (per layer for several:
+    a network killed mid-way has no logs for the layers it did not reach, which start
+    afresh, so one layer's log is enough)."""
+    many = len(layers) > 1
+    if resume:
+        paths = [per_layer_path(resume, layer, many) for layer in layers]
+        if not any(has_log(p) for p in paths):
+            per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
+            raise ValueError(f"--resume: no log {resume!r}{per_layer}: missing or empty")
+        if many and len(set(paths)) < len(paths):
+            raise ValueError("layers need distinct names for their per-layer logs")
+    if log and log != resume:
+        paths = [per_layer_path(log, layer, many) for layer in layers]
+        if many and len(set(paths)) < len(paths):
+            raise ValueError("layers need distinct names for their per-layer logs")
+        for p in paths:
+            if has_log(p):
+                raise ValueError(f"--log {p!r} exists; pass it as --resume to continue that run")
+
+
+def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str | None]:
+    """The (log, resume) a layer runs with: without a log to resume (a network run killed
+    before this layer), nothing is resumed and the log starts afresh (at ``resume``'s
+    name unless ``log`` is given)."""
+    if resume is not None and not has_log(resume):
+        return log or resume, None
+    return log, resume
+
+
+def check_history(path: str | None) -> None:
+    """``ValueError`` when the history database at ``path`` cannot be opened."""
+    if not path:
+        return
+    from ..history import History
+    try:
+        History(path).close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"--history {path}: cannot open the database: {exc}") from exc
+
+
+def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
+    """The key measurements of ``space`` by ``measurer`` are stored under.
+
+    A layer's space: the layer's canonical JSON and the device name; a recorded
+    space: ``replay:<kernel>:<problem size>`` and the file's device.
+    """
+    from ..history import HistoryKey
+    from ..replay_space import ReplaySpace
+    if isinstance(space, ReplaySpace):
+        c = space.cache
+        layer, device = f"replay:{c.kernel_name}:{c.problem_size}", c.device_name
+    elif hasattr(space, "layer") and hasattr(space, "device"):
+        layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
+    else:
+        raise ValueError(f"no history key for a {type(space).__name__}: it has no layer or recorded file")
+    return HistoryKey(layer=layer, device=device, toolchain=measurer.toolchain())
+
+
+def cache_meta(space: "Space") -> dict:
+    """``device_name``, ``kernel_name`` and ``problem_size`` of an exported cache of ``space``."""
+    from ..replay_space import ReplaySpace
+    if isinstance(space, ReplaySpace):
+        c = space.cache
+        return {"device_name": c.device_name, "kernel_name": c.kernel_name,
+                "problem_size": c.problem_size}
+    return {"device_name": space.device.name, "kernel_name": f"iobound_{space.algorithm}",
+            "problem_size": space.layer.to_dict()}
+
+
+def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Measurer") -> HistoryOutcome:
+    """Add the run's records to the history database ``db``; the best ever under its key."""
+    from ..history import History
+    key = history_key(space, measurer)
+    with History(db) as h:
+        h.add(key, [t.record for t in result.trials], run=f"{result.strategy}:seed{result.seed}")
+        best = h.best(key)
+    return HistoryOutcome(db=db, key=key, best_ever_ms=best.time_ms if best else None)
+
+
+def export_cache(path: str, result: "TuneResult", space: "Space") -> ExportOutcome:
+    """Write the run's records to ``path`` as a Kernel Tuner cache file."""
+    from ..kt_cache import records_to_cache, write_cache
+    tune_params = {p: space.values(p) for p in space.params}
+    cache = records_to_cache([t.record for t in result.trials], tune_params, **cache_meta(space))
+    write_cache(path, cache)
+    return ExportOutcome(path=str(path), entries=len(cache))

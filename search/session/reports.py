@@ -1,0 +1,109 @@
+"""What a tuning session reports per layer (or per replayed space): frozen dataclasses.
+
+``to_dict()`` gives the JSON the CLI prints with ``--json`` (the tuning result's
+keys first, then the session's).
+
+Examples
+--------
+>>> from search.history import HistoryKey
+>>> HistoryOutcome("h.db", HistoryKey("L", "v100", "model"), 0.5).to_dict()
+{'db': 'h.db', 'key': {'layer': 'L', 'device': 'v100', 'toolchain': 'model'}, 'best_ever_ms': 0.5}
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.layer import ConvLayer
+
+    from ..history import HistoryKey
+    from ..tune_result import TuneResult
+    from ..winner import WinnerReport
+    from .history_use import HistoryUse
+
+__all__ = ["HistoryOutcome", "ExportOutcome", "LayerReport", "ReplayReport"]
+
+
+@dataclass(frozen=True)
+class HistoryOutcome:
+    """The run stored in a history database: where, under which key, the best ever there."""
+
+    db: str
+    key: "HistoryKey"
+    best_ever_ms: float | None
+
+    def to_dict(self) -> dict:
+        return {"db": self.db, "key": asdict(self.key), "best_ever_ms": self.best_ever_ms}
+
+
+@dataclass(frozen=True)
+class ExportOutcome:
+    """The measurements written as a Kernel Tuner cache file."""
+
+    path: str
+    entries: int
+
+
+def _add_history(d: dict, stored: HistoryOutcome | None, used: "HistoryUse | None") -> None:
+    """``d["history"]``: where the run was stored, and what history the strategy was given."""
+    if stored is not None or used is not None:
+        d["history"] = {**(stored.to_dict() if stored else {}), **(used.to_dict() if used else {})}
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    """One layer tuned: the result, the space's sizes, the winner and the stored outcomes."""
+
+    layer: "ConvLayer"
+    device: str
+    algorithm: str
+    measure: str
+    space_size: int
+    unpruned_size: int
+    result: "TuneResult"
+    seconds: float  # the tuning loop's wall time
+    winner: "WinnerReport | None" = None
+    history: HistoryOutcome | None = None
+    export: ExportOutcome | None = None
+    history_use: "HistoryUse | None" = None
+
+    def to_dict(self) -> dict:
+        """The JSON of ``iobound tune --layer ... --json``."""
+        d = self.result.to_dict()
+        d.update(layer=self.layer.name, layer_shape=self.layer.short(), device=self.device,
+                 algorithm=self.algorithm, space_size=self.space_size,
+                 unpruned_size=self.unpruned_size, seconds=round(self.seconds, 3))
+        _add_history(d, self.history, self.history_use)
+        if self.winner is not None:
+            d["bound"] = self.winner.bound.to_dict()
+            d["kernel_path"] = self.winner.kernel_path
+            if self.winner.emulator_check is not None:
+                d["emulator_check"] = self.winner.emulator_check.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """A recorded space tuned by replaying it: the result and the space's recorded optimum."""
+
+    file: str
+    device: str
+    kernel: str
+    space_size: int
+    statuses: dict
+    result: "TuneResult"
+    seconds: float
+    recorded_optimum_ms: float | None
+    history: HistoryOutcome | None = None
+    export: ExportOutcome | None = None
+    history_use: "HistoryUse | None" = None
+
+    def to_dict(self) -> dict:
+        """The JSON of ``iobound tune --measure replay:FILE --json``."""
+        d = self.result.to_dict()
+        d.update(device=self.device, replay_file=self.file,
+                 recorded_optimum_ms=self.recorded_optimum_ms, seconds=round(self.seconds, 3))
+        _add_history(d, self.history, self.history_use)
+        return d

@@ -1,0 +1,202 @@
+"""Tune layers (or a recorded space) end to end: plan, tune each, report.
+
+:func:`plan_layers` checks everything that can be checked before anything runs
+(measure kind, log and resume files, the history database) and gives one
+:class:`LayerJob` per layer, with its own log, resume and export paths.
+:func:`run_layer` tunes one job and reports it: the space and measurer from
+:class:`~search.session.settings.Builders`, the tuning loop, the history and
+export outcomes, and the winner's bound, kernel file and emulator check. A job
+holds only plain values, so an executor can run the jobs elsewhere or in
+parallel; :func:`run_layers` runs them in turn. :func:`tune_layers` is the two
+together, :func:`tune_replay` the same for a recorded Kernel Tuner space.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from .files import (check_history, check_log_paths, export_cache, log_and_resume,
+                    per_layer_path, store_history)
+from .history_use import history_options
+from .reports import LayerReport, ReplayReport
+from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.devices import Device
+    from iobound.layer import ConvLayer
+
+    from ..kt_cache import KtCache
+    from ..measure.base import Measurer
+    from ..space import Space
+    from ..tune_result import TuneResult
+
+__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "tune_layers", "tune_replay"]
+
+_NO_OBSERVER = Observer()
+_DEFAULT_BUILDERS = Builders()
+
+
+@dataclass(frozen=True)
+class LayerJob:
+    """One layer to tune: what, where, how, and its own files (see :func:`plan_layers`)."""
+
+    layer: "ConvLayer"
+    device: "Device"
+    algorithm: str
+    measure: str
+    settings: TuneSettings  # log, resume and export_cache are this layer's
+    out_dir: str
+    verify: bool  # check the winner with the emulator (never when measuring with it)
+
+
+def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
+                measure: str = "model", algorithm: str = "direct", out_dir: str = "iobound-kernels",
+                verify: bool = True) -> list[LayerJob]:
+    """One job per layer, after checking what can be checked before anything runs.
+
+    Raises ``ValueError`` for no layers, an unknown ``measure``, a ``log`` that
+    exists, a ``resume`` log that does not, or a history database that cannot be
+    opened.
+    """
+    from iobound.devices import get_device
+    if not layers:
+        raise ValueError("no layers to tune")
+    if measure not in LAYER_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
+    device = get_device(device) if isinstance(device, str) else device
+    check_history(settings.history)
+    check_log_paths(settings.log, settings.resume, layers)
+    many = len(layers) > 1
+    jobs = []
+    for layer in layers:
+        log, resume = (per_layer_path(p, layer, many) for p in (settings.log, settings.resume))
+        log, resume = log_and_resume(log, resume)
+        own = dataclasses.replace(settings, log=log, resume=resume,
+                                  export_cache=per_layer_path(settings.export_cache, layer, many))
+        jobs.append(LayerJob(layer, device, algorithm, measure, own, out_dir,
+                             verify and measure != "emulate"))
+    return jobs
+
+
+def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
+          observer: Observer, builders: Builders, problem: Any = None):
+    """The tuning loop with the observer's progress; (result, seconds, history use)."""
+    from ..tuner import tune
+    options, history_use = history_options(settings, space, problem)
+    t0 = time.perf_counter()
+    try:
+        result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
+                      log=settings.log, resume=settings.resume, options=options,
+                      patience=settings.patience, progress=observer.progress, header=header,
+                      build_strategy=builders.strategy)
+    finally:
+        observer.tuning_done()
+    return result, time.perf_counter() - t0, history_use
+
+
+def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer"):
+    """(history outcome, export outcome), each ``None`` when not asked for."""
+    history = store_history(settings.history, result, space, measurer) if settings.history else None
+    export = export_cache(settings.export_cache, result, space) if settings.export_cache else None
+    return history, export
+
+
+def run_layer(job: LayerJob, observer: Observer | None = None,
+              builders: Builders | None = None) -> LayerReport:
+    """Tune one layer and report it (see module doc)."""
+    from ..winner import report_winner
+    observer = observer or _NO_OBSERVER
+    builders = builders or _DEFAULT_BUILDERS
+    layer, settings = job.layer, job.settings
+    space = builders.space(layer, job.device, job.algorithm)
+    header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": job.device.name,
+              "algorithm": job.algorithm}
+    with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
+        observer.layer_started(job, space)
+        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
+                                             builders, problem=layer.to_dict())
+        history, export = _outcomes(settings, result, space, measurer)
+    winner = None
+    if result.best is not None:
+        winner = report_winner(layer, result.best.config, job.algorithm, job.out_dir, job.verify)
+    report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
+                         measure=job.measure, space_size=len(space),
+                         unpruned_size=getattr(space, "unpruned_size", len(space)),
+                         result=result, seconds=seconds, winner=winner, history=history,
+                         export=export, history_use=history_use)
+    observer.finished(report)
+    return report
+
+
+def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
+               builders: Builders | None = None) -> list[LayerReport]:
+    """Run the jobs one after another (an executor may run :func:`run_layer` otherwise)."""
+    return [run_layer(job, observer, builders) for job in jobs]
+
+
+def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
+                settings: TuneSettings | None = None, *, measure: str = "model",
+                algorithm: str = "direct", out_dir: str = "iobound-kernels", verify: bool = True,
+                observer: Observer | None = None, builders: Builders | None = None) -> list[LayerReport]:
+    """Tune each layer's kernel on ``device``: :func:`plan_layers` then :func:`run_layers`.
+
+    Parameters
+    ----------
+    layers : sequence of ConvLayer
+        The layers (distinct names when per-layer files are written).
+    device : Device or str
+        The device (or its preset name) whose limits shape the space.
+    settings : TuneSettings, optional
+        Strategy, budget, seed and the run's files (default ``TuneSettings()``).
+    measure : {"model", "emulate", "cuda"}
+        How configurations are measured.
+    algorithm : {"direct", "winograd"}
+        The kernel template.
+    out_dir : str
+        Where each winner's ``.cu`` is written.
+    verify : bool
+        Check each winner with the CPU emulator on a reduced copy of its layer.
+    observer : Observer, optional
+        Told as the session goes (progress, reports).
+    builders : Builders, optional
+        The functions that build the space, measurer and strategy.
+    """
+    jobs = plan_layers(layers, device, settings or TuneSettings(), measure=measure,
+                       algorithm=algorithm, out_dir=out_dir, verify=verify)
+    return run_layers(jobs, observer, builders)
+
+
+def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
+                observer: Observer | None = None, builders: Builders | None = None) -> ReplayReport:
+    """Tune a recorded Kernel Tuner space by replaying its measurements.
+
+    ``cache`` is a loaded :class:`~search.kt_cache.KtCache` or the path of a cache
+    file, which defines the space and the device.
+    """
+    from ..measure.replay import ReplayMeasurer
+    from ..replay_space import ReplaySpace
+    settings = settings or TuneSettings()
+    observer = observer or _NO_OBSERVER
+    builders = builders or _DEFAULT_BUILDERS
+    check_history(settings.history)
+    check_log_paths(settings.log, settings.resume, [None])
+    space = ReplaySpace(cache)
+    file = cache if isinstance(cache, str) else space.cache.path
+    header = {"replay": file, "device": space.cache.device_name}
+    log, resume = log_and_resume(settings.log, settings.resume)
+    settings = dataclasses.replace(settings, log=log, resume=resume)
+    with ReplayMeasurer(space.cache) as measurer:
+        observer.replay_started(file, space)
+        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
+                                             builders, problem=space.cache.problem_size)
+        history, export = _outcomes(settings, result, space, measurer)
+    report = ReplayReport(file=file, device=space.cache.device_name,
+                          kernel=space.cache.kernel_name, space_size=len(space),
+                          statuses=space.describe()["statuses"], result=result, seconds=seconds,
+                          recorded_optimum_ms=space.cache.recorded_optimum(), history=history,
+                          export=export, history_use=history_use)
+    observer.finished(report)
+    return report

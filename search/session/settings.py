@@ -1,0 +1,140 @@
+"""How a session tunes: the settings, the builders it calls (seams), and the observer hooks.
+
+:class:`TuneSettings` holds what every layer (or a replayed space) is tuned with:
+strategy, budget, seed, options, patience, and the run's files (log, resume,
+history database, exported cache). :class:`Builders` are the functions that make
+the space, the measurer and the strategy; swap one to plug in another (a remote
+measurer, a strategy warm-started from a tuning database). :class:`Observer` is
+told as the session goes (the CLI prints with it); its hooks do nothing here.
+
+Examples
+--------
+>>> TuneSettings(strategy="random", budget=8).options_dataclass()
+StrategyOptions(batch_size=8)
+>>> TuneSettings(budget=0)
+Traceback (most recent call last):
+...
+ValueError: budget must be >= 1, got 0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..strategies import make_strategy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.devices import Device
+    from iobound.layer import ConvLayer
+
+    from ..measure.base import Measurer
+    from ..space import Space
+
+__all__ = ["TuneSettings", "Builders", "Observer", "LAYER_MEASURES"]
+
+#: How a layer's kernels can be measured (a recorded space is replayed by ``tune_replay``).
+LAYER_MEASURES = ("cuda", "emulate", "model")
+
+
+@dataclass(frozen=True)
+class TuneSettings:
+    """What a session tunes with (the same for every layer).
+
+    Parameters
+    ----------
+    strategy : str
+        A registered strategy name (:func:`search.strategies.strategy_names`).
+    budget : int
+        Unique configurations to measure per layer.
+    seed : int
+        Seeds the strategy; same seed, same run.
+    options : dict, optional
+        The strategy's options (e.g. ``{"batch_size": 4}``); unknown keys are refused.
+    patience : int, optional
+        Stop a layer after this many rounds without improvement.
+    log, resume : path, optional
+        The JSON-lines log to write, and a log to continue (per layer for several layers:
+        ``run.jsonl`` becomes ``run.<layer>.jsonl``).
+    history : path, optional
+        An SQLite history database to store the measurements in.
+    export_cache : path, optional
+        Write the measurements as a Kernel Tuner cache file (per layer, like ``log``).
+    """
+
+    strategy: str = "explorer"
+    budget: int = 48
+    seed: int = 0
+    options: Mapping[str, Any] | None = None
+    patience: int | None = None
+    log: str | None = None
+    resume: str | None = None
+    history: str | None = None
+    export_cache: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("budget", "patience"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        self.options_dataclass()  # unknown strategy or option -> ValueError naming it
+
+    def options_dataclass(self):
+        """The strategy's frozen options built from :attr:`options`."""
+        from ..strategies import make_options
+        return make_options(self.strategy, self.options)
+
+
+def default_space(layer: "ConvLayer", device: "Device", algorithm: str) -> "Space":
+    """The Table 1 pruned :class:`~search.conv_space.ConvSpace` of the layer."""
+    from ..conv_space import ConvSpace
+    return ConvSpace(layer, device, algorithm)
+
+
+def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm: str) -> "Measurer":
+    """The registered measurer ``kind`` (``cuda``, ``emulate`` or ``model``) for the layer."""
+    from ..measure import make_measurer
+    if kind == "model":
+        return make_measurer("model", layer, device, algorithm)
+    if kind in ("cuda", "emulate"):
+        return make_measurer(kind, layer, algorithm)
+    raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
+
+
+@dataclass(frozen=True)
+class Builders:
+    """The functions a session builds its parts with (swap one to plug in another).
+
+    Attributes
+    ----------
+    space : callable
+        ``space(layer, device, algorithm) -> Space``.
+    measurer : callable
+        ``measurer(kind, layer, device, algorithm) -> Measurer``.
+    strategy : callable
+        ``strategy(name, space, options, rng) -> Strategy`` (passed to
+        :func:`search.tuner.tune` as ``build_strategy``).
+    """
+
+    space: Callable[..., Any] = default_space
+    measurer: Callable[..., Any] = default_measurer
+    strategy: Callable[..., Any] = make_strategy
+
+
+class Observer:
+    """What a session tells as it goes; every hook does nothing here (subclass to print)."""
+
+    def layer_started(self, job, space) -> None:
+        """A layer's space and measurer are built; tuning starts next."""
+
+    def replay_started(self, file: str, space) -> None:
+        """A recorded space is loaded; tuning starts next."""
+
+    def progress(self, done: int, budget: int, best: float) -> None:
+        """After each measurement: unique configurations done, the budget, the best cost."""
+
+    def tuning_done(self) -> None:
+        """The tuning loop ended (also when it raised)."""
+
+    def finished(self, report) -> None:
+        """A layer's (or the replay's) report is complete."""

@@ -1,0 +1,138 @@
+"""History filtering for the guided GA (Mu et al. 2020): match score, filtering metric, seeds.
+
+Match score (their Eq. 1, the fallback score of TVM): for every dimension ``d`` of
+the problem, the share of the history problem's divisors that also divide the
+target's, averaged over the dimensions::
+
+    s(h, i) = (1/D) * sum_d |F(h_d) & F(i_d)| / |F(h_d)|,  F(n) = divisors of n
+
+Equal problems score 1. A problem is read as its integers (a list such as a
+recorded ``problem_size``, or a layer's integer fields by name); problems with
+different shapes score 1 when equal and 0 otherwise, and an unknown target
+problem scores every record 1 (nothing tells them apart).
+
+Filtering metric (their Eq. 2): ``m(h, i) = Th(h) * gamma(h, i) * s(h, i)**omega``,
+omega = 2. Two adaptations, and why:
+
+- ``Th(h)`` is the record's throughput *relative to the best of its own workload
+  and device* (``best_time / time``, in (0, 1]) instead of the raw throughput:
+  history mixes devices, and the raw numbers would rank every record of the
+  fastest GPU above every record of a slower one.
+- ``gamma(h, i)``, their utilisation of the target's parallelism per knob, needs
+  to know which knob tiles which problem dimension; a generic recorded space does
+  not say. Here ``gamma`` is 1 when the configuration is a member of the target
+  space and 0 when it is not (it cannot run there at all).
+
+A configuration recorded in several histories (devices, problems) gets the mean of
+its metrics; the seeds are the configurations in order of that mean.
+
+Examples
+--------
+>>> match_score([4096, 4096], [4096, 4096]), match_score([8], [12]), match_score([8], [2, 2])
+(1.0, 0.75, 0.0)
+>>> problem_dims({"cin": 3, "name": "conv1", "hin": 224})
+(3, 224)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+__all__ = ["problem_dims", "match_score", "HistoryFilter", "filter_history"]
+
+
+def problem_dims(problem: Any) -> tuple[int, ...] | None:
+    """The problem's positive integers in a fixed order, or None when it has none."""
+    if isinstance(problem, bool):
+        return None
+    if isinstance(problem, int):
+        vals = [problem]
+    elif isinstance(problem, (list, tuple)):
+        vals = list(problem)
+    elif isinstance(problem, dict):
+        vals = [problem[k] for k in sorted(problem)]
+    else:
+        return None
+    dims = tuple(int(v) for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0)
+    return dims or None
+
+
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> frozenset[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return frozenset(small + [n // d for d in small])
+
+
+def match_score(history_problem: Any, target_problem: Any) -> float:
+    """Eq. 1 between two problems (see module doc); in [0, 1]."""
+    if target_problem is None:
+        return 1.0
+    h, t = problem_dims(history_problem), problem_dims(target_problem)
+    if h is None or t is None or len(h) != len(t):
+        return 1.0 if history_problem == target_problem else 0.0
+    return sum(len(_divisors(a) & _divisors(b)) / len(_divisors(a)) for a, b in zip(h, t)) / len(h)
+
+
+@dataclass(frozen=True)
+class HistoryFilter:
+    """The outcome of filtering: ranked seeds and what the history held.
+
+    Attributes
+    ----------
+    seeds : tuple of (index, metric)
+        Target-space indices, best mean filtering metric first.
+    records, usable : int
+        Records given; records that passed (in the space, match >= min_match).
+    devices : tuple of str
+        Devices of the usable records.
+    value_weights : dict
+        Per parameter, value -> summed metric of the usable records (the
+        "experience" the guided mutation draws values from).
+    """
+
+    seeds: tuple
+    records: int
+    usable: int
+    devices: tuple
+    value_weights: dict
+
+
+def filter_history(space, history: Sequence, target_problem: Any = None, omega: float = 2.0,
+                   min_match: float = 0.5) -> HistoryFilter:
+    """Rank the space's configurations by the filtering metric of ``history``.
+
+    ``history`` holds records with ``workload.problem``, ``device``, ``time_ms``
+    and ``record.config`` (:class:`search.db.Measurement`); untimed ones are ignored.
+    """
+    group_best: dict[tuple, float] = {}
+    for h in history:
+        if h.time_ms is not None:
+            g = (h.workload, h.device)
+            group_best[g] = min(group_best.get(g, math.inf), h.time_ms)
+    sums: dict[int, list] = {}
+    weights: dict[str, dict] = {p: {} for p in space.params}
+    devices, usable = set(), 0
+    for h in history:
+        if h.time_ms is None:
+            continue
+        s = match_score(h.workload.problem, target_problem)
+        if s < min_match:
+            continue
+        i = space.index(h.record.config)
+        if i is None:  # gamma = 0: it cannot run in the target space
+            continue
+        m = group_best[(h.workload, h.device)] / h.time_ms * s ** omega
+        acc = sums.setdefault(int(i), [0.0, 0])
+        acc[0] += m
+        acc[1] += 1
+        usable += 1
+        devices.add(h.device)
+        for p in space.params:
+            v = h.record.config[p]
+            weights[p][v] = weights[p].get(v, 0.0) + m
+    ranked = sorted(((total / n, i) for i, (total, n) in sums.items()), key=lambda t: (-t[0], t[1]))
+    return HistoryFilter(seeds=tuple((i, m) for m, i in ranked), records=len(history),
+                         usable=usable, devices=tuple(sorted(devices)), value_weights=weights)

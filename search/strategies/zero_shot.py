@@ -1,0 +1,85 @@
+"""Zero-shot tuning as a strategy: measure the configurations a history model ranks best.
+
+Lorien's zero-shot mode behind the ask/tell interface, so that a zero-shot run
+gets everything a tuning run has (the log, resume, the history database, the
+cache export): the history records that fall in the space train a model
+(:func:`search.zero_shot.history_ranking`), which ranks the space once; every
+``ask`` returns the next best-ranked configurations not asked yet. Run it with a
+budget of K to measure only the top K. Without usable history (no record is a
+configuration of the space) the order is random, and :meth:`stats` says so.
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.space import GridSpace
+>>> s = ZeroShotStrategy(GridSpace({"a": list(range(6))}), rng=np.random.default_rng(0))
+>>> sorted(s.ask(6)), s.stats()["used"]
+([0, 1, 2, 3, 4, 5], False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Strategy, StrategyOptions
+
+__all__ = ["ZeroShotStrategy", "ZeroShotStrategyOptions"]
+
+
+@dataclass(frozen=True)
+class ZeroShotStrategyOptions(StrategyOptions):
+    """The history to rank with (:class:`search.db.Measurement` records, fastest first) and
+    how many random candidates to rank in a very large space (``None``: all of them)."""
+
+    history: tuple = ()
+    candidates: int | None = None
+
+
+class ZeroShotStrategy(Strategy):
+    """The space in the order a model of the history ranks it (see module doc)."""
+
+    name = "zero_shot"
+    Options = ZeroShotStrategyOptions
+
+    def __init__(self, space, options=None, rng=None):
+        from ..zero_shot import ZeroShotOptions, history_ranking
+        super().__init__(space, options, rng)
+        self.records_used = 0
+        self.reason = ""
+        o = self.options
+        try:
+            zo = ZeroShotOptions(k=1, candidates=o.candidates)
+            ranked, scores, self.records_used = history_ranking(
+                space, o.history, zo, seed=int(self.rng.integers(2**31 - 1)))
+            self._order = [int(i) for i in ranked]
+            self._scores = np.asarray(scores, dtype=float)
+        except ValueError as exc:  # no record of the history is in this space
+            self.reason = str(exc)
+            self._order = [int(i) for i in self.rng.permutation(len(space))]
+            self._scores = None
+        self._next = 0
+
+    def ask(self, n: int) -> list[int]:
+        out = self._order[self._next:self._next + max(n, 0)]
+        self._next += len(out)
+        return out
+
+    def ndcg(self) -> float | None:
+        """NDCG@K of the ranking, K the configurations asked so far, where the space records
+        the truth (a replayed space; reporting only: the ranking never sees it)."""
+        from ..zero_shot import ndcg_at_k, recorded_relevance
+        rel = recorded_relevance(self.space)
+        if rel is None or self._scores is None or self._next == 0:
+            return None
+        return ndcg_at_k(self._scores, rel[np.asarray(self._order)], self._next)
+
+    def stats(self) -> dict:
+        out = {"used": self.records_used > 0, "history_records": self.records_used}
+        if self.reason:
+            out.update(fallback="random order", reason=self.reason)
+        ndcg = self.ndcg()
+        if ndcg is not None:
+            out["ndcg_at_k"] = round(ndcg, 4)
+        return out

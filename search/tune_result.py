@@ -1,0 +1,106 @@
+"""What a tuning run returns: its trials, the best one, and why it stopped.
+
+Examples
+--------
+>>> from search.measure.base import MeasureRecord
+>>> t = Trial(3, {"a": 3}, MeasureRecord.ok({"a": 3}, time_ms=2.0))
+>>> res = TuneResult(best=t, trials=(t,), strategy="grid", measure="bowl", seed=0, budget=1,
+...                  rounds=1, stop_reason=StopReason.BUDGET, space={}, strategy_seconds=0.0,
+...                  measure_seconds=0.0)
+>>> res.evaluations, res.to_dict()["stop_reason"], f"{res.stop_reason}"
+(1, 'budget', 'budget')
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+from .measure.base import MeasureRecord
+
+__all__ = ["StopReason", "Trial", "TuneResult"]
+
+
+class StopReason(enum.StrEnum):
+    """Why the tuning loop stopped; serialised (JSON, logs, CLI) as its string value."""
+
+    BUDGET = "budget"        # ``budget`` unique configurations measured (resumed ones included)
+    EXHAUSTED = "exhausted"  # every configuration measured, or the strategy proposes nothing new
+    PATIENCE = "patience"    # ``patience`` rounds in a row without a better configuration
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One unique configuration measured (or taken from a resumed log)."""
+
+    index: int
+    config: dict
+    record: MeasureRecord
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What a tuning run found and how it went.
+
+    ``trials`` are the unique configurations in the order they were first
+    measured (resumed ones where the replay reached them; unreached logged ones
+    last); ``best`` the one with the lowest cost (``None`` if nothing ran ok).
+    ``seed`` is ``None`` when the strategy was passed as an instance.
+    """
+
+    best: Trial | None
+    trials: tuple[Trial, ...]
+    strategy: str
+    measure: str
+    seed: int | None
+    budget: int
+    rounds: int
+    stop_reason: StopReason
+    space: dict
+    strategy_seconds: float
+    measure_seconds: float
+    strategy_stats: dict = field(default_factory=dict)
+
+    @property
+    def evaluations(self) -> int:
+        """Unique configurations measured (including those resumed from a log)."""
+        return len(self.trials)
+
+    @property
+    def resumed(self) -> int:
+        """How many trials came from a resumed log."""
+        return sum(t.resumed for t in self.trials)
+
+    def best_so_far(self) -> list[float]:
+        """The best cost after each trial (``inf`` until something ran ok)."""
+        out, best = [], math.inf
+        for t in self.trials:
+            best = min(best, t.record.cost)
+            out.append(best)
+        return out
+
+    def status_counts(self) -> dict[str, int]:
+        """How many trials ended with each status."""
+        counts: dict[str, int] = {}
+        for t in self.trials:
+            counts[t.record.status] = counts.get(t.record.status, 0) + 1
+        return counts
+
+    def to_dict(self) -> dict:
+        """JSON-able summary (the CLI's ``--json`` output)."""
+        best = None
+        if self.best is not None:
+            r = self.best.record
+            best = {"config": self.best.config, "time_ms": r.time_ms, "status": r.status,
+                    "estimate": r.estimate, "index": self.best.index, "extra": r.extra}
+        return {
+            "best": best, "evaluations": self.evaluations, "strategy": self.strategy,
+            "measure": self.measure, "seed": self.seed, "budget": self.budget,
+            "rounds": self.rounds, "stop_reason": StopReason(self.stop_reason).value,
+            "resumed": self.resumed, "statuses": self.status_counts(), "space": self.space,
+            "strategy_seconds": round(self.strategy_seconds, 4),
+            "measure_seconds": round(self.measure_seconds, 4),
+            "strategy_stats": self.strategy_stats,
+        }

@@ -1,0 +1,136 @@
+"""Zero-shot tuning (Lorien): rank the space with a model of the history, measure only the top K.
+
+A cost model (XGBoost, :class:`search.cost_model.XGBCostModel`) is trained on the
+history records that fall in the space, each time divided by the best time of its
+own workload and device (so devices of different speed share one scale). It
+ranks every configuration of the space (or ``candidates`` random ones, Lorien's
+sampling, for a very large space); the top ``k`` are measured and the best is
+the answer.
+
+The ranking's quality is NDCG@K (Lorien's metric) where the truth is known (a
+recorded space): over the ranked candidates, with relevance = optimum / time in
+[0, 1] (0 for a failure), gain ``2**rel - 1`` and discount ``log2(1 + position)``;
+the DCG of the model's top K over that of the ideal top K.
+
+Examples
+--------
+>>> ndcg_at_k(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.5, 0.1]), 2)  # perfect order
+1.0
+>>> round(ndcg_at_k(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.5, 0.1]), 1), 3)
+0.072
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .cost_model import XGBCostModel, XGBOptions
+from .measure.base import MeasureRecord, Measurer
+from .space import Space
+
+__all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
+           "recorded_relevance"]
+
+
+@dataclass(frozen=True)
+class ZeroShotOptions:
+    """How many to measure (``k``), how many to rank (``candidates``, None: all), the model."""
+
+    k: int = 10
+    candidates: int | None = None
+    model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or (self.candidates is not None and self.candidates < self.k):
+            raise ValueError(f"k must be >= 1 and candidates (if given) >= k; got k={self.k}, "
+                             f"candidates={self.candidates}")
+
+
+@dataclass(frozen=True)
+class ZeroShotResult:
+    """The ranking, the measured top K, the best of them and the NDCG@K (None without truth)."""
+
+    ranked: tuple[int, ...]
+    measured: tuple[tuple[int, MeasureRecord], ...]
+    best: tuple[int, MeasureRecord] | None
+    ndcg: float | None
+    history_used: int
+
+
+def _training_set(space: Space, history: Sequence) -> tuple[list[int], np.ndarray]:
+    best: dict[tuple, float] = {}
+    for h in history:
+        if h.time_ms is not None:
+            g = (h.workload, h.device)
+            best[g] = min(best.get(g, math.inf), h.time_ms)
+    idx, cost = [], []
+    for h in history:
+        i = space.index(h.record.config) if h.time_ms is not None else None
+        if i is not None:
+            idx.append(int(i))
+            cost.append(h.time_ms / best[(h.workload, h.device)])
+    return idx, np.array(cost)
+
+
+def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | None = None,
+                    seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+    """(candidate indices best first, their predicted scores, records used to train).
+
+    Raises
+    ------
+    ValueError
+        When no history record is a configuration of ``space``.
+    """
+    o = options or ZeroShotOptions()
+    idx, cost = _training_set(space, history)
+    if not idx:
+        raise ValueError("zero-shot needs history: no record is a configuration of this space")
+    model = XGBCostModel(o.model, seed=seed).fit(space.features(idx), cost)
+    if o.candidates is None or o.candidates >= len(space):
+        cand = np.arange(len(space))
+    else:
+        cand = np.array(sorted(space.sample(o.candidates, np.random.default_rng(seed))))
+    pred = model.predict(space.features(cand))
+    order = np.argsort(pred, kind="stable")
+    return cand[order], pred[order], len(idx)
+
+
+def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
+    """NDCG@K of ranking items by ``predicted`` cost (lower first) against true ``relevance``."""
+    predicted, relevance = np.asarray(predicted, float), np.asarray(relevance, float)
+    k = min(k, len(relevance))
+    disc = 1.0 / np.log2(np.arange(2, k + 2))
+    gain = np.expm1(relevance * math.log(2.0))  # 2**rel - 1, exact for tiny rel
+    dcg = float(gain[np.argsort(predicted, kind="stable")[:k]] @ disc)
+    ideal = float(np.sort(gain)[::-1][:k] @ disc)
+    return dcg / ideal if ideal > 0 else 0.0
+
+
+def recorded_relevance(space) -> np.ndarray | None:
+    """optimum / time for every configuration of a recorded space (0 for failures), else None."""
+    cache = getattr(space, "cache", None)
+    if cache is None:
+        return None
+    t = np.array([e["time"] if not isinstance(e.get("time"), str) and e.get("time") else np.inf
+                  for e in cache.entries], dtype=float)
+    t[~(t > 0)] = np.inf
+    return np.where(np.isfinite(t), t.min() / t, 0.0) if np.isfinite(t).any() else None
+
+
+def zero_shot(space: Space, measurer: Measurer, history: Sequence,
+              options: ZeroShotOptions | None = None, seed: int = 0) -> ZeroShotResult:
+    """Rank ``space`` by the history model, measure the top K (see module doc)."""
+    o = options or ZeroShotOptions()
+    ranked, scores, used = history_ranking(space, history, o, seed)
+    top = [int(i) for i in ranked[: o.k]]
+    records = measurer.measure([space.get(i) for i in top])
+    measured = tuple(zip(top, records))
+    ok = [(i, r) for i, r in measured if r.is_ok and math.isfinite(r.cost)]
+    best = min(ok, key=lambda t: t[1].cost) if ok else None
+    rel = recorded_relevance(space)
+    ndcg = ndcg_at_k(scores, rel[ranked], o.k) if rel is not None else None
+    return ZeroShotResult(tuple(int(i) for i in ranked), measured, best, ndcg, used)

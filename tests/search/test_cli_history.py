@@ -1,0 +1,79 @@
+"""Tests of ``iobound history``: import, list, best, export, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from search.cli.main import main
+from search.kt_cache import load_cache
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_import_list_best_export(capsys, tmp_path, synth_cache_path):
+    """The four actions on a synthetic cache; the export has the file's entries."""
+    db = str(tmp_path / "t.db")
+    code, out, _ = _run(capsys, "history", "import", str(synth_cache_path), "--db", db)
+    assert code == 0 and "new of" in out
+    code, out, _ = _run(capsys, "history", "import", str(synth_cache_path), "--db", db, "--json")
+    assert code == 0 and json.loads(out)["files"][0]["added"] == 0
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    (row,) = json.loads(out)
+    assert row["device"] == "Synthetic GPU" and row["best_ms"] == min(
+        e["time"] for e in load_cache(synth_cache_path).entries if not isinstance(e["time"], str))
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "-k", "2", "--json")
+    best = json.loads(out)
+    assert code == 0 and len(best) == 2 and best[0]["time_ms"] <= best[1]["time_ms"]
+    target = tmp_path / "out.json"
+    code, out, _ = _run(capsys, "history", "export", "--db", db, str(target))
+    assert code == 0 and len(load_cache(target)) == len(load_cache(synth_cache_path))
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["import", "{missing}"], "no such file"),
+    (["import", "{bad}"], "bad.json"),
+    (["import", "{synth}", "--device", "other"], "disagrees"),
+    (["list"], "no such database"),
+])
+def test_errors_are_one_line_exit_2(capsys, tmp_path, synth_cache_path, argv, needle):
+    """Bad input: exit 2, one stderr line naming the problem, nothing stored."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    names = {"missing": str(tmp_path / "nope.json"), "bad": str(bad), "synth": str(synth_cache_path)}
+    db = tmp_path / ("t.db" if argv[0] == "import" else "absent.db")
+    code, out, err = _run(capsys, "history", *[a.format(**names) for a in argv], "--db", str(db))
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_export_needs_a_device_when_several_hold_the_workload(capsys, tmp_path, synth_cache_path):
+    """Two devices, no --device: refused with the list of devices."""
+    raw = json.loads(__import__("gzip").open(synth_cache_path, "rt").read())
+    raw["device_name"] = "Second GPU"
+    other = tmp_path / "second.json"
+    other.write_text(json.dumps(raw))
+    db = str(tmp_path / "t.db")
+    assert main(["history", "import", str(synth_cache_path), str(other), "--db", db]) == 0
+    code, _, err = _run(capsys, "history", "export", "--db", db, str(tmp_path / "o.json"))
+    assert code == 2 and "Second GPU" in err and "Synthetic GPU" in err
+    code, _, _ = _run(capsys, "history", "export", "--db", db, "--device", "Second GPU",
+                      str(tmp_path / "o.json"))
+    assert code == 0 and load_cache(tmp_path / "o.json").device_name == "Second GPU"
+
+
+def test_tune_history_file_is_a_tuning_database(capsys, tmp_path, synth_cache_path):
+    """What `iobound tune --history` stores is listed by `iobound history list`."""
+    db = str(tmp_path / "t.db")
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "6", "--history",
+                 db, "--json"])
+    capsys.readouterr()
+    assert code == 0
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    (row,) = json.loads(out)
+    assert (row["device"], row["template"], row["problem"], row["measurements"]) == (
+        "Synthetic GPU", "synth_kernel", [64, 64], 6)

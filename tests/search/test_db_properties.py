@@ -1,0 +1,114 @@
+"""Properties of the tuning database: round trip, idempotent import, devices kept apart."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from search.db import Measurement, TuningDB, Workload
+from search.db.export import workload_cache
+from search.db.importer import import_files
+from search.db.queries import history_for_space
+from search.kt_cache import KtCache, cache_key, write_cache
+from search.measure.base import MeasureRecord
+from search.space import GridSpace
+
+FAILURES = ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
+times = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
+outcome = st.one_of(times.map(lambda t: ("ok", t)), st.sampled_from(FAILURES).map(lambda f: ("fail", f)))
+
+
+@st.composite
+def kt_caches(draw):
+    """A random Kernel Tuner cache: 1-3 parameters, a subset of the grid, times or failures."""
+    n = draw(st.integers(1, 3))
+    tune_params = {f"p{k}": draw(st.lists(st.integers(-5, 50), min_size=1, max_size=4, unique=True))
+                   for k in range(n)}
+    grid = list(itertools.product(*tune_params.values()))
+    chosen = draw(st.lists(st.sampled_from(grid), min_size=1, max_size=len(grid), unique=True))
+    entries = []
+    for values in chosen:
+        entry = dict(zip(tune_params, values))
+        kind, v = draw(outcome)
+        if kind == "ok":
+            entry.update(time=v, times=draw(st.lists(times, min_size=1, max_size=3)))
+        else:
+            entry["time"] = v
+        if draw(st.booleans()):
+            entry["compile_time"] = draw(times)
+        entries.append(entry)
+    return KtCache(tune_params=tune_params, entries=entries, device_name=draw(st.sampled_from(
+        ["NVIDIA A100-PCIE-40GB", "gpu x", ""])), kernel_name=draw(st.sampled_from(["k", "conv"])),
+        problem_size=draw(st.sampled_from([[4096, 4096], 64, None])))
+
+
+def _by_key(cache: KtCache) -> dict:
+    return {cache_key(e, cache.keys): e for e in cache.entries}
+
+
+def _assert_entries_equal(a: KtCache, b: KtCache) -> None:
+    ea, eb = _by_key(a), _by_key(b)
+    assert ea.keys() == eb.keys()
+    for k in ea:
+        x, y = ea[k], eb[k]
+        assert x.keys() == y.keys()
+        for f in x:
+            if isinstance(x[f], float) or (isinstance(x[f], list) and x[f] and isinstance(x[f][0], float)):
+                assert y[f] == pytest.approx(x[f], rel=1e-12)
+            else:
+                assert y[f] == x[f]
+
+
+@given(kt_caches(), st.sampled_from([".json", ".json.gz"]))
+def test_cache_db_cache_round_trip(cache, suffix):
+    """A cache file imported and exported again has the same parameters and entries."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_cache(Path(tmp) / f"mygpu{suffix}", cache)
+        with TuningDB(":memory:") as db:
+            (f,) = import_files(db, [path])
+            out = workload_cache(db, Workload(cache.kernel_name, cache.problem_size, cache.keys),
+                                 f.device)
+    assert out.device_name == (cache.device_name or "mygpu")
+    assert out.tune_params == cache.tune_params and out.problem_size == cache.problem_size
+    _assert_entries_equal(cache, out)
+
+
+@given(kt_caches())
+def test_import_is_idempotent(cache):
+    """Importing a file again, or twice in one call, adds nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_cache(Path(tmp) / "c.json", cache)
+        with TuningDB(Path(tmp) / "t.db") as db:
+            first = import_files(db, [path, path])
+            n = db.count()
+            again = import_files(db, [path])
+            assert n == len(cache.entries) == first[0].added and first[1].added == 0
+            assert again[0].added == 0 and db.count() == n
+
+
+measurement_rows = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 3),
+                                      st.integers(0, 3), times), min_size=1, max_size=30,
+                         unique=True)
+
+
+@given(measurement_rows)
+def test_records_of_one_device_are_never_returned_for_another(rows):
+    """Every query filtered by device returns that device's measurements only, all of them."""
+    w = Workload("k", [8], ("x", "y"))
+    with TuningDB(":memory:") as db:
+        db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": x, "y": y}, time_ms=t))
+                for d, x, y, t in rows])
+        space = GridSpace({"x": list(range(4)), "y": list(range(4))})
+        for dev in "abc":
+            expect = sorted(t for d, _, _, t in rows if d == dev)
+            got = db.measurements(w, device=dev)
+            assert {m.device for m in got} <= {dev}
+            assert sorted(m.time_ms for m in got) == expect
+            assert sorted(m.time_ms for m in history_for_space(db, space, devices=[dev])) == expect
+            rest = history_for_space(db, space, exclude_devices=[dev])
+            assert all(m.device != dev for m in rest)

@@ -1,0 +1,65 @@
+"""Tests of zero-shot tuning: history model ranking, top-K measurement, NDCG@K."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from search.db import Measurement, Workload
+from search.measure.base import MeasureRecord
+from search.zero_shot import ZeroShotOptions, ndcg_at_k, recorded_relevance, zero_shot
+
+
+def _history(space, device, scale, skip=()):
+    w = Workload("synth_kernel", [64, 64], space.params)
+    out = []
+    for e in space.cache.entries:
+        if isinstance(e["time"], str) or space.index(e) in skip:
+            continue
+        cfg = {p: e[p] for p in space.params}
+        out.append(Measurement(w, device, "t", MeasureRecord.ok(cfg, time_ms=e["time"] * scale)))
+    return out
+
+
+def test_history_of_the_same_landscape_finds_the_optimum(synth_space, synth_measurer, synth_optimum):
+    """History from a device 3x slower with the same landscape ranks the optimum first."""
+    res = zero_shot(synth_space, synth_measurer, _history(synth_space, "slow", 3.0),
+                    ZeroShotOptions(k=5))
+    assert res.best[1].time_ms == synth_optimum and len(res.measured) == 5
+    assert 0.9 <= res.ndcg <= 1.0
+
+
+def test_model_ranks_configurations_it_never_saw(synth_space, synth_measurer, synth_optimum):
+    """The optimum missing from history is still among the top K the model picks."""
+    opt = next(i for i in range(len(synth_space))
+               if synth_measurer.measure([synth_space.get(i)])[0].time_ms == synth_optimum)
+    res = zero_shot(synth_space, synth_measurer, _history(synth_space, "other", 2.0, skip={opt}),
+                    ZeroShotOptions(k=10))
+    assert opt in res.ranked[:10]
+
+
+def test_no_history_in_the_space_is_an_error(synth_space, synth_measurer):
+    """Zero-shot without a single usable record says so."""
+    w = Workload("synth_kernel", [64, 64], synth_space.params)
+    alien = [Measurement(w, "d", "t", MeasureRecord.ok({"bx": 3, "by": 3, "tile": 9, "shm": 7},
+                                                       time_ms=1.0))]
+    with pytest.raises(ValueError, match="no record is a configuration"):
+        zero_shot(synth_space, synth_measurer, alien)
+
+
+def test_recorded_relevance_is_one_at_the_optimum(synth_space, synth_optimum):
+    """Relevance: 1 at the optimum, 0 for failures, in between otherwise."""
+    rel = recorded_relevance(synth_space)
+    assert rel.max() == 1.0 and rel.min() == 0.0 and len(rel) == len(synth_space)
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.integers(1, 40), st.randoms())
+def test_ndcg_is_in_unit_interval_and_one_for_the_ideal_order(rel, k, rnd):
+    """NDCG@K of any order lies in [0, 1]; ranking by the truth itself gives 1."""
+    rel = np.array(rel)
+    pred = np.array([rnd.random() for _ in rel])
+    assert 0.0 <= ndcg_at_k(pred, rel, k) <= 1.0 + 1e-12
+    if rel.max() > 0:
+        assert ndcg_at_k(-rel, rel, k) == pytest.approx(1.0)
