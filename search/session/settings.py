@@ -14,13 +14,16 @@ StrategyOptions(batch_size=8)
 >>> TuneSettings(budget=0)
 Traceback (most recent call last):
 ...
-ValueError: budget must be >= 1, got 0
+iobound.errors.InvalidInputError: budget must be >= 1, got 0
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from iobound import limits
+from iobound.errors import InvalidInputError
 
 from ..strategies import make_strategy
 
@@ -76,8 +79,16 @@ class TuneSettings:
         for name in ("budget", "patience"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        self.options_dataclass()  # unknown strategy or option -> ValueError naming it
+                raise InvalidInputError(f"{name} must be >= 1, got {value}")
+        # past these a run overflows, ends only when the space does, or numpy refuses the seed
+        for name, limit in (("budget", limits.BUDGET), ("patience", limits.PATIENCE),
+                            ("seed", limits.SEED)):
+            if getattr(self, name) is not None:
+                limits.check_int(name, getattr(self, name), limit)
+        batch = (self.options or {}).get("batch_size")
+        if isinstance(batch, int):
+            limits.check_int("batch_size", batch, limits.BATCH_SIZE)
+        self.options_dataclass()  # unknown strategy or option -> InvalidInputError naming it
 
     def options_dataclass(self):
         """The strategy's frozen options built from :attr:`options`."""

@@ -1,6 +1,7 @@
 """Output paths are checked before any work starts (search/cli/common.py)."""
 
 import argparse
+import re
 
 import pytest
 
@@ -79,3 +80,18 @@ def test_json_safe_output_is_strict_json():
     """NaN and infinities become null at any depth."""
     assert json_safe({"a": [float("nan"), {"b": float("-inf")}], "c": 1.0}) == \
         {"a": [None, {"b": None}], "c": 1.0}
+
+
+@pytest.mark.parametrize("flag,value,needle", [
+    ("--seed", "-1", "seed=-1 is below the minimum 0"),
+    ("--budget", str(1 << 40), "budget=.* is above the limit"),
+    ("--patience", "9" * 30, "patience=.* is above the limit"),
+    ("--batch-size", str(1 << 13), "batch_size=.* is above the limit"),
+])
+def test_tune_numbers_are_range_checked_before_the_run(capsys, flag, value, needle):
+    """tune's seed, budget, patience and batch size past iobound.limits: exit 2 before any
+    output (the settings are built first)."""
+    code = main(["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model", flag, value])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert re.search(needle, err)
