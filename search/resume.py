@@ -27,6 +27,8 @@ import json
 import logging
 from typing import Any, Mapping
 
+from iobound.errors import InvalidInputError
+
 from .measure.base import MeasureRecord, Measurer
 from .records import _jsonable, read_log
 from .space import Space
@@ -47,7 +49,7 @@ def _plain(obj: Any) -> Any:
 
 
 def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
-    """``ValueError`` when the log at ``path`` was written for another space or measurer.
+    """``InvalidInputError`` when the log at ``path`` was written for another space or measurer.
 
     Without this check a log of another layer whose space happens to have the same
     configurations (or of the ``model`` measurer when now measuring on a GPU) would
@@ -61,13 +63,13 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
             if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
                 there, here = ({k: v for k, v in d.items() if k != "name"} for d in (there, here))
             if key in logged_space and key in now and there != here:
-                raise ValueError(
+                raise InvalidInputError(
                     f"resume log {str(path)!r} was written for another space ({key} "
                     f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
                     f"here); start a new log for this run")
     logged_meas = header.get("measurer")
     if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
-        raise ValueError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
+        raise InvalidInputError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
                          f"not {measurer.name!r}; start a new log for this run")
 
 

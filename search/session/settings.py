@@ -109,7 +109,7 @@ def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm:
         return make_measurer("model", layer, device, algorithm)
     if kind in ("cuda", "emulate"):
         return make_measurer(kind, layer, algorithm)
-    raise ValueError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
+    raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
 
 
 @dataclass(frozen=True)

@@ -31,11 +31,9 @@ from cli_worker import Worker
 #: Seconds one command line may take (the issue's goal is 60; a shared CI core is slow).
 LIMIT_S = 30.0
 
-#: Places where a plain ValueError is still raised on purpose for bad ``tune`` input and
-#: which this branch did not edit (the tune command was being moved into search/session/
-#: meanwhile); reported to the lead, to become InvalidInputError there.
-TUNE_FILES = ("search/cli/tune_cmd.py", "search/tuner.py", "search/resume.py",
-              "search/session/settings.py", "search/session/files.py", "search/session/run.py")
+#: Where a plain ValueError is still raised on purpose for bad ``tune`` input: the tune
+#: command module, which this branch does not edit (reported to the lead).
+TUNE_FILES = ("search/cli/tune_cmd.py", "search/tuner.py")
 
 SMALL_LAYER = "cin=2,hin=6,cout=2,kh=3,pad=1"
 SMALL_CONFIG = "x=3,y=3,z=2,alpha=1,tx=3,ty=3,tz=1"

@@ -95,3 +95,26 @@ def test_tune_numbers_are_range_checked_before_the_run(capsys, flag, value, need
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert re.search(needle, err)
+
+
+@pytest.mark.parametrize("flag,rel,needle", [
+    ("--out-dir", "file", "is a file"), ("--export-cache", "folder", "is a folder"),
+    ("--log", "missing/run.jsonl", "does not exist"), ("--export-cache", "", "empty"),
+    ("--history", "folder", "is a folder"),
+])
+def test_tune_output_paths_are_checked_before_the_run(capsys, places, flag, rel, needle):
+    """A tune output path that cannot be written: exit 2 with nothing printed before it
+    (no space built, nothing measured), instead of failing after the whole run."""
+    path = str(places / rel) if rel else ""
+    code = main(["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model",
+                 "--budget", "2", flag, path])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and flag in err and needle in err
+
+
+def test_replay_output_paths_are_checked_before_the_run(capsys, places, synth_cache_path):
+    """The same for a replayed space."""
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--export-cache",
+                 str(places / "folder")])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--export-cache" in err and "replaying" not in out
