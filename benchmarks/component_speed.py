@@ -74,7 +74,7 @@ def _features_setup():
 
 
 def _features_3000(layer, device, knobs) -> None:
-    from search.analytic import analytic_features, flops, io_words
+    from kernels.analytic import analytic_features, flops, io_words
     io_words.cache_clear(), flops.cache_clear()
     analytic_features(layer, device, "direct", knobs)
 

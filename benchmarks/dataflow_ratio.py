@@ -1,10 +1,13 @@
 """How close the near I/O-optimal dataflow comes to the best I/O lower bound, layer by layer.
 
 For every convolution layer of ResNet-50 and VGG-16 (batch 1) at a fast memory of 48 KiB
-(fp32: 12288 words) per block, the optimal direct tiles (divisors of the output, as in
-the search domain) and their exact I/O are compared with the best lower bound at the
-same S; the best tiles of any size (clipped border tiles) are shown as ``any``, and Winograd
-F(e x e, 3 x 3) as ``wino`` for the layers it applies to. ``gap`` is the relative gap of
+(fp32: 12288 words) per block, the optimal direct dataflow (tiles dividing the output, as
+in the search domain, and the order of least exact I/O: output-, weight- or input-stationary,
+``ord`` o/w/i; dataflow.stationary) and its exact I/O are compared with the best lower bound
+at S + 2 (proofs/test_multi_block.py); the best tiles of any size (clipped border tiles)
+are shown as ``any``, and Winograd F(e x e, 3 x 3) as ``wino`` for the layers it applies to
+(the paper's footprint or one accumulator array, whichever moves less;
+dataflow.winograd_accumulate). ``gap`` is the relative gap of
 ``x y`` vs ``R z`` (R = reuse_max) of the dividing tiles. Prints a table
 and writes JSON (``--out``, default ``benchmarks/results/dataflow_ratio.json``).
 
@@ -33,16 +36,17 @@ def _row(layer, s: int, e: int) -> dict:
     row = {
         "layer": layer.name, "shape": layer.short(),
         "direct": {k: rep.to_dict()[k] for k in (
-            "tiles", "io_exact", "io_paper_approx", "lower_bound", "lower_bound_method",
+            "tiles", "order", "io_exact", "io_paper_approx", "lower_bound", "lower_bound_method",
             "ratio_to_bound", "footprint_words", "optimality_condition")},
     }
     free = evaluate_dataflow(layer, s, divisors=False)
     row["direct_any_tiles"] = {k: free.to_dict()[k] for k in (
-        "tiles", "io_exact", "ratio_to_bound", "footprint_words")}
+        "tiles", "order", "io_exact", "ratio_to_bound", "footprint_words")}
     if layer.winograd_applicable and layer.k_h > 1:
         w = evaluate_dataflow(layer, s, algorithm="winograd", e=e)
         row["winograd"] = {k: w.to_dict()[k] for k in (
-            "tiles", "io_exact", "lower_bound", "lower_bound_method", "ratio_to_bound", "footprint_words")}
+            "tiles", "order", "io_exact", "lower_bound", "lower_bound_method", "ratio_to_bound",
+            "footprint_words")}
     return row
 
 
@@ -65,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [_row(layer, s, args.winograd_e) for net in args.networks for layer in network_layers(net)]
     elapsed = time.perf_counter() - start
 
-    head = (f"{'layer':<20} {'shape':<44} {'tiles x,y,z':>12} {'I/O exact':>13} {'bound':>13} "
+    head = (f"{'layer':<20} {'shape':<44} {'tiles x,y,z':>12} {'ord':>3} {'I/O exact':>13} {'bound':>13} "
             f"{'ratio':>6} {'gap':>6} {'any':>6} {'wino':>6}")
     print(head)
     print("-" * len(head))
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         d = r["direct"]
         t = d["tiles"]
         wino = f"{r['winograd']['ratio_to_bound']:6.2f}" if "winograd" in r else f"{'-':>6}"
-        print(f"{r['layer']:<20} {r['shape']:<44} {t['x']:>3},{t['y']:>3},{t['z']:>4} "
+        print(f"{r['layer']:<20} {r['shape']:<44} {t['x']:>3},{t['y']:>3},{t['z']:>4} {d['order'][0]:>3} "
               f"{d['io_exact']:>13,} {d['lower_bound']:>13,.0f} {d['ratio_to_bound']:>6.2f} "
               f"{d['optimality_condition']['relative_gap']:>+6.2f} "
               f"{r['direct_any_tiles']['ratio_to_bound']:>6.2f} {wino}")
@@ -91,12 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         for kind, sm in kinds.items():
             print(f"{net:<9} {kind:<16} layers {sm['count']:>3}  ratio min {sm['min']:.2f}  "
                   f"median {sm['median']:.2f}  geomean {sm['geomean']:.2f}  max {sm['max']:.2f}")
-    print(f"\nS = {s} words per block (bound evaluated at the same S); {elapsed:.1f} s")
+    print(f"\nS = {s} words per block (bound evaluated at S + 2, proofs/test_multi_block.py); {elapsed:.1f} s")
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({
         "fast_memory_words": s, "fast_memory": args.fast_memory, "dtype": args.dtype,
-        "processors": 1, "winograd_e": args.winograd_e, "tiles": "optimal, dividing the output",
+        "processors": 1, "winograd_e": args.winograd_e,
+        "tiles": "optimal, dividing the output; order of least exact I/O",
         "summary": summary, "layers": rows, "seconds": elapsed,
     }, indent=1))
     print(f"wrote {args.out}")

@@ -52,7 +52,7 @@ def _largest_divisor_at_most(n: int, cap: int) -> int:
 
 def _threads(x_units: int, y_units: int, z: int, per_unit: int):
     """A thread split (tx, ty, tz) within the register cap and the emulator's thread limit."""
-    from kernels.config import MAX_ACCUMULATORS_PER_THREAD
+    from kernels.limits import MAX_ACCUMULATORS_PER_THREAD
 
     tx = _largest_divisor_at_most(x_units, 16)
     ty = _largest_divisor_at_most(y_units, max(1, MAX_EMULATED_THREADS // tx))

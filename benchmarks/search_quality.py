@@ -107,7 +107,7 @@ def load_spaces(paths: list[Path], tmpdir: str | None, write_copies: bool = True
         cache = load_cache(path)
         if drop_failed:
             cache = dataclasses.replace(
-                cache, entries=[e for e in cache.entries if entry_status(e) == "ok"])
+                cache, entries=[e for e in cache.entries if entry_status(e).is_ok])
         space = load_recorded_space(path, cache)
         if space.name in _STATE:
             raise SystemExit(f"error: two spaces are named {space.name!r}; rename one file")

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["MAX_VERTICES", "check_dag_size", "direct_chain", "direct_conv_dag", "direct_taps",
@@ -60,7 +61,7 @@ MAX_VERTICES = 2_000_000
 def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
     """Raise ValueError when a DAG of about ``estimate`` vertices exceeds ``limit``."""
     if estimate > limit:
-        raise ValueError(
+        raise InvalidInputError(
             f"the {what} DAG would have up to {estimate:,} vertices, more than the limit "
             f"{limit:,}; use a smaller layer (DAGs are for tests and tiny examples)")
 

@@ -59,6 +59,7 @@ from collections import deque
 
 import networkx as nx
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.winograd_transforms import winograd_transforms
 
@@ -139,7 +140,7 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
     """
     layer.check_winograd()
     if not (isinstance(e, int) and e >= 1):
-        raise ValueError(f"Winograd e must be an integer >= 1, got {e!r}")
+        raise InvalidInputError(f"Winograd e must be an integer >= 1, got {e!r}")
     check_dag_size(_size_estimate(layer, e), f"Winograd F({e}x{e},{layer.k_h}x{layer.k_h})",
                    max_vertices)
     r, nn = layer.k_h, e + layer.k_h - 1

@@ -22,16 +22,22 @@ from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from iobound.multi_block import bound_fast_memory
 
-from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
-    direct_paper_total
+from .direct import DirectTiling, direct_optimality_gap, direct_paper_io, direct_paper_total
 from .io_volume import DataflowIO, Footprint
 from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
-                            optimal_direct_tiles, optimal_winograd_tiles, winograd_continuous_optimum)
+                            optimal_winograd_tiles, winograd_continuous_optimum)
+from .stationary import ORDERS, best_direct_dataflow, stationary_footprint, stationary_io
+from .winograd_accumulate import optimal_winograd_accumulate_tiles, winograd_accumulate_footprint
 from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
     winograd_paper_io, winograd_paper_total
 
-__all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow"]
+__all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow",
+           "WINOGRAD_ORDERS"]
+
+#: Winograd footprint models: the paper's two arrays per tile and channel, or one accumulator.
+WINOGRAD_ORDERS = ("paper", "accumulate")
 
 #: Relative gap of x y vs R z below which the optimality condition counts as satisfied.
 OPTIMALITY_TOLERANCE = 0.25
@@ -110,6 +116,9 @@ class DataflowReport:
     optimality : OptimalityCondition
     continuous : ContinuousOptimum
         The SymPy (halo-free, real-valued) optimum for ``block_memory_words``.
+    order : str
+        Direct: the operand kept on chip (``output``, ``weight``, ``input``); Winograd: the
+        footprint model (``paper``, ``accumulate``).
     """
 
     layer: ConvLayer
@@ -128,6 +137,7 @@ class DataflowReport:
     ratio_to_bound: float
     optimality: OptimalityCondition
     continuous: ContinuousOptimum
+    order: str = "output"
 
     def to_dict(self) -> dict:
         """JSON-ready; the keys of ``iobound dataflow --json``."""
@@ -139,6 +149,7 @@ class DataflowReport:
             "block_memory_words": self.block_memory_words,
             "tiles": self.tiling.to_dict(),
             "tiles_source": self.tiles_source,
+            "order": self.order,
             "io_exact": self.io.total,
             "io_exact_parts": self.io.to_dict(),
             "io_paper_approx": self.io_paper_approx,
@@ -147,7 +158,7 @@ class DataflowReport:
             "io_paper_closed_form": self.io_paper_closed_form,
             "lower_bound": self.lower_bound,
             "lower_bound_method": self.bound_method,
-            "lower_bound_fast_memory_words": self.block_memory_words,
+            "lower_bound_fast_memory_words": bound_fast_memory(self.block_memory_words),
             # a layer whose windows all lie in the padding has bound 0: ratio undefined
             "ratio_to_bound": self.ratio_to_bound if math.isfinite(self.ratio_to_bound) else None,
             "footprint_words": self.footprint.total,
@@ -166,10 +177,30 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
+def _winograd_choice(layer: ConvLayer, block: int, e: int, divisors: bool, order: str | None):
+    """The Winograd footprint model and tiling of least exact I/O (ties: the paper's)."""
+    found = []
+    if order in (None, "accumulate"):
+        acc = optimal_winograd_accumulate_tiles(layer, block, e, divisors)
+        found += [(acc.io.total, 1, "accumulate", acc.tiling)] if acc is not None else []
+    if order in (None, "paper"):
+        try:
+            paper = optimal_winograd_tiles(layer, block, e, divisors=divisors)
+            found.append((paper.io.total, 0, "paper", paper.tiling))
+        except ValueError:
+            if not found:
+                raise
+    if not found:
+        raise InvalidInputError(f"fast memory of {block} words is too small for a Winograd block (e={e})")
+    _, _, order, tiling = min(found)
+    return order, tiling
+
+
 def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
-                      tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True) -> DataflowReport:
+                      tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True,
+                      order: str | None = None) -> DataflowReport:
     """Optimal (or given) tiles of a dataflow, their exact I/O and the ratio to the best bound.
 
     Parameters
@@ -189,6 +220,12 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     divisors : bool
         Search only tiles that divide the output (the search domain's Table 1); ``False``
         allows any size (clipped border tiles).
+    order : str, optional
+        Direct: which operand stays on chip, ``"output"``, ``"weight"`` or ``"input"``
+        (:mod:`dataflow.stationary`). Winograd: ``"paper"`` (two arrays per tile and
+        channel) or ``"accumulate"`` (one, :mod:`dataflow.winograd_accumulate`). When tiles
+        are searched and no order is given, the one of least exact I/O is chosen; given
+        tiles default to ``"output"`` / ``"paper"``.
 
     Raises
     ------
@@ -207,18 +244,24 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     if algorithm == "direct":
         if e is not None:
             raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
+        if order is not None and order not in ORDERS:
+            raise InvalidInputError(f"unknown dataflow order {order!r}; choose one of {', '.join(ORDERS)}")
         if tiling is not None and not isinstance(tiling, DirectTiling):
             raise InvalidInputError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
         if tiling is None:
-            tiling, source = optimal_direct_tiles(layer, block, divisors=divisors).tiling, searched
+            choice = best_direct_dataflow(layer, block, divisors, ORDERS if order is None else (order,))
+            tiling, source, order = choice.tiling, searched, choice.order
         else:
             source = "given"
-        io, foot = direct_io(layer, tiling), direct_footprint(layer, tiling)
+        order = order or "output"
+        io, foot = stationary_io(layer, tiling, order), stationary_footprint(layer, tiling, order)
         approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
         reuse = float(layer.reuse_max)
         r_df = dataflow_reuse(layer)
         cont = direct_continuous_optimum(layer, block, tiling.alpha)
     else:
+        if order not in (None, *WINOGRAD_ORDERS):
+            raise InvalidInputError(f"unknown winograd dataflow {order!r}; choose one of {', '.join(WINOGRAD_ORDERS)}")
         layer.check_winograd()
         if tiling is not None and not isinstance(tiling, WinogradTiling):
             raise InvalidInputError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
@@ -226,11 +269,14 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
             raise InvalidInputError(f"winograd e={e} does not match the tiling's e={tiling.e}")
         e = tiling.e if tiling is not None else (2 if e is None else e)
         if tiling is None:
-            tiling, source = optimal_winograd_tiles(layer, block, e, divisors=divisors).tiling, searched
+            order, tiling = _winograd_choice(layer, block, e, divisors, order)
+            source = searched
         else:
             check_winograd_tiling(layer, tiling)
             source = "given"
-        io, foot = winograd_io(layer, tiling), winograd_footprint(layer, tiling)
+        order = order or "paper"
+        io = winograd_io(layer, tiling)
+        foot = (winograd_footprint if order == "paper" else winograd_accumulate_footprint)(layer, tiling)
         approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
         reuse = r_df = float(layer.k_h * layer.k_w)
         cont = winograd_continuous_optimum(layer, e, block)
@@ -242,11 +288,12 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                                relative_gap=gap, satisfied=abs(gap) <= tolerance,
                                tolerance=tolerance, dataflow_reuse=r_df,
                                dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
-    bound, method = _bound(layer, block, algorithm, e if algorithm == "winograd" else None)
+    # a dataflow's count is a game with block + 2 pebbles (proofs/test_multi_block.py)
+    bound, method = _bound(layer, bound_fast_memory(block), algorithm, e if algorithm == "winograd" else None)
     ratio = io.total / bound if bound > 0 else float("inf")
     return DataflowReport(layer=layer, algorithm=algorithm, fast_memory_words=fast_memory,
                           processors=processors, block_memory_words=block, tiling=tiling,
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
                           bound_method=method, ratio_to_bound=ratio, optimality=cond,
-                          continuous=cont)
+                          continuous=cont, order=order)

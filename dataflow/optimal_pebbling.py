@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from iobound.errors import InvalidInputError
+
 from .pebble import play, validate_moves
 from .schedules import topological_schedule
 
@@ -267,7 +269,7 @@ def brute_force_pebbling(dag: nx.DiGraph, S: int, max_states: int = 2_000_000) -
         if b & goal == goal:
             return d
         if len(dist) > max_states:
-            raise ValueError(f"more than {max_states} game states; the DAG is too large for brute force")
+            raise InvalidInputError(f"more than {max_states} game states; the DAG is too large for brute force")
         full = bin(r).count("1") >= S
         for k in range(n):
             bit = 1 << k
@@ -285,4 +287,4 @@ def brute_force_pebbling(dag: nx.DiGraph, S: int, max_states: int = 2_000_000) -
                 if d + cost < dist.get(state, float("inf")):
                     dist[state] = d + cost
                     heapq.heappush(heap, (d + cost, state))
-    raise ValueError(f"no complete game exists with S={S} red pebbles")
+    raise InvalidInputError(f"no complete game exists with S={S} red pebbles")

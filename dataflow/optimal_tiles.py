@@ -330,6 +330,27 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
                       direct_continuous_optimum(layer, fast_memory, alpha))
 
 
+def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, fixed, per_z):
+    """Winograd tiles (multiples of ``e``; dividing the output first when ``divisors`` and such
+    a tile fits, else overhanging) of least exact I/O for a footprint ``fixed + per_z * z``;
+    ``(x, y, z)`` or None."""
+    def mult(dim):
+        return np.arange(e, -(-dim // e) * e + 1, e, dtype=np.int64)
+
+    found = None
+    if divisors:
+        xs, ys = mult(layer.w_out), mult(layer.h_out)
+        xs, ys = xs[layer.w_out % xs == 0], ys[layer.h_out % ys == 0]
+        if xs.size and ys.size:
+            found = _search(layer, xs, ys, fixed, per_z, True, fast_memory)
+    if found is None:
+        if divisors:
+            logger.info("no tile that divides the output and is a multiple of e=%d fits %d words; "
+                        "searching overhanging tiles", e, fast_memory)
+        found = _search(layer, mult(layer.w_out), mult(layer.h_out), fixed, per_z, False, fast_memory)
+    return found
+
+
 def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
                            divisors: bool = True) -> TileChoice:
     """The Winograd F(e x e, r x r) tiling of least exact I/O that fits ``fast_memory`` words.
@@ -356,20 +377,7 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
     def per_z(X, Y):
         return r * r + 2 * (X // e) * (Y // e) * n * n
 
-    def mult(dim):
-        return np.arange(e, -(-dim // e) * e + 1, e, dtype=np.int64)
-
-    found = None
-    if divisors:
-        xs, ys = mult(layer.w_out), mult(layer.h_out)
-        xs, ys = xs[layer.w_out % xs == 0], ys[layer.h_out % ys == 0]
-        if xs.size and ys.size:
-            found = _search(layer, xs, ys, fixed, per_z, True, fast_memory)
-    if found is None:
-        if divisors:
-            logger.info("no tile that divides the output and is a multiple of e=%d fits %d words; "
-                        "searching overhanging tiles", e, fast_memory)
-        found = _search(layer, mult(layer.w_out), mult(layer.h_out), fixed, per_z, False, fast_memory)
+    found = winograd_search(layer, fast_memory, e, divisors, fixed, per_z)
     if found is None:
         need = winograd_footprint(layer, WinogradTiling(e, e, e, 1)).total
         raise InvalidInputError(f"fast memory of {fast_memory} words is too small: the smallest Winograd "

@@ -47,6 +47,8 @@ from typing import Iterable, Sequence
 
 import networkx as nx
 
+from iobound.errors import InvalidInputError
+
 __all__ = ["IllegalMoveError", "MoveCount", "PebbleResult", "POLICIES", "play", "validate_moves"]
 
 logger = logging.getLogger(__name__)
@@ -57,7 +59,7 @@ POLICIES = ("belady", "lru")
 _INF = float("inf")
 
 
-class IllegalMoveError(ValueError):
+class IllegalMoveError(InvalidInputError):
     """A move breaks a rule of the red-blue pebble game (the message says which and where)."""
 
 
@@ -109,24 +111,24 @@ class MoveCount:
 
 def _check_order(dag: nx.DiGraph, order: Sequence, S: int) -> None:
     if not isinstance(S, int) or isinstance(S, bool) or S < 1:
-        raise ValueError(f"S must be a positive integer, got {S!r}")
+        raise InvalidInputError(f"S must be a positive integer, got {S!r}")
     seen = set()
     for t, v in enumerate(order):
         if v in seen:
             continue
         if v not in dag:
-            raise ValueError(f"schedule position {t}: {v!r} is not a vertex of the DAG")
+            raise InvalidInputError(f"schedule position {t}: {v!r} is not a vertex of the DAG")
         indeg = dag.in_degree(v)
         if indeg == 0:
-            raise ValueError(f"schedule position {t}: {v!r} is a source (it starts blue; "
+            raise InvalidInputError(f"schedule position {t}: {v!r} is a source (it starts blue; "
                              "sources are loaded, not computed)")
         if indeg + 1 > S:
-            raise ValueError(f"S={S} red pebbles cannot compute {v!r}: it needs its {indeg} "
+            raise InvalidInputError(f"S={S} red pebbles cannot compute {v!r}: it needs its {indeg} "
                              f"predecessors and itself red at once (S >= {indeg + 1})")
         seen.add(v)
     missing = [v for v in dag if dag.in_degree(v) > 0 and v not in seen]
     if missing:
-        raise ValueError(f"the schedule never computes {len(missing)} vertices, e.g. {missing[0]!r}")
+        raise InvalidInputError(f"the schedule never computes {len(missing)} vertices, e.g. {missing[0]!r}")
 
 
 class _Game:
@@ -225,7 +227,7 @@ class _Game:
             if u in self.red:
                 continue
             if u not in self.blue:
-                raise ValueError(f"schedule position {t}: {v!r} needs {u!r}, which is not "
+                raise InvalidInputError(f"schedule position {t}: {v!r} needs {u!r}, which is not "
                                  "computed yet (the order is not topological)")
             self.place_red(u, pinned)
             self.loads += 1
@@ -291,7 +293,7 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
         predecessors red, more than ``S`` red pebbles, an output not blue at the end).
     """
     if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        raise InvalidInputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     order = list(getattr(schedule, "order", schedule))
     _check_order(dag, order, S)
     game = _Game(dag, order, S, policy, record_moves)

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .dag_direct import direct_chain
@@ -115,20 +116,27 @@ def _blocks(layer: ConvLayer, x: int, y: int, z: int):
                            range(co0, min(co0 + z, layer.c_out)))
 
 
+def direct_tile_order(layer: ConvLayer, b: int, rows, cols, cos, alpha: int) -> list:
+    """One output tile's computations: channel chunk by chunk, output by output (its chains)."""
+    order: list = []
+    chains = [direct_chain(layer, b, co, oh, ow) for co in cos for oh in rows for ow in cols]
+    pos = [0] * len(chains)
+    for c0 in range(0, layer.c_in, alpha):
+        for k, chain in enumerate(chains):
+            p = pos[k]
+            while p < len(chain) and chain[p][0] < c0 + alpha:
+                order.append(chain[p][1])
+                p += 1
+            pos[k] = p
+    return order
+
+
 def _direct_order(layer: ConvLayer, t: DirectTiling) -> tuple[list, list[int]]:
     order: list = []
     starts: list[int] = []
     for b, rows, cols, cos in _blocks(layer, t.x, t.y, t.z):
         starts.append(len(order))
-        chains = [direct_chain(layer, b, co, oh, ow) for co in cos for oh in rows for ow in cols]
-        pos = [0] * len(chains)
-        for c0 in range(0, layer.c_in, t.alpha):
-            for k, chain in enumerate(chains):
-                p = pos[k]
-                while p < len(chain) and chain[p][0] < c0 + t.alpha:
-                    order.append(chain[p][1])
-                    p += 1
-                pos[k] = p
+        order += direct_tile_order(layer, b, rows, cols, cos, t.alpha)
     return order, starts
 
 
@@ -197,15 +205,15 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
     algorithm = dag.graph.get("algorithm")
     if isinstance(tiling, WinogradTiling):
         if algorithm != "winograd" or dag.graph.get("e") != tiling.e:
-            raise ValueError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "
+            raise InvalidInputError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "
                              f"same e, got a {algorithm} DAG (e={dag.graph.get('e')})")
         order, starts = _winograd_order(dag, layer, tiling)
     elif isinstance(tiling, DirectTiling):
         if algorithm != "direct":
-            raise ValueError(f"a DirectTiling needs the direct DAG, got a {algorithm} DAG")
+            raise InvalidInputError(f"a DirectTiling needs the direct DAG, got a {algorithm} DAG")
         order, starts = _direct_order(layer, tiling)
     else:
-        raise ValueError(f"tiling must be a DirectTiling or a WinogradTiling, got {tiling!r}")
+        raise InvalidInputError(f"tiling must be a DirectTiling or a WinogradTiling, got {tiling!r}")
     covered = set(order)
     missing = [v for v in dag if dag.in_degree(v) > 0 and v not in covered]
     if missing:

@@ -12,6 +12,13 @@ input, not the paper's average ``k_h k_w / mu^2``.
   with the paper's phi/psi; leading term ``MACs / (4 sqrt(2 R S))``.
 * ``x_partition``: beyond the paper, ``sqrt(2) MACs / sqrt(R S) - 4 S`` (segments
   of 4S I/Os; proofs/test_x_partition.py); leading term ``sqrt(2) MACs/sqrt(R S)``.
+* ``x_partition_chain``: for the chain summation of our DAG (every output one
+  accumulation chain, its terms in any order), ``2 W / sqrt(S) - O/2 - 2 S`` for S >= 9 (its value at 9 below),
+  with ``W = sum_p 1/sqrt(T_c(p))`` the per-class weighted products
+  (:mod:`iobound.reuse_classes`; ``W >= MACs / sqrt(R_max)``) and O the outputs;
+  segments of 2S loads charging operands to the start budget, each store worth a quarter
+  of a fresh chain's gain (proofs/test_x_partition_chain.py);
+  leading term ``2 W / sqrt(S)``, the constant 2 of Smith et al. for matrix multiply.
 * ``compulsory``: used inputs + used weights + outputs.
 
 Examples
@@ -21,6 +28,8 @@ Examples
 >>> v = direct_bound_values(layer, 12288)
 >>> round(v["hong_kung_composite"]), round(v["x_partition"]), round(v["compulsory"])
 (47688, 430835, 438272)
+>>> round(v["x_partition_chain"])
+553876
 """
 
 from __future__ import annotations
@@ -29,14 +38,17 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .errors import InvalidInputError
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .errors import InvalidInputError
 from .layer import ConvLayer
-from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, R, S, V, X_IO, k
+from .reuse_classes import weighted_products
+from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, W_CLASS, R, S, V, X_IO, k
 from .vertex_counts import direct_counts
 
 __all__ = ["direct_composite", "direct_T_expr", "direct_bound_exprs", "direct_bound_values",
-           "direct_leading_terms", "direct_bound_details", "xpartition_segment_expr"]
+           "direct_leading_terms", "direct_bound_details", "xpartition_segment_expr",
+           "chain_bound_expr", "CHAIN_MIN_S"]
 
 
 def direct_composite(paper: bool = True) -> CompositeAlgorithm:
@@ -62,6 +74,15 @@ def xpartition_segment_expr() -> sp.Expr:
     return X_IO * (MACS / (sp.sqrt(R) * ((2 * S + X_IO) / 3) ** sp.Rational(3, 2)) - 1)
 
 
+#: The chain bound's proof needs S >= 9 (proofs/test_x_partition_chain.py); below, its value at 9.
+CHAIN_MIN_S = 9
+
+
+def chain_bound_expr() -> sp.Expr:
+    """``2 W_c / sqrt(S) - O/2 - 2 S``: the chain X-partition bound for S >= CHAIN_MIN_S."""
+    return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 2 - 2 * S
+
+
 @lru_cache(maxsize=None)
 def direct_bound_exprs() -> dict[str, sp.Expr]:
     """Method name -> SymPy expression (in S, R, V, MACs, I_used, W_used, O)."""
@@ -69,6 +90,8 @@ def direct_bound_exprs() -> dict[str, sp.Expr]:
     return {
         "hong_kung_composite": composite_bound_expr(direct_T_expr(True)),
         "x_partition": sp.Max(0, xpart),
+        # below S = 9 the value at 9 (more red pebbles never cost I/O): non-increasing in S
+        "x_partition_chain": sp.Max(0, chain_bound_expr().subs(S, sp.Max(S, CHAIN_MIN_S))),
         "compulsory": INPUTS + WEIGHTS + OUTPUTS,
     }
 
@@ -79,10 +102,11 @@ def direct_leading_exprs() -> dict[str, sp.Expr]:
     return {
         "hong_kung_composite": MACS / (4 * sp.sqrt(2 * R * S)),
         "x_partition": sp.sqrt(2) * MACS / sp.sqrt(R * S),
+        "x_partition_chain": 2 * W_CLASS / sp.sqrt(S),
     }
 
 
-_ARGS = (S, R, V, MACS, INPUTS, WEIGHTS, OUTPUTS)
+_ARGS = (S, R, V, MACS, INPUTS, WEIGHTS, OUTPUTS, W_CLASS)
 
 
 @lru_cache(maxsize=None)
@@ -96,7 +120,8 @@ def _compiled() -> dict[str, callable]:
 def _args(layer: ConvLayer, s: int) -> tuple:
     c = direct_counts(layer)
     return (float(s), float(layer.reuse_max), float(c.vertices), float(c.products),
-            float(c.used_inputs), float(c.used_weights), float(c.outputs))
+            float(c.used_inputs), float(c.used_weights), float(c.outputs),
+            float(weighted_products(layer)))
 
 
 def _check_s(s) -> None:
@@ -148,6 +173,23 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             "Kwasniewski et al. is not claimed",
             reuse,
             f"MACs = {c.products} real products (padding taps excluded)",
+        ),
+        "x_partition_chain": (
+            game,
+            "chain summation: every output is one accumulation chain s_k = s_(k-1) + p_k "
+            "(its terms in any order, as our DAG builds it); not split or tree reductions",
+            "segments of 2S loads; products charged to the segment of their parent sum; per "
+            "segment inputs, weights, incoming partial sums and products <= S + loads, "
+            "outputs touched <= S + stores; outputs started fresh <= O in all; every "
+            "output stored at least once; "
+            "proofs/test_x_partition_chain.py",
+            f"Q >= 2 W / sqrt(S) - O/2 - 2 S for S >= {CHAIN_MIN_S} (below: the value at S = {CHAIN_MIN_S}, "
+            "valid as I/O never grows with S), clamped at 0",
+            f"per-class reuse: W = sum over products of 1/sqrt(T_c) = {weighted_products(layer):.6g} "
+            f"(T_c taps reading the input's residue class; R_eff = (MACs/W)^2 = "
+            f"{(c.products / weighted_products(layer)) ** 2 if c.products else 0:.4g}, R_max = "
+            f"{layer.reuse_max})",
+            f"O = {c.outputs} outputs, MACs = {c.products} real products",
         ),
         "compulsory": (
             game,

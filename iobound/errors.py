@@ -15,7 +15,8 @@ True
 True
 """
 
-__all__ = ["IoboundError", "InvalidInputError", "UnknownPresetError", "ToolchainError"]
+__all__ = ["IoboundError", "InvalidInputError", "UnknownPresetError", "ToolchainError",
+           "SolverError"]
 
 
 class IoboundError(Exception):
@@ -35,3 +36,7 @@ class UnknownPresetError(IoboundError, KeyError):
 
 class ToolchainError(IoboundError):
     """A required external tool (nvcc, g++) is missing or unusable."""
+
+
+class SolverError(IoboundError):
+    """A solver (CP-SAT) stopped without an answer (time limit, model invalid)."""

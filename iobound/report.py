@@ -5,9 +5,9 @@ Examples
 >>> from iobound.networks import get_layer
 >>> rep = bound_report(get_layer("alexnet.conv1"), 12288)
 >>> sorted(rep.bounds), rep.best_method
-(['compulsory', 'hong_kung_composite', 'x_partition'], 'compulsory')
->>> bound_report(get_layer("alexnet.conv1"), 1024).best_method
-'x_partition'
+(['compulsory', 'hong_kung_composite', 'x_partition', 'x_partition_chain'], 'x_partition_chain')
+>>> bound_report(get_layer("alexnet.conv1"), 1 << 20).best_method
+'compulsory'
 >>> best_lower_bound(get_layer("alexnet.conv1"), 12288) == rep.best
 True
 """

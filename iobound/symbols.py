@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 __all__ = ["S", "k", "R", "V", "MACS", "X_IO", "INPUTS", "WEIGHTS", "OUTPUTS",
-           "GAMMA", "E", "RR", "N_TILE"]
+           "GAMMA", "E", "RR", "N_TILE", "W_CLASS"]
 
 #: fast-memory size in words (or the size parameter of an S-partition)
 S = sp.Symbol("S", positive=True)
@@ -26,6 +26,8 @@ R = sp.Symbol("R", positive=True)
 V = sp.Symbol("V", positive=True)
 #: real multiply-accumulates: product vertices of the DAG (padding taps excluded)
 MACS = sp.Symbol("MACs", positive=True)
+#: per-class weighted products sum_p 1/sqrt(T_c(p)) (iobound.reuse_classes)
+W_CLASS = sp.Symbol("W_c", positive=True)
 #: I/O operations per segment in the X-partition argument
 X_IO = sp.Symbol("Y", positive=True)
 #: used inputs, used weights and outputs (vertices) of the DAG

@@ -2,8 +2,8 @@
 
 A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
 block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over
-the block's Winograd tiles and output channels. The on-chip sizes follow the
-conventions shared with ``dataflow`` (docs: /work/notes/conventions.md):
+the block's Winograd tiles and output channels. The on-chip sizes are the dataflow's
+(:func:`dataflow.direct.direct_footprint`, :func:`dataflow.winograd.winograd_block_words`):
 
 * direct: shared = ``alpha * in_rows * in_cols + z * alpha * k_h * k_w`` floats with
   ``in_rows = (y - 1) * mu_h + extent_h``; registers = ``x * y * z`` accumulators;
@@ -36,25 +36,20 @@ from typing import TYPE_CHECKING, TypeVar, Union
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
+from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, fits_register_file, grid_fits,
+                     thread_registers)
+from .thread_block import THREAD_KEYS, default_thread_block
+
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.devices import Device
 
 __all__ = [
-    "DirectConfig", "WinogradConfig", "KernelConfig", "MAX_ACCUMULATORS_PER_THREAD",
-    "REGISTER_OVERHEAD", "config_from_dict", "parse_config", "input_tile_shape",
-    "shared_memory_words", "shared_memory_bytes", "register_words", "onchip_words",
-    "accumulators_per_thread", "grid_shape", "check_config",
+    "DirectConfig", "WinogradConfig", "KernelConfig", "config_from_dict", "parse_config",
+    "parse_config_items", "input_tile_shape", "shared_memory_words", "shared_memory_bytes",
+    "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "check_config",
 ]
 
-#: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
-MAX_ACCUMULATORS_PER_THREAD = 128
-#: Registers a thread needs besides its accumulators (indices, pointers, operands);
-#: an estimate used only for the pre-compilation register-file check.
-REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
-
 FP32_BYTES = 4
-
-
 _C = TypeVar("_C", bound="_ConfigMixin")
 
 
@@ -170,13 +165,29 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     return cls.from_dict(d)
 
 
-def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
+def parse_config(text: str, algorithm: str | None = None, *,
+                 default_threads: bool = False) -> KernelConfig:
     """Parse ``"x=4,y=4,z=8,alpha=2,tx=4,ty=4,tz=2"`` into a config.
 
-    Without ``algorithm``, a config with ``e`` is Winograd, else direct.
+    Without ``algorithm``, a config with ``e`` is Winograd, else direct. With ``default_threads``,
+    one naming none of tx, ty, tz gets :func:`~kernels.thread_block.default_thread_block`'s.
 
     >>> parse_config("x=4,y=2,z=2,alpha=1,tx=2,ty=2,tz=1")
     DirectConfig(x=4, y=2, z=2, alpha=1, tx=2, ty=2, tz=1)
+    >>> parse_config("x=8,y=8,z=8,alpha=2", default_threads=True)
+    DirectConfig(x=8, y=8, z=8, alpha=2, tx=8, ty=8, tz=4)
+    """
+    d = parse_config_items(text)
+    if default_threads and not any(k in d for k in THREAD_KEYS):
+        d.update(default_thread_block(d, algorithm))
+    return config_from_dict(d, algorithm)
+
+
+def parse_config_items(text: str) -> dict[str, int]:
+    """``"k=v,..."`` as a dict of integers, in the order given.
+
+    >>> parse_config_items("x=4, e=2")
+    {'x': 4, 'e': 2}
     """
     from iobound import limits
 
@@ -191,7 +202,7 @@ def parse_config(text: str, algorithm: str | None = None) -> KernelConfig:
         # the sign passes through, so config_from_dict names a non-positive knob itself
         d[key.strip()] = limits.parse_int(field, value, limits.Limit(
             -limits.TILE.high, limits.TILE.high, limits.TILE.reason))
-    return config_from_dict(d, algorithm)
+    return d
 
 
 # -- sizes -------------------------------------------------------------------------
@@ -301,9 +312,11 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
 
     Checks tile/thread divisibility, Winograd applicability, tiles no larger than the
     layer (the dataflow's ``check_*_tiling``), registers per thread
-    (at most :data:`MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid limits and, with
+    (at most :data:`kernels.limits.MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid
+    limits and, with
     a device (a :class:`~iobound.devices.Device` or a preset name), static shared memory,
-    threads per block and an estimate of the block's register file use.
+    threads per block and an estimate of the block's register file use (the rules of
+    :mod:`kernels.limits`).
     """
     reasons = _divisibility(layer, config)
     if reasons:
@@ -322,8 +335,8 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
         reasons.append(f"{acc} register words per thread exceed the cap of "
                        f"{MAX_ACCUMULATORS_PER_THREAD}")
     gx, gy, gz = grid_shape(layer, config)
-    if gy > 65535 or gz > 65535:
-        reasons.append(f"grid {gx}x{gy}x{gz} exceeds the 65535 limit of grid y/z")
+    if not grid_fits((gx, gy, gz)):
+        reasons.append(f"grid {gx}x{gy}x{gz} exceeds the {GRID_YZ_LIMIT} limit of grid y/z")
     dev = _device(device)
     if dev is not None:
         smem = shared_memory_bytes(layer, config)
@@ -333,8 +346,9 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
         if config.threads > dev.max_threads_per_block:
             reasons.append(f"{config.threads} threads exceed {dev.max_threads_per_block} "
                            f"per block on {dev.name}")
-        regs = min(acc + REGISTER_OVERHEAD[config.algorithm], dev.registers_per_thread_max)
-        if regs * config.threads > dev.registers_per_sm:
+        regs = int(thread_registers(acc, config.algorithm, dev.registers_per_thread_max))
+        if not fits_register_file(acc, config.threads, config.algorithm, dev.registers_per_sm,
+                                  dev.registers_per_thread_max):
             reasons.append(f"about {regs} registers x {config.threads} threads exceed the "
                            f"{dev.registers_per_sm} registers of an SM on {dev.name} (estimate)")
     return reasons

@@ -6,7 +6,7 @@ launches with CUDA events and checks the output once against the numpy reference
 :func:`measure_configs` compiles a batch in parallel and times it serially in one context
 (a fresh one after a runtime error or timeout, which leave a context unusable);
 :func:`measure_config` does one. Both chain generate -> compile -> measure and turn every failure
-into a status (``compile_error``, ``runtime_error``, ``timeout``, ``wrong_result``).
+into a :class:`~kernels.status.Status` (compile error, runtime error, timeout, wrong result).
 
 pycuda is imported inside the functions that talk to the driver, so everything else
 (launch geometry, result records, classification, medians) works and is tested on
@@ -16,8 +16,8 @@ Examples
 --------
 >>> median_ms([3.0, 1.0, 2.0, 10.0])
 2.5
->>> classify_exception(TimeoutError("kernel did not finish within 5 s"))
-'timeout'
+>>> classify_exception(KernelTimeoutError("kernel did not finish within 5 s"))
+<Status.TIMEOUT: 'timeout'>
 """
 
 from __future__ import annotations
@@ -25,23 +25,27 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 
-from iobound.errors import ToolchainError
+from iobound.devices import DEVICES, Device, get_device
+from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
 
 from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
 from .source import KernelSource
+from .status import CONTEXT_FATAL, Status
 
-__all__ = ["GpuOptions", "MeasureResult", "median_ms", "classify_exception", "arch_of",
-           "measure_cubin", "measure_config", "measure_configs", "import_pycuda", "device_limits"]
+__all__ = ["GpuOptions", "MeasureResult", "KernelTimeoutError", "median_ms", "classify_exception",
+           "arch_of", "measure_cubin", "measure_config", "measure_configs", "import_pycuda",
+           "device_limits"]
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid")
+
+class KernelTimeoutError(IoboundError, TimeoutError):
+    """A launched kernel did not finish within the watchdog's time (:class:`GpuOptions`)."""
 
 
 @dataclass(frozen=True)
@@ -56,18 +60,18 @@ class GpuOptions:
 
     def __post_init__(self) -> None:
         if self.repeats < 1:
-            raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+            raise InvalidInputError(f"repeats must be >= 1, got {self.repeats}")
         if self.warmup < 0:
-            raise ValueError(f"warmup must be >= 0, got {self.warmup}")
+            raise InvalidInputError(f"warmup must be >= 0, got {self.warmup}")
         if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+            raise InvalidInputError(f"timeout_s must be > 0, got {self.timeout_s}")
 
 
 @dataclass(frozen=True)
 class MeasureResult:
     """One configuration's measurement: status, per-launch times (ms) and their median."""
 
-    status: str
+    status: Status
     costs: tuple[float, ...] = ()
     time_ms: float | None = None
     error: str = ""
@@ -77,8 +81,7 @@ class MeasureResult:
     timestamp: float = field(default_factory=time.time)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        object.__setattr__(self, "status", Status.parse(self.status))
 
 
 def median_ms(costs: Sequence[float]) -> float:
@@ -88,20 +91,21 @@ def median_ms(costs: Sequence[float]) -> float:
     return float(statistics.median(costs))
 
 
-def classify_exception(exc: BaseException) -> str:
+def classify_exception(exc: BaseException, drv=None) -> Status:
     """Status for an exception raised while loading, launching or waiting for a kernel.
 
-    pycuda raises ``pycuda.driver.LaunchError`` / ``LogicError`` / ``RuntimeError`` /
-    ``MemoryError``; a launch timeout of the display watchdog shows up as a LaunchError
-    whose message mentions "timeout". Our own watchdog raises ``TimeoutError``.
+    By type: our watchdog's :class:`KernelTimeoutError` is a timeout; pycuda's
+    ``CompileError`` (``drv`` is ``pycuda.driver`` when given) a compile error; the driver's
+    other errors (``LaunchError``, ``LogicError``, ``RuntimeError``, ``MemoryError``,
+    including a display watchdog's "launch timeout", which CUDA reports as a launch
+    failure) and anything else a runtime error.
     """
-    name = type(exc).__name__
-    text = str(exc).lower()
-    if isinstance(exc, TimeoutError) or "timeout" in text or "timed out" in text:
-        return "timeout"
-    if name == "CompileError":
-        return "compile_error"
-    return "runtime_error"
+    if isinstance(exc, KernelTimeoutError):
+        return Status.TIMEOUT
+    compile_error = getattr(drv, "CompileError", None)
+    if isinstance(compile_error, type) and isinstance(exc, compile_error):
+        return Status.COMPILE_ERROR
+    return Status.RUNTIME_ERROR
 
 
 def import_pycuda():
@@ -125,11 +129,11 @@ def arch_of(compute_capability: tuple[int, int]) -> str:
 
 
 def _wait(event, timeout_s: float) -> None:
-    """Wait for a CUDA event, polling, raising TimeoutError after ``timeout_s``."""
+    """Wait for a CUDA event, polling, raising KernelTimeoutError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while not event.query():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"kernel did not finish within {timeout_s} s")
+            raise KernelTimeoutError(f"kernel did not finish within {timeout_s} s")
         time.sleep(1e-4)
 
 
@@ -176,7 +180,7 @@ def _measure_in_context(drv, source: KernelSource, cubin_path: str, options: Gpu
             drv.memcpy_dtoh(out, d_y)
             comparison = compare(out, conv2d_reference(x, w, layer), _tolerance(source, x, w))
             if not comparison.ok:
-                return MeasureResult(status="wrong_result", max_abs_err=comparison.max_abs_err,
+                return MeasureResult(status=Status.WRONG_RESULT, max_abs_err=comparison.max_abs_err,
                                      error=f"max abs error {comparison.max_abs_err:.3g} exceeds "
                                            f"the fp32 tolerance ({comparison.nan_count} NaN)")
         costs = []
@@ -187,22 +191,36 @@ def _measure_in_context(drv, source: KernelSource, cubin_path: str, options: Gpu
             _wait(end, options.timeout_s)
             costs.append(float(start.time_till(end)))
     except Exception as exc:  # driver errors of every kind become a status
-        status = classify_exception(exc)
-        log.debug("GPU measurement failed (%s): %s", status, exc)
+        status = classify_exception(exc, drv)
+        log.debug("GPU measurement failed (%s): %s", status.value, exc)
         return MeasureResult(status=status, error=f"{type(exc).__name__}: {exc}")
-    return MeasureResult(status="ok", costs=tuple(costs), time_ms=median_ms(costs),
+    return MeasureResult(status=Status.OK, costs=tuple(costs), time_ms=median_ms(costs),
                          max_abs_err=comparison.max_abs_err if comparison else None)
 
 
-def device_limits(drv, dev) -> SimpleNamespace:
-    """The limits :func:`kernels.config.check_config` reads, from a pycuda device."""
+def device_limits(drv, dev) -> Device:
+    """GPU ``dev`` as a :class:`~iobound.devices.Device` whose limits come from the driver.
+
+    The limits :func:`kernels.config.check_config` reads (static shared memory and threads
+    per block, registers per SM) are queried; the other fields come from the preset of
+    that name, or, for a GPU without a preset, from the preset of the nearest compute
+    capability (its ``source`` says so).
+    """
     attr = drv.device_attribute
-    return SimpleNamespace(
-        name=dev.name(),
-        shared_mem_per_block_bytes=dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK),
-        max_threads_per_block=dev.get_attribute(attr.MAX_THREADS_PER_BLOCK),
-        registers_per_sm=dev.get_attribute(attr.MAX_REGISTERS_PER_MULTIPROCESSOR),
-        registers_per_thread_max=255)
+    name = dev.name()
+    queried = dict(name=name,
+                   shared_mem_per_block_bytes=dev.get_attribute(attr.MAX_SHARED_MEMORY_PER_BLOCK),
+                   max_threads_per_block=dev.get_attribute(attr.MAX_THREADS_PER_BLOCK),
+                   registers_per_sm=dev.get_attribute(attr.MAX_REGISTERS_PER_MULTIPROCESSOR))
+    try:
+        return replace(get_device(name), **queried)
+    except UnknownPresetError:
+        cc = tuple(dev.compute_capability())
+        base = min(DEVICES.values(), key=lambda d: (abs(d.compute_capability[0] - cc[0]),
+                                                     abs(d.compute_capability[1] - cc[1])))
+        return replace(base, **queried, aliases=(), compute_capability=cc, arch=arch_of(cc),
+                       source=f"limits queried from the CUDA driver; other fields from the "
+                              f"{base.name} preset (nearest compute capability)")
 
 
 def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions(),
@@ -228,7 +246,7 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
     for i, config in enumerate(configs):
         reasons = check_config(layer, config, limits)
         if reasons:
-            results[i] = MeasureResult(status="invalid", error="; ".join(reasons))
+            results[i] = MeasureResult(status=Status.INVALID, error="; ".join(reasons))
         else:
             todo.append((i, generate(layer, config)))
     built = compile_many([src for _, src in todo], arch or arch_of(dev.compute_capability()),
@@ -237,7 +255,7 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
     try:
         for (i, source), b in zip(todo, built):
             if not b.ok:
-                results[i] = MeasureResult(status="timeout" if b.status == "timeout" else "compile_error",
+                results[i] = MeasureResult(status=b.status,
                                            error=b.log[-2000:], compile_seconds=b.seconds)
                 continue
             r = _measure_in_context(drv, source, b.cubin_path, options)
@@ -252,12 +270,6 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
             ctx.pop()
             ctx.detach()
     return results
-
-
-#: Statuses after which a CUDA context cannot be trusted: a launch failure (illegal address,
-#: misaligned access, ...) is sticky, and a kernel still running after our watchdog gave up
-#: would distort the next timings. The next configuration gets a new context.
-CONTEXT_FATAL = ("runtime_error", "timeout")
 
 
 def _drop_context(ctx) -> None:

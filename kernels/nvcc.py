@@ -6,7 +6,7 @@
 * :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` (or, for an arch
   no nvcc supports, such as sm_70 under CUDA 13, NVRTC + ptxas from the CUDA 12 wheels,
   :mod:`kernels.nvrtc`) and returns a
-  :class:`CompileResult` (status ``ok``, ``compile_error`` or ``timeout``, with the log):
+  :class:`CompileResult` (status ``OK``, ``COMPILE_ERROR`` or ``TIMEOUT``, with the log):
   a failure never raises, so a tuning run goes on. Results are cached in
   ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``), and
   used only when the record and cubin match the sha256 recorded at build time in a
@@ -46,6 +46,7 @@ from iobound.errors import InvalidInputError
 
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
 from .source import KernelSource
+from .status import Status
 
 __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
            "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "NVCC_FLAGS"]
@@ -181,9 +182,13 @@ def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
 
 @dataclass(frozen=True)
 class CompileResult:
-    """Outcome of one nvcc run. Resource fields are None unless status is "ok"."""
+    """Outcome of one nvcc run: ``Status.OK``, ``COMPILE_ERROR`` or ``TIMEOUT``.
 
-    status: str  # "ok" | "compile_error" | "timeout"
+    Resource fields are None unless the status is ``OK``. :meth:`to_dict` writes the
+    status as its string value; the constructor parses one back.
+    """
+
+    status: Status
     arch: str
     log: str
     seconds: float
@@ -195,12 +200,15 @@ class CompileResult:
     spill_loads: int | None = None
     toolchain: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status.parse(self.status))
+
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status is Status.OK
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "status": self.status.value}
 
 
 def _unsupported(arch: str) -> CompileResult:
@@ -212,7 +220,7 @@ def _unsupported(arch: str) -> CompileResult:
         lines.append("CUDA 13 dropped sm_70 (Volta); compile for it with a CUDA 12.x toolkit "
                      "(set IOBOUND_NVCC or CUDA_HOME to it), or pip install "
                      "nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 (NVRTC + ptxas).")
-    return CompileResult(status="compile_error", arch=arch, log="\n".join(lines), seconds=0.0)
+    return CompileResult(status=Status.COMPILE_ERROR, arch=arch, log="\n".join(lines), seconds=0.0)
 
 
 def find_toolchain(arch: str, nvcc: str | None = None):
@@ -286,15 +294,15 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
         try:
             code_rc, text, out = _run(tc, code, arch, flags, Path(tmp), timeout)
         except subprocess.TimeoutExpired:
-            return CompileResult(status="timeout", arch=arch, seconds=time.perf_counter() - start,
+            return CompileResult(status=Status.TIMEOUT, arch=arch, seconds=time.perf_counter() - start,
                                  log=f"compiler timed out after {timeout} s", toolchain=tc.release)
         except OSError as exc:  # the compiler vanished or cannot execute: not cached
-            return CompileResult(status="compile_error", arch=arch, toolchain=tc.release,
+            return CompileResult(status=Status.COMPILE_ERROR, arch=arch, toolchain=tc.release,
                                  seconds=time.perf_counter() - start,
                                  log=f"could not run the compiler {tc.path}: {exc}")
         seconds = time.perf_counter() - start
         if code_rc != 0 or not out.exists():
-            result = CompileResult(status="compile_error", arch=arch, log=text, seconds=seconds,
+            result = CompileResult(status=Status.COMPILE_ERROR, arch=arch, log=text, seconds=seconds,
                                    toolchain=tc.release)
         else:
             infos = parse_ptxas(text)
@@ -303,7 +311,7 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
             os.replace(out, cubin)
             record_digest(cubin, digest)
             result = CompileResult(
-                status="ok", arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
+                status=Status.OK, arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
                 registers=info.registers if info else None,
                 shared_bytes=info.shared_bytes if info else None,
                 spill_stores=info.spill_stores if info else None,
@@ -313,7 +321,7 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     digest = file_digest(tmp_meta)
     os.replace(tmp_meta, meta)  # atomic, so a concurrent reader sees all or nothing
     record_digest(meta, digest)
-    log.debug("compiled %s for %s in %.2f s: %s", name, arch, seconds, result.status)
+    log.debug("compiled %s for %s in %.2f s: %s", name, arch, seconds, result.status.value)
     return result
 
 
@@ -327,7 +335,7 @@ def _cached_result(meta: Path, cubin: Path) -> CompileResult | None:
         result = replace(CompileResult(**stored), cached=True)
     except (ValueError, TypeError):  # not our record after all: rebuild
         return None
-    if result.status == "ok" and not (is_trusted(cubin) and result.cubin_path == str(cubin)):
+    if result.status.is_ok and not (is_trusted(cubin) and result.cubin_path == str(cubin)):
         return None
     return result
 

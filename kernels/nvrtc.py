@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from iobound.errors import IoboundError
+
 __all__ = ["NvrtcToolchain", "find_nvrtc_toolchain", "nvrtc_ptx", "NvrtcError"]
 
 
-class NvrtcError(Exception):
+class NvrtcError(IoboundError):
     """NVRTC rejected the source; the message is NVRTC's log."""
 
 

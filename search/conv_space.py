@@ -50,6 +50,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from kernels.limits import fits_register_file
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
 
@@ -82,7 +83,7 @@ def thread_table(axes: tuple[int, int, int], reg_words: int, dom: Domain) -> np.
     threads = grid.prod(axis=1)
     per_thread = -(-reg_words // threads)
     ok = ((threads <= dom.max_threads) & (per_thread <= dom.max_regs)
-          & ((per_thread + dom.reg_overhead) * threads <= dom.regs_per_sm))
+          & fits_register_file(per_thread, threads, dom.algorithm, dom.regs_per_sm))
     return grid[ok]
 
 
@@ -279,12 +280,12 @@ class ConvSpace(Space):
         return tuple(out)
 
     def feature_names(self) -> list[str]:
-        from search.analytic import FEATURE_NAMES
+        from kernels.analytic import FEATURE_NAMES
         return list(self.params) + list(FEATURE_NAMES)
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
-        """Knob values followed by the analytic features of :mod:`search.analytic`."""
-        from search.analytic import analytic_features
+        """Knob values followed by the analytic features of :mod:`kernels.analytic`."""
+        from kernels.analytic import analytic_features
         knobs = self.knobs(indices)
         feats = analytic_features(self.layer, self.device, self.algorithm, knobs)
         return np.hstack([knobs.astype(float), feats])

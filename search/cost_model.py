@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
 
 OBJECTIVES = ("rank", "reg", "auto")
@@ -81,9 +83,9 @@ class XGBOptions:
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}; got {self.objective!r}")
+            raise InvalidInputError(f"objective must be one of {', '.join(OBJECTIVES)}; got {self.objective!r}")
         if self.n_estimators < 1 or self.max_depth < 1:
-            raise ValueError("n_estimators and max_depth must be >= 1")
+            raise InvalidInputError("n_estimators and max_depth must be >= 1")
 
 
 def make_targets(costs: np.ndarray) -> np.ndarray:

@@ -8,17 +8,17 @@ holding the parameters, ``time`` (ms, or a failure string), ``times`` and more.
 
 Failure strings and our statuses:
 
-=========================  =================
-Kernel Tuner ``time``      status
-=========================  =================
-``InvalidConfig``          ``invalid``
-``CompilationFailedConfig`` ``compile_error``
-``RuntimeFailedConfig``    ``runtime_error``
-=========================  =================
+===========================  ========================
+Kernel Tuner ``time``        :class:`~kernels.status.Status`
+===========================  ========================
+``InvalidConfig``            ``INVALID``
+``CompilationFailedConfig``  ``COMPILE_ERROR``
+``RuntimeFailedConfig``      ``RUNTIME_ERROR``
+===========================  ========================
 
-On export, ``timeout`` and ``wrong_result`` (which Kernel Tuner has no string for)
-are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` so that
-re-importing our own files restores it exactly.
+On export, ``TIMEOUT`` and ``WRONG_RESULT`` (which Kernel Tuner has no string for)
+are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` (its
+string value) so that re-importing our own files restores it exactly.
 
 Examples
 --------
@@ -27,7 +27,7 @@ Examples
 ...     {"a": 2, "b": 0, "time": "RuntimeFailedConfig"}])
 >>> cache_key({"a": 2, "b": 0}, cache.keys)
 '2,0'
->>> [entry_status(e) for e in cache.entries]
+>>> [entry_status(e).value for e in cache.entries]
 ['ok', 'runtime_error']
 """
 
@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from iobound.errors import InvalidInputError
+from kernels.status import Status
 
 from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
@@ -52,18 +53,19 @@ __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", 
 
 #: Kernel Tuner failure string -> our status.
 FAILURE_STATUS = {
-    "InvalidConfig": "invalid",
-    "CompilationFailedConfig": "compile_error",
-    "RuntimeFailedConfig": "runtime_error",
+    "InvalidConfig": Status.INVALID,
+    "CompilationFailedConfig": Status.COMPILE_ERROR,
+    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
 }
 #: our failure status -> Kernel Tuner failure string (lossy for timeout/wrong_result).
 STATUS_FAILURE = {
-    "invalid": "InvalidConfig",
-    "compile_error": "CompilationFailedConfig",
-    "runtime_error": "RuntimeFailedConfig",
-    "timeout": "RuntimeFailedConfig",
-    "wrong_result": "RuntimeFailedConfig",
+    Status.INVALID: "InvalidConfig",
+    Status.COMPILE_ERROR: "CompilationFailedConfig",
+    Status.RUNTIME_ERROR: "RuntimeFailedConfig",
+    Status.TIMEOUT: "RuntimeFailedConfig",
+    Status.WRONG_RESULT: "RuntimeFailedConfig",
 }
+_FAILURE_BY_VALUE = {s.value: s for s in STATUS_FAILURE}
 
 
 @dataclass(frozen=True)
@@ -118,18 +120,17 @@ def recorded_time(entry: Mapping[str, Any]) -> float | None:
     return as_time(entry.get("time"))
 
 
-def entry_status(entry: Mapping[str, Any]) -> str:
+def entry_status(entry: Mapping[str, Any]) -> Status:
     """Our status for a cache entry (see the module table).
 
-    A positive finite number ``time`` is ``ok``; a failure string its status; any other
-    time (missing, negative, zero, NaN, infinite, not a number) is ``invalid``.
+    A positive finite number ``time`` is ``OK``; a failure string its status; any other
+    time (missing, negative, zero, NaN, infinite, not a number) is ``INVALID``.
     """
     t = entry.get("time")
     if isinstance(t, str):
-        if "status" in entry and entry["status"] in STATUS_FAILURE:
-            return entry["status"]
-        return FAILURE_STATUS.get(t, "runtime_error")
-    return "ok" if as_time(t) is not None else "invalid"
+        stored = _FAILURE_BY_VALUE.get(entry.get("status"))
+        return stored or FAILURE_STATUS.get(t, Status.RUNTIME_ERROR)
+    return Status.OK if as_time(t) is not None else Status.INVALID
 
 
 def _open(path: Path, mode: str):
@@ -204,7 +205,7 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
     t = entry.get("time")
     if not isinstance(t, str) and as_time(t) is None:
         # not a measurement: keep the entry (it is part of the space) as invalid
-        entry = {**entry, "time": STATUS_FAILURE["invalid"], "status": "invalid",
+        entry = {**entry, "time": STATUS_FAILURE[Status.INVALID], "status": Status.INVALID.value,
                  "invalid_reason": bad_time_reason(t, "recorded time")}
     elif not isinstance(t, str):
         times = entry.get("times")
@@ -275,14 +276,14 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     keys = list(tune_params)
     by_key: dict[str, dict] = {}
     for rec in records:
-        if rec.status == "ok" and rec.time_ms is None:
+        if rec.is_ok and rec.time_ms is None:
             continue
         entry = {k: rec.config[k] for k in keys}
-        if rec.status == "ok":
+        if rec.is_ok:
             times = [c for c in rec.costs if as_time(c) is not None]
             entry.update(time=rec.time_ms, times=times or [rec.time_ms])
         else:
-            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status)
+            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status.value)
         if rec.estimate:
             entry["estimate"] = True
         by_key[cache_key(rec.config, keys)] = entry

@@ -35,12 +35,15 @@ from typing import Any, Mapping
 
 from iobound.errors import InvalidInputError
 
-from .measure.base import STATUSES, MeasureRecord
+from kernels.status import Status
+
+from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log"]
 
 SCHEMA = "iobound.tune-log"
+_STATUS_VALUES = tuple(s.value for s in Status)
 SCHEMA_VERSION = 1
 
 
@@ -124,8 +127,8 @@ def _entry(obj: dict, where: str) -> LogEntry:
         raise InvalidInputError(f"{where}: 'index' must be a non-negative 64-bit integer")
     if not isinstance(rec, dict) or not isinstance(rec.get("config"), dict):
         raise InvalidInputError(f"{where}: 'record' must be an object with a 'config' object")
-    if rec.get("status") not in STATUSES:
-        raise InvalidInputError(f"{where}: status must be one of {', '.join(STATUSES)}")
+    if rec.get("status") not in _STATUS_VALUES:
+        raise InvalidInputError(f"{where}: status must be one of {', '.join(_STATUS_VALUES)}")
     for key, kind in (("costs", list), ("error", str), ("estimate", bool), ("extra", dict)):
         if key in rec and not isinstance(rec[key], kind):
             raise InvalidInputError(f"{where}: {key!r} must be a {kind.__name__}")
@@ -134,7 +137,7 @@ def _entry(obj: dict, where: str) -> LogEntry:
         raise InvalidInputError(f"{where}: 'timestamp' must be a finite number")
     bad = _bad_time(rec)
     if bad:
-        record = MeasureRecord.failed(rec["config"], "invalid", f"logged {bad}",
+        record = MeasureRecord.failed(rec["config"], Status.INVALID, f"logged {bad}",
                                       extra={"logged_status": rec["status"]})
     else:
         record = MeasureRecord.from_dict(rec)
@@ -147,15 +150,16 @@ def _bad_time(rec: dict) -> str:
     for c in costs:
         if as_time(c) is None:
             return bad_time_reason(c, "cost")
-    if rec["status"] != "ok":
+    if rec["status"] != Status.OK.value:
         return "" if rec.get("time_ms") is None else bad_time_reason(rec.get("time_ms"),
                                                                      "time of a failure")
     t = rec.get("time_ms")
     if t is not None:
         return "" if as_time(t) is not None else bad_time_reason(t, "time")
     extra = rec.get("extra") or {}
-    if "surrogate_cost" in extra and as_time(extra["surrogate_cost"]) is None:
-        return bad_time_reason(extra["surrogate_cost"], "surrogate cost")
+    surrogate = rec.get("surrogate_cost", extra.get("surrogate_cost"))  # older logs: in extra
+    if surrogate is not None and as_time(surrogate) is None:
+        return bad_time_reason(surrogate, "surrogate cost")
     return ""
 
 

@@ -48,6 +48,7 @@ import numpy as np
 
 from iobound import limits
 from iobound.errors import InvalidInputError
+from kernels.status import Status
 
 from .kt_cache import KtCache, entry_status, load_cache
 from .space import Space, knob_value
@@ -180,14 +181,14 @@ class ReplaySpace(Space):
     def features(self, indices: Sequence[int]) -> np.ndarray:
         return self._knobs[np.asarray(indices, dtype=np.int64)]
 
-    def status(self, i: int) -> str:
-        """The recorded status of configuration ``i`` (``ok`` or a failure)."""
+    def status(self, i: int) -> Status:
+        """The recorded status of configuration ``i`` (``OK`` or a failure)."""
         return self._status[int(i)]
 
     def describe(self) -> dict:
         counts: dict[str, int] = {}
         for s in self._status:
-            counts[s] = counts.get(s, 0) + 1
+            counts[s.value] = counts.get(s.value, 0) + 1
         return {"kind": "replay", "size": len(self), "params": list(self._params),
                 "device": self.cache.device_name, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,

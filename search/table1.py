@@ -54,9 +54,9 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from iobound.errors import InvalidInputError
+from iobound.errors import InvalidInputError, SolverError
 from iobound.layer import ConvLayer
-from kernels.config import MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
@@ -65,7 +65,6 @@ ALGORITHMS = ("direct", "winograd")
 #: Register words (accumulators or Winograd temporaries) one thread may hold.
 MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
 WORD_BYTES = 4  # fp32
-GRID_YZ_LIMIT = 65535
 
 
 def divisors(n: int) -> tuple[int, ...]:
@@ -104,7 +103,7 @@ class Domain:
         Threads per block and register words per thread.
     regs_per_sm, reg_overhead : int
         The register file of an SM and the registers a thread needs besides its
-        register words (``kernels.config.REGISTER_OVERHEAD``): a block must satisfy
+        register words (``kernels.limits.REGISTER_OVERHEAD``): a block must satisfy
         ``(ceil(reg_words / threads) + reg_overhead) * threads <= regs_per_sm``.
     """
 
@@ -287,7 +286,7 @@ def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
     cb = _Collector(list(variables), list(extra))
     status = solver.Solve(model, cb)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
-        raise RuntimeError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
+        raise SolverError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
     return cb.rows
 
 

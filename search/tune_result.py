@@ -85,7 +85,7 @@ class TuneResult:
         """How many trials ended with each status."""
         counts: dict[str, int] = {}
         for t in self.trials:
-            counts[t.record.status] = counts.get(t.record.status, 0) + 1
+            counts[t.record.status.value] = counts.get(t.record.status.value, 0) + 1
         return counts
 
     def to_dict(self) -> dict:
@@ -93,7 +93,7 @@ class TuneResult:
         best = None
         if self.best is not None:
             r = self.best.record
-            best = {"config": self.best.config, "time_ms": r.time_ms, "status": r.status,
+            best = {"config": self.best.config, "time_ms": r.time_ms, "status": r.status.value,
                     "estimate": r.estimate, "index": self.best.index, "extra": r.extra}
         return {
             "best": best, "evaluations": self.evaluations, "strategy": self.strategy,

@@ -39,7 +39,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .measure.base import MeasureRecord, Measurer
+from iobound.errors import InvalidInputError
+
+from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .records import LogWriter
 from .resume import load_resume
 from .space import Space
@@ -123,7 +125,7 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
         if progress is not None:
             progress(ledger.used(), budget, min(best_before, rec.cost))
     if len(got) < len(fresh):
-        raise RuntimeError(f"measurer {measurer.name!r} returned {len(got)} "
+        raise MeasurerError(f"measurer {measurer.name!r} returned {len(got)} "
                            f"records for {len(fresh)} configurations")
     return got
 
@@ -170,7 +172,7 @@ def _build_strategy(strategy: str | Strategy, space: Space, seed: int | None, op
         return build(strategy, space, options, np.random.default_rng(0 if seed is None else seed))
     unused = [f"{k}={v!r}" for k, v in (("seed", seed), ("options", options)) if v is not None]
     if unused:
-        raise ValueError(f"tune() got a {type(strategy).__name__} instance and {', '.join(unused)}, "
+        raise InvalidInputError(f"tune() got a {type(strategy).__name__} instance and {', '.join(unused)}, "
                          f"which it would not use (the instance has its own rng and options); "
                          f"pass the strategy's name to build it from them, or leave them out")
     return strategy
@@ -181,7 +183,7 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     if log is None and resume is not None:
         log = resume
     if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:
-        raise ValueError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
+        raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
     return LogWriter(log, head) if log is not None else None
 
 
@@ -230,9 +232,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         strategies built otherwise (e.g. warm-started from a tuning database).
     """
     if budget < 1:
-        raise ValueError(f"budget must be >= 1, got {budget}")
+        raise InvalidInputError(f"budget must be >= 1, got {budget}")
     if patience is not None and patience < 1:
-        raise ValueError(f"patience must be >= 1, got {patience}")
+        raise InvalidInputError(f"patience must be >= 1, got {patience}")
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     if not isinstance(strategy, Strategy) and seed is None:
         seed = 0

@@ -50,14 +50,16 @@ class WinnerReport:
 
 
 def bound_info(layer, cfg: dict, algorithm: str) -> BoundInfo:
-    """The dataflow's exact I/O for ``cfg`` and the best lower bound at its on-chip words."""
+    """The dataflow's exact I/O for ``cfg`` and the best lower bound for its on-chip words
+    (the single-processor bound at ``S_b + 2``, see :mod:`iobound.multi_block`)."""
+    from iobound.multi_block import bound_fast_memory
     from iobound.report import bound_report
     from kernels.config import config_from_dict, onchip_words
     from kernels.verify import expected_io
 
     kc = config_from_dict(dict(cfg), algorithm)
     s = onchip_words(layer, kc)
-    rep = bound_report(layer, s, algorithm, getattr(kc, "e", None))
+    rep = bound_report(layer, bound_fast_memory(s), algorithm, getattr(kc, "e", None))
     io = expected_io(layer, kc).total
     return BoundInfo(fast_memory_words=s, lower_bound_words=rep.best, method=rep.best_method,
                      dataflow_io_words=io, ratio_to_bound=io / rep.best if rep.best else None)

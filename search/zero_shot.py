@@ -22,6 +22,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -46,7 +48,7 @@ class ZeroShotOptions:
 
     def __post_init__(self) -> None:
         if self.k < 1 or (self.candidates is not None and self.candidates < self.k):
-            raise ValueError(f"k must be >= 1 and candidates (if given) >= k; got k={self.k}, "
+            raise InvalidInputError(f"k must be >= 1 and candidates (if given) >= k; got k={self.k}, "
                              f"candidates={self.candidates}")
 
 
@@ -88,7 +90,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     o = options or ZeroShotOptions()
     idx, cost = _training_set(space, history)
     if not idx:
-        raise ValueError("zero-shot needs history: no record is a configuration of this space")
+        raise InvalidInputError("zero-shot needs history: no record is a configuration of this space")
     model = XGBCostModel(o.model, seed=seed).fit(space.features(idx), cost)
     if o.candidates is None or o.candidates >= len(space):
         cand = np.arange(len(space))

@@ -19,15 +19,17 @@ from search.cli.common import (
     check_winograd_e, int_option, json_safe, resolve_fast_memory, resolve_layer,
 )
 
-HELP = "I/O lower bounds (Hong-Kung composite, X-partition, compulsory) of a layer"
+HELP = "I/O lower bounds (Hong-Kung composite, X-partition, chain X-partition, compulsory) of a layer"
 DESCRIPTION = (
     "Red-blue pebble I/O lower bounds of one convolution layer for a fast memory of S "
-    "words: the paper's composite bound (Thm 4.6/4.9, 4.12), the X-partition bound "
-    "(direct only) and compulsory I/O, with the best (largest valid) one. I/O counts "
-    "loads plus stores of words. Derivations and errata: proofs/README.md."
+    "words, with the best (largest valid) one. Methods: hong_kung_composite (the paper's "
+    "Thm 4.6/4.9, 4.12), x_partition (sqrt(2) MACs/sqrt(R S) - 4S), x_partition_chain "
+    "(direct only: 2 W/sqrt(S) - O/2 - 2S for chain summation, W the products weighted by "
+    "per-class reuse) and compulsory. I/O counts loads plus stores of words. Derivations "
+    "and errata: proofs/README.md."
 )
 
-BOUND_METHODS = ("hong_kung_composite", "x_partition", "compulsory")
+BOUND_METHODS = ("hong_kung_composite", "x_partition", "x_partition_chain", "compulsory")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _result(rep) -> dict:
-    bounds = {m: (rep.bounds[m].value if m in rep.bounds else None) for m in BOUND_METHODS}
+    bounds = {m: rep.bounds[m].value for m in BOUND_METHODS if m in rep.bounds}
     return {
         "algorithm": rep.algorithm, "e": rep.e, "bounds": bounds,
         "leading_terms": dict(rep.leading_terms or {}),
@@ -93,11 +95,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{layer.k_h}x{layer.k_h})"
         print(f"\n{title}")
         print(f"  {'method':<28}{'lower bound (words)':>22}{'leading term':>18}")
-        for m in BOUND_METHODS:
-            b = rep.bounds.get(m)
+        for m in (m for m in BOUND_METHODS if m in rep.bounds):
+            b = rep.bounds[m]
             mark = "  <- best" if m == rep.best_method else ""
-            print(f"  {m:<28}{_fmt(b.value if b else None):>22}"
-                  f"{_fmt(b.leading_term if b else None):>18}{mark}")
+            print(f"  {m:<28}{_fmt(b.value):>22}{_fmt(b.leading_term):>18}{mark}")
         for m, v in (rep.leading_terms or {}).items():
             if m not in rep.bounds:
                 print(f"  {m + ' (reference)':<28}{'(not a bound)':>22}{_fmt(v):>18}")

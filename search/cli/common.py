@@ -31,6 +31,8 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from search.outputs import check_output_dir, check_output_file
 
+from iobound.errors import InvalidInputError
+
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer
 

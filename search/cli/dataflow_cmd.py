@@ -22,8 +22,9 @@ from search.cli.common import (
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
 DESCRIPTION = (
-    "Choose the output tiles x*y*z (and channel chunk alpha, or Winograd e) that minimise the "
-    "exact global I/O of the paper's dataflow within S/N_p words per block, or evaluate given "
+    "Choose the output tiles x*y*z (and channel chunk alpha, or Winograd e) and, for direct "
+    "convolution, which operand stays on chip (output-, weight- or input-stationary) that "
+    "minimise the exact global I/O within S/N_p words per block, or evaluate given "
     "--tiles. Reports the exact I/O (halos and borders included), the paper's estimate "
     "(Eq. 12/13 direct, Eq. 14 Winograd), the on-chip footprint, the optimality condition "
     "x*y = R*z (R = reuse_max; r^2 for Winograd) and the ratio to the best lower bound, "
@@ -41,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
+    parser.add_argument("--order", choices=("output", "weight", "input", "paper", "accumulate"),
+                        default=None,
+                        help="direct: which operand a block keeps on chip (output, weight, input); "
+                             "winograd: the paper's two arrays per tile or one accumulator array "
+                             "(default: the least exact I/O when tiles are searched; output or "
+                             "paper with --tiles)")
     parser.add_argument("--any-tiles", action="store_true",
                         help="search tiles of any size (default: divisors of the output, as in the search domain)")
     add_json_argument(parser)
@@ -74,6 +81,8 @@ def _table(rep) -> str:
         ("fast memory", f"{rep.fast_memory_words} words, {rep.processors} processor(s): "
                         f"{rep.block_memory_words} words per block"),
         (f"tiles ({rep.tiles_source})", tiles),
+        ("order", f"{rep.order}-stationary" if rep.algorithm == "direct"
+                  else f"{rep.order} (Winograd footprint model)"),
         ("continuous optimum", f"x=y={rep.continuous.x:.2f}, z={rep.continuous.z:.2f} (SymPy, halo-free: "
                                f"x*y = {rep.continuous.reuse:g}*z, I/O {rep.continuous.io:,.0f} words)"),
         ("footprint", f"{fp['total']} words (shared {fp['shared_words']}, registers {fp['register_words']})"),
@@ -82,7 +91,7 @@ def _table(rep) -> str:
         ("I/O paper approx", f"{rep.io_paper_approx:,.0f} words ({d['io_paper_approx_equation']})"),
         ("paper closed form", f"{rep.io_paper_closed_form:,.0f} words ({closed}, S/N_p words)"),
         ("lower bound", f"{rep.lower_bound:,.0f} words ({rep.bound_method}, S = "
-                        f"{rep.block_memory_words} words per block)"),
+                        f"{d['lower_bound_fast_memory_words']} words: a block's + 2)"),
         ("ratio to bound", f"{rep.ratio_to_bound:.3f}" if d["ratio_to_bound"] is not None
                            else "undefined (the bound is 0)"),
         ("optimality x*y=R*z", f"x*y={cond['xy']:g}, R*z={cond['rz']:g} (R={cond['reuse']:g}), "
@@ -106,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("--any-tiles searches tiles; it cannot be combined with --tiles")
     tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
-                            e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles)
+                            e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles,
+                            order=args.order)
     print_result(args, rep.to_dict(), lambda: _table(rep))
     return 0

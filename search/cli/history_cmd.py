@@ -20,6 +20,8 @@ k null    v100               2      2   1.5000
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import argparse
 import json
 import sqlite3

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from iobound import limits
+from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
     check_output_file, int_option, json_safe, resolve_layer,
@@ -29,6 +30,9 @@ DESCRIPTION = (
     "--emulate runs the same source on the CPU emulator and checks the output against "
     "numpy, the counted global loads/stores against the dataflow's exact I/O formula, and "
     "the total against the best I/O lower bound at the on-chip words the kernel uses. "
+    "Without tx,ty,tz the thread block is chosen from the tiles (the largest block of at "
+    "most 256 threads whose counts divide x, y, z -- or x/e, y/e, z for Winograd -- filled "
+    "along x, then y, then z) and printed. "
     "Exit 0 when everything asked for succeeded, 1 when a compile or check failed, 2 for "
     "bad input (including a config that cannot run, with the reasons)."
 )
@@ -37,7 +41,8 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_layer_argument(parser)
     parser.add_argument("--config", required=True, metavar="K=V,...",
-                        help="direct: x,y,z,alpha,tx,ty,tz; winograd: e,x,y,z,tx,ty,tz")
+                        help="direct: x,y,z,alpha[,tx,ty,tz]; winograd: e,x,y,z[,tx,ty,tz] "
+                             "(no threads: a default block from the tiles, printed)")
     add_algorithm_argument(
         parser, default=None,
         help="kernel family (default: winograd when the config has e, else direct)")
@@ -55,8 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args):
-    from kernels.config import parse_config
-    return parse_config(args.config, args.algorithm)
+    """The config, and its thread block when it was chosen by default (else None)."""
+    from kernels.config import parse_config, parse_config_items
+    from kernels.thread_block import THREAD_KEYS
+
+    defaulted = not any(k in parse_config_items(args.config) for k in THREAD_KEYS)
+    config = parse_config(args.config, args.algorithm, default_threads=True)
+    return config, ({k: getattr(config, k) for k in THREAD_KEYS} if defaulted else None)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.emit is not None:
         check_output_file("--emit", args.emit)
     layer = resolve_layer(args)
-    config = _config(args)
+    config, default_threads = _config(args)
     reasons = check_config(layer, config, args.device)
     if reasons:
         raise InvalidConfigError(reasons)
@@ -77,13 +87,14 @@ def run(args: argparse.Namespace) -> int:
     Path(path).write_text(source.code)
     result = {"layer": layer.to_dict(), "algorithm": config.algorithm, "config": config.to_dict(),
               "source_path": str(path), "grid": list(source.grid), "block": list(source.block),
-              "shared_bytes": source.shared_bytes, "compile": None, "emulate": None}
+              "shared_bytes": source.shared_bytes, "default_threads": default_threads,
+              "compile": None, "emulate": None}
     failed = False
     if args.compile:
         from iobound.devices import get_device
         from kernels.nvcc import compile_cubin
         built = compile_cubin(source, args.arch or get_device(args.device).arch)
-        result["compile"] = {k: getattr(built, k) for k in (
+        result["compile"] = {k: built.to_dict()[k] for k in (
             "status", "arch", "registers", "shared_bytes", "spill_stores", "spill_loads",
             "cubin_path", "seconds", "cached", "toolchain")}
         if not built.ok:
@@ -119,12 +130,15 @@ def _emulate(layer, config, seed: int) -> dict:
 def _print(res: dict, layer) -> None:
     print(f"layer    {layer.name or '(custom)'}: {layer.short()}")
     print(f"kernel   {res['algorithm']} {res['config']}")
+    if res["default_threads"] is not None:
+        chosen = " ".join(f"{k}={v}" for k, v in res["default_threads"].items())
+        print(f"threads  {chosen} (default: no tx,ty,tz given; chosen from the tiles)")
     print(f"launch   grid {tuple(res['grid'])}, block {tuple(res['block'])}, "
           f"{res['shared_bytes']} B shared")
     print(f"source   {res['source_path']}")
     c = res["compile"]
     if c is not None:
-        if c["status"] == "ok":
+        if c["status"] == Status.OK.value:
             print(f"compile  ok ({c['arch']}, CUDA {c['toolchain']}): {c['registers']} registers, "
                   f"{c['shared_bytes']} B smem, spills {c['spill_stores']} B stores / "
                   f"{c['spill_loads']} B loads{' (cached)' if c['cached'] else ''}")

@@ -14,17 +14,17 @@ import importlib
 import os
 import sys
 
-from iobound.errors import IoboundError
+from iobound.errors import InvalidInputError, IoboundError
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # name -> module under search.cli; order is the order shown in --help.
-SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history")
+SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history", "select", "report")
 
 EXIT_USAGE = 2
 
 
-class CliError(Exception):
+class CliError(InvalidInputError):
     """A usage problem found while parsing; printed as one line, exit 2."""
 
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, IoboundError) as exc:
+    except IoboundError as exc:
         cmd = getattr(locals().get("args"), "command", None)
         prefix = f"iobound {cmd}" if cmd else "iobound"
         msg = " ".join(str(exc).split()) or type(exc).__name__

@@ -14,6 +14,8 @@ import argparse
 import json
 import sys
 
+from iobound.errors import InvalidInputError
+
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
@@ -81,10 +83,10 @@ def _resolve_measure(args) -> tuple[str, str | None, str | None]:
     kind, _, file = args.measure.partition(":")
     if kind == "replay":
         if not file:
-            raise ValueError("--measure replay needs a file: replay:FILE")
+            raise InvalidInputError("--measure replay needs a file: replay:FILE")
         return "replay", file, None
     if kind not in ("cuda", "emulate", "model") or file:
-        raise ValueError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
+        raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
     return kind, None, None
 
 
@@ -109,13 +111,13 @@ def _settings(args):
     for flag, value in (("--budget", args.budget), ("--batch-size", args.batch_size),
                         ("--patience", args.patience)):
         if value is not None and value < 1:
-            raise ValueError(f"{flag} must be >= 1, got {value}")
+            raise InvalidInputError(f"{flag} must be >= 1, got {value}")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     if args.zero_shot is not None:
         if args.zero_shot < 1:
-            raise ValueError(f"--zero-shot must be >= 1, got {args.zero_shot}")
+            raise InvalidInputError(f"--zero-shot must be >= 1, got {args.zero_shot}")
         if not args.history:
-            raise ValueError("--zero-shot K ranks the space with the records of --history DB; "
+            raise InvalidInputError("--zero-shot K ranks the space with the records of --history DB; "
                              "give --history")
         args.strategy, args.budget = "zero_shot", args.zero_shot
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
@@ -129,13 +131,13 @@ def _layers(args):
     from iobound.networks import network_layers
 
     if not args.layer and not args.network:
-        raise ValueError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
+        raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
     layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
     if args.algorithm == "winograd":
         skipped = [l for l in layers if not l.winograd_applicable]
         layers = [l for l in layers if l.winograd_applicable]
         if not layers:
-            raise ValueError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
+            raise InvalidInputError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
     return layers
 
 
@@ -158,7 +160,7 @@ def _fmt_cfg(cfg: dict) -> str:
 def _fmt_ms(rec) -> str:
     if rec.time_ms is not None:
         return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
-    s = rec.extra.get("surrogate_cost")
+    s = rec.surrogate_cost
     return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
 
 
@@ -167,7 +169,7 @@ def _print_table(result, k: int = 5) -> None:
     ranked = sorted(result.trials, key=lambda t: (t.record.cost, order[id(t)]))[:k]
     print(f"  {'rank':>4}  {'cost':>10}  {'status':<13}  config")
     for r, t in enumerate(ranked, 1):
-        print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status:<13}  {_fmt_cfg(t.config)}")
+        print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status.value:<13}  {_fmt_cfg(t.config)}")
     if any(t.record.estimate for t in result.trials):
         print("        (* analytic estimate, not a measurement)")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
@@ -301,7 +303,7 @@ def _printer(args, many: bool = False):
 def _run_replay(args, file: str, settings) -> int:
     from search.session import tune_replay
     if args.layer or args.network or args.device:
-        raise ValueError("--measure replay:FILE defines the space and the device; "
+        raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                          "do not give --layer/--network/--device")
     rep = tune_replay(file, settings, observer=None if args.json else _printer(args))
     if args.json:

@@ -21,6 +21,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import os
 from pathlib import Path
 
@@ -43,7 +45,7 @@ def cache_entry(rec: MeasureRecord, keys) -> dict:
         text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
         entry["time"] = text
         if FAILURE_STATUS[text] != rec.status:
-            entry["status"] = rec.status
+            entry["status"] = rec.status.value
     kt = rec.extra.get("kt")
     if isinstance(kt, dict):
         entry.update({k: v for k, v in kt.items() if k not in entry})
@@ -73,7 +75,7 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     """
     ms = db.measurements(workload, device=device, toolchain=toolchain)
     if not ms:
-        raise ValueError(f"no measurements of {workload.label()} on device {device!r}"
+        raise InvalidInputError(f"no measurements of {workload.label()} on device {device!r}"
                          + (f" with toolchain {toolchain!r}" if toolchain else ""))
     known = db.tune_params(workload)
     keys = [p for p in known if p in workload.params] or list(workload.params)

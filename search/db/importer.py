@@ -31,6 +31,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import gzip
 import json
 import math
@@ -43,6 +45,7 @@ from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 
+from kernels.status import Status
 from ..kt_cache import entry_status, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
@@ -87,7 +90,7 @@ def _stem(path: Path) -> str:
 
 def _device(path: Path, own: str, device: str | None) -> str:
     if own and device and own != device:
-        raise ValueError(f"{path} records device {own!r}; --device {device!r} disagrees "
+        raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
     return own or device or _stem(path)
 
@@ -137,7 +140,7 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     other = {k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS}
     status = entry_status(entry)
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
-    if status != "ok":
+    if status is not Status.OK:
         rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
     else:
         t = entry["time"]
@@ -194,7 +197,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
         r = e.record
-        bad_time = r.status == "invalid" and "logged_status" in r.extra  # marked by read_log
+        bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
             out.skipped += 1
             continue

@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import hashlib
 import json
 import math
@@ -56,7 +58,7 @@ class Workload:
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", tuple(self.params))
         if not self.params:
-            raise ValueError(f"workload {self.template!r} names no parameters")
+            raise InvalidInputError(f"workload {self.template!r} names no parameters")
 
     def key(self) -> tuple[str, str, str]:
         """The identity as stored: (template, canonical problem, sorted parameter names)."""
@@ -82,7 +84,7 @@ def record_features(record: MeasureRecord) -> dict | None:
     The ``model`` measurer keeps them in ``extra``; a record may also carry a
     ``features`` dict of its own.
     """
-    from ..analytic import FEATURE_NAMES
+    from kernels.analytic import FEATURE_NAMES
     feats = {k: float(v) for k, v in record.extra.items()
              if k in FEATURE_NAMES and isinstance(v, (int, float)) and not isinstance(v, bool)}
     own = record.extra.get("features")
@@ -105,7 +107,7 @@ class Measurement:
 
     def __post_init__(self) -> None:
         if not self.device:
-            raise ValueError("a measurement needs a device name")
+            raise InvalidInputError("a measurement needs a device name")
         if self.features is None:
             object.__setattr__(self, "features", record_features(self.record))
 
@@ -124,7 +126,7 @@ class Measurement:
         """SHA-256 over what makes this measurement itself (workload, device,
         toolchain, config, status, time, estimate flag, timestamp)."""
         r = self.record
-        ident = [*self.workload.key(), self.device, self.toolchain, canon(r.config), r.status,
+        ident = [*self.workload.key(), self.device, self.toolchain, canon(r.config), r.status.value,
                  r.time_ms, bool(r.estimate), r.timestamp]
         return hashlib.sha256(canon(ident).encode()).hexdigest()
 

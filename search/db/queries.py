@@ -18,6 +18,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -55,7 +57,7 @@ def best(db: TuningDB, workload: Workload | None = None, device: str | None = No
          k: int = 1) -> list[Measurement]:
     """The ``k`` fastest timed measurements (of one workload and/or device when given)."""
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise InvalidInputError(f"k must be >= 1, got {k}")
     return db.measurements(workload, device=device, counted_only=True)[:k]
 
 

@@ -35,6 +35,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import os
 import random
 import sqlite3
@@ -149,7 +151,7 @@ def connect(path: str | os.PathLike) -> sqlite3.Connection:
     version = schema_version(conn)
     if version > SCHEMA_VERSION:
         conn.close()
-        raise ValueError(f"database {str(path)!r} has schema version {version}; this iobound "
+        raise InvalidInputError(f"database {str(path)!r} has schema version {version}; this iobound "
                          f"reads versions up to {SCHEMA_VERSION}")
     if version < SCHEMA_VERSION or not _has_meta(conn):
         write(conn, _create_or_migrate)

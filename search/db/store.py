@@ -50,7 +50,7 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
         "time_ms, estimate, timestamp, features, record, run, source, digest) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
-          m.record.status, m.time_ms, int(m.record.estimate), m.record.timestamp,
+          m.record.status.value, m.time_ms, int(m.record.estimate), m.record.timestamp,
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
           m.source, m.digest()) for m in items])
     return c.total_changes - before

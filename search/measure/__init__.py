@@ -15,17 +15,18 @@ Examples
 >>> measurer_class("nope")
 Traceback (most recent call last):
 ...
-ValueError: unknown measurer 'nope'; choose one of cuda, emulate, model, replay
+iobound.errors.InvalidInputError: unknown measurer 'nope'; choose one of cuda, emulate, model, replay
 """
 
 from __future__ import annotations
 
 import importlib
 
-from .base import OK, STATUSES, MeasureRecord, Measurer
+from iobound.errors import InvalidInputError
 
-__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer",
-           "STATUSES", "OK"]
+from .base import MeasureRecord, Measurer, Status
+
+__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer", "Status"]
 
 #: name -> "module:Class" (imported on first use).
 MEASURERS = {
@@ -39,7 +40,7 @@ MEASURERS = {
 def measurer_class(name: str) -> type[Measurer]:
     """The measurer class registered as ``name`` (``ValueError`` listing the names if unknown)."""
     if name not in MEASURERS:
-        raise ValueError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
+        raise InvalidInputError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
     module, _, cls = MEASURERS[name].partition(":")
     return getattr(importlib.import_module(module), cls)
 

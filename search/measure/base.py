@@ -1,24 +1,24 @@
 """The measurer interface and the measurement record every measurer returns.
 
 A :class:`Measurer` turns configurations (dicts) into :class:`MeasureRecord`
-values, one per config, in order. A failure is a record with a status, never an
-exception: ``ok``, ``compile_error``, ``runtime_error``, ``timeout``,
-``wrong_result`` or ``invalid`` (the config is not a member of the space or cannot
-run). ``time_ms`` is the median of ``costs`` for a timed ``ok`` record and ``None``
-otherwise (and for measurers that do not time anything, e.g. ``emulate``).
-``estimate`` is true when the time comes from a model rather than a measurement.
+values, one per config, in order. A failure is a record with a
+:class:`~kernels.status.Status`, never an exception (``INVALID``: the config is not a
+member of the space or cannot run). ``time_ms`` is the median of ``costs`` for a timed ``ok`` record and ``None``
+otherwise (and for measurers that do not time anything, e.g. ``emulate``, which give
+a ``surrogate_cost`` instead). ``estimate`` is true when the time comes from a model
+rather than a measurement.
 
 Records serialise to plain JSON (:meth:`MeasureRecord.to_dict` /
-:meth:`MeasureRecord.from_dict`); no pickle.
+:meth:`MeasureRecord.from_dict`), the status as its string value; no pickle.
 
 Examples
 --------
 >>> r = MeasureRecord.ok({"x": 4}, costs=(1.0, 3.0, 2.0))
 >>> r.status, r.time_ms
-('ok', 2.0)
->>> MeasureRecord.from_dict(r.to_dict()) == r
-True
->>> MeasureRecord.failed({"x": 5}, "invalid", "x must divide 8").time_ms is None
+(<Status.OK: 'ok'>, 2.0)
+>>> r.to_dict()["status"], MeasureRecord.from_dict(r.to_dict()) == r
+('ok', True)
+>>> MeasureRecord.failed({"x": 5}, Status.INVALID, "x must divide 8").time_ms is None
 True
 """
 
@@ -31,11 +31,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-__all__ = ["STATUSES", "OK", "MeasureRecord", "Measurer"]
+from iobound.errors import IoboundError
+from kernels.status import Status
 
-OK = "ok"
-#: Every status a record may carry.
-STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid")
+__all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError"]
+
+
+class MeasurerError(IoboundError):
+    """A measurer broke its contract (e.g. fewer records than configurations)."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,8 @@ class MeasureRecord:
     ----------
     config : dict
         The configuration measured (parameter name -> value).
-    status : str
-        One of :data:`STATUSES`.
+    status : Status
+        How it went (a string value is parsed: ``"ok"`` -> ``Status.OK``).
     costs : tuple of float
         Repeated timings in milliseconds (empty when nothing was timed).
     time_ms : float or None
@@ -60,83 +63,95 @@ class MeasureRecord:
         Unix time at which the record was made.
     extra : dict
         Measurer-specific JSON-able data (traffic counts, registers, compile time...).
+    surrogate_cost : float or None
+        The objective of an ``ok`` record that has no time (``emulate``: the emulated
+        global traffic in words); see :attr:`cost`.
     """
 
     config: dict
-    status: str
+    status: Status
     costs: tuple[float, ...] = ()
     time_ms: float | None = None
     error: str = ""
     estimate: bool = False
     timestamp: float = field(default_factory=time.time)
     extra: dict = field(default_factory=dict)
+    surrogate_cost: float | None = None
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {', '.join(STATUSES)}; got {self.status!r}")
+        object.__setattr__(self, "status", Status.parse(self.status))
         object.__setattr__(self, "costs", tuple(float(c) for c in self.costs))
+        if self.surrogate_cost is not None:
+            object.__setattr__(self, "surrogate_cost", float(self.surrogate_cost))
         if self.time_ms is not None:
             t = float(self.time_ms)
             if not math.isfinite(t):
                 raise ValueError(f"time_ms must be finite or None, got {self.time_ms!r}")
             object.__setattr__(self, "time_ms", t)
-        if self.status != OK and self.time_ms is not None:
-            raise ValueError(f"time_ms must be None for status {self.status!r}")
+        if not self.status.is_ok and self.time_ms is not None:
+            raise ValueError(f"time_ms must be None for status {self.status.value!r}")
 
     @property
     def is_ok(self) -> bool:
         """Whether the configuration ran correctly."""
-        return self.status == OK
+        return self.status.is_ok
 
     @property
     def cost(self) -> float:
         """The objective to minimise.
 
         ``time_ms`` for a timed ``ok`` record; for an ``ok`` record of a measurer
-        that does not time (``emulate``), its documented surrogate
-        ``extra["surrogate_cost"]`` (the emulated global traffic in words);
-        ``inf`` for failures.
+        that does not time (``emulate``), its documented :attr:`surrogate_cost`
+        (the emulated global traffic in words); ``inf`` for failures.
         """
-        if self.status != OK:
+        if not self.status.is_ok:
             return math.inf
         if self.time_ms is not None:
             return self.time_ms
-        surrogate = self.extra.get("surrogate_cost")
-        return float(surrogate) if surrogate is not None else math.inf
+        return self.surrogate_cost if self.surrogate_cost is not None else math.inf
 
     @classmethod
     def ok(cls, config: Mapping[str, Any], costs: Sequence[float] = (), *,
            time_ms: float | None = None, estimate: bool = False,
-           extra: Mapping[str, Any] | None = None) -> "MeasureRecord":
+           extra: Mapping[str, Any] | None = None,
+           surrogate_cost: float | None = None) -> "MeasureRecord":
         """An ``ok`` record; ``time_ms`` defaults to the median of ``costs``."""
         if time_ms is None and len(costs):
             time_ms = statistics.median(costs)
-        return cls(config=dict(config), status=OK, costs=tuple(costs), time_ms=time_ms,
-                   estimate=estimate, extra=dict(extra or {}))
+        return cls(config=dict(config), status=Status.OK, costs=tuple(costs), time_ms=time_ms,
+                   estimate=estimate, extra=dict(extra or {}), surrogate_cost=surrogate_cost)
 
     @classmethod
-    def failed(cls, config: Mapping[str, Any], status: str, error: str = "", *,
+    def failed(cls, config: Mapping[str, Any], status: Status, error: str = "", *,
                extra: Mapping[str, Any] | None = None) -> "MeasureRecord":
-        """A failed record (any status but ``ok``)."""
-        if status == OK:
+        """A failed record (any status but ``OK``)."""
+        if Status.parse(status).is_ok:
             raise ValueError("failed() needs a failure status, not 'ok'")
         return cls(config=dict(config), status=status, error=error, extra=dict(extra or {}))
 
     def to_dict(self) -> dict:
         """A JSON-able dict (see :meth:`from_dict`)."""
         return {
-            "config": dict(self.config), "status": self.status, "costs": list(self.costs),
+            "config": dict(self.config), "status": self.status.value, "costs": list(self.costs),
             "time_ms": self.time_ms, "error": self.error, "estimate": self.estimate,
             "timestamp": self.timestamp, "extra": dict(self.extra),
+            "surrogate_cost": self.surrogate_cost,
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "MeasureRecord":
-        """The record written by :meth:`to_dict`."""
-        return cls(config=dict(d["config"]), status=d["status"], costs=tuple(d.get("costs", ())),
-                   time_ms=d.get("time_ms"), error=d.get("error", ""),
-                   estimate=bool(d.get("estimate", False)),
-                   timestamp=float(d.get("timestamp", 0.0)), extra=dict(d.get("extra", {})))
+        """The record written by :meth:`to_dict`.
+
+        Logs written before ``surrogate_cost`` was a field kept it in ``extra``; it is
+        read from there too (and stays in ``extra``, as it was written).
+        """
+        extra = dict(d.get("extra", {}))
+        surrogate = d.get("surrogate_cost", extra.get("surrogate_cost"))
+        return cls(config=dict(d["config"]), status=Status.parse(d["status"]),
+                   costs=tuple(d.get("costs", ())), time_ms=d.get("time_ms"),
+                   error=d.get("error", ""), estimate=bool(d.get("estimate", False)),
+                   timestamp=float(d.get("timestamp", 0.0)), extra=extra,
+                   surrogate_cost=surrogate)
 
 
 class Measurer(abc.ABC):

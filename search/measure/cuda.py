@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from .base import MeasureRecord, Measurer
+from iobound.errors import InvalidInputError
+
+from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["CudaMeasurer", "cuda_available", "gpu_name"]
 
@@ -62,7 +64,7 @@ class CudaMeasurer(Measurer):
         from kernels.gpu import GpuOptions
 
         if algorithm not in ("direct", "winograd"):
-            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
         self.layer, self.algorithm = layer, algorithm
         self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
 
@@ -83,12 +85,12 @@ class CudaMeasurer(Measurer):
         try:
             kc = config_from_dict(dict(cfg), self.algorithm)
         except (ValueError, TypeError) as exc:
-            return MeasureRecord.failed(cfg, "invalid", str(exc))
+            return MeasureRecord.failed(cfg, Status.INVALID, str(exc))
         res = measure_config(self.layer, kc, self.options)
         extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
                                    ("registers", res.registers),
                                    ("max_abs_err", res.max_abs_err)) if v is not None}
-        if res.status != "ok":
+        if not res.status.is_ok:
             return MeasureRecord.failed(cfg, res.status, res.error, extra=extra)
         return MeasureRecord.ok(cfg, costs=res.costs, time_ms=res.time_ms, extra=extra)
 

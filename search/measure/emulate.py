@@ -5,16 +5,16 @@ emulator (``kernels.verify.emulate_and_check``) on random data, and compares the
 output with the numpy reference and the counted global traffic with the
 dataflow's exact formula.
 
-Statuses: ``ok`` (numerics within the fp32 error bound and traffic equal to the
-formula), ``wrong_result`` (either check failed; the message says which),
-``invalid`` (``check_config`` reasons, or a launch larger than the emulator
-accepts), ``compile_error`` (g++ rejected the source), ``runtime_error`` (the
+Statuses: ``OK`` (numerics within the fp32 error bound and traffic equal to the
+formula), ``WRONG_RESULT`` (either check failed; the message says which),
+``INVALID`` (``check_config`` reasons, or a launch larger than the emulator
+accepts), ``COMPILE_ERROR`` (g++ rejected the source), ``RUNTIME_ERROR`` (the
 emulated launch faulted).
 
 Decision on time: the emulator does not run at GPU speed, so records carry
 ``costs=()`` and ``time_ms=None``: nothing here is a time. The documented
 surrogate that a tuner minimises instead is the emulated global traffic in words
-(``extra["surrogate_cost"]``, see :attr:`MeasureRecord.cost`), which is what the
+(:attr:`MeasureRecord.surrogate_cost`, see :attr:`MeasureRecord.cost`), which is what the
 I/O bound is about. The full check is in ``extra`` (loads, stores, the formula's
 counts, errors, on-chip words, the lower bound).
 
@@ -25,17 +25,19 @@ Examples
 >>> m = EmulateMeasurer(layer)
 >>> ok, bad = m.measure([dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1),
 ...                      dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1)])
->>> ok.status, ok.time_ms, ok.extra["traffic_matches"], ok.cost == ok.extra["surrogate_cost"]
+>>> ok.status.value, ok.time_ms, ok.extra["traffic_matches"], ok.cost == ok.surrogate_cost
 ('ok', None, True, True)
 >>> bad.status
-'invalid'
+<Status.INVALID: 'invalid'>
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from .base import MeasureRecord, Measurer
+from iobound.errors import InvalidInputError
+
+from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["EmulateMeasurer"]
 
@@ -59,7 +61,7 @@ class EmulateMeasurer(Measurer):
 
     def __init__(self, layer, algorithm: str = "direct", seed: int = 0, with_bound: bool = False):
         if algorithm not in ("direct", "winograd"):
-            raise ValueError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
         self.layer, self.algorithm, self.seed, self.with_bound = layer, algorithm, seed, with_bound
 
     def toolchain(self) -> str:
@@ -80,31 +82,30 @@ class EmulateMeasurer(Measurer):
         try:
             kc = config_from_dict(dict(cfg), self.algorithm)
         except (ValueError, TypeError) as exc:
-            return MeasureRecord.failed(cfg, "invalid", str(exc))
+            return MeasureRecord.failed(cfg, Status.INVALID, str(exc))
         try:
             chk = emulate_and_check(self.layer, kc, seed=self.seed, with_bound=self.with_bound)
         except InvalidConfigError as exc:
-            return MeasureRecord.failed(cfg, "invalid", "; ".join(exc.reasons))
+            return MeasureRecord.failed(cfg, Status.INVALID, "; ".join(exc.reasons))
         except EmulatorBuildError as exc:
-            return MeasureRecord.failed(cfg, "compile_error", f"{exc}: {exc.log[-1500:]}")
+            return MeasureRecord.failed(cfg, Status.COMPILE_ERROR, f"{exc}: {exc.log[-1500:]}")
         except EmulatorRunError as exc:
-            return MeasureRecord.failed(cfg, "runtime_error", str(exc))
+            return MeasureRecord.failed(cfg, Status.RUNTIME_ERROR, str(exc))
         except ValueError as exc:  # launch beyond the emulator's limits
-            return MeasureRecord.failed(cfg, "invalid", str(exc))
+            return MeasureRecord.failed(cfg, Status.INVALID, str(exc))
         extra = chk.to_dict()
         traffic = chk.global_loads + chk.global_stores
-        extra.update(traffic_words=traffic, surrogate_cost=float(traffic),
-                     surrogate="emulated global traffic (words), not a time")
+        extra.update(traffic_words=traffic, surrogate="emulated global traffic (words), not a time")
         if not chk.numerics_ok:
             return MeasureRecord.failed(
-                cfg, "wrong_result", f"output differs from numpy: worst error/tolerance "
+                cfg, Status.WRONG_RESULT, f"output differs from numpy: worst error/tolerance "
                 f"{chk.worst_ratio:.3g}, max abs error {chk.max_abs_err:.3g}", extra=extra)
         if not chk.traffic_matches:
             return MeasureRecord.failed(
-                cfg, "wrong_result", f"traffic {chk.global_loads} loads + {chk.global_stores} "
+                cfg, Status.WRONG_RESULT, f"traffic {chk.global_loads} loads + {chk.global_stores} "
                 f"stores differs from the formula's {chk.expected_loads} + {chk.expected_stores}",
                 extra=extra)
-        return MeasureRecord.ok(cfg, extra=extra)
+        return MeasureRecord.ok(cfg, extra=extra, surrogate_cost=float(traffic))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
         for cfg in configs:

@@ -2,19 +2,19 @@
 
 A recorded float ``time`` gives an ``ok`` record with ``time_ms`` = the recorded
 ``time`` (Kernel Tuner's objective) and ``costs`` = the recorded ``times``; a
-failure string gives its status (``InvalidConfig`` -> ``invalid``,
-``CompilationFailedConfig`` -> ``compile_error``, ``RuntimeFailedConfig`` ->
-``runtime_error``); a configuration absent from the file is ``invalid``.
+failure string gives its status (``InvalidConfig`` -> ``INVALID``,
+``CompilationFailedConfig`` -> ``COMPILE_ERROR``, ``RuntimeFailedConfig`` ->
+``RUNTIME_ERROR``); a configuration absent from the file is ``INVALID``.
 Nothing is timed here, so the records are measurements replayed, not estimates, except
 entries marked ``"estimate": true`` (an exported analytic run), which replay as estimates.
-A recorded time that is not a positive finite number is ``invalid``, never a measurement.
+A recorded time that is not a positive finite number is ``INVALID``, never a measurement.
 
 Examples
 --------
 >>> from search.kt_cache import KtCache
 >>> m = ReplayMeasurer(KtCache(tune_params={"a": [1, 2]}, entries=[
 ...     {"a": 1, "time": 2.0, "times": [1.9, 2.0, 2.1]}, {"a": 2, "time": "CompilationFailedConfig"}]))
->>> [(r.status, r.time_ms) for r in m.measure([{"a": 1}, {"a": 2}, {"a": 3}])]
+>>> [(r.status.value, r.time_ms) for r in m.measure([{"a": 1}, {"a": 2}, {"a": 3}])]
 [('ok', 2.0), ('compile_error', None), ('invalid', None)]
 """
 
@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from ..kt_cache import KtCache, cache_key, entry_status, load_cache
 from ..times import as_time
-from .base import MeasureRecord, Measurer
+from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["ReplayMeasurer"]
 
@@ -53,11 +53,11 @@ class ReplayMeasurer(Measurer):
         try:
             entry = self._by_key.get(cache_key(config, self.cache.keys))
         except KeyError as exc:
-            return MeasureRecord.failed(config, "invalid", f"parameter {exc} missing from config")
+            return MeasureRecord.failed(config, Status.INVALID, f"parameter {exc} missing from config")
         if entry is None:
-            return MeasureRecord.failed(config, "invalid", "configuration not recorded in the replay file")
+            return MeasureRecord.failed(config, Status.INVALID, "configuration not recorded in the replay file")
         status = entry_status(entry)
-        if status != "ok":
+        if not status.is_ok:
             reason = entry.get("invalid_reason") or str(entry.get("time"))[:80]
             return MeasureRecord.failed(config, status, reason)
         times = entry.get("times")

@@ -14,10 +14,12 @@ Examples
 >>> make_optimizer({"n_walkers": 4})
 Traceback (most recent call last):
 ...
-ValueError: no model optimizer takes dict; options must be one of AnnealOptions, WalkOptions
+iobound.errors.InvalidInputError: no model optimizer takes dict; options must be one of AnnealOptions, WalkOptions
 """
 
 from __future__ import annotations
+
+from iobound.errors import InvalidInputError
 
 from .anneal import AnnealOptimizer, AnnealOptions
 from .base import ModelOptimizer
@@ -36,6 +38,6 @@ def make_optimizer(options) -> ModelOptimizer:
     cls = OPTIMIZERS.get(type(options))
     if cls is None:
         names = ", ".join(sorted(t.__name__ for t in OPTIMIZERS))
-        raise ValueError(f"no model optimizer takes {type(options).__name__}; "
+        raise InvalidInputError(f"no model optimizer takes {type(options).__name__}; "
                          f"options must be one of {names}")
     return cls(options)

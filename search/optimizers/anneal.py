@@ -30,6 +30,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..cost_model import CostModel
 from ..space import Space
 from .base import ModelOptimizer
@@ -48,7 +50,7 @@ class AnnealOptions:
 
     def __post_init__(self) -> None:
         if self.n_chains < 1 or self.n_iter < 1 or self.early_stop < 1:
-            raise ValueError("n_chains, n_iter and early_stop must be >= 1")
+            raise InvalidInputError("n_chains, n_iter and early_stop must be >= 1")
 
 
 class AnnealOptimizer(ModelOptimizer):

@@ -35,6 +35,8 @@ from typing import Collection, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..cost_model import CostModel
 from ..space import Space, sample_excluding
 
@@ -54,7 +56,7 @@ class ModelOptimizer(abc.ABC):
         if options is None:
             options = self.Options()
         if not isinstance(options, self.Options):
-            raise ValueError(f"{type(self).__name__} takes {self.Options.__name__}, "
+            raise InvalidInputError(f"{type(self).__name__} takes {self.Options.__name__}, "
                              f"got {type(options).__name__}")
         self.options = options
 

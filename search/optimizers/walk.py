@@ -35,6 +35,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..cost_model import CostModel
 from ..space import Space
 from .base import ModelOptimizer, score_memo
@@ -77,9 +79,9 @@ class WalkOptions:
 
     def __post_init__(self) -> None:
         if self.n_walkers < 1 or self.max_steps < 0 or self.patience < 1 or self.neighbours_per_step < 1:
-            raise ValueError("n_walkers, patience and neighbours_per_step must be >= 1, max_steps >= 0")
+            raise InvalidInputError("n_walkers, patience and neighbours_per_step must be >= 1, max_steps >= 0")
         if not 0.0 <= self.best_starts <= 1.0:
-            raise ValueError(f"best_starts must be in [0, 1], got {self.best_starts}")
+            raise InvalidInputError(f"best_starts must be in [0, 1], got {self.best_starts}")
 
 
 class WalkOptimizer(ModelOptimizer):

@@ -19,6 +19,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import json
 import sqlite3
 from pathlib import Path

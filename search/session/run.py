@@ -13,6 +13,8 @@ together, :func:`tune_replay` the same for a recorded Kernel Tuner space.
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 import dataclasses
 import time
 from dataclasses import dataclass

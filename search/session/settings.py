@@ -19,6 +19,8 @@ iobound.errors.InvalidInputError: budget must be >= 1, got 0
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 

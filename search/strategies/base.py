@@ -89,11 +89,11 @@ class Strategy(abc.ABC):
 
     def __init__(self, space: Space, options=None, rng: np.random.Generator | None = None):
         if rng is None:
-            raise ValueError(f"strategy {self.name!r} needs an explicit rng (np.random.Generator)")
+            raise InvalidInputError(f"strategy {self.name!r} needs an explicit rng (np.random.Generator)")
         if options is None:
             options = self.Options()
         if not isinstance(options, self.Options):
-            raise ValueError(f"strategy {self.name!r} takes {self.Options.__name__}, "
+            raise InvalidInputError(f"strategy {self.name!r} takes {self.Options.__name__}, "
                              f"got {type(options).__name__}")
         self.space = space
         self.options = options

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iobound.errors import InvalidInputError
+
 from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 
@@ -38,7 +40,7 @@ class GAOptions(StrategyOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.population < 2 or self.tournament < 1 or not 0 <= self.mutation <= 1:
-            raise ValueError("population >= 2, tournament >= 1 and 0 <= mutation <= 1 required")
+            raise InvalidInputError("population >= 2, tournament >= 1 and 0 <= mutation <= 1 required")
 
 
 class GeneticStrategy(Strategy):

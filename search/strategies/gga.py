@@ -47,6 +47,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.errors import InvalidInputError
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,10 +104,10 @@ class GuidedGAOptions(GAOptions):
         super().__post_init__()
         object.__setattr__(self, "history", tuple(self.history))
         if self.elite < 1 or self.omega < 0 or not 0 <= self.min_match <= 1:
-            raise ValueError("elite >= 1, omega >= 0 and 0 <= min_match <= 1 required")
+            raise InvalidInputError("elite >= 1, omega >= 0 and 0 <= min_match <= 1 required")
         if not all(0 <= x <= 1 for x in (self.crossover, self.elite_mutation, self.explore,
                                          self.seed_share)):
-            raise ValueError("crossover, elite_mutation, explore and seed_share are in [0, 1]")
+            raise InvalidInputError("crossover, elite_mutation, explore and seed_share are in [0, 1]")
 
 
 class GuidedGAStrategy(GeneticStrategy):

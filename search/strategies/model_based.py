@@ -43,6 +43,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from iobound.errors import InvalidInputError
+
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
@@ -93,9 +95,9 @@ class ModelBasedOptions(StrategyOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 0.0 <= self.epsilon <= 1.0 or self.init_random < 0 or self.min_ok < 1:
-            raise ValueError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
+            raise InvalidInputError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
         if self.plan_size is not None and self.plan_size < 1:
-            raise ValueError(f"plan_size must be None or >= 1, got {self.plan_size}")
+            raise InvalidInputError(f"plan_size must be None or >= 1, got {self.plan_size}")
         make_optimizer(self.optimizer)  # rejects options no optimizer takes
 
 

@@ -14,40 +14,16 @@ from dataflow.dag_winograd import winograd_conv_dag
 from dataflow.direct import DirectTiling
 from dataflow.pebble import play
 from dataflow.schedules import tiled_schedule, topological_schedule
-from dataflow.winograd import WinogradTiling
 from iobound import ConvLayer
 from iobound.report import bound_report
+from layer_cases import small_direct_cases, winograd_cases
 
 
 @st.composite
 def direct_cases(draw):
     """A small direct layer, a tiling of it, S >= 3 and an rng seed."""
-    while True:
-        try:
-            layer = ConvLayer(
-                n=1, c_in=draw(st.integers(1, 3)), h_in=draw(st.integers(2, 6)),
-                w_in=draw(st.integers(2, 6)), c_out=draw(st.integers(1, 3)),
-                k_h=draw(st.integers(1, 3)), k_w=draw(st.integers(1, 3)),
-                stride=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
-                padding=(draw(st.integers(0, 1)), draw(st.integers(0, 1))))
-            break
-        except ValueError:
-            continue
-    tiling = DirectTiling(x=draw(st.integers(1, layer.w_out)), y=draw(st.integers(1, layer.h_out)),
-                          z=draw(st.integers(1, layer.c_out)), alpha=draw(st.integers(1, layer.c_in)))
+    layer, tiling = draw(small_direct_cases())
     return layer, tiling, draw(st.integers(3, 80)), draw(st.integers(0, 2**32 - 1))
-
-
-@st.composite
-def winograd_cases(draw):
-    """A small Winograd layer, a tiling, S (at least the largest in-degree + 1) and a seed."""
-    r, e = draw(st.integers(2, 3)), draw(st.integers(1, 3))
-    layer = ConvLayer(n=1, c_in=draw(st.integers(1, 2)), h_in=draw(st.integers(r, 6)),
-                      w_in=draw(st.integers(r, 6)), c_out=draw(st.integers(1, 2)), k_h=r, k_w=r,
-                      padding=draw(st.integers(0, 1)))
-    tiling = WinogradTiling(e=e, x=e * draw(st.integers(1, 2)), y=e * draw(st.integers(1, 2)),
-                            z=draw(st.integers(1, layer.c_out)))
-    return layer, tiling, draw(st.integers(0, 120)), draw(st.integers(0, 2**32 - 1))
 
 
 def _check(dag, layer, S, schedules, algorithm, e=None):
@@ -61,9 +37,8 @@ def _check(dag, layer, S, schedules, algorithm, e=None):
                     f"schedule={name}, policy={policy}")
 
 
-@given(direct_cases())
-def test_direct_schedules_respect_every_bound(case):
-    """Random topological and tiled direct schedules, Belady and LRU, move >= every bound."""
+def _check_direct(case) -> None:
+    """Random topological, tiled and tiled-flushed orders of a direct case against every bound."""
     layer, tiling, S, seed = case
     dag = direct_conv_dag(layer)
     tiled = tiled_schedule(dag, layer, tiling)
@@ -72,6 +47,12 @@ def test_direct_schedules_respect_every_bound(case):
         (f"tiled {tiling}", tiled.order, ()),
         (f"tiled {tiling} flushed", tiled.order, tiled.block_starts),
     ], "direct")
+
+
+@given(direct_cases())
+def test_direct_schedules_respect_every_bound(case):
+    """Random topological and tiled direct schedules, Belady and LRU, move >= every bound."""
+    _check_direct(case)
 
 
 @given(winograd_cases())
@@ -103,3 +84,33 @@ def test_bounds_above_compulsory_hold_for_played_games():
         assert rep.best_method == "x_partition" and rep.best > rep.bounds["compulsory"].value
         _check(dag, layer, S, [("tiled", tiled.order, ()), ("random topological", random, ())],
                "direct")
+
+
+@st.composite
+def chain_binding_cases(draw):
+    """Layers with many input channels (long chains) at small S, where x_partition_chain binds."""
+    k = draw(st.integers(1, 3))
+    layer = ConvLayer(n=1, c_in=draw(st.integers(8, 24)), h_in=k - 1 + draw(st.integers(1, 3)),
+                      w_in=k - 1 + draw(st.integers(1, 3)), c_out=draw(st.integers(2, 6)),
+                      k_h=k, k_w=k, stride=draw(st.integers(1, 2)) if k > 1 else 1)
+    tiling = DirectTiling(x=draw(st.integers(1, layer.w_out)), y=draw(st.integers(1, layer.h_out)),
+                          z=draw(st.integers(1, layer.c_out)), alpha=1)
+    return layer, tiling, draw(st.integers(9, 30)), draw(st.integers(0, 2**32 - 1))
+
+
+@given(chain_binding_cases())
+def test_chain_bound_where_it_binds(case):
+    """x_partition_chain (constant 2) against random topological and tiled orders, both policies."""
+    _check_direct(case)
+
+
+def test_chain_bound_binds_on_a_long_chain_layer():
+    """The case the test above is about exists: the chain bound is the best one, above
+    x_partition and compulsory, and a tiled Belady game still moves more."""
+    layer = ConvLayer(n=1, c_in=24, h_in=3, w_in=3, c_out=6, k_h=1, k_w=1)
+    rep = bound_report(layer, 12, "direct")
+    assert rep.best_method == "x_partition_chain"
+    assert rep.best > 1.2 * max(rep.bounds["x_partition"].value, rep.bounds["compulsory"].value)
+    dag = direct_conv_dag(layer)
+    order = tiled_schedule(dag, layer, DirectTiling(x=1, y=1, z=6, alpha=1)).order
+    assert play(dag, order, 12, "belady").total >= rep.best

@@ -4,10 +4,12 @@ import sys
 
 import pytest
 
+from iobound.devices import Device
 from iobound.errors import ToolchainError
 from iobound.layer import ConvLayer
 from kernels import gpu
 from kernels.config import DirectConfig, WinogradConfig
+from kernels.status import Status
 
 
 def test_median_of_timings():
@@ -17,17 +19,51 @@ def test_median_of_timings():
         gpu.median_ms([])
 
 
+class _Drv:
+    """The exception classes of pycuda.driver (their hierarchy, not their behaviour)."""
+
+    class Error(Exception):
+        pass
+
+    class LaunchError(Error):
+        pass
+
+    class LogicError(Error):
+        pass
+
+    class CompileError(Error):
+        pass
+
+
 @pytest.mark.parametrize("exc,status", [
-    (TimeoutError("kernel did not finish within 1 s"), "timeout"),
-    (type("LaunchError", (Exception,), {})("cuCtxSynchronize failed: launch timeout"), "timeout"),
-    (type("LaunchError", (Exception,), {})("cuLaunchKernel failed: too many resources requested"), "runtime_error"),
-    (type("LogicError", (Exception,), {})("cuModuleLoad failed: invalid device image"), "runtime_error"),
-    (type("CompileError", (Exception,), {})("nvcc failed"), "compile_error"),
-    (MemoryError("cuMemAlloc failed: out of memory"), "runtime_error"),
+    (gpu.KernelTimeoutError("kernel did not finish within 1 s"), Status.TIMEOUT),
+    # a message that mentions a timeout does not make one: the type decides
+    (_Drv.LaunchError("cuCtxSynchronize failed: launch timeout"), Status.RUNTIME_ERROR),
+    (TimeoutError("some other library timed out"), Status.RUNTIME_ERROR),
+    (_Drv.LaunchError("cuLaunchKernel failed: too many resources requested"), Status.RUNTIME_ERROR),
+    (_Drv.LogicError("cuModuleLoad failed: invalid device image"), Status.RUNTIME_ERROR),
+    (_Drv.CompileError("nvcc failed"), Status.COMPILE_ERROR),
+    (MemoryError("cuMemAlloc failed: out of memory"), Status.RUNTIME_ERROR),
 ])
 def test_exception_classification(exc, status):
-    """Driver exceptions map to the measurement statuses by type and message."""
-    assert gpu.classify_exception(exc) == status
+    """Driver exceptions map to the measurement statuses by their type."""
+    assert gpu.classify_exception(exc, _Drv) is status
+
+
+def test_classification_without_a_driver():
+    """Without pycuda's classes, only our watchdog's timeout is special."""
+    assert gpu.classify_exception(gpu.KernelTimeoutError("late")) is Status.TIMEOUT
+    assert gpu.classify_exception(_Drv.CompileError("x")) is Status.RUNTIME_ERROR
+
+
+def test_driver_limits_make_a_device():
+    """The driver's limits override a preset: a Device, named as the driver names it."""
+    drv = _FakeDriver()
+    dev = gpu.device_limits(drv, drv.Device(0))
+    assert isinstance(dev, Device) and dev.name == "Fake A100"
+    assert (dev.shared_mem_per_block_bytes, dev.max_threads_per_block, dev.registers_per_sm) == \
+        (49152, 1024, 65536)
+    assert dev.compute_capability == (8, 0) and "driver" in dev.source
 
 
 def test_options_are_validated():
@@ -41,7 +77,7 @@ def test_options_are_validated():
 
 def test_result_status_is_validated():
     """A MeasureResult only carries a known status."""
-    assert gpu.MeasureResult(status="ok", costs=(1.0,), time_ms=1.0).status == "ok"
+    assert gpu.MeasureResult(status="ok", costs=(1.0,), time_ms=1.0).status is Status.OK
     with pytest.raises(ValueError, match="status"):
         gpu.MeasureResult(status="crashed")
 
@@ -56,7 +92,7 @@ def test_watchdog_raises_timeout_on_an_event_that_never_completes():
     class Never:
         def query(self):
             return False
-    with pytest.raises(TimeoutError):
+    with pytest.raises(gpu.KernelTimeoutError):
         gpu._wait(Never(), 0.01)
 
 
@@ -77,7 +113,7 @@ LAYER = ConvLayer(n=1, c_in=8, h_in=16, w_in=16, c_out=8, k_h=3, k_w=3, padding=
 def test_real_gpu_measurement(config, tmp_path):
     """On a GPU: the kernel runs, matches numpy, and is timed over the repeats."""
     res = gpu.measure_config(LAYER, config, gpu.GpuOptions(repeats=10), cache_root=tmp_path)
-    assert res.status == "ok", res.error
+    assert res.status is Status.OK, res.error
     assert len(res.costs) == 10 and res.time_ms > 0 and res.max_abs_err < 1e-3
 
 
@@ -86,7 +122,7 @@ def test_real_gpu_invalid_config_is_reported(tmp_path):
     """A config over the device's limits is 'invalid', not a crash."""
     big = ConvLayer(n=1, c_in=64, h_in=64, w_in=64, c_out=64, k_h=3, k_w=3, padding=1)
     res = gpu.measure_config(big, DirectConfig(32, 32, 4, 64, 32, 8, 1), cache_root=tmp_path)
-    assert res.status == "invalid" and "shared memory" in res.error
+    assert res.status is Status.INVALID and "shared memory" in res.error
 
 
 # -- the whole measure_configs flow against a fake driver (no GPU needed) ------------
@@ -207,7 +243,7 @@ def test_measure_configs_flow_times_checks_and_orders(fake_gpu):
     cfgs = [DirectConfig(8, 8, 4, 2, 8, 4, 2), DirectConfig(16, 16, 8, 8, 1, 1, 1),
             DirectConfig(8, 8, 3, 1, 8, 8, 1)]  # 2nd: register cap -> invalid; 3rd: fake compile error
     res = gpu.measure_configs(LAYER, cfgs, gpu.GpuOptions(repeats=10, warmup=2))
-    assert [r.status for r in res] == ["ok", "invalid", "compile_error"]
+    assert [r.status.value for r in res] == ["ok", "invalid", "compile_error"]
     assert res[0].costs == (1.5,) * 10 and res[0].time_ms == 1.5 and res[0].registers == 40
     assert drv.launches[0] == ("iobound_direct", (8, 4, 2), (2, 2, 2))
     assert len(drv.launches) == 3 + 10 and drv.contexts == 0
@@ -217,14 +253,14 @@ def test_measure_configs_reports_wrong_result(fake_gpu):
     """A kernel whose output differs from numpy is 'wrong_result' and is not timed."""
     fake_gpu("wrong")
     res = gpu.measure_config(LAYER, DirectConfig(8, 8, 4, 2, 8, 4, 2))
-    assert res.status == "wrong_result" and res.costs == () and "tolerance" in res.error
+    assert res.status is Status.WRONG_RESULT and res.costs == () and "tolerance" in res.error
 
 
 def test_measure_configs_classifies_launch_errors(fake_gpu):
     """A driver LaunchError becomes 'runtime_error' with the message."""
     fake_gpu("launch_error")
     res = gpu.measure_config(LAYER, WinogradConfig(2, 8, 8, 4, 4, 4, 2))
-    assert res.status == "runtime_error" and "too many resources" in res.error
+    assert res.status is Status.RUNTIME_ERROR and "too many resources" in res.error
 
 
 def test_measure_configs_uses_a_fresh_context_after_a_runtime_error(fake_gpu):
@@ -232,6 +268,6 @@ def test_measure_configs_uses_a_fresh_context_after_a_runtime_error(fake_gpu):
     drv = fake_gpu("first_illegal_access")
     cfgs = [DirectConfig(8, 8, 4, 2, 8, 4, 2), WinogradConfig(2, 8, 8, 4, 4, 4, 2)]
     res = gpu.measure_configs(LAYER, cfgs, gpu.GpuOptions(repeats=10, warmup=1))
-    assert [r.status for r in res] == ["runtime_error", "ok"], [r.error for r in res]
+    assert [r.status.value for r in res] == ["runtime_error", "ok"], [r.error for r in res]
     assert "illegal memory access" in res[0].error and len(res[1].costs) == 10
     assert drv.made_contexts == 2 and drv.contexts == 0

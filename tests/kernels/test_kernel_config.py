@@ -8,10 +8,11 @@ from dataflow.winograd import WinogradTiling, winograd_footprint
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from kernels.config import (
-    MAX_ACCUMULATORS_PER_THREAD, DirectConfig, WinogradConfig, accumulators_per_thread,
-    check_config, config_from_dict, grid_shape, onchip_words, parse_config, register_words,
-    shared_memory_bytes, shared_memory_words,
+    DirectConfig, WinogradConfig, accumulators_per_thread, check_config, config_from_dict,
+    grid_shape, onchip_words, parse_config, register_words, shared_memory_bytes,
+    shared_memory_words,
 )
+from kernels.limits import MAX_ACCUMULATORS_PER_THREAD
 
 LAYER = ConvLayer(n=2, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding=1)
 

@@ -10,6 +10,7 @@ from iobound.errors import ToolchainError
 from kernel_matrix import CASES
 from kernels import nvcc as nv
 from kernels.generate import generate
+from kernels.status import Status
 
 NEW_LOG = """\
 ptxas info    : 0 bytes gmem
@@ -108,7 +109,7 @@ def test_compile_timeout_is_a_result(tmp_path):
     """An nvcc that hangs gives status 'timeout', not an exception."""
     fake = _fake_nvcc(tmp_path, body="sleep 5")
     res = nv.compile_cubin("int x;", "sm_80", nvcc=str(fake), cache_root=tmp_path, timeout=0.3)
-    assert res.status == "timeout" and "timed out" in res.log
+    assert res.status is Status.TIMEOUT and "timed out" in res.log
 
 
 # A fake nvcc compile (one line: _fake_nvcc dedents its script): count the run, print a
@@ -146,7 +147,7 @@ def test_compiler_that_cannot_start_is_a_compile_error(tmp_path):
     nv.toolchain(str(fake))  # looked up while it still runs
     fake.write_text("#!/nonexistent/interpreter\n")
     res = nv.compile_cubin("int k;", "sm_80", nvcc=str(fake), cache_root=tmp_path / "cache")
-    assert res.status == "compile_error" and "could not run" in res.log
+    assert res.status is Status.COMPILE_ERROR and "could not run" in res.log
 
 
 def test_bad_arch_string_is_a_value_error(tmp_path):
@@ -159,7 +160,7 @@ def test_bad_arch_string_is_a_value_error(tmp_path):
 def test_compile_error_is_a_result_with_the_log(tmp_path):
     """Source nvcc rejects gives status compile_error carrying nvcc's messages."""
     res = nv.compile_cubin("this is not cuda", "sm_80", cache_root=tmp_path)
-    assert res.status == "compile_error" and "error" in res.log and res.registers is None
+    assert res.status is Status.COMPILE_ERROR and "error" in res.log and res.registers is None
 
 
 @pytest.mark.nvcc
@@ -181,7 +182,7 @@ def test_sm70_compiles_via_cuda12_wheels_or_is_a_clean_compile_error(tmp_path):
                               cache_root=tmp_path)
     for res in results:
         if nv.find_toolchain("sm_70") is None:
-            assert res.status == "compile_error"
+            assert res.status is Status.COMPILE_ERROR
             assert "no nvcc found supports sm_70" in res.log and "CUDA 13 dropped sm_70" in res.log
         else:
             assert res.ok and res.registers > 0 and "for 'sm_70'" in res.log, res.log
@@ -197,7 +198,7 @@ def test_nvrtc_toolchain_absent_without_the_wheels(monkeypatch):
 def test_nvrtc_source_error_is_a_compile_error_result(tmp_path):
     """With the wheels, NVRTC's rejection is a compile_error carrying its log (else: clean error)."""
     res = nv.compile_cubin("garbage", "sm_70", cache_root=tmp_path)
-    assert res.status == "compile_error" and res.log
+    assert res.status is Status.COMPILE_ERROR and res.log
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,8 @@ def test_json_schema(capsys):
     assert out["layer"]["wout"] == 27 and out["layer"]["c_in"] == 96
     (res,) = out["results"]
     assert res["algorithm"] == "direct" and res["e"] is None
-    assert set(res["bounds"]) == {"hong_kung_composite", "x_partition", "compulsory"}
+    assert set(res["bounds"]) == {"hong_kung_composite", "x_partition", "x_partition_chain",
+                                 "compulsory"}
     assert res["best"] == max(res["bounds"].values())
     assert res["bounds"][res["best_method"]] == res["best"]
     assert set(res["leading_terms"]) >= {"hong_kung_composite", "x_partition"}

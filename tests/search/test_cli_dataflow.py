@@ -44,9 +44,10 @@ def test_given_tiles_are_evaluated(capsys):
 
 
 def test_processors_split_memory(capsys):
-    """With N_p = 4 each block gets S/4 words, and the bound is taken there."""
+    """With N_p = 4 each block gets S/4 words, and the bound is taken there (+2 for the
+    in-place multiply-accumulate, proofs/test_multi_block.py)."""
     d = run_json(capsys, "--layer", SMALL, "--fast-memory", "4096", "--processors", "4")
-    assert d["block_memory_words"] == 1024 and d["lower_bound_fast_memory_words"] == 1024
+    assert d["block_memory_words"] == 1024 and d["lower_bound_fast_memory_words"] == 1026
     assert d["footprint_words"] <= 1024
 
 

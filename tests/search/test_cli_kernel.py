@@ -95,3 +95,21 @@ def test_emulator_failure_is_a_result_with_exit_1(capsys, monkeypatch, as_json):
             assert key in emu and emu[key] is None
     else:
         assert "emulate  FAILED: emulated launch failed" in out
+
+
+@pytest.mark.parametrize("config,threads", [("x=4,y=4,z=4,alpha=2", {"tx": 4, "ty": 4, "tz": 4}),
+                                            ("e=2,x=4,y=4,z=2", {"tx": 2, "ty": 2, "tz": 2})])
+def test_tiles_without_threads_get_a_default_block_that_is_reported(capsys, config, threads):
+    """The dataflow's tiles alone make a kernel: the chosen block is in the JSON and the text."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", config, "--emulate", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["default_threads"] == threads and res["emulate"]["ok"]
+    assert {k: res["config"][k] for k in threads} == threads
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", config)
+    assert code == 0 and f"threads  tx={threads['tx']} ty={threads['ty']} tz={threads['tz']} (default" in out
+
+
+def test_given_threads_are_not_reported_as_default(capsys):
+    """A config with its threads has default_threads null."""
+    code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--json")
+    assert code == 0 and json.loads(out)["default_threads"] is None

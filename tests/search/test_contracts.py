@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from kernels.status import Status
 from iobound.layer import ConvLayer
 from search.measure import MEASURERS, make_measurer
 from search.measure.base import MeasureRecord, Measurer
@@ -130,7 +131,7 @@ def test_measurer_contract(name, synth_cache_path):
         records = m.measure(configs)
         assert list(m.measure_iter(configs[::-1])) and len(records) == len(configs)
     assert [r.config for r in records] == configs
-    assert [r.status for r in records[1:1 + len(bad)]] == ["invalid"] * len(bad)
-    assert records[0].is_ok and records[-1].status != "invalid"
+    assert [r.status for r in records[1:1 + len(bad)]] == [Status.INVALID] * len(bad)
+    assert records[0].is_ok and records[-1].status is not Status.INVALID
     for r in records:
         assert MeasureRecord.from_dict(json.loads(json.dumps(r.to_dict()))) == r

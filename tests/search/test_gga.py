@@ -42,7 +42,7 @@ def test_without_history_it_is_the_plain_ga():
     """No usable history: the same indices as ga for the same seed, and stats say why."""
     a = tune(SPACE, Bowl(), "ga", budget=40, seed=3)
     g = GuidedGAStrategy(SPACE, rng=np.random.default_rng(3))
-    b = tune(SPACE, Bowl(), g, budget=40, seed=3)
+    b = tune(SPACE, Bowl(), g, budget=40)
     assert [t.index for t in a.trials] == [t.index for t in b.trials]
     st_ = g.stats()["history"]
     assert st_["used"] is False and st_["fallback"] == "plain ga" and st_["reason"] == "no history given"

@@ -18,7 +18,7 @@ def test_load_synthetic(synth_cache_path):
 
 def test_failure_strings_map_to_statuses():
     """Kernel Tuner's failure strings become our statuses."""
-    assert [entry_status({"time": t}) for t in
+    assert [entry_status({"time": t}).value for t in
             ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig", 1.5)] == \
         ["invalid", "compile_error", "runtime_error", "ok"]
 
@@ -40,7 +40,8 @@ def test_export_records_round_trip(tmp_path):
             MeasureRecord.failed({"a": 4, "b": 2}, "compile_error")]
     cache = records_to_cache(recs, {"a": [1, 2, 4], "b": [2]}, device_name="dev")
     back = load_cache(write_cache(tmp_path / "x.json.gz", cache))
-    assert [entry_status(e) for e in back.entries] == ["ok", "timeout", "compile_error"]
+    assert [entry_status(e).value for e in back.entries] == ["ok", "timeout", "compile_error"]
+    assert [e.get("status") for e in back.entries] == [None, "timeout", "compile_error"]
     assert back.entries[0]["time"] == 2.0 and back.entries[1]["time"] == "RuntimeFailedConfig"
 
 
@@ -74,7 +75,7 @@ def test_real_files_load(shared_data):
     """The recorded spaces load and hold thousands of entries, failed ones included."""
     for gpu in ("A100", "A4000", "A6000"):
         c = load_cache(shared_data / "tuning-spaces" / f"convolution_{gpu}.json.gz")
-        statuses = {entry_status(e) for e in c.entries}
+        statuses = {entry_status(e).value for e in c.entries}
         assert len(c) > 1000 and "ok" in statuses and statuses - {"ok"}
 
 

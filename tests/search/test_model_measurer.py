@@ -10,7 +10,9 @@ from iobound.layer import ConvLayer
 from kernels.config import check_config, config_from_dict
 from search.conv_space import ConvSpace
 from search.measure import make_measurer
-from search.measure.model import ModelMeasurer, estimate_ms
+from kernels.perf_model import estimate_ms
+from search.measure.model import ModelMeasurer
+from kernels.status import Status
 
 V100 = get_device("v100")
 LAYER = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
@@ -26,7 +28,7 @@ def _space_configs(n=40, seed=0):
 def test_records_are_labelled_estimates():
     """Every ok record is an estimate, labelled so, with a positive time."""
     recs = ModelMeasurer(LAYER, V100).measure(_space_configs())
-    assert recs and all(r.status == "ok" and r.estimate and r.time_ms > 0 for r in recs)
+    assert recs and all(r.status is Status.OK and r.estimate and r.time_ms > 0 for r in recs)
     assert all(r.extra["label"] == "analytic estimate" for r in recs)
 
 
@@ -41,14 +43,14 @@ def test_invalid_configs_carry_check_config_reasons():
     cfg = dict(x=16, y=16, z=32, alpha=16, tx=16, ty=16, tz=8)
     reasons = check_config(LAYER, config_from_dict(cfg), V100)
     (rec,) = ModelMeasurer(LAYER, V100).measure([cfg])
-    assert reasons and rec.status == "invalid" and rec.error == "; ".join(reasons)
+    assert reasons and rec.status is Status.INVALID and rec.error == "; ".join(reasons)
     assert rec.time_ms is None
 
 
 def test_malformed_config_is_invalid():
     """A config missing a knob is reported invalid, not raised."""
     (rec,) = ModelMeasurer(LAYER, V100).measure([{"x": 4}])
-    assert rec.status == "invalid" and "missing" in rec.error
+    assert rec.status is Status.INVALID and "missing" in rec.error
 
 
 def test_deterministic():

@@ -5,32 +5,64 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from search.measure.base import STATUSES, MeasureRecord
+from kernels.status import Status
+from search.measure.base import MeasureRecord
 from search.records import SCHEMA, LogWriter, read_log
 
 values = st.one_of(st.integers(-1000, 1000), st.text(max_size=5), st.booleans())
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=4), values, max_size=4),
-       st.sampled_from(STATUSES),
-       st.lists(st.floats(0.001, 1e3), max_size=4), st.booleans())
-def test_record_round_trips_through_json(config, status, costs, estimate):
-    """to_dict -> JSON text -> from_dict gives an equal record."""
-    if status == "ok":
-        rec = MeasureRecord.ok(config, costs=costs, time_ms=None if costs else 1.0, estimate=estimate)
+       st.sampled_from(list(Status)),
+       st.lists(st.floats(0.001, 1e3), max_size=4), st.booleans(),
+       st.one_of(st.none(), st.floats(0.0, 1e9)))
+def test_record_round_trips_through_json(config, status, costs, estimate, surrogate):
+    """to_dict -> JSON text -> from_dict gives an equal record; the status is its string."""
+    if status is Status.OK:
+        rec = MeasureRecord.ok(config, costs=costs, time_ms=None if costs else 1.0,
+                               estimate=estimate, surrogate_cost=surrogate)
     else:
         rec = MeasureRecord.failed(config, status, "why")
-    assert MeasureRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    text = json.dumps(rec.to_dict())
+    assert json.loads(text)["status"] == status.value
+    assert MeasureRecord.from_dict(json.loads(text)) == rec
+
+
+OLD_LOG_LINES = [  # records as logs wrote them before statuses were an enum
+    {"config": {"x": 4}, "status": "ok", "costs": [], "time_ms": None, "error": "",
+     "estimate": False, "timestamp": 1.0, "extra": {"surrogate_cost": 96.0, "traffic_words": 96}},
+    {"config": {"x": 5}, "status": "wrong_result", "costs": [], "time_ms": None,
+     "error": "traffic differs", "estimate": False, "timestamp": 2.0, "extra": {}},
+    {"config": {"x": 6}, "status": "timeout", "costs": [], "time_ms": None, "error": "",
+     "estimate": False, "timestamp": 3.0, "extra": {}},
+]
+
+
+@pytest.mark.parametrize("line", OLD_LOG_LINES)
+def test_old_log_records_read_back(line):
+    """A record of an old log reads back (its surrogate from extra) and writes the same strings."""
+    rec = MeasureRecord.from_dict(line)
+    assert rec.status is Status(line["status"])
+    assert rec.surrogate_cost == line["extra"].get("surrogate_cost")
+    again = rec.to_dict()
+    assert {k: again[k] for k in line} == line
+
+
+def test_surrogate_cost_is_the_cost_of_an_untimed_ok_record():
+    """An ok record without a time costs its surrogate; a failure costs inf."""
+    assert MeasureRecord.ok({}, surrogate_cost=12.0).cost == 12.0
+    assert MeasureRecord.ok({}).cost == float("inf")
+    assert MeasureRecord.failed({}, Status.TIMEOUT).cost == float("inf")
 
 
 def test_failed_record_cannot_have_time():
     """A failure with a time is rejected (no stand-in numbers for failures)."""
     with pytest.raises(ValueError, match="time_ms must be None"):
-        MeasureRecord(config={}, status="timeout", time_ms=1.0)
+        MeasureRecord(config={}, status=Status.TIMEOUT, time_ms=1.0)
 
 
 def test_unknown_status_rejected():
-    """Statuses outside the list are a ValueError naming the allowed ones."""
+    """A status string outside the vocabulary is a ValueError naming the allowed ones."""
     with pytest.raises(ValueError, match="compile_error"):
         MeasureRecord(config={}, status="crashed")
 

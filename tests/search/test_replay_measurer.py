@@ -1,6 +1,7 @@
 """Tests of the replay measurer's statuses and times."""
 
 from search.kt_cache import entry_status
+from kernels.status import Status
 
 
 def test_every_recorded_entry_replays_its_outcome(synth_space, synth_measurer):
@@ -8,19 +9,19 @@ def test_every_recorded_entry_replays_its_outcome(synth_space, synth_measurer):
     recs = synth_measurer.measure([synth_space.get(i) for i in range(len(synth_space))])
     for e, r in zip(synth_space.cache.entries, recs):
         assert r.status == entry_status(e) and not r.estimate
-        assert r.time_ms == (e["time"] if r.status == "ok" else None)
+        assert r.time_ms == (e["time"] if r.status is Status.OK else None)
 
 
 def test_unrecorded_config_is_invalid(synth_measurer):
     """A configuration absent from the file is invalid, with a message."""
     (r,) = synth_measurer.measure([{"bx": 256, "by": 4, "tile": 1, "shm": 0}])
-    assert r.status == "invalid" and "not recorded" in r.error
+    assert r.status is Status.INVALID and "not recorded" in r.error
 
 
 def test_missing_parameter_is_invalid(synth_measurer):
     """A config lacking a parameter is invalid, not an exception."""
     (r,) = synth_measurer.measure([{"bx": 64}])
-    assert r.status == "invalid"
+    assert r.status is Status.INVALID
 
 
 def test_costs_are_the_recorded_times(synth_space, synth_measurer):

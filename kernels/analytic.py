@@ -13,18 +13,14 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
   words (``kernels.config.onchip_words``: shared plus register words, the S at which
   the kernel's traffic must respect the bound), Winograd with the config's ``e``;
 - ``footprint_words``: shared plus register words of a block (``onchip_words``);
-- ``shared_bytes``, ``threads``, ``regs_per_thread`` (register words per thread plus
-  ``kernels.config.REGISTER_OVERHEAD``, at most 255), ``ilp`` (register words per
-  thread: independent accumulations a thread has in flight);
+- ``shared_bytes``, ``threads``, ``regs_per_thread`` (:func:`kernels.limits.thread_registers`
+  of the register words per thread), ``ilp`` (register words per thread: independent
+  accumulations a thread has in flight);
 - ``blocks``: thread blocks in the grid;
-- ``blocks_per_sm``: resident blocks per SM, the minimum of the device's block
-  limit, shared memory per SM / shared bytes, max threads per SM / threads (rounded
-  up to warps) and the register file / (registers per thread x warp-rounded threads);
+- ``blocks_per_sm``: resident blocks per SM (:func:`kernels.limits.resident_blocks_per_sm`);
 - ``occupancy``: resident warps over the SM's maximum warps;
 - ``waves``: ``blocks / (sm_count * blocks_per_sm)``;
-- ``flops``: floating-point operations executed (direct: ``2 MACs``; Winograd: the
-  element-wise products plus the input, weight and output transforms as the
-  dataflow performs them, input transforms repeated per output-channel block);
+- ``flops``: floating-point operations executed (:mod:`dataflow.flops`);
 - ``intensity``: ``flops`` per byte of global traffic.
 
 Examples
@@ -47,8 +43,9 @@ import logging
 import numpy as np
 
 from iobound.layer import ConvLayer
-from kernels.config import (REGISTER_OVERHEAD, config_from_dict, onchip_words, register_words,
-                            shared_memory_bytes)
+
+from .config import config_from_dict, onchip_words, register_words, shared_memory_bytes
+from .limits import resident_blocks_per_sm, thread_registers
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
 
@@ -60,7 +57,6 @@ FEATURE_NAMES = (
     "flops", "intensity",
 )
 WORD_BYTES = 4
-_MAX_REGS = 255
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -81,26 +77,18 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
 
 @functools.lru_cache(maxsize=1 << 16)
 def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Floating-point operations the kernel executes (FMA = 2), see the module doc.
+    """Floating-point operations the kernel executes (FMA = 2): :mod:`dataflow.flops`.
 
     Examples
     --------
     >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
     True
     """
+    from dataflow.flops import direct_flops, winograd_flops
     if algorithm == "direct":
-        return 2 * layer.macs
-    e, x, y, z = tile
-    r = layer.k_h
-    n = e + r - 1
-    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
-    z_blocks = -(-layer.c_out // z)
-    xy_blocks = -(-layer.h_out // y) * -(-layer.w_out // x)
-    products = layer.n * layer.c_out * layer.c_in * tiles * n * n
-    input_tf = layer.n * z_blocks * layer.c_in * tiles * 2 * n ** 3        # B^T d B
-    weight_tf = layer.n * xy_blocks * layer.c_out * layer.c_in * (n * r * r + n * n * r)
-    output_tf = layer.n * layer.c_out * tiles * (e * n * n + e * e * n)     # A^T M A
-    return 2 * (products + input_tf + weight_tf + output_tf)
+        return direct_flops(layer)
+    from dataflow.winograd import WinogradTiling
+    return winograd_flops(layer, WinogradTiling(*tile))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -151,15 +139,10 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     io, fl, shared, regw = t_io[inverse], t_flops[inverse], t_shared[inverse], t_regwords[inverse]
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
-    regs = np.minimum(ilp + REGISTER_OVERHEAD[algorithm], _MAX_REGS)
+    regs = thread_registers(ilp, algorithm, device.registers_per_thread_max).astype(float)
     warp = device.warp_size
     warps = np.ceil(threads / warp)
-    bps = np.minimum.reduce([
-        np.full(len(knobs), float(device.max_blocks_per_sm)),
-        np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared, 1.0)),
-        np.floor(device.max_threads_per_sm / (warps * warp)),
-        np.floor(device.registers_per_sm / (regs * warps * warp)),
-    ])
+    bps = resident_blocks_per_sm(device, threads, shared, regs)
     x_col, y_col, z_col = (1, 2, 3) if algorithm == "winograd" else (0, 1, 2)
     blocks = (layer.n * np.ceil(layer.w_out / knobs[:, x_col]) * np.ceil(layer.h_out / knobs[:, y_col])
               * np.ceil(layer.c_out / knobs[:, z_col]))

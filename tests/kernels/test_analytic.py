@@ -9,8 +9,8 @@ from dataflow.direct import DirectTiling, direct_io
 from dataflow.winograd import WinogradTiling, winograd_io
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
+from kernels.analytic import FEATURE_NAMES, analytic_features
 from kernels.config import config_from_dict, grid_shape, onchip_words, shared_memory_bytes
-from search.analytic import FEATURE_NAMES, analytic_features
 from search.conv_space import ConvSpace
 
 V100 = get_device("v100")
@@ -80,6 +80,8 @@ def test_winograd_executes_fewer_flops_than_direct():
     layer = ConvLayer(n=1, c_in=64, h_in=16, w_in=16, c_out=64, k_h=3, k_w=3, padding=1)
     f = analytic_features(layer, V100, "winograd", np.array([[2, 8, 8, 16, 4, 4, 4]]))
     assert f[0, FEATURE_NAMES.index("flops")] < 2 * layer.macs
+
+
 
 
 def test_empty_input_gives_empty_matrix():

@@ -1,0 +1,233 @@
+"""Direct dataflows by which operand stays on chip: output-, weight- or input-stationary.
+
+All three compute ``x * y * z`` output tiles (width, height, output channels), keep the
+tile's accumulators on chip and stream the input channels in chunks of ``alpha``
+(:mod:`dataflow.direct`); they differ in what a block keeps between tiles:
+
+* ``"output"``: nothing; a block is one tile (:func:`dataflow.direct.direct_io`):
+  inputs ``n_z`` times (halos included), all weights once per spatial tile.
+* ``"weight"``: a block owns ``z`` output channels and keeps their weights for all input
+  channels (``z c_in k_h k_w`` words) while it walks over every image and spatial tile:
+  weights once in all, inputs ``n_z`` times as for ``"output"``.
+* ``"input"``: a block owns one spatial tile of one image and keeps its input rectangle for
+  all input channels (``c_in`` rows x cols) while it walks over the output channels in
+  chunks of ``z``: inputs once per spatial tile, weights once per spatial tile.
+
+Exact I/O follows the conventions of :func:`dataflow.direct.direct_io` (used in-bounds
+inputs once per block; all of a block's weights; every output once). The footprint is
+what a block holds at once; the choice per layer is by least exact I/O
+(:func:`best_direct_dataflow`). ``"weight"`` trades parallelism for traffic: only
+``ceil(c_out / z)`` blocks (the bound compares traffic, not time).
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=1, k_w=1)
+>>> t = DirectTiling(x=1, y=8, z=64)
+>>> [stationary_io(layer, t, o).total for o in ORDERS]
+[2007040, 405504, 2007040]
+>>> best = best_direct_dataflow(layer, 12288)
+>>> best.order, best.io.total   # all weights fit: compulsory I/O
+('weight', 405504)
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from iobound.layer import ConvLayer
+
+from .direct import DirectTiling, check_direct_tiling, direct_footprint, direct_io
+from .io_volume import DataflowIO, Footprint, used_total
+
+__all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
+           "best_direct_dataflow", "stationary_schedule"]
+
+#: Which operand a block keeps on chip between tiles.
+ORDERS = ("output", "weight", "input")
+
+
+def _check_order(order: str) -> None:
+    if order not in ORDERS:
+        raise InvalidInputError(f"unknown dataflow order {order!r}; choose one of {', '.join(ORDERS)}")
+
+
+def _tile_in(layer: ConvLayer, x, y):
+    return (((y - 1) * layer.stride[0] + layer.extent_h)
+            * ((x - 1) * layer.stride[1] + layer.extent_w))
+
+
+def stationary_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> DataflowIO:
+    """Exact global loads and stores (words) of the dataflow ``order`` with ``tiling``.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1))
+    >>> stationary_io(layer, DirectTiling(4, 4, 4), "input")
+    DataflowIO(input_loads=400, weight_loads=1152, output_stores=512, total=2064)
+    """
+    _check_order(order)
+    base = direct_io(layer, tiling)
+    if order == "output":
+        return base
+    if order == "weight":
+        return DataflowIO.of(base.input_loads, layer.weight_size, base.output_stores)
+    n_z = -(-layer.c_out // tiling.z)
+    return DataflowIO.of(base.input_loads // n_z, base.weight_loads, base.output_stores)
+
+
+def stationary_footprint(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> Footprint:
+    """On-chip words of one block: staged or resident operands plus the tile's accumulators.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1))
+    >>> stationary_footprint(layer, DirectTiling(4, 4, 4), "weight")
+    Footprint(shared_words=180, register_words=64, total=244)
+    """
+    _check_order(order)
+    check_direct_tiling(layer, tiling)
+    t, kk = tiling, layer.k_h * layer.k_w
+    if order == "output":
+        return direct_footprint(layer, t)
+    if order == "weight":
+        shared = t.z * layer.c_in * kk + t.alpha * _tile_in(layer, t.x, t.y)
+    else:
+        shared = layer.c_in * _tile_in(layer, t.x, t.y) + t.z * t.alpha * kk
+    return Footprint.of(shared, t.x * t.y * t.z)
+
+
+@dataclass(frozen=True)
+class StationaryChoice:
+    """The dataflow of least exact I/O: its order, tiling, I/O and footprint."""
+
+    order: str
+    tiling: DirectTiling
+    io: DataflowIO
+    footprint: Footprint
+    divisible: bool
+
+
+def _axis_used(layer: ConvLayer, tiles: np.ndarray, i: int) -> np.ndarray:
+    n_out, n_in, k = ((layer.h_out, layer.h_in, layer.k_h) if i == 0
+                      else (layer.w_out, layer.w_in, layer.k_w))
+    return np.array([used_total(n_out, int(t), layer.stride[i], layer.dilation[i], k,
+                                layer.padding[i], n_in) for t in tiles], dtype=np.int64)
+
+
+def _z_values(c_out: int, divisors: bool) -> np.ndarray:
+    if divisors:
+        return np.array([d for d in range(1, c_out + 1) if c_out % d == 0], dtype=np.int64)
+    zs = np.arange(1, c_out + 1, dtype=np.int64)
+    return np.unique(-(-c_out // (-(-c_out // zs))))   # the least z of each tile count
+
+
+def _search(layer: ConvLayer, s: int, order: str, divisors: bool, alpha: int):
+    """Exhaustive search over (x, y, z); returns (io, footprint, x, y, z) or None."""
+    def sizes(n):
+        return np.array([d for d in range(1, n + 1) if not divisors or n % d == 0], dtype=np.int64)
+    xs, ys = sizes(layer.w_out), sizes(layer.h_out)
+    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    inputs = layer.n * layer.c_in * np.outer(_axis_used(layer, xs, 1), _axis_used(layer, ys, 0))
+    n_xy = -(-layer.w_out // X) * -(-layer.h_out // Y)
+    kk, tile_in = layer.k_h * layer.k_w, _tile_in(layer, X, Y)
+    best = None
+    for z in _z_values(layer.c_out, divisors):
+        n_z = -(-layer.c_out // z)
+        if order == "output":
+            io = n_z * inputs + layer.n * n_xy * layer.weight_size
+            foot = alpha * tile_in + z * alpha * kk + X * Y * z
+        elif order == "weight":
+            io = n_z * inputs + layer.weight_size
+            foot = z * layer.c_in * kk + alpha * tile_in + X * Y * z
+        else:
+            io = inputs + layer.n * n_xy * layer.weight_size
+            foot = layer.c_in * tile_in + z * alpha * kk + X * Y * z
+        key = np.where(foot <= s, io * (s + 1) + foot, np.iinfo(np.int64).max)
+        i, j = np.unravel_index(np.argmin(key), key.shape)
+        if foot[i, j] <= s and (best is None or key[i, j] < best[0]):
+            best = (int(key[i, j]), int(X[i, j]), int(Y[i, j]), int(z))
+    return best
+
+
+def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = True,
+                         orders: tuple[str, ...] = ORDERS, alpha: int = 1) -> StationaryChoice:
+    """The order and tiling of least exact I/O within ``fast_memory`` words (ties: smaller footprint).
+
+    Parameters
+    ----------
+    layer : ConvLayer
+    fast_memory : int
+        Words one block may hold.
+    divisors : bool
+        Only tiles that divide w_out, h_out, c_out (the search domain's rule).
+    orders : tuple of str
+        The orders to consider (default all of :data:`ORDERS`).
+    alpha : int
+        Input channels streamed per step.
+
+    Raises
+    ------
+    ValueError
+        For an unknown order, or when no block fits.
+    """
+    for o in orders:
+        _check_order(o)
+    if not orders:
+        raise InvalidInputError(f"orders must name at least one of {', '.join(ORDERS)}")
+    found = []
+    for o in orders:
+        hit = _search(layer, int(fast_memory), o, divisors, alpha)
+        if hit is not None:
+            found.append((hit[0], ORDERS.index(o), o, hit[1:]))
+    if not found:
+        raise InvalidInputError(f"fast memory of {fast_memory} words is too small for any block of "
+                         f"the orders {', '.join(orders)}")
+    _, _, order, (x, y, z) = min(found)
+    t = DirectTiling(x, y, z, alpha)
+    return StationaryChoice(order, t, stationary_io(layer, t, order),
+                            stationary_footprint(layer, t, order),
+                            layer.w_out % x == 0 and layer.h_out % y == 0 and layer.c_out % z == 0)
+
+
+def stationary_schedule(dag, layer: ConvLayer, tiling: DirectTiling, order: str = "output"):
+    """The computation order of the dataflow ``order`` (a :class:`dataflow.schedules.TiledSchedule`).
+
+    ``"output"`` is :func:`dataflow.schedules.tiled_schedule`. ``"weight"``: a block per
+    chunk of ``z`` output channels, visiting every image and spatial tile. ``"input"``: a
+    block per image and spatial tile, visiting the output channels in chunks of ``z``.
+    ``block_starts`` marks the blocks (``play(..., flush_at=...)`` empties fast memory there).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> from dataflow.dag_direct import direct_conv_dag
+    >>> layer = ConvLayer(1, 2, 4, 4, 4, 3, 3)
+    >>> stationary_schedule(direct_conv_dag(layer), layer, DirectTiling(1, 2, 2), "weight").block_starts
+    (0, 280)
+    """
+    from .schedules import TiledSchedule, direct_tile_order, tiled_schedule
+
+    _check_order(order)
+    check_direct_tiling(layer, tiling)
+    if order == "output":
+        return tiled_schedule(dag, layer, tiling)
+    t = tiling
+    spatial = [(b, range(oy, min(oy + t.y, layer.h_out)), range(ox, min(ox + t.x, layer.w_out)))
+               for b in range(layer.n) for oy in range(0, layer.h_out, t.y)
+               for ox in range(0, layer.w_out, t.x)]
+    chunks = [range(c, min(c + t.z, layer.c_out)) for c in range(0, layer.c_out, t.z)]
+    outer, inner = (chunks, spatial) if order == "weight" else (spatial, chunks)
+    seq, starts = [], []
+    for blk in outer:
+        starts.append(len(seq))
+        for part in inner:
+            (b, rows, cols), cos = (part, blk) if order == "weight" else (blk, part)
+            seq += direct_tile_order(layer, b, rows, cols, cos, t.alpha)
+    return TiledSchedule(order=tuple(seq), block_starts=tuple(starts), algorithm="direct", tiling=t)

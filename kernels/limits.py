@@ -1,0 +1,82 @@
+"""The hardware rules a kernel config must obey, and the occupancy they imply: one home.
+
+Device facts (shared memory, threads, registers per SM, warp size) live in
+:class:`iobound.devices.Device`; the rules that combine them with a config live here and
+every user imports them: :func:`kernels.config.check_config` (one config),
+:mod:`search.table1` (the CP-SAT model), :mod:`search.conv_space` (thread tables) and
+:mod:`kernels.analytic` (features, occupancy). Functions take numbers or numpy arrays.
+
+* CUDA grids may have at most :data:`GRID_YZ_LIMIT` blocks along y and z;
+* a thread may hold at most :data:`MAX_ACCUMULATORS_PER_THREAD` register words
+  (accumulators, Winograd temporaries): ptxas caps a thread at 255 registers and the
+  rest are needed for indices, pointers and operands;
+* a thread's registers are estimated as its register words plus
+  :data:`REGISTER_OVERHEAD` of its algorithm, capped at the device's maximum, and a
+  block's threads times that must fit in an SM's register file;
+* resident blocks per SM are the minimum of the device's block limit, its shared memory,
+  its threads (rounded up to warps) and its register file over a block's needs.
+
+Examples
+--------
+>>> from iobound.devices import get_device
+>>> v100 = get_device("v100")
+>>> int(thread_registers(16, "direct"))
+40
+>>> bool(fits_register_file(16, 1024, "direct", v100.registers_per_sm))
+True
+>>> int(resident_blocks_per_sm(v100, threads=256, shared_bytes=12288, regs_per_thread=40))
+6
+>>> grid_fits((10, 70000, 1))
+False
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
+           "MAX_REGISTERS_PER_THREAD", "thread_registers", "fits_register_file", "grid_fits",
+           "resident_blocks_per_sm"]
+
+#: Most blocks a CUDA grid may have along y and along z.
+GRID_YZ_LIMIT = 65535
+#: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
+MAX_ACCUMULATORS_PER_THREAD = 128
+#: Registers a thread needs besides its accumulators (indices, pointers, operands);
+#: an estimate used only for the pre-compilation register-file check.
+REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
+#: ptxas' register cap of one thread on every listed device.
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def thread_registers(words_per_thread, algorithm: str, max_per_thread: int = MAX_REGISTERS_PER_THREAD):
+    """Estimated registers of one thread: register words plus overhead, capped."""
+    return np.minimum(np.asarray(words_per_thread) + REGISTER_OVERHEAD[algorithm], max_per_thread)
+
+
+def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
+                       max_per_thread: int = MAX_REGISTERS_PER_THREAD):
+    """Whether a block's threads times their estimated registers fit in an SM's file."""
+    return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
+
+
+def grid_fits(grid: tuple[int, int, int]) -> bool:
+    """Whether a grid (x, y, z) respects the y and z limits."""
+    return grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
+
+
+def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np.ndarray:
+    """Blocks of a config resident on one SM (occupancy's numerator), vectorised.
+
+    ``threads`` are rounded up to whole warps; a block without shared memory counts as
+    one byte, so the limit stays finite.
+    """
+    threads, shared, regs = (np.asarray(a, dtype=float) for a in (threads, shared_bytes,
+                                                                 regs_per_thread))
+    warp_threads = np.ceil(threads / device.warp_size) * device.warp_size
+    return np.minimum.reduce([
+        np.full(np.broadcast(threads, shared, regs).shape, float(device.max_blocks_per_sm)),
+        np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared, 1.0)),
+        np.floor(device.max_threads_per_sm / warp_threads),
+        np.floor(device.registers_per_sm / (regs * warp_threads)),
+    ])

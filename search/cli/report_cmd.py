@@ -1,0 +1,57 @@
+"""``iobound report``: the per-layer selection of a network as a table, PNG plots and HTML.
+
+Examples
+--------
+>>> from search.cli.main import main
+>>> main(["report", "--network", "alexnet", "--out-dir", "/tmp/r"])  # doctest: +SKIP
+wrote /tmp/r/table.md
+...
+0
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+import argparse
+
+from .common import LAYER_HELP, add_device_argument
+from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection
+
+HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
+DESCRIPTION = (
+    "Select per layer as `iobound select` does, then write table.md, selection.json, "
+    "io.png (achieved I/O vs the best lower bound) and time.png (time vs the roofline "
+    "floor: the larger of the bound's traffic at DRAM bandwidth and the algorithm's "
+    "multiplies at FP32 peak) to --out-dir; --html adds report.html, one "
+    "self-contained page. Needs matplotlib (pip install 'iobound[report]')."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--network", metavar="NAME", help="a network preset (resnet50, vgg16, ...)")
+    what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
+    add_device_argument(parser, DEFAULT_DEVICE)
+    parser.add_argument("--measure", default="model", metavar="KIND",
+                        help="measurer of the candidates: model (default; analytic estimate)")
+    add_history_argument(parser)
+    parser.add_argument("--out-dir", default="iobound-report", metavar="DIR",
+                        help="directory for the files (default ./iobound-report)")
+    parser.add_argument("--html", action="store_true",
+                        help="also write report.html with the plots inlined")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise InvalidInputError("iobound report needs matplotlib: pip install 'iobound[report]'") from None
+    from search.selection.report import write_report
+
+    args.json = False
+    sels = run_selection(args)
+    title = f"{args.network or sels[0].layer.name or 'layer'} on {sels[0].device}"
+    for path in write_report(sels, args.out_dir, title, html_page=args.html).values():
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,132 @@
+"""``iobound select``: per layer, direct or Winograd F(e), with the evidence.
+
+Examples
+--------
+>>> from search.cli.main import main
+>>> main(["select", "--layer", "cin=4,hin=8,cout=8,kh=3,pad=1", "--json"])  # doctest: +SKIP
+{"device": "V100-SXM2", "measure": "model", "layers": [{"layer": ...
+0
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+import argparse
+import sys
+
+from .common import LAYER_HELP, add_device_argument, add_json_argument, print_result
+
+HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
+DESCRIPTION = (
+    "For each layer, every candidate (direct; Winograd e = 2, 3, 4 on square stride-1 "
+    "layers with a kernel of 2x2 or more) is evaluated over its whole Table 1 pruned space "
+    "with the measurer, and the fastest wins. With --measure model (the only measurer "
+    "cheap enough to evaluate a whole space) the times are analytic ESTIMATES: marked * "
+    "and \"estimate\": true. The chosen kernel's exact dataflow I/O is compared with the "
+    "best lower bound at the on-chip words one block holds. With --history DB, layers the "
+    "database holds are selected from their tuned results instead (measured ones preferred "
+    "to estimates), each layer's \"source\" says which."
+)
+DEFAULT_DEVICE = "v100"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
+    what.add_argument("--network", metavar="NAME", help="every layer of a network preset")
+    add_device_argument(parser, DEFAULT_DEVICE)
+    parser.add_argument("--measure", default="model", metavar="KIND",
+                        help="measurer of the candidates: model (default; analytic estimate, "
+                             "the only one whose whole space is evaluated)")
+    add_history_argument(parser)
+    add_json_argument(parser)
+
+
+def add_history_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--history DB`` (read with :func:`history_records`)."""
+    parser.add_argument("--history", metavar="DB",
+                        help="tuning history database (iobound tune --history): layers it holds "
+                             "are selected from their tuned results, the others measured")
+
+
+def history_records(args: argparse.Namespace, device_name: str) -> list:
+    """The label records ``--history`` holds for ``device_name`` (none without the flag)."""
+    if not getattr(args, "history", None):
+        return []
+    from pathlib import Path
+
+    from search.history import History
+    from search.selection.history_source import records_from_history
+
+    if not Path(args.history).is_file():
+        raise InvalidInputError(f"--history {args.history}: no such database file")
+    try:
+        with History(args.history) as h:
+            return list(records_from_history(h, device=device_name))
+    except Exception as exc:  # sqlite3.DatabaseError: not a database, or another schema
+        raise InvalidInputError(f"--history {args.history}: cannot read the database: {exc}") from exc
+
+
+def resolve_layers(args: argparse.Namespace) -> list:
+    """The layers of ``--layer`` or ``--network``."""
+    if args.network is not None:
+        from iobound.networks import network_layers
+        return network_layers(args.network)
+    from .common import resolve_layer
+    return [resolve_layer(args)]
+
+
+def run_selection(args: argparse.Namespace) -> list:
+    """Select for the layers of ``args`` (progress on stderr for more than one layer)."""
+    from iobound.devices import get_device
+    from search.selection.labels import ORACLE_MEASURES
+    from search.selection.select import select_layers
+
+    if args.measure not in ORACLE_MEASURES:
+        raise InvalidInputError(f"--measure must be one of {', '.join(ORACLE_MEASURES)}, got "
+                         f"{args.measure!r} (cuda and emulate need a tuner run per candidate)")
+    layers = resolve_layers(args)
+    device = get_device(args.device)
+    progress = None
+    if len(layers) > 1 and not args.json:
+        def progress(i, layer):
+            print(f"\r[{i + 1}/{len(layers)}] {layer.name:<48}", end="", file=sys.stderr,
+                  flush=True)
+    known = history_records(args, device.name)
+    sels = select_layers(layers, device, args.measure, progress, known=known)
+    if progress is not None:
+        print("", file=sys.stderr)
+    return sels
+
+
+def _ms(t, estimate: bool) -> str:
+    return "-" if t is None else f"{t:.4f}{'*' if estimate else ''}"
+
+
+def format_table(sels: list) -> str:
+    """The human table of :func:`run_selection`'s result."""
+    head = ("layer", "choice", "time_ms", "direct", "wino-e2", "wino-e3", "wino-e4",
+            "io_words", "bound", "io_gap")
+    rows = [head]
+    for s in sels:
+        times = {c.candidate.label: c.time_ms for c in s.candidates}
+        rows.append((s.layer.name or s.layer.short(), s.choice.label, _ms(s.time_ms, s.estimate),
+                     *(_ms(times.get(k), s.estimate) if k in times else "n/a"
+                       for k in ("direct", "winograd-e2", "winograd-e3", "winograd-e4")),
+                     str(s.io_words), f"{s.lower_bound:.4g}", f"{s.io_gap:.2f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
+                       enumerate(zip(r, widths))) for r in rows]
+    if any(s.estimate for s in sels):
+        lines.append("* analytic estimate (model measurer), not a measurement; "
+                     "n/a: not a candidate for this layer")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    sels = run_selection(args)
+    data = {"device": sels[0].device if sels else args.device, "measure": args.measure,
+            "layers": [s.to_dict() for s in sels]}
+    print_result(args, data, lambda: format_table(sels))
+    return 0

@@ -1,0 +1,241 @@
+"""Per-layer algorithm-selection data: candidates, labelled records, examples.
+
+A *candidate* is an algorithm with its Winograd output tile: ``direct`` (``e`` is
+None) or ``winograd`` with ``e`` in :data:`WINOGRAD_ES`. Winograd is a candidate only
+where it applies (``ConvLayer.winograd_applicable``) and the kernel is at least
+2 x 2: F(e x e, 1 x 1) multiplies as often as the direct convolution, so a 1 x 1
+layer has one candidate.
+
+The interface every source of labels feeds is an iterable of :class:`LabelRecord`
+(layer, device, algorithm, e, config, time_ms, estimate): the best configuration
+known for one candidate of one layer on one device. :mod:`search.selection.labels`
+makes them from a measurer; a tuning-history database can make them from what it
+holds. :func:`examples_from_records` groups them into :class:`Example` values, one
+per (layer, device), whose ``times`` give the oracle (the fastest candidate).
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+>>> [c.label for c in candidates(layer)]
+['direct', 'winograd-e2', 'winograd-e3', 'winograd-e4']
+>>> recs = [LabelRecord(layer, "v100", "direct", None, {}, 2.0, True),
+...         LabelRecord(layer, "v100", "winograd", 2, {}, 1.0, True)]
+>>> ex, = examples_from_records(recs)
+>>> ex.best.label, ex.speedup_over_oracle(DIRECT)
+('winograd-e2', 0.5)
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from iobound.layer import ConvLayer
+
+__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "winograd_offered",
+           "shape_key", "LabelRecord", "Example", "examples_from_records", "write_records",
+           "read_records", "synthetic_layers"]
+
+#: Winograd output tiles offered as candidates.
+WINOGRAD_ES = (2, 3, 4)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An algorithm and its Winograd output tile ``e`` (None for direct)."""
+
+    algorithm: str
+    e: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.algorithm == "direct" and self.e is not None:
+            raise InvalidInputError(f"direct takes no Winograd e, got e={self.e}")
+        if self.algorithm == "winograd" and self.e not in WINOGRAD_ES:
+            raise InvalidInputError(f"winograd e must be one of {WINOGRAD_ES}, got {self.e!r}")
+        if self.algorithm not in ("direct", "winograd"):
+            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {self.algorithm!r}")
+
+    @property
+    def label(self) -> str:
+        """``direct`` or ``winograd-e<e>``."""
+        return self.algorithm if self.e is None else f"{self.algorithm}-e{self.e}"
+
+    def __lt__(self, other: "Candidate") -> bool:  # direct first, then e ascending
+        return (self.e or 0, self.algorithm) < (other.e or 0, other.algorithm)
+
+
+DIRECT = Candidate("direct")
+#: Every class a selector may answer, in a fixed order (its class index).
+CLASSES = (DIRECT, *(Candidate("winograd", e) for e in WINOGRAD_ES))
+
+
+def winograd_offered(layer: ConvLayer) -> bool:
+    """Whether Winograd candidates exist for ``layer`` (applicable and kernel >= 2 x 2)."""
+    return layer.winograd_applicable and layer.k_h >= 2
+
+
+def candidates(layer: ConvLayer) -> list[Candidate]:
+    """The candidates of ``layer``: direct, plus Winograd e = 2, 3, 4 where offered."""
+    return list(CLASSES) if winograd_offered(layer) else [DIRECT]
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """The best known configuration of one candidate of one layer on one device.
+
+    ``time_ms`` is None when no configuration of the candidate ran (or fits);
+    ``estimate`` is True when the time is a model estimate, not a measurement.
+    """
+
+    layer: ConvLayer
+    device: str
+    algorithm: str
+    e: int | None
+    config: dict
+    time_ms: float | None
+    estimate: bool
+    source: str = ""
+
+    @property
+    def candidate(self) -> Candidate:
+        return Candidate(self.algorithm, self.e)
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer.to_dict(), "device": self.device, "algorithm": self.algorithm,
+                "e": self.e, "config": dict(self.config), "time_ms": self.time_ms,
+                "estimate": self.estimate, "source": self.source}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LabelRecord":
+        return cls(ConvLayer.from_dict(d["layer"]), d["device"], d["algorithm"], d.get("e"),
+                   dict(d.get("config", {})), d.get("time_ms"), bool(d.get("estimate", False)),
+                   d.get("source", ""))
+
+
+def shape_key(layer: ConvLayer) -> str:
+    """The layer's canonical JSON without its name: equal for layers of equal shape."""
+    d = layer.to_dict()
+    d.pop("name")
+    return json.dumps(d, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Example:
+    """All candidates of one layer on one device: time and config of each (None: none ran)."""
+
+    layer: ConvLayer
+    device: str
+    times: dict = field(default_factory=dict)    # Candidate -> float | None
+    configs: dict = field(default_factory=dict)  # Candidate -> dict
+    estimate: bool = True
+
+    @property
+    def feasible(self) -> list[Candidate]:
+        """Candidates with a time, sorted."""
+        return sorted(c for c, t in self.times.items() if t is not None)
+
+    @property
+    def best(self) -> Candidate:
+        """The oracle's choice: the fastest candidate (ties: the first in class order)."""
+        return min(self.feasible, key=lambda c: (self.times[c], CLASSES.index(c)))
+
+    @property
+    def best_time(self) -> float:
+        return float(self.times[self.best])
+
+    def speedup_over_oracle(self, choice: Candidate) -> float:
+        """``t_oracle / t_choice`` (1 for the oracle's choice; 0 for a choice that cannot run)."""
+        t = self.times.get(choice)
+        return 0.0 if t is None else self.best_time / float(t)
+
+    def so_row(self) -> np.ndarray:
+        """Speedup over the oracle of each class of :data:`CLASSES` (0 where infeasible)."""
+        return np.array([self.speedup_over_oracle(c) for c in CLASSES])
+
+
+def examples_from_records(records: Iterable[LabelRecord]) -> list[Example]:
+    """Group records by (layer shape, device); the fastest record per candidate wins.
+
+    Groups with no timed candidate are dropped; the order is first appearance.
+    """
+    groups: dict[tuple, dict] = {}
+    for rec in records:
+        key = (shape_key(rec.layer), rec.device)
+        g = groups.setdefault(key, {"layer": rec.layer, "times": {}, "configs": {}, "est": False})
+        cand, t = rec.candidate, rec.time_ms
+        old = g["times"].get(cand)
+        if cand not in g["times"] or (t is not None and (old is None or t < old)):
+            g["times"][cand] = None if t is None else float(t)
+            g["configs"][cand] = dict(rec.config)
+        g["est"] = g["est"] or rec.estimate
+    out = []
+    for (_, device), g in groups.items():
+        if any(t is not None for t in g["times"].values()):
+            out.append(Example(g["layer"], device, g["times"], g["configs"], g["est"]))
+    return out
+
+
+def write_records(path: str | Path, records: Iterable[LabelRecord]) -> int:
+    """Write records as JSON lines (schema 1); returns how many."""
+    n = 0
+    with open(path, "w") as f:
+        for rec in records:
+            f.write(json.dumps({"schema": 1, **rec.to_dict()}) + "\n")
+            n += 1
+    return n
+
+
+def read_records(path: str | Path) -> Iterator[LabelRecord]:
+    """The records of a file written by :func:`write_records`."""
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                yield LabelRecord.from_dict(json.loads(line))
+
+
+def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int, multiple: int = 1) -> int:
+    v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+    return max(lo, min(hi, int(round(v / multiple)) * multiple or multiple))
+
+
+def synthetic_layers(count: int, rng: np.random.Generator,
+                     like: Iterable[ConvLayer]) -> list[ConvLayer]:
+    """``count`` random Winograd-candidate layers spanning the ranges of the layers ``like``.
+
+    Channels are drawn log-uniformly between the smallest and largest of ``like``
+    (multiples of 8 above 8), the input size log-uniformly likewise, the kernel from
+    the square sizes of ``like`` (stride 1, "same" padding ``k // 2`` or none, 3:1).
+
+    Examples
+    --------
+    >>> from iobound.networks import network_layers
+    >>> ls = synthetic_layers(3, np.random.default_rng(0), network_layers("vgg16"))
+    >>> len(ls), all(l.winograd_applicable and l.k_h == 3 for l in ls)
+    (3, True)
+    """
+    like = [l for l in like if winograd_offered(l)]
+    if not like:
+        raise InvalidInputError("synthetic_layers needs at least one layer with Winograd candidates")
+    c_in = (min(l.c_in for l in like), max(l.c_in for l in like))
+    c_out = (min(l.c_out for l in like), max(l.c_out for l in like))
+    hw = (min(l.h_in for l in like), max(l.h_in for l in like))
+    ks = sorted({l.k_h for l in like})
+    out = []
+    for i in range(count):
+        k = int(rng.choice(ks))
+        ci = _log_uniform_int(rng, *c_in, multiple=8 if c_in[0] >= 8 else 1)
+        ci = ci if ci <= 8 else ci - ci % 8
+        co = _log_uniform_int(rng, *c_out, multiple=8)
+        size = _log_uniform_int(rng, max(hw[0], k), hw[1])
+        pad = k // 2 if rng.random() < 0.75 else 0
+        out.append(ConvLayer(n=1, c_in=ci, h_in=size, w_in=size, c_out=co, k_h=k, k_w=k,
+                             padding=pad, name=f"synthetic.{i}"))
+    return out

@@ -1,0 +1,66 @@
+"""Features of a (layer, device) pair for the algorithm selectors.
+
+Raw, readable quantities (a tree is invariant to monotone transforms, and its
+printed rules then read as ``c_in <= 96``): the layer's shape, its work and data
+sizes, and the device preset's SM count, bandwidth, peak and machine balance, so
+that one model can be trained across devices. ``tile_waste_e<e>`` is the output area
+that Winograd F(e) tiles cover over the real output area (``ceil(h/e) e ceil(w/e) e /
+(h w)``): 13 x 13 outputs in 4 x 4 tiles compute 16 x 16, a waste of 1.51.
+
+Examples
+--------
+>>> from iobound.networks import get_layer
+>>> row = dict(zip(FEATURE_NAMES, layer_features(get_layer("vgg16.conv3_1"), "v100")))
+>>> float(row["c_in"]), float(row["sm_count"]), round(float(row["tile_waste_e3"]), 3)
+(128.0, 80.0, 1.036)
+>>> feature_matrix([(get_layer("vgg16.conv3_1"), "v100")]).shape == (1, len(FEATURE_NAMES))
+True
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from iobound.layer import ConvLayer
+
+__all__ = ["FEATURE_NAMES", "layer_features", "feature_matrix"]
+
+FEATURE_NAMES = (
+    "c_in", "c_out", "h_out", "w_out", "k", "padding", "macs", "input_size", "weight_size",
+    "output_size", "macs_per_word", "outputs_per_sm", "sm_count", "dram_gbs", "peak_gflops",
+    "flop_per_byte", "tile_waste_e2", "tile_waste_e3", "tile_waste_e4",
+)
+
+
+def _device(device):
+    if isinstance(device, str):
+        from iobound.devices import get_device
+        return get_device(device)
+    return device
+
+
+def layer_features(layer: ConvLayer, device) -> np.ndarray:
+    """The :data:`FEATURE_NAMES` values of ``layer`` on ``device`` (a preset or its name)."""
+    dev = _device(device)
+    words = layer.input_size + layer.weight_size + layer.output_size
+    vals = {
+        "c_in": layer.c_in, "c_out": layer.c_out, "h_out": layer.h_out, "w_out": layer.w_out,
+        "k": layer.k_h, "padding": layer.padding[0], "macs": layer.macs,
+        "input_size": layer.input_size, "weight_size": layer.weight_size,
+        "output_size": layer.output_size, "macs_per_word": layer.macs / words,
+        "outputs_per_sm": layer.output_size / dev.sm_count, "sm_count": dev.sm_count,
+        "dram_gbs": dev.dram_bandwidth_gbs, "peak_gflops": dev.fp32_peak_gflops,
+        "flop_per_byte": dev.machine_balance_flop_per_byte,
+    }
+    for e in (2, 3, 4):
+        covered = -(-layer.h_out // e) * e * -(-layer.w_out // e) * e
+        vals[f"tile_waste_e{e}"] = covered / (layer.h_out * layer.w_out)
+    return np.array([float(vals[n]) for n in FEATURE_NAMES])
+
+
+def feature_matrix(pairs: Iterable[tuple[ConvLayer, object]]) -> np.ndarray:
+    """One :func:`layer_features` row per ``(layer, device)`` pair."""
+    rows = [layer_features(layer, device) for layer, device in pairs]
+    return np.array(rows).reshape(len(rows), len(FEATURE_NAMES))

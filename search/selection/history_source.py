@@ -1,0 +1,71 @@
+"""Label records from the tuning history database (:class:`search.history.History`).
+
+Every stored key whose layer is a layer's canonical JSON (``iobound tune --history``
+writes ``json.dumps(layer.to_dict(), sort_keys=True)``; replayed Kernel Tuner spaces,
+``replay:...``, are no layers and are skipped) gives one
+:class:`~search.selection.dataset.LabelRecord` per candidate found among its ``ok``
+records: the fastest one, its algorithm read off the configuration (a Winograd
+config has ``e``). These are *tuned* results (the best a tuner measured), not the
+oracle of the space; ``estimate`` is the record's own flag.
+
+Examples
+--------
+>>> import json
+>>> from iobound.layer import ConvLayer
+>>> from search.history import History, HistoryKey
+>>> from search.measure.base import MeasureRecord
+>>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+>>> h = History(":memory:")
+>>> key = HistoryKey(json.dumps(layer.to_dict(), sort_keys=True), "V100-SXM2", "model v2")
+>>> h.add(key, [MeasureRecord.ok({"x": 6, "y": 6, "z": 4, "alpha": 1, "tx": 6, "ty": 6, "tz": 1},
+...                              time_ms=2.0, estimate=True),
+...             MeasureRecord.ok({"e": 2, "x": 6, "y": 6, "z": 4, "tx": 3, "ty": 3, "tz": 1},
+...                              time_ms=1.5, estimate=True)])
+2
+>>> [(r.algorithm, r.e, r.time_ms) for r in records_from_history(h)]
+[('direct', None, 2.0), ('winograd', 2, 1.5)]
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from iobound.layer import ConvLayer
+
+from .dataset import CLASSES, Candidate, LabelRecord
+
+__all__ = ["records_from_history"]
+
+
+def _layer(text: str) -> ConvLayer | None:
+    try:
+        d = json.loads(text)
+        return ConvLayer.from_dict(d) if isinstance(d, dict) else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
+    """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
+    (only ``device``'s when given); see the module doc."""
+    for key in history.keys():
+        if device is not None and key.device != device:
+            continue
+        layer = _layer(key.layer)
+        if layer is None:
+            continue
+        best: dict[Candidate, object] = {}
+        for rec in history.records(key):  # fastest first
+            if not rec.is_ok or rec.time_ms is None:
+                continue
+            e = rec.config.get("e")
+            try:
+                cand = Candidate("winograd", int(e)) if e is not None else Candidate("direct")
+            except ValueError:          # an e outside the candidates' 2..4
+                continue
+            best.setdefault(cand, rec)
+        for cand in (c for c in CLASSES if c in best):
+            rec = best[cand]
+            yield LabelRecord(layer, key.device, cand.algorithm, cand.e, dict(rec.config),
+                              rec.time_ms, rec.estimate, f"history {history.path}: {key.toolchain}")

@@ -1,0 +1,153 @@
+"""The network report: a table and PNG plots of per-layer selections, optionally one HTML page.
+
+From a list of :class:`~search.selection.select.LayerSelection` (one network on one
+device) :func:`write_report` writes into a directory:
+
+- ``table.md``: per layer the algorithm chosen, its time, the roofline floor's time
+  (the larger of the I/O floor and the compute floor), the achieved I/O (exact dataflow
+  words), the best lower bound and both gaps;
+- ``selection.json``: the same numbers as ``iobound select --json``;
+- ``io.png``: achieved I/O against the best bound per layer (log scale), bars coloured
+  by the algorithm chosen, and the gap;
+- ``time.png``: time against the roofline floor per layer, and the gap;
+- ``report.html`` (``html=True``): one self-contained page, the table and both plots
+  inlined as base64 PNG.
+
+matplotlib (the ``report`` extra) is imported only when plotting, with the Agg backend.
+
+Examples
+--------
+>>> rows = table_rows([])
+>>> rows[0][:4]
+('layer', 'algorithm', 'time_ms', 'time_floor_ms')
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+import base64
+import html
+import json
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "write_report"]
+
+TABLE_HEAD = ("layer", "algorithm", "time_ms", "time_floor_ms", "time_gap", "io_words",
+              "lower_bound", "io_gap", "bound_method", "S_words")
+_COLOURS = {"direct": "#4c72b0", "winograd-e2": "#dd8452", "winograd-e3": "#55a868",
+            "winograd-e4": "#c44e52"}
+
+
+def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
+    """The header and one row of strings per selection (numbers as ``repr``-exact text)."""
+    rows = [TABLE_HEAD]
+    for s in sels:
+        rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
+                     repr(s.time_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
+                     repr(s.lower_bound), f"{s.io_gap:.3f}", s.bound_method,
+                     str(s.fast_memory_words)))
+    return rows
+
+
+def markdown_table(sels: Sequence) -> str:
+    """:func:`table_rows` as a Markdown table."""
+    rows = table_rows(sels)
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def _axes_pair(title: str, n: int):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 0.28 * n + 2), 7.5), sharex=True,
+                                      gridspec_kw={"height_ratios": [2.2, 1]})
+    fig.suptitle(title)
+    return plt, fig, top, bottom
+
+
+def _bars(sels, achieved, bound, names, ylabel, gap_label, title, path) -> None:
+    import numpy as np
+    from matplotlib.patches import Patch
+
+    n = len(sels)
+    plt, fig, top, bottom = _axes_pair(title, n)
+    x = np.arange(n)
+    colours = [_COLOURS[s.choice.label] for s in sels]
+    top.bar(x, achieved, color=colours, width=0.8, label=names[0])
+    top.scatter(x, bound, marker="_", s=220, color="black", zorder=3, label=names[1])
+    top.set_yscale("log")
+    top.set_ylim(top=max(max(achieved), max(bound)) * 3)  # room for the legend
+    top.set_ylabel(ylabel)
+    handles = [Patch(color=_COLOURS[k], label=f"{names[0]}: {k}")
+               for k in _COLOURS if any(s.choice.label == k for s in sels)]
+    handles.append(top.scatter([], [], marker="_", s=220, color="black", label=names[1]))
+    top.legend(handles=handles, fontsize=8, loc="upper right")
+    top.grid(axis="y", alpha=0.3)
+    gaps = np.asarray(achieved, float) / np.asarray(bound, float)
+    bottom.bar(x, gaps, color=colours, width=0.8)
+    bottom.axhline(1.0, color="black", lw=0.8)
+    bottom.set_ylabel(gap_label)
+    bottom.grid(axis="y", alpha=0.3)
+    bottom.set_xticks(x)
+    bottom.set_xticklabels([(s.layer.name or s.layer.short()).split(".")[-1] for s in sels],
+                           rotation=90, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_io(sels: Sequence, path, title: str) -> None:
+    """``io.png``: achieved I/O (words) and the best lower bound per layer, and their ratio."""
+    _bars(sels, [s.io_words for s in sels], [s.lower_bound for s in sels],
+          ("achieved I/O", "best lower bound"), "global I/O (words)", "I/O / bound", title, path)
+
+
+def plot_time(sels: Sequence, path, title: str) -> None:
+    """``time.png``: time per layer and the roofline floor, and their ratio."""
+    est = " (analytic estimate)" if any(s.estimate for s in sels) else ""
+    _bars(sels, [s.time_ms for s in sels], [s.time_floor_ms for s in sels],
+          (f"time{est}", "floor: max(bound / DRAM bandwidth, multiplies / FP32 peak)"),
+          "time (ms)", "time / floor",
+          title, path)
+
+
+def _html(title: str, sels: Sequence, pngs: dict[str, Path]) -> str:
+    rows = table_rows(sels)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                   for r in rows[1:])
+    imgs = "".join(
+        f'<h2>{html.escape(name)}</h2><img alt="{html.escape(name)}" src="data:image/png;base64,'
+        f'{base64.b64encode(p.read_bytes()).decode()}">' for name, p in pngs.items())
+    note = ("<p>Times are analytic estimates of the <code>model</code> measurer, not "
+            "measurements.</p>" if any(s.estimate for s in sels) else "")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+            "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
+            "collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:"
+            "right}img{max-width:100%}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>{note}<table><tr>{head}</tr>{body}</table>{imgs}"
+            "</body></html>")
+
+
+def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -> dict[str, Path]:
+    """Write the report files (see the module doc); returns name -> path."""
+    if not sels:
+        raise InvalidInputError("the report needs at least one layer")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"table": out / "table.md", "json": out / "selection.json",
+             "io": out / "io.png", "time": out / "time.png"}
+    files["table"].write_text(f"# {title}\n\n{markdown_table(sels)}\n")
+    files["json"].write_text(json.dumps({"title": title, "layers": [s.to_dict() for s in sels]},
+                                        indent=1) + "\n")
+    plot_io(sels, files["io"], f"{title}: achieved I/O vs the best lower bound")
+    plot_time(sels, files["time"], f"{title}: time vs the roofline floor")
+    if html_page:
+        files["html"] = out / "report.html"
+        files["html"].write_text(_html(title, sels, {"I/O": files["io"], "time": files["time"]}))
+    return files

@@ -1,0 +1,205 @@
+"""One layer's algorithm selection with its evidence.
+
+:func:`selection_from_example` turns an :class:`~search.selection.dataset.Example`
+(the best known configuration and time of each candidate, from any source of
+:class:`~search.selection.dataset.LabelRecord`) into a :class:`LayerSelection`: the
+fastest candidate, its configuration and time, every candidate's time, and for the
+chosen configuration its exact dataflow I/O (``dataflow.direct.direct_io`` or
+``dataflow.winograd.winograd_io``) and the best valid lower bound
+(``iobound.report.bound_report``) at the on-chip words one block of that kernel holds
+(``kernels.config.onchip_words``: the S at which its traffic must respect the bound).
+``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth,
+``compute_floor_ms`` the time of the algorithm's multiplications at the FP32 peak (direct:
+``2 MACs``; Winograd F(e): ``2 n c_out c_in tiles (e+r-1)^2``, the element-wise products
+alone, transforms not counted), and ``time_floor_ms`` the larger of the two (a roofline
+floor no kernel of that algorithm with that on-chip memory beats).
+
+:func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`),
+except those covered by label records at hand (the tuning history database).
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1, name="t")
+>>> sel, = select_layers([layer], "v100")
+>>> sel.estimate, sel.predicted, len(sel.candidates), sel.io_words >= sel.lower_bound
+(True, False, 4, True)
+>>> sel.time_floor_ms == max(sel.io_floor_ms, sel.compute_floor_ms), sel.time_gap > 1
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from iobound.layer import ConvLayer
+
+from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records, shape_key
+
+__all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
+           "selection_from_example", "select_layers"]
+
+WORD_BYTES = 4
+
+
+@dataclass(frozen=True)
+class CandidateEvidence:
+    """One candidate's best known time (None: no configuration runs) and configuration."""
+
+    candidate: Candidate
+    time_ms: float | None
+    config: dict
+
+    def to_dict(self) -> dict:
+        return {"algorithm": self.candidate.algorithm, "e": self.candidate.e,
+                "time_ms": self.time_ms, "config": dict(self.config)}
+
+
+@dataclass(frozen=True)
+class LayerSelection:
+    """The selection for one layer on one device (see the module doc)."""
+
+    layer: ConvLayer
+    device: str
+    choice: Candidate
+    config: dict
+    time_ms: float
+    estimate: bool
+    predicted: bool
+    candidates: tuple[CandidateEvidence, ...]
+    io_words: int
+    lower_bound: float
+    bound_method: str
+    fast_memory_words: int
+    io_floor_ms: float
+    compute_floor_ms: float
+    source: str = ""
+
+    @property
+    def time_floor_ms(self) -> float:
+        """The roofline floor: the larger of the I/O and the compute floor."""
+        return max(self.io_floor_ms, self.compute_floor_ms)
+
+    @property
+    def io_gap(self) -> float:
+        """Achieved I/O over the lower bound (>= 1)."""
+        return self.io_words / self.lower_bound
+
+    @property
+    def time_gap(self) -> float:
+        """Time over the roofline floor (>= 1 for a real measurement)."""
+        return self.time_ms / self.time_floor_ms
+
+    def to_dict(self) -> dict:
+        """The ``iobound select --json`` entry of this layer."""
+        return {
+            "layer": self.layer.name or self.layer.short(), "shape": self.layer.short(),
+            "device": self.device, "source": self.source,
+            "algorithm": self.choice.algorithm, "e": self.choice.e,
+            "config": dict(self.config), "time_ms": self.time_ms, "estimate": self.estimate,
+            "predicted": self.predicted,
+            "candidates": [c.to_dict() for c in self.candidates if c.time_ms is not None],
+            "unavailable": [c.candidate.label for c in self.candidates if c.time_ms is None],
+            "io_words": self.io_words, "lower_bound": self.lower_bound,
+            "bound_method": self.bound_method, "fast_memory_words": self.fast_memory_words,
+            "io_gap": self.io_gap, "io_floor_ms": self.io_floor_ms,
+            "compute_floor_ms": self.compute_floor_ms, "time_floor_ms": self.time_floor_ms,
+            "time_gap": self.time_gap,
+        }
+
+
+def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int, float, str, int]:
+    """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration."""
+    from iobound.report import bound_report
+    from kernels.config import config_from_dict, onchip_words
+
+    kc = config_from_dict(dict(config), candidate.algorithm)
+    if candidate.algorithm == "winograd":
+        from dataflow.winograd import winograd_io
+        io = winograd_io(layer, kc.tiling).total
+    else:
+        from dataflow.direct import direct_io
+        io = direct_io(layer, kc.tiling).total
+    s = onchip_words(layer, kc)
+    rep = bound_report(layer, s, candidate.algorithm, candidate.e)
+    return int(io), float(rep.best), str(rep.best_method), int(s)
+
+
+def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
+    """FLOPs of the algorithm's multiplications (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> l = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3)
+    >>> min_flops(l, Candidate("direct")), min_flops(l, Candidate("winograd", 2))
+    (2304, 1024)
+    """
+    if candidate.algorithm == "direct":
+        return 2 * layer.macs
+    e, n = candidate.e, candidate.e + layer.k_h - 1
+    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
+
+
+def selection_from_example(example: Example, predicted: bool = False,
+                           source: str = "") -> LayerSelection:
+    """The fastest candidate of ``example`` with its evidence (see the module doc)."""
+    from iobound.devices import get_device
+
+    layer, best = example.layer, example.best
+    config = example.configs[best]
+    io, bound, method, s = chosen_io(layer, best, config)
+    dev = get_device(example.device)
+    evidence = tuple(CandidateEvidence(c, example.times.get(c), example.configs.get(c, {}))
+                     for c in CLASSES if c in example.times)
+    return LayerSelection(layer, example.device, best, dict(config), example.best_time,
+                          example.estimate, predicted, evidence, io, bound, method, s,
+                          bound * WORD_BYTES / (dev.dram_bandwidth_gbs * 1e9) * 1e3,
+                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3, source)
+
+
+def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
+    """shape -> example of ``device_name`` from ``records``; measured records only where a
+    shape has any (an estimate and a measurement are not compared)."""
+    by_shape: dict[str, list] = {}
+    for rec in records:
+        if rec.device == device_name:
+            by_shape.setdefault(shape_key(rec.layer), []).append(rec)
+    out = {}
+    for key, recs in by_shape.items():
+        measured = [r for r in recs if not r.estimate]
+        exs = examples_from_records(measured or recs)
+        if exs:
+            out[key] = exs[0]
+    return out
+
+
+def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
+                  progress: Callable[[int, ConvLayer], None] | None = None,
+                  known: Iterable | None = None) -> list[LayerSelection]:
+    """Select for each layer (see the module doc).
+
+    ``known``: label records already at hand (e.g. ``history_source.records_from_history``):
+    a layer whose shape they cover is selected from them alone (``source`` "history"); the
+    other layers are labelled with ``measure`` (``source`` "<measure> oracle").
+    """
+    from iobound.devices import get_device
+
+    from .labels import label_layers
+
+    layers = list(layers)
+    dev = get_device(device) if isinstance(device, str) else device
+    have = _known_examples(known or (), dev.name)
+    todo = [l for l in layers if shape_key(l) not in have]
+    records = iter(label_layers(todo, dev, measure, progress))
+    out = []
+    for layer in layers:
+        ex = have.get(shape_key(layer))
+        source = "history"
+        if ex is None:
+            # label_layers gives each layer's candidates in order, layer after layer
+            ex, = examples_from_records([next(records) for _ in candidates(layer)])
+            source = f"{measure} oracle"
+        ex = Example(layer, ex.device, ex.times, ex.configs, ex.estimate)
+        out.append(selection_from_example(ex, source=source))
+    return out

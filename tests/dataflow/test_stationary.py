@@ -1,0 +1,94 @@
+"""Weight-, input- and output-stationary direct dataflows: exact I/O, played games, the best choice."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, strategies as st
+
+from dataflow.dag_direct import direct_conv_dag
+from dataflow.direct import DirectTiling
+from dataflow.pebble import play
+from dataflow.stationary import (ORDERS, best_direct_dataflow, stationary_footprint, stationary_io,
+                                 stationary_schedule)
+from iobound.layer import ConvLayer
+from iobound.multi_block import bound_fast_memory
+from iobound.report import bound_report
+from layer_cases import small_direct_cases
+
+
+@st.composite
+def cases(draw):
+    """A small layer (batch up to 2), a tiling of it and an order."""
+    layer, tiling = draw(small_direct_cases(n_max=2, c_max=4))
+    return layer, tiling, draw(st.sampled_from(ORDERS))
+
+
+@given(cases())
+def test_played_game_achieves_the_formula(case):
+    """Played block by block with the footprint (+2 for the in-place update) in Belady's
+    game, each order moves at most its exact I/O (so the count is achievable; Belady may
+    reuse values across tiles in the spare pebbles, and the formula also counts weights a
+    block meets only on padding), and never less than any bound."""
+    layer, tiling, order = case
+    dag = direct_conv_dag(layer)
+    sched = stationary_schedule(dag, layer, tiling, order)
+    s = bound_fast_memory(stationary_footprint(layer, tiling, order).total)
+    played = play(dag, sched.order, s, "belady", flush_at=sched.block_starts).total
+    formula = stationary_io(layer, tiling, order).total
+    assert played <= formula
+    assert all(played >= b.value - 1e-9 for b in bound_report(layer, s).bounds.values())
+
+
+@given(cases())
+def test_orders_share_outputs_and_differ_as_documented(case):
+    """Outputs once in every order; weight-stationary loads every weight once, input-stationary
+    every input once per spatial tile; output-stationary is dataflow.direct."""
+    layer, tiling, _ = case
+    out, wgt, inp = (stationary_io(layer, tiling, o) for o in ORDERS)
+    assert out.output_stores == wgt.output_stores == inp.output_stores == layer.output_size
+    assert wgt.weight_loads == layer.weight_size and wgt.input_loads == out.input_loads
+    assert inp.weight_loads == out.weight_loads and inp.input_loads <= out.input_loads
+
+
+def test_best_is_the_brute_force_minimum():
+    """On a small layer the search returns the least exact I/O over every order and tiling that fits."""
+    layer = ConvLayer(1, 3, 6, 6, 4, 3, 3, padding=1)
+    s = 80
+    best = best_direct_dataflow(layer, s, divisors=False)
+    brute = min(stationary_io(layer, DirectTiling(x, y, z), o).total
+                for o in ORDERS for x, y, z in itertools.product(range(1, 7), range(1, 7), range(1, 5))
+                if stationary_footprint(layer, DirectTiling(x, y, z), o).total <= s)
+    assert best.io.total == brute and best.footprint.total <= s
+
+
+def test_weight_stationary_reaches_compulsory_when_weights_fit():
+    """A 1x1 layer whose weights fit moves exactly its compulsory I/O."""
+    layer = ConvLayer(1, 64, 56, 56, 64, 1, 1)
+    best = best_direct_dataflow(layer, 12288)
+    assert best.order == "weight" and best.io.total == bound_report(layer, 12288).bounds["compulsory"].value
+
+
+def test_bad_input_is_named():
+    """Unknown orders and a memory too small for any block are ValueErrors naming them."""
+    layer = ConvLayer(1, 2, 4, 4, 2, 3, 3)
+    with pytest.raises(ValueError, match="unknown dataflow order 'row'"):
+        stationary_io(layer, DirectTiling(1, 1, 1), "row")
+    with pytest.raises(ValueError, match="too small"):
+        best_direct_dataflow(layer, 3)
+
+
+@given(st.integers(1, 64), st.integers(4, 40), st.integers(1, 64), st.sampled_from([1, 3, 5]),
+       st.integers(1, 2), st.integers(64, 20000), st.booleans())
+def test_best_dataflow_never_beats_a_bound(c_in, size, c_out, k, stride, s, divisors):
+    """On mid-sized layers (no DAG) every order's best tiling moves at least every bound at S + 2."""
+    layer = ConvLayer(1, c_in, size, size, c_out, k, k, stride=stride, padding=k // 2)
+    bounds = bound_report(layer, bound_fast_memory(s)).bounds
+    for order in ORDERS:
+        try:
+            choice = best_direct_dataflow(layer, s, divisors, orders=(order,))
+        except ValueError:
+            continue                      # no block of this order fits
+        assert choice.footprint.total <= s
+        assert all(choice.io.total >= b.value - 1e-9 for b in bounds.values()), (order, choice)

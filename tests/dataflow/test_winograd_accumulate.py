@@ -1,0 +1,56 @@
+"""The one-accumulator Winograd footprint: the tiled schedule fits it in the pebble game."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given
+
+from dataflow.dag_winograd import winograd_conv_dag
+from dataflow.pebble import play
+from dataflow.schedules import tiled_schedule
+from dataflow.winograd import check_winograd_tiling, winograd_footprint, winograd_io
+from dataflow.winograd_accumulate import (optimal_winograd_accumulate_tiles,
+                                          winograd_accumulate_footprint)
+from iobound.layer import ConvLayer
+from iobound.multi_block import bound_fast_memory
+from iobound.report import bound_report
+from layer_cases import winograd_cases
+
+
+def _valid(layer, tiling) -> bool:
+    try:
+        check_winograd_tiling(layer, tiling)
+    except ValueError:
+        return False
+    return True
+
+
+@given(winograd_cases())
+def test_schedule_fits_the_footprint(case):
+    """Played block by block with the footprint + 2 (Belady), the paper's tiled order moves
+    at most the dataflow's exact I/O and at least every Winograd bound; the footprint is
+    below the paper's two-array one whenever a block holds a tile."""
+    layer, tiling, _, _ = case
+    assume(_valid(layer, tiling))
+    dag = winograd_conv_dag(layer, tiling.e)
+    sched = tiled_schedule(dag, layer, tiling)
+    s = bound_fast_memory(winograd_accumulate_footprint(layer, tiling).total)
+    played = play(dag, sched.order, s, "belady", flush_at=sched.block_starts).total
+    assert played <= winograd_io(layer, tiling).total
+    assert all(played >= b.value - 1e-9
+               for b in bound_report(layer, s, "winograd", tiling.e).bounds.values())
+
+
+def test_larger_tiles_for_the_same_memory():
+    """On a VGG-sized layer the search finds tiles of less I/O than the two-array model allows."""
+    from dataflow.optimal_tiles import optimal_winograd_tiles
+
+    layer = ConvLayer(1, 64, 56, 56, 64, 3, 3, padding=1)
+    one = optimal_winograd_accumulate_tiles(layer, 12288)
+    two = optimal_winograd_tiles(layer, 12288)
+    assert one.footprint.total <= 12288 and one.io.total < two.io.total
+    assert winograd_footprint(layer, one.tiling).total > 12288
+
+
+def test_none_when_nothing_fits():
+    """A memory below the smallest block gives None."""
+    assert optimal_winograd_accumulate_tiles(ConvLayer(1, 2, 6, 6, 2, 3, 3), 20) is None

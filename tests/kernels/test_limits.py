@@ -1,0 +1,48 @@
+"""The hardware rules in their one home, against the checks that use them."""
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+from iobound.devices import DEVICES
+from kernels.limits import (GRID_YZ_LIMIT, REGISTER_OVERHEAD, fits_register_file, grid_fits,
+                            resident_blocks_per_sm, thread_registers)
+
+devices = st.sampled_from(sorted(DEVICES))
+
+
+@given(devices, st.integers(1, 1024), st.integers(0, 200_000), st.integers(1, 255))
+def test_resident_blocks_respect_every_sm_limit(name, threads, shared, regs):
+    """The resident blocks fit the SM's block, shared memory, thread and register limits,
+    and one more block would break one of them."""
+    d = DEVICES[name]
+    b = int(resident_blocks_per_sm(d, threads, shared, regs))
+    warp_threads = -(-threads // d.warp_size) * d.warp_size
+
+    def fits(k):
+        return (k <= d.max_blocks_per_sm and k * max(shared, 1) <= d.shared_mem_per_sm_bytes
+                and k * warp_threads <= d.max_threads_per_sm
+                and k * warp_threads * regs <= d.registers_per_sm)
+    assert fits(b) and not fits(b + 1)
+
+
+@given(st.integers(0, 300), st.sampled_from(sorted(REGISTER_OVERHEAD)), st.integers(1, 1024))
+def test_register_estimate_is_capped_and_monotone(words, algorithm, threads):
+    """A thread's registers grow with its words up to the cap; more threads never fit better."""
+    regs = int(thread_registers(words, algorithm))
+    assert regs == min(words + REGISTER_OVERHEAD[algorithm], 255)
+    if fits_register_file(words, threads + 1, algorithm, 65536):
+        assert fits_register_file(words, threads, algorithm, 65536)
+
+
+def test_grid_limit_is_on_y_and_z_only():
+    """x may exceed 65535; y and z may not."""
+    assert grid_fits((10 * GRID_YZ_LIMIT, GRID_YZ_LIMIT, GRID_YZ_LIMIT))
+    assert not grid_fits((1, GRID_YZ_LIMIT + 1, 1)) and not grid_fits((1, 1, GRID_YZ_LIMIT + 1))
+
+
+def test_vectorised_like_scalars():
+    """Arrays give the same numbers as one value at a time."""
+    d = DEVICES["V100-SXM2"]
+    t, s, r = np.array([32, 256, 1000]), np.array([0, 4096, 40000]), np.array([40, 64, 255])
+    assert resident_blocks_per_sm(d, t, s, r).tolist() == [
+        float(resident_blocks_per_sm(d, a, b, c)) for a, b, c in zip(t, s, r)]

@@ -1,0 +1,88 @@
+"""What `tune --history` hands the strategies: gga and zero_shot learn from the database."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+
+from search.cli.main import main
+from search.db import TuningDB
+from search.db.importer import import_files
+from search.session import TuneSettings, history_options
+from search.strategies.zero_shot import ZeroShotStrategy
+from tests.search.conftest import synth_cache_dict
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _other_device_cache(tmp_path, scale=1.5, name="Other GPU"):
+    """The synthetic space recorded on another device: every time scaled (same order)."""
+    d = synth_cache_dict()
+    d["device_name"] = name
+    for e in d["cache"].values():
+        if not isinstance(e["time"], str):
+            e["time"] = round(e["time"] * scale, 6)
+            e["times"] = [e["time"]]
+    path = tmp_path / f"{name.replace(' ', '_')}.json.gz"
+    with gzip.open(path, "wt") as fh:
+        json.dump(d, fh)
+    return path
+
+
+def test_zero_shot_measures_the_history_top_first(capsys, tmp_path, synth_cache_path, synth_optimum):
+    """History of another device with the same order: zero-shot K=3 finds the optimum, and
+    the JSON says which history was used and how good the ranking is (NDCG@3)."""
+    db = tmp_path / "h.db"
+    assert _run(capsys, "history", "import", _other_device_cache(tmp_path), "--db", db)[0] == 0
+    code, out, _ = _run(capsys, "tune", "--measure", f"replay:{synth_cache_path}", "--history", db,
+                        "--zero-shot", 3, "--json")
+    d = json.loads(out)
+    assert code == 0 and d["evaluations"] == 3 and d["strategy"] == "zero_shot"
+    assert d["history"]["used"] is True and d["history"]["devices"] == ["Other GPU"]
+    assert d["best"]["time_ms"] <= synth_optimum * 1.2
+    assert 0.0 < d["strategy_stats"]["ndcg_at_k"] <= 1.0
+
+
+def test_zero_shot_needs_history(capsys, synth_cache_path):
+    """--zero-shot without --history is one line and exit 2."""
+    code, out, err = _run(capsys, "tune", "--measure", f"replay:{synth_cache_path}", "--zero-shot", 3)
+    assert code == 2 and "--history" in err and len(err.strip().splitlines()) == 1
+
+
+def test_history_of_other_parameters_is_not_used(tmp_path, synth_space):
+    """A workload with other parameter names is left out, with a notice; gga gets nothing."""
+    d = synth_cache_dict()
+    d["tune_params_keys"] = ["bx", "by"]
+    d["tune_params"] = {"bx": d["tune_params"]["bx"], "by": d["tune_params"]["by"]}
+    d["cache"] = {f"{bx},{by}": {"bx": bx, "by": by, "time": 1.0 + bx / 100}
+                  for bx in d["tune_params"]["bx"] for by in d["tune_params"]["by"]}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(d))
+    db = tmp_path / "h.db"
+    with TuningDB(db) as handle:
+        import_files(handle, [path])
+    options, use = history_options(TuneSettings(strategy="gga", history=str(db)), synth_space, None)
+    assert use.records == 0 and not use.used and "other parameters" in use.notice
+    assert options.history == ()
+
+
+def test_strategy_without_history_use_says_so(tmp_path, synth_space):
+    """The explorer does not learn from history: the records are counted, not used."""
+    db = tmp_path / "h.db"
+    with TuningDB(db) as handle:
+        import_files(handle, [_other_device_cache(tmp_path)])
+    _, use = history_options(TuneSettings(strategy="explorer", history=str(db)), synth_space, None)
+    assert use.records > 0 and not use.used and "does not learn from history" in use.notice
+
+
+def test_zero_shot_strategy_never_repeats(synth_space):
+    """Without history the order is a random permutation: every index once."""
+    s = ZeroShotStrategy(synth_space, rng=np.random.default_rng(1))
+    asked = s.ask(len(synth_space) + 5)
+    assert sorted(asked) == list(range(len(synth_space))) and s.ask(3) == []
