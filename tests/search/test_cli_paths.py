@@ -118,3 +118,11 @@ def test_replay_output_paths_are_checked_before_the_run(capsys, places, synth_ca
                  str(places / "folder")])
     out, err = capsys.readouterr()
     assert code == 2 and "--export-cache" in err and "replaying" not in out
+
+
+def test_report_out_dir_is_checked_before_the_selection(capsys, places):
+    """report --out-dir that is a file: exit 2 at once, before any layer is evaluated."""
+    pytest.importorskip("matplotlib")
+    code = main(["report", "--network", "alexnet", "--out-dir", str(places / "file")])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--out-dir" in err and "is a file" in err and out == ""
