@@ -40,6 +40,7 @@ import sympy as sp
 
 from .errors import InvalidInputError
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+from .errors import InvalidInputError
 from .layer import ConvLayer
 from .reuse_classes import weighted_products
 from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, W_CLASS, R, S, V, X_IO, k

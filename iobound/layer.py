@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from . import limits
 from .errors import InvalidInputError
 
 __all__ = ["ConvLayer"]
@@ -30,6 +31,12 @@ def _pair(name: str, value) -> tuple[int, int]:
     ):
         return (int(value[0]), int(value[1]))
     raise InvalidInputError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
+
+
+_FIELD_LIMITS = {"n": limits.BATCH, "c_in": limits.CHANNELS, "h_in": limits.SPATIAL,
+                 "w_in": limits.SPATIAL, "c_out": limits.CHANNELS, "k_h": limits.KERNEL,
+                 "k_w": limits.KERNEL}
+_PAIR_LIMITS = {"stride": limits.STRIDE, "padding": limits.PADDING, "dilation": limits.DILATION}
 
 
 @dataclass(frozen=True)
@@ -49,9 +56,9 @@ class ConvLayer:
 
     Raises
     ------
-    ValueError
-        Naming the field, for non-positive sizes or a dilated kernel larger than
-        the padded input.
+    InvalidInputError
+        Naming the field, for non-positive sizes, sizes past :mod:`iobound.limits`
+        or a dilated kernel larger than the padded input.
     """
 
     n: int
@@ -67,17 +74,19 @@ class ConvLayer:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for fname in ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w"):
+        for fname, limit in _FIELD_LIMITS.items():
             v = getattr(self, fname)
             if not isinstance(v, int) or isinstance(v, bool):
                 raise InvalidInputError(f"{fname} must be an integer, got {v!r}")
             if v < 1:
                 raise InvalidInputError(f"{fname} must be >= 1, got {v}")
-        for fname, minimum in (("stride", 1), ("padding", 0), ("dilation", 1)):
+            limits.check_int(fname, v, limit)
+        for fname, limit in _PAIR_LIMITS.items():
             pair = _pair(fname, getattr(self, fname))
             for axis, v in zip("hw", pair):
-                if v < minimum:
-                    raise InvalidInputError(f"{fname} ({axis}) must be >= {minimum}, got {v}")
+                if v < limit.low:
+                    raise InvalidInputError(f"{fname} ({axis}) must be >= {limit.low}, got {v}")
+                limits.check_int(f"{fname} ({axis})", v, limit)
             object.__setattr__(self, fname, pair)
         if self.extent_h > self.h_in + 2 * self.padding[0]:
             raise InvalidInputError(
@@ -89,6 +98,7 @@ class ConvLayer:
                 f"k_w={self.k_w} (dilated extent {self.extent_w}) is larger than the "
                 f"padded input width {self.w_in + 2 * self.padding[1]}"
             )
+        limits.check_int("MACs (n*c_out*h_out*w_out*c_in*k_h*k_w)", self.macs, limits.MACS)
 
     # -- derived sizes -------------------------------------------------------
     @property

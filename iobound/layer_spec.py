@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from . import limits
 from .errors import InvalidInputError
 from .layer import ConvLayer
 from .networks import get_layer
@@ -29,12 +30,16 @@ _KEYS = {
 }
 _PAIR_KEYS = {"stride", "pad", "dilation"}
 _REQUIRED = ("cin", "hin", "cout", "kh")
+_LIMITS = {"n": limits.BATCH, "cin": limits.CHANNELS, "cout": limits.CHANNELS,
+           "hin": limits.SPATIAL, "win": limits.SPATIAL, "kh": limits.KERNEL,
+           "kw": limits.KERNEL, "stride": limits.STRIDE, "pad": limits.PADDING,
+           "dilation": limits.DILATION}
 
 
 def _int(key: str, text: str) -> int:
-    if not re.fullmatch(r"\d+", text):
-        raise InvalidInputError(f"layer spec: {key}={text!r} is not a non-negative integer")
-    return int(text)
+    if not re.fullmatch(r"\d+", text, re.ASCII):
+        raise InvalidInputError(f"layer spec: {key}={text[:40]!r} is not a non-negative integer")
+    return limits.parse_int(f"layer spec: {key}", text, _LIMITS[key])
 
 
 def parse_layer_spec(spec: str) -> ConvLayer:
@@ -42,7 +47,7 @@ def parse_layer_spec(spec: str) -> ConvLayer:
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         Naming the unknown key, the malformed value or the missing field.
     iobound.errors.UnknownPresetError
         For an unknown preset.
@@ -59,17 +64,17 @@ def parse_layer_spec(spec: str) -> ConvLayer:
         key, sep, val = part.partition("=")
         key = key.strip().lower()
         if not sep:
-            raise InvalidInputError(f"layer spec: {part!r} is not key=value")
+            raise InvalidInputError(f"layer spec: {part[:40]!r} is not key=value")
         if key not in _KEYS:
             raise InvalidInputError(
-                f"layer spec: unknown key {key!r}; known keys are {', '.join(_KEYS)}"
+                f"layer spec: unknown key {key[:40]!r}; known keys are {', '.join(_KEYS)}"
             )
         if key in values:
             raise InvalidInputError(f"layer spec: {key} given twice")
         if key in _PAIR_KEYS:
             pieces = val.lower().split("x")
             if len(pieces) not in (1, 2):
-                raise InvalidInputError(f"layer spec: {key}={val!r} must be 'a' or 'axb'")
+                raise InvalidInputError(f"layer spec: {key}={val[:40]!r} must be 'a' or 'axb'")
             ints = [_int(key, p) for p in pieces]
             values[key] = (ints[0], ints[-1])
         else:

@@ -13,6 +13,10 @@ Examples
 from __future__ import annotations
 
 import re
+from fractions import Fraction
+
+from . import limits
+from .errors import InvalidInputError
 
 from .errors import InvalidInputError
 
@@ -25,7 +29,10 @@ _UNITS = {
     "kb": 1000, "mb": 1000**2, "gb": 1000**3,
     "kib": 1024, "mib": 1024**2, "gib": 1024**3,
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$", re.ASCII)
+#: Digits a size may have: 2^40 words of fp64 in bytes has 14; longer text is refused
+#: before any arithmetic on it.
+_MAX_DIGITS = 24
 
 
 def dtype_bytes(dtype: str) -> int:
@@ -34,7 +41,7 @@ def dtype_bytes(dtype: str) -> int:
         return DTYPE_BYTES[dtype.lower()]
     except KeyError:
         raise InvalidInputError(
-            f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}"
+            f"unknown dtype {str(dtype)[:40]!r}; choose one of {', '.join(DTYPE_BYTES)}"
         ) from None
 
 
@@ -43,12 +50,17 @@ def parse_bytes(text: str) -> int:
     m = _SIZE.match(str(text))
     if not m or m.group(2).lower() not in _UNITS:
         raise InvalidInputError(
-            f"cannot read size {text!r}: give words (12288) or bytes with a unit "
+            f"cannot read size {str(text)[:40]!r}: give words (12288) or bytes with a unit "
             f"({', '.join(u for u in ('B', 'KiB', 'MiB', 'KB', 'MB'))})"
         )
-    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value != int(value):
-        raise InvalidInputError(f"size {text!r} is not a whole number of bytes")
+    number = m.group(1)
+    if len(number.lstrip("0")) > _MAX_DIGITS:
+        raise InvalidInputError(f"size {number[:20]}... ({len(number)} digits) is above the "
+                                f"limit of {limits.FAST_MEMORY_WORDS.high} words "
+                                f"({limits.FAST_MEMORY_WORDS.reason})")
+    value = Fraction(number) * _UNITS[m.group(2).lower()]  # exact: no float rounding
+    if value.denominator != 1:
+        raise InvalidInputError(f"size {str(text)[:40]!r} is not a whole number of bytes")
     return int(value)
 
 
@@ -57,17 +69,17 @@ def fast_memory_words(text: str | int, dtype: str = "fp32") -> int:
 
     Raises
     ------
-    ValueError
-        For unreadable text or a size below one word.
+    InvalidInputError
+        For unreadable text, a size below one word or above
+        :data:`iobound.limits.FAST_MEMORY_WORDS`.
     """
     if isinstance(text, int) and not isinstance(text, bool):
         words = text
     else:
         s = str(text).strip()
-        if s.isdigit():
-            words = int(s)
-        else:
-            words = parse_bytes(s) // dtype_bytes(dtype)
+        if s.isascii() and s.isdigit():
+            return limits.parse_int("fast memory (words)", s, limits.FAST_MEMORY_WORDS)
+        words = parse_bytes(s) // dtype_bytes(dtype)
     if words < 1:
-        raise InvalidInputError(f"fast memory must be at least one word, got {text!r}")
-    return words
+        raise InvalidInputError(f"fast memory must be at least one word, got {str(text)[:40]!r}")
+    return limits.check_int("fast memory (words)", words, limits.FAST_MEMORY_WORDS)

@@ -1,23 +1,50 @@
-"""Where compiled artefacts (cubins, emulator libraries) are cached, keyed by content hash.
+"""Where compiled artefacts (cubins, emulator libraries, precompiled headers) are cached.
 
-The root is ``$IOBOUND_CACHE`` when set, else ``~/.cache/iobound``.
+Entries are keyed by content hash. The root is ``$IOBOUND_CACHE`` when set, else
+``~/.cache/iobound``.
+
+A cached artefact is executed (a shared library is loaded into this process, a cubin
+onto the GPU, a precompiled header into g++), so it is used only when it is what we
+built:
+
+* the cache folder (and the root above it) is owned by this user and writable by no
+  one else; otherwise the artefacts go to a private temporary folder for this process,
+  i.e. everything is rebuilt (:func:`cache_dir` logs a warning once);
+* each artefact's sha256 is recorded beside it at build time (:func:`record_digest`,
+  a ``.sha256`` file) and checked before use (:func:`is_trusted`); a missing, changed,
+  truncated or foreign-owned artefact is rebuilt.
 
 Examples
 --------
 >>> import tempfile
->>> cache_dir("cubin", root=tempfile.mkdtemp()).name
+>>> folder = cache_dir("cubin", root=tempfile.mkdtemp())
+>>> folder.name
 'cubin'
 >>> len(content_key("a", "b")), content_key("a", "b") == content_key("ab")
 (64, False)
+>>> art = folder / "k.bin"; _ = art.write_bytes(b"built"); record_digest(art)
+>>> is_trusted(art)
+True
+>>> _ = art.write_bytes(b"tampered"); is_trusted(art)
+False
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import stat
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["cache_root", "cache_dir", "content_key"]
+__all__ = ["cache_root", "cache_dir", "content_key", "file_digest", "record_digest",
+           "is_trusted", "private_folder"]
+
+log = logging.getLogger(__name__)
+
+DIGEST_SUFFIX = ".sha256"
 
 
 def cache_root() -> Path:
@@ -26,11 +53,45 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "iobound"
 
 
+def _owned_and_private(path: Path, follow: bool = True) -> bool:
+    """Owned by this user and not writable by group or others."""
+    try:
+        st = path.stat() if follow else path.lstat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+@lru_cache(maxsize=None)
+def private_folder(kind: str) -> Path:
+    """A folder only this user can write, for this process (used when the cache is unsafe)."""
+    return Path(tempfile.mkdtemp(prefix=f"iobound-{kind}-"))
+
+
 def cache_dir(kind: str, root: Path | str | None = None) -> Path:
-    """The cache folder for ``kind`` ("cubin", "emu"), created if missing."""
-    path = (Path(root) if root is not None else cache_root()) / kind
-    path.mkdir(parents=True, exist_ok=True)
+    """The cache folder for ``kind`` ("cubin", "emu", "src"), created (mode 0700) if missing.
+
+    When the folder or the root is not owned by this user or is writable by others,
+    a private per-process folder is returned instead (so nothing cached there is used).
+    """
+    base = Path(root) if root is not None else cache_root()
+    path = base / kind
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        log.warning("cannot create the cache folder %s (%s); using a private folder", path, exc)
+        return private_folder(kind)
+    if not (_owned_and_private(base) and _owned_and_private(path)):
+        if kind != "src":  # sources are only written, never loaded: any folder will do
+            _warn_unsafe(str(path))
+            return private_folder(kind)
     return path
+
+
+@lru_cache(maxsize=None)
+def _warn_unsafe(path: str) -> None:
+    log.warning("cache folder %s is not owned by this user or is writable by others; "
+                "its contents are not used and everything is rebuilt in a private folder", path)
 
 
 def content_key(*parts: str) -> str:
@@ -41,3 +102,41 @@ def content_key(*parts: str) -> str:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + DIGEST_SUFFIX)
+
+
+def record_digest(path: str | os.PathLike, digest: str | None = None) -> None:
+    """Record ``path``'s sha256 (or ``digest``, computed before the file was moved into
+    place) beside it, atomically."""
+    path = Path(path)
+    os.chmod(path, path.stat().st_mode & ~(stat.S_IWGRP | stat.S_IWOTH))  # whatever the umask
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{DIGEST_SUFFIX}.tmp")
+    tmp.write_text(digest or file_digest(path))
+    os.replace(tmp, _digest_path(path))
+
+
+def is_trusted(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file we own, writable only by us, whose bytes match
+    the sha256 recorded when it was built."""
+    path = Path(path)
+    digest = _digest_path(path)
+    if path.is_symlink() or not path.is_file() or not _owned_and_private(path, follow=False):
+        return False
+    if not _owned_and_private(digest, follow=False):
+        return False
+    try:
+        return digest.read_text().strip() == file_digest(path)
+    except (OSError, UnicodeDecodeError):
+        return False

@@ -189,15 +189,19 @@ def parse_config_items(text: str) -> dict[str, int]:
     >>> parse_config_items("x=4, e=2")
     {'x': 4, 'e': 2}
     """
+    from iobound import limits
+
     d: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep:
-            raise InvalidInputError(f"config item {item!r} is not key=value")
-        try:
-            d[key.strip()] = int(value)
-        except ValueError:
-            raise InvalidInputError(f"config value of {key.strip()!r} must be an integer, got {value!r}") from None
+            raise InvalidInputError(f"config item {item[:40]!r} is not key=value")
+        field = f"config value of {key.strip()[:40]!r}"
+        if not value.strip().lstrip("+-").isascii() or not value.strip().lstrip("+-").isdigit():
+            raise InvalidInputError(f"{field} must be an integer, got {value[:40]!r}")
+        # the sign passes through, so config_from_dict names a non-positive knob itself
+        d[key.strip()] = limits.parse_int(field, value, limits.Limit(
+            -limits.TILE.high, limits.TILE.high, limits.TILE.reason))
     return d
 
 

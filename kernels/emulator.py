@@ -1,7 +1,9 @@
 """Run a generated kernel on the CPU: the same .cu built with g++ against ``cuda_emu.h``.
 
 :func:`build_emulator` compiles the source (``-DIOBOUND_EMULATOR``) into a shared library,
-cached by the hash of the source, the header and the compiler version; :func:`emulate`
+cached by the hash of the source, the header and the compiler version (and loaded from
+the cache only when :func:`kernels.cache.is_trusted`: the sha256 recorded at build time
+matches, in a folder only this user can write); :func:`emulate`
 runs it through ctypes on numpy arrays and returns the output tensor with the exact
 numbers of global loads and stores the kernel's ``LDG``/``STG`` performed.
 
@@ -34,14 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
-from .cache import cache_dir, content_key
+from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
 from .reference import check_shapes
 from .source import KernelSource
 
 __all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
-           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS"]
+           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size"]
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +107,7 @@ def _pch_dir(cxx: str, folder: Path) -> Path | None:
     flags = [f for f in CXX_FLAGS if f != "-shared"]
     key = content_key(HEADER.read_text(), _cxx_version(cxx), " ".join(flags))
     pch = folder / f"pch-{key[:20]}"
-    if (pch / "cuda_emu.h.gch").exists():
+    if is_trusted(pch / "cuda_emu.h.gch"):
         return pch
     tmp = Path(tempfile.mkdtemp(dir=folder))
     proc = subprocess.run([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
@@ -113,11 +116,18 @@ def _pch_dir(cxx: str, folder: Path) -> Path | None:
         log.debug("precompiling cuda_emu.h failed, building without it:\n%s", proc.stderr)
         shutil.rmtree(tmp, ignore_errors=True)
         return None
-    try:
-        tmp.rename(pch)
-    except OSError:  # another process won the race; use theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-    return pch
+    record_digest(tmp / "cuda_emu.h.gch")
+    for _ in range(2):
+        try:
+            tmp.rename(pch)
+            return pch
+        except OSError:  # another process won the race (use theirs), or a stale folder
+            if is_trusted(pch / "cuda_emu.h.gch"):
+                shutil.rmtree(tmp, ignore_errors=True)
+                return pch
+            shutil.rmtree(pch, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return None
 
 
 def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
@@ -134,7 +144,7 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
     folder = cache_dir("emu", cache_root)
     lib = folder / f"{key}.so"
-    if lib.exists():
+    if is_trusted(lib):  # only what we built, unchanged, is loaded into this process
         return lib, 0.0, True
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -150,7 +160,9 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
             raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
         if proc.returncode != 0:
             raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})", proc.stdout + proc.stderr)
+        digest = file_digest(out)
         os.replace(out, lib)  # atomic: concurrent builders of one key agree
+        record_digest(lib, digest)
     seconds = time.perf_counter() - start
     log.debug("built emulator %s in %.2f s", lib.name, seconds)
     return lib, seconds, False
@@ -162,6 +174,14 @@ def _load(path: str):
     fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.POINTER(ctypes.c_ulonglong)]
     fn.restype = ctypes.c_int
     return fn
+
+
+def check_problem_size(layer) -> None:
+    """Refuse a layer whose input, weight or output tensor is past
+    :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated."""
+    for what, size in (("input", layer.input_size), ("weight", layer.weight_size),
+                       ("output", layer.output_size)):
+        limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)
 
 
 def _check_launch(source: KernelSource) -> None:
@@ -190,6 +210,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     layer = source.layer
     check_shapes(x, w, layer)
     _check_launch(source)
+    check_problem_size(layer)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)
     xs = np.ascontiguousarray(x, dtype=np.float32)
     ws = np.ascontiguousarray(w, dtype=np.float32)

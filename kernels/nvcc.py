@@ -8,7 +8,9 @@
   :mod:`kernels.nvrtc`) and returns a
   :class:`CompileResult` (status ``OK``, ``COMPILE_ERROR`` or ``TIMEOUT``, with the log):
   a failure never raises, so a tuning run goes on. Results are cached in
-  ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``).
+  ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``), and
+  used only when the record and cubin match the sha256 recorded at build time in a
+  folder only this user can write (:func:`kernels.cache.is_trusted`).
 * :func:`compile_many` compiles in parallel (threads driving nvcc processes).
 * :func:`parse_ptxas` reads registers, shared memory, spills from ``-Xptxas -v`` output.
 
@@ -42,7 +44,7 @@ from typing import Sequence
 
 from iobound.errors import InvalidInputError
 
-from .cache import cache_dir, content_key
+from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
 from .source import KernelSource
 from .status import Status
 
@@ -284,10 +286,9 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     folder = cache_dir("cubin", cache_root)
     key = content_key(code, arch, " ".join(flags), tc.version_text)
     meta, cubin = folder / f"{key}.json", folder / f"{key}.cubin"
-    if meta.exists():
-        stored = json.loads(meta.read_text())
-        if stored["status"] != Status.OK.value or cubin.exists():
-            return replace(CompileResult(**stored), cached=True)
+    cached = _cached_result(meta, cubin)
+    if cached is not None:
+        return cached
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         try:
@@ -306,7 +307,9 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
         else:
             infos = parse_ptxas(text)
             info = infos.get(name) if name else next(iter(infos.values()), None)
+            digest = file_digest(out)
             os.replace(out, cubin)
+            record_digest(cubin, digest)
             result = CompileResult(
                 status=Status.OK, arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
                 registers=info.registers if info else None,
@@ -315,8 +318,25 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
                 spill_loads=info.spill_loads if info else None, toolchain=tc.release)
     tmp_meta = meta.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")
     tmp_meta.write_text(json.dumps(result.to_dict()))
+    digest = file_digest(tmp_meta)
     os.replace(tmp_meta, meta)  # atomic, so a concurrent reader sees all or nothing
+    record_digest(meta, digest)
     log.debug("compiled %s for %s in %.2f s: %s", name, arch, seconds, result.status.value)
+    return result
+
+
+def _cached_result(meta: Path, cubin: Path) -> CompileResult | None:
+    """The cached result when its record and cubin are what we built (digests match),
+    else None (the caller rebuilds)."""
+    if not is_trusted(meta):
+        return None
+    try:
+        stored = json.loads(meta.read_text())
+        result = replace(CompileResult(**stored), cached=True)
+    except (ValueError, TypeError):  # not our record after all: rebuild
+        return None
+    if result.status.is_ok and not (is_trusted(cubin) and result.cubin_path == str(cubin)):
+        return None
     return result
 
 

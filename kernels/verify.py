@@ -37,7 +37,7 @@ import numpy as np
 from iobound.layer import ConvLayer
 
 from .config import KernelConfig, check_config, onchip_words
-from .emulator import emulate
+from .emulator import check_problem_size, emulate
 from .generate import generate
 from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
 
@@ -88,6 +88,7 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     EmulatorBuildError, EmulatorRunError, ToolchainError
         When the emulator cannot build or run the kernel.
     """
+    check_problem_size(layer)  # before the random tensors are allocated
     source = generate(layer, config)
     x, w = random_problem(layer, np.random.default_rng(seed))
     run = emulate(source, x, w, cache_root=cache_root)

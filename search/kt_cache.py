@@ -37,6 +37,7 @@ import gzip
 import json
 import math
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -45,6 +46,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .times import as_time, bad_time_reason
 
 __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
            "records_to_cache", "FAILURE_STATUS", "STATUS_FAILURE"]
@@ -83,6 +85,7 @@ class KtCache:
     objective: str = "time"
     path: str = ""
     meta: dict = field(default_factory=dict)
+    bad_times: int = 0  # entries whose time was not a positive finite number (now invalid)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -109,22 +112,25 @@ def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:
 
 def recorded_time(entry: Mapping[str, Any]) -> float | None:
     """The recorded ``time`` of a cache entry in ms; ``None`` for a failure (a string or a
-    missing, non-finite or non-numeric time)."""
-    t = entry.get("time")
-    if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
-        return float(t)
-    return None
+    missing, non-positive, non-finite or non-numeric time: never a measurement).
+
+    >>> recorded_time({"time": 2.5}), recorded_time({"time": -3.6}), recorded_time({"time": 0})
+    (2.5, None, None)
+    """
+    return as_time(entry.get("time"))
 
 
 def entry_status(entry: Mapping[str, Any]) -> Status:
-    """Our status for a cache entry (see the module table); a float time is ``OK``."""
+    """Our status for a cache entry (see the module table).
+
+    A positive finite number ``time`` is ``OK``; a failure string its status; any other
+    time (missing, negative, zero, NaN, infinite, not a number) is ``INVALID``.
+    """
     t = entry.get("time")
     if isinstance(t, str):
         stored = _FAILURE_BY_VALUE.get(entry.get("status"))
         return stored or FAILURE_STATUS.get(t, Status.RUNTIME_ERROR)
-    if t is None:
-        return Status.INVALID
-    return Status.OK
+    return Status.OK if as_time(t) is not None else Status.INVALID
 
 
 def _open(path: Path, mode: str):
@@ -133,53 +139,128 @@ def _open(path: Path, mode: str):
     return open(path, mode, encoding="utf-8")
 
 
+def _read_json(path: Path) -> Any:
+    """The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage."""
+    if not path.is_file():
+        raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
+    try:
+        with _open(path, "r") as fh:
+            return json.load(fh)
+    except RecursionError:
+        raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
+    except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
+        msg = " ".join(str(exc).split())[:120]
+        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: "
+                                f"{type(exc).__name__}: {msg}") from None
+
+
+def _is_scalar(v: Any) -> bool:
+    """A JSON scalar a knob can take: numbers finite and exact in float64 (knob features)."""
+    if v is None or isinstance(v, (str, bool)):
+        return True
+    if isinstance(v, int):
+        return abs(v) <= 1 << 53
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def _is_value(v: Any) -> bool:
+    """A parameter value: a JSON scalar or a flat list of scalars."""
+    return _is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v))
+
+
+def _tune_params(raw: dict, where: str) -> dict:
+    params = raw["tune_params"]
+    if not isinstance(params, dict) or not params:
+        raise InvalidInputError(f"{where}: 'tune_params' must be a non-empty object of value lists")
+    keys = raw.get("tune_params_keys") or list(params)
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise InvalidInputError(f"{where}: 'tune_params_keys' must be a list of names")
+    if len(set(keys)) != len(keys):
+        raise InvalidInputError(f"{where}: 'tune_params_keys' names a parameter twice")
+    out = {}
+    for k in keys:
+        vals = params.get(k)
+        if not isinstance(vals, list) or not all(_is_value(v) for v in vals):
+            raise InvalidInputError(f"{where}: tune_params[{k[:40]!r}] must be a list of values")
+        out[k] = list(vals)
+    return out
+
+
+def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: str) -> dict:
+    """The cache entry ``key`` checked: parameters present and plain, time classified."""
+    if not isinstance(key, str) or not isinstance(entry, dict):
+        raise InvalidInputError(f"{where}: cache entry {str(key)[:40]!r} is not an object")
+    if not all(k in entry for k in keys):  # parameters only in the key: recover them
+        vals = key.split(",")
+        if len(vals) != len(keys):
+            raise InvalidInputError(f"{where}: cache entry {key[:40]!r} lacks parameters and "
+                                    f"its key does not hold {len(keys)} values")
+        entry = dict(entry)
+        for k, v in zip(keys, vals):
+            entry.setdefault(k, _parse_value(v, tune_params[k], where))
+    for k in keys:
+        if not _is_value(entry[k]):
+            raise InvalidInputError(f"{where}: cache entry {key[:40]!r}: parameter {k!r} has a "
+                                    f"value that is not a number, string or flat list")
+    t = entry.get("time")
+    if not isinstance(t, str) and as_time(t) is None:
+        # not a measurement: keep the entry (it is part of the space) as invalid
+        entry = {**entry, "time": STATUS_FAILURE[Status.INVALID], "status": Status.INVALID.value,
+                 "invalid_reason": bad_time_reason(t, "recorded time")}
+    elif not isinstance(t, str):
+        times = entry.get("times")
+        good = [x for x in times if as_time(x) is not None] if isinstance(times, list) else []
+        if times is not None and (not isinstance(times, list) or len(good) != len(times)):
+            entry = {**entry, "times": good or [t]}  # drop repeats that are not times
+    return entry
+
+
 def load_cache(path: str | os.PathLike) -> KtCache:
     """Read a Kernel Tuner cache file (``.json`` or ``.json.gz``).
 
+    Entries whose ``time`` is neither a failure string nor a positive finite number
+    are kept as ``invalid`` (``time`` "InvalidConfig", the reason in
+    ``invalid_reason``) and counted in :attr:`KtCache.bad_times`.
+
     Raises
     ------
-    ValueError
-        When the file is not a cache file (missing ``tune_params`` or ``cache``).
+    InvalidInputError
+        Naming the file (and the entry) when it is not a cache file: missing, not JSON,
+        truncated gzip, bad encoding, wrong shapes or types, missing ``tune_params`` or
+        ``cache``.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"replay file {str(path)!r} does not exist")
-    try:
-        with _open(path, "r") as fh:
-            raw = json.load(fh)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: {exc}") from exc
+    where = f"replay file {str(path)!r}"
+    raw = _read_json(path)
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        raise InvalidInputError(f"replay file {str(path)!r} is a T1 tuning-problem description "
-                         f"(parameters and restrictions, no measurements); replay needs a "
-                         f"Kernel Tuner cache file with recorded times")
+        raise InvalidInputError(f"{where} is a T1 tuning-problem description "
+                                f"(parameters and restrictions, no measurements); replay needs a "
+                                f"Kernel Tuner cache file with recorded times")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
-        raise InvalidInputError(f"replay file {str(path)!r} lacks 'tune_params' or 'cache'")
-    keys = raw.get("tune_params_keys") or list(raw["tune_params"])
-    tune_params = {k: list(raw["tune_params"][k]) for k in keys}
-    entries = []
-    for key, entry in raw["cache"].items():
-        if not all(k in entry for k in keys):  # parameters only in the key: recover them
-            vals = key.split(",")
-            entry = dict(entry)
-            for k, v in zip(keys, vals):
-                entry.setdefault(k, _parse_value(v, tune_params[k]))
-        entries.append(entry)
+        raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
+    tune_params = _tune_params(raw, where)
+    keys = list(tune_params)
+    if not isinstance(raw["cache"], dict):
+        raise InvalidInputError(f"{where}: 'cache' must be an object of entries")
+    entries = [_entry(key, entry, keys, tune_params, where) for key, entry in raw["cache"].items()]
+    bad = sum(1 for e in entries if "invalid_reason" in e)
     meta = {k: v for k, v in raw.items() if k not in
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
              "problem_size", "objective")}
     return KtCache(tune_params=tune_params, entries=entries,
-                   device_name=str(raw.get("device_name", "")),
-                   kernel_name=str(raw.get("kernel_name", "")),
-                   problem_size=raw.get("problem_size"), objective=str(raw.get("objective", "time")),
-                   path=str(path), meta=meta)
+                   device_name=str(raw.get("device_name", ""))[:200],
+                   kernel_name=str(raw.get("kernel_name", ""))[:200],
+                   problem_size=raw.get("problem_size"),
+                   objective=str(raw.get("objective", "time"))[:200],
+                   path=str(path), meta=meta, bad_times=bad)
 
 
-def _parse_value(text: str, choices: Sequence[Any]) -> Any:
+def _parse_value(text: str, choices: Sequence[Any], where: str = "cache") -> Any:
     for c in choices:
         if str(c) == text:
             return c
-    raise InvalidInputError(f"cache key value {text!r} is not among {list(choices)!r}")
+    raise InvalidInputError(f"{where}: cache key value {text[:40]!r} is not among the "
+                            f"parameter's values")
 
 
 def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,
@@ -188,7 +269,9 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     """A :class:`KtCache` holding measurement records (the last record of a config wins).
 
     Records with ``time_ms=None`` and status ``ok`` (e.g. the emulator, which does
-    not time) are skipped: a cache entry needs a time or a failure string.
+    not time) are skipped: a cache entry needs a time or a failure string. An
+    estimate's entry carries ``"estimate": true``, which :func:`load_cache` and the
+    replay measurer keep, so a replayed estimate is never taken for a measurement.
     """
     keys = list(tune_params)
     by_key: dict[str, dict] = {}
@@ -197,7 +280,8 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
             continue
         entry = {k: rec.config[k] for k in keys}
         if rec.is_ok:
-            entry.update(time=rec.time_ms, times=list(rec.costs) or [rec.time_ms])
+            times = [c for c in rec.costs if as_time(c) is not None]
+            entry.update(time=rec.time_ms, times=times or [rec.time_ms])
         else:
             entry.update(time=STATUS_FAILURE[rec.status], status=rec.status.value)
         if rec.estimate:
@@ -219,6 +303,10 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "objective": cache.objective,
         "cache": {cache_key(e, keys): e for e in cache.entries},
     }
-    with _open(path, "w") as fh:
-        json.dump(raw, fh)
+    try:
+        with _open(path, "w") as fh:
+            json.dump(raw, fh, allow_nan=False)  # a NaN would make the file unreadable JSON
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
+                                f"{exc.strerror or exc}") from None
     return path

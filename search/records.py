@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,15 @@ from typing import Any, Mapping
 
 from iobound.errors import InvalidInputError
 
+from kernels.status import Status
+
 from .measure.base import MeasureRecord
+from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log"]
 
 SCHEMA = "iobound.tune-log"
+_STATUS_VALUES = tuple(s.value for s in Status)
 SCHEMA_VERSION = 1
 
 
@@ -62,15 +67,24 @@ class TuneLog:
 def read_log(path: str | os.PathLike) -> TuneLog:
     """Read a tuning log; a cut-short last line (a killed run) is dropped.
 
+    Every line is checked as data. A record whose time (or emulator surrogate cost) is
+    not a positive finite number is read as an ``invalid`` record (it counts as
+    evaluated, never as the best), and so is one whose costs are not all such times.
+
     Raises
     ------
-    ValueError
-        When the file is missing, is not a tuning log, or has another schema version.
+    InvalidInputError
+        Naming the file (and the line) when it is missing, is not a tuning log, has
+        another schema version, or a line is not a well-formed record.
     """
     path = Path(path)
+    where = f"log file {str(path)!r}"
     if not path.is_file():
-        raise InvalidInputError(f"log file {str(path)!r} does not exist")
-    data = path.read_bytes()
+        raise InvalidInputError(f"{where} does not exist or is not a file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"{where} cannot be read: {exc.strerror or exc}") from None
     lines = data.split(b"\n")
     truncated = False
     if lines and lines[-1] == b"":
@@ -79,26 +93,74 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         lines.pop()
         truncated = True
     if not lines:
-        raise InvalidInputError(f"log file {str(path)!r} is empty (no header)")
-    try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"log file {str(path)!r}: bad header line: {exc}") from exc
-    if header.get("schema") != SCHEMA:
-        raise InvalidInputError(f"log file {str(path)!r} is not an iobound tuning log")
+        raise InvalidInputError(f"{where} is empty (no header)")
+    header = _json_line(lines[0], f"{where}: bad header line")
+    if not isinstance(header, dict) or header.get("schema") != SCHEMA:
+        raise InvalidInputError(f"{where} is not an iobound tuning log")
     if header.get("version") != SCHEMA_VERSION:
-        raise InvalidInputError(f"log file {str(path)!r} has schema version {header.get('version')!r}; "
-                         f"this iobound reads version {SCHEMA_VERSION}")
+        raise InvalidInputError(f"{where} has schema version {repr(header.get('version'))[:20]}; "
+                                f"this iobound reads version {SCHEMA_VERSION}")
     entries = []
     for n, line in enumerate(lines[1:], start=2):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"log file {str(path)!r} line {n}: {exc}") from exc
+        obj = _json_line(line, f"{where} line {n}")
+        if not isinstance(obj, dict):
+            raise InvalidInputError(f"{where} line {n}: not a JSON object")
         if obj.get("kind") != "record":
             continue
-        entries.append(LogEntry(int(obj["index"]), MeasureRecord.from_dict(obj["record"])))
+        entries.append(_entry(obj, f"{where} line {n}"))
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
+
+
+def _json_line(line: bytes, where: str) -> Any:
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise InvalidInputError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise InvalidInputError(f"{where}: {' '.join(str(exc).split())[:120]}") from None
+
+
+def _entry(obj: dict, where: str) -> LogEntry:
+    """One record line checked as data (see :func:`read_log`)."""
+    index, rec = obj.get("index"), obj.get("record")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 1 << 63:
+        raise InvalidInputError(f"{where}: 'index' must be a non-negative 64-bit integer")
+    if not isinstance(rec, dict) or not isinstance(rec.get("config"), dict):
+        raise InvalidInputError(f"{where}: 'record' must be an object with a 'config' object")
+    if rec.get("status") not in _STATUS_VALUES:
+        raise InvalidInputError(f"{where}: status must be one of {', '.join(_STATUS_VALUES)}")
+    for key, kind in (("costs", list), ("error", str), ("estimate", bool), ("extra", dict)):
+        if key in rec and not isinstance(rec[key], kind):
+            raise InvalidInputError(f"{where}: {key!r} must be a {kind.__name__}")
+    stamp = rec.get("timestamp", 0.0)
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
+        raise InvalidInputError(f"{where}: 'timestamp' must be a finite number")
+    bad = _bad_time(rec)
+    if bad:
+        record = MeasureRecord.failed(rec["config"], Status.INVALID, f"logged {bad}",
+                                      extra={"logged_status": rec["status"]})
+    else:
+        record = MeasureRecord.from_dict(rec)
+    return LogEntry(index, record)
+
+
+def _bad_time(rec: dict) -> str:
+    """Why ``rec``'s numbers cannot be a measurement ("" when they can)."""
+    costs = rec.get("costs") or []
+    for c in costs:
+        if as_time(c) is None:
+            return bad_time_reason(c, "cost")
+    if rec["status"] != Status.OK.value:
+        return "" if rec.get("time_ms") is None else bad_time_reason(rec.get("time_ms"),
+                                                                     "time of a failure")
+    t = rec.get("time_ms")
+    if t is not None:
+        return "" if as_time(t) is not None else bad_time_reason(t, "time")
+    extra = rec.get("extra") or {}
+    surrogate = rec.get("surrogate_cost", extra.get("surrogate_cost"))  # older logs: in extra
+    if surrogate is not None and as_time(surrogate) is None:
+        return bad_time_reason(surrogate, "surrogate cost")
+    return ""
 
 
 class LogWriter:
@@ -115,6 +177,13 @@ class LogWriter:
 
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
         self.path = Path(path)
+        try:
+            self._open(header)
+        except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
+            raise InvalidInputError(f"cannot write the log {str(path)!r}: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _open(self, header: Mapping[str, Any] | None) -> None:
         if self.path.is_file() and self.path.stat().st_size > 0:
             data = self.path.read_bytes()
             if not data.endswith(b"\n"):

@@ -46,6 +46,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
@@ -93,6 +94,13 @@ class ReplaySpace(Space):
                 pos[row, col] = k
         self._pos_maps = pos_maps
         self._pos = pos
+        total = 1
+        for vals in self._values:  # Python ints: the product itself cannot overflow
+            total *= len(vals)
+        if total > limits.SPACE_INDEX.high:
+            raise InvalidInputError(
+                f"cache {cache.path or '(in memory)'}: the product of the parameters' value "
+                f"counts is {total:.3g}, past {limits.SPACE_INDEX.reason} (2^63 - 1)")
         self._radix = np.array([len(v) for v in self._values], dtype=np.int64)
         self._stride = np.ones(len(self._params), dtype=np.int64)
         for k in range(len(self._params) - 2, -1, -1):
@@ -184,7 +192,7 @@ class ReplaySpace(Space):
         return {"kind": "replay", "size": len(self), "params": list(self._params),
                 "device": self.cache.device_name, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,
-                "statuses": counts}
+                "statuses": counts, "bad_times": self.cache.bad_times}
 
 
 def _hashable(v: Any) -> Any:

@@ -49,7 +49,7 @@ def _plain(obj: Any) -> Any:
 
 
 def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
-    """``ValueError`` when the log at ``path`` was written for another space or measurer.
+    """``InvalidInputError`` when the log at ``path`` was written for another space or measurer.
 
     Without this check a log of another layer whose space happens to have the same
     configurations (or of the ``model`` measurer when now measuring on a GPU) would

@@ -193,7 +193,8 @@ class _TileModel:
             area = _prod(m, rows, cols, "in_area", big)
             a = self.vars["alpha"]
             staged_in = _prod(m, a, area, "staged_in", big)
-            staged_w = _prod(m, a, z, "alpha_z", big)
+            # a tight bound: alpha_z * k_h * k_w * 4 bytes must fit CP-SAT's 62-bit sums
+            staged_w = _prod(m, a, z, "alpha_z", max(dom.values["alpha"]) * max(dom.values["z"]))
             shared_words = staged_in + staged_w * (L.k_h * L.k_w)
             xy = _prod(m, x, y, "xy", big)
             reg_words = _prod(m, xy, z, "acc", big)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from iobound.errors import InvalidInputError
 from kernels.verify import ReducedCheck
 
 __all__ = ["BoundInfo", "WinnerReport", "bound_info", "write_kernel", "report_winner"]
@@ -71,10 +72,14 @@ def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
 
     src = generate(layer, config_from_dict(dict(cfg), algorithm))
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     name = (layer.name or "layer").replace("/", "_").replace(" ", "_")
     path = folder / f"{name}_{algorithm}_best.cu"
-    path.write_text(src.code)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(src.code)
+    except OSError as exc:  # a file where the folder should be, no space left, ...
+        raise InvalidInputError(f"cannot write the best kernel to {str(path)!r}: "
+                                f"{exc.strerror or exc}") from None
     return str(path)
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from iobound import limits
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, resolve_fast_memory, resolve_layer,
+    check_winograd_e, int_option, json_safe, resolve_fast_memory, resolve_layer,
 )
 
 HELP = "I/O lower bounds (Hong-Kung composite, X-partition, chain X-partition, compulsory) of a layer"
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="direct convolution (default), Winograd F(e x e, r x r), or all that apply "
              "(Winograd is left out, with a note, where it does not apply)")
     parser.add_argument(
-        "--winograd-e", type=int, default=2, metavar="E",
+        "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=2, metavar="E",
         help="Winograd output tile edge e of F(e x e, r x r) (default 2; the input tile "
              "e + r - 1 must be at most 32)")
     add_json_argument(parser)
@@ -71,7 +72,11 @@ def run(args: argparse.Namespace) -> int:
     if args.algorithm == "winograd":
         layer.check_winograd()  # ValueError naming why -> exit 2
     if args.algorithm in ("winograd", "all"):
+        from iobound.winograd_transforms import MAX_TILE_EDGE
         problem = layer.winograd_problem()
+        tile = args.winograd_e + layer.k_h - 1
+        if problem is None and args.algorithm == "all" and tile > MAX_TILE_EDGE:
+            problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
         if problem is None:
             reports.append(bound_report(layer, s, "winograd", args.winograd_e))
         else:
@@ -79,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         ld = layer.to_dict()
         ld.update(hout=layer.h_out, wout=layer.w_out)
-        print(json.dumps({"layer": ld, "fast_memory_words": s,
-                          "results": [_result(r) for r in reports]}))
+        print(json.dumps(json_safe({"layer": ld, "fast_memory_words": s,
+                                    "results": [_result(r) for r in reports]}), allow_nan=False))
         return 0
     print(f"layer   {layer.name or '(custom)'}: {layer.short()}")
     print(f"S       {s} words ({args.fast_memory}, {args.dtype});  R_max = {layer.reuse_max}, "

@@ -2,8 +2,11 @@
 
 Each ``add_*`` function adds one option (or one pair) with the same name, meaning and help
 text in every subcommand; the ``resolve_*`` functions turn the parsed strings into the
-project's objects, raising ``ValueError`` (one stderr line and exit 2 from ``main``) on bad
-input. Heavy modules are imported inside the functions, so importing this module is cheap.
+project's objects, raising :class:`~iobound.errors.InvalidInputError` (one stderr line and
+exit 2 from ``main``) on bad input. :func:`int_option` is the argparse ``type`` of every
+integer option (range-checked against :mod:`iobound.limits`); :func:`check_output_file`
+and :func:`check_output_dir` check an output path before any work starts. Heavy modules
+are imported inside the functions, so importing this module is cheap.
 
 Examples
 --------
@@ -21,7 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Callable, Sequence
+import math
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from iobound import limits
+from iobound.errors import InvalidInputError
+from search.outputs import check_output_dir, check_output_file
 
 from iobound.errors import InvalidInputError
 
@@ -31,7 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
-    "check_winograd_e", "format_rows", "print_result",
+    "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
+    "check_output_dir", "json_safe",
 ]
 
 #: Kernel/dataflow families every subcommand knows.
@@ -93,15 +102,33 @@ def resolve_fast_memory(args: argparse.Namespace) -> int:
 
 
 def check_winograd_e(e: int | None) -> None:
-    """Refuse a Winograd output tile ``e`` below 1 (``None``, the default, is fine).
+    """Refuse a Winograd output tile ``e`` outside :data:`iobound.limits.WINOGRAD_E`
+    (``None``, the default, is fine).
 
     >>> check_winograd_e(0)
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: --winograd-e must be >= 1, got 0
+    iobound.errors.InvalidInputError: --winograd-e=0 is below the minimum 1
     """
-    if e is not None and e < 1:
-        raise InvalidInputError(f"--winograd-e must be >= 1, got {e}")
+    if e is not None:
+        limits.check_int("--winograd-e", e, limits.WINOGRAD_E)
+
+
+def int_option(flag: str, limit: limits.Limit) -> Callable[[str], int]:
+    """An argparse ``type`` reading an integer within ``limit`` (error names ``flag``).
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--seed", type=int_option("--seed", limits.SEED))
+    >>> p.parse_args(["--seed", "7"]).seed
+    7
+    """
+    def parse(text: str) -> int:
+        try:
+            return limits.parse_int(flag, text, limit)
+        except InvalidInputError as exc:  # argparse prints an ArgumentTypeError's own text
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None
+    parse.__name__ = "integer"
+    return parse
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> str:
@@ -110,6 +137,23 @@ def format_rows(rows: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None, so the output is valid
+    JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity).
+
+    >>> json.dumps(json_safe({"a": [1.5, float("nan")], "b": float("inf")}))
+    '{"a": [1.5, null], "b": null}'
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def print_result(args: argparse.Namespace, data: dict, text: Callable[[], str]) -> None:
-    """Print ``data`` as one JSON line with ``--json``, else the human text ``text()``."""
-    print(json.dumps(data) if args.json else text())
+    """Print ``data`` as one JSON line with ``--json`` (non-finite floats as null), else
+    the human text ``text()``."""
+    print(json.dumps(json_safe(data), allow_nan=False) if args.json else text())

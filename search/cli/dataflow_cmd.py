@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, format_rows, print_result, resolve_fast_memory, resolve_layer,
+    check_winograd_e, format_rows, int_option, print_result, resolve_fast_memory, resolve_layer,
 )
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
@@ -34,10 +35,10 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_layer_argument(parser)
     add_memory_arguments(parser)
-    parser.add_argument("--processors", type=int, default=1, metavar="N",
+    parser.add_argument("--processors", type=int_option("--processors", limits.PROCESSORS), default=1, metavar="N",
                         help="N_p blocks sharing S; each may use S/N_p words (default 1)")
     add_algorithm_argument(parser)
-    parser.add_argument("--winograd-e", type=int, default=None, metavar="E",
+    parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
@@ -57,9 +58,9 @@ def _parse_tiles(text: str, algorithm: str, e: int | None):
     from dataflow.winograd import WinogradTiling
 
     parts = [p.strip() for p in text.split(",")]
-    if not all(p.isdigit() for p in parts):
-        raise InvalidInputError(f"--tiles {text!r}: give positive integers x,y,z[,alpha]")
-    vals = [int(p) for p in parts]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise InvalidInputError(f"--tiles {text[:40]!r}: give positive integers x,y,z[,alpha]")
+    vals = [limits.parse_int("--tiles", p, limits.TILE) for p in parts]
     if algorithm == "direct":
         if len(vals) not in (3, 4):
             raise InvalidInputError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
@@ -48,9 +49,13 @@ def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
     if algorithm != "winograd":
         raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isdigit() and int(p) >= 2 for p in parts):
-        raise InvalidInputError(f"--winograd-e {text!r}: give integers >= 2, e.g. 2,4")
-    return tuple(int(p) for p in parts)
+    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
+        raise InvalidInputError(f"--winograd-e {text[:40]!r}: give integers >= 2, e.g. 2,4")
+    es = sorted({limits.parse_int("--winograd-e", p, limits.WINOGRAD_E) for p in parts})
+    if es[0] < 2:
+        raise InvalidInputError(f"--winograd-e {text[:40]!r}: give integers >= 2, e.g. 2,4")
+    limits.check_int("--winograd-e (number of values)", len(es), limits.WINOGRAD_E_COUNT)
+    return tuple(es)
 
 
 def _values_text(vals: list[int]) -> str:

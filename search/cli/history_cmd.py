@@ -27,6 +27,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from iobound.errors import InvalidInputError
 from search.cli.common import add_json_argument, format_rows
 
 HELP = "the tuning database: import measurements, list, best configurations, export"

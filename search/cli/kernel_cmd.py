@@ -15,10 +15,11 @@ import argparse
 import json
 from pathlib import Path
 
+from iobound import limits
 from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
-    resolve_layer,
+    check_output_file, int_option, json_safe, resolve_layer,
 )
 
 HELP = "generate a CUDA kernel for a layer and config; compile it (nvcc) and emulate it (CPU)"
@@ -46,14 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser, default=None,
         help="kernel family (default: winograd when the config has e, else direct)")
     add_device_argument(parser, "a100", "whose limits the config must respect")
-    parser.add_argument("--emit", metavar="FILE.cu", type=Path,
+    parser.add_argument("--emit", metavar="FILE.cu",
                         help="write the source here (default: a file in the cache folder)")
     parser.add_argument("--compile", action="store_true", help="compile with nvcc to a cubin")
     parser.add_argument("--arch", default=None,
                         help="nvcc target for --compile (default: the device's, sm_80 for a100)")
     parser.add_argument("--emulate", action="store_true",
                         help="run on the CPU emulator and check numerics, traffic and bound")
-    parser.add_argument("--seed", type=int, default=0, help="random data seed for --emulate")
+    parser.add_argument("--seed", type=int_option("--seed", limits.SEED), default=0,
+                        help="random data seed for --emulate")
     add_json_argument(parser)
 
 
@@ -73,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
 
+    if args.emit is not None:
+        check_output_file("--emit", args.emit)
     layer = resolve_layer(args)
     config, default_threads = _config(args)
     reasons = check_config(layer, config, args.device)
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         result["emulate"] = _emulate(layer, config, args.seed)
         failed = failed or not result["emulate"]["ok"]
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps(json_safe(result), allow_nan=False))
     else:
         _print(result, layer)
     return 1 if failed else 0

@@ -15,7 +15,7 @@ from iobound.errors import InvalidInputError
 
 import argparse
 
-from .common import LAYER_HELP, add_device_argument
+from .common import LAYER_HELP, add_device_argument, check_output_dir
 from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection
 
 HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from search.selection.report import write_report
 
     args.json = False
+    check_output_dir("--out-dir", args.out_dir)  # before the selection, not after it
     sels = run_selection(args)
     title = f"{args.network or sels[0].layer.name or 'layer'} on {sels[0].device}"
     for path in write_report(sels, args.out_dir, title, html_page=args.html).values():

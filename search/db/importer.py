@@ -43,6 +43,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
+from iobound.errors import InvalidInputError
+
 from kernels.status import Status
 from ..kt_cache import entry_status, load_cache
 from ..measure.base import MeasureRecord
@@ -158,7 +160,7 @@ def _read_cache(path: Path, device: str | None) -> FileImport:
     out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
         rec = _kt_record(entry, cache.keys)
-        if rec is None:
+        if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
             out.skipped += 1
             continue
         out.measurements.append(Measurement(w, dev, KT_TOOLCHAIN, rec, source=path.name))
@@ -195,7 +197,8 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
         r = e.record
-        if r.is_ok and r.time_ms is not None and not r.time_ms > 0:
+        bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
+        if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
             out.skipped += 1
             continue
         out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))

@@ -5,7 +5,9 @@ A recorded float ``time`` gives an ``ok`` record with ``time_ms`` = the recorded
 failure string gives its status (``InvalidConfig`` -> ``INVALID``,
 ``CompilationFailedConfig`` -> ``COMPILE_ERROR``, ``RuntimeFailedConfig`` ->
 ``RUNTIME_ERROR``); a configuration absent from the file is ``INVALID``.
-Nothing is timed here, so the records are measurements replayed, not estimates.
+Nothing is timed here, so the records are measurements replayed, not estimates, except
+entries marked ``"estimate": true`` (an exported analytic run), which replay as estimates.
+A recorded time that is not a positive finite number is ``INVALID``, never a measurement.
 
 Examples
 --------
@@ -22,6 +24,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..kt_cache import KtCache, cache_key, entry_status, load_cache
+from ..times import as_time
 from .base import MeasureRecord, Measurer, Status
 
 __all__ = ["ReplayMeasurer"]
@@ -55,10 +58,15 @@ class ReplayMeasurer(Measurer):
             return MeasureRecord.failed(config, Status.INVALID, "configuration not recorded in the replay file")
         status = entry_status(entry)
         if not status.is_ok:
-            return MeasureRecord.failed(config, status, str(entry.get("time")))
-        times = entry.get("times") or [entry["time"]]
-        extra = {k: entry[k] for k in ("compile_time", "GFLOP/s") if k in entry}
-        return MeasureRecord.ok(config, costs=times, time_ms=float(entry["time"]), extra=extra)
+            reason = entry.get("invalid_reason") or str(entry.get("time"))[:80]
+            return MeasureRecord.failed(config, status, reason)
+        times = entry.get("times")
+        times = [t for t in times if as_time(t) is not None] if isinstance(times, list) else []
+        # only finite numbers: a NaN here would make a JSON output invalid
+        extra = {k: entry[k] for k in ("compile_time", "GFLOP/s") if as_time(entry.get(k)) is not None}
+        # an exported analytic estimate replays as an estimate, never as a measurement
+        return MeasureRecord.ok(config, costs=times or [entry["time"]], time_ms=float(entry["time"]),
+                                estimate=entry.get("estimate") is True, extra=extra)
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         return [self._one(c) for c in configs]

@@ -26,6 +26,9 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from iobound.errors import InvalidInputError
+
+from ..outputs import check_output_dir, check_output_file
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,8 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..measure.base import Measurer
     from ..space import Space
     from ..tune_result import TuneResult
+    from .settings import TuneSettings
 
-__all__ = ["per_layer_path", "has_log", "check_log_paths", "log_and_resume", "check_history",
+__all__ = ["per_layer_path", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
+           "check_history",
            "history_key", "cache_meta", "store_history", "export_cache"]
 
 
@@ -55,7 +60,7 @@ def has_log(path: str) -> bool:
 
 
 def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:
-    """``ValueError`` unless ``log`` is new and ``resume`` exists (per layer for several:
+    """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer for several:
     a network killed mid-way has no logs for the layers it did not reach, which start
     afresh, so one layer's log is enough)."""
     many = len(layers) > 1
@@ -75,6 +80,22 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
                 raise InvalidInputError(f"--log {p!r} exists; pass it as --resume to continue that run")
 
 
+def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None) -> None:
+    """Refuse, before anything runs, a ``--log``, ``--export-cache`` (per layer for several),
+    ``--history`` or ``--out-dir`` that cannot be written (:mod:`search.outputs`); an empty
+    path given for any of them is refused too, not ignored."""
+    many = len(layers) > 1
+    log = settings.log if settings.log != settings.resume else None
+    if settings.history is not None:
+        check_output_file("--history", settings.history)
+    for flag, path in (("--log", log), ("--export-cache", settings.export_cache)):
+        if path is not None:
+            for layer in layers:
+                check_output_file(flag, per_layer_path(path, layer, many) if path else path)
+    if out_dir is not None:
+        check_output_dir("--out-dir", out_dir)
+
+
 def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str | None]:
     """The (log, resume) a layer runs with: without a log to resume (a network run killed
     before this layer), nothing is resumed and the log starts afresh (at ``resume``'s
@@ -85,7 +106,7 @@ def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str
 
 
 def check_history(path: str | None) -> None:
-    """``ValueError`` when the history database at ``path`` cannot be opened."""
+    """``InvalidInputError`` when the history database at ``path`` cannot be opened."""
     if not path:
         return
     from ..history import History

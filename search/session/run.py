@@ -20,7 +20,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .files import (check_history, check_log_paths, export_cache, log_and_resume,
+from iobound.errors import InvalidInputError
+
+from .files import (check_history, check_log_paths, check_outputs, export_cache, log_and_resume,
                     per_layer_path, store_history)
 from .history_use import history_options
 from .reports import LayerReport, ReplayReport
@@ -59,7 +61,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
                 verify: bool = True) -> list[LayerJob]:
     """One job per layer, after checking what can be checked before anything runs.
 
-    Raises ``ValueError`` for no layers, an unknown ``measure``, a ``log`` that
+    Raises ``InvalidInputError`` for no layers, an unknown ``measure``, a ``log`` that
     exists, a ``resume`` log that does not, or a history database that cannot be
     opened.
     """
@@ -69,8 +71,9 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     if measure not in LAYER_MEASURES:
         raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
     device = get_device(device) if isinstance(device, str) else device
-    check_history(settings.history)
     check_log_paths(settings.log, settings.resume, layers)
+    check_outputs(settings, layers, out_dir)
+    check_history(settings.history)
     many = len(layers) > 1
     jobs = []
     for layer in layers:
@@ -183,8 +186,9 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     settings = settings or TuneSettings()
     observer = observer or _NO_OBSERVER
     builders = builders or _DEFAULT_BUILDERS
-    check_history(settings.history)
     check_log_paths(settings.log, settings.resume, [None])
+    check_outputs(settings, [None])
+    check_history(settings.history)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
     header = {"replay": file, "device": space.cache.device_name}

@@ -24,6 +24,9 @@ from iobound.errors import InvalidInputError
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from iobound import limits
+from iobound.errors import InvalidInputError
+
 from ..strategies import make_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +82,15 @@ class TuneSettings:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {value}")
-        self.options_dataclass()  # unknown strategy or option -> ValueError naming it
+        # past these a run overflows, ends only when the space does, or numpy refuses the seed
+        for name, limit in (("budget", limits.BUDGET), ("patience", limits.PATIENCE),
+                            ("seed", limits.SEED)):
+            if getattr(self, name) is not None:
+                limits.check_int(name, getattr(self, name), limit)
+        batch = (self.options or {}).get("batch_size")
+        if isinstance(batch, int):
+            limits.check_int("batch_size", batch, limits.BATCH_SIZE)
+        self.options_dataclass()  # unknown strategy or option -> InvalidInputError naming it
 
     def options_dataclass(self):
         """The strategy's frozen options built from :attr:`options`."""

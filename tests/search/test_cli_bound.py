@@ -145,3 +145,11 @@ def test_help_explains_options(capsys):
     text = capsys.readouterr().out
     for opt in ("--layer", "--fast-memory", "--dtype", "--algorithm", "--winograd-e", "--json"):
         assert opt in text
+
+
+def test_all_omits_winograd_whose_input_tile_is_too_large(capsys):
+    """--algorithm all leaves Winograd out with a note when e + r - 1 passes 32 (a
+    1024-wide kernel), instead of failing the whole command."""
+    code = main(["bound", "--layer", "cin=2,hin=64,cout=2,kh=1024,pad=600", "--fast-memory", "4096",
+                 "--algorithm", "all"])
+    assert code == 0 and "winograd omitted: input tile e + r - 1 = 1025" in capsys.readouterr().out

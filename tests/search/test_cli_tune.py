@@ -79,7 +79,7 @@ def test_network_tunes_every_layer(capsys, tmp_path):
     (["tune", "--layer", SMALL, "--measure", "model", "--batch-size", "0"], "--batch-size must"),
     (["tune", "--layer", SMALL, "--measure", "model", "--patience", "0"], "--patience must"),
     (["tune", "--layer", SMALL, "--measure", "model", "--history", "/no/such/dir/h.db"],
-     "cannot open the database"),
+     "--history '/no/such/dir/h.db': the folder '/no/such/dir' does not exist"),
     (["tune", "--layer", SMALL, "--measure", "model", "--resume", "/no/such/run.jsonl"],
      "--resume: no log"),
     (["tune", "--network", "alexnet", "--measure", "model", "--resume", "/no/such/run.jsonl"],

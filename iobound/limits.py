@@ -1,0 +1,129 @@
+"""The largest numbers iobound computes with, in one place, each with its reason.
+
+Every integer a user can type (a layer field, a fast-memory size, a Winograd tile, a
+budget, a seed, a batch size) is checked against a :class:`Limit` here before it
+reaches numpy, OR-Tools, SymPy or an index: a value outside the range is an
+:class:`~iobound.errors.InvalidInputError` naming the field, the value and the limit,
+never an overflow, a solver error, a huge allocation or a run that does not end.
+
+The limits are generous for real networks (the largest preset layer is far inside
+them) and tight enough that every command finishes in seconds at the limit.
+
+Examples
+--------
+>>> check_int("cin", 64, CHANNELS)
+64
+>>> check_int("cin", 10**30, CHANNELS)
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: cin=1000000000000000000000000000000 is above the limit 65536 (channels: ...)
+>>> parse_int("--seed", "12", SEED)
+12
+>>> parse_int("--seed", "9" * 5000, SEED)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: --seed: 99999999999999999999... (5000 digits) is above the limit ...
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidInputError
+
+__all__ = ["Limit", "check_int", "parse_int", "SPATIAL", "CHANNELS", "BATCH", "KERNEL",
+           "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS", "WINOGRAD_E",
+           "WINOGRAD_E_COUNT", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
+           "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """An inclusive integer range ``low..high`` and why ``high`` is where it is."""
+
+    low: int
+    high: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.low}..{self.high}"
+
+
+#: Input height/width. The dataflow search and the domain enumerate divisors and
+#: border tiles of the output; above 2^13 a domain build passes a minute on one core.
+#: Real CNN inputs are at most a few thousand pixels.
+SPATIAL = Limit(1, 1 << 13, "input height/width: larger layers make the domain "
+                            "and dataflow searches run for minutes")
+#: Input/output channels: the channel tiles are divisors of these.
+CHANNELS = Limit(1, 1 << 16, "channels: the domain enumerates channel tiles")
+#: Batch size n: only scales the counts, but n * MACs must stay exact in float64.
+BATCH = Limit(1, 1 << 16, "batch: counts must stay exact in float64")
+#: Kernel height/width; it must also fit the padded input (checked by ConvLayer).
+KERNEL = Limit(1, 1 << 10, "kernel size: the emulator and the DAG builders unroll "
+                           "the kernel window")
+STRIDE = Limit(1, SPATIAL.high, "stride: at most the input size")
+PADDING = Limit(0, SPATIAL.high, "padding: at most the input size, so the padded "
+                                 "input stays within 3x the spatial limit")
+DILATION = Limit(1, SPATIAL.high, "dilation: at most the input size")
+#: Multiply-accumulates of one layer: integers are exact in float64 up to 2^53, and
+#: every bound is evaluated in float64.
+MACS = Limit(1, 1 << 53, "MACs: counts are exact in float64 only up to 2^53")
+#: Fast memory S in words: on-chip memories are at most megabytes; 2^40 words keeps
+#: S^2 * R and the bounds' sqrt(S) terms exact in 64-bit arithmetic.
+FAST_MEMORY_WORDS = Limit(1, 1 << 40, "fast memory: 2^40 words keeps S^2 products "
+                                      "within 64-bit integers")
+#: Winograd output tile e of F(e x e, r x r): the input tile e + r - 1 is at most 32
+#: (the transform matrices are built exactly with SymPy; larger tiles are useless
+#: numerically and slow to build).
+WINOGRAD_E = Limit(1, 32, "Winograd e: the input tile e + r - 1 is at most 32")
+WINOGRAD_E_COUNT = Limit(1, 8, "number of Winograd e values offered to the domain")
+#: N_p processors sharing S in ``iobound dataflow``.
+PROCESSORS = Limit(1, 1 << 20, "processors: N_p blocks sharing S")
+#: A tile edge typed with --tiles / --config (it must also divide the layer).
+TILE = Limit(1, 1 << 16, "tile edge: at most the largest layer dimension")
+#: Seeds are stored in logs and the SQLite history, whose integers are signed 64-bit.
+SEED = Limit(0, (1 << 63) - 1, "seed: stored as a signed 64-bit integer")
+#: Unique configurations one tuning run may measure.
+BUDGET = Limit(1, 1 << 20, "budget: each measurement is a log line and a model update")
+BATCH_SIZE = Limit(1, 1 << 12, "batch size: configurations proposed per round")
+PATIENCE = Limit(1, 1 << 20, "patience: rounds without improvement")
+#: Mixed-radix indices of a recorded space are numpy int64 codes.
+SPACE_INDEX = Limit(1, (1 << 63) - 1, "space index: configurations are numbered "
+                                      "with signed 64-bit integers")
+#: Elements of one tensor the CPU emulator allocates (fp32): 2^28 is 1 GiB.
+EMULATED_ELEMENTS = Limit(1, 1 << 28, "emulator tensors: 2^28 fp32 values is 1 GiB")
+
+_DIGITS = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def _shown(value) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
+
+
+def check_int(field: str, value: int, limit: Limit) -> int:
+    """``value`` when ``limit.low <= value <= limit.high``; else InvalidInputError naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{field} must be an integer, got {_shown(repr(value))}")
+    if value < limit.low:
+        raise InvalidInputError(f"{field}={_shown(value)} is below the minimum {limit.low}")
+    if value > limit.high:
+        raise InvalidInputError(f"{field}={_shown(value)} is above the limit {limit.high} "
+                                f"({limit.reason})")
+    return value
+
+
+def parse_int(field: str, text: str, limit: Limit) -> int:
+    """The integer written in ``text``, checked against ``limit`` (digits counted first,
+    so a 5,000-digit string never reaches ``int()``)."""
+    s = str(text).strip()
+    if not _DIGITS.fullmatch(s):
+        raise InvalidInputError(f"{field}: {_shown(repr(s))} is not an integer")
+    digits = s.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > len(str(limit.high)) + 1:  # certainly too large: do not convert
+        if s.startswith("-"):
+            raise InvalidInputError(f"{field}: {_shown(s)} is below the minimum {limit.low}")
+        raise InvalidInputError(f"{field}: {_shown(s)} is above the limit {limit.high} "
+                                f"({limit.reason})")
+    return check_int(field, int(s), limit)

@@ -1,0 +1,108 @@
+"""Output paths checked before any work starts: a file to write, a folder to write into.
+
+An empty path, a folder where a file is wanted (or a file where a folder is), a missing
+or unwritable parent, or an unwritable place is an
+:class:`~iobound.errors.InvalidInputError` naming the option, so a run never fails at
+its end for a path it could have refused at its start. Writability is tested with a
+real create (removed again), since permissions do not stop root.
+
+Examples
+--------
+>>> import tempfile
+>>> d = tempfile.mkdtemp()
+>>> check_output_file("--log", os.path.join(d, "run.jsonl")).name
+'run.jsonl'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["check_output_file", "check_output_dir"]
+
+
+def _nonempty(flag: str, path: str | os.PathLike) -> Path:
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise InvalidInputError(f"{flag}: the path is empty")
+    if "\0" in str(text):
+        raise InvalidInputError(f"{flag}: the path contains a NUL character")
+    return Path(text)
+
+
+def _writable_parent(flag: str, path: Path) -> None:
+    parent = path.parent
+    if not parent.exists():
+        raise InvalidInputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} does not exist")
+    if not parent.is_dir():
+        raise InvalidInputError(f"{flag} {str(path)!r}: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable")
+
+
+def check_output_file(flag: str, path: str | os.PathLike) -> Path:
+    """Refuse an output file path that cannot be written, before any work starts.
+
+    An empty path, a folder, a missing or unwritable parent folder, or an existing file
+    that is not writable is an :class:`~iobound.errors.InvalidInputError` naming ``flag``.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_output_file("--emit", d)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --emit '...' is a folder; give a file name
+    >>> check_output_file("--emit", os.path.join(d, "k.cu")).name
+    'k.cu'
+    """
+    p = _nonempty(flag, path)
+    try:
+        if p.is_dir():
+            raise InvalidInputError(f"{flag} {str(p)!r} is a folder; give a file name")
+        if p.exists():
+            if not p.is_file() and not p.is_char_device():
+                raise InvalidInputError(f"{flag} {str(p)!r} is not a regular file")
+            if not os.access(p, os.W_OK):
+                raise InvalidInputError(f"{flag} {str(p)!r} is not writable")
+            open(p, "ab").close()  # appending nothing changes nothing, but proves we can
+            return p
+        _writable_parent(flag, p)
+        open(p, "xb").close()  # permissions do not stop root; a real create tells the truth
+        p.unlink()
+    except OSError as exc:  # a name too long, a read-only file system, /proc...
+        raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
+    return p
+
+
+def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
+    """Refuse an output folder that cannot be used, before any work starts.
+
+    An empty path, an existing non-folder, a missing or unwritable parent (for a folder
+    still to be created) or an unwritable folder is an
+    :class:`~iobound.errors.InvalidInputError` naming ``flag``.
+
+    >>> import tempfile
+    >>> f = tempfile.mkstemp()[1]
+    >>> check_output_dir("--out-dir", f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --out-dir '...' is a file; give a folder
+    """
+    p = _nonempty(flag, path)
+    try:
+        if p.exists():
+            if not p.is_dir():
+                raise InvalidInputError(f"{flag} {str(p)!r} is a file; give a folder")
+            if not os.access(p, os.W_OK | os.X_OK):
+                raise InvalidInputError(f"{flag} {str(p)!r} is not writable")
+            tempfile.TemporaryFile(dir=p).close()  # a real write: permissions do not stop root
+            return p
+        _writable_parent(flag, p)
+        tempfile.TemporaryFile(dir=p.parent).close()
+    except OSError as exc:
+        raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
+    return p
