@@ -20,16 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound.algorithms import Algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .direct import DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io, \
-    direct_paper_total
+from .direct import DirectTiling, direct_optimality_gap
+from .families import dataflow_family
 from .io_volume import DataflowIO, Footprint
-from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
-                            optimal_direct_tiles, optimal_winograd_tiles, winograd_continuous_optimum)
-from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
-    winograd_paper_io, winograd_paper_total
+from .optimal_tiles import ContinuousOptimum
+from .winograd import WinogradTiling
 
 __all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow"]
 
@@ -142,8 +141,7 @@ class DataflowReport:
             "io_exact": self.io.total,
             "io_exact_parts": self.io.to_dict(),
             "io_paper_approx": self.io_paper_approx,
-            "io_paper_approx_equation": "Eq. 12 + output writes" if self.algorithm == "direct"
-            else "Eq. 14 + output writes",
+            "io_paper_approx_equation": dataflow_family(self.algorithm).paper_equation,
             "io_paper_closed_form": self.io_paper_closed_form,
             "lower_bound": self.lower_bound,
             "lower_bound_method": self.bound_method,
@@ -166,7 +164,7 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
-def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
+def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algorithm" = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
                       tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True) -> DataflowReport:
@@ -177,7 +175,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     layer : ConvLayer
     fast_memory : int
         S in words, shared by ``processors`` blocks.
-    algorithm : {"direct", "winograd"}
+    algorithm : {"direct", "winograd"} or Algorithm
     processors : int
         N_p; each block may use ``fast_memory // processors`` words.
     e : int, optional
@@ -196,44 +194,22 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
     """
-    if algorithm not in ("direct", "winograd"):
-        raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+    fam = dataflow_family(algorithm)
     if not isinstance(processors, int) or processors < 1:
         raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
     block = fast_memory // processors
     searched = "optimal" if divisors else "optimal-any"
     if block < 1:
         raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
-    if algorithm == "direct":
-        if e is not None:
-            raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
-        if tiling is not None and not isinstance(tiling, DirectTiling):
-            raise InvalidInputError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
-        if tiling is None:
-            tiling, source = optimal_direct_tiles(layer, block, divisors=divisors).tiling, searched
-        else:
-            source = "given"
-        io, foot = direct_io(layer, tiling), direct_footprint(layer, tiling)
-        approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
-        reuse = float(layer.reuse_max)
-        r_df = dataflow_reuse(layer)
-        cont = direct_continuous_optimum(layer, block, tiling.alpha)
+    e = fam.resolve(layer, e, tiling)
+    if tiling is None:
+        tiling, source = fam.optimal_tiles(layer, block, e, divisors).tiling, searched
     else:
-        layer.check_winograd()
-        if tiling is not None and not isinstance(tiling, WinogradTiling):
-            raise InvalidInputError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
-        if tiling is not None and e is not None and tiling.e != e:
-            raise InvalidInputError(f"winograd e={e} does not match the tiling's e={tiling.e}")
-        e = tiling.e if tiling is not None else (2 if e is None else e)
-        if tiling is None:
-            tiling, source = optimal_winograd_tiles(layer, block, e, divisors=divisors).tiling, searched
-        else:
-            check_winograd_tiling(layer, tiling)
-            source = "given"
-        io, foot = winograd_io(layer, tiling), winograd_footprint(layer, tiling)
-        approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
-        reuse = r_df = float(layer.k_h * layer.k_w)
-        cont = winograd_continuous_optimum(layer, e, block)
+        source = "given"
+    io, foot = fam.io(layer, tiling), fam.footprint(layer, tiling)
+    approx, closed = fam.paper_io(layer, tiling), fam.paper_total(layer, e, fast_memory, processors)
+    reuse, r_df = fam.reuse(layer)
+    cont = fam.continuous_optimum(layer, block, tiling)
     if foot.total > block:
         raise InvalidInputError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
                          f"{block} words of one block (S={fast_memory}, processors={processors})")
@@ -242,9 +218,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                                relative_gap=gap, satisfied=abs(gap) <= tolerance,
                                tolerance=tolerance, dataflow_reuse=r_df,
                                dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
-    bound, method = _bound(layer, block, algorithm, e if algorithm == "winograd" else None)
+    bound, method = _bound(layer, block, fam.name, e)
     ratio = io.total / bound if bound > 0 else float("inf")
-    return DataflowReport(layer=layer, algorithm=algorithm, fast_memory_words=fast_memory,
+    return DataflowReport(layer=layer, algorithm=fam.name, fast_memory_words=fast_memory,
                           processors=processors, block_memory_words=block, tiling=tiling,
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
