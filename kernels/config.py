@@ -33,8 +33,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, TypeVar, Union
 
+from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES
 
 from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, fits_register_file, grid_fits,
                      thread_registers)
@@ -49,7 +51,7 @@ __all__ = [
     "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "check_config",
 ]
 
-FP32_BYTES = 4
+FP32_BYTES = WORD_BYTES  # the generated kernels compute in fp32
 _C = TypeVar("_C", bound="_ConfigMixin")
 
 
@@ -140,7 +142,8 @@ class WinogradConfig(_ConfigMixin):
 
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
-_CLASSES = {"direct": DirectConfig, "winograd": WinogradConfig}
+#: The kernel config type of each algorithm family, keyed by its name.
+_CLASSES = {cls.algorithm: cls for cls in (DirectConfig, WinogradConfig)}
 
 
 def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
@@ -151,8 +154,7 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     """
     if algorithm is None:
         algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
-    if algorithm not in _CLASSES:
-        raise InvalidInputError(f"algorithm must be one of {sorted(_CLASSES)}, got {algorithm!r}")
+    algorithm = get_algorithm(algorithm).name
     cls = _CLASSES[algorithm]
     missing = [k for k in cls.params if k not in d]
     if missing:
@@ -318,12 +320,8 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     if reasons:
         return reasons
     try:  # the dataflow's own rule for tiles larger than the layer (one source of truth)
-        if config.algorithm == "winograd":
-            from dataflow.winograd import check_winograd_tiling
-            check_winograd_tiling(layer, config.tiling)
-        else:
-            from dataflow.direct import check_direct_tiling
-            check_direct_tiling(layer, config.tiling)
+        from dataflow.families import dataflow_family
+        dataflow_family(config.algorithm).check_tiling(layer, config.tiling)
     except ValueError as exc:
         reasons.append(str(exc))
     acc = accumulators_per_thread(layer, config)

@@ -54,17 +54,17 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from iobound.algorithms import ALGORITHMS, algorithm_name
 from iobound.errors import InvalidInputError, SolverError
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES
 from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
 
-ALGORITHMS = ("direct", "winograd")
 #: Register words (accumulators or Winograd temporaries) one thread may hold.
 MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
-WORD_BYTES = 4  # fp32
 
 
 def divisors(n: int) -> tuple[int, ...]:
@@ -130,8 +130,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                winograd_e: tuple[int, ...] = (2, 3, 4),
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
-    if algorithm not in ALGORITHMS:
-        raise InvalidInputError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    algorithm = algorithm_name(algorithm)
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
                   s_b_words=prune_bytes // WORD_BYTES,

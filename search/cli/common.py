@@ -23,6 +23,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
 from iobound.errors import InvalidInputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,9 +34,6 @@ __all__ = [
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "check_winograd_e", "format_rows", "print_result",
 ]
-
-#: Kernel/dataflow families every subcommand knows.
-ALGORITHMS = ("direct", "winograd")
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
               "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
