@@ -123,6 +123,10 @@ class Algorithm(ABC):
         """The algorithm's parameter: ``e`` checked (Winograd) or None (direct)."""
         return None
 
+    def label(self, layer: ConvLayer, e: int | None = None) -> str:
+        """How reports title the algorithm for ``layer`` (``e`` from :meth:`parameter`)."""
+        return self.name
+
     @abstractmethod
     def bound_parts(self, layer: ConvLayer, S: int, e: int | None) -> BoundParts:
         """Every lower bound of ``layer`` at ``S`` words (``e`` from :meth:`parameter`)."""
@@ -161,6 +165,15 @@ class Winograd(Algorithm):
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
             raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
         return int(e)
+
+    def label(self, layer, e=None):
+        """``winograd F(e x e, r x r)``.
+
+        >>> WINOGRAD.label(ConvLayer(1, 1, 6, 6, 1, 3, 3), 2)
+        'winograd F(2x2, 3x3)'
+        """
+        e = self.parameter(e)
+        return f"{self.name} F({e}x{e}, {layer.k_h}x{layer.k_h})"
 
     def bound_parts(self, layer, S, e=None):
         from . import winograd_bounds as mod

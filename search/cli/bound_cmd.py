@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from iobound.algorithms import ALGORITHMS, get_algorithm
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
     check_winograd_e, resolve_fast_memory, resolve_layer,
@@ -64,16 +65,14 @@ def run(args: argparse.Namespace) -> int:
     check_winograd_e(args.winograd_e)
     notes = []
     reports = []
-    if args.algorithm in ("direct", "all"):
-        reports.append(bound_report(layer, s, "direct"))
-    if args.algorithm == "winograd":
-        layer.check_winograd()  # ValueError naming why -> exit 2
-    if args.algorithm in ("winograd", "all"):
-        problem = layer.winograd_problem()
+    for alg in map(get_algorithm, ALGORITHMS if args.algorithm == "all" else (args.algorithm,)):
+        if args.algorithm != "all":
+            alg.check(layer)  # InvalidInputError naming why -> exit 2
+        problem = alg.problem(layer)
         if problem is None:
-            reports.append(bound_report(layer, s, "winograd", args.winograd_e))
+            reports.append(bound_report(layer, s, alg, args.winograd_e))
         else:
-            notes.append(f"winograd omitted: {problem}")
+            notes.append(f"{alg.name} omitted: {problem}")
     if args.json:
         ld = layer.to_dict()
         ld.update(hout=layer.h_out, wout=layer.w_out)
@@ -84,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"S       {s} words ({args.fast_memory}, {args.dtype});  R_max = {layer.reuse_max}, "
           f"paper R = {layer.reuse_paper:g}")
     for rep in reports:
-        title = "direct" if rep.algorithm == "direct" else f"winograd F({rep.e}x{rep.e}, " \
-                f"{layer.k_h}x{layer.k_h})"
+        title = get_algorithm(rep.algorithm).label(layer, rep.e)
         print(f"\n{title}")
         print(f"  {'method':<28}{'lower bound (words)':>22}{'leading term':>18}")
         for m in BOUND_METHODS:
