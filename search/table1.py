@@ -176,6 +176,8 @@ def _prod(model, a, b, name: str, ub: int) -> cp_model.IntVar:
 class _TileModel:
     """CP-SAT variables and constraints over the tile knobs (no threads)."""
 
+    # Over 60 lines on purpose: one CP-SAT model, the direct and Winograd tile constraints
+    # over shared variables (Table 1's conditions read in one place).
     def __init__(self, dom: Domain, pruned_only: bool = False):
         L, m = dom.layer, cp_model.CpModel()
         self.model, self.dom = m, dom
