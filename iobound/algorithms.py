@@ -5,8 +5,8 @@ CLI/JSON vocabulary, ``"direct"`` or ``"winograd"``), whether it applies to a la
 its parameter (Winograd's output tile ``e``) and its lower-bound functions. The layers
 above register their own part of each family under the same name, each in a
 :class:`Registry` of its own (dataflow: :data:`dataflow.families.DATAFLOWS`; kernels:
-:data:`kernels.families.KERNELS`), so imports keep pointing one way
-(iobound <- dataflow <- kernels <- search).
+:data:`kernels.families.KERNELS`; search: :data:`search.domain_families.DOMAINS`), so
+imports keep pointing one way (iobound <- dataflow <- kernels <- search).
 
 Examples
 --------
