@@ -1,4 +1,4 @@
-"""The per-layer algorithm registries agree with each other and with the modules they wrap."""
+"""The per-layer algorithm registries (dataflow, kernels, search) agree with each other and with the modules they wrap."""
 
 import pytest
 from hypothesis import given, strategies as st
@@ -12,19 +12,21 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.config import DirectConfig, WinogradConfig
 from kernels.families import KERNELS, kernel_family
+from search.domain_families import DOMAINS, domain_family
 
 
 def test_every_registry_knows_every_algorithm():
-    """Theory, dataflow and kernels register the same names, in the same order."""
-    assert DATAFLOWS.names() == KERNELS.names() == ALGORITHMS
+    """Theory, dataflow, kernels and search register the same names, in the same order."""
+    assert DATAFLOWS.names() == KERNELS.names() == DOMAINS.names() == ALGORITHMS
     for name in ALGORITHMS:
         alg = get_algorithm(name)
         assert dataflow_family(alg).algorithm is alg and kernel_family(alg).algorithm is alg
         assert kernel_family(name).dataflow is dataflow_family(name)
         assert kernel_family(name).config_type.algorithm == name
+        assert domain_family(alg).algorithm is alg
 
 
-@pytest.mark.parametrize("lookup", [dataflow_family, kernel_family])
+@pytest.mark.parametrize("lookup", [dataflow_family, kernel_family, domain_family])
 def test_unknown_algorithm_is_bad_input(lookup):
     with pytest.raises(InvalidInputError, match="unknown algorithm 'fft'; choose one of direct, winograd"):
         lookup("fft")
