@@ -115,6 +115,8 @@ class _Builder:
         return key
 
 
+# Over 60 lines on purpose: the four steps of the DAG (transforms, products, sums, output
+# transform) share the tile indexing; kept together so the vertex naming reads in one place.
 def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES) -> nx.DiGraph:
     """Build the computation DAG of Winograd F(e x e, r x r) convolution of ``layer``.
 

@@ -20,24 +20,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound.algorithms import Algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.multi_block import bound_fast_memory
 
-from .direct import DirectTiling, direct_optimality_gap, direct_paper_io, direct_paper_total
+from .direct import DirectTiling, direct_optimality_gap
+from .families import dataflow_family
 from .io_volume import DataflowIO, Footprint
-from .optimal_tiles import (ContinuousOptimum, dataflow_reuse, direct_continuous_optimum,
-                            optimal_winograd_tiles, winograd_continuous_optimum)
-from .stationary import ORDERS, best_direct_dataflow, stationary_footprint, stationary_io
-from .winograd_accumulate import optimal_winograd_accumulate_tiles, winograd_accumulate_footprint
-from .winograd import WinogradTiling, check_winograd_tiling, winograd_footprint, winograd_io, \
-    winograd_paper_io, winograd_paper_total
+from .optimal_tiles import ContinuousOptimum
+from .winograd import WinogradTiling
 
 __all__ = ["OPTIMALITY_TOLERANCE", "OptimalityCondition", "DataflowReport", "evaluate_dataflow",
            "WINOGRAD_ORDERS"]
 
 #: Winograd footprint models: the paper's two arrays per tile and channel, or one accumulator.
-WINOGRAD_ORDERS = ("paper", "accumulate")
+WINOGRAD_ORDERS = dataflow_family("winograd").orders
 
 #: Relative gap of x y vs R z below which the optimality condition counts as satisfied.
 OPTIMALITY_TOLERANCE = 0.25
@@ -153,8 +151,7 @@ class DataflowReport:
             "io_exact": self.io.total,
             "io_exact_parts": self.io.to_dict(),
             "io_paper_approx": self.io_paper_approx,
-            "io_paper_approx_equation": "Eq. 12 + output writes" if self.algorithm == "direct"
-            else "Eq. 14 + output writes",
+            "io_paper_approx_equation": dataflow_family(self.algorithm).paper_equation,
             "io_paper_closed_form": self.io_paper_closed_form,
             "lower_bound": self.lower_bound,
             "lower_bound_method": self.bound_method,
@@ -177,26 +174,7 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
-def _winograd_choice(layer: ConvLayer, block: int, e: int, divisors: bool, order: str | None):
-    """The Winograd footprint model and tiling of least exact I/O (ties: the paper's)."""
-    found = []
-    if order in (None, "accumulate"):
-        acc = optimal_winograd_accumulate_tiles(layer, block, e, divisors)
-        found += [(acc.io.total, 1, "accumulate", acc.tiling)] if acc is not None else []
-    if order in (None, "paper"):
-        try:
-            paper = optimal_winograd_tiles(layer, block, e, divisors=divisors)
-            found.append((paper.io.total, 0, "paper", paper.tiling))
-        except ValueError:
-            if not found:
-                raise
-    if not found:
-        raise InvalidInputError(f"fast memory of {block} words is too small for a Winograd block (e={e})")
-    _, _, order, tiling = min(found)
-    return order, tiling
-
-
-def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "direct",
+def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algorithm" = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
                       tolerance: float = OPTIMALITY_TOLERANCE, divisors: bool = True,
@@ -208,7 +186,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
     layer : ConvLayer
     fast_memory : int
         S in words, shared by ``processors`` blocks.
-    algorithm : {"direct", "winograd"}
+    algorithm : {"direct", "winograd"} or Algorithm
     processors : int
         N_p; each block may use ``fast_memory // processors`` words.
     e : int, optional
@@ -233,53 +211,25 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
     """
-    if algorithm not in ("direct", "winograd"):
-        raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+    fam = dataflow_family(algorithm)
     if not isinstance(processors, int) or processors < 1:
         raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
     block = fast_memory // processors
     searched = "optimal" if divisors else "optimal-any"
     if block < 1:
         raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
-    if algorithm == "direct":
-        if e is not None:
-            raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
-        if order is not None and order not in ORDERS:
-            raise InvalidInputError(f"unknown dataflow order {order!r}; choose one of {', '.join(ORDERS)}")
-        if tiling is not None and not isinstance(tiling, DirectTiling):
-            raise InvalidInputError(f"direct needs a DirectTiling (x, y, z, alpha), got {tiling!r}")
-        if tiling is None:
-            choice = best_direct_dataflow(layer, block, divisors, ORDERS if order is None else (order,))
-            tiling, source, order = choice.tiling, searched, choice.order
-        else:
-            source = "given"
-        order = order or "output"
-        io, foot = stationary_io(layer, tiling, order), stationary_footprint(layer, tiling, order)
-        approx, closed = direct_paper_io(layer, tiling), direct_paper_total(layer, fast_memory, processors)
-        reuse = float(layer.reuse_max)
-        r_df = dataflow_reuse(layer)
-        cont = direct_continuous_optimum(layer, block, tiling.alpha)
+    fam.check_order(order)
+    e = fam.resolve(layer, e, tiling)
+    if tiling is None:
+        order, tiling = fam.choose(layer, block, e, divisors, order)
+        source = searched
     else:
-        if order not in (None, *WINOGRAD_ORDERS):
-            raise InvalidInputError(f"unknown winograd dataflow {order!r}; choose one of {', '.join(WINOGRAD_ORDERS)}")
-        layer.check_winograd()
-        if tiling is not None and not isinstance(tiling, WinogradTiling):
-            raise InvalidInputError(f"winograd needs a WinogradTiling (e, x, y, z), got {tiling!r}")
-        if tiling is not None and e is not None and tiling.e != e:
-            raise InvalidInputError(f"winograd e={e} does not match the tiling's e={tiling.e}")
-        e = tiling.e if tiling is not None else (2 if e is None else e)
-        if tiling is None:
-            order, tiling = _winograd_choice(layer, block, e, divisors, order)
-            source = searched
-        else:
-            check_winograd_tiling(layer, tiling)
-            source = "given"
-        order = order or "paper"
-        io = winograd_io(layer, tiling)
-        foot = (winograd_footprint if order == "paper" else winograd_accumulate_footprint)(layer, tiling)
-        approx, closed = winograd_paper_io(layer, tiling), winograd_paper_total(layer, e, fast_memory, processors)
-        reuse = r_df = float(layer.k_h * layer.k_w)
-        cont = winograd_continuous_optimum(layer, e, block)
+        source = "given"
+    order = order or fam.orders[0]
+    io, foot = fam.ordered_io(layer, tiling, order), fam.ordered_footprint(layer, tiling, order)
+    approx, closed = fam.paper_io(layer, tiling), fam.paper_total(layer, e, fast_memory, processors)
+    reuse, r_df = fam.reuse(layer)
+    cont = fam.continuous_optimum(layer, block, tiling)
     if foot.total > block:
         raise InvalidInputError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
                          f"{block} words of one block (S={fast_memory}, processors={processors})")
@@ -289,9 +239,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: str = "dire
                                tolerance=tolerance, dataflow_reuse=r_df,
                                dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
     # a dataflow's count is a game with block + 2 pebbles (proofs/test_multi_block.py)
-    bound, method = _bound(layer, bound_fast_memory(block), algorithm, e if algorithm == "winograd" else None)
+    bound, method = _bound(layer, bound_fast_memory(block), fam.name, e)
     ratio = io.total / bound if bound > 0 else float("inf")
-    return DataflowReport(layer=layer, algorithm=algorithm, fast_memory_words=fast_memory,
+    return DataflowReport(layer=layer, algorithm=fam.name, fast_memory_words=fast_memory,
                           processors=processors, block_memory_words=block, tiling=tiling,
                           tiles_source=source, io=io, io_paper_approx=approx,
                           io_paper_closed_form=closed, footprint=foot, lower_bound=bound,

@@ -105,6 +105,8 @@ def _heuristic(dag: nx.DiGraph, S: int):
     return min(games, key=lambda r: r.total)
 
 
+# Over 60 lines on purpose: one CP-SAT model whose variables (red, blue, compute per
+# step) every constraint shares; split, the pieces would pass the whole model around.
 def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                      recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
     """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.

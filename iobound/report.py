@@ -19,14 +19,12 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, Algorithm, get_algorithm
 from .errors import InvalidInputError
 from .layer import ConvLayer
 
 __all__ = ["Bound", "BoundReport", "bound_report", "best_lower_bound", "ALGORITHMS",
            "DEFAULT_WINOGRAD_E"]
-
-ALGORITHMS = ("direct", "winograd")
-DEFAULT_WINOGRAD_E = 2
 
 
 @dataclass(frozen=True)
@@ -71,23 +69,17 @@ class BoundReport:
         }
 
 
-def _check(layer: ConvLayer, s, algorithm: str, e):
+def _check(layer: ConvLayer, s, algorithm, e) -> tuple[Algorithm, int | None]:
     if not isinstance(layer, ConvLayer):
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise InvalidInputError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
-    if algorithm not in ALGORITHMS:
-        raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
-    if algorithm == "winograd":
-        layer.check_winograd()
-        e = DEFAULT_WINOGRAD_E if e is None else e
-        if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
-            raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
-        return int(e)
-    return None
+    alg = get_algorithm(algorithm)
+    alg.check(layer)
+    return alg, alg.parameter(e)
 
 
-def bound_report(layer: ConvLayer, S: int, algorithm: str = "direct",
+def bound_report(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direct",
                  e: int | None = None) -> BoundReport:
     """Every lower bound of ``layer`` at ``S`` words of fast memory, and the best.
 
@@ -96,7 +88,7 @@ def bound_report(layer: ConvLayer, S: int, algorithm: str = "direct",
     layer : ConvLayer
     S : int
         Fast memory in words (>= 1).
-    algorithm : {"direct", "winograd"}
+    algorithm : {"direct", "winograd"} or Algorithm
     e : int, optional
         Winograd output tile (default 2); ignored for direct.
 
@@ -105,27 +97,17 @@ def bound_report(layer: ConvLayer, S: int, algorithm: str = "direct",
     ValueError
         For a bad S, algorithm or e, or Winograd on a layer it does not apply to.
     """
-    e = _check(layer, S, algorithm, e)
+    alg, e = _check(layer, S, algorithm, e)
     S = int(S)
-    if algorithm == "direct":
-        from . import direct_bounds as mod
-        values = mod.direct_bound_values(layer, S)
-        leads = mod.direct_leading_terms(layer, S)
-        exprs = mod.direct_bound_exprs()
-        details = mod.direct_bound_details(layer)
-    else:
-        from . import winograd_bounds as mod
-        values = mod.winograd_bound_values(layer, e, S)
-        leads = mod.winograd_leading_terms(layer, e, S)
-        exprs = mod.winograd_bound_exprs()
-        details = mod.winograd_bound_details(layer, e)
+    parts = alg.bound_parts(layer, S, e)
+    values, leads, exprs, details = parts.values, parts.leading_terms, parts.expressions, parts.details
     bounds = {m: Bound(m, values[m], exprs[m], details[m], leads.get(m)) for m in values}
     best_method = max(bounds, key=lambda m: bounds[m].value)
-    return BoundReport(layer, S, algorithm, e, bounds, bounds[best_method].value,
+    return BoundReport(layer, S, alg.name, e, bounds, bounds[best_method].value,
                        best_method, leads)
 
 
-def best_lower_bound(layer: ConvLayer, S: int, algorithm: str = "direct",
+def best_lower_bound(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direct",
                      e: int | None = None) -> float:
     """The largest valid lower bound (I/O words) of :func:`bound_report`."""
     return bound_report(layer, S, algorithm, e).best

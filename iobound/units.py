@@ -20,9 +20,11 @@ from .errors import InvalidInputError
 
 from .errors import InvalidInputError
 
-__all__ = ["DTYPE_BYTES", "dtype_bytes", "parse_bytes", "fast_memory_words"]
+__all__ = ["DTYPE_BYTES", "WORD_BYTES", "dtype_bytes", "parse_bytes", "fast_memory_words"]
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+#: Bytes of one word of the generated kernels (fp32): the one definition.
+WORD_BYTES = DTYPE_BYTES["fp32"]
 
 _UNITS = {
     "b": 1,

@@ -42,9 +42,12 @@ import logging
 
 import numpy as np
 
+from dataflow.families import dataflow_family
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES
 
 from .config import config_from_dict, onchip_words, register_words, shared_memory_bytes
+from .families import kernel_family
 from .limits import resident_blocks_per_sm, thread_registers
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
@@ -56,7 +59,6 @@ FEATURE_NAMES = (
     "threads", "regs_per_thread", "ilp", "blocks", "blocks_per_sm", "occupancy", "waves",
     "flops", "intensity",
 )
-WORD_BYTES = 4
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -68,11 +70,8 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     >>> io_words(ConvLayer(1, 1, 6, 6, 2, 3, 3), "winograd", (2, 4, 4, 2))
     86
     """
-    if algorithm == "winograd":
-        from dataflow.winograd import WinogradTiling, winograd_io
-        return winograd_io(layer, WinogradTiling(*tile)).total
-    from dataflow.direct import DirectTiling, direct_io
-    return direct_io(layer, DirectTiling(*tile)).total
+    fam = dataflow_family(algorithm)
+    return fam.io(layer, fam.tiling_from(tile)).total
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -84,11 +83,8 @@ def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
     True
     """
-    from dataflow.flops import direct_flops, winograd_flops
-    if algorithm == "direct":
-        return direct_flops(layer)
-    from dataflow.winograd import WinogradTiling
-    return winograd_flops(layer, WinogradTiling(*tile))
+    fam = dataflow_family(algorithm)
+    return fam.flops(layer, fam.tiling_from(tile))
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -121,7 +117,9 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
         return out
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    params = ("e", "x", "y", "z") if algorithm == "winograd" else ("x", "y", "z", "alpha")
+    fam = kernel_family(algorithm)
+    params = fam.algorithm.tile_params
+    e_of = (lambda tile: tile[0]) if "e" in params else (lambda tile: None)
     t_io = np.empty(len(tiles))
     t_flops = np.empty(len(tiles))
     t_shared = np.empty(len(tiles))
@@ -135,7 +133,7 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
         t_shared[k] = shared_memory_bytes(layer, cfg)
         t_regwords[k] = register_words(layer, cfg)
         t_bound[k] = _bound_cached(layer, algorithm, onchip_words(layer, cfg),
-                                   tile[0] if algorithm == "winograd" else None)
+                                   e_of(tile))
     io, fl, shared, regw = t_io[inverse], t_flops[inverse], t_shared[inverse], t_regwords[inverse]
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
@@ -143,7 +141,7 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     warp = device.warp_size
     warps = np.ceil(threads / warp)
     bps = resident_blocks_per_sm(device, threads, shared, regs)
-    x_col, y_col, z_col = (1, 2, 3) if algorithm == "winograd" else (0, 1, 2)
+    x_col, y_col, z_col = fam.tile_columns()
     blocks = (layer.n * np.ceil(layer.w_out / knobs[:, x_col]) * np.ceil(layer.h_out / knobs[:, y_col])
               * np.ceil(layer.c_out / knobs[:, z_col]))
     compulsory = layer.input_size + layer.weight_size + layer.output_size

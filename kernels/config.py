@@ -2,7 +2,8 @@
 
 A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
 block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over
-the block's Winograd tiles and output channels. The on-chip sizes are the dataflow's
+the block's Winograd tiles and output channels (both in :mod:`kernels.config_types`,
+re-exported here, each with its own geometry). The on-chip sizes are the dataflow's
 (:func:`dataflow.direct.direct_footprint`, :func:`dataflow.winograd.winograd_block_words`):
 
 * direct: shared = ``alpha * in_rows * in_cols + z * alpha * k_h * k_w`` floats with
@@ -30,12 +31,14 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, TypeVar, Union
+from typing import TYPE_CHECKING
 
+from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES
 
+from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
 from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, fits_register_file, grid_fits,
                      thread_registers)
 from .thread_block import THREAD_KEYS, default_thread_block
@@ -49,100 +52,7 @@ __all__ = [
     "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "check_config",
 ]
 
-FP32_BYTES = 4
-_C = TypeVar("_C", bound="_ConfigMixin")
-
-
-class _ConfigMixin:
-    """What both config dataclasses share: field checks, thread count and dict round trip.
-
-    A subclass is a frozen dataclass whose fields are all named in ``params`` and that
-    has ``tx``, ``ty`` and ``tz`` among them.
-    """
-
-    params: tuple[str, ...]
-    tx: int
-    ty: int
-    tz: int
-
-    def __post_init__(self) -> None:
-        for name in self.params:
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InvalidInputError(f"{name} must be a positive integer, got {v!r}")
-
-    @property
-    def threads(self) -> int:
-        """Threads per block, ``tx * ty * tz``."""
-        return self.tx * self.ty * self.tz
-
-    def to_dict(self) -> dict:
-        """The fields as a plain dict (keys in ``params`` order)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls: type[_C], d: dict) -> _C:
-        """Build from a dict holding every key of ``params`` (values cast to int)."""
-        return cls(**{k: int(d[k]) for k in cls.params})
-
-
-@dataclass(frozen=True)
-class DirectConfig(_ConfigMixin):
-    """Direct-convolution kernel: output tile x*y*z, channel chunk alpha, tx*ty*tz threads.
-
-    A thread computes ``(x/tx) * (y/ty) * (z/tz)`` outputs (strided over the tile) held in
-    registers. Divisibility is checked by :func:`check_config`, not here, so a search can
-    hold and report invalid points.
-    """
-
-    x: int
-    y: int
-    z: int
-    alpha: int
-    tx: int
-    ty: int
-    tz: int
-
-    algorithm = "direct"
-    params = ("x", "y", "z", "alpha", "tx", "ty", "tz")
-
-    @property
-    def tiling(self):
-        """The dataflow tiling this kernel implements (``dataflow.direct.DirectTiling``)."""
-        from dataflow.direct import DirectTiling
-        return DirectTiling(self.x, self.y, self.z, self.alpha)
-
-
-@dataclass(frozen=True)
-class WinogradConfig(_ConfigMixin):
-    """Winograd F(e x e, r x r) kernel: output tile x*y*z (x, y multiples of e), threads.
-
-    ``tx`` threads split the ``x/e`` tile columns, ``ty`` the ``y/e`` tile rows and ``tz``
-    the ``z`` output channels; input channels are processed one at a time.
-    """
-
-    e: int
-    x: int
-    y: int
-    z: int
-    tx: int
-    ty: int
-    tz: int
-
-    algorithm = "winograd"
-    params = ("e", "x", "y", "z", "tx", "ty", "tz")
-
-    @property
-    def tiling(self):
-        """The dataflow tiling (``dataflow.winograd.WinogradTiling``)."""
-        from dataflow.winograd import WinogradTiling
-        return WinogradTiling(self.e, self.x, self.y, self.z)
-
-
-KernelConfig = Union[DirectConfig, WinogradConfig]
-_CLASSES = {"direct": DirectConfig, "winograd": WinogradConfig}
-
-
+FP32_BYTES = WORD_BYTES  # the generated kernels compute in fp32
 def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     """Build a config from a dict; the algorithm is given or inferred (``e`` means Winograd).
 
@@ -151,9 +61,8 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     """
     if algorithm is None:
         algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
-    if algorithm not in _CLASSES:
-        raise InvalidInputError(f"algorithm must be one of {sorted(_CLASSES)}, got {algorithm!r}")
-    cls = _CLASSES[algorithm]
+    algorithm = get_algorithm(algorithm).name
+    cls = CONFIG_TYPES[algorithm]
     missing = [k for k in cls.params if k not in d]
     if missing:
         raise InvalidInputError(f"{algorithm} config is missing {', '.join(missing)} "
@@ -209,20 +118,12 @@ def parse_config_items(text: str) -> dict[str, int]:
 
 def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
     """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
-    if config.algorithm == "winograd":
-        r = layer.k_h
-        return config.y + r - 1, config.x + r - 1
-    return ((config.y - 1) * layer.stride[0] + layer.extent_h,
-            (config.x - 1) * layer.stride[1] + layer.extent_w)
+    return config.input_tile_shape(layer)
 
 
 def _footprint(layer: ConvLayer, config: KernelConfig):
     """The dataflow's on-chip footprint of one block (the one definition of the sizes)."""
-    if config.algorithm == "winograd":
-        from dataflow.winograd import winograd_block_words
-        return winograd_block_words(layer, config.e, config.x, config.y, config.z)
-    from dataflow.direct import direct_footprint
-    return direct_footprint(layer, config.tiling)
+    return config.footprint(layer)
 
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
@@ -261,13 +162,7 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 136 + 4*4*4*16 + 32*(2+2)*16
     (136, 3208)
     """
-    fp = _footprint(layer, config)
-    if config.algorithm != "winograd":
-        return fp.total
-    n = config.e + layer.k_h - 1
-    acc = (config.x // config.e) * (config.y // config.e) * config.z * n * n
-    per_thread = (-(-config.z // config.tz) + 2) * n * n  # u, v and partial
-    return fp.shared_words + acc + config.threads * per_thread
+    return config.onchip_words(layer)
 
 
 def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
@@ -290,23 +185,6 @@ def _device(device):
     return get_device(device)
 
 
-def _divisibility(layer: ConvLayer, config: KernelConfig) -> list[str]:
-    c = config
-    if c.algorithm == "winograd":
-        problem = layer.winograd_problem()
-        if problem is not None:
-            return [problem]
-        reasons = [f"{axis}={getattr(c, axis)} must be a multiple of e={c.e}"
-                   for axis in ("x", "y") if getattr(c, axis) % c.e]
-        if reasons:
-            return reasons
-        pairs = (("tx", c.tx, "x/e", c.x // c.e), ("ty", c.ty, "y/e", c.y // c.e),
-                 ("tz", c.tz, "z", c.z))
-    else:
-        pairs = (("tx", c.tx, "x", c.x), ("ty", c.ty, "y", c.y), ("tz", c.tz, "z", c.z))
-    return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
-
-
 def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
     """Every reason ``config`` cannot run for ``layer`` on ``device`` (empty list: it can).
 
@@ -318,16 +196,12 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
     """
-    reasons = _divisibility(layer, config)
+    reasons = config.divisibility(layer)
     if reasons:
         return reasons
     try:  # the dataflow's own rule for tiles larger than the layer (one source of truth)
-        if config.algorithm == "winograd":
-            from dataflow.winograd import check_winograd_tiling
-            check_winograd_tiling(layer, config.tiling)
-        else:
-            from dataflow.direct import check_direct_tiling
-            check_direct_tiling(layer, config.tiling)
+        from dataflow.families import dataflow_family
+        dataflow_family(config.algorithm).check_tiling(layer, config.tiling)
     except ValueError as exc:
         reasons.append(str(exc))
     acc = accumulators_per_thread(layer, config)

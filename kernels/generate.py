@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from iobound.layer import ConvLayer
 
-from .codegen_direct import generate_direct
-from .codegen_winograd import generate_winograd
 from .config import KernelConfig
+from .families import kernel_family
 from .source import KernelSource
 
 __all__ = ["generate"]
@@ -29,6 +28,4 @@ def generate(layer: ConvLayer, config: KernelConfig, device=None) -> KernelSourc
     InvalidConfigError
         (a ValueError) listing why the config cannot run.
     """
-    if config.algorithm == "winograd":
-        return generate_winograd(layer, config, device)
-    return generate_direct(layer, config, device)
+    return kernel_family(config).generate(layer, config, device)

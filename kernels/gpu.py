@@ -33,7 +33,7 @@ import numpy as np
 from iobound.devices import DEVICES, Device, get_device
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
 
-from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
+from .reference import compare, conv2d_reference, random_problem
 from .source import KernelSource
 from .status import CONTEXT_FATAL, Status
 
@@ -138,10 +138,8 @@ def _wait(event, timeout_s: float) -> None:
 
 
 def _tolerance(source: KernelSource, x, w) -> np.ndarray:
-    cfg = source.config
-    if getattr(cfg, "algorithm", "direct") == "winograd":
-        return winograd_tolerance(x, w, source.layer, cfg.e)
-    return direct_tolerance(x, w, source.layer)
+    from .families import kernel_family
+    return kernel_family(source.config).tolerance(x, w, source.layer, source.config)
 
 
 def measure_cubin(source: KernelSource, cubin_path: str, options: GpuOptions = GpuOptions()) -> MeasureResult:

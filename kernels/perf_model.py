@@ -43,6 +43,7 @@ import numpy as np
 from iobound.layer import ConvLayer
 
 from .analytic import FEATURE_NAMES, WORD_BYTES, analytic_features
+from .families import kernel_family
 
 __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
@@ -96,8 +97,9 @@ def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray
     resident = np.minimum(f["blocks_per_sm"], np.ceil(f["blocks"] / device.sm_count))
     v = f["blocks"] / (device.sm_count * np.maximum(resident, 1.0))
     util = v / np.ceil(v)
-    chunk = (np.ones(len(knobs)) if algorithm == "winograd"
-             else np.asarray(knobs, dtype=float).reshape(-1, 7)[:, 3])
+    fam = kernel_family(algorithm)
+    chunk = (np.ones(len(knobs)) if fam.chunk_param is None
+             else np.asarray(knobs, dtype=float).reshape(-1, 7)[:, fam.tile_columns((fam.chunk_param,))[0]])
     steps = (f["blocks"] * np.ceil(layer.c_in / chunk)
              / (device.sm_count * np.maximum(resident, 1.0)))
     times = estimate_ms(f["io_words"] * WORD_BYTES, f["flops"], resident * warps_per_block,

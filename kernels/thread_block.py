@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
 
 __all__ = ["DEFAULT_MAX_THREADS", "THREAD_KEYS", "default_thread_block"]
@@ -49,13 +50,13 @@ def default_thread_block(tiles: Mapping[str, int], algorithm: str | None = None)
     ``algorithm`` defaults as in :func:`kernels.config.config_from_dict` (``e`` means
     Winograd). Raises InvalidInputError when a tile it needs is missing or not positive.
     """
-    algorithm = algorithm or ("winograd" if "e" in tiles else "direct")
-    needed = ("e", "x", "y", "z") if algorithm == "winograd" else ("x", "y", "z")
+    alg = get_algorithm(algorithm or ("winograd" if "e" in tiles else "direct"))
+    needed = tuple(p for p in alg.tile_params if p != "alpha")  # threads never split alpha
     bad = [k for k in needed if not isinstance(tiles.get(k), int) or tiles[k] < 1]
     if bad:
         raise InvalidInputError(f"a default thread block needs positive tiles {', '.join(needed)}; "
                                 f"missing or not positive: {', '.join(bad)}")
-    e = tiles["e"] if algorithm == "winograd" else 1
+    e = tiles["e"] if "e" in needed else 1
     spans = (-(-tiles["x"] // e), -(-tiles["y"] // e), tiles["z"])
     block, room = {}, DEFAULT_MAX_THREADS
     for key, span in zip(THREAD_KEYS, spans):

@@ -38,8 +38,9 @@ from iobound.layer import ConvLayer
 
 from .config import KernelConfig, check_config, onchip_words
 from .emulator import check_problem_size, emulate
+from .families import kernel_family
 from .generate import generate
-from .reference import compare, conv2d_reference, direct_tolerance, random_problem, winograd_tolerance
+from .reference import compare, conv2d_reference, random_problem
 
 __all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck", "reduced_layer",
            "emulator_check"]
@@ -70,11 +71,7 @@ class EmulationCheck:
 
 def expected_io(layer: ConvLayer, config: KernelConfig):
     """The dataflow's exact ``DataflowIO`` for the tiling ``config`` implements."""
-    if config.algorithm == "winograd":
-        from dataflow.winograd import winograd_io
-        return winograd_io(layer, config.tiling)
-    from dataflow.direct import direct_io
-    return direct_io(layer, config.tiling)
+    return kernel_family(config).dataflow.io(layer, config.tiling)
 
 
 def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
@@ -93,11 +90,7 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     x, w = random_problem(layer, np.random.default_rng(seed))
     run = emulate(source, x, w, cache_root=cache_root)
     ref = conv2d_reference(x, w, layer)
-    if config.algorithm == "winograd":
-        tol = winograd_tolerance(x, w, layer, config.e)
-    else:
-        tol = direct_tolerance(x, w, layer)
-    cmp = compare(run.output, ref, tol)
+    cmp = compare(run.output, ref, kernel_family(config).tolerance(x, w, layer, config))
     io = expected_io(layer, config)
     expected_loads = io.input_loads + io.weight_loads
     matches = run.global_loads == expected_loads and run.global_stores == io.output_stores
@@ -107,9 +100,9 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     if with_bound:
         from iobound.multi_block import bound_fast_memory
         from iobound.report import best_lower_bound
-        e = config.e if config.algorithm == "winograd" else None
         # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/multi_block)
-        bound = float(best_lower_bound(layer, bound_fast_memory(s_words), config.algorithm, e))
+        bound = float(best_lower_bound(layer, bound_fast_memory(s_words), config.algorithm,
+                                       getattr(config, "e", None)))
         above = run.global_loads + run.global_stores >= bound
     return EmulationCheck(
         ok=cmp.ok and matches and above, numerics_ok=cmp.ok, max_abs_err=cmp.max_abs_err,
@@ -154,7 +147,8 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     h_out = y * max(1, min(2, layer.h_out // y))
     w_out = x * max(1, min(2, layer.w_out // x))
     c_out = z * max(1, min(2, layer.c_out // z))
-    c_in = min(layer.c_in, 2 * config.alpha) if config.algorithm == "direct" else min(layer.c_in, 4)
+    chunk = kernel_family(config).chunk_param  # Winograd stages one channel a step
+    c_in = min(layer.c_in, 2 * getattr(config, chunk)) if chunk else min(layer.c_in, 4)
     h_in = (h_out - 1) * layer.stride[0] + layer.extent_h - 2 * layer.padding[0]
     w_in = (w_out - 1) * layer.stride[1] + layer.extent_w - 2 * layer.padding[1]
     return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=max(h_in, 1), w_in=max(w_in, 1),

@@ -146,9 +146,8 @@ class ConvSpace(Space):
     # -- tables ---------------------------------------------------------------
     def _axes(self, tile: tuple[int, ...]) -> tuple[int, int, int]:
         t = dict(zip(self.domain.tile_params, tile))
-        if self.algorithm == "winograd":
-            return (t["x"] // t["e"], t["y"] // t["e"], t["z"])
-        return (t["x"], t["y"], t["z"])
+        e = t.get("e", 1)  # threads split Winograd's x/e, y/e tiles; direct's x, y (e = 1)
+        return (t["x"] // e, t["y"] // e, t["z"])
 
     def _table(self, axes: tuple[int, int, int], reg_words: int) -> np.ndarray:
         key = (*axes, reg_words)
@@ -236,7 +235,7 @@ class ConvSpace(Space):
     def _repair(self, cfg: dict, old: dict) -> dict:
         """Make tile and thread knobs consistent again after one knob moved."""
         dom = self.domain
-        if self.algorithm == "winograd" and cfg["e"] != old["e"]:
+        if "e" in cfg and cfg["e"] != old["e"]:  # Winograd: e moved, x and y must follow
             xs, ys = dom.tile_pairs[cfg["e"]]
             cfg["x"] = min(xs, key=lambda v: (abs(v - old["x"]), v))
             cfg["y"] = min(ys, key=lambda v: (abs(v - old["y"]), v))

@@ -48,35 +48,24 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from iobound.errors import InvalidInputError, SolverError
+from iobound.algorithms import ALGORITHMS, algorithm_name
+from iobound.errors import SolverError
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES
 from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+
+from .domain_families import cp_product, divisors, domain_family  # divisors: re-exported
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
 
-ALGORITHMS = ("direct", "winograd")
 #: Register words (accumulators or Winograd temporaries) one thread may hold.
 MAX_REGS_PER_THREAD = MAX_ACCUMULATORS_PER_THREAD
-WORD_BYTES = 4  # fp32
-
-
-def divisors(n: int) -> tuple[int, ...]:
-    """The positive divisors of ``n`` in increasing order.
-
-    Examples
-    --------
-    >>> divisors(12)
-    (1, 2, 3, 4, 6, 12)
-    """
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return tuple(sorted(set(small) | {n // d for d in small}))
 
 
 @dataclass(frozen=True)
@@ -130,8 +119,7 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                winograd_e: tuple[int, ...] = (2, 3, 4),
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
-    if algorithm not in ALGORITHMS:
-        raise InvalidInputError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    algorithm = algorithm_name(algorithm)
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
                   s_b_words=prune_bytes // WORD_BYTES,
@@ -139,39 +127,12 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                   prune_shared_bytes=prune_bytes, max_threads=device.max_threads_per_block,
                   max_regs=int(max_regs_per_thread), regs_per_sm=device.registers_per_sm,
                   reg_overhead=REGISTER_OVERHEAD[algorithm])
-    if algorithm == "direct":
-        values = {"x": divisors(layer.w_out), "y": divisors(layer.h_out),
-                  "z": divisors(layer.c_out), "alpha": divisors(layer.c_in)}
-        values.update(tx=values["x"], ty=values["y"], tz=values["z"])
-        return Domain(params=("x", "y", "z", "alpha", "tx", "ty", "tz"), values=values,
-                      tile_pairs={}, **common)
-    layer.check_winograd()
-    es = tuple(sorted({int(e) for e in winograd_e}))
-    if not es or es[0] < 2:
-        raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")
-    pairs = {e: (tuple(e * b for b in divisors(-(-layer.w_out // e))),
-                 tuple(e * b for b in divisors(-(-layer.h_out // e)))) for e in es}
-    values = {"e": es,
-              "x": tuple(sorted({v for p in pairs.values() for v in p[0]})),
-              "y": tuple(sorted({v for p in pairs.values() for v in p[1]})),
-              "z": divisors(layer.c_out)}
-    values.update(tx=tuple(sorted({b for e, p in pairs.items() for v in p[0]
-                                   for b in divisors(v // e)})),
-                  ty=tuple(sorted({b for e, p in pairs.items() for v in p[1]
-                                   for b in divisors(v // e)})),
-                  tz=values["z"])
-    return Domain(params=("e", "x", "y", "z", "tx", "ty", "tz"), values=values,
-                  tile_pairs=pairs, **common)
+    params, values, pairs = domain_family(algorithm).knob_values(layer, winograd_e)
+    return Domain(params=params, values=values, tile_pairs=pairs, **common)
 
 
 def _var(model: cp_model.CpModel, vals, name: str) -> cp_model.IntVar:
     return model.NewIntVarFromDomain(cp_model.Domain.FromValues(list(vals)), name)
-
-
-def _prod(model, a, b, name: str, ub: int) -> cp_model.IntVar:
-    v = model.NewIntVar(0, ub, name)
-    model.AddMultiplicationEquality(v, [a, b])
-    return v
 
 
 class _TileModel:
@@ -183,43 +144,9 @@ class _TileModel:
         big = 1 << 40
         xy_ub = max(dom.values["x"]) * max(dom.values["y"])
         self.vars = {p: _var(m, dom.values[p], p) for p in dom.tile_params}
-        x, y, z = self.vars["x"], self.vars["y"], self.vars["z"]
-        if dom.algorithm == "direct":
-            mu_h, mu_w = L.stride
-            rows = m.NewIntVar(0, big, "in_rows")
-            cols = m.NewIntVar(0, big, "in_cols")
-            m.Add(rows == (y - 1) * mu_h + L.extent_h)
-            m.Add(cols == (x - 1) * mu_w + L.extent_w)
-            area = _prod(m, rows, cols, "in_area", big)
-            a = self.vars["alpha"]
-            staged_in = _prod(m, a, area, "staged_in", big)
-            # a tight bound: alpha_z * k_h * k_w * 4 bytes must fit CP-SAT's 62-bit sums
-            staged_w = _prod(m, a, z, "alpha_z", max(dom.values["alpha"]) * max(dom.values["z"]))
-            shared_words = staged_in + staged_w * (L.k_h * L.k_w)
-            xy = _prod(m, x, y, "xy", big)
-            reg_words = _prod(m, xy, z, "acc", big)
-            xyz = reg_words
-        else:
-            e, r = self.vars["e"], L.k_h
-            allowed = [(ev, xv, yv) for ev, (xs, ys) in dom.tile_pairs.items()
-                       for xv in xs for yv in ys]
-            m.AddAllowedAssignments([e, x, y], allowed)
-            rows = m.NewIntVar(0, big, "in_rows")
-            cols = m.NewIntVar(0, big, "in_cols")
-            m.Add(rows == y + r - 1)
-            m.Add(cols == x + r - 1)
-            area = _prod(m, rows, cols, "in_area", big)
-            shared_words = area + z * (r * r)
-            xy = _prod(m, x, y, "xy", big)
-            xyz = _prod(m, xy, z, "xyz", big)
-            # 2 (x/e)(y/e) z (e+r-1)^2 temporaries = xyz * 2 (e+r-1)^2 / e^2, per e.
-            reg_words = m.NewIntVar(0, big, "temporaries")
-            for ev in dom.tile_pairs:
-                is_e = m.NewBoolVar(f"e_is_{ev}")
-                m.Add(e == ev).OnlyEnforceIf(is_e)
-                m.Add(e != ev).OnlyEnforceIf(is_e.Not())
-                n = ev + r - 1
-                m.Add(reg_words * (ev * ev) == xyz * (2 * n * n)).OnlyEnforceIf(is_e)
+        y, z = self.vars["y"], self.vars["z"]
+        shared_words, reg_words, xy, xyz = domain_family(dom.algorithm).tile_exprs(
+            m, L, self.vars, dom.tile_pairs)
         self.shared_words, self.reg_words = shared_words, reg_words
         # hardware: shared bytes per block; some thread count <= max gives <= max regs.
         m.Add(shared_words * WORD_BYTES <= dom.shared_limit_bytes)
@@ -229,7 +156,7 @@ class _TileModel:
         # Table 1, reified into one flag.
         S, R = dom.s_b_words, dom.reuse
         conds = [(shared_words * WORD_BYTES, dom.prune_shared_bytes), (xyz, S),
-                 (_prod(m, z, z, "zz", big) * R, S), (_prod(m, xy, xy, "xyxy", xy_ub * xy_ub), S * R)]
+                 (cp_product(m, z, z, "zz", big) * R, S), (cp_product(m, xy, xy, "xyxy", xy_ub * xy_ub), S * R)]
         flags = []
         for k, (expr, bound) in enumerate(conds):
             b = m.NewBoolVar(f"table1_{k}")
@@ -313,24 +240,17 @@ def full_model(dom: Domain, pruned: bool) -> tuple[cp_model.CpModel, list[cp_mod
     tm = _TileModel(dom, pruned_only=pruned)
     m, v = tm.model, dict(tm.vars)
     big = 1 << 40
-    if dom.algorithm == "direct":
-        parents = {"tx": v["x"], "ty": v["y"], "tz": v["z"]}
-    else:
-        bx = m.NewIntVar(1, big, "bx")
-        by = m.NewIntVar(1, big, "by")
-        m.AddMultiplicationEquality(v["x"], [bx, v["e"]])
-        m.AddMultiplicationEquality(v["y"], [by, v["e"]])
-        parents = {"tx": bx, "ty": by, "tz": v["z"]}
+    parents = domain_family(dom.algorithm).thread_parents(m, v)
     for t, parent in parents.items():
         v[t] = _var(m, dom.values[t], t)
         q = m.NewIntVar(1, big, f"{t}_q")
         m.AddMultiplicationEquality(parent, [v[t], q])  # t divides its tile
-    txy = _prod(m, v["tx"], v["ty"], "txy", big)
-    threads = _prod(m, txy, v["tz"], "threads", big)
+    txy = cp_product(m, v["tx"], v["ty"], "txy", big)
+    threads = cp_product(m, txy, v["tz"], "threads", big)
     m.Add(threads <= dom.max_threads)
     m.Add(tm.reg_words <= threads * dom.max_regs)
     acc = m.NewIntVar(0, dom.max_regs, "regs_per_thread")  # ceil(reg_words / threads)
-    acc_t = _prod(m, acc, threads, "acc_threads", big)
+    acc_t = cp_product(m, acc, threads, "acc_threads", big)
     m.Add(acc_t >= tm.reg_words)
     m.Add(acc_t - threads < tm.reg_words)
     m.Add(acc_t + threads * dom.reg_overhead <= dom.regs_per_sm)

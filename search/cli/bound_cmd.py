@@ -14,6 +14,7 @@ import argparse
 import json
 
 from iobound import limits
+from iobound.algorithms import ALGORITHMS, get_algorithm
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
     check_winograd_e, int_option, json_safe, resolve_fast_memory, resolve_layer,
@@ -67,20 +68,19 @@ def run(args: argparse.Namespace) -> int:
     check_winograd_e(args.winograd_e)
     notes = []
     reports = []
-    if args.algorithm in ("direct", "all"):
-        reports.append(bound_report(layer, s, "direct"))
-    if args.algorithm == "winograd":
-        layer.check_winograd()  # ValueError naming why -> exit 2
-    if args.algorithm in ("winograd", "all"):
-        from iobound.winograd_transforms import MAX_TILE_EDGE
-        problem = layer.winograd_problem()
-        tile = args.winograd_e + layer.k_h - 1
-        if problem is None and args.algorithm == "all" and tile > MAX_TILE_EDGE:
-            problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
+    for alg in map(get_algorithm, ALGORITHMS if args.algorithm == "all" else (args.algorithm,)):
+        if args.algorithm != "all":
+            alg.check(layer)  # InvalidInputError naming why -> exit 2
+        problem = alg.problem(layer)
+        if problem is None and args.algorithm == "all" and alg.name == "winograd":
+            from iobound.winograd_transforms import MAX_TILE_EDGE
+            tile = args.winograd_e + layer.k_h - 1
+            if tile > MAX_TILE_EDGE:
+                problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
         if problem is None:
-            reports.append(bound_report(layer, s, "winograd", args.winograd_e))
+            reports.append(bound_report(layer, s, alg, args.winograd_e))
         else:
-            notes.append(f"winograd omitted: {problem}")
+            notes.append(f"{alg.name} omitted: {problem}")
     if args.json:
         ld = layer.to_dict()
         ld.update(hout=layer.h_out, wout=layer.w_out)
@@ -91,8 +91,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"S       {s} words ({args.fast_memory}, {args.dtype});  R_max = {layer.reuse_max}, "
           f"paper R = {layer.reuse_paper:g}")
     for rep in reports:
-        title = "direct" if rep.algorithm == "direct" else f"winograd F({rep.e}x{rep.e}, " \
-                f"{layer.k_h}x{layer.k_h})"
+        title = get_algorithm(rep.algorithm).label(layer, rep.e)
         print(f"\n{title}")
         print(f"  {'method':<28}{'lower bound (words)':>22}{'leading term':>18}")
         for m in (m for m in BOUND_METHODS if m in rep.bounds):

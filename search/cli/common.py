@@ -31,6 +31,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from search.outputs import check_output_dir, check_output_file
 
+from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
 from iobound.errors import InvalidInputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,9 +43,6 @@ __all__ = [
     "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
     "check_output_dir", "json_safe",
 ]
-
-#: Kernel/dataflow families every subcommand knows.
-ALGORITHMS = ("direct", "winograd")
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
               "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "

@@ -71,10 +71,12 @@ def _parse_tiles(text: str, algorithm: str, e: int | None):
 
 
 def _table(rep) -> str:
+    from dataflow.families import dataflow_family
+
     d = rep.to_dict()
     t, fp, io, cond = d["tiles"], d["footprint"], d["io_exact_parts"], d["optimality_condition"]
     tiles = " ".join(f"{k}={v}" for k, v in t.items())
-    closed = "Eq. 13" if rep.algorithm == "direct" else "total after Eq. 14"
+    closed = dataflow_family(rep.algorithm).closed_form_name
     rows = [
         ("layer", f"{rep.layer.name or 'custom'}: {rep.layer.short()}"),
         ("algorithm", rep.algorithm),

@@ -127,17 +127,19 @@ def _settings(args):
 
 def _layers(args):
     """The layers of ``--layer`` or ``--network`` (for Winograd, those it applies to)."""
+    from iobound.algorithms import get_algorithm
     from iobound.layer_spec import parse_layer_spec
     from iobound.networks import network_layers
 
     if not args.layer and not args.network:
         raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
     layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
-    if args.algorithm == "winograd":
-        skipped = [l for l in layers if not l.winograd_applicable]
-        layers = [l for l in layers if l.winograd_applicable]
-        if not layers:
-            raise InvalidInputError("Winograd does not apply to " + ", ".join(l.name for l in skipped))
+    alg = get_algorithm(args.algorithm)
+    skipped = [l for l in layers if not alg.applies_to(l)]
+    layers = [l for l in layers if alg.applies_to(l)]
+    if not layers:
+        raise InvalidInputError(f"{alg.name.capitalize()} does not apply to "
+                                + ", ".join(l.name for l in skipped))
     return layers
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from iobound.errors import InvalidInputError
+from iobound.algorithms import algorithm_name
 
 from .base import MeasureRecord, Measurer, Status
 
@@ -73,8 +73,7 @@ class CudaMeasurer(Measurer):
                  timeout_s: float = 10.0, seed: int = 0):
         from kernels.gpu import GpuOptions
 
-        if algorithm not in ("direct", "winograd"):
-            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+        algorithm = algorithm_name(algorithm)
         self.layer, self.algorithm = layer, algorithm
         self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from iobound.errors import InvalidInputError
+from iobound.algorithms import algorithm_name
 
 from .base import MeasureRecord, Measurer, Status
 
@@ -60,8 +60,7 @@ class EmulateMeasurer(Measurer):
     estimate = False
 
     def __init__(self, layer, algorithm: str = "direct", seed: int = 0, with_bound: bool = False):
-        if algorithm not in ("direct", "winograd"):
-            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+        algorithm = algorithm_name(algorithm)
         self.layer, self.algorithm, self.seed, self.with_bound = layer, algorithm, seed, with_bound
 
     def toolchain(self) -> str:

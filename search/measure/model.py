@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from iobound.errors import InvalidInputError
+from iobound.algorithms import algorithm_name
 from kernels.perf_model import MODEL_VERSION, estimate_configs
 from search.measure.base import MeasureRecord, Measurer, Status
 
@@ -54,8 +54,7 @@ class ModelMeasurer(Measurer):
         if isinstance(device, str):
             from iobound.devices import get_device
             device = get_device(device)
-        if algorithm not in ("direct", "winograd"):
-            raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {algorithm!r}")
+        algorithm = algorithm_name(algorithm)
         self.layer, self.device, self.algorithm = layer, device, algorithm
 
     def toolchain(self) -> str:

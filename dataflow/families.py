@@ -1,0 +1,275 @@
+"""The dataflow part of each algorithm family: tiling type, exact I/O, footprint, tiles.
+
+One :class:`DataflowFamily` per :class:`iobound.algorithms.Algorithm`, registered in
+:data:`DATAFLOWS` under the algorithm's name; :func:`dataflow_family` looks one up by
+name or by the algorithm object. Callers dispatch on the family instead of branching
+on ``"direct"``/``"winograd"``.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=1, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+>>> fam = dataflow_family("winograd")
+>>> fam.tiling_type.__name__, fam.io(layer, fam.tiling_type(2, 4, 4, 2)).total
+('WinogradTiling', 86)
+>>> dataflow_family("direct").tiling_from((4, 4, 2, 1))
+DirectTiling(x=4, y=4, z=2, alpha=1)
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from iobound.algorithms import DEFAULT_WINOGRAD_E, DIRECT, WINOGRAD, Algorithm, Registry
+from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer
+
+from . import direct as _direct
+from . import stationary as _stationary
+from . import flops as _flops
+from . import winograd as _winograd
+from .io_volume import DataflowIO, Footprint
+
+__all__ = ["DataflowFamily", "DirectDataflow", "WinogradDataflow", "DATAFLOWS", "dataflow_family"]
+
+
+class DataflowFamily(ABC):
+    """What the dataflow layer knows of one algorithm: tiles, I/O, footprint, flops."""
+
+    algorithm: ClassVar[Algorithm]
+    tiling_type: ClassVar[type]
+    #: The paper's equation the per-tiling estimate follows (``iobound dataflow --json``).
+    paper_equation: ClassVar[str]
+    #: The paper's closed form for S / N_p, as the text report names it.
+    closed_form_name: ClassVar[str]
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    def tiling_from(self, values) -> object:
+        """A tiling of ``values`` in :attr:`Algorithm.tile_params` order."""
+        return self.tiling_type(*(int(v) for v in values))
+
+    @abstractmethod
+    def check_tiling(self, layer: ConvLayer, tiling) -> None:
+        """Raise ValueError when ``tiling`` does not fit ``layer``."""
+
+    @abstractmethod
+    def io(self, layer: ConvLayer, tiling) -> DataflowIO:
+        """Exact global traffic of the dataflow with ``tiling``."""
+
+    @abstractmethod
+    def footprint(self, layer: ConvLayer, tiling) -> Footprint:
+        """On-chip words of one block."""
+
+    @abstractmethod
+    def paper_io(self, layer: ConvLayer, tiling) -> float:
+        """The paper's estimate for this tiling (plus output writes)."""
+
+    @abstractmethod
+    def paper_total(self, layer: ConvLayer, e, fast_memory: int, processors: int) -> float:
+        """The paper's closed form for ``fast_memory / processors`` words."""
+
+    @abstractmethod
+    def flops(self, layer: ConvLayer, tiling) -> int:
+        """Floating-point operations executed (FMA = 2)."""
+
+    @abstractmethod
+    def reuse(self, layer: ConvLayer) -> tuple[float, float]:
+        """(R of the optimality condition, the dataflow's own reuse R_df)."""
+
+    @abstractmethod
+    def optimal_tiles(self, layer: ConvLayer, fast_memory: int, e, divisors: bool):
+        """The :class:`~dataflow.optimal_tiles.TileChoice` of ``fast_memory`` words."""
+
+    @abstractmethod
+    def continuous_optimum(self, layer: ConvLayer, fast_memory: int, tiling):
+        """The halo-free SymPy optimum for ``fast_memory`` words (and the tiling's alpha/e)."""
+
+    #: The loop orders (which operand stays on chip) the family can run, the first the default.
+    orders: ClassVar[tuple[str, ...]]
+
+    def check_order(self, order: str | None) -> None:
+        """InvalidInputError for an order the family does not have (None: choose)."""
+        if order is not None and order not in self.orders:
+            raise InvalidInputError(f"unknown {self.name} dataflow order {order!r}; "
+                                    f"choose one of {', '.join(self.orders)}")
+
+    @abstractmethod
+    def ordered_io(self, layer: ConvLayer, tiling, order: str) -> DataflowIO:
+        """Exact global traffic of ``tiling`` run in ``order``."""
+
+    @abstractmethod
+    def ordered_footprint(self, layer: ConvLayer, tiling, order: str) -> Footprint:
+        """On-chip words of ``tiling`` run in ``order``."""
+
+    @abstractmethod
+    def choose(self, layer: ConvLayer, fast_memory: int, e, divisors: bool,
+               order: str | None) -> tuple[str, object]:
+        """(order, tiling) of least exact I/O in ``fast_memory`` words (``order`` given: that one)."""
+
+    def resolve(self, layer: ConvLayer, e, tiling):
+        """Check ``e`` and a given ``tiling`` against the algorithm and the layer; return e."""
+        if tiling is not None and not isinstance(tiling, self.tiling_type):
+            params = ", ".join(self.algorithm.tile_params)
+            raise InvalidInputError(f"{self.name} needs a {self.tiling_type.__name__} ({params}), "
+                                    f"got {tiling!r}")
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class DirectDataflow(DataflowFamily):
+    """Direct convolution's dataflow (Sec. 5.2)."""
+
+    algorithm = DIRECT
+    tiling_type = _direct.DirectTiling
+    paper_equation = "Eq. 12 + output writes"
+    closed_form_name = "Eq. 13"
+
+    def check_tiling(self, layer, tiling):
+        _direct.check_direct_tiling(layer, tiling)
+
+    def io(self, layer, tiling):
+        return _direct.direct_io(layer, tiling)
+
+    def footprint(self, layer, tiling):
+        return _direct.direct_footprint(layer, tiling)
+
+    def paper_io(self, layer, tiling):
+        return _direct.direct_paper_io(layer, tiling)
+
+    def paper_total(self, layer, e, fast_memory, processors):
+        return _direct.direct_paper_total(layer, fast_memory, processors)
+
+    def flops(self, layer, tiling):
+        return _flops.direct_flops(layer)
+
+    def reuse(self, layer):
+        from .optimal_tiles import dataflow_reuse
+        return float(layer.reuse_max), dataflow_reuse(layer)
+
+    def optimal_tiles(self, layer, fast_memory, e, divisors):
+        from .optimal_tiles import optimal_direct_tiles
+        return optimal_direct_tiles(layer, fast_memory, divisors=divisors)
+
+    def continuous_optimum(self, layer, fast_memory, tiling):
+        from .optimal_tiles import direct_continuous_optimum
+        return direct_continuous_optimum(layer, fast_memory, tiling.alpha)
+
+    orders = _stationary.ORDERS
+
+    def ordered_io(self, layer, tiling, order):
+        from .stationary import stationary_io
+        return stationary_io(layer, tiling, order)
+
+    def ordered_footprint(self, layer, tiling, order):
+        from .stationary import stationary_footprint
+        return stationary_footprint(layer, tiling, order)
+
+    def choose(self, layer, fast_memory, e, divisors, order):
+        from .stationary import best_direct_dataflow
+        choice = best_direct_dataflow(layer, fast_memory, divisors,
+                                      self.orders if order is None else (order,))
+        return choice.order, choice.tiling
+
+    def resolve(self, layer, e, tiling):
+        if e is not None:
+            raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
+        return super().resolve(layer, e, tiling)
+
+
+class WinogradDataflow(DataflowFamily):
+    """Winograd F(e x e, r x r)'s dataflow (Sec. 5.3)."""
+
+    algorithm = WINOGRAD
+    tiling_type = _winograd.WinogradTiling
+    paper_equation = "Eq. 14 + output writes"
+    closed_form_name = "total after Eq. 14"
+
+    def check_tiling(self, layer, tiling):
+        _winograd.check_winograd_tiling(layer, tiling)
+
+    def io(self, layer, tiling):
+        return _winograd.winograd_io(layer, tiling)
+
+    def footprint(self, layer, tiling):
+        return _winograd.winograd_footprint(layer, tiling)
+
+    def paper_io(self, layer, tiling):
+        return _winograd.winograd_paper_io(layer, tiling)
+
+    def paper_total(self, layer, e, fast_memory, processors):
+        return _winograd.winograd_paper_total(layer, e, fast_memory, processors)
+
+    def flops(self, layer, tiling):
+        return _flops.winograd_flops(layer, tiling)
+
+    def reuse(self, layer):
+        r = float(layer.k_h * layer.k_w)
+        return r, r
+
+    def optimal_tiles(self, layer, fast_memory, e, divisors):
+        from .optimal_tiles import optimal_winograd_tiles
+        return optimal_winograd_tiles(layer, fast_memory, e, divisors=divisors)
+
+    def continuous_optimum(self, layer, fast_memory, tiling):
+        from .optimal_tiles import winograd_continuous_optimum
+        return winograd_continuous_optimum(layer, tiling.e, fast_memory)
+
+    #: the paper's two arrays per tile and channel, or one accumulator (winograd_accumulate)
+    orders = ("paper", "accumulate")
+
+    def ordered_io(self, layer, tiling, order):
+        return _winograd.winograd_io(layer, tiling)  # the same traffic in both
+
+    def ordered_footprint(self, layer, tiling, order):
+        if order == "paper":
+            return _winograd.winograd_footprint(layer, tiling)
+        from .winograd_accumulate import winograd_accumulate_footprint
+        return winograd_accumulate_footprint(layer, tiling)
+
+    def choose(self, layer, fast_memory, e, divisors, order):
+        """The footprint model and tiling of least exact I/O (ties: the paper's)."""
+        from .optimal_tiles import optimal_winograd_tiles
+        from .winograd_accumulate import optimal_winograd_accumulate_tiles
+        found = []
+        if order in (None, "accumulate"):
+            acc = optimal_winograd_accumulate_tiles(layer, fast_memory, e, divisors)
+            found += [(acc.io.total, 1, "accumulate", acc.tiling)] if acc is not None else []
+        if order in (None, "paper"):
+            try:
+                paper = optimal_winograd_tiles(layer, fast_memory, e, divisors=divisors)
+                found.append((paper.io.total, 0, "paper", paper.tiling))
+            except ValueError:
+                if not found:
+                    raise
+        if not found:
+            raise InvalidInputError(f"fast memory of {fast_memory} words is too small for a "
+                                    f"Winograd block (e={e})")
+        _, _, order, tiling = min(found)
+        return order, tiling
+
+    def resolve(self, layer, e, tiling):
+        self.algorithm.check(layer)
+        super().resolve(layer, e, tiling)
+        if tiling is not None and e is not None and tiling.e != e:
+            raise InvalidInputError(f"winograd e={e} does not match the tiling's e={tiling.e}")
+        if tiling is not None:
+            self.check_tiling(layer, tiling)
+            return tiling.e
+        return DEFAULT_WINOGRAD_E if e is None else e
+
+
+#: The dataflow families, keyed by algorithm name.
+DATAFLOWS: Registry[DataflowFamily] = Registry("algorithm")
+for _fam in (DirectDataflow(), WinogradDataflow()):
+    DATAFLOWS.register(_fam.name, _fam)
+
+
+def dataflow_family(algorithm: "str | Algorithm") -> DataflowFamily:
+    """The :class:`DataflowFamily` of an algorithm name or object (unknown: InvalidInputError)."""
+    return DATAFLOWS.get(algorithm)

@@ -1,0 +1,122 @@
+"""The red-blue pebble game's referee: :func:`validate_moves` checks an explicit move list.
+
+The rules are those of :mod:`dataflow.pebble` (which re-exports these names): loads need
+a blue pebble, computes red pebbles on every predecessor, at most ``S`` red pebbles, and
+every sink ends blue.
+
+Examples
+--------
+>>> import networkx as nx
+>>> validate_moves(nx.DiGraph([("a", "b")]), [("load", "a"), ("compute", "b"), ("store", "b")], S=2).total
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import networkx as nx
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["IllegalMoveError", "MoveCount", "validate_moves"]
+
+
+class IllegalMoveError(InvalidInputError):
+    """A move breaks a rule of the red-blue pebble game (the message says which and where)."""
+
+
+@dataclass(frozen=True)
+class MoveCount:
+    """What :func:`validate_moves` counted for a legal move list."""
+
+    loads: int
+    stores: int
+    computes: int
+    peak_red: int
+
+    @property
+    def total(self) -> int:
+        return self.loads + self.stores
+
+
+def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int) -> MoveCount:
+    """Check an explicit move list against the rules and count its I/O.
+
+    Parameters
+    ----------
+    dag : networkx.DiGraph
+    moves : iterable of (op, vertex)
+        ``op`` in ``load``, ``store``, ``compute``, ``evict``.
+    S : int
+        Red pebbles available.
+
+    Returns
+    -------
+    MoveCount
+
+    Raises
+    ------
+    IllegalMoveError
+        At the first illegal move (its index, op, vertex and the rule), or at the end
+        when an output has no blue pebble.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([("a", "b")])
+    >>> validate_moves(g, [("compute", "b")], S=2)
+    Traceback (most recent call last):
+    ...
+    dataflow.pebble_moves.IllegalMoveError: move 0 (compute 'b'): predecessor 'a' has no red pebble
+    """
+    red: set = set()
+    blue = {v for v in dag if dag.in_degree(v) == 0}
+    loads = stores = computes = peak = 0
+    for k, mv in enumerate(moves):
+        try:
+            op, v = mv
+        except (TypeError, ValueError):
+            raise IllegalMoveError(f"move {k} is not an (op, vertex) pair: {mv!r}") from None
+
+        def bad(rule: str) -> IllegalMoveError:
+            return IllegalMoveError(f"move {k} ({op} {v!r}): {rule}")
+
+        if v not in dag:
+            raise bad("not a vertex of the DAG")
+        if op == "load":
+            if v not in blue:
+                raise bad("it has no blue pebble")
+            if v in red:
+                raise bad("it already has a red pebble")
+            red.add(v)
+            loads += 1
+        elif op == "store":
+            if v not in red:
+                raise bad("it has no red pebble")
+            blue.add(v)
+            stores += 1
+        elif op == "compute":
+            preds = list(dag.predecessors(v))
+            if not preds:
+                raise bad("a source cannot be computed (it starts blue)")
+            missing = next((u for u in preds if u not in red), None)
+            if missing is not None:
+                raise bad(f"predecessor {missing!r} has no red pebble")
+            red.add(v)
+            computes += 1
+        elif op == "evict":
+            if v not in red:
+                raise bad("it has no red pebble")
+            red.discard(v)
+        else:
+            raise bad("unknown op; use load, store, compute or evict")
+        if len(red) > S:
+            raise bad(f"{len(red)} red pebbles, more than S={S}")
+        peak = max(peak, len(red))
+    unstored = [v for v in dag if dag.out_degree(v) == 0 and v not in blue]
+    if unstored:
+        raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
+                               f"pebble, e.g. {unstored[0]!r}")
+    return MoveCount(loads=loads, stores=stores, computes=computes, peak_red=peak)

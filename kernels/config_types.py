@@ -1,0 +1,172 @@
+"""The kernel config types, one per algorithm family: tiles, threads and their geometry.
+
+A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
+block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over the
+block's Winograd tiles and output channels. Each knows its own staged input rectangle,
+footprint, on-chip words and divisibility rules, so :mod:`kernels.config` (which
+re-exports these names) dispatches by type instead of by the algorithm's name.
+
+Examples
+--------
+>>> from iobound.layer import ConvLayer
+>>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+>>> WinogradConfig(e=2, x=8, y=8, z=4, tx=4, ty=4, tz=2).input_tile_shape(layer)
+(10, 10)
+>>> DirectConfig(4, 4, 4, 2, 3, 2, 2).divisibility(layer)
+['tx=3 must divide x=4']
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TypeVar, Union
+
+from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer
+
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES"]
+
+_C = TypeVar("_C", bound="_ConfigMixin")
+
+
+class _ConfigMixin:
+    """What both config dataclasses share: field checks, thread count and dict round trip.
+
+    A subclass is a frozen dataclass whose fields are all named in ``params`` and that
+    has ``tx``, ``ty`` and ``tz`` among them.
+    """
+
+    params: tuple[str, ...]
+    tx: int
+    ty: int
+    tz: int
+
+    def __post_init__(self) -> None:
+        for name in self.params:
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise InvalidInputError(f"{name} must be a positive integer, got {v!r}")
+
+    @property
+    def threads(self) -> int:
+        """Threads per block, ``tx * ty * tz``."""
+        return self.tx * self.ty * self.tz
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict (keys in ``params`` order)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[_C], d: dict) -> _C:
+        """Build from a dict holding every key of ``params`` (values cast to int)."""
+        return cls(**{k: int(d[k]) for k in cls.params})
+
+
+@dataclass(frozen=True)
+class DirectConfig(_ConfigMixin):
+    """Direct-convolution kernel: output tile x*y*z, channel chunk alpha, tx*ty*tz threads.
+
+    A thread computes ``(x/tx) * (y/ty) * (z/tz)`` outputs (strided over the tile) held in
+    registers. Divisibility is checked by :func:`check_config`, not here, so a search can
+    hold and report invalid points.
+    """
+
+    x: int
+    y: int
+    z: int
+    alpha: int
+    tx: int
+    ty: int
+    tz: int
+
+    algorithm = "direct"
+    params = ("x", "y", "z", "alpha", "tx", "ty", "tz")
+
+    @property
+    def tiling(self):
+        """The dataflow tiling this kernel implements (``dataflow.direct.DirectTiling``)."""
+        from dataflow.direct import DirectTiling
+        return DirectTiling(self.x, self.y, self.z, self.alpha)
+
+
+    def input_tile_shape(self, layer: ConvLayer) -> tuple[int, int]:
+        """(rows, cols) of the input rectangle staged for one full tile (one channel)."""
+        return ((self.y - 1) * layer.stride[0] + layer.extent_h,
+                (self.x - 1) * layer.stride[1] + layer.extent_w)
+
+    def footprint(self, layer: ConvLayer):
+        """The dataflow's on-chip footprint of one block (``dataflow.direct.direct_footprint``)."""
+        from dataflow.direct import direct_footprint
+        return direct_footprint(layer, self.tiling)
+
+    def onchip_words(self, layer: ConvLayer) -> int:
+        """Words a block holds: the dataflow's footprint (the ``x y z`` accumulators)."""
+        return self.footprint(layer).total
+
+    def divisibility(self, layer: ConvLayer) -> list[str]:
+        """Why the threads do not split the tile (empty: they do)."""
+        pairs = (("tx", self.tx, "x", self.x), ("ty", self.ty, "y", self.y), ("tz", self.tz, "z", self.z))
+        return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
+
+@dataclass(frozen=True)
+class WinogradConfig(_ConfigMixin):
+    """Winograd F(e x e, r x r) kernel: output tile x*y*z (x, y multiples of e), threads.
+
+    ``tx`` threads split the ``x/e`` tile columns, ``ty`` the ``y/e`` tile rows and ``tz``
+    the ``z`` output channels; input channels are processed one at a time.
+    """
+
+    e: int
+    x: int
+    y: int
+    z: int
+    tx: int
+    ty: int
+    tz: int
+
+    algorithm = "winograd"
+    params = ("e", "x", "y", "z", "tx", "ty", "tz")
+
+    @property
+    def tiling(self):
+        """The dataflow tiling (``dataflow.winograd.WinogradTiling``)."""
+        from dataflow.winograd import WinogradTiling
+        return WinogradTiling(self.e, self.x, self.y, self.z)
+
+
+    def input_tile_shape(self, layer: ConvLayer) -> tuple[int, int]:
+        """(rows, cols) of one channel's input rectangle: ``(y + r - 1, x + r - 1)``."""
+        r = layer.k_h
+        return self.y + r - 1, self.x + r - 1
+
+    def footprint(self, layer: ConvLayer):
+        """The dataflow's footprint (``dataflow.winograd.winograd_block_words``)."""
+        from dataflow.winograd import winograd_block_words
+        return winograd_block_words(layer, self.e, self.x, self.y, self.z)
+
+    def onchip_words(self, layer: ConvLayer) -> int:
+        """Words a block of the kernel holds: shared, ``acc`` and per thread ``u, v, partial``
+        (see :func:`kernels.config.onchip_words`)."""
+        n = self.e + layer.k_h - 1
+        acc = (self.x // self.e) * (self.y // self.e) * self.z * n * n
+        per_thread = (-(-self.z // self.tz) + 2) * n * n  # u, v and partial
+        return self.footprint(layer).shared_words + acc + self.threads * per_thread
+
+    def divisibility(self, layer: ConvLayer) -> list[str]:
+        """Why Winograd, the tiles or the threads do not fit the layer (empty: they do)."""
+        problem = layer.winograd_problem()
+        if problem is not None:
+            return [problem]
+        reasons = [f"{axis}={getattr(self, axis)} must be a multiple of e={self.e}"
+                   for axis in ("x", "y") if getattr(self, axis) % self.e]
+        if reasons:
+            return reasons
+        pairs = (("tx", self.tx, "x/e", self.x // self.e), ("ty", self.ty, "y/e", self.y // self.e),
+                 ("tz", self.tz, "z", self.z))
+        return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
+
+KernelConfig = Union[DirectConfig, WinogradConfig]
+
+
+#: The kernel config type of each algorithm family, keyed by its name.
+CONFIG_TYPES = {cls.algorithm: cls for cls in (DirectConfig, WinogradConfig)}

@@ -1,0 +1,92 @@
+"""The kernel part of each algorithm family: config type, code generator, tolerance.
+
+One :class:`KernelFamily` per algorithm, registered in :data:`KERNELS` under its name
+(the dataflow part is :data:`dataflow.families.DATAFLOWS`, the theory's
+:mod:`iobound.algorithms`). :func:`kernel_family` takes a name, an
+:class:`~iobound.algorithms.Algorithm` or a config (its ``algorithm``).
+
+Examples
+--------
+>>> from kernels.config import WinogradConfig
+>>> fam = kernel_family(WinogradConfig(e=2, x=4, y=4, z=1, tx=2, ty=2, tz=1))
+>>> fam.name, fam.config_type.__name__, fam.dataflow.tiling_type.__name__
+('winograd', 'WinogradConfig', 'WinogradTiling')
+>>> kernel_family("direct").chunk_param, fam.chunk_param
+('alpha', None)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from dataflow.families import DataflowFamily, dataflow_family
+from iobound.algorithms import Algorithm, Registry
+from iobound.layer import ConvLayer
+
+from .codegen_direct import generate_direct
+from .codegen_winograd import generate_winograd
+from .config import DirectConfig, WinogradConfig
+from .reference import direct_tolerance, winograd_tolerance
+
+__all__ = ["KernelFamily", "KERNELS", "kernel_family"]
+
+
+@dataclass(frozen=True)
+class KernelFamily:
+    """What the kernels layer knows of one algorithm.
+
+    Attributes
+    ----------
+    dataflow : DataflowFamily
+        The dataflow the kernel implements (tiling, exact I/O, footprint, flops).
+    config_type : type
+        :class:`~kernels.config.DirectConfig` or :class:`~kernels.config.WinogradConfig`.
+    generate : callable
+        ``(layer, config, device) -> KernelSource``.
+    tolerance : callable
+        ``(x, w, layer, config) -> array``: the elementwise error the check accepts.
+    chunk_param : str or None
+        The knob of input channels one loop step stages (None: one channel a step).
+    """
+
+    dataflow: DataflowFamily
+    config_type: type
+    generate: Callable
+    tolerance: Callable
+    chunk_param: str | None
+
+    @property
+    def algorithm(self) -> Algorithm:
+        return self.dataflow.algorithm
+
+    @property
+    def name(self) -> str:
+        return self.dataflow.name
+
+    def tile_columns(self, names=("x", "y", "z")) -> tuple[int, ...]:
+        """Columns of ``names`` in a knob row (:attr:`config_type.params` order)."""
+        return tuple(self.config_type.params.index(n) for n in names)
+
+
+def _direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) -> np.ndarray:
+    return direct_tolerance(x, w, layer)
+
+
+def _winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) -> np.ndarray:
+    return winograd_tolerance(x, w, layer, config.e)
+
+
+#: The kernel families, keyed by algorithm name.
+KERNELS: Registry[KernelFamily] = Registry("algorithm")
+for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance, "alpha"),
+             KernelFamily(dataflow_family("winograd"), WinogradConfig, generate_winograd,
+                          _winograd_tolerance, None)):
+    KERNELS.register(_fam.name, _fam)
+
+
+def kernel_family(key) -> KernelFamily:
+    """The :class:`KernelFamily` of a name, an Algorithm or a config (unknown: InvalidInputError)."""
+    return KERNELS.get(getattr(key, "algorithm", key))
