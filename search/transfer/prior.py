@@ -1,0 +1,203 @@
+"""A prior over a space from tuning history: per-source best lists and a history ranking model.
+
+History records (:class:`search.db.Measurement`) are grouped by source (workload,
+device). Each group's times are divided by its own best (devices of different
+speed share one scale) and the group is weighted by how well its problem matches
+the target's (Mu et al.'s match score to the power ``omega``; groups below
+``min_match`` are dropped). Two things come out:
+
+- ``source_lists``: per source, the configurations of the space it measured,
+  fastest first (what was best *there*);
+- ``ranking``: the space's configurations ordered by an XGBoost ranking model
+  (``rank:pairwise``, one query group per source, the match weight as group
+  weight) fitted on all sources: it ranks configurations no source measured.
+
+:meth:`HistoryPrior.picker` gives a cursor (one per run: the prior is shared)
+whose ``picks`` interleave the lists (each source's next best, then the model's
+next best, round robin), skipping what was asked: the history's candidates,
+best first. Whether they are worth measuring is decided on the
+target by :class:`search.transfer.guided.HistoryGuided`, never here.
+
+Examples
+--------
+>>> from search.db import Measurement, Workload
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> space = GridSpace({"x": list(range(8))})
+>>> w = Workload("k", [8], ("x",))
+>>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+...         for d, b in (("gpu0", 2), ("gpu1", 5)) for x in range(8)]
+>>> prior = HistoryPrior.fit(space, hist, seed=0)
+>>> prior.devices, prior.records
+(('gpu0', 'gpu1'), 16)
+>>> prior.picker().picks(2, asked=set())
+[2, 5]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..cost_model import make_targets
+from ..strategies.gga_history import match_score
+
+__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups"]
+
+
+@dataclass(frozen=True)
+class PriorOptions:
+    """How history becomes a prior.
+
+    Attributes
+    ----------
+    omega : float
+        Exponent of the match score in a source's weight (Mu et al.: 2).
+    min_match : float
+        Sources whose problem matches the target's less are not used.
+    max_candidates : int
+        The ranking model scores the whole space up to this size, else a random
+        sample of this many configurations (Lorien's sampling) plus every
+        configuration a source measured.
+    n_estimators, max_depth : int
+        The ranking model's boosting rounds and tree depth.
+    """
+
+    omega: float = 2.0
+    min_match: float = 0.5
+    max_candidates: int = 50_000
+    n_estimators: int = 150
+    max_depth: int = 6
+
+    def __post_init__(self) -> None:
+        if self.omega < 0 or not 0 <= self.min_match <= 1:
+            raise ValueError(f"omega must be >= 0 and min_match in [0, 1]; got {self.omega}, "
+                             f"{self.min_match}")
+        if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
+            raise ValueError("max_candidates, n_estimators and max_depth must be >= 1")
+
+
+@dataclass(frozen=True)
+class SourceGroup:
+    """One source's records in the target space: indices, relative times (best = 1), weight."""
+
+    device: str
+    label: str
+    indices: np.ndarray
+    rel_time: np.ndarray
+    weight: float
+
+
+def source_groups(space, history: Sequence, target_problem: Any = None,
+                  options: PriorOptions | None = None) -> list[SourceGroup]:
+    """The history grouped by (workload, device), mapped into ``space`` (see module doc).
+
+    A configuration measured twice by one source keeps its best time; groups
+    with no configuration of the space, or matching too little, are left out.
+    """
+    o = options or PriorOptions()
+    groups: dict[tuple, dict[int, float]] = {}
+    meta: dict[tuple, tuple[str, str, float]] = {}
+    for h in history:
+        t = h.time_ms
+        if t is None:
+            continue
+        key = (h.workload, h.device)
+        if key not in meta:
+            meta[key] = (h.device, h.workload.label(),
+                         match_score(h.workload.problem, target_problem) ** o.omega)
+        if meta[key][2] < o.min_match ** o.omega:
+            continue
+        i = space.index(h.record.config)
+        if i is None:
+            continue
+        g = groups.setdefault(key, {})
+        g[int(i)] = min(g.get(int(i), math.inf), t)
+    out = []
+    for key in sorted(groups, key=lambda k: (-meta[k][2], meta[k][1], meta[k][0])):
+        idx = np.fromiter(groups[key], dtype=np.int64)
+        t = np.fromiter(groups[key].values(), dtype=float)
+        order = np.lexsort((idx, t))
+        device, label, weight = meta[key]
+        out.append(SourceGroup(device, label, idx[order], t[order] / t.min(), weight))
+    return out
+
+
+def _fit_ranker(space, groups: list[SourceGroup], o: PriorOptions, seed: int):
+    import xgboost as xgb
+
+    X = np.vstack([space.features(g.indices) for g in groups])
+    y = np.concatenate([-make_targets(g.rel_time) for g in groups])
+    d = xgb.DMatrix(X, label=y, nthread=1)
+    d.set_group([len(g.indices) for g in groups])
+    d.set_weight(np.array([g.weight for g in groups]))  # ranking: one weight per group
+    params = {"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
+              "lambdarank_num_pair_per_sample": 8, "max_depth": o.max_depth, "eta": 0.1,
+              "nthread": 1, "seed": seed, "tree_method": "hist", "verbosity": 0}
+    return xgb.train(params, d, num_boost_round=o.n_estimators)
+
+
+class HistoryPrior:
+    """Per-source best lists and a history ranking of a space (see module doc)."""
+
+    def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int):
+        self.groups = groups
+        self.ranking = ranking
+        self.records = records
+
+    @classmethod
+    def fit(cls, space, history: Sequence, target_problem: Any = None,
+            options: PriorOptions | None = None, seed: int = 0) -> "HistoryPrior | None":
+        """The prior of ``history`` over ``space``; ``None`` when no record is usable."""
+        o = options or PriorOptions()
+        groups = source_groups(space, history, target_problem, o)
+        if not groups:
+            return None
+        booster = _fit_ranker(space, groups, o, seed)
+        if len(space) <= o.max_candidates:
+            cand = np.arange(len(space))
+        else:
+            sampled = space.sample(o.max_candidates, np.random.default_rng(seed))
+            cand = np.unique(np.concatenate([np.array(sampled, dtype=np.int64)]
+                                            + [g.indices for g in groups]))
+        score = booster.inplace_predict(space.features(cand))
+        ranking = cand[np.lexsort((cand, -score))]
+        return cls(groups, ranking, sum(len(g.indices) for g in groups))
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(sorted({g.device for g in self.groups}))
+
+    def picker(self) -> "Picker":
+        """A fresh cursor over the prior's lists (one per tuning run: the prior is shared)."""
+        return Picker([g.indices for g in self.groups] + [self.ranking])
+
+
+class Picker:
+    """Walks the prior's ranked lists round robin, skipping what was asked (see module doc)."""
+
+    def __init__(self, lists: list[np.ndarray]):
+        self._lists = lists
+        self._pos = [0] * len(lists)
+
+    def picks(self, n: int, asked: set[int]) -> list[int]:
+        """Up to ``n`` unasked candidates: each list's next best in turn."""
+        out: list[int] = []
+        taken = set(asked)
+        while len(out) < n:
+            progressed = False
+            for k, lst in enumerate(self._lists):
+                while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
+                    self._pos[k] += 1
+                if self._pos[k] < len(lst) and len(out) < n:
+                    i = int(lst[self._pos[k]])
+                    self._pos[k] += 1
+                    progressed = True
+                    out.append(i)
+                    taken.add(i)
+            if not progressed:
+                break
+        return out
