@@ -16,7 +16,8 @@ Usage (from the repository root)::
 
 Writes ``<tag>_runs.json`` (every run), ``<tag>_summary.json``, ``<tag>.md`` (the
 table printed) and ``<tag>.png`` into ``--out`` (default ``benchmarks/results``,
-tag ``transfer_quality``).
+tag ``transfer_quality``). ``--reuse RUNS.json`` takes runs of the same (space,
+method, seed, budgets) from an earlier runs file instead of running them again.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
-from benchmarks.tq.runner import load_targets, parse_method, run_method
+from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
 
 REPO = Path(__file__).resolve().parents[1]
 #: ``shared/data/tuning-spaces`` next to the checkout (or next to the worktrees' folder).
@@ -63,6 +64,22 @@ def _names(paths: list[Path]) -> list[str]:
     return names
 
 
+def _reused(files: list[Path], budgets: list[int]) -> dict:
+    """(space, method, seed) -> run, from earlier runs files with exactly these budgets."""
+    out = {}
+    for f in files:
+        try:
+            runs = json.loads(Path(f).read_text())["runs"]
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"error: cannot read runs from {f}: {e}") from None
+        for r in runs:
+            scores = {int(b): v for b, v in r["scores"].items()}
+            if sorted(scores) == budgets:
+                out[(r["target"], r["method"], r["seed"])] = TargetRun(
+                    r["target"], r["method"], r["seed"], scores)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spaces", nargs="+", type=Path,
@@ -76,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--tag", default="transfer_quality", help="output file name prefix")
+    ap.add_argument("--reuse", nargs="+", type=Path, default=[],
+                    help="runs files of earlier runs: a (space, method, seed) found there with "
+                         "the same budgets is taken from it instead of run again")
     ap.add_argument("--no-plot", action="store_true")
     a = ap.parse_args(argv)
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
@@ -90,18 +110,25 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"error: {e}") from None
     paths, names = [str(p) for p in a.spaces], _names(list(a.spaces))
     budgets = sorted(set(a.budgets))
-    jobs = [(n, m, s, budgets) for n, m, s in itertools.product(names, a.methods, range(a.seeds))]
+    reused = _reused(a.reuse, budgets)
+    wanted = list(itertools.product(names, a.methods, range(a.seeds)))
+    jobs = [(n, m, s, budgets) for n, m, s in wanted if (n, m, s) not in reused]
     t0 = time.time()
-    if a.jobs == 1:
+    if not jobs:
+        fresh = []
+    elif a.jobs == 1:
         _init(paths, names)
-        runs = [_job(j) for j in jobs]
+        fresh = [_job(j) for j in jobs]
     else:
         with multiprocessing.get_context("fork").Pool(a.jobs, _init, (paths, names)) as pool:
-            runs = pool.map(_job, jobs, chunksize=1)
+            fresh = pool.map(_job, jobs, chunksize=1)
+    got = {(r.target, r.method, r.seed): r for r in fresh} | reused
+    runs = [got[k] for k in wanted]
     rows = summarise(runs)
     table = markdown_table(rows)
     a.out.mkdir(parents=True, exist_ok=True)
     meta = {"spaces": names, "seeds": a.seeds, "budgets": budgets, "methods": a.methods,
+            "reused_runs": len(runs) - len(fresh), "reused_from": [str(p) for p in a.reuse],
             "wall_s": round(time.time() - t0, 1), "python": platform.python_version(),
             "score": "optimum / best time found (zero-shot: K = budget)",
             "history": "every other file's records of the same parameters, other devices only"}

@@ -83,6 +83,19 @@ def test_cli_writes_json_table_and_plot(cache_files, tmp_path, capsys):
     assert "explorer+history:decay=0.5" in capsys.readouterr().out
 
 
+def test_cli_reuses_earlier_runs(cache_files, tmp_path):
+    """--reuse takes matching runs from an earlier file and runs only the rest."""
+    common = ["--spaces", *map(str, cache_files), "--budgets", "4", "--seeds", "1", "--no-plot"]
+    assert tq_cli.main(common + ["--methods", "explorer", "--out", str(tmp_path / "a")]) == 0
+    first = tmp_path / "a" / "transfer_quality_runs.json"
+    assert tq_cli.main(common + ["--methods", "explorer", "gga", "--out", str(tmp_path / "b"),
+                                 "--reuse", str(first)]) == 0
+    data = json.loads((tmp_path / "b" / "transfer_quality_runs.json").read_text())
+    assert data["meta"]["reused_runs"] == 3 and len(data["runs"]) == 6
+    old = json.loads(first.read_text())["runs"]
+    assert [r for r in data["runs"] if r["method"] == "explorer"] == old
+
+
 def test_cli_rejects_an_unknown_method(cache_files, tmp_path):
     """A bad method is a one-line error naming it."""
     with pytest.raises(SystemExit, match="unknown method 'bogus'"):
