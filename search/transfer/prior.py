@@ -11,6 +11,11 @@ the target's (Mu et al.'s match score to the power ``omega``; groups below
 - ``ranking``: the space's configurations ordered by an XGBoost ranking model
   (``rank:pairwise``, one query group per source, the match weight as group
   weight) fitted on all sources: it ranks configurations no source measured.
+  A record whose configuration is not in the space (another layer of our conv
+  template, whose tiles need not fit this one) still trains it when its feature
+  row can be rebuilt in the space's feature order (:func:`feature_row`: knob
+  values from its config, the rest from the features stored with it, e.g. I/O
+  over the bound, occupancy): that is how layers learn from other layers.
 
 :meth:`HistoryPrior.picker` gives a cursor (one per run: the prior is shared)
 whose ``picks`` interleave the lists (each source's next best, then the model's
@@ -45,7 +50,7 @@ import numpy as np
 from ..cost_model import make_targets
 from ..strategies.gga_history import match_score
 
-__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups"]
+__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups", "feature_row"]
 
 
 @dataclass(frozen=True)
@@ -82,13 +87,53 @@ class PriorOptions:
 
 @dataclass(frozen=True)
 class SourceGroup:
-    """One source's records in the target space: indices, relative times (best = 1), weight."""
+    """One source's records: those in the space (indices, times relative to the
+    source's best, best first), those outside it with a feature row (``outside_X``,
+    ``outside_rel``), and the source's weight."""
 
     device: str
     label: str
     indices: np.ndarray
     rel_time: np.ndarray
     weight: float
+    outside_X: np.ndarray | None = None
+    outside_rel: np.ndarray | None = None
+
+    def training(self, space) -> tuple[np.ndarray, np.ndarray]:
+        """(feature rows, relative times) of every record of the source."""
+        X = space.features(self.indices)
+        if self.outside_X is None:
+            return X, self.rel_time
+        return np.vstack([X, self.outside_X]), np.concatenate([self.rel_time, self.outside_rel])
+
+
+def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None:
+    """A configuration's row in ``space.feature_names()`` order, or None when a value is
+    unknown: knobs from ``config`` (numbers, or positions in the space's value list),
+    other columns from ``features``.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> feature_row(GridSpace({"x": [1, 2]}), {"x": 7}, None).tolist()
+    [7.0]
+    """
+    row = []
+    params = set(space.params)
+    for name in space.feature_names():
+        if name in params:
+            v = config.get(name)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                row.append(float(v))
+            elif v in space.values(name):
+                row.append(float(space.values(name).index(v)))
+            else:
+                return None
+        elif features and isinstance(features.get(name), (int, float)):
+            row.append(float(features[name]))
+        else:
+            return None
+    return np.array(row)
 
 
 def source_groups(space, history: Sequence, target_problem: Any = None,
@@ -100,6 +145,7 @@ def source_groups(space, history: Sequence, target_problem: Any = None,
     """
     o = options or PriorOptions()
     groups: dict[tuple, dict[int, float]] = {}
+    outside: dict[tuple, list[tuple[np.ndarray, float]]] = {}
     meta: dict[tuple, tuple[str, str, float]] = {}
     for h in history:
         t = h.time_ms
@@ -112,27 +158,37 @@ def source_groups(space, history: Sequence, target_problem: Any = None,
         if meta[key][2] < o.min_match ** o.omega:
             continue
         i = space.index(h.record.config)
-        if i is None:
-            continue
         g = groups.setdefault(key, {})
-        g[int(i)] = min(g.get(int(i), math.inf), t)
+        if i is not None:
+            g[int(i)] = min(g.get(int(i), math.inf), t)
+            continue
+        row = feature_row(space, h.record.config, h.features)
+        if row is not None:
+            outside.setdefault(key, []).append((row, t))
     out = []
     for key in sorted(groups, key=lambda k: (-meta[k][2], meta[k][1], meta[k][0])):
-        idx = np.fromiter(groups[key], dtype=np.int64)
-        t = np.fromiter(groups[key].values(), dtype=float)
+        idx = np.fromiter(groups[key], dtype=np.int64, count=len(groups[key]))
+        t = np.fromiter(groups[key].values(), dtype=float, count=len(groups[key]))
+        rows = outside.get(key, [])
+        if not len(idx) and not rows:
+            continue
+        best = min([*t, *(b for _, b in rows)])
         order = np.lexsort((idx, t))
         device, label, weight = meta[key]
-        out.append(SourceGroup(device, label, idx[order], t[order] / t.min(), weight))
+        ox = np.vstack([r for r, _ in rows]) if rows else None
+        orel = np.array([b for _, b in rows]) / best if rows else None
+        out.append(SourceGroup(device, label, idx[order], t[order] / best, weight, ox, orel))
     return out
 
 
 def _fit_ranker(space, groups: list[SourceGroup], o: PriorOptions, seed: int):
     import xgboost as xgb
 
-    X = np.vstack([space.features(g.indices) for g in groups])
-    y = np.concatenate([-make_targets(g.rel_time) for g in groups])
+    data = [g.training(space) for g in groups]
+    X = np.vstack([x for x, _ in data])
+    y = np.concatenate([-make_targets(t) for _, t in data])
     d = xgb.DMatrix(X, label=y, nthread=1)
-    d.set_group([len(g.indices) for g in groups])
+    d.set_group([len(t) for _, t in data])
     d.set_weight(np.array([g.weight for g in groups]))  # ranking: one weight per group
     params = {"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
               "lambdarank_num_pair_per_sample": 8, "max_depth": o.max_depth, "eta": 0.1,
@@ -165,7 +221,9 @@ class HistoryPrior:
                                             + [g.indices for g in groups]))
         score = booster.inplace_predict(space.features(cand))
         ranking = cand[np.lexsort((cand, -score))]
-        return cls(groups, ranking, sum(len(g.indices) for g in groups))
+        records = sum(len(g.indices) + (0 if g.outside_rel is None else len(g.outside_rel))
+                      for g in groups)
+        return cls(groups, ranking, records)
 
     @property
     def devices(self) -> tuple[str, ...]:

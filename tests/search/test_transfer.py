@@ -68,13 +68,6 @@ def test_prior_picks_each_sources_best_first_then_the_model():
     assert len(set(more)) == 10 and not set(more) & set(first)
 
 
-def test_prior_is_none_without_usable_history():
-    """History of no configuration of the space gives no prior."""
-    w = Workload("k", [64, 64], ("x",))
-    hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))]
-    assert HistoryPrior.fit(GridSpace({"x": [2, 3]}), hist) is None
-
-
 def test_good_history_finds_the_optimum_in_the_first_round():
     """History from a device with the same optimum: the first round measures it."""
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((5, 2, 4))), seed=0)
@@ -154,3 +147,21 @@ def test_guided_options_reject_bad_values():
         GuidedOptions(decay=1.0)
     with pytest.raises(ValueError, match="share"):
         GuidedOptions(share="some")
+
+
+def test_records_outside_the_space_train_the_ranking_when_their_features_are_known():
+    """Another layer's configurations (not members here) still teach the history model."""
+    small = GridSpace({"a": [0, 1, 2, 3], "b": list(range(6)), "c": [1, 2, 4]})
+    outside = [m for m in _hist("gpu0", _bowl((3, 2, 2))) if m.record.config["a"] >= 4]
+    prior = HistoryPrior.fit(small, outside, seed=0)
+    assert prior.groups[0].indices.size == 0 and prior.records == len(outside)
+    top = small.get(int(prior.ranking[0]))
+    assert (top["b"], top["c"]) == (2, 2)  # the knobs it saw vary; trees do not extrapolate a
+
+
+def test_prior_is_none_without_usable_history():
+    """Records neither in the space nor with a full feature row give no source, no prior."""
+    space = GridSpace({"x": ["p", "q"]})
+    w = Workload("k", [8], ("x",))
+    hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": "r"}, time_ms=1.0))]
+    assert source_groups(space, hist) == [] and HistoryPrior.fit(space, hist) is None
