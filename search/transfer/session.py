@@ -4,7 +4,18 @@
 returns the prior (``None`` when nothing is usable) and a :class:`HistoryInfo`
 (the ``"history"`` object of ``--json``, plus a one-line notice when the
 database holds only other parameter spaces). :func:`with_history` wraps the
-session's strategy.
+session's strategy. A tuning session with ``--history DB`` does, per layer or
+recorded space, *before* it stores this run's measurements in the database::
+
+    prior, info = transfer_options(db_path, space, problem)  # problem as stored
+    if info.notice:
+        print(info.notice, file=sys.stderr)                   # one line
+    strategy = with_history(make_strategy(name, space, options, rng), prior, seed=seed)
+    result = tune(space, measurer, strategy=strategy, ...)
+    out["history"] = info.as_json()                           # --json
+
+(``gga`` takes its history through its own options instead, and ``random`` /
+``grid`` gain nothing from it.)
 
 Examples
 --------
