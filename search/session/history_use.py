@@ -1,12 +1,18 @@
 """What a tuning session takes from the tuning database before it starts.
 
 With ``--history DB`` a session stores its measurements in the database (see
-:func:`~search.session.files.store_history`) and, for the strategies that learn
-from history (:data:`HISTORY_STRATEGIES`), hands them the database's timed records
-of workloads with exactly this space's parameter names (any device, any problem:
-the strategy weighs them). Workloads with other parameter names say nothing about
-this space: they are left out, with a notice. :class:`HistoryUse` reports what
-was found and whether the strategy used it.
+:func:`~search.session.files.store_history`) and, before it starts, lets the
+strategy learn from the database's timed records of workloads with exactly this
+space's parameter names (any device, any problem: the strategies weigh them):
+
+- ``gga`` and ``zero_shot`` (:data:`HISTORY_STRATEGIES`) take the records in their options;
+- the model-based and genetic strategies (:data:`GUIDED_STRATEGIES`) are wrapped in
+  :class:`~search.transfer.guided.HistoryGuided`: history's best configurations get
+  the first round and keep rounds only while they win (:mod:`search.transfer`);
+- ``random`` and ``grid`` do not use history.
+
+Workloads with other parameter names say nothing about this space: they are left
+out, with a notice. :class:`HistoryUse` reports what was found and whether it was used.
 
 Examples
 --------
@@ -23,11 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from .settings import TuneSettings
 
-__all__ = ["HistoryUse", "HISTORY_STRATEGIES", "history_options"]
+__all__ = ["HistoryUse", "HISTORY_STRATEGIES", "GUIDED_STRATEGIES", "history_options"]
 
 #: Strategies whose options take history records: name -> whether they also take the
 #: target problem (for a match score).
 HISTORY_STRATEGIES = {"gga": True, "zero_shot": False}
+
+#: Strategies that run under :class:`~search.transfer.guided.HistoryGuided` with history.
+GUIDED_STRATEGIES = ("explorer", "sa", "ga")
 
 
 @dataclass(frozen=True)
@@ -55,15 +64,27 @@ def _usable(db_path: str, space: "Space") -> tuple[list, int]:
         return history_for_space(db, space), other
 
 
+def _guided(settings: "TuneSettings", space: "Space", problem: Any):
+    """(options, use, prior) for a strategy of :data:`GUIDED_STRATEGIES`."""
+    from ..transfer import transfer_options
+    prior, info = transfer_options(settings.history, space, problem, seed=settings.seed)
+    use = HistoryUse(info.records, tuple(info.devices), info.used, info.notice or "")
+    return settings.options_dataclass(), use, prior
+
+
 def history_options(settings: "TuneSettings", space: "Space", problem: Any):
-    """(the strategy's options, :class:`HistoryUse` or ``None`` without a database).
+    """(the strategy's options, :class:`HistoryUse` or ``None``, a history prior or ``None``).
 
     For a strategy of :data:`HISTORY_STRATEGIES` the options carry the usable
-    records (and the target ``problem`` where the strategy matches problems).
+    records (and the target ``problem`` where the strategy matches problems); for
+    one of :data:`GUIDED_STRATEGIES` the prior is what
+    :func:`search.transfer.with_history` wraps it with.
     """
     from ..strategies import make_options
     if not settings.history:
-        return settings.options_dataclass(), None
+        return settings.options_dataclass(), None, None
+    if settings.strategy in GUIDED_STRATEGIES:
+        return _guided(settings, space, problem)
     records, other = _usable(settings.history, space)
     devices = tuple(sorted({m.device for m in records}))
     notes = []
@@ -71,12 +92,12 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         notes.append(f"{other} workload(s) in {settings.history} have other parameters: not used")
     takes = settings.strategy in HISTORY_STRATEGIES
     if not takes and records:
-        notes.append(f"strategy {settings.strategy!r} does not learn from history "
-                     f"(gga and zero_shot do)")
+        notes.append(f"strategy {settings.strategy!r} does not learn from history")
     if not takes:
-        return settings.options_dataclass(), HistoryUse(len(records), devices, False, "; ".join(notes))
+        return (settings.options_dataclass(), HistoryUse(len(records), devices, False,
+                                                         "; ".join(notes)), None)
     values = dict(settings.options or {}, history=tuple(records))
     if HISTORY_STRATEGIES[settings.strategy]:
         values["target_problem"] = problem
     use = HistoryUse(len(records), devices, bool(records), "; ".join(notes))
-    return make_options(settings.strategy, values), use
+    return make_options(settings.strategy, values), use, None

@@ -90,13 +90,20 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
           observer: Observer, builders: Builders, problem: Any = None):
     """The tuning loop with the observer's progress; (result, seconds, history use)."""
     from ..tuner import tune
-    options, history_use = history_options(settings, space, problem)
+    options, history_use, prior = history_options(settings, space, problem)
+    build = builders.strategy
+    if prior is not None:
+        from ..transfer import with_history
+
+        def build(name, space_, options_, rng):
+            return with_history(builders.strategy(name, space_, options_, rng), prior,
+                                seed=settings.seed)
     t0 = time.perf_counter()
     try:
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
                       log=settings.log, resume=settings.resume, options=options,
                       patience=settings.patience, progress=observer.progress, header=header,
-                      build_strategy=builders.strategy)
+                      build_strategy=build)
     finally:
         observer.tuning_done()
     return result, time.perf_counter() - t0, history_use

@@ -67,18 +67,33 @@ def test_history_of_other_parameters_is_not_used(tmp_path, synth_space):
     db = tmp_path / "h.db"
     with TuningDB(db) as handle:
         import_files(handle, [path])
-    options, use = history_options(TuneSettings(strategy="gga", history=str(db)), synth_space, None)
+    options, use, prior = history_options(TuneSettings(strategy="gga", history=str(db)),
+                                          synth_space, None)
     assert use.records == 0 and not use.used and "other parameters" in use.notice
-    assert options.history == ()
+    assert options.history == () and prior is None
 
 
-def test_strategy_without_history_use_says_so(tmp_path, synth_space):
-    """The explorer does not learn from history: the records are counted, not used."""
+def test_random_search_does_not_use_history(tmp_path, synth_space):
+    """Random search does not learn from history: the records are counted, not used."""
     db = tmp_path / "h.db"
     with TuningDB(db) as handle:
         import_files(handle, [_other_device_cache(tmp_path)])
-    _, use = history_options(TuneSettings(strategy="explorer", history=str(db)), synth_space, None)
+    _, use, prior = history_options(TuneSettings(strategy="random", history=str(db)),
+                                    synth_space, None)
     assert use.records > 0 and not use.used and "does not learn from history" in use.notice
+    assert prior is None
+
+
+def test_explorer_with_history_starts_from_it(capsys, tmp_path, synth_cache_path, synth_optimum):
+    """The explorer under history guidance: another device with the same order puts the
+    first round on the optimum; the JSON reports the history as used."""
+    db = tmp_path / "h.db"
+    assert _run(capsys, "history", "import", _other_device_cache(tmp_path), "--db", db)[0] == 0
+    code, out, _ = _run(capsys, "tune", "--measure", f"replay:{synth_cache_path}", "--history", db,
+                        "--budget", 4, "--json")
+    d = json.loads(out)
+    assert code == 0 and d["history"]["used"] is True and d["history"]["records"] > 0
+    assert d["best"]["time_ms"] == synth_optimum
 
 
 def test_zero_shot_strategy_never_repeats(synth_space):

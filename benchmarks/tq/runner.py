@@ -1,0 +1,144 @@
+"""Leave-one-device-out runs on recorded spaces: one target, its history, every method.
+
+A *target* is one recorded space (a Kernel Tuner cache file); its *history* is
+every record of the other files with the same parameter names whose device is
+not the target's (:func:`target_history` asserts it: the target's own records
+never reach the history). Methods:
+
+- ``explorer``: the explorer without history;
+- ``explorer+history`` (optionally ``explorer+history:key=value,...`` with
+  :class:`search.transfer.GuidedOptions` fields): the explorer guided by the
+  history prior (:func:`search.transfer.with_history`);
+- ``gga``: the history-guided GA;
+- ``zero-shot``: the history model's top K, measured (K = the budget).
+
+A run scores ``optimum / best time`` after each budget (1.0 is the optimum).
+
+Examples
+--------
+>>> parse_method("explorer+history:decay=0.5,share=all,lottery=true")
+('explorer+history', {'decay': 0.5, 'share': 'all', 'lottery': True})
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from search.db import TuningDB
+from search.db.importer import import_files
+from search.db.queries import history_for_space
+from search.measure.replay import ReplayMeasurer
+from search.replay_space import ReplaySpace
+from search.strategies import make_strategy
+from search.strategies.gga import GuidedGAOptions
+from search.transfer import GuidedOptions, HistoryPrior, with_history
+from search.tuner import tune
+from search.zero_shot import ZeroShotOptions, zero_shot
+
+__all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_history",
+           "run_method"]
+
+METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
+
+
+def parse_method(spec: str) -> tuple[str, dict]:
+    """(method name, options) of ``name`` or ``name:key=value,...`` (numbers parsed)."""
+    name, _, rest = spec.partition(":")
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+    opts: dict = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"method option {item!r} is not key=value")
+        if value.lower() in ("true", "false"):
+            opts[key] = value.lower() == "true"
+            continue
+        try:
+            opts[key] = float(value) if "." in value else int(value)
+        except ValueError:
+            opts[key] = value
+    return name, opts
+
+
+@dataclass
+class Target:
+    """A target space, its history (other devices only) and the fitted prior."""
+
+    name: str
+    device: str
+    space: ReplaySpace
+    history: list
+    optimum: float
+    prior: HistoryPrior | None = None
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """One method on one target with one seed: the score after each budget."""
+
+    target: str
+    method: str
+    seed: int
+    scores: dict
+
+
+def target_history(db: TuningDB, space: ReplaySpace) -> list:
+    """The history for ``space``: every other device's records of its parameter names."""
+    device = space.cache.device_name
+    hist = history_for_space(db, space, exclude_devices=[device])
+    leaked = [m for m in hist if m.device == device]
+    assert not leaked, f"{len(leaked)} records of the target device {device!r} in its history"
+    return hist
+
+
+def _optimum(space: ReplaySpace) -> float:
+    times = [e["time"] for e in space.cache.entries
+             if isinstance(e.get("time"), (int, float)) and e["time"] > 0]
+    return min(times)
+
+
+def load_targets(paths: Sequence, names: Sequence[str]) -> list[Target]:
+    """Every file as a target, with its history from the others (an in-memory database)."""
+    db = TuningDB(":memory:")
+    import_files(db, list(paths))
+    out = []
+    for path, name in zip(paths, names):
+        space = ReplaySpace(path)
+        hist = target_history(db, space)
+        prior = HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0)
+        out.append(Target(name, space.cache.device_name, space, hist, _optimum(space), prior))
+    db.close()
+    return out
+
+
+def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> TargetRun:
+    """One run of ``spec`` on ``target``; scores at each budget (zero-shot: K = budget)."""
+    name, opts = parse_method(spec)
+    space, measurer = target.space, ReplayMeasurer(target.space.cache)
+    if name == "zero-shot":
+        scores = {}
+        for k in budgets:
+            if not target.history:
+                scores[k] = None
+                continue
+            r = zero_shot(space, measurer, target.history, ZeroShotOptions(k=k), seed=seed)
+            scores[k] = target.optimum / r.best[1].time_ms if r.best else 0.0
+        return TargetRun(target.name, spec, seed, scores)
+    rng = np.random.default_rng(seed)
+    if name == "gga":
+        strat = make_strategy("gga", space, GuidedGAOptions(
+            history=tuple(target.history), target_problem=space.cache.problem_size), rng)
+    else:
+        strat = make_strategy("explorer", space, None, rng)
+        if name == "explorer+history":
+            strat = with_history(strat, target.prior, GuidedOptions(**opts), seed)
+    res = tune(space, measurer, strategy=strat, budget=max(budgets))
+    bsf = res.best_so_far()
+    scores = {b: (target.optimum / bsf[min(b, len(bsf)) - 1]
+                  if bsf and math.isfinite(bsf[min(b, len(bsf)) - 1]) else 0.0) for b in budgets}
+    return TargetRun(target.name, spec, seed, scores)

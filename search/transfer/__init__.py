@@ -1,0 +1,16 @@
+"""Transfer learning from tuning history: a prior over the space, and strategies it guides.
+
+:func:`with_history` wraps any strategy so that history proposes the first round
+and keeps rounds only while its picks improve the target's best
+(:mod:`.guided`); :class:`HistoryPrior` (:mod:`.prior`) turns history records
+into candidates. :func:`transfer_options` is what a tuning session calls.
+"""
+
+from __future__ import annotations
+
+from .guided import GuidedOptions, HistoryGuided
+from .prior import HistoryPrior, PriorOptions
+from .session import HistoryInfo, transfer_options, with_history
+
+__all__ = ["GuidedOptions", "HistoryGuided", "HistoryPrior", "PriorOptions", "HistoryInfo",
+           "transfer_options", "with_history"]

@@ -1,0 +1,190 @@
+"""Any strategy plus tuning history, with the damage of misleading history bounded.
+
+:class:`HistoryGuided` wraps a strategy (the *inner* one, e.g. the explorer) and a
+:class:`~search.transfer.prior.HistoryPrior`. Every round belongs to one of two
+arms, never both:
+
+- a **history round** measures the prior's next candidates (each source's next
+  best and the history model's next best, round robin);
+- an **inner round** is exactly the inner strategy's round.
+
+The first round is a history round. Afterwards the history earns its rounds on
+the target, by outcome: the round after a history round that improved the best
+time so far is again a history round; after one that did not, the next round is
+a history round with probability ``decay ** k``, ``k`` the history rounds that
+did not improve it plus ``doubt`` (the first round proves nothing: there was
+nothing to beat), and when that draw fails the history gets no more rounds.
+History that misleads (its picks stop improving anything) thus costs its first
+batch plus at most ``decay ** doubt / (1 - decay)`` batches on average, whatever
+the budget. (``lottery=True`` draws again before every round instead; that tail
+grows with the number of rounds.)
+
+``share="isolated"`` (default) tells the inner strategy only what it asked
+itself: it runs exactly as it would without history, only later (a configuration
+it asks for that a history round measured is told to it at once and costs
+nothing). ``share="all"`` tells it every measurement, history rounds included, so
+its model learns from them too; that is how misleading history used to trap the
+explorer in the history's region (see ``benchmarks/results/transfer_experiments.md``
+for both, measured).
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.db import Measurement, Workload
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> from search.strategies.random import RandomStrategy
+>>> from search.transfer.prior import HistoryPrior
+>>> space = GridSpace({"x": list(range(20))})
+>>> w = Workload("k", [8], ("x",))
+>>> hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - 7)))
+...         for x in range(20)]
+>>> prior = HistoryPrior.fit(space, hist)
+>>> s = HistoryGuided(RandomStrategy(space, rng=np.random.default_rng(0)), prior,
+...                   rng=np.random.default_rng(1))
+>>> s.ask(3)[0]
+7
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..measure.base import MeasureRecord
+from ..strategies.base import Strategy, StrategyOptions
+
+__all__ = ["GuidedOptions", "HistoryGuided"]
+
+SHARES = ("isolated", "all")
+
+
+@dataclass(frozen=True)
+class GuidedOptions:
+    """How history rounds are scheduled (see module doc).
+
+    Attributes
+    ----------
+    decay : float
+        After ``k`` history rounds without improvement, a round is a history
+        round with probability ``decay ** k``; 0 stops history at its first miss.
+    doubt : int
+        Misses counted before the first history round is judged (see module doc).
+    share : str
+        ``"isolated"``: the inner strategy is told only its own asks;
+        ``"all"``: every measurement.
+    lottery : bool
+        Draw before every round instead of once after each miss.
+    """
+
+    decay: float = 0.25
+    doubt: int = 1
+    share: str = "isolated"
+    lottery: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.decay < 1.0:
+            raise ValueError(f"decay must be in [0, 1), got {self.decay}")
+        if self.doubt < 0:
+            raise ValueError(f"doubt must be >= 0, got {self.doubt}")
+        if self.share not in SHARES:
+            raise ValueError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
+
+
+class HistoryGuided(Strategy):
+    """A strategy whose rounds are shared with a history prior by outcome (see module doc)."""
+
+    Options = StrategyOptions
+
+    def __init__(self, inner: Strategy, prior, options: GuidedOptions | None = None,
+                 rng: np.random.Generator | None = None):
+        super().__init__(inner.space, inner.options, rng)
+        self.inner = inner
+        self.name = inner.name
+        self.prior = prior
+        self._picker = prior.picker() if prior is not None else None
+        self.guided = options or GuidedOptions()
+        self._asked: set[int] = set()
+        self._known: dict[int, MeasureRecord] = {}
+        self._held: list[int] = []  # the inner's asks answered from history rounds, to tell
+        self._round_is_history = False
+        self._wins = self._misses = self._history_rounds = 0
+        self._doubt = self.guided.doubt
+        self._open = True
+        self._last_was_history = self._last_won = False
+        self._best = math.inf
+
+    @property
+    def batch_size(self) -> int:
+        return self.inner.batch_size
+
+    def _history_turn(self) -> bool:
+        if self.prior is None:
+            return False
+        if not self._asked:
+            return True
+        if self._last_was_history and self._last_won:
+            return True
+        if not (self._open and (self._last_was_history or self.guided.lottery)):
+            return False
+        draw = bool(self.rng.random() < self.guided.decay ** (self._misses + self._doubt))
+        if not self.guided.lottery:
+            self._open = draw
+        return draw
+
+    def ask(self, n: int) -> list[int]:
+        self._last_was_history, self._round_is_history = self._round_is_history, False
+        if self._history_turn():
+            out = self._picker.picks(n, self._asked)
+            if out:
+                self._round_is_history = True
+                self._history_rounds += 1
+                self._asked.update(out)
+                return out
+        return self._inner_ask(n)
+
+    def _inner_ask(self, n: int) -> list[int]:
+        for _ in range(64):  # each pass tells the inner at least one known record
+            got = [int(i) for i in self.inner.ask(n)]
+            if not got:
+                return []
+            new = [i for i in got if i not in self._known]
+            known = [i for i in got if i in self._known]
+            if new:
+                self._held = known
+                self._asked.update(new)
+                return new
+            self.inner.tell(known, [self._known[i] for i in known])
+        return []
+
+    def tell(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
+        super().tell(indices, records)
+        indices = [int(i) for i in indices]
+        for i, r in zip(indices, records):
+            self._known[i] = r
+        best_round = min((r.cost for r in records), default=math.inf)
+        if self._round_is_history:
+            first = self._best == math.inf
+            self._last_won = best_round < self._best and not first
+            if self._last_won:
+                self._wins += 1
+            elif not first:
+                self._misses += 1
+            if self.guided.share == "all":
+                self.inner.tell(indices, records)
+        else:
+            held, self._held = self._held, []
+            self.inner.tell(held + indices, [self._known[i] for i in held] + list(records))
+        self._best = min(self._best, best_round)
+
+    def stats(self) -> dict:
+        prior = self.prior
+        history = {"records": prior.records if prior else 0,
+                   "devices": list(prior.devices) if prior else [],
+                   "used": prior is not None,
+                   "history_rounds": self._history_rounds, "wins": self._wins,
+                   "misses": self._misses}
+        return {**self.inner.stats(), "history": history}

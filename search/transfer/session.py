@@ -1,0 +1,106 @@
+"""What a tuning session calls to tune with history: read the database, build the prior, wrap.
+
+:func:`transfer_options` reads the history for a space from a tuning database and
+returns the prior (``None`` when nothing is usable) and a :class:`HistoryInfo`
+(the ``"history"`` object of ``--json``, plus a one-line notice when the
+database holds only other parameter spaces). :func:`with_history` wraps the
+session's strategy. A tuning session with ``--history DB`` does, per layer or
+recorded space, *before* it stores this run's measurements in the database::
+
+    prior, info = transfer_options(db_path, space, problem)  # problem as stored
+    if info.notice:
+        print(info.notice, file=sys.stderr)                   # one line
+    strategy = with_history(make_strategy(name, space, options, rng), prior, seed=seed)
+    result = tune(space, measurer, strategy=strategy, ...)
+    out["history"] = info.as_json()                           # --json
+
+(``gga`` takes its history through its own options instead, and ``random`` /
+``grid`` gain nothing from it.)
+
+Examples
+--------
+>>> import numpy as np
+>>> from search.db import Measurement, TuningDB, Workload
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> db = TuningDB(":memory:")
+>>> _ = db.add([Measurement(Workload("k", [8], ("y",)), "gpu0", "t",
+...                         MeasureRecord.ok({"y": 1}, time_ms=1.0))])
+>>> prior, info = transfer_options(db, GridSpace({"x": [1, 2]}))
+>>> prior is None, info.as_json()
+(True, {'records': 0, 'devices': [], 'used': False})
+>>> info.notice
+'history: 1 records of other parameter spaces not used'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from .guided import GuidedOptions, HistoryGuided
+from .prior import HistoryPrior, PriorOptions
+
+__all__ = ["HistoryInfo", "transfer_options", "with_history"]
+
+
+@dataclass(frozen=True)
+class HistoryInfo:
+    """What the history held for a space: records used, their devices, a notice."""
+
+    records: int
+    devices: tuple[str, ...]
+    used: bool
+    notice: str | None = None
+
+    def as_json(self) -> dict:
+        return {"records": self.records, "devices": list(self.devices), "used": self.used}
+
+
+def _other_space_records(db, space) -> int:
+    params = set(space.params)
+    return sum(len(db.measurements(w, counted_only=True))
+               for w in db.workloads() if set(w.params) != params)
+
+
+def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
+                     options: PriorOptions | None = None,
+                     seed: int = 0) -> tuple[HistoryPrior | None, HistoryInfo]:
+    """The history prior for ``space`` from ``db`` (a TuningDB or a path) and what it used.
+
+    ``problem`` is the target's problem (a layer dict, a recorded problem size)
+    for the match score; ``exclude_devices`` keeps devices out of the history.
+    """
+    from ..db import TuningDB
+    from ..db.queries import history_for_space
+
+    if not isinstance(db, TuningDB):
+        with TuningDB(db) as handle:
+            return transfer_options(handle, space, problem, exclude_devices=exclude_devices,
+                                    options=options, seed=seed)
+    hist = history_for_space(db, space, exclude_devices=exclude_devices)
+    prior = HistoryPrior.fit(space, hist, problem, options, seed) if hist else None
+    other = _other_space_records(db, space)
+    notice = None
+    if prior is None and other:
+        notice = f"history: {other} records of other parameter spaces not used"
+    elif prior is None and hist:
+        notice = f"history: none of {len(hist)} records matches this space and problem"
+    if prior is None:
+        return None, HistoryInfo(0, (), False, notice)
+    return prior, HistoryInfo(prior.records, prior.devices, True, notice)
+
+
+def with_history(strategy, prior: HistoryPrior | None, options: GuidedOptions | None = None,
+                 seed: int = 0):
+    """``strategy`` guided by ``prior`` (:class:`HistoryGuided`); unchanged when ``prior`` is None.
+
+    ``seed`` (the session's seed) seeds a generator of its own for the history
+    rounds' draws, so the inner strategy's draws are exactly those it makes
+    without history.
+    """
+    if prior is None:
+        return strategy
+    return HistoryGuided(strategy, prior, options, np.random.default_rng([seed, 1]))

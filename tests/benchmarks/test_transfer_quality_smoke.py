@@ -1,0 +1,103 @@
+"""Smoke test of the transfer-quality benchmark on tiny synthetic caches of three "devices".
+
+The caches are written by the test (no ../shared needed): the same 3 parameters on
+three devices, two of which agree on the optimum and one that does not.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import transfer_quality as tq_cli
+from benchmarks.tq.runner import load_targets, run_method
+from search.kt_cache import KtCache, write_cache
+
+PARAMS = {"a": [16, 32, 48, 64, 80, 96], "b": [1, 2, 4, 8], "c": [0, 1]}
+DEVICES = {"GPU X": (64, 4), "GPU Y": (64, 4), "GPU Z": (16, 1)}  # device -> optimum (a, b)
+
+
+def _entries(best_a: int, best_b: int) -> list[dict]:
+    out = []
+    for a in PARAMS["a"]:
+        for b in PARAMS["b"]:
+            for c in PARAMS["c"]:
+                if a * b > 384:  # a restriction: never recorded
+                    continue
+                t = 1.0 + abs(a - best_a) / 32 + abs(b - best_b) / 2 + 0.3 * c
+                out.append({"a": a, "b": b, "c": c,
+                            "time": "RuntimeFailedConfig" if (a, b, c) == (96, 4, 1) else t})
+    return out
+
+
+@pytest.fixture(scope="module")
+def cache_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tq")
+    paths = []
+    for k, (device, (a, b)) in enumerate(DEVICES.items()):
+        path = root / f"toy_{k}.json.gz"
+        write_cache(path, KtCache(tune_params=PARAMS, entries=_entries(a, b), device_name=device,
+                                  kernel_name="toy_kernel", problem_size=[64, 64]))
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def targets(cache_files):
+    return load_targets([str(p) for p in cache_files], ["x", "y", "z"])
+
+
+def test_history_never_holds_the_targets_own_records(targets):
+    """Leave one device out: each target's history is exactly the other two devices."""
+    for t in targets:
+        assert t.history and {m.device for m in t.history} == set(DEVICES) - {t.device}
+        assert set(t.prior.devices) == set(DEVICES) - {t.device}
+
+
+@pytest.mark.parametrize("method", ["explorer", "explorer+history", "gga", "zero-shot"])
+def test_every_method_scores_in_0_1(targets, method):
+    """Each method gives a score in (0, 1] per budget, never better than the optimum."""
+    r = run_method(targets[0], method, seed=1, budgets=[4, 8])
+    assert set(r.scores) == {4, 8}
+    assert all(0.0 < v <= 1.0 for v in r.scores.values())
+    assert r.scores[4] <= r.scores[8] or method == "zero-shot"
+
+
+def test_agreeing_history_finds_the_optimum_at_once(targets):
+    """Devices X and Y share their optimum: with history the first round reaches it."""
+    assert run_method(targets[1], "explorer+history", seed=0, budgets=[4]).scores[4] == 1.0
+
+
+def test_cli_writes_json_table_and_plot(cache_files, tmp_path, capsys):
+    """The entry point writes runs, summary, table and plot for the requested grid."""
+    rc = tq_cli.main(["--spaces", *map(str, cache_files), "--budgets", "4", "6", "--seeds", "2",
+                      "--methods", "explorer", "explorer+history:decay=0.5", "--out",
+                      str(tmp_path), "--tag", "t"])
+    assert rc == 0
+    runs = json.loads((tmp_path / "t_runs.json").read_text())["runs"]
+    assert len(runs) == 3 * 2 * 2
+    rows = json.loads((tmp_path / "t_summary.json").read_text())["summary"]
+    assert {r["target"] for r in rows} == {"toy_0", "toy_1", "toy_2", "mean"}
+    assert (tmp_path / "t.png").stat().st_size > 0
+    assert "explorer+history:decay=0.5" in capsys.readouterr().out
+
+
+def test_cli_reuses_earlier_runs(cache_files, tmp_path):
+    """--reuse takes matching runs from an earlier file and runs only the rest."""
+    common = ["--spaces", *map(str, cache_files), "--budgets", "4", "--seeds", "1", "--no-plot"]
+    assert tq_cli.main(common + ["--methods", "explorer", "--out", str(tmp_path / "a")]) == 0
+    first = tmp_path / "a" / "transfer_quality_runs.json"
+    assert tq_cli.main(common + ["--methods", "explorer", "gga", "--out", str(tmp_path / "b"),
+                                 "--reuse", str(first)]) == 0
+    data = json.loads((tmp_path / "b" / "transfer_quality_runs.json").read_text())
+    assert data["meta"]["reused_runs"] == 3 and len(data["runs"]) == 6
+    old = json.loads(first.read_text())["runs"]
+    assert [r for r in data["runs"] if r["method"] == "explorer"] == old
+
+
+def test_cli_rejects_an_unknown_method(cache_files, tmp_path):
+    """A bad method is a one-line error naming it."""
+    with pytest.raises(SystemExit, match="unknown method 'bogus'"):
+        tq_cli.main(["--spaces", *map(str, cache_files), "--methods", "bogus", "--out",
+                     str(tmp_path)])
