@@ -57,6 +57,7 @@ from ortools.sat.python import cp_model
 from iobound.errors import InvalidInputError, SolverError
 from iobound.layer import ConvLayer
 from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from search.interrupts import solve_stoppable
 
 __all__ = ["ALGORITHMS", "MAX_REGS_PER_THREAD", "Domain", "TileSolutions", "divisors",
            "domain_for", "enumerate_tiles", "full_model", "count_full_model"]
@@ -283,7 +284,7 @@ def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
     solver.parameters.search_branching = cp_model.FIXED_SEARCH
     solver.parameters.linearization_level = 0
     cb = _Collector(list(variables), list(extra))
-    status = solver.Solve(model, cb)
+    status = solve_stoppable(solver, model, cb)  # SIGINT/SIGTERM stop it (search.interrupts)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
         raise SolverError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
     return cb.rows
