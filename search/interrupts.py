@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -124,13 +125,22 @@ def solve_stoppable(solver, model, callback=None) -> int:
 
     worker = threading.Thread(target=work, name="cp-sat", daemon=True)
     worker.start()
+    # Poll with sleep: a KeyboardInterrupt raised inside Thread.join can leave the thread
+    # marked finished while it still runs (CPython gh-90882), and the process then aborts.
     try:
         while worker.is_alive():
-            worker.join(0.2)  # interruptible: a signal handler runs and may raise here
+            time.sleep(0.05)  # a signal handler runs here and may raise
     except KeyboardInterrupt:
         solver.StopSearch()
-        worker.join()
+        while True:
+            try:
+                while "status" not in out and "error" not in out:
+                    time.sleep(0.01)
+                break
+            except KeyboardInterrupt:  # a second signal: the search is stopping already
+                continue
         raise
+    worker.join()
     if "error" in out:
         raise out["error"]
     return out["status"]
