@@ -39,36 +39,21 @@ def measure_iter(self, configs):
             touch()
 ReplayMeasurer.measure_iter = measure_iter
 """,
-    "fit": """
-from search.cost_model import XGBCostModel
-real_fit = XGBCostModel.fit
-def fit(self, X, costs):
-    touch(); time.sleep(30)
-    return real_fit(self, X, costs)
-XGBCostModel.fit = fit
-""",
-    "solve": """
-from search import table1
-real_cb = table1._Collector.on_solution_callback
-def on_solution(self):
-    touch(); time.sleep(0.01)
-    real_cb(self)
-table1._Collector.on_solution_callback = on_solution
-""",
-    "export": """
-from search.session import files
-real_export = files.export_cache
-def export_cache(path, result, space):
-    touch(); time.sleep(1.0)
-    return real_export(path, result, space)
-files.export_cache = export_cache
-""",
+    "fit": "from search.cost_model import XGBCostModel\nslow(XGBCostModel, 'fit', 30)",
+    "solve": "from search import table1\nslow(table1._Collector, 'on_solution_callback', 0.01)",
+    "export": "from search.session import files\nslow(files, 'export_cache', 1.0)",
 }
 
 CHILD = """
 import os, sys, time
 def touch():
     open(os.environ["MARK"], "a").close()
+def slow(owner, name, seconds):
+    real = getattr(owner, name)
+    def wrapper(*args):
+        touch(); time.sleep(seconds)
+        return real(*args)
+    setattr(owner, name, wrapper)
 {slow}
 from search.cli.main import main
 sys.exit(main(sys.argv[1:]))
