@@ -31,7 +31,7 @@ Examples
 ...                            search.TuneSettings(strategy="random", budget=4),
 ...                            out_dir=tempfile.mkdtemp(), verify=False)
 >>> rep.layer.name, rep.result.evaluations, rep.winner.bound.method
-('alexnet.conv3', 4, 'x_partition')
+('alexnet.conv3', 4, 'x_partition_chain')
 >>> rep.winner.kernel_path.endswith("alexnet.conv3_direct_best.cu")
 True
 """
