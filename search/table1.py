@@ -58,6 +58,7 @@ from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
 from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from search.interrupts import solve_stoppable
 
 from .domain_families import cp_product, divisors, domain_family  # divisors: re-exported
 
@@ -211,7 +212,7 @@ def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
     solver.parameters.search_branching = cp_model.FIXED_SEARCH
     solver.parameters.linearization_level = 0
     cb = _Collector(list(variables), list(extra))
-    status = solver.Solve(model, cb)
+    status = solve_stoppable(solver, model, cb)  # SIGINT/SIGTERM stop it (search.interrupts)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
         raise SolverError(f"CP-SAT enumeration did not finish: {solver.StatusName(status)}")
     return cb.rows

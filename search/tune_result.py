@@ -28,6 +28,7 @@ class StopReason(enum.StrEnum):
     BUDGET = "budget"        # ``budget`` unique configurations measured (resumed ones included)
     EXHAUSTED = "exhausted"  # every configuration measured, or the strategy proposes nothing new
     PATIENCE = "patience"    # ``patience`` rounds in a row without a better configuration
+    INTERRUPTED = "interrupted"  # SIGINT/SIGTERM (KeyboardInterrupt): what was measured is kept
 
 
 @dataclass(frozen=True)

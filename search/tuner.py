@@ -94,6 +94,17 @@ class Ledger:
         if record.cost < self.best_cost:
             self.best = t
 
+    def add_untold(self, space: Space) -> None:
+        """Make trials of the indices measured in a round cut short (interrupted), and
+        the best again (the interrupt may have come between a trial and its best)."""
+        done = {t.index for t in self.trials}
+        for i, rec in list(self.seen.items()):
+            if i not in done:
+                self.trials.append(Trial(i, space.get(i), rec, resumed=i in self.known))
+        self.best = min(self.trials, key=lambda t: t.record.cost, default=None)
+        if self.best is not None and not math.isfinite(self.best.record.cost):
+            self.best = None
+
     def add_unreached(self, space: Space) -> None:
         """Append the logged trials the replay never asked for (they still count)."""
         for i, rec in self.known.items():
@@ -230,6 +241,10 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         ``build_strategy(name, space, options, rng) -> Strategy`` for a named
         strategy (default :func:`search.strategies.make_strategy`); a seam for
         strategies built otherwise (e.g. warm-started from a tuning database).
+
+    A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_interrupt`)
+    stops the loop: the log is closed complete and the result holds every configuration
+    measured, with ``stop_reason`` ``interrupted``.
     """
     if budget < 1:
         raise InvalidInputError(f"budget must be >= 1, got {budget}")
@@ -265,6 +280,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
             if patience is not None and stale >= patience:
                 stop = StopReason.PATIENCE
                 break
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
+        stop = StopReason.INTERRUPTED
+        ledger.add_untold(space)
     finally:
         if writer is not None:
             writer.close()

@@ -15,6 +15,7 @@ import os
 import sys
 
 from iobound.errors import InvalidInputError, IoboundError
+from search.interrupts import EXIT_INTERRUPTED, Interrupted, signals_interrupt
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
@@ -64,14 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 ok, 1 failure, 2 bad input)."""
+    """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input, 130 interrupted)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if getattr(args, "_run", None) is None:
             parser.print_help()
             return EXIT_USAGE
-        return int(args._run(args) or 0)
+        with signals_interrupt():  # SIGTERM stops a run as Ctrl-C does (search.interrupts)
+            return int(args._run(args) or 0)
     except CliError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         return EXIT_USAGE
@@ -80,10 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         prefix = f"iobound {cmd}" if cmd else "iobound"
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"{prefix}: error: {msg}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("iobound: interrupted", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", EXIT_USAGE)  # not bad input: e.g. a write at the end
+    except KeyboardInterrupt as exc:
+        cmd = getattr(locals().get("args"), "command", None)
+        what = exc if isinstance(exc, Interrupted) else "interrupted"  # Interrupted: where the log is
+        print(f"iobound {cmd}: {what}" if cmd else "iobound: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (``iobound ... | head``): stop quietly; point stdout at
         # devnull so the interpreter's final flush does not raise again

@@ -19,7 +19,7 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
+from iobound.errors import InvalidInputError, IoboundError
 
 import json
 import sqlite3
@@ -41,8 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .settings import TuneSettings
 
 __all__ = ["per_layer_path", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
-           "check_history",
-           "history_key", "cache_meta", "store_history", "export_cache"]
+           "check_history", "history_key", "cache_meta", "store_history", "export_cache",
+           "write_outcomes", "OutputWriteError", "kept_where"]
 
 
 def per_layer_path(path: str | None, layer: "ConvLayer | None", many: bool) -> str | None:
@@ -114,6 +114,48 @@ def check_history(path: str | None) -> None:
         History(path).close()
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--history {path}: cannot open the database: {exc}") from exc
+
+
+class OutputWriteError(IoboundError):
+    """A write at the end of a run failed; the message says where the measurements are kept.
+
+    Not bad input: the CLI exits with :attr:`exit_code` 1, not 2."""
+
+    exit_code = 1
+
+
+def kept_where(measurements: int, log: str | None) -> str:
+    """Where a run's measurements are, for a message about a write that failed.
+
+    >>> kept_where(5, "run.jsonl")
+    'the 5 measurements are kept in run.jsonl (resume with --resume run.jsonl)'
+    """
+    if log is None:
+        return f"the {measurements} measurements were not logged (no --log)"
+    return f"the {measurements} measurements are kept in {log} (resume with --resume {log})"
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space",
+                   measurer: "Measurer") -> tuple[HistoryOutcome | None, ExportOutcome | None, str | None]:
+    """Store the history and write the export, each if asked; a write that fails (disk
+    full, a place gone read-only) does not stop the other: (history, export, what failed)."""
+    history = export = None
+    failed = []
+    if settings.history:
+        try:
+            history = store_history(settings.history, result, space, measurer)
+        except (OSError, sqlite3.Error) as exc:
+            failed.append(f"--history {settings.history} ({_reason(exc)})")
+    if settings.export_cache:
+        try:
+            export = export_cache(settings.export_cache, result, space)
+        except OSError as exc:
+            failed.append(f"--export-cache {settings.export_cache} ({_reason(exc)})")
+    return history, export, ", ".join(failed) or None
 
 
 def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":

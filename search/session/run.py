@@ -13,8 +13,6 @@ together, :func:`tune_replay` the same for a recorded Kernel Tuner space.
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -22,8 +20,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from iobound.errors import InvalidInputError
 
-from .files import (check_history, check_log_paths, check_outputs, export_cache, log_and_resume,
-                    per_layer_path, store_history)
+from ..interrupts import Interrupted, signals_deferred
+from ..tune_result import StopReason
+from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
+                    log_and_resume, per_layer_path, write_outcomes)
 from .history_use import history_options
 from .reports import LayerReport, ReplayReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
@@ -54,6 +54,7 @@ class LayerJob:
     settings: TuneSettings  # log, resume and export_cache are this layer's
     out_dir: str
     verify: bool  # check the winner with the emulator (never when measuring with it)
+    resume_as: str | None = None  # the --resume name of the run (a network's logs are per layer)
 
 
 def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
@@ -82,7 +83,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
         own = dataclasses.replace(settings, log=log, resume=resume,
                                   export_cache=per_layer_path(settings.export_cache, layer, many))
         jobs.append(LayerJob(layer, device, algorithm, measure, own, out_dir,
-                             verify and measure != "emulate"))
+                             verify and measure != "emulate", settings.log or settings.resume))
     return jobs
 
 
@@ -109,17 +110,42 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
     return result, time.perf_counter() - t0, history_use
 
 
-def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer"):
-    """(history outcome, export outcome), each ``None`` when not asked for."""
-    history = store_history(settings.history, result, space, measurer) if settings.history else None
-    export = export_cache(settings.export_cache, result, space) if settings.export_cache else None
+def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer",
+              resume_as: str | None = None):
+    """(history outcome, export outcome), each ``None`` when not asked for, written for
+    whatever was measured: a signal during the writes waits for them (a second Ctrl-C
+    cannot cut them short). Then :class:`~search.interrupts.Interrupted` if the run was
+    interrupted, or :class:`~search.session.files.OutputWriteError` if a write failed;
+    both say where the log is."""
+    with signals_deferred() as deferred:
+        history, export, failed = write_outcomes(settings, result, space, measurer)
+    log = settings.log or settings.resume
+    if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
+        raise Interrupted(len(result.trials), log, failed, resume_as)
+    if failed:
+        raise OutputWriteError(f"could not write {failed}; {kept_where(len(result.trials), log)}")
     return history, export
+
+
+def _winner(job: LayerJob, result: "TuneResult"):
+    """The winner's report (kernel file, emulator check); an interrupt or a failed write
+    says where the measurements are."""
+    from ..winner import report_winner
+    if result.best is None:
+        return None
+    log = job.settings.log or job.settings.resume
+    try:
+        return report_winner(job.layer, result.best.config, job.algorithm, job.out_dir, job.verify)
+    except KeyboardInterrupt:
+        raise Interrupted(len(result.trials), log, resume_as=job.resume_as) from None
+    except OSError as exc:
+        raise OutputWriteError(f"could not write the kernel into --out-dir {job.out_dir} "
+                               f"({exc.strerror or exc}); {kept_where(len(result.trials), log)}") from None
 
 
 def run_layer(job: LayerJob, observer: Observer | None = None,
               builders: Builders | None = None) -> LayerReport:
     """Tune one layer and report it (see module doc)."""
-    from ..winner import report_winner
     observer = observer or _NO_OBSERVER
     builders = builders or _DEFAULT_BUILDERS
     layer, settings = job.layer, job.settings
@@ -130,10 +156,8 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
         observer.layer_started(job, space)
         result, seconds, history_use = _tune(space, measurer, settings, header, observer,
                                              builders, problem=layer.to_dict())
-        history, export = _outcomes(settings, result, space, measurer)
-    winner = None
-    if result.best is not None:
-        winner = report_winner(layer, result.best.config, job.algorithm, job.out_dir, job.verify)
+        history, export = _outcomes(settings, result, space, measurer, job.resume_as)
+    winner = _winner(job, result)
     report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
                          measure=job.measure, space_size=len(space),
                          unpruned_size=getattr(space, "unpruned_size", len(space)),

@@ -50,7 +50,7 @@ def test_a_log_written_through_an_executor_resumes_in_process(tmp_path):
 def test_faults_during_tuning_are_logged_once_each(tmp_path):
     """A grid over healthy and crashing configs: the log has each exactly once, crashes as
     runtime_error, and the tuner carried on to its budget."""
-    space = GridSpace({"n": [0, 1, 2, 3], "fault": ["ok", "segfault", "die_once"]})
+    space = GridSpace({"n": [1, 2, 3, 4], "fault": ["ok", "segfault", "die_once"]})
     measurer = FaultMeasurer(tmp_path)
     assert isinstance(stages_for(measurer), FaultStages)  # the measurer's own stages
     log = tmp_path / "faults.jsonl"
@@ -62,7 +62,7 @@ def test_faults_during_tuning_are_logged_once_each(tmp_path):
         fault = e.record.config["fault"]
         assert e.record.status.value == ("runtime_error" if fault == "segfault" else "ok")
         assert e.record.extra.get("attempts", 1) == {"ok": 1, "segfault": 2, "die_once": 2}[fault]
-    assert result.evaluations == len(space) and result.best.config == {"n": 0, "fault": "ok"}
+    assert result.evaluations == len(space) and result.best.config == {"n": 1, "fault": "ok"}
 
 
 def test_measure_batch_measures_the_space_configs(tmp_path):

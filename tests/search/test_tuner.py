@@ -85,7 +85,7 @@ def test_stop_reason_is_its_string_in_json(tmp_path):
     res = tune(SPACE, Bowl(), "random", budget=4, seed=0)
     assert res.stop_reason is StopReason.BUDGET
     assert json.loads(json.dumps(res.to_dict()))["stop_reason"] == "budget" == f"{res.stop_reason}"
-    assert [r.value for r in StopReason] == ["budget", "exhausted", "patience"]
+    assert [r.value for r in StopReason] == ["budget", "exhausted", "patience", "interrupted"]
 
 
 def test_play_round_counts_and_answers_from_the_ledger():

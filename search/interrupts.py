@@ -1,0 +1,146 @@
+"""Stop a run cleanly on SIGINT or SIGTERM, whatever it is doing.
+
+- :func:`signals_interrupt`: within the block, SIGTERM stops the run the way Ctrl-C
+  does (a ``KeyboardInterrupt`` in the main thread), so the tuning loop can keep what
+  it measured and the session can write the history and the export.
+- :func:`signals_deferred`: within the block (the final writes), a signal is noted,
+  not raised, so a second Ctrl-C cannot cut the history or the export short.
+- :func:`solve_stoppable`: CP-SAT's ``Solve`` runs in a worker thread with OR-Tools'
+  own SIGINT handler off (it would replace ours and stop the search silently, and a
+  solve blocks the main thread, where Python runs signal handlers); a signal stops
+  the search and is raised in the main thread.
+- :class:`Interrupted`: what the session raises after writing what was measured.
+
+Examples
+--------
+>>> with signals_deferred() as deferred:
+...     pass
+>>> deferred.signal is None
+True
+>>> str(Interrupted(3, "run.jsonl"))
+'interrupted: 3 measurements kept in run.jsonl; resume with --resume run.jsonl'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+__all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "solve_stoppable", "STOP_SIGNALS"]
+
+#: The exit code of a run stopped by a signal (the shell's code for SIGINT).
+EXIT_INTERRUPTED = 130
+
+#: The signals that stop a run cleanly.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by SIGINT or SIGTERM after keeping what it measured.
+
+    ``measurements`` is how many records the run holds (resumed ones included) and
+    ``log`` where they are (``None`` without a log).
+    """
+
+    def __init__(self, measurements: int, log: str | None, failed: str | None = None,
+                 resume_as: str | None = None):
+        super().__init__(measurements, log, failed, resume_as)
+        self.measurements, self.log, self.failed = measurements, log, failed
+        self.resume_as = resume_as or log  # a network's per-layer logs resume from one name
+
+    def __str__(self) -> str:
+        """The one line the CLI prints (``failed``: a final write that failed)."""
+        n = f"{self.measurements} measurement{'s' if self.measurements != 1 else ''}"
+        if self.log is None:
+            text = f"interrupted: {n} not logged (give --log FILE to be able to resume)"
+        else:
+            text = f"interrupted: {n} kept in {self.log}; resume with --resume {self.resume_as}"
+        return text + (f"; could not write {self.failed}" if self.failed else "")
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _handlers(handler) -> Iterator[None]:
+    if not _in_main_thread():  # only the main thread may set handlers (and receives them)
+        yield
+        return
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def signals_interrupt():
+    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the main thread."""
+    return _handlers(_raise_interrupt)
+
+
+@dataclass
+class Deferred:
+    """The signal noted while deferred (``None`` if none came)."""
+
+    signal: int | None = None
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[Deferred]:
+    """Within the block, SIGINT and SIGTERM are noted in the yielded :class:`Deferred`,
+    not raised: the caller finishes the block and then acts on it."""
+    deferred = Deferred()
+
+    def note(signum: int, frame: Any) -> None:
+        deferred.signal = signum
+
+    with _handlers(note):
+        yield deferred
+
+
+def solve_stoppable(solver, model, callback=None) -> int:
+    """``solver.Solve(model, callback)``, stopped by SIGINT or SIGTERM (see module doc).
+
+    The status is returned; an interrupt stops the search, waits for the worker and
+    re-raises the ``KeyboardInterrupt``.
+    """
+    solver.parameters.catch_sigint_signal = False
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["status"] = solver.Solve(model, callback)
+        except BaseException as exc:  # handed to the main thread below
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="cp-sat", daemon=True)
+    worker.start()
+    # Poll with sleep: a KeyboardInterrupt raised inside Thread.join can leave the thread
+    # marked finished while it still runs (CPython gh-90882), and the process then aborts.
+    try:
+        while worker.is_alive():
+            time.sleep(0.05)  # a signal handler runs here and may raise
+    except KeyboardInterrupt:
+        solver.StopSearch()
+        while True:
+            try:
+                while "status" not in out and "error" not in out:
+                    time.sleep(0.01)
+                break
+            except KeyboardInterrupt:  # a second signal: the search is stopping already
+                continue
+        raise
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["status"]

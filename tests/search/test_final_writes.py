@@ -1,0 +1,47 @@
+"""A write that fails at the end of ``iobound tune`` keeps the log and says where it is."""
+
+from __future__ import annotations
+
+import errno
+
+from search.cli.main import main
+from search.records import read_log
+
+
+def _disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_export_fails_at_the_end_log_kept_history_written(capsys, tmp_path, synth_cache_path,
+                                                           monkeypatch):
+    """Disk full while exporting: one line naming the export and the log, exit 1; the
+    history is still stored and the log holds every measurement."""
+    from search.session import files
+    monkeypatch.setattr(files, "export_cache", _disk_full)
+    log, db = tmp_path / "run.jsonl", tmp_path / "h.db"
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "8",
+                 "--log", str(log), "--history", str(db), "--export-cache", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0] == (f"iobound tune: error: could not write --export-cache {tmp_path / 'x.json'} "
+                      f"(No space left on device); the 8 measurements are kept in {log} "
+                      f"(resume with --resume {log})")
+    assert len(read_log(log).entries) == 8
+    from search.history import History
+    with History(str(db)) as h:
+        assert sum(len(h.records(k)) for k in h.keys()) == 8
+
+
+def test_kernel_write_fails_at_the_end(capsys, tmp_path, monkeypatch):
+    """The winner's .cu cannot be written: one line, exit 1, the log kept."""
+    import search.winner
+    monkeypatch.setattr(search.winner, "write_kernel", _disk_full)
+    log = tmp_path / "run.jsonl"
+    code = main(["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,pad=1", "--measure", "model",
+                 "--strategy", "random", "--budget", "4", "--log", str(log),
+                 "--out-dir", str(tmp_path), "--no-verify"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and "Traceback" not in err[0], err
+    assert err[0].startswith(f"iobound tune: error: could not write the kernel into --out-dir {tmp_path} "
+                             f"(No space left on device); the 4 measurements are kept in {log}")
+    assert len(read_log(log).entries) == 4
