@@ -157,3 +157,34 @@ def test_cli_reuses_recorded_kt_runs(cache_file, kt_plain, tmp_path):
         sq_cli.main(common + ["--strategies", "kt:random_sample", "--out", str(second),
                               "--reuse-kt", str(runs_a), "--drop-failed"])
 
+
+
+def test_cli_reuses_summarised_kt_cells(cache_file, kt_plain, tmp_path):
+    """--reuse-kt with a summary JSON takes whole Kernel Tuner cells made with the same seeds."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    common = ["--spaces", str(cache_file), "--budgets", "5", "--jobs", "1", "--no-plot"]
+    assert sq_cli.main(common + ["--seeds", "2", "--strategies", "kt:random_sample",
+                                 "--out", str(first)]) == 0
+    old = json.loads((first / "search_quality_summary.json").read_text())["summary"]
+    assert sq_cli.main(common + ["--seeds", "2", "--strategies", "random", "kt:random_sample",
+                                 "--out", str(second), "--reuse-kt",
+                                 str(first / "search_quality_summary.json")]) == 0
+    data = json.loads((second / "search_quality_runs.json").read_text())
+    assert data["meta"]["reused_kt_cells"] == 1
+    assert {r["strategy"] for r in data["runs"]} == {"random"}  # Kernel Tuner did not run
+    new = json.loads((second / "search_quality_summary.json").read_text())["summary"]
+    assert [s["strategy"] for s in new] == ["random", "kt:random_sample"]
+    assert new[1]["mean_score"] == old[0]["mean_score"]
+    assert new[0]["mean_stall"] is not None  # our runs report their stall length
+
+
+def test_cli_reruns_kt_when_the_summary_has_other_seeds(cache_file, kt_plain, tmp_path):
+    """A summary made with other seeds is not reused: Kernel Tuner runs again."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    common = ["--spaces", str(cache_file), "--budgets", "5", "--jobs", "1", "--no-plot",
+              "--strategies", "kt:random_sample"]
+    assert sq_cli.main(common + ["--seeds", "1", "--out", str(first)]) == 0
+    assert sq_cli.main(common + ["--seeds", "2", "--out", str(second), "--reuse-kt",
+                                 str(first / "search_quality_summary.json")]) == 0
+    data = json.loads((second / "search_quality_runs.json").read_text())
+    assert data["meta"]["reused_kt_cells"] == 0 and len(data["runs"]) == 2
