@@ -21,6 +21,11 @@ Two cadences (``plan_size``):
 Before the first model (fewer than ``min_ok`` successful measurements, or not
 yet due) configurations are random.
 
+With ``stall`` options (:mod:`.stall`; every-round cadence only), a share of each
+batch that grows with the rounds without improvement is taken from another
+candidate source (mutations and crossovers of the best measured configurations,
+or untouched regions), ranked by the same model; the optimizer proposes the rest.
+
 Examples
 --------
 >>> import numpy as np
@@ -47,6 +52,7 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
+from .stall import StallOptions, StallTracker, best_predicted, elite_candidates, far_candidates
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -80,6 +86,9 @@ class ModelBasedOptions(StrategyOptions):
         The cost model's options.
     optimizer : WalkOptions or AnnealOptions
         The model optimizer, chosen by the options' type.
+    stall : StallOptions or None
+        Exploration when rounds stop improving (``None``: none); needs
+        ``plan_size=None``.
     """
 
     batch_size: int = 4
@@ -89,6 +98,7 @@ class ModelBasedOptions(StrategyOptions):
     plan_size: int | None = None
     model: XGBOptions = field(default_factory=XGBOptions)
     optimizer: WalkOptions | AnnealOptions = field(default_factory=WalkOptions)
+    stall: StallOptions | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -96,6 +106,8 @@ class ModelBasedOptions(StrategyOptions):
             raise ValueError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
         if self.plan_size is not None and self.plan_size < 1:
             raise ValueError(f"plan_size must be None or >= 1, got {self.plan_size}")
+        if self.stall is not None and self.plan_size is not None:
+            raise ValueError("stall exploration needs plan_size=None (a batch per round)")
         make_optimizer(self.optimizer)  # rejects options no optimizer takes
 
 
@@ -115,6 +127,8 @@ class ModelBasedStrategy(Strategy):
         self.model_seconds = 0.0
         self.explore_seconds = 0.0
         self.fits = 0
+        self.stalled = StallTracker()
+        self.explored = 0  # configurations taken from the stall source
 
     def _due(self) -> bool:
         """Whether this ask retrains the model (see the module doc's cadences)."""
@@ -138,6 +152,23 @@ class ModelBasedStrategy(Strategy):
         return model
 
     def _new_plan(self, model: CostModel, n: int) -> list[int]:
+        """The optimizer's proposals, then the stall source's (see the module doc)."""
+        st = self.options.stall
+        share = st.share(self.stalled.rounds) if st is not None else 0.0
+        k = int(self.rng.binomial(n, share)) if share > 0 else 0
+        plan = self._optimizer_plan(model, n - k) if n > k else []
+        if k:
+            if st.source == "elite":
+                cand = elite_candidates(self.space, self.seen.best(st.n_elite), self.rng)
+            else:
+                cand = far_candidates(self.space, list(self.seen.cost), self.rng, st.n_pool,
+                                      st.min_dist)
+            extra = best_predicted(model, self.space, cand, k, self._asked | set(plan))
+            self.explored += len(extra)
+            plan += extra
+        return plan
+
+    def _optimizer_plan(self, model: CostModel, n: int) -> list[int]:
         """The optimizer's proposals, the random share left out."""
         o = self.options
         if o.plan_size is None:
@@ -172,6 +203,11 @@ class ModelBasedStrategy(Strategy):
         self._asked.update(out)
         return out
 
+    def tell(self, indices, records) -> None:
+        super().tell(indices, records)
+        if records:
+            self.stalled.update(min(r.cost for r in records))
+
     def stats(self) -> dict:
         return {"fits": self.fits, "model_seconds": round(self.model_seconds, 4),
-                "explore_seconds": round(self.explore_seconds, 4)}
+                "explore_seconds": round(self.explore_seconds, 4), "explored": self.explored}
