@@ -69,10 +69,10 @@ class _TracingWalk:
         return steps
 
 
-def _tracing_strategy(space, strategy: str, seed: int):
+def _tracing_strategy(space, strategy: str, seed: int, options: dict | None = None):
     """A registered model-based strategy whose walks and models are recorded."""
     from search.optimizers.walk import WalkOptimizer
-    from search.strategies import strategy_class
+    from search.strategies import make_options, strategy_class
 
     base = strategy_class(strategy)
 
@@ -89,11 +89,12 @@ def _tracing_strategy(space, strategy: str, seed: int):
             self.models.append(super()._train())
             return self.models[-1]
 
-    strat = Traced(space, rng=np.random.default_rng(seed))
+    strat = Traced(space, make_options(strategy, options), rng=np.random.default_rng(seed))
     return strat, strat.optimizer.walks, strat.models
 
 
-def trace_run(path: Path, seed: int, budget: int, strategy: str = "explorer") -> dict:
+def trace_run(path: Path, seed: int, budget: int, strategy: str = "explorer",
+              options: dict | None = None) -> dict:
     """One traced run (see the module doc for the per-round fields)."""
     from search.kt_cache import load_cache
     from search.measure.replay import ReplayMeasurer
@@ -106,7 +107,7 @@ def trace_run(path: Path, seed: int, budget: int, strategy: str = "explorer") ->
     times = np.array([recorded.times[recorded.key(space.get(i))] or np.inf for i in range(len(space))])
     opt = int(np.argmin(times))
     n_values = sum(len(np.unique(X[:, c])) for c in range(X.shape[1]))
-    strat, walks, models = _tracing_strategy(space, strategy, seed)
+    strat, walks, models = _tracing_strategy(space, strategy, seed, options)
     rounds: list[dict] = []
     prev_top: list[int] = []
     ask, tell = strat.ask, strat.tell
@@ -152,7 +153,20 @@ def trace_run(path: Path, seed: int, budget: int, strategy: str = "explorer") ->
     last_imp = int(np.flatnonzero(best_curve == best_curve[-1])[0]) + 1
     return {"space": recorded.name, "seed": seed, "score": float(times[opt] / best_curve[-1]),
             "stall": len(seq) - last_imp, "curve": (times[opt] / best_curve).tolist(),
-            "rounds": rounds}
+            "rounds": rounds, "end": _end_neighbourhoods(space, strat.seen.best(), opt)}
+
+
+def _end_neighbourhoods(space, best: list[int], opt: int) -> dict:
+    """At the end of a run: for the best 1, 3 and 8 measured configurations, how many of
+    their Hamming-1 neighbours were never measured and whether the optimum is one of them."""
+    measured = set(best)
+    out = {"best_to_opt": int(sum(a != b for a, b in zip(space.get(best[0]).values(),
+                                                         space.get(opt).values())))}
+    for k in (1, 3, 8):
+        ring = {j for i in best[:k] for j in space.neighbours(i)} - measured
+        out[f"top{k}_unmeasured"] = len(ring)
+        out[f"top{k}_has_opt"] = opt in ring
+    return out
 
 
 def _mean(rows: list[dict], key: str, lo: int, hi: int) -> float | None:
@@ -214,13 +228,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--strategy", default="explorer")
+    p.add_argument("--options", type=json.loads, default=None,
+                   help="the strategy's options as JSON, e.g. '{\"stall\": null}'")
     p.add_argument("--min-stall", type=int, default=60)
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = p.parse_args(argv)
     if args.seeds < 1 or args.budget < 8:
         p.error("--seeds must be >= 1 and --budget >= 8")
     paths = args.spaces or default_spaces()
-    runs = [trace_run(path, seed, args.budget, args.strategy) for path in paths
+    runs = [trace_run(path, seed, args.budget, args.strategy, args.options) for path in paths
             for seed in range(args.seeds)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "explorer_stalls.json").write_text(json.dumps(
@@ -228,7 +244,11 @@ def main(argv: list[str] | None = None) -> int:
          "runs": runs}))
     plot(runs, args.min_stall, args.out / "explorer_stalls.png")
     for r in runs:
-        print(f"{r['space']} seed {r['seed']}: {r['score']:.3f}, stall {r['stall']}")
+        e = r["end"]
+        print(f"{r['space']} seed {r['seed']}: {r['score']:.3f}, stall {r['stall']}; best -> optimum "
+              f"{e['best_to_opt']} changes; unmeasured neighbours of the best 1/3/8: "
+              + ", ".join(f"{e[f'top{k}_unmeasured']}{' (optimum)' if e[f'top{k}_has_opt'] else ''}"
+                          for k in (1, 3, 8)))
     print(summarise(runs, args.min_stall))
     return 0
 

@@ -25,12 +25,20 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .model_based import ModelBasedOptions, ModelBasedStrategy
+from .stall import StallOptions
 
 __all__ = ["ExplorerStrategy", "ExplorerStrategyOptions"]
 
-#: The explorer's options are the model-based defaults (random walks, retrain every round).
-ExplorerStrategyOptions = ModelBasedOptions
+
+@dataclass(frozen=True)
+class ExplorerStrategyOptions(ModelBasedOptions):
+    """The model-based defaults (random walks, retrain every round) plus the stall
+    sweep (``stall=None`` turns it off)."""
+
+    stall: StallOptions | None = field(default_factory=StallOptions)
 
 
 class ExplorerStrategy(ModelBasedStrategy):

@@ -52,7 +52,8 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
-from .stall import StallOptions, StallTracker, best_predicted, elite_candidates, far_candidates
+from .stall import (StallOptions, StallTracker, best_predicted, elite_candidates, far_candidates,
+                    sweep_candidates)
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -158,12 +159,15 @@ class ModelBasedStrategy(Strategy):
         k = int(self.rng.binomial(n, share)) if share > 0 else 0
         plan = self._optimizer_plan(model, n - k) if n > k else []
         if k:
-            if st.source == "elite":
-                cand = elite_candidates(self.space, self.seen.best(st.n_elite), self.rng)
+            taken = self._asked | set(plan)
+            if st.source == "sweep":
+                extra = sweep_candidates(model, self.space, self.seen.best(st.n_elite), k, taken)
             else:
-                cand = far_candidates(self.space, list(self.seen.cost), self.rng, st.n_pool,
-                                      st.min_dist)
-            extra = best_predicted(model, self.space, cand, k, self._asked | set(plan))
+                cand = (elite_candidates(self.space, self.seen.best(st.n_elite), self.rng)
+                        if st.source == "elite" else
+                        far_candidates(self.space, list(self.seen.cost), self.rng, st.n_pool,
+                                       st.min_dist))
+                extra = best_predicted(model, self.space, cand, k, taken)
             self.explored += len(extra)
             plan += extra
         return plan

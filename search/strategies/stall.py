@@ -49,9 +49,9 @@ from ..cost_model import CostModel
 from ..space import Space
 
 __all__ = ["StallOptions", "StallTracker", "SOURCES", "elite_candidates", "far_candidates",
-           "best_predicted"]
+           "best_predicted", "sweep_candidates"]
 
-SOURCES = ("elite", "far")
+SOURCES = ("sweep", "elite", "far")
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class StallOptions:
     rate: float = 0.25
     cap: float = 0.5
     grace: int = 1
-    source: str = "elite"
+    source: str = "sweep"
     n_elite: int = 8
     n_pool: int = 512
     min_dist: int = 2
@@ -158,6 +158,32 @@ def far_candidates(space: Space, measured: Sequence[int], rng: np.random.Generat
         dist[s:s + 256] = (a[s:s + 256, None, :] != b[None, :, :]).sum(axis=2).min(axis=1)
     far = [i for i, d in zip(pool, dist) if d >= min_dist]
     return far or pool
+
+
+def sweep_candidates(model: CostModel, space: Space, elite: Sequence[int], k: int,
+                     exclude: Collection[int]) -> list[int]:
+    """``k`` unmeasured Hamming-1 neighbours of the ``elite`` configurations, the best
+    elite's first (the model orders each elite's neighbours): a local search that
+    completes the best configurations' neighbourhoods whatever the model thinks of them.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> class ByA:
+    ...     def predict(self, X): return X[:, 0]
+    >>> line = GridSpace({"a": list(range(10))})
+    >>> sweep_candidates(ByA(), line, [5, 0], 3, exclude={5, 0, 4})
+    [6, 1]
+    """
+    out: list[int] = []
+    taken = set(exclude)
+    for e in elite:
+        if len(out) >= k:
+            break
+        got = best_predicted(model, space, space.neighbours(e), k - len(out), taken)
+        out += got
+        taken.update(got)
+    return out
 
 
 def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k: int,
