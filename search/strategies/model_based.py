@@ -46,7 +46,8 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Mapping
 
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
@@ -87,9 +88,9 @@ class ModelBasedOptions(StrategyOptions):
         The cost model's options.
     optimizer : WalkOptions or AnnealOptions
         The model optimizer, chosen by the options' type.
-    stall : StallOptions or None
-        Exploration when rounds stop improving (``None``: none); needs
-        ``plan_size=None``.
+    stall : StallOptions, dict or None
+        Exploration when rounds stop improving (``None``, the default: none; a
+        dict is turned into :class:`StallOptions`); needs ``plan_size=None``.
     """
 
     batch_size: int = 4
@@ -107,6 +108,12 @@ class ModelBasedOptions(StrategyOptions):
             raise ValueError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
         if self.plan_size is not None and self.plan_size < 1:
             raise ValueError(f"plan_size must be None or >= 1, got {self.plan_size}")
+        if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)
+            try:
+                object.__setattr__(self, "stall", StallOptions(**self.stall))
+            except TypeError as exc:
+                raise ValueError(f"bad stall options {dict(self.stall)}; allowed: "
+                                 f"{', '.join(f.name for f in fields(StallOptions))}") from exc
         if self.stall is not None and self.plan_size is not None:
             raise ValueError("stall exploration needs plan_size=None (a batch per round)")
         make_optimizer(self.optimizer)  # rejects options no optimizer takes

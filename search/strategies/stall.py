@@ -6,10 +6,12 @@ better configurations differ in two parameters at once) while its model keeps
 ranking the same region first. :class:`StallOptions` gives the strategy an
 *exploration share* of each batch that grows with the rounds without improvement
 (``rate`` per round after ``grace`` rounds, at most ``cap``) and falls back to 0 as
-soon as a round improves. The share is filled from a candidate source, ranked by
-the model (never at random, so the model still decides, only over other
-candidates):
+soon as a round improves. The share is filled from a candidate source:
 
+- ``"sweep"`` (default): the unmeasured Hamming-1 neighbours of the best
+  ``n_elite`` measured configurations, the best configuration's first (the model
+  only orders the neighbours of one configuration): a local search that does not
+  depend on the model's ranking, which is what fails in a stall;
 - ``"elite"``: mutations (Hamming-1 and some Hamming-2 neighbours) of the best
   ``n_elite`` measured configurations and uniform crossovers between them, the
   genetic algorithm's moves, which cross two-parameter gaps that a walk of single
@@ -17,6 +19,11 @@ candidates):
 - ``"far"``: a random sample of the space kept to the configurations at Hamming
   distance at least ``min_dist`` from every measured one (regions no measurement
   has touched).
+
+``"elite"`` and ``"far"`` candidates are ranked by the model. None of the three
+beat the explorer without them over 30 seeds on the recorded spaces
+(``benchmarks/results/explorer_experiments.md``), so the explorer's default is
+``stall=None``.
 
 Examples
 --------

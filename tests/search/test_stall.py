@@ -83,3 +83,14 @@ def test_strategy_explores_after_stalled_rounds():
         asked.update(got)
         s.tell(got, [MeasureRecord.ok(GRID.get(i), time_ms=1.0 + (i == 0)) for i in got])
     assert s.stalled.rounds >= 10 and s.stats()["explored"] > 0
+
+
+def test_stall_options_from_a_dict_for_the_explorer():
+    """The explorer takes stall options as a plain dict (CLI/JSON); unknown keys are refused."""
+    from search.strategies import make_options
+
+    o = make_options("explorer", {"stall": {"source": "sweep", "grace": 3}})
+    assert o.stall == StallOptions(source="sweep", grace=3)
+    assert make_options("explorer").stall is None  # off by default
+    with pytest.raises(ValueError, match="allowed: rate, cap, grace"):
+        make_options("explorer", {"stall": {"graze": 3}})
