@@ -13,6 +13,8 @@ Usage (from the repository root; needs the ``bench`` extra)::
     .venv/bin/python -m benchmarks.search_quality            # the shipped spaces
     .venv/bin/python -m benchmarks.search_quality --spaces other_cache.json \\
         --budgets 25 50 --seeds 5 --strategies explorer kt:pso --jobs 2
+    .venv/bin/python -m benchmarks.search_quality --seeds 30 --strategies ours kt \
+        --reuse-kt benchmarks/results/search_quality_summary.json   # Kernel Tuner not re-run
 
 Writes ``search_quality_runs.json`` (every run and its trace),
 ``search_quality_summary.json``, ``search_quality.md`` (the table printed) and
