@@ -21,10 +21,11 @@ Two cadences (``plan_size``):
 Before the first model (fewer than ``min_ok`` successful measurements, or not
 yet due) configurations are random.
 
-With ``stall`` options (:mod:`.stall`; every-round cadence only), a share of each
-batch that grows with the rounds without improvement is taken from another
-candidate source (mutations and crossovers of the best measured configurations,
-or untouched regions), ranked by the same model; the optimizer proposes the rest.
+With ``stall`` options (:mod:`.stall`; every-round cadence only; off by default),
+a share of each batch that grows with the rounds without improvement is taken
+from another candidate source (the neighbourhoods of the best measured
+configurations, their mutations and crossovers, or untouched regions); the
+optimizer proposes the rest.
 
 Examples
 --------
@@ -53,8 +54,7 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
-from .stall import (StallOptions, StallTracker, best_predicted, elite_candidates, far_candidates,
-                    sweep_candidates)
+from .stall import StallOptions, StallTracker, stall_candidates
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -166,15 +166,8 @@ class ModelBasedStrategy(Strategy):
         k = int(self.rng.binomial(n, share)) if share > 0 else 0
         plan = self._optimizer_plan(model, n - k) if n > k else []
         if k:
-            taken = self._asked | set(plan)
-            if st.source == "sweep":
-                extra = sweep_candidates(model, self.space, self.seen.best(st.n_elite), k, taken)
-            else:
-                cand = (elite_candidates(self.space, self.seen.best(st.n_elite), self.rng)
-                        if st.source == "elite" else
-                        far_candidates(self.space, list(self.seen.cost), self.rng, st.n_pool,
-                                       st.min_dist))
-                extra = best_predicted(model, self.space, cand, k, taken)
+            extra = stall_candidates(st, model, self.space, self.seen.best(), k,
+                                     self._asked | set(plan), self.rng)
             self.explored += len(extra)
             plan += extra
         return plan

@@ -56,7 +56,7 @@ from ..cost_model import CostModel
 from ..space import Space
 
 __all__ = ["StallOptions", "StallTracker", "SOURCES", "elite_candidates", "far_candidates",
-           "best_predicted", "sweep_candidates"]
+           "best_predicted", "sweep_candidates", "stall_candidates"]
 
 SOURCES = ("sweep", "elite", "far")
 
@@ -201,3 +201,17 @@ def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k:
         return []
     pred = model.predict(space.features(cand))
     return [cand[j] for j in np.argsort(pred, kind="stable")[:k]]
+
+
+def stall_candidates(options: StallOptions, model: CostModel, space: Space, best: Sequence[int],
+                     k: int, exclude: Collection[int], rng: np.random.Generator) -> list[int]:
+    """Up to ``k`` configurations outside ``exclude`` from ``options.source``; ``best`` are the
+    successfully measured configurations, best first (``"far"`` keeps away from all of them)."""
+    elite = list(best[:options.n_elite])
+    if options.source == "sweep":
+        return sweep_candidates(model, space, elite, k, exclude)
+    if options.source == "elite":
+        cand = elite_candidates(space, elite, rng)
+    else:
+        cand = far_candidates(space, list(best), rng, options.n_pool, options.min_dist)
+    return best_predicted(model, space, cand, k, exclude)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from search.space import GridSpace
 from search.strategies.model_based import ModelBasedOptions, ModelBasedStrategy
-from search.strategies.stall import (StallOptions, StallTracker, best_predicted, elite_candidates,
+from search.strategies.stall import (SOURCES, StallOptions, StallTracker, best_predicted, elite_candidates,
                                      far_candidates)
 
 GRID = GridSpace({"a": list(range(8)), "b": list(range(6)), "c": [0, 1, 2]})
@@ -69,12 +69,13 @@ def test_best_predicted_ranks_and_excludes():
     assert [GRID.get(i)["a"] for i in got] == [2, 5]
 
 
-def test_strategy_explores_after_stalled_rounds():
+@pytest.mark.parametrize("source", SOURCES)
+def test_strategy_explores_after_stalled_rounds(source):
     """On a flat landscape every round stalls: the stall source fills part of later batches,
     and asks stay distinct and new."""
     from search.measure.base import MeasureRecord
 
-    o = ModelBasedOptions(stall=StallOptions(rate=0.5, cap=1.0), model=ModelBasedOptions().model)
+    o = ModelBasedOptions(stall=StallOptions(rate=0.5, cap=1.0, source=source))
     s = ModelBasedStrategy(GRID, o, rng=np.random.default_rng(0))
     asked: set[int] = set()
     for _ in range(12):
