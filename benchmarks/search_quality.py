@@ -13,6 +13,8 @@ Usage (from the repository root; needs the ``bench`` extra)::
     .venv/bin/python -m benchmarks.search_quality            # the shipped spaces
     .venv/bin/python -m benchmarks.search_quality --spaces other_cache.json \\
         --budgets 25 50 --seeds 5 --strategies explorer kt:pso --jobs 2
+    .venv/bin/python -m benchmarks.search_quality --seeds 30 --strategies ours kt \
+        --reuse-kt benchmarks/results/search_quality_summary.json   # Kernel Tuner not re-run
 
 Writes ``search_quality_runs.json`` (every run and its trace),
 ``search_quality_summary.json``, ``search_quality.md`` (the table printed) and
@@ -41,6 +43,7 @@ from benchmarks.sq.kt_runner import (KT_DEFAULT_STRATEGIES, KT_EXTRA_STRATEGIES,
 from benchmarks.sq.our_runner import OUR_DEFAULT_STRATEGIES
 from benchmarks.sq.recorded import TOLERANCE, RunResult, load_recorded_space
 from benchmarks.sq.report import best_kt_gaps, markdown_tables, plot_scores, summarise
+from benchmarks.sq.reuse import reusable_kt
 
 log = logging.getLogger("search_quality")
 
@@ -178,7 +181,7 @@ def _as_result(d: dict) -> RunResult:
     return RunResult(space=d["space"], strategy=d["strategy"], budget=d["budget"], seed=d["seed"],
                      n_evals=d["n_evals"], best_time=d["best_time_ms"], score=d["score"],
                      within_5pct=d["within_5pct"], evals_to_5pct=d["evals_to_5pct"],
-                     wall_s=d["wall_s"], cpu_s=d.get("cpu_s", 0.0))
+                     wall_s=d["wall_s"], cpu_s=d.get("cpu_s", 0.0), stall=d.get("stall"))
 
 
 def code_version() -> dict:
@@ -194,26 +197,6 @@ def code_version() -> dict:
 
     return {"commit": git("rev-parse", "HEAD"),
             "uncommitted_search_files": git("status", "--porcelain", "--", "search").splitlines()}
-
-
-def reusable_kt_runs(path: Path, drop_failed: bool) -> dict[tuple, dict]:
-    """Kernel Tuner runs of an earlier runs JSON, keyed by (space, strategy, budget, seed).
-
-    Refused (``SystemExit``) when the file was made with another Kernel Tuner version
-    or the other failure mode, so that a stale run is never mixed in silently.
-    """
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SystemExit(f"error: cannot read {path}: {exc}") from exc
-    meta = data.get("meta", {})
-    mode = "dropped from the space" if drop_failed else "part of the space"
-    if meta.get("kernel_tuner") != kt_version() or meta.get("failed_entries", mode) != mode:
-        raise SystemExit(f"error: {path} was made with kernel_tuner {meta.get('kernel_tuner')!r} "
-                         f"and failures {meta.get('failed_entries')!r}; this run has "
-                         f"{kt_version()!r} and {mode!r}")
-    return {(r["space"], r["strategy"], r["budget"], r["seed"]): r for r in data.get("runs", [])
-            if r["strategy"].startswith("kt:") and "error" not in r}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -236,10 +219,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--drop-failed", action="store_true",
                    help="remove the recorded failures from the space, for every strategy "
                         "(a sensitivity check; default: failures are part of the space)")
-    p.add_argument("--reuse-kt", type=Path, default=None, metavar="RUNS_JSON",
-                   help="take Kernel Tuner runs (kt:*) from an earlier search_quality_runs.json "
-                        "instead of running them again (same Kernel Tuner version and failure "
-                        "mode required); our strategies always run")
+    p.add_argument("--reuse-kt", type=Path, default=None, metavar="JSON",
+                   help="take Kernel Tuner results (kt:*) from an earlier search_quality_runs.json "
+                        "(per run) or search_quality_summary.json (per cell, same seeds) instead "
+                        "of running them again (same Kernel Tuner version and failure mode "
+                        "required); our strategies always run")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG")
     args = p.parse_args(argv)
     if any(b < 1 for b in args.budgets):
@@ -280,11 +264,15 @@ def main(argv: list[str] | None = None) -> int:
                                      f"the file records {space.size}")
         tasks = [(name, s, b, seed) for name in _STATE for s in strategies for b in budgets
                  for seed in seeds]
-        reused = reusable_kt_runs(args.reuse_kt, args.drop_failed) if args.reuse_kt else {}
+        reused, reused_rows = (reusable_kt(args.reuse_kt, args.drop_failed, seeds) if args.reuse_kt
+                               else ({}, {}))
         kept = [reused[t] for t in tasks if t in reused]
-        tasks = [t for t in tasks if t not in reused]
+        tasks = [t for t in tasks if t not in reused and t[:3] not in reused_rows]
+        kept_rows = [reused_rows[c] for c in itertools.product(_STATE, strategies, budgets)
+                     if c in reused_rows]
         if args.reuse_kt:
-            log.info("reusing %d Kernel Tuner runs from %s", len(kept), args.reuse_kt)
+            log.info("reusing %d Kernel Tuner runs and %d summarised cells from %s", len(kept),
+                     len(kept_rows), args.reuse_kt)
         log.info("%d runs: %d spaces x %d strategies x %d budgets x %d seeds on %d processes",
                  len(tasks), len(_STATE), len(strategies), len(budgets), len(seeds), args.jobs)
         runs = kept + run_all(tasks, paths, tmp if uses_kt else None, args.jobs, args.drop_failed)
@@ -295,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     runs.sort(key=lambda r: order.get((r["space"], r["strategy"], r["budget"], r["seed"]), -1))
     ok = [r for r in runs if "error" not in r]
     errors = [r for r in runs if "error" in r]
-    rows = summarise(_as_result(r) for r in ok)
+    cell_order = {c: k for k, c in enumerate(itertools.product(_STATE, strategies, budgets))}
+    rows = sorted(summarise(_as_result(r) for r in ok) + kept_rows,
+                  key=lambda r: cell_order.get((r.space, r.strategy, r.budget), -1))
     gaps = best_kt_gaps(rows) if uses_kt else []
     cpu_total = sum(r.get("cpu_s", 0.0) for r in ok)
     meta = {"budgets": budgets, "seeds": seeds, "strategies": strategies, "jobs": args.jobs,
@@ -307,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             "kernel_tuner": kt_version(), "python": platform.python_version(),
             "cpu_count": os.cpu_count(), "spaces": spaces_meta, "reductions": "none",
             "failed_entries": "dropped from the space" if args.drop_failed else "part of the space",
-            "code": version, "reused_kt_runs": len(kept), "reused_from": str(args.reuse_kt or "")}
+            "code": version, "reused_kt_runs": len(kept), "reused_kt_cells": len(kept_rows),
+            "reused_from": str(args.reuse_kt or "")}
     table = markdown_tables(rows)
     (args.out / "search_quality_runs.json").write_text(json.dumps({"meta": meta, "runs": runs}))
     (args.out / "search_quality_summary.json").write_text(json.dumps(

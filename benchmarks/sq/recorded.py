@@ -16,7 +16,9 @@ Metrics of a run with budget ``N`` (``optimum`` = the best recorded time of the 
 trace's successful configurations (``0.0`` when none succeeded, so 1.0 is the
 optimum and higher is better); ``within_5pct = best <= 1.05 * optimum``;
 ``evals_to_5pct`` = the 1-based position in the trace at which the running best
-first comes within 5% of the optimum (``None`` if it never does).
+first comes within 5% of the optimum (``None`` if it never does); ``stall`` = the
+evaluations made after the last improvement of the running best (all of them when
+nothing succeeded): how long the run had stopped improving when it ended.
 
 Examples
 --------
@@ -25,8 +27,10 @@ Examples
 >>> space.optimum, space.size, space.n_ok
 (2.0, 4, 3)
 >>> r = score_run(space, "x", budget=3, seed=0, trace=["1", "2", "4", "3"])
->>> r.n_evals, r.best_time, round(r.score, 4), r.within_5pct, r.evals_to_5pct
-(3, 2.05, 0.9756, True, 3)
+>>> r.n_evals, r.best_time, round(r.score, 4), r.within_5pct, r.evals_to_5pct, r.stall
+(3, 2.05, 0.9756, True, 3, 0)
+>>> score_run(space, "x", budget=4, seed=0, trace=["3", "1", "2", "4"]).stall
+3
 """
 
 from __future__ import annotations
@@ -155,6 +159,7 @@ class RunResult:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     trace: tuple[str, ...] = ()
+    stall: int | None = None
     notes: dict = field(default_factory=dict)
 
     def to_dict(self, with_trace: bool = True) -> dict:
@@ -163,7 +168,7 @@ class RunResult:
              "seed": self.seed, "n_evals": self.n_evals, "best_time_ms": self.best_time,
              "score": self.score, "within_5pct": self.within_5pct,
              "evals_to_5pct": self.evals_to_5pct, "wall_s": round(self.wall_s, 4),
-             "cpu_s": round(self.cpu_s, 4)}
+             "cpu_s": round(self.cpu_s, 4), "stall": self.stall}
         if self.notes:
             d["notes"] = dict(self.notes)
         if with_trace:
@@ -188,12 +193,13 @@ def score_run(space: RecordedSpace, strategy: str, budget: int, seed: int,
     optimum = space.optimum
     best = math.inf
     evals_to = None
+    last_gain = 0
     for pos, k in enumerate(unique, start=1):
         if k not in space.times:
             raise ValueError(f"{strategy} visited {k!r}, which {space.name} does not record")
         t = space.times[k]
         if t is not None and t < best:
-            best = t
+            best, last_gain = t, pos
         if evals_to is None and best <= TOLERANCE * optimum:
             evals_to = pos
     found = math.isfinite(best)
@@ -201,4 +207,5 @@ def score_run(space: RecordedSpace, strategy: str, budget: int, seed: int,
                      n_evals=len(unique), best_time=best if found else None,
                      score=optimum / best if found else 0.0,
                      within_5pct=evals_to is not None, evals_to_5pct=evals_to,
-                     wall_s=wall_s, cpu_s=cpu_s, trace=tuple(unique), notes=dict(notes or {}))
+                     wall_s=wall_s, cpu_s=cpu_s, trace=tuple(unique), notes=dict(notes or {}),
+                     stall=len(unique) - last_gain)

@@ -30,7 +30,9 @@ class SummaryRow:
     ``se_score`` is the standard error of the mean score (sample standard deviation
     over sqrt(n); 0 for one run). ``median_evals_to_5pct`` is over the ``n_reached``
     runs that came within 5% (``None`` when none did); ``mean_evals`` is the mean
-    number of unique evaluations made (below the budget for strategies that stop early).
+    number of unique evaluations made (below the budget for strategies that stop early);
+    ``mean_stall`` the mean number of evaluations since the last improvement at the end
+    of a run (``None`` when the runs do not record it, e.g. rows read from an old summary).
     """
 
     space: str
@@ -47,6 +49,7 @@ class SummaryRow:
     mean_evals: float
     mean_wall_s: float
     mean_cpu_s: float = 0.0
+    mean_stall: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -61,6 +64,7 @@ def summarise(runs: Iterable[RunResult]) -> list[SummaryRow]:
     for (space, strategy, budget), rs in cells.items():
         scores = [r.score for r in rs]
         reached = [r.evals_to_5pct for r in rs if r.evals_to_5pct is not None]
+        stalls = [r.stall for r in rs if r.stall is not None]
         rows.append(SummaryRow(
             space=space, strategy=strategy, budget=budget, n_runs=len(rs),
             mean_score=statistics.fmean(scores),
@@ -72,7 +76,8 @@ def summarise(runs: Iterable[RunResult]) -> list[SummaryRow]:
             n_reached=len(reached),
             mean_evals=statistics.fmean(r.n_evals for r in rs),
             mean_wall_s=statistics.fmean(r.wall_s for r in rs),
-            mean_cpu_s=statistics.fmean(r.cpu_s for r in rs)))
+            mean_cpu_s=statistics.fmean(r.cpu_s for r in rs),
+            mean_stall=statistics.fmean(stalls) if stalls else None))
     return rows
 
 
@@ -81,7 +86,9 @@ def _ordered(values: Iterable) -> list:
 
 
 def markdown_tables(rows: Sequence[SummaryRow]) -> str:
-    """One markdown table per space: a strategy per row, ``mean ±se (% within 5%)`` per budget.
+    """One markdown table per space: a strategy per row, ``mean ±se (% within 5%, stall)``
+    per budget, the stall being the mean evaluations since the last improvement at the
+    end of the runs (left out when the rows do not record it).
 
     The last column gives the median evaluations to reach 5% at the largest budget,
     with how many runs got there. A strategy that made fewer evaluations than the
@@ -94,7 +101,8 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
         cell = {(r.strategy, r.budget): r for r in srows}
         head = ["strategy"] + [f"{b} evals" for b in budgets] + [f"evals to 5% (at {budgets[-1]})"]
         lines = [f"**{space}**: mean score = optimum / best found (1.0 = optimum) "
-                 f"±standard error (% of runs within 5% of the optimum)", "",
+                 f"±standard error (% of runs within 5% of the optimum, mean stall: evaluations "
+                 f"since the last improvement at the end of a run)", "",
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for strategy in _ordered(r.strategy for r in srows):
             cells = []
@@ -103,7 +111,8 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
                 if r is None:
                     cells.append("-")
                     continue
-                text = f"{r.mean_score:.3f} ±{r.se_score:.3f} ({100 * r.frac_within_5pct:.0f}%)"
+                stall = "" if r.mean_stall is None else f", stall {r.mean_stall:.0f}"
+                text = f"{r.mean_score:.3f} ±{r.se_score:.3f} ({100 * r.frac_within_5pct:.0f}%{stall})"
                 if r.mean_evals < b - 0.5:
                     text += f" *{r.mean_evals:.0f}"
                 cells.append(text)

@@ -34,7 +34,7 @@ from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
 from ..space import Space
-from .base import ModelOptimizer
+from .base import ModelOptimizer, NeighbourMemo
 
 __all__ = ["AnnealOptions", "AnnealOptimizer"]
 
@@ -61,6 +61,7 @@ class AnnealOptimizer(ModelOptimizer):
     def __init__(self, options: AnnealOptions | None = None):
         super().__init__(options)
         self.points: np.ndarray | None = None  # the chains' current configurations
+        self.neighbours = NeighbourMemo()
 
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
@@ -89,7 +90,7 @@ class AnnealOptimizer(ModelOptimizer):
         while k < o.n_iter and k - last_change < o.early_stop:
             new = points.copy()
             for j, p in enumerate(points):
-                nb = space.neighbours(int(p))
+                nb = self.neighbours(space, p)
                 if nb:
                     new[j] = nb[int(rng.integers(len(nb)))]
             new_score = -model.predict(space.features(new))

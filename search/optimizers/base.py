@@ -40,7 +40,7 @@ from iobound.errors import InvalidInputError
 from ..cost_model import CostModel
 from ..space import Space, sample_excluding
 
-__all__ = ["ModelOptimizer", "score_memo"]
+__all__ = ["ModelOptimizer", "score_memo", "NeighbourMemo"]
 
 
 class ModelOptimizer(abc.ABC):
@@ -113,3 +113,36 @@ def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, 
         for i, s in zip(new, model.predict(space.features(new))):
             memo[i] = float(s)
     return np.array([memo[int(i)] for i in idx], dtype=float)
+
+
+class NeighbourMemo:
+    """``space.neighbours(i)``, remembered: a space's neighbourhoods never change, and walks
+    and chains come back to the same configurations round after round.
+
+    At most ``limit`` configurations are remembered (the oldest are forgotten), so a
+    huge space cannot grow it without bound; a different space starts it afresh.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> space = GridSpace({"a": [1, 2, 3]})
+    >>> nb = NeighbourMemo(limit=2)
+    >>> nb(space, 0), nb(space, 0) is nb(space, 0), len(nb.memo)
+    ([1], True, 1)
+    """
+
+    def __init__(self, limit: int = 200_000):
+        self.limit = limit
+        self.memo: dict[int, list[int]] = {}
+        self._space: Space | None = None
+
+    def __call__(self, space: Space, i: int) -> list[int]:
+        if space is not self._space:
+            self._space, self.memo = space, {}
+        i = int(i)
+        got = self.memo.get(i)
+        if got is None:
+            if len(self.memo) >= self.limit:
+                del self.memo[next(iter(self.memo))]
+            got = self.memo[i] = space.neighbours(i)
+        return got

@@ -39,7 +39,7 @@ from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
 from ..space import Space
-from .base import ModelOptimizer, score_memo
+from .base import ModelOptimizer, NeighbourMemo, score_memo
 
 __all__ = ["WalkOptions", "WalkOptimizer"]
 
@@ -92,6 +92,7 @@ class WalkOptimizer(ModelOptimizer):
     def __init__(self, options: WalkOptions | None = None):
         super().__init__(options)
         self.last_steps = 0  # steps taken by the last search() (for diagnostics)
+        self.neighbours = NeighbourMemo()
 
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
@@ -128,7 +129,7 @@ class WalkOptimizer(ModelOptimizer):
             step += 1
             walkers, cands = [], []
             for w in np.flatnonzero(active):
-                nb = space.neighbours(int(cur[w]))
+                nb = self.neighbours(space, cur[w])
                 if not nb:
                     active[w] = False
                     continue

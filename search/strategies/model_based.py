@@ -21,6 +21,12 @@ Two cadences (``plan_size``):
 Before the first model (fewer than ``min_ok`` successful measurements, or not
 yet due) configurations are random.
 
+With ``stall`` options (:mod:`.stall`; every-round cadence only; off by default),
+a share of each batch that grows with the rounds without improvement is taken
+from another candidate source (the neighbourhoods of the best measured
+configurations, their mutations and crossovers, or untouched regions); the
+optimizer proposes the rest.
+
 Examples
 --------
 >>> import numpy as np
@@ -41,7 +47,8 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Mapping
 
 from iobound.errors import InvalidInputError
 
@@ -49,6 +56,7 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
+from .stall import StallOptions, StallTracker, stall_candidates
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -82,6 +90,9 @@ class ModelBasedOptions(StrategyOptions):
         The cost model's options.
     optimizer : WalkOptions or AnnealOptions
         The model optimizer, chosen by the options' type.
+    stall : StallOptions, dict or None
+        Exploration when rounds stop improving (``None``, the default: none; a
+        dict is turned into :class:`StallOptions`); needs ``plan_size=None``.
     """
 
     batch_size: int = 4
@@ -91,6 +102,7 @@ class ModelBasedOptions(StrategyOptions):
     plan_size: int | None = None
     model: XGBOptions = field(default_factory=XGBOptions)
     optimizer: WalkOptions | AnnealOptions = field(default_factory=WalkOptions)
+    stall: StallOptions | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -98,6 +110,14 @@ class ModelBasedOptions(StrategyOptions):
             raise InvalidInputError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
         if self.plan_size is not None and self.plan_size < 1:
             raise InvalidInputError(f"plan_size must be None or >= 1, got {self.plan_size}")
+        if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)
+            try:
+                object.__setattr__(self, "stall", StallOptions(**self.stall))
+            except TypeError as exc:
+                raise InvalidInputError(f"bad stall options {dict(self.stall)}; allowed: "
+                                 f"{', '.join(f.name for f in fields(StallOptions))}") from exc
+        if self.stall is not None and self.plan_size is not None:
+            raise InvalidInputError("stall exploration needs plan_size=None (a batch per round)")
         make_optimizer(self.optimizer)  # rejects options no optimizer takes
 
 
@@ -117,6 +137,8 @@ class ModelBasedStrategy(Strategy):
         self.model_seconds = 0.0
         self.explore_seconds = 0.0
         self.fits = 0
+        self.stalled = StallTracker()
+        self.explored = 0  # configurations taken from the stall source
 
     def _due(self) -> bool:
         """Whether this ask retrains the model (see the module doc's cadences)."""
@@ -140,6 +162,19 @@ class ModelBasedStrategy(Strategy):
         return model
 
     def _new_plan(self, model: CostModel, n: int) -> list[int]:
+        """The optimizer's proposals, then the stall source's (see the module doc)."""
+        st = self.options.stall
+        share = st.share(self.stalled.rounds) if st is not None else 0.0
+        k = int(self.rng.binomial(n, share)) if share > 0 else 0
+        plan = self._optimizer_plan(model, n - k) if n > k else []
+        if k:
+            extra = stall_candidates(st, model, self.space, self.seen.best(), k,
+                                     self._asked | set(plan), self.rng)
+            self.explored += len(extra)
+            plan += extra
+        return plan
+
+    def _optimizer_plan(self, model: CostModel, n: int) -> list[int]:
         """The optimizer's proposals, the random share left out."""
         o = self.options
         if o.plan_size is None:
@@ -174,6 +209,11 @@ class ModelBasedStrategy(Strategy):
         self._asked.update(out)
         return out
 
+    def tell(self, indices, records) -> None:
+        super().tell(indices, records)
+        if records:
+            self.stalled.update(min(r.cost for r in records))
+
     def stats(self) -> dict:
         return {"fits": self.fits, "model_seconds": round(self.model_seconds, 4),
-                "explore_seconds": round(self.explore_seconds, 4)}
+                "explore_seconds": round(self.explore_seconds, 4), "explored": self.explored}

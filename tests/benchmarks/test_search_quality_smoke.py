@@ -157,3 +157,57 @@ def test_cli_reuses_recorded_kt_runs(cache_file, kt_plain, tmp_path):
         sq_cli.main(common + ["--strategies", "kt:random_sample", "--out", str(second),
                               "--reuse-kt", str(runs_a), "--drop-failed"])
 
+
+
+def test_cli_reuses_summarised_kt_cells(cache_file, kt_plain, tmp_path):
+    """--reuse-kt with a summary JSON takes whole Kernel Tuner cells made with the same seeds."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    common = ["--spaces", str(cache_file), "--budgets", "5", "--jobs", "1", "--no-plot"]
+    assert sq_cli.main(common + ["--seeds", "2", "--strategies", "kt:random_sample",
+                                 "--out", str(first)]) == 0
+    old = json.loads((first / "search_quality_summary.json").read_text())["summary"]
+    assert sq_cli.main(common + ["--seeds", "2", "--strategies", "random", "kt:random_sample",
+                                 "--out", str(second), "--reuse-kt",
+                                 str(first / "search_quality_summary.json")]) == 0
+    data = json.loads((second / "search_quality_runs.json").read_text())
+    assert data["meta"]["reused_kt_cells"] == 1
+    assert {r["strategy"] for r in data["runs"]} == {"random"}  # Kernel Tuner did not run
+    new = json.loads((second / "search_quality_summary.json").read_text())["summary"]
+    assert [s["strategy"] for s in new] == ["random", "kt:random_sample"]
+    assert new[1]["mean_score"] == old[0]["mean_score"]
+    assert new[0]["mean_stall"] is not None  # our runs report their stall length
+
+
+def test_cli_reruns_kt_when_the_summary_has_other_seeds(cache_file, kt_plain, tmp_path):
+    """A summary made with other seeds is not reused: Kernel Tuner runs again."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    common = ["--spaces", str(cache_file), "--budgets", "5", "--jobs", "1", "--no-plot",
+              "--strategies", "kt:random_sample"]
+    assert sq_cli.main(common + ["--seeds", "1", "--out", str(first)]) == 0
+    assert sq_cli.main(common + ["--seeds", "2", "--out", str(second), "--reuse-kt",
+                                 str(first / "search_quality_summary.json")]) == 0
+    data = json.loads((second / "search_quality_runs.json").read_text())
+    assert data["meta"]["reused_kt_cells"] == 0 and len(data["runs"]) == 2
+
+
+def test_screen_scores_prefixes_of_one_run(cache_file, capsys):
+    """The screening script scores the first b evaluations of ONE run per seed for each budget."""
+    from benchmarks import explorer_screen
+
+    runs = explorer_screen.screen(cache_file, "random", {}, [4, 8], [0, 1])
+    assert [(r.seed, r.n_evals) for r in runs] == [(0, 4), (0, 8), (1, 4), (1, 8)]
+    assert runs[0].trace == runs[1].trace[:4] and runs[0].score <= runs[1].score
+    assert explorer_screen.main(["--spaces", str(cache_file), "--budgets", "4", "8", "--seeds", "2",
+                                 "--strategy", "random"]) == 0
+    assert "mean over the spaces" in capsys.readouterr().out
+
+
+def test_stall_trace_records_model_rounds(cache_file):
+    """The stall tracer records every round of a run, with the model's view once it exists."""
+    from benchmarks.explorer_stalls import trace_run
+
+    r = trace_run(cache_file, seed=0, budget=16, options={"stall": None})
+    assert [x["evals"] for x in r["rounds"]] == [0, 4, 8, 12]
+    assert any(x.get("opt_rank") is not None or x["best"] == 1.0 for x in r["rounds"][2:])
+    assert 0.0 < r["score"] <= 1.0 and 0 <= r["stall"] < 16
+    assert r["end"]["top1_unmeasured"] >= 0
