@@ -5,9 +5,8 @@
   it returns the first toolchain whose ``nvcc --list-gpu-arch`` supports it.
 * :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` (or, for an arch
   no nvcc supports, such as sm_70 under CUDA 13, NVRTC + ptxas from the CUDA 12 wheels,
-  :mod:`kernels.nvrtc`) and returns a
-  :class:`CompileResult` (status ``OK``, ``COMPILE_ERROR`` or ``TIMEOUT``, with the log):
-  a failure never raises, so a tuning run goes on. Results are cached in
+  :mod:`kernels.nvrtc`) and returns a :class:`CompileResult` (status ``OK``,
+  ``COMPILE_ERROR`` or ``TIMEOUT``, with the log): a failure never raises. Results are cached in
   ``$IOBOUND_CACHE/cubin`` keyed by sha256(source, arch, flags, ``nvcc --version``), and
   used only when the record and cubin match the sha256 recorded at build time in a
   folder only this user can write (:func:`kernels.cache.is_trusted`).
@@ -133,8 +132,6 @@ def find_nvcc(arch: str | None = None) -> str | None:
             return path
     return None
 
-
-# -- ptxas output ------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class PtxasInfo:

@@ -128,7 +128,8 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
     """Measure ``fresh``, logging and counting each record as soon as it arrives."""
     best_before = ledger.best_cost
     got: dict[int, MeasureRecord] = {}
-    for i, rec in zip(fresh, measurer.measure_iter([space.get(i) for i in fresh])):
+    for pos, rec in measurer.measure_unordered([space.get(i) for i in fresh]):
+        i = fresh[pos]
         got[i] = rec
         if writer is not None:
             writer.append(i, rec)

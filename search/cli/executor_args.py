@@ -39,9 +39,11 @@ _FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ra
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the executor options (read with :func:`resolve_executor_options`)."""
     group = parser.add_argument_group("where measurements run")
-    group.add_argument("--executor", default="local", metavar="NAME",
-                       help=f"{' | '.join(EXECUTOR_NAMES)}: worker processes on this machine "
-                            "(default), or a Ray cluster (pip install 'iobound[distributed]')")
+    group.add_argument("--executor", metavar="NAME",
+                       help=f"{' | '.join(EXECUTOR_NAMES)}: worker processes on this machine, or "
+                            "a Ray cluster (pip install 'iobound[distributed]'); default: local "
+                            "for the compile-heavy measurers (emulate, cuda), in process for "
+                            "model and replay (a pool would only add overhead)")
     group.add_argument("--workers", type=int, metavar="N",
                        help="CPU workers that compile (and run the emulate/model measurers); "
                             "default: the cores here, or the Ray cluster's CPUs")
@@ -57,10 +59,14 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                             "default 1)")
 
 
-def resolve_executor_options(args: argparse.Namespace) -> ExecutorOptions:
-    """The validated options; the error names the command-line option."""
+def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:
+    """The validated options (``None`` without ``--executor`` and no ``default``); the error
+    names the command-line option."""
+    executor = args.executor or default
+    if executor is None:
+        return None
     try:
-        return ExecutorOptions(executor=args.executor, workers=args.workers,
+        return ExecutorOptions(executor=executor, workers=args.workers,
                                ray_address=args.ray_address, timeout_s=args.timeout,
                                retries=args.retries)
     except InvalidInputError as exc:

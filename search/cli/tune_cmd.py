@@ -17,6 +17,7 @@ import sys
 from iobound.errors import InvalidInputError
 
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
+from .executor_args import add_executor_arguments, resolve_executor_options
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
@@ -67,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the best kernel's .cu is written (default ./iobound-kernels)")
     parser.add_argument("--no-verify", action="store_true",
                         help="skip the emulator check of the winner")
+    add_executor_arguments(parser)
     add_json_argument(parser)
 
 
@@ -103,7 +105,7 @@ def _this_gpu():
         return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
 
 
-def _settings(args):
+def _settings(args, kind: str):
     """The session's settings; bad numbers and an unknown strategy or option in one line."""
     from search.session import TuneSettings
     from search.strategies import strategy_class
@@ -117,12 +119,13 @@ def _settings(args):
         if args.zero_shot < 1:
             raise InvalidInputError(f"--zero-shot must be >= 1, got {args.zero_shot}")
         if not args.history:
-            raise InvalidInputError("--zero-shot K ranks the space with the records of --history DB; "
-                             "give --history")
+            raise InvalidInputError("--zero-shot K ranks the space with the records of --history "
+                                    "DB; give --history")
         args.strategy, args.budget = "zero_shot", args.zero_shot
+    executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
-                        options=options, patience=args.patience, log=args.log,
-                        resume=args.resume, history=args.history, export_cache=args.export_cache)
+                        options=options, patience=args.patience, log=args.log, resume=args.resume,
+                        history=args.history, export_cache=args.export_cache, executor=executor)
 
 
 def _layers(args):
@@ -316,7 +319,7 @@ def _run_replay(args, file: str, settings) -> int:
 
 def run(args: argparse.Namespace) -> int:
     kind, file, notice = _resolve_measure(args)
-    settings = _settings(args)
+    settings = _settings(args, kind)
     if kind == "replay":
         return _run_replay(args, file, settings)
     from search.session import plan_layers, run_layers

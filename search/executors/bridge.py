@@ -50,6 +50,9 @@ class ExecutorMeasurer(Measurer):
                 yield waiting.pop(nxt)
                 nxt += 1
 
+    def measure_unordered(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, MeasureRecord]]:
+        yield from self.executor.submit(enumerate(configs))
+
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         return list(self.measure_iter(configs))
 

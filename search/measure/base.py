@@ -178,6 +178,15 @@ class Measurer(abc.ABC):
         """
         yield from self.measure(configs)
 
+    def measure_unordered(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, MeasureRecord]]:
+        """(position in ``configs``, record) as each measurement completes.
+
+        The default yields :meth:`measure_iter` in order; a measurer that runs
+        configurations in parallel (:class:`search.executors.ExecutorMeasurer`)
+        yields them as they finish, so the tuner logs each at once.
+        """
+        yield from enumerate(self.measure_iter(configs))
+
     def describe(self) -> dict:
         """A JSON-able summary (name, estimate flag, toolchain)."""
         return {"name": self.name, "estimate": self.estimate, "toolchain": self.toolchain()}

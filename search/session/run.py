@@ -101,11 +101,16 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
                                 seed=settings.seed)
     t0 = time.perf_counter()
     try:
+        if settings.executor is not None:
+            from ..executors import ExecutorMeasurer, make_executor
+            measurer = ExecutorMeasurer(measurer, make_executor(measurer, settings.executor))
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
                       log=settings.log, resume=settings.resume, options=options,
                       patience=settings.patience, progress=observer.progress, header=header,
                       build_strategy=build)
     finally:
+        if settings.executor is not None and hasattr(measurer, "executor"):
+            measurer.executor.close()
         observer.tuning_done()
     return result, time.perf_counter() - t0, history_use
 

@@ -65,6 +65,9 @@ class TuneSettings:
         An SQLite history database to store the measurements in.
     export_cache : path, optional
         Write the measurements as a Kernel Tuner cache file (per layer, like ``log``).
+    executor : ExecutorOptions, optional
+        Measure through an executor (:mod:`search.executors`: worker processes or Ray,
+        builds in parallel, faults retried); ``None`` measures in this process.
     """
 
     strategy: str = "explorer"
@@ -76,6 +79,7 @@ class TuneSettings:
     resume: str | None = None
     history: str | None = None
     export_cache: str | None = None
+    executor: Any = None
 
     def __post_init__(self) -> None:
         for name in ("budget", "patience"):
