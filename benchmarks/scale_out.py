@@ -55,7 +55,7 @@ def _throughput(executor, batch) -> dict:
     seconds = time.perf_counter() - t0
     statuses: dict[str, int] = {}
     for _, r in got:
-        statuses[r.status] = statuses.get(r.status, 0) + 1
+        statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
     assert sorted(i for i, _ in got) == sorted(i for i, _ in batch)
     return {"configs": len(batch), "seconds": round(seconds, 3),
             "per_second": round(len(batch) / seconds, 4), "statuses": statuses}
