@@ -122,7 +122,9 @@ def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int
         from dataflow.direct import direct_io
         io = direct_io(layer, kc.tiling).total
     s = onchip_words(layer, kc)
-    rep = bound_report(layer, s, candidate.algorithm, candidate.e)
+    # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/test_multi_block.py)
+    from iobound.multi_block import bound_fast_memory
+    rep = bound_report(layer, bound_fast_memory(s), candidate.algorithm, candidate.e)
     return int(io), float(rep.best), str(rep.best_method), int(s)
 
 
