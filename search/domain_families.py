@@ -19,6 +19,8 @@ Examples
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 from typing import NamedTuple
 
@@ -62,7 +64,7 @@ class TileExprs(NamedTuple):
     xyz: object
 
 
-class DomainFamily:
+class DomainFamily(ABC):
     """What the search domain knows of one algorithm (see the module doc)."""
 
     algorithm: Algorithm
@@ -71,17 +73,17 @@ class DomainFamily:
     def name(self) -> str:
         return self.algorithm.name
 
+    @abstractmethod
     def knob_values(self, layer: ConvLayer, winograd_e) -> tuple[tuple[str, ...], dict, dict]:
         """``(params, values, tile_pairs)``: the knobs, their value lists, Winograd's (x, y) per e."""
-        raise NotImplementedError
 
+    @abstractmethod
     def tile_exprs(self, m: cp_model.CpModel, layer: ConvLayer, variables: dict, tile_pairs: dict) -> TileExprs:
         """Constrain the tile knobs and return the block's sizes as expressions."""
-        raise NotImplementedError
 
+    @abstractmethod
     def thread_parents(self, m: cp_model.CpModel, variables: dict) -> dict:
         """The tile span each thread knob must divide (``tx`` -> x or x/e, ...)."""
-        raise NotImplementedError
 
     def _staged(self, m: cp_model.CpModel, x, y, rows_of_y, cols_of_x):
         rows = m.NewIntVar(0, BIG, "in_rows")

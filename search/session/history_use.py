@@ -22,8 +22,9 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..transfer.session import HistoryInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
@@ -39,20 +40,9 @@ HISTORY_STRATEGIES = {"gga": True, "zero_shot": False}
 GUIDED_STRATEGIES = ("explorer", "sa", "ga")
 
 
-@dataclass(frozen=True)
-class HistoryUse:
-    """The database's records usable for this space, their devices, whether they were used."""
-
-    records: int
-    devices: tuple[str, ...]
-    used: bool
-    notice: str = ""
-
-    def to_dict(self) -> dict:
-        d = {"records": self.records, "devices": list(self.devices), "used": self.used}
-        if self.notice:
-            d["notice"] = self.notice
-        return d
+#: What the database held for this space and whether it was used (one type for every
+#: strategy: the transfer module's record).
+HistoryUse = HistoryInfo
 
 
 def _usable(db_path: str, space: "Space") -> tuple[list, int]:
@@ -68,8 +58,7 @@ def _guided(settings: "TuneSettings", space: "Space", problem: Any):
     """(options, use, prior) for a strategy of :data:`GUIDED_STRATEGIES`."""
     from ..transfer import transfer_options
     prior, info = transfer_options(settings.history, space, problem, seed=settings.seed)
-    use = HistoryUse(info.records, tuple(info.devices), info.used, info.notice or "")
-    return settings.options_dataclass(), use, prior
+    return settings.options_dataclass(), info, prior
 
 
 def history_options(settings: "TuneSettings", space: "Space", problem: Any):
@@ -95,9 +84,9 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         notes.append(f"strategy {settings.strategy!r} does not learn from history")
     if not takes:
         return (settings.options_dataclass(), HistoryUse(len(records), devices, False,
-                                                         "; ".join(notes)), None)
+                                                         "; ".join(notes) or None), None)
     values = dict(settings.options or {}, history=tuple(records))
     if HISTORY_STRATEGIES[settings.strategy]:
         values["target_problem"] = problem
-    use = HistoryUse(len(records), devices, bool(records), "; ".join(notes))
+    use = HistoryUse(len(records), devices, bool(records), "; ".join(notes) or None)
     return make_options(settings.strategy, values), use, None

@@ -56,7 +56,12 @@ class HistoryInfo:
     notice: str | None = None
 
     def as_json(self) -> dict:
+        """The ``"history"`` object of ``--json``: records, devices, used."""
         return {"records": self.records, "devices": list(self.devices), "used": self.used}
+
+    def to_dict(self) -> dict:
+        """:meth:`as_json` plus the notice, when there is one."""
+        return {**self.as_json(), **({"notice": self.notice} if self.notice else {})}
 
 
 def _other_space_records(db, space) -> int:
