@@ -10,6 +10,9 @@ Examples
 (55, 55)
 >>> conv1.reuse_paper, conv1.reuse_max
 (7.5625, 9)
+>>> dw = ConvLayer(n=1, c_in=32, h_in=112, w_in=112, c_out=32, k_h=3, k_w=3, padding=1, groups=32)
+>>> dw.c_in_per_group, dw.c_out_per_group, dw.macs
+(1, 1, 3612672)
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ class ConvLayer:
         Output channels and kernel height and width (all >= 1).
     stride, padding, dilation : int or (int, int)
         Per-axis stride (>= 1), zero padding (>= 0) and dilation (>= 1).
+    groups : int
+        Channel groups (>= 1, dividing ``c_in`` and ``c_out``): output channel
+        ``k`` reads only the ``c_in / groups`` input channels of its group.
+        ``groups == c_in`` is a depthwise convolution.
     name : str
         Optional label, e.g. ``"alexnet.conv1"``; not part of equality.
 
@@ -71,6 +78,7 @@ class ConvLayer:
     stride: tuple[int, int] = (1, 1)
     padding: tuple[int, int] = (0, 0)
     dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +96,7 @@ class ConvLayer:
                     raise InvalidInputError(f"{fname} ({axis}) must be >= {limit.low}, got {v}")
                 limits.check_int(f"{fname} ({axis})", v, limit)
             object.__setattr__(self, fname, pair)
+        self._check_groups()
         if self.extent_h > self.h_in + 2 * self.padding[0]:
             raise InvalidInputError(
                 f"k_h={self.k_h} (dilated extent {self.extent_h}) is larger than the "
@@ -100,7 +109,32 @@ class ConvLayer:
             )
         limits.check_int("MACs (n*c_out*h_out*w_out*c_in*k_h*k_w)", self.macs, limits.MACS)
 
+    def _check_groups(self) -> None:
+        g = self.groups
+        if not isinstance(g, int) or isinstance(g, bool):
+            raise InvalidInputError(f"groups must be an integer, got {g!r}")
+        if g < 1:
+            raise InvalidInputError(f"groups must be >= 1, got {g}")
+        if self.c_in % g or self.c_out % g:
+            raise InvalidInputError(
+                f"groups={g} must divide c_in={self.c_in} and c_out={self.c_out}")
+
     # -- derived sizes -------------------------------------------------------
+    @property
+    def c_in_per_group(self) -> int:
+        """Input channels each output channel reads (``c_in / groups``)."""
+        return self.c_in // self.groups
+
+    @property
+    def c_out_per_group(self) -> int:
+        """Output channels of one group (``c_out / groups``)."""
+        return self.c_out // self.groups
+
+    @property
+    def depthwise(self) -> bool:
+        """One input channel per group (``groups == c_in``)."""
+        return self.groups > 1 and self.groups == self.c_in
+
     @property
     def extent_h(self) -> int:
         """Height of the dilated kernel window."""
@@ -121,11 +155,13 @@ class ConvLayer:
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates of the dense computation, padding taps included.
+        """Multiply-accumulates of the computation, padding taps included.
 
-        This is the paper's ``W_ker H_ker C_in W_out H_out C_out`` (times n).
+        This is the paper's ``W_ker H_ker C_in W_out H_out C_out`` (times n), with
+        ``C_in`` the input channels of one group.
         """
-        return self.n * self.c_out * self.h_out * self.w_out * self.c_in * self.k_h * self.k_w
+        return (self.n * self.c_out * self.h_out * self.w_out * self.c_in_per_group
+                * self.k_h * self.k_w)
 
     @property
     def input_size(self) -> int:
@@ -133,7 +169,7 @@ class ConvLayer:
 
     @property
     def weight_size(self) -> int:
-        return self.c_out * self.c_in * self.k_h * self.k_w
+        return self.c_out * self.c_in_per_group * self.k_h * self.k_w
 
     @property
     def output_size(self) -> int:
@@ -198,7 +234,7 @@ class ConvLayer:
             "n": self.n, "c_in": self.c_in, "h_in": self.h_in, "w_in": self.w_in,
             "c_out": self.c_out, "k_h": self.k_h, "k_w": self.k_w,
             "stride": list(self.stride), "padding": list(self.padding),
-            "dilation": list(self.dilation),
+            "dilation": list(self.dilation), "groups": self.groups,
             "h_out": self.h_out, "w_out": self.w_out,
         }
 
@@ -210,6 +246,7 @@ class ConvLayer:
             stride=tuple(d.get("stride", (1, 1))),
             padding=tuple(d.get("padding", (0, 0))),
             dilation=tuple(d.get("dilation", (1, 1))),
+            groups=d.get("groups", 1),
             name=d.get("name", ""),
         )
 
@@ -217,7 +254,7 @@ class ConvLayer:
         """A copy with some fields changed (validated again)."""
         d = {f: getattr(self, f) for f in (
             "n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w",
-            "stride", "padding", "dilation", "name")}
+            "stride", "padding", "dilation", "groups", "name")}
         d.update(changes)
         return ConvLayer(**d)
 
@@ -227,4 +264,6 @@ class ConvLayer:
              f" k{self.k_h}x{self.k_w} s{self.stride[0]}x{self.stride[1]} p{self.padding[0]}x{self.padding[1]}")
         if self.dilation != (1, 1):
             s += f" d{self.dilation[0]}x{self.dilation[1]}"
+        if self.groups != 1:
+            s += f" g{self.groups}"
         return s

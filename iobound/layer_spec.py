@@ -1,7 +1,8 @@
 """Parse the layer specifications users type on the command line.
 
 A spec is a preset name (``alexnet.conv1``) or ``key=value`` pairs separated by
-commas or spaces: ``n, cin, hin, win, cout, kh, kw, stride, pad, dilation``.
+commas or spaces: ``n, cin, hin, win, cout, kh, kw, stride, pad, dilation,
+groups``.
 ``stride``, ``pad`` and ``dilation`` take ``a`` or ``axb`` (height x width);
 ``n`` defaults to 1, ``kw`` to ``kh``, ``win`` to ``hin``.
 
@@ -27,13 +28,14 @@ __all__ = ["parse_layer_spec"]
 _KEYS = {
     "n": "n", "cin": "c_in", "hin": "h_in", "win": "w_in", "cout": "c_out",
     "kh": "k_h", "kw": "k_w", "stride": "stride", "pad": "padding", "dilation": "dilation",
+    "groups": "groups",
 }
 _PAIR_KEYS = {"stride", "pad", "dilation"}
 _REQUIRED = ("cin", "hin", "cout", "kh")
 _LIMITS = {"n": limits.BATCH, "cin": limits.CHANNELS, "cout": limits.CHANNELS,
            "hin": limits.SPATIAL, "win": limits.SPATIAL, "kh": limits.KERNEL,
            "kw": limits.KERNEL, "stride": limits.STRIDE, "pad": limits.PADDING,
-           "dilation": limits.DILATION}
+           "dilation": limits.DILATION, "groups": limits.CHANNELS}
 
 
 def _int(key: str, text: str) -> int:

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from iobound.errors import InvalidInputError
 from hypothesis import given, strategies as st
 
 from iobound import ConvLayer, parse_layer_spec, fast_memory_words
@@ -163,3 +164,21 @@ def test_winograd_inapplicable_layers_rejected(layer, why):
     with pytest.raises(ValueError, match=why):
         bad.check_winograd()
     assert not bad.winograd_applicable
+
+
+def test_groups_divide_channels_and_scale_macs_and_weights():
+    dense = ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=12, k_h=3, k_w=3)
+    grouped = dense.replace(groups=4)
+    assert (grouped.c_in_per_group, grouped.c_out_per_group) == (2, 3)
+    assert grouped.macs * 4 == dense.macs
+    assert grouped.weight_size * 4 == dense.weight_size
+    assert grouped.input_size == dense.input_size and grouped.output_size == dense.output_size
+    assert ConvLayer.from_dict(grouped.to_dict()) == grouped != dense
+    assert not grouped.depthwise and dense.replace(c_out=8, groups=8).depthwise
+
+
+@pytest.mark.parametrize("groups, fragment", [(0, "groups must be >= 1"), (3, "groups=3 must divide"),
+                                              (True, "groups must be an integer")])
+def test_bad_groups_are_named(groups, fragment):
+    with pytest.raises(InvalidInputError, match=fragment):
+        ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=12, k_h=3, k_w=3, groups=groups)

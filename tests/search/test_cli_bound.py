@@ -30,7 +30,7 @@ def test_json_schema(capsys):
 
 
 _LAYER_KEYS = {"name", "n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w", "stride", "padding",
-               "dilation", "h_out", "w_out", "hout", "wout"}
+               "dilation", "groups", "h_out", "w_out", "hout", "wout"}
 
 
 def test_done_when_command_in_a_real_process():
