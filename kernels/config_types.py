@@ -24,9 +24,19 @@ from typing import TypeVar, Union
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES"]
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES", "groups_unsupported"]
 
 _C = TypeVar("_C", bound="_ConfigMixin")
+
+
+def groups_unsupported(algorithm: str, groups: int) -> str:
+    """Why a kernel family without grouped support refuses a layer of ``groups`` groups.
+
+    >>> groups_unsupported("winograd", 4)
+    'the Winograd kernel does not support grouped convolution (groups=4); use the direct kernel'
+    """
+    return (f"the {algorithm.capitalize()} kernel does not support grouped convolution "
+            f"(groups={groups}); use the direct kernel")
 
 
 class _ConfigMixin:
@@ -183,10 +193,7 @@ class WinogradConfig(_ConfigMixin):
 
     def group_reasons(self, layer: ConvLayer) -> list[str]:
         """The Winograd kernel computes ungrouped layers only (empty list when groups == 1)."""
-        if layer.groups == 1:
-            return []
-        return [f"the Winograd kernel does not support grouped convolution (groups={layer.groups}); "
-                "use the direct kernel"]
+        return [] if layer.groups == 1 else [groups_unsupported(self.algorithm, layer.groups)]
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
 

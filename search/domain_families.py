@@ -130,10 +130,10 @@ class WinogradDomain(DomainFamily):
     algorithm = WINOGRAD
 
     def knob_values(self, layer, winograd_e):
-        layer.check_winograd()
-        if layer.groups != 1:
-            raise InvalidInputError(f"the Winograd kernel does not support grouped convolution "
-                                    f"(groups={layer.groups}); use the direct kernel")
+        from kernels.families import kernel_family
+        problem = kernel_family(self.algorithm).problem(layer)  # Winograd's, or groups
+        if problem is not None:
+            raise InvalidInputError(problem)
         es = tuple(sorted({int(e) for e in winograd_e}))
         if not es or es[0] < 2:
             raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")
