@@ -5,7 +5,9 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
 :data:`FEATURE_NAMES`:
 
 - ``io_words``: exact global traffic of the dataflow (``dataflow.direct.direct_io``
-  or ``winograd_io``, cached per tile since threads and ``alpha`` do not change it);
+  or ``winograd_io``; a grouped layer's is ``groups`` times one group's,
+  :func:`kernels.grouping.kernel_io`), cached per tile since threads and ``alpha`` do
+  not change it;
 - ``io_over_compulsory``: ``io_words`` over the compulsory traffic (every input,
   weight and output once);
 - ``io_over_bound``: ``io_words`` over the best valid lower bound
@@ -48,6 +50,7 @@ from iobound.units import WORD_BYTES
 
 from .config import config_from_dict, onchip_words, register_words, shared_memory_bytes
 from .families import kernel_family
+from .grouping import kernel_io
 from .limits import resident_blocks_per_sm, thread_registers
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
@@ -63,7 +66,7 @@ FEATURE_NAMES = (
 
 @functools.lru_cache(maxsize=1 << 16)
 def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Exact dataflow traffic (words) of one tile: ``(x, y, z, alpha)`` or ``(e, x, y, z)``.
+    """Exact kernel traffic (words) of one tile: ``(x, y, z, alpha)`` or ``(e, x, y, z)``.
 
     Examples
     --------
@@ -71,7 +74,7 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     86
     """
     fam = dataflow_family(algorithm)
-    return fam.io(layer, fam.tiling_from(tile)).total
+    return kernel_io(layer, fam.algorithm, fam.tiling_from(tile)).total
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -10,6 +10,12 @@ neighbouring addresses. Only input elements of the conventions' *used set* are l
 zero-filled. Every weight is loaded once per block and every output stored once, so the
 counted global traffic equals ``dataflow.direct.direct_io``.
 
+Grouped layers (``groups > 1``): a block's ``z`` output channels lie in one group (``z``
+divides ``c_out / groups``, :meth:`~kernels.config.DirectConfig.group_reasons`), so it
+stages only that group's ``c_in / groups`` input channels and their weights; the traffic
+is ``groups`` times one group's (:func:`kernels.grouping.kernel_io`). For ``groups == 1``
+the source is the plain kernel's, character for character.
+
 Examples
 --------
 >>> from iobound.layer import ConvLayer
@@ -65,6 +71,28 @@ def _used_function(name: str, axis: str, dense: bool) -> str:
             f"__device__ __forceinline__ bool {name}(int r, int n_eff) {{\n{body}\n}}")
 
 
+def _group_constants(layer: ConvLayer) -> str:
+    if layer.groups == 1:
+        return ""
+    return (f"\nconstexpr int GROUPS = {layer.groups}, C_IN_G = C_IN / GROUPS, "
+            "C_OUT_G = C_OUT / GROUPS;  // channels of one group\n"
+            "static_assert(C_OUT_G % Z == 0, \"a block's output channels lie in one group\");")
+
+
+def _group_text(layer: ConvLayer) -> dict[str, str]:
+    """The template's channel expressions: the whole layer, or the block's group.
+
+    Grouped, a block's ``Z`` output channels lie in group ``oz0 / C_OUT_G``; it reads that
+    group's ``C_IN_G`` input channels (from ``c_base``) and its weights ``(k, c)`` with
+    ``c < C_IN_G``. Ungrouped, the text is the plain ``C_IN`` kernel's.
+    """
+    if layer.groups == 1:
+        return {"group_setup": "", "cin": "C_IN", "in_c": "c0 + cc", "in_c_end": "C_IN"}
+    setup = "\n  const int c_base = oz0 / C_OUT_G * C_IN_G;  // the block's group's first input channel"
+    return {"group_setup": setup, "cin": "C_IN_G", "in_c": "c_base + c0 + cc",
+            "in_c_end": "c_base + C_IN_G"}
+
+
 def generate_direct(layer: ConvLayer, config: DirectConfig, device=None) -> KernelSource:
     """CUDA C source of the direct-convolution kernel for ``layer`` and ``config``.
 
@@ -99,12 +127,14 @@ def generate_direct(layer: ConvLayer, config: DirectConfig, device=None) -> Kern
         f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // staged rectangle of a full tile",
         "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",
         "static_assert(N_IMG >= 1 && P_H >= 0 && P_W >= 0, \"layer sizes\");",
-    ])
+    ]) + _group_constants(layer)
+    group = _group_text(layer)
     row_fn = _used_function("row_used", "h", used_offsets_dense(c.y, layer.stride[0], layer.dilation[0], layer.k_h))
     col_fn = _used_function("col_used", "w", used_offsets_dense(c.x, layer.stride[1], layer.dilation[1], layer.k_w))
     code = render_template("direct.cu", layer=layer.short(), config=c.to_dict(), prelude=PRELUDE,
                            consts=consts, row_fn=row_fn, col_fn=col_fn, kernel_name=KERNEL_NAME,
                            block_prologue=BLOCK_PROLOGUE,
-                           emulator_entry=emulator_entry(KERNEL_NAME, grid, block))
+                           emulator_entry=emulator_entry(KERNEL_NAME, grid, block, group["cin"]),
+                           **group)
     return KernelSource(name=KERNEL_NAME, code=code, layer=layer, config=config, grid=grid,
                         block=block, shared_bytes=shared_memory_bytes(layer, config))

@@ -188,7 +188,8 @@ def _device(device):
 def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
     """Every reason ``config`` cannot run for ``layer`` on ``device`` (empty list: it can).
 
-    Checks tile/thread divisibility, Winograd applicability, tiles no larger than the
+    Checks channel groups (:meth:`DirectConfig.group_reasons`), tile/thread divisibility,
+    Winograd applicability, tiles no larger than the
     layer (the dataflow's ``check_*_tiling``), registers per thread
     (at most :data:`kernels.limits.MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid
     limits and, with
@@ -196,7 +197,7 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
     """
-    reasons = config.divisibility(layer)
+    reasons = config.group_reasons(layer) or config.divisibility(layer)
     if reasons:
         return reasons
     try:  # the dataflow's own rule for tiles larger than the layer (one source of truth)

@@ -24,9 +24,19 @@ from typing import TypeVar, Union
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES"]
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES", "groups_unsupported"]
 
 _C = TypeVar("_C", bound="_ConfigMixin")
+
+
+def groups_unsupported(algorithm: str, groups: int) -> str:
+    """Why a kernel family without grouped support refuses a layer of ``groups`` groups.
+
+    >>> groups_unsupported("winograd", 4)
+    'the Winograd kernel does not support grouped convolution (groups=4); use the direct kernel'
+    """
+    return (f"the {algorithm.capitalize()} kernel does not support grouped convolution "
+            f"(groups={groups}); use the direct kernel")
 
 
 class _ConfigMixin:
@@ -108,6 +118,22 @@ class DirectConfig(_ConfigMixin):
         pairs = (("tx", self.tx, "x", self.x), ("ty", self.ty, "y", self.y), ("tz", self.tz, "z", self.z))
         return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
 
+    def group_reasons(self, layer: ConvLayer) -> list[str]:
+        """Why the tile does not fit the layer's channel groups (empty: it does).
+
+        A block's ``z`` output channels lie in one group (``z`` divides ``c_out / groups``)
+        and its channel chunk in that group's inputs (``alpha <= c_in / groups``).
+        """
+        if layer.groups == 1:
+            return []
+        g, reasons = layer.groups, []
+        if layer.c_out_per_group % self.z:
+            reasons.append(f"z={self.z} must divide c_out/groups={layer.c_out_per_group} "
+                           f"(a block's output channels lie in one of the {g} groups)")
+        if self.alpha > layer.c_in_per_group:
+            reasons.append(f"alpha={self.alpha} is larger than c_in/groups={layer.c_in_per_group}")
+        return reasons
+
 @dataclass(frozen=True)
 class WinogradConfig(_ConfigMixin):
     """Winograd F(e x e, r x r) kernel: output tile x*y*z (x, y multiples of e), threads.
@@ -164,6 +190,10 @@ class WinogradConfig(_ConfigMixin):
         pairs = (("tx", self.tx, "x/e", self.x // self.e), ("ty", self.ty, "y/e", self.y // self.e),
                  ("tz", self.tz, "z", self.z))
         return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
+
+    def group_reasons(self, layer: ConvLayer) -> list[str]:
+        """The Winograd kernel computes ungrouped layers only (empty list when groups == 1)."""
+        return [] if layer.groups == 1 else [groups_unsupported(self.algorithm, layer.groups)]
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
 

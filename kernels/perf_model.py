@@ -15,7 +15,8 @@ The model (version :data:`MODEL_VERSION`), per configuration, from the features 
 - SM utilisation ``u = v / ceil(v)`` with ``v = blocks / (sm_count * b)`` (wave
   quantisation; a grid smaller than the GPU leaves SMs idle);
 - loop latency ``t_loop = steps * ITERATION_CYCLES / clock``: every channel chunk a
-  block processes (``ceil(c_in / alpha)``; ``c_in`` for Winograd) costs two barriers
+  block processes (``ceil((c_in / groups) / alpha)``: a block reads one group's input
+  channels; ``c_in`` for Winograd) costs two barriers
   and a load round trip that resident blocks overlap only with each other, so
   ``steps = blocks * chunks / (sm_count * b)`` per SM;
 - ``time = max(t_mem / mem_eff, t_fp / fp_eff) / u + t_loop + LAUNCH_OVERHEAD_MS``.
@@ -100,7 +101,7 @@ def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray
     fam = kernel_family(algorithm)
     chunk = (np.ones(len(knobs)) if fam.chunk_param is None
              else np.asarray(knobs, dtype=float).reshape(-1, 7)[:, fam.tile_columns((fam.chunk_param,))[0]])
-    steps = (f["blocks"] * np.ceil(layer.c_in / chunk)
+    steps = (f["blocks"] * np.ceil(layer.c_in_per_group / chunk)
              / (device.sm_count * np.maximum(resident, 1.0)))
     times = estimate_ms(f["io_words"] * WORD_BYTES, f["flops"], resident * warps_per_block,
                         f["ilp"], util, device, steps)

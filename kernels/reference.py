@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
@@ -38,9 +39,9 @@ UNIT_ROUNDOFF = 2.0 ** -24
 
 
 def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
-    """ValueError unless ``x`` is (n, c_in, h_in, w_in) and ``w`` (c_out, c_in, k_h, k_w)."""
+    """ValueError unless ``x`` is (n, c_in, h_in, w_in) and ``w`` (c_out, c_in / groups, k_h, k_w)."""
     want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
-    want_w = (layer.c_out, layer.c_in, layer.k_h, layer.k_w)
+    want_w = (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)
     if tuple(x.shape) != want_x:
         raise ValueError(f"input shape must be {want_x}, got {tuple(x.shape)}")
     if tuple(w.shape) != want_w:
@@ -48,13 +49,29 @@ def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
 
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
-    """Convolution of ``x`` (n, c_in, h, w) by ``w`` (c_out, c_in, k_h, k_w) in float64."""
+    """Convolution of ``x`` (n, c_in, h, w) by ``w`` (c_out, c_in / groups, k_h, k_w) in float64.
+
+    Grouped, output channel ``k`` of group ``g = k // (c_out / groups)`` reads input
+    channels ``g * c_in / groups ...`` with its weights ``w[k]``.
+
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=2, w_in=2, c_out=2, k_h=1, k_w=1, groups=2)
+    >>> x = np.arange(8.0).reshape(1, 2, 2, 2); w = np.array([2.0, -1.0]).reshape(2, 1, 1, 1)
+    >>> conv2d_reference(x, w, layer)[0].tolist()
+    [[[0.0, 2.0], [4.0, 6.0]], [[-4.0, -5.0], [-6.0, -7.0]]]
+    """
     check_shapes(x, w, layer)
     (mu_h, mu_w), (p_h, p_w), (d_h, d_w) = layer.stride, layer.padding, layer.dilation
     xp = np.pad(np.asarray(x, np.float64), ((0, 0), (0, 0), (p_h, p_h), (p_w, p_w)))
     win = sliding_window_view(xp, (layer.extent_h, layer.extent_w), axis=(2, 3))
     win = win[:, :, ::mu_h, ::mu_w, ::d_h, ::d_w][:, :, :layer.h_out, :layer.w_out]
-    return np.einsum("ncpqij,kcij->nkpq", win, np.asarray(w, np.float64), optimize=True)
+    w64 = np.asarray(w, np.float64)
+    if layer.groups == 1:
+        return np.einsum("ncpqij,kcij->nkpq", win, w64, optimize=True)
+    g = layer.groups
+    win = win.reshape(layer.n, g, layer.c_in_per_group, *win.shape[2:])
+    w64 = w64.reshape(g, layer.c_out_per_group, *w64.shape[1:])
+    out = np.einsum("ngcpqij,gkcij->ngkpq", win, w64, optimize=True)
+    return out.reshape(layer.n, layer.c_out, layer.h_out, layer.w_out)
 
 
 def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
@@ -63,16 +80,17 @@ def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
     out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
     for b in range(layer.n):
         for k in range(layer.c_out):
+            c_base = k // layer.c_out_per_group * layer.c_in_per_group  # k's group's inputs
             for p in range(layer.h_out):
                 for q in range(layer.w_out):
                     s = 0.0
-                    for c in range(layer.c_in):
+                    for c in range(layer.c_in_per_group):
                         for i in range(layer.k_h):
                             for j in range(layer.k_w):
                                 iy = p * layer.stride[0] + i * layer.dilation[0] - layer.padding[0]
                                 ix = q * layer.stride[1] + j * layer.dilation[1] - layer.padding[1]
                                 if 0 <= iy < layer.h_in and 0 <= ix < layer.w_in:
-                                    s += float(x[b, c, iy, ix]) * float(w[k, c, i, j])
+                                    s += float(x[b, c_base + c, iy, ix]) * float(w[k, c, i, j])
                     out[b, k, p, q] = s
     return out
 
@@ -80,17 +98,17 @@ def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
 def random_problem(layer: ConvLayer, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Input and weights drawn uniformly from [-1, 1), as float32."""
     x = rng.uniform(-1, 1, (layer.n, layer.c_in, layer.h_in, layer.w_in)).astype(np.float32)
-    w = rng.uniform(-1, 1, (layer.c_out, layer.c_in, layer.k_h, layer.k_w)).astype(np.float32)
+    w = rng.uniform(-1, 1, (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)).astype(np.float32)
     return x, w
 
 
 def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
     """Per-output bound on the fp32 error of a direct kernel: ``2 m u * conv(|x|, |w|)``.
 
-    ``m = c_in k_h k_w`` products are summed in some order; the factor 2 covers the
-    first-order bound ``gamma_m <= m u / (1 - m u)`` with room to spare.
+    ``m = (c_in / groups) k_h k_w`` products are summed in some order; the factor 2 covers
+    the first-order bound ``gamma_m <= m u / (1 - m u)`` with room to spare.
     """
-    m = layer.c_in * layer.k_h * layer.k_w
+    m = layer.c_in_per_group * layer.k_h * layer.k_w
     return 2 * m * UNIT_ROUNDOFF * conv2d_reference(np.abs(x), np.abs(w), layer)
 
 
@@ -106,6 +124,8 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
     from iobound.winograd_transforms import winograd_transforms
 
     layer.check_winograd()
+    if layer.groups != 1:
+        raise InvalidInputError(f"the Winograd tolerance covers ungrouped layers only, got groups={layer.groups}")
     r = layer.k_h
     t = winograd_transforms(e, r)
     AT, G, BT = (np.abs(m) for m in t.as_numpy())

@@ -120,8 +120,12 @@ def layer_constants(layer: ConvLayer) -> str:
     return "\n".join(f"constexpr int {k} = {v};" for k, v in vals.items())
 
 
-def emulator_entry(kernel: str, grid, block) -> str:
-    """The ``iobound_emulate`` C entry point (compiled only with -DIOBOUND_EMULATOR)."""
+def emulator_entry(kernel: str, grid, block, weight_channels: str = "C_IN") -> str:
+    """The ``iobound_emulate`` C entry point (compiled only with -DIOBOUND_EMULATOR).
+
+    ``weight_channels`` is the C expression of the weights' input channels (``C_IN_G``
+    for a grouped layer, whose weight tensor holds one group's input channels).
+    """
     gx, gy, gz = grid
     bx, by, bz = block
     return f"""
@@ -130,7 +134,7 @@ extern "C" int iobound_emulate(const float* input, const float* weight, float* o
                                unsigned long long* counts) {{
   std::vector<emu::Buffer> buffers = {{
       {{input, (size_t)N_IMG * C_IN * H_IN * W_IN, false}},
-      {{weight, (size_t)C_OUT * C_IN * KH * KW, false}},
+      {{weight, (size_t)C_OUT * {weight_channels} * KH * KW, false}},
       {{output, (size_t)N_IMG * C_OUT * H_OUT * W_OUT, true}}}};
   return emu::launch(dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), sizeof(SharedMem), buffers,
                      [=]() {{ {kernel}(input, weight, output); }}, counts);

@@ -6,7 +6,8 @@ data and compares
 * the output with the float64 numpy reference, within the fp32 error bound of
   :mod:`kernels.reference`;
 * the counted global loads and stores with the dataflow's exact I/O formula
-  (``dataflow.direct.direct_io`` / ``dataflow.winograd.winograd_io``);
+  (``dataflow.direct.direct_io`` / ``dataflow.winograd.winograd_io``; grouped layers:
+  ``groups`` times one group's, :func:`kernels.grouping.kernel_io`);
 * the counted total with the best I/O lower bound at the on-chip words the kernel
   really uses (shared memory plus register words, :func:`kernels.config.onchip_words`).
 
@@ -40,6 +41,7 @@ from .config import KernelConfig, check_config, onchip_words
 from .emulator import check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
+from .grouping import kernel_io
 from .reference import compare, conv2d_reference, random_problem
 
 __all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck", "reduced_layer",
@@ -70,8 +72,9 @@ class EmulationCheck:
 
 
 def expected_io(layer: ConvLayer, config: KernelConfig):
-    """The dataflow's exact ``DataflowIO`` for the tiling ``config`` implements."""
-    return kernel_family(config).dataflow.io(layer, config.tiling)
+    """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
+    times one group's, :func:`kernels.grouping.kernel_io`)."""
+    return kernel_io(layer, config, config.tiling)
 
 
 def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
@@ -141,18 +144,21 @@ class ReducedCheck:
 
 def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis,
-    2 channel chunks (direct; 4 input channels for Winograd); same kernel, stride, padding
-    and dilation; batch 1."""
+    2 channel chunks (direct; 4 input channels for Winograd), at most 2 channel groups,
+    each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
+    batch 1."""
     y, x, z = config.y, config.x, config.z
     h_out = y * max(1, min(2, layer.h_out // y))
     w_out = x * max(1, min(2, layer.w_out // x))
-    c_out = z * max(1, min(2, layer.c_out // z))
+    groups = min(layer.groups, 2)
+    c_out = groups * z * max(1, min(2, layer.c_out_per_group // z))
     chunk = kernel_family(config).chunk_param  # Winograd stages one channel a step
-    c_in = min(layer.c_in, 2 * getattr(config, chunk)) if chunk else min(layer.c_in, 4)
+    c_in_g = layer.c_in_per_group
+    c_in = groups * (min(c_in_g, 2 * getattr(config, chunk)) if chunk else min(c_in_g, 4))
     h_in = (h_out - 1) * layer.stride[0] + layer.extent_h - 2 * layer.padding[0]
     w_in = (w_out - 1) * layer.stride[1] + layer.extent_w - 2 * layer.padding[1]
     return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=max(h_in, 1), w_in=max(w_in, 1),
-                         name=f"{layer.name or 'layer'} (reduced)")
+                         groups=groups, name=f"{layer.name or 'layer'} (reduced)")
 
 
 def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:

@@ -94,13 +94,17 @@ class DomainFamily(ABC):
 
 
 class DirectDomain(DomainFamily):
-    """Direct: tiles divide the output, alpha the input channels; threads divide the tiles."""
+    """Direct: tiles divide the output, alpha the input channels; threads divide the tiles.
+
+    Grouped layers: ``z`` divides a group's output channels and ``alpha`` a group's input
+    channels (a block works inside one group, :mod:`kernels.grouping`).
+    """
 
     algorithm = DIRECT
 
     def knob_values(self, layer, winograd_e):
         values = {"x": divisors(layer.w_out), "y": divisors(layer.h_out),
-                  "z": divisors(layer.c_out), "alpha": divisors(layer.c_in)}
+                  "z": divisors(layer.c_out_per_group), "alpha": divisors(layer.c_in_per_group)}
         values.update(tx=values["x"], ty=values["y"], tz=values["z"])
         return ("x", "y", "z", "alpha", "tx", "ty", "tz"), values, {}
 
@@ -126,7 +130,10 @@ class WinogradDomain(DomainFamily):
     algorithm = WINOGRAD
 
     def knob_values(self, layer, winograd_e):
-        layer.check_winograd()
+        from kernels.families import kernel_family
+        problem = kernel_family(self.algorithm).problem(layer)  # Winograd's, or groups
+        if problem is not None:
+            raise InvalidInputError(problem)
         es = tuple(sorted({int(e) for e in winograd_e}))
         if not es or es[0] < 2:
             raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")

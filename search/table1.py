@@ -3,7 +3,9 @@
 Knobs (names as in ``kernels.config``):
 
 - direct: tile ``x | w_out``, ``y | h_out``, ``z | c_out``, channel chunk
-  ``alpha | c_in``; threads ``tx | x``, ``ty | y``, ``tz | z``.
+  ``alpha | c_in``; threads ``tx | x``, ``ty | y``, ``tz | z``. For a grouped layer
+  ``c_out`` and ``c_in`` are one group's (``c_out / groups``, ``c_in / groups``): a
+  block works inside one group. Winograd refuses grouped layers.
 - winograd F(e x e, r x r): ``e`` from a given set; ``x = e * bx`` with
   ``bx | ceil(w_out / e)`` (the tile holds a divisor of the number of Winograd
   tiles across the row, so layers with a prime ``w_out`` such as 13 still have

@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 ${kernel_name}(const float* __restrict__ input, const float* __restrict__ weight,
               float* __restrict__ output) {
 ${block_prologue}
-  const int iy0 = oy0 * MU_H - P_H, ix0 = ox0 * MU_W - P_W;  // rectangle origin (may be < 0)
+  const int iy0 = oy0 * MU_H - P_H, ix0 = ox0 * MU_W - P_W;  // rectangle origin (may be < 0)${group_setup}
 
   float acc[ZT][YT][XT];
   #pragma unroll
@@ -28,14 +28,14 @@ ${block_prologue}
       #pragma unroll
       for (int a = 0; a < XT; ++a) acc[q][b][a] = 0.0f;
 
-  for (int c0 = 0; c0 < C_IN; c0 += ALPHA) {
+  for (int c0 = 0; c0 < ${cin}; c0 += ALPHA) {
     // Stage the used, in-bounds inputs of ALPHA channels; zero elsewhere (padding, gaps).
     for (int idx = tid; idx < ALPHA * IN_ROWS * IN_COLS; idx += THREADS) {
       const int cc = idx / (IN_ROWS * IN_COLS);
       const int r = (idx / IN_COLS) % IN_ROWS, s = idx % IN_COLS;
-      const int c = c0 + cc, gy = iy0 + r, gx = ix0 + s;
+      const int c = ${in_c}, gy = iy0 + r, gx = ix0 + s;
       float v = 0.0f;
-      if (c < C_IN && gy >= 0 && gy < H_IN && gx >= 0 && gx < W_IN &&
+      if (c < ${in_c_end} && gy >= 0 && gy < H_IN && gx >= 0 && gx < W_IN &&
           row_used(r, y_eff) && col_used(s, x_eff))
         v = LDG(&input[((img * C_IN + c) * H_IN + gy) * W_IN + gx]);
       sm->in[cc][r][s] = v;
@@ -45,11 +45,11 @@ ${block_prologue}
       const int zz = idx / (ALPHA * KH * KW), cc = (idx / (KH * KW)) % ALPHA, t = idx % (KH * KW);
       const int k = oz0 + zz, c = c0 + cc;
       float v = 0.0f;
-      if (k < C_OUT && c < C_IN) v = LDG(&weight[(k * C_IN + c) * (KH * KW) + t]);
+      if (k < C_OUT && c < ${cin}) v = LDG(&weight[(k * ${cin} + c) * (KH * KW) + t]);
       sm->w[zz][cc][t / KW][t % KW] = v;
     }
     __syncthreads();
-    const int c_lim = C_IN - c0 < ALPHA ? C_IN - c0 : ALPHA;
+    const int c_lim = ${cin} - c0 < ALPHA ? ${cin} - c0 : ALPHA;
     for (int cc = 0; cc < c_lim; ++cc) {
       #pragma unroll
       for (int i = 0; i < KH; ++i) {

@@ -129,19 +129,23 @@ def _settings(args, kind: str):
 
 
 def _layers(args):
-    """The layers of ``--layer`` or ``--network`` (for Winograd, those it applies to)."""
+    """The layers of ``--layer`` or ``--network`` (for Winograd, those its kernel computes:
+    stride 1, square, ungrouped)."""
     from iobound.algorithms import get_algorithm
+    from kernels.families import kernel_family
     from iobound.layer_spec import parse_layer_spec
     from iobound.networks import network_layers
 
     if not args.layer and not args.network:
         raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
     layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
-    alg = get_algorithm(args.algorithm)
-    skipped = [l for l in layers if not alg.applies_to(l)]
-    layers = [l for l in layers if alg.applies_to(l)]
+    kernel = kernel_family(get_algorithm(args.algorithm))
+    skipped = [l for l in layers if kernel.problem(l) is not None]
+    layers = [l for l in layers if kernel.problem(l) is None]
+    if not layers and len(skipped) == 1:
+        raise InvalidInputError(kernel.problem(skipped[0]))
     if not layers:
-        raise InvalidInputError(f"{alg.name.capitalize()} does not apply to "
+        raise InvalidInputError(f"{kernel.name.capitalize()} does not apply to "
                                 + ", ".join(l.name for l in skipped))
     return layers
 

@@ -78,8 +78,9 @@ CLASSES = (DIRECT, *(Candidate("winograd", e) for e in WINOGRAD_ES))
 
 
 def winograd_offered(layer: ConvLayer) -> bool:
-    """Whether Winograd candidates exist for ``layer`` (applicable and kernel >= 2 x 2)."""
-    return layer.winograd_applicable and layer.k_h >= 2
+    """Whether Winograd candidates exist for ``layer`` (applicable, kernel >= 2 x 2, and
+    ungrouped: the Winograd kernel refuses grouped layers, so they select direct)."""
+    return layer.winograd_applicable and layer.k_h >= 2 and layer.groups == 1
 
 
 def candidates(layer: ConvLayer) -> list[Candidate]:

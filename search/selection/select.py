@@ -113,14 +113,10 @@ def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int
     """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration."""
     from iobound.report import bound_report
     from kernels.config import config_from_dict, onchip_words
+    from kernels.grouping import kernel_io
 
     kc = config_from_dict(dict(config), candidate.algorithm)
-    if candidate.algorithm == "winograd":
-        from dataflow.winograd import winograd_io
-        io = winograd_io(layer, kc.tiling).total
-    else:
-        from dataflow.direct import direct_io
-        io = direct_io(layer, kc.tiling).total
+    io = kernel_io(layer, kc, kc.tiling).total  # grouped: groups x one group's
     s = onchip_words(layer, kc)
     # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/test_multi_block.py)
     from iobound.multi_block import bound_fast_memory

@@ -39,4 +39,19 @@ WINOGRAD = [
      WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=2)),
 ]
 
-CASES = DIRECT + WINOGRAD
+#: Grouped layers (direct only): depthwise with stride 2, a channel multiplier of 4 with z
+#: splitting a group, and a ResNeXt-like block with alpha < c_in / groups.
+GROUPED = [
+    ("grouped_depthwise_s2", L(c_in=6, h_in=9, w_in=9, c_out=6, k_h=3, k_w=3, stride=2, padding=1,
+                               groups=6),
+     DirectConfig(x=5, y=5, z=1, alpha=1, tx=5, ty=1, tz=1)),
+    ("grouped_multiplier4", L(n=2, c_in=3, h_in=7, w_in=7, c_out=12, k_h=3, k_w=3, padding=1,
+                              groups=3),
+     DirectConfig(x=7, y=7, z=2, alpha=1, tx=7, ty=1, tz=2)),
+    ("grouped_resnext_like", L(c_in=16, h_in=6, w_in=6, c_out=16, k_h=3, k_w=3, padding=1,
+                               groups=4),
+     DirectConfig(x=3, y=6, z=4, alpha=2, tx=3, ty=2, tz=4)),
+]
+
+UNGROUPED = DIRECT + WINOGRAD
+CASES = UNGROUPED + GROUPED
