@@ -202,8 +202,11 @@ class DirectDataflow(DataflowFamily):
                 if not found:
                     raise
         if not found:
-            raise InvalidInputError(f"no run tile of the orders {', '.join(runs)} applies to "
-                                    f"{layer.short()} in {fast_memory} words")
+            if not _runs.runs_apply(layer):
+                raise InvalidInputError(f"run tiles need windows that do not overlap (extent <= "
+                                        f"stride) and one group; {layer.short()} has neither")
+            raise InvalidInputError(f"fast memory of {fast_memory} words is too small for any run "
+                                    f"block of the orders {', '.join(runs)}")
         _, _, best_order, tiling = min(found, key=lambda f: f[:2])
         return best_order, tiling
 

@@ -43,7 +43,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .io_volume import DataflowIO, Footprint, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
 
 __all__ = ["RUN_ORDERS", "RunTiling", "RunChoice", "runs_apply", "check_run_tiling", "run_io",
            "run_footprint", "best_run_dataflow"]
@@ -195,12 +195,6 @@ class RunChoice:
     footprint: Footprint
 
 
-def _counts(total: int) -> np.ndarray:
-    """The least tile size of every distinct tile count of ``total`` positions."""
-    sizes = np.arange(1, total + 1, dtype=np.int64)
-    return np.unique(-(-total // (-(-total // sizes))))
-
-
 def best_run_dataflow(layer: ConvLayer, fast_memory: int,
                       orders: tuple[str, ...] = RUN_ORDERS) -> RunChoice | None:
     """The run order and tiling of least exact I/O within ``fast_memory`` words (ties: smaller
@@ -217,7 +211,7 @@ def best_run_dataflow(layer: ConvLayer, fast_memory: int,
         _check_order(o)
     if not runs_apply(layer):
         return None
-    ms, zs = _counts(layer.h_out * layer.w_out), _counts(layer.c_out)
+    ms, zs = least_size_per_count(layer.h_out * layer.w_out), least_size_per_count(layer.c_out)
     m, z = np.meshgrid(ms, zs, indexing="ij")
     best = None
     for rank, order in enumerate(orders):

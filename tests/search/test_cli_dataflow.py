@@ -109,12 +109,22 @@ def test_runs_are_reported_for_non_overlapping_windows(capsys):
     (["--order", "output-runs", "--dividing-tiles"], "not rectangles dividing the output"),
     (["--order", "output-runs", "--tiles", "4,4,8"], "needs run tiles"),
     (["--any-tiles", "--dividing-tiles"], "not allowed with"),
+    (["--order", "input-runs", "--fast-memory", "8"], "too small for any run block"),
 ])
 def test_run_order_errors_are_one_line(capsys, extra, message):
-    """Run orders with dividing or given rectangles, and both size options, exit 2 in one line."""
+    """Run orders with dividing or given rectangles, too little memory, and both size options
+    exit 2 (argparse's usage line plus one line for the last)."""
     assert main(["dataflow", "--layer", "cin=8,hin=8,cout=8,kh=1", "--fast-memory", "512", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) <= 2 and message in err
+
+
+def test_run_order_on_overlapping_windows_is_named(capsys):
+    """A run order on a 3x3 layer says why runs do not apply."""
+    assert main(["dataflow", "--layer", "cin=8,hin=8,cout=8,kh=3", "--fast-memory", "512",
+                 "--order", "output-runs"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "windows that do not overlap" in err
 
 
 def test_json_continuous_optimum_satisfies_condition(capsys):
