@@ -173,7 +173,8 @@ def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
     >>> direct_paper_io(layer, DirectTiling(4, 4, 4))
     2176.0
     """
-    check_direct_tiling(layer, tiling)
+    if isinstance(tiling, DirectTiling):   # a dataflow.runs.RunTiling has x y = m, alpha 1
+        check_direct_tiling(layer, tiling)
     x, y, z = tiling.x, tiling.y, tiling.z
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     reads = hwc / (x * y * z) * layer.k_h * layer.k_w * layer.c_in * (z + x * y / layer.reuse_paper)

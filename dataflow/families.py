@@ -28,6 +28,7 @@ from iobound.layer import ConvLayer
 from . import direct as _direct
 from . import stationary as _stationary
 from . import flops as _flops
+from . import runs as _runs
 from . import winograd as _winograd
 from .io_volume import DataflowIO, Footprint
 
@@ -160,21 +161,54 @@ class DirectDataflow(DataflowFamily):
         from .optimal_tiles import direct_continuous_optimum
         return direct_continuous_optimum(layer, fast_memory, tiling.alpha)
 
-    orders = _stationary.ORDERS
+    #: rectangles (dataflow.stationary), then raster runs for non-overlapping windows (dataflow.runs)
+    orders = _stationary.ORDERS + _runs.RUN_ORDERS
+
+    @staticmethod
+    def _check_run_tiling(tiling, order):
+        runs = order in _runs.RUN_ORDERS
+        if runs != isinstance(tiling, _runs.RunTiling):
+            raise InvalidInputError(f"order {order!r} needs {'run' if runs else 'rectangular'} "
+                                    f"tiles, got {tiling!r}")
+        return runs
 
     def ordered_io(self, layer, tiling, order):
-        from .stationary import stationary_io
-        return stationary_io(layer, tiling, order)
+        if self._check_run_tiling(tiling, order):
+            return _runs.run_io(layer, tiling, order)
+        return _stationary.stationary_io(layer, tiling, order)
 
     def ordered_footprint(self, layer, tiling, order):
-        from .stationary import stationary_footprint
-        return stationary_footprint(layer, tiling, order)
+        if self._check_run_tiling(tiling, order):
+            return _runs.run_footprint(layer, tiling, order)
+        return _stationary.stationary_footprint(layer, tiling, order)
 
     def choose(self, layer, fast_memory, e, divisors, order):
-        from .stationary import best_direct_dataflow
-        choice = best_direct_dataflow(layer, fast_memory, divisors,
-                                      self.orders if order is None else (order,))
-        return choice.order, choice.tiling
+        """Least exact I/O over the rectangles and, with any tile sizes, the runs (ties: rectangles)."""
+        wanted = self.orders if order is None else (order,)
+        rect = tuple(o for o in wanted if o in _stationary.ORDERS)
+        runs = tuple(o for o in wanted if o in _runs.RUN_ORDERS)
+        if runs and divisors and not rect:
+            raise InvalidInputError(f"order {order!r} uses run tiles, which are not rectangles "
+                                    "dividing the output: search any tile sizes")
+        found = []
+        if runs and not divisors:
+            best = _runs.best_run_dataflow(layer, fast_memory, runs)
+            found += [] if best is None else [(best.io.total, 1, best.order, best.tiling)]
+        if rect:
+            try:
+                choice = _stationary.best_direct_dataflow(layer, fast_memory, divisors, rect)
+                found.append((choice.io.total, 0, choice.order, choice.tiling))
+            except InvalidInputError:
+                if not found:
+                    raise
+        if not found:
+            if not _runs.runs_apply(layer):
+                raise InvalidInputError(f"run tiles need windows that do not overlap (extent <= "
+                                        f"stride) and one group; {layer.short()} has neither")
+            raise InvalidInputError(f"fast memory of {fast_memory} words is too small for any run "
+                                    f"block of the orders {', '.join(runs)}")
+        _, _, best_order, tiling = min(found, key=lambda f: f[:2])
+        return best_order, tiling
 
     def resolve(self, layer, e, tiling):
         if e is not None:

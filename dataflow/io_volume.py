@@ -5,8 +5,8 @@ per axis: a block whose output rows are ``[oy0, oy1)`` loads the input rows
 ``{oy * mu + i * d - p : oy0 <= oy < oy1, 0 <= i < k} & [0, n_in)`` of every input
 channel, and likewise for columns. Counting the used rows of every row tile and the
 used columns of every column tile is enough; the loads of a block are
-``c_in * rows * cols``. This module counts those sets with vectorised numpy (one
-boolean matrix ``tiles x n_in`` per axis), without per-element loops.
+``c_in * rows * cols``. This module counts those sets with vectorised numpy (the distinct
+``(tile, input)`` pairs of one axis), without per-element loops.
 
 Examples
 --------
@@ -27,6 +27,7 @@ from iobound.errors import InvalidInputError
 __all__ = [
     "DataflowIO",
     "Footprint",
+    "least_size_per_count",
     "tile_extents",
     "used_per_tile",
     "used_total",
@@ -119,6 +120,24 @@ def tile_extents(n_out: int, tile: int) -> np.ndarray:
     return np.minimum(tile, n_out - starts)
 
 
+def least_size_per_count(n: int) -> np.ndarray:
+    """The least tile size of every distinct tile count ``ceil(n / size)``, increasing.
+
+    Computed from the ``O(sqrt n)`` distinct counts, without enumerating every size.
+
+    Examples
+    --------
+    >>> least_size_per_count(10).tolist()
+    [1, 2, 3, 4, 5, 10]
+    """
+    if n < 1:
+        raise InvalidInputError(f"n must be >= 1, got {n}")
+    root = int(np.sqrt(n)) + 1
+    small = np.arange(1, min(n, root) + 1, dtype=np.int64)          # sizes up to sqrt(n)
+    counts = np.unique(np.concatenate([-(-n // small), np.arange(1, min(n, root) + 1)]))
+    return np.unique(-(-n // counts))                                # least size of each count
+
+
 def used_per_tile(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,
                   n_in: int) -> np.ndarray:
     """Number of distinct in-bounds input indices each output tile of one axis reads.
@@ -147,16 +166,23 @@ def used_per_tile(n_out: int, tile: int, stride: int, dilation: int, k: int, pad
     >>> used_per_tile(n_out=4, tile=4, stride=3, dilation=1, k=1, pad=0, n_in=10).tolist()
     [4]
     """
-    extents = tile_extents(n_out, tile)
-    n_tiles = extents.size
+    n_tiles = tile_extents(n_out, tile).size
+    if dilation == 1 and stride <= k:   # a tile's windows overlap or touch: one interval
+        starts = np.arange(n_tiles, dtype=np.int64) * tile
+        stops = np.minimum(starts + tile, n_out) - 1
+        lo = np.maximum(starts * stride - pad, 0)
+        hi = np.minimum(stops * stride + k - 1 - pad, n_in - 1)
+        return np.maximum(hi - lo + 1, 0)
     oy = np.arange(n_out, dtype=np.int64)
     taps = np.arange(k, dtype=np.int64) * dilation
     idx = oy[:, None] * stride + taps[None, :] - pad          # (n_out, k) input indices
     owner = np.broadcast_to((oy // tile)[:, None], idx.shape)   # tile of each output index
     keep = (idx >= 0) & (idx < n_in)
-    mask = np.zeros((n_tiles, n_in), dtype=bool)
-    mask[owner[keep], idx[keep]] = True
-    return mask.sum(axis=1).astype(np.int64)
+    if (k - 1) * dilation + 1 <= stride:   # windows never share an input: count taps
+        return np.bincount(oy // tile, weights=keep.sum(axis=1), minlength=n_tiles).astype(np.int64)
+    # distinct (tile, input) pairs; memory O(n_out k), not a tiles x n_in matrix
+    pairs = np.unique(owner[keep] * np.int64(n_in) + idx[keep])
+    return np.bincount(pairs // n_in, minlength=n_tiles).astype(np.int64)
 
 
 def used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,

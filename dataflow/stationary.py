@@ -42,13 +42,16 @@ import numpy as np
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, check_direct_tiling, direct_footprint, direct_io
-from .io_volume import DataflowIO, Footprint, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
 
 __all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
            "best_direct_dataflow", "stationary_schedule"]
 
 #: Which operand a block keeps on chip between tiles.
 ORDERS = ("output", "weight", "input")
+
+#: Tile sizes of any size are all tried up to this many per axis (beyond: one per tile count).
+EXHAUSTIVE_SIZES = 512
 
 
 def _check_order(order: str) -> None:
@@ -124,17 +127,40 @@ def _axis_used(layer: ConvLayer, tiles: np.ndarray, i: int) -> np.ndarray:
 def _z_values(c_out: int, divisors: bool) -> np.ndarray:
     if divisors:
         return np.array([d for d in range(1, c_out + 1) if c_out % d == 0], dtype=np.int64)
-    zs = np.arange(1, c_out + 1, dtype=np.int64)
-    return np.unique(-(-c_out // (-(-c_out // zs))))   # the least z of each tile count
+    return least_size_per_count(c_out)
 
 
-def _search(layer: ConvLayer, s: int, order: str, divisors: bool, alpha: int):
-    """Exhaustive search over (x, y, z); returns (io, footprint, x, y, z) or None."""
-    def sizes(n):
-        return np.array([d for d in range(1, n + 1) if not divisors or n % d == 0], dtype=np.int64)
-    xs, ys = sizes(layer.w_out), sizes(layer.h_out)
-    X, Y = np.meshgrid(xs, ys, indexing="ij")
-    inputs = layer.n * layer.c_in * np.outer(_axis_used(layer, xs, 1), _axis_used(layer, ys, 0))
+def _sizes(n: int, divisors: bool, s: int) -> np.ndarray:
+    """Candidate tile sizes of an axis of ``n`` outputs (none above ``s``: a block holds x y z <= s).
+
+    Any size: every size up to :data:`EXHAUSTIVE_SIZES`, and beyond it the least size of each
+    tile count (same count of tiles, the smallest footprint)."""
+    if divisors:
+        sizes = np.array([d for d in range(1, n + 1) if n % d == 0], dtype=np.int64)
+    else:
+        sizes = least_size_per_count(n)
+        sizes = np.union1d(np.arange(1, min(n, EXHAUSTIVE_SIZES) + 1, dtype=np.int64), sizes)
+    return sizes[sizes <= s]
+
+
+def _pairs(layer: ConvLayer, s: int, divisors: bool):
+    """(x, y, used inputs of all blocks per channel pass) for the spatial tiles with x y <= s."""
+    xs, ys = _sizes(layer.w_out, divisors, s), _sizes(layer.h_out, divisors, s)
+    counts = np.searchsorted(ys, s // xs, side="right")
+    if counts.sum() == 0:
+        return None
+    ux, uy = _axis_used(layer, xs, 1), _axis_used(layer, ys, 0)
+    x = np.repeat(xs, counts)
+    y = np.concatenate([ys[:c] for c in counts])
+    used = np.repeat(ux, counts) * np.concatenate([uy[:c] for c in counts])
+    return x, y, used
+
+
+def _search(layer: ConvLayer, s: int, order: str, divisors: bool, alpha: int, pairs):
+    """Search over (x, y, z) (every candidate of ``pairs``, the :func:`_pairs` of the same s and
+    divisors); returns (io, footprint, x, y, z) or None."""
+    X, Y, used = pairs
+    inputs = layer.n * layer.c_in * used
     n_xy = -(-layer.w_out // X) * -(-layer.h_out // Y)
     kk, tile_in = layer.k_h * layer.k_w, _tile_in(layer, X, Y)
     best = None
@@ -149,10 +175,13 @@ def _search(layer: ConvLayer, s: int, order: str, divisors: bool, alpha: int):
         else:
             io = inputs + layer.n * n_xy * layer.weight_size
             foot = layer.c_in * tile_in + z * alpha * kk + X * Y * z
-        key = np.where(foot <= s, io * (s + 1) + foot, np.iinfo(np.int64).max)
-        i, j = np.unravel_index(np.argmin(key), key.shape)
-        if foot[i, j] <= s and (best is None or key[i, j] < best[0]):
-            best = (int(key[i, j]), int(X[i, j]), int(Y[i, j]), int(z))
+        fits = np.flatnonzero(foot <= s)
+        if fits.size == 0:
+            continue
+        k = fits[np.lexsort((foot[fits], io[fits]))[0]]   # least I/O, then footprint, then first
+        hit = (int(io[k]), int(foot[k]), int(X[k]), int(Y[k]), int(z))
+        if best is None or hit[:2] < best[:2]:
+            best = hit
     return best
 
 
@@ -182,10 +211,11 @@ def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = Tr
     if not orders:
         raise InvalidInputError(f"orders must name at least one of {', '.join(ORDERS)}")
     found = []
-    for o in orders:
-        hit = _search(layer, int(fast_memory), o, divisors, alpha)
+    pairs = _pairs(layer, int(fast_memory), divisors)
+    for o in orders if pairs is not None else ():
+        hit = _search(layer, int(fast_memory), o, divisors, alpha, pairs)
         if hit is not None:
-            found.append((hit[0], ORDERS.index(o), o, hit[1:]))
+            found.append((hit[:2], ORDERS.index(o), o, hit[2:]))
     if not found:
         raise InvalidInputError(f"fast memory of {fast_memory} words is too small for any block of "
                          f"the orders {', '.join(orders)}")

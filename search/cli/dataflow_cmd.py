@@ -25,11 +25,18 @@ DESCRIPTION = (
     "Choose the output tiles x*y*z (and channel chunk alpha, or Winograd e) and, for direct "
     "convolution, which operand stays on chip (output-, weight- or input-stationary) that "
     "minimise the exact global I/O within S/N_p words per block, or evaluate given "
-    "--tiles. Reports the exact I/O (halos and borders included), the paper's estimate "
+    "--tiles. Tiles of any size are searched (border tiles clipped; the exact I/O counts "
+    "them, and the kernels guard them); --dividing-tiles keeps the search domain's "
+    "rectangles dividing the output. Where windows do not overlap (1x1 kernels, kernel = "
+    "stride) tiles may also be runs of consecutive output positions. Reports the exact I/O (halos and borders included), the paper's estimate "
     "(Eq. 12/13 direct, Eq. 14 Winograd), the on-chip footprint, the optimality condition "
     "x*y = R*z (R = reuse_max; r^2 for Winograd) and the ratio to the best lower bound, "
     "evaluated at the S/N_p words one block may use."
 )
+
+
+#: every dataflow order of every algorithm family, in registry order
+_ORDERS = ("output", "weight", "input", "output-runs", "weight-runs", "input-runs", "paper", "accumulate")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,14 +49,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
-    parser.add_argument("--order", choices=("output", "weight", "input", "paper", "accumulate"),
-                        default=None,
-                        help="direct: which operand a block keeps on chip (output, weight, input); "
-                             "winograd: the paper's two arrays per tile or one accumulator array "
-                             "(default: the least exact I/O when tiles are searched; output or "
-                             "paper with --tiles)")
-    parser.add_argument("--any-tiles", action="store_true",
-                        help="search tiles of any size (default: divisors of the output, as in the search domain)")
+    parser.add_argument("--order", choices=_ORDERS, default=None,
+                        help="direct: which operand a block keeps on chip (output, weight, input; "
+                             "the -runs forms tile runs of consecutive output positions, for "
+                             "windows that do not overlap); winograd: the paper's two arrays per "
+                             "tile or one accumulator array (default: the least exact I/O when "
+                             "tiles are searched; output or paper with --tiles)")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--any-tiles", action="store_true",
+                       help="search tiles of any size, border tiles clipped (the default)")
+    sizes.add_argument("--dividing-tiles", action="store_true",
+                       help="search only rectangles dividing the output, as the search domain (Table 1) does")
     add_json_argument(parser)
 
 
@@ -70,6 +80,15 @@ def _parse_tiles(text: str, algorithm: str, e: int | None):
     return WinogradTiling(2 if e is None else e, *vals)
 
 
+def _order_text(rep) -> str:
+    if rep.algorithm != "direct":
+        return f"{rep.order} (Winograd footprint model)"
+    if rep.order.endswith("-runs"):
+        return (f"{rep.order.removesuffix('-runs')}-stationary, runs of {rep.tiling.m} consecutive "
+                "output positions (windows do not overlap)")
+    return f"{rep.order}-stationary"
+
+
 def _table(rep) -> str:
     from dataflow.families import dataflow_family
 
@@ -83,8 +102,7 @@ def _table(rep) -> str:
         ("fast memory", f"{rep.fast_memory_words} words, {rep.processors} processor(s): "
                         f"{rep.block_memory_words} words per block"),
         (f"tiles ({rep.tiles_source})", tiles),
-        ("order", f"{rep.order}-stationary" if rep.algorithm == "direct"
-                  else f"{rep.order} (Winograd footprint model)"),
+        ("order", _order_text(rep)),
         ("continuous optimum", f"x=y={rep.continuous.x:.2f}, z={rep.continuous.z:.2f} (SymPy, halo-free: "
                                f"x*y = {rep.continuous.reuse:g}*z, I/O {rep.continuous.io:,.0f} words)"),
         ("footprint", f"{fp['total']} words (shared {fp['shared_words']}, registers {fp['register_words']})"),
@@ -113,11 +131,11 @@ def run(args: argparse.Namespace) -> int:
     if args.winograd_e is not None and args.algorithm != "winograd":
         raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     check_winograd_e(args.winograd_e)
-    if args.tiles and args.any_tiles:
-        raise InvalidInputError("--any-tiles searches tiles; it cannot be combined with --tiles")
+    if args.tiles and (args.any_tiles or args.dividing_tiles):
+        raise InvalidInputError("--any-tiles/--dividing-tiles search tiles; they cannot be combined with --tiles")
     tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
-                            e=args.winograd_e, tiling=tiling, divisors=not args.any_tiles,
+                            e=args.winograd_e, tiling=tiling, divisors=args.dividing_tiles,
                             order=args.order)
     print_result(args, rep.to_dict(), lambda: _table(rep))
     return 0

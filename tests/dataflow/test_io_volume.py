@@ -98,3 +98,12 @@ def test_tile_extents_rejects_zero_tile():
     """A zero tile is a ValueError naming both values."""
     with pytest.raises(ValueError, match="tile=0"):
         tile_extents(5, 0)
+
+
+@given(st.integers(1, 5000))
+def test_least_size_per_count_is_the_enumeration(n):
+    """The O(sqrt n) construction equals mapping every size to the least size of its tile count."""
+    from dataflow.io_volume import least_size_per_count
+
+    sizes = np.arange(1, n + 1)
+    assert least_size_per_count(n).tolist() == np.unique(-(-n // (-(-n // sizes)))).tolist()

@@ -92,3 +92,18 @@ def test_best_dataflow_never_beats_a_bound(c_in, size, c_out, k, stride, s, divi
             continue                      # no block of this order fits
         assert choice.footprint.total <= s
         assert all(choice.io.total >= b.value - 1e-9 for b in bounds.values()), (order, choice)
+
+
+def test_large_axes_search_the_least_size_of_each_tile_count():
+    """Beyond EXHAUSTIVE_SIZES per axis the search tries one size per tile count: on a very wide
+    1-row layer the choice fits, moves its exact I/O and no more than the best of those sizes."""
+    from dataflow.io_volume import least_size_per_count
+    from dataflow.stationary import EXHAUSTIVE_SIZES
+
+    layer = ConvLayer(1, 2, 3, 3 * EXHAUSTIVE_SIZES, 2, 3, 3)
+    best = best_direct_dataflow(layer, 4096, divisors=False, orders=("output",))
+    assert best.footprint.total <= 4096 and best.io == stationary_io(layer, best.tiling, "output")
+    sizes = [x for x in least_size_per_count(layer.w_out).tolist() if x > EXHAUSTIVE_SIZES]
+    assert all(best.io.total <= stationary_io(layer, DirectTiling(x, 1, z), "output").total
+               for x in sizes for z in (1, 2)
+               if stationary_footprint(layer, DirectTiling(x, 1, z), "output").total <= 4096)

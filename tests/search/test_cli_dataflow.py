@@ -55,7 +55,7 @@ def test_table_by_default(capsys):
     """Without --json a table with the ratio and the condition is printed."""
     assert main(["dataflow", "--layer", SMALL, "--fast-memory", "1024"]) == 0
     out = capsys.readouterr().out
-    assert "ratio to bound" in out and "x*y=R*z" in out and "tiles (optimal)" in out
+    assert "ratio to bound" in out and "x*y=R*z" in out and "tiles (optimal-any)" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -78,13 +78,53 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert len(err.splitlines()) == 1 and message in err
 
 
-def test_any_tiles_never_worse(capsys):
-    """--any-tiles searches a superset of the dividing tiles, so its I/O is never larger."""
+def test_any_tiles_by_default_never_worse(capsys):
+    """Tiles of any size are the default (--any-tiles says so explicitly); they search a
+    superset of --dividing-tiles, so their I/O is never larger."""
     layer = "cin=64,hin=56,cout=64,kh=3,pad=1"
-    div = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB")
+    div = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB", "--dividing-tiles")
+    default = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB")
     anyt = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB", "--any-tiles")
-    assert anyt["tiles_source"] == "optimal-any" and div["tiles_source"] == "optimal"
+    assert default == anyt and anyt["tiles_source"] == "optimal-any" and div["tiles_source"] == "optimal"
     assert anyt["io_exact"] <= div["io_exact"]
+
+
+def test_runs_are_reported_for_non_overlapping_windows(capsys):
+    """A 1x1 layer gets raster-run tiles when they move less; the table says so; the --order
+    choices are every family's orders."""
+    from dataflow.families import dataflow_family
+    from search.cli.dataflow_cmd import _ORDERS
+
+    assert _ORDERS == dataflow_family("direct").orders + dataflow_family("winograd").orders
+    layer = "cin=512,hin=28,cout=128,kh=1"
+    d = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB")
+    div = run_json(capsys, "--layer", layer, "--fast-memory", "48KiB", "--dividing-tiles")
+    assert d["order"] == "output-runs" and d["tiles"] == {"m": 88, "z": 128}
+    assert d["io_exact"] < div["io_exact"] and d["ratio_to_bound"] >= 1
+    assert main(["dataflow", "--layer", layer, "--fast-memory", "48KiB"]) == 0
+    assert "runs of 88 consecutive output positions" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--order", "output-runs", "--dividing-tiles"], "not rectangles dividing the output"),
+    (["--order", "output-runs", "--tiles", "4,4,8"], "needs run tiles"),
+    (["--any-tiles", "--dividing-tiles"], "not allowed with"),
+    (["--order", "input-runs", "--fast-memory", "8"], "too small for any run block"),
+])
+def test_run_order_errors_are_one_line(capsys, extra, message):
+    """Run orders with dividing or given rectangles, too little memory, and both size options
+    exit 2 (argparse's usage line plus one line for the last)."""
+    assert main(["dataflow", "--layer", "cin=8,hin=8,cout=8,kh=1", "--fast-memory", "512", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) <= 2 and message in err
+
+
+def test_run_order_on_overlapping_windows_is_named(capsys):
+    """A run order on a 3x3 layer says why runs do not apply."""
+    assert main(["dataflow", "--layer", "cin=8,hin=8,cout=8,kh=3", "--fast-memory", "512",
+                 "--order", "output-runs"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "windows that do not overlap" in err
 
 
 def test_json_continuous_optimum_satisfies_condition(capsys):

@@ -99,7 +99,7 @@ def dataflow_argv(draw, paths):
                          ("--processors", HOSTILE_INTS), ("--winograd-e", HOSTILE_INTS),
                          ("--tiles", tiles)):
         argv += draw(_opt(flag, values))
-    return argv + draw(st.sampled_from([[], ["--json"], ["--any-tiles"], ["--any-tiles", "--json"]]))
+    return argv + draw(st.sampled_from([[], ["--json"], ["--any-tiles"], ["--any-tiles", "--json"], ["--dividing-tiles"]]))
 
 
 @st.composite
