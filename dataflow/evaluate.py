@@ -220,6 +220,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
+    if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)
+        from .grouped import evaluate_grouped
+        return evaluate_grouped(layer, fast_memory, processors, tiling, tolerance, divisors, order)
     if tiling is None:
         order, tiling = fam.choose(layer, block, e, divisors, order)
         source = searched
