@@ -19,7 +19,7 @@ least ``ceil((c_out/G) / z')`` of its chunks; weights and outputs are the same;
 
 Where the reduction is not exact: a lower bound of the grouped layer is not G times the
 sub-layer's (the segment argument shares one fast memory among all groups,
-proofs/test_grouped.py), so :func:`evaluate_grouped` takes the bound of the whole layer;
+proofs/test_grouped_bounds.py), so :func:`evaluate_grouped` takes the bound of the whole layer;
 Winograd does not apply to grouped layers (``ConvLayer.winograd_problem``).
 
 Examples

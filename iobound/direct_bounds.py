@@ -155,7 +155,7 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
     grouped = () if layer.groups == 1 else (
         f"groups = {layer.groups}: the DAG is {layer.groups} disjoint dense DAGs of "
         f"{layer.c_in_per_group} -> {layer.c_out_per_group} channels; Loomis-Whitney per group, "
-        "summed by Cauchy-Schwarz into the same segment inequality (proofs/test_grouped.py)",)
+        "summed by Cauchy-Schwarz into the same segment inequality (proofs/test_grouped_bounds.py)",)
     return {
         "hong_kung_composite": (
             game,

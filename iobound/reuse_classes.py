@@ -70,7 +70,7 @@ def weighted_products(layer: ConvLayer) -> float:
     """``W = sum_p 1 / sqrt(T_c(p))`` over the product vertices of the direct DAG.
 
     With groups, an output channel has ``c_in / groups`` input channels (the products
-    of the grouped DAG; proofs/test_grouped.py).
+    of the grouped DAG; proofs/test_grouped_bounds.py).
 
     Examples
     --------

@@ -155,7 +155,7 @@ def _with_recomputation(dag, order, rng):
 
 @st.composite
 def played(draw):
-    """A small layer (grouped and depthwise too: proofs/test_grouped.py), S in 9..24, a schedule
+    """A small layer (grouped and depthwise too: proofs/test_grouped_bounds.py), S in 9..24, a schedule
     kind, a policy and a seed."""
     while True:
         g = draw(st.sampled_from([1, 1, 2, 3]))

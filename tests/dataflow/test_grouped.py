@@ -69,15 +69,16 @@ def test_grouped_dag_evaluates_to_the_grouped_convolution(case, seed):
 
 @given(small_grouped_cases(), st.sampled_from(ORDERS))
 def test_per_group_dataflow_played_matches_its_io_and_the_bounds(case, order):
-    """The per-group dataflow played block by block (S = footprint + 2, flushed at block starts)
-    moves exactly grouped_io without padding (at most it with padding: the DAG omits weights that
-    only meet padding) and never less than any bound at that S."""
+    """The per-group dataflow played block by block (S = footprint + 2, flushed at block starts):
+    output-stationary moves exactly grouped_io without padding; with padding (the DAG omits
+    weights that only meet padding) or another order (Belady reuses values across a block's
+    tiles in the spare pebbles, as for dense layers) at most it; never less than any bound."""
     layer, t = case
     s = grouped_footprint(layer, t, order).total + 2
     sched = grouped_schedule(layer, t, order)
     played = play(direct_conv_dag(layer), sched.order, s, flush_at=sched.block_starts).total
     io = grouped_io(layer, t, order).total
-    assert played == io if layer.padding == (0, 0) else played <= io
+    assert played == io if layer.padding == (0, 0) and order == "output" else played <= io
     _assert_above_every_bound(layer, played, s)
 
 
