@@ -158,3 +158,23 @@ def test_best_grouped_dataflow_scales_the_sub_layer():
     layer = ConvLayer(1, 8, 10, 10, 8, 3, 3, padding=1, groups=4)
     got, sub = best_grouped_dataflow(layer, 200), best_direct_dataflow(group_sublayer(layer), 200)
     assert got.tiling == sub.tiling and got.io.total == 4 * sub.io.total
+
+
+@given(st.integers(1, 16), st.integers(1, 8), st.integers(1, 4), st.integers(4, 40),
+       st.sampled_from([1, 3, 5]), st.integers(1, 2), st.integers(64, 20000), st.booleans())
+def test_best_grouped_dataflow_never_beats_a_bound(groups, cg, og, size, k, stride, s, divisors):
+    """Mid-sized grouped layers (no DAG): every order's best per-group tiling moves at least
+    every bound of the whole layer at S + 2."""
+    from iobound.multi_block import bound_fast_memory
+    from iobound.report import bound_report
+
+    layer = ConvLayer(1, groups * cg, size, size, groups * og, k, k, stride=stride, padding=k // 2,
+                      groups=groups)
+    bounds = bound_report(layer, bound_fast_memory(s)).bounds
+    for order in ORDERS:
+        try:
+            choice = best_grouped_dataflow(layer, s, divisors, orders=(order,))
+        except InvalidInputError:
+            continue                      # no block of this order fits
+        assert choice.footprint.total <= s
+        assert all(choice.io.total >= b.value - 1e-9 for b in bounds.values()), (order, choice)
