@@ -41,8 +41,8 @@ The toolkit reports the joint form.
 
 What grouping does not change: R_max and the per-class reuse T_c are spatial (the same in
 every group). What it changes: MACs and weights count ``c_in / G`` channels per output; the
-bounds get weaker relative to compulsory I/O (for depthwise layers compulsory I/O is the best
-bound at any practical S, :func:`test_depthwise_bound_is_compulsory`). Winograd is not built
+bounds get weaker relative to compulsory I/O (for MobileNet's depthwise layers compulsory I/O is
+the best bound at 48 KiB and at 1 MiB, :func:`test_depthwise_bound_is_compulsory`). Winograd is not built
 for groups > 1 (``ConvLayer.winograd_problem`` names it), so no Winograd bound is claimed.
 """
 
@@ -149,3 +149,12 @@ def test_resnext_grouped_layer_counts():
     assert c.products * 32 == d.products and c.used_weights == 128 * 4 * 9
     assert c.used_inputs == d.used_inputs == 128 * 56 * 56 and c.outputs == d.outputs
     assert math.isclose(weighted_products(layer) * 32, weighted_products(dense), rel_tol=1e-12)
+
+
+def test_grouped_reports_say_what_they_rest_on():
+    """A grouped layer's Loomis-Whitney-based bounds name the grouped argument; a dense one's do not."""
+    grouped = bound_report(get_layer("resnext50.conv2_1b"), 12288).bounds
+    dense = bound_report(get_layer("resnet50.conv2_1b"), 12288).bounds
+    for method in ("hong_kung_composite", "x_partition", "x_partition_chain"):
+        assert any("test_grouped_bounds.py" in a for a in grouped[method].assumptions), method
+        assert not any("groups" in a for a in dense[method].assumptions), method
