@@ -184,6 +184,8 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
     Parameters
     ----------
     layer : ConvLayer
+        A grouped layer (``groups > 1``) runs the dense dataflow of one group per group
+        (:func:`dataflow.grouped.evaluate_grouped`; tiles are one group's).
     fast_memory : int
         S in words, shared by ``processors`` blocks.
     algorithm : {"direct", "winograd"} or Algorithm

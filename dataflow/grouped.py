@@ -8,7 +8,8 @@ G times the sub-layer's traffic, with the sub-layer's footprint, for every order
 :mod:`dataflow.stationary` (and whatever dense dataflow is added there): the reduction is
 exact, and :func:`grouped_schedule` plays it on the grouped DAG.
 
-Tiles that span groups. Output-stationary tiles over the global channel index (``z``
+Tiles that span groups (output-stationary; the other orders are defined per group only and
+refuse grouped layers). Output-stationary tiles over the global channel index (``z``
 channels from a multiple of ``z``, as :func:`dataflow.schedules.tiled_schedule` runs them)
 may cover several groups; a block then reads the input channels of every group it touches.
 :func:`dataflow.direct.direct_io` counts that exactly (``channel_group_spans``). Such a
