@@ -26,6 +26,9 @@ them exactly):
   constant zero and is not a vertex.
 * Only used inputs and weights are vertices (an input skipped by a stride larger than the
   kernel extent, or a weight that only ever meets padding, is not part of the computation).
+* Groups (``layer.groups = G``): output channel ``co`` of group ``g = co // (c_out/G)``
+  reads only the input channels ``g c_in/G .. (g+1) c_in/G - 1`` (global indices in the
+  keys); the DAG is the disjoint union of G dense DAGs (:func:`group_channels`).
 
 Every non-source vertex has ``op``: ``"mul"`` (product of its two predecessors) or
 ``"add"`` (their sum), so the DAG can be evaluated numerically (see the tests).
@@ -52,7 +55,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["MAX_VERTICES", "check_dag_size", "direct_chain", "direct_conv_dag", "direct_taps",
-           "evaluate_dag"]
+           "evaluate_dag", "group_channels"]
 
 #: Builders refuse layers whose DAG would exceed this many vertices.
 MAX_VERTICES = 2_000_000
@@ -76,6 +79,20 @@ def direct_taps(layer: ConvLayer, oh: int, ow: int) -> tuple[list[tuple[int, int
             [(j, w) for j, w in cols if 0 <= w < layer.w_in])
 
 
+def group_channels(layer: ConvLayer, co: int) -> range:
+    """The input channels output channel ``co`` reads (all of them when ``groups == 1``).
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> group_channels(ConvLayer(1, 4, 3, 3, 6, 1, 1, groups=2), 4)
+    range(2, 4)
+    """
+    cg = layer.c_in_per_group
+    start = co // layer.c_out_per_group * cg
+    return range(start, start + cg)
+
+
 def direct_chain(layer: ConvLayer, b: int, co: int, oh: int, ow: int) -> list[tuple[int, tuple]]:
     """The computation order of one output's product/sum chain as ``[(ci, vertex), ...]``.
 
@@ -92,7 +109,7 @@ def direct_chain(layer: ConvLayer, b: int, co: int, oh: int, ow: int) -> list[tu
     """
     rows, cols = direct_taps(layer, oh, ow)
     terms = [(ci, ("prod", b, co, oh, ow, ci, i, j))
-             for ci in range(layer.c_in) for i, _ in rows for j, _ in cols]
+             for ci in group_channels(layer, co) for i, _ in rows for j, _ in cols]
     t = len(terms)
     if t == 0:
         return []
@@ -138,7 +155,7 @@ def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.Di
     for oh in range(layer.h_out):
         for ow in range(layer.w_out):
             rows, cols = direct_taps(layer, oh, ow)
-            t = layer.c_in * len(rows) * len(cols)
+            t = layer.c_in_per_group * len(rows) * len(cols)
             if t == 0:
                 continue
             for b in range(layer.n):
@@ -149,7 +166,7 @@ def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.Di
                                       b=b, co=co, oh=oh, ow=ow)
                     k = 0
                     prev = None
-                    for ci in range(layer.c_in):
+                    for ci in group_channels(layer, co):
                         for i, h in rows:
                             for j, w in cols:
                                 x, wt = ("in", b, ci, h, w), ("w", co, ci, i, j)

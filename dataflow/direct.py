@@ -8,7 +8,10 @@ start at multiples of ``x``, ``y``, ``z``; border tiles are clipped.
 
 The exact I/O follows conventions.md: each used in-bounds input element is loaded once
 per block (padding and rows/columns skipped by a large stride are never loaded), every
-weight of the block's ``z`` kernels once per block, every output once.
+weight of the block's ``z`` kernels once per block, every output once. Grouped layers:
+a block reads the input channels of the groups its ``z`` output channels touch (tiles
+over the global channel index may span groups); :mod:`dataflow.grouped` runs the dense
+dataflow of one group per group instead.
 
 Examples
 --------
@@ -31,10 +34,11 @@ from dataclasses import dataclass
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .io_volume import DataflowIO, Footprint, used_total
+from .io_volume import DataflowIO, Footprint, channel_group_spans, used_total
 
 __all__ = [
     "DirectTiling",
+    "check_dense",
     "check_direct_tiling",
     "direct_io",
     "direct_footprint",
@@ -98,6 +102,23 @@ def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
             raise InvalidInputError(f"tile {name}={v} is larger than {dim_name}={dim}")
 
 
+def check_dense(layer: ConvLayer, what: str) -> None:
+    """InvalidInputError for a grouped layer where ``what`` models dense layers only.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> check_dense(ConvLayer(1, 4, 5, 5, 4, 3, 3, groups=2), "this search")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: this search takes dense layers (groups=1), got groups=2; grouped layers: dataflow.grouped (the dense dataflow of one group, run per group)
+    """
+    if layer.groups != 1:
+        raise InvalidInputError(f"{what} takes dense layers (groups=1), got groups={layer.groups}; "
+                                "grouped layers: dataflow.grouped (the dense dataflow of one "
+                                "group, run per group)")
+
+
 def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
     """Exact global loads and stores (words) of the direct dataflow, all images.
 
@@ -126,9 +147,9 @@ def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
     cols = used_total(layer.w_out, tiling.x, mu_w, d_w, layer.k_w, p_w, layer.w_in)
     n_x = -(-layer.w_out // tiling.x)
     n_y = -(-layer.h_out // tiling.y)
-    n_z = -(-layer.c_out // tiling.z)
-    inputs = layer.n * n_z * layer.c_in * rows * cols
-    weights = layer.n * n_x * n_y * layer.c_out * layer.c_in * layer.k_h * layer.k_w
+    spans = channel_group_spans(layer.c_out, layer.c_out_per_group, tiling.z)  # n_z if dense
+    inputs = layer.n * spans * layer.c_in_per_group * rows * cols
+    weights = layer.n * n_x * n_y * layer.weight_size
     outputs = layer.output_size
     return DataflowIO.of(inputs, weights, outputs)
 
@@ -177,7 +198,8 @@ def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
         check_direct_tiling(layer, tiling)
     x, y, z = tiling.x, tiling.y, tiling.z
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
-    reads = hwc / (x * y * z) * layer.k_h * layer.k_w * layer.c_in * (z + x * y / layer.reuse_paper)
+    reads = (hwc / (x * y * z) * layer.k_h * layer.k_w * layer.c_in_per_group
+             * (z + x * y / layer.reuse_paper))
     return float(reads + hwc)
 
 
@@ -198,7 +220,7 @@ def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) 
         raise InvalidInputError(f"fast_memory and processors must be >= 1, got {fast_memory}, {processors}")
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     per_block = fast_memory / processors
-    return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in
+    return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in_per_group
                  / math.sqrt(layer.reuse_paper * per_block) + hwc)
 
 

@@ -184,6 +184,8 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
     Parameters
     ----------
     layer : ConvLayer
+        A grouped layer (``groups > 1``) runs the dense dataflow of one group per group
+        (:func:`dataflow.grouped.evaluate_grouped`; tiles are one group's).
     fast_memory : int
         S in words, shared by ``processors`` blocks.
     algorithm : {"direct", "winograd"} or Algorithm
@@ -220,6 +222,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
+    if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)
+        from .grouped import evaluate_grouped
+        return evaluate_grouped(layer, fast_memory, processors, tiling, tolerance, divisors, order)
     if tiling is None:
         order, tiling = fam.choose(layer, block, e, divisors, order)
         source = searched

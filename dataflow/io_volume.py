@@ -31,6 +31,7 @@ __all__ = [
     "tile_extents",
     "used_per_tile",
     "used_total",
+    "channel_group_spans",
 ]
 
 
@@ -195,3 +196,25 @@ def used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: i
     9
     """
     return int(used_per_tile(n_out, tile, stride, dilation, k, pad, n_in).sum())
+
+
+def channel_group_spans(c_out: int, per_group: int, z: int) -> int:
+    """Sum over the output-channel tiles ``[c, c + z)`` of the channel groups each touches.
+
+    A block whose ``z`` output channels span ``m`` groups of ``per_group`` channels reads
+    the input channels of those ``m`` groups (grouped convolution); dense layers
+    (``per_group == c_out``) touch one group per tile.
+
+    Examples
+    --------
+    >>> channel_group_spans(c_out=8, per_group=8, z=3)     # dense: the tile count
+    3
+    >>> channel_group_spans(c_out=8, per_group=2, z=3)     # [0,3) [3,6) [6,8): 2 + 2 + 1
+    5
+    """
+    if min(c_out, per_group, z) < 1 or c_out % per_group:
+        raise InvalidInputError(f"need c_out, per_group, z >= 1 and per_group | c_out, got "
+                                f"{c_out}, {per_group}, {z}")
+    starts = np.arange(0, c_out, z, dtype=np.int64)
+    ends = np.minimum(starts + z, c_out) - 1
+    return int((ends // per_group - starts // per_group + 1).sum())

@@ -50,7 +50,7 @@ from iobound.layer import ConvLayer
 from .continuous_optimum import (  # re-exported: the optimum the search starts from
     ALPHA, A, C, C_IN, K, S, ContinuousOptimum, continuous_optimum_expressions, dataflow_reuse,
     direct_continuous_optimum, winograd_continuous_optimum)
-from .direct import DirectTiling, direct_footprint, direct_io
+from .direct import DirectTiling, check_dense, direct_footprint, direct_io
 from .io_volume import DataflowIO, Footprint, used_total
 from .winograd import WinogradTiling, winograd_footprint, winograd_io
 
@@ -180,6 +180,7 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
     """
     if fast_memory < 1:
         raise InvalidInputError(f"fast_memory must be >= 1 word, got {fast_memory}")
+    check_dense(layer, "optimal_direct_tiles")
     if not 1 <= alpha <= layer.c_in:
         raise InvalidInputError(f"alpha must be in [1, c_in={layer.c_in}], got {alpha}")
     mu_h, mu_w = layer.stride

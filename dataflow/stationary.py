@@ -41,7 +41,7 @@ import numpy as np
 
 from iobound.layer import ConvLayer
 
-from .direct import DirectTiling, check_direct_tiling, direct_footprint, direct_io
+from .direct import DirectTiling, check_dense, check_direct_tiling, direct_footprint, direct_io
 from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
 
 __all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
@@ -78,6 +78,7 @@ def stationary_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output")
     base = direct_io(layer, tiling)
     if order == "output":
         return base
+    check_dense(layer, f"the {order}-stationary dataflow")
     if order == "weight":
         return DataflowIO.of(base.input_loads, layer.weight_size, base.output_stores)
     n_z = -(-layer.c_out // tiling.z)
@@ -99,6 +100,7 @@ def stationary_footprint(layer: ConvLayer, tiling: DirectTiling, order: str = "o
     t, kk = tiling, layer.k_h * layer.k_w
     if order == "output":
         return direct_footprint(layer, t)
+    check_dense(layer, f"the {order}-stationary dataflow")
     if order == "weight":
         shared = t.z * layer.c_in * kk + t.alpha * _tile_in(layer, t.x, t.y)
     else:
@@ -208,6 +210,7 @@ def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = Tr
     """
     for o in orders:
         _check_order(o)
+    check_dense(layer, "best_direct_dataflow")
     if not orders:
         raise InvalidInputError(f"orders must name at least one of {', '.join(ORDERS)}")
     found = []
@@ -248,6 +251,7 @@ def stationary_schedule(dag, layer: ConvLayer, tiling: DirectTiling, order: str 
     check_direct_tiling(layer, tiling)
     if order == "output":
         return tiled_schedule(dag, layer, tiling)
+    check_dense(layer, f"the {order}-stationary schedule")
     t = tiling
     spatial = [(b, range(oy, min(oy + t.y, layer.h_out)), range(ox, min(ox + t.x, layer.w_out)))
                for b in range(layer.n) for oy in range(0, layer.h_out, t.y)

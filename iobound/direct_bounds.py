@@ -38,7 +38,6 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .errors import InvalidInputError
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .errors import InvalidInputError
 from .layer import ConvLayer
@@ -153,6 +152,10 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             "fast memory")
     reuse = (f"R = R_max = {layer.reuse_max} (max windows sharing one input; the paper's "
              f"average k_h k_w/mu^2 = {layer.reuse_paper:g} is not what the proofs support)")
+    grouped = () if layer.groups == 1 else (
+        f"groups = {layer.groups}: the DAG is {layer.groups} disjoint dense DAGs of "
+        f"{layer.c_in_per_group} -> {layer.c_out_per_group} channels; Loomis-Whitney per group, "
+        "summed by Cauchy-Schwarz into the same segment inequality (proofs/test_grouped_bounds.py)",)
     return {
         "hong_kung_composite": (
             game,
@@ -163,7 +166,7 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             f"|V| = {c.vertices} exact for the direct DAG (used inputs {c.used_inputs}, "
             f"used weights {c.used_weights}, {c.products} real products, binary "
             "summation trees; taps on padding are not vertices)",
-        ),
+        ) + grouped,
         "x_partition": (
             game,
             "segments of Y = 4S I/Os; per segment the products are <= sqrt(R |A||B||C|) "
@@ -173,7 +176,7 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             "Kwasniewski et al. is not claimed",
             reuse,
             f"MACs = {c.products} real products (padding taps excluded)",
-        ),
+        ) + grouped,
         "x_partition_chain": (
             game,
             "chain summation: every output is one accumulation chain s_k = s_(k-1) + p_k "
@@ -190,7 +193,7 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             f"{(c.products / weighted_products(layer)) ** 2 if c.products else 0:.4g}, R_max = "
             f"{layer.reuse_max})",
             f"O = {c.outputs} outputs, MACs = {c.products} real products",
-        ),
+        ) + grouped,
         "compulsory": (
             game,
             f"every used input ({c.used_inputs}) and used weight ({c.used_weights}) is "

@@ -214,6 +214,10 @@ class ConvLayer:
             return f"Winograd needs a square kernel, got k_h={self.k_h}, k_w={self.k_w}"
         if self.dilation != (1, 1):
             return f"Winograd needs dilation 1, got dilation={self.dilation}"
+        if self.groups != 1:
+            # the Winograd DAG, bounds, dataflows and kernels are built for dense layers only
+            return (f"Winograd is implemented for dense layers only (groups=1), got "
+                    f"groups={self.groups}; use the direct algorithm")
         return None
 
     @property

@@ -39,10 +39,15 @@ inception_v3
     (torchvision names, lower case): ``conv1a`` ``conv2a`` ``conv2b`` ``conv3b``
     ``conv4a``, then ``mixed_5b_branch1x1`` ... ``mixed_7c_branch_pool``, including
     the asymmetric 1x7/7x1 and 1x3/3x1 convs. The auxiliary classifier is omitted.
+resnext50
+    ResNeXt-50 (32x4d) (Xie et al. 2017, Table 1; torchvision ``resnext50_32x4d``):
+    ResNet-50's layout and names with bottleneck widths 128, 256, 512, 1024 and the
+    3x3 ``conv{s}_{b}b`` grouped, 32 groups (4, 8, 16, 32 channels per group).
 mobilenet
-    MobileNet v1 (Howard et al. 2017, Table 1), width 1.0, 224x224. Depthwise convs
-    are grouped and :class:`ConvLayer` has no groups, so only the full first conv
-    ``conv1`` and the 13 pointwise convs ``conv_pw_1`` ... ``conv_pw_13`` are listed.
+    MobileNet v1 (Howard et al. 2017, Table 1), width 1.0, 224x224: the full first
+    conv ``conv1``, then per block the depthwise 3x3 ``conv_dw_{i}`` (groups = channels,
+    pad 1, stride 2 in blocks 2, 4, 6, 12) and the pointwise 1x1 ``conv_pw_{i}``,
+    i = 1..13, in execution order.
 
 Examples
 --------
@@ -52,6 +57,10 @@ Examples
 ['alexnet.conv1', 'alexnet.conv2']
 >>> get_layer("resnet50.conv3_1").short()
 'n1 128x56x56 -> 128x28x28 k3x3 s2x2 p1x1'
+>>> get_layer("mobilenet.conv_dw_2").short()
+'n1 64x112x112 -> 64x56x56 k3x3 s2x2 p1x1 g64'
+>>> get_layer("resnext50.conv2_1").short()
+'n1 128x56x56 -> 128x56x56 k3x3 s1x1 p1x1 g32'
 """
 
 from __future__ import annotations
@@ -65,12 +74,12 @@ from .layer import ConvLayer
 __all__ = ["NETWORKS", "network_names", "network_layers", "get_layer"]
 
 
-def _conv(name, c_in, hw, c_out, k, stride=1, pad=0) -> ConvLayer:
+def _conv(name, c_in, hw, c_out, k, stride=1, pad=0, groups=1) -> ConvLayer:
     h, w = (hw, hw) if isinstance(hw, int) else hw
     kh, kw = (k, k) if isinstance(k, int) else k
     ph, pw = (pad, pad) if isinstance(pad, int) else pad
     return ConvLayer(n=1, c_in=c_in, h_in=h, w_in=w, c_out=c_out, k_h=kh, k_w=kw,
-                     stride=(stride, stride), padding=(ph, pw), name=name)
+                     stride=(stride, stride), padding=(ph, pw), groups=groups, name=name)
 
 
 def _alexnet() -> list[ConvLayer]:
@@ -96,22 +105,25 @@ def _vgg16() -> list[ConvLayer]:
     return layers
 
 
-_RESNET_STAGES = {"resnet18": (2, 2, 2, 2), "resnet50": (3, 4, 6, 3)}
+_RESNET_STAGES = {"resnet18": (2, 2, 2, 2), "resnet50": (3, 4, 6, 3), "resnext50": (3, 4, 6, 3)}
+#: 3x3 groups and bottleneck width multiplier: ResNeXt-50 32x4d's width is 32 * 4 = 128 in stage 2.
+_RESNEXT = {"resnext50": (32, 2)}
 
 
 def _resnet(net: str) -> list[ConvLayer]:
-    bottleneck = net == "resnet50"
+    bottleneck = net != "resnet18"
+    groups, widen = _RESNEXT.get(net, (1, 1))
     layers = [_conv(f"{net}.conv1", 3, 224, 64, 7, stride=2, pad=3)]
     c_in, hw = 64, 56                                     # after the 3x3/2 max pool
     for stage, blocks in enumerate(_RESNET_STAGES[net], 2):
-        width = 64 * 2 ** (stage - 2)
-        c_out = 4 * width if bottleneck else width
+        planes = 64 * 2 ** (stage - 2)
+        width, c_out = (widen * planes, 4 * planes) if bottleneck else (planes, planes)
         for b in range(1, blocks + 1):
             s = 2 if (b == 1 and stage > 2) else 1
             p = f"{net}.conv{stage}_{b}"
             if bottleneck:
                 layers += [_conv(p + "a", c_in, hw, width, 1),
-                           _conv(p + "b", width, hw, width, 3, stride=s, pad=1),
+                           _conv(p + "b", width, hw, width, 3, stride=s, pad=1, groups=groups),
                            _conv(p + "c", width, hw // s, c_out, 1)]
             else:
                 layers += [_conv(p + "a", c_in, hw, width, 3, stride=s, pad=1),
@@ -206,13 +218,15 @@ def _inception_v3() -> list[ConvLayer]:
 
 
 def _mobilenet() -> list[ConvLayer]:
-    # v1, Table 1: (pointwise output channels, stride of the preceding depthwise conv).
+    # v1, Table 1: (pointwise output channels, stride of the block's depthwise conv).
     layers = [_conv("mobilenet.conv1", 3, 224, 32, 3, stride=2, pad=1)]
     c_in, hw = 32, 112
     plan = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 \
         + [(1024, 2), (1024, 1)]
     for i, (c_out, s) in enumerate(plan, 1):
-        hw //= s                                          # the depthwise 3x3, pad 1
+        layers.append(_conv(f"mobilenet.conv_dw_{i}", c_in, hw, c_in, 3, stride=s, pad=1,
+                            groups=c_in))
+        hw //= s
         layers.append(_conv(f"mobilenet.conv_pw_{i}", c_in, hw, c_out, 1))
         c_in = c_out
     return layers
@@ -223,6 +237,7 @@ NETWORKS: dict[str, Callable[[], list[ConvLayer]]] = {
     "vgg16": _vgg16,
     "resnet18": lambda: _resnet("resnet18"),
     "resnet50": lambda: _resnet("resnet50"),
+    "resnext50": lambda: _resnet("resnext50"),
     "squeezenet": _squeezenet,
     "inception_v3": _inception_v3,
     "mobilenet": _mobilenet,
@@ -230,7 +245,7 @@ NETWORKS: dict[str, Callable[[], list[ConvLayer]]] = {
 
 # "<net>.conv{s}_{b}" (no letter) names the block's first 3x3 conv.
 _BLOCK_ALIAS = re.compile(r"conv[2-5]_\d+")
-_ALIAS_LETTER = {"resnet18": "a", "resnet50": "b"}
+_ALIAS_LETTER = {"resnet18": "a", "resnet50": "b", "resnext50": "b"}
 
 
 def network_names() -> list[str]:

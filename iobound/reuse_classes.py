@@ -69,6 +69,9 @@ def axis_tap_products(size: int, out: int, k: int, stride: int, pad: int, dil: i
 def weighted_products(layer: ConvLayer) -> float:
     """``W = sum_p 1 / sqrt(T_c(p))`` over the product vertices of the direct DAG.
 
+    With groups, an output channel has ``c_in / groups`` input channels (the products
+    of the grouped DAG; proofs/test_grouped_bounds.py).
+
     Examples
     --------
     >>> from iobound.layer import ConvLayer
@@ -82,7 +85,7 @@ def weighted_products(layer: ConvLayer) -> float:
     th = np.array(axis_tap_classes(layer.k_h, mh, dh), float)
     tw = np.array(axis_tap_classes(layer.k_w, mw, dw), float)
     per_tap = (ch / np.sqrt(th))[:, None] * (cw / np.sqrt(tw))[None, :]
-    return float(layer.n * layer.c_in * layer.c_out * per_tap.sum())
+    return float(layer.n * layer.c_in_per_group * layer.c_out * per_tap.sum())
 
 
 def effective_reuse(layer: ConvLayer) -> float:

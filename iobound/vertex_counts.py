@@ -13,6 +13,11 @@ output); an output whose whole window lies in padding has no vertex. Hence
 Every quantity factorises over the two spatial axes, so the counts take
 ``O(h_out k_h + w_out k_w)`` work, whatever the channel counts.
 
+Grouped layers (``groups = G``): the DAG is the disjoint union of G dense DAGs
+``c_in / G -> c_out / G``; a product of output channel ``co`` reads only the input
+channels of its group, so products and weights count ``c_in / G`` input channels
+per output channel, while every input channel is used (by its group).
+
 Examples
 --------
 >>> from iobound.layer import ConvLayer
@@ -75,7 +80,7 @@ class DirectCounts:
     products: int       #: real MACs (product vertices)
     outputs: int        #: outputs with at least one product
     sums: int           #: sum vertices that are not outputs
-    max_input_reuse: int  #: most products that read one input vertex / c_out
+    max_input_reuse: int  #: most products that read one input vertex / (c_out / groups)
 
     @property
     def vertices(self) -> int:
@@ -98,12 +103,12 @@ def direct_counts(layer: ConvLayer) -> DirectCounts:
     taps_h, taps_w = sum(ah.taps_per_output), sum(aw.taps_per_output)
     live_h = sum(1 for c in ah.taps_per_output if c)
     live_w = sum(1 for c in aw.taps_per_output if c)
-    nb, ci, co = layer.n, layer.c_in, layer.c_out
-    products = nb * co * ci * taps_h * taps_w
+    nb, ci, co, cg = layer.n, layer.c_in, layer.c_out, layer.c_in_per_group
+    products = nb * co * cg * taps_h * taps_w
     outputs = nb * co * live_h * live_w
     return DirectCounts(
         used_inputs=nb * ci * ah.used_positions * aw.used_positions,
-        used_weights=co * ci * ah.used_taps * aw.used_taps,
+        used_weights=co * cg * ah.used_taps * aw.used_taps,
         products=products,
         outputs=outputs,
         sums=products - outputs,
@@ -115,12 +120,15 @@ def iter_direct_products(layer: ConvLayer):
     """Yield every product vertex as ``((b, ci, h, w), (co, ci, i, j), (b, co, oh, ow))``.
 
     A reference enumeration (one Python step per product) for checking the counts
-    and inequalities on small layers; the counts above never use it.
+    and inequalities on small layers; the counts above never use it. With groups,
+    output channel ``co`` reads the input channels ``ci`` of its group only.
     """
     (sh, sw), (ph, pw), (dh, dw) = layer.stride, layer.padding, layer.dilation
-    for b, co, oh, ow, ci, i, j in itertools.product(
+    cg, og = layer.c_in_per_group, layer.c_out_per_group
+    for b, co, oh, ow, cl, i, j in itertools.product(
             range(layer.n), range(layer.c_out), range(layer.h_out), range(layer.w_out),
-            range(layer.c_in), range(layer.k_h), range(layer.k_w)):
+            range(cg), range(layer.k_h), range(layer.k_w)):
+        ci = co // og * cg + cl
         h, w = oh * sh - ph + i * dh, ow * sw - pw + j * dw
         if 0 <= h < layer.h_in and 0 <= w < layer.w_in:
             yield (b, ci, h, w), (co, ci, i, j), (b, co, oh, ow)

@@ -192,8 +192,9 @@ class WinogradConfig(_ConfigMixin):
         return [f"{tn}={tv} must divide {n}={v}" for tn, tv, n, v in pairs if v % tv]
 
     def group_reasons(self, layer: ConvLayer) -> list[str]:
-        """The Winograd kernel computes ungrouped layers only (empty list when groups == 1)."""
-        return [] if layer.groups == 1 else [groups_unsupported(self.algorithm, layer.groups)]
+        """The Winograd kernel computes ungrouped layers only (empty list when groups == 1);
+        the reason is the layer's own (:meth:`ConvLayer.winograd_problem`)."""
+        return [] if layer.groups == 1 else [layer.winograd_problem()]
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
 

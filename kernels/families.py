@@ -69,7 +69,7 @@ class KernelFamily:
         >>> from iobound.layer import ConvLayer
         >>> dw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, groups=4)
         >>> kernel_family("direct").problem(dw) is None, kernel_family("winograd").problem(dw)[:28]
-        (True, 'the Winograd kernel does not')
+        (True, 'Winograd is implemented for ')
         """
         problem = self.algorithm.problem(layer)
         if problem is None and layer.groups != 1 and not self.grouped:

@@ -46,7 +46,8 @@ __all__ = [
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
               "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
-              "stride, pad, dilation, groups; pairs as 'a' or 'axb')")
+              "stride, pad, dilation, groups; pairs as 'a' or 'axb'; groups=G divides cin "
+              "and cout, groups=cin is depthwise)")
 
 
 def add_layer_argument(parser: argparse.ArgumentParser) -> None:

@@ -101,7 +101,7 @@ def _is_log(path: Path) -> bool:
         first = fh.readline(1 << 20)
     try:
         head = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not a log; the cache reader names it
         return False
     return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
 

@@ -39,3 +39,24 @@ def winograd_cases(draw):
     tiling = WinogradTiling(e=e, x=e * draw(st.integers(1, 2)), y=e * draw(st.integers(1, 2)),
                             z=draw(st.integers(1, layer.c_out)))
     return layer, tiling, draw(st.integers(0, 120)), draw(st.integers(0, 2**32 - 1))
+
+
+@st.composite
+def small_grouped_cases(draw, max_hw: int = 6):
+    """A small grouped layer (depthwise included: 1 channel per group) and a per-group tiling."""
+    while True:
+        g = draw(st.integers(1, 4))
+        try:
+            layer = ConvLayer(
+                n=1, c_in=g * draw(st.integers(1, 2)), h_in=draw(st.integers(2, max_hw)),
+                w_in=draw(st.integers(2, max_hw)), c_out=g * draw(st.integers(1, 2)),
+                k_h=draw(st.integers(1, 3)), k_w=draw(st.integers(1, 3)),
+                stride=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
+                padding=(draw(st.integers(0, 1)), draw(st.integers(0, 1))), groups=g)
+            break
+        except ValueError:
+            continue
+    tiling = DirectTiling(x=draw(st.integers(1, layer.w_out)), y=draw(st.integers(1, layer.h_out)),
+                          z=draw(st.integers(1, layer.c_out_per_group)),
+                          alpha=draw(st.integers(1, layer.c_in_per_group)))
+    return layer, tiling

@@ -87,6 +87,7 @@ CONV_CASES = [
     ("direct", ConvLayer(n=1, c_in=2, h_in=1, w_in=2, c_out=1, k_h=1, k_w=2), None, 3),
     ("direct", ConvLayer(n=1, c_in=2, h_in=1, w_in=2, c_out=1, k_h=1, k_w=2), None, 4),
     ("direct", ConvLayer(n=1, c_in=1, h_in=2, w_in=3, c_out=1, k_h=1, k_w=2), None, 6),
+    ("direct", ConvLayer(n=1, c_in=2, h_in=1, w_in=2, c_out=2, k_h=1, k_w=2, groups=2), None, 3),
     ("winograd", ConvLayer(n=1, c_in=1, h_in=1, w_in=3, c_out=1, k_h=1, k_w=1), 2, 4),
     ("winograd", ConvLayer(n=1, c_in=1, h_in=1, w_in=3, c_out=1, k_h=1, k_w=1), 2, 6),
 ]

@@ -16,7 +16,7 @@ from dataflow.pebble import play
 from dataflow.schedules import tiled_schedule, topological_schedule
 from iobound import ConvLayer
 from iobound.report import bound_report
-from layer_cases import small_direct_cases, winograd_cases
+from layer_cases import small_direct_cases, small_grouped_cases, winograd_cases
 
 
 @st.composite
@@ -53,6 +53,12 @@ def _check_direct(case) -> None:
 def test_direct_schedules_respect_every_bound(case):
     """Random topological and tiled direct schedules, Belady and LRU, move >= every bound."""
     _check_direct(case)
+
+
+@given(small_grouped_cases(), st.integers(3, 80), st.integers(0, 2**32 - 1))
+def test_grouped_schedules_respect_every_bound(case, s, seed):
+    """The same on grouped and depthwise layers (the bounds use the grouped DAG's counts)."""
+    _check_direct((*case, s, seed))
 
 
 @given(winograd_cases())

@@ -8,7 +8,8 @@ import pytest
 from iobound.errors import UnknownPresetError
 from iobound.networks import get_layer, network_layers, network_names
 
-ALL = ["alexnet", "vgg16", "resnet18", "resnet50", "squeezenet", "inception_v3", "mobilenet"]
+ALL = ["alexnet", "vgg16", "resnet18", "resnet50", "resnext50", "squeezenet", "inception_v3",
+       "mobilenet"]
 
 
 def _shape(layer):
@@ -33,8 +34,8 @@ def test_names_unique_prefixed_and_resolvable(net):
 
 
 @pytest.mark.parametrize("net, count", [
-    ("alexnet", 5), ("vgg16", 13), ("resnet18", 20), ("resnet50", 53),
-    ("squeezenet", 26), ("inception_v3", 94), ("mobilenet", 14),
+    ("alexnet", 5), ("vgg16", 13), ("resnet18", 20), ("resnet50", 53), ("resnext50", 53),
+    ("squeezenet", 26), ("inception_v3", 94), ("mobilenet", 27),
 ])
 def test_layer_counts(net, count):
     """Convolution counts: ResNets include the stem and the projections."""
@@ -62,7 +63,7 @@ def _resnet_blocks(net):
 
 
 @pytest.mark.parametrize("net, main, width_mult", [
-    ("resnet18", "ab", 1), ("resnet50", "abc", 4),
+    ("resnet18", "ab", 1), ("resnet50", "abc", 4), ("resnext50", "abc", 4),
 ])
 def test_resnet_blocks_chain_and_residuals_match(net, main, width_mult):
     """Within a block convs chain; the residual branch matches the shortcut; blocks chain."""
@@ -98,6 +99,10 @@ def test_resnet_blocks_chain_and_residuals_match(net, main, width_mult):
     ("inception_v3.mixed_7b_branch3x3_2b", (384, 8, 8, 384, 3, 1, (1, 1), (1, 0))),
     ("inception_v3.mixed_7c_branch1x1", (2048, 8, 8, 320, 1, 1, (1, 1), (0, 0))),
     ("mobilenet.conv_pw_13", (1024, 7, 7, 1024, 1, 1, (1, 1), (0, 0))),
+    ("mobilenet.conv_dw_13", (1024, 7, 7, 1024, 3, 3, (1, 1), (1, 1))),
+    ("mobilenet.conv_dw_12", (512, 14, 14, 512, 3, 3, (2, 2), (1, 1))),
+    ("resnext50.conv3_1", (256, 56, 56, 256, 3, 3, (2, 2), (1, 1))),
+    ("resnext50.conv5_3c", (1024, 7, 7, 2048, 1, 1, (1, 1), (0, 0))),
     ("squeezenet.conv10", (512, 13, 13, 1000, 1, 1, (1, 1), (0, 0))),
 ])
 def test_spot_shapes(spec, shape):
@@ -137,13 +142,18 @@ def test_squeezenet_fire_sizes_follow_table1():
         assert e1.c_in == e3.c_in == sq.c_out and e1.c_out + e3.c_out == outs[i]
 
 
-def test_mobilenet_pointwise_chain():
-    """MobileNet pointwise convs chain in channels; hw goes 112 -> 7 through stride-2 dws."""
+def test_mobilenet_depthwise_pointwise_chain():
+    """MobileNet convs chain exactly (dw then pw per block); the 13 dws are depthwise 3x3,
+    pad 1, four of them stride 2 (112 -> 7); the pws are dense 1x1."""
     layers = network_layers("mobilenet")
     assert layers[0].h_out == 112
     for prev, cur in zip(layers, layers[1:]):
-        assert cur.c_in == prev.c_out and cur.h_in in (prev.h_out, prev.h_out // 2)
-    assert [l.h_in for l in layers[1:]].count(7) == 2
+        assert (cur.c_in, cur.h_in) == (prev.c_out, prev.h_out)
+    dws, pws = layers[1::2], layers[2::2]
+    assert all(l.depthwise and l.groups == l.c_in == l.c_out and l.k_h == 3 for l in dws)
+    assert [l.stride[0] for l in dws].count(2) == 4 and all(l.groups == 1 for l in pws)
+    assert [l.name for l in dws] == [f"mobilenet.conv_dw_{i}" for i in range(1, 14)]
+    assert layers[-1].h_out == 7
 
 
 def _gmacs(net):
@@ -156,6 +166,7 @@ def _gmacs(net):
     ("resnet18", 512 * 1000, 1.81),
     ("resnet50", 2048 * 1000, 4.09),
     ("inception_v3", 2048 * 1000, 5.71),
+    ("resnext50", 2048 * 1000, 4.23),
 ])
 def test_mac_totals_match_torchvision(net, fc_macs, published):
     """Conv MACs plus the classifier reproduce torchvision's published totals."""
@@ -163,13 +174,26 @@ def test_mac_totals_match_torchvision(net, fc_macs, published):
 
 
 def test_mobilenet_macs_match_paper():
-    """MobileNet v1 (Table 2): 1x1 convs are 94.86% of 569M mult-adds; with dw and fc, 569M."""
+    """MobileNet v1 (Table 2): 1x1 convs are 94.86% of 569M mult-adds, depthwise 3.06%; with
+    the fc, 569M."""
     layers = network_layers("mobilenet")
-    pointwise = sum(l.macs for l in layers[1:])
-    depthwise = sum(9 * l.c_in * l.h_in * l.w_in for l in layers[1:])
+    pointwise = sum(l.macs for l in layers[2::2])
+    depthwise = sum(l.macs for l in layers[1::2])
     assert pointwise / 569e6 == pytest.approx(0.9486, abs=0.002)
-    total = layers[0].macs + pointwise + depthwise + 1024 * 1000
+    assert depthwise / 569e6 == pytest.approx(0.0306, abs=0.002)
+    total = sum(l.macs for l in layers) + 1024 * 1000
     assert total == pytest.approx(569e6, rel=0.005)
+
+
+def test_resnext_3x3s_are_grouped_32x4d():
+    """ResNeXt-50 32x4d: every 3x3 has 32 groups of width/32 = 4, 8, 16, 32 channels; 1x1s dense."""
+    for layer in network_layers("resnext50")[1:]:
+        stage = int(layer.name.split("conv")[1][0])
+        if layer.k_h == 3:
+            assert layer.groups == 32 and layer.c_in_per_group == 4 * 2 ** (stage - 2)
+        else:
+            assert layer.groups == 1
+    assert get_layer("resnext50.conv4_2").name == "resnext50.conv4_2b"
 
 
 def test_unknown_network_and_layer():

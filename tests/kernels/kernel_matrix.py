@@ -53,5 +53,4 @@ GROUPED = [
      DirectConfig(x=3, y=6, z=4, alpha=2, tx=3, ty=2, tz=4)),
 ]
 
-UNGROUPED = DIRECT + WINOGRAD
-CASES = UNGROUPED + GROUPED
+CASES = DIRECT + WINOGRAD + GROUPED

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from kernel_matrix import CASES, UNGROUPED
+from kernel_matrix import CASES
 from kernels.emulator import build_emulator
 from kernels.generate import generate
 from kernels.verify import emulate_and_check
@@ -44,9 +44,7 @@ def test_counted_traffic_equals_formula(checks, name, layer, config):
     assert (chk.global_loads, chk.global_stores) == (chk.expected_loads, chk.expected_stores)
 
 
-# Grouped cases: their bounds come with the grouped bound work (issue 14 item 4, the
-# bounds half); until then test_grouped_kernels.py holds them to the compulsory I/O.
-@pytest.mark.parametrize("name,layer,config", UNGROUPED, ids=[c[0] for c in UNGROUPED])
+@pytest.mark.parametrize("name,layer,config", CASES, ids=IDS)
 def test_counted_traffic_respects_lower_bound(checks, name, layer, config):
     """Counted traffic is at least the best lower bound at the kernel's on-chip words."""
     chk = _check(checks, name, layer, config)

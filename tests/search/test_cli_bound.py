@@ -153,3 +153,46 @@ def test_all_omits_winograd_whose_input_tile_is_too_large(capsys):
     code = main(["bound", "--layer", "cin=2,hin=64,cout=2,kh=1024,pad=600", "--fast-memory", "4096",
                  "--algorithm", "all"])
     assert code == 0 and "winograd omitted: input tile e + r - 1 = 1025" in capsys.readouterr().out
+
+
+def test_groups_in_a_layer_spec(capsys):
+    """groups= reaches the bounds: a grouped layer has 1/G of the dense MACs' bound terms, and
+    groups=1 prints exactly what the spec without groups prints."""
+    dense = "cin=32,hin=28,cout=64,kh=3,pad=1"
+    grouped = _json(capsys, "--layer", dense + ",groups=4", "--fast-memory", "4096")
+    plain = _json(capsys, "--layer", dense, "--fast-memory", "4096")
+    assert grouped["layer"]["groups"] == 4 and plain["layer"]["groups"] == 1
+    (g,), (p,) = grouped["results"], plain["results"]
+    assert g["leading_terms"]["x_partition"] == pytest.approx(p["leading_terms"]["x_partition"] / 4)
+    assert main(["bound", "--layer", dense + ",groups=1", "--fast-memory", "4096"]) == 0
+    with_groups = capsys.readouterr().out
+    assert main(["bound", "--layer", dense, "--fast-memory", "4096"]) == 0
+    assert capsys.readouterr().out == with_groups
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("cin=32,hin=28,cout=64,kh=3,groups=5", "groups=5 must divide c_in=32 and c_out=64"),
+    ("cin=32,hin=28,cout=64,kh=3,groups=0", "groups=0"),
+    ("cin=32,hin=28,cout=64,kh=3,groups=-2", "groups='-2' is not"),
+    ("cin=32,hin=28,cout=64,kh=3,groups=2,groups=2", "groups given twice"),
+])
+def test_bad_groups_is_one_line_exit_2(capsys, spec, message):
+    """A bad groups value: one stderr line naming it, exit 2."""
+    assert main(["bound", "--layer", spec, "--fast-memory", "4096"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_help_mentions_groups(capsys):
+    """--help lists groups= among the layer-spec keys."""
+    with pytest.raises(SystemExit):
+        main(["bound", "--help"])
+    assert "groups=G" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_grouped_winograd_is_a_note_under_all(capsys):
+    """--algorithm all on a depthwise layer: direct bounds and a note naming groups for Winograd."""
+    assert main(["bound", "--layer", "mobilenet.conv_dw_1", "--fast-memory", "48KiB",
+                 "--algorithm", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "compulsory" in out and "groups=32" in out

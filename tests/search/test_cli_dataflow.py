@@ -65,6 +65,11 @@ def test_table_by_default(capsys):
     (["--winograd-e", "2"], "only meaningful"),
     (["--algorithm", "winograd", "--layer", "cin=4,hin=9,cout=4,kh=3,stride=2"], "stride"),
     (["--fast-memory", "8"], "too small"),
+    (["--layer", "cin=16,hin=16,cout=32,kh=3,groups=3"], "groups=3 must divide"),
+    (["--layer", "cin=16,hin=16,cout=32,kh=3,groups=0"], "groups=0"),
+    (["--layer", "cin=16,hin=16,cout=32,kh=3,groups=x"], "groups='x'"),
+    (["--layer", "cin=16,hin=16,cout=32,kh=3,groups=8", "--tiles", "4,4,8"], "one group's"),
+    (["--layer", "cin=16,hin=16,cout=32,kh=3,groups=8", "--algorithm", "winograd"], "groups=8"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     """Bad input prints one stderr line naming the problem and exits with 2."""
@@ -132,3 +137,14 @@ def test_json_continuous_optimum_satisfies_condition(capsys):
     d = run_json(capsys, "--layer", SMALL, "--fast-memory", "4096")
     c = d["continuous_optimum"]
     assert c["x"] * c["y"] == pytest.approx(c["reuse"] * c["z"]) and c["reuse"] == 9
+
+
+def test_grouped_layer_is_tiled_per_group(capsys):
+    """A depthwise preset: tiles of one group (z = 1), I/O above the bound, 'per group' shown."""
+    d = run_json(capsys, "--layer", "mobilenet.conv_dw_2", "--fast-memory", "48KiB")
+    assert d["layer"]["groups"] == 64 and d["tiles"]["z"] == 1
+    assert d["tiles_source"] == "optimal-any per group"
+    assert d["io_exact"] >= d["lower_bound"] > 0
+    assert main(["dataflow", "--layer", "cin=16,hin=16,cout=32,kh=3,pad=1,groups=4",
+                 "--fast-memory", "1024", "--tiles", "4,4,8"]) == 0
+    assert "tiles (given per group)" in capsys.readouterr().out

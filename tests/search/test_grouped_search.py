@@ -53,7 +53,7 @@ def test_depthwise_domain_has_one_channel_per_block():
 
 def test_winograd_domain_refuses_groups():
     """The Winograd kernel has no grouped form: the domain says so."""
-    with pytest.raises(InvalidInputError, match="does not support grouped convolution"):
+    with pytest.raises(InvalidInputError, match="dense layers only"):
         ConvSpace(ConvLayer(1, 4, 8, 8, 4, 3, 3, padding=1, groups=2), "v100", "winograd")
 
 
@@ -109,15 +109,15 @@ def test_kernel_command_emulates_a_depthwise_layer(capsys):
     (["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,groups=0", "--measure", "model"],
      "groups=0 is below the minimum 1"),
     (["tune", "--layer", GROUPED, "--algorithm", "winograd", "--measure", "model"],
-     "the Winograd kernel does not support grouped convolution (groups=4)"),
+     "Winograd is implemented for dense layers only (groups=1), got groups=4"),
     (["domain", "--layer", GROUPED, "--algorithm", "winograd"],
-     "the Winograd kernel does not support grouped convolution (groups=4)"),
+     "Winograd is implemented for dense layers only (groups=1), got groups=4"),
     (["kernel", "--layer", GROUPED, "--config", "x=4,y=4,z=3,alpha=1"],
      "z=3 must divide c_out/groups=4"),
     (["kernel", "--layer", GROUPED, "--config", "x=4,y=4,z=2,alpha=4"],
      "alpha=4 is larger than c_in/groups=2"),
     (["kernel", "--layer", GROUPED, "--config", "e=2,x=4,y=4,z=2"],
-     "does not support grouped convolution"),
+     "dense layers only"),
 ])
 def test_bad_groups_are_one_line_exit_2(capsys, argv, msg):
     """Bad groups, or a kernel that cannot compute them: one line, exit 2, nothing else."""
