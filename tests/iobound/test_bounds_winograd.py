@@ -38,7 +38,8 @@ def test_best_at_least_compulsory(layer, e, s):
     """best is the max of the reported bounds, so >= compulsory."""
     rep = bound_report(layer, s, "winograd", e)
     assert rep.best >= rep.bounds["compulsory"].value
-    assert set(rep.bounds) == {"hong_kung_composite", "x_partition", "compulsory"}
+    assert set(rep.bounds) == {"hong_kung_composite", "x_partition", "x_partition_chain",
+                               "compulsory"}
 
 
 @given(wino_layers, st.integers(1, 4))

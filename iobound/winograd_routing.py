@@ -1,0 +1,160 @@
+"""Charge routing of transformed values to their raw ancestors (the Winograd chain bound's caps).
+
+A transformed entry ``P[i, j] = (B^T d B)[i, j]`` that a segment of a pebble game uses was
+red at its start, loaded, or computed in it from red predecessors. Route one unit of
+charge from every ``P`` entry to its predecessors ``(B^T d)[i, l]`` (shares over the
+``l`` of row ``j``'s support) and on to the raw inputs ``d[k, l]`` (shares over the ``k``
+of row ``i``'s support); a value red at the start or loaded absorbs what reaches it. So
+the ``P`` entries a segment uses number at most the sum of the loads routed to its
+start-budget vertices. The routing is separable (row shares times column shares), so a
+raw input's load is ``row_load(p) * col_load(q)``: one linear program per axis chooses
+shares that keep the largest load small. Kernels alike with ``G``.
+
+Caps (proofs/test_winograd_chain.py):
+
+* ``cap_in``: all frequencies together, ``max(1, Lrow * Lcol)``;
+* ``cap_in1``: one frequency ``(i, j)`` at a time, ``max(1, max_i Lrow_i * max_j Lcol_j)``;
+* ``cap_w``: all frequencies of a kernel, ``max(1, Lg^2)``; one frequency: 1 (one
+  ``J_nu`` entry per kernel).
+
+Examples
+--------
+>>> c = winograd_caps(2, 3, (1, 1), (56, 56), (28, 28))
+>>> round(c.cap_in, 6), round(c.cap_in1, 6), round(c.cap_w, 6), round(c.kappa ** 2, 6)
+(4.0, 1.0, 1.777778, 1.777778)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .winograd_transforms import winograd_transforms
+
+__all__ = ["AxisRouting", "axis_routing", "kernel_routing", "WinogradCaps", "winograd_caps"]
+
+#: Slack added to float loads so that rounding never makes a cap too small.
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class AxisRouting:
+    """Shares ``share[(t, i)] = {k: w}`` (summing to 1) and the loads they cause.
+
+    ``load``: the largest total load of a position (all rows ``i`` routed);
+    ``row_load[i]``: the largest load of a position when only row ``i`` is routed.
+    """
+
+    share: dict
+    load: float
+    row_load: tuple[float, ...]
+
+
+def _supports(m) -> list[list[int]]:
+    return [[c for c in range(m.cols) if m[row, c] != 0] for row in range(m.rows)]
+
+
+def _solve(demands: list[tuple], n_pos: int) -> dict:
+    """Min-max-load fractional routing: ``demands`` are ``(key, [positions])``; -> key -> {pos: w}."""
+    if not demands:
+        return {}
+    var = [(key, p) for key, ps in demands for p in ps]
+    nv = len(var)
+    c = np.zeros(nv + 1)
+    c[-1] = 1.0                                                  # minimise the largest load
+    a_eq = np.zeros((len(demands), nv + 1))
+    col = 0
+    for row, (_, ps) in enumerate(demands):
+        a_eq[row, col:col + len(ps)] = 1.0
+        col += len(ps)
+    a_ub = np.zeros((n_pos, nv + 1))
+    for v, (_, p) in enumerate(var):
+        a_ub[p, v] = 1.0
+    a_ub[:, -1] = -1.0
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(n_pos), A_eq=a_eq, b_eq=np.ones(len(demands)),
+                  bounds=[(0, None)] * (nv + 1), method="highs")
+    if res.status != 0:                                          # pragma: no cover - LP is feasible
+        raise RuntimeError(f"routing LP failed: {res.message}")
+    out: dict = {}
+    for v, (key, p) in enumerate(var):
+        out.setdefault(key, {})[p] = max(float(res.x[v]), 0.0)
+    for key, w in out.items():                                   # exact shares: renormalise
+        total = sum(w.values())
+        out[key] = {p: x / total for p, x in w.items()}
+    return out
+
+
+def _loads(share: dict, n_pos: int, rows=None) -> float:
+    load = np.zeros(n_pos)
+    for (t, i), w in share.items():
+        if rows is None or i in rows:
+            for p, x in w.items():
+                load[p] += x
+    return float(load.max()) + _EPS if n_pos else 0.0
+
+
+@lru_cache(maxsize=512)
+def axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting:
+    """Routing of the input transform's rows along one axis (``size`` positions, ``tiles`` tiles).
+
+    Tile ``t``'s row ``i`` may route to position ``t e + k - pad`` for ``k`` in the
+    support of ``B^T``'s row ``i`` when that position is in bounds (padding is no
+    vertex). The all-rows routing and the one-row routings are separate programs.
+
+    Examples
+    --------
+    >>> round(axis_routing(2, 3, 1, 56, 28).load, 6)   # F(2, 3), padding 1: every position 2
+    2.0
+    """
+    sup = _supports(winograd_transforms(e, r).BT)
+    demands = [((t, i), [t * e + k - pad for k in ks if 0 <= t * e + k - pad < size])
+               for t in range(tiles) for i, ks in enumerate(sup)]
+    demands = [d for d in demands if d[1]]
+    share = _solve(demands, size)
+    row_load = tuple(_loads(_solve([d for d in demands if d[0][1] == i], size), size)
+                     for i in range(len(sup)))
+    return AxisRouting(share, _loads(share, size), row_load)
+
+
+@lru_cache(maxsize=64)
+def kernel_routing(e: int, r: int) -> AxisRouting:
+    """Routing of ``G``'s rows to the ``r`` kernel positions of one axis.
+
+    Examples
+    --------
+    >>> round(kernel_routing(2, 3).load, 6)   # 4/3: rows {0}, {2} and two rows over {0, 1, 2}
+    1.333333
+    """
+    sup = _supports(winograd_transforms(e, r).G)
+    demands = [((0, i), list(ks)) for i, ks in enumerate(sup) if ks]
+    share = _solve(demands, r)
+    return AxisRouting(share, _loads(share, r), tuple(1.0 for _ in sup))
+
+
+@dataclass(frozen=True)
+class WinogradCaps:
+    """Largest routed loads of one layer's Winograd DAG (module docstring)."""
+
+    cap_in: float
+    cap_in1: float
+    cap_w: float
+
+    @property
+    def kappa(self) -> float:
+        """``sqrt(min(cap_in1 cap_w, cap_in))``: products <= kappa sqrt(|D_in| |D_w| chains)."""
+        return math.sqrt(min(self.cap_in1 * self.cap_w, self.cap_in))
+
+
+def winograd_caps(e: int, r: int, padding: tuple[int, int], size: tuple[int, int],
+                  tiles: tuple[int, int]) -> WinogradCaps:
+    """Caps of F(e x e, r x r) on an input of ``size = (h_in, w_in)`` with ``tiles = (th, tw)``."""
+    rows = axis_routing(e, r, padding[0], size[0], tiles[0])
+    cols = axis_routing(e, r, padding[1], size[1], tiles[1])
+    lg = kernel_routing(e, r).load
+    return WinogradCaps(cap_in=max(1.0, rows.load * cols.load),
+                        cap_in1=max(1.0, max(rows.row_load) * max(cols.row_load)),
+                        cap_w=max(1.0, lg * lg))
