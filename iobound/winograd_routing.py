@@ -43,14 +43,15 @@ _EPS = 1e-9
 
 @dataclass(frozen=True)
 class AxisRouting:
-    """Shares ``share[(t, i)] = {k: w}`` (summing to 1) and the loads they cause.
+    """Shares ``share[(t, i)] = {position: w}`` (summing to 1) and the loads they cause.
 
     ``load``: the largest total load of a position (all rows ``i`` routed);
-    ``row_load[i]``: the largest load of a position when only row ``i`` is routed.
+    ``row_share[i]``, ``row_load[i]``: the routing of row ``i`` alone and its largest load.
     """
 
     share: dict
     load: float
+    row_share: tuple[dict, ...]
     row_load: tuple[float, ...]
 
 
@@ -115,9 +116,9 @@ def axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting
                for t in range(tiles) for i, ks in enumerate(sup)]
     demands = [d for d in demands if d[1]]
     share = _solve(demands, size)
-    row_load = tuple(_loads(_solve([d for d in demands if d[0][1] == i], size), size)
-                     for i in range(len(sup)))
-    return AxisRouting(share, _loads(share, size), row_load)
+    row_share = tuple(_solve([d for d in demands if d[0][1] == i], size) for i in range(len(sup)))
+    return AxisRouting(share, _loads(share, size), row_share,
+                       tuple(_loads(rs, size) for rs in row_share))
 
 
 @lru_cache(maxsize=64)
@@ -132,7 +133,7 @@ def kernel_routing(e: int, r: int) -> AxisRouting:
     sup = _supports(winograd_transforms(e, r).G)
     demands = [((0, i), list(ks)) for i, ks in enumerate(sup) if ks]
     share = _solve(demands, r)
-    return AxisRouting(share, _loads(share, r), tuple(1.0 for _ in sup))
+    return AxisRouting(share, _loads(share, r), (), ())
 
 
 @dataclass(frozen=True)
