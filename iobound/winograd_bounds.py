@@ -30,10 +30,10 @@ Both bounds are valid but weak (gamma enters them). ``x_partition_chain``
 (:mod:`iobound.winograd_chain`, proofs/test_winograd_chain.py) charges transformed
 operands to their raw ancestors by a routing instead of the fan-out gamma and treats
 each ``Pi[nu]`` as one accumulation chain: ``Q >= 2 MACs / (kappa sqrt(S)) - N + O - 2S``
-with ``kappa = 4/3`` for F(2x2, 3x3) away from borders; its leading term equals the
-paper's Thm 4.12 leading term ``W_out H_out C_out C_in (e + r - 1) r / (e sqrt(S))`` at
-e = 2 (Thm 4.12 itself is reported for reference only: it does not follow from the
-paper's lemmas, proofs/README.md, errata).
+with ``kappa = 1`` for F(2x2, 3x3) (larger on small images). At e = 2 its leading term
+is 4/3 of the paper's Thm 4.12 leading term ``W_out H_out C_out C_in (e + r - 1) r /
+(e sqrt(S))``; Thm 4.12 itself is reported for reference only (it does not follow from
+the paper's lemmas, proofs/README.md, errata).
 
 Examples
 --------

@@ -23,7 +23,11 @@ dropped). Any schedule, recomputation allowed. The proof (proofs/test_winograd_c
    for the ``c`` chains touched.
 4. Loomis-Whitney per frequency (products of frequency nu: (c_in, tile) x (c_out, c_in)
    x (tile, c_out)) and Cauchy-Schwarz over frequencies: computed products
-   ``<= kappa sqrt(|D_in| |D_w| c)``, ``kappa^2 = min(cap_in1 cap_w, cap_in)``.
+   ``<= sqrt(c) sqrt(sum_nu a_nu b_nu) <= kappa sqrt(|D_in| |D_w| c)``. With one routing
+   per frequency for both sides, ``sum_nu a_nu b_nu <= sum_(v, w) sum_nu load_nu(v)
+   kload_nu(w) <= cross |D_in| |D_w|``; also ``<= cap_in1 cap_w`` and ``<= cap_in`` times it.
+   ``kappa^2 = min(cross, cap_in1 cap_w, cap_in)``: 1 for F(2x2, 3x3) (a routing where
+   every (input, weight) pair shares at most one unit of charge).
 5. Per segment: ``X <= kappa sqrt(c) (3S - c) / 2 <= kappa S^(3/2)`` (incoming products
    never beat an operand once ``kappa sqrt(S) >= 3``, i.e. S >= 9).
 6. ``MACs <= h kappa S^(3/2)`` gives ``L + N >= 2 MACs / (kappa sqrt S) - 2S``, and
@@ -34,7 +38,7 @@ Examples
 >>> from iobound.layer import ConvLayer
 >>> layer = ConvLayer(n=1, c_in=256, h_in=56, w_in=56, c_out=256, k_h=3, k_w=3, padding=(1, 1))
 >>> round(winograd_chain_bound(layer, 2, 12290))
-7869233
+12397958
 """
 
 from __future__ import annotations

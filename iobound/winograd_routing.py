@@ -15,17 +15,21 @@ Caps (proofs/test_winograd_chain.py):
 * ``cap_in``: all frequencies together, ``max(1, Lrow * Lcol)``;
 * ``cap_in1``: one frequency ``(i, j)`` at a time, ``max(1, max_i Lrow_i * max_j Lcol_j)``;
 * ``cap_w``: all frequencies of a kernel, ``max(1, Lg^2)``; one frequency: 1 (one
-  ``J_nu`` entry per kernel).
+  ``J_nu`` entry per kernel);
+* ``cross``: for an input-side ``v`` and kernel-side ``w``, ``sum_nu load_nu(v)
+  kload_nu(w)`` with one joint routing per axis (:func:`cross_routing`), a product of
+  one factor per axis.
 
 Examples
 --------
 >>> c = winograd_caps(2, 3, (1, 1), (56, 56), (28, 28))
->>> round(c.cap_in, 6), round(c.cap_in1, 6), round(c.cap_w, 6), round(c.kappa ** 2, 6)
-(4.0, 1.0, 1.777778, 1.777778)
+>>> round(c.cap_in, 6), round(c.cap_in1, 6), round(c.cap_w, 6), round(c.cross, 6), round(c.kappa, 6)
+(4.0, 1.0, 1.777778, 1.0, 1.0)
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,7 +39,8 @@ from scipy.optimize import linprog
 
 from .winograd_transforms import winograd_transforms
 
-__all__ = ["AxisRouting", "axis_routing", "kernel_routing", "WinogradCaps", "winograd_caps"]
+__all__ = ["AxisRouting", "axis_routing", "kernel_routing", "CrossRouting", "cross_routing",
+           "WinogradCaps", "winograd_caps"]
 
 #: Slack added to float loads so that rounding never makes a cap too small.
 _EPS = 1e-9
@@ -137,17 +142,102 @@ def kernel_routing(e: int, r: int) -> AxisRouting:
 
 
 @dataclass(frozen=True)
+class CrossRouting:
+    """One axis's joint routing of inputs (``share``) and kernels (``kernel[i] = {k: w}``).
+
+    ``cross``: ``max(1, max_(p,k) sum_i Lr_i(p) g_i(k), max_(i,p) Lr_i(p))``, with
+    ``Lr_i(p)`` the load row ``i`` (alone) puts on input position ``p`` and ``g_i(k)`` the
+    share of kernel row ``i`` on kernel position ``k``: the largest ``sum_nu
+    load_nu(v) kload_nu(w)`` factor of an input-side ``v`` and kernel-side ``w`` on this axis.
+    """
+
+    share: dict
+    kernel: tuple[dict, ...]
+    cross: float
+
+
+#: Integral kernel routings tried per axis: the diagonal one (row i of G to the support
+#: position nearest i (r - 1)/(n - 1)) and the first few others.
+MAX_KERNEL_CHOICES = 6
+
+
+def _kernel_choices(sup_g: list[list[int]], r: int):
+    n = len(sup_g)
+    diag = tuple(min(ks, key=lambda k: abs(k - i * (r - 1) / max(n - 1, 1))) for i, ks in enumerate(sup_g))
+    yield diag
+    yield from (p for p in itertools.islice(itertools.product(*sup_g), MAX_KERNEL_CHOICES) if p != diag)
+
+
+def _cross_lp(demands: list[tuple], size: int, g: np.ndarray) -> tuple[float, dict]:
+    """Input shares minimising ``max(sum_i Lr_i(p) g[i, k], Lr_i(p))`` for kernel shares ``g``."""
+    var = [(key, p) for key, ps in demands for p in ps]
+    nv, n, r = len(var), g.shape[0], g.shape[1]
+    c = np.zeros(nv + 1)
+    c[-1] = 1.0
+    a_eq = np.zeros((len(demands), nv + 1))
+    col = 0
+    for row, (_, ps) in enumerate(demands):
+        a_eq[row, col:col + len(ps)] = 1.0
+        col += len(ps)
+    a_ub = np.zeros((size * (r + n), nv + 1))
+    for v, ((_, i), p) in enumerate(var):
+        a_ub[p * r:(p + 1) * r, v] = g[i]                        # sum_i Lr_i(p) g_i(k)
+        a_ub[size * r + p * n + i, v] = 1.0                      # Lr_i(p)
+    a_ub[:, -1] = -1.0
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(len(a_ub)), A_eq=a_eq, b_eq=np.ones(len(demands)),
+                  bounds=[(0, None)] * (nv + 1), method="highs")
+    if res.status != 0:                                          # pragma: no cover - LP is feasible
+        raise RuntimeError(f"cross routing LP failed: {res.message}")
+    share: dict = {}
+    for v, (key, p) in enumerate(var):
+        share.setdefault(key, {})[p] = max(float(res.x[v]), 0.0)
+    share = {key: {p: x / sum(w.values()) for p, x in w.items()} for key, w in share.items()}
+    lr = np.zeros((size, n))
+    for (t, i), w in share.items():
+        for p, x in w.items():
+            lr[p, i] += x
+    return max(1.0, float((lr @ g).max()), float(lr.max())) + _EPS, share
+
+
+@lru_cache(maxsize=512)
+def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouting:
+    """The joint routing of least ``cross`` over a few integral kernel routings (one axis).
+
+    Any routing gives a valid cap; trying more only tightens it.
+
+    Examples
+    --------
+    >>> round(cross_routing(2, 3, 1, 56, 28).cross, 6)   # F(2, 3): one charge per (input, weight) pair
+    1.0
+    """
+    t = winograd_transforms(e, r)
+    sup_bt, sup_g = _supports(t.BT), _supports(t.G)
+    demands = [((tt, i), [tt * e + k - pad for k in ks if 0 <= tt * e + k - pad < size])
+               for tt in range(tiles) for i, ks in enumerate(sup_bt)]
+    demands = [d for d in demands if d[1]]
+    best = None
+    for pick in _kernel_choices(sup_g, r):
+        g = np.zeros((len(sup_g), r))
+        g[np.arange(len(sup_g)), list(pick)] = 1.0
+        cross, share = _cross_lp(demands, size, g)
+        if best is None or cross < best[0] - 1e-12:
+            best = (cross, share, tuple({k: 1.0} for k in pick))
+    return CrossRouting(best[1], best[2], best[0])
+
+
+@dataclass(frozen=True)
 class WinogradCaps:
     """Largest routed loads of one layer's Winograd DAG (module docstring)."""
 
     cap_in: float
     cap_in1: float
     cap_w: float
+    cross: float
 
     @property
     def kappa(self) -> float:
-        """``sqrt(min(cap_in1 cap_w, cap_in))``: products <= kappa sqrt(|D_in| |D_w| chains)."""
-        return math.sqrt(min(self.cap_in1 * self.cap_w, self.cap_in))
+        """``sqrt(min(cross, cap_in1 cap_w, cap_in))``: products <= kappa sqrt(|D_in| |D_w| chains)."""
+        return math.sqrt(min(self.cross, self.cap_in1 * self.cap_w, self.cap_in))
 
 
 def winograd_caps(e: int, r: int, padding: tuple[int, int], size: tuple[int, int],
@@ -158,4 +248,6 @@ def winograd_caps(e: int, r: int, padding: tuple[int, int], size: tuple[int, int
     lg = kernel_routing(e, r).load
     return WinogradCaps(cap_in=max(1.0, rows.load * cols.load),
                         cap_in1=max(1.0, max(rows.row_load) * max(cols.row_load)),
-                        cap_w=max(1.0, lg * lg))
+                        cap_w=max(1.0, lg * lg),
+                        cross=(cross_routing(e, r, padding[0], size[0], tiles[0]).cross
+                               * cross_routing(e, r, padding[1], size[1], tiles[1]).cross))

@@ -13,7 +13,8 @@ The argument is written out in :mod:`iobound.winograd_chain`. Checked here:
   sum of squares, the incoming-product case, and the summation over segments;
 * the routing caps (step 3), exhaustively on built DAGs: every routed share goes to a
   real predecessor, and every vertex's routed load (all frequencies; one frequency at a
-  time; kernels) is at most the cap the bound uses;
+  time; kernels) is at most the cap the bound uses, and so is every input-kernel pair's
+  cross load ``sum_nu load_nu(v) kload_nu(w)`` (step 4's ``cross``);
 * the dominator claim (step 3) on random start budgets: the transformed entries that can
   be computed from a set D are at most the routed loads of D;
 * Loomis-Whitney per frequency (step 4) on random product sets;
@@ -38,7 +39,7 @@ from iobound.vertex_counts import direct_counts, winograd_chain_count
 from iobound.winograd_bounds import winograd_bound_values
 from iobound.winograd_chain import C_IN, KAPPA, N_CHAINS, winograd_chain_bound, winograd_chain_expr, \
     winograd_layer_caps
-from iobound.winograd_routing import axis_routing, kernel_routing
+from iobound.winograd_routing import axis_routing, cross_routing, kernel_routing
 from iobound.symbols import OUTPUTS, S
 
 u_, v_, m_, l_, n_, k_ = sp.symbols("u v M L N kappa", positive=True)
@@ -138,6 +139,43 @@ def test_routed_loads_within_caps():
             assert max(_kernel_loads(dag, ker.share).values()) <= caps.cap_w
 
 
+def _kernel_loads_nu(dag, kernel_rows: tuple, kernel_cols: tuple, nu) -> dict:
+    """Routed load of frequency ``nu``'s J entries on kernel-side vertices (per-axis shares)."""
+    load = {}
+    for v, d in dag.nodes(data=True):
+        if d["kind"] == "transform" and d.get("transform") == "kernel" and d["stage"] == 2 \
+                and (d["i"], d["j"]) == nu:
+            load[v] = 1.0
+            for u in dag.predecessors(v):
+                w = kernel_cols[d["j"]].get(dag.nodes[u]["j"], 0.0)
+                load[u] = load.get(u, 0.0) + w
+                for x in dag.predecessors(u):
+                    load[x] = load.get(x, 0.0) + w * kernel_rows[d["i"]].get(dag.nodes[x]["i"], 0.0)
+    return load
+
+
+def test_cross_loads_within_cap():
+    """Exhaustively on built DAGs: sum_nu load_nu(v) kload_nu(w) <= cross for every input-side v
+    and kernel-side w (the step that gives kappa = 1 for F(2x2, 3x3))."""
+    for layer in SMALL:
+        for e in (1, 2, 3):
+            dag = winograd_conv_dag(layer, e)
+            th, tw = winograd_tiles(layer, e)
+            rows = cross_routing(e, layer.k_h, layer.padding[0], layer.h_in, th)
+            cols = cross_routing(e, layer.k_h, layer.padding[1], layer.w_in, tw)
+            n = e + layer.k_h - 1
+            ins = sorted((v for v, d in dag.nodes(data=True) if is_input_side(d)), key=repr)
+            ker = sorted((v for v, d in dag.nodes(data=True) if is_kernel_side(d)), key=repr)
+            li, lk = np.zeros((len(ins), n * n)), np.zeros((len(ker), n * n))
+            for i in range(n):
+                for j in range(n):
+                    a = _input_loads(dag, rows.share, cols.share, (i, j))
+                    b = _kernel_loads_nu(dag, rows.kernel, cols.kernel, (i, j))
+                    li[:, i * n + j] = [a.get(v, 0.0) for v in ins]
+                    lk[:, i * n + j] = [b.get(v, 0.0) for v in ker]
+            assert (li @ lk.T).max() <= winograd_layer_caps(layer, e).cross
+
+
 def _closure(dag, d_set: set, side) -> set:
     """Vertices of one side computable from ``d_set`` (in it, or all predecessors computable)."""
     have = set(d_set)
@@ -230,6 +268,8 @@ def _check_segment(seg, s: int, kappa: float, caps) -> None:
     assert sum(len(a) for a in seg.a.values()) <= caps.cap_in * len(seg.d_in) + 1e-9
     assert all(len(b) <= len(seg.d_w) for b in seg.b.values())
     assert sum(len(b) for b in seg.b.values()) <= caps.cap_w * len(seg.d_w) + 1e-9
+    cross = sum(len(seg.a.get(nu, ())) * len(seg.b.get(nu, ())) for nu in seg.c)
+    assert cross <= caps.cross * len(seg.d_in) * len(seg.d_w) + 1e-9
     assert lw <= kappa * math.sqrt(len(seg.d_in) * len(seg.d_w) * len(seg.chains)) + 1e-9
     assert seg.charged <= kappa * s ** 1.5 + 1e-9                    # step 5
 
