@@ -309,3 +309,14 @@ def test_binding_on_a_deep_layer():
             assert res.total >= bound
             for seg in winograd_segments(dag, res.moves, 2 * s):
                 _check_segment(seg, s, winograd_layer_caps(layer, 2).kappa, winograd_layer_caps(layer, 2))
+
+
+@given(st.integers(6, 10), st.integers(5, 7), st.integers(5, 7), st.integers(3, 4), st.integers(9, 12),
+       st.sampled_from(["random", "tiled"]), st.sampled_from(["belady", "lru"]), st.integers(0, 2**32 - 1))
+def test_long_chains_played_above_the_bound(c_in, h, w, c_out, s, kind, policy, seed):
+    """Long chains at small S, where the chain bound is near or above compulsory I/O: played
+    games (random topological or tiled orders, Belady or LRU) move at least the bound."""
+    layer = ConvLayer(1, c_in, h, w, c_out, 3, 3)
+    dag = winograd_conv_dag(layer, 2)
+    order = _schedule(dag, layer, 2, kind, np.random.default_rng(seed))
+    assert play(dag, order, s, policy).total >= winograd_chain_bound(layer, 2, s)
