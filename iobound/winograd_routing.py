@@ -64,10 +64,13 @@ def _supports(m) -> list[list[int]]:
     return [[c for c in range(m.cols) if m[row, c] != 0] for row in range(m.rows)]
 
 
-def _solve(demands: list[tuple], n_pos: int) -> dict:
-    """Min-max-load fractional routing: ``demands`` are ``(key, [positions])``; -> key -> {pos: w}."""
-    if not demands:
-        return {}
+def _min_max_lp(demands: list[tuple], a_ub_rows) -> dict:
+    """Shares (each demand's summing to 1) minimising ``lambda`` subject to ``A_ub x <= lambda``.
+
+    ``demands`` are ``(key, [positions])``; ``a_ub_rows(var)`` gives the inequality matrix
+    over the share variables ``var = [(key, position), ...]``. Returns key -> {position: w},
+    renormalised so that every demand's shares sum to exactly 1.
+    """
     var = [(key, p) for key, ps in demands for p in ps]
     nv = len(var)
     c = np.zeros(nv + 1)
@@ -77,21 +80,29 @@ def _solve(demands: list[tuple], n_pos: int) -> dict:
     for row, (_, ps) in enumerate(demands):
         a_eq[row, col:col + len(ps)] = 1.0
         col += len(ps)
-    a_ub = np.zeros((n_pos, nv + 1))
-    for v, (_, p) in enumerate(var):
-        a_ub[p, v] = 1.0
-    a_ub[:, -1] = -1.0
-    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(n_pos), A_eq=a_eq, b_eq=np.ones(len(demands)),
+    a_ub = a_ub_rows(var)
+    a_ub = np.hstack([a_ub, -np.ones((a_ub.shape[0], 1))])
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=a_eq, b_eq=np.ones(len(demands)),
                   bounds=[(0, None)] * (nv + 1), method="highs")
     if res.status != 0:                                          # pragma: no cover - LP is feasible
         raise RuntimeError(f"routing LP failed: {res.message}")
     out: dict = {}
     for v, (key, p) in enumerate(var):
         out.setdefault(key, {})[p] = max(float(res.x[v]), 0.0)
-    for key, w in out.items():                                   # exact shares: renormalise
-        total = sum(w.values())
-        out[key] = {p: x / total for p, x in w.items()}
-    return out
+    return {key: {p: x / sum(w.values()) for p, x in w.items()} for key, w in out.items()}
+
+
+def _solve(demands: list[tuple], n_pos: int) -> dict:
+    """Min-max-load fractional routing: ``demands`` are ``(key, [positions])``; -> key -> {pos: w}."""
+    if not demands:
+        return {}
+
+    def rows(var):
+        a = np.zeros((n_pos, len(var)))
+        for v, (_, p) in enumerate(var):
+            a[p, v] = 1.0
+        return a
+    return _min_max_lp(demands, rows)
 
 
 def _loads(share: dict, n_pos: int, rows=None) -> float:
@@ -170,28 +181,15 @@ def _kernel_choices(sup_g: list[list[int]], r: int):
 
 def _cross_lp(demands: list[tuple], size: int, g: np.ndarray) -> tuple[float, dict]:
     """Input shares minimising ``max(sum_i Lr_i(p) g[i, k], Lr_i(p))`` for kernel shares ``g``."""
-    var = [(key, p) for key, ps in demands for p in ps]
-    nv, n, r = len(var), g.shape[0], g.shape[1]
-    c = np.zeros(nv + 1)
-    c[-1] = 1.0
-    a_eq = np.zeros((len(demands), nv + 1))
-    col = 0
-    for row, (_, ps) in enumerate(demands):
-        a_eq[row, col:col + len(ps)] = 1.0
-        col += len(ps)
-    a_ub = np.zeros((size * (r + n), nv + 1))
-    for v, ((_, i), p) in enumerate(var):
-        a_ub[p * r:(p + 1) * r, v] = g[i]                        # sum_i Lr_i(p) g_i(k)
-        a_ub[size * r + p * n + i, v] = 1.0                      # Lr_i(p)
-    a_ub[:, -1] = -1.0
-    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(len(a_ub)), A_eq=a_eq, b_eq=np.ones(len(demands)),
-                  bounds=[(0, None)] * (nv + 1), method="highs")
-    if res.status != 0:                                          # pragma: no cover - LP is feasible
-        raise RuntimeError(f"cross routing LP failed: {res.message}")
-    share: dict = {}
-    for v, (key, p) in enumerate(var):
-        share.setdefault(key, {})[p] = max(float(res.x[v]), 0.0)
-    share = {key: {p: x / sum(w.values()) for p, x in w.items()} for key, w in share.items()}
+    n, r = g.shape
+
+    def rows(var):
+        a = np.zeros((size * (r + n), len(var)))
+        for v, ((_, i), p) in enumerate(var):
+            a[p * r:(p + 1) * r, v] = g[i]                       # sum_i Lr_i(p) g_i(k)
+            a[size * r + p * n + i, v] = 1.0                     # Lr_i(p)
+        return a
+    share = _min_max_lp(demands, rows)
     lr = np.zeros((size, n))
     for (t, i), w in share.items():
         for p, x in w.items():
@@ -215,6 +213,8 @@ def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouti
     demands = [((tt, i), [tt * e + k - pad for k in ks if 0 <= tt * e + k - pad < size])
                for tt in range(tiles) for i, ks in enumerate(sup_bt)]
     demands = [d for d in demands if d[1]]
+    if not demands:                                              # no input: nothing to route
+        return CrossRouting({}, (), 1.0)
     best = None
     for pick in _kernel_choices(sup_g, r):
         g = np.zeros((len(sup_g), r))
