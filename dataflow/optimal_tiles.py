@@ -207,10 +207,12 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
                       direct_continuous_optimum(layer, fast_memory, alpha))
 
 
-def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, fixed, per_z):
+def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, fixed, per_z,
+                    free_z: bool = False):
     """Winograd tiles (multiples of ``e``; dividing the output first when ``divisors`` and such
     a tile fits, else overhanging) of least exact I/O for a footprint ``fixed + per_z * z``;
-    ``(x, y, z)`` or None."""
+    ``(x, y, z)`` or None. ``free_z``: z need not divide c_out (the last channel block is
+    smaller) even when ``divisors``."""
     def mult(dim):
         return np.arange(e, -(-dim // e) * e + 1, e, dtype=np.int64)
 
@@ -219,7 +221,7 @@ def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, 
         xs, ys = mult(layer.w_out), mult(layer.h_out)
         xs, ys = xs[layer.w_out % xs == 0], ys[layer.h_out % ys == 0]
         if xs.size and ys.size:
-            found = _search(layer, xs, ys, fixed, per_z, True, fast_memory)
+            found = _search(layer, xs, ys, fixed, per_z, not free_z, fast_memory)
     if found is None:
         if divisors:
             logger.info("no tile that divides the output and is a multiple of e=%d fits %d words; "

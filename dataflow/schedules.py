@@ -165,8 +165,9 @@ def _winograd_order(dag: nx.DiGraph, layer: ConvLayer, t: WinogradTiling) -> tup
                      for co in cos for th, tw in tiles}
             gs = sorted({u for ps in prods.values() for p in ps for u in dag.predecessors(p)
                          if u[0] == "g"})
-            g1s = sorted({u for g in gs for u in dag.predecessors(g)})
-            order += g1s + gs
+            for co in cos:      # kernel by kernel: one kernel's G g is live at a time
+                mine = [g for g in gs if g[1] == co]
+                order += sorted({u for g in mine for u in dag.predecessors(g)}) + mine
             for th, tw in tiles:
                 bts = _present(dag, [("bt", b, ci, th, tw, i, j) for i, j in ij])
                 order += sorted({u for p in bts for u in dag.predecessors(p)}) + bts

@@ -44,7 +44,7 @@ from .winograd_transforms import winograd_transforms
 __all__ = ["DirectCounts", "WinogradCounts", "direct_counts", "direct_vertex_count",
            "iter_direct_products", "winograd_products_lower",
            "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
-           "winograd_gamma"]
+           "winograd_gamma", "winograd_chain_count"]
 
 
 @dataclass(frozen=True)
@@ -307,6 +307,26 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
             + nb * ci * (h.pi * w.pi + h.pi * w.reads + h.used_inputs * w.used_inputs)
             + co * ci * (h.kernel_pi * w.kernel_pi + h.kernel_pi * w.kernel_mid
                          + h.kernel_raw * w.kernel_mid))
+
+
+@lru_cache(maxsize=4096)
+def winograd_chain_count(layer: ConvLayer, e: int) -> int:
+    """Channel-sum chains (``Pi`` vertices) of the builder's Winograd DAG, exactly.
+
+    Every chain has ``c_in`` element products (all transformed weights are nonzero), so
+    the DAG's product count is ``c_in`` times this.
+
+    Examples
+    --------
+    >>> winograd_chain_count(ConvLayer(1, 2, 6, 6, 3, 3, 3), 2)   # 4 tiles, 16 Pi each, 3 c_out
+    192
+    """
+    layer.check_winograd()
+    t = winograd_transforms(e, layer.k_h)
+    sups = (_supports(t.AT), _supports(t.G), _supports(t.BT))
+    h = _winograd_axis(layer.h_in, layer.h_out, e, layer.k_h, layer.padding[0], *sups)
+    w = _winograd_axis(layer.w_in, layer.w_out, e, layer.k_h, layer.padding[1], *sups)
+    return layer.n * layer.c_out * h.pi * w.pi
 
 
 @lru_cache(maxsize=4096)

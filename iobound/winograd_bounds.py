@@ -26,9 +26,14 @@ operands of a segment's products bounded through the transform fan-out:
 ``Q >= sqrt(2) MACs / (n sqrt(gamma) sqrt(S)) - 4 S`` with MACs the element
 products of full tiles (proofs/test_winograd.py).
 
-Both bounds are valid but much weaker than the paper's Thm 4.12, whose leading term
-``W_out H_out C_out C_in (e + r - 1) r / (e sqrt(S))`` is reported for reference
-only: it does not follow for this DAG (proofs/README.md, errata).
+Both bounds are valid but weak (gamma enters them). ``x_partition_chain``
+(:mod:`iobound.winograd_chain`, proofs/test_winograd_chain.py) charges transformed
+operands to their raw ancestors by a routing instead of the fan-out gamma and treats
+each ``Pi[nu]`` as one accumulation chain: ``Q >= 2 MACs / (kappa sqrt(S)) - N + O - 2S``
+with ``kappa = 1`` for F(2x2, 3x3) (larger on small images). At e = 2 its leading term
+is 4/3 of the paper's Thm 4.12 leading term ``W_out H_out C_out C_in (e + r - 1) r /
+(e sqrt(S))``; Thm 4.12 itself is reported for reference only (it does not follow from
+the paper's lemmas, proofs/README.md, errata).
 
 Examples
 --------
@@ -49,8 +54,10 @@ from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
 from .layer import ConvLayer
 from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, X_IO, E, N_TILE, S, V, k
-from .vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
+from .vertex_counts import (direct_counts, winograd_chain_count, winograd_counts, winograd_gamma,
                             winograd_products_lower, winograd_vertex_count)
+from .winograd_chain import (C_IN, CHAIN_MIN_S, KAPPA, N_CHAINS, winograd_chain_details,
+                             winograd_chain_expr, winograd_chain_leading_expr, winograd_layer_caps)
 
 __all__ = ["winograd_composite", "winograd_T_expr", "winograd_bound_exprs",
            "winograd_bound_values", "winograd_leading_terms", "winograd_bound_details",
@@ -88,6 +95,7 @@ def winograd_bound_exprs() -> dict[str, sp.Expr]:
     return {
         "hong_kung_composite": composite_bound_expr(winograd_T_expr()),
         "x_partition": sp.Max(0, xpart),
+        "x_partition_chain": sp.Max(0, winograd_chain_expr().subs(S, sp.Max(S, CHAIN_MIN_S))),
         "compulsory": INPUTS + WEIGHTS + OUTPUTS,
     }
 
@@ -104,11 +112,12 @@ def winograd_leading_exprs() -> dict[str, sp.Expr]:
     return {
         "hong_kung_composite": MACS / (sp.sqrt(2) * (1 + GAMMA) * sp.sqrt(S)),
         "x_partition": sp.sqrt(2) * MACS / (N_TILE * sp.sqrt(GAMMA) * sp.sqrt(S)),
+        "x_partition_chain": winograd_chain_leading_expr(),
         "paper_thm_4_12": paper_thm_4_12_expr(),
     }
 
 
-_ARGS = (S, GAMMA, V, MACS, INPUTS, WEIGHTS, OUTPUTS, HWCC, E, RR, N_TILE)
+_ARGS = (S, GAMMA, V, MACS, INPUTS, WEIGHTS, OUTPUTS, HWCC, E, RR, N_TILE, KAPPA, N_CHAINS, C_IN)
 
 
 @lru_cache(maxsize=None)
@@ -127,7 +136,8 @@ def _args(layer: ConvLayer, e: int) -> tuple:
     hwcc = layer.n * layer.h_out * layer.w_out * layer.c_out * layer.c_in
     return (float(winograd_gamma(layer, e)), float(v), float(winograd_products_lower(layer, e)),
             float(d.used_inputs), float(d.used_weights), float(d.outputs),
-            float(hwcc), float(e), float(w.r), float(e + w.r - 1))
+            float(hwcc), float(e), float(w.r), float(e + w.r - 1),
+            winograd_layer_caps(layer, e).kappa, float(winograd_chain_count(layer, e)), float(layer.c_in))
 
 
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
@@ -180,6 +190,7 @@ def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...
             f"MACs = {winograd_products_lower(layer, e)} element products of full tiles (a "
             "lower count of the DAG's products)",
         ),
+        "x_partition_chain": (game,) + winograd_chain_details(layer, e),
         "compulsory": (
             game,
             f"any DAG computing the convolution loads every used input ({d.used_inputs}) "

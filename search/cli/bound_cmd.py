@@ -25,8 +25,9 @@ DESCRIPTION = (
     "Red-blue pebble I/O lower bounds of one convolution layer for a fast memory of S "
     "words, with the best (largest valid) one. Methods: hong_kung_composite (the paper's "
     "Thm 4.6/4.9, 4.12), x_partition (sqrt(2) MACs/sqrt(R S) - 4S), x_partition_chain "
-    "(direct only: 2 W/sqrt(S) - O/2 - 2S for chain summation, W the products weighted by "
-    "per-class reuse) and compulsory. I/O counts loads plus stores of words. Derivations "
+    "(direct: 2 W/sqrt(S) - O/2 - 2S for chain summation, W the products weighted by "
+    "per-class reuse; Winograd: 2 MACs/(kappa sqrt(S)) - N + O - 2S, N the channel-sum "
+    "chains, kappa = 1 for F(2x2, 3x3) on large images) and compulsory. I/O counts loads plus stores of words. Derivations "
     "and errata: proofs/README.md."
 )
 

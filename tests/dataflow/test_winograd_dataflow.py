@@ -1,14 +1,21 @@
-"""Winograd dataflow: tiling validation, footprint, the paper's estimate, optimality gap."""
+"""Winograd dataflow: tiling validation, footprint, the paper's estimate, optimality gap, and
+no dataflow below a bound."""
 
 import math
 
 import pytest
+from hypothesis import given, strategies as st
 
+from dataflow.evaluate import evaluate_dataflow
+from dataflow.families import dataflow_family
 from dataflow.winograd import (
     WinogradTiling, winograd_footprint, winograd_io, winograd_optimality_gap,
     winograd_paper_io, winograd_paper_total, winograd_satisfies_optimality,
 )
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from iobound.multi_block import bound_fast_memory
+from iobound.report import bound_report
 
 LAYER = ConvLayer(n=1, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding=(1, 1))
 
@@ -73,3 +80,27 @@ def test_gap_zero_at_r2z():
     """x*y = r^2 z gives gap 0 and satisfies the condition at tol 0."""
     t = WinogradTiling(2, 6, 6, 4)
     assert winograd_optimality_gap(LAYER, t) == 0.0 and winograd_satisfies_optimality(LAYER, t, tol=0.0)
+
+
+@given(st.integers(1, 2), st.integers(1, 64), st.integers(3, 40), st.integers(3, 40), st.integers(1, 64),
+       st.sampled_from([2, 3, 5]), st.integers(0, 2), st.integers(1, 4), st.integers(200, 20000))
+def test_no_winograd_dataflow_below_any_bound(nb, c_in, h, w, c_out, r, pad, e, s):
+    """The optimal Winograd tiles of either footprint model, on random layers and memories,
+    move at least every reported Winograd bound at their footprint + 2 (the game they play)."""
+    layer = ConvLayer(nb, c_in, h + r - 1, w + r - 1, c_out, r, r, padding=min(pad, r - 1))
+    for order in dataflow_family("winograd").orders:
+        try:
+            rep = evaluate_dataflow(layer, s, algorithm="winograd", e=e, order=order)
+        except InvalidInputError:
+            continue                                   # nothing fits this memory
+        bounds = bound_report(layer, bound_fast_memory(rep.footprint.total), "winograd", e).bounds
+        assert all(rep.io.total >= b.value - 1e-9 for b in bounds.values()), (order, rep.tiling)
+
+
+def test_chain_bound_binds_for_vgg_dataflow():
+    """On VGG-16's conv3_2 at 48 KiB the chain bound is the binding one, 5.6x compulsory I/O,
+    and the chosen dataflow stays above it."""
+    from iobound.networks import get_layer
+    rep = evaluate_dataflow(get_layer("vgg16.conv3_2"), 12288, algorithm="winograd", e=2)
+    assert rep.bound_method == "x_partition_chain"
+    assert rep.lower_bound > 5 * 2195456 and rep.io.total >= rep.lower_bound

@@ -38,7 +38,8 @@ def test_best_at_least_compulsory(layer, e, s):
     """best is the max of the reported bounds, so >= compulsory."""
     rep = bound_report(layer, s, "winograd", e)
     assert rep.best >= rep.bounds["compulsory"].value
-    assert set(rep.bounds) == {"hong_kung_composite", "x_partition", "compulsory"}
+    assert set(rep.bounds) == {"hong_kung_composite", "x_partition", "x_partition_chain",
+                               "compulsory"}
 
 
 @given(wino_layers, st.integers(1, 4))
@@ -122,3 +123,17 @@ def test_lower_count_without_full_tiles():
     transformed weights (hypothesis found 10 > 9 for a 1x1 layer, 1x1 kernel, e = 3)."""
     layer = ConvLayer(n=1, c_in=1, c_out=1, h_in=1, w_in=1, k_h=1, k_w=1)
     assert winograd_vertex_count_lower(layer, 3) <= winograd_vertex_count(layer, 3)
+
+
+@given(st.integers(1, 2), st.integers(1, 3), st.integers(1, 2), st.integers(2, 3), st.integers(0, 2),
+       st.integers(0, 4), st.integers(0, 4), st.integers(1, 3))
+def test_chain_count_matches_the_dag(nb, ci, co, r, pad, dh, dw, e):
+    """winograd_chain_count is the DAG's Pi count; its products are c_in per chain."""
+    from dataflow.dag_winograd import winograd_conv_dag
+    from iobound.vertex_counts import winograd_chain_count
+
+    layer = ConvLayer(nb, ci, r + dh, r + dw, co, r, r, padding=min(pad, r - 1))
+    dag = winograd_conv_dag(layer, e)
+    chains = sum(1 for v in dag if v[0] == "pi")
+    products = sum(1 for _, d in dag.nodes(data=True) if d["kind"] == "product")
+    assert chains == winograd_chain_count(layer, e) and products == ci * chains
