@@ -18,6 +18,15 @@ Writes ``<tag>_runs.json`` (every run), ``<tag>_summary.json``, ``<tag>.md`` (th
 table printed) and ``<tag>.png`` into ``--out`` (default ``benchmarks/results``,
 tag ``transfer_quality``). ``--reuse RUNS.json`` takes runs of the same (space,
 method, seed, budgets) from an earlier runs file instead of running them again.
+
+``--leave-network-out`` runs the other half instead (:mod:`benchmarks.tq.network`):
+our conv template with the ``model`` measurer, history from the layers of
+``--history-networks`` (ResNet-18, VGG-16), targets the distinct layer shapes of
+``--target-network`` (ResNet-50; ``--target-layers`` for a subset), the explorer
+without and with history (tag ``transfer_network``; no ``--reuse``: a target's
+reference is the best any of its runs found)::
+
+    nice .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5
 """
 
 from __future__ import annotations
@@ -35,6 +44,8 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
+from benchmarks.tq.network import (NETWORK_METHODS, distinct_layers, network_history,
+                                   run_network_target)
 from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +66,52 @@ def _init(paths: list[str], names: list[str]) -> None:
 def _job(args: tuple) -> object:
     name, method, seed, budgets = args
     return run_method(_TARGETS[name], method, seed, budgets)
+
+
+def _network_job(args: tuple) -> tuple:
+    layer, a, budgets = args
+    return run_network_target(layer, a.device, _TARGETS["history"], a.methods, a.seeds, budgets,
+                              a.reference_budget, a.target_network)
+
+
+def _network_runs(a, budgets: list[int]) -> tuple[list, dict]:
+    """(runs, meta) of the leave-network-out half (see module doc)."""
+    from iobound.networks import get_layer
+    t0 = time.time()
+    hist = network_history(a.history_networks, a.device, a.history_budget)
+    _TARGETS["history"] = hist
+    targets = ([get_layer(n) for n in a.target_layers] if a.target_layers
+               else distinct_layers([a.target_network]))
+    jobs = [(layer, a, budgets) for layer in targets]
+    if a.jobs == 1:
+        done = [_network_job(j) for j in jobs]
+    else:
+        with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
+            done = pool.map(_network_job, jobs, chunksize=1)
+    runs = [r for rs, _ in done for r in rs]
+    meta = {"history_networks": a.history_networks, "history_records": len(hist),
+            "history_budget": a.history_budget, "target_network": a.target_network,
+            "targets": [f for _, f in done], "device": a.device, "seeds": a.seeds,
+            "budgets": budgets, "methods": a.methods, "reference_budget": a.reference_budget,
+            "measurer": "model (analytic estimate, not a GPU)",
+            "score": "reference / best found (reference: best of a long explorer run and of "
+                     "every run on the target)", "wall_s": round(time.time() - t0, 1)}
+    return runs, meta
+
+
+def _write(a, runs: list, meta: dict, title: str) -> str:
+    """Write runs, summary, table and plot under ``a.tag``; the table."""
+    rows = summarise(runs)
+    table = markdown_table(rows)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / f"{a.tag}_runs.json").write_text(json.dumps(
+        {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
+    (a.out / f"{a.tag}_summary.json").write_text(json.dumps({"meta": meta, "summary": rows},
+                                                            indent=1))
+    (a.out / f"{a.tag}.md").write_text(f"# {title} ({a.seeds} seeds)\n\n{table}\n")
+    if not a.no_plot:
+        plot_scores(rows, a.out / f"{a.tag}.png")
+    return table
 
 
 def _names(paths: list[Path]) -> list[str]:
@@ -97,7 +154,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs files of earlier runs: a (space, method, seed) found there with "
                          "the same budgets is taken from it instead of run again")
     ap.add_argument("--no-plot", action="store_true")
+    net = ap.add_argument_group("leave-network-out (our conv template, model measurer)")
+    net.add_argument("--leave-network-out", action="store_true",
+                     help="run this half instead of the recorded spaces")
+    net.add_argument("--history-networks", nargs="+", default=["resnet18", "vgg16"])
+    net.add_argument("--target-network", default="resnet50")
+    net.add_argument("--target-layers", nargs="+", default=[],
+                     help="a subset of the target network's layers (default: every distinct shape)")
+    net.add_argument("--device", default="v100")
+    net.add_argument("--history-budget", type=int, default=100)
+    net.add_argument("--reference-budget", type=int, default=300)
     a = ap.parse_args(argv)
+    if a.leave_network_out:
+        return _main_network(a)
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
     if missing or len(a.spaces) < 2:
         raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
@@ -124,22 +193,31 @@ def main(argv: list[str] | None = None) -> int:
             fresh = pool.map(_job, jobs, chunksize=1)
     got = {(r.target, r.method, r.seed): r for r in fresh} | reused
     runs = [got[k] for k in wanted]
-    rows = summarise(runs)
-    table = markdown_table(rows)
-    a.out.mkdir(parents=True, exist_ok=True)
     meta = {"spaces": names, "seeds": a.seeds, "budgets": budgets, "methods": a.methods,
             "reused_runs": len(runs) - len(fresh), "reused_from": [str(p) for p in a.reuse],
             "wall_s": round(time.time() - t0, 1), "python": platform.python_version(),
             "score": "optimum / best time found (zero-shot: K = budget)",
             "history": "every other file's records of the same parameters, other devices only"}
-    (a.out / f"{a.tag}_runs.json").write_text(json.dumps(
-        {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
-    (a.out / f"{a.tag}_summary.json").write_text(json.dumps({"meta": meta, "summary": rows},
-                                                            indent=1))
-    (a.out / f"{a.tag}.md").write_text(f"# Transfer quality ({a.seeds} seeds)\n\n{table}\n")
-    if not a.no_plot:
-        plot_scores(rows, a.out / f"{a.tag}.png")
+    table = _write(a, runs, meta, "Transfer quality")
     print(table)
+    print(f"({meta['wall_s']} s)")
+    return 0
+
+
+def _main_network(a) -> int:
+    if a.reuse:
+        raise SystemExit("error: --reuse does not apply to --leave-network-out")
+    if a.tag == "transfer_quality":
+        a.tag = "transfer_network"
+    if a.methods == list(DEFAULT_METHODS):
+        a.methods = list(NETWORK_METHODS)
+    bad = [m for m in a.methods if m.partition(":")[0] not in NETWORK_METHODS]
+    if bad or a.seeds < 1 or any(b < 1 for b in a.budgets) or a.jobs < 1:
+        raise SystemExit(f"error: methods must be {' or '.join(NETWORK_METHODS)} (got {bad}); "
+                         "--seeds, --budgets and --jobs must be >= 1")
+    runs, meta = _network_runs(a, sorted(set(a.budgets)))
+    print(_write(a, runs, meta, f"Leave-network-out: {a.target_network} from "
+                                f"{' + '.join(a.history_networks)}"))
     print(f"({meta['wall_s']} s)")
     return 0
 

@@ -14,6 +14,11 @@ space's parameter names (any device, any problem: the strategies weigh them):
 Workloads with other parameter names say nothing about this space: they are left
 out, with a notice. :class:`HistoryUse` reports what was found and whether it was used.
 
+The history is read when the layer starts, so in a network run (``--network``)
+each layer learns from the layers the run has stored before it (and from earlier
+runs), never from itself: a layer's records are stored after it starts, and the
+records of the log a layer resumes are left out (:func:`_own`).
+
 Examples
 --------
 >>> HistoryUse(records=12, devices=("A100",), used=True).to_dict()
@@ -45,19 +50,30 @@ GUIDED_STRATEGIES = ("explorer", "sa", "ga")
 HistoryUse = HistoryInfo
 
 
-def _usable(db_path: str, space: "Space") -> tuple[list, int]:
+def _own(settings: "TuneSettings") -> frozenset:
+    """This run's own records of the layer so far: those of the log it resumes (stored in
+    the database when it was interrupted; they are the target's data, never history)."""
+    from ..records import read_log
+    from ..transfer.session import own_records
+    if not settings.resume:
+        return frozenset()
+    return own_records(e.record for e in read_log(settings.resume).entries)
+
+
+def _usable(settings: "TuneSettings", space: "Space", problem: Any) -> tuple[list, int]:
     """(timed records usable for ``space``, workloads left out for their parameter names)."""
     from ..db import TuningDB
-    from ..db.queries import history_for_space
-    with TuningDB(db_path) as db:
+    from ..transfer.session import usable_history
+    with TuningDB(settings.history) as db:
         other = sum(set(w.params) != set(space.params) for w in db.workloads())
-        return history_for_space(db, space), other
+        return usable_history(db, space, problem, exclude=_own(settings)), other
 
 
 def _guided(settings: "TuneSettings", space: "Space", problem: Any):
     """(options, use, prior) for a strategy of :data:`GUIDED_STRATEGIES`."""
     from ..transfer import transfer_options
-    prior, info = transfer_options(settings.history, space, problem, seed=settings.seed)
+    prior, info = transfer_options(settings.history, space, problem, exclude=_own(settings),
+                                   seed=settings.seed)
     return settings.options_dataclass(), info, prior
 
 
@@ -74,7 +90,7 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         return settings.options_dataclass(), None, None
     if settings.strategy in GUIDED_STRATEGIES:
         return _guided(settings, space, problem)
-    records, other = _usable(settings.history, space)
+    records, other = _usable(settings, space, problem)
     devices = tuple(sorted({m.device for m in records}))
     notes = []
     if other:

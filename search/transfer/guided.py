@@ -163,6 +163,7 @@ class HistoryGuided(Strategy):
     def tell(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
         super().tell(indices, records)
         indices = [int(i) for i in indices]
+        self._asked.update(indices)  # a resumed run's records are told without being asked here
         for i, r in zip(indices, records):
             self._known[i] = r
         best_round = min((r.cost for r in records), default=math.inf)

@@ -13,11 +13,11 @@ the target's (Mu et al.'s match score to the power ``omega``; groups below
 - ``ranking``: the space's configurations ordered by an XGBoost ranking model
   (``rank:pairwise``, one query group per source, the match weight as group
   weight) fitted on all sources: it ranks configurations no source measured.
-  A record whose configuration is not in the space (another layer of our conv
-  template, whose tiles need not fit this one) still trains it when its feature
-  row can be rebuilt in the space's feature order (:func:`feature_row`: knob
-  values from its config, the rest from the features stored with it, e.g. I/O
-  over the bound, occupancy): that is how layers learn from other layers.
+  Its rows come from :mod:`.rows`: on our conv template, features that mean the
+  same on every layer, computed on each record's own layer and device (I/O over
+  the bound, occupancy, tile shape relative to the layer...), so another layer's
+  records train it whether or not their tiles fit this layer: that is how layers
+  learn from other layers; on other spaces, the space's own features.
 
 :meth:`HistoryPrior.picker` gives a cursor (one per run: the prior is shared)
 whose ``picks`` take the consensus in order, then the model's ranking (for what
@@ -54,8 +54,9 @@ import numpy as np
 
 from ..cost_model import make_targets
 from ..strategies.gga_history import match_score
+from .rows import rows_for
 
-__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups", "feature_row", "consensus"]
+__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups", "consensus"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,9 @@ class PriorOptions:
         configuration a source measured.
     n_estimators, max_depth : int
         The ranking model's boosting rounds and tree depth.
+    consensus_match : float
+        Only sources matching the target's problem at least this well enter the
+        consensus (0: every source); the ranking model learns from all of them.
     """
 
     omega: float = 2.0
@@ -81,109 +85,87 @@ class PriorOptions:
     max_candidates: int = 50_000
     n_estimators: int = 150
     max_depth: int = 6
+    consensus_match: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.omega < 0 or not 0 <= self.min_match <= 1:
-            raise ValueError(f"omega must be >= 0 and min_match in [0, 1]; got {self.omega}, "
-                             f"{self.min_match}")
+        if self.omega < 0 or not 0 <= self.min_match <= 1 or not 0 <= self.consensus_match <= 1:
+            raise ValueError(f"omega must be >= 0, min_match and consensus_match in [0, 1]; got "
+                             f"{self.omega}, {self.min_match}, {self.consensus_match}")
         if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
             raise ValueError("max_candidates, n_estimators and max_depth must be >= 1")
 
 
 @dataclass(frozen=True)
 class SourceGroup:
-    """One source's records: those in the space (indices, times relative to the
-    source's best, best first), those outside it with a feature row (``outside_X``,
-    ``outside_rel``), and the source's weight."""
+    """One source's records: those in the space (indices, times relative to the source's
+    best, best first: the consensus), the model rows of every record with one (``X``,
+    ``rel``: its training data, :mod:`.rows`), and the source's weight."""
 
     device: str
     label: str
     indices: np.ndarray
     rel_time: np.ndarray
     weight: float
-    outside_X: np.ndarray | None = None
-    outside_rel: np.ndarray | None = None
+    X: np.ndarray | None = None
+    rel: np.ndarray | None = None
 
-    def training(self, space) -> tuple[np.ndarray, np.ndarray]:
-        """(feature rows, relative times) of every record of the source."""
-        X = space.features(self.indices)
-        if self.outside_X is None:
-            return X, self.rel_time
-        return np.vstack([X, self.outside_X]), np.concatenate([self.rel_time, self.outside_rel])
-
-
-def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None:
-    """A configuration's row in ``space.feature_names()`` order, or None when a value is
-    unknown: knobs from ``config`` (numbers, or positions in the space's value list),
-    other columns from ``features``.
-
-    Examples
-    --------
-    >>> from search.space import GridSpace
-    >>> feature_row(GridSpace({"x": [1, 2]}), {"x": 7}, None).tolist()
-    [7.0]
-    """
-    row = []
-    params = set(space.params)
-    for name in space.feature_names():
-        if name in params:
-            v = config.get(name)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                row.append(float(v))
-            elif v in space.values(name):
-                row.append(float(space.values(name).index(v)))
-            else:
-                return None
-        elif features and isinstance(features.get(name), (int, float)):
-            row.append(float(features[name]))
-        else:
-            return None
-    return np.array(row)
+    @property
+    def size(self) -> int:
+        """Records of the source the prior uses (in the space or with a model row)."""
+        return max(len(self.indices), 0 if self.rel is None else len(self.rel))
 
 
 def source_groups(space, history: Sequence, target_problem: Any = None,
-                  options: PriorOptions | None = None) -> list[SourceGroup]:
+                  options: PriorOptions | None = None, rows=None) -> list[SourceGroup]:
     """The history grouped by (workload, device), mapped into ``space`` (see module doc).
 
-    A configuration measured twice by one source keeps its best time; groups
-    with no configuration of the space, or matching too little, are left out.
+    ``rows`` (default :func:`~search.transfer.rows.rows_for` the space) makes the
+    model rows. A configuration measured twice by one source keeps its best time;
+    groups with neither a configuration of the space nor a model row, or matching
+    too little, are left out.
     """
     o = options or PriorOptions()
-    groups: dict[tuple, dict[int, float]] = {}
-    outside: dict[tuple, list[tuple[np.ndarray, float]]] = {}
-    meta: dict[tuple, tuple[str, str, float]] = {}
+    rows = rows or rows_for(space)
+    by_source: dict[tuple, list] = {}
     for h in history:
-        t = h.time_ms
-        if t is None:
-            continue
-        key = (h.workload, h.device)
-        if key not in meta:
-            meta[key] = (h.device, h.workload.label(),
-                         match_score(h.workload.problem, target_problem) ** o.omega)
-        if meta[key][2] < o.min_match ** o.omega:
-            continue
-        i = space.index(h.record.config)
-        g = groups.setdefault(key, {})
-        if i is not None:
-            g[int(i)] = min(g.get(int(i), math.inf), t)
-            continue
-        row = feature_row(space, h.record.config, h.features)
-        if row is not None:
-            outside.setdefault(key, []).append((row, t))
+        if h.time_ms is not None:
+            by_source.setdefault((h.workload, h.device), []).append(h)
     out = []
-    for key in sorted(groups, key=lambda k: (-meta[k][2], meta[k][1], meta[k][0])):
-        idx = np.fromiter(groups[key], dtype=np.int64, count=len(groups[key]))
-        t = np.fromiter(groups[key].values(), dtype=float, count=len(groups[key]))
-        rows = outside.get(key, [])
-        if not len(idx) and not rows:
+    for (workload, device), ms in by_source.items():
+        weight = match_score(workload.problem, target_problem) ** o.omega
+        if weight < o.min_match ** o.omega:
             continue
-        best = min([*t, *(b for _, b in rows)])
-        order = np.lexsort((idx, t))
-        device, label, weight = meta[key]
-        ox = np.vstack([r for r, _ in rows]) if rows else None
-        orel = np.array([b for _, b in rows]) / best if rows else None
-        out.append(SourceGroup(device, label, idx[order], t[order] / best, weight, ox, orel))
-    return out
+        g = _group(space, rows, device, workload.label(), weight, ms)
+        if g is not None:
+            out.append(g)
+    return sorted(out, key=lambda g: (-g.weight, g.label, g.device))
+
+
+def _group(space, rows, device: str, label: str, weight: float, ms: list) -> SourceGroup | None:
+    """One source's :class:`SourceGroup` (None when nothing of it is usable). Its model
+    rows: each configuration of the space at its best time (best first), then the
+    records outside the space that have a row."""
+    where = [space.index(m.record.config) for m in ms]
+    X = rows.record_rows(ms, where)
+    best_in: dict[int, tuple[float, int]] = {}
+    outside = []
+    for k, (i, m) in enumerate(zip(where, ms)):
+        if i is None:
+            if X[k] is not None:
+                outside.append((X[k], m.time_ms))
+        elif m.time_ms < best_in.get(int(i), (math.inf, 0))[0]:
+            best_in[int(i)] = (m.time_ms, k)
+    if not best_in and not outside:
+        return None
+    idx = np.fromiter(best_in, dtype=np.int64, count=len(best_in))
+    t = np.array([v[0] for v in best_in.values()], dtype=float)
+    order = np.lexsort((idx, t))
+    best = min(m.time_ms for m in ms)
+    trained = [(X[best_in[int(i)][1]], best_in[int(i)][0]) for i in idx[order]
+               if X[best_in[int(i)][1]] is not None] + outside
+    tx = np.vstack([x for x, _ in trained]) if trained else None
+    trel = np.array([b for _, b in trained]) / best if trained else None
+    return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel)
 
 
 def consensus(groups: list[SourceGroup]) -> np.ndarray:
@@ -203,10 +185,11 @@ def consensus(groups: list[SourceGroup]) -> np.ndarray:
     return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
 
 
-def _fit_ranker(space, groups: list[SourceGroup], o: PriorOptions, seed: int):
+def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
     import xgboost as xgb
 
-    data = [g.training(space) for g in groups]
+    groups = [g for g in groups if g.X is not None]
+    data = [(g.X, g.rel) for g in groups]
     X = np.vstack([x for x, _ in data])
     y = np.concatenate([-make_targets(t) for _, t in data])
     d = xgb.DMatrix(X, label=y, nthread=1)
@@ -221,32 +204,35 @@ def _fit_ranker(space, groups: list[SourceGroup], o: PriorOptions, seed: int):
 class HistoryPrior:
     """Per-source best lists and a history ranking of a space (see module doc)."""
 
-    def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int):
+    def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int,
+                 options: PriorOptions | None = None):
+        o = options or PriorOptions()
         self.groups = groups
         self.ranking = ranking
         self.records = records
-        self.consensus = consensus(groups)
+        self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
 
     @classmethod
     def fit(cls, space, history: Sequence, target_problem: Any = None,
             options: PriorOptions | None = None, seed: int = 0) -> "HistoryPrior | None":
         """The prior of ``history`` over ``space``; ``None`` when no record is usable."""
         o = options or PriorOptions()
-        groups = source_groups(space, history, target_problem, o)
+        rows = rows_for(space)
+        groups = source_groups(space, history, target_problem, o, rows)
         if not groups:
             return None
-        booster = _fit_ranker(space, groups, o, seed)
+        if not any(g.X is not None for g in groups):
+            return cls(groups, np.zeros(0, dtype=np.int64), sum(g.size for g in groups), o)
+        booster = _fit_ranker(groups, o, seed)
         if len(space) <= o.max_candidates:
             cand = np.arange(len(space))
         else:
             sampled = space.sample(o.max_candidates, np.random.default_rng(seed))
             cand = np.unique(np.concatenate([np.array(sampled, dtype=np.int64)]
                                             + [g.indices for g in groups]))
-        score = booster.inplace_predict(space.features(cand))
+        score = booster.inplace_predict(rows.space_rows(cand))
         ranking = cand[np.lexsort((cand, -score))]
-        records = sum(len(g.indices) + (0 if g.outside_rel is None else len(g.outside_rel))
-                      for g in groups)
-        return cls(groups, ranking, records)
+        return cls(groups, ranking, sum(g.size for g in groups), o)
 
     @property
     def devices(self) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ import numpy as np
 from .guided import GuidedOptions, HistoryGuided
 from .prior import HistoryPrior, PriorOptions
 
-__all__ = ["HistoryInfo", "transfer_options", "with_history"]
+__all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "with_history"]
 
 
 @dataclass(frozen=True)
@@ -70,22 +70,36 @@ def _other_space_records(db, space) -> int:
                for w in db.workloads() if set(w.params) != params)
 
 
+def own_records(records: Iterable) -> frozenset:
+    """The identities (config, timestamp) of a run's own records (e.g. a resumed log's), for
+    :func:`transfer_options`'s ``exclude``.
+
+    >>> from search.measure.base import MeasureRecord
+    >>> r = MeasureRecord.ok({"x": 1}, time_ms=1.0)
+    >>> own_records([r]) == {('{"x":1}', r.timestamp)}
+    True
+    """
+    from ..db.model import canon
+    return frozenset((canon(r.config), float(r.timestamp)) for r in records)
+
+
 def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
-                     options: PriorOptions | None = None,
+                     exclude: frozenset = frozenset(), options: PriorOptions | None = None,
                      seed: int = 0) -> tuple[HistoryPrior | None, HistoryInfo]:
     """The history prior for ``space`` from ``db`` (a TuningDB or a path) and what it used.
 
     ``problem`` is the target's problem (a layer dict, a recorded problem size)
-    for the match score; ``exclude_devices`` keeps devices out of the history.
+    for the match score; ``exclude_devices`` keeps devices out of the history;
+    ``exclude`` (:func:`own_records`) keeps the target's own records of this run out
+    (a resumed layer's records, stored when it was interrupted, are not history).
     """
     from ..db import TuningDB
-    from ..db.queries import history_for_space
 
     if not isinstance(db, TuningDB):
         with TuningDB(db) as handle:
             return transfer_options(handle, space, problem, exclude_devices=exclude_devices,
-                                    options=options, seed=seed)
-    hist = history_for_space(db, space, exclude_devices=exclude_devices)
+                                    exclude=exclude, options=options, seed=seed)
+    hist = usable_history(db, space, problem, exclude_devices=exclude_devices, exclude=exclude)
     prior = HistoryPrior.fit(space, hist, problem, options, seed) if hist else None
     other = _other_space_records(db, space)
     notice = None
@@ -96,6 +110,20 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     if prior is None:
         return None, HistoryInfo(0, (), False, notice)
     return prior, HistoryInfo(prior.records, prior.devices, True, notice)
+
+
+def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
+                   exclude: frozenset = frozenset()) -> list:
+    """The database's records usable as history for ``space`` (same parameter names, not
+    of ``exclude_devices``), without the target's own records named in ``exclude``."""
+    from ..db.model import canon
+    from ..db.queries import history_for_space
+    hist = history_for_space(db, space, exclude_devices=exclude_devices)
+    if not exclude:
+        return hist
+    target = canon(problem)
+    return [m for m in hist if not (canon(m.workload.problem) == target and
+                                    (canon(m.record.config), float(m.record.timestamp)) in exclude)]
 
 
 def with_history(strategy, prior: HistoryPrior | None, options: GuidedOptions | None = None,

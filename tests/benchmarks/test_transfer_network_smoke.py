@@ -1,17 +1,34 @@
-"""Smoke test of the layer-to-layer transfer script on two small layers."""
+"""Smoke test of the leave-network-out half of the transfer benchmark on small layers."""
 
 from __future__ import annotations
 
-from benchmarks import transfer_network
+import json
+
+import pytest
+
+from benchmarks import transfer_quality as tq_cli
 
 
-def test_prints_a_row_per_method_with_scores_in_0_1(capsys):
-    """One source, one target, tiny budgets: both methods get a row of scores in (0, 1]."""
-    rc = transfer_network.main(["--sources", "alexnet.conv5", "--targets", "alexnet.conv4",
-                                "--seeds", "1", "--budgets", "4", "8", "--history-budget", "8",
-                                "--reference-budget", "8"])
+def test_leave_network_out_scores_both_methods(capsys, tmp_path):
+    """History from AlexNet, one VGG-16 target, tiny budgets: both methods get scores in
+    (0, 1], the history is used and holds no record of the target network."""
+    rc = tq_cli.main(["--leave-network-out", "--history-networks", "alexnet",
+                      "--target-network", "vgg16", "--target-layers", "vgg16.conv5_1",
+                      "--seeds", "1", "--budgets", "4", "8", "--history-budget", "8",
+                      "--reference-budget", "8", "--out", str(tmp_path), "--no-plot"])
     assert rc == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| alexnet")]
-    assert [r.split("|")[2].split(" (")[0].strip() for r in rows] == ["explorer", "explorer+history"]
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| vgg16")]
+    assert [r.split("|")[2].strip() for r in rows] == ["explorer", "explorer+history"]
     for r in rows:
-        assert all(0.0 < float(c) <= 1.0 for c in r.strip("|").split("|")[2:])
+        assert all(0.0 < float(c.split("±")[0]) <= 1.0 for c in r.strip("|").split("|")[2:])
+    data = json.loads((tmp_path / "transfer_network_runs.json").read_text())
+    (facts,) = data["meta"]["targets"]
+    assert facts["target"] == "vgg16.conv5_1" and facts["history_records"] > 0
+    assert data["meta"]["history_records"] == 5 * 8
+
+
+def test_leave_network_out_refuses_reuse_and_other_methods(tmp_path):
+    with pytest.raises(SystemExit, match="reuse"):
+        tq_cli.main(["--leave-network-out", "--reuse", str(tmp_path / "x.json")])
+    with pytest.raises(SystemExit, match="methods"):
+        tq_cli.main(["--leave-network-out", "--methods", "gga"])

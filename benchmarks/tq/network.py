@@ -1,0 +1,123 @@
+"""Leave-network-out on our conv template: history from some networks, targets in another.
+
+History: the explorer's measurements (``history_budget`` each, the ``model``
+measurer: the analytic estimate of a device preset, not a GPU) of every distinct
+layer shape of the history networks (ResNet-18 and VGG-16 by default), stored as
+the tuning database stores a tune run's records (workload = our template and the
+layer). Targets: the distinct layer shapes of the target network (ResNet-50),
+each tuned by the explorer without and with that history
+(:func:`search.transfer.with_history`; the prior's rows are the cross-layer
+features of :mod:`search.transfer.layer_features`). The history never holds a
+record of the target network (asserted); a history layer of the same shape as a
+target (another network's layer) is history like any other, and is reported.
+
+A run scores ``reference / best found`` after each budget; the reference is the
+best of a long explorer run (``reference_budget``) and of everything any run on
+that target measured (these spaces are too large to enumerate with the model
+measurer on a shared machine).
+
+Examples
+--------
+>>> [layer.name for layer in distinct_layers(["resnet18"])][:3]
+['resnet18.conv1', 'resnet18.conv2_1a', 'resnet18.conv3_1a']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from iobound.networks import network_layers
+from search.conv_space import ConvSpace
+from search.db import Measurement, Workload
+from search.db.model import CONV_TEMPLATE
+from search.measure.model import ModelMeasurer
+from search.strategies import make_strategy
+from search.transfer import GuidedOptions, HistoryPrior, with_history
+from search.tuner import tune
+
+__all__ = ["NETWORK_METHODS", "distinct_layers", "shape", "network_history", "run_network_target"]
+
+NETWORK_METHODS = ("explorer", "explorer+history")
+
+
+def shape(layer) -> tuple:
+    """A layer's shape: its dict without the name."""
+    return tuple(sorted((k, str(v)) for k, v in layer.to_dict().items() if k != "name"))
+
+
+def distinct_layers(networks: Sequence[str]) -> list:
+    """The first layer of each distinct shape of the networks, in network order."""
+    seen, out = set(), []
+    for net in networks:
+        for layer in network_layers(net):
+            if shape(layer) not in seen:
+                seen.add(shape(layer))
+                out.append(layer)
+    return out
+
+
+def network_history(networks: Sequence[str], device: str, budget: int, seed: int = 0) -> list:
+    """The explorer's ``budget`` measurements of each distinct layer of ``networks``."""
+    hist = []
+    for layer in distinct_layers(networks):
+        space, meas = ConvSpace(layer, device), ModelMeasurer(layer, device)
+        res = tune(space, meas, "explorer", budget=budget, seed=seed)
+        w = Workload(CONV_TEMPLATE, layer.to_dict(), space.params)
+        hist += [Measurement(w, space.device.name, meas.toolchain(), t.record, source="bench")
+                 for t in res.trials]
+    return hist
+
+
+@dataclass(frozen=True)
+class NetworkRun:
+    """One method on one target layer with one seed: the score after each budget."""
+
+    target: str
+    method: str
+    seed: int
+    scores: dict
+
+
+def run_network_target(layer, device: str, history: list, methods: Sequence[str], seeds: int,
+                       budgets: Sequence[int], reference_budget: int,
+                       target_network: str) -> tuple[list[NetworkRun], dict]:
+    """Every method and seed on one target layer; (runs, facts about the target)."""
+    leaked = [m for m in history if str(m.workload.problem.get("name", "")).startswith(
+        target_network + ".")]
+    assert not leaked, f"{len(leaked)} records of {target_network} in the history"
+    space, meas = ConvSpace(layer, device), ModelMeasurer(layer, device)
+    prior = HistoryPrior.fit(space, history, layer.to_dict(), seed=0)
+    ref = tune(space, meas, "explorer", budget=reference_budget, seed=10_000).best.record.cost
+    curves = []
+    for method in methods:
+        name, _, opts = method.partition(":")
+        for seed in range(seeds):
+            s = make_strategy("explorer", space, None, np.random.default_rng(seed))
+            if name == "explorer+history":
+                s = with_history(s, prior, GuidedOptions(**_opts(opts)), seed=seed)
+            bsf = tune(space, meas, s, budget=max(budgets)).best_so_far()
+            ref = min(ref, bsf[-1])
+            curves.append((method, seed, bsf))
+    runs = [NetworkRun(layer.name, m, s, {b: (ref / bsf[min(b, len(bsf)) - 1]
+                                              if math.isfinite(bsf[min(b, len(bsf)) - 1]) else 0.0)
+                                          for b in budgets}) for m, s, bsf in curves]
+    same = sorted({m.workload.problem["name"] for m in history
+                   if shape_of(m.workload.problem) == shape(layer)})
+    facts = {"target": layer.name, "space": len(space), "reference_ms": ref,
+             "history_records": prior.records if prior else 0, "same_shape_in_history": same}
+    return runs, facts
+
+
+def shape_of(problem: dict) -> tuple:
+    """:func:`shape` of a stored layer dict."""
+    from iobound.layer import ConvLayer
+    return shape(ConvLayer.from_dict(problem))
+
+
+def _opts(text: str) -> dict:
+    from .runner import parse_method
+    return parse_method("explorer+history:" + text)[1] if text else {}

@@ -1,0 +1,124 @@
+"""How history records and a target's configurations become rows of the history model.
+
+Two ways, chosen by the target space (:func:`rows_for`):
+
+- :class:`SpaceRows` (any space, e.g. a recorded one): the space's own features
+  (:meth:`~search.space.Space.features`). A record whose configuration is in the
+  space takes its row; one outside it takes :func:`feature_row` (knobs from its
+  config, the rest from the features stored with it) when every column is known.
+- :class:`LayerRows` (our conv template's :class:`~search.conv_space.ConvSpace`):
+  :func:`~search.transfer.layer_features.cross_layer_features`, computed for every
+  record on the record's *own* layer and device, and for the target's candidates
+  on the target's. Records of other layers thus train the model whether or not
+  their tiles fit the target's layer: that is how the layers of a network learn
+  from each other.
+
+Examples
+--------
+>>> from search.space import GridSpace
+>>> rows = rows_for(GridSpace({"x": [1, 2]}))
+>>> type(rows).__name__, rows.space_rows([1]).tolist()
+('SpaceRows', [[2.0]])
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .layer_features import cross_layer_features, measurement_layer
+
+__all__ = ["SpaceRows", "LayerRows", "rows_for", "feature_row"]
+
+
+def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None:
+    """A configuration's row in ``space.feature_names()`` order, or None when a value is
+    unknown: knobs from ``config`` (numbers, or positions in the space's value list),
+    other columns from ``features``.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> feature_row(GridSpace({"x": [1, 2]}), {"x": 7}, None).tolist()
+    [7.0]
+    """
+    row = []
+    params = set(space.params)
+    for name in space.feature_names():
+        if name in params:
+            v = config.get(name)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                row.append(float(v))
+            elif v in space.values(name):
+                row.append(float(space.values(name).index(v)))
+            else:
+                return None
+        elif features and isinstance(features.get(name), (int, float)):
+            row.append(float(features[name]))
+        else:
+            return None
+    return np.array(row)
+
+
+class SpaceRows:
+    """Rows from the target space's own features (see module doc)."""
+
+    def __init__(self, space):
+        self.space = space
+
+    def space_rows(self, indices: Sequence[int]) -> np.ndarray:
+        return self.space.features(indices)
+
+    def record_rows(self, measurements: Sequence, indices: Sequence[int | None]) -> list:
+        """One row (or None) per measurement of one source; ``indices`` their places in the
+        space (None: outside it)."""
+        inside = [k for k, i in enumerate(indices) if i is not None]
+        out: list = [None] * len(measurements)
+        if inside:
+            X = self.space_rows([indices[k] for k in inside])
+            for k, row in zip(inside, X):
+                out[k] = row
+        for k, (m, i) in enumerate(zip(measurements, indices)):
+            if i is None:
+                out[k] = feature_row(self.space, m.record.config, m.features)
+        return out
+
+
+class LayerRows:
+    """Rows of :data:`~search.transfer.layer_features.CROSS_LAYER_FEATURES` (module doc)."""
+
+    def __init__(self, space):
+        self.space = space
+
+    def space_rows(self, indices: Sequence[int]) -> np.ndarray:
+        s = self.space
+        return cross_layer_features(s.layer, s.device, s.algorithm, s.knobs(indices))
+
+    def record_rows(self, measurements: Sequence, indices: Sequence[int | None]) -> list:
+        """One row (or None) per measurement of one source (one workload on one device)."""
+        if not measurements:
+            return []
+        m0 = measurements[0]
+        where = measurement_layer(m0.workload.problem, m0.device, m0.workload.params)
+        if where is None:
+            return [None] * len(measurements)
+        params = self.space.params
+        keep, knobs = [], []
+        for k, m in enumerate(measurements):
+            vals = [m.record.config.get(p) for p in params]
+            if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in vals):
+                keep.append(k)
+                knobs.append(vals)
+        out: list = [None] * len(measurements)
+        if keep:
+            X = cross_layer_features(*where[:2], where[2], np.array(knobs, dtype=np.int64))
+            for k, row in zip(keep, X):
+                out[k] = row if np.all(np.isfinite(row)) else None
+        return out
+
+
+def rows_for(space):
+    """:class:`LayerRows` for a space of our conv template, else :class:`SpaceRows`."""
+    from ..conv_space import ConvSpace
+    return LayerRows(space) if isinstance(space, ConvSpace) else SpaceRows(space)
