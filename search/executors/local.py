@@ -71,25 +71,29 @@ def _context():
 class ProcessSlot(Slot):
     """A worker process and the pipe to it."""
 
-    def __init__(self, stages_pickle: bytes, serves: set, timeout_s: float,
+    def __init__(self, pickles: dict, serves: set, timeout_s: float,
                  env: Mapping[str, str] | None = None):
         super().__init__(timeout_s)
         self.serves = set(serves)
-        self._stages, self._env = stages_pickle, dict(env or {})
+        self._pickles, self._env = pickles, dict(env or {})  # key -> pickled stages (shared)
         self._spawn()
 
     def _spawn(self) -> None:
         ctx = _context()
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=process_main, args=(child, self._stages, self._env),
-                                   daemon=True)
+        self.process = ctx.Process(target=process_main,
+                                   args=(child, self._pickles.get(None), self._env), daemon=True)
         self.process.start()
         child.close()
         self.ready = False
+        self.known = {None}  # the keys whose stages this process holds
 
     def start(self, job) -> None:
         super().start(job)
-        self.conn.send((job.stage, job.payload))
+        if job.key not in self.known:  # a layer this process has not served yet
+            self.conn.send(("stages", job.key, self._pickles[job.key]))
+            self.known.add(job.key)
+        self.conn.send((job.stage, job.key, job.payload))
 
     def poll(self) -> Event | None:
         """The event waiting on the pipe, or the worker's death; ``None`` if neither yet."""
@@ -167,26 +171,30 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions()):
-        super().__init__(stages_for(stages), options)
+    def __init__(self, stages: Stages | None, options: ExecutorOptions = ExecutorOptions()):
+        super().__init__(None if stages is None else stages_for(stages), options)
         self._slots: list[ProcessSlot] | None = None
+        self._pickles: dict = {} if stages is None else {None: pickle.dumps(self.stages)}
 
     @property
     def workers(self) -> int:
         """CPU workers (the option, else the cores)."""
-        return self.options.workers or os.cpu_count() or 1
+        return self.capacity()
+
+    def register(self, key, stages) -> None:
+        super().register(key, stages)
+        self._pickles[key] = pickle.dumps(self.keyed[key])  # sent to a worker before its first job
 
     def _start(self) -> list[ProcessSlot]:
         if self._slots is None:
-            gpus = visible_gpus() if self.stages.needs_gpu else []
-            if self.stages.needs_gpu and not gpus:
-                raise ToolchainError(f"the {self.stages.name} measurer needs a GPU and "
+            gpus = visible_gpus() if self.needs_gpu else []
+            if self.needs_gpu and not gpus:
+                raise ToolchainError(f"the {self.stages_name} measurer needs a GPU and "
                                      "pycuda sees none")
-            data = pickle.dumps(self.stages)
             cpu_serves = {BUILD} if gpus else {BUILD, RUN}
-            slots = [ProcessSlot(data, cpu_serves, self.options.timeout_s)
+            slots = [ProcessSlot(self._pickles, cpu_serves, self.options.timeout_s)
                      for _ in range(self.workers)]
-            slots += [ProcessSlot(data, {RUN}, self.options.timeout_s,
+            slots += [ProcessSlot(self._pickles, {RUN}, self.options.timeout_s,
                                   {"CUDA_VISIBLE_DEVICES": g}) for g in gpus]
             self._slots = slots
         return self._slots
