@@ -212,7 +212,9 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
     device : Device or str
         The device (or its preset name) whose limits shape the space.
     settings : TuneSettings, optional
-        Strategy, budget, seed and the run's files (default ``TuneSettings()``).
+        Strategy, budget, seed and the run's files (default ``TuneSettings()``). With
+        ``settings.executor`` several layers are tuned at once over one pool of workers
+        (``ExecutorOptions.parallel_layers`` of them; :mod:`search.session.parallel`).
     measure : {"model", "emulate", "cuda"}
         How configurations are measured.
     algorithm : {"direct", "winograd"}
@@ -225,6 +227,18 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
         Told as the session goes (progress, reports).
     builders : Builders, optional
         The functions that build the space, measurer and strategy.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from iobound.networks import network_layers
+    >>> from search.executors import ExecutorOptions
+    >>> at_once = ExecutorOptions(workers=2, parallel_layers=2)  # 2 layers, one pool of 2 workers
+    >>> reports = tune_layers(network_layers("alexnet")[3:5], "v100",
+    ...                       TuneSettings(strategy="random", budget=4, executor=at_once),
+    ...                       out_dir=tempfile.mkdtemp(), verify=False)
+    >>> [r.result.evaluations for r in reports]
+    [4, 4]
     """
     jobs = plan_layers(layers, device, settings or TuneSettings(), measure=measure,
                        algorithm=algorithm, out_dir=out_dir, verify=verify)
