@@ -179,6 +179,12 @@ class SharedExecutor:
 
     # -- owner ----------------------------------------------------------------------------
 
+    def start(self) -> "SharedExecutor":
+        """Start the workers now, in this thread (Ray wants its ``init`` in the main
+        thread); otherwise the dispatcher starts them at the first batch."""
+        self.executor._start()
+        return self
+
     def stop(self) -> None:
         """Stop measuring: every lane's current and later waits raise ``KeyboardInterrupt``;
         the workers' running jobs are abandoned. Idempotent."""

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..interrupts import Interrupted
 from .files import per_layer_path
-from .settings import Observer
+from .settings import Builders, Observer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .reports import LayerReport
@@ -123,7 +123,12 @@ def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,
     take = threading.Lock()
     stopping = threading.Event()
     interrupted = False
-    with SharedExecutor(make_executor(None, options)) as pool:
+    first = jobs[0]
+    probe = (builders or Builders()).measurer(first.measure, first.layer, first.device,
+                                              first.algorithm)
+    with probe, SharedExecutor(make_executor(None, options)) as pool:
+        pool.lane(0, probe)  # its stages say whether runs need GPU workers
+        pool.start()  # here: Ray wants its init in the main thread
         def work() -> None:
             while not stopping.is_set():
                 with take:
