@@ -97,6 +97,7 @@ class CudaStages(Stages):
 
     name = "cuda"
     needs_gpu = True
+    preload = ("kernels.config", "kernels.generate", "kernels.nvcc")  # no pycuda: workers fork
 
     def __init__(self, layer, algorithm: str = "direct", options=None, arch: str | None = None):
         from kernels.gpu import GpuOptions

@@ -59,12 +59,14 @@ def visible_gpus() -> list[str]:
     return ids[:count] if ids else [str(i) for i in range(count)]
 
 
-def _context():
+def _context(preload: tuple[str, ...] = ()):
     """``forkserver``: workers fork from a clean single-threaded server that has imported
-    the worker module once, so a replacement worker starts in milliseconds, not seconds,
-    and inherits no threads or CUDA state from the driver."""
+    the worker module and the stages' ``preload`` modules once, so a worker starts in
+    milliseconds, not seconds, its first job pays no imports (a second of numpy, SymPy
+    and the kernel modules on a loaded machine), and it inherits no threads or CUDA state
+    from the driver. (The list counts when the server starts: the first worker here.)"""
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["search.executors.worker"])
+    ctx.set_forkserver_preload(["search.executors.worker", *preload])
     return ctx
 
 
@@ -72,14 +74,15 @@ class ProcessSlot(Slot):
     """A worker process and the pipe to it."""
 
     def __init__(self, pickles: dict, serves: set, timeout_s: float,
-                 env: Mapping[str, str] | None = None):
+                 env: Mapping[str, str] | None = None, preload: tuple[str, ...] = ()):
         super().__init__(timeout_s)
         self.serves = set(serves)
         self._pickles, self._env = pickles, dict(env or {})  # key -> pickled stages (shared)
+        self._preload = preload
         self._spawn()
 
     def _spawn(self) -> None:
-        ctx = _context()
+        ctx = _context(self._preload)
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=process_main,
                                    args=(child, self._pickles.get(None), self._env), daemon=True)
@@ -192,10 +195,12 @@ class LocalExecutor(Executor):
                 raise ToolchainError(f"the {self.stages_name} measurer needs a GPU and "
                                      "pycuda sees none")
             cpu_serves = {BUILD} if gpus else {BUILD, RUN}
-            slots = [ProcessSlot(self._pickles, cpu_serves, self.options.timeout_s)
+            stages = [s for s in (self.stages, *self.keyed.values()) if s is not None]
+            preload = tuple(sorted({m for s in stages for m in s.preload}))
+            slots = [ProcessSlot(self._pickles, cpu_serves, self.options.timeout_s, None, preload)
                      for _ in range(self.workers)]
             slots += [ProcessSlot(self._pickles, {RUN}, self.options.timeout_s,
-                                  {"CUDA_VISIBLE_DEVICES": g}) for g in gpus]
+                                  {"CUDA_VISIBLE_DEVICES": g}, preload) for g in gpus]
             self._slots = slots
         return self._slots
 
