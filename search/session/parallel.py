@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..interrupts import Interrupted
@@ -85,79 +86,87 @@ def layers_at_once(options, capacity: int, layers: int) -> int:
     return max(1, min(layers, options.parallel_layers or 2 * capacity))
 
 
-def _stop(pool) -> None:
-    while True:  # a second Ctrl-C must not leave the pool half stopped
-        try:
-            pool.stop()
-            return
-        except KeyboardInterrupt:
-            continue
-
-
 def _interrupted(jobs, reports, errors) -> Interrupted:
     """One :class:`Interrupted` for the run: the measurements every layer's log keeps."""
     kept = sum(len(r.result.trials) for r in reports if r is not None)
-    kept += sum(e.measurements for e in errors.values() if isinstance(e, Interrupted))
-    failed = "; ".join(e.failed for e in errors.values() if isinstance(e, Interrupted) and e.failed)
-    base = jobs[0].resume_as
-    logs = None
-    if base is not None:
-        class Named:  # the per-layer pattern, e.g. run.<layer>.jsonl
-            name = "<layer>"
-        logs = per_layer_path(base, Named, True)
-    return Interrupted(kept, logs, failed or None, base)
+    stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
+    kept += sum(e.measurements for e in stopped)
+    failed = "; ".join(e.failed for e in stopped if e.failed) or None
+    base = jobs[0].resume_as  # the per-layer logs' pattern, e.g. run.<layer>.jsonl
+    logs = per_layer_path(base, SimpleNamespace(name="<layer>"), True) if base else None
+    return Interrupted(kept, logs, failed, base)
 
 
-def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,
-                        run_layer: Callable[..., "LayerReport"], builders=None) -> list["LayerReport"]:
-    """Run ``jobs`` (which share ``settings.executor``) at once (see the module doc);
-    the reports in the jobs' order."""
-    from ..executors import make_executor
-    from ..executors.shared import SharedExecutor
+class _Run:
+    """The layer threads of one run over one pool (see :func:`run_layers_parallel`)."""
 
-    options = jobs[0].settings.executor
-    observer = _Serialized(observer)
-    reports: list = [None] * len(jobs)
-    errors: dict[int, BaseException] = {}
-    pending = iter(range(len(jobs)))
-    take = threading.Lock()
-    stopping = threading.Event()
-    interrupted = False
-    first = jobs[0]
-    probe = (builders or Builders()).measurer(first.measure, first.layer, first.device,
-                                              first.algorithm)
-    with probe, SharedExecutor(make_executor(None, options)) as pool:
-        pool.lane(0, probe)  # its stages say whether runs need GPU workers
-        pool.start()  # here: Ray wants its init in the main thread
-        def work() -> None:
-            while not stopping.is_set():
-                with take:
-                    k = next(pending, None)
-                if k is None:
-                    return
-                try:
-                    reports[k] = run_layer(jobs[k], observer, builders,
-                                           lambda measurer, k=k: pool.lane(k, measurer))
-                except BaseException as exc:  # noqa: B036 (handed to the main thread)
-                    errors[k] = exc
-                    stopping.set()
-                    _stop(pool)
+    def __init__(self, jobs, observer, run_layer, builders, pool):
+        self.jobs, self.observer, self.run_layer = jobs, _Serialized(observer), run_layer
+        self.builders, self.pool = builders, pool
+        self.reports: list = [None] * len(jobs)
+        self.errors: dict[int, BaseException] = {}
+        self.pending = iter(range(len(jobs)))
+        self.take = threading.Lock()
+        self.stopping = threading.Event()
 
-        width = layers_at_once(options, pool.executor.capacity(), len(jobs))
-        threads = [threading.Thread(target=work, name=f"layer-{n}", daemon=True)
+    def stop(self) -> None:
+        self.stopping.set()
+        while True:  # a second Ctrl-C must not leave the pool half stopped
+            try:
+                self.pool.stop()
+                return
+            except KeyboardInterrupt:
+                continue
+
+    def work(self) -> None:
+        """A layer thread: the next layer not started, until none is left or the run stops."""
+        while not self.stopping.is_set():
+            with self.take:
+                k = next(self.pending, None)
+            if k is None:
+                return
+            try:
+                self.reports[k] = self.run_layer(self.jobs[k], self.observer, self.builders,
+                                                 lambda measurer, k=k: self.pool.lane(k, measurer))
+            except BaseException as exc:  # handed to the main thread; the others stop
+                self.errors[k] = exc
+                self.stop()
+
+    def __call__(self, width: int) -> bool:
+        """Run the layers on ``width`` threads; whether a Ctrl-C stopped them."""
+        threads = [threading.Thread(target=self.work, name=f"layer-{n}", daemon=True)
                    for n in range(width)]
         for t in threads:
             t.start()
+        interrupted = False
         while any(t.is_alive() for t in threads):
             try:
                 time.sleep(0.05)  # not Thread.join: a Ctrl-C inside join can break it (gh-90882)
             except KeyboardInterrupt:
                 interrupted = True
-                stopping.set()
-                _stop(pool)
-    failures = [errors[k] for k in sorted(errors) if not isinstance(errors[k], KeyboardInterrupt)]
+                self.stop()
+        return interrupted
+
+
+def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,
+                        run_layer: Callable[..., "LayerReport"], builders=None) -> list["LayerReport"]:
+    """Run ``jobs`` (which share ``settings.executor``) at once (see the module doc);
+    the reports in the jobs' order. ``run_layer(job, observer, builders, executor_for)``
+    tunes one layer (:func:`search.session.run.run_layer`)."""
+    from ..executors import make_executor
+    from ..executors.shared import SharedExecutor
+
+    options, first = jobs[0].settings.executor, jobs[0]
+    probe = (builders or Builders()).measurer(first.measure, first.layer, first.device,
+                                              first.algorithm)
+    with probe, SharedExecutor(make_executor(None, options)) as pool:
+        pool.lane(0, probe)  # its stages say whether runs need GPU workers
+        pool.start()  # here: Ray wants its init in the main thread
+        run = _Run(jobs, observer, run_layer, builders, pool)
+        interrupted = run(layers_at_once(options, pool.executor.capacity(), len(jobs)))
+    failures = [e for _, e in sorted(run.errors.items()) if not isinstance(e, KeyboardInterrupt)]
     if failures:
         raise failures[0]
-    if interrupted or errors:
-        raise _interrupted(jobs, reports, errors)
-    return reports
+    if interrupted or run.errors:
+        raise _interrupted(jobs, run.reports, run.errors)
+    return run.reports
