@@ -39,11 +39,12 @@ from search.measure.base import MeasureRecord
 
 from .base import Executor, check_batch
 from .dispatch import step
-from .ledger import Ledger
+from .ledger import BUILD, Ledger
 
 __all__ = ["SharedExecutor", "Lane"]
 
-#: How long the dispatcher waits for workers while a worker is free (a new batch may come).
+#: How long the dispatcher waits for workers while one is free (a lane may submit a batch
+#: meanwhile; a wait on the workers' pipes or Ray's refs cannot also wait for that).
 _POLL_S = 0.005
 _STOPPED = object()
 
@@ -161,7 +162,8 @@ class SharedExecutor:
             slots = self.executor._start()
             while not self._stopped.is_set():
                 self._take(ledger)
-                free = any(s.ready and s.job is None for s in slots)
+                # a worker free for a new batch's builds: look for one often
+                free = any(s.ready and s.job is None and BUILD in s.serves for s in slots)
                 done = step(ledger, slots, self.executor._wait, _POLL_S if free else 1.0)
                 if done is None:  # nothing running: sleep until a lane submits or stop
                     self._wake.wait(0.5)
