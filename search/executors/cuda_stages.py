@@ -29,7 +29,7 @@ from search.measure.base import MeasureRecord
 
 from .stages import Artifact, Stages, materialise
 
-__all__ = ["CudaStages", "GpuSession", "driver_arch"]
+__all__ = ["CudaStages", "GpuSession", "process_session", "driver_arch"]
 
 
 
@@ -81,6 +81,18 @@ class GpuSession:
         if self.ctx is not None:
             drop_context(self.ctx)
             self.ctx = None
+
+
+_SESSION: GpuSession | None = None
+
+
+def process_session() -> GpuSession:
+    """This worker process's :class:`GpuSession`: the stages of every layer a worker times
+    (a network's layers share the workers) use one CUDA context, not one each."""
+    global _SESSION
+    if _SESSION is None or _SESSION.ctx is None:
+        _SESSION = GpuSession()
+    return _SESSION
 
 
 class CudaStages(Stages):
@@ -155,7 +167,7 @@ class CudaStages(Stages):
         if isinstance(got, MeasureRecord):
             return got
         if self._session is None:
-            self._session = GpuSession()
+            self._session = process_session()
         reasons = check_config(self.layer, got[0], self._session.limits)
         if reasons:
             return MeasureRecord.failed(artifact.config, Status.INVALID, "; ".join(reasons))
