@@ -67,6 +67,9 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
     names the command-line option."""
     executor = args.executor or default
     if executor is None:
+        if getattr(args, "parallel_layers", None) is not None:
+            raise InvalidInputError("--parallel-layers needs --executor local|ray (this measurer "
+                                    "runs in process, one layer after another)")
         return None
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,

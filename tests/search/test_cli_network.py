@@ -108,3 +108,11 @@ def test_sigint_mid_network_then_resume_logs_each_configuration_once(tmp_path):
     for name in NETWORK:
         indices = [e.index for e in _entries(tmp_path / f"run.{name}.jsonl")]
         assert len(indices) == budget and len(set(indices)) == budget
+
+
+def test_parallel_layers_without_an_executor_is_refused(tmp_path, capsys):
+    """The model measurer runs in process unless --executor is given: nothing to parallelise."""
+    argv = ["tune", "--network", "alexnet", "--measure", "model", "--parallel-layers", "2",
+            "--budget", "2", "--out-dir", str(tmp_path / "k")]
+    assert main(argv) == 2
+    assert "--parallel-layers needs --executor" in capsys.readouterr().err
