@@ -100,12 +100,15 @@ def _interrupt_when(folder: Path, builds: int) -> threading.Thread:
     return t
 
 
-def test_interrupted_network_resumes_measuring_only_what_is_missing(tmp_path):
+@pytest.mark.parametrize("kind", ["local", "ray"])
+def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_path, request):
     """SIGINT mid-run: Interrupted names the per-layer logs; every logged configuration is
     there once. Resuming measures exactly the rest (counted by the stand-in's markers)
     and ends with the trials of an uninterrupted run."""
+    if kind == "ray":
+        request.getfixturevalue("ray_session")
     log = tmp_path / "run.jsonl"
-    options = ExecutorOptions(workers=2, parallel_layers=2)
+    options = ExecutorOptions(executor=kind, workers=2, parallel_layers=2)
     fire = _interrupt_when(tmp_path / "first", 5)
     with pytest.raises(Interrupted) as info:
         _tune(tmp_path / "first", tmp_path, delay=0.3, log=str(log), executor=options)
