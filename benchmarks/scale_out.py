@@ -8,11 +8,12 @@ drifts), and reports the median. Every run gets configurations no other run meas
 (one random sample, split), so each one pays its builds; the emulator's precompiled
 header is built before any timing. Executor start-up (worker processes, Ray itself, and
 each worker's first build: it pays one-time costs such as checking the 46 MB precompiled
-header) is timed separately and not in the throughput: every worker first builds a
-configuration of its own. Each row also gives the driver's CPU time per configuration
+header) is timed separately and not in the throughput: each run first builds one
+configuration per worker, not timed. Each row also gives the driver's CPU time per configuration
 (the serial work of handing out jobs and collecting records). The default batch is 24:
 the last build of a batch leaves the other worker idle for part of a build, which costs
-a 2-worker run about 2% of its time at 12 configurations and half that at 24.
+a 2-worker run about 1.9% of its time at 12 configurations and 1.3% at 24 (simulated
+list scheduling with builds of 630-840 ms, the spread measured here).
 
 Ray is started once (2 CPUs, loopback only) and its start-up reported on its own.
 Also: the overhead an executor adds per configuration, from a batch of the ``model``
