@@ -6,8 +6,14 @@ build of every new kernel takes far longer than running it. Each (executor, work
 runs ``--repeats`` times, interleaved with the others (the load of a shared machine
 drifts), and reports the median. Every run gets configurations no other run measured
 (one random sample, split), so each one pays its builds; the emulator's precompiled
-header is built before any timing. Executor start-up (worker
-processes, Ray itself) is timed separately and not in the throughput.
+header is built before any timing. Executor start-up (worker processes, Ray itself, and
+each worker's first build: it pays one-time costs such as checking the 46 MB precompiled
+header) is timed separately and not in the throughput: each run first builds one
+configuration per worker, not timed. Each row also gives the driver's CPU time per configuration
+(the serial work of handing out jobs and collecting records). The default batch is 24:
+the last build of a batch leaves the other worker idle for part of a build, which costs
+a 2-worker run about 1.9% of its time at 12 configurations and 1.3% at 24 (simulated
+list scheduling with builds of 630-840 ms, the spread measured here).
 
 Ray is started once (2 CPUs, loopback only) and its start-up reported on its own.
 Also: the overhead an executor adds per configuration, from a batch of the ``model``
@@ -21,7 +27,7 @@ Goals (issue 13): 2 workers >= 1.7x the throughput of 1; Ray's overhead per task
 one emulated measurement. Other work on the machine distorts both: the load average
 before and after is part of the result.
 
-Run: ``.venv/bin/python benchmarks/scale_out.py [--configs 12] [--executors local ray]``
+Run: ``.venv/bin/python benchmarks/scale_out.py [--configs 24] [--repeats 3] [--executors local ray]``
 """
 
 from __future__ import annotations
@@ -50,15 +56,17 @@ def _load() -> list[float]:
 
 
 def _throughput(executor, batch) -> dict:
-    t0 = time.perf_counter()
+    t0, cpu = time.perf_counter(), time.process_time()
     got = list(executor.submit(batch))
     seconds = time.perf_counter() - t0
+    cpu = time.process_time() - cpu
     statuses: dict[str, int] = {}
     for _, r in got:
         statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
     assert sorted(i for i, _ in got) == sorted(i for i, _ in batch)
     return {"configs": len(batch), "seconds": round(seconds, 3),
-            "per_second": round(len(batch) / seconds, 4), "statuses": statuses}
+            "per_second": round(len(batch) / seconds, 4), "statuses": statuses,
+            "driver_cpu_ms_per_config": round(cpu / len(batch) * 1e3, 3)}
 
 
 def _overhead(kind: str, layer, space, n: int) -> dict:
@@ -157,17 +165,19 @@ def _bare_ray_task_ms(n: int = 100) -> float:
     return round((time.perf_counter() - t0) / n * 1e3, 3)
 
 
-def _run_cells(measurer, space, idx, warm, runs, n: int) -> tuple[list[dict], float | None]:
-    """One throughput row per run, each on its own ``n`` configurations; and a bare Ray task."""
+def _run_cells(measurer, space, idx, runs, n: int) -> tuple[list[dict], float | None]:
+    """One throughput row per run, each on its own ``n`` configurations after a warm-up
+    build per worker (configurations of its own, not timed); and a bare Ray task."""
     from search.executors import make_executor
 
     rows, started = [], {}
+    per_run = n + 2  # the batch, and a warm-up build for each of (at most) 2 workers
     for r, (kind, workers) in enumerate(runs):
-        chunk = idx[1 + r * n: 1 + (r + 1) * n]
-        batch = [(int(i), space.get(int(i))) for i in chunk]
+        chunk = [(int(i), space.get(int(i))) for i in idx[r * per_run: (r + 1) * per_run]]
+        warm, batch = chunk[:workers], chunk[2:]
         t0 = time.perf_counter()
         with make_executor(measurer, executor=kind, workers=workers, timeout_s=600) as ex:
-            list(ex.submit([(int(idx[0]), warm)]))  # start the workers (a cached build)
+            list(ex.submit(warm))  # start the workers; each builds one configuration
             start_s = time.perf_counter() - t0
             row = {"executor": kind, "workers": workers, "startup_s": round(start_s, 2),
                    "load_average_1min": _load()[0], **_throughput(ex, batch)}
@@ -176,6 +186,7 @@ def _run_cells(measurer, space, idx, warm, runs, n: int) -> tuple[list[dict], fl
         rows.append(row)
         print(f"{kind:5s} {workers} worker(s): {row['per_second']:.3f} configs/s "
               f"({row['configs']} in {row['seconds']:.1f} s; start-up {start_s:.1f} s; "
+              f"driver CPU {row['driver_cpu_ms_per_config']:.1f} ms/config; "
               f"load {row['load_average_1min']})", flush=True)
     return rows, started.get("bare_task_ms")
 
@@ -205,7 +216,7 @@ def _print_report(result: dict, cells, median, speedup, repeats: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configs", type=int, default=12, help="configurations per run (default 12)")
+    parser.add_argument("--configs", type=int, default=24, help="configurations per run (default 24)")
     parser.add_argument("--executors", nargs="+", default=["local", "ray"], choices=["local", "ray"])
     parser.add_argument("--repeats", type=int, default=2,
                         help="runs per (executor, workers), interleaved; the median is reported")
@@ -232,9 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     space = ConvSpace(layer, "v100")
     cells = [(kind, w) for kind in args.executors for w in (1, 2)]
     runs = [cell for _ in range(args.repeats) for cell in cells]  # interleaved against drift
-    idx = space.sample(args.configs * len(runs) + 1, np.random.default_rng(args.seed))
-    warm = space.get(int(idx[0]))
-    build_emulator(generate(layer, config_from_dict(warm, "direct")).code)  # the PCH, once
+    idx = space.sample((args.configs + 2) * len(runs) + 1, np.random.default_rng(args.seed))
+    pch = space.get(int(idx[-1]))
+    build_emulator(generate(layer, config_from_dict(pch, "direct")).code)  # the PCH, once
     measurer = EmulateMeasurer(layer)
     ray_startup = None
     if "ray" in args.executors:  # one local Ray (2 CPUs, loopback) for every Ray run
@@ -243,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         start_local_ray(2)
         ray_startup = round(time.perf_counter() - t0, 2)
     load_before = _load()
-    rows, bare_task_ms = _run_cells(measurer, space, idx, warm, runs, args.configs)
+    rows, bare_task_ms = _run_cells(measurer, space, idx, runs, args.configs)
     overhead = {kind: _overhead(kind, layer, space, 40) for kind in args.executors}
     control = _sleep_control(args.executors)
     cpu_control = _cpu_control()

@@ -127,6 +127,19 @@ def record_digest(path: str | os.PathLike, digest: str | None = None) -> None:
     os.replace(tmp, _digest_path(path))
 
 
+#: Large files (the 46 MB precompiled header, checked before every emulator build) found
+#: trusted, by path -> the stat signatures of the file and its digest then. Any change
+#: (new bytes, a replaced file, owner, mode) changes a signature and the file is hashed
+#: again; small files are always hashed (it costs less than a stat).
+_TRUSTED_LARGE: dict[str, tuple] = {}
+_LARGE = 1 << 20
+
+
+def _signature(path: Path) -> tuple:
+    st = path.lstat()
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_uid
+
+
 def is_trusted(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a regular file we own, writable only by us, whose bytes match
     the sha256 recorded when it was built."""
@@ -137,6 +150,12 @@ def is_trusted(path: str | os.PathLike) -> bool:
     if not _owned_and_private(digest, follow=False):
         return False
     try:
-        return digest.read_text().strip() == file_digest(path)
+        signature = (_signature(path), _signature(digest))
+        if _TRUSTED_LARGE.get(str(path)) == signature:
+            return True
+        trusted = digest.read_text().strip() == file_digest(path)
     except (OSError, UnicodeDecodeError):
         return False
+    if trusted and signature[0][2] >= _LARGE:
+        _TRUSTED_LARGE[str(path)] = signature
+    return trusted

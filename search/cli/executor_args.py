@@ -1,7 +1,7 @@
 """The options that choose where measurements run, shared by the subcommands that measure.
 
 :func:`add_executor_arguments` adds ``--executor local|ray``, ``--workers N``,
-``--ray-address ADDR``, ``--timeout S`` and ``--retries N``; :func:`resolve_executor_options`
+``--ray-address ADDR``, ``--timeout S``, ``--retries N`` and ``--parallel-layers N``; :func:`resolve_executor_options`
 turns them into a validated :class:`~search.executors.options.ExecutorOptions`
 (``InvalidInputError``, one line and exit 2 from ``main``, for a bad value).
 
@@ -11,7 +11,7 @@ Examples
 >>> parser = argparse.ArgumentParser()
 >>> add_executor_arguments(parser)
 >>> resolve_executor_options(parser.parse_args([]))
-ExecutorOptions(executor='local', workers=None, ray_address=None, timeout_s=300.0, retries=1)
+ExecutorOptions(executor='local', workers=None, ray_address=None, timeout_s=300.0, retries=1, parallel_layers=None)
 >>> args = parser.parse_args(["--executor", "ray", "--ray-address", "10.0.0.5:6379",
 ...                           "--workers", "8", "--timeout", "60", "--retries", "2"])
 >>> o = resolve_executor_options(args); (o.executor, o.workers, o.ray_address, o.timeout_s, o.retries)
@@ -33,7 +33,7 @@ __all__ = ["add_executor_arguments", "resolve_executor_options"]
 
 #: ExecutorOptions field -> the option that sets it (so errors name what the user typed).
 _FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ray-address",
-          "timeout": "--timeout", "retries": "--retries"}
+          "timeout": "--timeout", "retries": "--retries", "parallel_layers": "--parallel-layers"}
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +57,9 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                        help="retries of a configuration whose worker died or timed out, on a "
                             f"fresh worker, before it is recorded as failed (0-{MAX_RETRIES}, "
                             "default 1)")
+    group.add_argument("--parallel-layers", type=int, metavar="N",
+                       help="with --network: layers tuned at once, all measuring through one "
+                            "pool of workers (default: 2 per worker; 1: one after another)")
 
 
 def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:
@@ -64,11 +67,15 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
     names the command-line option."""
     executor = args.executor or default
     if executor is None:
+        if getattr(args, "parallel_layers", None) is not None:
+            raise InvalidInputError("--parallel-layers needs --executor local|ray (this measurer "
+                                    "runs in process, one layer after another)")
         return None
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,
                                ray_address=args.ray_address, timeout_s=args.timeout,
-                               retries=args.retries)
+                               retries=args.retries,
+                               parallel_layers=getattr(args, "parallel_layers", None))
     except InvalidInputError as exc:
         text = str(exc)
         for field, flag in _FLAGS.items():

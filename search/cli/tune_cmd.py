@@ -68,6 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
     parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
                         help="where the best kernel's .cu is written (default ./iobound-kernels)")
+    parser.add_argument("--network-json", metavar="FILE",
+                        help="with --network: write the network table (per layer: best time, "
+                             "lower bound, ratio, kernel, log) as JSON to FILE")
     parser.add_argument("--no-verify", action="store_true",
                         help="skip the emulator check of the winner")
     add_executor_arguments(parser)
@@ -259,20 +262,15 @@ def _print_replay(rep) -> int:
     return 0
 
 
-def _print_network(reports) -> None:
-    print(f"{'layer':<22} {'best':>10} {'evals':>5} {'io/bound':>8}  kernel")
-    for rep in reports:
-        r = rep.result
-        best = _fmt_ms(r.best.record) if r.best else "-"
-        ratio = f"{rep.winner.bound.ratio_to_bound:.2f}" if rep.winner else "-"
-        kernel = rep.winner.kernel_path if rep.winner else "-"
-        print(f"{rep.layer.name:<22} {best:>10} {r.evaluations:>5} {ratio:>8}  {kernel}")
-
-
-def _printer(args, many: bool = False):
+def _printer(args, many: bool = False, jobs=()):
     """The observer that prints the human output as the session goes."""
     from search.progress import ProgressBar
     from search.session import Observer
+    executor = jobs[0].settings.executor if jobs else None
+    if many and executor is not None and executor.parallel_layers != 1:  # layers at once
+        from .tune_network import NetworkPrinter
+        return NetworkPrinter(args.budget * len(jobs), _print_layer,
+                              "words" if jobs[0].measure == "emulate" else "ms")
 
     class Printer(Observer):
         bar = None
@@ -330,6 +328,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_replay(args, file, settings)
     from search.session import plan_layers, run_layers
 
+    from .tune_network import check_network_json, finish_network
+    check_network_json(args)
     layers = _layers(args)
     device, dev_note = _device(args, kind)
     jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
@@ -341,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
     many = len(jobs) > 1
-    reports = run_layers(jobs, None if args.json else _printer(args, many))
+    reports = run_layers(jobs, None if args.json else _printer(args, many, jobs))
     if args.json:
         payload = reports[0].to_dict() if not many else {
             "network": args.network, "strategy": args.strategy,
@@ -351,6 +351,6 @@ def run(args: argparse.Namespace) -> int:
         if notice:
             payload["notice"] = notice
         print(json.dumps(payload, default=str))
-    elif many:
-        _print_network(reports)
+    if many:
+        finish_network(args, jobs, reports, device, kind)
     return 0 if all(r.result.best is not None for r in reports) else 1

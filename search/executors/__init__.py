@@ -7,7 +7,9 @@
 Build and run are separate stages (:mod:`search.executors.stages`); faults (a worker that
 dies, a stage past the timeout) are retried and then recorded, never raised
 (:mod:`search.executors.ledger`). :func:`measure_batch` is what the tuner calls;
-:class:`ExecutorMeasurer` puts an executor behind today's measurer interface.
+:class:`ExecutorMeasurer` puts an executor behind today's measurer interface;
+:class:`~search.executors.shared.SharedExecutor` shares one executor's workers among
+the tuning loops of several layers running at once.
 
 Examples
 --------
@@ -43,14 +45,17 @@ EXECUTORS = {
 
 
 def make_executor(measurer, options: ExecutorOptions | None = None, **changes) -> Executor:
-    """The executor ``options.executor`` for ``measurer`` (a Measurer or Stages).
+    """The executor ``options.executor`` for ``measurer`` (a Measurer or Stages; ``None``
+    for one without stages of its own, whose jobs come through
+    :class:`~search.executors.shared.SharedExecutor` lanes).
 
     ``changes`` override fields of ``options`` (``make_executor(m, workers=2)``) and are
     validated like them.
     """
     options = dataclasses.replace(options or ExecutorOptions(), **changes)
     module, _, cls = EXECUTORS[options.executor].partition(":")
-    return getattr(importlib.import_module(module), cls)(stages_for(measurer), options)
+    stages = None if measurer is None else stages_for(measurer)
+    return getattr(importlib.import_module(module), cls)(stages, options)
 
 
 def measure_batch(executor: Executor, space, indices: Sequence[int]

@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import abc
+import os
 from typing import Any, Iterable, Iterator, Mapping
 
 from search.measure.base import MeasureRecord
@@ -61,9 +62,38 @@ class Executor(abc.ABC):
     #: The registry name (``local``, ``ray``).
     name: str = ""
 
-    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions()):
+    def __init__(self, stages: Stages | None, options: ExecutorOptions = ExecutorOptions()):
         self.stages = stages
         self.options = options
+        #: Stages of other keys (:meth:`register`), for jobs submitted with that key.
+        self.keyed: dict[Any, Stages] = {}
+
+    def register(self, key: Any, stages) -> None:
+        """Let jobs of ``key`` be built and run by ``stages`` (a Stages or a Measurer): one
+        executor then serves several layers (:mod:`search.executors.shared`). Every
+        key's stages must agree on :attr:`Stages.needs_gpu`."""
+        from .stages import stages_for
+        if key is None:
+            raise ValueError("key None is the executor's own stages")
+        stages = stages_for(stages)
+        if self.keyed and stages.needs_gpu != self.needs_gpu:
+            raise ValueError("every stages of one executor must agree on needs_gpu")
+        self.keyed[key] = stages
+
+    @property
+    def needs_gpu(self) -> bool:
+        """Whether runs go to GPU workers (the stages' own, or the first registered)."""
+        first = self.stages or next(iter(self.keyed.values()), None)
+        return bool(first is not None and first.needs_gpu)
+
+    @property
+    def stages_name(self) -> str:
+        first = self.stages or next(iter(self.keyed.values()), None)
+        return first.name if first is not None else "?"
+
+    def capacity(self) -> int:
+        """How many CPU workers build (and run, for CPU measurers) at once."""
+        return self.options.workers or os.cpu_count() or 1
 
     def submit(self, batch: Iterable[tuple[int, Mapping[str, Any]]]
                ) -> Iterator[tuple[int, MeasureRecord]]:
@@ -75,6 +105,9 @@ class Executor(abc.ABC):
         items = check_batch(batch)
         if not items:
             return
+        if self.stages is None:
+            raise ValueError("this executor has no stages of its own: submit through "
+                             "search.executors.shared.SharedExecutor lanes")
         slots = self._start()
         finished = False
         try:

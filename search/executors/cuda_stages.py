@@ -29,7 +29,7 @@ from search.measure.base import MeasureRecord
 
 from .stages import Artifact, Stages, materialise
 
-__all__ = ["CudaStages", "GpuSession", "driver_arch"]
+__all__ = ["CudaStages", "GpuSession", "process_session", "driver_arch"]
 
 
 
@@ -83,6 +83,18 @@ class GpuSession:
             self.ctx = None
 
 
+_SESSION: GpuSession | None = None
+
+
+def process_session() -> GpuSession:
+    """This worker process's :class:`GpuSession`: the stages of every layer a worker times
+    (a network's layers share the workers) use one CUDA context, not one each."""
+    global _SESSION
+    if _SESSION is None or _SESSION.ctx is None:
+        _SESSION = GpuSession()
+    return _SESSION
+
+
 class CudaStages(Stages):
     """Build (nvcc) and run (time on the held context) of our kernels for ``layer``.
 
@@ -97,6 +109,7 @@ class CudaStages(Stages):
 
     name = "cuda"
     needs_gpu = True
+    preload = ("kernels.config", "kernels.generate", "kernels.nvcc")  # no pycuda: workers fork
 
     def __init__(self, layer, algorithm: str = "direct", options=None, arch: str | None = None):
         from kernels.gpu import GpuOptions
@@ -154,7 +167,7 @@ class CudaStages(Stages):
         if isinstance(got, MeasureRecord):
             return got
         if self._session is None:
-            self._session = GpuSession()
+            self._session = process_session()
         reasons = check_config(self.layer, got[0], self._session.limits)
         if reasons:
             return MeasureRecord.failed(artifact.config, Status.INVALID, "; ".join(reasons))

@@ -37,7 +37,7 @@ from search.measure.base import MeasureRecord
 from .ledger import BUILD, RUN, Job, Ledger
 from .stages import Artifact  # noqa: F401  (the doctest builds artifacts)
 
-__all__ = ["Slot", "Event", "drive", "RUNTIME_ERROR", "TIMEOUT"]
+__all__ = ["Slot", "Event", "drive", "step", "RUNTIME_ERROR", "TIMEOUT"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,32 @@ def _handle(ledger: Ledger, slot: Slot, kind: str, value: Any) -> None:
         raise ValueError(f"unknown event kind {kind!r}")
 
 
+def step(ledger: Ledger, slots: Sequence[Slot], wait: Callable[[list[Slot], float], list[Event]],
+         max_wait: float = 1.0) -> list[tuple[int, MeasureRecord]] | None:
+    """One turn of :func:`drive`: start queued jobs on free slots, wait up to ``max_wait``
+    seconds (less before a deadline) for events, act on them and on timeouts; the records
+    that became final. ``None`` when no slot is busy or starting (nothing to wait for)."""
+    for slot in slots:
+        if slot.ready and slot.job is None:
+            job = ledger.next_job(slot.serves)
+            if job is not None:
+                slot.start(job)
+    active = [s for s in slots if s.job is not None or not s.ready]
+    if not active:
+        return None
+    deadline = min(s.deadline for s in active)
+    timeout = max(0.0, min(deadline - time.monotonic(), max_wait))
+    for slot, kind, value in wait(active, timeout):
+        _handle(ledger, slot, kind, value)
+    now = time.monotonic()
+    for slot in active:
+        if slot.job is not None and slot.deadline <= now:
+            slot.kill()
+            job = slot.finish()
+            _fail(ledger, job, TIMEOUT, f"the {job.stage} exceeded the {slot.timeout_s:g} s timeout")
+    return ledger.drain()
+
+
 def drive(ledger: Ledger, slots: Sequence[Slot],
           wait: Callable[[list[Slot], float], list[Event]]) -> Iterator[tuple[int, MeasureRecord]]:
     """Run the ledger's jobs on ``slots``; yields ``(index, record)`` as each is final.
@@ -108,24 +134,8 @@ def drive(ledger: Ledger, slots: Sequence[Slot],
     arrive within ``timeout`` seconds (possibly none).
     """
     while not ledger.done:
-        for slot in slots:
-            if slot.ready and slot.job is None:
-                job = ledger.next_job(slot.serves)
-                if job is not None:
-                    slot.start(job)
-        active = [s for s in slots if s.job is not None or not s.ready]
-        if not active:
+        done = step(ledger, slots, wait)
+        if done is None:
             stuck = {BUILD, RUN} - set().union(*(s.serves for s in slots))
             raise RuntimeError(f"no worker serves the {'/'.join(sorted(stuck))} stage")
-        deadline = min(s.deadline for s in active)
-        timeout = max(0.0, min(deadline - time.monotonic(), 1.0))
-        for slot, kind, value in wait(active, timeout):
-            _handle(ledger, slot, kind, value)
-        now = time.monotonic()
-        for slot in active:
-            if slot.job is not None and slot.deadline <= now:
-                slot.kill()
-                job = slot.finish()
-                _fail(ledger, job, TIMEOUT,
-                      f"the {job.stage} exceeded the {slot.timeout_s:g} s timeout")
-        yield from ledger.drain()
+        yield from done

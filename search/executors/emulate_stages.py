@@ -39,6 +39,8 @@ __all__ = ["EmulateStages"]
 class EmulateStages(MeasurerStages):
     """Build (g++) and run (emulate and check) of an :class:`EmulateMeasurer`."""
 
+    preload = ("kernels.config", "kernels.emulator", "kernels.generate", "kernels.verify")
+
     @classmethod
     def of(cls, measurer: EmulateMeasurer) -> "EmulateStages":
         return cls(measurer)

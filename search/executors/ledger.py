@@ -49,18 +49,36 @@ class Job:
     stage: str
     payload: Any
     failures: int = 0
+    key: Any = None  # whose stages build and run it (one executor serving several layers)
 
 
 class Ledger:
     """Queues, failures and finished records of one batch (see the module doc)."""
 
-    def __init__(self, batch: Iterable[tuple[int, dict]], retries: int):
+    def __init__(self, batch: Iterable[tuple[int, dict]], retries: int, key: Any = None):
         self.retries = retries
         self._queues = {BUILD: deque(), RUN: deque()}
-        for index, config in batch:
-            self._queues[BUILD].append(Job(index, config, BUILD, config))
-        self._open = {job.index for job in self._queues[BUILD]}
+        self._open: set[int] = set()
+        self._dropped: set[int] = set()
         self._ready: list[tuple[int, MeasureRecord]] = []
+        self.add(batch, key)
+
+    def add(self, batch: Iterable[tuple[int, dict]], key: Any = None) -> None:
+        """Queue more configurations (indices not seen before), built and run by ``key``'s stages."""
+        for index, config in batch:
+            if index in self._open or index in self._dropped:
+                raise ValueError(f"index {index} is already in the ledger")
+            self._queues[BUILD].append(Job(index, config, BUILD, config, key=key))
+            self._open.add(index)
+
+    def drop(self, indices: Iterable[int]) -> None:
+        """Forget ``indices`` (their caller went away): queued jobs are removed, and what
+        a worker still returns for them is ignored."""
+        gone = set(indices) & self._open
+        self._open -= gone
+        self._dropped |= gone
+        for stage, queue in self._queues.items():
+            self._queues[stage] = deque(j for j in queue if j.index not in gone)
 
     @property
     def done(self) -> bool:
@@ -83,7 +101,9 @@ class Ledger:
         if isinstance(result, Artifact):
             if job.stage != BUILD:
                 raise TypeError(f"the run of index {job.index} returned an artifact, not a record")
-            self._queues[RUN].append(Job(job.index, job.config, RUN, result, job.failures))
+            if job.index not in self._dropped:
+                self._queues[RUN].append(Job(job.index, job.config, RUN, result, job.failures,
+                                             job.key))
             return
         if not isinstance(result, MeasureRecord):
             raise TypeError(f"the {job.stage} of index {job.index} returned "
@@ -95,7 +115,7 @@ class Ledger:
     def failed(self, job: Job, status: Status | str, reason: str) -> None:
         """The job's worker died, raised or overran: retry it, or record ``status``."""
         job.failures += 1
-        if job.failures <= self.retries:
+        if job.failures <= self.retries and job.index not in self._dropped:
             self._queues[job.stage].appendleft(job)
             return
         error = f"{reason} (gave up after {job.failures} attempts)"
@@ -103,6 +123,8 @@ class Ledger:
             "attempts": job.failures, "failed_stage": job.stage}))
 
     def _finish(self, index: int, record: MeasureRecord) -> None:
+        if index in self._dropped:
+            return
         if index not in self._open:
             raise RuntimeError(f"index {index} was recorded twice")
         self._open.discard(index)

@@ -59,37 +59,44 @@ def visible_gpus() -> list[str]:
     return ids[:count] if ids else [str(i) for i in range(count)]
 
 
-def _context():
+def _context(preload: tuple[str, ...] = ()):
     """``forkserver``: workers fork from a clean single-threaded server that has imported
-    the worker module once, so a replacement worker starts in milliseconds, not seconds,
-    and inherits no threads or CUDA state from the driver."""
+    the worker module and the stages' ``preload`` modules once, so a worker starts in
+    milliseconds, not seconds, its first job pays no imports (a second of numpy, SymPy
+    and the kernel modules on a loaded machine), and it inherits no threads or CUDA state
+    from the driver. (The list counts when the server starts: the first worker here.)"""
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["search.executors.worker"])
+    ctx.set_forkserver_preload(["search.executors.worker", *preload])
     return ctx
 
 
 class ProcessSlot(Slot):
     """A worker process and the pipe to it."""
 
-    def __init__(self, stages_pickle: bytes, serves: set, timeout_s: float,
-                 env: Mapping[str, str] | None = None):
+    def __init__(self, pickles: dict, serves: set, timeout_s: float,
+                 env: Mapping[str, str] | None = None, preload: tuple[str, ...] = ()):
         super().__init__(timeout_s)
         self.serves = set(serves)
-        self._stages, self._env = stages_pickle, dict(env or {})
+        self._pickles, self._env = pickles, dict(env or {})  # key -> pickled stages (shared)
+        self._preload = preload
         self._spawn()
 
     def _spawn(self) -> None:
-        ctx = _context()
+        ctx = _context(self._preload)
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=process_main, args=(child, self._stages, self._env),
-                                   daemon=True)
+        self.process = ctx.Process(target=process_main,
+                                   args=(child, self._pickles.get(None), self._env), daemon=True)
         self.process.start()
         child.close()
         self.ready = False
+        self.known = {None}  # the keys whose stages this process holds
 
     def start(self, job) -> None:
         super().start(job)
-        self.conn.send((job.stage, job.payload))
+        if job.key not in self.known:  # a layer this process has not served yet
+            self.conn.send(("stages", job.key, self._pickles[job.key]))
+            self.known.add(job.key)
+        self.conn.send((job.stage, job.key, job.payload))
 
     def poll(self) -> Event | None:
         """The event waiting on the pipe, or the worker's death; ``None`` if neither yet."""
@@ -167,27 +174,33 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions()):
-        super().__init__(stages_for(stages), options)
+    def __init__(self, stages: Stages | None, options: ExecutorOptions = ExecutorOptions()):
+        super().__init__(None if stages is None else stages_for(stages), options)
         self._slots: list[ProcessSlot] | None = None
+        self._pickles: dict = {} if stages is None else {None: pickle.dumps(self.stages)}
 
     @property
     def workers(self) -> int:
         """CPU workers (the option, else the cores)."""
-        return self.options.workers or os.cpu_count() or 1
+        return self.capacity()
+
+    def register(self, key, stages) -> None:
+        super().register(key, stages)
+        self._pickles[key] = pickle.dumps(self.keyed[key])  # sent to a worker before its first job
 
     def _start(self) -> list[ProcessSlot]:
         if self._slots is None:
-            gpus = visible_gpus() if self.stages.needs_gpu else []
-            if self.stages.needs_gpu and not gpus:
-                raise ToolchainError(f"the {self.stages.name} measurer needs a GPU and "
+            gpus = visible_gpus() if self.needs_gpu else []
+            if self.needs_gpu and not gpus:
+                raise ToolchainError(f"the {self.stages_name} measurer needs a GPU and "
                                      "pycuda sees none")
-            data = pickle.dumps(self.stages)
             cpu_serves = {BUILD} if gpus else {BUILD, RUN}
-            slots = [ProcessSlot(data, cpu_serves, self.options.timeout_s)
+            stages = [s for s in (self.stages, *self.keyed.values()) if s is not None]
+            preload = tuple(sorted({m for s in stages for m in s.preload}))
+            slots = [ProcessSlot(self._pickles, cpu_serves, self.options.timeout_s, None, preload)
                      for _ in range(self.workers)]
-            slots += [ProcessSlot(data, {RUN}, self.options.timeout_s,
-                                  {"CUDA_VISIBLE_DEVICES": g}) for g in gpus]
+            slots += [ProcessSlot(self._pickles, {RUN}, self.options.timeout_s,
+                                  {"CUDA_VISIBLE_DEVICES": g}, preload) for g in gpus]
             self._slots = slots
         return self._slots
 

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "MAX_RETRIES", "DEFAULT_TIMEOUT_S"]
+__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "MAX_RETRIES", "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S"]
 
 #: The executors that exist (``search.executors.EXECUTORS`` maps them to classes).
 EXECUTOR_NAMES = ("local", "ray")
 #: Retries are bounded: a configuration that kills every worker must not stall a run.
 MAX_RETRIES = 10
+#: Layers tuned at once: each is a driver thread holding its space and strategy.
+MAX_PARALLEL_LAYERS = 256
 #: Seconds one stage (a build or a run) of one configuration may take before it is killed.
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -57,6 +59,11 @@ class ExecutorOptions:
     retries : int
         How often a configuration whose worker died or timed out is tried again on a
         fresh worker before it is recorded as ``runtime_error`` or ``timeout``.
+    parallel_layers : int, optional
+        For several layers (a network): how many are tuned at once, all measuring
+        through one pool of workers (:mod:`search.session.parallel`). Default: two per
+        CPU worker (while one layer's strategy picks its next batch, another's batch
+        keeps the workers busy); 1 tunes the layers one after another.
     """
 
     executor: str = "local"
@@ -64,6 +71,7 @@ class ExecutorOptions:
     ray_address: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     retries: int = 1
+    parallel_layers: int | None = None
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTOR_NAMES:
@@ -83,6 +91,10 @@ class ExecutorOptions:
                 or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
             raise InvalidInputError(f"timeout must be a finite number of seconds > 0, "
                                     f"got {self.timeout_s!r}")
+        if self.parallel_layers is not None and (not _is_int(self.parallel_layers)
+                                                 or not 1 <= self.parallel_layers <= MAX_PARALLEL_LAYERS):
+            raise InvalidInputError(f"parallel_layers must be an integer from 1 to "
+                                    f"{MAX_PARALLEL_LAYERS}, got {self.parallel_layers!r}")
         if not _is_int(self.retries) or not 0 <= self.retries <= MAX_RETRIES:
             raise InvalidInputError(f"retries must be an integer from 0 to {MAX_RETRIES}, "
                                     f"got {self.retries!r}")

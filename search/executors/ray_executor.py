@@ -103,16 +103,20 @@ def _build_task(stages: Stages, config: dict) -> tuple[str, Any]:
 
 
 class _Runner:
-    """A run worker: holds the stages (and the CUDA context they open) between jobs."""
+    """A run worker: holds the stages (and the CUDA context they open) between jobs, per
+    key (one executor may serve several layers)."""
 
-    def __init__(self, stages: Stages):
-        self.stages = stages
+    def __init__(self, stages: Stages | None):
+        self.stages = {None: stages} if stages is not None else {}
 
     def ready(self) -> int:
         return os.getpid()
 
-    def run(self, stage: str, payload: Any) -> tuple[str, Any]:
-        return call_stage(self.stages, stage, payload)
+    def run(self, stage: str, key: Any, boxed_ref: list, payload: Any) -> tuple[str, Any]:
+        # the ref comes in a list so Ray does not fetch the stages again for every job
+        if key not in self.stages:
+            self.stages[key] = import_ray().get(boxed_ref[0])
+        return call_stage(self.stages[key], stage, payload)
 
 
 @functools.lru_cache(maxsize=None)
@@ -124,9 +128,9 @@ def _remotes():
 class RaySlot(Slot):
     """Builds as Ray tasks, runs on this slot's actor (created when the slot serves runs)."""
 
-    def __init__(self, stages_ref, serves: set, timeout_s: float, gpu: bool = False):
+    def __init__(self, refs: dict, serves: set, timeout_s: float, gpu: bool = False):
         super().__init__(timeout_s)
-        self.serves, self._stages, self._gpu = set(serves), stages_ref, gpu
+        self.serves, self._refs, self._gpu = set(serves), refs, gpu  # refs: key -> stages ref
         self.ref = self.actor = None
         if RUN in self.serves:
             self._new_actor()
@@ -135,15 +139,17 @@ class RaySlot(Slot):
         runner = _remotes()[1]
         opts = ({"num_gpus": 1, "num_cpus": 0} if self._gpu
                 else {"num_cpus": 0, "scheduling_strategy": "SPREAD"})
-        self.actor = runner.options(max_restarts=0, max_task_retries=0, **opts).remote(self._stages)
+        self.actor = runner.options(max_restarts=0, max_task_retries=0, **opts).remote(
+            self._refs.get(None))
         self.ref, self.ready = self.actor.ready.remote(), False
 
     def start(self, job) -> None:
         super().start(job)
+        ref = self._refs[job.key]
         if job.stage == BUILD:
-            self.ref = _remotes()[0].remote(self._stages, job.payload)
+            self.ref = _remotes()[0].remote(ref, job.payload)
         else:
-            self.ref = self.actor.run.remote(job.stage, job.payload)
+            self.ref = self.actor.run.remote(job.stage, job.key, [ref], job.payload)
 
     def event(self, get) -> Event:
         """The event of this slot's finished ref (``get`` is ``ray.get``)."""
@@ -204,29 +210,48 @@ class RayExecutor(Executor):
 
     name = "ray"
 
-    def __init__(self, stages: Stages, options: ExecutorOptions = ExecutorOptions(executor="ray")):
-        super().__init__(stages_for(stages), options)
+    def __init__(self, stages: Stages | None,
+                 options: ExecutorOptions = ExecutorOptions(executor="ray")):
+        super().__init__(None if stages is None else stages_for(stages), options)
         self._slots: list[RaySlot] | None = None
         self._started_ray = False
+        self._refs: dict = {}  # key -> the stages in Ray's object store
+
+    def _connect(self):
+        self._started_ray = connect(self.options) or self._started_ray
+        ray = import_ray()
+        for key, stages in ((None, self.stages), *self.keyed.items()):
+            if stages is not None and key not in self._refs:
+                self._refs[key] = ray.put(stages)
+        return ray
+
+    def capacity(self) -> int:
+        """The ``workers`` option, else the Ray cluster's CPUs (connecting to it)."""
+        if self.options.workers:
+            return self.options.workers
+        return max(1, int(self._connect().cluster_resources().get("CPU", 1)))
+
+    def register(self, key, stages) -> None:
+        super().register(key, stages)
+        if import_ray().is_initialized():
+            self._refs[key] = import_ray().put(self.keyed[key])
 
     def _start(self) -> list[RaySlot]:
         if self._slots is not None:
             return self._slots
-        self._started_ray = connect(self.options) or self._started_ray
-        ray = import_ray()
+        ray = self._connect()
         resources = ray.cluster_resources()
-        workers = self.options.workers or max(1, int(resources.get("CPU", 1)))
-        stages_ref = ray.put(self.stages)
+        workers = self.capacity()
         timeout = self.options.timeout_s
-        if self.stages.needs_gpu:
+        if self.needs_gpu:
             gpus = int(resources.get("GPU", 0))
             if gpus < 1:
-                raise ToolchainError(f"the {self.stages.name} measurer needs a GPU and the "
+                raise ToolchainError(f"the {self.stages_name} measurer needs a GPU and the "
                                      "Ray cluster has none")
-            slots = [RaySlot(stages_ref, {BUILD}, timeout) for _ in range(workers)]
-            slots += [RaySlot(stages_ref, {RUN}, timeout, gpu=True) for _ in range(gpus)]
+            slots = [RaySlot(self._refs, {BUILD}, timeout) for _ in range(workers)]
+            slots += [RaySlot(self._refs, {RUN}, timeout, gpu=True) for _ in range(gpus)]
         else:
-            slots = [RaySlot(stages_ref, {BUILD, RUN}, timeout) for _ in range(workers)]
+            slots = [RaySlot(self._refs, {BUILD, RUN}, timeout) for _ in range(workers)]
         self._slots = slots
         return slots
 

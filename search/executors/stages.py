@@ -81,6 +81,9 @@ class Stages(abc.ABC):
     name: str = ""
     #: Whether :meth:`run` must happen on a GPU worker.
     needs_gpu: bool = False
+    #: Modules a worker may import before its first job (the local executor's forkserver
+    #: does, once); never one that starts a GPU driver, since workers fork from it.
+    preload: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def build(self, config: Mapping[str, Any]) -> Artifact | MeasureRecord:

@@ -63,18 +63,27 @@ def describe_exit(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
-def process_main(conn, stages_pickle: bytes, env: dict[str, str]) -> None:
+def _load_stages(data: bytes | None) -> Stages | None:
+    return None if data is None else pickle.loads(data)
+
+
+def process_main(conn, stages_pickle: bytes | None, env: dict[str, str]) -> None:
     """A local worker process: set ``env`` (e.g. ``CUDA_VISIBLE_DEVICES``), then serve jobs.
 
     The worker leads its own process group, so killing the group on a timeout also ends
     the compiler it may be waiting for. It says ``ready`` once set up, then answers each
-    ``(stage, payload)`` with :func:`call_stage`'s event until it receives ``None`` or the
-    driver goes away.
+    ``(stage, key, payload)`` with :func:`call_stage`'s event, run by the stages of
+    ``key`` (``None``: the ones it started with; ``("stages", key, pickle)`` adds more, for
+    an executor that serves several layers), until it receives ``None`` or the driver
+    goes away.
     """
     os.setpgrp()
     os.environ.update(env)
+    stages: dict[Any, Stages] = {}
     try:
-        stages: Stages = pickle.loads(stages_pickle)
+        first = _load_stages(stages_pickle)
+        if first is not None:
+            stages[None] = first
     except Exception as exc:  # e.g. a module the stages need is missing here
         conn.send(("fatal", f"a worker process failed to start ({type(exc).__name__}: {exc})"))
         return
@@ -87,6 +96,19 @@ def process_main(conn, stages_pickle: bytes, env: dict[str, str]) -> None:
                 return
             if msg is None:
                 return
-            conn.send(call_stage(stages, *msg))
+            if msg[0] == "stages":
+                try:
+                    stages[msg[1]] = _load_stages(msg[2])
+                except Exception as exc:  # answered at the first job of that key
+                    stages[msg[1]] = exc
+                continue
+            stage, key, payload = msg
+            own = stages.get(key)
+            if not isinstance(own, Stages):
+                conn.send(("fatal", f"a worker process has no stages for {key!r} ({own})"))
+                continue
+            conn.send(call_stage(own, stage, payload))
     finally:
-        stages.close()
+        for own in stages.values():
+            if isinstance(own, Stages):
+                own.close()

@@ -6,14 +6,16 @@
 :func:`run_layer` tunes one job and reports it: the space and measurer from
 :class:`~search.session.settings.Builders`, the tuning loop, the history and
 export outcomes, and the winner's bound, kernel file and emulator check. A job
-holds only plain values, so an executor can run the jobs elsewhere or in
-parallel; :func:`run_layers` runs them in turn. :func:`tune_layers` is the two
-together, :func:`tune_replay` the same for a recorded Kernel Tuner space.
+holds only plain values. :func:`run_layers` runs the jobs in turn, or, when they
+measure through an executor, several at once over one pool of workers
+(:mod:`search.session.parallel`). :func:`tune_layers` is the two together,
+:func:`tune_replay` the same for a recorded Kernel Tuner space.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -41,6 +43,8 @@ __all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "tune_layers", 
 
 _NO_OBSERVER = Observer()
 _DEFAULT_BUILDERS = Builders()
+#: Layers tuned at once read and write the history database one at a time.
+_HISTORY = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -88,10 +92,15 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
 
 
 def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
-          observer: Observer, builders: Builders, problem: Any = None):
-    """The tuning loop with the observer's progress; (result, seconds, history use)."""
+          observer: Observer, builders: Builders, problem: Any = None, executor_for=None):
+    """The tuning loop with the observer's progress; (result, seconds, history use).
+
+    ``executor_for(measurer)``, when given, is the executor to measure through (a lane of
+    a pool shared by several layers); else ``settings.executor`` makes one for this run.
+    """
     from ..tuner import tune
-    options, history_use, prior = history_options(settings, space, problem)
+    with _HISTORY:  # read now, when the layer starts: it sees what earlier layers stored
+        options, history_use, prior = history_options(settings, space, problem)
     build = builders.strategy
     if prior is not None:
         from ..transfer import with_history
@@ -101,15 +110,17 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
                                 seed=settings.seed)
     t0 = time.perf_counter()
     try:
-        if settings.executor is not None:
+        if executor_for is not None or settings.executor is not None:
             from ..executors import ExecutorMeasurer, make_executor
-            measurer = ExecutorMeasurer(measurer, make_executor(measurer, settings.executor))
+            executor = (executor_for(measurer) if executor_for is not None
+                        else make_executor(measurer, settings.executor))
+            measurer = ExecutorMeasurer(measurer, executor)
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
                       log=settings.log, resume=settings.resume, options=options,
                       patience=settings.patience, progress=observer.progress, header=header,
                       build_strategy=build)
     finally:
-        if settings.executor is not None and hasattr(measurer, "executor"):
+        if hasattr(measurer, "executor"):
             measurer.executor.close()
         observer.tuning_done()
     return result, time.perf_counter() - t0, history_use
@@ -122,7 +133,7 @@ def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", meas
     cannot cut them short). Then :class:`~search.interrupts.Interrupted` if the run was
     interrupted, or :class:`~search.session.files.OutputWriteError` if a write failed;
     both say where the log is."""
-    with signals_deferred() as deferred:
+    with signals_deferred() as deferred, _HISTORY:
         history, export, failed = write_outcomes(settings, result, space, measurer)
     log = settings.log or settings.resume
     if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
@@ -149,8 +160,9 @@ def _winner(job: LayerJob, result: "TuneResult"):
 
 
 def run_layer(job: LayerJob, observer: Observer | None = None,
-              builders: Builders | None = None) -> LayerReport:
-    """Tune one layer and report it (see module doc)."""
+              builders: Builders | None = None, executor_for=None) -> LayerReport:
+    """Tune one layer and report it (see module doc); ``executor_for(measurer)``: the
+    executor to measure through (default: one made from ``settings.executor``, if any)."""
     observer = observer or _NO_OBSERVER
     builders = builders or _DEFAULT_BUILDERS
     layer, settings = job.layer, job.settings
@@ -160,7 +172,7 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
         observer.layer_started(job, space)
         result, seconds, history_use = _tune(space, measurer, settings, header, observer,
-                                             builders, problem=layer.to_dict())
+                                             builders, layer.to_dict(), executor_for)
         history, export = _outcomes(settings, result, space, measurer, job.resume_as)
     winner = _winner(job, result)
     report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
@@ -174,7 +186,16 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
 
 def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
                builders: Builders | None = None) -> list[LayerReport]:
-    """Run the jobs one after another (an executor may run :func:`run_layer` otherwise)."""
+    """Run the jobs; the reports in the jobs' order.
+
+    Several jobs measured through an executor (``settings.executor``) share one pool of
+    workers and run ``parallel_layers`` at a time
+    (:func:`~search.session.parallel.run_layers_parallel`); otherwise one after another.
+    """
+    jobs = list(jobs)
+    if len(jobs) > 1 and jobs[0].settings.executor is not None:
+        from .parallel import run_layers_parallel
+        return run_layers_parallel(jobs, observer or _NO_OBSERVER, run_layer, builders)
     return [run_layer(job, observer, builders) for job in jobs]
 
 
@@ -191,7 +212,9 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
     device : Device or str
         The device (or its preset name) whose limits shape the space.
     settings : TuneSettings, optional
-        Strategy, budget, seed and the run's files (default ``TuneSettings()``).
+        Strategy, budget, seed and the run's files (default ``TuneSettings()``). With
+        ``settings.executor`` several layers are tuned at once over one pool of workers
+        (``ExecutorOptions.parallel_layers`` of them; :mod:`search.session.parallel`).
     measure : {"model", "emulate", "cuda"}
         How configurations are measured.
     algorithm : {"direct", "winograd"}
@@ -204,6 +227,18 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
         Told as the session goes (progress, reports).
     builders : Builders, optional
         The functions that build the space, measurer and strategy.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from iobound.networks import network_layers
+    >>> from search.executors import ExecutorOptions
+    >>> at_once = ExecutorOptions(workers=2, parallel_layers=2)  # 2 layers, one pool of 2 workers
+    >>> reports = tune_layers(network_layers("alexnet")[3:5], "v100",
+    ...                       TuneSettings(strategy="random", budget=4, executor=at_once),
+    ...                       out_dir=tempfile.mkdtemp(), verify=False)
+    >>> [r.result.evaluations for r in reports]
+    [4, 4]
     """
     jobs = plan_layers(layers, device, settings or TuneSettings(), measure=measure,
                        algorithm=algorithm, out_dir=out_dir, verify=verify)

@@ -146,3 +146,21 @@ def test_changed_cubin_or_record_is_recompiled(tmp_path, fake_nvcc, damage):
     again = nv.compile_cubin("int k;", "sm_80", nvcc=str(fake_nvcc), cache_root=root)
     assert again.ok and not again.cached and again.cubin_path == first.cubin_path
     assert (fake_nvcc.parent / "runs").read_text().count("run") == 2
+
+
+def test_large_artefact_is_hashed_once_until_it_changes(tmp_path, monkeypatch):
+    """A large artefact (the precompiled header) found trusted is not hashed again while
+    its file is unchanged; rewritten (same size), it is hashed again and refused."""
+    art = tmp_path / "big.gch"
+    art.write_bytes(b"a" * kc._LARGE)
+    kc.record_digest(art)
+    hashed = []
+    real = kc.file_digest
+    monkeypatch.setattr(kc, "file_digest", lambda p: hashed.append(p) or real(p))
+    assert kc.is_trusted(art) and kc.is_trusted(art)
+    assert len(hashed) == 1
+    with open(art, "r+b") as f:
+        f.write(b"b")
+    os.utime(art, ns=(2, 2))  # a new mtime, as the next clock tick would give the rewrite
+    assert not kc.is_trusted(art)
+    assert len(hashed) == 2

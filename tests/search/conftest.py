@@ -68,3 +68,20 @@ def synth_measurer(synth_space):
 def synth_optimum(synth_space):
     """The lowest recorded time of the synthetic space."""
     return synth_space.cache.recorded_optimum()
+
+
+@pytest.fixture(scope="module")
+def ray_session(request):
+    """One local Ray for the test module: 2 CPUs, loopback only; skipped without Ray. The
+    module's ``RAY_BY_VALUE`` helper modules are pickled by value (Ray's workers cannot
+    import tests/)."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'iobound[distributed]')")
+    from search.executors.ray_executor import start_local_ray
+
+    if not ray.is_initialized():
+        start_local_ray(2)
+    import ray.cloudpickle as cloudpickle
+    for module in getattr(request.module, "RAY_BY_VALUE", ()):
+        cloudpickle.register_pickle_by_value(module)
+    yield ray
+    ray.shutdown()

@@ -156,6 +156,8 @@ def tune_argv(draw, paths):
                          ("--executor", st.sampled_from(["local", "bogus", "", "ray "])),
                          ("--workers", HOSTILE_INTS), ("--retries", HOSTILE_INTS),
                          ("--timeout", st.sampled_from(["0", "-1", "nan", "inf", "1e308", "x", "5"])),
+                         ("--parallel-layers", HOSTILE_INTS),
+                         ("--network-json", st.sampled_from(paths["out_files"])),
                          ("--log", st.sampled_from(paths["out_files"])),
                          ("--resume", st.sampled_from(paths["logs"])),
                          ("--export-cache", st.sampled_from(paths["out_files"])),

@@ -25,18 +25,8 @@ from search.executors import ExecutorOptions, make_executor
 EXECUTORS = ["local", "ray"]
 
 
-@pytest.fixture(scope="module")
-def ray_session():
-    """One local Ray for the module: 2 CPUs, loopback only; skipped without Ray."""
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'iobound[distributed]')")
-    from search.executors.ray_executor import start_local_ray
-
-    if not ray.is_initialized():
-        start_local_ray(2)
-    import ray.cloudpickle as cloudpickle
-    cloudpickle.register_pickle_by_value(executor_faults)  # Ray workers cannot import tests/
-    yield ray
-    ray.shutdown()
+#: Test helpers the Ray workers get by value (they cannot import tests/): see conftest.ray_session.
+RAY_BY_VALUE = (executor_faults,)
 
 
 @pytest.fixture(params=EXECUTORS)

@@ -129,3 +129,23 @@ def test_cuda_batch_on_the_gpu_workers():
         got = dict(ex.submit([(0, GOOD), (1, BAD), (2, OTHER)]))
     assert got[0].status.value == got[2].status.value == "ok" and got[0].time_ms > 0
     assert got[1].status.value == "invalid"
+
+
+def test_every_layers_cuda_stages_in_a_worker_share_one_context(monkeypatch):
+    """A GPU worker serving several layers opens one session (one CUDA context), not one
+    per layer's stages; a closed one is replaced."""
+    from search.executors import cuda_stages
+
+    class Fake:
+        def __init__(self):
+            self.ctx = object()
+
+        def close(self):
+            self.ctx = None
+
+    monkeypatch.setattr(cuda_stages, "GpuSession", Fake)
+    monkeypatch.setattr(cuda_stages, "_SESSION", None)
+    first = cuda_stages.process_session()
+    assert cuda_stages.process_session() is first
+    first.close()
+    assert cuda_stages.process_session() is not first

@@ -1,0 +1,122 @@
+"""``iobound tune --network``: the network table (printed and ``--network-json``) and the
+printer of layers tuned at once.
+
+:func:`print_network` prints :func:`search.session.network.network_table`'s rows (layer,
+best time, evaluations, the lower bound, the ratio, the kernel);
+:func:`write_network_json` writes the table to the file of ``--network-json`` (checked
+before anything runs by :func:`check_network_json`). :class:`NetworkPrinter` is the
+observer when several layers run at once: one progress bar for the whole network, and
+each layer's block printed whole when the layer finishes.
+
+Examples
+--------
+>>> import argparse
+>>> check_network_json(argparse.Namespace(network_json=None, network=None))
+>>> check_network_json(argparse.Namespace(network_json="t.json", network=None))
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: --network-json needs --network NAME (a table of the network's layers)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+
+from iobound.errors import InvalidInputError
+from search.session.settings import Observer
+
+__all__ = ["check_network_json", "finish_network", "write_network_json", "print_network",
+           "NetworkPrinter"]
+
+
+def check_network_json(args) -> None:
+    """Refuse a ``--network-json`` without ``--network``, or a path that cannot be written."""
+    if args.network_json is None:
+        return
+    if not args.network:
+        raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
+    from search.outputs import check_output_file
+    check_output_file("--network-json", args.network_json)
+
+
+def _table(args, jobs, reports, device, kind: str) -> dict:
+    from search.session.network import network_table
+    ex = jobs[0].settings.executor
+    return network_table(reports, [j.settings.log or j.settings.resume for j in jobs],
+                         network=args.network, device=device.name, measure=kind,
+                         algorithm=args.algorithm, strategy=args.strategy, budget=args.budget,
+                         seed=args.seed, executor=ex.executor if ex else None,
+                         workers=ex.workers if ex else None)
+
+
+def write_network_json(path: str, args, jobs, reports, device, kind: str) -> None:
+    """Write the table; a failed write is an OutputWriteError (the logs keep everything)."""
+    from search.session.files import OutputWriteError
+    text = json.dumps(_table(args, jobs, reports, device, kind), indent=1, default=str) + "\n"
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise OutputWriteError(f"could not write --network-json {path} ({exc.strerror or exc}); "
+                               "every layer's measurements are kept in its log") from None
+
+
+def finish_network(args, jobs, reports, device, kind: str) -> None:
+    """After a network run: the table printed (unless ``--json``), and ``--network-json``."""
+    if not args.json:
+        print_network(args, jobs, reports, device, kind)
+    if args.network_json:
+        write_network_json(args.network_json, args, jobs, reports, device, kind)
+
+
+def print_network(args, jobs, reports, device, kind: str) -> None:
+    """The table, one line per layer (``*``: an analytic estimate; ``w``: emulated words)."""
+    table = _table(args, jobs, reports, device, kind)
+    print(f"{'layer':<26} {'best':>10} {'evals':>5} {'bound (words)':>14} {'io/bound':>8}  kernel")
+    for row in table["layers"]:
+        best = "-"
+        if row["best_cost"] is not None:
+            unit = "*" if row["estimate"] else ("w" if row["cost_unit"] == "words" else "")
+            best = f"{row['best_cost']:.4g}{unit}"
+        bound = f"{row['lower_bound_words']:,.0f}" if row["lower_bound_words"] is not None else "-"
+        ratio = f"{row['ratio_to_bound']:.2f}" if row["ratio_to_bound"] is not None else "-"
+        print(f"{row['layer']:<26} {best:>10} {row['evaluations']:>5} {bound:>14} {ratio:>8}  "
+              f"{row['kernel'] or '-'}")
+    print(f"{table['tuned']} of {len(table['layers'])} layers tuned; "
+          f"{table['evaluations']} evaluations")
+
+
+class NetworkPrinter(Observer):
+    """The observer for layers tuned at once (see the module doc); ``print_layer(report)``
+    prints one layer's block."""
+
+    def __init__(self, total: int, print_layer, unit: str = "ms"):
+        from search.progress import ProgressBar
+        self.bar = ProgressBar(total, label="network", unit=unit)
+        self.print_layer = print_layer
+        self.total, self.finished_evals = total, 0
+        self.running: dict[int, int] = {}  # driver thread -> its layer's evaluations so far
+
+    def _draw(self) -> None:
+        self.bar(self.finished_evals + sum(self.running.values()), self.total, math.inf)
+
+    def layer_started(self, job, space) -> None:
+        self.bar.close()
+        print(f"started {job.layer.name}  {job.layer.short()}  ({len(space):,} configurations)",
+              flush=True)
+
+    def progress(self, done, budget, best) -> None:
+        self.running[threading.get_ident()] = done
+        self._draw()
+
+    def tuning_done(self) -> None:
+        self.finished_evals += self.running.pop(threading.get_ident(), 0)
+
+    def finished(self, report) -> None:
+        self.bar.close()
+        print(f"iobound tune: {report.layer.name}  {report.layer.short()}")
+        self.print_layer(report)
+        print(flush=True)
+        self._draw()

@@ -1,0 +1,66 @@
+"""The network table: one row per tuned layer (best time, the I/O bound, the ratio).
+
+:func:`network_table` is what ``iobound tune --network NAME`` prints at the end and
+writes with ``--network-json FILE``: per layer the best configuration's time (or its
+emulated traffic, for the ``emulate`` measurer, which times nothing), the words its
+dataflow moves, the best I/O lower bound at its on-chip words and their ratio, and the
+kernel file; plus the run's totals.
+
+Examples
+--------
+>>> import tempfile
+>>> from iobound.networks import network_layers
+>>> from search.session import TuneSettings, tune_layers
+>>> layers = network_layers("alexnet")[3:5]
+>>> reports = tune_layers(layers, "v100", TuneSettings(strategy="random", budget=4),
+...                       out_dir=tempfile.mkdtemp(), verify=False)
+>>> table = network_table(reports, network="alexnet")
+>>> [row["layer"] for row in table["layers"]], table["evaluations"]
+(['alexnet.conv4', 'alexnet.conv5'], 8)
+>>> row = table["layers"][0]
+>>> row["cost_unit"], row["estimate"], row["ratio_to_bound"] >= 1
+('ms', True, True)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .reports import LayerReport
+
+__all__ = ["network_row", "network_table"]
+
+
+def network_row(rep: "LayerReport") -> dict:
+    """One layer's row (see the module doc); ``None`` values where nothing ran ok."""
+    result = rep.result
+    rec = result.best.record if result.best is not None else None
+    bound = rep.winner.bound if rep.winner is not None else None
+    timed = rec is not None and rec.time_ms is not None
+    return {
+        "layer": rep.layer.name, "shape": rep.layer.short(),
+        "best_time_ms": rec.time_ms if timed else None,
+        "best_cost": rec.cost if rec is not None else None,
+        "cost_unit": "ms" if timed else ("words" if rec is not None else None),
+        "estimate": bool(rec is not None and rec.estimate),
+        "best_config": dict(result.best.config) if result.best is not None else None,
+        "evaluations": result.evaluations, "stop_reason": result.stop_reason.value,
+        "dataflow_io_words": bound.dataflow_io_words if bound else None,
+        "lower_bound_words": bound.lower_bound_words if bound else None,
+        "bound_method": bound.method if bound else None,
+        "ratio_to_bound": bound.ratio_to_bound if bound else None,
+        "kernel": rep.winner.kernel_path if rep.winner is not None else None,
+        "log": None,
+    }
+
+
+def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] | None = None,
+                  **about: Any) -> dict:
+    """The table of ``reports`` (in their order), with ``about`` (network, device, measure,
+    strategy...) at the top and each layer's log path when ``logs`` gives them."""
+    rows = [network_row(rep) for rep in reports]
+    for row, log in zip(rows, logs or ()):
+        row["log"] = log
+    return {**about, "layers": rows, "evaluations": sum(r["evaluations"] for r in rows),
+            "tuned": sum(r["best_cost"] is not None for r in rows)}
