@@ -18,6 +18,7 @@ from iobound.errors import InvalidInputError
 
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
 from .executor_args import add_executor_arguments, resolve_executor_options
+from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
@@ -28,10 +29,6 @@ DESCRIPTION = (
     "analytic model (estimates), whose winner is then checked by the CPU emulator on a "
     "reduced-size copy of the layer."
 )
-
-DEFAULT_DEVICE = "v100"
-MEASURES = ("cuda", "emulate", "model", "replay:FILE")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group()
@@ -79,37 +76,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # -- arguments -> settings ----------------------------------------------------------
 
-def _resolve_measure(args) -> tuple[str, str | None, str | None]:
-    """(kind, replay file, notice)."""
-    if args.measure is None:
-        from search.measure.cuda import cuda_available
-        if cuda_available():
-            return "cuda", None, None
-        return "model", None, ("no GPU with pycuda here: measuring with the analytic model "
-                               "(estimates); the winner is checked by the CPU emulator")
-    kind, _, file = args.measure.partition(":")
-    if kind == "replay":
-        if not file:
-            raise InvalidInputError("--measure replay needs a file: replay:FILE")
-        return "replay", file, None
-    if kind not in ("cuda", "emulate", "model") or file:
-        raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
-    return kind, None, None
-
-
-def _this_gpu():
-    """(preset of GPU 0, note); the default preset when GPU 0 has none."""
-    from iobound.devices import get_device
-    from iobound.errors import UnknownPresetError
-    from search.measure.cuda import gpu_name
-
-    name = gpu_name()
-    try:
-        return get_device(name or ""), " (this GPU)"
-    except UnknownPresetError:
-        return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
-
-
 def _settings(args, kind: str):
     """The session's settings; bad numbers and an unknown strategy or option in one line."""
     from search.session import TuneSettings
@@ -153,16 +119,6 @@ def _layers(args):
         raise InvalidInputError(f"{kernel.name.capitalize()} does not apply to "
                                 + ", ".join(l.name for l in skipped))
     return layers
-
-
-def _device(args, kind: str):
-    """(device, note for the first line)."""
-    from iobound.devices import get_device
-    if args.device:
-        return get_device(args.device), ""
-    if kind == "cuda":
-        return _this_gpu()
-    return get_device(DEFAULT_DEVICE), " (default; --device to change)"
 
 
 # -- printing ---------------------------------------------------------------------------

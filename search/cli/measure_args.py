@@ -1,0 +1,61 @@
+"""What ``iobound tune`` measures with and on which device: ``--measure`` and ``--device``.
+
+Examples
+--------
+>>> import argparse
+>>> resolve_measure(argparse.Namespace(measure="replay:cache.json"))
+('replay', 'cache.json', None)
+>>> device, note = device_for(argparse.Namespace(device=None), "model")
+>>> device.name, note
+('V100-SXM2', ' (default; --device to change)')
+"""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["DEFAULT_DEVICE", "MEASURES", "resolve_measure", "device_for"]
+
+DEFAULT_DEVICE = "v100"
+MEASURES = ("cuda", "emulate", "model", "replay:FILE")
+
+
+def resolve_measure(args) -> tuple[str, str | None, str | None]:
+    """(kind, replay file, notice) from ``--measure``; without it cuda when a GPU is here."""
+    if args.measure is None:
+        from search.measure.cuda import cuda_available
+        if cuda_available():
+            return "cuda", None, None
+        return "model", None, ("no GPU with pycuda here: measuring with the analytic model "
+                               "(estimates); the winner is checked by the CPU emulator")
+    kind, _, file = args.measure.partition(":")
+    if kind == "replay":
+        if not file:
+            raise InvalidInputError("--measure replay needs a file: replay:FILE")
+        return "replay", file, None
+    if kind not in ("cuda", "emulate", "model") or file:
+        raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
+    return kind, None, None
+
+
+def _this_gpu():
+    """(preset of GPU 0, note); the default preset when GPU 0 has none."""
+    from iobound.devices import get_device
+    from iobound.errors import UnknownPresetError
+    from search.measure.cuda import gpu_name
+
+    name = gpu_name()
+    try:
+        return get_device(name or ""), " (this GPU)"
+    except UnknownPresetError:
+        return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
+
+
+def device_for(args, kind: str):
+    """(device, note for the first line)."""
+    from iobound.devices import get_device
+    if args.device:
+        return get_device(args.device), ""
+    if kind == "cuda":
+        return _this_gpu()
+    return get_device(DEFAULT_DEVICE), " (default; --device to change)"
