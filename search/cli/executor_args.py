@@ -59,7 +59,8 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                             "default 1)")
     group.add_argument("--parallel-layers", type=int, metavar="N",
                        help="with --network: layers tuned at once, all measuring through one "
-                            "pool of workers (default: 2 per worker; 1: one after another)")
+                            "pool of workers (default: 2 per worker on ray, 1 on local: one "
+                            "after another)")
 
 
 def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:

@@ -76,14 +76,19 @@ class _Serialized(Observer):
 
 
 def layers_at_once(options, capacity: int, layers: int) -> int:
-    """How many layers run at once: ``options.parallel_layers``, else two per CPU worker;
-    never more than there are layers.
+    """How many layers run at once: ``options.parallel_layers``, else two per worker on
+    Ray and one on the local executor (whose driver shares the machine's cores with its
+    workers: benchmarks/network_overlap.py measured no gain there); never more than there
+    are layers.
 
     >>> from search.executors import ExecutorOptions
-    >>> layers_at_once(ExecutorOptions(), 2, 53), layers_at_once(ExecutorOptions(parallel_layers=9), 2, 5)
-    (4, 5)
+    >>> layers_at_once(ExecutorOptions(executor="ray"), 2, 53), layers_at_once(ExecutorOptions(), 2, 53)
+    (4, 1)
+    >>> layers_at_once(ExecutorOptions(parallel_layers=9), 2, 5)
+    5
     """
-    return max(1, min(layers, options.parallel_layers or 2 * capacity))
+    default = 2 * capacity if options.executor == "ray" else 1
+    return max(1, min(layers, options.parallel_layers or default))
 
 
 def _interrupted(jobs, reports, errors) -> Interrupted:
