@@ -45,7 +45,14 @@ import math
 import numpy as np
 import sympy as sp
 
-from iobound.direct_bounds import CHAIN_SHARED_MIN_S, chain_bound_expr, chain_shared_bound_expr
+from dataflow.dag_direct import direct_conv_dag
+from dataflow.direct import DirectTiling
+from dataflow.pebble import play
+from dataflow.schedules import tiled_schedule, topological_schedule
+from iobound.direct_bounds import (CHAIN_SHARED_MIN_S, chain_bound_expr, chain_shared_bound_expr,
+                                   direct_bound_values)
+from iobound.layer import ConvLayer
+from iobound.reuse_classes import weighted_products
 from iobound.symbols import OUTPUTS, S, W_CLASS
 
 s_, f_, u_, m_ = sp.symbols("s f u m", nonnegative=True)
@@ -131,3 +138,21 @@ def test_two_segment_cycle():
     assert _phi(0, sp.sqrt(v), v, 0) == 1 and _phi(1, 1, 0, 1) == 1
     # output term 1 - 2 (alpha + kappa) = -1/8
     assert 1 - 2 * sp.Rational(9, 16) == -sp.Rational(1, 8)
+
+
+def test_shared_form_binds_and_holds_on_played_games():
+    """A long-chain layer where the shared form is the larger chain form (O > S/3) and above
+    compulsory I/O: tiled and random games, Belady and LRU, still move more."""
+    layer = ConvLayer(n=1, c_in=24, h_in=3, w_in=3, c_out=6, k_h=1, k_w=1)
+    s, w, o = 12, weighted_products(layer), 54
+    shared = float(chain_shared_bound_expr().subs({S: s, W_CLASS: w, OUTPUTS: o}))
+    old = float(chain_bound_expr().subs({S: s, W_CLASS: w, OUTPUTS: o}))
+    values = direct_bound_values(layer, s)
+    assert shared > old and math.isclose(values["x_partition_chain"], shared)
+    assert shared > values["compulsory"]
+    dag = direct_conv_dag(layer)
+    orders = [tiled_schedule(dag, layer, DirectTiling(x=1, y=1, z=z, alpha=1)).order for z in (1, 3, 6)]
+    orders += [topological_schedule(dag, np.random.default_rng(seed)) for seed in range(3)]
+    for order in orders:
+        for policy in ("belady", "lru"):
+            assert play(dag, order, s, policy).total >= shared
