@@ -80,7 +80,11 @@ class ChainSegment:
     the runs that start the chain; ``end_budget``: run ends red at its end or stored in
     it (all of them, checked). ``weighted``: per-class weighted products charged to it;
     ``lw_computed``/``lw_rhs``: the weighted products it computes and
-    ``sqrt(|A||B||C|)`` of their operand and output sets.
+    ``sqrt(|A||B||C|)`` of their operand and output sets. For the shared-boundary form
+    (proofs/test_x_partition_chain_shared.py): ``operands`` = |A| + |B|, ``incoming`` the
+    charged products computed earlier, ``continued`` the runs with a chain predecessor,
+    ``kept_in`` the non-sources red at its start other than its incoming products and
+    ``kept_out`` the run ends red at its end.
     """
 
     loads: int
@@ -93,6 +97,11 @@ class ChainSegment:
     weighted: float
     lw_computed: float
     lw_rhs: float
+    operands: int = 0
+    incoming: int = 0
+    continued: int = 0
+    kept_in: int = 0
+    kept_out: int = 0
 
 
 def _tap_weight(dag: nx.DiGraph):
@@ -124,7 +133,7 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
     useful = useful_events(dag, moves)
     seg_of, starts, loaded, stored, ends, n_io = _cut(moves, Y)
     h, weight = len(starts), _tap_weight(dag)
-    need, a_set, b_set, c_set = ([set() for _ in range(h)] for _ in range(4))
+    need, a_set, b_set, c_set, inc = ([set() for _ in range(h)] for _ in range(5))
     wsum, wcomp = [0.0] * h, [0.0] * h
     for p in (v for v in dag if _is_product(dag, v)):
         j = seg_of[useful[next(iter(dag.successors(p)), p)]]   # the parent sum's segment
@@ -137,7 +146,7 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
             c_set[j].add(_output_of(dag, p))
             wcomp[j] += weight(p)
         else:
-            need[j].add(p)
+            need[j].add(p), inc[j].add(p)
     runs: dict = {}
     for v, k in useful.items():
         if not _is_product(dag, v):
@@ -146,12 +155,13 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
     for j in range(h):
         mine = {o: r for (jj, o), r in runs.items() if jj == j}
         run_ends = {o for o in c_set[j] if _is_product(dag, o)}   # single-product outputs
-        fresh = len(run_ends)
+        fresh, continued = len(run_ends), 0
         for run in mine.values():
             first = min(run, key=useful.__getitem__)
             chain_pred = [u for u in dag.predecessors(first) if not _is_product(dag, u)]
             need[j].update(chain_pred)
             fresh += not chain_pred
+            continued += bool(chain_pred)
             run_ends.add(max(run, key=useful.__getitem__))
         budget = starts[j] | loaded[j]
         assert need[j] <= budget, f"segment {j}: {len(need[j] - budget)} needed vertices not available"
@@ -161,7 +171,10 @@ def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]
             loads=n_io[j][0], stores=n_io[j][1], needed=len(need[j]), start_budget=len(budget),
             outputs=len(run_ends), fresh=fresh, end_budget=len(kept), weighted=wsum[j],
             lw_computed=wcomp[j],
-            lw_rhs=math.sqrt(len(a_set[j]) * len(b_set[j]) * len(c_set[j]))))
+            lw_rhs=math.sqrt(len(a_set[j]) * len(b_set[j]) * len(c_set[j])),
+            operands=len(a_set[j]) + len(b_set[j]), incoming=len(inc[j]), continued=continued,
+            kept_in=sum(1 for v in starts[j] - inc[j] if dag.in_degree(v) > 0),
+            kept_out=len(run_ends & ends[j])))
     return out
 
 

@@ -19,6 +19,10 @@ input, not the paper's average ``k_h k_w / mu^2``.
   segments of 2S loads charging operands to the start budget, each store worth a quarter
   of a fresh chain's gain (proofs/test_x_partition_chain.py);
   leading term ``2 W / sqrt(S)``, the constant 2 of Smith et al. for matrix multiply.
+  Reported as the larger of that form and ``2 W / sqrt(S) - O/8 - 17 S/8`` (S >= 11): the
+  same segments with one shared fast memory at each segment boundary (partial sums kept
+  there are not operands of the next segment) and a potential of 1/16 per kept partial
+  sum (proofs/test_x_partition_chain_shared.py).
 * ``compulsory``: used inputs + used weights + outputs.
 
 Examples
@@ -29,7 +33,7 @@ Examples
 >>> round(v["hong_kung_composite"]), round(v["x_partition"]), round(v["compulsory"])
 (47688, 430835, 438272)
 >>> round(v["x_partition_chain"])
-553876
+627604
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from .vertex_counts import direct_counts
 
 __all__ = ["direct_composite", "direct_T_expr", "direct_bound_exprs", "direct_bound_values",
            "direct_leading_terms", "direct_bound_details", "xpartition_segment_expr",
-           "chain_bound_expr", "CHAIN_MIN_S"]
+           "chain_bound_expr", "CHAIN_MIN_S", "chain_shared_bound_expr", "CHAIN_SHARED_MIN_S"]
 
 
 def direct_composite(paper: bool = True) -> CompositeAlgorithm:
@@ -82,6 +86,15 @@ def chain_bound_expr() -> sp.Expr:
     return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 2 - 2 * S
 
 
+#: The shared-boundary chain bound's proof needs S >= 11 (proofs/test_x_partition_chain_shared.py).
+CHAIN_SHARED_MIN_S = 11
+
+
+def chain_shared_bound_expr() -> sp.Expr:
+    """``2 W_c / sqrt(S) - O/8 - 17 S/8``: the shared-boundary chain bound for S >= CHAIN_SHARED_MIN_S."""
+    return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 8 - sp.Rational(17, 8) * S
+
+
 @lru_cache(maxsize=None)
 def direct_bound_exprs() -> dict[str, sp.Expr]:
     """Method name -> SymPy expression (in S, R, V, MACs, I_used, W_used, O)."""
@@ -90,7 +103,8 @@ def direct_bound_exprs() -> dict[str, sp.Expr]:
         "hong_kung_composite": composite_bound_expr(direct_T_expr(True)),
         "x_partition": sp.Max(0, xpart),
         # below S = 9 the value at 9 (more red pebbles never cost I/O): non-increasing in S
-        "x_partition_chain": sp.Max(0, chain_bound_expr().subs(S, sp.Max(S, CHAIN_MIN_S))),
+        "x_partition_chain": sp.Max(0, chain_bound_expr().subs(S, sp.Max(S, CHAIN_MIN_S)),
+                                    chain_shared_bound_expr().subs(S, sp.Max(S, CHAIN_SHARED_MIN_S))),
         "compulsory": INPUTS + WEIGHTS + OUTPUTS,
     }
 
@@ -186,8 +200,11 @@ def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
             "outputs touched <= S + stores; outputs started fresh <= O in all; every "
             "output stored at least once; "
             "proofs/test_x_partition_chain.py",
-            f"Q >= 2 W / sqrt(S) - O/2 - 2 S for S >= {CHAIN_MIN_S} (below: the value at S = {CHAIN_MIN_S}, "
-            "valid as I/O never grows with S), clamped at 0",
+            f"Q >= 2 W / sqrt(S) - O/2 - 2 S for S >= {CHAIN_MIN_S} and, with one shared fast memory at "
+            "each segment boundary (a partial sum kept there is no operand of the next segment; "
+            "potential 1/16 per kept partial sum), Q >= 2 W / sqrt(S) - O/8 - 17 S/8 for S >= "
+            f"{CHAIN_SHARED_MIN_S} (proofs/test_x_partition_chain_shared.py); the larger of the two, each "
+            "below its least S at its value there (valid as I/O never grows with S), clamped at 0",
             f"per-class reuse: W = sum over products of 1/sqrt(T_c) = {weighted_products(layer):.6g} "
             f"(T_c taps reading the input's residue class; R_eff = (MACs/W)^2 = "
             f"{(c.products / weighted_products(layer)) ** 2 if c.products else 0:.4g}, R_max = "

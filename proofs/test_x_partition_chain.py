@@ -198,6 +198,21 @@ def test_segment_claims_on_played_games(case):
         assert g.outputs <= s + g.stores and g.fresh <= g.outputs
         assert g.lw_computed <= g.lw_rhs + 1e-9
         assert g.weighted <= s ** 1.5 + math.sqrt(s) * (g.fresh / 2 + g.stores / 4) + 1e-9
+    _shared_boundary_claims(segs, s)
     assert res.stores >= n_out
     for method, value in direct_bound_values(layer, s).items():
         assert res.total >= value - 1e-9, method
+
+
+def _shared_boundary_claims(segs, s):
+    """Steps a-d of proofs/test_x_partition_chain_shared.py on one played game's segments."""
+    assert segs[0].kept_in == 0
+    for g, nxt in zip(segs, segs[1:]):
+        assert g.kept_out <= nxt.kept_in                                   # step b
+    for g in segs:
+        assert g.operands + g.incoming + max(g.kept_in, g.continued) <= s + g.loads   # step a
+        assert g.outputs <= g.kept_out + g.stores and g.kept_in <= s
+        assert g.outputs == g.continued + g.fresh
+        if s >= 11:                                                        # steps c-d
+            assert g.weighted <= s ** 1.5 + math.sqrt(s) * (
+                (g.kept_out - g.kept_in) / 16 + g.fresh / 2 + g.stores / 16) + 1e-9
