@@ -45,6 +45,7 @@ from iobound.errors import InvalidInputError
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
 
 OBJECTIVES = ("rank", "reg", "auto")
+PAIR_METHODS = ("mean", "topk", "blend")
 
 
 class CostModel(abc.ABC):
@@ -69,7 +70,14 @@ class XGBOptions:
     """Options of :class:`XGBCostModel` (XGBoost's own parameter names where they exist).
 
     ``objective="auto"`` fits ``reg`` on fewer than ``auto_rank_min`` points and
-    ``rank`` from then on.
+    ``rank`` from then on. For ``rank``: ``pair_method="mean"`` (default) samples
+    ``pairs_per_sample`` pairs for every configuration; ``"topk"`` pairs only the
+    ``pairs_per_sample`` best with all others (the loss then cares about the top
+    of the ranking); ``"blend"`` adds a ``mean`` (8 pairs) and a ``topk`` model's
+    standardised scores. ``bootstrap=True`` fits on a resample (with replacement,
+    seeded by ``seed``) of the data: a Thompson-sampling draw of the model.
+    The alternatives to the defaults were tried and not kept
+    (``benchmarks/results/explorer_experiments.md``).
     """
 
     objective: str = "rank"
@@ -80,12 +88,21 @@ class XGBOptions:
     min_child_weight: float = 1.0
     n_jobs: int = 1
     auto_rank_min: int = 32
+    pair_method: str = "mean"
+    pairs_per_sample: int = 8
+    colsample_bynode: float = 1.0
+    bootstrap: bool = False
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise InvalidInputError(f"objective must be one of {', '.join(OBJECTIVES)}; got {self.objective!r}")
         if self.n_estimators < 1 or self.max_depth < 1:
             raise InvalidInputError("n_estimators and max_depth must be >= 1")
+        if self.pair_method not in PAIR_METHODS:
+            raise InvalidInputError(f"pair_method must be one of {', '.join(PAIR_METHODS)}; "
+                                    f"got {self.pair_method!r}")
+        if self.pairs_per_sample < 1:
+            raise InvalidInputError(f"pairs_per_sample must be >= 1, got {self.pairs_per_sample}")
 
 
 def make_targets(costs: np.ndarray) -> np.ndarray:
@@ -120,40 +137,55 @@ class XGBCostModel(CostModel):
         self.options = options or XGBOptions()
         self.seed = int(seed)
         self._booster = None
+        self._parts: list = []  # ranking: (booster, mean, std of its training scores) per part
         self._fitted = False
         self._const = 0.0
         self._objective = self.options.objective
 
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
-        import xgboost as xgb
-
         X = np.asarray(X, dtype=float)
         y = make_targets(costs)
         if len(y) == 0:
             raise ValueError("cannot fit a cost model on no data")
-        if np.ptp(y) == 0.0:  # nothing to learn: every prediction equal
-            self._booster, self._const, self._fitted = None, float(y[0]), True
-            return self
         o = self.options
+        if o.bootstrap:  # Thompson sampling: each fit sees one bootstrap resample of the data
+            pick = np.random.default_rng(self.seed).integers(0, len(y), len(y))
+            X, y = X[pick], y[pick]
+        self._fitted = True
+        if np.ptp(y) == 0.0:  # nothing to learn: every prediction equal
+            self._booster, self._parts, self._const = None, [], float(y[0])
+            return self
         self._objective = o.objective
         if o.objective == "auto":
             self._objective = "reg" if len(y) < o.auto_rank_min else "rank"
+        if self._objective == "reg":
+            self._booster = self._train(X, y, {"objective": "reg:squarederror"})
+            return self
+        methods = [("mean", 8), ("topk", o.pairs_per_sample)] if o.pair_method == "blend" \
+            else [(o.pair_method, o.pairs_per_sample)]
+        self._parts = []
+        for method, pairs in methods:
+            b = self._train(X, -y, {"objective": "rank:pairwise", "lambdarank_pair_method": method,
+                                    "lambdarank_num_pair_per_sample": pairs})
+            train = b.inplace_predict(X)  # a blend adds the parts' scores in training-set units
+            self._parts.append((b, float(train.mean()), float(train.std()) or 1.0))
+        self._booster = self._parts[0][0]
+        return self
+
+    def _train(self, X: np.ndarray, label: np.ndarray, extra: dict):
+        """One booster on ``label`` (one query group for the ranking objectives)."""
+        import xgboost as xgb
+
+        o = self.options
         params = {
             "max_depth": o.max_depth, "eta": o.learning_rate, "subsample": o.subsample,
-            "min_child_weight": o.min_child_weight, "nthread": o.n_jobs, "seed": self.seed,
-            "tree_method": "hist", "verbosity": 0,
+            "min_child_weight": o.min_child_weight, "colsample_bynode": o.colsample_bynode,
+            "nthread": o.n_jobs, "seed": self.seed, "tree_method": "hist", "verbosity": 0, **extra,
         }
-        dtrain = xgb.DMatrix(X, label=y if self._objective == "reg" else -y, nthread=o.n_jobs)
-        if self._objective == "reg":
-            params["objective"] = "reg:squarederror"
-        else:
-            params["objective"] = "rank:pairwise"
-            params["lambdarank_pair_method"] = "mean"
-            params["lambdarank_num_pair_per_sample"] = 8
-            dtrain.set_group([len(y)])
-        self._booster = xgb.train(params, dtrain, num_boost_round=o.n_estimators)
-        self._fitted = True
-        return self
+        dtrain = xgb.DMatrix(X, label=label, nthread=o.n_jobs)
+        if extra["objective"].startswith("rank:"):
+            dtrain.set_group([len(label)])
+        return xgb.train(params, dtrain, num_boost_round=o.n_estimators)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         if not self._fitted:
@@ -161,5 +193,8 @@ class XGBCostModel(CostModel):
         X = np.asarray(X, dtype=float)
         if self._booster is None:
             return np.full(len(X), self._const)
-        score = self._booster.inplace_predict(X)
-        return score if self._objective == "reg" else -score
+        if self._objective == "reg":
+            return self._booster.inplace_predict(X)
+        if len(self._parts) == 1:
+            return -self._booster.inplace_predict(X)
+        return -sum((b.inplace_predict(X) - m) / sd for b, m, sd in self._parts)

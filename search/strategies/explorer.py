@@ -14,7 +14,9 @@ gets a batch to compile in parallel. What these defaults scored on the recorded
 spaces, and the alternatives tried and not kept, are in
 ``benchmarks/results/explorer_experiments.md``; among them the stall exploration
 of :mod:`.stall` (``options={"stall": {"source": "sweep"}}``), off by default
-because it did not win on 30 seeds.
+because it did not win on 30 seeds, and the cost-model variants of
+:class:`~search.cost_model.XGBOptions` (``topk`` or ``blend`` pairs, bootstrap
+fits): they rank the optimum higher on traced runs but lost at 100 evaluations.
 
 Examples
 --------

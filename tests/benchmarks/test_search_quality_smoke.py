@@ -211,3 +211,20 @@ def test_stall_trace_records_model_rounds(cache_file):
     assert any(x.get("opt_rank") is not None or x["best"] == 1.0 for x in r["rounds"][2:])
     assert 0.0 < r["score"] <= 1.0 and 0 <= r["stall"] < 16
     assert r["end"]["top1_unmeasured"] >= 0
+
+
+def test_ranking_scores_variants_on_traced_runs(cache_file, capsys):
+    """The ranking measure fits each variant at each checkpoint of one traced run per seed."""
+    import numpy as np
+
+    from benchmarks import explorer_ranking
+
+    X, cost, runs = explorer_ranking.traced(cache_file, [0, 1], 12, {})
+    assert len(runs) == 2 and all(len(set(r)) == 12 for r in runs)
+    got = explorer_ranking.score_variant(X, cost, runs, [8, 12], {"n_estimators": 10})
+    assert set(got) == {8, 12}
+    for rank, hit4, hit16 in got.values():
+        assert (np.isnan(rank) or 0 <= rank < len(cost)) and 0 <= hit4 <= hit16 <= 1
+    assert explorer_ranking.main(["--spaces", str(cache_file), "--seeds", "1", "--checkpoints", "8",
+                                  "--variants", '{"mean": {}, "topk": {"pair_method": "topk"}}']) == 0
+    assert "| topk |" in capsys.readouterr().out

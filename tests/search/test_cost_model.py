@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from iobound.errors import InvalidInputError
 from search.cost_model import XGBCostModel, XGBOptions, make_targets
 
 
@@ -57,3 +58,28 @@ def test_bad_objective_rejected():
     """Unknown objectives are rejected with the allowed list."""
     with pytest.raises(ValueError, match="rank, reg, auto"):
         XGBOptions(objective="huber")
+
+
+@pytest.mark.parametrize("options", [dict(pair_method="topk", pairs_per_sample=16),
+                                     dict(pair_method="blend", pairs_per_sample=16),
+                                     dict(bootstrap=True)])
+def test_ranking_variants_rank_held_out_configs(options):
+    """Top-k pairs, the blend of mean and top-k pairs, and bootstrap fits still rank unseen configs."""
+    X, y = _data()
+    m = XGBCostModel(XGBOptions(n_estimators=100, **options), seed=0).fit(X[:80], y[:80])
+    rank = lambda v: np.argsort(np.argsort(v))
+    assert np.corrcoef(rank(m.predict(X[80:])), rank(y[80:]))[0, 1] > 0.7
+
+
+def test_bootstrap_fits_differ_by_seed_only():
+    """A bootstrap fit is a function of its seed: same seed same model, another seed another."""
+    X, y = _data(2)
+    fit = lambda seed: XGBCostModel(XGBOptions(bootstrap=True, n_estimators=30), seed=seed).fit(X, y).predict(X)
+    assert np.array_equal(fit(1), fit(1)) and not np.array_equal(fit(1), fit(2))
+
+
+@pytest.mark.parametrize("bad", [dict(pair_method="all"), dict(pairs_per_sample=0)])
+def test_bad_pair_options_rejected(bad):
+    """Unknown pair methods and non-positive pair counts are refused as bad input."""
+    with pytest.raises(InvalidInputError):
+        XGBOptions(**bad)
