@@ -63,11 +63,11 @@ def main(argv=None) -> int:
         times.append((time.perf_counter() - t0) * 1e3)
     # the same with the per-layer vertex-count caches emptied before each pass
     # (expressions stay compiled): what a new set of layers costs
-    from iobound import vertex_counts, winograd_bounds
+    from iobound import vertex_counts, winograd_bounds, winograd_vertex_counts
 
-    caches = (vertex_counts.direct_counts, vertex_counts.winograd_counts,
-              vertex_counts.winograd_vertex_count, vertex_counts.winograd_vertex_count_lower,
-              winograd_bounds._args)
+    caches = (vertex_counts.direct_counts, winograd_vertex_counts.winograd_counts,
+              winograd_vertex_counts.winograd_vertex_count,
+              winograd_vertex_counts.winograd_vertex_count_lower, winograd_bounds._args)
     cold = []
     for _ in range(args.repeats):
         for c in caches:

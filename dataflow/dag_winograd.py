@@ -22,7 +22,7 @@ key                                             kind       step  meaning
 ``("out", b, co, oh, ow)``                      output     4     ``Y = A^T Pi A`` entry
 ==============================================  =========  ====  =============================
 
-Conventions (the count :func:`iobound.vertex_counts.winograd_vertex_count` follows them):
+Conventions (the count :func:`iobound.winograd_vertex_counts.winograd_vertex_count` follows them):
 
 * Transform entries. Each entry of a transform pass is ONE vertex, a linear combination
   whose predecessors are the entries with a nonzero coefficient. Coefficients (0, +-1 or

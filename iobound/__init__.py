@@ -28,7 +28,8 @@ __all__ = [
 # bounds (issue 2): vertex counts, the composite API and bound reports
 from .composite import CompositeAlgorithm, CompositeStep
 from .report import Bound, BoundReport, best_lower_bound, bound_report
-from .vertex_counts import direct_vertex_count, winograd_vertex_count
+from .vertex_counts import direct_vertex_count
+from .winograd_vertex_counts import winograd_vertex_count
 
 __all__ += [
     "CompositeAlgorithm", "CompositeStep", "Bound", "BoundReport", "best_lower_bound",

@@ -1,6 +1,6 @@
 """I/O lower bounds of Winograd F(e x e, r x r) convolution.
 
-The DAG is the one of :func:`iobound.vertex_counts.winograd_vertex_count`. Its four
+The DAG is the one of :func:`iobound.winograd_vertex_counts.winograd_vertex_count`. Its four
 steps and the vertex-generation functions proven for it (proofs/test_winograd.py)
 go through the composite API:
 
@@ -54,8 +54,8 @@ from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
 from .layer import ConvLayer
 from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, X_IO, E, N_TILE, S, V, k
-from .vertex_counts import (direct_counts, winograd_chain_count, winograd_counts, winograd_gamma,
-                            winograd_products_lower, winograd_vertex_count)
+from .vertex_counts import direct_counts
+from .winograd_vertex_counts import winograd_chain_count, winograd_counts, winograd_gamma, winograd_products_lower, winograd_vertex_count
 from .winograd_chain import (C_IN, CHAIN_MIN_S, KAPPA, N_CHAINS, winograd_chain_details,
                              winograd_chain_expr, winograd_chain_leading_expr, winograd_layer_caps)
 

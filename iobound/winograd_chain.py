@@ -50,7 +50,8 @@ import sympy as sp
 
 from .layer import ConvLayer
 from .symbols import OUTPUTS, S
-from .vertex_counts import direct_counts, winograd_chain_count
+from .vertex_counts import direct_counts
+from .winograd_vertex_counts import winograd_chain_count
 from .winograd_routing import WinogradCaps, winograd_caps
 
 __all__ = ["KAPPA", "N_CHAINS", "C_IN", "CHAIN_MIN_S", "winograd_chain_expr", "winograd_chain_leading_expr",

@@ -35,7 +35,8 @@ from dataflow.schedules import tiled_schedule, topological_schedule
 from dataflow.winograd import WinogradTiling
 from dataflow.winograd_segments import is_input_side, is_kernel_side, winograd_segments
 from iobound.layer import ConvLayer
-from iobound.vertex_counts import direct_counts, winograd_chain_count
+from iobound.vertex_counts import direct_counts
+from iobound.winograd_vertex_counts import winograd_chain_count
 from iobound.winograd_bounds import winograd_bound_values
 from iobound.winograd_chain import C_IN, KAPPA, N_CHAINS, winograd_chain_bound, winograd_chain_expr, \
     winograd_layer_caps

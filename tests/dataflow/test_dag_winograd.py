@@ -10,7 +10,7 @@ from dataflow.dag_direct import evaluate_dag
 from dataflow.dag_winograd import winograd_conv_dag
 from dataflow.partition import check_multistep_partition, step_parts
 from iobound import ConvLayer
-from iobound.vertex_counts import winograd_vertex_count
+from iobound.winograd_vertex_counts import winograd_vertex_count
 from kernels.reference import conv2d_reference
 
 

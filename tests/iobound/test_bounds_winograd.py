@@ -8,8 +8,8 @@ from hypothesis import assume, given, strategies as st
 from iobound.layer import ConvLayer
 from iobound.networks import get_layer
 from iobound.report import bound_report
-from iobound.vertex_counts import (direct_counts, winograd_counts, winograd_gamma,
-                                   winograd_vertex_count, winograd_vertex_count_lower)
+from iobound.vertex_counts import direct_counts
+from iobound.winograd_vertex_counts import winograd_counts, winograd_gamma, winograd_vertex_count, winograd_vertex_count_lower
 from iobound.winograd_bounds import winograd_bound_values, winograd_leading_terms
 
 wino_layers = st.builds(
@@ -130,7 +130,7 @@ def test_lower_count_without_full_tiles():
 def test_chain_count_matches_the_dag(nb, ci, co, r, pad, dh, dw, e):
     """winograd_chain_count is the DAG's Pi count; its products are c_in per chain."""
     from dataflow.dag_winograd import winograd_conv_dag
-    from iobound.vertex_counts import winograd_chain_count
+    from iobound.winograd_vertex_counts import winograd_chain_count
 
     layer = ConvLayer(nb, ci, r + dh, r + dw, co, r, r, padding=min(pad, r - 1))
     dag = winograd_conv_dag(layer, e)
