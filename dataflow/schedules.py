@@ -51,7 +51,7 @@ from .dag_direct import direct_chain
 from .direct import DirectTiling
 from .winograd import WinogradTiling
 
-__all__ = ["TiledSchedule", "tiled_schedule", "topological_schedule"]
+__all__ = ["TiledSchedule", "tiled_schedule", "topological_schedule", "with_recomputation"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,27 @@ def topological_schedule(dag: nx.DiGraph, rng: np.random.Generator | None = None
             if indeg[w] == 0:
                 ready.append(w)
     return tuple(order)
+
+
+def with_recomputation(dag: nx.DiGraph, order, rng, share: float = 0.2) -> list:
+    """``order`` with a second compute of a random ``share`` of the products inserted
+    right before each of their successors (schedules that recompute, for the proofs'
+    played-game checks). ``rng`` has ``random()`` (numpy or the standard library).
+
+    Examples
+    --------
+    >>> import networkx as nx, random
+    >>> g = nx.DiGraph([("x", "p"), ("p", "s")])
+    >>> g.nodes["p"]["kind"] = "product"
+    >>> with_recomputation(g, ["p", "s"], random.Random(0), share=1.0)
+    ['p', 'p', 's']
+    """
+    out = []
+    redo = {v for v in order if dag.nodes[v].get("kind") == "product" and rng.random() < share}
+    for v in order:
+        out += [u for u in dag.predecessors(v) if u in redo]
+        out.append(v)
+    return out
 
 
 def _blocks(layer: ConvLayer, x: int, y: int, z: int):

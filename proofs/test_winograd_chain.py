@@ -31,7 +31,7 @@ from hypothesis import assume, given, strategies as st
 
 from dataflow.dag_winograd import winograd_conv_dag, winograd_tiles
 from dataflow.pebble import play
-from dataflow.schedules import tiled_schedule, topological_schedule
+from dataflow.schedules import tiled_schedule, topological_schedule, with_recomputation
 from dataflow.winograd import WinogradTiling
 from dataflow.winograd_segments import is_input_side, is_kernel_side, winograd_segments
 from iobound.layer import ConvLayer
@@ -228,16 +228,6 @@ def test_loomis_whitney_per_frequency(ci, tiles, co, frac, seed):
 
 # --- every step on played games ------------------------------------------------------------
 
-def _with_recomputation(dag, order, rng):
-    """Insert a second compute of random products right before their parent sum."""
-    out = []
-    redo = {v for v in order if dag.nodes[v]["kind"] == "product" and rng.random() < 0.2}
-    for v in order:
-        out += [u for u in dag.predecessors(v) if u in redo]
-        out.append(v)
-    return out
-
-
 @st.composite
 def played(draw):
     """A small Winograd layer, e, S in 9..40, a schedule kind, a policy and a seed."""
@@ -253,7 +243,7 @@ def _schedule(dag, layer, e, kind, rng):
     if kind == "tiled":
         return tiled_schedule(dag, layer, WinogradTiling(e, e, e, 1)).order
     order = topological_schedule(dag, rng)
-    return _with_recomputation(dag, order, rng) if kind == "recompute" else order
+    return with_recomputation(dag, order, rng) if kind == "recompute" else order
 
 
 def _check_segment(seg, s: int, kappa: float, caps) -> None:

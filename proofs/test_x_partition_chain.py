@@ -50,7 +50,7 @@ from hypothesis import given, strategies as st
 from dataflow.dag_direct import direct_conv_dag
 from dataflow.direct import DirectTiling
 from dataflow.pebble import play
-from dataflow.schedules import tiled_schedule, topological_schedule
+from dataflow.schedules import tiled_schedule, topological_schedule, with_recomputation
 from dataflow.segments import chain_segments
 from iobound.direct_bounds import chain_bound_expr, direct_bound_values
 from iobound.layer import ConvLayer
@@ -143,16 +143,6 @@ def test_effective_reuse_of_strided_layers():
     assert round(effective_reuse(get_layer("alexnet.conv1")), 2) == 7.67
 
 
-def _with_recomputation(dag, order, rng):
-    """Insert a second compute of random products right before their parent sum."""
-    out = []
-    redo = {v for v in order if dag.nodes[v]["kind"] == "product" and rng.random() < 0.2}
-    for v in order:
-        out += [u for u in dag.predecessors(v) if u in redo]
-        out.append(v)
-    return out
-
-
 @st.composite
 def played(draw):
     """A small layer (grouped and depthwise too: proofs/test_grouped_bounds.py), S in 9..24, a schedule
@@ -187,7 +177,7 @@ def test_segment_claims_on_played_games(case):
     else:
         order = topological_schedule(dag, rng)
         if kind == "recompute":
-            order = _with_recomputation(dag, order, rng)
+            order = with_recomputation(dag, order, rng)
     res = play(dag, order, s, policy, record_moves=True)
     segs = chain_segments(dag, res.moves, S=s, Y=2 * s)    # asserts the availability claims
     n_out = sum(1 for v in dag if dag.out_degree(v) == 0)

@@ -54,6 +54,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
 
@@ -87,11 +89,11 @@ class GuidedOptions:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.decay < 1.0:
-            raise ValueError(f"decay must be in [0, 1), got {self.decay}")
+            raise InvalidInputError(f"decay must be in [0, 1), got {self.decay}")
         if self.doubt < 0:
-            raise ValueError(f"doubt must be >= 0, got {self.doubt}")
+            raise InvalidInputError(f"doubt must be >= 0, got {self.doubt}")
         if self.share not in SHARES:
-            raise ValueError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
+            raise InvalidInputError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
 
 
 class HistoryGuided(Strategy):

@@ -52,6 +52,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 from ..cost_model import make_targets
 from ..strategies.gga_history import match_score
 from .rows import rows_for
@@ -89,10 +91,10 @@ class PriorOptions:
 
     def __post_init__(self) -> None:
         if self.omega < 0 or not 0 <= self.min_match <= 1 or not 0 <= self.consensus_match <= 1:
-            raise ValueError(f"omega must be >= 0, min_match and consensus_match in [0, 1]; got "
+            raise InvalidInputError(f"omega must be >= 0, min_match and consensus_match in [0, 1]; got "
                              f"{self.omega}, {self.min_match}, {self.consensus_match}")
         if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
-            raise ValueError("max_candidates, n_estimators and max_depth must be >= 1")
+            raise InvalidInputError("max_candidates, n_estimators and max_depth must be >= 1")
 
 
 @dataclass(frozen=True)
