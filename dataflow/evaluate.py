@@ -174,6 +174,34 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
+def _block_words(fast_memory: int, processors: int) -> int:
+    """The words one of ``processors`` blocks may use (at least one)."""
+    if not isinstance(processors, int) or processors < 1:
+        raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
+    if fast_memory // processors < 1:
+        raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
+    return fast_memory // processors
+
+
+def _optimality(layer: ConvLayer, tiling, reuse: float, r_df: float,
+                tolerance: float) -> OptimalityCondition:
+    """How far the tiles are from ``x y = R z`` at the bound's R and at the dataflow's own."""
+    gap = direct_optimality_gap(layer, tiling, reuse=reuse)
+    return OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,
+                               relative_gap=gap, satisfied=abs(gap) <= tolerance,
+                               tolerance=tolerance, dataflow_reuse=r_df,
+                               dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
+
+
+def _tiles(fam, layer: ConvLayer, block: int, e: int | None, divisors: bool, order: str | None,
+           tiling):
+    """(order, tiles, where the tiles come from): given tiles, or the best searched ones."""
+    if tiling is not None:
+        return order or fam.orders[0], tiling, "given"
+    order, tiling = fam.choose(layer, block, e, divisors, order)
+    return order or fam.orders[0], tiling, "optimal" if divisors else "optimal-any"
+
+
 def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algorithm" = "direct",
                       processors: int = 1, e: int | None = None,
                       tiling: DirectTiling | WinogradTiling | None = None,
@@ -184,13 +212,10 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
     Parameters
     ----------
     layer : ConvLayer
-        A grouped layer (``groups > 1``) runs the dense dataflow of one group per group
-        (:func:`dataflow.grouped.evaluate_grouped`; tiles are one group's).
-    fast_memory : int
-        S in words, shared by ``processors`` blocks.
+        Grouped layers run one group's dense dataflow per group (:mod:`dataflow.grouped`).
+    fast_memory, processors : int
+        S in words, shared by N_p blocks: each may use ``fast_memory // processors``.
     algorithm : {"direct", "winograd"} or Algorithm
-    processors : int
-        N_p; each block may use ``fast_memory // processors`` words.
     e : int, optional
         Winograd output tile size (default 2); rejected for ``direct``.
     tiling : DirectTiling or WinogradTiling, optional
@@ -201,48 +226,33 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         Search only tiles that divide the output (the search domain's Table 1); ``False``
         allows any size (clipped border tiles).
     order : str, optional
-        Direct: which operand stays on chip, ``"output"``, ``"weight"`` or ``"input"``
-        (:mod:`dataflow.stationary`). Winograd: ``"paper"`` (two arrays per tile and
-        channel) or ``"accumulate"`` (one, :mod:`dataflow.winograd_accumulate`). When tiles
-        are searched and no order is given, the one of least exact I/O is chosen; given
-        tiles default to ``"output"`` / ``"paper"``.
+        Direct: the operand on chip, ``"output"``, ``"weight"`` or ``"input"``
+        (:mod:`dataflow.stationary`). Winograd: ``"paper"`` (two arrays per tile and channel)
+        or ``"accumulate"`` (one). Default: the least exact I/O for searched tiles, the
+        family's first order for given ones.
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
     """
     fam = dataflow_family(algorithm)
-    if not isinstance(processors, int) or processors < 1:
-        raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
-    block = fast_memory // processors
-    searched = "optimal" if divisors else "optimal-any"
-    if block < 1:
-        raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
+    block = _block_words(fast_memory, processors)
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
     if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)
         from .grouped import evaluate_grouped
         return evaluate_grouped(layer, fast_memory, processors, tiling, tolerance, divisors, order)
-    if tiling is None:
-        order, tiling = fam.choose(layer, block, e, divisors, order)
-        source = searched
-    else:
-        source = "given"
-    order = order or fam.orders[0]
+    order, tiling, source = _tiles(fam, layer, block, e, divisors, order, tiling)
     io, foot = fam.ordered_io(layer, tiling, order), fam.ordered_footprint(layer, tiling, order)
     approx, closed = fam.paper_io(layer, tiling), fam.paper_total(layer, e, fast_memory, processors)
     reuse, r_df = fam.reuse(layer)
     cont = fam.continuous_optimum(layer, block, tiling)
     if foot.total > block:
         raise InvalidInputError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
-                         f"{block} words of one block (S={fast_memory}, processors={processors})")
-    gap = direct_optimality_gap(layer, tiling, reuse=reuse)
-    cond = OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,
-                               relative_gap=gap, satisfied=abs(gap) <= tolerance,
-                               tolerance=tolerance, dataflow_reuse=r_df,
-                               dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
+                                f"{block} words of one block (S={fast_memory}, processors={processors})")
+    cond = _optimality(layer, tiling, reuse, r_df, tolerance)
     # a dataflow's count is a game with block + 2 pebbles (proofs/test_multi_block.py)
     bound, method = _bound(layer, bound_fast_memory(block), fam.name, e)
     ratio = io.total / bound if bound > 0 else float("inf")

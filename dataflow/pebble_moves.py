@@ -73,50 +73,54 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
     """
     red: set = set()
     blue = {v for v in dag if dag.in_degree(v) == 0}
-    loads = stores = computes = peak = 0
+    count = {"load": 0, "store": 0, "compute": 0, "evict": 0}
+    peak = 0
     for k, mv in enumerate(moves):
         try:
             op, v = mv
         except (TypeError, ValueError):
             raise IllegalMoveError(f"move {k} is not an (op, vertex) pair: {mv!r}") from None
-
-        def bad(rule: str) -> IllegalMoveError:
-            return IllegalMoveError(f"move {k} ({op} {v!r}): {rule}")
-
-        if v not in dag:
-            raise bad("not a vertex of the DAG")
-        if op == "load":
-            if v not in blue:
-                raise bad("it has no blue pebble")
-            if v in red:
-                raise bad("it already has a red pebble")
-            red.add(v)
-            loads += 1
-        elif op == "store":
-            if v not in red:
-                raise bad("it has no red pebble")
-            blue.add(v)
-            stores += 1
-        elif op == "compute":
-            preds = list(dag.predecessors(v))
-            if not preds:
-                raise bad("a source cannot be computed (it starts blue)")
-            missing = next((u for u in preds if u not in red), None)
-            if missing is not None:
-                raise bad(f"predecessor {missing!r} has no red pebble")
-            red.add(v)
-            computes += 1
-        elif op == "evict":
-            if v not in red:
-                raise bad("it has no red pebble")
+        rule = _broken_rule(dag, red, blue, op, v)
+        if rule is None and op in ("load", "compute") and v not in red and len(red) + 1 > S:
+            rule = f"{len(red) + 1} red pebbles, more than S={S}"
+        if rule is not None:
+            raise IllegalMoveError(f"move {k} ({op} {v!r}): {rule}")
+        if op == "evict":
             red.discard(v)
+        elif op == "store":
+            blue.add(v)
         else:
-            raise bad("unknown op; use load, store, compute or evict")
-        if len(red) > S:
-            raise bad(f"{len(red)} red pebbles, more than S={S}")
+            red.add(v)
+        count[op] += 1
         peak = max(peak, len(red))
     unstored = [v for v in dag if dag.out_degree(v) == 0 and v not in blue]
     if unstored:
         raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
                                f"pebble, e.g. {unstored[0]!r}")
-    return MoveCount(loads=loads, stores=stores, computes=computes, peak_red=peak)
+    return MoveCount(loads=count["load"], stores=count["store"], computes=count["compute"],
+                     peak_red=peak)
+
+
+def _broken_rule(dag: nx.DiGraph, red: set, blue: set, op: str, v) -> str | None:
+    """The rule move ``(op, v)`` breaks in the state ``red``/``blue``, or None when legal
+    (the red-pebble count is checked by the caller)."""
+    if v not in dag:
+        return "not a vertex of the DAG"
+    if op == "load":
+        if v not in blue:
+            return "it has no blue pebble"
+        if v in red:
+            return "it already has a red pebble"
+    elif op in ("store", "evict"):
+        if v not in red:
+            return "it has no red pebble"
+    elif op == "compute":
+        preds = list(dag.predecessors(v))
+        if not preds:
+            return "a source cannot be computed (it starts blue)"
+        missing = next((u for u in preds if u not in red), None)
+        if missing is not None:
+            return f"predecessor {missing!r} has no red pebble"
+    else:
+        return "unknown op; use load, store, compute or evict"
+    return None
