@@ -31,6 +31,20 @@ def _all_reports(layers, s, e):
     return n
 
 
+def _timed_passes(layers, s: int, e: int, repeats: int, clear=()) -> list[float]:
+    """Milliseconds of each of ``repeats`` passes over every report, the ``clear`` caches
+    emptied before each."""
+    times = []
+    for _ in range(repeats):
+        for cache in clear:
+            if hasattr(cache, "cache_clear"):
+                cache.cache_clear()
+        t0 = time.perf_counter()
+        _all_reports(layers, s, e)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--network", default="resnet50")
@@ -56,26 +70,15 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     first_ms = (time.perf_counter() - t0) * 1e3
-    times = []
-    for _ in range(args.repeats):
-        t0 = time.perf_counter()
-        _all_reports(layers, s, args.winograd_e)
-        times.append((time.perf_counter() - t0) * 1e3)
+    times = _timed_passes(layers, s, args.winograd_e, args.repeats)
     # the same with the per-layer vertex-count caches emptied before each pass
     # (expressions stay compiled): what a new set of layers costs
     from iobound import vertex_counts, winograd_bounds, winograd_vertex_counts
 
-    caches = (vertex_counts.direct_counts, winograd_vertex_counts.winograd_counts,
-              winograd_vertex_counts.winograd_vertex_count,
-              winograd_vertex_counts.winograd_vertex_count_lower, winograd_bounds._args)
-    cold = []
-    for _ in range(args.repeats):
-        for c in caches:
-            if hasattr(c, "cache_clear"):
-                c.cache_clear()
-        t0 = time.perf_counter()
-        _all_reports(layers, s, args.winograd_e)
-        cold.append((time.perf_counter() - t0) * 1e3)
+    cold = _timed_passes(layers, s, args.winograd_e, args.repeats, clear=(
+        vertex_counts.direct_counts, winograd_vertex_counts.winograd_counts,
+        winograd_vertex_counts.winograd_vertex_count,
+        winograd_vertex_counts.winograd_vertex_count_lower, winograd_bounds._args))
     result = {
         "network": args.network, "layers": len(layers), "reports": n,
         "fast_memory_words": s, "first_call_ms": round(first_ms, 2),

@@ -214,7 +214,7 @@ def _print_report(result: dict, cells, median, speedup, repeats: int) -> None:
               f"starting the local Ray: {ray_startup:.1f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=24, help="configurations per run (default 24)")
     parser.add_argument("--executors", nargs="+", default=["local", "ray"], choices=["local", "ray"])
@@ -227,6 +227,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--configs must be >= 2, got {args.configs}")
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    return args
+
+
+def _start_ray() -> float:
+    """Start one local Ray (2 CPUs, loopback) for every Ray run; its start-up in seconds."""
+    from search.executors.ray_executor import start_local_ray
+    t0 = time.perf_counter()
+    start_local_ray(2)
+    return round(time.perf_counter() - t0, 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     # one fresh build cache for the whole run, set before any worker starts
     os.environ["IOBOUND_CACHE"] = tempfile.mkdtemp(prefix="iobound-scale-out-")
 
@@ -247,12 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     pch = space.get(int(idx[-1]))
     build_emulator(generate(layer, config_from_dict(pch, "direct")).code)  # the PCH, once
     measurer = EmulateMeasurer(layer)
-    ray_startup = None
-    if "ray" in args.executors:  # one local Ray (2 CPUs, loopback) for every Ray run
-        from search.executors.ray_executor import start_local_ray
-        t0 = time.perf_counter()
-        start_local_ray(2)
-        ray_startup = round(time.perf_counter() - t0, 2)
+    ray_startup = _start_ray() if "ray" in args.executors else None
     load_before = _load()
     rows, bare_task_ms = _run_cells(measurer, space, idx, runs, args.configs)
     overhead = {kind: _overhead(kind, layer, space, 40) for kind in args.executors}

@@ -233,11 +233,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    _STATE.clear()
-    version = code_version()  # at the start: what the runs import
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+def _checked_inputs(args) -> tuple[list[Path], list[str], bool]:
+    """(cache files, strategies, whether Kernel Tuner runs), each checked."""
     paths = [Path(p) for p in args.spaces] if args.spaces else default_spaces()
     for p in paths:
         if not p.is_file():
@@ -247,6 +244,52 @@ def main(argv: list[str] | None = None) -> int:
     if uses_kt and not kt_available():
         raise SystemExit("error: kernel_tuner is not installed; install the bench extra: "
                          ".venv/bin/pip install -e '.[bench]'")
+    return paths, strategies, uses_kt
+
+
+def _reuse_kt(args, tasks: list, strategies: list, budgets: list, seeds: list):
+    """(runs taken from ``--reuse-kt``, the tasks left to run, summarised cells taken)."""
+    if not args.reuse_kt:
+        return [], tasks, []
+    reused, reused_rows = reusable_kt(args.reuse_kt, args.drop_failed, seeds)
+    kept = [reused[t] for t in tasks if t in reused]
+    tasks = [t for t in tasks if t not in reused and t[:3] not in reused_rows]
+    kept_rows = [reused_rows[c] for c in itertools.product(_STATE, strategies, budgets)
+                 if c in reused_rows]
+    log.info("reusing %d Kernel Tuner runs and %d summarised cells from %s", len(kept),
+             len(kept_rows), args.reuse_kt)
+    return kept, tasks, kept_rows
+
+
+def _constant_meta(args) -> dict:
+    """What the results' meta says about the rules and the tools (not about this run's numbers)."""
+    return {"counting_rule": COUNTING_RULE, "within": f"best <= {TOLERANCE} * optimum",
+            "score": "optimum / best recorded time found (0 if nothing ran)",
+            "kernel_tuner": kt_version(), "python": platform.python_version(),
+            "cpu_count": os.cpu_count(), "reductions": "none",
+            "failed_entries": "dropped from the space" if args.drop_failed else "part of the space",
+            "reused_from": str(args.reuse_kt or "")}
+
+
+def _write_outputs(args, meta: dict, runs: list, rows: list, gaps: list, errors: list) -> str:
+    """Write the runs, the summary, the Markdown table and the plot; the table."""
+    table = markdown_tables(rows)
+    (args.out / "search_quality_runs.json").write_text(json.dumps({"meta": meta, "runs": runs}))
+    (args.out / "search_quality_summary.json").write_text(json.dumps(
+        {"meta": meta, "summary": [r.to_dict() for r in rows], "explorer_vs_best_kt": gaps,
+         "errors": errors}, indent=1))
+    (args.out / "search_quality.md").write_text(table)
+    if not args.no_plot and rows:
+        plot_scores(rows, args.out / "search_quality.png")
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    _STATE.clear()
+    version = code_version()  # at the start: what the runs import
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    paths, strategies, uses_kt = _checked_inputs(args)
     if args.jobs > 1:
         os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per worker process
     args.out.mkdir(parents=True, exist_ok=True)
@@ -264,15 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                                      f"the file records {space.size}")
         tasks = [(name, s, b, seed) for name in _STATE for s in strategies for b in budgets
                  for seed in seeds]
-        reused, reused_rows = (reusable_kt(args.reuse_kt, args.drop_failed, seeds) if args.reuse_kt
-                               else ({}, {}))
-        kept = [reused[t] for t in tasks if t in reused]
-        tasks = [t for t in tasks if t not in reused and t[:3] not in reused_rows]
-        kept_rows = [reused_rows[c] for c in itertools.product(_STATE, strategies, budgets)
-                     if c in reused_rows]
-        if args.reuse_kt:
-            log.info("reusing %d Kernel Tuner runs and %d summarised cells from %s", len(kept),
-                     len(kept_rows), args.reuse_kt)
+        kept, tasks, kept_rows = _reuse_kt(args, tasks, strategies, budgets, seeds)
         log.info("%d runs: %d spaces x %d strategies x %d budgets x %d seeds on %d processes",
                  len(tasks), len(_STATE), len(strategies), len(budgets), len(seeds), args.jobs)
         runs = kept + run_all(tasks, paths, tmp if uses_kt else None, args.jobs, args.drop_failed)
@@ -291,23 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"budgets": budgets, "seeds": seeds, "strategies": strategies, "jobs": args.jobs,
             "wall_s": round(wall, 1), "runs_cpu_s": round(cpu_total, 1),
             "projected_wall_s_on_jobs_idle_cores": round(cpu_total / max(args.jobs, 1), 1),
-            "n_runs": len(runs), "n_errors": len(errors),
-            "counting_rule": COUNTING_RULE, "within": f"best <= {TOLERANCE} * optimum",
-            "score": "optimum / best recorded time found (0 if nothing ran)",
-            "kernel_tuner": kt_version(), "python": platform.python_version(),
-            "cpu_count": os.cpu_count(), "spaces": spaces_meta, "reductions": "none",
-            "failed_entries": "dropped from the space" if args.drop_failed else "part of the space",
-            "code": version, "reused_kt_runs": len(kept), "reused_kt_cells": len(kept_rows),
-            "reused_from": str(args.reuse_kt or "")}
-    table = markdown_tables(rows)
-    (args.out / "search_quality_runs.json").write_text(json.dumps({"meta": meta, "runs": runs}))
-    (args.out / "search_quality_summary.json").write_text(json.dumps(
-        {"meta": meta, "summary": [r.to_dict() for r in rows], "explorer_vs_best_kt": gaps,
-         "errors": errors}, indent=1))
-    (args.out / "search_quality.md").write_text(table)
-    if not args.no_plot and rows:
-        plot_scores(rows, args.out / "search_quality.png")
-    print(table)
+            "n_runs": len(runs), "n_errors": len(errors), "spaces": spaces_meta, "code": version,
+            "reused_kt_runs": len(kept), "reused_kt_cells": len(kept_rows), **_constant_meta(args)}
+    print(_write_outputs(args, meta, runs, rows, gaps, errors))
     for g in gaps:
         print(f"{g['space']} @ {g['budget']}: explorer {g['ours_mean_score']:.3f} vs best "
               f"{g['best_kt']} {g['best_kt_mean_score']:.3f}: {g['gap']:+.3f} "

@@ -137,7 +137,7 @@ def _reused(files: list[Path], budgets: list[int]) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spaces", nargs="+", type=Path,
                     default=sorted(SPACES_DIR.glob("convolution_*.json.gz")),
@@ -164,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     net.add_argument("--device", default="v100")
     net.add_argument("--history-budget", type=int, default=100)
     net.add_argument("--reference-budget", type=int, default=300)
-    a = ap.parse_args(argv)
-    if a.leave_network_out:
-        return _main_network(a)
+    return ap.parse_args(argv)
+
+
+def _check_device_arguments(a) -> None:
+    """Leave-one-device-out's arguments: readable files, positive counts, known methods."""
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
     if missing or len(a.spaces) < 2:
         raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
@@ -177,6 +179,13 @@ def main(argv: list[str] | None = None) -> int:
             parse_method(m)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _arguments(argv)
+    if a.leave_network_out:
+        return _main_network(a)
+    _check_device_arguments(a)
     paths, names = [str(p) for p in a.spaces], _names(list(a.spaces))
     budgets = sorted(set(a.budgets))
     reused = _reused(a.reuse, budgets)
