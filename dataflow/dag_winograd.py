@@ -95,11 +95,19 @@ def _size_estimate(layer: ConvLayer, e: int) -> int:
 
 
 class _Builder:
-    """Collects nodes and edges; a node exists only once it has a predecessor (or is a source)."""
+    """Vertices and edges of one layer's Winograd DAG, added step by step (insertion order
+    is the vertex order of the graph)."""
 
-    def __init__(self) -> None:
+    def __init__(self, layer: ConvLayer, e: int) -> None:
         self.nodes: dict[tuple, dict] = {}
         self.edges: list[tuple[tuple, tuple]] = []
+        self.layer, self.e, self.r, self.nn = layer, e, layer.k_h, e + layer.k_h - 1
+        self.sup_at, self.sup_g, self.sup_bt = winograd_supports(e, self.r)
+        self.c_at, self.c_g, self.c_bt = _coefs(e, self.r)
+
+    def source(self, key: tuple, attrs: dict) -> tuple:
+        self.nodes[key] = attrs
+        return key
 
     def combine(self, key: tuple, preds: list, attrs: dict, coefs: list | None = None) -> tuple | None:
         """Add ``key`` with the non-None ``preds``; None (the constant 0) when there are none.
@@ -114,9 +122,84 @@ class _Builder:
         self.edges.extend((p, key, {"coef": c}) for p, c in terms)
         return key
 
+    def kernel_transform(self, co: int, ci: int) -> list[list]:
+        """Step 1 for one (co, ci): G g G^T, two separable passes; the nn x nn vertices."""
+        r, nn, sup, c = self.r, self.nn, self.sup_g, self.c_g
+        gw = [[self.source(("w", co, ci, k, l), dict(kind="weight", step=0, co=co, ci=ci, i=k, j=l))
+               for l in range(r)] for k in range(r)]
+        u1 = [[self.combine(("g1", co, ci, i, l), [gw[k][l] for k in sup[i]],
+                            dict(kind="transform", step=1, op="lin", transform="kernel",
+                                 stage=1, co=co, ci=ci, i=i, j=l), [c[i][k] for k in sup[i]])
+               for l in range(r)] for i in range(nn)]
+        return [[self.combine(("g", co, ci, i, j), [u1[i][l] for l in sup[j]],
+                              dict(kind="transform", step=1, op="lin", transform="kernel",
+                                   stage=2, co=co, ci=ci, i=i, j=j), [c[j][l] for l in sup[j]])
+                 for j in range(nn)] for i in range(nn)]
 
-# Over 60 lines on purpose: the four steps of the DAG (transforms, products, sums, output
-# transform) share the tile indexing; kept together so the vertex naming reads in one place.
+    def input_transform(self, ci: int, coords: dict) -> list[list]:
+        """Step 1 for one input channel of one tile: B^T d B over its in-bounds inputs."""
+        layer, e, nn, sup, c = self.layer, self.e, self.nn, self.sup_bt, self.c_bt
+        b, th, tw = coords["b"], coords["th"], coords["tw"]
+        ph, pw = layer.padding
+        d = [[None] * nn for _ in range(nn)]
+        for k in range(nn):
+            h = th * e + k - ph
+            for l in range(nn):
+                w = tw * e + l - pw
+                if 0 <= h < layer.h_in and 0 <= w < layer.w_in:
+                    d[k][l] = self.source(("in", b, ci, h, w),
+                                          dict(kind="input", step=0, b=b, c=ci, h=h, w=w))
+        t1 = [[self.combine(("bt1", b, ci, th, tw, i, l), [d[k][l] for k in sup[i]],
+                            dict(kind="transform", step=1, op="lin", transform="input",
+                                 stage=1, ci=ci, i=i, j=l, **coords), [c[i][k] for k in sup[i]])
+               for l in range(nn)] for i in range(nn)]
+        return [[self.combine(("bt", b, ci, th, tw, i, j), [t1[i][l] for l in sup[j]],
+                              dict(kind="transform", step=1, op="lin", transform="input",
+                                   stage=2, ci=ci, i=i, j=j, **coords), [c[j][l] for l in sup[j]])
+                 for j in range(nn)] for i in range(nn)]
+
+    def channel_chains(self, co: int, pt: list, jt: list, coords: dict) -> list[list]:
+        """Steps 2 and 3 for one output channel of one tile: per frequency (i, j) the
+        element products over the input channels, summed as one chain; its root Pi."""
+        b, th, tw = coords["b"], coords["th"], coords["tw"]
+        pi = [[None] * self.nn for _ in range(self.nn)]
+        for i in range(self.nn):
+            for j in range(self.nn):
+                terms = [(ci, pt[ci][i][j], jt[ci][i][j]) for ci in range(len(pt))
+                         if pt[ci][i][j] is not None and jt[ci][i][j] is not None]
+                root = ("pi", b, co, th, tw, i, j)
+                prev = None
+                for k, (ci, p, jv) in enumerate(terms):
+                    key = root if len(terms) == 1 else ("wprod", b, co, th, tw, i, j, ci)
+                    prod = self.combine(key, [p, jv], dict(
+                        kind="product", step=2, op="mul", co=co, ci=ci, i=i, j=j, **coords))
+                    if k == 0:
+                        prev = prod
+                        continue
+                    key = root if k == len(terms) - 1 else ("wsum", b, co, th, tw, i, j, k)
+                    prev = self.combine(key, [prev, prod], dict(
+                        kind="sum", step=3, op="add", co=co, i=i, j=j, k=k, **coords))
+                pi[i][j] = prev
+        return pi
+
+    def output_transform(self, co: int, pi: list, coords: dict) -> None:
+        """Step 4 for one output channel of one tile: A^T Pi A, only in-range outputs."""
+        e, nn, sup, c = self.e, self.nn, self.sup_at, self.c_at
+        b, th, tw = coords["b"], coords["th"], coords["tw"]
+        z = [[self.combine(("at1", b, co, th, tw, a, j), [pi[i][j] for i in sup[a]],
+                           dict(kind="transform", step=4, op="lin", transform="output",
+                                stage=1, co=co, i=a, j=j, **coords), [c[a][i] for i in sup[a]])
+              for j in range(nn)] for a in range(e)]
+        for a in range(e):
+            oh = th * e + a
+            for bb in range(e):
+                ow = tw * e + bb
+                if oh < self.layer.h_out and ow < self.layer.w_out:
+                    self.combine(("out", b, co, oh, ow), [z[a][j] for j in sup[bb]],
+                                 dict(kind="output", step=4, op="lin", b=b, co=co, oh=oh, ow=ow),
+                                 [c[bb][j] for j in sup[bb]])
+
+
 def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES) -> nx.DiGraph:
     """Build the computation DAG of Winograd F(e x e, r x r) convolution of ``layer``.
 
@@ -137,7 +220,7 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         When Winograd does not apply to the layer, ``e < 1``, or the DAG is too large.
     """
     layer.check_winograd()
@@ -145,92 +228,19 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
         raise InvalidInputError(f"Winograd e must be an integer >= 1, got {e!r}")
     check_dag_size(_size_estimate(layer, e), f"Winograd F({e}x{e},{layer.k_h}x{layer.k_h})",
                    max_vertices)
-    r, nn = layer.k_h, e + layer.k_h - 1
-    sup_at, sup_g, sup_bt = winograd_supports(e, r)
-    c_at, c_g, c_bt = _coefs(e, r)
+    bld = _Builder(layer, e)
+    jt = {(co, ci): bld.kernel_transform(co, ci)
+          for co in range(layer.c_out) for ci in range(layer.c_in)}     # step 1, kernels
     tiles_h, tiles_w = winograd_tiles(layer, e)
-    ph, pw = layer.padding
-    bld = _Builder()
-
-    def src(key: tuple, attrs: dict) -> tuple:
-        bld.nodes[key] = attrs
-        return key
-
-    # step 1: kernel transforms per (co, ci)
-    jt: dict[tuple[int, int], list[list]] = {}
-    for co in range(layer.c_out):
-        for ci in range(layer.c_in):
-            gw = [[src(("w", co, ci, k, l), dict(kind="weight", step=0, co=co, ci=ci, i=k, j=l))
-                   for l in range(r)] for k in range(r)]
-            u1 = [[bld.combine(("g1", co, ci, i, l), [gw[k][l] for k in sup_g[i]],
-                               dict(kind="transform", step=1, op="lin", transform="kernel",
-                                    stage=1, co=co, ci=ci, i=i, j=l), [c_g[i][k] for k in sup_g[i]])
-                   for l in range(r)] for i in range(nn)]
-            jt[co, ci] = [[bld.combine(("g", co, ci, i, j), [u1[i][l] for l in sup_g[j]],
-                                       dict(kind="transform", step=1, op="lin", transform="kernel",
-                                            stage=2, co=co, ci=ci, i=i, j=j),
-                                       [c_g[j][l] for l in sup_g[j]])
-                           for j in range(nn)] for i in range(nn)]
     for b in range(layer.n):
         for th in range(tiles_h):
             for tw in range(tiles_w):
                 coords = dict(b=b, th=th, tw=tw)
-                # step 1: input transforms per channel
-                pt = []
-                for ci in range(layer.c_in):
-                    d = [[None] * nn for _ in range(nn)]
-                    for k in range(nn):
-                        h = th * e + k - ph
-                        for l in range(nn):
-                            w = tw * e + l - pw
-                            if 0 <= h < layer.h_in and 0 <= w < layer.w_in:
-                                d[k][l] = src(("in", b, ci, h, w),
-                                              dict(kind="input", step=0, b=b, c=ci, h=h, w=w))
-                    t1 = [[bld.combine(("bt1", b, ci, th, tw, i, l), [d[k][l] for k in sup_bt[i]],
-                                       dict(kind="transform", step=1, op="lin", transform="input",
-                                            stage=1, ci=ci, i=i, j=l, **coords),
-                                       [c_bt[i][k] for k in sup_bt[i]])
-                           for l in range(nn)] for i in range(nn)]
-                    pt.append([[bld.combine(("bt", b, ci, th, tw, i, j),
-                                            [t1[i][l] for l in sup_bt[j]],
-                                            dict(kind="transform", step=1, op="lin",
-                                                 transform="input", stage=2, ci=ci, i=i, j=j,
-                                                 **coords), [c_bt[j][l] for l in sup_bt[j]])
-                                for j in range(nn)] for i in range(nn)])
+                pt = [bld.input_transform(ci, coords) for ci in range(layer.c_in)]  # step 1
                 for co in range(layer.c_out):
-                    # steps 2 and 3: products and the channel chains
-                    pi = [[None] * nn for _ in range(nn)]
-                    for i in range(nn):
-                        for j in range(nn):
-                            terms = [(ci, pt[ci][i][j], jt[co, ci][i][j]) for ci in range(layer.c_in)
-                                     if pt[ci][i][j] is not None and jt[co, ci][i][j] is not None]
-                            root = ("pi", b, co, th, tw, i, j)
-                            prev = None
-                            for k, (ci, p, jv) in enumerate(terms):
-                                key = root if len(terms) == 1 else ("wprod", b, co, th, tw, i, j, ci)
-                                prod = bld.combine(key, [p, jv], dict(
-                                    kind="product", step=2, op="mul", co=co, ci=ci, i=i, j=j, **coords))
-                                if k == 0:
-                                    prev = prod
-                                    continue
-                                key = root if k == len(terms) - 1 else ("wsum", b, co, th, tw, i, j, k)
-                                prev = bld.combine(key, [prev, prod], dict(
-                                    kind="sum", step=3, op="add", co=co, i=i, j=j, k=k, **coords))
-                            pi[i][j] = prev
-                    # step 4: output transform, only in-range outputs
-                    z = [[bld.combine(("at1", b, co, th, tw, a, j), [pi[i][j] for i in sup_at[a]],
-                                      dict(kind="transform", step=4, op="lin", transform="output",
-                                           stage=1, co=co, i=a, j=j, **coords),
-                                      [c_at[a][i] for i in sup_at[a]])
-                          for j in range(nn)] for a in range(e)]
-                    for a in range(e):
-                        oh = th * e + a
-                        for bb in range(e):
-                            ow = tw * e + bb
-                            if oh < layer.h_out and ow < layer.w_out:
-                                bld.combine(("out", b, co, oh, ow), [z[a][j] for j in sup_at[bb]],
-                                            dict(kind="output", step=4, op="lin", b=b, co=co,
-                                                 oh=oh, ow=ow), [c_at[bb][j] for j in sup_at[bb]])
+                    pi = bld.channel_chains(co, pt, [jt[co, ci] for ci in range(layer.c_in)],
+                                            coords)                     # steps 2 and 3
+                    bld.output_transform(co, pi, coords)                # step 4
     g = nx.DiGraph(layer=layer, algorithm="winograd", e=e, steps=4)
     g.add_nodes_from(bld.nodes.items())
     g.add_edges_from(bld.edges)
