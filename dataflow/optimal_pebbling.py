@@ -105,8 +105,92 @@ def _heuristic(dag: nx.DiGraph, S: int):
     return min(games, key=lambda r: r.total)
 
 
-# Over 60 lines on purpose: one CP-SAT model whose variables (red, blue, compute per
-# step) every constraint shares; split, the pieces would pass the whole model around.
+class _PebbleModel:
+    """The CP-SAT model of the game over ``T`` compute steps (+1 final step): per step and
+    vertex red/blue state and store/load/keep/compute decisions, with the game's rules."""
+
+    def __init__(self, dag: nx.DiGraph, S: int, T: int) -> None:
+        from ortools.sat.python import cp_model
+
+        self.dag, self.S, self.T = dag, S, T
+        self.nodes = list(dag.nodes)
+        nv = len(self.nodes)
+        self.idx = {v: k for k, v in enumerate(self.nodes)}
+        self.is_src = [dag.in_degree(v) == 0 for v in self.nodes]
+        self.preds = [[self.idx[u] for u in dag.predecessors(v)] for v in self.nodes]
+        m = self.m = cp_model.CpModel()
+
+        def bools():
+            return [m.NewBoolVar("") for _ in range(nv)]
+
+        self.red, self.blue = [bools() for _ in range(T + 2)], [bools() for _ in range(T + 2)]
+        self.store, self.load, self.keep = ([None] + [bools() for _ in range(T + 1)] for _ in range(3))
+        self.comp = [None] + [[m.NewBoolVar("") if not self.is_src[k] else None for k in range(nv)]
+                              for _ in range(T)]
+        for k in range(nv):
+            m.Add(self.red[0][k] == 0)
+            m.Add(self.blue[0][k] == int(self.is_src[k]))
+            if dag.out_degree(self.nodes[k]) == 0:
+                m.Add(self.blue[T + 1][k] == 1)
+        for t in range(1, T + 2):
+            self._step(t)
+
+    def _step(self, t: int) -> None:
+        """The rules of step ``t`` (the last, T + 1, only stores)."""
+        m, final = self.m, t == self.T + 1
+        red, blue, store, load, keep, comp = (self.red, self.blue, self.store, self.load,
+                                              self.keep, self.comp)
+        for k in range(len(self.nodes)):
+            m.AddImplication(store[t][k], red[t - 1][k])
+            m.AddImplication(store[t][k], blue[t - 1][k].Not())
+            m.Add(blue[t][k] == blue[t - 1][k] + store[t][k])
+            m.AddImplication(keep[t][k], red[t - 1][k])
+            m.AddImplication(load[t][k], blue[t - 1][k])
+            m.AddBoolOr([keep[t][k].Not(), load[t][k].Not()])
+            c = None if final else comp[t][k]
+            if not final:  # dominance: store a value only when it leaves fast memory
+                m.AddBoolOr([store[t][k].Not(), keep[t][k].Not()])
+            if c is None:
+                m.Add(red[t][k] == keep[t][k] + load[t][k])
+            else:  # red after the step: present before it, or just computed
+                m.Add(red[t][k] == keep[t][k] + load[t][k] + c)
+                for u in self.preds[k]:
+                    m.Add(keep[t][u] + load[t][u] >= c)
+        if final:
+            m.Add(sum(load[t]) == 0)
+        else:
+            for k in range(len(self.nodes)):  # dominance: load a value in the step that uses it
+                users = [comp[t][self.idx[w]] for w in self.dag.successors(self.nodes[k])]
+                m.Add(load[t][k] <= sum(users))
+            cs = [c for c in comp[t] if c is not None]
+            m.Add(sum(cs) <= 1)
+            if t > 1:  # idle steps only at the end
+                m.Add(sum(cs) <= sum(c for c in comp[t - 1] if c is not None))
+        m.Add(sum(red[t]) <= self.S)
+
+    def minimise_io(self, at_most: int) -> int:
+        """The objective (loads + stores, at most ``at_most``) with the compulsory work as
+        cuts; returns the compulsory I/O."""
+        m, T, compulsory = self.m, self.T, 0
+        for k, v in enumerate(self.nodes):  # compulsory work, to tighten the relaxation
+            if self.is_src[k] and self.dag.out_degree(v) > 0:
+                compulsory += 1
+                m.Add(sum(self.load[t][k] for t in range(1, T + 1)) >= 1)
+            if not self.is_src[k]:
+                m.Add(sum(self.comp[t][k] for t in range(1, T + 1)) >= 1)
+            if self.dag.out_degree(v) == 0 and not self.is_src[k]:
+                compulsory += 1
+                m.Add(sum(self.store[t][k] for t in range(1, T + 2)) >= 1)
+        total = sum(self.load[t][k] + self.store[t][k] for t in range(1, T + 2)
+                    for k in range(len(self.nodes)))
+        m.Minimize(total)
+        # the sum of the cuts above, stated on the objective itself: without it, a solver with
+        # few workers may find a game of compulsory I/O and still fail to prove it optimal
+        m.Add(total >= compulsory)
+        m.Add(total <= at_most)
+        return compulsory
+
+
 def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                      recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
     """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.
@@ -137,85 +221,23 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     from ortools.sat.python import cp_model
 
     best = _heuristic(dag, S)
-    nodes = list(dag.nodes)
-    nv = len(nodes)
-    idx = {v: k for k, v in enumerate(nodes)}
-    is_src = [dag.in_degree(v) == 0 for v in nodes]
-    non_sources = [k for k in range(nv) if not is_src[k]]
-    extra = max(2, len(non_sources) // 4) if recompute is None else recompute
-    T = len(non_sources) + extra
-    preds = [[idx[u] for u in dag.predecessors(v)] for v in nodes]
-    m = cp_model.CpModel()
-
-    def bools():
-        return [m.NewBoolVar("") for _ in range(nv)]
-
-    red, blue = [bools() for _ in range(T + 2)], [bools() for _ in range(T + 2)]
-    store, load, keep = ([None] + [bools() for _ in range(T + 1)] for _ in range(3))
-    comp = [None] + [[m.NewBoolVar("") if not is_src[k] else None for k in range(nv)]
-                     for _ in range(T)]
-    for k in range(nv):
-        m.Add(red[0][k] == 0)
-        m.Add(blue[0][k] == int(is_src[k]))
-        if dag.out_degree(nodes[k]) == 0:
-            m.Add(blue[T + 1][k] == 1)
-    for t in range(1, T + 2):
-        final = t == T + 1
-        for k in range(nv):
-            m.AddImplication(store[t][k], red[t - 1][k])
-            m.AddImplication(store[t][k], blue[t - 1][k].Not())
-            m.Add(blue[t][k] == blue[t - 1][k] + store[t][k])
-            m.AddImplication(keep[t][k], red[t - 1][k])
-            m.AddImplication(load[t][k], blue[t - 1][k])
-            m.AddBoolOr([keep[t][k].Not(), load[t][k].Not()])
-            c = None if final else comp[t][k]
-            if not final:  # dominance: store a value only when it leaves fast memory
-                m.AddBoolOr([store[t][k].Not(), keep[t][k].Not()])
-            if c is None:
-                m.Add(red[t][k] == keep[t][k] + load[t][k])
-            else:  # red after the step: present before it, or just computed
-                m.Add(red[t][k] == keep[t][k] + load[t][k] + c)
-                for u in preds[k]:
-                    m.Add(keep[t][u] + load[t][u] >= c)
-        if final:
-            m.Add(sum(load[t]) == 0)
-        else:
-            for k in range(nv):  # dominance: load a value in the step that uses it
-                users = [comp[t][idx[w]] for w in dag.successors(nodes[k])]
-                m.Add(load[t][k] <= sum(users))
-            cs = [c for c in comp[t] if c is not None]
-            m.Add(sum(cs) <= 1)
-            if t > 1:  # idle steps only at the end
-                m.Add(sum(cs) <= sum(c for c in comp[t - 1] if c is not None))
-        m.Add(sum(red[t]) <= S)
-    compulsory = 0
-    for k in range(nv):  # compulsory work, to tighten the relaxation
-        if is_src[k] and dag.out_degree(nodes[k]) > 0:
-            compulsory += 1
-            m.Add(sum(load[t][k] for t in range(1, T + 1)) >= 1)
-        if not is_src[k]:
-            m.Add(sum(comp[t][k] for t in range(1, T + 1)) >= 1)
-        if dag.out_degree(nodes[k]) == 0 and not is_src[k]:
-            compulsory += 1
-            m.Add(sum(store[t][k] for t in range(1, T + 2)) >= 1)
-    total = sum(load[t][k] + store[t][k] for t in range(1, T + 2) for k in range(nv))
-    m.Minimize(total)
-    # the sum of the cuts above, stated on the objective itself: without it, a solver with
-    # few workers may find a game of compulsory I/O and still fail to prove it optimal
-    m.Add(total >= compulsory)
-    m.Add(total <= best.total)
+    non_sources = sum(1 for v in dag if dag.in_degree(v) > 0)
+    extra = max(2, non_sources // 4) if recompute is None else recompute
+    T = non_sources + extra
+    model = _PebbleModel(dag, S, T)
+    compulsory = model.minimise_io(best.total)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_search_workers = workers
     t0 = time.perf_counter()
-    status = solver.Solve(m)
+    status = solver.Solve(model.m)
     wall = time.perf_counter() - t0
     name = solver.StatusName(status)
     # compulsory I/O is a proven bound even when the time limit stops the solver in presolve
     bound = max(compulsory, int(round(solver.BestObjectiveBound())))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return OptimalPebbling(None, None, None, False, bound, best.total, T, name, wall)
-    moves = _extract(solver, nodes, T, red, keep, load, store, comp)
+    moves = _extract(solver, model)
     count = validate_moves(dag, moves, S)  # the model's game is a legal game
     return OptimalPebbling(io=count.total, loads=count.loads, stores=count.stores,
                            proven_optimal=status == cp_model.OPTIMAL,
@@ -224,9 +246,11 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                            moves=moves)
 
 
-def _extract(solver, nodes, T, red, keep, load, store, comp) -> tuple:
+def _extract(solver, model: _PebbleModel) -> tuple:
     """The solution as moves: per step stores, evictions, loads, then the compute."""
     val = solver.Value
+    nodes, T = model.nodes, model.T
+    red, keep, load, store, comp = model.red, model.keep, model.load, model.store, model.comp
     moves = []
     for t in range(1, T + 2):
         moves += [("store", v) for k, v in enumerate(nodes) if val(store[t][k])]
