@@ -145,7 +145,7 @@ def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.Di
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         When the DAG would be larger than ``max_vertices`` (the message gives the size).
     """
     check_dag_size(_size_estimate(layer), "direct convolution", max_vertices)
@@ -160,38 +160,44 @@ def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.Di
                 continue
             for b in range(layer.n):
                 for co in range(layer.c_out):
-                    out = ("out", b, co, oh, ow)
-                    nodes[out] = dict(kind="output", step=1 if t == 1 else 2,
-                                      op="mul" if t == 1 else "add",
-                                      b=b, co=co, oh=oh, ow=ow)
-                    k = 0
-                    prev = None
-                    for ci in group_channels(layer, co):
-                        for i, h in rows:
-                            for j, w in cols:
-                                x, wt = ("in", b, ci, h, w), ("w", co, ci, i, j)
-                                nodes[x] = dict(kind="input", step=0, b=b, c=ci, h=h, w=w)
-                                nodes[wt] = dict(kind="weight", step=0, co=co, ci=ci, i=i, j=j)
-                                if t == 1:
-                                    edges += [(x, out), (wt, out)]
-                                    continue
-                                p = ("prod", b, co, oh, ow, ci, i, j)
-                                nodes[p] = dict(kind="product", step=1, op="mul", b=b, co=co, oh=oh,
-                                                ow=ow, ci=ci, i=i, j=j)
-                                edges += [(x, p), (wt, p)]
-                                if k > 0:
-                                    s = out if k == t - 1 else ("sum", b, co, oh, ow, k)
-                                    if s is not out:
-                                        nodes[s] = dict(kind="sum", step=2, op="add", b=b, co=co,
-                                                        oh=oh, ow=ow, k=k)
-                                    edges += [(prev, s), (p, s)]
-                                    prev = s
-                                else:
-                                    prev = p
-                                k += 1
+                    _output_chain(layer, nodes, edges, (b, co, oh, ow), rows, cols, t)
     g.add_nodes_from(nodes.items())
     g.add_edges_from(edges)
     return g
+
+
+def _output_chain(layer: ConvLayer, nodes: dict, edges: list, at: tuple, rows, cols,
+                  t: int) -> None:
+    """Add output ``at = (b, co, oh, ow)``, its ``t`` products and their summation chain
+    (with its inputs and weights) to ``nodes`` and ``edges``."""
+    b, co, oh, ow = at
+    out = ("out", b, co, oh, ow)
+    nodes[out] = dict(kind="output", step=1 if t == 1 else 2, op="mul" if t == 1 else "add",
+                      b=b, co=co, oh=oh, ow=ow)
+    k = 0
+    prev = None
+    for ci in group_channels(layer, co):
+        for i, h in rows:
+            for j, w in cols:
+                x, wt = ("in", b, ci, h, w), ("w", co, ci, i, j)
+                nodes[x] = dict(kind="input", step=0, b=b, c=ci, h=h, w=w)
+                nodes[wt] = dict(kind="weight", step=0, co=co, ci=ci, i=i, j=j)
+                if t == 1:
+                    edges += [(x, out), (wt, out)]
+                    continue
+                p = ("prod", b, co, oh, ow, ci, i, j)
+                nodes[p] = dict(kind="product", step=1, op="mul", b=b, co=co, oh=oh,
+                                ow=ow, ci=ci, i=i, j=j)
+                edges += [(x, p), (wt, p)]
+                if k > 0:
+                    s = out if k == t - 1 else ("sum", b, co, oh, ow, k)
+                    if s is not out:
+                        nodes[s] = dict(kind="sum", step=2, op="add", b=b, co=co, oh=oh, ow=ow, k=k)
+                    edges += [(prev, s), (p, s)]
+                    prev = s
+                else:
+                    prev = p
+                k += 1
 
 
 def evaluate_dag(dag: nx.DiGraph, sources: dict) -> dict:
