@@ -98,7 +98,6 @@ class DirectConfig(_ConfigMixin):
         from dataflow.direct import DirectTiling
         return DirectTiling(self.x, self.y, self.z, self.alpha)
 
-
     def input_tile_shape(self, layer: ConvLayer) -> tuple[int, int]:
         """(rows, cols) of the input rectangle staged for one full tile (one channel)."""
         return ((self.y - 1) * layer.stride[0] + layer.extent_h,
@@ -158,7 +157,6 @@ class WinogradConfig(_ConfigMixin):
         """The dataflow tiling (``dataflow.winograd.WinogradTiling``)."""
         from dataflow.winograd import WinogradTiling
         return WinogradTiling(self.e, self.x, self.y, self.z)
-
 
     def input_tile_shape(self, layer: ConvLayer) -> tuple[int, int]:
         """(rows, cols) of one channel's input rectangle: ``(y + r - 1, x + r - 1)``."""
