@@ -24,19 +24,9 @@ from typing import TypeVar, Union
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES", "groups_unsupported"]
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES"]
 
 _C = TypeVar("_C", bound="_ConfigMixin")
-
-
-def groups_unsupported(algorithm: str, groups: int) -> str:
-    """Why a kernel family without grouped support refuses a layer of ``groups`` groups.
-
-    >>> groups_unsupported("winograd", 4)
-    'the Winograd kernel does not support grouped convolution (groups=4); use the direct kernel'
-    """
-    return (f"the {algorithm.capitalize()} kernel does not support grouped convolution "
-            f"(groups={groups}); use the direct kernel")
 
 
 class _ConfigMixin:

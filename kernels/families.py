@@ -29,7 +29,6 @@ from iobound.layer import ConvLayer
 from .codegen_direct import generate_direct
 from .codegen_winograd import generate_winograd
 from .config import DirectConfig, WinogradConfig
-from .config_types import groups_unsupported
 from .reference import direct_tolerance, winograd_tolerance
 
 __all__ = ["KernelFamily", "KERNELS", "kernel_family"]
@@ -51,8 +50,6 @@ class KernelFamily:
         ``(x, w, layer, config) -> array``: the elementwise error the check accepts.
     chunk_param : str or None
         The knob of input channels one loop step stages (None: one channel a step).
-    grouped : bool
-        Whether the kernel computes grouped layers (``groups > 1``).
     """
 
     dataflow: DataflowFamily
@@ -60,21 +57,18 @@ class KernelFamily:
     generate: Callable
     tolerance: Callable
     chunk_param: str | None
-    grouped: bool = False
 
     def problem(self, layer: ConvLayer) -> str | None:
         """Why this family's kernel cannot compute ``layer`` (None: it can): the
-        algorithm's reason, or grouped channels the kernel does not support.
+        algorithm's reason (:meth:`iobound.algorithms.Algorithm.problem`, which also says
+        which algorithms take grouped layers).
 
         >>> from iobound.layer import ConvLayer
         >>> dw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, groups=4)
         >>> kernel_family("direct").problem(dw) is None, kernel_family("winograd").problem(dw)[:28]
         (True, 'Winograd is implemented for ')
         """
-        problem = self.algorithm.problem(layer)
-        if problem is None and layer.groups != 1 and not self.grouped:
-            problem = groups_unsupported(self.name, layer.groups)
-        return problem
+        return self.algorithm.problem(layer)
 
     @property
     def algorithm(self) -> Algorithm:
@@ -99,8 +93,7 @@ def _winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) 
 
 #: The kernel families, keyed by algorithm name.
 KERNELS: Registry[KernelFamily] = Registry("algorithm")
-for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance, "alpha",
-                          grouped=True),
+for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance, "alpha"),
              KernelFamily(dataflow_family("winograd"), WinogradConfig, generate_winograd,
                           _winograd_tolerance, None)):
     KERNELS.register(_fam.name, _fam)
