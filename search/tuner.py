@@ -199,6 +199,29 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     return LogWriter(log, head) if log is not None else None
 
 
+def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Ledger", budget: int,
+                 patience: int | None, clock: "_Clock", writer, progress, rounds: list) -> StopReason:
+    """Play rounds until the budget, the space, the idle limit or ``patience`` stops them;
+    ``rounds[0]`` counts the rounds that measured something."""
+    idle = stale = 0
+    while True:
+        if ledger.used() >= budget:
+            return StopReason.BUDGET
+        if len(ledger.seen) >= len(space):
+            return StopReason.EXHAUSTED
+        improved = play_round(space, measurer, strat, ledger, budget, clock=clock,
+                              writer=writer, progress=progress)
+        if improved is None:
+            idle += 1
+            if idle >= MAX_IDLE_ROUNDS:
+                return StopReason.EXHAUSTED
+            continue
+        idle, rounds[0] = 0, rounds[0] + 1
+        stale = 0 if improved else stale + 1
+        if patience is not None and stale >= patience:
+            return StopReason.PATIENCE
+
+
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -214,22 +237,17 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     measurer : Measurer
         Turns configurations into records.
     strategy : str or Strategy
-        A registered name (``explorer``, ``random``, ``grid``, ``ga``, ``sa``), built
-        from ``seed`` and ``options``; or an instance, which has its own rng and
-        options: then ``seed`` and ``options`` must be left out (``ValueError``
-        otherwise), the result's ``seed`` is ``None``, and resuming is exact only if
-        the instance is built the same way again.
+        A registered name, built from ``seed`` and ``options``; or an instance (its own
+        rng and options: ``seed`` and ``options`` must then be left out, the result's
+        ``seed`` is None, and a resume is exact only if it is built the same way again).
     budget : int
         Unique configurations to measure (resumed ones included).
     seed : int, optional
         Seeds the strategy's ``np.random.Generator`` (default 0); same seed, same run.
-    log : path, optional
-        JSON-lines log to write (must not exist yet unless it is ``resume``).
-    resume : path, optional
-        A log of an earlier run of the same space and measurer (``ValueError``
-        otherwise; seed, strategy and budget may differ); its records are used
-        instead of measuring again and new records are appended to ``log``
-        (default: to this file).
+    log, resume : path, optional
+        The JSON-lines log to write (new, unless it is ``resume``), and a log of an earlier
+        run of the same space and measurer whose records are used instead of measuring
+        again (new records go to ``log``, default: to ``resume``).
     options : dict or options dataclass, optional
         The strategy's options (unknown keys are rejected).
     patience : int, optional
@@ -259,28 +277,10 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
                                      "space": space.describe(), "measurer": measurer.describe(),
                                      **(header or {})})
     clock = _Clock()
-    rounds = idle = stale = 0
+    rounds = [0]  # completed rounds, also when the loop is interrupted
     try:
-        while True:
-            if ledger.used() >= budget:
-                stop = StopReason.BUDGET
-                break
-            if len(ledger.seen) >= len(space):
-                stop = StopReason.EXHAUSTED
-                break
-            improved = play_round(space, measurer, strat, ledger, budget, clock=clock,
-                                  writer=writer, progress=progress)
-            if improved is None:
-                idle += 1
-                if idle >= MAX_IDLE_ROUNDS:
-                    stop = StopReason.EXHAUSTED
-                    break
-                continue
-            idle, rounds = 0, rounds + 1
-            stale = 0 if improved else stale + 1
-            if patience is not None and stale >= patience:
-                stop = StopReason.PATIENCE
-                break
+        stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
+                            progress, rounds)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
         stop = StopReason.INTERRUPTED
         ledger.add_untold(space)
@@ -289,6 +289,6 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
             writer.close()
     ledger.add_unreached(space)
     return TuneResult(best=ledger.best, trials=tuple(ledger.trials), strategy=strat.name,
-                      measure=measurer.name, seed=seed, budget=budget, rounds=rounds,
+                      measure=measurer.name, seed=seed, budget=budget, rounds=rounds[0],
                       stop_reason=stop, space=space.describe(), strategy_seconds=clock.strategy,
                       measure_seconds=clock.measure, strategy_stats=strat.stats())
