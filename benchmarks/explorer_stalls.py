@@ -93,67 +93,84 @@ def _tracing_strategy(space, strategy: str, seed: int, options: dict | None = No
     return strat, strat.optimizer.walks, strat.models
 
 
+class _RoundTracer:
+    """Stands in for a traced strategy's ``ask``: asks it, then records the round's row
+    (the per-round fields of the module doc) in ``rounds``."""
+
+    def __init__(self, strat, walks: list, models: list, X: np.ndarray, times: np.ndarray, opt: int):
+        self.strat, self.walks, self.models, self._ask = strat, walks, models, strat.ask
+        self.X, self.times, self.opt = X, times, opt
+        self.n_values = sum(len(np.unique(X[:, c])) for c in range(X.shape[1]))
+        self.prev_top: list[int] = []
+        self.rounds: list[dict] = []
+
+    def __call__(self, n):
+        X, times, opt = self.X, self.times, self.opt
+        measured = np.array(list(self.strat.seen.cost), dtype=np.int64)
+        n_walks, n_models = len(self.walks), len(self.models)
+        batch = self._ask(n)
+        row = {"evals": len(measured), "batch": len(batch),
+               "best": float(times[opt] / min(times[measured].min(), np.inf)) if len(measured) else 0.0}
+        model = self.models[-1] if len(self.models) > n_models else None
+        if model is not None and len(measured):
+            best_i = self.strat.seen.best(1)
+            bx = X[best_i] if best_i else X[measured[:1]]
+            row.update(self._model_view(model, measured, batch, bx))
+            if len(self.walks) > n_walks:
+                row.update(_walk_fields(self.walks[-1], X, bx))
+        row["opt_dist"] = int(hamming_to_set(X[[opt]], X[measured])[0]) if len(measured) else None
+        row["coverage"] = (sum(len(np.unique(X[measured, c])) for c in range(X.shape[1])) / self.n_values
+                           if len(measured) else 0.0)
+        self.rounds.append(row)
+        return batch
+
+    def _model_view(self, model, measured: np.ndarray, batch, bx: np.ndarray) -> dict:
+        """The batch against the best measured ``bx`` and the model's ranking of the
+        unmeasured configurations (its top ``TOP`` is kept for the next round)."""
+        X, opt = self.X, self.opt
+        row = {"batch_d1_best": float(((X[batch] != bx).sum(axis=1) <= 1).mean()),
+               "batch_new_dist": float(hamming_to_set(X[batch], X[measured]).mean())}
+        pred = model.predict(X)
+        un = np.setdiff1d(np.arange(len(X)), measured)
+        order = un[np.argsort(pred[un], kind="stable")]
+        top = order[:TOP].tolist()
+        still = [i for i in self.prev_top if i not in set(measured.tolist())]
+        row["top_overlap"] = len(set(top) & set(still)) / max(len(still), 1) if still else None
+        self.prev_top = top
+        row["opt_rank"] = int(np.flatnonzero(order == opt)[0]) if opt in set(un.tolist()) else None
+        return row
+
+
+def _walk_fields(walk: dict, X: np.ndarray, bx: np.ndarray) -> dict:
+    """Where one search's walkers ended: distinct ends, share within Hamming 1 of ``bx``, steps."""
+    return {"walk_distinct_ends": int(len(np.unique(walk["ends"]))),
+            "walk_ends_d1_best": float(((X[walk["ends"]] != bx).sum(axis=1) <= 1).mean()),
+            "walk_steps": int(walk["steps"])}
+
+
 def trace_run(path: Path, seed: int, budget: int, strategy: str = "explorer",
               options: dict | None = None) -> dict:
     """One traced run (see the module doc for the per-round fields)."""
     from search.kt_cache import load_cache
     from search.measure.replay import ReplayMeasurer
     from search.replay_space import ReplaySpace
+    from search.tuner import tune
 
     cache = load_cache(path)
     recorded = load_recorded_space(path, cache)
     space, measurer = ReplaySpace(cache), ReplayMeasurer(cache)
-    X = space.features(range(len(space)))
     times = np.array([recorded.times[recorded.key(space.get(i))] or np.inf for i in range(len(space))])
     opt = int(np.argmin(times))
-    n_values = sum(len(np.unique(X[:, c])) for c in range(X.shape[1]))
     strat, walks, models = _tracing_strategy(space, strategy, seed, options)
-    rounds: list[dict] = []
-    prev_top: list[int] = []
-    ask, tell = strat.ask, strat.tell
-
-    def traced_ask(n):
-        measured = np.array(list(strat.seen.cost), dtype=np.int64)
-        n_walks, n_models = len(walks), len(models)
-        batch = ask(n)
-        row = {"evals": len(measured), "batch": len(batch),
-               "best": float(times[opt] / min(times[measured].min(), np.inf)) if len(measured) else 0.0}
-        model = models[-1] if len(models) > n_models else None
-        if model is not None and len(measured):
-            best_i = strat.seen.best(1)
-            bx = X[best_i] if best_i else X[measured[:1]]
-            d_best = (X[batch] != bx).sum(axis=1)
-            row["batch_d1_best"] = float((d_best <= 1).mean())
-            row["batch_new_dist"] = float(hamming_to_set(X[batch], X[measured]).mean())
-            pred = model.predict(X)
-            un = np.setdiff1d(np.arange(len(space)), measured)
-            order = un[np.argsort(pred[un], kind="stable")]
-            top = order[:TOP].tolist()
-            still = [i for i in prev_top if i not in set(measured.tolist())]
-            row["top_overlap"] = len(set(top) & set(still)) / max(len(still), 1) if still else None
-            prev_top[:] = top
-            row["opt_rank"] = int(np.flatnonzero(order == opt)[0]) if opt in set(un.tolist()) else None
-            if len(walks) > n_walks:
-                w = walks[-1]
-                ends = np.unique(w["ends"])
-                row["walk_distinct_ends"] = int(len(ends))
-                row["walk_ends_d1_best"] = float(((X[w["ends"]] != bx).sum(axis=1) <= 1).mean())
-                row["walk_steps"] = int(w["steps"])
-        row["opt_dist"] = int(hamming_to_set(X[[opt]], X[measured])[0]) if len(measured) else None
-        row["coverage"] = (sum(len(np.unique(X[measured, c])) for c in range(X.shape[1])) / n_values
-                           if len(measured) else 0.0)
-        rounds.append(row)
-        return batch
-
-    strat.ask = traced_ask
-    from search.tuner import tune
+    tracer = _RoundTracer(strat, walks, models, space.features(range(len(space))), times, opt)
+    strat.ask = tracer
     result = tune(space, measurer, strategy=strat, budget=budget)
     seq = [times[t.index] for t in result.trials]
     best_curve = np.minimum.accumulate(seq)
     last_imp = int(np.flatnonzero(best_curve == best_curve[-1])[0]) + 1
     return {"space": recorded.name, "seed": seed, "score": float(times[opt] / best_curve[-1]),
             "stall": len(seq) - last_imp, "curve": (times[opt] / best_curve).tolist(),
-            "rounds": rounds, "end": _end_neighbourhoods(space, strat.seen.best(), opt)}
+            "rounds": tracer.rounds, "end": _end_neighbourhoods(space, strat.seen.best(), opt)}
 
 
 def _end_neighbourhoods(space, best: list[int], opt: int) -> dict:

@@ -96,6 +96,29 @@ def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int, e: int | No
     return float(best_lower_bound(layer, fast_words, algorithm, e))
 
 
+def _per_tile(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
+              tiles: np.ndarray) -> np.ndarray:
+    """For each distinct tile (a row of ``tiles``, in ``params`` order) the rows io words,
+    flops, shared bytes, register words and the lower bound at the block's on-chip words:
+    the features threads do not change, computed once per tile."""
+    e_of = (lambda tile: tile[0]) if "e" in params else (lambda tile: None)
+    table = np.empty((5, len(tiles)))
+    for k, row in enumerate(tiles):
+        tile = tuple(int(v) for v in row)
+        io, fl = io_words(layer, algorithm, tile), flops(layer, algorithm, tile)
+        cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
+        table[:, k] = (io, fl, shared_memory_bytes(layer, cfg), register_words(layer, cfg),
+                       _bound_cached(layer, algorithm, onchip_words(layer, cfg), e_of(tile)))
+    return table
+
+
+def _grid_blocks(layer: ConvLayer, fam, knobs: np.ndarray) -> np.ndarray:
+    """Thread blocks in the grid of each row of ``knobs`` (ceil of the output over the tile)."""
+    x_col, y_col, z_col = fam.tile_columns()
+    return (layer.n * np.ceil(layer.w_out / knobs[:, x_col]) * np.ceil(layer.h_out / knobs[:, y_col])
+            * np.ceil(layer.c_out / knobs[:, z_col]))
+
+
 def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
     """The :data:`FEATURE_NAMES` columns for each row of ``knobs`` (see module doc).
 
@@ -121,36 +144,19 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     fam = kernel_family(algorithm)
-    params = fam.algorithm.tile_params
-    e_of = (lambda tile: tile[0]) if "e" in params else (lambda tile: None)
-    t_io = np.empty(len(tiles))
-    t_flops = np.empty(len(tiles))
-    t_shared = np.empty(len(tiles))
-    t_regwords = np.empty(len(tiles))
-    t_bound = np.empty(len(tiles))
-    for k, row in enumerate(tiles):
-        tile = tuple(int(v) for v in row)
-        t_io[k] = io_words(layer, algorithm, tile)
-        t_flops[k] = flops(layer, algorithm, tile)
-        cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
-        t_shared[k] = shared_memory_bytes(layer, cfg)
-        t_regwords[k] = register_words(layer, cfg)
-        t_bound[k] = _bound_cached(layer, algorithm, onchip_words(layer, cfg),
-                                   e_of(tile))
-    io, fl, shared, regw = t_io[inverse], t_flops[inverse], t_shared[inverse], t_regwords[inverse]
+    per_tile = _per_tile(layer, algorithm, fam.algorithm.tile_params, tiles)
+    io, fl, shared, regw, bound = per_tile[:, inverse]
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
     regs = thread_registers(ilp, algorithm, device.registers_per_thread_max).astype(float)
     warp = device.warp_size
     warps = np.ceil(threads / warp)
     bps = resident_blocks_per_sm(device, threads, shared, regs)
-    x_col, y_col, z_col = fam.tile_columns()
-    blocks = (layer.n * np.ceil(layer.w_out / knobs[:, x_col]) * np.ceil(layer.h_out / knobs[:, y_col])
-              * np.ceil(layer.c_out / knobs[:, z_col]))
+    blocks = _grid_blocks(layer, fam, knobs)
     compulsory = layer.input_size + layer.weight_size + layer.output_size
     cols = {
         "io_words": io, "io_over_compulsory": io / compulsory,
-        "io_over_bound": io / t_bound[inverse], "footprint_words": shared / WORD_BYTES + regw,
+        "io_over_bound": io / bound, "footprint_words": shared / WORD_BYTES + regw,
         "shared_bytes": shared, "threads": threads, "regs_per_thread": regs, "ilp": ilp,
         "blocks": blocks, "blocks_per_sm": bps,
         "occupancy": bps * warps / (device.max_threads_per_sm / warp),

@@ -11,17 +11,15 @@
   used only when the record and cubin match the sha256 recorded at build time in a
   folder only this user can write (:func:`kernels.cache.is_trusted`).
 * :func:`compile_many` compiles in parallel (threads driving nvcc processes).
-* :func:`parse_ptxas` reads registers, shared memory, spills from ``-Xptxas -v`` output.
+* :func:`parse_ptxas` (:mod:`kernels.ptxas`) reads registers, shared memory, spills
+  from ``-Xptxas -v`` output.
 
 Examples
 --------
->>> log = '''ptxas info    : Compiling entry function 'k' for 'sm_80'
-... ptxas info    : Function properties for k
-...     0 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
-... ptxas info    : Used 72 registers, used 1 barriers, 432 bytes smem, 376 bytes cmem[0]'''
->>> info = parse_ptxas(log)["k"]
->>> info.registers, info.shared_bytes, info.spill_stores, info.spill_loads
-(72, 432, 8, 4)
+>>> compile_cubin("int k;", "80")
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: arch must look like sm_80, got '80'
 """
 
 from __future__ import annotations
@@ -44,6 +42,7 @@ from typing import Sequence
 from iobound.errors import InvalidInputError
 
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
+from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
 from .status import Status
 
@@ -133,48 +132,6 @@ def find_nvcc(arch: str | None = None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class PtxasInfo:
-    """Resource usage ptxas reported for one entry function."""
-
-    function: str
-    arch: str
-    registers: int
-    shared_bytes: int
-    spill_stores: int
-    spill_loads: int
-    stack_bytes: int
-
-
-_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
-_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-
-
-def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
-    """Per entry function, the registers, shared memory, spills and stack ptxas reported."""
-    out: dict[str, PtxasInfo] = {}
-    current: dict | None = None
-    for line in text.splitlines():
-        if m := _ENTRY.search(line):
-            current = dict(function=m.group(1), arch=m.group(2), registers=0, shared_bytes=0,
-                           spill_stores=0, spill_loads=0, stack_bytes=0)
-            out[current["function"]] = PtxasInfo(**current)
-            continue
-        if current is None:
-            continue
-        if m := _PROPS.search(line):
-            current.update(stack_bytes=int(m.group(1)), spill_stores=int(m.group(2)),
-                           spill_loads=int(m.group(3)))
-        if m := _USED.search(line):
-            current["registers"] = int(m.group(1))
-            if s := _SMEM.search(line):
-                current["shared_bytes"] = int(s.group(1))
-        out[current["function"]] = PtxasInfo(**current)
-    return out
-
-
 # -- compiling ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -209,7 +166,18 @@ class CompileResult:
 
 
 def _unsupported(arch: str) -> CompileResult:
+    """The result for an ``arch`` no toolchain supports, listing the arches each supports.
+
+    Raises ToolchainError when there is no CUDA compiler at all (not a property of the kernel).
+    """
+    from iobound.errors import ToolchainError
+
+    from .nvrtc import find_nvrtc_toolchain
+
     found = [toolchain(p) for p in nvcc_candidates()]
+    if not found and find_nvrtc_toolchain() is None:
+        raise ToolchainError("nvcc not found on PATH, IOBOUND_NVCC, CUDA_HOME or the "
+                             "nvidia-cuda-nvcc wheel")
     lines = [f"no nvcc found supports {arch}."]
     for t in found:
         lines.append(f"{t.path} (CUDA {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
@@ -265,19 +233,12 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     ToolchainError
         No CUDA compiler at all (not a property of the kernel).
     """
-    from iobound.errors import ToolchainError
-
-    from .nvrtc import find_nvrtc_toolchain
-
     if not _ARCH.match(arch):
         raise InvalidInputError(f"arch must look like sm_80, got {arch!r}")
     code = source.code if isinstance(source, KernelSource) else source
     name = source.name if isinstance(source, KernelSource) else None
     tc = find_toolchain(arch, nvcc)
     if tc is None:
-        if not nvcc_candidates() and find_nvrtc_toolchain() is None:
-            raise ToolchainError("nvcc not found on PATH, IOBOUND_NVCC, CUDA_HOME or the "
-                                 "nvidia-cuda-nvcc wheel")
         return _unsupported(arch)
     flags = (*NVCC_FLAGS, f"-arch={arch}", *extra_flags)
     folder = cache_dir("cubin", cache_root)
@@ -286,40 +247,59 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     cached = _cached_result(meta, cubin)
     if cached is not None:
         return cached
+    result, keep = _compile(tc, code, name, arch, flags, cubin, timeout)
+    if keep:
+        _write_record(meta, result)
+        log.debug("compiled %s for %s in %.2f s: %s", name, arch, result.seconds, result.status.value)
+    return result
+
+
+def _compile(tc, code: str, name: str | None, arch: str, flags: Sequence[str], cubin: Path,
+             timeout: float) -> tuple[CompileResult, bool]:
+    """Compile in a scratch folder beside ``cubin``; the result and whether to cache it
+    (not when the compiler timed out or could not be run)."""
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+    with tempfile.TemporaryDirectory(dir=cubin.parent) as tmp:
         try:
             code_rc, text, out = _run(tc, code, arch, flags, Path(tmp), timeout)
         except subprocess.TimeoutExpired:
             return CompileResult(status=Status.TIMEOUT, arch=arch, seconds=time.perf_counter() - start,
-                                 log=f"compiler timed out after {timeout} s", toolchain=tc.release)
-        except OSError as exc:  # the compiler vanished or cannot execute: not cached
+                                 log=f"compiler timed out after {timeout} s", toolchain=tc.release), False
+        except OSError as exc:  # the compiler vanished or cannot execute
             return CompileResult(status=Status.COMPILE_ERROR, arch=arch, toolchain=tc.release,
                                  seconds=time.perf_counter() - start,
-                                 log=f"could not run the compiler {tc.path}: {exc}")
+                                 log=f"could not run the compiler {tc.path}: {exc}"), False
         seconds = time.perf_counter() - start
         if code_rc != 0 or not out.exists():
-            result = CompileResult(status=Status.COMPILE_ERROR, arch=arch, log=text, seconds=seconds,
-                                   toolchain=tc.release)
-        else:
-            infos = parse_ptxas(text)
-            info = infos.get(name) if name else next(iter(infos.values()), None)
-            digest = file_digest(out)
-            os.replace(out, cubin)
-            record_digest(cubin, digest)
-            result = CompileResult(
-                status=Status.OK, arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
-                registers=info.registers if info else None,
-                shared_bytes=info.shared_bytes if info else None,
-                spill_stores=info.spill_stores if info else None,
-                spill_loads=info.spill_loads if info else None, toolchain=tc.release)
+            return CompileResult(status=Status.COMPILE_ERROR, arch=arch, log=text, seconds=seconds,
+                                 toolchain=tc.release), True
+        return _install(out, cubin, text, name, arch, seconds, tc.release), True
+
+
+def _install(out: Path, cubin: Path, text: str, name: str | None, arch: str, seconds: float,
+             release: str) -> CompileResult:
+    """Move the built ``out`` to ``cubin`` (digest recorded); the ``OK`` result with the
+    resources ptxas reported in ``text`` for entry ``name`` (else the first entry)."""
+    infos = parse_ptxas(text)
+    info = infos.get(name) if name else next(iter(infos.values()), None)
+    digest = file_digest(out)
+    os.replace(out, cubin)
+    record_digest(cubin, digest)
+    return CompileResult(
+        status=Status.OK, arch=arch, log=text, seconds=seconds, cubin_path=str(cubin),
+        registers=info.registers if info else None, shared_bytes=info.shared_bytes if info else None,
+        spill_stores=info.spill_stores if info else None,
+        spill_loads=info.spill_loads if info else None, toolchain=release)
+
+
+def _write_record(meta: Path, result: CompileResult) -> None:
+    """Write ``result`` to ``meta`` atomically (a concurrent reader sees all or nothing)
+    and record its digest."""
     tmp_meta = meta.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")
     tmp_meta.write_text(json.dumps(result.to_dict()))
     digest = file_digest(tmp_meta)
-    os.replace(tmp_meta, meta)  # atomic, so a concurrent reader sees all or nothing
+    os.replace(tmp_meta, meta)
     record_digest(meta, digest)
-    log.debug("compiled %s for %s in %.2f s: %s", name, arch, seconds, result.status.value)
-    return result
 
 
 def _cached_result(meta: Path, cubin: Path) -> CompileResult | None:

@@ -16,6 +16,10 @@ run's path exactly and then carries on: nothing is measured twice and nothing is
 lost. Logged configurations the replay never asks for (a log from another seed or
 strategy) still count toward the budget and can be the best.
 
+A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_interrupt`)
+stops the loop: the log is closed complete and the result holds every configuration
+measured, with ``stop_reason`` ``interrupted``.
+
 Examples
 --------
 >>> from search.space import GridSpace
@@ -222,6 +226,30 @@ def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Led
             return StopReason.PATIENCE
 
 
+def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger,
+                        budget: int, patience: int | None, clock: _Clock, writer: LogWriter | None,
+                        progress, rounds: list) -> StopReason:
+    """:func:`_play_rounds`, then close the log; an interrupt is ``StopReason.INTERRUPTED``,
+    with the configurations measured in the cut-short round made trials."""
+    try:
+        return _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
+                            progress, rounds)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
+        ledger.add_untold(space)
+        return StopReason.INTERRUPTED
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _check_counts(budget: int, patience: int | None) -> None:
+    """Refuse a budget or patience below 1 (InvalidInputError naming the value)."""
+    if budget < 1:
+        raise InvalidInputError(f"budget must be >= 1, got {budget}")
+    if patience is not None and patience < 1:
+        raise InvalidInputError(f"patience must be >= 1, got {patience}")
+
+
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -261,14 +289,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         strategy (default :func:`search.strategies.make_strategy`); a seam for
         strategies built otherwise (e.g. warm-started from a tuning database).
 
-    A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_interrupt`)
-    stops the loop: the log is closed complete and the result holds every configuration
-    measured, with ``stop_reason`` ``interrupted``.
+    An interrupt ends the run early with what was measured (see the module doc).
     """
-    if budget < 1:
-        raise InvalidInputError(f"budget must be >= 1, got {budget}")
-    if patience is not None and patience < 1:
-        raise InvalidInputError(f"patience must be >= 1, got {patience}")
+    _check_counts(budget, patience)
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     if not isinstance(strategy, Strategy) and seed is None:
         seed = 0
@@ -278,15 +301,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
                                      **(header or {})})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted
-    try:
-        stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
-                            progress, rounds)
-    except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
-        stop = StopReason.INTERRUPTED
-        ledger.add_untold(space)
-    finally:
-        if writer is not None:
-            writer.close()
+    stop = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock, writer,
+                               progress, rounds)
     ledger.add_unreached(space)
     return TuneResult(best=ledger.best, trials=tuple(ledger.trials), strategy=strat.name,
                       measure=measurer.name, seed=seed, budget=budget, rounds=rounds[0],
