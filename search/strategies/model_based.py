@@ -140,6 +140,14 @@ class ModelBasedStrategy(Strategy):
         self.stalled = StallTracker()
         self.explored = 0  # configurations taken from the stall source
 
+    def learn_on(self, space: Space) -> None:
+        """Search and fit the cost model on ``space`` from now on: the same configurations
+        under the same indices, with more feature columns (the history's rank of each
+        configuration, :class:`search.transfer.prior_feature.PriorFeatureSpace`)."""
+        if len(space) != len(self.space) or space.params != self.space.params:
+            raise InvalidInputError("learn_on needs the same configurations under the same indices")
+        self.space = space
+
     def _due(self) -> bool:
         """Whether this ask retrains the model (see the module doc's cadences)."""
         o = self.options

@@ -2,7 +2,8 @@
 
 :func:`with_history` wraps any strategy so that history proposes the first round
 and keeps rounds only while its picks improve the target's best
-(:mod:`.guided`); :class:`HistoryPrior` (:mod:`.prior`) turns history records
+(:mod:`.guided`) and gives a model-based strategy the history's ranking as a feature
+(:mod:`.prior_feature`); :class:`HistoryPrior` (:mod:`.prior`) turns history records
 into candidates. :func:`transfer_options` is what a tuning session calls.
 """
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from .guided import GuidedOptions, HistoryGuided
 from .prior import HistoryPrior, PriorOptions
+from .prior_feature import PriorFeatureSpace
 from .session import HistoryInfo, transfer_options, with_history
 
-__all__ = ["GuidedOptions", "HistoryGuided", "HistoryPrior", "PriorOptions", "HistoryInfo",
+__all__ = ["GuidedOptions", "HistoryGuided", "HistoryPrior", "PriorOptions", "PriorFeatureSpace", "HistoryInfo",
            "transfer_options", "with_history"]

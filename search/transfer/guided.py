@@ -6,7 +6,11 @@ arms, never both:
 
 - a **history round** measures the prior's next candidates (each source's next
   best and the history model's next best, round robin);
-- an **inner round** is exactly the inner strategy's round.
+- an **inner round** is the inner strategy's round; a model-based inner strategy
+  (the explorer, ``sa``) learns its cost model with the history's rank of each
+  configuration as one more feature (``prior_feature``, :mod:`.prior_feature`),
+  so the history shapes its model only as far as the target's measurements
+  confirm it.
 
 The first round is a history round. Afterwards the history earns its rounds on
 the target, by outcome: the round after a history round that improved the best
@@ -20,7 +24,7 @@ the budget. (``lottery=True`` draws again before every round instead; that tail
 grows with the number of rounds.)
 
 ``share="isolated"`` (default) tells the inner strategy only what it asked
-itself: it runs exactly as it would without history, only later (a configuration
+itself: it runs as it would without history (but for the feature), only later (a configuration
 it asks for that a history round measured is told to it at once and costs
 nothing). ``share="all"`` tells it every measurement, history rounds included, so
 its model learns from them too; that is how misleading history used to trap the
@@ -58,6 +62,7 @@ from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
+from .prior_feature import PriorFeatureSpace, prior_order
 
 __all__ = ["GuidedOptions", "HistoryGuided"]
 
@@ -80,12 +85,17 @@ class GuidedOptions:
         ``"all"``: every measurement.
     lottery : bool
         Draw before every round instead of once after each miss.
+    prior_feature : bool
+        Give an inner strategy that learns a cost model (``learn_on``) the
+        history's rank of each configuration as one more feature
+        (:mod:`.prior_feature`).
     """
 
     decay: float = 0.25
     doubt: int = 1
     share: str = "isolated"
     lottery: bool = False
+    prior_feature: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.decay < 1.0:
@@ -107,8 +117,10 @@ class HistoryGuided(Strategy):
         self.inner = inner
         self.name = inner.name
         self.prior = prior
-        self._picker = prior.picker() if prior is not None else None
         self.guided = options or GuidedOptions()
+        if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
+            inner.learn_on(PriorFeatureSpace(inner.space, prior_order(prior)))
+        self._picker = prior.picker() if prior is not None else None
         self._asked: set[int] = set()
         self._known: dict[int, MeasureRecord] = {}
         self._held: list[int] = []  # the inner's asks answered from history rounds, to tell

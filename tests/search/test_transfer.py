@@ -11,8 +11,9 @@ from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord, Measurer
 from search.space import GridSpace
 from search.strategies import make_strategy
-from search.transfer import (GuidedOptions, HistoryGuided, HistoryPrior, transfer_options,
-                             with_history)
+from search.strategies.model_based import XGBOptions, train_model
+from search.transfer import (GuidedOptions, HistoryGuided, HistoryPrior, PriorFeatureSpace,
+                             transfer_options, with_history)
 from search.transfer.prior import source_groups
 from search.tuner import tune
 
@@ -94,11 +95,12 @@ def test_misleading_history_costs_a_bounded_number_of_rounds():
 
 
 def test_isolated_inner_runs_as_without_history():
-    """share='isolated': the inner strategy asks exactly the configurations it asks alone."""
+    """share='isolated' without the prior feature: the inner strategy asks exactly the
+    configurations it asks alone."""
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
     alone = tune(SPACE, Bowl((7, 5, 4)), "explorer", budget=40, seed=2)
     inner = make_strategy("explorer", SPACE, None, np.random.default_rng(2))
-    s = with_history(inner, prior, GuidedOptions(decay=0.0), seed=2)
+    s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False), seed=2)
     guided = tune(SPACE, Bowl((7, 5, 4)), s, budget=40 + 4 * s.stats()["history"]["history_rounds"] + 8)
     inner_asked = [i for i in inner.seen.cost]  # in the order told
     assert inner_asked[:30] == [t.index for t in alone.trials][:30]
@@ -166,3 +168,44 @@ def test_prior_is_none_without_usable_history():
     w = Workload("k", [8], ("x",))
     hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": "r"}, time_ms=1.0))]
     assert source_groups(space, hist) == [] and HistoryPrior.fit(space, hist) is None
+
+
+@given(order=st.permutations(range(len(SPACE))).map(lambda p: p[:len(p) // 3]),
+       picks=st.lists(st.integers(0, len(SPACE) - 1), min_size=1, max_size=20))
+def test_prior_feature_space_adds_the_rank_column_only(order, picks):
+    """The wrapped space has the same configurations and neighbours; its features are the
+    space's plus the rank in the prior's order over its length (1.0 when unranked)."""
+    s = PriorFeatureSpace(SPACE, order)
+    X, base = s.features(picks), SPACE.features(picks)
+    assert np.array_equal(X[:, :-1], base) and s.feature_names()[-1] == "history_rank"
+    where = {int(i): k for k, i in enumerate(order)}
+    assert X[:, -1].tolist() == [where[i] / len(order) if i in where else 1.0 for i in picks]
+    assert all(s.get(i) == SPACE.get(i) and s.neighbours(i) == SPACE.neighbours(i) for i in picks)
+
+
+def test_model_based_inner_learns_on_the_history_rank():
+    """With history, the explorer's model is fitted with the history's rank as a feature,
+    and uses it when the history ranks the target right; strategies without a cost model
+    (random) are unchanged; every ask is a new member of the space."""
+    prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((5, 2, 4))), seed=0)
+    inner = make_strategy("explorer", SPACE, None, np.random.default_rng(0))
+    s = with_history(inner, prior, GuidedOptions(decay=0.0), seed=0)
+    assert isinstance(inner.space, PriorFeatureSpace)
+    res = tune(SPACE, Bowl((5, 2, 4), local=(0, 0, 1)), s, budget=24)
+    idx = [t.index for t in res.trials]
+    assert len(set(idx)) == len(idx) and all(0 <= i < len(SPACE) for i in idx)
+    model = train_model(inner.space, inner.seen, XGBOptions(), seed=0)
+    X = inner.space.features(range(len(SPACE)))
+    unranked = X.copy()
+    unranked[:, -1] = 1.0
+    assert not np.allclose(model.predict(X), model.predict(unranked))  # the column is used
+    rand = make_strategy("random", SPACE, None, np.random.default_rng(0))
+    with_history(rand, prior)
+    assert rand.space is SPACE
+
+
+def test_prior_feature_refuses_another_space():
+    """learn_on takes only a space with the same configurations under the same indices."""
+    inner = make_strategy("explorer", SPACE, None, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="same configurations"):
+        inner.learn_on(GridSpace({"a": [1, 2]}))
