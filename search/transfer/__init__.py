@@ -14,5 +14,5 @@ from .prior import HistoryPrior, PriorOptions
 from .prior_feature import PriorFeatureSpace
 from .session import HistoryInfo, transfer_options, with_history
 
-__all__ = ["GuidedOptions", "HistoryGuided", "HistoryPrior", "PriorOptions", "PriorFeatureSpace", "HistoryInfo",
-           "transfer_options", "with_history"]
+__all__ = ["GuidedOptions", "HistoryGuided", "HistoryPrior", "PriorOptions", "PriorFeatureSpace",
+           "HistoryInfo", "transfer_options", "with_history"]

@@ -62,7 +62,7 @@ from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
-from .prior_feature import PriorFeatureSpace, prior_order
+from .prior_feature import PriorFeatureSpace
 
 __all__ = ["GuidedOptions", "HistoryGuided"]
 
@@ -119,7 +119,7 @@ class HistoryGuided(Strategy):
         self.prior = prior
         self.guided = options or GuidedOptions()
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
-            inner.learn_on(PriorFeatureSpace(inner.space, prior_order(prior)))
+            inner.learn_on(PriorFeatureSpace(inner.space, prior.order()))
         self._picker = prior.picker() if prior is not None else None
         self._asked: set[int] = set()
         self._known: dict[int, MeasureRecord] = {}

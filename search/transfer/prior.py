@@ -240,9 +240,17 @@ class HistoryPrior:
     def devices(self) -> tuple[str, ...]:
         return tuple(sorted({g.device for g in self.groups}))
 
+    def order(self) -> np.ndarray:
+        """The prior's order of the space: the consensus, then the model's ranking of what
+        the consensus lacks, each configuration once (what history rounds pick, and the
+        target model's ``history_rank`` feature, :mod:`.prior_feature`)."""
+        both = np.concatenate([self.consensus, self.ranking]).astype(np.int64)
+        _, first = np.unique(both, return_index=True)
+        return both[np.sort(first)]
+
     def picker(self) -> "Picker":
-        """A fresh cursor over the prior's lists (one per tuning run: the prior is shared)."""
-        return Picker([np.concatenate([self.consensus, self.ranking])])
+        """A fresh cursor over the prior's order (one per tuning run: the prior is shared)."""
+        return Picker([self.order()])
 
 
 class Picker:

@@ -3,7 +3,8 @@
 :class:`PriorFeatureSpace` is a space with the same configurations under the same
 indices as the one it wraps, whose :meth:`~PriorFeatureSpace.features` gain one
 column, ``history_rank``: a configuration's position in the prior's order
-(consensus first, then the history model's ranking) divided by the order's
+(:meth:`~search.transfer.prior.HistoryPrior.order`: consensus first, then the
+history model's ranking) divided by the order's
 length, 1.0 for a configuration the prior did not rank. A model-based strategy
 that learns on it fits its cost model on the target's measurements only, with
 the history's opinion as an input it may use or ignore: where the history ranks
@@ -40,21 +41,7 @@ import numpy as np
 
 from ..space import Space
 
-__all__ = ["PriorFeatureSpace", "prior_order"]
-
-
-def prior_order(prior) -> np.ndarray:
-    """The prior's order of the space: its consensus, then its model's ranking, each
-    configuration once.
-
-    >>> from types import SimpleNamespace
-    >>> prior_order(SimpleNamespace(consensus=np.array([3, 1]), ranking=np.array([1, 0, 3]))).tolist()
-    [3, 1, 0]
-    """
-    both = np.concatenate([np.asarray(prior.consensus, dtype=np.int64),
-                           np.asarray(prior.ranking, dtype=np.int64)])
-    _, first = np.unique(both, return_index=True)
-    return both[np.sort(first)]
+__all__ = ["PriorFeatureSpace"]
 
 
 class PriorFeatureSpace(Space):

@@ -209,3 +209,16 @@ def test_prior_feature_refuses_another_space():
     inner = make_strategy("explorer", SPACE, None, np.random.default_rng(0))
     with pytest.raises(ValueError, match="same configurations"):
         inner.learn_on(GridSpace({"a": [1, 2]}))
+
+
+def test_prior_order_is_the_consensus_then_the_ranking_once_each():
+    """The order history rounds pick from and the rank feature is read from: every
+    configuration once, the consensus first, then the model's ranking of the rest."""
+    prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((2, 3, 2)), keep=range(0, len(SPACE), 3)),
+                             seed=0)
+    order = prior.order().tolist()
+    assert len(order) == len(set(order)) == len(SPACE)
+    assert order[:len(prior.consensus)] == prior.consensus.tolist()
+    rest = [i for i in prior.ranking.tolist() if i not in set(prior.consensus.tolist())]
+    assert order[len(prior.consensus):] == rest
+    assert prior.picker().picks(len(SPACE), asked=set()) == order
