@@ -1,11 +1,10 @@
-"""Screen explorer options cheaply: one run per (space, seed), scored at every budget.
+"""Screen explorer options: the benchmark's table for one strategy, without Kernel Tuner.
 
-``benchmarks/search_quality.py`` makes a separate run for every budget; to compare
-variants of a strategy whose choices do not depend on the budget, this script makes
-ONE run at the largest budget per space and seed and scores its first ``b``
-evaluations for each budget ``b`` (the benchmark's runs differ only in their last,
-truncated batch), about half the CPU time. Use it to screen ideas with few seeds,
-then confirm the winner with the benchmark itself.
+``benchmarks/search_quality.py`` runs every strategy and Kernel Tuner; to compare
+variants of one strategy, this script makes the same runs for it alone (one run per
+space, seed and budget: the explorer plans for its budget, so a run of 200 cut at
+25 is not a run of 25) and prints the same table. Use it to screen ideas with few
+seeds, then confirm the winner with the benchmark itself.
 
 Usage::
 
@@ -38,7 +37,7 @@ from benchmarks.sq.report import markdown_tables, summarise
 
 
 def screen(path: Path, strategy: str, options: dict, budgets: list[int], seeds: list[int]):
-    """The runs of ``strategy`` on one space, one per seed, scored at each budget."""
+    """The runs of ``strategy`` on one space, one per seed and budget."""
     from search.kt_cache import load_cache
     from search.measure.replay import ReplayMeasurer
     from search.replay_space import ReplaySpace
@@ -49,10 +48,9 @@ def screen(path: Path, strategy: str, options: dict, budgets: list[int], seeds: 
     space, measurer = ReplaySpace(cache), ReplayMeasurer(cache)
     out = []
     for seed in seeds:
-        res = tune(space, measurer, strategy=strategy, budget=max(budgets), seed=seed,
-                   options=options)
-        keys = [recorded.key(t.config) for t in res.trials]
-        out += [score_run(recorded, strategy, b, seed, keys) for b in budgets]
+        for b in budgets:
+            res = tune(space, measurer, strategy=strategy, budget=b, seed=seed, options=options)
+            out.append(score_run(recorded, strategy, b, seed, [recorded.key(t.config) for t in res.trials]))
     return out
 
 
@@ -62,6 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--spaces", nargs="+", type=Path, default=None)
     p.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS))
     p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="seeds are first-seed .. first-seed + seeds - 1 (fresh seeds to confirm a screen)")
     p.add_argument("--strategy", default="explorer")
     p.add_argument("--options", type=json.loads, default={},
                    help="the strategy's options as JSON (nested objects for nested options)")
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.process_time()
     runs = [r for path in (args.spaces or default_spaces())
             for r in screen(path, args.strategy, args.options, sorted(args.budgets),
-                            list(range(args.seeds)))]
+                            list(range(args.first_seed, args.first_seed + args.seeds)))]
     rows = summarise(runs)
     print(f"{args.strategy} {json.dumps(args.options)}: {args.seeds} seeds, "
           f"{time.process_time() - start:.0f} CPU s\n")

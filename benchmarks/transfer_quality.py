@@ -5,8 +5,8 @@ the same parameter names from another device (never the target's own: asserted,
 see ``benchmarks/tq/runner.py``). Methods: the explorer without history, the
 explorer with history (:func:`search.transfer.with_history`), the history-guided
 GA (``gga``) and zero-shot (the history model's top K measured, K = each budget).
-A run scores ``optimum / best time found`` after each budget of unique
-evaluations, by replaying the recorded measurements.
+A run per budget (the explorer plans for its budget) scores ``optimum / best time
+found`` in that many unique evaluations, by replaying the recorded measurements.
 
 Usage (from the repository root)::
 

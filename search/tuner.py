@@ -293,6 +293,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     """
     _check_counts(budget, patience)
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
+    strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:
         seed = 0
     ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {})

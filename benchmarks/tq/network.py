@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -92,19 +93,19 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
     space, meas = ConvSpace(layer, device), ModelMeasurer(layer, device)
     prior = HistoryPrior.fit(space, history, layer.to_dict(), seed=0)
     ref = tune(space, meas, "explorer", budget=reference_budget, seed=10_000).best.record.cost
-    curves = []
+    found = {}  # (method, seed) -> {budget: best time}; a run per budget (the explorer plans for it)
     for method in methods:
         name, _, opts = method.partition(":")
-        for seed in range(seeds):
+        for seed, b in itertools.product(range(seeds), budgets):
             s = make_strategy("explorer", space, None, np.random.default_rng(seed))
             if name == "explorer+history":
                 s = with_history(s, prior, GuidedOptions(**_opts(opts)), seed=seed)
-            bsf = tune(space, meas, s, budget=max(budgets)).best_so_far()
-            ref = min(ref, bsf[-1])
-            curves.append((method, seed, bsf))
-    runs = [NetworkRun(layer.name, m, s, {b: (ref / bsf[min(b, len(bsf)) - 1]
-                                              if math.isfinite(bsf[min(b, len(bsf)) - 1]) else 0.0)
-                                          for b in budgets}) for m, s, bsf in curves]
+            best = tune(space, meas, s, budget=b).best_so_far()[-1]
+            ref = min(ref, best)
+            found.setdefault((method, seed), {})[b] = best
+    runs = [NetworkRun(layer.name, m, s, {b: ref / t if math.isfinite(t) else 0.0
+                                          for b, t in times.items()})
+            for (m, s), times in found.items()]
     same = sorted({m.workload.problem["name"] for m in history
                    if shape_of(m.workload.problem) == shape(layer)})
     facts = {"target": layer.name, "space": len(space), "reference_ms": ref,

@@ -116,8 +116,20 @@ def load_targets(paths: Sequence, names: Sequence[str]) -> list[Target]:
     return out
 
 
+def _strategy(target: Target, name: str, opts: dict, seed: int):
+    """A fresh ``gga``, ``explorer`` or ``explorer+history`` strategy for ``target``."""
+    space, rng = target.space, np.random.default_rng(seed)
+    if name == "gga":
+        return make_strategy("gga", space, GuidedGAOptions(
+            history=tuple(target.history), target_problem=space.cache.problem_size), rng)
+    strat = make_strategy("explorer", space, None, rng)
+    if name == "explorer+history":
+        strat = with_history(strat, target.prior, GuidedOptions(**opts), seed)
+    return strat
+
+
 def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> TargetRun:
-    """One run of ``spec`` on ``target``; scores at each budget (zero-shot: K = budget)."""
+    """``spec`` on ``target``, a run per budget and its score (zero-shot: K = budget)."""
     name, opts = parse_method(spec)
     space, measurer = target.space, ReplayMeasurer(target.space.cache)
     if name == "zero-shot":
@@ -129,16 +141,8 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
             r = zero_shot(space, measurer, target.history, ZeroShotOptions(k=k), seed=seed)
             scores[k] = target.optimum / r.best[1].time_ms if r.best else 0.0
         return TargetRun(target.name, spec, seed, scores)
-    rng = np.random.default_rng(seed)
-    if name == "gga":
-        strat = make_strategy("gga", space, GuidedGAOptions(
-            history=tuple(target.history), target_problem=space.cache.problem_size), rng)
-    else:
-        strat = make_strategy("explorer", space, None, rng)
-        if name == "explorer+history":
-            strat = with_history(strat, target.prior, GuidedOptions(**opts), seed)
-    res = tune(space, measurer, strategy=strat, budget=max(budgets))
-    bsf = res.best_so_far()
-    scores = {b: (target.optimum / bsf[min(b, len(bsf)) - 1]
-                  if bsf and math.isfinite(bsf[min(b, len(bsf)) - 1]) else 0.0) for b in budgets}
+    scores = {}
+    for b in budgets:  # a run per budget: the explorer plans for its budget
+        bsf = tune(space, measurer, strategy=_strategy(target, name, opts, seed), budget=b).best_so_far()
+        scores[b] = target.optimum / bsf[-1] if bsf and math.isfinite(bsf[-1]) else 0.0
     return TargetRun(target.name, spec, seed, scores)

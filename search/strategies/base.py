@@ -1,7 +1,8 @@
 """The strategy interface: ask for indices to measure, tell what was measured.
 
-A strategy never measures and never counts the budget: the :func:`search.tuner.tune`
-loop asks ``ask(n)`` for up to ``n`` indices, removes the ones already measured
+A strategy never measures and never enforces the budget: the :func:`search.tuner.tune`
+loop tells it the run's budget once (:meth:`Strategy.set_horizon`, so that it can plan
+for the end of the run), asks ``ask(n)`` for up to ``n`` indices, removes the ones already measured
 (telling the strategy their stored records instead of measuring again), measures
 the rest and calls ``tell(indices, records)`` with everything it asked. A strategy
 may return fewer than ``n`` indices, or an empty list when it has nothing left.
@@ -99,6 +100,15 @@ class Strategy(abc.ABC):
         self.options = options
         self.rng = rng
         self.seen = Observations()
+        self.horizon: int | None = None
+
+    def set_horizon(self, budget: int | None) -> None:
+        """The number of unique configurations the run will measure (``None``: unknown).
+
+        The tuner calls it before the first ask; a strategy may plan for it (the
+        explorer ends the run with a local search) but the tuner alone stops the run.
+        """
+        self.horizon = budget
 
     @property
     def batch_size(self) -> int:

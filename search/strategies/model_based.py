@@ -21,6 +21,13 @@ Two cadences (``plan_size``):
 Before the first model (fewer than ``min_ok`` successful measurements, or not
 yet due) configurations are random.
 
+The endgame (``endgame``, every-round cadence only): once the run's budget (the
+tuner's :meth:`~.base.Strategy.set_horizon`) has at most an ``endgame`` share left,
+every batch is the unmeasured one-change neighbours of the best measured
+configurations, the best one's first (:func:`.stall.sweep_candidates`): a local
+search that finishes the neighbourhoods the walks left open, instead of trusting the
+model's ranking of the whole space to the end. Without a horizon there is no endgame.
+
 With ``stall`` options (:mod:`.stall`; every-round cadence only; off by default),
 a share of each batch that grows with the rounds without improvement is taken
 from another candidate source (the neighbourhoods of the best measured
@@ -56,7 +63,7 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
-from .stall import StallOptions, StallTracker, stall_candidates
+from .stall import StallOptions, StallTracker, stall_candidates, sweep_candidates
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -93,6 +100,11 @@ class ModelBasedOptions(StrategyOptions):
     stall : StallOptions, dict or None
         Exploration when rounds stop improving (``None``, the default: none; a
         dict is turned into :class:`StallOptions`); needs ``plan_size=None``.
+    endgame : float
+        Share of the run's budget, at its end, spent on the local search of the
+        module doc (0: none; used with ``plan_size=None`` only).
+    endgame_elite : int
+        Best measured configurations whose neighbourhoods the endgame completes.
     """
 
     batch_size: int = 4
@@ -103,11 +115,16 @@ class ModelBasedOptions(StrategyOptions):
     model: XGBOptions = field(default_factory=XGBOptions)
     optimizer: WalkOptions | AnnealOptions = field(default_factory=WalkOptions)
     stall: StallOptions | None = None
+    endgame: float = 0.15
+    endgame_elite: int = 8
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 0.0 <= self.epsilon <= 1.0 or self.init_random < 0 or self.min_ok < 1:
             raise InvalidInputError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
+        if not 0.0 <= self.endgame < 1.0 or self.endgame_elite < 1:
+            raise InvalidInputError(f"endgame must be in [0, 1) and endgame_elite >= 1; got "
+                                    f"{self.endgame}, {self.endgame_elite}")
         if self.plan_size is not None and self.plan_size < 1:
             raise InvalidInputError(f"plan_size must be None or >= 1, got {self.plan_size}")
         if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)
@@ -139,6 +156,7 @@ class ModelBasedStrategy(Strategy):
         self.fits = 0
         self.stalled = StallTracker()
         self.explored = 0  # configurations taken from the stall source
+        self.swept = 0  # configurations taken by the endgame
 
     def learn_on(self, space: Space) -> None:
         """Search and fit the cost model on ``space`` from now on: the same configurations
@@ -169,8 +187,20 @@ class ModelBasedStrategy(Strategy):
             self.fits += 1
         return model
 
+    def _in_endgame(self, n: int) -> bool:
+        """Whether a batch of ``n`` reaches into the budget's last ``endgame`` share."""
+        o = self.options
+        return (o.endgame > 0 and o.plan_size is None and self.horizon is not None
+                and len(self._asked) + n > (1.0 - o.endgame) * self.horizon)
+
     def _new_plan(self, model: CostModel, n: int) -> list[int]:
-        """The optimizer's proposals, then the stall source's (see the module doc)."""
+        """The endgame's sweep, or the optimizer's proposals then the stall source's (see
+        the module doc)."""
+        if self._in_endgame(n):
+            plan = sweep_candidates(model, self.space, self.seen.best(self.options.endgame_elite),
+                                    n, self._asked)
+            self.swept += len(plan)
+            return plan + (self._optimizer_plan(model, n - len(plan)) if len(plan) < n else [])
         st = self.options.stall
         share = st.share(self.stalled.rounds) if st is not None else 0.0
         k = int(self.rng.binomial(n, share)) if share > 0 else 0
@@ -224,4 +254,5 @@ class ModelBasedStrategy(Strategy):
 
     def stats(self) -> dict:
         return {"fits": self.fits, "model_seconds": round(self.model_seconds, 4),
-                "explore_seconds": round(self.explore_seconds, 4), "explored": self.explored}
+                "explore_seconds": round(self.explore_seconds, 4), "explored": self.explored,
+                "swept": self.swept}

@@ -37,6 +37,7 @@ class SAOptions(ModelBasedOptions):
     epsilon: float = 0.05
     plan_size: int | None = 64
     optimizer: AnnealOptions = field(default_factory=AnnealOptions)
+    endgame: float = 0.0
 
 
 class SAStrategy(ModelBasedStrategy):

@@ -126,6 +126,8 @@ class HistoryGuided(Strategy):
         self._held: list[int] = []  # the inner's asks answered from history rounds, to tell
         self._round_is_history = False
         self._wins = self._misses = self._history_rounds = 0
+        self._picked: set[int] = set()  # measured in history rounds
+        self._inner_asked: set[int] = set()
         self._doubt = self.guided.doubt
         self._open = True
         self._last_was_history = self._last_won = False
@@ -134,6 +136,16 @@ class HistoryGuided(Strategy):
     @property
     def batch_size(self) -> int:
         return self.inner.batch_size
+
+    def set_horizon(self, budget: int | None) -> None:
+        """The run's budget; the inner strategy plans for what the history rounds leave it."""
+        super().set_horizon(budget)
+        self._inner_horizon()
+
+    def _inner_horizon(self) -> None:
+        """The budget less the history rounds' configurations the inner has not asked for."""
+        if self.horizon is not None:
+            self.inner.set_horizon(max(0, self.horizon - len(self._picked - self._inner_asked)))
 
     def _history_turn(self) -> bool:
         if self.prior is None:
@@ -156,13 +168,16 @@ class HistoryGuided(Strategy):
             if out:
                 self._round_is_history = True
                 self._history_rounds += 1
+                self._picked.update(out)
                 self._asked.update(out)
                 return out
         return self._inner_ask(n)
 
     def _inner_ask(self, n: int) -> list[int]:
         for _ in range(64):  # each pass tells the inner at least one known record
+            self._inner_horizon()
             got = [int(i) for i in self.inner.ask(n)]
+            self._inner_asked.update(got)
             if not got:
                 return []
             new = [i for i in got if i not in self._known]

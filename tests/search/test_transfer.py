@@ -96,15 +96,27 @@ def test_misleading_history_costs_a_bounded_number_of_rounds():
 
 def test_isolated_inner_runs_as_without_history():
     """share='isolated' without the prior feature: the inner strategy asks exactly the
-    configurations it asks alone."""
+    configurations it asks alone (without the endgame, which depends on the budget the
+    history rounds leave it)."""
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
-    alone = tune(SPACE, Bowl((7, 5, 4)), "explorer", budget=40, seed=2)
-    inner = make_strategy("explorer", SPACE, None, np.random.default_rng(2))
+    alone = tune(SPACE, Bowl((7, 5, 4)), "explorer", budget=40, seed=2, options={"endgame": 0})
+    inner = make_strategy("explorer", SPACE, {"endgame": 0}, np.random.default_rng(2))
     s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False), seed=2)
     guided = tune(SPACE, Bowl((7, 5, 4)), s, budget=40 + 4 * s.stats()["history"]["history_rounds"] + 8)
     inner_asked = [i for i in inner.seen.cost]  # in the order told
     assert inner_asked[:30] == [t.index for t in alone.trials][:30]
     assert guided.best.record.cost <= min(t.record.cost for t in alone.trials[:30])
+
+
+def test_the_inner_strategy_plans_for_the_budget_history_rounds_leave_it():
+    prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
+    inner = make_strategy("explorer", SPACE, None, np.random.default_rng(0))
+    s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False), seed=0)
+    tune(SPACE, Bowl((7, 5, 4)), s, budget=40)
+    picked_only = {t for t in s._picked if t not in inner.seen}
+    assert s.stats()["history"]["history_rounds"] >= 1 and picked_only
+    assert inner.horizon == 40 - len(picked_only)
+    assert len(inner.seen) + len(picked_only) == 40
 
 
 def test_without_prior_the_strategy_is_unchanged():
