@@ -50,7 +50,8 @@ def screen(path: Path, strategy: str, options: dict, budgets: list[int], seeds: 
     for seed in seeds:
         for b in budgets:
             res = tune(space, measurer, strategy=strategy, budget=b, seed=seed, options=options)
-            out.append(score_run(recorded, strategy, b, seed, [recorded.key(t.config) for t in res.trials]))
+            keys = [recorded.key(t.config) for t in res.trials]
+            out.append(score_run(recorded, strategy, b, seed, keys))
     return out
 
 
@@ -61,7 +62,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budgets", nargs="+", type=int, default=list(DEFAULT_BUDGETS))
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--first-seed", type=int, default=0,
-                   help="seeds are first-seed .. first-seed + seeds - 1 (fresh seeds to confirm a screen)")
+                   help="seeds are first-seed .. first-seed + seeds - 1 "
+                        "(fresh seeds to confirm a screen)")
     p.add_argument("--strategy", default="explorer")
     p.add_argument("--options", type=json.loads, default={},
                    help="the strategy's options as JSON (nested objects for nested options)")

@@ -143,6 +143,7 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
         return TargetRun(target.name, spec, seed, scores)
     scores = {}
     for b in budgets:  # a run per budget: the explorer plans for its budget
-        bsf = tune(space, measurer, strategy=_strategy(target, name, opts, seed), budget=b).best_so_far()
+        strat = _strategy(target, name, opts, seed)
+        bsf = tune(space, measurer, strategy=strat, budget=b).best_so_far()
         scores[b] = target.optimum / bsf[-1] if bsf and math.isfinite(bsf[-1]) else 0.0
     return TargetRun(target.name, spec, seed, scores)
