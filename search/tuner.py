@@ -14,7 +14,9 @@ instead of being measured (:mod:`search.resume`). Strategies are deterministic f
 a seed and the records they are told, so a resumed run follows the interrupted
 run's path exactly and then carries on: nothing is measured twice and nothing is
 lost. Logged configurations the replay never asks for (a log from another seed or
-strategy) still count toward the budget and can be the best.
+strategy, or one with another budget: the explorer plans its last rounds for the
+budget, see :meth:`~search.strategies.base.Strategy.set_horizon`) still count toward
+the budget and can be the best.
 
 A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_interrupt`)
 stops the loop: the log is closed complete and the result holds every configuration

@@ -151,6 +151,20 @@ def test_resume_of_partial_log_continues_the_same_run(tmp_path):
     assert len({e.index for e in read_log(cut).entries}) == 14 == len(read_log(cut).entries)
 
 
+def test_resume_with_a_larger_budget_measures_only_the_rest(tmp_path):
+    """The explorer plans its endgame for the budget, so a resume with a larger budget leaves
+    the old path where the old endgame began; the old records still count and none is
+    measured twice."""
+    log = tmp_path / "run.jsonl"
+    first = tune(SPACE, Bowl(), "explorer", budget=10, seed=3, log=log)
+    m = Bowl()
+    more = tune(SPACE, m, "explorer", budget=18, seed=3, resume=log)
+    assert more.evaluations == 18 and len(m.measured) == 8
+    assert {t.index for t in first.trials} <= {t.index for t in more.trials}
+    assert more.best.record.cost <= first.best.record.cost
+    assert len({e.index for e in read_log(log).entries}) == 18 == len(read_log(log).entries)
+
+
 def test_resume_from_foreign_log_counts_toward_budget(tmp_path):
     """Logged configs another seed measured count toward the budget and are never re-measured."""
     log = tmp_path / "run.jsonl"
