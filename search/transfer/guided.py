@@ -126,8 +126,7 @@ class HistoryGuided(Strategy):
         self._held: list[int] = []  # the inner's asks answered from history rounds, to tell
         self._round_is_history = False
         self._wins = self._misses = self._history_rounds = 0
-        self._picked: set[int] = set()  # measured in history rounds
-        self._inner_asked: set[int] = set()
+        self._inner_asked: set[int] = set()  # everything the inner asked, known or new
         self._doubt = self.guided.doubt
         self._open = True
         self._last_was_history = self._last_won = False
@@ -143,9 +142,10 @@ class HistoryGuided(Strategy):
         self._inner_horizon()
 
     def _inner_horizon(self) -> None:
-        """The budget less the history rounds' configurations the inner has not asked for."""
+        """The budget less what the run spent that the inner did not ask for (history
+        rounds' picks, a resumed log's records)."""
         if self.horizon is not None:
-            self.inner.set_horizon(max(0, self.horizon - len(self._picked - self._inner_asked)))
+            self.inner.set_horizon(max(0, self.horizon - len(self._asked - self._inner_asked)))
 
     def _history_turn(self) -> bool:
         if self.prior is None:
@@ -168,7 +168,6 @@ class HistoryGuided(Strategy):
             if out:
                 self._round_is_history = True
                 self._history_rounds += 1
-                self._picked.update(out)
                 self._asked.update(out)
                 return out
         return self._inner_ask(n)

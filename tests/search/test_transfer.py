@@ -112,8 +112,8 @@ def test_the_inner_strategy_plans_for_the_budget_history_rounds_leave_it():
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
     inner = make_strategy("explorer", SPACE, None, np.random.default_rng(0))
     s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False), seed=0)
-    tune(SPACE, Bowl((7, 5, 4)), s, budget=40)
-    picked_only = {t for t in s._picked if t not in inner.seen}
+    res = tune(SPACE, Bowl((7, 5, 4)), s, budget=40)
+    picked_only = {t.index for t in res.trials if t.index not in inner.seen}
     assert s.stats()["history"]["history_rounds"] >= 1 and picked_only
     assert inner.horizon == 40 - len(picked_only)
     assert len(inner.seen) + len(picked_only) == 40
