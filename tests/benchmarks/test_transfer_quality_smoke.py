@@ -1,8 +1,5 @@
-"""Smoke test of the transfer-quality benchmark on tiny synthetic caches of three "devices".
-
-The caches are written by the test (no ../shared needed): the same 3 parameters on
-three devices, two of which agree on the optimum and one that does not.
-"""
+"""Smoke test of the transfer-quality benchmark on tiny synthetic caches of three "devices"
+(``cache_files``, tests/benchmarks/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,47 +9,17 @@ import pytest
 
 from benchmarks import transfer_quality as tq_cli
 from benchmarks.tq.runner import load_targets, run_method
-from search.kt_cache import KtCache, write_cache
-
-PARAMS = {"a": [16, 32, 48, 64, 80, 96], "b": [1, 2, 4, 8], "c": [0, 1]}
-DEVICES = {"GPU X": (64, 4), "GPU Y": (64, 4), "GPU Z": (16, 1)}  # device -> optimum (a, b)
-
-
-def _entries(best_a: int, best_b: int) -> list[dict]:
-    out = []
-    for a in PARAMS["a"]:
-        for b in PARAMS["b"]:
-            for c in PARAMS["c"]:
-                if a * b > 384:  # a restriction: never recorded
-                    continue
-                t = 1.0 + abs(a - best_a) / 32 + abs(b - best_b) / 2 + 0.3 * c
-                out.append({"a": a, "b": b, "c": c,
-                            "time": "RuntimeFailedConfig" if (a, b, c) == (96, 4, 1) else t})
-    return out
-
-
-@pytest.fixture(scope="module")
-def cache_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tq")
-    paths = []
-    for k, (device, (a, b)) in enumerate(DEVICES.items()):
-        path = root / f"toy_{k}.json.gz"
-        write_cache(path, KtCache(tune_params=PARAMS, entries=_entries(a, b), device_name=device,
-                                  kernel_name="toy_kernel", problem_size=[64, 64]))
-        paths.append(path)
-    return paths
-
 
 @pytest.fixture(scope="module")
 def targets(cache_files):
     return load_targets([str(p) for p in cache_files], ["x", "y", "z"])
 
 
-def test_history_never_holds_the_targets_own_records(targets):
+def test_history_never_holds_the_targets_own_records(targets, cache_devices):
     """Leave one device out: each target's history is exactly the other two devices."""
     for t in targets:
-        assert t.history and {m.device for m in t.history} == set(DEVICES) - {t.device}
-        assert set(t.prior.devices) == set(DEVICES) - {t.device}
+        assert t.history and {m.device for m in t.history} == set(cache_devices) - {t.device}
+        assert set(t.prior.devices) == set(cache_devices) - {t.device}
 
 
 @pytest.mark.parametrize("method", ["explorer", "explorer+history", "gga", "zero-shot"])

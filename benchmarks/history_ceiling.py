@@ -1,0 +1,133 @@
+"""How far history can take a target at all: the ceiling of transfer, leave one device out.
+
+Before asking a transfer method for a score, ask what its candidates could give.
+For every cache file as the target (its history: the other files' records of the same
+parameters from other devices, exactly as ``benchmarks/transfer_quality.py`` builds
+it, the target's own records never in it), this prints
+
+- ``prior@K``: the target's best score (``optimum / time``, 1.0 = the optimum) among
+  the first K configurations of the history prior's order
+  (:meth:`search.transfer.HistoryPrior.order`: what zero-shot's and the history
+  rounds' picks are drawn from);
+- ``sources@K``: the best score among the configurations that *any* source device
+  ranks in its own K best: no method that measures only what the history ranks in
+  its top K (whatever it does with the ranks) can do better;
+- ``rank>=T``: the best rank any source gives to a target configuration scoring at
+  least T (0-based; ``-`` when no source measured one): the number of history
+  picks it takes, at the least, before such a configuration can come up.
+
+Usage (from the repository root)::
+
+    .venv/bin/python -m benchmarks.history_ceiling                  # the convolution spaces
+    .venv/bin/python -m benchmarks.history_ceiling --spaces a.json.gz b.json.gz c.json.gz
+
+Writes ``<tag>.json`` and ``<tag>.md`` into ``--out`` (default ``benchmarks/results``,
+tag ``history_ceiling``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.transfer_quality import REPO, SPACES_DIR, _names
+from benchmarks.tq.runner import Target, load_targets
+
+DEFAULT_KS = (1, 5, 10, 25, 50, 100)
+DEFAULT_THRESHOLDS = (0.7, 0.9, 0.95)
+
+
+def target_scores(target: Target) -> np.ndarray:
+    """``optimum / time`` of every configuration of the target's space (0 where it failed)."""
+    space = target.space
+    out = np.zeros(len(space))
+    for e in space.cache.entries:
+        t = e.get("time")
+        i = space.index({p: e[p] for p in space.cache.tune_params})
+        if i is not None and isinstance(t, (int, float)) and t > 0:
+            out[i] = max(out[i], target.optimum / t)
+    return out
+
+
+def ceiling(target: Target, ks) -> dict:
+    """``{"prior": {K: score}, "sources": {K: score}}`` (module doc); a score is 0.0 when
+    the history gives no candidate."""
+    score = target_scores(target)
+    order = target.prior.order() if target.prior else np.zeros(0, dtype=np.int64)
+    groups = target.prior.groups if target.prior else []
+
+    def best(idx) -> float:
+        return float(score[np.asarray(idx, dtype=np.int64)].max()) if len(idx) else 0.0
+
+    return {"prior": {k: best(order[:k]) for k in ks},
+            "sources": {k: best(np.unique(np.concatenate([g.indices[:k] for g in groups])))
+                        if groups else 0.0 for k in ks}}
+
+
+def best_source_rank(target: Target, thresholds) -> dict:
+    """``{T: rank}``: the best rank a source gives to a target configuration scoring >= T
+    (``None`` when no source measured one)."""
+    score = target_scores(target)
+    rank = np.full(len(score), np.iinfo(np.int64).max)
+    for g in target.prior.groups if target.prior else []:
+        rank[g.indices] = np.minimum(rank[g.indices], np.arange(len(g.indices)))
+    out = {}
+    for t in thresholds:
+        r = rank[score >= t]
+        out[t] = int(r.min()) if len(r) and r.min() < np.iinfo(np.int64).max else None
+    return out
+
+
+def markdown(rows: list[dict], ks, thresholds) -> str:
+    """The table: a row per target, then the mean of the ceilings."""
+    head = ([f"prior@{k}" for k in ks] + [f"sources@{k}" for k in ks]
+            + [f"rank>={t}" for t in thresholds])
+    lines = ["| target | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    for r in rows:
+        cells = ([f"{r['prior'][k]:.3f}" for k in ks] + [f"{r['sources'][k]:.3f}" for k in ks]
+                 + ["-" if r["rank"][t] is None else str(r["rank"][t]) for t in thresholds])
+        lines.append(f"| {r['target']} | " + " | ".join(cells) + " |")
+    mean = ([f"{np.mean([r['prior'][k] for r in rows]):.3f}" for k in ks]
+            + [f"{np.mean([r['sources'][k] for r in rows]):.3f}" for k in ks] + [""] * len(thresholds))
+    lines.append("| mean | " + " | ".join(mean) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--spaces", nargs="+", type=Path,
+                    default=sorted(SPACES_DIR.glob("convolution_*.json.gz")),
+                    help="Kernel Tuner cache files, each a target in turn")
+    ap.add_argument("--ks", type=int, nargs="+", default=list(DEFAULT_KS))
+    ap.add_argument("--thresholds", type=float, nargs="+", default=list(DEFAULT_THRESHOLDS))
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    ap.add_argument("--tag", default="history_ceiling", help="output file name prefix")
+    a = ap.parse_args(argv)
+    missing = [str(p) for p in a.spaces if not Path(p).is_file()]
+    if missing or len(a.spaces) < 2:
+        raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
+    if any(k < 1 for k in a.ks) or any(not 0 < t <= 1 for t in a.thresholds):
+        raise SystemExit("error: --ks must be >= 1 and --thresholds in (0, 1]")
+    ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))
+    targets = load_targets([str(p) for p in a.spaces], _names(list(a.spaces)))
+    rows = [{"target": t.name, "device": t.device, **ceiling(t, ks),
+             "rank": best_source_rank(t, ts)} for t in targets]
+    table = markdown(rows, ks, ts)
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / f"{a.tag}.json").write_text(json.dumps(
+        {"meta": {"spaces": [str(p) for p in a.spaces], "ks": ks, "thresholds": ts,
+                  "score": "optimum / time on the target"}, "rows": rows}, indent=1))
+    (a.out / f"{a.tag}.md").write_text(f"# History ceiling (leave one device out)\n\n{table}\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
