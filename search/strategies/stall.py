@@ -217,7 +217,7 @@ def spread_elites(space: Space, ranked: Sequence[int], k: int, min_dist: int = 2
         return ranked[:k]
     knobs = space.features(ranked)[:, :len(space.params)]
     taken: list[int] = []
-    for row, i in enumerate(ranked):
+    for row in range(len(ranked)):
         if len(taken) >= k:
             break
         if all((knobs[row] != knobs[t]).sum() >= min_dist for t in taken):
