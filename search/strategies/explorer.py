@@ -9,12 +9,15 @@ is no model before there is data.
 
 The run's last 15% of the budget (``endgame``; the tuner tells the strategy its
 budget) is a local search instead: each batch is the unmeasured one-change
-neighbours of the best measured configurations, the best one's first. In the
-recorded spaces the optimum is most often such a neighbour of one of the best 8
-measured configurations when a run stalls, while the model ranks it in the
-hundreds. Completing those neighbourhoods at the end raised the mean at 200
-evaluations and left smaller budgets within the noise (measured on two sets of
-seeds in ``benchmarks/results/explorer_experiments.md``).
+neighbours of 8 elite configurations, the best one's first. The elites are the best
+measured configurations of distinct regions (``endgame_spread=2``: none a single
+change from a better one), so the sweep also climbs the second-best basin instead
+of re-sweeping the best one's neighbours. In the recorded spaces a stalled run's
+optimum is most often a neighbour of one of them, or up the basin the walks left
+(a run stuck in the shared-memory variants), while the model ranks it in the
+hundreds. Measured on three sets of 30 seeds
+(``benchmarks/results/explorer_experiments.md``): the endgame raises the mean at 200
+evaluations and leaves smaller budgets within the noise.
 
 Defaults: rounds of ``batch_size=4`` after ``init_random=4`` random configurations.
 Small rounds retrain the model after every few measurements, which matters most

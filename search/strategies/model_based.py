@@ -24,9 +24,12 @@ yet due) configurations are random.
 The endgame (``endgame``, every-round cadence only): once the run's budget (the
 tuner's :meth:`~.base.Strategy.set_horizon`) has at most an ``endgame`` share left,
 every batch is the unmeasured one-change neighbours of the best measured
-configurations, the best one's first (:func:`.stall.sweep_candidates`): a local
-search that finishes the neighbourhoods the walks left open, instead of trusting the
-model's ranking of the whole space to the end. Without a horizon there is no endgame.
+configurations of distinct regions (each at least ``endgame_spread`` changes from
+the better ones taken, :func:`.stall.spread_elites`), the best one's first
+(:func:`.stall.sweep_candidates`): a local search that finishes the neighbourhoods
+the walks left open, instead of trusting the model's ranking of the whole space to
+the end, and climbs the best basin other than the one the walks settled in. Without
+a horizon there is no endgame.
 
 With ``stall`` options (:mod:`.stall`; every-round cadence only; off by default),
 a share of each batch that grows with the rounds without improvement is taken
@@ -63,7 +66,8 @@ from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
-from .stall import StallOptions, StallTracker, stall_candidates, sweep_candidates
+from .stall import (StallOptions, StallTracker, spread_elites, stall_candidates,
+                    sweep_candidates)
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
 
@@ -105,6 +109,9 @@ class ModelBasedOptions(StrategyOptions):
         module doc (0: none; used with ``plan_size=None`` only).
     endgame_elite : int
         Best measured configurations whose neighbourhoods the endgame completes.
+    endgame_spread : int
+        Least Hamming distance between two of them (1: the best ``endgame_elite``,
+        however close; 2: never one a single change from a better one).
     """
 
     batch_size: int = 4
@@ -117,14 +124,16 @@ class ModelBasedOptions(StrategyOptions):
     stall: StallOptions | None = None
     endgame: float = 0.15
     endgame_elite: int = 8
+    endgame_spread: int = 2
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 0.0 <= self.epsilon <= 1.0 or self.init_random < 0 or self.min_ok < 1:
             raise InvalidInputError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
-        if not 0.0 <= self.endgame < 1.0 or self.endgame_elite < 1:
-            raise InvalidInputError(f"endgame must be in [0, 1) and endgame_elite >= 1; got "
-                                    f"{self.endgame}, {self.endgame_elite}")
+        if not 0.0 <= self.endgame < 1.0 or self.endgame_elite < 1 or self.endgame_spread < 1:
+            raise InvalidInputError(f"endgame must be in [0, 1), endgame_elite and endgame_spread "
+                                    f">= 1; got {self.endgame}, {self.endgame_elite}, "
+                                    f"{self.endgame_spread}")
         if self.plan_size is not None and self.plan_size < 1:
             raise InvalidInputError(f"plan_size must be None or >= 1, got {self.plan_size}")
         if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)
@@ -197,8 +206,9 @@ class ModelBasedStrategy(Strategy):
         """The endgame's sweep, or the optimizer's proposals then the stall source's (see
         the module doc)."""
         if self._in_endgame(n):
-            plan = sweep_candidates(model, self.space, self.seen.best(self.options.endgame_elite),
-                                    n, self._asked)
+            o = self.options
+            elite = spread_elites(self.space, self.seen.best(), o.endgame_elite, o.endgame_spread)
+            plan = sweep_candidates(model, self.space, elite, n, self._asked)
             self.swept += len(plan)
             return plan + (self._optimizer_plan(model, n - len(plan)) if len(plan) < n else [])
         st = self.options.stall

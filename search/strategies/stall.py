@@ -58,7 +58,7 @@ from ..cost_model import CostModel
 from ..space import Space
 
 __all__ = ["StallOptions", "StallTracker", "SOURCES", "elite_candidates", "far_candidates",
-           "best_predicted", "sweep_candidates", "stall_candidates"]
+           "best_predicted", "sweep_candidates", "spread_elites", "stall_candidates"]
 
 SOURCES = ("sweep", "elite", "far")
 
@@ -161,7 +161,8 @@ def far_candidates(space: Space, measured: Sequence[int], rng: np.random.Generat
     pool = space.sample(n_pool, rng)
     if not measured or not pool:
         return pool
-    a, b = space.features(pool), space.features(list(measured))
+    knobs = len(space.params)  # Hamming distance over the knobs, not analytic features
+    a, b = space.features(pool)[:, :knobs], space.features(list(measured))[:, :knobs]
     dist = np.empty(len(pool), dtype=np.int64)
     for s in range(0, len(pool), 256):  # bounded memory: 256 x len(measured) x params
         dist[s:s + 256] = (a[s:s + 256, None, :] != b[None, :, :]).sum(axis=2).min(axis=1)
@@ -193,6 +194,35 @@ def sweep_candidates(model: CostModel, space: Space, elite: Sequence[int], k: in
         out += got
         taken.update(got)
     return out
+
+
+def spread_elites(space: Space, ranked: Sequence[int], k: int, min_dist: int = 2,
+                  scan: int = 256) -> list[int]:
+    """Up to ``k`` of the ``ranked`` configurations (best first), each at Hamming distance
+    at least ``min_dist`` from those taken before it: the best of distinct regions
+    rather than the best one and its neighbours (whose neighbourhoods mostly overlap
+    it). ``min_dist=1`` is simply the ``k`` first; only the ``scan`` first are looked at.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> line = GridSpace({"a": list(range(10)), "b": [0, 1]})
+    >>> ranked = [line.index(c) for c in ({"a": 5, "b": 0}, {"a": 5, "b": 1},
+    ...                                   {"a": 6, "b": 0}, {"a": 2, "b": 1})]
+    >>> [line.get(i) for i in spread_elites(line, ranked, 2)]
+    [{'a': 5, 'b': 0}, {'a': 2, 'b': 1}]
+    """
+    ranked = [int(i) for i in ranked[:scan]]
+    if min_dist <= 1 or not ranked:
+        return ranked[:k]
+    knobs = space.features(ranked)[:, :len(space.params)]
+    taken: list[int] = []
+    for row in range(len(ranked)):
+        if len(taken) >= k:
+            break
+        if all((knobs[row] != knobs[t]).sum() >= min_dist for t in taken):
+            taken.append(row)
+    return [ranked[t] for t in taken]
 
 
 def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k: int,

@@ -1,5 +1,6 @@
-"""The explorer's endgame: the budget's last share completes the best configurations'
-neighbourhoods; nothing before it changes, and without a budget there is none."""
+"""The explorer's endgame: the budget's last share completes the neighbourhoods of the best
+configurations of distinct regions; nothing before it changes, and without a budget there
+is none."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer
 from search.space import GridSpace
 from search.strategies import make_strategy
+from search.strategies.stall import spread_elites
 from search.tuner import tune
 
 GRID = GridSpace({"a": list(range(8)), "b": list(range(8)), "c": list(range(6))})
@@ -26,9 +28,19 @@ class Rugged(Measurer):
                 for c in configs]
 
 
-def _elite_before(trials, k, n):
-    """The ``n`` best of the first ``k`` trials (lowest time, ties by index)."""
-    return [t.index for t in sorted(trials[:k], key=lambda t: (t.record.cost, t.index))[:n]]
+def _hamming(i: int, j: int) -> int:
+    a, b = GRID.get(i), GRID.get(j)
+    return sum(a[p] != b[p] for p in a)
+
+
+def _elite_before(trials, k, n, spread=2):
+    """The ``n`` best of the first ``k`` trials (lowest time, ties by index), each at least
+    ``spread`` changes from every better one taken."""
+    out: list[int] = []
+    for t in sorted(trials[:k], key=lambda t: (t.record.cost, t.index)):
+        if len(out) < n and all(_hamming(t.index, e) >= spread for e in out):
+            out.append(t.index)
+    return out
 
 
 #: a light explorer (few walkers, small models): the property does not depend on its strength
@@ -39,8 +51,9 @@ LIGHT = {"optimizer": {"n_walkers": 16, "max_steps": 20}, "model": {"n_estimator
 @given(st.integers(0, 10_000), st.sampled_from([24, 40, 60]), st.sampled_from([0.15, 0.25, 0.5]))
 def test_the_last_share_is_neighbours_of_the_best_measured(seed, budget, share):
     """A round that reaches into the budget's last ``share`` measures unmeasured one-change
-    neighbours of the 8 best measured before it, as many as are left (up to the batch);
-    every earlier round is what the explorer without the endgame asks."""
+    neighbours of the 8 spread elites measured before it (the best, each two changes or
+    more from the better ones), as many as are left (up to the batch); every earlier
+    round is what the explorer without the endgame asks."""
     res = tune(GRID, Rugged(), "explorer", budget=budget, seed=seed,
                options={**LIGHT, "endgame": share})
     plain = tune(GRID, Rugged(), "explorer", budget=budget, seed=seed, options={**LIGHT, "endgame": 0})
@@ -75,3 +88,27 @@ def test_sa_has_no_endgame_and_bad_shares_are_refused():
         make_strategy("explorer", GRID, {"endgame": 1.0}, np.random.default_rng(0))
     with pytest.raises(InvalidInputError, match="endgame_elite"):
         make_strategy("explorer", GRID, {"endgame_elite": 0}, np.random.default_rng(0))
+    with pytest.raises(InvalidInputError, match="endgame_spread"):
+        make_strategy("explorer", GRID, {"endgame_spread": 0}, np.random.default_rng(0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.permutations(range(len(GRID))).map(lambda p: p[:60]), st.integers(1, 10),
+       st.integers(1, 3))
+def test_spread_elites_are_the_greedy_best_of_distinct_regions(ranked, k, d):
+    """Each taken elite is ``d`` changes or more from every better taken one; a skipped
+    configuration ranked before the last taken is within ``d - 1`` changes of a better
+    taken one; fewer than ``k`` only when the list ran out."""
+    got = spread_elites(GRID, ranked, k, d)
+    assert len(got) <= k and got == [i for i in ranked if i in set(got)]
+    for a, i in enumerate(got):
+        assert all(_hamming(i, j) >= d for j in got[:a])
+    last = ranked.index(got[-1])
+    for i in ranked[:last]:
+        if i not in got:
+            better = [j for j in got if ranked.index(j) < ranked.index(i)]
+            assert any(_hamming(i, j) < d for j in better)
+    if len(got) < k:
+        assert all(i in got or any(_hamming(i, j) < d for j in got) for i in ranked)
+    if d == 1:
+        assert got == list(ranked[:k])
