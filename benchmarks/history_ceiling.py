@@ -37,7 +37,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.transfer_quality import REPO, SPACES_DIR, _names
+from benchmarks.transfer_quality import REPO, SPACES_DIR, space_names
 from benchmarks.tq.runner import Target, load_targets
 
 DEFAULT_KS = (1, 5, 10, 25, 50, 100)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(k < 1 for k in a.ks) or any(not 0 < t <= 1 for t in a.thresholds):
         raise SystemExit("error: --ks must be >= 1 and --thresholds in (0, 1]")
     ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))
-    targets = load_targets([str(p) for p in a.spaces], _names(list(a.spaces)))
+    targets = load_targets([str(p) for p in a.spaces], space_names(list(a.spaces)))
     rows = [{"target": t.name, "device": t.device, **ceiling(t, ks),
              "rank": best_source_rank(t, ts)} for t in targets]
     table = markdown(rows, ks, ts)

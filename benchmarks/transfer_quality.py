@@ -114,7 +114,7 @@ def _write(a, runs: list, meta: dict, title: str) -> str:
     return table
 
 
-def _names(paths: list[Path]) -> list[str]:
+def space_names(paths: list[Path]) -> list[str]:
     names = [p.name.split(".")[0] for p in paths]
     if len(set(names)) != len(names):
         raise SystemExit("error: --spaces files must have distinct names")
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.leave_network_out:
         return _main_network(a)
     _check_device_arguments(a)
-    paths, names = [str(p) for p in a.spaces], _names(list(a.spaces))
+    paths, names = [str(p) for p in a.spaces], space_names(list(a.spaces))
     budgets = sorted(set(a.budgets))
     reused = _reused(a.reuse, budgets)
     wanted = list(itertools.product(names, a.methods, range(a.seeds)))

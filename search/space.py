@@ -20,7 +20,8 @@ Contract
 - ``features(indices)``: a float matrix, one row per index; the first
   ``len(params)`` columns are the knob values (numbers; non-numeric values are
   replaced by their position in the parameter's value list), analytic features may
-  follow. ``feature_names()`` names the columns.
+  follow. ``feature_names()`` names the columns; ``knobs(indices)`` is those first
+  columns alone (what a Hamming distance between configurations counts).
 - ``describe()``: a JSON-able summary (kind, size, params, ...).
 
 Examples
@@ -153,6 +154,17 @@ class Space(abc.ABC):
             for col, p in enumerate(self.params):
                 out[row, col] = knob_value(cfg[p], choices[p])
         return out
+
+    def knobs(self, indices: Sequence[int]) -> np.ndarray:
+        """The knob columns of :meth:`features` alone: one row per index, a column per
+        parameter, without the analytic features a space may add after them.
+
+        Examples
+        --------
+        >>> GridSpace({"a": [1, 2], "b": ["x", "y"]}).knobs([3]).tolist()
+        [[2.0, 1.0]]
+        """
+        return self.features(indices)[:, :len(self.params)]
 
     def describe(self) -> dict:
         """A JSON-able summary of the space."""

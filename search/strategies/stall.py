@@ -161,8 +161,7 @@ def far_candidates(space: Space, measured: Sequence[int], rng: np.random.Generat
     pool = space.sample(n_pool, rng)
     if not measured or not pool:
         return pool
-    knobs = len(space.params)  # Hamming distance over the knobs, not analytic features
-    a, b = space.features(pool)[:, :knobs], space.features(list(measured))[:, :knobs]
+    a, b = space.knobs(pool), space.knobs(list(measured))
     dist = np.empty(len(pool), dtype=np.int64)
     for s in range(0, len(pool), 256):  # bounded memory: 256 x len(measured) x params
         dist[s:s + 256] = (a[s:s + 256, None, :] != b[None, :, :]).sum(axis=2).min(axis=1)
@@ -215,7 +214,7 @@ def spread_elites(space: Space, ranked: Sequence[int], k: int, min_dist: int = 2
     ranked = [int(i) for i in ranked[:scan]]
     if min_dist <= 1 or not ranked:
         return ranked[:k]
-    knobs = space.features(ranked)[:, :len(space.params)]
+    knobs = space.knobs(ranked)
     taken: list[int] = []
     for row in range(len(ranked)):
         if len(taken) >= k:

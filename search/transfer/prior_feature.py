@@ -82,6 +82,9 @@ class PriorFeatureSpace(Space):
     def feature_names(self) -> list[str]:
         return [*self.inner.feature_names(), "history_rank"]
 
+    def knobs(self, indices: Sequence[int]) -> np.ndarray:
+        return self.inner.knobs(indices)
+
     def features(self, indices: Sequence[int]) -> np.ndarray:
         idx = np.asarray(indices, dtype=np.int64)
         return np.hstack([self.inner.features(idx), self._rank[idx][:, None]])

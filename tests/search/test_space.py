@@ -63,3 +63,18 @@ def test_sample_excluding_avoids_excluded(exclude, n, seed):
     got = sample_excluding(GRID, n, exclude, np.random.default_rng(seed))
     assert not set(got) & exclude and len(set(got)) == len(got)
     assert len(got) == min(n, len(GRID) - len(exclude))
+
+
+def test_knobs_are_the_first_feature_columns_on_every_space():
+    """knobs() is the knob part of features(): the whole of it on a grid, the part before
+    the analytic features on the conv template's space."""
+    from iobound.devices import get_device
+    from iobound.networks import get_layer
+    from search.conv_space import ConvSpace
+
+    grid = GridSpace({"a": [1, 2, 3], "b": ["x", "y"]})
+    assert np.array_equal(grid.knobs([5, 0]), grid.features([5, 0]))
+    conv = ConvSpace(get_layer("alexnet.conv1"), get_device("v100"))
+    idx = [0, len(conv) // 2, len(conv) - 1]
+    assert conv.features(idx).shape[1] > len(conv.params)
+    assert np.array_equal(conv.knobs(idx), conv.features(idx)[:, :len(conv.params)])

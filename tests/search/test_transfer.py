@@ -193,6 +193,7 @@ def test_prior_feature_space_adds_the_rank_column_only(order, picks):
     where = {int(i): k for k, i in enumerate(order)}
     assert X[:, -1].tolist() == [where[i] / len(order) if i in where else 1.0 for i in picks]
     assert all(s.get(i) == SPACE.get(i) and s.neighbours(i) == SPACE.neighbours(i) for i in picks)
+    assert np.array_equal(s.knobs(picks), SPACE.knobs(picks))  # the rank is not a knob
 
 
 def test_model_based_inner_learns_on_the_history_rank():
