@@ -4,8 +4,8 @@
 :class:`~search.transfer.prior.HistoryPrior`. Every round belongs to one of two
 arms, never both:
 
-- a **history round** measures the prior's next candidates (each source's next
-  best and the history model's next best, round robin);
+- a **history round** measures the prior's next candidates (the consensus's
+  next and each source's next best, round robin; :meth:`~.prior.HistoryPrior.picker`);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
   configuration as more features (``prior_feature``: the prior's order and, for
@@ -90,7 +90,7 @@ class GuidedOptions:
         Draw before every round instead of once after each miss.
     prior_feature : bool
         Give an inner strategy that learns a cost model (``learn_on``) the
-        history's rank of each configuration as more features
+        history's ranks of each configuration as more features
         (:mod:`.prior_feature`).
     source_features : int
         With ``prior_feature``, also a rank column per source for this many
@@ -168,7 +168,7 @@ class HistoryGuided(Strategy):
     def _history_turn(self) -> bool:
         if self.prior is None:
             return False
-        if not self._asked or 0 < self._history_rounds < self._unjudged and self._last_was_history:
+        if not self._asked or (0 < self._history_rounds < self._unjudged and self._last_was_history):
             return True
         if self._last_was_history and self._last_won:
             return True
