@@ -168,7 +168,8 @@ class HistoryGuided(Strategy):
     def _history_turn(self) -> bool:
         if self.prior is None:
             return False
-        if not self._asked or (0 < self._history_rounds < self._unjudged and self._last_was_history):
+        unjudged_left = 0 < self._history_rounds < self._unjudged
+        if not self._asked or (unjudged_left and self._last_was_history):
             return True
         if self._last_was_history and self._last_won:
             return True
