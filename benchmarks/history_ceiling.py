@@ -6,9 +6,9 @@ parameters from other devices, exactly as ``benchmarks/transfer_quality.py`` bui
 it, the target's own records never in it), this prints
 
 - ``prior@K``: the target's best score (``optimum / time``, 1.0 = the optimum) among
-  the first K configurations of the history prior's order
-  (:meth:`search.transfer.HistoryPrior.order`: what zero-shot's and the history
-  rounds' picks are drawn from);
+  the first K configurations the history rounds measure
+  (:meth:`search.transfer.HistoryPrior.picker`: the consensus's best, each source's
+  best, the consensus's second...);
 - ``sources@K``: the best score among the configurations that *any* source device
   ranks in its own K best: no method that measures only what the history ranks in
   its top K (whatever it does with the ranks) can do better;
@@ -60,7 +60,8 @@ def ceiling(target: Target, ks) -> dict:
     """``{"prior": {K: score}, "sources": {K: score}}`` (module doc); a score is 0.0 when
     the history gives no candidate."""
     score = target_scores(target)
-    order = target.prior.order() if target.prior else np.zeros(0, dtype=np.int64)
+    picker = target.prior.picker() if target.prior else None
+    order = picker.picks(max(ks), set()) if picker else []
     groups = target.prior.groups if target.prior else []
 
     def best(idx) -> float:

@@ -8,7 +8,7 @@ space's parameter names (any device, any problem: the strategies weigh them):
 - ``gga`` and ``zero_shot`` (:data:`HISTORY_STRATEGIES`) take the records in their options;
 - the model-based and genetic strategies (:data:`GUIDED_STRATEGIES`) are wrapped in
   :class:`~search.transfer.guided.HistoryGuided`: history's best configurations get
-  the first round and keep rounds only while they win (:mod:`search.transfer`);
+  the first rounds and keep rounds only while they win (:mod:`search.transfer`);
 - ``random`` and ``grid`` do not use history.
 
 Workloads with other parameter names say nothing about this space: they are left

@@ -1,8 +1,9 @@
 """Transfer learning from tuning history: a prior over the space, and strategies it guides.
 
-:func:`with_history` wraps any strategy so that history proposes the first round
-and keeps rounds only while its picks improve the target's best
-(:mod:`.guided`) and gives a model-based strategy the history's ranking as a feature
+:func:`with_history` wraps any strategy so that history proposes the first rounds
+(the consensus's best and every source's) and keeps rounds only while its picks
+improve the target's best (:mod:`.guided`), and gives a model-based strategy the
+history's rankings (the consensus's and each source's) as features
 (:mod:`.prior_feature`); :class:`HistoryPrior` (:mod:`.prior`) turns history records
 into candidates. :func:`transfer_options` is what a tuning session calls.
 """

@@ -4,24 +4,27 @@
 :class:`~search.transfer.prior.HistoryPrior`. Every round belongs to one of two
 arms, never both:
 
-- a **history round** measures the prior's next candidates (each source's next
-  best and the history model's next best, round robin);
+- a **history round** measures the prior's next candidates (the consensus's
+  next and each source's next best, round robin; :meth:`~.prior.HistoryPrior.picker`);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
-  (the explorer, ``sa``) learns its cost model with the history's rank of each
-  configuration as one more feature (``prior_feature``, :mod:`.prior_feature`),
+  (the explorer, ``sa``) learns its cost model with the history's ranks of each
+  configuration as more features (``prior_feature``: the prior's order and, for
+  up to ``source_features`` sources, each source's own; :mod:`.prior_feature`),
   so the history shapes its model only as far as the target's measurements
   confirm it.
 
-The first round is a history round. Afterwards the history earns its rounds on
-the target, by outcome: the round after a history round that improved the best
-time so far is again a history round; after one that did not, the next round is
-a history round with probability ``decay ** k``, ``k`` the history rounds that
-did not improve it plus ``doubt`` (the first round proves nothing: there was
-nothing to beat), and when that draw fails the history gets no more rounds.
-History that misleads (its picks stop improving anything) thus costs its first
-batch plus at most ``decay ** doubt / (1 - decay)`` batches on average, whatever
-the budget. (``lottery=True`` draws again before every round instead; that tail
-grows with the number of rounds.)
+The first rounds are history rounds, not judged: as many as it takes to measure
+the consensus's best and every source's best (each device is heard once), at
+most ``first_rounds``. Afterwards the history earns its rounds on the target, by
+outcome: the round after a history round that improved the best time so far is
+again a history round; after one that did not, the next round is a history round
+with probability ``decay ** k``, ``k`` the history rounds that did not improve it
+plus ``doubt`` (the first rounds prove nothing: they set what later ones must beat), and
+when that draw fails the history gets no more rounds. History that misleads (its
+picks stop improving anything) thus costs its first rounds plus at most
+``decay ** doubt / (1 - decay)`` batches on average, whatever the budget.
+(``lottery=True`` draws again before every round instead; that tail grows with
+the number of rounds.)
 
 ``share="isolated"`` (default) tells the inner strategy only what it asked
 itself: it runs as it would without history (but for the feature), only later (a configuration
@@ -87,8 +90,15 @@ class GuidedOptions:
         Draw before every round instead of once after each miss.
     prior_feature : bool
         Give an inner strategy that learns a cost model (``learn_on``) the
-        history's rank of each configuration as one more feature
+        history's ranks of each configuration as more features
         (:mod:`.prior_feature`).
+    source_features : int
+        With ``prior_feature``, also a rank column per source for this many
+        sources at most (the best matching first); 0: the prior's order only.
+    first_rounds : int
+        History rounds before the first that is judged, at most: as many as it
+        takes to measure the consensus's best and every source's best (a round
+        measures a batch), so that each device's opinion is heard once.
     """
 
     decay: float = 0.25
@@ -96,12 +106,17 @@ class GuidedOptions:
     share: str = "isolated"
     lottery: bool = False
     prior_feature: bool = True
+    source_features: int = 16
+    first_rounds: int = 2
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.decay < 1.0:
             raise InvalidInputError(f"decay must be in [0, 1), got {self.decay}")
-        if self.doubt < 0:
-            raise InvalidInputError(f"doubt must be >= 0, got {self.doubt}")
+        if self.doubt < 0 or self.source_features < 0:
+            raise InvalidInputError(f"doubt and source_features must be >= 0, got "
+                                    f"{self.doubt}, {self.source_features}")
+        if self.first_rounds < 1:
+            raise InvalidInputError(f"first_rounds must be >= 1, got {self.first_rounds}")
         if self.share not in SHARES:
             raise InvalidInputError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
 
@@ -119,8 +134,11 @@ class HistoryGuided(Strategy):
         self.prior = prior
         self.guided = options or GuidedOptions()
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
-            inner.learn_on(PriorFeatureSpace(inner.space, prior.order()))
+            inner.learn_on(PriorFeatureSpace(inner.space, prior.order(),
+                                             prior.source_orders(self.guided.source_features)))
         self._picker = prior.picker() if prior is not None else None
+        heard = math.ceil((1 + len(prior.groups)) / inner.batch_size) if prior is not None else 1
+        self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
         self._asked: set[int] = set()
         self._known: dict[int, MeasureRecord] = {}
         self._held: list[int] = []  # the inner's asks answered from history rounds, to tell
@@ -150,7 +168,8 @@ class HistoryGuided(Strategy):
     def _history_turn(self) -> bool:
         if self.prior is None:
             return False
-        if not self._asked:
+        unjudged_left = 0 < self._history_rounds < self._unjudged
+        if not self._asked or (unjudged_left and self._last_was_history):
             return True
         if self._last_was_history and self._last_won:
             return True
@@ -196,7 +215,7 @@ class HistoryGuided(Strategy):
             self._known[i] = r
         best_round = min((r.cost for r in records), default=math.inf)
         if self._round_is_history:
-            first = self._best == math.inf
+            first = self._best == math.inf or self._history_rounds <= self._unjudged
             self._last_won = best_round < self._best and not first
             if self._last_won:
                 self._wins += 1

@@ -20,12 +20,15 @@ the target's (Mu et al.'s match score to the power ``omega``; groups below
   learn from other layers; on other spaces, the space's own features.
 
 :meth:`HistoryPrior.picker` gives a cursor (one per run: the prior is shared)
-whose ``picks`` take the consensus in order, then the model's ranking (for what
-no source measured), skipping what was asked: the history's candidates, best
-first. Why this order: measured on the recorded convolution spaces, the 4 first
-of the consensus held the optimum of both devices that agree with the others,
-where each source's own best and the ranking model's top were up to 3% and 23%
-slower (``benchmarks/results/transfer_experiments.md``). Whether they are worth measuring is decided on the
+whose ``picks`` take in turn the next of the prior's order (the consensus, then
+the model's ranking for what no source measured) and the next of each source's
+own, skipping what was asked: the consensus's best, every source's best not yet
+picked, the consensus's next... Why: the consensus alone held the optimum of the two
+recorded GPUs that agree with the others in its 4 first, but with many sources it
+averages away what a target shares with its nearest devices, whose own best
+lists hold its optimum (on eight presets of our conv template, the consensus's
+10 first reached 0.903 of the optimum, every source's 10 best 0.991;
+``benchmarks/results/transfer_experiments.md``). Whether they are worth measuring is decided on the
 target by :class:`search.transfer.guided.HistoryGuided`, never here.
 
 Examples
@@ -40,8 +43,8 @@ Examples
 >>> prior = HistoryPrior.fit(space, hist, seed=0)
 >>> prior.devices, prior.records
 (('gpu0', 'gpu1'), 16)
->>> prior.picker().picks(2, asked=set())
-[2, 5]
+>>> prior.picker().picks(3, asked=set())  # the consensus, gpu0 (its best is taken), gpu1
+[2, 1, 5]
 """
 
 from __future__ import annotations
@@ -248,33 +251,44 @@ class HistoryPrior:
         _, first = np.unique(both, return_index=True)
         return both[np.sort(first)]
 
+    def source_orders(self, limit: int) -> list[tuple[str, np.ndarray]]:
+        """``(label@device, its configurations of the space fastest first)`` for the ``limit``
+        best-matching sources that measured at least two (the target model's per-source
+        rank features, :mod:`.prior_feature`)."""
+        useful = [g for g in self.groups if len(g.indices) >= 2]
+        return [(f"{g.label}@{g.device}", g.indices) for g in useful[:limit]]
+
     def picker(self) -> "Picker":
-        """A fresh cursor over the prior's order (one per tuning run: the prior is shared)."""
-        return Picker([self.order()])
+        """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
+        each source's own, in turn: the consensus's best, every source's best not yet
+        picked, the consensus's next... (see module doc)."""
+        return Picker([self.order()] + [g.indices for g in self.groups])
 
 
 class Picker:
-    """Walks the prior's ranked lists round robin, skipping what was asked (see module doc)."""
+    """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
+    The turn carries over between calls: a run's rounds continue one cycle."""
 
     def __init__(self, lists: list[np.ndarray]):
         self._lists = lists
         self._pos = [0] * len(lists)
+        self._turn = 0
 
     def picks(self, n: int, asked: set[int]) -> list[int]:
         """Up to ``n`` unasked candidates: each list's next best in turn."""
         out: list[int] = []
         taken = set(asked)
-        while len(out) < n:
-            progressed = False
-            for k, lst in enumerate(self._lists):
-                while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
-                    self._pos[k] += 1
-                if self._pos[k] < len(lst) and len(out) < n:
-                    i = int(lst[self._pos[k]])
-                    self._pos[k] += 1
-                    progressed = True
-                    out.append(i)
-                    taken.add(i)
-            if not progressed:
-                break
+        idle = 0  # lists in a row with nothing left
+        while len(out) < n and idle < len(self._lists):
+            k, lst = self._turn, self._lists[self._turn]
+            self._turn = (k + 1) % len(self._lists)
+            while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
+                self._pos[k] += 1
+            if self._pos[k] == len(lst):
+                idle += 1
+                continue
+            idle = 0
+            out.append(int(lst[self._pos[k]]))
+            taken.add(out[-1])
+            self._pos[k] += 1
         return out

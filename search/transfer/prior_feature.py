@@ -1,23 +1,32 @@
-"""The history's ranking as one more feature of the target's cost model (stacking).
+"""The history's rankings as more features of the target's cost model (stacking).
 
 :class:`PriorFeatureSpace` is a space with the same configurations under the same
-indices as the one it wraps, whose :meth:`~PriorFeatureSpace.features` gain one
-column, ``history_rank``: a configuration's position in the prior's order
-(:meth:`~search.transfer.prior.HistoryPrior.order`: consensus first, then the
-history model's ranking) divided by the order's
-length, 1.0 for a configuration the prior did not rank. A model-based strategy
-that learns on it fits its cost model on the target's measurements only, with
-the history's opinion as an input it may use or ignore: where the history ranks
-the target well, trees split on the column; where it misleads, the column
-explains nothing the target's data shows and is not used. Unlike history rounds
-(:mod:`.guided`) this needs no decision about trusting the history: the target's
-own data decides, a little more at every refit.
+indices as the one it wraps, whose :meth:`~PriorFeatureSpace.features` gain
+columns of ranks, a configuration's position in an order divided by the order's
+length (1.0 for a configuration the order lacks):
+
+- ``history_rank``: in the prior's order
+  (:meth:`~search.transfer.prior.HistoryPrior.order`: the consensus of all
+  sources first, then the history model's ranking);
+- ``history_rank[<source>]``, one per source (a workload on a device,
+  :meth:`~search.transfer.prior.HistoryPrior.source_orders`): in that source's
+  own measurements, fastest first.
+
+A model-based strategy that learns on it fits its cost model on the target's
+measurements only, with the history's opinions as inputs it may use or ignore:
+where the history ranks the target well, trees split on its columns; where it
+misleads, they explain nothing the target's data shows and are not used. The
+per-source columns let the target's data pick *which* device to believe: the
+consensus averages the sources, so a target that behaves like one of them and
+unlike the rest sees its nearest device's ranking only diluted. Unlike history
+rounds (:mod:`.guided`) this needs no decision about trusting the history: the
+target's own data decides, a little more at every refit.
 
 Why: the history's *best* configurations can miss a device's optimum while its
 *ranking* still separates good regions from bad ones (on the recorded
 convolution spaces, the A100's optimum is 366th of 3,886 in the other two
-GPUs' order, but in their top 10%); measured in
-``benchmarks/results/transfer_experiments.md``.
+GPUs' order, but in their top 10%); measured, with and without the per-source
+columns, in ``benchmarks/results/transfer_experiments.md``.
 
 Examples
 --------
@@ -29,6 +38,11 @@ Examples
 ['x', 'history_rank']
 >>> s.features([2, 0, 1])[:, 1].tolist()
 [0.0, 0.5, 1.0]
+>>> t = PriorFeatureSpace(space, np.array([2, 0]), sources=[("k@gpu0", np.array([0, 3, 2]))])
+>>> t.feature_names()
+['x', 'history_rank', 'history_rank[k@gpu0]']
+>>> t.features([2, 1])[:, 2].round(3).tolist()
+[0.667, 1.0]
 >>> s.neighbours(1) == space.neighbours(1) and len(s) == len(space)
 True
 """
@@ -44,15 +58,25 @@ from ..space import Space
 __all__ = ["PriorFeatureSpace"]
 
 
-class PriorFeatureSpace(Space):
-    """``space`` with the prior's rank as an extra feature column (see module doc)."""
+def _ranks(n: int, order: Sequence[int]) -> np.ndarray:
+    """Position in ``order`` over its length for each of ``n`` indices, 1.0 where absent."""
+    order = np.asarray(order, dtype=np.int64)
+    rank = np.ones(n)
+    if len(order):
+        rank[order] = np.arange(len(order)) / len(order)
+    return rank
 
-    def __init__(self, space: Space, order: Sequence[int]):
+
+class PriorFeatureSpace(Space):
+    """``space`` with rank columns: the prior's order, then each of ``sources``
+    (``(name, order)`` pairs) (see module doc)."""
+
+    def __init__(self, space: Space, order: Sequence[int],
+                 sources: Sequence[tuple[str, Sequence[int]]] = ()):
         self.inner = space
-        order = np.asarray(order, dtype=np.int64)
-        self._rank = np.ones(len(space))
-        if len(order):
-            self._rank[order] = np.arange(len(order)) / len(order)
+        self._names = ["history_rank"] + [f"history_rank[{name}]" for name, _ in sources]
+        self._rank = np.column_stack([_ranks(len(space), o)
+                                      for o in [order, *(o for _, o in sources)]])
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -80,14 +104,14 @@ class PriorFeatureSpace(Space):
         return self.inner.values(param)
 
     def feature_names(self) -> list[str]:
-        return [*self.inner.feature_names(), "history_rank"]
+        return [*self.inner.feature_names(), *self._names]
 
     def knobs(self, indices: Sequence[int]) -> np.ndarray:
         return self.inner.knobs(indices)
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
         idx = np.asarray(indices, dtype=np.int64)
-        return np.hstack([self.inner.features(idx), self._rank[idx][:, None]])
+        return np.hstack([self.inner.features(idx), self._rank[idx]])
 
     def describe(self) -> dict:
         return {**self.inner.describe(), "features": self.feature_names()}
