@@ -134,10 +134,11 @@ class HistoryGuided(Strategy):
         self.prior = prior
         self.guided = options or GuidedOptions()
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
-            inner.learn_on(PriorFeatureSpace(inner.space, prior.order(),
-                                             prior.source_orders(self.guided.source_features)))
+            sources = prior.source_orders(self.guided.source_features, min_size=2)
+            inner.learn_on(PriorFeatureSpace(inner.space, prior.order(), sources))
         self._picker = prior.picker() if prior is not None else None
-        heard = math.ceil((1 + len(prior.groups)) / inner.batch_size) if prior is not None else 1
+        lists = 1 + len(prior.source_orders()) if prior is not None else 1
+        heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
         self._asked: set[int] = set()
         self._known: dict[int, MeasureRecord] = {}

@@ -251,18 +251,21 @@ class HistoryPrior:
         _, first = np.unique(both, return_index=True)
         return both[np.sort(first)]
 
-    def source_orders(self, limit: int) -> list[tuple[str, np.ndarray]]:
-        """``(label@device, its configurations of the space fastest first)`` for the ``limit``
-        best-matching sources that measured at least two (the target model's per-source
-        rank features, :mod:`.prior_feature`)."""
-        useful = [g for g in self.groups if len(g.indices) >= 2]
-        return [(f"{g.label}@{g.device}", g.indices) for g in useful[:limit]]
+    def source_orders(self, limit: int | None = None,
+                      min_size: int = 1) -> list[tuple[str, np.ndarray]]:
+        """``(label@device, its configurations of the space fastest first)`` for each source
+        that measured at least ``min_size`` of them, the best matching first, ``limit`` at
+        most: what history rounds pick from beside the prior's order (:meth:`picker`) and
+        the target model's per-source rank features (:mod:`.prior_feature`)."""
+        useful = [(f"{g.label}@{g.device}", g.indices) for g in self.groups
+                  if len(g.indices) >= min_size]
+        return useful if limit is None else useful[:limit]
 
     def picker(self) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
         each source's own, in turn: the consensus's best, every source's best not yet
         picked, the consensus's next... (see module doc)."""
-        return Picker([self.order()] + [g.indices for g in self.groups])
+        return Picker([self.order()] + [order for _, order in self.source_orders()])
 
 
 class Picker:

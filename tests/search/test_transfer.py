@@ -299,6 +299,21 @@ def test_the_target_model_gets_a_rank_column_per_source_up_to_the_limit():
     assert names[1] == names[16][:-1]
 
 
+def test_source_orders_are_the_sources_measured_configurations_best_matching_first():
+    """Each source's configurations of the space fastest first; ``min_size`` leaves out a
+    source that measured too few (a rank column of one row says nothing), ``limit`` keeps
+    the best matching."""
+    hist = (_hist("gpu0", _bowl((5, 2, 4))) + _hist("gpu1", _bowl((0, 5, 1)), keep=[7])
+            + _hist("gpu2", _bowl((1, 1, 1)), problem=(64, 48)))
+    prior = HistoryPrior.fit(SPACE, hist, [64, 64], seed=0)
+    names = [n for n, _ in prior.source_orders()]
+    assert names == ["k [64,64]@gpu0", "k [64,64]@gpu1", "k [64,48]@gpu2"]
+    assert [n for n, _ in prior.source_orders(min_size=2)] == [names[0], names[2]]
+    assert [n for n, _ in prior.source_orders(limit=1)] == names[:1]
+    costs = [_bowl((5, 2, 4))(SPACE.get(int(i))) for i in prior.source_orders()[0][1]]
+    assert costs == sorted(costs) and len(costs) == len(SPACE)
+
+
 def test_per_source_ranks_let_the_target_model_follow_its_twin():
     """Three sources that disagree, a target that behaves like one of them: fitted on the
     same target samples, the model with a rank column per source ranks the whole space
