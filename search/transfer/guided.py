@@ -4,8 +4,9 @@
 :class:`~search.transfer.prior.HistoryPrior`. Every round belongs to one of two
 arms, never both:
 
-- a **history round** measures the prior's next candidates (the consensus's
-  next and each source's next best, round robin; :meth:`~.prior.HistoryPrior.picker`);
+- a **history round** measures the prior's next candidates (in the first rounds
+  the consensus's next and each source's next best, round robin,
+  :meth:`~.prior.HistoryPrior.picker`; later, the sources most like the target first);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
   configuration as more features (``prior_feature``: the prior's order and, for
@@ -15,13 +16,21 @@ arms, never both:
 
 The first rounds are history rounds, not judged: as many as it takes to measure
 the consensus's best and every source's best (each device is heard once), at
-most ``first_rounds``. Afterwards the history earns its rounds on the target, by
+most ``first_rounds``. Their measurements say which sources are like the target:
+the round right after them is again a history round, without a draw, when one
+source orders the target's measurements as the target does (Kendall's tau at
+least ``trust``, significant at ``trust_alpha`` over the sources, so that four
+configurations agreeing by chance earn nothing), and every later history round
+picks from the consensus re-weighted by each source's tau with the target
+(:meth:`~.prior.HistoryPrior.matched_order`, ``match``): with many devices, the
+nearest ones' next best. Afterwards the history earns its rounds on the target, by
 outcome: the round after a history round that improved the best time so far is
 again a history round; after one that did not, the next round is a history round
 with probability ``decay ** k``, ``k`` the history rounds that did not improve it
 plus ``doubt`` (the first rounds prove nothing: they set what later ones must beat), and
 when that draw fails the history gets no more rounds. History that misleads (its
-picks stop improving anything) thus costs its first rounds plus at most
+picks stop improving anything) thus costs its first rounds (and the trusted one,
+when a source agreed with them) plus at most
 ``decay ** doubt / (1 - decay)`` batches on average, whatever the budget.
 (``lottery=True`` draws again before every round instead; that tail grows with
 the number of rounds.)

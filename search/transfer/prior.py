@@ -173,8 +173,9 @@ def _group(space, rows, device: str, label: str, weight: float, ms: list) -> Sou
     return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel)
 
 
-def consensus(groups: list[SourceGroup]) -> np.ndarray:
-    """Measured indices by mean relative throughput over the sources, best first (module doc).
+def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -> np.ndarray:
+    """Measured indices by mean relative throughput over the sources, best first (module doc);
+    ``scale`` multiplies each group's weight.
 
     Examples
     --------
@@ -184,9 +185,9 @@ def consensus(groups: list[SourceGroup]) -> np.ndarray:
     [1, 3]
     """
     total: dict[int, float] = {}
-    for g in groups:
+    for g, k in zip(groups, [1.0] * len(groups) if scale is None else scale):
         for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
-            total[i] = total.get(i, 0.0) + g.weight / r
+            total[i] = total.get(i, 0.0) + k * g.weight / r
     return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
 
 
@@ -300,16 +301,12 @@ class HistoryPrior:
         return self._relative
 
     def matched_order(self, known: dict[int, float], sharpness: float) -> np.ndarray:
-        """The consensus with each source re-weighted by how its times order the target's
-        ``known`` costs (weight ``exp(sharpness * (tau - the best tau))``, :meth:`agreement`),
-        then the rest of :meth:`order`: what the sources most like the target found fast."""
+        """The consensus of every source, its weight scaled by how its times order the
+        target's ``known`` costs (by ``exp(sharpness * (tau - the best tau))``,
+        :meth:`agreement`), then the rest of :meth:`order`: what the sources most like the
+        target found fast."""
         tau = np.array([t for t, _ in self.agreement(known)])
-        weight = np.exp(sharpness * (tau - tau.max()))
-        total: dict[int, float] = {}
-        for pos, w in zip(self._positions(), weight):
-            for i, r in pos.items():
-                total[i] = total.get(i, 0.0) + w / r
-        first = np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
+        first = consensus(self.groups, np.exp(sharpness * (tau - tau.max())))
         both = np.concatenate([first, self.order()])
         _, at = np.unique(both, return_index=True)
         return both[np.sort(at)]

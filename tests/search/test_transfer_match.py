@@ -35,7 +35,8 @@ def _line_prior(devices: dict) -> HistoryPrior:
 def _ranked(seed: int) -> tuple[dict, HistoryPrior]:
     """A random ranking of LINE and a prior of two sources: one timing it, one reversed."""
     rank = {x: k for k, x in enumerate(np.random.default_rng(seed).permutation(40).tolist())}
-    return rank, _line_prior({"same": lambda x: 1.0 + rank[x], "reverse": lambda x: 100.0 - rank[x]})
+    return rank, _line_prior({"same": lambda x: 1.0 + rank[x],
+                              "reverse": lambda x: 100.0 - rank[x]})
 
 
 @given(st.lists(st.floats(0.1, 100.0), min_size=3, max_size=15, unique=True),
