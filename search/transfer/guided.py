@@ -4,8 +4,9 @@
 :class:`~search.transfer.prior.HistoryPrior`. Every round belongs to one of two
 arms, never both:
 
-- a **history round** measures the prior's next candidates (the consensus's
-  next and each source's next best, round robin; :meth:`~.prior.HistoryPrior.picker`);
+- a **history round** measures the prior's next candidates (in the first rounds
+  the consensus's next and each source's next best, round robin,
+  :meth:`~.prior.HistoryPrior.picker`; later, the sources most like the target first);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
   configuration as more features (``prior_feature``: the prior's order and, for
@@ -15,13 +16,21 @@ arms, never both:
 
 The first rounds are history rounds, not judged: as many as it takes to measure
 the consensus's best and every source's best (each device is heard once), at
-most ``first_rounds``. Afterwards the history earns its rounds on the target, by
+most ``first_rounds``. Their measurements say which sources are like the target:
+the round right after them is again a history round, without a draw, when one
+source orders the target's measurements as the target does (Kendall's tau at
+least ``trust``, significant at ``trust_alpha`` over the sources, so that four
+configurations agreeing by chance earn nothing), and every later history round
+picks from the consensus re-weighted by each source's tau with the target
+(:meth:`~.prior.HistoryPrior.matched_order`, ``match``): with many devices, the
+nearest ones' next best. Afterwards the history earns its rounds on the target, by
 outcome: the round after a history round that improved the best time so far is
 again a history round; after one that did not, the next round is a history round
 with probability ``decay ** k``, ``k`` the history rounds that did not improve it
 plus ``doubt`` (the first rounds prove nothing: they set what later ones must beat), and
 when that draw fails the history gets no more rounds. History that misleads (its
-picks stop improving anything) thus costs its first rounds plus at most
+picks stop improving anything) thus costs its first rounds (and the trusted one,
+when a source agreed with them) plus at most
 ``decay ** doubt / (1 - decay)`` batches on average, whatever the budget.
 (``lottery=True`` draws again before every round instead; that tail grows with
 the number of rounds.)
@@ -99,6 +108,16 @@ class GuidedOptions:
         History rounds before the first that is judged, at most: as many as it
         takes to measure the consensus's best and every source's best (a round
         measures a batch), so that each device's opinion is heard once.
+    match : float
+        Judged history rounds pick from the consensus with each source weighted
+        ``exp(match * (tau - the best tau))``, ``tau`` its Kendall tau with the
+        target's measurements (:meth:`~.prior.HistoryPrior.matched_order`);
+        0: the first rounds' round robin throughout.
+    trust, trust_alpha : float
+        The round after the unjudged ones is a history round, without a draw,
+        when a source orders the target's measurements with Kendall tau at least
+        ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
+        ``p <= trust_alpha / sources``); ``trust`` above 1: never.
     """
 
     decay: float = 0.25
@@ -108,6 +127,9 @@ class GuidedOptions:
     prior_feature: bool = True
     source_features: int = 16
     first_rounds: int = 2
+    match: float = 15.0
+    trust: float = 0.8
+    trust_alpha: float = 0.01
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.decay < 1.0:
@@ -115,6 +137,9 @@ class GuidedOptions:
         if self.doubt < 0 or self.source_features < 0:
             raise InvalidInputError(f"doubt and source_features must be >= 0, got "
                                     f"{self.doubt}, {self.source_features}")
+        if self.match < 0 or not 0.0 < self.trust_alpha <= 1.0:
+            raise InvalidInputError(f"match must be >= 0 and trust_alpha in (0, 1]; got "
+                                    f"{self.match}, {self.trust_alpha}")
         if self.first_rounds < 1:
             raise InvalidInputError(f"first_rounds must be >= 1, got {self.first_rounds}")
         if self.share not in SHARES:
@@ -174,6 +199,9 @@ class HistoryGuided(Strategy):
             return True
         if self._last_was_history and self._last_won:
             return True
+        if (self._last_was_history and self._history_rounds == self._unjudged
+                and self._trusted()):
+            return True
         if not (self._open and (self._last_was_history or self.guided.lottery)):
             return False
         draw = bool(self.rng.random() < self.guided.decay ** (self._misses + self._doubt))
@@ -184,13 +212,20 @@ class HistoryGuided(Strategy):
     def ask(self, n: int) -> list[int]:
         self._last_was_history, self._round_is_history = self._round_is_history, False
         if self._history_turn():
-            out = self._picker.picks(n, self._asked)
+            out = self._history_picks(n)
             if out:
                 self._round_is_history = True
                 self._history_rounds += 1
                 self._asked.update(out)
                 return out
         return self._inner_ask(n)
+
+    def _history_picks(self, n: int) -> list[int]:
+        known = {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
+        if self.guided.match > 0 and self._history_rounds >= self._unjudged and len(known) > 1:
+            order = self.prior.matched_order(known, self.guided.match)
+            return [int(i) for i in order if int(i) not in self._asked][:n]
+        return self._picker.picks(n, self._asked)
 
     def _inner_ask(self, n: int) -> list[int]:
         for _ in range(64):  # each pass tells the inner at least one known record
@@ -228,6 +263,12 @@ class HistoryGuided(Strategy):
             held, self._held = self._held, []
             self.inner.tell(held + indices, [self._known[i] for i in held] + list(records))
         self._best = min(self._best, best_round)
+
+    def _trusted(self) -> bool:
+        known = {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
+        agree = self.prior.agreement(known)
+        alpha = self.guided.trust_alpha / max(1, len(agree))
+        return any(tau >= self.guided.trust and p <= alpha for tau, p in agree)
 
     def stats(self) -> dict:
         prior = self.prior

@@ -173,8 +173,9 @@ def _group(space, rows, device: str, label: str, weight: float, ms: list) -> Sou
     return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel)
 
 
-def consensus(groups: list[SourceGroup]) -> np.ndarray:
-    """Measured indices by mean relative throughput over the sources, best first (module doc).
+def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -> np.ndarray:
+    """Measured indices by mean relative throughput over the sources, best first (module doc);
+    ``scale`` multiplies each group's weight.
 
     Examples
     --------
@@ -184,9 +185,9 @@ def consensus(groups: list[SourceGroup]) -> np.ndarray:
     [1, 3]
     """
     total: dict[int, float] = {}
-    for g in groups:
+    for g, k in zip(groups, [1.0] * len(groups) if scale is None else scale):
         for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
-            total[i] = total.get(i, 0.0) + g.weight / r
+            total[i] = total.get(i, 0.0) + k * g.weight / r
     return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
 
 
@@ -215,6 +216,7 @@ class HistoryPrior:
         self.groups = groups
         self.ranking = ranking
         self.records = records
+        self._relative: list[dict[int, float]] | None = None
         self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
 
     @classmethod
@@ -260,6 +262,54 @@ class HistoryPrior:
         useful = [(f"{g.label}@{g.device}", g.indices) for g in self.groups
                   if len(g.indices) >= min_size]
         return useful if limit is None else useful[:limit]
+
+    def agreement(self, known: dict[int, float]) -> list[tuple[float, float]]:
+        """Per source (``self.groups``' order), how its times order the configurations of
+        ``known`` (index -> the target's cost) that it measured: Kendall's tau with the
+        target's costs and its one-sided p-value (``(0.0, 1.0)`` below 3 such
+        configurations or when either side is constant).
+
+        Examples
+        --------
+        >>> from search.db import Measurement, Workload
+        >>> from search.measure.base import MeasureRecord
+        >>> from search.space import GridSpace
+        >>> space, w = GridSpace({"x": list(range(8))}), Workload("k", [8], ("x",))
+        >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + s * x))
+        ...         for d, s in (("up", 1), ("down", -0.1)) for x in range(8)]
+        >>> prior = HistoryPrior.fit(space, hist, seed=0)
+        >>> [(g.device, round(tau, 2)) for g, (tau, p) in zip(prior.groups, prior.agreement(
+        ...     {0: 1.0, 2: 2.0, 5: 3.0, 7: 4.0}))]
+        [('down', -1.0), ('up', 1.0)]
+        """
+        from scipy.stats import kendalltau
+
+        out = []
+        for pos in self._positions():
+            both = [(pos[i], c) for i, c in known.items() if i in pos]
+            if len(both) < 3:
+                out.append((0.0, 1.0))
+                continue
+            tau, p = kendalltau(*zip(*both), alternative="greater")
+            out.append((0.0, 1.0) if math.isnan(tau) else (float(tau), float(p)))
+        return out
+
+    def _positions(self) -> list[dict[int, float]]:
+        if self._relative is None:
+            self._relative = [dict(zip(g.indices.tolist(), g.rel_time.tolist()))
+                              for g in self.groups]
+        return self._relative
+
+    def matched_order(self, known: dict[int, float], sharpness: float) -> np.ndarray:
+        """The consensus of every source, its weight scaled by how its times order the
+        target's ``known`` costs (by ``exp(sharpness * (tau - the best tau))``,
+        :meth:`agreement`), then the rest of :meth:`order`: what the sources most like the
+        target found fast."""
+        tau = np.array([t for t, _ in self.agreement(known)])
+        first = consensus(self.groups, np.exp(sharpness * (tau - tau.max())))
+        both = np.concatenate([first, self.order()])
+        _, at = np.unique(both, return_index=True)
+        return both[np.sort(at)]
 
     def picker(self) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and

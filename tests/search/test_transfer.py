@@ -102,7 +102,8 @@ def test_picker_gives_each_list_its_next_unasked_in_turn(lists, asked, n):
 def test_the_first_rounds_hear_every_source_up_to_first_rounds():
     """Ten sources, batches of 4: the first history rounds (as many as it takes to measure
     the consensus's best and each source's, at most ``first_rounds``) are never judged, so
-    history that then stops (decay 0) had exactly that many; two sources fit one round."""
+    history that then stops (decay 0, and no source trusted) had exactly that many; two
+    sources fit one round."""
     many = sum((_hist(f"gpu{k}", _bowl((k % 8, k % 6, 4))) for k in range(10)), [])
     few = _hist("gpu0", _bowl((0, 0, 1))) + _hist("gpu1", _bowl((1, 0, 1)))
     rounds = {}
@@ -111,7 +112,7 @@ def test_the_first_rounds_hear_every_source_up_to_first_rounds():
         for first in (1, 2, 5):
             s = with_history(make_strategy("random", SPACE, {"batch_size": 4},
                                            np.random.default_rng(0)), prior,
-                             GuidedOptions(decay=0.0, first_rounds=first), seed=0)
+                             GuidedOptions(decay=0.0, first_rounds=first, trust=1.5), seed=0)
             res = tune(SPACE, Bowl((7, 5, 2)), s, budget=40)
             rounds[name, first] = s.stats()["history"]["history_rounds"]
             if name == "many":
