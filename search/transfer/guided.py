@@ -175,6 +175,7 @@ class HistoryGuided(Strategy):
         self._open = True
         self._last_was_history = self._last_won = False
         self._best = math.inf
+        self._trusted_source: str | None = None
 
     @property
     def batch_size(self) -> int:
@@ -265,10 +266,15 @@ class HistoryGuided(Strategy):
         self._best = min(self._best, best_round)
 
     def _trusted(self) -> bool:
+        """Whether a source orders the measurements like the target (module doc); the
+        closest such source is kept for :meth:`stats`."""
         known = {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
         agree = self.prior.agreement(known)
         alpha = self.guided.trust_alpha / max(1, len(agree))
-        return any(tau >= self.guided.trust and p <= alpha for tau, p in agree)
+        ok = [(tau, f"{g.label}@{g.device}") for g, (tau, p) in zip(self.prior.groups, agree)
+              if tau >= self.guided.trust and p <= alpha]
+        self._trusted_source = max(ok)[1] if ok else None
+        return bool(ok)
 
     def stats(self) -> dict:
         prior = self.prior
@@ -276,5 +282,5 @@ class HistoryGuided(Strategy):
                    "devices": list(prior.devices) if prior else [],
                    "used": prior is not None,
                    "history_rounds": self._history_rounds, "wins": self._wins,
-                   "misses": self._misses}
+                   "misses": self._misses, "trusted": self._trusted_source}
         return {**self.inner.stats(), "history": history}

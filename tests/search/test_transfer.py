@@ -129,7 +129,8 @@ def test_good_history_finds_the_optimum_in_the_first_round():
     res = tune(SPACE, Bowl((5, 2, 4)), s, budget=4)
     assert res.best.record.time_ms == 1.0
     assert s.stats()["history"] == {"records": len(SPACE), "devices": ["gpu0"], "used": True,
-                                    "history_rounds": 1, "wins": 0, "misses": 0}
+                                    "history_rounds": 1, "wins": 0, "misses": 0,
+                                    "trusted": None}
 
 
 def test_misleading_history_costs_a_bounded_number_of_rounds():

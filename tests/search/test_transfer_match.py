@@ -89,7 +89,7 @@ def test_a_source_that_orders_the_first_rounds_like_the_target_earns_the_next_ro
     twin = CENTRES[4]
     trusting = GuidedOptions(decay=0.0)  # the defaults: match 15, trust 0.8
     prior, stats, asked = _run(twin, hist, trusting)
-    assert stats["history_rounds"] >= 3
+    assert stats["history_rounds"] >= 3 and stats["trusted"] == "k [64,64]@gpu4"
     known = {i: _bowl(twin)(SPACE.get(i)) for i in asked[:8]}
     assert asked[8:12] == [int(i) for i in prior.matched_order(known, 15.0)
                            if int(i) not in known][:4]
@@ -108,7 +108,7 @@ def test_four_configurations_are_too_few_to_trust_a_source():
     prior, stats, asked = _run((5, 2, 4), hist, GuidedOptions(decay=0.0))
     taus = prior.agreement({i: _bowl((5, 2, 4))(SPACE.get(i)) for i in asked[:4]})
     assert max(t for t, _ in taus) == 1.0
-    assert stats["history_rounds"] == 1
+    assert stats["history_rounds"] == 1 and stats["trusted"] is None
 
 
 def test_match_options_reject_bad_values():
