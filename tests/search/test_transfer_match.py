@@ -82,8 +82,8 @@ def _run(target, hist, options, budget=40, seed=0):
 
 def test_a_source_that_orders_the_first_rounds_like_the_target_earns_the_next_round():
     """Seven sources that disagree, a target like one of them: after the two unjudged rounds
-    (8 configurations), that source's tau is 1 (p = 1/8!), so the next round is a history
-    round without a draw (decay 0 would end history), picking its best not yet measured;
+    (8 configurations), that source's tau is 1 (p far below 0.01 / 7), so the next round is
+    a history round without a draw (decay 0 would end history), picking its best not yet measured;
     with ``trust`` above 1 there is no such round."""
     hist = sum((_hist(f"gpu{k}", _bowl(c)) for k, c in enumerate(CENTRES)), [])
     twin = CENTRES[4]
