@@ -221,8 +221,12 @@ class HistoryGuided(Strategy):
                 return out
         return self._inner_ask(n)
 
+    def _known_costs(self) -> dict[int, float]:
+        """The target's cost of every configuration measured so far that ran."""
+        return {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
+
     def _history_picks(self, n: int) -> list[int]:
-        known = {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
+        known = self._known_costs()
         if self.guided.match > 0 and self._history_rounds >= self._unjudged and len(known) > 1:
             order = self.prior.matched_order(known, self.guided.match)
             return [int(i) for i in order if int(i) not in self._asked][:n]
@@ -268,10 +272,9 @@ class HistoryGuided(Strategy):
     def _trusted(self) -> bool:
         """Whether a source orders the measurements like the target (module doc); the
         closest such source is kept for :meth:`stats`."""
-        known = {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
-        agree = self.prior.agreement(known)
+        agree = self.prior.agreement(self._known_costs())
         alpha = self.guided.trust_alpha / max(1, len(agree))
-        ok = [(tau, f"{g.label}@{g.device}") for g, (tau, p) in zip(self.prior.groups, agree)
+        ok = [(tau, g.name) for g, (tau, p) in zip(self.prior.groups, agree)
               if tau >= self.guided.trust and p <= alpha]
         self._trusted_source = max(ok)[1] if ok else None
         return bool(ok)

@@ -1,35 +1,33 @@
 """A prior over a space from tuning history: per-source best lists and a history ranking model.
 
 History records (:class:`search.db.Measurement`) are grouped by source (workload,
-device). Each group's times are divided by its own best (devices of different
-speed share one scale) and the group is weighted by how well its problem matches
-the target's (Mu et al.'s match score to the power ``omega``; groups below
-``min_match`` are dropped). Two things come out:
+device). Each group's times are divided by its own best (devices of different speed
+share one scale) and the group is weighted by how well its problem matches the target's
+(Mu et al.'s match score to the power ``omega``; groups below ``min_match`` are
+dropped). Two things come out:
 
-- ``consensus``: the configurations of the space some source measured, by their
-  mean relative throughput over all sources (``weight * best / time``, 0 where a
-  source did not measure it; Mu et al.'s filtering metric): what was fast
-  everywhere first;
+- ``consensus``: the configurations of the space some source measured, by their mean
+  relative throughput over all sources (``weight * best / time``, 0 where a source did
+  not measure it; Mu et al.'s filtering metric): what was fast everywhere first;
 - ``ranking``: the space's configurations ordered by an XGBoost ranking model
-  (``rank:pairwise``, one query group per source, the match weight as group
-  weight) fitted on all sources: it ranks configurations no source measured.
-  Its rows come from :mod:`.rows`: on our conv template, features that mean the
-  same on every layer, computed on each record's own layer and device (I/O over
-  the bound, occupancy, tile shape relative to the layer...), so another layer's
-  records train it whether or not their tiles fit this layer: that is how layers
-  learn from other layers; on other spaces, the space's own features.
+  (``rank:pairwise``, one query group per source, the match weight as group weight)
+  fitted on all sources: it ranks configurations no source measured. Its rows come from
+  :mod:`.rows`: on our conv template, features that mean the same on every layer,
+  computed on each record's own layer and device (I/O over the bound, occupancy, tile
+  shape relative to the layer...), so another layer's records train it whether or not
+  their tiles fit this layer: that is how layers learn from other layers; on other
+  spaces, the space's own features.
 
-:meth:`HistoryPrior.picker` gives a cursor (one per run: the prior is shared)
-whose ``picks`` take in turn the next of the prior's order (the consensus, then
-the model's ranking for what no source measured) and the next of each source's
-own, skipping what was asked: the consensus's best, every source's best not yet
-picked, the consensus's next... Why: the consensus alone held the optimum of the two
-recorded GPUs that agree with the others in its 4 first, but with many sources it
-averages away what a target shares with its nearest devices, whose own best
-lists hold its optimum (on eight presets of our conv template, the consensus's
-10 first reached 0.903 of the optimum, every source's 10 best 0.991;
-``benchmarks/results/transfer_experiments.md``). Whether they are worth measuring is decided on the
-target by :class:`search.transfer.guided.HistoryGuided`, never here.
+Candidates come out in two ways. :meth:`HistoryPrior.picker` (one cursor per run) takes
+in turn the next of the prior's order (the consensus, then the model's ranking) and of
+each source's own: with many sources the consensus averages away what a target shares
+with its nearest devices, whose own best lists hold its optimum (eight presets of our
+conv template: the consensus's 10 first reached 0.903 of the optimum, every source's 10
+best 0.991; ``benchmarks/results/transfer_experiments.md``). Once the target measured
+some, :meth:`HistoryPrior.matched_order` weighs each source by how its times order the
+target's (:meth:`HistoryPrior.agreement`, Kendall's tau). Whether any of them is worth
+measuring is decided on the target by :class:`search.transfer.guided.HistoryGuided`,
+never here.
 
 Examples
 --------
@@ -51,6 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -94,8 +93,9 @@ class PriorOptions:
 
     def __post_init__(self) -> None:
         if self.omega < 0 or not 0 <= self.min_match <= 1 or not 0 <= self.consensus_match <= 1:
-            raise InvalidInputError(f"omega must be >= 0, min_match and consensus_match in [0, 1]; got "
-                             f"{self.omega}, {self.min_match}, {self.consensus_match}")
+            raise InvalidInputError(f"omega must be >= 0, min_match and consensus_match in "
+                                    f"[0, 1]; got {self.omega}, {self.min_match}, "
+                                    f"{self.consensus_match}")
         if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
             raise InvalidInputError("max_candidates, n_estimators and max_depth must be >= 1")
 
@@ -113,6 +113,11 @@ class SourceGroup:
     weight: float
     X: np.ndarray | None = None
     rel: np.ndarray | None = None
+
+    @property
+    def name(self) -> str:
+        """``label@device``: how the source is named in features and statistics."""
+        return f"{self.label}@{self.device}"
 
     @property
     def size(self) -> int:
@@ -191,6 +196,13 @@ def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -
     return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
 
 
+def _each_once(*orders: np.ndarray) -> np.ndarray:
+    """The orders one after the other, each index at its first place only."""
+    both = np.concatenate(orders).astype(np.int64)
+    _, first = np.unique(both, return_index=True)
+    return both[np.sort(first)]
+
+
 def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
     import xgboost as xgb
 
@@ -216,7 +228,6 @@ class HistoryPrior:
         self.groups = groups
         self.ranking = ranking
         self.records = records
-        self._relative: list[dict[int, float]] | None = None
         self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
 
     @classmethod
@@ -249,9 +260,7 @@ class HistoryPrior:
         """The prior's order of the space: the consensus, then the model's ranking of what
         the consensus lacks, each configuration once (what history rounds pick, and the
         target model's ``history_rank`` feature, :mod:`.prior_feature`)."""
-        both = np.concatenate([self.consensus, self.ranking]).astype(np.int64)
-        _, first = np.unique(both, return_index=True)
-        return both[np.sort(first)]
+        return _each_once(self.consensus, self.ranking)
 
     def source_orders(self, limit: int | None = None,
                       min_size: int = 1) -> list[tuple[str, np.ndarray]]:
@@ -259,9 +268,7 @@ class HistoryPrior:
         that measured at least ``min_size`` of them, the best matching first, ``limit`` at
         most: what history rounds pick from beside the prior's order (:meth:`picker`) and
         the target model's per-source rank features (:mod:`.prior_feature`)."""
-        useful = [(f"{g.label}@{g.device}", g.indices) for g in self.groups
-                  if len(g.indices) >= min_size]
-        return useful if limit is None else useful[:limit]
+        return [(g.name, g.indices) for g in self.groups if len(g.indices) >= min_size][:limit]
 
     def agreement(self, known: dict[int, float]) -> list[tuple[float, float]]:
         """Per source (``self.groups``' order), how its times order the configurations of
@@ -285,7 +292,7 @@ class HistoryPrior:
         from scipy.stats import kendalltau
 
         out = []
-        for pos in self._positions():
+        for pos in self._rel_times:
             both = [(pos[i], c) for i, c in known.items() if i in pos]
             if len(both) < 3:
                 out.append((0.0, 1.0))
@@ -294,11 +301,9 @@ class HistoryPrior:
             out.append((0.0, 1.0) if math.isnan(tau) else (float(tau), float(p)))
         return out
 
-    def _positions(self) -> list[dict[int, float]]:
-        if self._relative is None:
-            self._relative = [dict(zip(g.indices.tolist(), g.rel_time.tolist()))
-                              for g in self.groups]
-        return self._relative
+    @cached_property
+    def _rel_times(self) -> list[dict[int, float]]:  # per group: index -> relative time
+        return [dict(zip(g.indices.tolist(), g.rel_time.tolist())) for g in self.groups]
 
     def matched_order(self, known: dict[int, float], sharpness: float) -> np.ndarray:
         """The consensus of every source, its weight scaled by how its times order the
@@ -306,10 +311,8 @@ class HistoryPrior:
         :meth:`agreement`), then the rest of :meth:`order`: what the sources most like the
         target found fast."""
         tau = np.array([t for t, _ in self.agreement(known)])
-        first = consensus(self.groups, np.exp(sharpness * (tau - tau.max())))
-        both = np.concatenate([first, self.order()])
-        _, at = np.unique(both, return_index=True)
-        return both[np.sort(at)]
+        return _each_once(consensus(self.groups, np.exp(sharpness * (tau - tau.max()))),
+                          self.order())
 
     def picker(self) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
