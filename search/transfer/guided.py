@@ -165,8 +165,9 @@ def _escape(inner: Strategy, source: str | None) -> None:
     """Give ``inner`` stall exploration from ``source`` unless it has its own or plans
     ahead (stall exploration needs a batch per round)."""
     o = inner.options
-    if source is not None and getattr(o, "stall", 0) is None and o.plan_size is None:
-        inner.options = replace(o, stall=StallOptions(source=source))
+    if source is None or getattr(o, "stall", None) is not None or o.plan_size is not None:
+        return
+    inner.options = replace(o, stall=StallOptions(source=source))
 
 
 class HistoryGuided(Strategy):
