@@ -16,8 +16,8 @@ A run scores ``optimum / best time`` after each budget (1.0 is the optimum).
 
 Examples
 --------
->>> parse_method("explorer+history:decay=0.5,share=all,lottery=true")
-('explorer+history', {'decay': 0.5, 'share': 'all', 'lottery': True})
+>>> parse_method("explorer+history:decay=0.5,share=all,lottery=true,escape=none")
+('explorer+history', {'decay': 0.5, 'share': 'all', 'lottery': True, 'escape': None})
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
 
 
 def parse_method(spec: str) -> tuple[str, dict]:
-    """(method name, options) of ``name`` or ``name:key=value,...`` (numbers parsed)."""
+    """(method name, options) of ``name`` or ``name:key=value,...`` (numbers, booleans
+    and ``none`` parsed)."""
     name, _, rest = spec.partition(":")
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
@@ -57,6 +58,9 @@ def parse_method(spec: str) -> tuple[str, dict]:
             raise ValueError(f"method option {item!r} is not key=value")
         if value.lower() in ("true", "false"):
             opts[key] = value.lower() == "true"
+            continue
+        if value.lower() == "none":
+            opts[key] = None
             continue
         try:
             opts[key] = float(value) if "." in value else int(value)

@@ -12,7 +12,12 @@ arms, never both:
   configuration as more features (``prior_feature``: the prior's order and, for
   up to ``source_features`` sources, each source's own; :mod:`.prior_feature`),
   so the history shapes its model only as far as the target's measurements
-  confirm it.
+  confirm it. The rank columns can still hold the search in the region the
+  history favours when the target's optimum lies elsewhere (the model ranks that
+  region first, the rounds stop improving): with ``escape`` such an inner explores
+  when its rounds stall, a share of each batch growing with the rounds without
+  improvement taken from regions no measurement has touched (the explorer's stall
+  exploration, :mod:`search.strategies.stall`, source ``"far"``).
 
 The first rounds are history rounds, not judged: as many as it takes to measure
 the consensus's best and every source's best (each device is heard once), at
@@ -65,7 +70,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -74,6 +79,7 @@ from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
+from ..strategies.stall import SOURCES, StallOptions
 from .prior_feature import PriorFeatureSpace
 
 __all__ = ["GuidedOptions", "HistoryGuided"]
@@ -101,6 +107,11 @@ class GuidedOptions:
         Give an inner strategy that learns a cost model (``learn_on``) the
         history's ranks of each configuration as more features
         (:mod:`.prior_feature`).
+    escape : str or None
+        With ``prior_feature``, the stall source (:data:`search.strategies.stall.SOURCES`,
+        with :class:`~search.strategies.stall.StallOptions`' defaults) of a model-based
+        inner strategy that has none of its own and proposes a batch per round (see
+        module doc); ``None``: none.
     source_features : int
         With ``prior_feature``, also a rank column per source for this many
         sources at most (the best matching first); 0: the prior's order only.
@@ -125,6 +136,7 @@ class GuidedOptions:
     share: str = "isolated"
     lottery: bool = False
     prior_feature: bool = True
+    escape: str | None = "far"
     source_features: int = 16
     first_rounds: int = 2
     match: float = 15.0
@@ -142,8 +154,20 @@ class GuidedOptions:
                                     f"{self.match}, {self.trust_alpha}")
         if self.first_rounds < 1:
             raise InvalidInputError(f"first_rounds must be >= 1, got {self.first_rounds}")
+        if self.escape is not None and self.escape not in SOURCES:
+            raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
+                                    f"got {self.escape!r}")
         if self.share not in SHARES:
             raise InvalidInputError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
+
+
+def _escape(inner: Strategy, source: str | None) -> None:
+    """Give ``inner`` stall exploration from ``source`` unless it has its own or plans
+    ahead (stall exploration needs a batch per round)."""
+    o = inner.options
+    if source is None or getattr(o, "stall", None) is not None or o.plan_size is not None:
+        return
+    inner.options = replace(o, stall=StallOptions(source=source))
 
 
 class HistoryGuided(Strategy):
@@ -161,6 +185,7 @@ class HistoryGuided(Strategy):
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
             sources = prior.source_orders(self.guided.source_features, min_size=2)
             inner.learn_on(PriorFeatureSpace(inner.space, prior.order(), sources))
+            _escape(inner, self.guided.escape)
         self._picker = prior.picker() if prior is not None else None
         lists = 1 + len(prior.source_orders()) if prior is not None else 1
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
