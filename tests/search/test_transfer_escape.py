@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iobound.errors import InvalidInputError
 from search.strategies import make_strategy
@@ -50,3 +52,23 @@ def test_with_escape_every_ask_is_new_and_the_stall_share_is_used():
     idx = [t.index for t in res.trials]
     assert len(set(idx)) == len(idx) == 80 and all(0 <= i < len(SPACE) for i in idx)
     assert inner.stats()["explored"] > 0
+
+
+@given(st.integers(0, 2**16), st.sampled_from(["far", "elite", "sweep"]),
+       st.integers(1, 6), st.integers(10, 70))
+@settings(max_examples=12, deadline=None)
+def test_with_any_escape_every_ask_is_a_new_member_of_the_space(seed, source, batch, budget):
+    """Whatever the source, batch and budget, the explorer guided by misleading history
+    asks distinct, new, valid indices until the budget or the space is exhausted."""
+    inner = make_strategy("explorer", SPACE, {"batch_size": batch}, np.random.default_rng(seed))
+    s = with_history(inner, PRIOR, GuidedOptions(escape=source), seed=seed)
+    meas, asked = Bowl((7, 5, 4), local=(0, 0, 1)), []
+    while len(asked) < budget:
+        got = s.ask(min(batch, budget - len(asked)))
+        if not got:
+            break
+        assert len(set(got)) == len(got) and all(0 <= i < len(SPACE) for i in got)
+        assert not set(got) & set(asked)
+        asked += got
+        s.tell(got, meas.measure([SPACE.get(i) for i in got]))
+    assert len(asked) == min(budget, len(SPACE))
