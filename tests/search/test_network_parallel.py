@@ -95,14 +95,19 @@ def test_one_layer_at_a_time_through_the_pool_is_in_turn(tmp_path):
 
 
 def _interrupt_when(folder: Path, builds: int) -> threading.Thread:
+    """A thread sending SIGINT once ``folder`` holds ``builds`` markers; its ``fired``
+    list says when (seconds from its start) and how many markers it saw."""
+    t0 = time.monotonic()
+
     def fire():
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if folder.exists() and len(list(folder.iterdir())) >= builds:
+        while time.monotonic() < t0 + 120:
+            if folder.exists() and (seen := len(list(folder.iterdir()))) >= builds:
                 os.kill(os.getpid(), signal.SIGINT)
+                t.fired.append((round(time.monotonic() - t0, 2), seen))
                 return
             time.sleep(0.02)
     t = threading.Thread(target=fire, daemon=True)
+    t.fired = []
     t.start()
     return t
 
@@ -117,8 +122,13 @@ def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_pa
     log = tmp_path / "run.jsonl"
     options = ExecutorOptions(executor=kind, workers=2, parallel_layers=2)
     fire = _interrupt_when(tmp_path / "first", 5)
+    t0 = time.monotonic()
     with pytest.raises(Interrupted) as info:
         _tune(tmp_path / "first", tmp_path, delay=0.3, log=str(log), executor=options)
+        # not interrupted: say what the signal thread saw, for a run that ever gets here
+        pytest.fail(f"run ended after {time.monotonic() - t0:.2f} s with "
+                    f"{len(markers(tmp_path / 'first'))} builds; SIGINT sent at "
+                    f"(s, markers seen): {fire.fired}")
     fire.join()
     assert f"resume with --resume {log}" in str(info.value)
     assert "run.<layer>.jsonl" in str(info.value)
