@@ -186,16 +186,23 @@ def test_never_an_invalid_or_repeated_index(seed, share, decay, batch, budget):
     inner = make_strategy("random", SPACE, {"batch_size": batch}, np.random.default_rng(seed))
     s = HistoryGuided(inner, prior, GuidedOptions(decay=decay, share=share),
                       np.random.default_rng(seed + 1))
-    meas, asked = Bowl((1, 4, 1)), []
+    asked = ask_until(s, Bowl((1, 4, 1)), batch, budget)
+    assert len(asked) >= min(budget, len(SPACE))
+
+
+def ask_until(strategy, measurer, batch: int, budget: int) -> list[int]:
+    """Ask and tell ``strategy`` (over SPACE) in batches until ``budget`` configurations
+    or an empty ask, asserting that every ask is distinct, new and valid; all it asked."""
+    asked: list[int] = []
     while len(asked) < budget:
-        got = s.ask(batch)
+        got = strategy.ask(min(batch, budget - len(asked)))
         if not got:
             break
         assert len(set(got)) == len(got) and all(0 <= i < len(SPACE) for i in got)
         assert not set(got) & set(asked)
         asked += got
-        s.tell(got, meas.measure([SPACE.get(i) for i in got]))
-    assert len(asked) >= min(budget, len(SPACE))
+        strategy.tell(got, measurer.measure([SPACE.get(i) for i in got]))
+    return asked
 
 
 def test_transfer_options_reads_the_database_and_excludes_devices(tmp_path):

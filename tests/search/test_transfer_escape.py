@@ -13,7 +13,7 @@ from search.strategies.stall import StallOptions
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 
-from tests.search.test_transfer import SPACE, Bowl, _bowl, _hist
+from tests.search.test_transfer import SPACE, Bowl, _bowl, _hist, ask_until
 
 PRIOR = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
 
@@ -62,13 +62,5 @@ def test_with_any_escape_every_ask_is_a_new_member_of_the_space(seed, source, ba
     asks distinct, new, valid indices until the budget or the space is exhausted."""
     inner = make_strategy("explorer", SPACE, {"batch_size": batch}, np.random.default_rng(seed))
     s = with_history(inner, PRIOR, GuidedOptions(escape=source), seed=seed)
-    meas, asked = Bowl((7, 5, 4), local=(0, 0, 1)), []
-    while len(asked) < budget:
-        got = s.ask(min(batch, budget - len(asked)))
-        if not got:
-            break
-        assert len(set(got)) == len(got) and all(0 <= i < len(SPACE) for i in got)
-        assert not set(got) & set(asked)
-        asked += got
-        s.tell(got, meas.measure([SPACE.get(i) for i in got]))
+    asked = ask_until(s, Bowl((7, 5, 4), local=(0, 0, 1)), batch, budget)
     assert len(asked) == min(budget, len(SPACE))
