@@ -6,7 +6,8 @@ value lists as ``tune_params``, and one entry per configuration, its latest
 measurement. Fields a cache entry had when it was imported (``compile_time``,
 ``timestamp``, ...) are written back, so cache -> database -> cache gives the
 same entries. A failure is written as its Kernel Tuner string; ``status`` is added
-only where that string does not say it (``timeout``, ``wrong_result``).
+only where that string does not say it (``timeout``, ``wrong_result``). The cache is
+never written over the database it comes from (by any path to it, or its journals).
 
 Examples
 --------
@@ -90,7 +91,29 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
                    kernel_name=workload.template, problem_size=workload.problem)
 
 
+def _is_database(path: Path, db_path: str) -> bool:
+    """Whether writing ``path`` writes over the database file or one of its journals."""
+    if db_path == ":memory:":
+        return False
+    db = Path(db_path)
+    if path.exists() and db.exists() and os.path.samefile(path, db):  # links and other paths
+        return True
+    db, target = db.resolve(), path.resolve()
+    return target.parent == db.parent and target.name in {
+        db.name + end for end in ("", "-wal", "-shm", "-journal")}
+
+
 def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, device: str,
                  toolchain: str | None = None) -> Path:
-    """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz)."""
+    """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is the database file itself (or its journal), or as
+        :func:`workload_cache`.
+    """
+    if _is_database(Path(path), db.path):
+        raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
+                                f"write the cache to another file")
     return write_cache(path, workload_cache(db, workload, device, toolchain))

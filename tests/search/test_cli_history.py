@@ -77,3 +77,24 @@ def test_tune_history_file_is_a_tuning_database(capsys, tmp_path, synth_cache_pa
     (row,) = json.loads(out)
     assert (row["device"], row["template"], row["problem"], row["measurements"]) == (
         "Synthetic GPU", "synth_kernel", [64, 64], 6)
+
+
+@pytest.mark.parametrize("how", ["same", "dotdot", "symlink", "hardlink", "wal"])
+def test_export_refuses_to_write_over_the_database(capsys, tmp_path, synth_cache_path, how):
+    """The output is the database file (by any path, or its WAL): refused, the file unchanged."""
+    db = tmp_path / "t.db"
+    assert _run(capsys, "history", "import", str(synth_cache_path), "--db", str(db))[0] == 0
+    (tmp_path / "sub").mkdir()
+    target = {"same": db, "dotdot": tmp_path / "sub" / ".." / "t.db",
+              "symlink": tmp_path / "link.db", "hardlink": tmp_path / "hard.db",
+              "wal": tmp_path / "t.db-wal"}[how]
+    if how == "symlink":
+        target.symlink_to(db)
+    elif how == "hardlink":
+        target.hardlink_to(db)
+    before = db.read_bytes()
+    code, out, err = _run(capsys, "history", "export", "--db", str(db), str(target))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "database" in err and db.read_bytes() == before
+    code, out, _ = _run(capsys, "history", "list", "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)[0]["measurements"] == len(load_cache(synth_cache_path))
