@@ -46,6 +46,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 
 __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
@@ -133,10 +134,10 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
     return Status.OK if as_time(t) is not None else Status.INVALID
 
 
-def _open(path: Path, mode: str):
+def _open(path: Path):
     if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
 
 
 def _read_json(path: Path) -> Any:
@@ -144,7 +145,7 @@ def _read_json(path: Path) -> Any:
     if not path.is_file():
         raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
     try:
-        with _open(path, "r") as fh:
+        with _open(path) as fh:
             return json.load(fh)
     except RecursionError:
         raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
@@ -293,7 +294,8 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
-    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz)."""
+    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
+    atomically (:func:`search.outputs.write_atomic`)."""
     path = Path(path)
     keys = list(cache.keys)
     raw = {
@@ -304,8 +306,12 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "cache": {cache_key(e, keys): e for e in cache.entries},
     }
     try:
-        with _open(path, "w") as fh:
-            json.dump(raw, fh, allow_nan=False)  # a NaN would make the file unreadable JSON
+        data = json.dumps(raw, allow_nan=False).encode()  # a NaN would make it unreadable JSON
+    except ValueError:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: it holds NaN or "
+                                f"Infinity, which JSON cannot represent") from None
+    try:  # whole or not at all: an existing file is never left cut off
+        write_atomic(path, gzip.compress(data) if path.suffix == ".gz" else data)
     except OSError as exc:
         raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
                                 f"{exc.strerror or exc}") from None

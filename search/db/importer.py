@@ -13,7 +13,9 @@ another device's name.
 
 Only ``ok`` records with a positive, finite time count as timings; an ``ok`` cache
 entry with another time (zero, negative, NaN, infinite) is skipped and counted in
-:attr:`FileImport.skipped`.
+:attr:`FileImport.skipped`. NaN or Infinity elsewhere in an entry (``compile_time``,
+a log record's ``extra``) is stored as null; in the problem (the workload's
+identity) it refuses the file.
 
 Examples
 --------
@@ -122,8 +124,26 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     except ValueError as exc:
         msg = str(exc)
         raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{path}: cannot read it: nested too deeply") from None
     except (OSError, EOFError, zlib.error, KeyError, TypeError, AttributeError) as exc:
         raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and Infinity (which JSON cannot hold) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _check_problem(problem: Any, what: str) -> None:
+    if _finite(problem) != problem:
+        raise InvalidInputError(f"{what} holds NaN or Infinity; a problem must be finite")
 
 
 def _kt_timestamp(value: Any) -> float:
@@ -137,7 +157,7 @@ def _kt_timestamp(value: Any) -> float:
 
 def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     config = {k: entry[k] for k in keys}
-    other = {k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS}
+    other = _finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
     status = entry_status(entry)
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
     if status is not Status.OK:
@@ -156,6 +176,7 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
 def _read_cache(path: Path, device: str | None) -> FileImport:
     cache = load_cache(path)
     dev = _device(path, cache.device_name, device)
+    _check_problem(cache.problem_size, "problem_size")
     w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
     out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
@@ -192,6 +213,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
     dev = _device(path, own, device)
     w, values = _log_workload(h)
+    _check_problem(w.problem, "the header's problem (layer or problem_size)")
     toolchain = str(meas.get("toolchain") or meas.get("name") or "")
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
@@ -201,6 +223,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
             out.skipped += 1
             continue
+        r = MeasureRecord(**{**r.__dict__, "extra": _finite(r.extra)})
         out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
     return out
 

@@ -1,0 +1,87 @@
+"""Tests of unusual files imported into the tuning database and exported again.
+
+Each case is a file a reviewer found to break ``iobound history``: non-finite
+numbers, odd timestamps, null names, list-valued parameters, logs whose records do
+not match their space. The contract: the file is refused with one line (exit 2)
+and the database is unchanged, or it is imported and exports again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from search.cli.main import main
+from search.kt_cache import load_cache
+
+BASE = {"device_name": "devX", "kernel_name": "k", "problem_size": [8],
+        "tune_params_keys": ["x", "y"], "tune_params": {"x": [1, 2], "y": [1, 2]},
+        "objective": "time"}
+
+
+def _cache_file(path, entries, **top):
+    """A cache file with ``entries`` (keyed by their x,y) and ``top`` over :data:`BASE`;
+    written with Python's JSON, so NaN and Infinity appear as Kernel Tuner writes them."""
+    raw = {**BASE, **top, "cache": {f"{e['x']},{e['y']}": e for e in entries}}
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _refused(capsys, argv, needle):
+    """``argv`` exits 2 with one stderr line holding ``needle`` and nothing on stdout."""
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert needle in err and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("field", ["compile_time", "nested"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_extra_values_are_stored_as_null(capsys, tmp_path, field, bad):
+    """NaN or Infinity in an entry's extra field: imported as null, exported as valid JSON."""
+    value = {"a": [1.0, bad]} if field == "nested" else bad
+    src = _cache_file(tmp_path / "c.json", [{"x": 1, "y": 1, "time": 2.0, field: value}])
+    db, out = str(tmp_path / "t.db"), tmp_path / "o.json"
+    assert _run(capsys, "history", "import", str(src), "--db", db)[0] == 0
+    assert _run(capsys, "history", "export", "--db", db, str(out))[0] == 0
+    (entry,) = load_cache(out).entries
+    assert entry["time"] == 2.0
+    assert entry[field] == ({"a": [1.0, None]} if field == "nested" else None)
+    assert _run(capsys, "history", "import", str(out), "--db", db, "--json")[0] == 0
+
+
+@pytest.mark.parametrize("problem", [[float("nan")], {"n": float("inf")}, float("-inf")])
+def test_non_finite_problem_size_is_refused(capsys, tmp_path, problem):
+    """NaN or Infinity in problem_size (the workload's identity): the file is refused."""
+    src = _cache_file(tmp_path / "c.json", [{"x": 1, "y": 1, "time": 2.0}], problem_size=problem)
+    _refused(capsys, ["history", "import", str(src), "--db", str(tmp_path / "t.db")],
+             "problem_size")
+
+
+def _log_file(path, records, **header):
+    """A tuning log of ``records`` (config, time_ms, extra...) over a two-parameter space."""
+    head = {"schema": "iobound.tune-log", "version": 1, "kind": "header", "device": "devL",
+            "template": "t", "problem": [8], "strategy": "random", "seed": 0,
+            "space": {"kind": "grid", "params": ["x", "y"], "values": {"x": [1, 2], "y": [1]}},
+            "measurer": {"name": "model", "toolchain": "tool v1"}, **header}
+    lines = [head] + [{"kind": "record", "index": i, "record": {
+        "status": "ok", "costs": [], "error": "", "estimate": False, "timestamp": 1.5e9 + i,
+        "extra": {}, **r}} for i, r in enumerate(records)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_non_finite_log_extra_is_stored_as_null(tmp_path):
+    """A log record's extra with NaN: stored with null there (the database holds only JSON)."""
+    from search.db.importer import read_file
+    src = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0,
+                                              "extra": {"z": float("nan"), "w": [float("inf")]}}])
+    (m,) = read_file(src).measurements
+    assert m.record.extra == {"z": None, "w": [None]}
