@@ -133,7 +133,7 @@ def _entry(obj: dict, where: str) -> LogEntry:
         if key in rec and not isinstance(rec[key], kind):
             raise InvalidInputError(f"{where}: {key!r} must be a {kind.__name__}")
     stamp = rec.get("timestamp", 0.0)
-    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not _finite(stamp):
         raise InvalidInputError(f"{where}: 'timestamp' must be a finite number")
     bad = _bad_time(rec)
     if bad:
@@ -142,6 +142,13 @@ def _entry(obj: dict, where: str) -> LogEntry:
     else:
         record = MeasureRecord.from_dict(rec)
     return LogEntry(index, record)
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _bad_time(rec: dict) -> str:

@@ -41,7 +41,7 @@ import math
 import os
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -147,12 +147,22 @@ def _check_problem(problem: Any, what: str) -> None:
 
 
 def _kt_timestamp(value: Any) -> float:
+    """A cache entry's timestamp as Unix time; one that is not a finite number or an ISO
+    time is absent (0.0). An ISO time without a zone is UTC: a local zone would give
+    other rows, so duplicates, when the file is imported again elsewhere."""
+    if isinstance(value, bool):
+        return 0.0
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            stamp = float(value)
+        except OverflowError:  # an integer too large for a float
+            return 0.0
+        return stamp if math.isfinite(stamp) else 0.0
     try:
-        return datetime.fromisoformat(str(value)).timestamp()
+        when = datetime.fromisoformat(str(value))
     except ValueError:
         return 0.0
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:

@@ -9,10 +9,19 @@ and the database is unchanged, or it is imported and exports again.
 from __future__ import annotations
 
 import json
+import math
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from search.cli.main import main
+from search.db import TuningDB
+from search.db.importer import import_files, read_file
 from search.kt_cache import load_cache
 
 BASE = {"device_name": "devX", "kernel_name": "k", "problem_size": [8],
@@ -42,7 +51,7 @@ def _refused(capsys, argv, needle):
     return err
 
 
-@pytest.mark.parametrize("field", ["compile_time", "nested"])
+@pytest.mark.parametrize("field", ["compile_time", "timestamp", "nested"])
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_non_finite_extra_values_are_stored_as_null(capsys, tmp_path, field, bad):
     """NaN or Infinity in an entry's extra field: imported as null, exported as valid JSON."""
@@ -80,8 +89,60 @@ def _log_file(path, records, **header):
 
 def test_non_finite_log_extra_is_stored_as_null(tmp_path):
     """A log record's extra with NaN: stored with null there (the database holds only JSON)."""
-    from search.db.importer import read_file
     src = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0,
                                               "extra": {"z": float("nan"), "w": [float("inf")]}}])
     (m,) = read_file(src).measurements
     assert m.record.extra == {"z": None, "w": [None]}
+
+
+stamps = st.one_of(st.floats(), st.integers(), st.integers(min_value=2**1024), st.text(max_size=30),
+                   st.booleans(), st.none(), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(stamps)
+@example(float("nan"))
+@example(float("inf"))
+@example(10**400)
+def test_any_cache_timestamp_keeps_the_record(stamp):
+    """Whatever an entry's timestamp (NaN, 10**400, text...): the record is kept with a finite
+    timestamp, and importing the file again adds nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = _cache_file(Path(tmp) / "c.json", [{"x": 1, "y": 1, "time": 2.0, "timestamp": stamp}])
+        with TuningDB(":memory:") as db:
+            (f,) = import_files(db, [src])
+            (again,) = import_files(db, [src])
+            assert (f.read, f.added, again.added) == (1, 1, 0)
+            (m,) = db.measurements()
+    assert math.isfinite(m.record.timestamp)
+
+
+@pytest.fixture
+def local_zone(monkeypatch):
+    """Set the process's time zone (TZ + tzset); the old one is back after the test."""
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_timestamps_without_a_zone_are_utc(tmp_path, local_zone):
+    """A naive ISO time is read as UTC: the same under every local zone, so no duplicate rows."""
+    src = _cache_file(tmp_path / "c.json",
+                      [{"x": 1, "y": 1, "time": 2.0, "timestamp": "2023-12-22 09:54:05"}])
+    utc = datetime(2023, 12, 22, 9, 54, 5, tzinfo=timezone.utc).timestamp()
+    with TuningDB(tmp_path / "t.db") as db:
+        for zone in ("Asia/Tokyo", "America/New_York"):
+            local_zone(zone)
+            import_files(db, [src])
+        assert [m.record.timestamp for m in db.measurements()] == [utc]
+
+
+def test_log_timestamp_too_large_for_a_float_is_refused(capsys, tmp_path):
+    """A tuning log whose record has timestamp 10**400: one line naming it, nothing stored."""
+    src = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0,
+                                              "timestamp": 10**400}])
+    _refused(capsys, ["history", "import", str(src), "--db", str(tmp_path / "t.db")],
+             "timestamp")
