@@ -50,7 +50,7 @@ from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 
 __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
-           "records_to_cache", "FAILURE_STATUS", "STATUS_FAILURE"]
+           "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
 FAILURE_STATUS = {
@@ -164,8 +164,13 @@ def _is_scalar(v: Any) -> bool:
     return isinstance(v, float) and math.isfinite(v)
 
 
-def _is_value(v: Any) -> bool:
-    """A parameter value: a JSON scalar or a flat list of scalars."""
+def is_param_value(v: Any) -> bool:
+    """Whether ``v`` can be a parameter's value: a JSON scalar (numbers finite and exact in
+    float64) or a flat list of such (Kernel Tuner allows lists, e.g. block shapes).
+
+    >>> is_param_value(8), is_param_value([16, 2]), is_param_value({"a": 1}), is_param_value(float("nan"))
+    (True, True, False, False)
+    """
     return _is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v))
 
 
@@ -181,7 +186,7 @@ def _tune_params(raw: dict, where: str) -> dict:
     out = {}
     for k in keys:
         vals = params.get(k)
-        if not isinstance(vals, list) or not all(_is_value(v) for v in vals):
+        if not isinstance(vals, list) or not all(is_param_value(v) for v in vals):
             raise InvalidInputError(f"{where}: tune_params[{k[:40]!r}] must be a list of values")
         out[k] = list(vals)
     return out
@@ -200,7 +205,7 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         for k, v in zip(keys, vals):
             entry.setdefault(k, _parse_value(v, tune_params[k], where))
     for k in keys:
-        if not _is_value(entry[k]):
+        if not is_param_value(entry[k]):
             raise InvalidInputError(f"{where}: cache entry {key[:40]!r}: parameter {k!r} has a "
                                     f"value that is not a number, string or flat list")
     t = entry.get("time")

@@ -27,9 +27,10 @@ from iobound.errors import InvalidInputError
 import os
 from pathlib import Path
 
-from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, write_cache
+from ..kt_cache import (FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, is_param_value,
+                        write_cache)
 from ..measure.base import MeasureRecord
-from .model import Measurement, Workload
+from .model import Measurement, Workload, canon
 from .store import TuningDB
 
 __all__ = ["workload_cache", "export_cache", "cache_entry"]
@@ -53,12 +54,23 @@ def cache_entry(rec: MeasureRecord, keys) -> dict:
     return entry
 
 
+def _check_config(m: Measurement, keys) -> None:
+    """Refuse a config that cannot be a cache entry (stored before import checked them)."""
+    cfg = m.record.config
+    if set(cfg) != set(keys) or not all(is_param_value(v) for v in cfg.values()):
+        raise InvalidInputError(
+            f"a measurement of {m.workload.label()} on {m.device!r} has config "
+            f"{canon(cfg)[:80]}, not the parameters {', '.join(keys)} with numbers, strings "
+            f"or flat lists: it cannot be a cache entry")
+
+
 def _latest(ms: list[Measurement], keys) -> dict[str, MeasureRecord]:
     best: dict[str, tuple[float, int, MeasureRecord]] = {}
     for order, m in enumerate(ms):
         r = m.record
         if r.is_ok and m.time_ms is None:
             continue  # untimed (emulator) or unusable time: a cache entry needs one
+        _check_config(m, keys)
         k = cache_key(r.config, keys)
         if k not in best or (r.timestamp, order) > best[k][:2]:
             best[k] = (r.timestamp, order, r)
@@ -72,7 +84,8 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     Raises
     ------
     ValueError
-        When the database holds no measurement of that workload on that device.
+        When the database holds no measurement of that workload on that device, or one
+        whose config is not the workload's parameters with plain values.
     """
     ms = db.measurements(workload, device=device, toolchain=toolchain)
     if not ms:
@@ -84,7 +97,9 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     tune_params = {}
     for p in keys:
         vals = list(known.get(p, []))
-        vals.extend(v for v in dict.fromkeys(r.config[p] for r in records.values()) if v not in vals)
+        for r in records.values():  # values may be lists (unhashable): compare, do not hash
+            if r.config[p] not in vals:
+                vals.append(r.config[p])
         tune_params[p] = vals
     entries = [cache_entry(r, keys) for r in records.values()]
     return KtCache(tune_params=tune_params, entries=entries, device_name=device,

@@ -11,6 +11,10 @@ cache's ``device_name``, a log header's ``device``); for a file without one,
 names a device other than ``device`` is refused: its records never go under
 another device's name.
 
+A tuning log's records must hold exactly the log's parameters, each a number,
+string or flat list (as a cache entry does); a record that does not refuses the
+file.
+
 Only ``ok`` records with a positive, finite time count as timings; an ``ok`` cache
 entry with another time (zero, negative, NaN, infinite) is skipped and counted in
 :attr:`FileImport.skipped`. NaN or Infinity elsewhere in an entry (``compile_time``,
@@ -48,7 +52,7 @@ from typing import Any, Sequence
 from iobound.errors import InvalidInputError
 
 from kernels.status import Status
-from ..kt_cache import entry_status, load_cache
+from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -202,6 +206,10 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
     space = header.get("space") or {}
     params = tuple(space.get("params") or ())
     values = space.get("values") or {}
+    if not isinstance(values, dict) or not all(
+            isinstance(v, list) and all(map(is_param_value, v)) for v in values.values()):
+        raise InvalidInputError("the header's space 'values' must map each parameter to a list "
+                                "of numbers, strings or flat lists")
     if space.get("kind") == "replay":
         problem = header.get("problem_size")
         if problem is None and header.get("replay"):
@@ -216,6 +224,21 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
                     header.get("problem"), params), values
 
 
+def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
+    """Refuse a log record whose config is not the log's parameters with plain values."""
+    where = f"the record at index {index}"
+    missing, other = sorted(set(params) - set(config)), sorted(set(config) - set(params))
+    if missing or other:
+        what = [f"lacks {', '.join(missing)}"] if missing else []
+        what += [f"has {', '.join(other)[:80]}"] if other else []
+        raise InvalidInputError(f"{where}: its config {' and '.join(what)}; the log's parameters "
+                                f"are {', '.join(params)}")
+    for k, v in config.items():
+        if not is_param_value(v):
+            raise InvalidInputError(f"{where}: parameter {k!r} has a value that is not a "
+                                    f"finite number, string or flat list")
+
+
 def _read_log(path: Path, device: str | None) -> FileImport:
     log = read_log(path)
     h = log.header
@@ -228,6 +251,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
+        _check_config(e.index, e.record.config, w.params)
         r = e.record
         bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):

@@ -146,3 +146,53 @@ def test_log_timestamp_too_large_for_a_float_is_refused(capsys, tmp_path):
                                               "timestamp": 10**400}])
     _refused(capsys, ["history", "import", str(src), "--db", str(tmp_path / "t.db")],
              "timestamp")
+
+
+@pytest.mark.parametrize("config, needle", [
+    ({"foo": 1}, "has foo"),
+    ({"x": 1}, "lacks y"),
+    ({"x": 1, "y": 1, "z": 1}, "has z"),
+    ({"x": {"a": [1]}, "y": 1}, "'x'"),
+    ({"x": float("nan"), "y": 1}, "'x'"),
+])
+def test_log_records_must_hold_the_space_parameters(capsys, tmp_path, config, needle):
+    """A log record whose config is not the log's parameters with plain values: the whole
+    import is refused with one line naming it, and the database is unchanged."""
+    good = _cache_file(tmp_path / "c.json", [{"x": 1, "y": 1, "time": 2.0}])
+    bad = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0},
+                                             {"config": config, "time_ms": 1.0}])
+    db = str(tmp_path / "t.db")
+    assert _run(capsys, "history", "import", str(good), "--db", db)[0] == 0
+    err = _refused(capsys, ["history", "import", str(good), str(bad), "--db", db], "run.jsonl")
+    assert needle in err
+    with TuningDB(db) as handle:
+        assert handle.count() == 1
+
+
+def test_list_valued_parameters_export_and_import_again(capsys, tmp_path):
+    """Kernel Tuner list values (block shapes): exported as they were; re-import adds nothing."""
+    src = tmp_path / "c.json"
+    src.write_text(json.dumps({
+        "device_name": "devL", "kernel_name": "kl", "problem_size": [1], "tune_params_keys": ["x"],
+        "tune_params": {"x": [[1, 2], [3, 4]]}, "cache": {
+            "[1, 2]": {"x": [1, 2], "time": 1.0}, "[3, 4]": {"x": [3, 4], "time": 2.0}}}))
+    db, out = str(tmp_path / "t.db"), tmp_path / "o.json"
+    assert _run(capsys, "history", "import", str(src), "--db", db)[0] == 0
+    assert _run(capsys, "history", "export", "--db", db, str(out))[0] == 0
+    cache = load_cache(out)
+    assert cache.tune_params == {"x": [[1, 2], [3, 4]]}
+    assert sorted((e["x"], e["time"]) for e in cache.entries) == [([1, 2], 1.0), ([3, 4], 2.0)]
+    code, text, _ = _run(capsys, "history", "import", str(out), "--db", db, "--json")
+    assert code == 0 and json.loads(text)["files"][0]["added"] == 0
+
+
+def test_export_refuses_a_stored_config_that_is_no_cache_entry(capsys, tmp_path):
+    """A record stored before import checked configs (a parameter missing): one line, exit 2."""
+    from search.db import Measurement, Workload
+    from search.measure.base import MeasureRecord
+    db = tmp_path / "t.db"
+    w = Workload("k", [8], ("x", "y"))
+    with TuningDB(db) as handle:
+        handle.add([Measurement(w, "d", "t", MeasureRecord.ok({"foo": 1}, time_ms=1.0))])
+    _refused(capsys, ["history", "export", "--db", str(db), str(tmp_path / "o.json")], "foo")
+    assert not (tmp_path / "o.json").exists()

@@ -25,12 +25,15 @@ outcome = st.one_of(times.map(lambda t: ("ok", t)), st.sampled_from(FAILURES).ma
 
 @st.composite
 def kt_caches(draw):
-    """A random Kernel Tuner cache: 1-3 parameters, a subset of the grid, times or failures."""
+    """A random Kernel Tuner cache: 1-3 parameters (numbers or lists), a subset of the grid,
+    times or failures."""
     n = draw(st.integers(1, 3))
-    tune_params = {f"p{k}": draw(st.lists(st.integers(-5, 50), min_size=1, max_size=4, unique=True))
+    values = st.one_of(st.integers(-5, 50),  # Kernel Tuner allows list values (block shapes)
+                       st.lists(st.integers(1, 4), min_size=2, max_size=2))
+    tune_params = {f"p{k}": draw(st.lists(values, min_size=1, max_size=4, unique_by=repr))
                    for k in range(n)}
     grid = list(itertools.product(*tune_params.values()))
-    chosen = draw(st.lists(st.sampled_from(grid), min_size=1, max_size=len(grid), unique=True))
+    chosen = draw(st.lists(st.sampled_from(grid), min_size=1, max_size=len(grid), unique_by=repr))
     entries = []
     for values in chosen:
         entry = dict(zip(tune_params, values))
