@@ -254,11 +254,16 @@ def load_cache(path: str | os.PathLike) -> KtCache:
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
              "problem_size", "objective")}
     return KtCache(tune_params=tune_params, entries=entries,
-                   device_name=str(raw.get("device_name", ""))[:200],
-                   kernel_name=str(raw.get("kernel_name", ""))[:200],
+                   device_name=_text(raw.get("device_name"), ""),
+                   kernel_name=_text(raw.get("kernel_name"), ""),
                    problem_size=raw.get("problem_size"),
-                   objective=str(raw.get("objective", "time"))[:200],
+                   objective=_text(raw.get("objective"), "time"),
                    path=str(path), meta=meta, bad_times=bad)
+
+
+def _text(value: Any, default: str) -> str:
+    """A name field as text; null is absent (``default``), never the name "None"."""
+    return default if value is None else str(value)[:200]
 
 
 def _parse_value(text: str, choices: Sequence[Any], where: str = "cache") -> Any:

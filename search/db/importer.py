@@ -217,11 +217,13 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
                 problem = load_cache(header["replay"]).problem_size
             except ValueError:
                 problem = None
-        return Workload(str(space.get("kernel", "")), problem, params), values
+        return Workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
         return Workload(CONV_TEMPLATE, header["layer"], params), values
-    return Workload(str(header.get("template", space.get("kind", ""))),
-                    header.get("problem"), params), values
+    template = header.get("template")  # null is absent
+    template = space.get("kind") if template is None else template
+    return Workload("" if template is None else str(template), header.get("problem"),
+                    params), values
 
 
 def _check_config(index: int, config: dict, params: Sequence[str]) -> None:

@@ -196,3 +196,28 @@ def test_export_refuses_a_stored_config_that_is_no_cache_entry(capsys, tmp_path)
         handle.add([Measurement(w, "d", "t", MeasureRecord.ok({"foo": 1}, time_ms=1.0))])
     _refused(capsys, ["history", "export", "--db", str(db), str(tmp_path / "o.json")], "foo")
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("device, expect", [(None, "c"), ("v100", "v100")])
+def test_null_device_name_is_absent(tmp_path, device, expect):
+    """"device_name": null is no device name: --device, else the file's name (not "None")."""
+    src = _cache_file(tmp_path / "c.json", [{"x": 1, "y": 1, "time": 2.0}], device_name=None)
+    assert read_file(src, device=device).device == expect
+
+
+def test_null_kernel_name_is_absent(tmp_path):
+    """"kernel_name": null gives the template of a file without one ("", not "None")."""
+    null = _cache_file(tmp_path / "a.json", [{"x": 1, "y": 1, "time": 2.0}], kernel_name=None)
+    raw = json.loads(null.read_text())
+    del raw["kernel_name"]
+    (tmp_path / "b.json").write_text(json.dumps(raw))
+    assert read_file(null).workload == read_file(tmp_path / "b.json").workload
+    assert read_file(null).workload.template == ""
+
+
+def test_null_names_in_a_log_header_are_absent(tmp_path):
+    """A log header's null device or template: as if absent (file name; the space's kind)."""
+    src = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0}],
+                    device=None, template=None)
+    f = read_file(src)
+    assert (f.device, f.workload.template) == ("run", "grid")
