@@ -270,8 +270,8 @@ def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
     files = [read_file(p, device) for p in paths]
 
     def store(conn) -> None:
-        for f in files:
-            f.added = insert(conn, f.measurements, f.tune_params)
+        for f in files:  # a file with nothing usable adds no (empty) workload either
+            f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
 
     write(db.connection, store)
     return files

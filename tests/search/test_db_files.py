@@ -221,3 +221,19 @@ def test_null_names_in_a_log_header_are_absent(tmp_path):
                     device=None, template=None)
     f = read_file(src)
     assert (f.device, f.workload.template) == ("run", "grid")
+
+
+@pytest.mark.parametrize("entries, skipped", [
+    ([], 0),
+    ([{"x": 1, "y": 1, "time": -1}, {"x": 2, "y": 1, "time": float("nan")},
+      {"x": 1, "y": 2, "time": 0}], 3),
+])
+def test_nothing_usable_adds_no_workload(capsys, tmp_path, entries, skipped):
+    """An empty cache, or one whose every time is unusable: no empty workload row is left,
+    and the skipped entries are still counted."""
+    src = _cache_file(tmp_path / "c.json", entries)
+    db = str(tmp_path / "t.db")
+    code, out, _ = _run(capsys, "history", "import", str(src), "--db", db, "--json")
+    assert code == 0 and json.loads(out)["files"][0]["skipped"] == skipped
+    with TuningDB(db) as handle:
+        assert handle.workloads() == [] and handle.count() == 0
