@@ -145,6 +145,10 @@ def _best(args, db) -> int:
         raise InvalidInputError(f"-k must be >= 1, got {args.k}")
     if args.workload and not select_workloads(db, args.workload):
         raise InvalidInputError(f"no workload matching {args.workload!r}")
+    devices = db.devices()
+    if args.device is not None and args.device not in devices:
+        raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
+                                + (", ".join(devices) or "none"))
     picks = [m for w in select_workloads(db, args.workload)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]

@@ -98,3 +98,13 @@ def test_export_refuses_to_write_over_the_database(capsys, tmp_path, synth_cache
     assert "database" in err and db.read_bytes() == before
     code, out, _ = _run(capsys, "history", "list", "--db", str(db), "--json")
     assert code == 0 and json.loads(out)[0]["measurements"] == len(load_cache(synth_cache_path))
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_best_on_an_unknown_device_is_bad_input(capsys, tmp_path, synth_cache_path, json_flag):
+    """best --device NOSUCH: one stderr line naming it and the devices there are, exit 2."""
+    db = str(tmp_path / "t.db")
+    assert _run(capsys, "history", "import", str(synth_cache_path), "--db", db)[0] == 0
+    code, out, err = _run(capsys, "history", "best", "--db", db, "--device", "nosuch", *json_flag)
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert "nosuch" in err and "Synthetic GPU" in err
