@@ -26,9 +26,11 @@ Examples
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -65,7 +67,8 @@ class TuneLog:
 
 
 def read_log(path: str | os.PathLike) -> TuneLog:
-    """Read a tuning log; a cut-short last line (a killed run) is dropped.
+    """Read a tuning log (gzipped when its name ends in .gz); a cut-short last line (a
+    killed run) is dropped.
 
     Every line is checked as data. A record whose time (or emulator surrogate cost) is
     not a positive finite number is read as an ``invalid`` record (it counts as
@@ -83,8 +86,11 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
         data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"{where} cannot be read: {exc.strerror or exc}") from None
+        if path.suffix == ".gz":  # a finished log, compressed
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, not gzip, cut short
+        raise InvalidInputError(f"{where} cannot be read: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     lines = data.split(b"\n")
     truncated = False
     if lines and lines[-1] == b"":

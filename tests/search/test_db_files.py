@@ -237,3 +237,18 @@ def test_nothing_usable_adds_no_workload(capsys, tmp_path, entries, skipped):
     assert code == 0 and json.loads(out)["files"][0]["skipped"] == skipped
     with TuningDB(db) as handle:
         assert handle.workloads() == [] and handle.count() == 0
+
+
+def test_gzipped_tune_log_is_read_through_gzip(capsys, tmp_path):
+    """run.jsonl.gz holds the same measurements as run.jsonl; a cut-short one is one line."""
+    import gzip
+    plain = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0},
+                                               {"config": {"x": 2, "y": 1}, "time_ms": 2.0}])
+    packed = tmp_path / "run.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    f = read_file(packed)
+    assert (f.kind, f.read) == ("tune-log", 2)
+    assert [m.digest() for m in f.measurements] == [m.digest() for m in read_file(plain).measurements]
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:-10])
+    _refused(capsys, ["history", "import", str(cut), "--db", str(tmp_path / "t.db")], "cut.jsonl.gz")
