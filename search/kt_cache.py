@@ -168,8 +168,8 @@ def is_param_value(v: Any) -> bool:
     """Whether ``v`` can be a parameter's value: a JSON scalar (numbers finite and exact in
     float64) or a flat list of such (Kernel Tuner allows lists, e.g. block shapes).
 
-    >>> is_param_value(8), is_param_value([16, 2]), is_param_value({"a": 1}), is_param_value(float("nan"))
-    (True, True, False, False)
+    >>> [is_param_value(v) for v in (8, [16, 2], {"a": 1}, float("nan"))]
+    [True, True, False, False]
     """
     return _is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v))
 

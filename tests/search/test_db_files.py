@@ -248,7 +248,9 @@ def test_gzipped_tune_log_is_read_through_gzip(capsys, tmp_path):
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     f = read_file(packed)
     assert (f.kind, f.read) == ("tune-log", 2)
-    assert [m.digest() for m in f.measurements] == [m.digest() for m in read_file(plain).measurements]
+    expect = [m.digest() for m in read_file(plain).measurements]
+    assert [m.digest() for m in f.measurements] == expect
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(packed.read_bytes()[:-10])
-    _refused(capsys, ["history", "import", str(cut), "--db", str(tmp_path / "t.db")], "cut.jsonl.gz")
+    _refused(capsys, ["history", "import", str(cut), "--db", str(tmp_path / "t.db")],
+             "cut.jsonl.gz")
