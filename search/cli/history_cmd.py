@@ -70,7 +70,8 @@ def _db_and_json(p: argparse.ArgumentParser) -> None:
 
 def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", metavar="TEXT",
-                   help="the workload whose 'template problem' label contains TEXT")
+                   help="the workload whose label ('template problem', and '(parameters)' where "
+                        "two share that) contains TEXT; a whole label selects only its own")
     p.add_argument("--device", metavar="NAME", help="the device")
 
 
@@ -89,10 +90,17 @@ def run(args: argparse.Namespace) -> int:
         return {"import": _import, "list": _list, "best": _best, "export": _export}[args.action](args, db)
 
 
+def _labels(db) -> dict:
+    from search.db.queries import workload_labels
+    return workload_labels(db.workloads())
+
+
 def _import(args, db) -> int:
     from search.db.importer import import_files
     files = import_files(db, args.files, device=args.device)
-    out = [{"file": f.path, "kind": f.kind, "device": f.device, "workload": f.workload.label(),
+    labels = _labels(db)
+    out = [{"file": f.path, "kind": f.kind, "device": f.device,
+            "workload": labels.get(f.workload, f.workload.label()),
             "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]
     if args.json:
         print(json.dumps({"db": args.db, "files": out, "total": db.count()}))
@@ -107,9 +115,9 @@ def _import(args, db) -> int:
 
 def _list(args, db) -> int:
     from search.db.queries import summary
-    rows = summary(db)
+    rows, labels = summary(db), _labels(db)
     if args.json:
-        print(json.dumps([{"workload": r.workload.label(), "template": r.workload.template,
+        print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
                            "problem": r.workload.problem, "params": list(r.workload.params),
                            "device": r.device, "measurements": r.measurements, "timed": r.timed,
                            "best_ms": r.best_ms} for r in rows]))
@@ -118,7 +126,7 @@ def _list(args, db) -> int:
         print(f"{args.db}: empty")
         return 0
     table = [("workload", "device", "measurements", "timed", "best ms")]
-    table += [(r.workload.label(), r.device, str(r.measurements), str(r.timed),
+    table += [(labels[r.workload], r.device, str(r.measurements), str(r.timed),
                f"{r.best_ms:.4f}" if r.best_ms is not None else "-") for r in rows]
     widths = [max(len(row[c]) for row in table) for c in range(5)]
     for row in table:
@@ -135,8 +143,9 @@ def _one_workload(db, text: str | None):
     what = f"matching {text!r}" if text else "in the database"
     if not ws:
         raise InvalidInputError(f"no workload {what}")
+    labels = _labels(db)
     raise InvalidInputError(f"{len(ws)} workloads {what}; choose one with --workload: "
-                     + "; ".join(w.label() for w in ws))
+                            + "; ".join(labels[w] for w in ws))
 
 
 def _best(args, db) -> int:
@@ -152,8 +161,9 @@ def _best(args, db) -> int:
     picks = [m for w in select_workloads(db, args.workload)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
+    labels = _labels(db)
     if args.json:
-        print(json.dumps([{"workload": m.workload.label(), "device": m.device,
+        print(json.dumps([{"workload": labels[m.workload], "device": m.device,
                            "toolchain": m.toolchain, "config": m.record.config,
                            "time_ms": m.time_ms, "estimate": m.record.estimate} for m in picks]))
         return 0 if picks else 1
@@ -163,7 +173,7 @@ def _best(args, db) -> int:
     for m in picks:
         cfg = ", ".join(f"{k}={v}" for k, v in m.record.config.items())
         est = " (estimate)" if m.record.estimate else ""
-        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {m.workload.label()}  {cfg}")
+        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {labels[m.workload]}  {cfg}")
     return 0
 
 
@@ -172,18 +182,19 @@ def _export(args, db) -> int:
     from search.db.queries import summary
     from search.kt_cache import load_cache
     w = _one_workload(db, args.workload)
+    label = _labels(db)[w]
     if not args.device:
         devices = sorted({r.device for r in summary(db) if r.workload == w})
         if len(devices) != 1:
-            raise InvalidInputError(f"{len(devices)} devices hold {w.label()}; choose one with --device: "
-                             + ", ".join(devices))
+            raise InvalidInputError(f"{len(devices)} devices hold {label}; choose one with "
+                                    f"--device: " + ", ".join(devices))
         args.device = devices[0]
     path = export_cache(db, args.file, w, args.device, args.toolchain)
     n = len(load_cache(path))
     if args.json:
-        print(json.dumps({"file": str(path), "workload": w.label(), "device": args.device,
+        print(json.dumps({"file": str(path), "workload": label, "device": args.device,
                           "entries": n}))
     else:
-        print(format_rows([("wrote", str(path)), ("workload", w.label()),
+        print(format_rows([("wrote", str(path)), ("workload", label),
                            ("device", args.device), ("entries", str(n))]))
     return 0
