@@ -85,7 +85,7 @@ class KtCache:
     problem_size: Any = None
     objective: str = "time"
     path: str = ""
-    meta: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # other top-level fields; written back
     bad_times: int = 0  # entries whose time was not a positive finite number (now invalid)
 
     @property
@@ -315,6 +315,7 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "objective": cache.objective,
         "cache": {cache_key(e, keys): e for e in cache.entries},
     }
+    raw.update((k, v) for k, v in cache.meta.items() if k not in raw)
     try:
         data = json.dumps(raw, allow_nan=False).encode()  # a NaN would make it unreadable JSON
     except ValueError:

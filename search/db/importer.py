@@ -15,6 +15,9 @@ A tuning log's records must hold exactly the log's parameters, each a number,
 string or flat list (as a cache entry does); a record that does not refuses the
 file.
 
+A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
+another (a top-level or an entry's ``toolchain``, written by our export).
+
 Only ``ok`` records with a positive, finite time count as timings; an ``ok`` cache
 entry with another time (zero, negative, NaN, infinite) is skipped and counted in
 :attr:`FileImport.skipped`. NaN or Infinity elsewhere in an entry (``compile_time``,
@@ -64,7 +67,7 @@ __all__ = ["FileImport", "read_file", "import_files", "KT_TOOLCHAIN"]
 
 #: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
 KT_TOOLCHAIN = "kernel_tuner"
-_TIME_KEYS = ("time", "times", "status", "estimate")
+_TIME_KEYS = ("time", "times", "status", "estimate", "toolchain")
 
 
 @dataclass
@@ -182,9 +185,14 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
             return None
         costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
                  and math.isfinite(c)]
-        rec = MeasureRecord.ok(config, costs, time_ms=float(t),
-                               estimate=bool(entry.get("estimate", False)), extra={"kt": other})
-    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp})
+        rec = MeasureRecord.ok(config, costs, time_ms=float(t), extra={"kt": other})
+    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp,
+                            "estimate": bool(entry.get("estimate", False))})
+
+
+def _toolchain(value: Any, default: str) -> str:
+    """A cache's (or entry's) ``toolchain`` field: ours, written by export; else ``default``."""
+    return value if isinstance(value, str) and value else default
 
 
 def _read_cache(path: Path, device: str | None) -> FileImport:
@@ -192,13 +200,15 @@ def _read_cache(path: Path, device: str | None) -> FileImport:
     dev = _device(path, cache.device_name, device)
     _check_problem(cache.problem_size, "problem_size")
     w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
+    tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
     out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
         rec = _kt_record(entry, cache.keys)
         if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
             out.skipped += 1
             continue
-        out.measurements.append(Measurement(w, dev, KT_TOOLCHAIN, rec, source=path.name))
+        out.measurements.append(Measurement(w, dev, _toolchain(entry.get("toolchain"), tool), rec,
+                                            source=path.name))
     return out
 
 

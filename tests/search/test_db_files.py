@@ -254,3 +254,15 @@ def test_gzipped_tune_log_is_read_through_gzip(capsys, tmp_path):
     cut.write_bytes(packed.read_bytes()[:-10])
     _refused(capsys, ["history", "import", str(cut), "--db", str(tmp_path / "t.db")],
              "cut.jsonl.gz")
+
+
+def test_a_logs_measurements_exported_and_imported_again_add_nothing(capsys, tmp_path):
+    """Records from a tuning log keep their toolchain and timestamp through an exported cache."""
+    src = _log_file(tmp_path / "run.jsonl", [{"config": {"x": 1, "y": 1}, "time_ms": 1.0},
+                                             {"config": {"x": 2, "y": 1}, "status": "timeout"}])
+    db, out = str(tmp_path / "t.db"), tmp_path / "o.json"
+    assert _run(capsys, "history", "import", str(src), "--db", db)[0] == 0
+    assert _run(capsys, "history", "export", "--db", db, str(out))[0] == 0
+    code, text, _ = _run(capsys, "history", "import", str(out), "--db", db, "--json")
+    assert code == 0 and json.loads(text)["files"][0]["added"] == 0
+    assert json.loads(out.read_text())["toolchain"] == "tool v1"
