@@ -24,6 +24,7 @@ from iobound.errors import InvalidInputError
 
 import argparse
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -38,7 +39,8 @@ DESCRIPTION = (
     "iobound tuning logs (--log); importing a file twice adds nothing, and a file that cannot "
     "be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
     "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
-    "cache file."
+    "cache file; these three open the database read-only. A SQLite file that is not an "
+    "iobound tuning database is refused."
 )
 
 
@@ -75,19 +77,25 @@ def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="NAME", help="the device")
 
 
-def _open(args, create: bool):
+def _open(args, readonly: bool):
     from search.db import TuningDB
-    if not create and not Path(args.db).is_file():
-        raise InvalidInputError(f"--db {args.db}: no such database (create it with 'iobound history import')")
+    if readonly and not Path(args.db).is_file():
+        raise InvalidInputError(f"--db {args.db}: no such database (create it with "
+                                f"'iobound history import')")
     try:
-        return TuningDB(args.db)
+        return TuningDB(args.db, readonly=readonly)
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
-    with _open(args, create=args.action == "import") as db:
-        return {"import": _import, "list": _list, "best": _best, "export": _export}[args.action](args, db)
+    try:
+        if args.action == "import":
+            return _import(args)
+        with _open(args, readonly=True) as db:  # reading never changes the file
+            return {"list": _list, "best": _best, "export": _export}[args.action](args, db)
+    except sqlite3.Error as exc:  # damage found while reading (SQLite: "malformed")
+        raise InvalidInputError(f"--db {args.db}: {' '.join(str(exc).split())}") from None
 
 
 def _labels(db) -> dict:
@@ -95,21 +103,30 @@ def _labels(db) -> dict:
     return workload_labels(db.workloads())
 
 
-def _import(args, db) -> int:
-    from search.db.importer import import_files
-    files = import_files(db, args.files, device=args.device)
-    labels = _labels(db)
+def _import(args) -> int:
+    from search.db.importer import read_file, store_files
+    files = [read_file(p, args.device) for p in args.files]  # every file read before the DB
+    new = not os.path.lexists(args.db)
+    try:
+        with _open(args, readonly=False) as db:
+            store_files(db, files)
+            labels, total = _labels(db), db.count()
+    except BaseException:
+        if new:  # a failed import leaves no new database file behind
+            for end in ("", "-wal", "-shm", "-journal"):
+                Path(args.db + end).unlink(missing_ok=True)
+        raise
     out = [{"file": f.path, "kind": f.kind, "device": f.device,
             "workload": labels.get(f.workload, f.workload.label()),
             "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]
     if args.json:
-        print(json.dumps({"db": args.db, "files": out, "total": db.count()}))
+        print(json.dumps({"db": args.db, "files": out, "total": total}))
         return 0
     for f in out:
         skipped = f", {f['skipped']} skipped (no positive finite time)" if f["skipped"] else ""
         print(f"{f['file']}: {f['added']} new of {f['read']} measurements "
               f"({f['kind']}, device {f['device']}, {f['workload']}{skipped})")
-    print(f"{args.db}: {db.count()} measurements")
+    print(f"{args.db}: {total} measurements")
     return 0
 
 

@@ -63,7 +63,7 @@ from .model import CONV_TEMPLATE, Measurement, Workload
 from .schema import write
 from .store import TuningDB, insert
 
-__all__ = ["FileImport", "read_file", "import_files", "KT_TOOLCHAIN"]
+__all__ = ["FileImport", "read_file", "store_files", "import_files", "KT_TOOLCHAIN"]
 
 #: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
 KT_TOOLCHAIN = "kernel_tuner"
@@ -274,14 +274,21 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     return out
 
 
-def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
-                 device: str | None = None) -> list[FileImport]:
-    """Read every file, then store all of them in one transaction (see module doc)."""
-    files = [read_file(p, device) for p in paths]
+def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
+    """Store files read by :func:`read_file` in one transaction; sets each one's ``added``.
 
+    >>> store_files(TuningDB(":memory:"), [])
+    []
+    """
     def store(conn) -> None:
         for f in files:  # a file with nothing usable adds no (empty) workload either
             f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
 
     write(db.connection, store)
-    return files
+    return list(files)
+
+
+def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
+                 device: str | None = None) -> list[FileImport]:
+    """Read every file, then store all of them in one transaction (see module doc)."""
+    return store_files(db, [read_file(p, device) for p in paths])
