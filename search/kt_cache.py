@@ -46,10 +46,11 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 
 __all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
-           "records_to_cache", "FAILURE_STATUS", "STATUS_FAILURE"]
+           "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
 FAILURE_STATUS = {
@@ -84,7 +85,7 @@ class KtCache:
     problem_size: Any = None
     objective: str = "time"
     path: str = ""
-    meta: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # other top-level fields; written back
     bad_times: int = 0  # entries whose time was not a positive finite number (now invalid)
 
     @property
@@ -133,10 +134,10 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
     return Status.OK if as_time(t) is not None else Status.INVALID
 
 
-def _open(path: Path, mode: str):
+def _open(path: Path):
     if path.suffix == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8")
-    return open(path, mode, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
 
 
 def _read_json(path: Path) -> Any:
@@ -144,7 +145,7 @@ def _read_json(path: Path) -> Any:
     if not path.is_file():
         raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
     try:
-        with _open(path, "r") as fh:
+        with _open(path) as fh:
             return json.load(fh)
     except RecursionError:
         raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
@@ -163,8 +164,13 @@ def _is_scalar(v: Any) -> bool:
     return isinstance(v, float) and math.isfinite(v)
 
 
-def _is_value(v: Any) -> bool:
-    """A parameter value: a JSON scalar or a flat list of scalars."""
+def is_param_value(v: Any) -> bool:
+    """Whether ``v`` can be a parameter's value: a JSON scalar (numbers finite and exact in
+    float64) or a flat list of such (Kernel Tuner allows lists, e.g. block shapes).
+
+    >>> [is_param_value(v) for v in (8, [16, 2], {"a": 1}, float("nan"))]
+    [True, True, False, False]
+    """
     return _is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v))
 
 
@@ -180,7 +186,7 @@ def _tune_params(raw: dict, where: str) -> dict:
     out = {}
     for k in keys:
         vals = params.get(k)
-        if not isinstance(vals, list) or not all(_is_value(v) for v in vals):
+        if not isinstance(vals, list) or not all(is_param_value(v) for v in vals):
             raise InvalidInputError(f"{where}: tune_params[{k[:40]!r}] must be a list of values")
         out[k] = list(vals)
     return out
@@ -199,7 +205,7 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         for k, v in zip(keys, vals):
             entry.setdefault(k, _parse_value(v, tune_params[k], where))
     for k in keys:
-        if not _is_value(entry[k]):
+        if not is_param_value(entry[k]):
             raise InvalidInputError(f"{where}: cache entry {key[:40]!r}: parameter {k!r} has a "
                                     f"value that is not a number, string or flat list")
     t = entry.get("time")
@@ -248,11 +254,16 @@ def load_cache(path: str | os.PathLike) -> KtCache:
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
              "problem_size", "objective")}
     return KtCache(tune_params=tune_params, entries=entries,
-                   device_name=str(raw.get("device_name", ""))[:200],
-                   kernel_name=str(raw.get("kernel_name", ""))[:200],
+                   device_name=_text(raw.get("device_name"), ""),
+                   kernel_name=_text(raw.get("kernel_name"), ""),
                    problem_size=raw.get("problem_size"),
-                   objective=str(raw.get("objective", "time"))[:200],
+                   objective=_text(raw.get("objective"), "time"),
                    path=str(path), meta=meta, bad_times=bad)
+
+
+def _text(value: Any, default: str) -> str:
+    """A name field as text; null is absent (``default``), never the name "None"."""
+    return default if value is None else str(value)[:200]
 
 
 def _parse_value(text: str, choices: Sequence[Any], where: str = "cache") -> Any:
@@ -293,7 +304,8 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
-    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz)."""
+    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
+    atomically (:func:`search.outputs.write_atomic`)."""
     path = Path(path)
     keys = list(cache.keys)
     raw = {
@@ -303,9 +315,14 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "objective": cache.objective,
         "cache": {cache_key(e, keys): e for e in cache.entries},
     }
+    raw.update((k, v) for k, v in cache.meta.items() if k not in raw)
     try:
-        with _open(path, "w") as fh:
-            json.dump(raw, fh, allow_nan=False)  # a NaN would make the file unreadable JSON
+        data = json.dumps(raw, allow_nan=False).encode()  # a NaN would make it unreadable JSON
+    except ValueError:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: it holds NaN or "
+                                f"Infinity, which JSON cannot represent") from None
+    try:  # whole or not at all: an existing file is never left cut off
+        write_atomic(path, gzip.compress(data) if path.suffix == ".gz" else data)
     except OSError as exc:
         raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
                                 f"{exc.strerror or exc}") from None

@@ -1,4 +1,5 @@
-"""Output paths checked before any work starts: a file to write, a folder to write into.
+"""Output paths checked before any work starts (a file to write, a folder to write into),
+and files written whole or not at all (:func:`write_atomic`).
 
 An empty path, a folder where a file is wanted (or a file where a folder is), a missing
 or unwritable parent, or an unwritable place is an
@@ -17,12 +18,13 @@ Examples
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_output_file", "check_output_dir"]
+__all__ = ["check_output_file", "check_output_dir", "write_atomic"]
 
 
 def _nonempty(flag: str, path: str | os.PathLike) -> Path:
@@ -106,3 +108,27 @@ def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
     except OSError as exc:
         raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
     return p
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` whole or not at all.
+
+    The bytes go to a temporary file in the same folder, which then replaces ``path``
+    (``os.replace``): a reader, or a write that fails, never leaves a cut-off file, and
+    an existing file stays as it was until the new one is complete.
+
+    >>> d = tempfile.mkdtemp()
+    >>> write_atomic(os.path.join(d, "a.txt"), b"hi").read_bytes(), os.listdir(d)
+    (b'hi', ['a.txt'])
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

@@ -26,9 +26,11 @@ Examples
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -65,7 +67,8 @@ class TuneLog:
 
 
 def read_log(path: str | os.PathLike) -> TuneLog:
-    """Read a tuning log; a cut-short last line (a killed run) is dropped.
+    """Read a tuning log (gzipped when its name ends in .gz); a cut-short last line (a
+    killed run) is dropped.
 
     Every line is checked as data. A record whose time (or emulator surrogate cost) is
     not a positive finite number is read as an ``invalid`` record (it counts as
@@ -83,8 +86,11 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
         data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"{where} cannot be read: {exc.strerror or exc}") from None
+        if path.suffix == ".gz":  # a finished log, compressed
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, not gzip, cut short
+        raise InvalidInputError(f"{where} cannot be read: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     lines = data.split(b"\n")
     truncated = False
     if lines and lines[-1] == b"":
@@ -133,7 +139,7 @@ def _entry(obj: dict, where: str) -> LogEntry:
         if key in rec and not isinstance(rec[key], kind):
             raise InvalidInputError(f"{where}: {key!r} must be a {kind.__name__}")
     stamp = rec.get("timestamp", 0.0)
-    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not math.isfinite(stamp):
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not _finite(stamp):
         raise InvalidInputError(f"{where}: 'timestamp' must be a finite number")
     bad = _bad_time(rec)
     if bad:
@@ -142,6 +148,13 @@ def _entry(obj: dict, where: str) -> LogEntry:
     else:
         record = MeasureRecord.from_dict(rec)
     return LogEntry(index, record)
+
+
+def _finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _bad_time(rec: dict) -> str:

@@ -24,6 +24,7 @@ from iobound.errors import InvalidInputError
 
 import argparse
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -38,7 +39,8 @@ DESCRIPTION = (
     "iobound tuning logs (--log); importing a file twice adds nothing, and a file that cannot "
     "be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
     "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
-    "cache file."
+    "cache file; these three open the database read-only. A SQLite file that is not an "
+    "iobound tuning database is refused."
 )
 
 
@@ -70,46 +72,69 @@ def _db_and_json(p: argparse.ArgumentParser) -> None:
 
 def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", metavar="TEXT",
-                   help="the workload whose 'template problem' label contains TEXT")
+                   help="the workload whose label ('template problem', and '(parameters)' where "
+                        "two share that) contains TEXT; a whole label selects only its own")
     p.add_argument("--device", metavar="NAME", help="the device")
 
 
-def _open(args, create: bool):
+def _open(args, readonly: bool):
     from search.db import TuningDB
-    if not create and not Path(args.db).is_file():
-        raise InvalidInputError(f"--db {args.db}: no such database (create it with 'iobound history import')")
+    if readonly and not Path(args.db).is_file():
+        raise InvalidInputError(f"--db {args.db}: no such database (create it with "
+                                f"'iobound history import')")
     try:
-        return TuningDB(args.db)
+        return TuningDB(args.db, readonly=readonly)
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
 
 
 def run(args: argparse.Namespace) -> int:
-    with _open(args, create=args.action == "import") as db:
-        return {"import": _import, "list": _list, "best": _best, "export": _export}[args.action](args, db)
+    try:
+        if args.action == "import":
+            return _import(args)
+        with _open(args, readonly=True) as db:  # reading never changes the file
+            return {"list": _list, "best": _best, "export": _export}[args.action](args, db)
+    except sqlite3.Error as exc:  # damage found while reading (SQLite: "malformed")
+        raise InvalidInputError(f"--db {args.db}: {' '.join(str(exc).split())}") from None
 
 
-def _import(args, db) -> int:
-    from search.db.importer import import_files
-    files = import_files(db, args.files, device=args.device)
-    out = [{"file": f.path, "kind": f.kind, "device": f.device, "workload": f.workload.label(),
+def _labels(db) -> dict:
+    from search.db.queries import workload_labels
+    return workload_labels(db.workloads())
+
+
+def _import(args) -> int:
+    from search.db.importer import read_file, store_files
+    files = [read_file(p, args.device) for p in args.files]  # every file read before the DB
+    new = not os.path.lexists(args.db)
+    try:
+        with _open(args, readonly=False) as db:
+            store_files(db, files)
+            labels, total = _labels(db), db.count()
+    except BaseException:
+        if new:  # a failed import leaves no new database file behind
+            for end in ("", "-wal", "-shm", "-journal"):
+                Path(args.db + end).unlink(missing_ok=True)
+        raise
+    out = [{"file": f.path, "kind": f.kind, "device": f.device,
+            "workload": labels.get(f.workload, f.workload.label()),
             "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]
     if args.json:
-        print(json.dumps({"db": args.db, "files": out, "total": db.count()}))
+        print(json.dumps({"db": args.db, "files": out, "total": total}))
         return 0
     for f in out:
         skipped = f", {f['skipped']} skipped (no positive finite time)" if f["skipped"] else ""
         print(f"{f['file']}: {f['added']} new of {f['read']} measurements "
               f"({f['kind']}, device {f['device']}, {f['workload']}{skipped})")
-    print(f"{args.db}: {db.count()} measurements")
+    print(f"{args.db}: {total} measurements")
     return 0
 
 
 def _list(args, db) -> int:
     from search.db.queries import summary
-    rows = summary(db)
+    rows, labels = summary(db), _labels(db)
     if args.json:
-        print(json.dumps([{"workload": r.workload.label(), "template": r.workload.template,
+        print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
                            "problem": r.workload.problem, "params": list(r.workload.params),
                            "device": r.device, "measurements": r.measurements, "timed": r.timed,
                            "best_ms": r.best_ms} for r in rows]))
@@ -118,7 +143,7 @@ def _list(args, db) -> int:
         print(f"{args.db}: empty")
         return 0
     table = [("workload", "device", "measurements", "timed", "best ms")]
-    table += [(r.workload.label(), r.device, str(r.measurements), str(r.timed),
+    table += [(labels[r.workload], r.device, str(r.measurements), str(r.timed),
                f"{r.best_ms:.4f}" if r.best_ms is not None else "-") for r in rows]
     widths = [max(len(row[c]) for row in table) for c in range(5)]
     for row in table:
@@ -135,8 +160,9 @@ def _one_workload(db, text: str | None):
     what = f"matching {text!r}" if text else "in the database"
     if not ws:
         raise InvalidInputError(f"no workload {what}")
+    labels = _labels(db)
     raise InvalidInputError(f"{len(ws)} workloads {what}; choose one with --workload: "
-                     + "; ".join(w.label() for w in ws))
+                            + "; ".join(labels[w] for w in ws))
 
 
 def _best(args, db) -> int:
@@ -145,11 +171,16 @@ def _best(args, db) -> int:
         raise InvalidInputError(f"-k must be >= 1, got {args.k}")
     if args.workload and not select_workloads(db, args.workload):
         raise InvalidInputError(f"no workload matching {args.workload!r}")
+    devices = db.devices()
+    if args.device is not None and args.device not in devices:
+        raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
+                                + (", ".join(devices) or "none"))
     picks = [m for w in select_workloads(db, args.workload)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
+    labels = _labels(db)
     if args.json:
-        print(json.dumps([{"workload": m.workload.label(), "device": m.device,
+        print(json.dumps([{"workload": labels[m.workload], "device": m.device,
                            "toolchain": m.toolchain, "config": m.record.config,
                            "time_ms": m.time_ms, "estimate": m.record.estimate} for m in picks]))
         return 0 if picks else 1
@@ -159,7 +190,7 @@ def _best(args, db) -> int:
     for m in picks:
         cfg = ", ".join(f"{k}={v}" for k, v in m.record.config.items())
         est = " (estimate)" if m.record.estimate else ""
-        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {m.workload.label()}  {cfg}")
+        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {labels[m.workload]}  {cfg}")
     return 0
 
 
@@ -168,18 +199,19 @@ def _export(args, db) -> int:
     from search.db.queries import summary
     from search.kt_cache import load_cache
     w = _one_workload(db, args.workload)
+    label = _labels(db)[w]
     if not args.device:
         devices = sorted({r.device for r in summary(db) if r.workload == w})
         if len(devices) != 1:
-            raise InvalidInputError(f"{len(devices)} devices hold {w.label()}; choose one with --device: "
-                             + ", ".join(devices))
+            raise InvalidInputError(f"{len(devices)} devices hold {label}; choose one with "
+                                    f"--device: " + ", ".join(devices))
         args.device = devices[0]
     path = export_cache(db, args.file, w, args.device, args.toolchain)
     n = len(load_cache(path))
     if args.json:
-        print(json.dumps({"file": str(path), "workload": w.label(), "device": args.device,
+        print(json.dumps({"file": str(path), "workload": label, "device": args.device,
                           "entries": n}))
     else:
-        print(format_rows([("wrote", str(path)), ("workload", w.label()),
+        print(format_rows([("wrote", str(path)), ("workload", label),
                            ("device", args.device), ("entries", str(n))]))
     return 0

@@ -3,64 +3,93 @@
 One workload on one device becomes one cache: ``kernel_name`` the template,
 ``problem_size`` the problem, ``device_name`` the device, the workload's known
 value lists as ``tune_params``, and one entry per configuration, its latest
-measurement. Fields a cache entry had when it was imported (``compile_time``,
-``timestamp``, ...) are written back, so cache -> database -> cache gives the
-same entries. A failure is written as its Kernel Tuner string; ``status`` is added
+measurement. A failure is written as its Kernel Tuner string; ``status`` is added
 only where that string does not say it (``timeout``, ``wrong_result``).
+
+Fields a cache entry had when it was imported (``compile_time``, ``timestamp``,
+...) are written back, so cache -> database -> cache gives the same entries. A
+measurement from elsewhere (a tuning log) carries its ``timestamp`` and toolchain:
+the commonest toolchain is the cache's top-level ``toolchain`` (left out when it
+is Kernel Tuner's), another one the entry's own ``toolchain``; so database ->
+cache -> database adds nothing. The cache is never written over the database it
+comes from (by any path to it, or its journals).
 
 Examples
 --------
 >>> from search.measure.base import MeasureRecord
 >>> db = TuningDB(":memory:")
 >>> w = Workload("k", [8], ("x",))
->>> _ = db.add([Measurement(w, "v100", "t", MeasureRecord.ok({"x": 2}, (1.0, 3.0)))])
+>>> rec = MeasureRecord({"x": 2}, "ok", costs=(1.0, 3.0), time_ms=2.0, timestamp=5.0)
+>>> _ = db.add([Measurement(w, "v100", "nvcc 12", rec)])
 >>> cache = workload_cache(db, w, "v100")
->>> cache.device_name, cache.tune_params, cache.entries
-('v100', {'x': [2]}, [{'x': 2, 'time': 2.0, 'times': [1.0, 3.0]}])
+>>> cache.device_name, cache.tune_params, cache.meta
+('v100', {'x': [2]}, {'toolchain': 'nvcc 12'})
+>>> cache.entries
+[{'x': 2, 'time': 2.0, 'times': [1.0, 3.0], 'timestamp': 5.0}]
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from iobound.errors import InvalidInputError
 
 import os
 from pathlib import Path
 
-from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, write_cache
+from ..kt_cache import (FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, is_param_value,
+                        write_cache)
 from ..measure.base import MeasureRecord
-from .model import Measurement, Workload
+from .importer import KT_TOOLCHAIN
+from .model import Measurement, Workload, canon
 from .store import TuningDB
 
 __all__ = ["workload_cache", "export_cache", "cache_entry"]
 
 
-def cache_entry(rec: MeasureRecord, keys) -> dict:
-    """The Kernel Tuner cache entry of one record (see module doc)."""
+def cache_entry(rec: MeasureRecord, keys, toolchain: str | None = None) -> dict:
+    """The Kernel Tuner cache entry of one record (see module doc); ``toolchain`` is
+    written into the entry when given (one that differs from the cache's)."""
     entry = {k: rec.config[k] for k in keys}
     if rec.is_ok:
         entry.update(time=rec.time_ms, times=list(rec.costs) or [rec.time_ms])
-        if rec.estimate:
-            entry["estimate"] = True
     else:
         text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
         entry["time"] = text
         if FAILURE_STATUS[text] != rec.status:
             entry["status"] = rec.status.value
+    if rec.estimate:
+        entry["estimate"] = True
     kt = rec.extra.get("kt")
     if isinstance(kt, dict):
         entry.update({k: v for k, v in kt.items() if k not in entry})
+    if rec.timestamp and "timestamp" not in entry:  # a cache's own timestamp came in kt
+        entry["timestamp"] = rec.timestamp
+    if toolchain is not None:
+        entry["toolchain"] = toolchain
     return entry
 
 
-def _latest(ms: list[Measurement], keys) -> dict[str, MeasureRecord]:
-    best: dict[str, tuple[float, int, MeasureRecord]] = {}
+def _check_config(m: Measurement, keys) -> None:
+    """Refuse a config that cannot be a cache entry (stored before import checked them)."""
+    cfg = m.record.config
+    if set(cfg) != set(keys) or not all(is_param_value(v) for v in cfg.values()):
+        raise InvalidInputError(
+            f"a measurement of {m.workload.label()} on {m.device!r} has config "
+            f"{canon(cfg)[:80]}, not the parameters {', '.join(keys)} with numbers, strings "
+            f"or flat lists: it cannot be a cache entry")
+
+
+def _latest(ms: list[Measurement], keys) -> dict[str, Measurement]:
+    best: dict[str, tuple[float, int, Measurement]] = {}
     for order, m in enumerate(ms):
         r = m.record
         if r.is_ok and m.time_ms is None:
             continue  # untimed (emulator) or unusable time: a cache entry needs one
+        _check_config(m, keys)
         k = cache_key(r.config, keys)
         if k not in best or (r.timestamp, order) > best[k][:2]:
-            best[k] = (r.timestamp, order, r)
+            best[k] = (r.timestamp, order, m)
     return {k: v[2] for k, v in best.items()}
 
 
@@ -71,7 +100,8 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     Raises
     ------
     ValueError
-        When the database holds no measurement of that workload on that device.
+        When the database holds no measurement of that workload on that device, or one
+        whose config is not the workload's parameters with plain values.
     """
     ms = db.measurements(workload, device=device, toolchain=toolchain)
     if not ms:
@@ -79,18 +109,45 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
                          + (f" with toolchain {toolchain!r}" if toolchain else ""))
     known = db.tune_params(workload)
     keys = [p for p in known if p in workload.params] or list(workload.params)
-    records = _latest(ms, keys)
+    latest = list(_latest(ms, keys).values())
     tune_params = {}
     for p in keys:
         vals = list(known.get(p, []))
-        vals.extend(v for v in dict.fromkeys(r.config[p] for r in records.values()) if v not in vals)
+        for m in latest:  # values may be lists (unhashable): compare, do not hash
+            if m.record.config[p] not in vals:
+                vals.append(m.record.config[p])
         tune_params[p] = vals
-    entries = [cache_entry(r, keys) for r in records.values()]
+    top = Counter(m.toolchain for m in latest).most_common(1)[0][0]
+    entries = [cache_entry(m.record, keys, None if m.toolchain == top else m.toolchain)
+               for m in latest]
     return KtCache(tune_params=tune_params, entries=entries, device_name=device,
-                   kernel_name=workload.template, problem_size=workload.problem)
+                   kernel_name=workload.template, problem_size=workload.problem,
+                   meta={} if top == KT_TOOLCHAIN else {"toolchain": top})
+
+
+def _is_database(path: Path, db_path: str) -> bool:
+    """Whether writing ``path`` writes over the database file or one of its journals."""
+    if db_path == ":memory:":
+        return False
+    db = Path(db_path)
+    if path.exists() and db.exists() and os.path.samefile(path, db):  # links and other paths
+        return True
+    db, target = db.resolve(), path.resolve()
+    return target.parent == db.parent and target.name in {
+        db.name + end for end in ("", "-wal", "-shm", "-journal")}
 
 
 def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, device: str,
                  toolchain: str | None = None) -> Path:
-    """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz)."""
+    """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz).
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is the database file itself (or its journal), or as
+        :func:`workload_cache`.
+    """
+    if _is_database(Path(path), db.path):
+        raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
+                                f"write the cache to another file")
     return write_cache(path, workload_cache(db, workload, device, toolchain))

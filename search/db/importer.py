@@ -11,9 +11,18 @@ cache's ``device_name``, a log header's ``device``); for a file without one,
 names a device other than ``device`` is refused: its records never go under
 another device's name.
 
+A tuning log's records must hold exactly the log's parameters, each a number,
+string or flat list (as a cache entry does); a record that does not refuses the
+file.
+
+A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
+another (a top-level or an entry's ``toolchain``, written by our export).
+
 Only ``ok`` records with a positive, finite time count as timings; an ``ok`` cache
 entry with another time (zero, negative, NaN, infinite) is skipped and counted in
-:attr:`FileImport.skipped`.
+:attr:`FileImport.skipped`. NaN or Infinity elsewhere in an entry (``compile_time``,
+a log record's ``extra``) is stored as null; in the problem (the workload's
+identity) it refuses the file.
 
 Examples
 --------
@@ -39,14 +48,14 @@ import math
 import os
 import zlib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 
 from kernels.status import Status
-from ..kt_cache import entry_status, load_cache
+from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -54,11 +63,11 @@ from .model import CONV_TEMPLATE, Measurement, Workload
 from .schema import write
 from .store import TuningDB, insert
 
-__all__ = ["FileImport", "read_file", "import_files", "KT_TOOLCHAIN"]
+__all__ = ["FileImport", "read_file", "store_files", "import_files", "KT_TOOLCHAIN"]
 
 #: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
 KT_TOOLCHAIN = "kernel_tuner"
-_TIME_KEYS = ("time", "times", "status", "estimate")
+_TIME_KEYS = ("time", "times", "status", "estimate", "toolchain")
 
 
 @dataclass
@@ -122,22 +131,50 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     except ValueError as exc:
         msg = str(exc)
         raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{path}: cannot read it: nested too deeply") from None
     except (OSError, EOFError, zlib.error, KeyError, TypeError, AttributeError) as exc:
         raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and Infinity (which JSON cannot hold) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _check_problem(problem: Any, what: str) -> None:
+    if _finite(problem) != problem:
+        raise InvalidInputError(f"{what} holds NaN or Infinity; a problem must be finite")
+
+
 def _kt_timestamp(value: Any) -> float:
+    """A cache entry's timestamp as Unix time; one that is not a finite number or an ISO
+    time is absent (0.0). An ISO time without a zone is UTC: a local zone would give
+    other rows, so duplicates, when the file is imported again elsewhere."""
+    if isinstance(value, bool):
+        return 0.0
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            stamp = float(value)
+        except OverflowError:  # an integer too large for a float
+            return 0.0
+        return stamp if math.isfinite(stamp) else 0.0
     try:
-        return datetime.fromisoformat(str(value)).timestamp()
+        when = datetime.fromisoformat(str(value))
     except ValueError:
         return 0.0
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     config = {k: entry[k] for k in keys}
-    other = {k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS}
+    other = _finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
     status = entry_status(entry)
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
     if status is not Status.OK:
@@ -148,22 +185,30 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
             return None
         costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
                  and math.isfinite(c)]
-        rec = MeasureRecord.ok(config, costs, time_ms=float(t),
-                               estimate=bool(entry.get("estimate", False)), extra={"kt": other})
-    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp})
+        rec = MeasureRecord.ok(config, costs, time_ms=float(t), extra={"kt": other})
+    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp,
+                            "estimate": bool(entry.get("estimate", False))})
+
+
+def _toolchain(value: Any, default: str) -> str:
+    """A cache's (or entry's) ``toolchain`` field: ours, written by export; else ``default``."""
+    return value if isinstance(value, str) and value else default
 
 
 def _read_cache(path: Path, device: str | None) -> FileImport:
     cache = load_cache(path)
     dev = _device(path, cache.device_name, device)
+    _check_problem(cache.problem_size, "problem_size")
     w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
+    tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
     out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
         rec = _kt_record(entry, cache.keys)
         if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
             out.skipped += 1
             continue
-        out.measurements.append(Measurement(w, dev, KT_TOOLCHAIN, rec, source=path.name))
+        out.measurements.append(Measurement(w, dev, _toolchain(entry.get("toolchain"), tool), rec,
+                                            source=path.name))
     return out
 
 
@@ -171,6 +216,10 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
     space = header.get("space") or {}
     params = tuple(space.get("params") or ())
     values = space.get("values") or {}
+    if not isinstance(values, dict) or not all(
+            isinstance(v, list) and all(map(is_param_value, v)) for v in values.values()):
+        raise InvalidInputError("the header's space 'values' must map each parameter to a list "
+                                "of numbers, strings or flat lists")
     if space.get("kind") == "replay":
         problem = header.get("problem_size")
         if problem is None and header.get("replay"):
@@ -178,11 +227,28 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
                 problem = load_cache(header["replay"]).problem_size
             except ValueError:
                 problem = None
-        return Workload(str(space.get("kernel", "")), problem, params), values
+        return Workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
         return Workload(CONV_TEMPLATE, header["layer"], params), values
-    return Workload(str(header.get("template", space.get("kind", ""))),
-                    header.get("problem"), params), values
+    template = header.get("template")  # null is absent
+    template = space.get("kind") if template is None else template
+    return Workload("" if template is None else str(template), header.get("problem"),
+                    params), values
+
+
+def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
+    """Refuse a log record whose config is not the log's parameters with plain values."""
+    where = f"the record at index {index}"
+    missing, other = sorted(set(params) - set(config)), sorted(set(config) - set(params))
+    if missing or other:
+        what = [f"lacks {', '.join(missing)}"] if missing else []
+        what += [f"has {', '.join(other)[:80]}"] if other else []
+        raise InvalidInputError(f"{where}: its config {' and '.join(what)}; the log's parameters "
+                                f"are {', '.join(params)}")
+    for k, v in config.items():
+        if not is_param_value(v):
+            raise InvalidInputError(f"{where}: parameter {k!r} has a value that is not a "
+                                    f"finite number, string or flat list")
 
 
 def _read_log(path: Path, device: str | None) -> FileImport:
@@ -192,27 +258,37 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
     dev = _device(path, own, device)
     w, values = _log_workload(h)
+    _check_problem(w.problem, "the header's problem (layer or problem_size)")
     toolchain = str(meas.get("toolchain") or meas.get("name") or "")
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
+        _check_config(e.index, e.record.config, w.params)
         r = e.record
         bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
             out.skipped += 1
             continue
+        r = MeasureRecord(**{**r.__dict__, "extra": _finite(r.extra)})
         out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
     return out
+
+
+def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
+    """Store files read by :func:`read_file` in one transaction; sets each one's ``added``.
+
+    >>> store_files(TuningDB(":memory:"), [])
+    []
+    """
+    def store(conn) -> None:
+        for f in files:  # a file with nothing usable adds no (empty) workload either
+            f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
+
+    write(db.connection, store)
+    return list(files)
 
 
 def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
                  device: str | None = None) -> list[FileImport]:
     """Read every file, then store all of them in one transaction (see module doc)."""
-    files = [read_file(p, device) for p in paths]
-
-    def store(conn) -> None:
-        for f in files:
-            f.added = insert(conn, f.measurements, f.tune_params)
-
-    write(db.connection, store)
-    return files
+    return store_files(db, [read_file(p, device) for p in paths])

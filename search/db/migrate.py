@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from iobound.errors import InvalidInputError
+
 from ..measure.base import MeasureRecord
 from .model import Measurement, layer_key_workload
 
@@ -43,12 +45,25 @@ CREATE INDEX IF NOT EXISTS by_key ON measurements (layer, device, toolchain, tim
 
 
 def migrate_v0(conn: sqlite3.Connection) -> int:
-    """Copy ``measurements_v0`` into the current tables (inside the caller's transaction)."""
+    """Copy ``measurements_v0`` into the current tables (inside the caller's transaction).
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the row, when one holds a record that is not a measurement record (the
+        caller's transaction then leaves the file as it was).
+    """
     from .store import insert
     items = []
-    for layer, device, toolchain, record, run in conn.execute(
-            "SELECT layer, device, toolchain, record, run FROM measurements_v0"):
-        rec = MeasureRecord.from_dict(json.loads(record))
-        items.append(Measurement(layer_key_workload(layer, tuple(rec.config)), device, toolchain,
-                                 rec, run=run, source="history v0"))
+    for n, (layer, device, toolchain, record, run) in enumerate(conn.execute(
+            "SELECT layer, device, toolchain, record, run FROM measurements_v0"), start=1):
+        try:
+            rec = MeasureRecord.from_dict(json.loads(record))
+            items.append(Measurement(layer_key_workload(layer, tuple(rec.config)), device,
+                                     toolchain, rec, run=run, source="history v0"))
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError,
+                RecursionError) as exc:
+            raise InvalidInputError(f"damaged: version-0 row {n} (device {str(device)[:40]!r}) "
+                                    f"holds no measurement record: {type(exc).__name__}: "
+                                    f"{' '.join(str(exc).split())[:80]}") from None
     return insert(conn, items, {})

@@ -70,12 +70,16 @@ class Workload:
     def __hash__(self) -> int:
         return hash(self.key())
 
-    def label(self) -> str:
+    def label(self, params: bool = False) -> str:
         """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``; a
-        problem with a ``name`` (a preset layer) shows the name."""
+        problem with a ``name`` (a preset layer) shows the name. With ``params`` the
+        parameter names follow, ``k [8] (x,y)``, which tells apart workloads that differ
+        only in them (see :func:`search.db.queries.workload_labels`)."""
         if isinstance(self.problem, dict) and self.problem.get("name"):
-            return f"{self.template} {self.problem['name']}"
-        return f"{self.template} {canon(self.problem)}"
+            short = f"{self.template} {self.problem['name']}"
+        else:
+            short = f"{self.template} {canon(self.problem)}"
+        return f"{short} ({','.join(self.params)})" if params else short
 
 
 def record_features(record: MeasureRecord) -> dict | None:

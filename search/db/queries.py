@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from iobound.errors import InvalidInputError
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
 from .model import Measurement, Workload
 from .store import TuningDB, workload_from_row
 
-__all__ = ["SummaryRow", "summary", "best", "select_workloads", "history_for_space"]
+__all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
+           "history_for_space"]
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,27 @@ def best(db: TuningDB, workload: Workload | None = None, device: str | None = No
     return db.measurements(workload, device=device, counted_only=True)[:k]
 
 
+def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
+    """Each workload's label: the short one, or with its parameter names where two of
+    ``workloads`` share the short one (same template and problem, other parameters).
+
+    >>> a, b = Workload("k", [8], ("x",)), Workload("k", [8], ("y",))
+    >>> list(workload_labels([a, b, Workload("j", 1, ("x",))]).values())
+    ['k [8] (x)', 'k [8] (y)', 'j 1']
+    """
+    ws = list(workloads)
+    shared = Counter(w.label() for w in ws)
+    return {w: w.label(params=shared[w.label()] > 1) for w in ws}
+
+
 def select_workloads(db: TuningDB, text: str | None = None) -> list[Workload]:
-    """The stored workloads whose label (``template problem``) contains ``text`` (all if None)."""
+    """The stored workloads whose label (``template problem (params)``) contains ``text``
+    (all if None); a label given whole selects only the workloads it names exactly."""
     ws = db.workloads()
-    return ws if not text else [w for w in ws if text in w.label()]
+    if not text:
+        return ws
+    exact = [w for w in ws if text in (w.label(), w.label(params=True))]
+    return exact or [w for w in ws if text in w.label(params=True)]
 
 
 def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (),

@@ -19,6 +19,13 @@ Version 0 is the single ``measurements`` table of the first ``--history`` databa
 (primary key layer, device, toolchain, config); :func:`connect` migrates such a file
 in place, in one transaction, keeping every row.
 
+Any other SQLite file is refused (:class:`~iobound.errors.InvalidInputError`, never
+changed): one with another program's tables (no ``meta`` table, no version-0
+``measurements`` table), one whose ``meta`` has no integer ``schema_version``, or
+one whose ``meta`` says version 1 without the other tables. A file opened
+``readonly`` is never written: one that needs creating or migrating (empty, version
+0) is copied into memory and migrated there.
+
 Concurrency: files are opened in WAL mode with a busy timeout, and every write runs
 in ``BEGIN IMMEDIATE`` through :func:`write`, which retries a bounded number of
 times when another process holds the lock, so two tuning processes writing one
@@ -41,12 +48,16 @@ import os
 import random
 import sqlite3
 import time
+from pathlib import Path
 from typing import Callable, TypeVar
 
 __all__ = ["SCHEMA_VERSION", "connect", "schema_version", "write"]
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+
+#: The columns that make a ``measurements`` table without ``meta`` a version-0 one.
+_V0_COLUMNS = {"layer", "device", "toolchain", "config", "record"}
 
 #: How long one statement waits for a lock, and how often :func:`write` starts over.
 BUSY_TIMEOUT_MS = 10_000
@@ -117,45 +128,110 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
-    """The file's schema version (0 for a first-generation ``--history`` file)."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "meta" in tables:
-        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
-    return 0 if "measurements" in tables else SCHEMA_VERSION
-
-
-def connect(path: str | os.PathLike) -> sqlite3.Connection:
-    """Open (creating or migrating) the database at ``path``; ``":memory:"`` works.
+    """The file's schema version (0 for a first-generation ``--history`` file; the
+    current one for a file without tables, which is created as such).
 
     Raises
     ------
-    ValueError
-        When the file has a newer schema version than this iobound knows.
-    sqlite3.DatabaseError
-        When the file is not an SQLite database.
+    InvalidInputError
+        When the file is not an iobound tuning database (see the module doc).
     """
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    tables = _tables(conn)
+    if "meta" in tables:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:  # another program's table called meta
+            row = None
+        if row is None:
+            raise InvalidInputError("not an iobound tuning database: its meta table holds no "
+                                    "schema_version")
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"damaged: meta.schema_version {str(row[0])[:20]!r} is not "
+                                    f"an integer") from None
+    if not tables:
+        return SCHEMA_VERSION
+    if _V0_COLUMNS <= {r[1] for r in conn.execute("PRAGMA table_info(measurements)")}:
+        return 0
+    raise InvalidInputError(f"not an iobound tuning database (its tables: "
+                            f"{', '.join(sorted(tables))[:80]})")
+
+
+def _open(path: str, readonly: bool) -> sqlite3.Connection:
+    if readonly:  # SQLite's mode=ro: nothing in the file can change
+        path = Path(path).resolve().as_uri() + "?mode=ro"
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           uri=readonly)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if str(path) != ":memory:":
-        for attempt in range(WRITE_ATTEMPTS):  # switching to WAL needs a moment without readers
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                break
-            except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or attempt == WRITE_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
     conn.execute("PRAGMA foreign_keys = ON")
-    version = schema_version(conn)
-    if version > SCHEMA_VERSION:
-        conn.close()
-        raise InvalidInputError(f"database {str(path)!r} has schema version {version}; this iobound "
-                         f"reads versions up to {SCHEMA_VERSION}")
-    if version < SCHEMA_VERSION or not _has_meta(conn):
-        write(conn, _create_or_migrate)
     return conn
+
+
+def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """A copy of ``conn``'s database in memory (to migrate a file opened read-only)."""
+    mem = _open(":memory:", False)
+    conn.backup(mem)
+    conn.close()
+    return mem
+
+
+def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating or migrating) the database at ``path``; ``":memory:"`` works.
+
+    With ``readonly`` the file is never written (see the module doc).
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the file, when it has a newer schema version than this iobound knows, or
+        is not an iobound tuning database, or is damaged (see the module doc).
+    sqlite3.DatabaseError
+        When the file is not an SQLite database, or SQLite finds it malformed.
+    """
+    try:
+        return _ready(_open(str(path), readonly), str(path), readonly)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"database {str(path)!r}: {exc}") from None
+
+
+def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Connection:
+    """``conn`` in WAL mode, created or migrated, and checked; closed when it cannot be."""
+    try:
+        version = schema_version(conn)
+        if version > SCHEMA_VERSION:
+            raise InvalidInputError(f"schema version {version}; this iobound reads versions up "
+                                    f"to {SCHEMA_VERSION}")
+        if version < SCHEMA_VERSION or not _has_meta(conn):
+            if readonly:
+                conn = _in_memory(conn)
+            write(conn, _create_or_migrate)
+        missing = {"workloads", "devices", "measurements"} - _tables(conn)
+        if missing:
+            raise InvalidInputError(f"damaged: its meta table says schema version {version} but "
+                                    f"it lacks the tables {', '.join(sorted(missing))}")
+        if path != ":memory:" and not readonly:  # last: WAL mode rewrites the file's header
+            _wal(conn)
+        return conn
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    for attempt in range(WRITE_ATTEMPTS):  # switching to WAL needs a moment without readers
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or attempt == WRITE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def _has_meta(conn: sqlite3.Connection) -> bool:

@@ -88,11 +88,15 @@ def workload_from_row(template: str, problem: str, tune_params: str) -> Workload
 
 
 class TuningDB:
-    """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`)."""
+    """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`).
 
-    def __init__(self, path: str | os.PathLike):
+    With ``readonly`` the file is never written (to read it: ``list``, ``best``,
+    ``export``); :meth:`add` then fails.
+    """
+
+    def __init__(self, path: str | os.PathLike, readonly: bool = False):
         self.path = str(path)
-        self._db = connect(self.path)
+        self._db = connect(self.path, readonly=readonly)
 
     # -- writing ------------------------------------------------------------------------
     def add(self, measurements: Iterable[Measurement],

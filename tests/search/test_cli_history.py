@@ -77,3 +77,62 @@ def test_tune_history_file_is_a_tuning_database(capsys, tmp_path, synth_cache_pa
     (row,) = json.loads(out)
     assert (row["device"], row["template"], row["problem"], row["measurements"]) == (
         "Synthetic GPU", "synth_kernel", [64, 64], 6)
+
+
+@pytest.mark.parametrize("how", ["same", "dotdot", "symlink", "hardlink", "wal"])
+def test_export_refuses_to_write_over_the_database(capsys, tmp_path, synth_cache_path, how):
+    """The output is the database file (by any path, or its WAL): refused, the file unchanged."""
+    db = tmp_path / "t.db"
+    assert _run(capsys, "history", "import", str(synth_cache_path), "--db", str(db))[0] == 0
+    (tmp_path / "sub").mkdir()
+    target = {"same": db, "dotdot": tmp_path / "sub" / ".." / "t.db",
+              "symlink": tmp_path / "link.db", "hardlink": tmp_path / "hard.db",
+              "wal": tmp_path / "t.db-wal"}[how]
+    if how == "symlink":
+        target.symlink_to(db)
+    elif how == "hardlink":
+        target.hardlink_to(db)
+    before = db.read_bytes()
+    code, out, err = _run(capsys, "history", "export", "--db", str(db), str(target))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "database" in err and db.read_bytes() == before
+    code, out, _ = _run(capsys, "history", "list", "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)[0]["measurements"] == len(load_cache(synth_cache_path))
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_best_on_an_unknown_device_is_bad_input(capsys, tmp_path, synth_cache_path, json_flag):
+    """best --device NOSUCH: one stderr line naming it and the devices there are, exit 2."""
+    db = str(tmp_path / "t.db")
+    assert _run(capsys, "history", "import", str(synth_cache_path), "--db", db)[0] == 0
+    code, out, err = _run(capsys, "history", "best", "--db", db, "--device", "nosuch", *json_flag)
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert "nosuch" in err and "Synthetic GPU" in err
+
+
+def _two_param_sets(tmp_path):
+    """A database with two workloads k [8] that differ only in parameter names (x,y / x,z)."""
+    db = str(tmp_path / "t.db")
+    for name, second, t in (("a.json", "y", 1.0), ("b.json", "z", 2.0)):
+        (tmp_path / name).write_text(json.dumps({
+            "device_name": "d", "kernel_name": "k", "problem_size": [8],
+            "tune_params": {"x": [1], second: [1]},
+            "cache": {"1,1": {"x": 1, second: 1, "time": t}}}))
+        assert main(["history", "import", str(tmp_path / name), "--db", db]) == 0
+    return db
+
+
+def test_workloads_differing_only_in_parameters_get_distinct_labels(capsys, tmp_path):
+    """Two workloads with the same template and problem: labels name their parameters, and
+    each can be chosen for export by its label."""
+    db = _two_param_sets(tmp_path)
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    assert sorted(r["workload"] for r in json.loads(out)) == ["k [8] (x,y)", "k [8] (x,z)"]
+    code, _, err = _run(capsys, "history", "export", "--db", db, "--workload", "k [8]",
+                        str(tmp_path / "o.json"))
+    assert code == 2 and "k [8] (x,y)" in err and "k [8] (x,z)" in err
+    code, _, _ = _run(capsys, "history", "export", "--db", db, "--workload", "k [8] (x,z)",
+                      str(tmp_path / "o.json"))
+    cache = load_cache(tmp_path / "o.json")
+    assert code == 0 and cache.keys == ("x", "z") and cache.entries[0]["time"] == 2.0

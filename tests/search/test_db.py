@@ -167,3 +167,19 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     with TuningDB(path) as db:
         assert db.count() == 300
         assert {r.device: r.measurements for r in summary(db)} == {"a": 150, "b": 150}
+
+
+def test_a_label_given_whole_selects_that_workload_only():
+    """--workload 'k [8]' picks k, not also kk [8] whose label contains it; labels that
+    collide are told apart by their parameter names."""
+    from search.db.queries import select_workloads, workload_labels
+    with TuningDB(":memory:") as db:
+        ws = [Workload("k", [8], ("x",)), Workload("kk", [8], ("x",)), Workload("j", 1, ("x",)),
+              Workload("j", 1, ("y",))]
+        db.add([Measurement(w, "d", "t", MeasureRecord.ok({w.params[0]: 1}, time_ms=1.0))
+                for w in ws])
+        assert select_workloads(db, "k [8]") == [ws[0]]
+        assert select_workloads(db, "[8]") == [ws[0], ws[1]]
+        assert select_workloads(db, "j 1 (y)") == [ws[3]]
+        assert workload_labels(ws) == {ws[0]: "k [8]", ws[1]: "kk [8]", ws[2]: "j 1 (x)",
+                                       ws[3]: "j 1 (y)"}

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from search.db import Measurement, TuningDB, Workload
-from search.db.export import workload_cache
+from search.db.export import export_cache, workload_cache
 from search.db.importer import import_files
 from search.db.queries import history_for_space
 from search.kt_cache import KtCache, cache_key, write_cache
@@ -25,12 +25,15 @@ outcome = st.one_of(times.map(lambda t: ("ok", t)), st.sampled_from(FAILURES).ma
 
 @st.composite
 def kt_caches(draw):
-    """A random Kernel Tuner cache: 1-3 parameters, a subset of the grid, times or failures."""
+    """A random Kernel Tuner cache: 1-3 parameters (numbers or lists), a subset of the grid,
+    times or failures."""
     n = draw(st.integers(1, 3))
-    tune_params = {f"p{k}": draw(st.lists(st.integers(-5, 50), min_size=1, max_size=4, unique=True))
+    values = st.one_of(st.integers(-5, 50),  # Kernel Tuner allows list values (block shapes)
+                       st.lists(st.integers(1, 4), min_size=2, max_size=2))
+    tune_params = {f"p{k}": draw(st.lists(values, min_size=1, max_size=4, unique_by=repr))
                    for k in range(n)}
     grid = list(itertools.product(*tune_params.values()))
-    chosen = draw(st.lists(st.sampled_from(grid), min_size=1, max_size=len(grid), unique=True))
+    chosen = draw(st.lists(st.sampled_from(grid), min_size=1, max_size=len(grid), unique_by=repr))
     entries = []
     for values in chosen:
         entry = dict(zip(tune_params, values))
@@ -112,3 +115,27 @@ def test_records_of_one_device_are_never_returned_for_another(rows):
             assert sorted(m.time_ms for m in history_for_space(db, space, devices=[dev])) == expect
             rest = history_for_space(db, space, exclude_devices=[dev])
             assert all(m.device != dev for m in rest)
+
+
+STATUSES = ("ok", "ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid")
+stored = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from(STATUSES), times,
+                            st.booleans(), st.sampled_from([0.0, 1.7e9, 1.7e9 + 0.25]),
+                            st.sampled_from(["kernel_tuner", "model v2", "nvcc 12.4 on A100"])),
+                  min_size=1, max_size=12)
+
+
+@given(stored)
+def test_export_then_import_adds_nothing(rows):
+    """Whatever toolchains, timestamps, statuses and estimate flags the stored measurements
+    have (from tuning logs, caches, tune --history), importing their export adds nothing."""
+    w = Workload("k", [8], ("x", "y"))
+    with tempfile.TemporaryDirectory() as tmp:
+        with TuningDB(Path(tmp) / "t.db") as db:
+            db.add([Measurement(w, "gpu", tool, MeasureRecord(
+                {"x": x, "y": y}, status, time_ms=t if status == "ok" else None, estimate=est,
+                timestamp=stamp, error="" if status == "ok" else "failed")) for
+                    x, y, status, t, est, stamp, tool in rows])
+            n = db.count()
+            path = export_cache(db, Path(tmp) / "out.json", w, "gpu")
+            (again,) = import_files(db, [path])
+            assert again.added == 0 and db.count() == n

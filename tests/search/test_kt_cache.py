@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from iobound.errors import InvalidInputError
+
 from search.kt_cache import (KtCache, cache_key, entry_status, load_cache, records_to_cache,
                              write_cache)
 from search.measure.base import MeasureRecord
@@ -97,3 +99,25 @@ def test_recorded_time_is_a_finite_number_or_none(time, expected):
     """Only a finite number is a recorded time (Kernel Tuner writes failures as strings)."""
     from search.kt_cache import recorded_time
     assert recorded_time({"time": time}) == expected
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_a_cache_that_cannot_be_written_leaves_the_old_file(tmp_path, suffix):
+    """A value JSON cannot hold (NaN): refused before writing; the old file and folder intact."""
+    path = tmp_path / f"c{suffix}"
+    good = KtCache(tune_params={"x": [1]}, entries=[{"x": 1, "time": 1.0}], kernel_name="k")
+    write_cache(path, good)
+    before = path.read_bytes()
+    bad = KtCache(tune_params={"x": [1]}, entries=[{"x": 1, "time": 1.0, "c": float("nan")}])
+    with pytest.raises(InvalidInputError, match="NaN"):
+        write_cache(path, bad)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    assert load_cache(path).entries == good.entries
+
+
+def test_a_cache_written_over_a_folder_leaves_no_temporary_file(tmp_path):
+    """The rename fails (a folder is in the way): one error, no temporary file left beside it."""
+    (tmp_path / "c.json").mkdir()
+    with pytest.raises(InvalidInputError, match="cannot write"):
+        write_cache(tmp_path / "c.json", KtCache(tune_params={"x": [1]}, entries=[]))
+    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]
