@@ -71,6 +71,9 @@ class _Serialized(Observer):
     def tuning_done(self) -> None:
         self._call("tuning_done")
 
+    def notice(self, text: str) -> None:
+        self._call("notice", text)
+
     def finished(self, report) -> None:
         self._call("finished", report)
 

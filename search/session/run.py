@@ -26,7 +26,7 @@ from ..interrupts import Interrupted, signals_deferred
 from ..tune_result import StopReason
 from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
                     log_and_resume, per_layer_path, write_outcomes)
-from .history_use import history_options
+from .history_use import check_zero_shot_db, history_options, telling_fallback
 from .reports import LayerReport, ReplayReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
@@ -78,6 +78,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     device = get_device(device) if isinstance(device, str) else device
     check_log_paths(settings.log, settings.resume, layers)
     check_outputs(settings, layers, out_dir)
+    check_zero_shot_db(settings)
     check_history(settings.history)
     many = len(layers) > 1
     jobs = []
@@ -101,13 +102,14 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
     from ..tuner import tune
     with _HISTORY:  # read now, when the layer starts: it sees what earlier layers stored
         options, history_use, prior = history_options(settings, space, problem)
-    build = builders.strategy
+    build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history
 
         def build(name, space_, options_, rng):
             return with_history(builders.strategy(name, space_, options_, rng), prior,
                                 seed=settings.seed)
+    build = telling_fallback(build, observer, settings, history_use, fell_back)
     t0 = time.perf_counter()
     try:
         if executor_for is not None or settings.executor is not None:
@@ -123,6 +125,8 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
         stopped = _wind_down(measurer, observer)
     if stopped:  # the result is stored all the same (_outcomes), then the run stops
         result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+    if fell_back and history_use is not None:
+        history_use = dataclasses.replace(history_use, used=False)
     return result, time.perf_counter() - t0, history_use
 
 
@@ -288,6 +292,7 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     builders = builders or _DEFAULT_BUILDERS
     check_log_paths(settings.log, settings.resume, [None])
     check_outputs(settings, [None])
+    check_zero_shot_db(settings)
     check_history(settings.history)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
