@@ -56,9 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue the run logged in FILE (nothing is measured twice)")
     parser.add_argument("--history", metavar="DB",
                         help="tuning database: the run's measurements are stored in it, and "
-                             "explorer / sa / ga / gga / zero_shot learn from its records of "
-                             "this space (other devices, other layers; with --network each "
-                             "layer from the layers tuned before it)")
+                             "explorer / sa / ga / gga / zero_shot learn from its timed records "
+                             "of this parameter space: every device and problem, earlier runs "
+                             "of this layer on this device included (they make the next run "
+                             "short), not those of the log --resume continues; with --network "
+                             "each layer also from the layers stored before it")
     parser.add_argument("--zero-shot", type=int, metavar="K",
                         help="zero-shot tuning: rank the space with a model of the --history "
                              "records and measure only the top K (strategy zero_shot, budget K: "

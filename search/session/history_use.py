@@ -3,7 +3,8 @@
 With ``--history DB`` a session stores its measurements in the database (see
 :func:`~search.session.files.store_history`) and, before it starts, lets the
 strategy learn from the database's timed records of workloads with exactly this
-space's parameter names (any device, any problem: the strategies weigh them):
+space's parameter names (any device, any problem, earlier runs of this very layer on
+this device included: the strategies weigh them):
 
 - ``gga`` and ``zero_shot`` (:data:`HISTORY_STRATEGIES`) take the records in their options;
 - the model-based and genetic strategies (:data:`GUIDED_STRATEGIES`) are wrapped in

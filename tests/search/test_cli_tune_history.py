@@ -165,3 +165,26 @@ def test_explorer_prints_the_other_parameters_notice(capsys, tmp_path, synth_cac
     db = _db(tmp_path, _cache(tmp_path, "Other GPU"), _cache(tmp_path, "Two", _two_params))
     code, out, _ = _run(capsys, *_replay(synth_cache_path), "--history", db, "--budget", 4)
     assert code == 0 and f"(1 {OTHER_PARAMS.format(db=db)})" in out
+
+
+def test_history_is_every_record_of_the_space_but_the_resumed_log(capsys, tmp_path,
+                                                                  synth_cache_path):
+    """What --history's help says: an earlier run of the same space on the same device is
+    history; the records of the log a run resumes are not."""
+    with pytest.raises(SystemExit):
+        main(["tune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("earlier runs of this layer on this device included" in text
+            and "not those of the log --resume continues" in text)
+    db, log = tmp_path / "h.db", tmp_path / "run.jsonl"
+    first = ["--strategy", "random", "--history", db, "--json"]
+    assert _run(capsys, *_replay(synth_cache_path), *first, "--budget", 10, "--log", log)[0] == 0
+    code, out, _ = _run(capsys, *_replay(synth_cache_path), *first, "--budget", 12,
+                        "--resume", log)
+    assert code == 0 and json.loads(out)["history"]["records"] == 0  # its own, not history
+    timed = sum(e.record.is_ok and e.record.time_ms is not None for e in read_log(log).entries)
+    code, out, _ = _run(capsys, *_replay(synth_cache_path), "--history", db, "--budget", 4,
+                        "--json")
+    history = json.loads(out)["history"]
+    assert code == 0 and history["used"] is True and history["devices"] == ["Synthetic GPU"]
+    assert history["records"] == timed  # every timed record of the earlier run on this device
