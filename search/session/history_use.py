@@ -148,14 +148,14 @@ def telling_fallback(build, observer, settings: "TuneSettings", use: HistoryUse 
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from search.space import GridSpace
-    >>> from search.strategies import make_strategy
     >>> from search.session import Observer, TuneSettings
     >>> class Say(Observer):
     ...     def notice(self, text): print(text)
-    >>> build = telling_fallback(make_strategy, Say(), TuneSettings(strategy="gga"), None, [])
-    >>> _ = build("gga", GridSpace({"a": [1, 2]}), None, np.random.default_rng(0))
+    >>> class Plain:  # a gga that found nothing to learn from
+    ...     name = "gga"
+    ...     def stats(self): return {"history": {"fallback": "plain ga", "reason": "-"}}
+    >>> build = telling_fallback(lambda *a: Plain(), Say(), TuneSettings(strategy="gga"), None, [])
+    >>> _ = build("gga", None, None, None)
     gga: no --history DB given; running as plain ga
     """
     def built(name, space, options, rng):
