@@ -10,7 +10,7 @@ Examples
 55
 """
 
-from .devices import Device, device_names, get_device
+from .devices import Device, canonical_device_name, device_names, get_device
 from .errors import IoboundError, ToolchainError, UnknownPresetError
 from .layer import ConvLayer
 from .layer_spec import parse_layer_spec
@@ -22,7 +22,7 @@ __all__ = [
     "ConvLayer", "IoboundError", "ToolchainError", "UnknownPresetError",
     "dtype_bytes", "fast_memory_words", "get_layer", "network_layers",
     "network_names", "parse_layer_spec", "WinogradTransforms", "winograd_transforms",
-    "Device", "device_names", "get_device",
+    "Device", "device_names", "get_device", "canonical_device_name",
 ]
 
 # bounds (issue 2): vertex counts, the composite API and bound reports

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from .errors import UnknownPresetError
 from .units import dtype_bytes
 
-__all__ = ["Device", "DEVICES", "device_names", "get_device"]
+__all__ = ["Device", "DEVICES", "device_names", "get_device", "canonical_device_name"]
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -261,3 +261,23 @@ def get_device(name: str) -> Device:
             f"unknown device {name!r}; choose one of {', '.join(device_names())}"
         )
     return dev
+
+
+def canonical_device_name(name: str) -> str:
+    """The preset's name when ``name`` names a preset (its name or an alias, any case,
+    vendor words ignored: what :func:`get_device` accepts); otherwise ``name`` unchanged.
+
+    ``iobound tune --device v100`` records its measurements under ``V100-SXM2``: a
+    device named by the user (e.g. ``history import --device``) should be stored under
+    this name too, so one device has one name in a tuning database. Names read from
+    files (a Kernel Tuner cache's ``device_name``) are the file's and are best kept.
+
+    Examples
+    --------
+    >>> canonical_device_name("v100"), canonical_device_name("NVIDIA RTX A4000")
+    ('V100-SXM2', 'RTX-A4000')
+    >>> canonical_device_name("my lab GPU")
+    'my lab GPU'
+    """
+    dev = _INDEX.get(_key(str(name)))
+    return name if dev is None else dev.name

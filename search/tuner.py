@@ -20,7 +20,8 @@ the budget and can be the best.
 
 A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_interrupt`)
 stops the loop: the log is closed complete and the result holds every configuration
-measured, with ``stop_reason`` ``interrupted``.
+measured, with ``stop_reason`` ``interrupted``. The same holds when it lands after the
+last measurement, while the run is wound up (the strategy's stats, the log closed).
 
 Examples
 --------
@@ -47,6 +48,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
+from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .records import LogWriter
 from .resume import load_resume
@@ -112,9 +114,11 @@ class Ledger:
             self.best = None
 
     def add_unreached(self, space: Space) -> None:
-        """Append the logged trials the replay never asked for (they still count)."""
+        """Append the logged trials the replay never asked for (they still count); again,
+        it adds only those not added yet."""
+        done = {t.index for t in self.trials}
         for i, rec in self.known.items():
-            if i not in self.seen:
+            if i not in self.seen and i not in done:
                 t = Trial(i, space.get(i), rec, resumed=True)
                 self.trials.append(t)
                 if rec.cost < self.best_cost:
@@ -230,18 +234,26 @@ def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Led
 
 def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger,
                         budget: int, patience: int | None, clock: _Clock, writer: LogWriter | None,
-                        progress, rounds: list) -> StopReason:
-    """:func:`_play_rounds`, then close the log; an interrupt is ``StopReason.INTERRUPTED``,
-    with the configurations measured in the cut-short round made trials."""
+                        progress, rounds: list) -> tuple[StopReason, dict]:
+    """:func:`_play_rounds`, the strategy's stats, then the ledger completed and the log
+    closed: (stop reason, stats). An interrupt anywhere in this, the end-of-run work
+    included, is ``StopReason.INTERRUPTED`` with every measurement kept (the configurations
+    of a cut-short round made trials); its stats are then ``{}`` if they were cut short."""
+    stop, stats = StopReason.INTERRUPTED, {}
     try:
-        return _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
+        stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
                             progress, rounds)
+        stats = strat.stats()
     except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
-        ledger.add_untold(space)
-        return StopReason.INTERRUPTED
+        stop = StopReason.INTERRUPTED
     finally:
-        if writer is not None:
-            writer.close()
+        with signals_deferred() as deferred:  # a second signal cannot cut the ledger short
+            if stop is StopReason.INTERRUPTED:
+                ledger.add_untold(space)
+            ledger.add_unreached(space)
+            if writer is not None:
+                writer.close()
+    return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
 def _check_counts(budget: int, patience: int | None) -> None:
@@ -299,15 +311,15 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     if not isinstance(strategy, Strategy) and seed is None:
         seed = 0
     ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {})
+    described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
-                                     "space": space.describe(), "measurer": measurer.describe(),
+                                     "space": described, "measurer": measurer.describe(),
                                      **(header or {})})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted
-    stop = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock, writer,
-                               progress, rounds)
-    ledger.add_unreached(space)
+    stop, stats = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock,
+                                      writer, progress, rounds)
     return TuneResult(best=ledger.best, trials=tuple(ledger.trials), strategy=strat.name,
                       measure=measurer.name, seed=seed, budget=budget, rounds=rounds[0],
-                      stop_reason=stop, space=space.describe(), strategy_seconds=clock.strategy,
-                      measure_seconds=clock.measure, strategy_stats=strat.stats())
+                      stop_reason=stop, space=described, strategy_seconds=clock.strategy,
+                      measure_seconds=clock.measure, strategy_stats=stats)

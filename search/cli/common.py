@@ -41,7 +41,7 @@ __all__ = [
     "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
-    "check_output_dir", "json_safe",
+    "check_output_dir", "json_safe", "print_notice",
 ]
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
@@ -156,3 +156,22 @@ def print_result(args: argparse.Namespace, data: dict, text: Callable[[], str]) 
     """Print ``data`` as one JSON line with ``--json`` (non-finite floats as null), else
     the human text ``text()``."""
     print(json.dumps(json_safe(data), allow_nan=False) if args.json else text())
+
+
+def print_notice(text: str, seen: set | None = None) -> None:
+    """``notice: text`` as one stderr line, after what stdout holds; once per text in ``seen``.
+
+    >>> import contextlib, io
+    >>> err, seen = io.StringIO(), set()
+    >>> with contextlib.redirect_stderr(err):
+    ...     print_notice("gga runs as plain ga", seen); print_notice("gga runs as plain ga", seen)
+    >>> err.getvalue().splitlines()
+    ['notice: gga runs as plain ga']
+    """
+    import sys
+    if seen is not None:
+        if text in seen:
+            return
+        seen.add(text)
+    sys.stdout.flush()
+    print(f"notice: {text}", file=sys.stderr, flush=True)

@@ -93,6 +93,24 @@ def main(argv: list[str] | None = None) -> int:
         # devnull so the interpreter's final flush does not raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:
+        if not _from_interrupt(exc):
+            raise
+        # e.g. Ctrl-C while a C extension initialises: ImportError "initialization failed"
+        cmd = getattr(locals().get("args"), "command", None)
+        print(f"iobound {cmd}: interrupted" if cmd else "iobound: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised because of a KeyboardInterrupt (its cause or context)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from iobound.errors import InvalidInputError
 
-from .common import LAYER_HELP, add_algorithm_argument, add_json_argument
+from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
+from .zero_shot_args import DEFAULT_BUDGET, check_zero_shot_resume, resolve_zero_shot
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
@@ -40,11 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measure", metavar="KIND",
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
-    parser.add_argument("--strategy", default="explorer",
+    parser.add_argument("--strategy",
                         help="explorer (default) | random | grid | ga | sa | gga (history-guided "
-                             "GA: needs --history) | zero_shot (see --zero-shot)")
-    parser.add_argument("--budget", type=int, default=48, metavar="N",
-                        help="unique configurations to measure (default 48)")
+                             "GA; plain ga, with a notice, without history records of this "
+                             "space) | zero_shot (see --zero-shot)")
+    parser.add_argument("--budget", type=int, metavar="N",
+                        help=f"unique configurations to measure (default {DEFAULT_BUDGET})")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     parser.add_argument("--batch-size", type=int, metavar="N",
                         help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
@@ -55,12 +56,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="continue the run logged in FILE (nothing is measured twice)")
     parser.add_argument("--history", metavar="DB",
                         help="tuning database: the run's measurements are stored in it, and "
-                             "explorer / sa / ga / gga / zero_shot learn from its records of "
-                             "this space (other devices, other layers; with --network each "
-                             "layer from the layers tuned before it)")
+                             "explorer / sa / ga / gga / zero_shot learn from its timed records "
+                             "of this parameter space: every device and problem, earlier runs "
+                             "of this layer on this device included (they make the next run "
+                             "short), not those of the log --resume continues; with --network "
+                             "each layer also from the layers stored before it")
     parser.add_argument("--zero-shot", type=int, metavar="K",
                         help="zero-shot tuning: rank the space with a model of the --history "
-                             "records and measure only the top K (strategy zero_shot, budget K)")
+                             "records and measure only the top K (strategy zero_shot, budget K: "
+                             "another --strategy or --budget is refused; a --history without "
+                             "records of this parameter space too)")
     parser.add_argument("--export-cache", metavar="FILE",
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
     parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
@@ -80,19 +85,14 @@ def _settings(args, kind: str):
     """The session's settings; bad numbers and an unknown strategy or option in one line."""
     from search.session import TuneSettings
     from search.strategies import strategy_class
-    strategy_class(args.strategy)  # unknown names -> one-line error
+    if args.strategy is not None:
+        strategy_class(args.strategy)  # unknown names -> one-line error
     for flag, value in (("--budget", args.budget), ("--batch-size", args.batch_size),
                         ("--patience", args.patience)):
         if value is not None and value < 1:
             raise InvalidInputError(f"{flag} must be >= 1, got {value}")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
-    if args.zero_shot is not None:
-        if args.zero_shot < 1:
-            raise InvalidInputError(f"--zero-shot must be >= 1, got {args.zero_shot}")
-        if not args.history:
-            raise InvalidInputError("--zero-shot K ranks the space with the records of --history "
-                                    "DB; give --history")
-        args.strategy, args.budget = "zero_shot", args.zero_shot
+    resolve_zero_shot(args)  # and the --strategy / --budget defaults
     executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log, resume=args.resume,
@@ -231,6 +231,9 @@ def _printer(args, many: bool = False, jobs=()):
     class Printer(Observer):
         bar = None
 
+        def __init__(self):
+            self.noticed = set()  # a network's layers fall back alike: one line
+
         def layer_started(self, job, space):
             layer = job.layer
             print(f"iobound tune: {layer.name or 'layer'}  {layer.short()}")
@@ -254,6 +257,9 @@ def _printer(args, many: bool = False, jobs=()):
         def tuning_done(self):
             self.bar.close()
 
+        def notice(self, text):
+            print_notice(text, self.noticed)
+
         def finished(self, report):
             if hasattr(report, "layer"):
                 _print_layer(report)
@@ -270,6 +276,7 @@ def _run_replay(args, file: str, settings) -> int:
     if args.layer or args.network or args.device:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                          "do not give --layer/--network/--device")
+    check_zero_shot_resume(args, [settings.resume])
     rep = tune_replay(file, settings, observer=None if args.json else _printer(args))
     if args.json:
         print(json.dumps(rep.to_dict()))
@@ -290,9 +297,9 @@ def run(args: argparse.Namespace) -> int:
     device, dev_note = _device(args, kind)
     jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
                        out_dir=args.out_dir, verify=not args.no_verify)
+    check_zero_shot_resume(args, [job.settings.resume for job in jobs])
     if notice and not args.json:
-        sys.stdout.flush()
-        print(f"notice: {notice}", file=sys.stderr, flush=True)
+        print_notice(notice)
     if not args.json:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")

@@ -98,6 +98,7 @@ class NetworkPrinter(Observer):
         self.print_layer = print_layer
         self.total, self.finished_evals = total, 0
         self.running: dict[int, int] = {}  # driver thread -> its layer's evaluations so far
+        self.noticed: set[str] = set()
 
     def _draw(self) -> None:
         self.bar(self.finished_evals + sum(self.running.values()), self.total, math.inf)
@@ -113,6 +114,11 @@ class NetworkPrinter(Observer):
 
     def tuning_done(self) -> None:
         self.finished_evals += self.running.pop(threading.get_ident(), 0)
+
+    def notice(self, text: str) -> None:
+        from .common import print_notice
+        self.bar.close()
+        print_notice(text, self.noticed)
 
     def finished(self, report) -> None:
         self.bar.close()

@@ -3,7 +3,8 @@
 With ``--history DB`` a session stores its measurements in the database (see
 :func:`~search.session.files.store_history`) and, before it starts, lets the
 strategy learn from the database's timed records of workloads with exactly this
-space's parameter names (any device, any problem: the strategies weigh them):
+space's parameter names (any device, any problem, earlier runs of this very layer on
+this device included: the strategies weigh them):
 
 - ``gga`` and ``zero_shot`` (:data:`HISTORY_STRATEGIES`) take the records in their options;
 - the model-based and genetic strategies (:data:`GUIDED_STRATEGIES`) are wrapped in
@@ -29,13 +30,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from iobound.errors import InvalidInputError
+
 from ..transfer.session import HistoryInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from .settings import TuneSettings
 
-__all__ = ["HistoryUse", "HISTORY_STRATEGIES", "GUIDED_STRATEGIES", "history_options"]
+__all__ = ["HistoryUse", "HISTORY_STRATEGIES", "GUIDED_STRATEGIES", "history_options",
+           "telling_fallback", "check_zero_shot_db"]
 
 #: Strategies whose options take history records: name -> whether they also take the
 #: target problem (for a match score).
@@ -60,21 +64,43 @@ def _own(settings: "TuneSettings") -> frozenset:
     return own_records(e.record for e in read_log(settings.resume).entries)
 
 
-def _usable(settings: "TuneSettings", space: "Space", problem: Any) -> tuple[list, int]:
-    """(timed records usable for ``space``, workloads left out for their parameter names)."""
-    from ..db import TuningDB
-    from ..transfer.session import usable_history
-    with TuningDB(settings.history) as db:
-        other = sum(set(w.params) != set(space.params) for w in db.workloads())
-        return usable_history(db, space, problem, exclude=_own(settings)), other
+def _other_note(settings: "TuneSettings", other: int) -> list[str]:
+    """The notice about workloads of other parameter names (the same for every strategy)."""
+    if not other:
+        return []
+    return [f"{other} workload(s) in {settings.history} have other parameters: not used"]
 
 
-def _guided(settings: "TuneSettings", space: "Space", problem: Any):
+def _guided(db, settings: "TuneSettings", space: "Space", problem: Any, other: int):
     """(options, use, prior) for a strategy of :data:`GUIDED_STRATEGIES`."""
+    import dataclasses
+
     from ..transfer import transfer_options
-    prior, info = transfer_options(settings.history, space, problem, exclude=_own(settings),
-                                   seed=settings.seed)
+    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=settings.seed)
+    # transfer's own notice names the other spaces in its words; ours is every strategy's
+    notes = _other_note(settings, other) or ([info.notice] if info.notice else [])
+    info = dataclasses.replace(info, notice="; ".join(notes) or None)
     return settings.options_dataclass(), info, prior
+
+
+_NEEDS = "zero-shot tuning needs history records of this parameter space"
+
+
+def _check_zero_shot(settings: "TuneSettings", space: "Space", records: list, other: int) -> None:
+    """Refuse zero-shot tuning without a timed record that is a configuration of ``space``:
+    it would measure K random configurations and call them the history's top K."""
+    if settings.strategy != "zero_shot":
+        return
+    what = _NEEDS
+    if not settings.history:
+        raise InvalidInputError(f"{what}: give --history DB")
+    if not records:
+        also = f" (only {other} workload(s) of other parameters)" if other else ""
+        raise InvalidInputError(f"{what}; {settings.history} holds none{also}")
+    if not any(m.time_ms is not None and space.index(m.record.config) is not None
+               for m in records):
+        raise InvalidInputError(f"{what}; none of the {len(records)} in {settings.history} "
+                                "is a configuration of this space")
 
 
 def history_options(settings: "TuneSettings", space: "Space", problem: Any):
@@ -83,18 +109,23 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
     For a strategy of :data:`HISTORY_STRATEGIES` the options carry the usable
     records (and the target ``problem`` where the strategy matches problems); for
     one of :data:`GUIDED_STRATEGIES` the prior is what
-    :func:`search.transfer.with_history` wraps it with.
+    :func:`search.transfer.with_history` wraps it with. ``zero_shot`` without a usable
+    record is refused (``InvalidInputError``): it has nothing to rank with.
     """
+    from ..db import TuningDB
     from ..strategies import make_options
+    from ..transfer.session import usable_history
     if not settings.history:
+        _check_zero_shot(settings, space, [], 0)
         return settings.options_dataclass(), None, None
-    if settings.strategy in GUIDED_STRATEGIES:
-        return _guided(settings, space, problem)
-    records, other = _usable(settings, space, problem)
+    with TuningDB(settings.history) as db:
+        other = sum(set(w.params) != set(space.params) for w in db.workloads())
+        if settings.strategy in GUIDED_STRATEGIES:
+            return _guided(db, settings, space, problem, other)
+        records = usable_history(db, space, problem, exclude=_own(settings))
+    _check_zero_shot(settings, space, records, other)
     devices = tuple(sorted({m.device for m in records}))
-    notes = []
-    if other:
-        notes.append(f"{other} workload(s) in {settings.history} have other parameters: not used")
+    notes = _other_note(settings, other)
     takes = settings.strategy in HISTORY_STRATEGIES
     if not takes and records:
         notes.append(f"strategy {settings.strategy!r} does not learn from history")
@@ -106,3 +137,67 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         values["target_problem"] = problem
     use = HistoryUse(len(records), devices, bool(records), "; ".join(notes) or None)
     return make_options(settings.strategy, values), use, None
+
+
+def telling_fallback(build, observer, settings: "TuneSettings", use: HistoryUse | None,
+                     fell_back: list):
+    """``build`` (a strategy builder), telling ``observer`` when a strategy of
+    :data:`HISTORY_STRATEGIES` it makes runs without the history it learns from
+    (``stats()["history"]["fallback"]``: ``gga`` as plain ``ga``); the strategy's name is
+    then appended to ``fell_back``.
+
+    Examples
+    --------
+    >>> from search.session import Observer, TuneSettings
+    >>> class Say(Observer):
+    ...     def notice(self, text): print(text)
+    >>> class Plain:  # a gga that found nothing to learn from
+    ...     name = "gga"
+    ...     def stats(self): return {"history": {"fallback": "plain ga", "reason": "-"}}
+    >>> build = telling_fallback(lambda *a: Plain(), Say(), TuneSettings(strategy="gga"), None, [])
+    >>> _ = build("gga", None, None, None)
+    gga: no --history DB given; running as plain ga
+    """
+    def built(name, space, options, rng):
+        strat = build(name, space, options, rng)
+        if name not in HISTORY_STRATEGIES:  # the others keep no fallback in their stats
+            return strat
+        history = strat.stats().get("history")
+        if isinstance(history, dict) and history.get("fallback"):
+            if not settings.history:
+                why = "no --history DB given"
+            elif use is not None and not use.records:
+                why = f"{settings.history} holds no history records of this parameter space"
+            else:  # records, none the strategy can use (its reason says why)
+                why = history["reason"]
+            fell_back.append(strat.name)
+            observer.notice(f"{strat.name}: {why}; running as {history['fallback']}")
+        return strat
+    return built
+
+
+def check_zero_shot_db(settings: "TuneSettings") -> None:
+    """Before anything runs (and before a new database is created): refuse zero-shot
+    tuning with a ``--history`` database that is missing or holds no workload at all.
+    (Whether it holds records of the space is known when the space is: :func:`history_options`.)
+
+    >>> from search.session import TuneSettings
+    >>> check_zero_shot_db(TuneSettings(strategy="zero_shot", history="/no/such.db"))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: zero-shot tuning needs history ...; /no/such.db holds none
+    """
+    import os
+
+    from ..db import TuningDB
+    from .files import check_history
+    path = settings.history
+    if settings.strategy != "zero_shot" or not path:
+        return
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        check_history(path)  # opens, or says why not
+        with TuningDB(path) as db:
+            if db.workloads():
+                return
+    raise InvalidInputError(f"{_NEEDS}; {path} holds none")

@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .reports import LayerReport
     from .run import LayerJob
 
-__all__ = ["run_layers_parallel", "layers_at_once"]
+__all__ = ["run_layers_parallel", "layers_at_once", "interrupted_run"]
 
 
 class _Serialized(Observer):
@@ -71,6 +71,9 @@ class _Serialized(Observer):
     def tuning_done(self) -> None:
         self._call("tuning_done")
 
+    def notice(self, text: str) -> None:
+        self._call("notice", text)
+
     def finished(self, report) -> None:
         self._call("finished", report)
 
@@ -91,8 +94,14 @@ def layers_at_once(options, capacity: int, layers: int) -> int:
     return max(1, min(layers, options.parallel_layers or default))
 
 
-def _interrupted(jobs, reports, errors) -> Interrupted:
-    """One :class:`Interrupted` for the run: the measurements every layer's log keeps."""
+def interrupted_run(jobs, reports, errors) -> Interrupted:
+    """One :class:`Interrupted` for a run of several layers: the measurements every layer's
+    log keeps (``reports`` of the layers done, ``errors`` the layers stopped).
+
+    >>> from types import SimpleNamespace as NS
+    >>> str(interrupted_run([NS(resume_as="run.jsonl")], [], {0: Interrupted(3, "x")}))
+    'interrupted: 3 measurements kept in run.<layer>.jsonl; resume with --resume run.jsonl'
+    """
     kept = sum(len(r.result.trials) for r in reports if r is not None)
     stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
     kept += sum(e.measurements for e in stopped)
@@ -173,5 +182,5 @@ def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,
     if failures:
         raise failures[0]
     if interrupted or run.errors:
-        raise _interrupted(jobs, run.reports, run.errors)
+        raise interrupted_run(jobs, run.reports, run.errors)
     return run.reports

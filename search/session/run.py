@@ -26,7 +26,7 @@ from ..interrupts import Interrupted, signals_deferred
 from ..tune_result import StopReason
 from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
                     log_and_resume, per_layer_path, write_outcomes)
-from .history_use import history_options
+from .history_use import check_zero_shot_db, history_options, telling_fallback
 from .reports import LayerReport, ReplayReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
@@ -78,6 +78,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     device = get_device(device) if isinstance(device, str) else device
     check_log_paths(settings.log, settings.resume, layers)
     check_outputs(settings, layers, out_dir)
+    check_zero_shot_db(settings)
     check_history(settings.history)
     many = len(layers) > 1
     jobs = []
@@ -101,13 +102,14 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
     from ..tuner import tune
     with _HISTORY:  # read now, when the layer starts: it sees what earlier layers stored
         options, history_use, prior = history_options(settings, space, problem)
-    build = builders.strategy
+    build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history
 
         def build(name, space_, options_, rng):
             return with_history(builders.strategy(name, space_, options_, rng), prior,
                                 seed=settings.seed)
+    build = telling_fallback(build, observer, settings, history_use, fell_back)
     t0 = time.perf_counter()
     try:
         if executor_for is not None or settings.executor is not None:
@@ -120,10 +122,26 @@ def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: 
                       patience=settings.patience, progress=observer.progress, header=header,
                       build_strategy=build)
     finally:
-        if hasattr(measurer, "executor"):
-            measurer.executor.close()
-        observer.tuning_done()
+        stopped = _wind_down(measurer, observer)
+    if stopped:  # the result is stored all the same (_outcomes), then the run stops
+        result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+    if fell_back and history_use is not None:
+        history_use = dataclasses.replace(history_use, used=False)
     return result, time.perf_counter() - t0, history_use
+
+
+def _wind_down(measurer: "Measurer", observer: Observer) -> bool:
+    """Close the run's executor and tell the observer the loop ended; whether a signal
+    (or a ``KeyboardInterrupt`` from a hook) came meanwhile: it is noted, not raised, so
+    the run's measurements still reach the history and the export."""
+    with signals_deferred() as deferred:
+        try:
+            if hasattr(measurer, "executor"):
+                measurer.executor.close()
+            observer.tuning_done()
+        except KeyboardInterrupt:
+            return True
+    return deferred.signal is not None
 
 
 def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer",
@@ -180,7 +198,11 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
                          unpruned_size=getattr(space, "unpruned_size", len(space)),
                          result=result, seconds=seconds, winner=winner, history=history,
                          export=export, history_use=history_use)
-    observer.finished(report)
+    try:
+        observer.finished(report)
+    except KeyboardInterrupt:  # while printing it: the layer is stored and counts as kept
+        raise Interrupted(len(result.trials), settings.log or settings.resume,
+                          resume_as=job.resume_as) from None
     return report
 
 
@@ -191,12 +213,23 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     Several jobs measured through an executor (``settings.executor``) share one pool of
     workers and run ``parallel_layers`` at a time
     (:func:`~search.session.parallel.run_layers_parallel`); otherwise one after another.
+    An interrupt in a run of several layers is one :class:`~search.interrupts.Interrupted`
+    counting every layer's measurements (each layer is stored as it ends).
     """
     jobs = list(jobs)
     if len(jobs) > 1 and jobs[0].settings.executor is not None:
         from .parallel import run_layers_parallel
         return run_layers_parallel(jobs, observer or _NO_OBSERVER, run_layer, builders)
-    return [run_layer(job, observer, builders) for job in jobs]
+    reports: list[LayerReport] = []
+    for job in jobs:
+        try:
+            reports.append(run_layer(job, observer, builders))
+        except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
+            if len(jobs) == 1 or not (reports or isinstance(exc, Interrupted)):
+                raise  # nothing kept yet: no log to resume
+            from .parallel import interrupted_run
+            raise interrupted_run(jobs, reports, {0: exc}) from None
+    return reports
 
 
 def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
@@ -259,6 +292,7 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     builders = builders or _DEFAULT_BUILDERS
     check_log_paths(settings.log, settings.resume, [None])
     check_outputs(settings, [None])
+    check_zero_shot_db(settings)
     check_history(settings.history)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
@@ -270,10 +304,13 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
         result, seconds, history_use = _tune(space, measurer, settings, header, observer,
                                              builders, problem=space.cache.problem_size)
         history, export = _outcomes(settings, result, space, measurer)
-    report = ReplayReport(file=file, device=space.cache.device_name,
-                          kernel=space.cache.kernel_name, space_size=len(space),
-                          statuses=space.describe()["statuses"], result=result, seconds=seconds,
-                          recorded_optimum_ms=space.cache.recorded_optimum(), history=history,
-                          export=export, history_use=history_use)
-    observer.finished(report)
+    try:  # an interrupt from here on: the run is stored and counts as kept
+        report = ReplayReport(file=file, device=space.cache.device_name,
+                              kernel=space.cache.kernel_name, space_size=len(space),
+                              statuses=result.space["statuses"], result=result, seconds=seconds,
+                              recorded_optimum_ms=space.cache.recorded_optimum(),
+                              history=history, export=export, history_use=history_use)
+        observer.finished(report)
+    except KeyboardInterrupt:
+        raise Interrupted(len(result.trials), settings.log or settings.resume) from None
     return report

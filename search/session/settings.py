@@ -153,5 +153,9 @@ class Observer:
     def tuning_done(self) -> None:
         """The tuning loop ended (also when it raised)."""
 
+    def notice(self, text: str) -> None:
+        """Something to know that does not stop the run (e.g. ``gga`` without usable
+        history runs as plain ``ga``)."""
+
     def finished(self, report) -> None:
         """A layer's (or the replay's) report is complete."""

@@ -122,3 +122,23 @@ def test_device_is_frozen():
 def test_machine_balance():
     """The roofline ridge point is peak FLOP/s over bytes/s."""
     assert get_device("v100").machine_balance_flop_per_byte == pytest.approx(15700 / 900)
+
+
+@pytest.mark.parametrize("given, stored", [
+    ("v100", "V100-SXM2"), ("V100", "V100-SXM2"), ("v100-sxm2-32gb", "V100-SXM2"),
+    ("V100-SXM2", "V100-SXM2"), ("a100", "A100-SXM4-40GB"), ("1080ti", "GTX-1080-Ti"),
+    ("NVIDIA RTX A4000", "RTX-A4000"),
+    ("My lab GPU", "My lab GPU"), ("v200", "v200"),  # not a preset: kept as given
+])
+def test_canonical_device_name(given, stored):
+    """A preset named by an alias is stored under the preset's name, the one `tune --device`
+    records, so one device has one name in the tuning database; other names are kept."""
+    from iobound.devices import canonical_device_name
+    assert canonical_device_name(given) == stored
+
+
+def test_canonical_name_is_what_tune_records_for_every_alias():
+    from iobound.devices import canonical_device_name
+    for dev in DEVICES.values():
+        for label in (dev.name, *dev.aliases):
+            assert canonical_device_name(label) == get_device(label).name == dev.name

@@ -187,3 +187,21 @@ def test_tune_keeps_what_was_measured_when_interrupted(tmp_path, synth_space, sy
     assert res.stop_reason is StopReason.INTERRUPTED and res.evaluations == 5
     assert [t.index for t in res.trials] == _indices(tmp_path / "l.jsonl")
     assert res.best is not None and res.best.record.cost == min(t.record.cost for t in res.trials)
+
+
+def test_an_error_caused_by_the_interrupt_is_the_interrupt(capsys, monkeypatch):
+    """Ctrl-C while a C extension initialises surfaces as ImportError("initialization
+    failed") caused by the KeyboardInterrupt (seen importing OR-Tools): exit 130 and the
+    one line, not a traceback."""
+    from search.cli import tune_cmd
+    from search.cli.main import main
+
+    def run(args):
+        try:
+            raise KeyboardInterrupt("SIGINT")
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(tune_cmd, "run", run)
+    assert main(["tune", "--measure", "model"]) == 130
+    assert capsys.readouterr().err == "iobound tune: interrupted\n"

@@ -1,0 +1,75 @@
+"""``iobound tune --zero-shot K``: the strategy and budget it stands for, and what it refuses.
+
+``--zero-shot K`` is strategy ``zero_shot`` with budget K. A ``--strategy`` or
+``--budget`` it would override is refused, not silently replaced (both default to
+``None`` so a given one is seen); zero-shot needs ``--history`` (it ranks the space
+with the database's records; the session refuses a database without usable ones);
+and a ``--resume`` log already holding more than K measurements cannot be a run of
+the top K.
+
+Examples
+--------
+>>> import argparse
+>>> args = argparse.Namespace(zero_shot=5, strategy=None, budget=None, history="h.db")
+>>> resolve_zero_shot(args); args.strategy, args.budget
+('zero_shot', 5)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "resolve_zero_shot", "check_zero_shot_resume"]
+
+#: Without --strategy / --budget (``None`` when not given, so --zero-shot sees a given one).
+DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
+
+
+def resolve_zero_shot(args) -> None:
+    """Set ``args.strategy`` and ``args.budget``: from ``--zero-shot K`` if given, else
+    the defaults; ``InvalidInputError`` for a conflicting option or no ``--history``.
+
+    >>> import argparse
+    >>> resolve_zero_shot(argparse.Namespace(zero_shot=5, strategy="sa", budget=None,
+    ...                                      history="h.db"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --zero-shot K runs ...; do not give --strategy sa
+    """
+    k = args.zero_shot
+    if k is not None:
+        if k < 1:
+            raise InvalidInputError(f"--zero-shot must be >= 1, got {k}")
+        if args.strategy not in (None, "zero_shot"):
+            raise InvalidInputError(f"--zero-shot K runs strategy zero_shot; "
+                                    f"do not give --strategy {args.strategy}")
+        if args.budget not in (None, k):
+            raise InvalidInputError(f"--zero-shot K measures K configurations; "
+                                    f"do not give --budget {args.budget}")
+        args.strategy, args.budget = "zero_shot", k
+    args.strategy = DEFAULT_STRATEGY if args.strategy is None else args.strategy
+    args.budget = DEFAULT_BUDGET if args.budget is None else args.budget
+    if args.strategy == "zero_shot" and not args.history:
+        flag = "--zero-shot K" if k is not None else "--strategy zero_shot"
+        raise InvalidInputError(f"{flag} ranks the space with the records of --history DB; "
+                                "give --history")
+
+
+def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:
+    """Refuse, for a zero-shot run of K, a log in ``resumes`` that already holds more than
+    K measurements: they are not the top K, and the run would report more than K.
+
+    >>> import argparse
+    >>> check_zero_shot_resume(argparse.Namespace(strategy="explorer"), ["any.jsonl"])
+    """
+    from search.records import read_log
+    if args.strategy != "zero_shot":
+        return
+    flag = "--zero-shot" if args.zero_shot is not None else "--budget"
+    for path in filter(None, resumes):
+        n = len(read_log(path).entries)
+        if n > args.budget:
+            raise InvalidInputError(f"--resume {path} already holds {n} measurements, "
+                                    f"more than {flag} {args.budget}")
