@@ -20,14 +20,13 @@ k null    v100               2      2   1.5000
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import argparse
 import json
 import os
 import sqlite3
 from pathlib import Path
 
+from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
 from search.cli.common import add_json_argument, format_rows
 
@@ -103,9 +102,19 @@ def _labels(db) -> dict:
     return workload_labels(db.workloads())
 
 
+def _known_device(name: str | None, devices) -> str | None:
+    """``name`` as the database holds it: itself, else its preset name (``v100`` for
+    ``V100-SXM2``, what ``tune --device v100`` and ``import --device v100`` store)."""
+    if name is None or name in devices:
+        return name
+    canonical = canonical_device_name(name)
+    return canonical if canonical in devices else name
+
+
 def _import(args) -> int:
     from search.db.importer import read_file, store_files
-    files = [read_file(p, args.device) for p in args.files]  # every file read before the DB
+    device = None if args.device is None else canonical_device_name(args.device)
+    files = [read_file(p, device) for p in args.files]  # every file read before the DB
     new = not os.path.lexists(args.db)
     try:
         with _open(args, readonly=False) as db:
@@ -172,6 +181,7 @@ def _best(args, db) -> int:
     if args.workload and not select_workloads(db, args.workload):
         raise InvalidInputError(f"no workload matching {args.workload!r}")
     devices = db.devices()
+    args.device = _known_device(args.device, devices)
     if args.device is not None and args.device not in devices:
         raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
                                 + (", ".join(devices) or "none"))
@@ -206,6 +216,7 @@ def _export(args, db) -> int:
             raise InvalidInputError(f"{len(devices)} devices hold {label}; choose one with "
                                     f"--device: " + ", ".join(devices))
         args.device = devices[0]
+    args.device = _known_device(args.device, db.devices())
     path = export_cache(db, args.file, w, args.device, args.toolchain)
     n = len(load_cache(path))
     if args.json:

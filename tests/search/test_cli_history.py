@@ -136,3 +136,31 @@ def test_workloads_differing_only_in_parameters_get_distinct_labels(capsys, tmp_
                       str(tmp_path / "o.json"))
     cache = load_cache(tmp_path / "o.json")
     assert code == 0 and cache.keys == ("x", "z") and cache.entries[0]["time"] == 2.0
+
+
+def test_a_preset_alias_is_stored_and_found_under_the_presets_name(capsys, tmp_path,
+                                                                     synth_cache_path):
+    """``--device v100`` on a file naming no device stores ``V100-SXM2`` (what ``tune
+    --device v100`` records), so a file naming ``V100-SXM2`` is the same device, not a
+    disagreement; ``best``/``export --device v100`` find it."""
+    raw = json.loads(__import__("gzip").open(synth_cache_path, "rt").read())
+    raw.pop("device_name")
+    nameless, named = tmp_path / "nameless.json", tmp_path / "named.json"
+    nameless.write_text(json.dumps(raw))
+    named.write_text(json.dumps({**raw, "device_name": "V100-SXM2"}))
+    db = str(tmp_path / "t.db")
+    code, out, err = _run(capsys, "history", "import", str(nameless), "--db", db,
+                          "--device", "v100", "--json")
+    assert code == 0, err
+    assert json.loads(out)["files"][0]["device"] == "V100-SXM2"
+    code, out, err = _run(capsys, "history", "import", str(named), "--db", db, "--device", "v100",
+                          "--json")
+    assert code == 0 and json.loads(out)["files"][0]["added"] == 0, err
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    assert [r["device"] for r in json.loads(out)] == ["V100-SXM2"]
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "--device", "v100", "--json")
+    assert code == 0 and {m["device"] for m in json.loads(out)} == {"V100-SXM2"}
+    code, out, err = _run(capsys, "history", "export", "--db", db, "--device", "v100",
+                          str(tmp_path / "out.json"))
+    assert code == 0, err
+    assert load_cache(tmp_path / "out.json").device_name == "V100-SXM2"
