@@ -113,6 +113,7 @@ def _known_device(name: str | None, devices) -> str | None:
 
 def _import(args) -> int:
     from search.db.importer import read_file, store_files
+    from search.db.schema import DB_FILE_ENDINGS
     device = None if args.device is None else canonical_device_name(args.device)
     files = [read_file(p, device) for p in args.files]  # every file read before the DB
     new = not os.path.lexists(args.db)
@@ -122,7 +123,7 @@ def _import(args) -> int:
             labels, total = _labels(db), db.count()
     except BaseException:
         if new:  # a failed import leaves no new database file behind
-            for end in ("", "-wal", "-shm", "-journal"):
+            for end in DB_FILE_ENDINGS:
                 Path(args.db + end).unlink(missing_ok=True)
         raise
     out = [{"file": f.path, "kind": f.kind, "device": f.device,

@@ -37,11 +37,11 @@ from iobound.errors import InvalidInputError
 import os
 from pathlib import Path
 
-from ..kt_cache import (FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, is_param_value,
-                        write_cache)
+from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, write_cache
 from ..measure.base import MeasureRecord
 from .importer import KT_TOOLCHAIN
-from .model import Measurement, Workload, canon
+from .model import Measurement, Workload, canon, config_fault
+from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
 
 __all__ = ["workload_cache", "export_cache", "cache_entry"]
@@ -72,12 +72,11 @@ def cache_entry(rec: MeasureRecord, keys, toolchain: str | None = None) -> dict:
 
 def _check_config(m: Measurement, keys) -> None:
     """Refuse a config that cannot be a cache entry (stored before import checked them)."""
-    cfg = m.record.config
-    if set(cfg) != set(keys) or not all(is_param_value(v) for v in cfg.values()):
+    fault = config_fault(m.record.config, keys)
+    if fault:
         raise InvalidInputError(
             f"a measurement of {m.workload.label()} on {m.device!r} has config "
-            f"{canon(cfg)[:80]}, not the parameters {', '.join(keys)} with numbers, strings "
-            f"or flat lists: it cannot be a cache entry")
+            f"{canon(m.record.config)[:80]}: {fault}; it cannot be a cache entry")
 
 
 def _latest(ms: list[Measurement], keys) -> dict[str, Measurement]:
@@ -134,7 +133,7 @@ def _is_database(path: Path, db_path: str) -> bool:
         return True
     db, target = db.resolve(), path.resolve()
     return target.parent == db.parent and target.name in {
-        db.name + end for end in ("", "-wal", "-shm", "-journal")}
+        db.name + end for end in DB_FILE_ENDINGS}
 
 
 def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, device: str,

@@ -59,7 +59,7 @@ from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
-from .model import CONV_TEMPLATE, Measurement, Workload
+from .model import CONV_TEMPLATE, Measurement, Workload, config_fault
 from .schema import write
 from .store import TuningDB, insert
 
@@ -238,17 +238,10 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
 
 def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
     """Refuse a log record whose config is not the log's parameters with plain values."""
-    where = f"the record at index {index}"
-    missing, other = sorted(set(params) - set(config)), sorted(set(config) - set(params))
-    if missing or other:
-        what = [f"lacks {', '.join(missing)}"] if missing else []
-        what += [f"has {', '.join(other)[:80]}"] if other else []
-        raise InvalidInputError(f"{where}: its config {' and '.join(what)}; the log's parameters "
+    fault = config_fault(config, params)
+    if fault:
+        raise InvalidInputError(f"the record at index {index}: {fault}; the log's parameters "
                                 f"are {', '.join(params)}")
-    for k, v in config.items():
-        if not is_param_value(v):
-            raise InvalidInputError(f"{where}: parameter {k!r} has a value that is not a "
-                                    f"finite number, string or flat list")
 
 
 def _read_log(path: Path, device: str | None) -> FileImport:

@@ -29,13 +29,33 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
-__all__ = ["Workload", "Measurement", "canon", "layer_key_workload", "workload_layer_key",
-           "CONV_TEMPLATE", "record_features"]
+__all__ = ["Workload", "Measurement", "canon", "config_fault", "layer_key_workload",
+           "workload_layer_key", "CONV_TEMPLATE", "record_features"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
 CONV_TEMPLATE = "iobound.conv"
+
+
+def config_fault(config: Mapping[str, Any], params) -> str:
+    """Why ``config`` is not a configuration of the parameters ``params`` ("" when it is):
+    it must hold exactly them, each a finite number, a string or a flat list (what a
+    Kernel Tuner cache entry holds).
+
+    >>> config_fault({"x": 1}, ("x",)), config_fault({"x": 1, "z": 2}, ("x", "y"))
+    ('', 'it lacks y and has z')
+    >>> config_fault({"x": {"a": 1}}, ("x",))
+    "parameter 'x' is not a finite number, string or flat list"
+    """
+    missing, other = sorted(set(params) - set(config)), sorted(set(config) - set(params))
+    if missing or other:
+        what = [f"lacks {', '.join(missing)}"] if missing else []
+        what += [f"has {', '.join(other)[:80]}"] if other else []
+        return "it " + " and ".join(what)
+    bad = [k for k, v in config.items() if not is_param_value(v)]
+    return f"parameter {bad[0]!r} is not a finite number, string or flat list" if bad else ""
 
 
 def canon(obj: Any) -> str:

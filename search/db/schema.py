@@ -51,10 +51,13 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
-__all__ = ["SCHEMA_VERSION", "connect", "schema_version", "write"]
+__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "connect", "schema_version", "write"]
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+
+#: What SQLite appends to a database's name for its files: the database, its journals.
+DB_FILE_ENDINGS = ("", "-wal", "-shm", "-journal")
 
 #: The columns that make a ``measurements`` table without ``meta`` a version-0 one.
 _V0_COLUMNS = {"layer", "device", "toolchain", "config", "record"}
