@@ -112,6 +112,8 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     All of ``fn``'s statements commit together or not at all. A lock held by
     another writer longer than the busy timeout starts the transaction over, at
     most :data:`WRITE_ATTEMPTS` times (with a short random pause), then raises.
+    Any other error is raised as it is: one after which SQLite has already rolled
+    back (a full disk, an I/O error) is not hidden behind a failed ROLLBACK.
     """
     for attempt in range(WRITE_ATTEMPTS):
         try:
@@ -126,7 +128,8 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
             conn.execute("COMMIT")
             return out
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite already rolled back on a full disk or I/O error
+                conn.execute("ROLLBACK")
             raise
     raise AssertionError("unreachable")  # pragma: no cover
 
