@@ -109,9 +109,12 @@ def check_history(path: str | None) -> None:
     """``InvalidInputError`` when the history database at ``path`` cannot be opened."""
     if not path:
         return
+    from ..db.schema import DatabaseFileError
     from ..history import History
     try:
         History(path).close()
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"--history {path}: {exc.reason}") from None
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--history {path}: cannot open the database: {exc}") from exc
 
@@ -136,19 +139,21 @@ def kept_where(measurements: int, log: str | None) -> str:
 
 
 def _reason(exc: Exception) -> str:
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return (getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+            or type(exc).__name__)
 
 
 def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space",
                    measurer: "Measurer") -> tuple[HistoryOutcome | None, ExportOutcome | None, str | None]:
     """Store the history and write the export, each if asked; a write that fails (disk
     full, a place gone read-only) does not stop the other: (history, export, what failed)."""
+    from ..db.schema import DatabaseFileError
     history = export = None
     failed = []
     if settings.history:
         try:
             history = store_history(settings.history, result, space, measurer)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, DatabaseFileError) as exc:  # the file gone bad
             failed.append(f"--history {settings.history} ({_reason(exc)})")
     if settings.export_cache:
         try:
