@@ -128,6 +128,21 @@ def test_history_for_space_needs_the_same_parameter_names():
         assert [(m.device, m.workload) for m in got] == [("b", W)]
 
 
+@pytest.mark.parametrize("arg", ["exclude_devices", "devices"])
+def test_history_for_space_refuses_one_device_name_given_as_a_string(arg):
+    """exclude_devices="a" would be the set of its characters (the target's own records
+    leak into its history); devices="b" would match nothing. Refused, naming the value."""
+    from iobound.errors import InvalidInputError
+    with TuningDB(":memory:") as db:
+        db.add([Measurement(W, "ab", "t", MeasureRecord.ok({"x": 1, "y": 1}, time_ms=1.0))])
+        space = GridSpace({"x": [1], "y": [1]})
+        with pytest.raises(InvalidInputError, match=f"{arg} must be a list of device names, "
+                                                    f"got the string 'ab'"):
+            history_for_space(db, space, **{arg: "ab"})
+        kept = history_for_space(db, space, **{arg: ("ab",)})
+        assert len(kept) == (1 if arg == "devices" else 0)
+
+
 def test_summary_counts_and_best(tmp_path):
     """list: one row per workload and device, failures counted but not timed."""
     with TuningDB(":memory:") as db:
