@@ -281,7 +281,12 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
     return list(files)
 
 
-def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
+def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.PathLike,
                  device: str | None = None) -> list[FileImport]:
-    """Read every file, then store all of them in one transaction (see module doc)."""
+    """Read every file, then store all of them in one transaction (see module doc).
+
+    ``paths`` is a list of files, or one file (a ``str`` or a path) given alone.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     return store_files(db, [read_file(p, device) for p in paths])

@@ -87,6 +87,16 @@ def test_bad_file_imports_nothing(tmp_path):
         assert db.count() == 0
 
 
+@pytest.mark.parametrize("as_path", [str, lambda p: p])
+def test_one_path_given_alone_is_one_file(tmp_path, as_path):
+    """import_files(db, "c.json.gz") imports that file (not one file per character); a
+    pathlib.Path given alone too."""
+    path = _cache(tmp_path / "c.json.gz")
+    with TuningDB(":memory:") as db:
+        (f,) = import_files(db, as_path(path))
+        assert (f.path, f.added) == (str(path), 3)
+
+
 def test_non_positive_or_nan_times_are_skipped(tmp_path):
     """Only positive, finite times count as measurements."""
     path = tmp_path / "c.json"
