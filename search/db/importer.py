@@ -59,7 +59,7 @@ from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
-from .model import CONV_TEMPLATE, Measurement, Workload, config_fault
+from .model import CONV_TEMPLATE, Measurement, Workload, check_device_name, config_fault
 from .schema import write
 from .store import TuningDB, insert
 
@@ -124,6 +124,8 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         Naming the file and what is wrong with it.
     """
     path = Path(path)
+    if device is not None:
+        check_device_name(device)  # 5 and "5": one device row, two digests
     if not path.is_file():
         raise InvalidInputError(f"{path}: no such file")
     try:

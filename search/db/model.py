@@ -32,7 +32,8 @@ from typing import Any, Mapping
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
-__all__ = ["Workload", "Measurement", "canon", "config_fault", "layer_key_workload",
+__all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
+           "layer_key_workload",
            "workload_layer_key", "CONV_TEMPLATE", "record_features"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
@@ -56,6 +57,24 @@ def config_fault(config: Mapping[str, Any], params) -> str:
         return "it " + " and ".join(what)
     bad = [k for k, v in config.items() if not is_param_value(v)]
     return f"parameter {bad[0]!r} is not a finite number, string or flat list" if bad else ""
+
+
+def check_device_name(name: Any) -> str:
+    """``name`` when it is a device name: a non-empty string. Anything else is refused:
+    ``5`` and ``"5"`` would share one stored device under two digests (the same file
+    imported twice), and ``str()`` of an object would store its repr as a name.
+
+    >>> check_device_name("A100")
+    'A100'
+    >>> check_device_name(5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a device name must be a non-empty string, got 5 (int)
+    """
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError(f"a device name must be a non-empty string, got {name!r}"[:120]
+                                + f" ({type(name).__name__})")
+    return name
 
 
 def canon(obj: Any) -> str:
@@ -130,8 +149,7 @@ class Measurement:
     features: dict | None = field(default=None)
 
     def __post_init__(self) -> None:
-        if not self.device:
-            raise InvalidInputError("a measurement needs a device name")
+        check_device_name(self.device)
         if self.features is None:
             object.__setattr__(self, "features", record_features(self.record))
 

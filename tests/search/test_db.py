@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import re
 import sqlite3
 
 import pytest
@@ -95,6 +96,20 @@ def test_one_path_given_alone_is_one_file(tmp_path, as_path):
     with TuningDB(":memory:") as db:
         (f,) = import_files(db, as_path(path))
         assert (f.path, f.added) == (str(path), 3)
+
+
+@pytest.mark.parametrize("device", [5, 5.0, True, b"5", ["5"]])
+def test_a_device_name_that_is_no_string_is_refused(tmp_path, device):
+    """device=5 and device="5" would share one device row under two digests (the same file
+    imported twice); a name must be a string, refused naming the value."""
+    from iobound.errors import InvalidInputError
+    path = _cache(tmp_path / "c.json", device="")
+    with TuningDB(":memory:") as db:
+        with pytest.raises(InvalidInputError, match=f"device name.*{re.escape(repr(device))}"):
+            import_files(db, [path], device=device)
+        with pytest.raises(InvalidInputError, match=f"device name.*{re.escape(repr(device))}"):
+            db.add([Measurement(W, device, "t", MeasureRecord.ok({"x": 1, "y": 1}, time_ms=1.0))])
+        assert import_files(db, [path], device="5")[0].added == 3 and db.count() == 3
 
 
 def test_non_positive_or_nan_times_are_skipped(tmp_path):
