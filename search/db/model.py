@@ -29,11 +29,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
-           "layer_key_workload",
+           "finite", "plain", "problem_fault", "layer_key_workload",
            "workload_layer_key", "CONV_TEMPLATE", "record_features"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
@@ -75,6 +77,48 @@ def check_device_name(name: Any) -> str:
         raise InvalidInputError(f"a device name must be a non-empty string, got {name!r}"[:120]
                                 + f" ({type(name).__name__})")
     return name
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN and Infinity (which JSON cannot hold) replaced by None.
+
+    >>> finite({"a": [1.0, float("nan")], "b": float("inf")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def problem_fault(problem: Any) -> str:
+    """Why ``problem`` cannot be a workload's stored problem ("" when it can): a NaN or
+    Infinity in it (the workload's identity would not be JSON).
+
+    >>> problem_fault([8, 8]), problem_fault({"n": float("nan")})
+    ('', 'holds NaN or Infinity; a problem must be finite')
+    """
+    return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars as the Python values they hold and tuples as lists
+    (what JSON, so the database, stores), in dicts and lists too.
+
+    >>> import numpy as np
+    >>> plain({"x": np.int64(4), "s": (np.float32(0.5), 2)})
+    {'x': 4, 's': [0.5, 2]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
 
 
 def canon(obj: Any) -> str:
