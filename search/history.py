@@ -63,8 +63,8 @@ class History:
     def _latest(self, key: HistoryKey) -> list[MeasureRecord]:
         """The latest record of each config under ``key``, fastest first (failures last)."""
         latest: dict[str, tuple[float, int, MeasureRecord]] = {}
-        for w in self.db.workloads():
-            if workload_layer_key(w) != key.layer:
+        for w in self.db.workloads():  # the workload the key names (it may have two strings)
+            if layer_key_workload(key.layer, w.params) != w:
                 continue
             ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain)
             for order, m in enumerate(ms):

@@ -167,13 +167,16 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     """The key measurements of ``space`` by ``measurer`` are stored under.
 
     A layer's space: the layer's canonical JSON and the device name; a recorded
-    space: ``replay:<kernel>:<problem size>`` and the file's device.
+    space: ``replay:<kernel>:<problem size as JSON>`` (:func:`~search.db.model.replay_layer_key`:
+    the workload ``history import`` makes of the same file, whatever the kernel name
+    holds) and the file's device.
     """
+    from ..db.model import replay_layer_key
     from ..history import HistoryKey
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):
         c = space.cache
-        layer, device = f"replay:{c.kernel_name}:{c.problem_size}", c.device_name
+        layer, device = replay_layer_key(c.kernel_name, c.problem_size), c.device_name
     elif hasattr(space, "layer") and hasattr(space, "device"):
         layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
     else:
