@@ -147,13 +147,13 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
                    measurer: "Measurer") -> tuple[HistoryOutcome | None, ExportOutcome | None, str | None]:
     """Store the history and write the export, each if asked; a write that fails (disk
     full, a place gone read-only) does not stop the other: (history, export, what failed)."""
-    from ..db.schema import DatabaseFileError
     history = export = None
     failed = []
     if settings.history:
         try:
             history = store_history(settings.history, result, space, measurer)
-        except (OSError, sqlite3.Error, DatabaseFileError) as exc:  # the file gone bad
+        except (OSError, sqlite3.Error, InvalidInputError) as exc:  # the file gone bad, or
+            # records it refuses (a recorded problem size holding NaN)
             failed.append(f"--history {settings.history} ({_reason(exc)})")
     if settings.export_cache:
         try:

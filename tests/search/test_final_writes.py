@@ -67,3 +67,19 @@ def test_history_that_went_bad_during_the_run_keeps_the_log(capsys, tmp_path, sy
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith(f"iobound tune: error: could not write --history {db} (is a folder")
     assert out.is_file() and len(read_log(log).entries) == 8
+
+
+def test_history_refusing_the_records_keeps_the_log(capsys, tmp_path):
+    """A recorded problem size holding NaN (which the database refuses as a workload's
+    identity): the history is not written, one line says why and where the log is, exit 1."""
+    import json
+
+    from tests.search.conftest import synth_cache_dict
+    cache, log, db = tmp_path / "nan.json", tmp_path / "run.jsonl", tmp_path / "h.db"
+    cache.write_text(json.dumps({**synth_cache_dict(), "problem_size": [float("nan"), 64]}))
+    code = main(["tune", "--measure", f"replay:{cache}", "--budget", "4", "--log", str(log),
+                 "--history", str(db)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"iobound tune: error: could not write --history {db} (")
+    assert "NaN" in err[0] and f"kept in {log}" in err[0] and len(read_log(log).entries) == 4
