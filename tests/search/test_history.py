@@ -91,3 +91,15 @@ def test_records_stored_under_a_replay_key_are_found_under_it(tmp_path, kernel, 
         (stored,) = h.keys()
         assert layer_key_workload(stored.layer, ("x",)) == Workload(kernel, problem, ("x",))
         assert h.db.workloads() == [Workload(kernel, problem, ("x",))]
+
+
+def test_records_of_two_parameter_sets_are_two_workloads(tmp_path):
+    """A layer's direct and Winograd configurations under one key: each stored under the
+    workload of its own parameter names (export can write both), all found under the key."""
+    key = HistoryKey('{"c_in": 2}', "v100", "model v2")
+    direct, wino = {"x": 6, "alpha": 1}, {"x": 6, "e": 2}
+    with History(tmp_path / "h.db") as h:
+        assert h.add(key, [MeasureRecord.ok(direct, time_ms=2.0),
+                           MeasureRecord.ok(wino, time_ms=1.5)]) == 2
+        assert {w.params for w in h.db.workloads()} == {("x", "alpha"), ("x", "e")}
+        assert [r.config for r in h.records(key)] == [wino, direct] and h.keys() == [key]
