@@ -50,21 +50,26 @@ class History:
         self.db = TuningDB(self.path)
 
     def add(self, key: HistoryKey, records: Iterable[MeasureRecord], run: str = "") -> int:
-        """Store records under ``key``; returns how many were given."""
+        """Store records under ``key``; returns how many were given.
+
+        Each record goes to the workload of ``key.layer`` with its own config's parameter
+        names: a layer's direct and Winograd configurations (``e``) are two workloads.
+        """
         records = list(records)
-        if not records:
-            return 0
-        params = tuple(records[0].config)
-        w = layer_key_workload(key.layer, params)
-        self.db.add([Measurement(w, key.device, key.toolchain, r, run=run, source="tune")
-                     for r in records])
+        workloads: dict[frozenset, object] = {}
+        for r in records:
+            names = frozenset(r.config)
+            if names not in workloads:
+                workloads[names] = layer_key_workload(key.layer, tuple(r.config))
+        self.db.add([Measurement(workloads[frozenset(r.config)], key.device, key.toolchain, r,
+                                 run=run, source="tune") for r in records])
         return len(records)
 
     def _latest(self, key: HistoryKey) -> list[MeasureRecord]:
         """The latest record of each config under ``key``, fastest first (failures last)."""
         latest: dict[str, tuple[float, int, MeasureRecord]] = {}
-        for w in self.db.workloads():
-            if workload_layer_key(w) != key.layer:
+        for w in self.db.workloads():  # the workload the key names (it may have two strings)
+            if layer_key_workload(key.layer, w.params) != w:
                 continue
             ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain)
             for order, m in enumerate(ms):

@@ -78,11 +78,14 @@ def _select(p: argparse.ArgumentParser) -> None:
 
 def _open(args, readonly: bool):
     from search.db import TuningDB
+    from search.db.schema import DatabaseFileError
     if readonly and not Path(args.db).is_file():
         raise InvalidInputError(f"--db {args.db}: no such database (create it with "
                                 f"'iobound history import')")
     try:
         return TuningDB(args.db, readonly=readonly)
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"--db {args.db}: {exc.reason}") from None
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
 

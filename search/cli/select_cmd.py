@@ -64,8 +64,9 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
     try:
         with History(args.history) as h:
             return list(records_from_history(h, device=device_name))
-    except Exception as exc:  # sqlite3.DatabaseError: not a database, or another schema
-        raise InvalidInputError(f"--history {args.history}: cannot read the database: {exc}") from exc
+    except Exception as exc:  # DatabaseFileError (not a database, another schema), sqlite3
+        why = getattr(exc, "reason", None) or f"cannot read the database: {exc}"
+        raise InvalidInputError(f"--history {args.history}: {why}") from exc
 
 
 def resolve_layers(args: argparse.Namespace) -> list:

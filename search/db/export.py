@@ -98,8 +98,9 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
 
     Raises
     ------
-    ValueError
-        When the database holds no measurement of that workload on that device, or one
+    InvalidInputError
+        When the database holds no measurement of that workload on that device, or
+        only untimed ``ok`` ones (an emulator's: no entry without a time), or one
         whose config is not the workload's parameters with plain values.
     """
     ms = db.measurements(workload, device=device, toolchain=toolchain)
@@ -109,6 +110,11 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     known = db.tune_params(workload)
     keys = [p for p in known if p in workload.params] or list(workload.params)
     latest = list(_latest(ms, keys).values())
+    if not latest:
+        raise InvalidInputError(
+            f"no timed measurement of {workload.label()} on device {device!r} can become a "
+            f"cache entry: its {len(ms)} ok record(s) have no positive time (an emulated run, "
+            f"or a time of 0)")
     tune_params = {}
     for p in keys:
         vals = list(known.get(p, []))

@@ -59,7 +59,8 @@ from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
-from .model import CONV_TEMPLATE, Measurement, Workload, config_fault
+from .model import (CONV_TEMPLATE, Measurement, Workload, check_device_name, config_fault,
+                    finite, problem_fault)
 from .schema import write
 from .store import TuningDB, insert
 
@@ -124,6 +125,8 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         Naming the file and what is wrong with it.
     """
     path = Path(path)
+    if device is not None:
+        check_device_name(device)  # 5 and "5": one device row, two digests
     if not path.is_file():
         raise InvalidInputError(f"{path}: no such file")
     try:
@@ -137,20 +140,10 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with every NaN and Infinity (which JSON cannot hold) replaced by None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _check_problem(problem: Any, what: str) -> None:
-    if _finite(problem) != problem:
-        raise InvalidInputError(f"{what} holds NaN or Infinity; a problem must be finite")
+    fault = problem_fault(problem)
+    if fault:
+        raise InvalidInputError(f"{what} {fault}")
 
 
 def _kt_timestamp(value: Any) -> float:
@@ -174,7 +167,7 @@ def _kt_timestamp(value: Any) -> float:
 
 def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     config = {k: entry[k] for k in keys}
-    other = _finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
+    other = finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
     status = entry_status(entry)
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
     if status is not Status.OK:
@@ -262,7 +255,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
             out.skipped += 1
             continue
-        r = MeasureRecord(**{**r.__dict__, "extra": _finite(r.extra)})
+        r = MeasureRecord(**{**r.__dict__, "extra": finite(r.extra)})
         out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
     return out
 
@@ -281,7 +274,12 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
     return list(files)
 
 
-def import_files(db: TuningDB, paths: Sequence[str | os.PathLike],
+def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.PathLike,
                  device: str | None = None) -> list[FileImport]:
-    """Read every file, then store all of them in one transaction (see module doc)."""
+    """Read every file, then store all of them in one transaction (see module doc).
+
+    ``paths`` is a list of files, or one file (a ``str`` or a path) given alone.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     return store_files(db, [read_file(p, device) for p in paths])

@@ -29,10 +29,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
+
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
-__all__ = ["Workload", "Measurement", "canon", "config_fault", "layer_key_workload",
+__all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
+           "finite", "plain", "problem_fault", "layer_key_workload", "replay_layer_key",
            "workload_layer_key", "CONV_TEMPLATE", "record_features"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
@@ -56,6 +59,66 @@ def config_fault(config: Mapping[str, Any], params) -> str:
         return "it " + " and ".join(what)
     bad = [k for k, v in config.items() if not is_param_value(v)]
     return f"parameter {bad[0]!r} is not a finite number, string or flat list" if bad else ""
+
+
+def check_device_name(name: Any) -> str:
+    """``name`` when it is a device name: a non-empty string. Anything else is refused:
+    ``5`` and ``"5"`` would share one stored device under two digests (the same file
+    imported twice), and ``str()`` of an object would store its repr as a name.
+
+    >>> check_device_name("A100")
+    'A100'
+    >>> check_device_name(5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a device name must be a non-empty string, got 5 (int)
+    """
+    if not isinstance(name, str) or not name:
+        raise InvalidInputError(f"a device name must be a non-empty string, got {name!r}"[:120]
+                                + f" ({type(name).__name__})")
+    return name
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN and Infinity (which JSON cannot hold) replaced by None.
+
+    >>> finite({"a": [1.0, float("nan")], "b": float("inf")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def problem_fault(problem: Any) -> str:
+    """Why ``problem`` cannot be a workload's stored problem ("" when it can): a NaN or
+    Infinity in it (the workload's identity would not be JSON).
+
+    >>> problem_fault([8, 8]), problem_fault({"n": float("nan")})
+    ('', 'holds NaN or Infinity; a problem must be finite')
+    """
+    return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars as the Python values they hold and tuples as lists
+    (what JSON, so the database, stores), in dicts and lists too.
+
+    >>> import numpy as np
+    >>> plain({"x": np.int64(4), "s": (np.float32(0.5), 2)})
+    {'x': 4, 's': [0.5, 2]}
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
 
 
 def canon(obj: Any) -> str:
@@ -130,8 +193,7 @@ class Measurement:
     features: dict | None = field(default=None)
 
     def __post_init__(self) -> None:
-        if not self.device:
-            raise InvalidInputError("a measurement needs a device name")
+        check_device_name(self.device)
         if self.features is None:
             object.__setattr__(self, "features", record_features(self.record))
 
@@ -155,15 +217,34 @@ class Measurement:
         return hashlib.sha256(canon(ident).encode()).hexdigest()
 
 
-def layer_key_workload(layer: str, params) -> Workload:
-    """The workload of a first-generation history key's ``layer`` string.
+def replay_layer_key(kernel: str, problem: Any) -> str:
+    """The history key string of a recorded (replayed) space: ``replay:KERNEL:PROBLEM``.
 
-    ``replay:KERNEL:PROBLEM`` (a replayed cache file) gives template KERNEL and the
+    PROBLEM is the problem as JSON (keys sorted) and KERNEL the kernel name, written as
+    a JSON string when it holds ``:`` (C++ ``ns::conv``) or starts with ``"``, so that
+    :func:`layer_key_workload` splits it back exactly. For a plain name and a list of
+    integers this is the key earlier versions wrote.
+
+    >>> replay_layer_key("conv", [64, 64]), replay_layer_key("ns::conv", ["fp16", 64])
+    ('replay:conv:[64, 64]', 'replay:"ns::conv":["fp16", 64]')
+    """
+    name = json.dumps(kernel) if ":" in kernel or kernel.startswith('"') else kernel
+    return f"replay:{name}:{json.dumps(problem, sort_keys=True)}"
+
+
+def layer_key_workload(layer: str, params) -> Workload:
+    """The workload of a history key's ``layer`` string (:class:`search.history.HistoryKey`).
+
+    ``replay:KERNEL:PROBLEM`` (a replayed cache file, :func:`replay_layer_key`) gives
+    template KERNEL (a JSON string there, or the text up to the first ``:``) and the
     problem parsed as JSON where it is JSON; a JSON object (a layer) gives
     :data:`CONV_TEMPLATE`; anything else is kept whole as the problem of template ``""``.
+
+    >>> layer_key_workload('replay:"ns::conv":[64, 64]', ("x",)).template
+    'ns::conv'
     """
     if layer.startswith("replay:"):
-        kernel, _, problem = layer[len("replay:"):].partition(":")
+        kernel, problem = _split_replay(layer[len("replay:"):])
         return Workload(kernel, _json_or_text(problem), params)
     parsed = _json_or_text(layer)
     if isinstance(parsed, dict):
@@ -171,13 +252,30 @@ def layer_key_workload(layer: str, params) -> Workload:
     return Workload("", layer, params)
 
 
+def _split_replay(rest: str) -> tuple[str, str]:
+    """(kernel, problem text) of a replay key after ``replay:``; a kernel name written as
+    a JSON string is read as one, any other ends at the first ``:`` (as it always did)."""
+    if rest.startswith('"'):
+        try:
+            kernel, end = json.JSONDecoder().raw_decode(rest)
+        except json.JSONDecodeError:
+            kernel, end = None, 0
+        if isinstance(kernel, str) and rest[end:end + 1] == ":":
+            return kernel, rest[end + 1:]
+    kernel, _, problem = rest.partition(":")
+    return kernel, problem
+
+
 def workload_layer_key(w: Workload) -> str:
-    """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses)."""
+    """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses): a
+    layer's JSON, a string problem of template ``""`` that reads back as itself, else the
+    :func:`replay_layer_key` of the template and problem."""
     if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
         return json.dumps(w.problem, sort_keys=True)
-    if w.template == "":
-        return str(w.problem)
-    return f"replay:{w.template}:{w.problem}"
+    if w.template == "" and isinstance(w.problem, str) and \
+            layer_key_workload(w.problem, w.params) == w:
+        return w.problem
+    return replay_layer_key(w.template, w.problem)
 
 
 def _json_or_text(text: str) -> Any:

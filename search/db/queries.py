@@ -93,11 +93,13 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     Usable means: the workload has exactly the space's parameter names (history of
     another parameter space says nothing about this one), and the device is not in
     ``exclude_devices`` (and is in ``devices`` when given). Workloads of every
-    problem are returned; the strategy weighs them by how well they match.
+    problem are returned; the strategy weighs them by how well they match. Each of
+    the two is a collection of names; one name given as a string is refused
+    (:func:`_names`).
     """
     params = set(space.params)
-    skip = set(exclude_devices)
-    keep = None if devices is None else set(devices)
+    skip = _names("exclude_devices", exclude_devices)
+    keep = None if devices is None else _names("devices", devices)
     out = []
     for w in db.workloads():
         if set(w.params) != params:
@@ -107,3 +109,23 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
                 out.append(m)
     out.sort(key=lambda m: m.time_ms)
     return out
+
+
+def _names(arg: str, names: Iterable[str]) -> set[str]:
+    """The device names of ``names``, a collection of them; a lone string is refused,
+    since iterating it gives its characters (``exclude_devices="A100"`` would keep the
+    target's records in its own history). Refused, not taken as one name: a caller
+    who passes ``"a,b"`` or one name where the API wants a list learns so at once.
+
+    >>> sorted(_names("devices", ["a", "b"]))
+    ['a', 'b']
+    >>> _names("exclude_devices", "A100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: exclude_devices must be a list of device names, \
+got the string 'A100' (write ['A100'] for one)
+    """
+    if isinstance(names, (str, bytes)):
+        raise InvalidInputError(f"{arg} must be a list of device names, got the string "
+                                f"{names!r} (write [{names!r}] for one)")
+    return set(names)

@@ -24,7 +24,9 @@ changed): one with another program's tables (no ``meta`` table, no version-0
 ``measurements`` table), one whose ``meta`` has no integer ``schema_version``, or
 one whose ``meta`` says version 1 without the other tables. A file opened
 ``readonly`` is never written: one that needs creating or migrating (empty, version
-0) is copied into memory and migrated there.
+0) is copied into memory and migrated there. A path that cannot be one (empty, a
+folder, a device, in a missing folder, a file that is not SQLite's) is a
+:class:`DatabaseFileError` naming it.
 
 Concurrency: files are opened in WAL mode with a busy timeout, and every write runs
 in ``BEGIN IMMEDIATE`` through :func:`write`, which retries a bounded number of
@@ -51,7 +53,8 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
-__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "connect", "schema_version", "write"]
+__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
+           "write"]
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -112,6 +115,8 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     All of ``fn``'s statements commit together or not at all. A lock held by
     another writer longer than the busy timeout starts the transaction over, at
     most :data:`WRITE_ATTEMPTS` times (with a short random pause), then raises.
+    Any other error is raised as it is: one after which SQLite has already rolled
+    back (a full disk, an I/O error) is not hidden behind a failed ROLLBACK.
     """
     for attempt in range(WRITE_ATTEMPTS):
         try:
@@ -126,7 +131,8 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
             conn.execute("COMMIT")
             return out
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite already rolled back on a full disk or I/O error
+                conn.execute("ROLLBACK")
             raise
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -184,6 +190,47 @@ def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
     return mem
 
 
+class DatabaseFileError(InvalidInputError):
+    """``path`` cannot be opened as a tuning database, for ``reason`` (one line).
+
+    The message is ``database PATH: REASON``; a caller that names the path under its
+    own option (``--history PATH: REASON``) uses :attr:`path` and :attr:`reason`.
+
+    >>> str(DatabaseFileError("/tmp", "is a folder, not a database file"))
+    "database '/tmp': is a folder, not a database file"
+    """
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(path, reason)  # both in args: it pickles (executors, Ray)
+        self.path, self.reason = path, reason
+
+    def __str__(self) -> str:
+        return f"database {self.path!r}: {self.reason}"
+
+
+def _path_fault(path: str, readonly: bool) -> str:
+    """Why ``path`` cannot be a database file to open ("" when it can be tried).
+
+    >>> _path_fault("", False), _path_fault(":memory:", True)[:24]
+    ('the path is empty', 'a read-only in-memory da')
+    """
+    if path == ":memory:":
+        return ("a read-only in-memory database would be new and empty; give a file"
+                if readonly else "")
+    if not path.strip():
+        return "the path is empty"  # SQLite would open a private temporary database
+    if "\0" in path:
+        return "the path contains a NUL character"
+    p = Path(path)
+    if p.is_dir():
+        return "is a folder, not a database file"
+    if p.exists():
+        return "" if p.is_file() else "is not a regular file (a database is one)"
+    if not p.parent.is_dir():
+        return f"the folder {str(p.parent)!r} does not exist"
+    return "no such file" if readonly else ""
+
+
 def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating or migrating) the database at ``path``; ``":memory:"`` works.
 
@@ -191,16 +238,31 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
 
     Raises
     ------
-    InvalidInputError
-        Naming the file, when it has a newer schema version than this iobound knows, or
-        is not an iobound tuning database, or is damaged (see the module doc).
-    sqlite3.DatabaseError
-        When the file is not an SQLite database, or SQLite finds it malformed.
+    DatabaseFileError
+        An :class:`~iobound.errors.InvalidInputError` naming the file, when the path
+        is empty, a folder, not a regular file, in a missing folder (or missing, to
+        read), when the file is not an SQLite database, has a newer schema version
+        than this iobound knows, is not an iobound tuning database, or is damaged
+        (see the module doc).
+    sqlite3.OperationalError
+        When SQLite cannot go on for another reason (a lock held too long, a full
+        disk, an I/O error).
     """
+    where = str(path)
+    fault = _path_fault(where, readonly)
+    if fault:
+        raise DatabaseFileError(where, fault)
     try:
-        return _ready(_open(str(path), readonly), str(path), readonly)
+        return _ready(_open(where, readonly), where, readonly)
     except InvalidInputError as exc:
-        raise InvalidInputError(f"database {str(path)!r}: {exc}") from None
+        raise DatabaseFileError(where, str(exc)) from None
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc):
+            raise
+        raise DatabaseFileError(where, f"cannot open it: {exc}") from None
+    except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
+        raise DatabaseFileError(where, f"not an SQLite database, or a damaged one: "
+                                       f"{' '.join(str(exc).split())}") from None
 
 
 def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Connection:

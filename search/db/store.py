@@ -16,16 +16,19 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
 from typing import Iterable, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
+
 from ..measure.base import MeasureRecord
-from .model import Measurement, Workload, canon
+from .model import Measurement, Workload, canon, config_fault, plain, problem_fault
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "workload_from_row"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "workload_from_row"]
 
 
 def device_properties(name: str) -> dict:
@@ -36,6 +39,37 @@ def device_properties(name: str) -> dict:
         return get_device(name).to_dict()
     except (IoboundError, ValueError, KeyError):
         return {}
+
+
+def storable(m: Measurement) -> Measurement:
+    """``m`` as the database stores it: numpy scalars in its config and ``extra`` as
+    Python values (:func:`~.model.plain`); refused when export could not write it.
+
+    >>> from search.measure.base import MeasureRecord
+    >>> storable(Measurement(Workload("k", [8], ("x", "y")), "d", "t",
+    ...                      MeasureRecord.ok({"x": 1}, time_ms=1.0)))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a measurement of k [8] on 'd' has config {"x":1}: it lacks y
+
+    Raises
+    ------
+    InvalidInputError
+        When the config is not the workload's parameters, each a finite number, a
+        string or a flat list (:func:`~.model.config_fault`, as import requires), or
+        the workload's problem holds NaN or Infinity (:func:`~.model.problem_fault`).
+    """
+    r, w = m.record, m.workload
+    fault = problem_fault(w.problem)
+    if fault:
+        raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r}: its problem "
+                                f"{fault}")
+    config, extra = plain(r.config), plain(r.extra)
+    fault = config_fault(config, w.params)
+    if fault:
+        raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r} has config "
+                                f"{canon(config)[:80]}: {fault}")
+    return dataclasses.replace(m, record=dataclasses.replace(r, config=config, extra=extra))
 
 
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],
@@ -104,9 +138,10 @@ class TuningDB:
         """Store measurements in one transaction; returns how many were new.
 
         A measurement already stored (same :meth:`Measurement.digest`) is skipped.
-        ``tune_params`` adds value lists to the workloads' known ones.
+        ``tune_params`` adds value lists to the workloads' known ones. Each one is
+        first made :func:`storable` (refused when it cannot be: nothing is stored).
         """
-        items = list(measurements)
+        items = [storable(m) for m in measurements]
         return write(self._db, lambda c: insert(c, items, tune_params or {}))
 
     # -- reading ------------------------------------------------------------------------

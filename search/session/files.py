@@ -109,9 +109,12 @@ def check_history(path: str | None) -> None:
     """``InvalidInputError`` when the history database at ``path`` cannot be opened."""
     if not path:
         return
+    from ..db.schema import DatabaseFileError
     from ..history import History
     try:
         History(path).close()
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"--history {path}: {exc.reason}") from None
     except sqlite3.Error as exc:
         raise InvalidInputError(f"--history {path}: cannot open the database: {exc}") from exc
 
@@ -136,7 +139,8 @@ def kept_where(measurements: int, log: str | None) -> str:
 
 
 def _reason(exc: Exception) -> str:
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return (getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+            or type(exc).__name__)
 
 
 def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space",
@@ -148,7 +152,8 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
     if settings.history:
         try:
             history = store_history(settings.history, result, space, measurer)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, InvalidInputError) as exc:  # the file gone bad, or
+            # records it refuses (a recorded problem size holding NaN)
             failed.append(f"--history {settings.history} ({_reason(exc)})")
     if settings.export_cache:
         try:
@@ -162,13 +167,16 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     """The key measurements of ``space`` by ``measurer`` are stored under.
 
     A layer's space: the layer's canonical JSON and the device name; a recorded
-    space: ``replay:<kernel>:<problem size>`` and the file's device.
+    space: ``replay:<kernel>:<problem size as JSON>`` (:func:`~search.db.model.replay_layer_key`:
+    the workload ``history import`` makes of the same file, whatever the kernel name
+    holds) and the file's device.
     """
+    from ..db.model import replay_layer_key
     from ..history import HistoryKey
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):
         c = space.cache
-        layer, device = f"replay:{c.kernel_name}:{c.problem_size}", c.device_name
+        layer, device = replay_layer_key(c.kernel_name, c.problem_size), c.device_name
     elif hasattr(space, "layer") and hasattr(space, "device"):
         layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import re
 import sqlite3
 
 import pytest
@@ -87,6 +88,30 @@ def test_bad_file_imports_nothing(tmp_path):
         assert db.count() == 0
 
 
+@pytest.mark.parametrize("as_path", [str, lambda p: p])
+def test_one_path_given_alone_is_one_file(tmp_path, as_path):
+    """import_files(db, "c.json.gz") imports that file (not one file per character); a
+    pathlib.Path given alone too."""
+    path = _cache(tmp_path / "c.json.gz")
+    with TuningDB(":memory:") as db:
+        (f,) = import_files(db, as_path(path))
+        assert (f.path, f.added) == (str(path), 3)
+
+
+@pytest.mark.parametrize("device", [5, 5.0, True, b"5", ["5"]])
+def test_a_device_name_that_is_no_string_is_refused(tmp_path, device):
+    """device=5 and device="5" would share one device row under two digests (the same file
+    imported twice); a name must be a string, refused naming the value."""
+    from iobound.errors import InvalidInputError
+    path = _cache(tmp_path / "c.json", device="")
+    with TuningDB(":memory:") as db:
+        with pytest.raises(InvalidInputError, match=f"device name.*{re.escape(repr(device))}"):
+            import_files(db, [path], device=device)
+        with pytest.raises(InvalidInputError, match=f"device name.*{re.escape(repr(device))}"):
+            db.add([Measurement(W, device, "t", MeasureRecord.ok({"x": 1, "y": 1}, time_ms=1.0))])
+        assert import_files(db, [path], device="5")[0].added == 3 and db.count() == 3
+
+
 def test_non_positive_or_nan_times_are_skipped(tmp_path):
     """Only positive, finite times count as measurements."""
     path = tmp_path / "c.json"
@@ -126,6 +151,21 @@ def test_history_for_space_needs_the_same_parameter_names():
                 Measurement(other, "a", "t", MeasureRecord.ok({"x": 1, "z": 1}, time_ms=1.0))])
         got = history_for_space(db, GridSpace({"y": [1, 2], "x": [1, 2]}), exclude_devices=["a"])
         assert [(m.device, m.workload) for m in got] == [("b", W)]
+
+
+@pytest.mark.parametrize("arg", ["exclude_devices", "devices"])
+def test_history_for_space_refuses_one_device_name_given_as_a_string(arg):
+    """exclude_devices="a" would be the set of its characters (the target's own records
+    leak into its history); devices="b" would match nothing. Refused, naming the value."""
+    from iobound.errors import InvalidInputError
+    with TuningDB(":memory:") as db:
+        db.add([Measurement(W, "ab", "t", MeasureRecord.ok({"x": 1, "y": 1}, time_ms=1.0))])
+        space = GridSpace({"x": [1], "y": [1]})
+        with pytest.raises(InvalidInputError, match=f"{arg} must be a list of device names, "
+                                                    f"got the string 'ab'"):
+            history_for_space(db, space, **{arg: "ab"})
+        kept = history_for_space(db, space, **{arg: ("ab",)})
+        assert len(kept) == (1 if arg == "devices" else 0)
 
 
 def test_summary_counts_and_best(tmp_path):

@@ -187,13 +187,17 @@ def test_list_valued_parameters_export_and_import_again(capsys, tmp_path):
 
 
 def test_export_refuses_a_stored_config_that_is_no_cache_entry(capsys, tmp_path):
-    """A record stored before import checked configs (a parameter missing): one line, exit 2."""
+    """A record stored before import and add checked configs (a parameter missing): one
+    line, exit 2. (Stored here past add's check, as an older iobound did.)"""
     from search.db import Measurement, Workload
+    from search.db.schema import write
+    from search.db.store import insert
     from search.measure.base import MeasureRecord
     db = tmp_path / "t.db"
     w = Workload("k", [8], ("x", "y"))
+    bad = Measurement(w, "d", "t", MeasureRecord.ok({"foo": 1}, time_ms=1.0))
     with TuningDB(db) as handle:
-        handle.add([Measurement(w, "d", "t", MeasureRecord.ok({"foo": 1}, time_ms=1.0))])
+        write(handle.connection, lambda c: insert(c, [bad], {}))
     _refused(capsys, ["history", "export", "--db", str(db), str(tmp_path / "o.json")], "foo")
     assert not (tmp_path / "o.json").exists()
 
@@ -266,3 +270,23 @@ def test_a_logs_measurements_exported_and_imported_again_add_nothing(capsys, tmp
     code, text, _ = _run(capsys, "history", "import", str(out), "--db", db, "--json")
     assert code == 0 and json.loads(text)["files"][0]["added"] == 0
     assert json.loads(out.read_text())["toolchain"] == "tool v1"
+
+
+@pytest.mark.parametrize("time_ms", [None, 0.0])
+def test_export_of_untimed_records_only_is_refused(capsys, tmp_path, time_ms):
+    """Only ok records without a usable time (an emulated run, a time of 0) on the device:
+    no cache entry can be made; one line naming why, exit 2, no file written."""
+    from iobound.errors import InvalidInputError
+    from search.db import Measurement, Workload
+    from search.db.export import export_cache
+    from search.measure.base import MeasureRecord
+    db, out = tmp_path / "emu.db", tmp_path / "o.json"
+    w = Workload("k", [8], ("x", "y"))
+    rec = MeasureRecord.ok({"x": 1, "y": 1}, time_ms=time_ms, surrogate_cost=40.0)
+    with TuningDB(db) as handle:
+        handle.add([Measurement(w, "emu", "emulate g++", rec)])
+        with pytest.raises(InvalidInputError, match="no timed measurement"):
+            export_cache(handle, out, w, "emu")
+    _refused(capsys, ["history", "export", "--db", str(db), "--device", "emu", str(out)],
+             "can become a cache entry: its 1 ok record(s) have no positive time")
+    assert not out.exists()

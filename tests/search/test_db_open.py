@@ -141,3 +141,71 @@ def test_a_failed_import_leaves_no_new_database_file(capsys, tmp_path, cache):
     code, _, err = _run(capsys, "history", "import", str(cache), str(bad), "--db", str(db))
     assert code == 2 and "bad.json" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "c.json"]
+
+
+def _not_sqlite(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("these are notes, not a database " * 40)
+    return path
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+@pytest.mark.parametrize("make, needle", [
+    (lambda tmp: tmp, "is a folder"),
+    (lambda tmp: tmp / "no" / "such" / "t.db", "does not exist"),
+    (_not_sqlite, "not an SQLite database"),
+    (lambda tmp: "/dev/null", "not a regular file"),
+])
+def test_a_path_that_is_no_database_file_is_bad_input_naming_it(tmp_path, make, needle,
+                                                                 readonly):
+    """A folder, a missing folder, a file of another kind, a device: InvalidInputError
+    naming the path and what is wrong (never SQLite's 'unable to open database file')."""
+    from iobound.errors import InvalidInputError
+    path = make(tmp_path)
+    with pytest.raises(InvalidInputError, match=needle) as info:
+        TuningDB(path, readonly=readonly)
+    assert str(path) in str(info.value) and len(str(info.value).splitlines()) == 1
+
+
+@pytest.mark.parametrize("path, readonly, needle", [
+    ("", False, "the path is empty"), ("  ", True, "the path is empty"),
+    (":memory:", True, "in-memory database"), ("missing.db", True, "no such file")])
+def test_an_empty_path_or_nothing_to_read_is_refused(tmp_path, monkeypatch, path, readonly,
+                                                     needle):
+    """An empty path (SQLite would open a private temporary database), a read-only
+    in-memory database, a read-only file that is not there: refused, nothing created."""
+    from iobound.errors import InvalidInputError
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInputError, match=needle):
+        TuningDB(path, readonly=readonly)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("make, needle", [(_not_sqlite, "not an SQLite database"),
+                                          (lambda tmp: "/dev/null", "not a regular file")])
+def test_tune_history_that_is_no_database_is_one_line_naming_the_flag(capsys, tmp_path,
+                                                                      synth_cache_path, make,
+                                                                      needle):
+    """tune --history FILE where FILE is no database: '--history FILE: why', exit 2, before
+    anything is tuned."""
+    path = make(tmp_path)
+    code, out, err = _run(capsys, "tune", "--measure", f"replay:{synth_cache_path}",
+                          "--budget", "3", "--history", str(path))
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert f"--history {path}: " in err and needle in err and "Traceback" not in err
+
+
+def test_history_import_into_a_folder_is_one_line_naming_the_flag(capsys, tmp_path, cache):
+    """history import --db FOLDER: '--db FOLDER: ... is a folder', exit 2."""
+    code, out, err = _run(capsys, "history", "import", str(cache), "--db", str(tmp_path))
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert f"--db {tmp_path}: " in err and "is a folder" in err
+
+
+def test_select_history_that_is_no_database_is_one_line_naming_the_flag(capsys, tmp_path):
+    """select --history FILE where FILE is not SQLite's: '--history FILE: why' once."""
+    path = _not_sqlite(tmp_path)
+    code, out, err = _run(capsys, "select", "--layer", "cin=2,hin=4,cout=2,kh=3,pad=1",
+                          "--history", str(path))
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert f"--history {path}: not an SQLite database" in err and err.count(str(path)) == 1

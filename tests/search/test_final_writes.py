@@ -45,3 +45,41 @@ def test_kernel_write_fails_at_the_end(capsys, tmp_path, monkeypatch):
     assert err[0].startswith(f"iobound tune: error: could not write the kernel into --out-dir {tmp_path} "
                              f"(No space left on device); the 4 measurements are kept in {log}")
     assert len(read_log(log).entries) == 4
+
+
+def test_history_that_went_bad_during_the_run_keeps_the_log(capsys, tmp_path, synth_cache_path,
+                                                             monkeypatch):
+    """The --history file replaced by a folder while the run went on: one line naming the
+    history and the log, exit 1; the export is still written."""
+    db, log, out = tmp_path / "h.db", tmp_path / "run.jsonl", tmp_path / "x.json"
+    from search.session import files
+    real = files.store_history
+
+    def replaced(path, *args):
+        for end in ("", "-wal", "-shm"):
+            (tmp_path / f"h.db{end}").unlink(missing_ok=True)
+        db.mkdir()
+        return real(path, *args)
+    monkeypatch.setattr(files, "store_history", replaced)
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "8",
+                 "--log", str(log), "--history", str(db), "--export-cache", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"iobound tune: error: could not write --history {db} (is a folder")
+    assert out.is_file() and len(read_log(log).entries) == 8
+
+
+def test_history_refusing_the_records_keeps_the_log(capsys, tmp_path):
+    """A recorded problem size holding NaN (which the database refuses as a workload's
+    identity): the history is not written, one line says why and where the log is, exit 1."""
+    import json
+
+    from tests.search.conftest import synth_cache_dict
+    cache, log, db = tmp_path / "nan.json", tmp_path / "run.jsonl", tmp_path / "h.db"
+    cache.write_text(json.dumps({**synth_cache_dict(), "problem_size": [float("nan"), 64]}))
+    code = main(["tune", "--measure", f"replay:{cache}", "--budget", "4", "--log", str(log),
+                 "--history", str(db)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"iobound tune: error: could not write --history {db} (")
+    assert "NaN" in err[0] and f"kept in {log}" in err[0] and len(read_log(log).entries) == 4

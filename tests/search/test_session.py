@@ -123,3 +123,30 @@ def test_settings_refuse_unknown_options_and_bad_numbers():
         TuneSettings(strategy="random", options={"bogus": 1})
     with pytest.raises(ValueError, match="patience must be >= 1"):
         TuneSettings(patience=0)
+
+
+def test_a_replay_sessions_workload_is_the_one_import_creates(tmp_path):
+    """A kernel name with ':' (C++ ns::conv) and a problem that str() does not write as
+    JSON: the run is stored under exactly the workload 'history import' makes of the same
+    cache (one workload after both, exported under its kernel name), and a resumed run's
+    own records are recognised as its own, not offered as history."""
+    from search.db import TuningDB
+    from search.db.export import workload_cache
+    from search.db.importer import import_files, read_file
+    from search.replay_space import ReplaySpace
+    from search.transfer.session import own_records, usable_history
+    from tests.search.conftest import synth_cache_dict
+    cache = tmp_path / "ns.json"
+    cache.write_text(json.dumps({**synth_cache_dict(), "kernel_name": "ns::conv",
+                                 "problem_size": ["fp16", 64]}))
+    db, log = tmp_path / "h.db", tmp_path / "r.jsonl"
+    tune_replay(str(cache), TuneSettings(strategy="random", budget=5, history=str(db),
+                                         log=str(log)))
+    imported = read_file(cache).workload
+    with TuningDB(db) as handle:
+        assert handle.workloads() == [imported]
+        own = own_records(e.record for e in read_log(log).entries)
+        assert usable_history(handle, ReplaySpace(str(cache)), ["fp16", 64], exclude=own) == []
+        import_files(handle, [cache])
+        assert handle.workloads() == [imported]
+        assert workload_cache(handle, imported, "Synthetic GPU").kernel_name == "ns::conv"
