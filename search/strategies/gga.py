@@ -156,15 +156,14 @@ class GuidedGAStrategy(GeneticStrategy):
     def _experience(self) -> tuple[int | None, tuple | None]:
         base = self.space.get(self._parent())
         p = self.space.params[int(self.rng.integers(len(self.space.params)))]
-        weights = {v: w for v, w in self.filter.value_weights[p].items() if v != base[p] and w > 0}
-        if not weights or self.rng.random() < self.options.explore:
+        pairs = [(v, w) for v, w in self.filter.value_weights[p] if v != base[p] and w > 0]
+        if not pairs or self.rng.random() < self.options.explore:
             values = [v for v in self.space.values(p) if v != base[p]]
             if not values:
                 return None, None
-            weights = dict.fromkeys(values, 1.0)
-        vals = list(weights)
-        w = np.fromiter(weights.values(), dtype=float)
-        v = vals[int(self.rng.choice(len(vals), p=w / w.sum()))]
+            pairs = [(v, 1.0) for v in values]
+        w = np.array([w for _, w in pairs], dtype=float)
+        v = pairs[int(self.rng.choice(len(pairs), p=w / w.sum()))][0]
         return self._with_gene(base, p, v), (p, v)
 
     def _guided_child(self) -> tuple[int | None, tuple | None, str]:

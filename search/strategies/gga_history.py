@@ -89,8 +89,9 @@ class HistoryFilter:
     devices : tuple of str
         Devices of the usable records.
     value_weights : dict
-        Per parameter, value -> summed metric of the usable records (the
-        "experience" the guided mutation draws values from).
+        Per parameter, ``((value, summed metric), ...)`` of the usable records in the
+        order the values first appear (the "experience" the guided mutation draws
+        values from); pairs, not a dict, because a value may be a list.
     """
 
     seeds: tuple
@@ -113,7 +114,7 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
             g = (h.workload, h.device)
             group_best[g] = min(group_best.get(g, math.inf), h.time_ms)
     sums: dict[int, list] = {}
-    weights: dict[str, dict] = {p: {} for p in space.params}
+    weights: dict[str, dict] = {p: {} for p in space.params}  # key -> [value, summed metric]
     devices, usable = set(), 0
     for h in history:
         if h.time_ms is None:
@@ -132,7 +133,18 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
         devices.add(h.device)
         for p in space.params:
             v = h.record.config[p]
-            weights[p][v] = weights[p].get(v, 0.0) + m
+            weights[p].setdefault(_key(v), [v, 0.0])[1] += m
     ranked = sorted(((total / n, i) for i, (total, n) in sums.items()), key=lambda t: (-t[0], t[1]))
+    pairs = {p: tuple((v, w) for v, w in by_key.values()) for p, by_key in weights.items()}
     return HistoryFilter(seeds=tuple((i, m) for m, i in ranked), records=len(history),
-                         usable=usable, devices=tuple(sorted(devices)), value_weights=weights)
+                         usable=usable, devices=tuple(sorted(devices)), value_weights=pairs)
+
+
+def _key(value: Any) -> Any:
+    """``value`` as a dict key: a list (a Kernel Tuner block shape) as a tuple, the same
+    rule as :class:`search.replay_space.ReplaySpace`'s value tables.
+
+    >>> _key([16, 2]), _key(8)
+    ((16, 2), 8)
+    """
+    return tuple(value) if isinstance(value, list) else value
