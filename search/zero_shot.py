@@ -48,9 +48,9 @@ class ZeroShotOptions:
     model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
 
     def __post_init__(self) -> None:
-        if self.k < 1 or (self.candidates is not None and self.candidates < self.k):
-            raise InvalidInputError(f"k must be >= 1 and candidates (if given) >= k; got k={self.k}, "
-                             f"candidates={self.candidates}")
+        check_count("k", self.k, low=1)
+        if self.candidates is not None:
+            check_count("candidates", self.candidates, low=self.k)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     o = options or ZeroShotOptions()
     idx, cost = _training_set(space, history)
     if not idx:
-        raise InvalidInputError("zero-shot needs history: no record is a configuration of this space")
+        raise InvalidInputError("zero-shot needs history: no record is a configuration of "
+                                "this space")
     model = XGBCostModel(o.model, seed=seed).fit(space.features(idx), cost)
     if o.candidates is None or o.candidates >= len(space):
         cand = np.arange(len(space))

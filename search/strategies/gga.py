@@ -47,13 +47,12 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..option_checks import check_count, check_number
 from ..space import sample_excluding
 from .ga import GAOptions, GeneticStrategy
 from .gga_history import filter_history
@@ -103,11 +102,10 @@ class GuidedGAOptions(GAOptions):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "history", tuple(self.history))
-        if self.elite < 1 or self.omega < 0 or not 0 <= self.min_match <= 1:
-            raise InvalidInputError("elite >= 1, omega >= 0 and 0 <= min_match <= 1 required")
-        if not all(0 <= x <= 1 for x in (self.crossover, self.elite_mutation, self.explore,
-                                         self.seed_share)):
-            raise InvalidInputError("crossover, elite_mutation, explore and seed_share are in [0, 1]")
+        check_count("elite", self.elite, low=1)
+        check_number("omega", self.omega, 0)
+        for name in ("min_match", "crossover", "elite_mutation", "explore", "seed_share"):
+            check_number(name, getattr(self, name), 0, 1)
 
 
 class GuidedGAStrategy(GeneticStrategy):
@@ -215,7 +213,8 @@ class GuidedGAStrategy(GeneticStrategy):
         if not self.used:
             return
         ranked = self.seen.best()
-        self._elite_genes = [self._genes[i] for i in ranked[: self.options.elite] if i in self._genes]
+        self._elite_genes = [self._genes[i] for i in ranked[: self.options.elite]
+                             if i in self._genes]
         if len(ranked) <= self.options.population:
             self._pop = ranked
             return

@@ -78,6 +78,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
+from ..option_checks import check_count, check_flag, check_number
 from ..strategies.base import Strategy, StrategyOptions
 from ..strategies.stall import SOURCES, StallOptions
 from .prior_feature import PriorFeatureSpace
@@ -144,16 +145,15 @@ class GuidedOptions:
     trust_alpha: float = 0.01
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.decay < 1.0:
-            raise InvalidInputError(f"decay must be in [0, 1), got {self.decay}")
-        if self.doubt < 0 or self.source_features < 0:
-            raise InvalidInputError(f"doubt and source_features must be >= 0, got "
-                                    f"{self.doubt}, {self.source_features}")
-        if self.match < 0 or not 0.0 < self.trust_alpha <= 1.0:
-            raise InvalidInputError(f"match must be >= 0 and trust_alpha in (0, 1]; got "
-                                    f"{self.match}, {self.trust_alpha}")
-        if self.first_rounds < 1:
-            raise InvalidInputError(f"first_rounds must be >= 1, got {self.first_rounds}")
+        check_number("decay", self.decay, 0, 1, high_open=True)
+        check_count("doubt", self.doubt)
+        check_count("source_features", self.source_features)
+        check_count("first_rounds", self.first_rounds, low=1)
+        check_number("match", self.match, 0)
+        check_number("trust", self.trust)
+        check_number("trust_alpha", self.trust_alpha, 0, 1, low_open=True)
+        check_flag("lottery", self.lottery)
+        check_flag("prior_feature", self.prior_feature)
         if self.escape is not None and self.escape not in SOURCES:
             raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
                                     f"got {self.escape!r}")

@@ -54,9 +54,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from iobound.errors import InvalidInputError
-
 from ..cost_model import make_targets
+from ..option_checks import check_count, check_number
 from ..strategies.gga_history import match_score
 from .rows import rows_for
 
@@ -92,12 +91,11 @@ class PriorOptions:
     consensus_match: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.omega < 0 or not 0 <= self.min_match <= 1 or not 0 <= self.consensus_match <= 1:
-            raise InvalidInputError(f"omega must be >= 0, min_match and consensus_match in "
-                                    f"[0, 1]; got {self.omega}, {self.min_match}, "
-                                    f"{self.consensus_match}")
-        if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
-            raise InvalidInputError("max_candidates, n_estimators and max_depth must be >= 1")
+        check_number("omega", self.omega, 0)
+        check_number("min_match", self.min_match, 0, 1)
+        check_number("consensus_match", self.consensus_match, 0, 1)
+        for name in ("max_candidates", "n_estimators", "max_depth"):
+            check_count(name, getattr(self, name), low=1)
 
 
 @dataclass(frozen=True)
