@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Mapping
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_count", "check_number", "check_flag"]
+__all__ = ["check_count", "check_number", "check_flag", "check_records"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
@@ -92,3 +92,30 @@ def check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise InvalidInputError(f"{name} must be True or False, got {value!r}")
     return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_records(name: str, value: Any, cls: type) -> tuple:
+    """``value``'s items as a tuple when it is an iterable (not a string or a mapping) of
+    ``cls`` instances; else InvalidInputError naming ``name`` (and the first bad item).
+
+    >>> check_records("sizes", [1, 2], int)
+    (1, 2)
+    >>> check_records("sizes", [1, "2"], int)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: sizes[1] must be a builtins.int, got '2'
+    """
+    kind = f"{cls.__module__}.{cls.__qualname__}"
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise InvalidInputError(f"{name} must be a sequence of {kind} records, "
+                                f"got {_short(value)}")
+    items = tuple(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, cls):
+            raise InvalidInputError(f"{name}[{i}] must be a {kind}, got {_short(item)}")
+    return items

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from ..option_checks import check_count, check_number
+from ..option_checks import check_count, check_number, check_records
 from ..space import sample_excluding
 from .ga import GAOptions, GeneticStrategy
 from .gga_history import filter_history
@@ -67,7 +67,8 @@ class GuidedGAOptions(GAOptions):
     Attributes
     ----------
     history : tuple
-        History records (:class:`search.db.Measurement`) of the same parameter names.
+        History records (:class:`search.db.Measurement`) of the same parameter names
+        (any iterable of them; kept as a tuple).
     target_problem : JSON value or None
         The problem being tuned (a layer dict, a recorded problem size), for the
         match score; ``None`` scores every record 1.
@@ -100,8 +101,9 @@ class GuidedGAOptions(GAOptions):
     seed_share: float = 1.0
 
     def __post_init__(self) -> None:
+        from ..db.model import Measurement
         super().__post_init__()
-        object.__setattr__(self, "history", tuple(self.history))
+        object.__setattr__(self, "history", check_records("history", self.history, Measurement))
         check_count("elite", self.elite, low=1)
         check_number("omega", self.omega, 0)
         for name in ("min_match", "crossover", "elite_mutation", "explore", "seed_share"):

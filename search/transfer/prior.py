@@ -54,6 +54,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from iobound import limits
+
 from ..cost_model import make_targets
 from ..option_checks import check_count, check_number
 from ..strategies.gga_history import match_score
@@ -91,9 +93,8 @@ class PriorOptions:
     consensus_match: float = 0.0
 
     def __post_init__(self) -> None:
-        check_number("omega", self.omega, 0)
-        check_number("min_match", self.min_match, 0, 1)
-        check_number("consensus_match", self.consensus_match, 0, 1)
+        for name, high in (("omega", math.inf), ("min_match", 1), ("consensus_match", 1)):
+            check_number(name, getattr(self, name), 0, high)
         for name in ("max_candidates", "n_estimators", "max_depth"):
             check_count(name, getattr(self, name), low=1)
 
@@ -232,6 +233,7 @@ class HistoryPrior:
     def fit(cls, space, history: Sequence, target_problem: Any = None,
             options: PriorOptions | None = None, seed: int = 0) -> "HistoryPrior | None":
         """The prior of ``history`` over ``space``; ``None`` when no record is usable."""
+        limits.check_int("seed", seed, limits.SEED)
         o = options or PriorOptions()
         rows = rows_for(space)
         groups = source_groups(space, history, target_problem, o, rows)
