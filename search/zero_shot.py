@@ -32,6 +32,7 @@ import numpy as np
 
 from .cost_model import XGBCostModel, XGBOptions
 from .measure.base import MeasureRecord, Measurer
+from .option_checks import check_count
 from .space import Space
 
 __all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
@@ -47,9 +48,9 @@ class ZeroShotOptions:
     model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
 
     def __post_init__(self) -> None:
-        if self.k < 1 or (self.candidates is not None and self.candidates < self.k):
-            raise InvalidInputError(f"k must be >= 1 and candidates (if given) >= k; got k={self.k}, "
-                             f"candidates={self.candidates}")
+        check_count("k", self.k, low=1)
+        if self.candidates is not None:
+            check_count("candidates", self.candidates, low=self.k)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     o = options or ZeroShotOptions()
     idx, cost = _training_set(space, history)
     if not idx:
-        raise InvalidInputError("zero-shot needs history: no record is a configuration of this space")
+        raise InvalidInputError("zero-shot needs history: no record is a configuration of "
+                                "this space")
     model = XGBCostModel(o.model, seed=seed).fit(space.features(idx), cost)
     if o.candidates is None or o.candidates >= len(space):
         cand = np.arange(len(space))
@@ -101,9 +103,35 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     return cand[order], pred[order], len(idx)
 
 
+def _check_ndcg_input(predicted: np.ndarray, relevance: np.ndarray, k: int) -> None:
+    """InvalidInputError unless ``k`` is an int >= 1, ``predicted`` and ``relevance`` are
+    flat and of one length, the costs have no NaN and every relevance is in [0, 1]."""
+    check_count("k", k, low=1)
+    if predicted.ndim != 1 or relevance.ndim != 1 or len(predicted) != len(relevance):
+        raise InvalidInputError(f"predicted and relevance must be flat and of one length; got "
+                                f"shapes {predicted.shape} and {relevance.shape}")
+    if np.isnan(predicted).any():
+        raise InvalidInputError("predicted costs must not be NaN")
+    bad = ~((relevance >= 0) & (relevance <= 1))  # NaN and the infinities too
+    if bad.any():
+        raise InvalidInputError(f"relevance must be finite and in [0, 1] (optimum / time); got "
+                                f"{relevance[bad][0]} at position {int(np.argmax(bad))}")
+
+
 def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
-    """NDCG@K of ranking items by ``predicted`` cost (lower first) against true ``relevance``."""
+    """NDCG@K of ranking items by ``predicted`` cost (lower first) against true ``relevance``.
+
+    ``relevance`` is optimum / time (module doc), each in [0, 1]: a negative one would make
+    the score negative, and gains ``2**rel - 1`` overflow far above 1; ``k`` is an int >= 1
+    (larger than the items: all of them).
+
+    >>> ndcg_at_k([2.0, 1.0], [1.0, 0.5], 0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: k=0 is below the minimum 1
+    """
     predicted, relevance = np.asarray(predicted, float), np.asarray(relevance, float)
+    _check_ndcg_input(predicted, relevance, k)
     k = min(k, len(relevance))
     disc = 1.0 / np.log2(np.arange(2, k + 2))
     gain = np.expm1(relevance * math.log(2.0))  # 2**rel - 1, exact for tiny rel

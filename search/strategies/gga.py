@@ -47,13 +47,12 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..option_checks import check_count, check_number, check_records
 from ..space import sample_excluding
 from .ga import GAOptions, GeneticStrategy
 from .gga_history import filter_history
@@ -68,7 +67,8 @@ class GuidedGAOptions(GAOptions):
     Attributes
     ----------
     history : tuple
-        History records (:class:`search.db.Measurement`) of the same parameter names.
+        History records (:class:`search.db.Measurement`) of the same parameter names
+        (any iterable of them; kept as a tuple).
     target_problem : JSON value or None
         The problem being tuned (a layer dict, a recorded problem size), for the
         match score; ``None`` scores every record 1.
@@ -101,13 +101,13 @@ class GuidedGAOptions(GAOptions):
     seed_share: float = 1.0
 
     def __post_init__(self) -> None:
+        from ..db.model import Measurement
         super().__post_init__()
-        object.__setattr__(self, "history", tuple(self.history))
-        if self.elite < 1 or self.omega < 0 or not 0 <= self.min_match <= 1:
-            raise InvalidInputError("elite >= 1, omega >= 0 and 0 <= min_match <= 1 required")
-        if not all(0 <= x <= 1 for x in (self.crossover, self.elite_mutation, self.explore,
-                                         self.seed_share)):
-            raise InvalidInputError("crossover, elite_mutation, explore and seed_share are in [0, 1]")
+        object.__setattr__(self, "history", check_records("history", self.history, Measurement))
+        check_count("elite", self.elite, low=1)
+        check_number("omega", self.omega, 0)
+        for name in ("min_match", "crossover", "elite_mutation", "explore", "seed_share"):
+            check_number(name, getattr(self, name), 0, 1)
 
 
 class GuidedGAStrategy(GeneticStrategy):
@@ -156,15 +156,14 @@ class GuidedGAStrategy(GeneticStrategy):
     def _experience(self) -> tuple[int | None, tuple | None]:
         base = self.space.get(self._parent())
         p = self.space.params[int(self.rng.integers(len(self.space.params)))]
-        weights = {v: w for v, w in self.filter.value_weights[p].items() if v != base[p] and w > 0}
-        if not weights or self.rng.random() < self.options.explore:
+        pairs = [(v, w) for v, w in self.filter.value_weights[p] if v != base[p] and w > 0]
+        if not pairs or self.rng.random() < self.options.explore:
             values = [v for v in self.space.values(p) if v != base[p]]
             if not values:
                 return None, None
-            weights = dict.fromkeys(values, 1.0)
-        vals = list(weights)
-        w = np.fromiter(weights.values(), dtype=float)
-        v = vals[int(self.rng.choice(len(vals), p=w / w.sum()))]
+            pairs = [(v, 1.0) for v in values]
+        w = np.array([w for _, w in pairs], dtype=float)
+        v = pairs[int(self.rng.choice(len(pairs), p=w / w.sum()))][0]
         return self._with_gene(base, p, v), (p, v)
 
     def _guided_child(self) -> tuple[int | None, tuple | None, str]:
@@ -216,7 +215,8 @@ class GuidedGAStrategy(GeneticStrategy):
         if not self.used:
             return
         ranked = self.seen.best()
-        self._elite_genes = [self._genes[i] for i in ranked[: self.options.elite] if i in self._genes]
+        self._elite_genes = [self._genes[i] for i in ranked[: self.options.elite]
+                             if i in self._genes]
         if len(ranked) <= self.options.population:
             self._pop = ranked
             return

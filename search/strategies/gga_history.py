@@ -11,6 +11,18 @@ recorded ``problem_size``, or a layer's integer fields by name); problems with
 different shapes score 1 when equal and 0 otherwise, and an unknown target
 problem scores every record 1 (nothing tells them apart).
 
+The divisors are counted, not listed: ``F(a) & F(b) = F(gcd(a, b))``, so a
+dimension scores ``d(gcd(a, b)) / d(a)`` with ``d`` the number of divisors, read
+from the prime factors of ``a``. Trial division stops at 2**16 (or the cube root of
+what is left), so a score takes at most milliseconds whatever the sizes; what is
+left then has no prime factor below that bound. It is exact whenever that part is
+settled: 1, a prime or a prime's square (Miller-Rabin, deterministic below 3.3e23),
+or below the bound's cube (then it is at most two primes); so every size up to
+2**48 (2.8e14), and larger ones such as 10**18. Otherwise (three or more primes
+above 2**16, or a composite above 3.3e23 that is no prime's square) that part is
+counted as two primes: it shares all its divisors with the target's dimension
+when it divides it, one more than 1 when they share a factor, none else.
+
 Filtering metric (their Eq. 2): ``m(h, i) = Th(h) * gamma(h, i) * s(h, i)**omega``,
 omega = 2. Two adaptations, and why:
 
@@ -60,10 +72,78 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
     return dims or None
 
 
+#: Trial division's last divisor (module doc): bounds a score's time whatever the size.
+_TRIAL = 1 << 16
+#: Miller-Rabin with these bases is exact below 3.3e23 (Sorenson and Webster 2015).
+_PRIME_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+_PRIME_LIMIT = 318_665_857_834_031_151_167_461
+
+
+def _is_prime(n: int) -> bool:
+    """Whether ``n`` (below ``_PRIME_LIMIT``) is prime: Miller-Rabin.
+
+    >>> [k for k in range(40) if _is_prime(k)][-4:], _is_prime(2**61 - 1), _is_prime(65537**2)
+    ([23, 29, 31, 37], True, False)
+    """
+    if n < 2:
+        return False
+    for p in _PRIME_BASES:
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in _PRIME_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
 @lru_cache(maxsize=4096)
-def _divisors(n: int) -> frozenset[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return frozenset(small + [n // d for d in small])
+def _factors(n: int) -> tuple[tuple[tuple[int, int], ...], int, int]:
+    """``n``'s small prime factors ``((p, exponent), ...)``, the rest (no prime factor
+    below the trial bound) and its number of divisors (module doc).
+
+    >>> _factors(360), _factors(2 * 65537**2), _factors(10**18)[1:]
+    ((((2, 3), (3, 2)), 5, 2), (((2, 1),), 4295098369, 3), (1, 1))
+    """
+    out, d = [], 2
+    while d <= _TRIAL and d * d * d <= n:
+        if n % d == 0:
+            e = 0
+            while n % d == 0:
+                n, e = n // d, e + 1
+            out.append((d, e))
+        d += 1 if d == 2 else 2
+    if n == 1:
+        return tuple(out), 1, 1
+    two = n < d * d * d  # at most two prime factors
+    root = math.isqrt(n)
+    if root * root == n and (two or root < _PRIME_LIMIT and _is_prime(root)):
+        return tuple(out), n, 3  # a prime's square
+    prime = n < d * d or (n < _PRIME_LIMIT and _is_prime(n))
+    return tuple(out), n, 2 if prime else 4  # else two primes (exact when ``two``)
+
+
+def _dimension_score(a: int, b: int) -> float:
+    """``|F(a) & F(b)| / |F(a)| = d(gcd(a, b)) / d(a)`` (module doc)."""
+    small, rest, rest_count = _factors(a)
+    shared = total = 1
+    for p, e in small:
+        k = 0
+        while k < e and b % p == 0:
+            b, k = b // p, k + 1
+        shared, total = shared * (k + 1), total * (e + 1)
+    g = math.gcd(rest, b)
+    shared *= 1 if g == 1 else rest_count if g == rest else 2
+    return shared / (total * rest_count)
 
 
 def match_score(history_problem: Any, target_problem: Any) -> float:
@@ -73,7 +153,7 @@ def match_score(history_problem: Any, target_problem: Any) -> float:
     h, t = problem_dims(history_problem), problem_dims(target_problem)
     if h is None or t is None or len(h) != len(t):
         return 1.0 if history_problem == target_problem else 0.0
-    return sum(len(_divisors(a) & _divisors(b)) / len(_divisors(a)) for a, b in zip(h, t)) / len(h)
+    return sum(_dimension_score(a, b) for a, b in zip(h, t)) / len(h)
 
 
 @dataclass(frozen=True)
@@ -89,8 +169,9 @@ class HistoryFilter:
     devices : tuple of str
         Devices of the usable records.
     value_weights : dict
-        Per parameter, value -> summed metric of the usable records (the
-        "experience" the guided mutation draws values from).
+        Per parameter, ``((value, summed metric), ...)`` of the usable records in the
+        order the values first appear (the "experience" the guided mutation draws
+        values from); pairs, not a dict, because a value may be a list.
     """
 
     seeds: tuple
@@ -113,7 +194,7 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
             g = (h.workload, h.device)
             group_best[g] = min(group_best.get(g, math.inf), h.time_ms)
     sums: dict[int, list] = {}
-    weights: dict[str, dict] = {p: {} for p in space.params}
+    weights: dict[str, dict] = {p: {} for p in space.params}  # key -> [value, summed metric]
     devices, usable = set(), 0
     for h in history:
         if h.time_ms is None:
@@ -132,7 +213,18 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
         devices.add(h.device)
         for p in space.params:
             v = h.record.config[p]
-            weights[p][v] = weights[p].get(v, 0.0) + m
+            weights[p].setdefault(_key(v), [v, 0.0])[1] += m
     ranked = sorted(((total / n, i) for i, (total, n) in sums.items()), key=lambda t: (-t[0], t[1]))
+    pairs = {p: tuple((v, w) for v, w in by_key.values()) for p, by_key in weights.items()}
     return HistoryFilter(seeds=tuple((i, m) for m, i in ranked), records=len(history),
-                         usable=usable, devices=tuple(sorted(devices)), value_weights=weights)
+                         usable=usable, devices=tuple(sorted(devices)), value_weights=pairs)
+
+
+def _key(value: Any) -> Any:
+    """``value`` as a dict key: a list (a Kernel Tuner block shape) as a tuple, the same
+    rule as :class:`search.replay_space.ReplaySpace`'s value tables.
+
+    >>> _key([16, 2]), _key(8)
+    ((16, 2), 8)
+    """
+    return tuple(value) if isinstance(value, list) else value

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..option_checks import check_count, check_records
 from .base import Strategy, StrategyOptions
 
 __all__ = ["ZeroShotStrategy", "ZeroShotStrategyOptions"]
@@ -35,6 +36,13 @@ class ZeroShotStrategyOptions(StrategyOptions):
 
     history: tuple = ()
     candidates: int | None = None
+
+    def __post_init__(self) -> None:
+        from ..db.model import Measurement
+        super().__post_init__()
+        object.__setattr__(self, "history", check_records("history", self.history, Measurement))
+        if self.candidates is not None:
+            check_count("candidates", self.candidates, low=1)
 
 
 class ZeroShotStrategy(Strategy):

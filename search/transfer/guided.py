@@ -70,8 +70,8 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Sequence
+from dataclasses import replace
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -79,86 +79,23 @@ from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
-from ..strategies.stall import SOURCES, StallOptions
+from ..strategies.stall import StallOptions
+from .guided_options import GuidedOptions, guided_options
 from .prior_feature import PriorFeatureSpace
 
-__all__ = ["GuidedOptions", "HistoryGuided"]
-
-SHARES = ("isolated", "all")
+__all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped"]
 
 
-@dataclass(frozen=True)
-class GuidedOptions:
-    """How history rounds are scheduled (see module doc).
-
-    Attributes
-    ----------
-    decay : float
-        After ``k`` history rounds without improvement, a round is a history
-        round with probability ``decay ** k``; 0 stops history at its first miss.
-    doubt : int
-        Misses counted before the first history round is judged (see module doc).
-    share : str
-        ``"isolated"``: the inner strategy is told only its own asks;
-        ``"all"``: every measurement.
-    lottery : bool
-        Draw before every round instead of once after each miss.
-    prior_feature : bool
-        Give an inner strategy that learns a cost model (``learn_on``) the
-        history's ranks of each configuration as more features
-        (:mod:`.prior_feature`).
-    escape : str or None
-        With ``prior_feature``, the stall source (:data:`search.strategies.stall.SOURCES`,
-        with :class:`~search.strategies.stall.StallOptions`' defaults) of a model-based
-        inner strategy that has none of its own and proposes a batch per round (see
-        module doc); ``None``: none.
-    source_features : int
-        With ``prior_feature``, also a rank column per source for this many
-        sources at most (the best matching first); 0: the prior's order only.
-    first_rounds : int
-        History rounds before the first that is judged, at most: as many as it
-        takes to measure the consensus's best and every source's best (a round
-        measures a batch), so that each device's opinion is heard once.
-    match : float
-        Judged history rounds pick from the consensus with each source weighted
-        ``exp(match * (tau - the best tau))``, ``tau`` its Kendall tau with the
-        target's measurements (:meth:`~.prior.HistoryPrior.matched_order`);
-        0: the first rounds' round robin throughout.
-    trust, trust_alpha : float
-        The round after the unjudged ones is a history round, without a draw,
-        when a source orders the target's measurements with Kendall tau at least
-        ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
-        ``p <= trust_alpha / sources``); ``trust`` above 1: never.
-    """
-
-    decay: float = 0.25
-    doubt: int = 1
-    share: str = "isolated"
-    lottery: bool = False
-    prior_feature: bool = True
-    escape: str | None = "far"
-    source_features: int = 16
-    first_rounds: int = 2
-    match: float = 15.0
-    trust: float = 0.8
-    trust_alpha: float = 0.01
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.decay < 1.0:
-            raise InvalidInputError(f"decay must be in [0, 1), got {self.decay}")
-        if self.doubt < 0 or self.source_features < 0:
-            raise InvalidInputError(f"doubt and source_features must be >= 0, got "
-                                    f"{self.doubt}, {self.source_features}")
-        if self.match < 0 or not 0.0 < self.trust_alpha <= 1.0:
-            raise InvalidInputError(f"match must be >= 0 and trust_alpha in (0, 1]; got "
-                                    f"{self.match}, {self.trust_alpha}")
-        if self.first_rounds < 1:
-            raise InvalidInputError(f"first_rounds must be >= 1, got {self.first_rounds}")
-        if self.escape is not None and self.escape not in SOURCES:
-            raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
-                                    f"got {self.escape!r}")
-        if self.share not in SHARES:
-            raise InvalidInputError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
+def check_wrapped(inner: Any, prior: Any) -> None:
+    """InvalidInputError unless ``inner`` is a :class:`~search.strategies.base.Strategy`
+    and ``prior`` a :class:`~.prior.HistoryPrior` or ``None``."""
+    from .prior import HistoryPrior
+    if not isinstance(inner, Strategy):
+        raise InvalidInputError(f"strategy must be a Strategy (search.strategies); got "
+                                f"{type(inner).__name__}")
+    if prior is not None and not isinstance(prior, HistoryPrior):
+        raise InvalidInputError(f"prior must be a HistoryPrior or None (transfer_options "
+                                f"makes one); got {type(prior).__name__}")
 
 
 def _escape(inner: Strategy, source: str | None) -> None:
@@ -175,13 +112,14 @@ class HistoryGuided(Strategy):
 
     Options = StrategyOptions
 
-    def __init__(self, inner: Strategy, prior, options: GuidedOptions | None = None,
+    def __init__(self, inner: Strategy, prior, options: GuidedOptions | dict | None = None,
                  rng: np.random.Generator | None = None):
+        check_wrapped(inner, prior)
         super().__init__(inner.space, inner.options, rng)
         self.inner = inner
         self.name = inner.name
         self.prior = prior
-        self.guided = options or GuidedOptions()
+        self.guided = guided_options(options)
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
             sources = prior.source_orders(self.guided.source_features, min_size=2)
             inner.learn_on(PriorFeatureSpace(inner.space, prior.order(), sources))

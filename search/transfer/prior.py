@@ -54,9 +54,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from iobound.errors import InvalidInputError
+from iobound import limits
 
 from ..cost_model import make_targets
+from ..option_checks import check_count, check_number
 from ..strategies.gga_history import match_score
 from .rows import rows_for
 
@@ -92,12 +93,10 @@ class PriorOptions:
     consensus_match: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.omega < 0 or not 0 <= self.min_match <= 1 or not 0 <= self.consensus_match <= 1:
-            raise InvalidInputError(f"omega must be >= 0, min_match and consensus_match in "
-                                    f"[0, 1]; got {self.omega}, {self.min_match}, "
-                                    f"{self.consensus_match}")
-        if self.max_candidates < 1 or self.n_estimators < 1 or self.max_depth < 1:
-            raise InvalidInputError("max_candidates, n_estimators and max_depth must be >= 1")
+        for name, high in (("omega", math.inf), ("min_match", 1), ("consensus_match", 1)):
+            check_number(name, getattr(self, name), 0, high)
+        for name in ("max_candidates", "n_estimators", "max_depth"):
+            check_count(name, getattr(self, name), low=1)
 
 
 @dataclass(frozen=True)
@@ -234,6 +233,7 @@ class HistoryPrior:
     def fit(cls, space, history: Sequence, target_problem: Any = None,
             options: PriorOptions | None = None, seed: int = 0) -> "HistoryPrior | None":
         """The prior of ``history`` over ``space``; ``None`` when no record is usable."""
+        limits.check_int("seed", seed, limits.SEED)
         o = options or PriorOptions()
         rows = rows_for(space)
         groups = source_groups(space, history, target_problem, o, rows)

@@ -36,11 +36,13 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .guided import GuidedOptions, HistoryGuided
+from iobound import limits
+
+from .guided import GuidedOptions, HistoryGuided, check_wrapped, guided_options
 from .prior import HistoryPrior, PriorOptions
 
 __all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "with_history"]
@@ -95,6 +97,7 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     """
     from ..db import TuningDB
 
+    limits.check_int("seed", seed, limits.SEED)
     if not isinstance(db, TuningDB):
         with TuningDB(db) as handle:
             return transfer_options(handle, space, problem, exclude_devices=exclude_devices,
@@ -126,14 +129,19 @@ def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[
                                     (canon(m.record.config), float(m.record.timestamp)) in exclude)]
 
 
-def with_history(strategy, prior: HistoryPrior | None, options: GuidedOptions | None = None,
-                 seed: int = 0):
+def with_history(strategy, prior: HistoryPrior | None,
+                 options: GuidedOptions | Mapping[str, Any] | None = None, seed: int | None = 0):
     """``strategy`` guided by ``prior`` (:class:`HistoryGuided`); unchanged when ``prior`` is None.
 
-    ``seed`` (the session's seed) seeds a generator of its own for the history
-    rounds' draws, so the inner strategy's draws are exactly those it makes
-    without history.
+    ``options`` is :class:`GuidedOptions`, a mapping of its fields or None (the defaults).
+    ``seed`` (the session's seed; ``None`` is 0, as in :func:`search.tuner.tune`) seeds a
+    generator of its own for the history rounds' draws, so the inner strategy's draws are
+    exactly those it makes without history. Every argument is checked, with a prior or
+    without.
     """
+    check_wrapped(strategy, prior)
+    options = guided_options(options)
+    seed = 0 if seed is None else limits.check_int("seed", seed, limits.SEED)
     if prior is None:
         return strategy
     return HistoryGuided(strategy, prior, options, np.random.default_rng([seed, 1]))

@@ -112,6 +112,7 @@ def test_four_configurations_are_too_few_to_trust_a_source():
 
 
 def test_match_options_reject_bad_values():
+    """Each bad value is refused, the error naming its field."""
     for bad in ({"match": -1.0}, {"trust_alpha": 0.0}, {"trust_alpha": 1.5}):
-        with pytest.raises(InvalidInputError, match="match must be"):
+        with pytest.raises(InvalidInputError, match=f"^{next(iter(bad))} must be"):
             GuidedOptions(**bad)

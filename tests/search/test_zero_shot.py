@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from iobound.errors import InvalidInputError
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord
 from search.zero_shot import ZeroShotOptions, ndcg_at_k, recorded_relevance, zero_shot
@@ -63,3 +64,39 @@ def test_ndcg_is_in_unit_interval_and_one_for_the_ideal_order(rel, k, rnd):
     assert 0.0 <= ndcg_at_k(pred, rel, k) <= 1.0 + 1e-12
     if rel.max() > 0:
         assert ndcg_at_k(-rel, rel, k) == pytest.approx(1.0)
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.data())
+def test_ndcg_is_in_unit_interval_for_any_valid_scores(rel, data):
+    """Any finite or infinite predicted costs (ties too) and any k >= 1: NDCG@K in [0, 1]."""
+    pred = data.draw(st.lists(st.floats(allow_nan=False), min_size=len(rel), max_size=len(rel)))
+    k = data.draw(st.integers(1, 2 * len(rel)))
+    assert 0.0 <= ndcg_at_k(np.array(pred), np.array(rel), k) <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("k", [0, -1, -2, -5, 2.5, float("nan"), True, "3", None])
+def test_ndcg_refuses_a_k_that_is_no_whole_number_from_1(k):
+    """k must be an int >= 1; the error names it and the value."""
+    with pytest.raises(InvalidInputError, match=r"^k"):
+        ndcg_at_k(np.array([1.0, 2.0]), np.array([1.0, 0.5]), k)
+
+
+@pytest.mark.parametrize("pred, rel", [([1.0, 2.0, 3.0], [1.0, 0.5]), ([1.0], [1.0, 0.5]),
+                                       ([], [1.0]), ([[1.0, 2.0]], [[1.0, 0.5]])])
+def test_ndcg_refuses_predicted_and_relevance_of_other_lengths(pred, rel):
+    """One predicted cost per relevance, both flat: else an error with both lengths."""
+    with pytest.raises(InvalidInputError, match="predicted"):
+        ndcg_at_k(np.array(pred), np.array(rel), 1)
+
+
+@pytest.mark.parametrize("bad", [-0.5, float("nan"), float("inf"), -float("inf"), 1.5])
+def test_ndcg_refuses_relevance_outside_0_1(bad):
+    """Relevance is optimum / time: finite, in [0, 1] (negative, NaN, inf, > 1 refused)."""
+    with pytest.raises(InvalidInputError, match="relevance"):
+        ndcg_at_k(np.array([1.0, 2.0, 3.0]), np.array([1.0, bad, 0.2]), 2)
+
+
+def test_ndcg_refuses_nan_predicted_costs():
+    """A NaN predicted cost has no place in the order."""
+    with pytest.raises(InvalidInputError, match="predicted"):
+        ndcg_at_k(np.array([1.0, float("nan")]), np.array([1.0, 0.5]), 2)
