@@ -16,11 +16,11 @@ dimension scores ``d(gcd(a, b)) / d(a)`` with ``d`` the number of divisors, read
 from the prime factors of ``a``. Trial division stops at 2**16 (or the cube root of
 what is left), so a score takes at most milliseconds whatever the sizes; what is
 left then has no prime factor below that bound. It is exact whenever that part is
-settled: 1, a prime or a prime's square (Miller-Rabin, deterministic below 3.3e23),
-or below the bound's cube (then it is at most two primes); so every size up to
-2**48 (2.8e14), and larger ones such as 10**18. Otherwise (three or more primes
-above 2**16, or a composite above 3.3e23 that is no prime's square) that part is
-counted as two primes: it shares all its divisors with the target's dimension
+settled: 1, a prime or a prime's square below 2**64 (SymPy's ``isprime``, exact
+there), or below the bound's cube (then it is at most two primes); so every size up
+to 2**48 (2.8e14), and larger ones such as 10**18. Otherwise (three or more primes
+above 2**16, or a part of 2**64 or more that is no prime's square below it) that part
+is counted as two primes: it shares all its divisors with the target's dimension
 when it divides it, one more than 1 when they share a factor, none else.
 
 Filtering metric (their Eq. 2): ``m(h, i) = Th(h) * gamma(h, i) * s(h, i)**omega``,
@@ -74,36 +74,16 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
 
 #: Trial division's last divisor (module doc): bounds a score's time whatever the size.
 _TRIAL = 1 << 16
-#: Miller-Rabin with these bases is exact below 3.3e23 (Sorenson and Webster 2015).
-_PRIME_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
-_PRIME_LIMIT = 318_665_857_834_031_151_167_461
 
 
 def _is_prime(n: int) -> bool:
-    """Whether ``n`` (below ``_PRIME_LIMIT``) is prime: Miller-Rabin.
-
-    >>> [k for k in range(40) if _is_prime(k)][-4:], _is_prime(2**61 - 1), _is_prime(65537**2)
-    ([23, 29, 31, 37], True, False)
-    """
-    if n < 2:
+    """Whether ``n`` is prime, by SymPy's test where it is deterministic (below 2**64);
+    above, ``False`` (the module doc's approximation). SymPy is imported only for the
+    rare dimension with no prime factor up to the trial bound."""
+    if n >= 1 << 64:
         return False
-    for p in _PRIME_BASES:
-        if n % p == 0:
-            return n == p
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for a in _PRIME_BASES:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
+    from sympy import isprime
+    return bool(isprime(n))
 
 
 @lru_cache(maxsize=4096)
@@ -126,9 +106,9 @@ def _factors(n: int) -> tuple[tuple[tuple[int, int], ...], int, int]:
         return tuple(out), 1, 1
     two = n < d * d * d  # at most two prime factors
     root = math.isqrt(n)
-    if root * root == n and (two or root < _PRIME_LIMIT and _is_prime(root)):
+    if root * root == n and (two or _is_prime(root)):
         return tuple(out), n, 3  # a prime's square
-    prime = n < d * d or (n < _PRIME_LIMIT and _is_prime(n))
+    prime = n < d * d or _is_prime(n)
     return tuple(out), n, 2 if prime else 4  # else two primes (exact when ``two``)
 
 
