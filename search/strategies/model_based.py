@@ -37,6 +37,13 @@ from another candidate source (the neighbourhoods of the best measured
 configurations, their mutations and crossovers, or untouched regions); the
 optimizer proposes the rest.
 
+Hints (:meth:`ModelBasedStrategy.hint`): measurements the strategy did not ask for
+(another arm's, e.g. a history round's, :mod:`search.transfer.guided`) that its cost
+model learns from only where they are no better than the strategy's own best: they
+say where not to look, never where to look, so a region another arm found good draws
+the walks only once the strategy's own measurements say so. They are not its
+observations: no walk, elite or stall count starts from them.
+
 Examples
 --------
 >>> import numpy as np
@@ -166,6 +173,7 @@ class ModelBasedStrategy(Strategy):
         self.stalled = StallTracker()
         self.explored = 0  # configurations taken from the stall source
         self.swept = 0  # configurations taken by the endgame
+        self.hints = Observations()
 
     def learn_on(self, space: Space) -> None:
         """Search and fit the cost model on ``space`` from now on: the same configurations
@@ -174,6 +182,33 @@ class ModelBasedStrategy(Strategy):
         if len(space) != len(self.space) or space.params != self.space.params:
             raise InvalidInputError("learn_on needs the same configurations under the same indices")
         self.space = space
+
+    def hint(self, indices, records) -> None:
+        """Measurements this strategy did not ask for, for its model only (module doc).
+
+        >>> import numpy as np
+        >>> from search.space import GridSpace
+        >>> from search.measure.base import MeasureRecord
+        >>> s = ModelBasedStrategy(GridSpace({"a": list(range(9))}), rng=np.random.default_rng(0))
+        >>> s.hint([4, 5], [MeasureRecord.ok({"a": a}, time_ms=float(a)) for a in (4, 5)])
+        >>> s.tell([0], [MeasureRecord.ok({"a": 0}, time_ms=4.5)])
+        >>> sorted(s.training_set().cost), len(s.seen)
+        ([0, 5], 1)
+        """
+        self.hints.add(indices, records)
+
+    def training_set(self) -> Observations:
+        """What the cost model fits: the strategy's observations, and the hints no
+        better than its best (none before it has a finite cost of its own)."""
+        if not self.hints:
+            return self.seen
+        own = [c for c in self.seen.cost.values() if c != float("inf")]
+        out = Observations()
+        if own:
+            floor = min(own)
+            out.cost = {i: c for i, c in self.hints.cost.items() if c >= floor}
+        out.cost.update(self.seen.cost)
+        return out
 
     def _due(self) -> bool:
         """Whether this ask retrains the model (see the module doc's cadences)."""
@@ -190,7 +225,8 @@ class ModelBasedStrategy(Strategy):
     def _train(self) -> CostModel | None:
         o = self.options
         t0 = time.perf_counter()
-        model = train_model(self.space, self.seen, o.model, self._seed + self.fits, o.min_ok)
+        model = train_model(self.space, self.training_set(), o.model, self._seed + self.fits,
+                            o.min_ok)
         self.model_seconds += time.perf_counter() - t0
         if model is not None:
             self.fits += 1

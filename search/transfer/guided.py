@@ -46,7 +46,11 @@ it asks for that a history round measured is told to it at once and costs
 nothing). ``share="all"`` tells it every measurement, history rounds included, so
 its model learns from them too; that is how misleading history used to trap the
 explorer in the history's region (see ``benchmarks/results/transfer_experiments.md``
-for both, measured).
+for both, measured). ``share="hints"`` is isolated but for the model: a model-based
+inner learns from the history rounds' measurements that are no better than its own
+best (:meth:`search.strategies.model_based.ModelBasedStrategy.hint`), so the
+evaluations history spent still teach it where not to look, and never draw it to
+the history's region.
 
 Examples
 --------
@@ -227,6 +231,8 @@ class HistoryGuided(Strategy):
                 self._misses += 1
             if self.guided.share == "all":
                 self.inner.tell(indices, records)
+            elif self.guided.share == "hints" and hasattr(self.inner, "hint"):
+                self.inner.hint(indices, records)
         else:
             held, self._held = self._held, []
             self.inner.tell(held + indices, [self._known[i] for i in held] + list(records))

@@ -24,7 +24,7 @@ from ..strategies.stall import SOURCES
 
 __all__ = ["SHARES", "GuidedOptions", "guided_options"]
 
-SHARES = ("isolated", "all")
+SHARES = ("isolated", "hints", "all")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class GuidedOptions:
         Misses counted before the first history round is judged (see :mod:`.guided`).
     share : str
         ``"isolated"``: the inner strategy is told only its own asks;
+        ``"hints"``: and a model-based one (``hint``) learns from the history
+        rounds' measurements no better than its own best;
         ``"all"``: every measurement.
     lottery : bool
         Draw before every round instead of once after each miss.

@@ -177,7 +177,7 @@ def test_without_prior_the_strategy_is_unchanged():
     assert with_history(s, None) is s
 
 
-@given(st.integers(0, 2**16), st.sampled_from(["isolated", "all"]),
+@given(st.integers(0, 2**16), st.sampled_from(["isolated", "hints", "all"]),
        st.floats(0.0, 0.9), st.integers(1, 9), st.integers(5, 60))
 def test_never_an_invalid_or_repeated_index(seed, share, decay, batch, budget):
     """Whatever the options, every ask is a distinct, new, valid index of the space."""
