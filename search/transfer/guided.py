@@ -40,17 +40,18 @@ when a source agreed with them) plus at most
 (``lottery=True`` draws again before every round instead; that tail grows with
 the number of rounds.)
 
-``share="isolated"`` (default) tells the inner strategy only what it asked
+``share="isolated"`` tells the inner strategy only what it asked
 itself: it runs as it would without history (but for the feature), only later (a configuration
 it asks for that a history round measured is told to it at once and costs
 nothing). ``share="all"`` tells it every measurement, history rounds included, so
 its model learns from them too; that is how misleading history used to trap the
 explorer in the history's region (see ``benchmarks/results/transfer_experiments.md``
-for both, measured). ``share="hints"`` is isolated but for the model: a model-based
-inner learns from the history rounds' measurements that are no better than its own
-best (:meth:`search.strategies.model_based.ModelBasedStrategy.hint`), so the
-evaluations history spent still teach it where not to look, and never draw it to
-the history's region.
+for both, measured). ``share="hints"`` (default) is isolated but for the model: a
+model-based inner learns from the history rounds' measurements that are no better
+than its own best (:meth:`search.strategies.model_based.ModelBasedStrategy.hint`), so
+the evaluations history spent still teach it where not to look, and never draw it to
+the history's region (with many misleading sources, the first rounds cost 8
+evaluations the inner would otherwise learn nothing from).
 
 Examples
 --------

@@ -75,7 +75,7 @@ class GuidedOptions:
 
     decay: float = 0.25
     doubt: int = 1
-    share: str = "isolated"
+    share: str = "hints"
     lottery: bool = False
     prior_feature: bool = True
     escape: str | None = "far"

@@ -153,7 +153,8 @@ def test_isolated_inner_runs_as_without_history():
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
     alone = tune(SPACE, Bowl((7, 5, 4)), "explorer", budget=40, seed=2, options={"endgame": 0})
     inner = make_strategy("explorer", SPACE, {"endgame": 0}, np.random.default_rng(2))
-    s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False), seed=2)
+    s = with_history(inner, prior, GuidedOptions(decay=0.0, prior_feature=False, share="isolated"),
+                     seed=2)
     guided = tune(SPACE, Bowl((7, 5, 4)), s, budget=40 + 4 * s.stats()["history"]["history_rounds"] + 8)
     inner_asked = [i for i in inner.seen.cost]  # in the order told
     assert inner_asked[:30] == [t.index for t in alone.trials][:30]
