@@ -70,6 +70,6 @@ def test_hints_train_the_model_but_start_no_walk():
 def test_isolated_gives_no_hints():
     prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((0, 0, 1))), seed=0)
     inner = make_strategy("explorer", SPACE, None, np.random.default_rng(3))
-    tune(SPACE, Bowl((7, 5, 4)), with_history(inner, prior, GuidedOptions(share="isolated"), seed=3),
-         budget=24)
+    s = with_history(inner, prior, GuidedOptions(share="isolated"), seed=3)
+    tune(SPACE, Bowl((7, 5, 4)), s, budget=24)
     assert len(inner.hints) == 0
