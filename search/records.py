@@ -42,7 +42,7 @@ from kernels.status import Status
 from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "as_logged"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -228,6 +228,17 @@ class LogWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def as_logged(obj: Any) -> Any:
+    """``obj`` as it reads back from JSON (a log, the tuning database): numpy scalars as
+    the Python values they hold, tuples and sets as lists, in dicts and lists too.
+
+    >>> import numpy as np
+    >>> as_logged({"x": np.int64(4), "s": (np.float32(0.5), 2)})
+    {'x': 4, 's': [0.5, 2]}
+    """
+    return json.loads(json.dumps(obj, default=_jsonable))
 
 
 def _jsonable(obj: Any) -> Any:

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from iobound.errors import InvalidInputError
 
 from .measure.base import MeasureRecord, Measurer
-from .records import _jsonable, read_log
+from .records import as_logged, read_log
 from .space import Space
 
 __all__ = ["load_resume", "check_resume_header"]
@@ -43,11 +43,6 @@ log = logging.getLogger(__name__)
 _SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
 
 
-def _plain(obj: Any) -> Any:
-    """``obj`` as it reads back from a JSON log (tuples -> lists, numpy -> Python)."""
-    return json.loads(json.dumps(obj, sort_keys=True, default=_jsonable))
-
-
 def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
     """``InvalidInputError`` when the log at ``path`` was written for another space or measurer.
 
@@ -57,7 +52,7 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
     """
     logged_space = header.get("space")
     if isinstance(logged_space, Mapping):
-        now = _plain(space.describe())
+        now = as_logged(space.describe())
         for key in _SPACE_IDENTITY:
             there, here = logged_space.get(key), now.get(key)
             if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):

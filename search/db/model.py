@@ -29,13 +29,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import numpy as np
 
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
-           "finite", "plain", "problem_fault", "layer_key_workload", "replay_layer_key",
+           "finite", "problem_fault", "layer_key_workload", "replay_layer_key",
            "workload_layer_key", "CONV_TEMPLATE", "record_features"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
@@ -102,23 +101,6 @@ def problem_fault(problem: Any) -> str:
     ('', 'holds NaN or Infinity; a problem must be finite')
     """
     return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
-
-
-def plain(value: Any) -> Any:
-    """``value`` with numpy scalars as the Python values they hold and tuples as lists
-    (what JSON, so the database, stores), in dicts and lists too.
-
-    >>> import numpy as np
-    >>> plain({"x": np.int64(4), "s": (np.float32(0.5), 2)})
-    {'x': 4, 's': [0.5, 2]}
-    """
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def canon(obj: Any) -> str:

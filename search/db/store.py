@@ -25,7 +25,8 @@ from typing import Iterable, Mapping, Sequence
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
-from .model import Measurement, Workload, canon, config_fault, plain, problem_fault
+from ..records import as_logged
+from .model import Measurement, Workload, canon, config_fault, problem_fault
 from .schema import connect, write
 
 __all__ = ["TuningDB", "device_properties", "insert", "storable", "workload_from_row"]
@@ -43,7 +44,7 @@ def device_properties(name: str) -> dict:
 
 def storable(m: Measurement) -> Measurement:
     """``m`` as the database stores it: numpy scalars in its config and ``extra`` as
-    Python values (:func:`~.model.plain`); refused when export could not write it.
+    Python values (:func:`search.records.as_logged`); refused when export could not write it.
 
     >>> from search.measure.base import MeasureRecord
     >>> storable(Measurement(Workload("k", [8], ("x", "y")), "d", "t",
@@ -64,7 +65,7 @@ def storable(m: Measurement) -> Measurement:
     if fault:
         raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r}: its problem "
                                 f"{fault}")
-    config, extra = plain(r.config), plain(r.extra)
+    config, extra = as_logged(r.config), as_logged(r.extra)
     fault = config_fault(config, w.params)
     if fault:
         raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r} has config "
