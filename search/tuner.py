@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
@@ -256,8 +257,11 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
-def _check_counts(budget: int, patience: int | None) -> None:
-    """Refuse a budget or patience below 1 (InvalidInputError naming the value)."""
+def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
+    """Refuse a budget or patience below 1, or a seed that is no int the log can store
+    (InvalidInputError naming the value)."""
+    if seed is not None:
+        limits.check_int("seed", seed, limits.SEED)
     if budget < 1:
         raise InvalidInputError(f"budget must be >= 1, got {budget}")
     if patience is not None and patience < 1:
@@ -286,6 +290,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         Unique configurations to measure (resumed ones included).
     seed : int, optional
         Seeds the strategy's ``np.random.Generator`` (default 0); same seed, same run.
+        An ``int`` from 0 to ``2**63 - 1`` (:data:`iobound.limits.SEED`: the log stores it).
     log, resume : path, optional
         The JSON-lines log to write (new, unless it is ``resume``), and a log of an earlier
         run of the same space and measurer whose records are used instead of measuring
@@ -305,7 +310,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
-    _check_counts(budget, patience)
+    _check_args(budget, patience, seed)
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:
