@@ -39,6 +39,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 from dataclasses import dataclass
@@ -258,14 +259,16 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
 
 
 def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
-    """Refuse a budget or patience below 1, or a seed that is no int the log can store
-    (InvalidInputError naming the value)."""
+    """Refuse a budget or patience that is no int of at least 1, or a seed that is no int
+    the log can store (InvalidInputError naming the value)."""
     if seed is not None:
         limits.check_int("seed", seed, limits.SEED)
-    if budget < 1:
-        raise InvalidInputError(f"budget must be >= 1, got {budget}")
-    if patience is not None and patience < 1:
-        raise InvalidInputError(f"patience must be >= 1, got {patience}")
+    for name, value in (("budget", budget), ("patience", patience)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, numbers.Integral)):
+            raise InvalidInputError(f"{name} must be an integer, got {value!r}")
+        if value is not None and value < 1:
+            raise InvalidInputError(f"{name} must be >= 1, got {value}")
 
 
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,

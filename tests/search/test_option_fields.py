@@ -167,3 +167,13 @@ def test_tune_takes_none_and_the_seed_range_edges(seed):
     """``None`` is still 0; both ends of the seed range run."""
     res = tune(SPACE, _Flat(), "random", budget=2, seed=seed)
     assert res.seed == (0 if seed is None else seed)
+
+
+
+@pytest.mark.parametrize("kw", [{"budget": 2.5}, {"budget": NAN}, {"budget": "4"},
+                                {"budget": True}, {"patience": 1.5}, {"patience": "3"}])
+def test_tune_refuses_a_budget_or_patience_that_is_no_integer(kw):
+    """Was a TypeError (2.5, NaN, "4") or a silent budget of 1 (True)."""
+    name = next(iter(kw))
+    with pytest.raises(InvalidInputError, match=f"{name} must be an integer"):
+        tune(SPACE, _Flat(), "random", **{"budget": 2, **kw})
