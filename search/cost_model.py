@@ -42,6 +42,8 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
+from .option_checks import INT64_LOW, check_count, check_flag, check_number
+
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
 
 OBJECTIVES = ("rank", "reg", "auto")
@@ -96,13 +98,16 @@ class XGBOptions:
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise InvalidInputError(f"objective must be one of {', '.join(OBJECTIVES)}; got {self.objective!r}")
-        if self.n_estimators < 1 or self.max_depth < 1:
-            raise InvalidInputError("n_estimators and max_depth must be >= 1")
         if self.pair_method not in PAIR_METHODS:
             raise InvalidInputError(f"pair_method must be one of {', '.join(PAIR_METHODS)}; "
                                     f"got {self.pair_method!r}")
-        if self.pairs_per_sample < 1:
-            raise InvalidInputError(f"pairs_per_sample must be >= 1, got {self.pairs_per_sample}")
+        for name in ("n_estimators", "max_depth", "pairs_per_sample"):
+            check_count(name, getattr(self, name), low=1)
+        for name in ("n_jobs", "auto_rank_min"):
+            check_count(name, getattr(self, name), low=INT64_LOW)
+        for name in ("learning_rate", "subsample", "min_child_weight", "colsample_bynode"):
+            check_number(name, getattr(self, name))
+        check_flag("bootstrap", self.bootstrap)
 
 
 def make_targets(costs: np.ndarray) -> np.ndarray:

@@ -38,6 +38,8 @@ __all__ = ["check_count", "check_number", "check_flag", "check_records"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
+#: ``low`` of :func:`check_count` for an integer option with no minimum of its own.
+INT64_LOW = -(1 << 63)
 
 
 def check_count(name: str, value: Any, low: int = 0) -> int:

@@ -39,6 +39,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
@@ -256,12 +258,17 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
-def _check_counts(budget: int, patience: int | None) -> None:
-    """Refuse a budget or patience below 1 (InvalidInputError naming the value)."""
-    if budget < 1:
-        raise InvalidInputError(f"budget must be >= 1, got {budget}")
-    if patience is not None and patience < 1:
-        raise InvalidInputError(f"patience must be >= 1, got {patience}")
+def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
+    """Refuse a budget or patience that is no int of at least 1, or a seed that is no int
+    the log can store (InvalidInputError naming the value)."""
+    if seed is not None:
+        limits.check_int("seed", seed, limits.SEED)
+    for name, value in (("budget", budget), ("patience", patience)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, numbers.Integral)):
+            raise InvalidInputError(f"{name} must be an integer, got {value!r}")
+        if value is not None and value < 1:
+            raise InvalidInputError(f"{name} must be >= 1, got {value}")
 
 
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
@@ -286,6 +293,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         Unique configurations to measure (resumed ones included).
     seed : int, optional
         Seeds the strategy's ``np.random.Generator`` (default 0); same seed, same run.
+        An ``int`` from 0 to ``2**63 - 1`` (:data:`iobound.limits.SEED`: the log stores it).
     log, resume : path, optional
         The JSON-lines log to write (new, unless it is ``resume``), and a log of an earlier
         run of the same space and measurer whose records are used instead of measuring
@@ -305,7 +313,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
-    _check_counts(budget, patience)
+    _check_args(budget, patience, seed)
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:

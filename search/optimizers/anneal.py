@@ -33,6 +33,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
+from ..option_checks import check_count, check_number
 from ..space import Space
 from .base import ModelOptimizer, NeighbourMemo
 
@@ -49,8 +50,14 @@ class AnnealOptions:
     early_stop: int = 50
 
     def __post_init__(self) -> None:
-        if self.n_chains < 1 or self.n_iter < 1 or self.early_stop < 1:
-            raise InvalidInputError("n_chains, n_iter and early_stop must be >= 1")
+        for name in ("n_chains", "n_iter", "early_stop"):
+            check_count(name, getattr(self, name), low=1)
+        temp = self.temp
+        if isinstance(temp, (str, bytes)) or not hasattr(temp, "__len__") or len(temp) != 2:
+            raise InvalidInputError(f"temp must be a pair (start, end) of finite numbers, "
+                                    f"got {temp!r}")
+        object.__setattr__(self, "temp", tuple(check_number(f"temp[{i}]", t)
+                                               for i, t in enumerate(temp)))
 
 
 class AnnealOptimizer(ModelOptimizer):

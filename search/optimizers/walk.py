@@ -35,9 +35,8 @@ from typing import Sequence
 
 import numpy as np
 
-from iobound.errors import InvalidInputError
-
 from ..cost_model import CostModel
+from ..option_checks import check_count, check_flag, check_number
 from ..space import Space
 from .base import ModelOptimizer, NeighbourMemo, score_memo
 
@@ -78,10 +77,13 @@ class WalkOptions:
     diverse: bool = False
 
     def __post_init__(self) -> None:
-        if self.n_walkers < 1 or self.max_steps < 0 or self.patience < 1 or self.neighbours_per_step < 1:
-            raise InvalidInputError("n_walkers, patience and neighbours_per_step must be >= 1, max_steps >= 0")
-        if not 0.0 <= self.best_starts <= 1.0:
-            raise InvalidInputError(f"best_starts must be in [0, 1], got {self.best_starts}")
+        for name in ("n_walkers", "patience", "neighbours_per_step"):
+            check_count(name, getattr(self, name), low=1)
+        check_count("max_steps", self.max_steps)
+        check_number("best_starts", self.best_starts, 0, 1)
+        if self.threshold is not None:
+            check_number("threshold", self.threshold)
+        check_flag("diverse", self.diverse)
 
 
 class WalkOptimizer(ModelOptimizer):

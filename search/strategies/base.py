@@ -32,6 +32,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
+from ..option_checks import check_count
 from ..space import Space
 
 __all__ = ["Strategy", "StrategyOptions", "Observations"]
@@ -50,8 +51,7 @@ class StrategyOptions:
     batch_size: int = 8
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise InvalidInputError(f"batch_size must be >= 1, got {self.batch_size}")
+        check_count("batch_size", self.batch_size, low=1)
 
 
 class Observations:

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iobound.errors import InvalidInputError
-
+from ..option_checks import INT64_LOW, check_count, check_number
 from ..space import sample_excluding
 from .base import Strategy, StrategyOptions
 
@@ -39,8 +38,10 @@ class GAOptions(StrategyOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.population < 2 or self.tournament < 1 or not 0 <= self.mutation <= 1:
-            raise InvalidInputError("population >= 2, tournament >= 1 and 0 <= mutation <= 1 required")
+        check_count("population", self.population, low=2)
+        check_count("tournament", self.tournament, low=1)
+        check_number("mutation", self.mutation, 0, 1)
+        check_count("max_tries", self.max_tries, low=INT64_LOW)
 
 
 class GeneticStrategy(Strategy):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..option_checks import check_flag
 from .base import Strategy, StrategyOptions
 
 __all__ = ["GridStrategy", "GridOptions"]
@@ -29,6 +30,10 @@ class GridOptions(StrategyOptions):
     """``spread``: visit the index range with a golden-ratio stride (coprime to its length)."""
 
     spread: bool = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_flag("spread", self.spread)
 
 
 class GridStrategy(Strategy):

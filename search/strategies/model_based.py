@@ -71,6 +71,7 @@ from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
+from ..option_checks import check_count, check_number
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
 from .stall import (StallOptions, StallTracker, spread_elites, stall_candidates,
@@ -135,14 +136,14 @@ class ModelBasedOptions(StrategyOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0.0 <= self.epsilon <= 1.0 or self.init_random < 0 or self.min_ok < 1:
-            raise InvalidInputError("epsilon must be in [0, 1], init_random >= 0 and min_ok >= 1")
-        if not 0.0 <= self.endgame < 1.0 or self.endgame_elite < 1 or self.endgame_spread < 1:
-            raise InvalidInputError(f"endgame must be in [0, 1), endgame_elite and endgame_spread "
-                                    f">= 1; got {self.endgame}, {self.endgame_elite}, "
-                                    f"{self.endgame_spread}")
-        if self.plan_size is not None and self.plan_size < 1:
-            raise InvalidInputError(f"plan_size must be None or >= 1, got {self.plan_size}")
+        check_number("epsilon", self.epsilon, 0, 1)
+        check_count("init_random", self.init_random)
+        check_count("min_ok", self.min_ok, low=1)
+        check_number("endgame", self.endgame, 0, 1, high_open=True)
+        check_count("endgame_elite", self.endgame_elite, low=1)
+        check_count("endgame_spread", self.endgame_spread, low=1)
+        if self.plan_size is not None:
+            check_count("plan_size", self.plan_size, low=1)
         if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)
             try:
                 object.__setattr__(self, "stall", StallOptions(**self.stall))

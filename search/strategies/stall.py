@@ -55,6 +55,7 @@ from typing import Collection, Sequence
 import numpy as np
 
 from ..cost_model import CostModel
+from ..option_checks import check_count, check_number
 from ..space import Space
 
 __all__ = ["StallOptions", "StallTracker", "SOURCES", "elite_candidates", "far_candidates",
@@ -94,13 +95,12 @@ class StallOptions:
     min_dist: int = 2
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.rate and 0.0 <= self.cap <= 1.0 and self.grace >= 1):
-            raise InvalidInputError(f"rate must be >= 0, cap in [0, 1] and grace >= 1; got "
-                             f"{self.rate}, {self.cap}, {self.grace}")
+        check_number("rate", self.rate, 0)
+        check_number("cap", self.cap, 0, 1)
         if self.source not in SOURCES:
             raise InvalidInputError(f"source must be one of {', '.join(SOURCES)}; got {self.source!r}")
-        if self.n_elite < 1 or self.n_pool < 1 or self.min_dist < 1:
-            raise InvalidInputError("n_elite, n_pool and min_dist must be >= 1")
+        for name in ("grace", "n_elite", "n_pool", "min_dist"):
+            check_count(name, getattr(self, name), low=1)
 
     def share(self, stalled_rounds: int) -> float:
         """The exploration share after ``stalled_rounds`` rounds without improvement."""
