@@ -14,6 +14,7 @@ import argparse
 import json
 
 from iobound.errors import InvalidInputError
+from search.interrupts import Interrupted
 
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
@@ -291,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_replay(args, file, settings)
     from search.session import plan_layers, run_layers
 
-    from .tune_network import check_network_json, finish_network
+    from .tune_network import check_network_json
     check_network_json(args)
     layers = _layers(args)
     device, dev_note = _device(args, kind)
@@ -305,6 +306,20 @@ def run(args: argparse.Namespace) -> int:
               f"budget {args.budget}; seed {args.seed}")
     many = len(jobs) > 1
     reports = run_layers(jobs, None if args.json else _printer(args, many, jobs))
+    try:
+        return _finish(args, jobs, reports, device, kind, notice)
+    except KeyboardInterrupt as exc:  # every layer is tuned and stored: say so, and where
+        if isinstance(exc, Interrupted):
+            raise
+        from search.session.parallel import interrupted_run
+        raise interrupted_run(jobs, reports, {}) from None
+
+
+def _finish(args, jobs, reports, device, kind: str, notice) -> int:
+    """After every layer ran: the ``--json`` output, the network table; the exit code."""
+    from .tune_network import finish_network
+
+    many = len(jobs) > 1
     if args.json:
         payload = reports[0].to_dict() if not many else {
             "network": args.network, "strategy": args.strategy,

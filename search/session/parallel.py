@@ -98,8 +98,10 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     """One :class:`Interrupted` for a run of several layers: the measurements every layer's
     log keeps (``reports`` of the layers done, ``errors`` the layers stopped).
 
+    With one job (a single layer, stopped after its run was stored) the log is the job's.
+
     >>> from types import SimpleNamespace as NS
-    >>> str(interrupted_run([NS(resume_as="run.jsonl")], [], {0: Interrupted(3, "x")}))
+    >>> str(interrupted_run([NS(resume_as="run.jsonl")] * 2, [], {0: Interrupted(3, "x")}))
     'interrupted: 3 measurements kept in run.<layer>.jsonl; resume with --resume run.jsonl'
     """
     kept = sum(len(r.result.trials) for r in reports if r is not None)
@@ -107,6 +109,9 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     kept += sum(e.measurements for e in stopped)
     failed = "; ".join(e.failed for e in stopped if e.failed) or None
     base = jobs[0].resume_as  # the per-layer logs' pattern, e.g. run.<layer>.jsonl
+    if len(jobs) == 1:
+        settings = jobs[0].settings
+        return Interrupted(kept, settings.log or settings.resume, failed, base)
     logs = per_layer_path(base, SimpleNamespace(name="<layer>"), True) if base else None
     return Interrupted(kept, logs, failed, base)
 
@@ -173,11 +178,17 @@ def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,
     options, first = jobs[0].settings.executor, jobs[0]
     probe = (builders or Builders()).measurer(first.measure, first.layer, first.device,
                                               first.algorithm)
-    with probe, SharedExecutor(make_executor(None, options)) as pool:
-        pool.lane(0, probe)  # its stages say whether runs need GPU workers
-        pool.start()  # here: Ray wants its init in the main thread
-        run = _Run(jobs, observer, run_layer, builders, pool)
-        interrupted = run(layers_at_once(options, pool.executor.capacity(), len(jobs)))
+    run = None
+    try:
+        with probe, SharedExecutor(make_executor(None, options)) as pool:
+            pool.lane(0, probe)  # its stages say whether runs need GPU workers
+            pool.start()  # here: Ray wants its init in the main thread
+            run = _Run(jobs, observer, run_layer, builders, pool)
+            interrupted = run(layers_at_once(options, pool.executor.capacity(), len(jobs)))
+    except KeyboardInterrupt:  # e.g. while the workers close: what the layers stored is kept
+        if run is None:
+            raise
+        interrupted = True
     failures = [e for _, e in sorted(run.errors.items()) if not isinstance(e, KeyboardInterrupt)]
     if failures:
         raise failures[0]

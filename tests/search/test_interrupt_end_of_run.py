@@ -140,3 +140,56 @@ def test_session_interrupt_in_an_observer_hook_still_stores(tmp_path, hook):
         _caught(tune_layers, [parse_layer_spec(SMALL)], "v100", settings,
                 out_dir=str(tmp_path), verify=False, observer=Hooked())
     assert info.value.measurements == _stored(db) == 6
+
+
+def _network_args(tmp_path, *extra):
+    return ["tune", "--network", "alexnet", "--measure", "model", "--strategy", "random",
+            "--budget", "4", "--no-verify", "--log", str(tmp_path / "run.jsonl"),
+            "--out-dir", str(tmp_path / "k"), *extra]
+
+
+def test_cli_network_interrupt_in_the_network_table(tmp_path, capsys, monkeypatch):
+    """Every layer tuned and stored, Ctrl-C while the table is made: the one line counts
+    every layer's measurements and names the logs, exit 130."""
+    import search.session.network as network
+
+    monkeypatch.setattr(network, "network_table", _raise_interrupt)
+    code = main(_network_args(tmp_path))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and err == [
+        f"iobound tune: interrupted: 20 measurements kept in {tmp_path / 'run.<layer>.jsonl'}; "
+        f"resume with --resume {tmp_path / 'run.jsonl'}"]
+    assert sum(len(read_log(p).entries) for p in tmp_path.glob("run.*.jsonl")) == 20
+
+
+def test_cli_network_interrupt_while_the_workers_close(tmp_path, capsys, monkeypatch):
+    """Layers at once over local workers: Ctrl-C while the pool closes after the last layer
+    is the same one line (it used to be a bare 'interrupted')."""
+    from search.executors.shared import SharedExecutor
+
+    real = SharedExecutor.close
+
+    def close(self):
+        real(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SharedExecutor, "close", close)
+    code = main(_network_args(tmp_path, "--executor", "local", "--workers", "1",
+                              "--parallel-layers", "2"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and len(err) == 1 and err[0].startswith(
+        "iobound tune: interrupted: 20 measurements kept in "), err
+    assert sum(len(read_log(p).entries) for p in tmp_path.glob("run.*.jsonl")) == 20
+
+
+def test_cli_single_layer_interrupt_while_printing_json(tmp_path, capsys, monkeypatch):
+    """One layer, Ctrl-C after it was stored (while its JSON is written): its own log."""
+    from search.session.reports import LayerReport
+
+    monkeypatch.setattr(LayerReport, "to_dict", _raise_interrupt)
+    log = tmp_path / "run.jsonl"
+    code = main(["tune", "--layer", SMALL, "--measure", "model", "--no-verify", "--budget", "6",
+                 "--json", "--log", str(log), "--out-dir", str(tmp_path / "k")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and err == [f"iobound tune: interrupted: 6 measurements kept in {log}; "
+                                   f"resume with --resume {log}"]
