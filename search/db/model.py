@@ -124,16 +124,20 @@ class Workload:
         object.__setattr__(self, "params", tuple(self.params))
         if not self.params:
             raise InvalidInputError(f"workload {self.template!r} names no parameters")
+        # The identity, once: history of a million records groups and compares by it.
+        object.__setattr__(self, "_key", (self.template, canon(self.problem),
+                                          canon(sorted(self.params))))
 
     def key(self) -> tuple[str, str, str]:
-        """The identity as stored: (template, canonical problem, sorted parameter names)."""
-        return self.template, canon(self.problem), canon(sorted(self.params))
+        """The identity as stored: (template, canonical problem, sorted parameter names),
+        as it was made (a workload is a value: its problem is not to be changed in place)."""
+        return self._key
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Workload) and self.key() == other.key()
+        return isinstance(other, Workload) and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(self.key())
+        return hash(self._key)
 
     def label(self, params: bool = False) -> str:
         """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``; a

@@ -188,12 +188,15 @@ class TuningDB:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY m.time_ms IS NULL, m.time_ms, m.id"
-        return [self._row(r) for r in self._db.execute(sql, args)]
+        workloads: dict[tuple, Workload] = {}  # one object per workload, not per row
+        return [self._row(r, workloads) for r in self._db.execute(sql, args)]
 
     @staticmethod
-    def _row(r) -> Measurement:
+    def _row(r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats = r
-        w = workload_from_row(t, p, ps)
+        w = workloads.get((t, p, ps))
+        if w is None:
+            w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
         d = json.loads(rec)
         cfg = d["config"]  # stored canonically (sorted): give it back in the workload's order
         d["config"] = {**{k: cfg[k] for k in w.params if k in cfg}, **cfg}

@@ -83,6 +83,12 @@ class PriorOptions:
     consensus_match : float
         Only sources matching the target's problem at least this well enter the
         consensus (0: every source); the ranking model learns from all of them.
+    max_rows_per_source : int
+        The ranking model learns from at most this many of a source's records: its
+        fastest half of them and a seeded uniform sample of the rest (a source that
+        measured a whole space of 200,000 configurations would otherwise cost minutes of
+        fitting before the first measurement, for a ranking its best and a sample of its
+        bulk already give).
     """
 
     omega: float = 2.0
@@ -91,11 +97,12 @@ class PriorOptions:
     n_estimators: int = 150
     max_depth: int = 6
     consensus_match: float = 0.0
+    max_rows_per_source: int = 32_768
 
     def __post_init__(self) -> None:
         for name, high in (("omega", math.inf), ("min_match", 1), ("consensus_match", 1)):
             check_number(name, getattr(self, name), 0, high)
-        for name in ("max_candidates", "n_estimators", "max_depth"):
+        for name in ("max_candidates", "n_estimators", "max_depth", "max_rows_per_source"):
             check_count(name, getattr(self, name), low=1)
 
 
@@ -202,11 +209,30 @@ def _each_once(*orders: np.ndarray) -> np.ndarray:
     return both[np.sort(first)]
 
 
+def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """Positions of a source's rows the ranking model learns from: all when there are at
+    most ``cap``, else the fastest ``cap // 2`` (by relative time ``rel``) and a uniform
+    sample of the others, in their order.
+
+    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0]), 4, np.random.default_rng(0)).tolist()
+    [0, 1, 2, 3]
+    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0, 5.0]), 2, np.random.default_rng(0))[:1].tolist()
+    [1]
+    """
+    if len(rel) <= cap:
+        return np.arange(len(rel))
+    order = np.argsort(rel, kind="stable")
+    top, rest = order[:cap // 2], order[cap // 2:]
+    return np.sort(np.concatenate([top, rng.choice(rest, cap - len(top), replace=False)]))
+
+
 def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
     import xgboost as xgb
 
     groups = [g for g in groups if g.X is not None]
-    data = [(g.X, g.rel) for g in groups]
+    rng = np.random.default_rng(seed)
+    keep = [training_rows(g.rel, o.max_rows_per_source, rng) for g in groups]
+    data = [(g.X[k], g.rel[k]) for g, k in zip(groups, keep)]
     X = np.vstack([x for x, _ in data])
     y = np.concatenate([-make_targets(t) for _, t in data])
     d = xgb.DMatrix(X, label=y, nthread=1)
