@@ -44,7 +44,8 @@ from iobound.errors import InvalidInputError
 
 from .option_checks import INT64_LOW, check_count, check_flag, check_number
 
-__all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets"]
+__all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
+           "training_rows"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 PAIR_METHODS = ("mean", "topk", "blend")
@@ -203,3 +204,22 @@ class XGBCostModel(CostModel):
         if len(self._parts) == 1:
             return -self._booster.inplace_predict(X)
         return -sum((b.inplace_predict(X) - m) / sd for b, m, sd in self._parts)
+
+
+def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """Positions of the rows a history model learns from, of one source's: all when there
+    are at most ``cap``, else the fastest ``cap // 2`` (by relative time ``rel``) and a
+    uniform sample of the others, in their order (a source that measured a whole large
+    space costs minutes of fitting otherwise; its best and a sample of its bulk give the
+    order).
+
+    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0]), 4, np.random.default_rng(0)).tolist()
+    [0, 1, 2, 3]
+    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0, 5.0]), 2, np.random.default_rng(0))[:1].tolist()
+    [1]
+    """
+    if len(rel) <= cap:
+        return np.arange(len(rel))
+    order = np.argsort(rel, kind="stable")
+    top, rest = order[:cap // 2], order[cap // 2:]
+    return np.sort(np.concatenate([top, rng.choice(rest, cap - len(top), replace=False)]))

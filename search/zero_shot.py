@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .cost_model import XGBCostModel, XGBOptions
+from .cost_model import XGBCostModel, XGBOptions, training_rows
 from .measure.base import MeasureRecord, Measurer
 from .option_checks import check_count
 from .space import Space
@@ -41,14 +41,18 @@ __all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", 
 
 @dataclass(frozen=True)
 class ZeroShotOptions:
-    """How many to measure (``k``), how many to rank (``candidates``, None: all), the model."""
+    """How many to measure (``k``), how many to rank (``candidates``, None: all), the model,
+    and the records of one source it learns from at most (``max_rows_per_source``: the
+    fastest half and a seeded sample, :func:`search.cost_model.training_rows`)."""
 
     k: int = 10
     candidates: int | None = None
     model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
+    max_rows_per_source: int = 32_768
 
     def __post_init__(self) -> None:
         check_count("k", self.k, low=1)
+        check_count("max_rows_per_source", self.max_rows_per_source, low=1)
         if self.candidates is not None:
             check_count("candidates", self.candidates, low=self.k)
 
@@ -64,19 +68,30 @@ class ZeroShotResult:
     history_used: int
 
 
-def _training_set(space: Space, history: Sequence) -> tuple[list[int], np.ndarray]:
+def _training_set(space: Space, history: Sequence, cap: int,
+                  rng: np.random.Generator) -> tuple[list[int], np.ndarray]:
+    """The history's configurations of ``space`` and their times relative to their source's
+    best, at most ``cap`` per source (:func:`~search.cost_model.training_rows`), in the
+    history's order."""
     best: dict[tuple, float] = {}
     for h in history:
         if h.time_ms is not None:
             g = (h.workload, h.device)
             best[g] = min(best.get(g, math.inf), h.time_ms)
-    idx, cost = [], []
+    idx, cost, rows_of = [], [], {}
     for h in history:
         i = space.index(h.record.config) if h.time_ms is not None else None
         if i is not None:
+            g = (h.workload, h.device)
+            rows_of.setdefault(g, []).append(len(idx))
             idx.append(int(i))
-            cost.append(h.time_ms / best[(h.workload, h.device)])
-    return idx, np.array(cost)
+            cost.append(h.time_ms / best[g])
+    cost = np.array(cost)
+    keep = np.zeros(len(idx), dtype=bool)
+    for rows in rows_of.values():
+        rows = np.array(rows)
+        keep[rows[training_rows(cost[rows], cap, rng)]] = True
+    return [i for i, k in zip(idx, keep) if k], cost[keep]
 
 
 def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | None = None,
@@ -89,7 +104,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
         When no history record is a configuration of ``space``.
     """
     o = options or ZeroShotOptions()
-    idx, cost = _training_set(space, history)
+    idx, cost = _training_set(space, history, o.max_rows_per_source, np.random.default_rng(seed))
     if not idx:
         raise InvalidInputError("zero-shot needs history: no record is a configuration of "
                                 "this space")

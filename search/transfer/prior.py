@@ -56,7 +56,7 @@ import numpy as np
 
 from iobound import limits
 
-from ..cost_model import make_targets
+from ..cost_model import make_targets, training_rows
 from ..option_checks import check_count, check_number
 from ..strategies.gga_history import match_score
 from .rows import rows_for
@@ -85,10 +85,8 @@ class PriorOptions:
         consensus (0: every source); the ranking model learns from all of them.
     max_rows_per_source : int
         The ranking model learns from at most this many of a source's records: its
-        fastest half of them and a seeded uniform sample of the rest (a source that
-        measured a whole space of 200,000 configurations would otherwise cost minutes of
-        fitting before the first measurement, for a ranking its best and a sample of its
-        bulk already give).
+        fastest half of them and a seeded uniform sample of the rest
+        (:func:`search.cost_model.training_rows`).
     """
 
     omega: float = 2.0
@@ -207,23 +205,6 @@ def _each_once(*orders: np.ndarray) -> np.ndarray:
     both = np.concatenate(orders).astype(np.int64)
     _, first = np.unique(both, return_index=True)
     return both[np.sort(first)]
-
-
-def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
-    """Positions of a source's rows the ranking model learns from: all when there are at
-    most ``cap``, else the fastest ``cap // 2`` (by relative time ``rel``) and a uniform
-    sample of the others, in their order.
-
-    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0]), 4, np.random.default_rng(0)).tolist()
-    [0, 1, 2, 3]
-    >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0, 5.0]), 2, np.random.default_rng(0))[:1].tolist()
-    [1]
-    """
-    if len(rel) <= cap:
-        return np.arange(len(rel))
-    order = np.argsort(rel, kind="stable")
-    top, rest = order[:cap // 2], order[cap // 2:]
-    return np.sort(np.concatenate([top, rng.choice(rest, cap - len(top), replace=False)]))
 
 
 def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):

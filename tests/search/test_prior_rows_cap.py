@@ -1,4 +1,5 @@
-"""A source with many records: the history ranking model learns from its best and a sample.
+"""A source with many records: the history models (the prior's ranking, zero-shot's
+regression) learn from its best and a sample.
 
 The cap keeps ``iobound tune --history`` quick with sources that measured whole large
 spaces (a 240,000-configuration gemm space, three sources: 117 s before the first
@@ -16,7 +17,8 @@ from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord
 from search.space import GridSpace
 from search.transfer import HistoryPrior, PriorOptions
-from search.transfer.prior import training_rows
+from search.cost_model import training_rows
+from search.zero_shot import ZeroShotOptions, history_ranking
 
 SPACE = GridSpace({"a": list(range(8)), "b": list(range(6)), "c": [1, 2, 4]})
 
@@ -56,11 +58,21 @@ def test_under_the_cap_the_ranking_is_the_uncapped_one():
     assert big.ranking.tolist() == default.ranking.tolist()
 
 
+def test_zero_shot_learns_from_the_capped_rows_and_still_ranks_the_optimum_first():
+    hist = _bowl_history("gpu0", (2, 3, 4)) + _bowl_history("gpu1", (2, 3, 4))
+    ranked, _, used = history_ranking(SPACE, hist, ZeroShotOptions(max_rows_per_source=30), seed=1)
+    assert used == 60
+    assert {"a": 2, "b": 3, "c": 4} in [SPACE.get(int(i)) for i in ranked[:3]]
+    full, _, used_all = history_ranking(SPACE, hist, ZeroShotOptions(), seed=1)
+    assert used_all == len(hist)
+
+
+@pytest.mark.parametrize("cls", [PriorOptions, ZeroShotOptions])
 @pytest.mark.parametrize("bad", [0, 2.5, True, float("nan")])
-def test_the_cap_must_be_a_positive_integer(bad):
+def test_the_cap_must_be_a_positive_integer(cls, bad):
     from iobound.errors import InvalidInputError
     with pytest.raises(InvalidInputError, match="max_rows_per_source"):
-        PriorOptions(max_rows_per_source=bad)
+        cls(max_rows_per_source=bad)
 
 
 def test_read_back_records_of_one_workload_share_its_identity(tmp_path):
