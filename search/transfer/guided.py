@@ -125,9 +125,11 @@ class HistoryGuided(Strategy):
         self.name = inner.name
         self.prior = prior
         self.guided = guided_options(options)
+        self._features: PriorFeatureSpace | None = None
         if prior is not None and self.guided.prior_feature and hasattr(inner, "learn_on"):
             sources = prior.source_orders(self.guided.source_features, min_size=2)
-            inner.learn_on(PriorFeatureSpace(inner.space, prior.order(), sources))
+            self._features = PriorFeatureSpace(inner.space, prior.order(), sources)
+            inner.learn_on(self._features)
             _escape(inner, self.guided.escape)
         self._picker = prior.picker() if prior is not None else None
         lists = 1 + len(prior.source_orders()) if prior is not None else 1
@@ -222,6 +224,8 @@ class HistoryGuided(Strategy):
         self._asked.update(indices)  # a resumed run's records are told without being asked here
         for i, r in zip(indices, records):
             self._known[i] = r
+        if self._features is not None and self.guided.feature_alpha < 1:
+            self._features.gate(self._known_costs(), self.guided.feature_alpha)
         best_round = min((r.cost for r in records), default=math.inf)
         if self._round_is_history:
             first = self._best == math.inf or self._history_rounds <= self._unjudged

@@ -57,6 +57,13 @@ class GuidedOptions:
     source_features : int
         With ``prior_feature``, also a rank column per source for this many
         sources at most (the best matching first); 0: the prior's order only.
+    feature_alpha : float
+        With ``prior_feature`` and below 1, a rank column is used only while it
+        orders the target's measurements (Kendall's tau, one-sided p at most this;
+        :meth:`~.prior_feature.PriorFeatureSpace.gate`); 1 (default): always. A
+        protection against history that says nothing about the target, measured in
+        ``benchmarks/results/transfer_experiments.md``: it costs about 0.01 at 50
+        evaluations where history is informative, so it is not the default.
     first_rounds : int
         History rounds before the first that is judged, at most: as many as it
         takes to measure the consensus's best and every source's best (a round
@@ -80,6 +87,7 @@ class GuidedOptions:
     prior_feature: bool = True
     escape: str | None = "far"
     source_features: int = 16
+    feature_alpha: float = 1.0
     first_rounds: int = 2
     match: float = 15.0
     trust: float = 0.8
@@ -93,6 +101,7 @@ class GuidedOptions:
         check_number("match", self.match, 0)
         check_number("trust", self.trust)
         check_number("trust_alpha", self.trust_alpha, 0, 1, low_open=True)
+        check_number("feature_alpha", self.feature_alpha, 0, 1, low_open=True)
         check_flag("lottery", self.lottery)
         check_flag("prior_feature", self.prior_feature)
         if self.escape is not None and self.escape not in SOURCES:

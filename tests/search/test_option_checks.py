@@ -30,6 +30,7 @@ BAD = [
     (GuidedOptions, "match", [NAN, INF, -1.0]),
     (GuidedOptions, "trust", [NAN, INF, -INF, "high"]),
     (GuidedOptions, "trust_alpha", [NAN, 0.0, 1.5]),
+    (GuidedOptions, "feature_alpha", [NAN, 0.0, -0.1, 1.5, "0.05"]),
     (GuidedOptions, "lottery", ["no", 1, 0, None]),
     (GuidedOptions, "prior_feature", ["yes", 1]),
     (PriorOptions, "omega", [NAN, INF, -1.0]),
