@@ -58,9 +58,10 @@ class GuidedOptions:
         With ``prior_feature``, also a rank column per source for this many
         sources at most (the best matching first); 0: the prior's order only.
     feature_alpha : float
-        With ``prior_feature`` and below 1, a rank column is used only while it
-        orders the target's measurements (Kendall's tau, one-sided p at most this;
-        :meth:`~.prior_feature.PriorFeatureSpace.gate`); 1 (default): always. A
+        With ``prior_feature`` and below 1, a source's rank column is used only
+        while it orders the target's measurements (Kendall's tau, one-sided p at
+        most this; :meth:`~.prior_feature.PriorFeatureSpace.gate`); 1 (default):
+        always. A
         protection against history that says nothing about the target, measured in
         ``benchmarks/results/transfer_experiments.md``: it costs about 0.01 at 50
         evaluations where history is informative, so it is not the default.

@@ -26,9 +26,11 @@ With few measurements a tree splits on any column that happens to separate them,
 history that says nothing about the target (devices unlike it) only adds noise to the
 model (on a small space of four made-up devices with independent effects the explorer lost
 0.06 at 25 evaluations with the columns, nothing without). :meth:`PriorFeatureSpace.gate`
-keeps a column only while it orders the target's measurements as they are (Kendall's tau,
-one-sided, significant at ``alpha``); a column that does not is constant, so no tree uses
-it, until it does. It is off by default
+keeps a source's column only while it orders the target's measurements as they are
+(Kendall's tau, one-sided, significant at ``alpha``); a column that does not is constant,
+so no tree uses it, until it does. The prior's own column, the pooled opinion of every
+source, is never gated: in leave-network-out it is the only column, informative, and its
+order is not yet visible in the first few measurements. It is off by default
 (:class:`~search.transfer.guided_options.GuidedOptions` ``feature_alpha=1``): where history
 is informative but the first measurements do not show it yet, it costs about 0.01 at 50.
 
@@ -55,13 +57,14 @@ Examples
 [0.667, 1.0]
 >>> s.neighbours(1) == space.neighbours(1) and len(s) == len(space)
 True
->>> u = PriorFeatureSpace(GridSpace({"x": list(range(8))}), np.arange(8))
+>>> u = PriorFeatureSpace(GridSpace({"x": list(range(8))}), np.arange(8),
+...                       sources=[("k@gpu0", np.arange(8))])
 >>> u.gate({i: float(8 - i) for i in range(8)}, alpha=0.05)  # the target reverses the order
->>> u.active.tolist(), u.features([0, 7])[:, 1].tolist()
-([False], [1.0, 1.0])
+>>> u.active.tolist(), u.features([0, 7])[:, 2].tolist()
+([True, False], [1.0, 1.0])
 >>> u.gate({i: float(i) for i in range(8)}, alpha=0.05)
->>> u.active.tolist(), u.features([0, 7])[:, 1].tolist()
-([True], [0.0, 0.875])
+>>> u.active.tolist(), u.features([0, 7])[:, 2].tolist()
+([True, True], [0.0, 0.875])
 """
 
 from __future__ import annotations
@@ -99,10 +102,10 @@ class PriorFeatureSpace(Space):
     MIN_JUDGED = 5  # measurements before a column is judged at all
 
     def gate(self, known: Mapping[int, float], alpha: float) -> None:
-        """Judge each rank column on the target's costs ``known`` (index -> cost; the finite
-        ones count): active while its ranks order them with Kendall's tau significantly
-        above 0 (one-sided p <= ``alpha``); below :attr:`MIN_JUDGED` measurements every
-        column stays as it is."""
+        """Judge each source's rank column on the target's costs ``known`` (index -> cost;
+        the finite ones count): active while its ranks order them with Kendall's tau
+        significantly above 0 (one-sided p <= ``alpha``); below :attr:`MIN_JUDGED`
+        measurements every column stays as it is, and the prior's column always does."""
         from scipy.stats import kendalltau
 
         done = [(i, c) for i, c in known.items() if np.isfinite(c)]
@@ -110,7 +113,7 @@ class PriorFeatureSpace(Space):
             return
         idx = np.array([i for i, _ in done], dtype=np.int64)
         cost = np.array([c for _, c in done])
-        for k in range(self._rank.shape[1]):
+        for k in range(1, self._rank.shape[1]):
             tau, p = kendalltau(self._rank[idx, k], cost, alternative="greater")
             self.active[k] = bool(np.isfinite(tau) and p <= alpha)
 

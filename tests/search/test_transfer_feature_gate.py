@@ -1,5 +1,5 @@
-"""The history's rank columns are used only while they order the target's measurements
-(PriorFeatureSpace.gate, GuidedOptions.feature_alpha)."""
+"""A source's rank column is used only while it orders the target's measurements; the
+prior's own column always is (PriorFeatureSpace.gate, GuidedOptions.feature_alpha)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,15 @@ W = SPACE.features([0]).shape[1]
                        max_size=3),
        known=st.dictionaries(st.integers(0, len(SPACE) - 1), st.floats(0.1, 10.0), max_size=30),
        alpha=st.sampled_from([0.01, 0.05, 0.2]))
-def test_a_column_is_active_exactly_when_it_orders_the_costs_significantly(orders, known, alpha):
+def test_a_source_column_is_active_exactly_when_it_orders_the_costs_significantly(
+        orders, known, alpha):
     s = PriorFeatureSpace(SPACE, np.array(orders[0]),
                           [(f"k@gpu{n}", np.array(o)) for n, o in enumerate(orders[1:])])
     s.gate(known, alpha)
     idx = list(known)
     ranks = s._rank
-    for k in range(ranks.shape[1]):
+    assert s.active[0]  # the prior's column is never judged
+    for k in range(1, ranks.shape[1]):
         if len(known) < PriorFeatureSpace.MIN_JUDGED:
             assert s.active[k]  # not judged yet
             continue
@@ -43,11 +45,11 @@ def test_a_column_is_active_exactly_when_it_orders_the_costs_significantly(order
 
 
 def test_failed_configurations_do_not_count_and_a_later_gate_reopens_a_column():
-    s = PriorFeatureSpace(SPACE, np.arange(len(SPACE)))
+    s = PriorFeatureSpace(SPACE, np.arange(len(SPACE)), [("k@gpu0", np.arange(len(SPACE)))])
     s.gate({i: (np.inf if i % 2 else float(10 - i)) for i in range(12)}, 0.05)  # reversed
-    assert not s.active[0]
+    assert s.active.tolist() == [True, False]
     s.gate({i: float(i) for i in range(12)}, 0.05)
-    assert s.active[0]
+    assert s.active.tolist() == [True, True]
 
 
 def _hist(device, cost):
@@ -78,8 +80,9 @@ def _run(history_at, target_at, alpha):
     return inner.space
 
 
-def test_the_explorer_keeps_the_columns_of_a_history_like_the_target_and_drops_the_others():
-    assert _run((5, 2, 4), (5, 2, 4), 0.05).active.all()
+def test_the_explorer_keeps_a_like_sources_column_and_drops_a_misleading_ones():
+    like = _run((5, 2, 4), (5, 2, 4), 0.05)
+    assert like.active.tolist() == [True, True]  # the prior's column and gpu0's
     # the history's best is the target's worst corner: its order is the target's reversed
-    assert not _run((0, 0, 1), (7, 5, 4), 0.05).active.any()
+    assert _run((0, 0, 1), (7, 5, 4), 0.05).active.tolist() == [True, False]
     assert _run((0, 0, 1), (7, 5, 4), 1.0).active.all()  # alpha 1: never judged
