@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import itertools
 import json
@@ -144,7 +145,6 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
     result = work / "tune.json"
     argv = ["tune", "--measure", f"replay:{target}", "--history", str(db_path),
             "--budget", str(budget), "--json"]
-    import contextlib
     with open(result, "w") as f, contextlib.redirect_stdout(f):
         _, out["tune_s"] = _timed(lambda: iobound(argv))
     report = json.loads(result.read_text())

@@ -61,10 +61,9 @@ class GuidedOptions:
         With ``prior_feature`` and below 1, a source's rank column is used only
         while it orders the target's measurements (Kendall's tau, one-sided p at
         most this; :meth:`~.prior_feature.PriorFeatureSpace.gate`); 1 (default):
-        always. A
-        protection against history that says nothing about the target, measured in
-        ``benchmarks/results/transfer_experiments.md``: it costs about 0.01 at 50
-        evaluations where history is informative, so it is not the default.
+        always. A protection against history that says nothing about the target;
+        where history is informative it costs about 0.01 at 50 evaluations, so it is
+        not the default (``benchmarks/results/transfer_experiments.md``).
     first_rounds : int
         History rounds before the first that is judged, at most: as many as it
         takes to measure the consensus's best and every source's best (a round

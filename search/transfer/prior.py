@@ -59,6 +59,7 @@ from iobound import limits
 from ..cost_model import make_targets, training_rows
 from ..option_checks import check_count, check_number
 from ..strategies.gga_history import match_score
+from .picker import Picker
 from .rows import rows_for
 
 __all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups", "consensus"]
@@ -326,32 +327,3 @@ class HistoryPrior:
         each source's own, in turn: the consensus's best, every source's best not yet
         picked, the consensus's next... (see module doc)."""
         return Picker([self.order()] + [order for _, order in self.source_orders()])
-
-
-class Picker:
-    """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
-    The turn carries over between calls: a run's rounds continue one cycle."""
-
-    def __init__(self, lists: list[np.ndarray]):
-        self._lists = lists
-        self._pos = [0] * len(lists)
-        self._turn = 0
-
-    def picks(self, n: int, asked: set[int]) -> list[int]:
-        """Up to ``n`` unasked candidates: each list's next best in turn."""
-        out: list[int] = []
-        taken = set(asked)
-        idle = 0  # lists in a row with nothing left
-        while len(out) < n and idle < len(self._lists):
-            k, lst = self._turn, self._lists[self._turn]
-            self._turn = (k + 1) % len(self._lists)
-            while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
-                self._pos[k] += 1
-            if self._pos[k] == len(lst):
-                idle += 1
-                continue
-            idle = 0
-            out.append(int(lst[self._pos[k]]))
-            taken.add(out[-1])
-            self._pos[k] += 1
-        return out

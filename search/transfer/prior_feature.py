@@ -30,7 +30,7 @@ keeps a source's column only while it orders the target's measurements as they a
 (Kendall's tau, one-sided, significant at ``alpha``); a column that does not is constant,
 so no tree uses it, until it does. The prior's own column, the pooled opinion of every
 source, is never gated: in leave-network-out it is the only column, informative, and its
-order is not yet visible in the first few measurements. It is off by default
+order is not yet visible in the first few measurements. The gate is off by default
 (:class:`~search.transfer.guided_options.GuidedOptions` ``feature_alpha=1``): where history
 is informative but the first measurements do not show it yet, it costs about 0.01 at 50.
 

@@ -1,0 +1,52 @@
+"""Walking a prior's ranked lists in turn: the history rounds' picks.
+
+:class:`Picker` holds one cursor per list (the prior's order, then each source's own,
+fastest first, :meth:`search.transfer.prior.HistoryPrior.picker`) and gives the next
+unasked candidate of each list round robin, so that every device's opinion is heard before
+any is heard twice; the turn carries over between calls, so a run's rounds continue one
+cycle.
+
+Examples
+--------
+>>> import numpy as np
+>>> p = Picker([np.array([2, 0, 1]), np.array([2, 5]), np.array([7])])
+>>> p.picks(3, asked=set())  # list 0's best, list 1's best not yet taken, list 2's
+[2, 5, 7]
+>>> p.picks(2, asked={0})
+[1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Picker"]
+
+
+class Picker:
+    """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
+    The turn carries over between calls: a run's rounds continue one cycle."""
+
+    def __init__(self, lists: list[np.ndarray]):
+        self._lists = lists
+        self._pos = [0] * len(lists)
+        self._turn = 0
+
+    def picks(self, n: int, asked: set[int]) -> list[int]:
+        """Up to ``n`` unasked candidates: each list's next best in turn."""
+        out: list[int] = []
+        taken = set(asked)
+        idle = 0  # lists in a row with nothing left
+        while len(out) < n and idle < len(self._lists):
+            k, lst = self._turn, self._lists[self._turn]
+            self._turn = (k + 1) % len(self._lists)
+            while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
+                self._pos[k] += 1
+            if self._pos[k] == len(lst):
+                idle += 1
+                continue
+            idle = 0
+            out.append(int(lst[self._pos[k]]))
+            taken.add(out[-1])
+            self._pos[k] += 1
+        return out
