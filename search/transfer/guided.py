@@ -6,7 +6,9 @@ arms, never both:
 
 - a **history round** measures the prior's next candidates (in the first rounds
   the consensus's next and each source's next best, round robin,
-  :meth:`~.prior.HistoryPrior.picker`; later, the sources most like the target first);
+  :meth:`~.prior.HistoryPrior.picker`, with the history model's next as well where no
+  source measured the target's own problem, ``model_picks``; later, the sources most
+  like the target first);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
   configuration as more features (``prior_feature``: the prior's order and, for
@@ -112,6 +114,11 @@ def _escape(inner: Strategy, source: str | None) -> None:
     inner.options = replace(o, stall=StallOptions(source=source))
 
 
+def _model_listed(prior, mode: str) -> bool:
+    """Whether the history rounds hear the prior's ranking model as one more list."""
+    return mode == "always" or (mode == "unmatched" and not prior.has_target_problem)
+
+
 class HistoryGuided(Strategy):
     """A strategy whose rounds are shared with a history prior by outcome (see module doc)."""
 
@@ -131,8 +138,9 @@ class HistoryGuided(Strategy):
             self._features = PriorFeatureSpace(inner.space, prior.order(), sources)
             inner.learn_on(self._features)
             _escape(inner, self.guided.escape)
-        self._picker = prior.picker() if prior is not None else None
-        lists = 1 + len(prior.source_orders()) if prior is not None else 1
+        self._picker = (prior.picker(_model_listed(prior, self.guided.model_picks))
+                        if prior is not None else None)
+        lists = len(self._picker) if prior is not None else 1
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
         self._asked: set[int] = set()

@@ -22,9 +22,10 @@ from iobound.errors import InvalidInputError
 from ..option_checks import check_count, check_flag, check_number
 from ..strategies.stall import SOURCES
 
-__all__ = ["SHARES", "GuidedOptions", "guided_options"]
+__all__ = ["SHARES", "MODEL_PICKS", "GuidedOptions", "guided_options"]
 
 SHARES = ("isolated", "hints", "all")
+MODEL_PICKS = ("unmatched", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,12 @@ class GuidedOptions:
         when a source orders the target's measurements with Kendall tau at least
         ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
         ``p <= trust_alpha / sources``); ``trust`` above 1: never.
+    model_picks : str
+        Whether the history rounds also walk the prior's ranking model's order (heard
+        second, after the prior's order, :meth:`~.prior.HistoryPrior.picker`):
+        ``"unmatched"`` (default) when no source measured the target's own problem
+        (another layer of our conv template: the sources' times are of other problems,
+        the model carries them over); ``"always"``; ``"never"``.
     """
 
     decay: float = 0.25
@@ -92,6 +99,7 @@ class GuidedOptions:
     match: float = 15.0
     trust: float = 0.8
     trust_alpha: float = 0.01
+    model_picks: str = "unmatched"
 
     def __post_init__(self) -> None:
         check_number("decay", self.decay, 0, 1, high_open=True)
@@ -107,6 +115,9 @@ class GuidedOptions:
         if self.escape is not None and self.escape not in SOURCES:
             raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
                                     f"got {self.escape!r}")
+        if self.model_picks not in MODEL_PICKS:
+            raise InvalidInputError(f"model_picks must be one of {', '.join(MODEL_PICKS)}; got "
+                                    f"{self.model_picks!r}")
         if self.share not in SHARES:
             raise InvalidInputError(f"share must be one of {', '.join(SHARES)}; got {self.share!r}")
 

@@ -32,6 +32,10 @@ class Picker:
         self._pos = [0] * len(lists)
         self._turn = 0
 
+    def __len__(self) -> int:
+        """The number of lists walked."""
+        return len(self._lists)
+
     def picks(self, n: int, asked: set[int]) -> list[int]:
         """Up to ``n`` unasked candidates: each list's next best in turn."""
         out: list[int] = []
