@@ -44,7 +44,7 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
-from benchmarks.tq.network import (NETWORK_METHODS, distinct_layers, network_history,
+from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers, network_history,
                                    run_network_target)
 from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
 
@@ -219,10 +219,10 @@ def _main_network(a) -> int:
     if a.tag == "transfer_quality":
         a.tag = "transfer_network"
     if a.methods == list(DEFAULT_METHODS):
-        a.methods = list(NETWORK_METHODS)
+        a.methods = list(DEFAULT_NETWORK_METHODS)
     bad = [m for m in a.methods if m.partition(":")[0] not in NETWORK_METHODS]
     if bad or a.seeds < 1 or any(b < 1 for b in a.budgets) or a.jobs < 1:
-        raise SystemExit(f"error: methods must be {' or '.join(NETWORK_METHODS)} (got {bad}); "
+        raise SystemExit(f"error: methods must be among {', '.join(NETWORK_METHODS)} (got {bad}); "
                          "--seeds, --budgets and --jobs must be >= 1")
     runs, meta = _network_runs(a, sorted(set(a.budgets)))
     print(_write(a, runs, meta, f"Leave-network-out: {a.target_network} from "

@@ -2,10 +2,13 @@
 
 A cost model (XGBoost, :class:`search.cost_model.XGBCostModel`) is trained on the
 history records that fall in the space, each time divided by the best time of its
-own workload and device (so devices of different speed share one scale). It
-ranks every configuration of the space (or ``candidates`` random ones, Lorien's
-sampling, for a very large space); the top ``k`` are measured and the best is
-the answer.
+own workload and device (so devices of different speed share one scale). Its rows
+are the history prior's (:mod:`search.transfer.rows`): on our conv template,
+features that mean the same on every layer, computed on each record's own layer, so
+there every record of every layer trains it, in the space or not, and a layer no
+record measured is ranked from the others'. It ranks every configuration of the
+space (or ``candidates`` random ones, Lorien's sampling, for a very large space);
+the top ``k`` are measured and the best is the answer.
 
 The ranking's quality is NDCG@K (Lorien's metric) where the truth is known (a
 recorded space): over the ranked candidates, with relevance = optimum / time in
@@ -36,7 +39,7 @@ from .option_checks import check_count
 from .space import Space
 
 __all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
-           "recorded_relevance"]
+           "recorded_relevance", "rankable"]
 
 
 @dataclass(frozen=True)
@@ -69,29 +72,43 @@ class ZeroShotResult:
 
 
 def _training_set(space: Space, history: Sequence, cap: int,
-                  rng: np.random.Generator) -> tuple[list[int], np.ndarray]:
-    """The history's configurations of ``space`` and their times relative to their source's
-    best, at most ``cap`` per source (:func:`~search.cost_model.training_rows`), in the
-    history's order."""
-    best: dict[tuple, float] = {}
+                  rng: np.random.Generator) -> tuple[np.ndarray | None, np.ndarray, object]:
+    """The model rows of the history's timed records (:func:`search.transfer.rows.rows_for`:
+    on our conv template every record of any layer, on its own layer's cross-layer features;
+    elsewhere the records in ``space``, on its features), their
+    times relative to their source's best, at most ``cap`` per source
+    (:func:`~search.cost_model.training_rows`), and the rows object (to make the
+    candidates' rows with)."""
+    from .transfer.rows import LayerRows, rows_for
+
+    rows = rows_for(space)
+    across = isinstance(rows, LayerRows)  # elsewhere a record outside the space is not used
+    by_source: dict[tuple, list] = {}
     for h in history:
         if h.time_ms is not None:
-            g = (h.workload, h.device)
-            best[g] = min(best.get(g, math.inf), h.time_ms)
-    idx, cost, rows_of = [], [], {}
-    for h in history:
-        i = space.index(h.record.config) if h.time_ms is not None else None
-        if i is not None:
-            g = (h.workload, h.device)
-            rows_of.setdefault(g, []).append(len(idx))
-            idx.append(int(i))
-            cost.append(h.time_ms / best[g])
-    cost = np.array(cost)
-    keep = np.zeros(len(idx), dtype=bool)
-    for rows in rows_of.values():
-        rows = np.array(rows)
-        keep[rows[training_rows(cost[rows], cap, rng)]] = True
-    return [i for i, k in zip(idx, keep) if k], cost[keep]
+            by_source.setdefault((h.workload, h.device), []).append(h)
+    X, cost = [], []
+    for ms in by_source.values():
+        best = min(m.time_ms for m in ms)
+        where = [space.index(m.record.config) for m in ms]
+        got = [(x, m.time_ms / best) for x, m, i in zip(rows.record_rows(ms, where), ms, where)
+               if x is not None and (across or i is not None)]
+        if not got:
+            continue
+        rel = np.array([c for _, c in got])
+        for k in training_rows(rel, cap, rng):
+            X.append(got[k][0])
+            cost.append(rel[k])
+    return (np.vstack(X) if X else None), np.array(cost), rows
+
+
+def rankable(space: Space, history: Sequence) -> bool:
+    """Whether some timed record of ``history`` can train the ranking of ``space``: a
+    configuration of it, or (on our conv template) any record with its layer's rows."""
+    timed = [h for h in history if h.time_ms is not None]
+    if any(space.index(h.record.config) is not None for h in timed):
+        return True
+    return _training_set(space, timed, 1, np.random.default_rng(0))[0] is not None
 
 
 def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | None = None,
@@ -104,18 +121,19 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
         When no history record is a configuration of ``space``.
     """
     o = options or ZeroShotOptions()
-    idx, cost = _training_set(space, history, o.max_rows_per_source, np.random.default_rng(seed))
-    if not idx:
+    X, cost, rows = _training_set(space, history, o.max_rows_per_source,
+                                  np.random.default_rng(seed))
+    if X is None:
         raise InvalidInputError("zero-shot needs history: no record is a configuration of "
-                                "this space")
-    model = XGBCostModel(o.model, seed=seed).fit(space.features(idx), cost)
+                                "this space or has its features")
+    model = XGBCostModel(o.model, seed=seed).fit(X, cost)
     if o.candidates is None or o.candidates >= len(space):
         cand = np.arange(len(space))
     else:
         cand = np.array(sorted(space.sample(o.candidates, np.random.default_rng(seed))))
-    pred = model.predict(space.features(cand))
+    pred = model.predict(rows.space_rows(cand))
     order = np.argsort(pred, kind="stable")
-    return cand[order], pred[order], len(idx)
+    return cand[order], pred[order], len(cost)
 
 
 def _check_ndcg_input(predicted: np.ndarray, relevance: np.ndarray, k: int) -> None:

@@ -7,7 +7,9 @@ the tuning database stores a tune run's records (workload = our template and the
 layer). Targets: the distinct layer shapes of the target network (ResNet-50),
 each tuned by the explorer without and with that history
 (:func:`search.transfer.with_history`; the prior's rows are the cross-layer
-features of :mod:`search.transfer.layer_features`). The history never holds a
+features of :mod:`search.transfer.layer_features`), or (method ``zero-shot``, not run
+by default) the history model's top K measured, K = the budget
+(:func:`search.zero_shot.zero_shot`, on the same rows). The history never holds a
 record of the target network (asserted); a history layer of the same shape as a
 target (another network's layer) is history like any other, and is reported.
 
@@ -39,10 +41,12 @@ from search.measure.model import ModelMeasurer
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
+from search.zero_shot import ZeroShotOptions, zero_shot
 
-__all__ = ["NETWORK_METHODS", "distinct_layers", "shape", "network_history", "run_network_target"]
+__all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "shape", "network_history", "run_network_target"]
 
-NETWORK_METHODS = ("explorer", "explorer+history")
+NETWORK_METHODS = ("explorer", "explorer+history", "zero-shot")
+DEFAULT_NETWORK_METHODS = ("explorer", "explorer+history")
 
 
 def shape(layer) -> tuple:
@@ -97,6 +101,11 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
     for method in methods:
         name, _, opts = method.partition(":")
         for seed, b in itertools.product(range(seeds), budgets):
+            if name == "zero-shot":  # the history model's top K measured, K = the budget
+                r = zero_shot(space, meas, history, ZeroShotOptions(k=b), seed=seed)
+                found.setdefault((method, seed), {})[b] = r.best[1].cost if r.best else math.inf
+                ref = min(ref, found[method, seed][b])
+                continue
             s = make_strategy("explorer", space, None, np.random.default_rng(seed))
             if name == "explorer+history":
                 s = with_history(s, prior, GuidedOptions(**_opts(opts)), seed=seed)

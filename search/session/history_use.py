@@ -87,8 +87,10 @@ _NEEDS = "zero-shot tuning needs history records of this parameter space"
 
 
 def _check_zero_shot(settings: "TuneSettings", space: "Space", records: list, other: int) -> None:
-    """Refuse zero-shot tuning without a timed record that is a configuration of ``space``:
-    it would measure K random configurations and call them the history's top K."""
+    """Refuse zero-shot tuning without a timed record that can train its ranking (a
+    configuration of ``space``, or on our conv template any layer's record,
+    :func:`search.zero_shot.rankable`): it would measure K random configurations and call
+    them the history's top K."""
     if settings.strategy != "zero_shot":
         return
     what = _NEEDS
@@ -97,10 +99,10 @@ def _check_zero_shot(settings: "TuneSettings", space: "Space", records: list, ot
     if not records:
         also = f" (only {other} workload(s) of other parameters)" if other else ""
         raise InvalidInputError(f"{what}; {settings.history} holds none{also}")
-    if not any(m.time_ms is not None and space.index(m.record.config) is not None
-               for m in records):
+    from ..zero_shot import rankable
+    if not rankable(space, records):
         raise InvalidInputError(f"{what}; none of the {len(records)} in {settings.history} "
-                                "is a configuration of this space")
+                                "is a configuration of this space or has its features")
 
 
 def history_options(settings: "TuneSettings", space: "Space", problem: Any):

@@ -32,3 +32,16 @@ def test_leave_network_out_refuses_reuse_and_other_methods(tmp_path):
         tq_cli.main(["--leave-network-out", "--reuse", str(tmp_path / "x.json")])
     with pytest.raises(SystemExit, match="methods"):
         tq_cli.main(["--leave-network-out", "--methods", "gga"])
+
+
+def test_leave_network_out_scores_zero_shot_when_asked(capsys, tmp_path):
+    """``--methods zero-shot``: the history model's top K on the target, scored in (0, 1]."""
+    rc = tq_cli.main(["--leave-network-out", "--history-networks", "alexnet",
+                      "--target-network", "vgg16", "--target-layers", "vgg16.conv5_1",
+                      "--seeds", "1", "--budgets", "4", "--history-budget", "8",
+                      "--reference-budget", "8", "--methods", "zero-shot", "--out", str(tmp_path),
+                      "--no-plot"])
+    assert rc == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| vgg16")]
+    assert row.split("|")[2].strip() == "zero-shot"
+    assert 0.0 < float(row.split("|")[3].split("±")[0]) <= 1.0

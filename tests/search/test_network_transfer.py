@@ -153,3 +153,37 @@ def test_cross_layer_rows_are_computed_on_the_records_own_layer():
     assert row[x_rel] == 1.0
     here = cross_layer_features(big, space.device, "direct", np.array([[cfg[p] for p in space.params]]))
     assert here[0, x_rel] == 0.25
+
+
+def test_zero_shot_ranks_a_new_layer_from_every_record_of_another():
+    """Zero-shot on our conv template learns from every timed record of another layer (on
+    its own layer's cross-layer rows, in the target's space or not), and its top 10 on the
+    new layer beat the median of 10 random picks."""
+    from search.zero_shot import ZeroShotOptions, history_ranking
+    src, dst = ConvSpace(L1, "v100"), ConvSpace(L3, "v100")
+    res = tune(src, ModelMeasurer(L1, "v100"), "explorer", budget=60, seed=1)
+    w = Workload(CONV_TEMPLATE, L1.to_dict(), src.params)
+    hist = [Measurement(w, "V100-SXM2", "m", t.record) for t in res.trials]
+    timed = sum(1 for m in hist if m.time_ms is not None)
+    outside = sum(1 for m in hist if m.time_ms is not None and dst.index(m.record.config) is None)
+    ranked, _, used = history_ranking(dst, hist, ZeroShotOptions(), seed=0)
+    assert outside > 0 and used == timed
+    meas = ModelMeasurer(L3, "v100")
+    cost = lambda idx: min(r.cost for r in meas.measure([dst.get(int(i)) for i in idx]))
+    rng = np.random.default_rng(0)
+    random10 = [cost(rng.choice(len(dst), 10, replace=False)) for _ in range(15)]
+    assert cost(ranked[:10]) < np.median(random10)
+
+
+def test_zero_shot_accepts_a_layer_whose_history_is_all_outside_its_space():
+    """Records of another layer none of whose configurations fit this layer still rank it
+    (``rankable``; the session refuses zero-shot only when nothing can)."""
+    from search.zero_shot import history_ranking, rankable
+    src, dst = ConvSpace(L1, "v100"), ConvSpace(L3, "v100")
+    res = tune(src, ModelMeasurer(L1, "v100"), "random", budget=40, seed=2)
+    w = Workload(CONV_TEMPLATE, L1.to_dict(), src.params)
+    hist = [Measurement(w, "V100-SXM2", "m", t.record) for t in res.trials
+            if t.record.time_ms is not None and dst.index(t.record.config) is None]
+    assert hist and rankable(dst, hist)
+    assert history_ranking(dst, hist, seed=0)[2] == len(hist)
+    assert not rankable(dst, [])
