@@ -8,7 +8,8 @@ arms, never both:
   the consensus's next and each source's next best, round robin,
   :meth:`~.prior.HistoryPrior.picker`, with the history model's next as well where no
   source measured the target's own problem, ``model_picks``; later, the sources most
-  like the target first);
+  like the target first, or the model's next when its pick is the target's best after
+  the first rounds, ``follow_model``);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
   configuration as more features (``prior_feature``: the prior's order and, for
@@ -138,9 +139,11 @@ class HistoryGuided(Strategy):
             self._features = PriorFeatureSpace(inner.space, prior.order(), sources)
             inner.learn_on(self._features)
             _escape(inner, self.guided.escape)
-        self._picker = (prior.picker(_model_listed(prior, self.guided.model_picks))
-                        if prior is not None else None)
+        self._model_listed = prior is not None and _model_listed(prior, self.guided.model_picks)
+        self._picker = prior.picker(self._model_listed) if prior is not None else None
         lists = len(self._picker) if prior is not None else 1
+        self._from_model: set[int] = set()
+        self._follow = False
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
         self._asked: set[int] = set()
@@ -178,6 +181,11 @@ class HistoryGuided(Strategy):
             return True
         if self._last_was_history and self._last_won:
             return True
+        if (self.guided.follow_model and self._model_listed and self._last_was_history
+                and self._history_rounds == self._unjudged and self._best_from_model()):
+            # the model's pick beat every source's best: the list that won keeps the rounds
+            self._follow = True
+            return True
         if (self._last_was_history and self._history_rounds == self._unjudged
                 and self._trusted()):
             return True
@@ -203,12 +211,22 @@ class HistoryGuided(Strategy):
         """The target's cost of every configuration measured so far that ran."""
         return {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
 
+    def _best_from_model(self) -> bool:
+        """Whether the target's best so far is a pick of the model's list."""
+        known = self._known_costs()
+        return bool(known) and min(known, key=known.get) in self._from_model
+
     def _history_picks(self, n: int) -> list[int]:
+        if self._follow:
+            return [int(i) for i in self.prior.ranking if int(i) not in self._asked][:n]
         known = self._known_costs()
         if self.guided.match > 0 and self._history_rounds >= self._unjudged and len(known) > 1:
             order = self.prior.matched_order(known, self.guided.match)
             return [int(i) for i in order if int(i) not in self._asked][:n]
-        return self._picker.picks(n, self._asked)
+        out = self._picker.picks(n, self._asked)
+        if self._model_listed:
+            self._from_model.update(i for i in out if self._picker.origin.get(i) == 1)
+        return out
 
     def _inner_ask(self, n: int) -> list[int]:
         for _ in range(64):  # each pass tells the inner at least one known record

@@ -85,6 +85,11 @@ class GuidedOptions:
         ``"unmatched"`` (default) when no source measured the target's own problem
         (another layer of our conv template: the sources' times are of other problems,
         the model carries them over); ``"always"``; ``"never"``.
+    follow_model : bool
+        With the model's order heard, when the target's best after the unjudged rounds is
+        the model's pick, the next round is a history round again and it and every later
+        history round take the model's next unasked configurations: the list that won
+        keeps the rounds (while they improve, as any history round).
     """
 
     decay: float = 0.25
@@ -100,6 +105,7 @@ class GuidedOptions:
     trust: float = 0.8
     trust_alpha: float = 0.01
     model_picks: str = "unmatched"
+    follow_model: bool = True
 
     def __post_init__(self) -> None:
         check_number("decay", self.decay, 0, 1, high_open=True)
@@ -112,6 +118,7 @@ class GuidedOptions:
         check_number("feature_alpha", self.feature_alpha, 0, 1, low_open=True)
         check_flag("lottery", self.lottery)
         check_flag("prior_feature", self.prior_feature)
+        check_flag("follow_model", self.follow_model)
         if self.escape is not None and self.escape not in SOURCES:
             raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
                                     f"got {self.escape!r}")

@@ -25,12 +25,14 @@ __all__ = ["Picker"]
 
 class Picker:
     """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
-    The turn carries over between calls: a run's rounds continue one cycle."""
+    The turn carries over between calls: a run's rounds continue one cycle. ``origin``
+    maps each pick to the position of the list it came from."""
 
     def __init__(self, lists: list[np.ndarray]):
         self._lists = lists
         self._pos = [0] * len(lists)
         self._turn = 0
+        self.origin: dict[int, int] = {}
 
     def __len__(self) -> int:
         """The number of lists walked."""
@@ -51,6 +53,7 @@ class Picker:
                 continue
             idle = 0
             out.append(int(lst[self._pos[k]]))
+            self.origin[out[-1]] = k
             taken.add(out[-1])
             self._pos[k] += 1
         return out

@@ -33,6 +33,8 @@ BAD = [
     (GuidedOptions, "feature_alpha", [NAN, 0.0, -0.1, 1.5, "0.05"]),
     (GuidedOptions, "lottery", ["no", 1, 0, None]),
     (GuidedOptions, "prior_feature", ["yes", 1]),
+    (GuidedOptions, "follow_model", ["yes", 1]),
+    (GuidedOptions, "model_picks", ["sometimes", 1, None]),
     (PriorOptions, "omega", [NAN, INF, -1.0]),
     (PriorOptions, "min_match", [NAN, 1.5]),
     (PriorOptions, "consensus_match", [NAN, -0.5]),

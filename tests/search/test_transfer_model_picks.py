@@ -16,6 +16,7 @@ from iobound.errors import InvalidInputError
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryGuided, HistoryPrior
 from search.transfer.guided_options import MODEL_PICKS
+from search.measure.base import MeasureRecord
 from search.transfer.picker import Picker
 from search.tuner import tune
 
@@ -92,3 +93,38 @@ def test_same_problem_is_equality_of_the_dimensions_names_aside(dims, name_a, na
     assert same_problem(a, b) and same_problem(b, a)
     key = sorted(dims)[0]
     assert not same_problem(a, {**b, key: dims[key] * 2})
+
+
+class _Table(Bowl):
+    """A measurer over SPACE: ``best`` costs 1, everything else ``Bowl``'s cost + 10."""
+
+    def __init__(self, best):
+        super().__init__((0, 0, 1))
+        self.best = best
+
+    def measure(self, configs):
+        return [MeasureRecord.ok(c, time_ms=1.0 if SPACE.index(c) == self.best
+                                 else 10.0 + self.cost(c)) for c in configs]
+
+
+@pytest.mark.parametrize("follow", [True, False])
+def test_when_the_models_pick_wins_the_next_round_follows_the_model(follow):
+    """Sources of another problem; the target's best after the first round is the model's
+    pick: with ``follow_model`` the next round is the model's next four unasked, else
+    (no trusted source, decay 0) history stops and the inner strategy asks."""
+    prior = _prior([64, 48])
+    lists = [prior.order(), prior.ranking] + [o for _, o in prior.source_orders()]
+    picker = Picker(lists)
+    first = picker.picks(4, set())
+    model_pick = next(i for i in first if picker.origin[i] == 1)
+    inner = make_strategy("random", SPACE, {"batch_size": 4}, np.random.default_rng(0))
+    s = HistoryGuided(inner, prior, GuidedOptions(decay=0.0, trust=1.5, follow_model=follow),
+                      np.random.default_rng(1))
+    meas = _Table(model_pick)
+    got = s.ask(4)
+    assert got == first
+    s.tell(got, meas.measure([SPACE.get(i) for i in got]))
+    second = s.ask(4)
+    follow_next = [int(i) for i in prior.ranking if int(i) not in set(first)][:4]
+    assert (second == follow_next) == follow
+    assert s.stats()["history"]["history_rounds"] == (2 if follow else 1)
