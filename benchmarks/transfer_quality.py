@@ -44,8 +44,8 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
-from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers, network_history,
-                                   run_network_target)
+from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
+                                   network_history, run_network_target)
 from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
 
 REPO = Path(__file__).resolve().parents[1]

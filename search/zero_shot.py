@@ -75,20 +75,16 @@ def _training_set(space: Space, history: Sequence, cap: int,
                   rng: np.random.Generator) -> tuple[np.ndarray | None, np.ndarray, object]:
     """The model rows of the history's timed records (:func:`search.transfer.rows.rows_for`:
     on our conv template every record of any layer, on its own layer's cross-layer features;
-    elsewhere the records in ``space``, on its features), their
-    times relative to their source's best, at most ``cap`` per source
-    (:func:`~search.cost_model.training_rows`), and the rows object (to make the
-    candidates' rows with)."""
+    elsewhere the records in ``space``, on its features), their times relative to their
+    source's best, at most ``cap`` per source (:func:`~search.cost_model.training_rows`),
+    and the rows object (to make the candidates' rows with)."""
     from .transfer.rows import LayerRows, rows_for
+    from .transfer.sources import timed_by_source
 
     rows = rows_for(space)
     across = isinstance(rows, LayerRows)  # elsewhere a record outside the space is not used
-    by_source: dict[tuple, list] = {}
-    for h in history:
-        if h.time_ms is not None:
-            by_source.setdefault((h.workload, h.device), []).append(h)
     X, cost = [], []
-    for ms in by_source.values():
+    for ms in timed_by_source(history).values():
         best = min(m.time_ms for m in ms)
         where = [space.index(m.record.config) for m in ms]
         got = [(x, m.time_ms / best) for x, m, i in zip(rows.record_rows(ms, where), ms, where)
@@ -118,7 +114,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     Raises
     ------
     ValueError
-        When no history record is a configuration of ``space``.
+        When no history record can train the model (:func:`rankable`).
     """
     o = options or ZeroShotOptions()
     X, cost, rows = _training_set(space, history, o.max_rows_per_source,

@@ -43,7 +43,8 @@ from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, zero_shot
 
-__all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "shape", "network_history", "run_network_target"]
+__all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "shape",
+           "network_history", "run_network_target"]
 
 NETWORK_METHODS = ("explorer", "explorer+history", "zero-shot")
 DEFAULT_NETWORK_METHODS = ("explorer", "explorer+history")

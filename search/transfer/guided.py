@@ -89,6 +89,7 @@ from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
 from ..strategies.stall import StallOptions
 from .guided_options import GuidedOptions, guided_options
+from .prior import MODEL_LIST
 from .prior_feature import PriorFeatureSpace
 
 __all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped"]
@@ -225,7 +226,7 @@ class HistoryGuided(Strategy):
             return [int(i) for i in order if int(i) not in self._asked][:n]
         out = self._picker.picks(n, self._asked)
         if self._model_listed:
-            self._from_model.update(i for i in out if self._picker.origin.get(i) == 1)
+            self._from_model.update(i for i in out if self._picker.origin.get(i) == MODEL_LIST)
         return out
 
     def _inner_ask(self, n: int) -> list[int]:

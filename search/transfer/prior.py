@@ -1,10 +1,7 @@
 """A prior over a space from tuning history: per-source best lists and a history ranking model.
 
-History records (:class:`search.db.Measurement`) are grouped by source (workload,
-device). Each group's times are divided by its own best (devices of different speed
-share one scale) and the group is weighted by how well its problem matches the target's
-(Mu et al.'s match score to the power ``omega``; groups below ``min_match`` are
-dropped). Two things come out:
+History records (:class:`search.db.Measurement`) are grouped by source, each weighted
+by how well its problem matches the target's (:mod:`.sources`). Two things come out:
 
 - ``consensus``: the configurations of the space some source measured, by their mean
   relative throughput over all sources (``weight * best / time``, 0 where a source did
@@ -54,7 +51,6 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Sequence
 
@@ -63,168 +59,16 @@ import numpy as np
 from iobound import limits
 
 from ..cost_model import make_targets, training_rows
-from ..option_checks import check_count, check_number
-from ..strategies.gga_history import match_score, problem_dims
 from .picker import Picker
+from .prior_options import PriorOptions
 from .rows import rows_for
+from .sources import SourceGroup, consensus, same_problem, source_groups
 
-__all__ = ["PriorOptions", "HistoryPrior", "Picker", "source_groups", "same_problem",
-           "consensus"]
+__all__ = ["PriorOptions", "HistoryPrior", "Picker", "SourceGroup", "source_groups",
+           "same_problem", "consensus", "MODEL_LIST"]
 
-
-@dataclass(frozen=True)
-class PriorOptions:
-    """How history becomes a prior.
-
-    Attributes
-    ----------
-    omega : float
-        Exponent of the match score in a source's weight (Mu et al.: 2).
-    min_match : float
-        Sources whose problem matches the target's less are not used.
-    max_candidates : int
-        The ranking model scores the whole space up to this size, else a random
-        sample of this many configurations (Lorien's sampling) plus every
-        configuration a source measured.
-    n_estimators, max_depth : int
-        The ranking model's boosting rounds and tree depth.
-    consensus_match : float
-        Only sources matching the target's problem at least this well enter the
-        consensus (0: every source); the ranking model learns from all of them.
-    max_rows_per_source : int
-        The ranking model learns from at most this many of a source's records: its
-        fastest half of them and a seeded uniform sample of the rest
-        (:func:`search.cost_model.training_rows`).
-    """
-
-    omega: float = 2.0
-    min_match: float = 0.5
-    max_candidates: int = 50_000
-    n_estimators: int = 150
-    max_depth: int = 6
-    consensus_match: float = 0.0
-    max_rows_per_source: int = 32_768
-
-    def __post_init__(self) -> None:
-        for name, high in (("omega", math.inf), ("min_match", 1), ("consensus_match", 1)):
-            check_number(name, getattr(self, name), 0, high)
-        for name in ("max_candidates", "n_estimators", "max_depth", "max_rows_per_source"):
-            check_count(name, getattr(self, name), low=1)
-
-
-@dataclass(frozen=True)
-class SourceGroup:
-    """One source's records: those in the space (indices, times relative to the source's
-    best, best first: the consensus), the model rows of every record with one (``X``,
-    ``rel``: its training data, :mod:`.rows`), the source's weight, and whether its
-    problem is the target's (``same_problem``: :func:`same_problem`)."""
-
-    device: str
-    label: str
-    indices: np.ndarray
-    rel_time: np.ndarray
-    weight: float
-    X: np.ndarray | None = None
-    rel: np.ndarray | None = None
-    same_problem: bool = False
-
-    @property
-    def name(self) -> str:
-        """``label@device``: how the source is named in features and statistics."""
-        return f"{self.label}@{self.device}"
-
-    @property
-    def size(self) -> int:
-        """Records of the source the prior uses (in the space or with a model row)."""
-        return max(len(self.indices), 0 if self.rel is None else len(self.rel))
-
-
-def same_problem(problem: Any, target_problem: Any) -> bool:
-    """Whether a source's problem is the target's: the same dimensions (a layer's name
-    aside), or no target problem given. Not a match score of 1: Mu et al.'s score is 1
-    whenever every divisor of the source's dimensions divides the target's (a 64-channel
-    layer's records match a 256-channel target fully).
-
-    >>> same_problem({"name": "a.conv1", "c_in": 64}, {"name": "b.conv3", "c_in": 64})
-    True
-    >>> same_problem([64, 64], [64, 256]), same_problem([64], None)
-    (False, True)
-    """
-    if target_problem is None:
-        return True
-    a, b = problem_dims(problem), problem_dims(target_problem)
-    return a == b if a is not None or b is not None else problem == target_problem
-
-
-def source_groups(space, history: Sequence, target_problem: Any = None,
-                  options: PriorOptions | None = None, rows=None) -> list[SourceGroup]:
-    """The history grouped by (workload, device), mapped into ``space`` (see module doc).
-
-    ``rows`` (default :func:`~search.transfer.rows.rows_for` the space) makes the
-    model rows. A configuration measured twice by one source keeps its best time;
-    groups with neither a configuration of the space nor a model row, or matching
-    too little, are left out.
-    """
-    o = options or PriorOptions()
-    rows = rows or rows_for(space)
-    by_source: dict[tuple, list] = {}
-    for h in history:
-        if h.time_ms is not None:
-            by_source.setdefault((h.workload, h.device), []).append(h)
-    out = []
-    for (workload, device), ms in by_source.items():
-        weight = match_score(workload.problem, target_problem) ** o.omega
-        if weight < o.min_match ** o.omega:
-            continue
-        g = _group(space, rows, device, workload.label(), weight, ms)
-        if g is not None:
-            out.append(replace(g, same_problem=same_problem(workload.problem, target_problem)))
-    return sorted(out, key=lambda g: (-g.weight, g.label, g.device))
-
-
-def _group(space, rows, device: str, label: str, weight: float, ms: list) -> SourceGroup | None:
-    """One source's :class:`SourceGroup` (None when nothing of it is usable). Its model
-    rows: each configuration of the space at its best time (best first), then the
-    records outside the space that have a row."""
-    where = [space.index(m.record.config) for m in ms]
-    X = rows.record_rows(ms, where)
-    best_in: dict[int, tuple[float, int]] = {}
-    outside = []
-    for k, (i, m) in enumerate(zip(where, ms)):
-        if i is None:
-            if X[k] is not None:
-                outside.append((X[k], m.time_ms))
-        elif m.time_ms < best_in.get(int(i), (math.inf, 0))[0]:
-            best_in[int(i)] = (m.time_ms, k)
-    if not best_in and not outside:
-        return None
-    idx = np.fromiter(best_in, dtype=np.int64, count=len(best_in))
-    t = np.array([v[0] for v in best_in.values()], dtype=float)
-    order = np.lexsort((idx, t))
-    best = min(m.time_ms for m in ms)
-    trained = [(X[best_in[int(i)][1]], best_in[int(i)][0]) for i in idx[order]
-               if X[best_in[int(i)][1]] is not None] + outside
-    tx = np.vstack([x for x, _ in trained]) if trained else None
-    trel = np.array([b for _, b in trained]) / best if trained else None
-    return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel)
-
-
-def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -> np.ndarray:
-    """Measured indices by mean relative throughput over the sources, best first (module doc);
-    ``scale`` multiplies each group's weight.
-
-    Examples
-    --------
-    >>> g = [SourceGroup("a", "k", np.array([3, 1]), np.array([1.0, 1.1]), 1.0),
-    ...      SourceGroup("b", "k", np.array([1, 3]), np.array([1.0, 1.5]), 1.0)]
-    >>> consensus(g).tolist()
-    [1, 3]
-    """
-    total: dict[int, float] = {}
-    for g, k in zip(groups, [1.0] * len(groups) if scale is None else scale):
-        for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
-            total[i] = total.get(i, 0.0) + k * g.weight / r
-    return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
+#: Where :meth:`HistoryPrior.picker` puts the ranking model's list when it is heard.
+MODEL_LIST = 1
 
 
 def _each_once(*orders: np.ndarray) -> np.ndarray:
@@ -361,5 +205,5 @@ class HistoryPrior:
         measured the target's own problem, the model (which learns from every source through
         rows that mean the same on every problem) guesses its best better than any of them
         (:class:`~.guided_options.GuidedOptions`, ``model_picks``)."""
-        model_list = [self.ranking] if model and len(self.ranking) else []
+        model_list = [self.ranking] if model and len(self.ranking) else []  # at MODEL_LIST
         return Picker([self.order()] + model_list + [order for _, order in self.source_orders()])

@@ -1,0 +1,159 @@
+"""History records grouped by source, and what the sources agree on.
+
+A *source* is one workload on one device (:func:`timed_by_source`). Each source's
+times are divided by its own best (devices of different speed share one scale) and
+the source is weighted by how well its problem matches the target's (Mu et al.'s
+match score to the power ``omega``; below ``min_match`` it is dropped,
+:class:`~.prior_options.PriorOptions`). Whether it measured the target's *own*
+problem is a separate fact (:func:`same_problem`). The :func:`consensus` orders the
+configurations some source measured by their mean relative throughput over the sources
+(Mu et al.'s filtering metric): what was fast everywhere first.
+
+Examples
+--------
+>>> from search.db import Measurement, Workload
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> space, w = GridSpace({"x": list(range(4))}), Workload("k", [4], ("x",))
+>>> hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + x))
+...         for x in range(4)]
+>>> (g,) = source_groups(space, hist, target_problem=[4])
+>>> g.name, g.indices.tolist(), g.rel_time.tolist(), g.same_problem
+('k [4]@gpu0', [0, 1, 2, 3], [1.0, 2.0, 3.0, 4.0], True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..strategies.gga_history import match_score, problem_dims
+from .prior_options import PriorOptions
+from .rows import rows_for
+
+__all__ = ["SourceGroup", "same_problem", "timed_by_source", "source_groups", "consensus"]
+
+
+@dataclass(frozen=True)
+class SourceGroup:
+    """One source's records: those in the space (indices, times relative to the source's
+    best, best first: the consensus), the model rows of every record with one (``X``,
+    ``rel``: its training data, :mod:`.rows`), the source's weight, and whether its
+    problem is the target's (``same_problem``: :func:`same_problem`)."""
+
+    device: str
+    label: str
+    indices: np.ndarray
+    rel_time: np.ndarray
+    weight: float
+    X: np.ndarray | None = None
+    rel: np.ndarray | None = None
+    same_problem: bool = False
+
+    @property
+    def name(self) -> str:
+        """``label@device``: how the source is named in features and statistics."""
+        return f"{self.label}@{self.device}"
+
+    @property
+    def size(self) -> int:
+        """Records of the source the prior uses (in the space or with a model row)."""
+        return max(len(self.indices), 0 if self.rel is None else len(self.rel))
+
+
+def same_problem(problem: Any, target_problem: Any) -> bool:
+    """Whether a source's problem is the target's: the same dimensions (a layer's name
+    aside), or no target problem given. Not a match score of 1: Mu et al.'s score is 1
+    whenever every divisor of the source's dimensions divides the target's (a 64-channel
+    layer's records match a 256-channel target fully).
+
+    >>> same_problem({"name": "a.conv1", "c_in": 64}, {"name": "b.conv3", "c_in": 64})
+    True
+    >>> same_problem([64, 64], [64, 256]), same_problem([64], None)
+    (False, True)
+    """
+    if target_problem is None:
+        return True
+    a, b = problem_dims(problem), problem_dims(target_problem)
+    return a == b if a is not None or b is not None else problem == target_problem
+
+
+def timed_by_source(history: Sequence) -> dict[tuple, list]:
+    """The timed records of ``history`` by source, ``(workload, device)``, in its order."""
+    out: dict[tuple, list] = {}
+    for h in history:
+        if h.time_ms is not None:
+            out.setdefault((h.workload, h.device), []).append(h)
+    return out
+
+
+def source_groups(space, history: Sequence, target_problem: Any = None,
+                  options: PriorOptions | None = None, rows=None) -> list[SourceGroup]:
+    """The history grouped by (workload, device), mapped into ``space`` (see module doc).
+
+    ``rows`` (default :func:`~search.transfer.rows.rows_for` the space) makes the
+    model rows. A configuration measured twice by one source keeps its best time;
+    groups with neither a configuration of the space nor a model row, or matching
+    too little, are left out.
+    """
+    o = options or PriorOptions()
+    rows = rows or rows_for(space)
+    out = []
+    for (workload, device), ms in timed_by_source(history).items():
+        weight = match_score(workload.problem, target_problem) ** o.omega
+        if weight < o.min_match ** o.omega:
+            continue
+        g = _group(space, rows, device, workload.label(), weight, ms,
+                   same_problem(workload.problem, target_problem))
+        if g is not None:
+            out.append(g)
+    return sorted(out, key=lambda g: (-g.weight, g.label, g.device))
+
+
+def _group(space, rows, device: str, label: str, weight: float, ms: list,
+           same: bool) -> SourceGroup | None:
+    """One source's :class:`SourceGroup` (None when nothing of it is usable). Its model
+    rows: each configuration of the space at its best time (best first), then the
+    records outside the space that have a row."""
+    where = [space.index(m.record.config) for m in ms]
+    X = rows.record_rows(ms, where)
+    best_in: dict[int, tuple[float, int]] = {}
+    outside = []
+    for k, (i, m) in enumerate(zip(where, ms)):
+        if i is None:
+            if X[k] is not None:
+                outside.append((X[k], m.time_ms))
+        elif m.time_ms < best_in.get(int(i), (math.inf, 0))[0]:
+            best_in[int(i)] = (m.time_ms, k)
+    if not best_in and not outside:
+        return None
+    idx = np.fromiter(best_in, dtype=np.int64, count=len(best_in))
+    t = np.array([v[0] for v in best_in.values()], dtype=float)
+    order = np.lexsort((idx, t))
+    best = min(m.time_ms for m in ms)
+    trained = [(X[best_in[int(i)][1]], best_in[int(i)][0]) for i in idx[order]
+               if X[best_in[int(i)][1]] is not None] + outside
+    tx = np.vstack([x for x, _ in trained]) if trained else None
+    trel = np.array([b for _, b in trained]) / best if trained else None
+    return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel, same)
+
+
+def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -> np.ndarray:
+    """Measured indices by mean relative throughput over the sources, best first (module doc);
+    ``scale`` multiplies each group's weight.
+
+    Examples
+    --------
+    >>> g = [SourceGroup("a", "k", np.array([3, 1]), np.array([1.0, 1.1]), 1.0),
+    ...      SourceGroup("b", "k", np.array([1, 3]), np.array([1.0, 1.5]), 1.0)]
+    >>> consensus(g).tolist()
+    [1, 3]
+    """
+    total: dict[int, float] = {}
+    for g, k in zip(groups, [1.0] * len(groups) if scale is None else scale):
+        for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
+            total[i] = total.get(i, 0.0) + k * g.weight / r
+    return np.array(sorted(total, key=lambda i: (-total[i], i)), dtype=np.int64)
