@@ -24,9 +24,12 @@ our conv template with the ``model`` measurer, history from the layers of
 ``--history-networks`` (ResNet-18, VGG-16), targets the distinct layer shapes of
 ``--target-network`` (ResNet-50; ``--target-layers`` for a subset), the explorer
 without and with history (tag ``transfer_network``; no ``--reuse``: a target's
-reference is the best any of its runs found)::
+reference is the best any of its runs found; ``--device`` the GPU preset, V100 by default;
+the target network is never a history network, and ``--target-layers`` are its own)::
 
     nice .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5
+    nice .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5 \
+        --target-network squeezenet --device t4 --methods explorer explorer+history zero-shot
 """
 
 from __future__ import annotations
@@ -213,9 +216,34 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _check_network_arguments(a) -> None:
+    """Leave-network-out's arguments: a known device and networks, a target network not among
+    the history's, and target layers of the target network (another network's layer could be
+    in the history itself)."""
+    from iobound.devices import get_device
+    from iobound.errors import InvalidInputError
+    from iobound.networks import get_layer, network_layers
+    try:
+        get_device(a.device)
+        for net in [*a.history_networks, a.target_network]:
+            network_layers(net)
+        layers = [get_layer(n) for n in a.target_layers]
+    except (InvalidInputError, ValueError, KeyError) as e:
+        raise SystemExit(f"error: {e}") from None
+    if a.target_network in a.history_networks:
+        raise SystemExit(f"error: the target network {a.target_network} is also a history "
+                         "network; leave it out of --history-networks")
+    own = {layer.name for layer in network_layers(a.target_network)}
+    stray = [layer.name for layer in layers if layer.name not in own]
+    if stray:
+        raise SystemExit(f"error: --target-layers {', '.join(stray)} not in the target network "
+                         f"{a.target_network}")
+
+
 def _main_network(a) -> int:
     if a.reuse:
         raise SystemExit("error: --reuse does not apply to --leave-network-out")
+    _check_network_arguments(a)
     if a.tag == "transfer_quality":
         a.tag = "transfer_network"
     if a.methods == list(DEFAULT_METHODS):

@@ -45,3 +45,20 @@ def test_leave_network_out_scores_zero_shot_when_asked(capsys, tmp_path):
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| vgg16")]
     assert row.split("|")[2].strip() == "zero-shot"
     assert 0.0 < float(row.split("|")[3].split("±")[0]) <= 1.0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--device", "nosuch"], "unknown device 'nosuch'"),
+    (["--target-network", "nosuch"], "unknown network 'nosuch'"),
+    (["--history-networks", "vgg16", "nosuch"], "unknown network 'nosuch'"),
+    (["--history-networks", "resnet50", "--target-network", "resnet50"],
+     "also a history network"),
+    (["--target-layers", "resnet18.conv1"], "resnet18.conv1 not in the target network resnet50"),
+    (["--target-layers", "resnet50.nosuch"], "unknown layer"),
+])
+def test_leave_network_out_refuses_bad_networks_before_any_run(args, message, tmp_path):
+    """A bad device, network or target layer is one error line before any history is built;
+    a target layer of another network (which the history may hold) is refused."""
+    with pytest.raises(SystemExit, match=message):
+        tq_cli.main(["--leave-network-out", "--out", str(tmp_path), *args])
+    assert not list(tmp_path.iterdir())
