@@ -191,6 +191,26 @@ class _PebbleModel:
         return compulsory
 
 
+def _solve_keeping_ctrl_c(solver, model) -> int:
+    """``solver.Solve(model)`` with Python's SIGINT handler back afterwards.
+
+    While it runs, CP-SAT stops its search on Ctrl-C (``catch_sigint_signal``), but it
+    leaves SIGINT at the C default when done: the next Ctrl-C would kill the process with
+    no ``KeyboardInterrupt`` (no ``finally``, no partial results). Only the main thread
+    can set handlers, and receives them.
+    """
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        return solver.Solve(model)
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+
+
 def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                      recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
     """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.
@@ -230,7 +250,7 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_search_workers = workers
     t0 = time.perf_counter()
-    status = solver.Solve(model.m)
+    status = _solve_keeping_ctrl_c(solver, model.m)
     wall = time.perf_counter() - t0
     name = solver.StatusName(status)
     # compulsory I/O is a proven bound even when the time limit stops the solver in presolve

@@ -136,3 +136,23 @@ def test_brute_force_refuses_large_state_spaces():
     """Brute force stops with ValueError past max_states."""
     with pytest.raises(ValueError, match="states"):
         brute_force_pebbling(matmul_dag(2, 2, 2), 3, max_states=1000)
+
+
+def test_ctrl_c_after_an_exact_solve_raises_keyboard_interrupt():
+    """CP-SAT leaves SIGINT at the C default after a solve; optimal_pebbling puts Python's
+    handler back, so a later Ctrl-C is a KeyboardInterrupt, not a killed process."""
+    import subprocess
+    import sys
+    code = ("import os, signal, time\n"
+            "import networkx as nx\n"
+            "from dataflow.optimal_pebbling import optimal_pebbling\n"
+            "optimal_pebbling(nx.DiGraph([(0, 2), (1, 2)]), 3, time_limit=5, workers=1)\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(2)\n"
+            "    print('ignored')\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert (out.returncode, out.stdout.strip()) == (0, "interrupted"), out.stderr[-500:]
