@@ -112,8 +112,22 @@ def _interrupt_when(folder: Path, builds: int) -> threading.Thread:
     return t
 
 
+@pytest.fixture
+def python_sigint():
+    """SIGINT as a fresh Python process has it (Python's handler, not blocked in this
+    thread), whatever an earlier test in this worker process left behind: a library's
+    C-level handler (CP-SAT leaves the C default after a solve) or a blocked mask. The
+    test then checks how *our* run answers the signal. Restored afterwards."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.parametrize("kind", ["local", "ray"])
-def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_path, request):
+def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_path, request,
+                                                                    python_sigint):
     """SIGINT mid-run: Interrupted names the per-layer logs; every logged configuration is
     there once. Resuming measures exactly the rest (counted by the stand-in's markers)
     and ends with the trials of an uninterrupted run."""
@@ -128,7 +142,9 @@ def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_pa
         # not interrupted: say what the signal thread saw, for a run that ever gets here
         pytest.fail(f"run ended after {time.monotonic() - t0:.2f} s with "
                     f"{len(markers(tmp_path / 'first'))} builds; SIGINT sent at "
-                    f"(s, markers seen): {fire.fired}")
+                    f"(s, markers seen): {fire.fired}; SIGINT handler "
+                    f"{signal.getsignal(signal.SIGINT)}, blocked here "
+                    f"{sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}")
     fire.join()
     assert f"resume with --resume {log}" in str(info.value)
     assert "run.<layer>.jsonl" in str(info.value)
