@@ -143,7 +143,9 @@ def test_ctrl_c_after_an_exact_solve_raises_keyboard_interrupt():
     handler back, so a later Ctrl-C is a KeyboardInterrupt, not a killed process."""
     import subprocess
     import sys
+    # Python's own handler first: a child of a shell's background job inherits SIGINT ignored
     code = ("import os, signal, time\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "import networkx as nx\n"
             "from dataflow.optimal_pebbling import optimal_pebbling\n"
             "optimal_pebbling(nx.DiGraph([(0, 2), (1, 2)]), 3, time_limit=5, workers=1)\n"

@@ -114,10 +114,11 @@ def _interrupt_when(folder: Path, builds: int) -> threading.Thread:
 
 @pytest.fixture
 def python_sigint():
-    """SIGINT as a fresh Python process has it (Python's handler, not blocked in this
-    thread), whatever an earlier test in this worker process left behind: a library's
-    C-level handler (CP-SAT leaves the C default after a solve) or a blocked mask. The
-    test then checks how *our* run answers the signal. Restored afterwards."""
+    """SIGINT as an interactive Python process has it (Python's handler, not blocked in
+    this thread), whatever the worker process inherited or was left with: a shell's
+    background job starts with SIGINT ignored (Python then keeps it ignored), a library may
+    leave its C-level handler or the C default (CP-SAT after a solve). The test then checks
+    how *our* run answers the signal. Restored afterwards."""
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
     yield
