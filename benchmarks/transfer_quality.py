@@ -221,19 +221,19 @@ def _check_network_arguments(a) -> None:
     the history's, and target layers of the target network (another network's layer could be
     in the history itself)."""
     from iobound.devices import get_device
-    from iobound.errors import InvalidInputError
+    from iobound.errors import IoboundError
     from iobound.networks import get_layer, network_layers
     try:
         get_device(a.device)
-        for net in [*a.history_networks, a.target_network]:
+        for net in a.history_networks:
             network_layers(net)
+        own = {layer.name for layer in network_layers(a.target_network)}
         layers = [get_layer(n) for n in a.target_layers]
-    except (InvalidInputError, ValueError, KeyError) as e:
+    except IoboundError as e:  # an unknown preset name
         raise SystemExit(f"error: {e}") from None
     if a.target_network in a.history_networks:
         raise SystemExit(f"error: the target network {a.target_network} is also a history "
                          "network; leave it out of --history-networks")
-    own = {layer.name for layer in network_layers(a.target_network)}
     stray = [layer.name for layer in layers if layer.name not in own]
     if stray:
         raise SystemExit(f"error: --target-layers {', '.join(stray)} not in the target network "

@@ -1,8 +1,8 @@
 """Zero-shot tuning (Lorien): rank the space with a model of the history, measure only the top K.
 
 A cost model (XGBoost, :class:`search.cost_model.XGBCostModel`) is trained on the
-history records that fall in the space, each time divided by the best time of its
-own workload and device (so devices of different speed share one scale). Its rows
+history's timed records, each time divided by the best time of its own workload and
+device (so devices of different speed share one scale). Its rows
 are the history prior's (:mod:`search.transfer.rows`): on our conv template,
 features that mean the same on every layer, computed on each record's own layer, so
 there every record of every layer trains it, in the space or not, and a layer no
@@ -113,7 +113,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
 
     Raises
     ------
-    ValueError
+    InvalidInputError
         When no history record can train the model (:func:`rankable`).
     """
     o = options or ZeroShotOptions()
