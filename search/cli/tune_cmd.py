@@ -74,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network-json", metavar="FILE",
                         help="with --network: write the network table (per layer: best time, "
                              "lower bound, ratio, kernel, log) as JSON to FILE")
+    parser.add_argument("--tune-repeats", action="store_true",
+                        help="with --network: tune every layer, also one whose shape an earlier "
+                             "layer has (by default it takes that layer's result and kernel, "
+                             "measuring nothing)")
     parser.add_argument("--no-verify", action="store_true",
                         help="skip the emulator check of the winner")
     add_executor_arguments(parser)
@@ -97,7 +101,8 @@ def _settings(args, kind: str):
     executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log, resume=args.resume,
-                        history=args.history, export_cache=args.export_cache, executor=executor)
+                        history=args.history, export_cache=args.export_cache, executor=executor,
+                        tune_repeats=args.tune_repeats)
 
 
 def _layers(args):
@@ -176,6 +181,10 @@ def _print_history_use(rep) -> None:
 
 
 def _print_layer(rep) -> None:
+    if rep.same_as is not None:
+        print(f"  same shape as {rep.same_as}: its result and kernel, nothing measured "
+              f"(--tune-repeats tunes it too)")
+        return
     result = rep.result
     _print_table(result)
     _print_history_use(rep)
@@ -226,7 +235,9 @@ def _printer(args, many: bool = False, jobs=()):
     executor = jobs[0].settings.executor if jobs else None
     if many and executor is not None and executor.parallel_layers != 1:  # layers at once
         from .tune_network import NetworkPrinter
-        return NetworkPrinter(args.budget * len(jobs), _print_layer,
+        from search.session.run import repeats
+        tuned = len(jobs) if args.tune_repeats else repeats(jobs).count(None)
+        return NetworkPrinter(args.budget * tuned, _print_layer,
                               "words" if jobs[0].measure == "emulate" else "ms")
 
     class Printer(Observer):
@@ -263,6 +274,8 @@ def _printer(args, many: bool = False, jobs=()):
 
         def finished(self, report):
             if hasattr(report, "layer"):
+                if report.same_as is not None:  # not started: no header printed yet
+                    print(f"iobound tune: {report.layer.name}  {report.layer.short()}")
                 _print_layer(report)
                 if many:
                     print()
@@ -323,7 +336,7 @@ def _finish(args, jobs, reports, device, kind: str, notice) -> int:
     if args.json:
         payload = reports[0].to_dict() if not many else {
             "network": args.network, "strategy": args.strategy,
-            "evaluations": sum(r.result.evaluations for r in reports),
+            "evaluations": sum(r.evaluations for r in reports),
             "layers": [r.to_dict() for r in reports]}
         payload["measure"] = kind
         if notice:

@@ -82,10 +82,14 @@ def print_network(args, jobs, reports, device, kind: str) -> None:
             best = f"{row['best_cost']:.4g}{unit}"
         bound = f"{row['lower_bound_words']:,.0f}" if row["lower_bound_words"] is not None else "-"
         ratio = f"{row['ratio_to_bound']:.2f}" if row["ratio_to_bound"] is not None else "-"
+        same = f"  (same shape as {row['same_as']})" if row["same_as"] else ""
         print(f"{row['layer']:<26} {best:>10} {row['evaluations']:>5} {bound:>14} {ratio:>8}  "
-              f"{row['kernel'] or '-'}")
+              f"{row['kernel'] or '-'}{same}")
+    repeated = sum(row["same_as"] is not None for row in table["layers"])
     print(f"{table['tuned']} of {len(table['layers'])} layers tuned; "
-          f"{table['evaluations']} evaluations")
+          f"{table['evaluations']} evaluations"
+          + (f"; {repeated} with the shape of an earlier layer took its result "
+             f"(--tune-repeats to tune them too)" if repeated else ""))
 
 
 class NetworkPrinter(Observer):

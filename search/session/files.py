@@ -19,14 +19,12 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError, IoboundError
-
 import json
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from iobound.errors import InvalidInputError
+from iobound.errors import InvalidInputError, IoboundError
 
 from ..outputs import check_output_dir, check_output_file
 from .reports import ExportOutcome, HistoryOutcome

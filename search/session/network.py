@@ -4,7 +4,9 @@
 writes with ``--network-json FILE``: per layer the best configuration's time (or its
 emulated traffic, for the ``emulate`` measurer, which times nothing), the words its
 dataflow moves, the best I/O lower bound at its on-chip words and their ratio, and the
-kernel file; plus the run's totals.
+kernel file; plus the run's totals. A layer with the shape of an earlier one, not tuned
+again (:func:`~search.session.run.repeats`), has that layer's results, 0 evaluations and
+``same_as`` naming it.
 
 Examples
 --------
@@ -45,7 +47,8 @@ def network_row(rep: "LayerReport") -> dict:
         "cost_unit": "ms" if timed else ("words" if rec is not None else None),
         "estimate": bool(rec is not None and rec.estimate),
         "best_config": dict(result.best.config) if result.best is not None else None,
-        "evaluations": result.evaluations, "stop_reason": result.stop_reason.value,
+        "evaluations": rep.evaluations, "same_as": rep.same_as,
+        "stop_reason": result.stop_reason.value,
         "dataflow_io_words": bound.dataflow_io_words if bound else None,
         "lower_bound_words": bound.lower_bound_words if bound else None,
         "bound_method": bound.method if bound else None,
@@ -62,5 +65,9 @@ def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] |
     rows = [network_row(rep) for rep in reports]
     for row, log in zip(rows, logs or ()):
         row["log"] = log
+    own_log = {row["layer"]: row["log"] for row in rows if row["same_as"] is None}
+    for row in rows:  # a repeat measured nothing: its results are in its first layer's log
+        if row["same_as"] is not None:
+            row["log"] = own_log.get(row["same_as"])
     return {**about, "layers": rows, "evaluations": sum(r["evaluations"] for r in rows),
             "tuned": sum(r["best_cost"] is not None for r in rows)}

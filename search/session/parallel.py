@@ -96,7 +96,8 @@ def layers_at_once(options, capacity: int, layers: int) -> int:
 
 def interrupted_run(jobs, reports, errors) -> Interrupted:
     """One :class:`Interrupted` for a run of several layers: the measurements every layer's
-    log keeps (``reports`` of the layers done, ``errors`` the layers stopped).
+    log keeps (``reports`` of the layers done, a repeat's counted once: with the layer it
+    repeats; ``errors`` the layers stopped).
 
     With one job (a single layer, stopped after its run was stored) the log is the job's.
 
@@ -104,7 +105,7 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     >>> str(interrupted_run([NS(resume_as="run.jsonl")] * 2, [], {0: Interrupted(3, "x")}))
     'interrupted: 3 measurements kept in run.<layer>.jsonl; resume with --resume run.jsonl'
     """
-    kept = sum(len(r.result.trials) for r in reports if r is not None)
+    kept = sum(len(r.result.trials) for r in reports if r is not None and r.same_as is None)
     stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
     kept += sum(e.measurements for e in stopped)
     failed = "; ".join(e.failed for e in stopped if e.failed) or None

@@ -68,13 +68,21 @@ class LayerReport:
     history: HistoryOutcome | None = None
     export: ExportOutcome | None = None
     history_use: "HistoryUse | None" = None
+    same_as: str | None = None  # a repeat: the earlier layer of the run it took all this from
+
+    @property
+    def evaluations(self) -> int:
+        """Configurations measured for this layer: none for a repeat (:attr:`same_as`)."""
+        return 0 if self.same_as is not None else self.result.evaluations
 
     def to_dict(self) -> dict:
-        """The JSON of ``iobound tune --layer ... --json``."""
+        """The JSON of ``iobound tune --layer ... --json`` (a repeat's says ``same_as``)."""
         d = self.result.to_dict()
         d.update(layer=self.layer.name, layer_shape=self.layer.short(), device=self.device,
                  algorithm=self.algorithm, space_size=self.space_size,
                  unpruned_size=self.unpruned_size, seconds=round(self.seconds, 3))
+        if self.same_as is not None:
+            d.update(same_as=self.same_as, evaluations=0)
         _add_history(d, self.history, self.history_use)
         if self.winner is not None:
             d["bound"] = self.winner.bound.to_dict()

@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from ..tune_result import TuneResult
 
-__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "tune_layers", "tune_replay"]
+__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "repeats", "repeat_report",
+           "tune_layers", "tune_replay"]
 
 _NO_OBSERVER = Observer()
 _DEFAULT_BUILDERS = Builders()
@@ -206,24 +207,63 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     return report
 
 
+def repeats(jobs: Sequence[LayerJob]) -> list[int | None]:
+    """For each job, the index of the first earlier job it repeats (the same layer shape,
+    device, algorithm and measurer: the same space and the same measurements), or ``None``.
+
+    >>> from types import SimpleNamespace as Job
+    >>> from iobound.networks import get_layer
+    >>> a, b, c = (get_layer(f"resnet18.{n}") for n in ("conv2_1a", "conv2_1b", "conv3_1a"))
+    >>> repeats([Job(layer=l, device="v100", algorithm="direct", measure="model")
+    ...          for l in (a, c, b, c)])  # conv2_1b has conv2_1a's shape
+    [None, None, 0, 1]
+    """
+    first: dict = {}
+    out: list[int | None] = []
+    for k, job in enumerate(jobs):
+        key = (job.layer, getattr(job.device, "name", job.device), job.algorithm, job.measure)
+        out.append(first.get(key))
+        first.setdefault(key, k)
+    return out
+
+
+def repeat_report(job: LayerJob, first: LayerReport, observer: Observer) -> LayerReport:
+    """The report of ``job``, a repeat of the layer ``first`` reports: its result, winner
+    and kernel, nothing measured or stored for it; told to the observer."""
+    report = dataclasses.replace(first, layer=job.layer, seconds=0.0, history=None, export=None,
+                                 same_as=first.layer.name)
+    observer.finished(report)
+    return report
+
+
 def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
                builders: Builders | None = None) -> list[LayerReport]:
     """Run the jobs; the reports in the jobs' order.
 
-    Several jobs measured through an executor (``settings.executor``) share one pool of
-    workers and run ``parallel_layers`` at a time
-    (:func:`~search.session.parallel.run_layers_parallel`); otherwise one after another.
-    An interrupt in a run of several layers is one :class:`~search.interrupts.Interrupted`
-    counting every layer's measurements (each layer is stored as it ends).
+    A job whose layer has the shape of an earlier one (:func:`repeats`) is not run
+    unless ``settings.tune_repeats``: its report takes that layer's
+    (:func:`repeat_report`, ``same_as`` names it). Several jobs measured through an
+    executor (``settings.executor``) share one pool of workers and run
+    ``parallel_layers`` at a time (:func:`~search.session.parallel.run_layers_parallel`);
+    otherwise one after another. An interrupt in a run of several layers is one
+    :class:`~search.interrupts.Interrupted` counting every layer's measurements (each
+    layer is stored as it ends).
     """
     jobs = list(jobs)
-    if len(jobs) > 1 and jobs[0].settings.executor is not None:
-        from .parallel import run_layers_parallel
-        return run_layers_parallel(jobs, observer or _NO_OBSERVER, run_layer, builders)
+    observer = observer or _NO_OBSERVER
+    origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
+    distinct = [job for job, o in zip(jobs, origin) if o is None]
     reports: list[LayerReport] = []
-    for job in jobs:
+    if len(distinct) > 1 and distinct[0].settings.executor is not None:
+        from .parallel import run_layers_parallel
+        done = iter(run_layers_parallel(distinct, observer, run_layer, builders))
+        for job, o in zip(jobs, origin):
+            reports.append(next(done) if o is None else repeat_report(job, reports[o], observer))
+        return reports
+    for job, o in zip(jobs, origin):
         try:
-            reports.append(run_layer(job, observer, builders))
+            reports.append(run_layer(job, observer, builders) if o is None
+                           else repeat_report(job, reports[o], observer))
         except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
             if len(jobs) == 1 or not (reports or isinstance(exc, Interrupted)):
                 raise  # nothing kept yet: no log to resume

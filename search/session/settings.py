@@ -19,14 +19,13 @@ iobound.errors.InvalidInputError: budget must be >= 1, got 0
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 
+from ..option_checks import check_flag
 from ..strategies import make_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,6 +67,11 @@ class TuneSettings:
     executor : ExecutorOptions, optional
         Measure through an executor (:mod:`search.executors`: worker processes or Ray,
         builds in parallel, faults retried); ``None`` measures in this process.
+    tune_repeats : bool
+        Tune a layer whose shape an earlier layer of the same run has. By default
+        (``False``) such a layer is not measured again: it takes that layer's result,
+        winner and kernel (:func:`~search.session.run.run_layers`), as a compiler's
+        task extraction tunes each distinct workload once.
     """
 
     strategy: str = "explorer"
@@ -80,8 +84,10 @@ class TuneSettings:
     history: str | None = None
     export_cache: str | None = None
     executor: Any = None
+    tune_repeats: bool = False
 
     def __post_init__(self) -> None:
+        check_flag("tune_repeats", self.tune_repeats)
         for name in ("budget", "patience"):
             value = getattr(self, name)
             if value is not None and value < 1:
