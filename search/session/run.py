@@ -254,21 +254,21 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
     distinct = [job for job, o in zip(jobs, origin) if o is None]
     reports: list[LayerReport] = []
-    if len(distinct) > 1 and distinct[0].settings.executor is not None:
-        from .parallel import run_layers_parallel
-        done = iter(run_layers_parallel(distinct, observer, run_layer, builders))
+    try:
+        ran = None  # the distinct layers' reports when they ran at once, in their order
+        if len(distinct) > 1 and distinct[0].settings.executor is not None:
+            from .parallel import run_layers_parallel
+            ran = iter(run_layers_parallel(distinct, observer, run_layer, builders))
         for job, o in zip(jobs, origin):
-            reports.append(next(done) if o is None else repeat_report(job, reports[o], observer))
-        return reports
-    for job, o in zip(jobs, origin):
-        try:
-            reports.append(run_layer(job, observer, builders) if o is None
-                           else repeat_report(job, reports[o], observer))
-        except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
-            if len(jobs) == 1 or not (reports or isinstance(exc, Interrupted)):
-                raise  # nothing kept yet: no log to resume
-            from .parallel import interrupted_run
-            raise interrupted_run(jobs, reports, {0: exc}) from None
+            if o is not None:
+                reports.append(repeat_report(job, reports[o], observer))
+            else:
+                reports.append(next(ran) if ran is not None else run_layer(job, observer, builders))
+    except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
+        if len(jobs) == 1 or not (reports or isinstance(exc, Interrupted)):
+            raise  # nothing kept yet: no log to resume
+        from .parallel import interrupted_run
+        raise interrupted_run(jobs, reports, {len(reports): exc}) from None
     return reports
 
 

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from iobound.layer import ConvLayer
@@ -22,7 +23,7 @@ from network_standin import StandInMeasurer, markers
 from search.cli.main import main
 from search.executors import ExecutorOptions
 from search.interrupts import Interrupted
-from search.session import Builders, TuneSettings, tune_layers
+from search.session import Builders, Observer, TuneSettings, tune_layers
 from search.session.network import network_table
 from search.session.parallel import interrupted_run
 from search.session.run import repeats
@@ -51,13 +52,14 @@ def test_repeats_point_at_the_first_earlier_job_of_the_same_space(specs):
         assert o is None or origin[o] is None
 
 
-def _tune(tmp: Path, folder: str, **kw):
+def _tune(tmp: Path, folder: str, observer=None, **kw):
     (tmp / folder).mkdir()
     builders = Builders(measurer=lambda kind, layer, device, alg: StandInMeasurer(
         SimpleNamespace(name=f"c{layer.c_out}"), tmp / folder, 0.0))  # times of the shape
     return tune_layers(LAYERS, "v100", TuneSettings(**{"strategy": "explorer", "budget": BUDGET,
                                                        "seed": 3, **kw}),
-                       out_dir=str(tmp / "k"), verify=False, builders=builders)
+                       out_dir=str(tmp / "k"), verify=False, builders=builders,
+                       observer=observer)
 
 
 def _outcome(rep):
@@ -99,6 +101,21 @@ def test_the_table_and_an_interrupt_count_each_measurement_once(tmp_path):
     jobs = [SimpleNamespace(resume_as="run.jsonl")] * 5
     stopped = interrupted_run(jobs, reports[:4], {4: Interrupted(2, "run.net.a3.jsonl")})
     assert stopped.measurements == 2 * BUDGET + 2
+
+
+class _CtrlCAtTheFirstRepeat(Observer):
+    def finished(self, report):
+        if report.same_as is not None:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("at_once", [None, ExecutorOptions(workers=2, parallel_layers=2)])
+def test_ctrl_c_while_a_repeat_is_told_says_what_the_logs_keep(at_once, tmp_path):
+    with pytest.raises(Interrupted) as stop:
+        _tune(tmp_path, "c", _CtrlCAtTheFirstRepeat(), executor=at_once,
+              log=str(tmp_path / "run.jsonl"))
+    assert stop.value.measurements == 2 * BUDGET  # both shapes' layers ran; nothing counted twice
+    assert stop.value.resume_as == str(tmp_path / "run.jsonl")
 
 
 def _cli_json(capsys, argv):
