@@ -25,13 +25,13 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
 
 from .cost_model import XGBCostModel, XGBOptions, training_rows
 from .measure.base import MeasureRecord, Measurer
@@ -39,7 +39,7 @@ from .option_checks import check_count
 from .space import Space
 
 __all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
-           "recorded_relevance", "rankable"]
+           "measure_top", "recorded_relevance", "rankable"]
 
 
 @dataclass(frozen=True)
@@ -184,12 +184,33 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
               options: ZeroShotOptions | None = None, seed: int = 0) -> ZeroShotResult:
     """Rank ``space`` by the history model, measure the top K (see module doc)."""
     o = options or ZeroShotOptions()
-    ranked, scores, used = history_ranking(space, history, o, seed)
-    top = [int(i) for i in ranked[: o.k]]
+    return measure_top(space, measurer, history_ranking(space, history, o, seed), o.k)
+
+
+def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> ZeroShotResult:
+    """Measure the top ``k`` of ``ranking``, a :func:`history_ranking` of ``space``: the
+    ranking does not depend on K, so one serves every K (as the benchmark does).
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": list(range(12))}, [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
+    >>> space, w = ReplaySpace(cache), Workload("k", [1], ("x",))
+    >>> hist = [Measurement(w, "other", "t", MeasureRecord.ok({"x": x}, time_ms=2.0 + abs(x - 4)))
+    ...         for x in range(12)]
+    >>> ranking = history_ranking(space, hist)
+    >>> [measure_top(space, ReplayMeasurer(cache), ranking, k).best[0] for k in (1, 3)]
+    [4, 3]
+    """
+    check_count("k", k, low=1)
+    ranked, scores, used = ranking
+    top = [int(i) for i in ranked[:k]]
     records = measurer.measure([space.get(i) for i in top])
     measured = tuple(zip(top, records))
     ok = [(i, r) for i, r in measured if r.is_ok and math.isfinite(r.cost)]
     best = min(ok, key=lambda t: t[1].cost) if ok else None
     rel = recorded_relevance(space)
-    ndcg = ndcg_at_k(scores, rel[ranked], o.k) if rel is not None else None
+    ndcg = ndcg_at_k(scores, rel[ranked], k) if rel is not None else None
     return ZeroShotResult(tuple(int(i) for i in ranked), measured, best, ndcg, used)

@@ -41,7 +41,7 @@ from search.measure.model import ModelMeasurer
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
-from search.zero_shot import ZeroShotOptions, zero_shot
+from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
 
 __all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "shape",
            "network_history", "run_network_target"]
@@ -99,11 +99,14 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
     prior = HistoryPrior.fit(space, history, layer.to_dict(), seed=0)
     ref = tune(space, meas, "explorer", budget=reference_budget, seed=10_000).best.record.cost
     found = {}  # (method, seed) -> {budget: best time}; a run per budget (the explorer plans for it)
+    rankings = {}  # seed -> zero-shot's ranking, the same for every K
     for method in methods:
         name, _, opts = method.partition(":")
         for seed, b in itertools.product(range(seeds), budgets):
             if name == "zero-shot":  # the history model's top K measured, K = the budget
-                r = zero_shot(space, meas, history, ZeroShotOptions(k=b), seed=seed)
+                if seed not in rankings:
+                    rankings[seed] = history_ranking(space, history, ZeroShotOptions(), seed)
+                r = measure_top(space, meas, rankings[seed], b)
                 found.setdefault((method, seed), {})[b] = r.best[1].cost if r.best else math.inf
                 ref = min(ref, found[method, seed][b])
                 continue

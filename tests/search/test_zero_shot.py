@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from iobound.errors import InvalidInputError
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord
-from search.zero_shot import ZeroShotOptions, ndcg_at_k, recorded_relevance, zero_shot
+from search.zero_shot import (ZeroShotOptions, history_ranking, measure_top, ndcg_at_k,
+                              recorded_relevance, zero_shot)
 
 
 def _history(space, device, scale, skip=()):
@@ -39,6 +40,24 @@ def test_model_ranks_configurations_it_never_saw(synth_space, synth_measurer, sy
     res = zero_shot(synth_space, synth_measurer, _history(synth_space, "other", 2.0, skip={opt}),
                     ZeroShotOptions(k=10))
     assert opt in res.ranked[:10]
+
+
+def test_one_ranking_serves_every_k_as_zero_shot_would(synth_space, synth_measurer):
+    """measure_top over one ranking gives, for every K, what zero_shot(K) gives, and its
+    best is the best of the ranking's first K."""
+    hist = _history(synth_space, "other", 2.0)
+    ranking = history_ranking(synth_space, hist, seed=3)
+    for k in (1, 4, 10, 25):
+        mine, theirs = measure_top(synth_space, synth_measurer, ranking, k), zero_shot(
+            synth_space, synth_measurer, hist, ZeroShotOptions(k=k), seed=3)
+        assert (mine.ranked, mine.ndcg, mine.history_used) == (theirs.ranked, theirs.ndcg,
+                                                               theirs.history_used)
+        assert [(i, r.time_ms) for i, r in mine.measured] == [(i, r.time_ms) for i, r in theirs.measured]
+        assert mine.best[0] == theirs.best[0]
+        assert [i for i, _ in mine.measured] == list(ranking[0][:k])
+        assert mine.best[1].time_ms == min(r.time_ms for _, r in mine.measured if r.is_ok)
+    with pytest.raises(InvalidInputError, match="k=0"):
+        measure_top(synth_space, synth_measurer, ranking, 0)
 
 
 def test_no_history_in_the_space_is_an_error(synth_space, synth_measurer):
