@@ -96,6 +96,9 @@ def _settings(args, kind: str):
                         ("--patience", args.patience)):
         if value is not None and value < 1:
             raise InvalidInputError(f"{flag} must be >= 1, got {value}")
+    if args.tune_repeats and not args.network:
+        raise InvalidInputError("--tune-repeats needs --network NAME (the layers of one run that "
+                                "share a shape)")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     resolve_zero_shot(args)  # and the --strategy / --budget defaults
     executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)

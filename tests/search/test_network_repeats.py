@@ -137,3 +137,11 @@ def test_cli_network_tunes_each_shape_once_unless_asked(tmp_path, capsys):
     assert [r["best"] for r in resumed["layers"]] == [r["best"] for r in out["layers"]]
     every = _cli_json(capsys, base + ["--tune-repeats"])
     assert every["evaluations"] == 2 * 20 and not any("same_as" in r for r in every["layers"])
+
+
+@pytest.mark.parametrize("argv", [["--layer", "resnet18.conv1"], ["--measure", "replay:x.json"]])
+def test_tune_repeats_without_a_network_is_one_line_exit_2(argv, capsys):
+    assert main(["tune", *argv, "--tune-repeats"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--tune-repeats needs --network NAME (the layers of one run that share "
+                        "a shape)") and "\n" not in err
