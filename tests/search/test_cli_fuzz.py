@@ -164,6 +164,7 @@ def tune_argv(draw, paths):
                          ("--history", st.sampled_from(paths["out_files"])),
                          ("--out-dir", st.sampled_from(paths["out_dirs"]))):
         argv += draw(_opt(flag, values, p=4))
+    argv += draw(st.sampled_from([[], [], [], ["--tune-repeats"]]))
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
