@@ -90,6 +90,9 @@ def print_network(args, jobs, reports, device, kind: str) -> None:
           f"{table['evaluations']} evaluations"
           + (f"; {repeated} with the shape of an earlier layer took its result "
              f"(--tune-repeats to tune them too)" if repeated else ""))
+    if table["total_time_ms"] is not None:
+        kind = "estimated (analytic model)" if table["estimate"] else "measured"
+        print(f"every layer's best, one after another: {table['total_time_ms']:.4g} ms, {kind}")
 
 
 class NetworkPrinter(Observer):

@@ -4,7 +4,9 @@
 writes with ``--network-json FILE``: per layer the best configuration's time (or its
 emulated traffic, for the ``emulate`` measurer, which times nothing), the words its
 dataflow moves, the best I/O lower bound at its on-chip words and their ratio, and the
-kernel file; plus the run's totals. A layer with the shape of an earlier one, not tuned
+kernel file; plus the run's totals: evaluations, layers tuned, and the layers' best times
+summed (``total_time_ms``, the network's convolutions run one after another; ``None``
+unless every layer has a time; ``estimate`` when any is one). A layer with the shape of an earlier one, not tuned
 again (:func:`~search.session.run.repeats`), has that layer's results, 0 evaluations and
 ``same_as`` naming it.
 
@@ -19,6 +21,8 @@ Examples
 >>> table = network_table(reports, network="alexnet")
 >>> [row["layer"] for row in table["layers"]], table["evaluations"]
 (['alexnet.conv4', 'alexnet.conv5'], 8)
+>>> table["total_time_ms"] == sum(r["best_time_ms"] for r in table["layers"]), table["estimate"]
+(True, True)
 >>> row = table["layers"][0]
 >>> row["cost_unit"], row["estimate"], row["ratio_to_bound"] >= 1
 ('ms', True, True)
@@ -69,5 +73,8 @@ def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] |
     for row in rows:  # a repeat measured nothing: its results are in its first layer's log
         if row["same_as"] is not None:
             row["log"] = own_log.get(row["same_as"])
+    times = [r["best_time_ms"] for r in rows]
     return {**about, "layers": rows, "evaluations": sum(r["evaluations"] for r in rows),
-            "tuned": sum(r["best_cost"] is not None for r in rows)}
+            "tuned": sum(r["best_cost"] is not None for r in rows),
+            "total_time_ms": sum(times) if rows and None not in times else None,
+            "estimate": any(r["estimate"] for r in rows)}

@@ -44,9 +44,12 @@ def test_network_json_table_matches_the_logs_and_kernels(tmp_path, capsys):
     code = main(_argv(tmp_path, 4, "--log", str(tmp_path / "run.jsonl"), "--network-json", str(table)))
     assert code == 0
     out = capsys.readouterr().out
-    assert out.rstrip().splitlines()[-1] == f"{len(NETWORK)} of {len(NETWORK)} layers tuned; " \
-                                           f"{4 * len(NETWORK)} evaluations"
+    tuned, total = out.rstrip().splitlines()[-2:]
+    assert tuned == f"{len(NETWORK)} of {len(NETWORK)} layers tuned; {4 * len(NETWORK)} evaluations"
     data = json.loads(table.read_text())
+    assert total == (f"every layer's best, one after another: {data['total_time_ms']:.4g} ms, "
+                     f"estimated (analytic model)")
+    assert data["total_time_ms"] == pytest.approx(sum(r["best_time_ms"] for r in data["layers"]))
     assert (data["network"], data["measure"], data["executor"], data["workers"]) == \
         ("alexnet", "model", "local", 2)
     assert [row["layer"] for row in data["layers"]] == NETWORK

@@ -98,6 +98,9 @@ def test_the_table_and_an_interrupt_count_each_measurement_once(tmp_path):
     rows = {row["layer"]: row for row in table["layers"]}
     assert rows["net.a3"]["log"] == "run.net.a1.jsonl" and rows["net.b2"]["same_as"] == "net.b1"
     assert rows["net.b2"]["best_cost"] == rows["net.b1"]["best_cost"]
+    a, b = rows["net.a1"]["best_time_ms"], rows["net.b1"]["best_time_ms"]
+    assert table["total_time_ms"] == pytest.approx(3 * a + 2 * b)  # the network runs every layer
+    assert table["estimate"] is False
     jobs = [SimpleNamespace(resume_as="run.jsonl")] * 5
     stopped = interrupted_run(jobs, reports[:4], {4: Interrupted(2, "run.net.a3.jsonl")})
     assert stopped.measurements == 2 * BUDGET + 2
