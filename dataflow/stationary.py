@@ -33,12 +33,11 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 from dataclasses import dataclass
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, check_dense, check_direct_tiling, direct_footprint, direct_io

@@ -18,8 +18,6 @@ from fractions import Fraction
 from . import limits
 from .errors import InvalidInputError
 
-from .errors import InvalidInputError
-
 __all__ = ["DTYPE_BYTES", "WORD_BYTES", "dtype_bytes", "parse_bytes", "fast_memory_words"]
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}

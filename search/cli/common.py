@@ -28,11 +28,9 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from iobound import limits
-from iobound.errors import InvalidInputError
-from search.outputs import check_output_dir, check_output_file
-
 from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
 from iobound.errors import InvalidInputError
+from search.outputs import check_output_dir, check_output_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer

@@ -11,9 +11,9 @@ wrote /tmp/r/table.md
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import argparse
+
+from iobound.errors import InvalidInputError
 
 from .common import LAYER_HELP, add_device_argument, check_output_dir
 from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection

@@ -10,10 +10,10 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import argparse
 import sys
+
+from iobound.errors import InvalidInputError
 
 from .common import LAYER_HELP, add_device_argument, add_json_argument, print_result
 

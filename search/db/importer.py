@@ -40,8 +40,6 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import gzip
 import json
 import math
@@ -53,8 +51,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
-
 from kernels.status import Status
+
 from ..kt_cache import entry_status, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA

@@ -21,14 +21,13 @@ True
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import hashlib
 import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from iobound.errors import InvalidInputError
 
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord

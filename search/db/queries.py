@@ -18,11 +18,11 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
+
+from iobound.errors import InvalidInputError
 
 from .model import Measurement, Workload
 from .store import TuningDB, workload_from_row

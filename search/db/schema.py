@@ -44,14 +44,14 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import os
 import random
 import sqlite3
 import time
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from iobound.errors import InvalidInputError
 
 __all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
            "write"]

@@ -28,8 +28,6 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import json
 import math
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "winograd_offered",

@@ -20,11 +20,10 @@ True
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import logging
 from typing import Callable, Iterable
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .dataset import Candidate, LabelRecord, shape_key, candidates

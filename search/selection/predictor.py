@@ -34,12 +34,12 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import json
 from typing import Sequence
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
 
 from .dataset import CLASSES, DIRECT, Candidate, Example, candidates
 from .features import FEATURE_NAMES, feature_matrix

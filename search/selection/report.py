@@ -24,13 +24,13 @@ Examples
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import base64
 import html
 import json
 from pathlib import Path
 from typing import Sequence
+
+from iobound.errors import InvalidInputError
 
 __all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "write_report"]
 

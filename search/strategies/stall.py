@@ -46,13 +46,13 @@ True
 
 from __future__ import annotations
 
-from iobound.errors import InvalidInputError
-
 import math
 from dataclasses import dataclass
 from typing import Collection, Sequence
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
 from ..option_checks import check_count, check_number
