@@ -196,7 +196,8 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     >>> from search.measure.replay import ReplayMeasurer
     >>> from search.kt_cache import KtCache
     >>> from search.replay_space import ReplaySpace
-    >>> cache = KtCache({"x": list(range(12))}, [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
+    >>> cache = KtCache({"x": list(range(12))},
+    ...                 [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
     >>> space, w = ReplaySpace(cache), Workload("k", [1], ("x",))
     >>> hist = [Measurement(w, "other", "t", MeasureRecord.ok({"x": x}, time_ms=2.0 + abs(x - 4)))
     ...         for x in range(12)]

@@ -6,9 +6,9 @@ arms, never both:
 
 - a **history round** measures the prior's next candidates (in the first rounds
   the consensus's next and each source's next best, round robin,
-  :meth:`~.prior.HistoryPrior.picker`, with the history model's next as well where no
+  :meth:`~.prior.HistoryPrior.picker`, with the history models' next as well where no
   source measured the target's own problem, ``model_picks``; later, the sources most
-  like the target first, or the model's next when its pick is the target's best after
+  like the target first, or a model's next when its pick is the target's best after
   the first rounds, ``follow_model``);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
   (the explorer, ``sa``) learns its cost model with the history's ranks of each
@@ -89,7 +89,7 @@ from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
 from ..strategies.stall import StallOptions
 from .guided_options import GuidedOptions, guided_options
-from .prior import MODEL_LIST
+from .prior import MODEL_LISTS
 from .prior_feature import PriorFeatureSpace
 
 __all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped"]
@@ -117,7 +117,7 @@ def _escape(inner: Strategy, source: str | None) -> None:
 
 
 def _model_listed(prior, mode: str) -> bool:
-    """Whether the history rounds hear the prior's ranking model as one more list."""
+    """Whether the history rounds hear the prior's models (ranking, regression) as more lists."""
     return mode == "always" or (mode == "unmatched" and not prior.has_target_problem)
 
 
@@ -143,8 +143,8 @@ class HistoryGuided(Strategy):
         self._model_listed = prior is not None and _model_listed(prior, self.guided.model_picks)
         self._picker = prior.picker(self._model_listed) if prior is not None else None
         lists = len(self._picker) if prior is not None else 1
-        self._from_model: set[int] = set()
-        self._follow = False
+        self._from_model: dict[int, int] = {}  # a model list's pick -> the list's position
+        self._follow: np.ndarray | None = None  # the model order that won, once one has
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
         self._asked: set[int] = set()
@@ -184,8 +184,9 @@ class HistoryGuided(Strategy):
             return True
         if (self.guided.follow_model and self._model_listed and self._last_was_history
                 and self._history_rounds == self._unjudged and self._best_from_model()):
-            # the model's pick beat every source's best: the list that won keeps the rounds
-            self._follow = True
+            # a model's pick beat every source's best: the list that won keeps the rounds
+            known = self._known_costs()
+            self._follow = self.prior.model_list(self._from_model[min(known, key=known.get)])
             return True
         if (self._last_was_history and self._history_rounds == self._unjudged
                 and self._trusted()):
@@ -213,20 +214,21 @@ class HistoryGuided(Strategy):
         return {i: r.cost for i, r in self._known.items() if math.isfinite(r.cost)}
 
     def _best_from_model(self) -> bool:
-        """Whether the target's best so far is a pick of the model's list."""
+        """Whether the target's best so far is a pick of a model's list."""
         known = self._known_costs()
         return bool(known) and min(known, key=known.get) in self._from_model
 
     def _history_picks(self, n: int) -> list[int]:
-        if self._follow:
-            return [int(i) for i in self.prior.ranking if int(i) not in self._asked][:n]
+        if self._follow is not None:
+            return [int(i) for i in self._follow if int(i) not in self._asked][:n]
         known = self._known_costs()
         if self.guided.match > 0 and self._history_rounds >= self._unjudged and len(known) > 1:
             order = self.prior.matched_order(known, self.guided.match)
             return [int(i) for i in order if int(i) not in self._asked][:n]
         out = self._picker.picks(n, self._asked)
         if self._model_listed:
-            self._from_model.update(i for i in out if self._picker.origin.get(i) == MODEL_LIST)
+            self._from_model.update({i: self._picker.origin[i] for i in out
+                                     if self._picker.origin.get(i) in MODEL_LISTS})
         return out
 
     def _inner_ask(self, n: int) -> list[int]:

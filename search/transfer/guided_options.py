@@ -80,15 +80,16 @@ class GuidedOptions:
         ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
         ``p <= trust_alpha / sources``); ``trust`` above 1: never.
     model_picks : str
-        Whether the history rounds also walk the prior's ranking model's order (heard
-        second, after the prior's order, :meth:`~.prior.HistoryPrior.picker`):
-        ``"unmatched"`` (default) when no source measured the target's own problem
-        (another layer of our conv template: the sources' times are of other problems,
-        the model carries them over); ``"always"``; ``"never"``.
+        Whether the history rounds also walk the orders of the prior's two models, the
+        ranking model's and the regression's (zero-shot's model; heard right after the
+        prior's order, :meth:`~.prior.HistoryPrior.picker`): ``"unmatched"`` (default)
+        when no source measured the target's own problem (another layer of our conv
+        template: the sources' times are of other problems, the models carry them over);
+        ``"always"``; ``"never"``.
     follow_model : bool
-        With the model's order heard, when the target's best after the unjudged rounds is
-        the model's pick, the next round is a history round again and it and every later
-        history round take the model's next unasked configurations: the list that won
+        With the models' orders heard, when the target's best after the unjudged rounds is
+        a model's pick, the next round is a history round again and it and every later
+        history round take that model's next unasked configurations: the list that won
         keeps the rounds (while they improve, as any history round).
     """
 

@@ -22,11 +22,16 @@ with its nearest devices, whose own best lists hold its optimum (eight presets o
 conv template: the consensus's 10 first reached 0.903 of the optimum, every source's 10
 best 0.991; ``benchmarks/results/transfer_experiments.md``). Where no source measured the
 target's own problem (:func:`same_problem`: another layer of our conv template), the
-model's ranking is one more list, heard right after the prior's order: the sources' best
-lists are of other problems, and the model, which learns from all of them through rows that
+models' orders are two more lists, heard right after the prior's order: the sources' best
+lists are of other problems, and a model, which learns from all of them through rows that
 mean the same on every layer, often guesses the target's best better (11 of ResNet-50's
-new shapes from ResNet-18 and VGG-16 history: its first pick beat the consensus's on 9,
-0.83 of the reference against 0.74 on average). Once the target measured
+new shapes from ResNet-18 and VGG-16 history: the ranking's first pick beat the
+consensus's on 9, 0.83 of the reference against 0.74 on average). The two models are the
+ranking above and ``regression``, zero-shot's model (:func:`search.zero_shot.history_ranking`:
+one regression of every source's relative times, no match weights): neither guesses
+better on every network and device, and hearing both put the best of the first 4 and 8
+picks at or above either alone on the four networks measured
+(``benchmarks/results/transfer_experiments.md``, "Both models heard"). Once the target measured
 some, :meth:`HistoryPrior.matched_order` weighs each source by how its times order the
 target's (:meth:`HistoryPrior.agreement`, Kendall's tau). Whether any of them is worth
 measuring is decided on the target by :class:`search.transfer.guided.HistoryGuided`,
@@ -65,10 +70,11 @@ from .rows import rows_for
 from .sources import SourceGroup, consensus, same_problem, source_groups
 
 __all__ = ["PriorOptions", "HistoryPrior", "Picker", "SourceGroup", "source_groups",
-           "same_problem", "consensus", "MODEL_LIST"]
+           "same_problem", "consensus", "MODEL_LISTS"]
 
-#: Where :meth:`HistoryPrior.picker` puts the ranking model's list when it is heard.
-MODEL_LIST = 1
+#: Where :meth:`HistoryPrior.picker` walks the model orders when they are heard: the
+#: ranking model's, then the regression's.
+MODEL_LISTS = (1, 2)
 
 
 def _each_once(*orders: np.ndarray) -> np.ndarray:
@@ -100,12 +106,13 @@ class HistoryPrior:
     """Per-source best lists and a history ranking of a space (see module doc)."""
 
     def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int,
-                 options: PriorOptions | None = None):
+                 options: PriorOptions | None = None, regression_of=None):
         o = options or PriorOptions()
         self.groups = groups
         self.ranking = ranking
         self.records = records
         self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
+        self._regression_of = regression_of  # () -> the regression's order (:attr:`regression`)
 
     @classmethod
     def fit(cls, space, history: Sequence, target_problem: Any = None,
@@ -128,7 +135,24 @@ class HistoryPrior:
                                             + [g.indices for g in groups]))
         score = booster.inplace_predict(rows.space_rows(cand))
         ranking = cand[np.lexsort((cand, -score))]
-        return cls(groups, ranking, sum(g.size for g in groups), o)
+
+        def regression_of() -> np.ndarray:
+            from ..zero_shot import ZeroShotOptions, history_ranking
+            zo = ZeroShotOptions(max_rows_per_source=o.max_rows_per_source,
+                                 candidates=None if len(space) <= o.max_candidates
+                                 else o.max_candidates)
+            return history_ranking(space, history, zo, seed)[0]
+        return cls(groups, ranking, sum(g.size for g in groups), o, regression_of)
+
+    @cached_property
+    def regression(self) -> np.ndarray:
+        """The space ordered by zero-shot's model of the history (a regression of every
+        source's times relative to its best, :func:`search.zero_shot.history_ranking`),
+        fitted when first asked for: a second model list beside :attr:`ranking` (see
+        :meth:`picker`); empty when the prior has no model."""
+        if self._regression_of is None or not len(self.ranking):
+            return np.zeros(0, dtype=np.int64)
+        return self._regression_of()
 
     @property
     def has_target_problem(self) -> bool:
@@ -200,10 +224,16 @@ class HistoryPrior:
     def picker(self, model: bool = False) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
         each source's own, in turn: the consensus's best, every source's best not yet
-        picked, the consensus's next... (see module doc). With ``model`` the ranking
-        model's order is heard second, right after the prior's order: where no source
-        measured the target's own problem, the model (which learns from every source through
-        rows that mean the same on every problem) guesses its best better than any of them
-        (:class:`~.guided_options.GuidedOptions`, ``model_picks``)."""
-        model_list = [self.ranking] if model and len(self.ranking) else []  # at MODEL_LIST
-        return Picker([self.order()] + model_list + [order for _, order in self.source_orders()])
+        picked, the consensus's next... (see module doc). With ``model`` the two models'
+        orders are heard right after the prior's order, the ranking model's and the
+        regression's (:attr:`regression`), at :data:`MODEL_LISTS`: where no source measured
+        the target's own problem, the models (which learn from every source through rows
+        that mean the same on every problem) guess its best better than any source, and
+        neither model is the better one everywhere (:class:`~.guided_options.GuidedOptions`,
+        ``model_picks``)."""
+        models = [self.ranking, self.regression] if model and len(self.ranking) else []
+        return Picker([self.order()] + models + [order for _, order in self.source_orders()])
+
+    def model_list(self, position: int) -> np.ndarray:
+        """The model order the picker walks at ``position`` (one of :data:`MODEL_LISTS`)."""
+        return (self.ranking, self.regression)[MODEL_LISTS.index(position)]

@@ -1,11 +1,14 @@
-"""The history rounds hear the prior's ranking model when no source measured the target's problem.
+"""The history rounds hear the prior's models when no source measured the target's problem.
 
-``GuidedOptions.model_picks``: ``"unmatched"`` (default) puts the ranking model's order
-in the picker's round robin, second, only when every source is of another problem;
-``"always"`` whatever the sources; ``"never"`` not at all.
+``GuidedOptions.model_picks``: ``"unmatched"`` (default) puts the ranking model's order and
+the regression's (zero-shot's model) in the picker's round robin, right after the prior's
+order, only when every source is of another problem; ``"always"`` whatever the sources;
+``"never"`` not at all. With ``follow_model`` the model list whose pick won keeps the rounds.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -18,7 +21,9 @@ from search.transfer import GuidedOptions, HistoryGuided, HistoryPrior
 from search.transfer.guided_options import MODEL_PICKS
 from search.measure.base import MeasureRecord
 from search.transfer.picker import Picker
+from search.transfer.prior import MODEL_LISTS
 from search.tuner import tune
+from search.zero_shot import ZeroShotOptions, history_ranking
 
 from tests.search.test_transfer import SPACE, Bowl, _bowl, _hist, ask_until
 
@@ -46,16 +51,28 @@ def test_has_target_problem_says_whether_a_source_measured_the_targets_problem()
 @pytest.mark.parametrize("mode, problem, listed", [
     ("unmatched", [64, 48], True), ("unmatched", [64, 64], False),
     ("always", [64, 64], True), ("never", [64, 48], False)])
-def test_first_history_round_walks_the_ranking_second_when_listed(mode, problem, listed):
+def test_first_history_round_walks_the_models_second_when_listed(mode, problem, listed):
     """The first history round is the round robin over the prior's order, the ranking model's
-    order when listed (right after it), then each source's own."""
+    and the regression's orders when listed (right after it), then each source's own."""
     prior = _prior(problem)
     inner = make_strategy("random", SPACE, {"batch_size": 4}, np.random.default_rng(0))
     s = HistoryGuided(inner, prior, GuidedOptions(model_picks=mode), np.random.default_rng(1))
-    lists = ([prior.order()] + ([prior.ranking] if listed else [])
+    lists = ([prior.order()] + ([prior.ranking, prior.regression] if listed else [])
              + [o for _, o in prior.source_orders()])
     assert s.ask(4) == Picker(lists).picks(4, set())
-    assert len(Picker(lists)) == 3 + listed
+    assert len(Picker(lists)) == 3 + 2 * listed
+    assert [prior.model_list(k) is lst for k, lst in zip(MODEL_LISTS, lists[1:3])] == [listed] * 2
+
+
+def test_the_regression_is_zero_shots_ranking_of_the_space():
+    """The second model list is exactly what zero-shot ranks with (same history, seed, cap)."""
+    keep = range(0, len(SPACE), 3)
+    hist = (_hist("gpu0", _bowl((2, 3, 2)), problem=[64, 48], keep=keep)
+            + _hist("gpu1", _bowl((5, 1, 4)), problem=[64, 48], keep=keep))
+    prior = HistoryPrior.fit(SPACE, hist, target_problem=TARGET, seed=3)
+    ranked, _, _ = history_ranking(SPACE, hist, ZeroShotOptions(), seed=3)
+    assert prior.regression.tolist() == ranked.tolist()
+    assert sorted(prior.regression.tolist()) == list(range(len(SPACE)))
 
 
 @given(st.integers(0, 2**16), st.sampled_from(MODEL_PICKS), st.sampled_from([[64, 64], [64, 48]]),
@@ -108,23 +125,28 @@ class _Table(Bowl):
 
 
 @pytest.mark.parametrize("follow", [True, False])
-def test_when_the_models_pick_wins_the_next_round_follows_the_model(follow):
-    """Sources of another problem; the target's best after the first round is the model's
-    pick: with ``follow_model`` the next round is the model's next four unasked, else
-    (no trusted source, decay 0) history stops and the inner strategy asks."""
+@pytest.mark.parametrize("position", MODEL_LISTS)
+def test_when_a_models_pick_wins_the_next_round_follows_that_model(follow, position):
+    """Sources of another problem; the target's best after the first (unjudged) rounds is
+    the pick of one model's list: with ``follow_model`` the next round is that model's next
+    four unasked, else (no trusted source, decay 0) history stops and the inner strategy
+    asks."""
     prior = _prior([64, 48])
-    lists = [prior.order(), prior.ranking] + [o for _, o in prior.source_orders()]
-    picker = Picker(lists)
-    first = picker.picks(4, set())
-    model_pick = next(i for i in first if picker.origin[i] == 1)
+    lists = [prior.order(), prior.ranking, prior.regression] + [o for _, o in prior.source_orders()]
+    unjudged = min(GuidedOptions().first_rounds, math.ceil(len(lists) / 4))
+    picker, first = Picker(lists), []
+    for _ in range(unjudged):
+        first.append(picker.picks(4, {i for r in first for i in r}))
+    model_pick = next(i for r in first for i in r if picker.origin[i] == position)
     inner = make_strategy("random", SPACE, {"batch_size": 4}, np.random.default_rng(0))
     s = HistoryGuided(inner, prior, GuidedOptions(decay=0.0, trust=1.5, follow_model=follow),
                       np.random.default_rng(1))
     meas = _Table(model_pick)
-    got = s.ask(4)
-    assert got == first
-    s.tell(got, meas.measure([SPACE.get(i) for i in got]))
-    second = s.ask(4)
-    follow_next = [int(i) for i in prior.ranking if int(i) not in set(first)][:4]
-    assert (second == follow_next) == follow
-    assert s.stats()["history"]["history_rounds"] == (2 if follow else 1)
+    for expected in first:
+        got = s.ask(4)
+        assert got == expected
+        s.tell(got, meas.measure([SPACE.get(i) for i in got]))
+    asked = {i for r in first for i in r}
+    follow_next = [int(i) for i in lists[position] if int(i) not in asked][:4]
+    assert (s.ask(4) == follow_next) == follow
+    assert s.stats()["history"]["history_rounds"] == unjudged + follow
