@@ -106,13 +106,14 @@ class HistoryPrior:
     """Per-source best lists and a history ranking of a space (see module doc)."""
 
     def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int,
-                 options: PriorOptions | None = None, regression_of=None):
+                 options: PriorOptions | None = None, fitted_on: tuple | None = None):
         o = options or PriorOptions()
         self.groups = groups
         self.ranking = ranking
         self.records = records
         self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
-        self._regression_of = regression_of  # () -> the regression's order (:attr:`regression`)
+        self._options = o
+        self._fitted_on = fitted_on  # (space, history, seed): what :attr:`regression` fits on
 
     @classmethod
     def fit(cls, space, history: Sequence, target_problem: Any = None,
@@ -135,14 +136,7 @@ class HistoryPrior:
                                             + [g.indices for g in groups]))
         score = booster.inplace_predict(rows.space_rows(cand))
         ranking = cand[np.lexsort((cand, -score))]
-
-        def regression_of() -> np.ndarray:
-            from ..zero_shot import ZeroShotOptions, history_ranking
-            zo = ZeroShotOptions(max_rows_per_source=o.max_rows_per_source,
-                                 candidates=None if len(space) <= o.max_candidates
-                                 else o.max_candidates)
-            return history_ranking(space, history, zo, seed)[0]
-        return cls(groups, ranking, sum(g.size for g in groups), o, regression_of)
+        return cls(groups, ranking, sum(g.size for g in groups), o, (space, history, seed))
 
     @cached_property
     def regression(self) -> np.ndarray:
@@ -150,9 +144,15 @@ class HistoryPrior:
         source's times relative to its best, :func:`search.zero_shot.history_ranking`),
         fitted when first asked for: a second model list beside :attr:`ranking` (see
         :meth:`picker`); empty when the prior has no model."""
-        if self._regression_of is None or not len(self.ranking):
+        if self._fitted_on is None or not len(self.ranking):
             return np.zeros(0, dtype=np.int64)
-        return self._regression_of()
+        from ..zero_shot import ZeroShotOptions, history_ranking
+        space, history, seed = self._fitted_on
+        o = self._options
+        large = len(space) > o.max_candidates
+        zo = ZeroShotOptions(max_rows_per_source=o.max_rows_per_source,
+                             candidates=o.max_candidates if large else None)
+        return history_ranking(space, history, zo, seed)[0]
 
     @property
     def has_target_problem(self) -> bool:
