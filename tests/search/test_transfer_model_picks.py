@@ -9,6 +9,7 @@ order, only when every source is of another problem; ``"always"`` whatever the s
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -73,6 +74,8 @@ def test_the_regression_is_zero_shots_ranking_of_the_space():
     ranked, _, _ = history_ranking(SPACE, hist, ZeroShotOptions(), seed=3)
     assert prior.regression.tolist() == ranked.tolist()
     assert sorted(prior.regression.tolist()) == list(range(len(SPACE)))
+    fresh = HistoryPrior.fit(SPACE, hist, target_problem=TARGET, seed=3)
+    assert pickle.loads(pickle.dumps(fresh)).regression.tolist() == ranked.tolist()
 
 
 @given(st.integers(0, 2**16), st.sampled_from(MODEL_PICKS), st.sampled_from([[64, 64], [64, 48]]),
