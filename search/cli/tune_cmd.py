@@ -238,7 +238,7 @@ def _printer(args, many: bool = False, jobs=()):
     executor = jobs[0].settings.executor if jobs else None
     if many and executor is not None and executor.parallel_layers != 1:  # layers at once
         from .tune_network import NetworkPrinter
-        from search.session.run import repeats
+        from search.session.repeats import repeats
         tuned = len(jobs) if args.tune_repeats else repeats(jobs).count(None)
         return NetworkPrinter(args.budget * tuned, _print_layer,
                               "words" if jobs[0].measure == "emulate" else "ms")

@@ -10,8 +10,11 @@ back as frozen dataclasses (:class:`LayerReport`, :class:`ReplayReport`).
   files), :class:`Builders` (the functions that build space, measurer and strategy:
   the seams to swap) and :class:`Observer` (hooks for progress and printing);
 - :mod:`~search.session.run`: :func:`tune_layers` = :func:`plan_layers` (check,
-  one :class:`LayerJob` per layer) + :func:`run_layers` (:func:`run_layer` each),
-  and :func:`tune_replay`;
+  one :class:`LayerJob` per layer) + :func:`run_layers` (:func:`run_layer` each;
+  :mod:`~search.session.repeats`: a layer of an earlier one's shape takes its report);
+- :mod:`~search.session.replay`: :func:`tune_replay`, a recorded Kernel Tuner space;
+- :mod:`~search.session.loop`: the tuning loop of one space and its stored outcomes, shared
+  by both;
 - :mod:`~search.session.files`: per-layer file names, resume, history keys, export;
 - :mod:`~search.session.reports`: the report dataclasses.
 
@@ -29,7 +32,8 @@ Examples
 from .files import cache_meta, history_key, per_layer_path
 from .history_use import HISTORY_STRATEGIES, HistoryUse, history_options
 from .reports import ExportOutcome, HistoryOutcome, LayerReport, ReplayReport
-from .run import LayerJob, plan_layers, run_layer, run_layers, tune_layers, tune_replay
+from .replay import tune_replay
+from .run import LayerJob, plan_layers, run_layer, run_layers, tune_layers
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
 __all__ = ["tune_layers", "tune_replay", "plan_layers", "run_layer", "run_layers", "LayerJob",

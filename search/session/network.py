@@ -7,7 +7,7 @@ dataflow moves, the best I/O lower bound at its on-chip words and their ratio, a
 kernel file; plus the run's totals: evaluations, layers tuned, and the layers' best times
 summed (``total_time_ms``, the network's convolutions run one after another; ``None``
 unless every layer has a time; ``estimate`` when any is one). A layer with the shape of
-an earlier one, not tuned again (:func:`~search.session.run.repeats`), has that layer's
+an earlier one, not tuned again (:func:`~search.session.repeats.repeats`), has that layer's
 results, 0 evaluations and ``same_as`` naming it.
 
 Examples

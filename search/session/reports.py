@@ -81,8 +81,9 @@ class LayerReport:
         d.update(layer=self.layer.name, layer_shape=self.layer.short(), device=self.device,
                  algorithm=self.algorithm, space_size=self.space_size,
                  unpruned_size=self.unpruned_size, seconds=round(self.seconds, 3))
+        d["evaluations"] = self.evaluations
         if self.same_as is not None:
-            d.update(same_as=self.same_as, evaluations=0)
+            d["same_as"] = self.same_as
         _add_history(d, self.history, self.history_use)
         if self.winner is not None:
             d["bound"] = self.winner.bound.to_dict()

@@ -1,51 +1,42 @@
-"""Tune layers (or a recorded space) end to end: plan, tune each, report.
+"""Tune layers end to end: plan, tune each, report.
 
 :func:`plan_layers` checks everything that can be checked before anything runs
 (measure kind, log and resume files, the history database) and gives one
 :class:`LayerJob` per layer, with its own log, resume and export paths.
 :func:`run_layer` tunes one job and reports it: the space and measurer from
-:class:`~search.session.settings.Builders`, the tuning loop, the history and
-export outcomes, and the winner's bound, kernel file and emulator check. A job
-holds only plain values. :func:`run_layers` runs the jobs in turn, or, when they
+:class:`~search.session.settings.Builders`, the tuning loop and its stored outcomes
+(:mod:`search.session.loop`), and the winner's bound, kernel file and emulator check. A
+job holds only plain values. :func:`run_layers` runs the jobs in turn, or, when they
 measure through an executor, several at once over one pool of workers
-(:mod:`search.session.parallel`). :func:`tune_layers` is the two together,
-:func:`tune_replay` the same for a recorded Kernel Tuner space.
+(:mod:`search.session.parallel`); a layer with an earlier one's shape takes its report
+(:mod:`search.session.repeats`). :func:`tune_layers` is the two together; a recorded
+Kernel Tuner space is :func:`search.session.replay.tune_replay`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from iobound.errors import InvalidInputError
 
-from ..interrupts import Interrupted, signals_deferred
-from ..tune_result import StopReason
+from ..interrupts import Interrupted
 from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
-                    log_and_resume, per_layer_path, write_outcomes)
-from .history_use import check_zero_shot_db, history_options, telling_fallback
-from .reports import LayerReport, ReplayReport
+                    log_and_resume, per_layer_path)
+from .history_use import check_zero_shot_db
+from .loop import DEFAULT_BUILDERS, NO_OBSERVER, store_outcomes, tune_space
+from .repeats import repeat_report, repeats
+from .reports import LayerReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.devices import Device
     from iobound.layer import ConvLayer
 
-    from ..kt_cache import KtCache
-    from ..measure.base import Measurer
-    from ..space import Space
     from ..tune_result import TuneResult
 
-__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "repeats", "repeat_report",
-           "tune_layers", "tune_replay"]
-
-_NO_OBSERVER = Observer()
-_DEFAULT_BUILDERS = Builders()
-#: Layers tuned at once read and write the history database one at a time.
-_HISTORY = threading.RLock()
+__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "tune_layers"]
 
 
 @dataclass(frozen=True)
@@ -93,75 +84,6 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     return jobs
 
 
-def _tune(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
-          observer: Observer, builders: Builders, problem: Any = None, executor_for=None):
-    """The tuning loop with the observer's progress; (result, seconds, history use).
-
-    ``executor_for(measurer)``, when given, is the executor to measure through (a lane of
-    a pool shared by several layers); else ``settings.executor`` makes one for this run.
-    """
-    from ..tuner import tune
-    with _HISTORY:  # read now, when the layer starts: it sees what earlier layers stored
-        options, history_use, prior = history_options(settings, space, problem)
-    build, fell_back = builders.strategy, []
-    if prior is not None:
-        from ..transfer import with_history
-
-        def build(name, space_, options_, rng):
-            return with_history(builders.strategy(name, space_, options_, rng), prior,
-                                seed=settings.seed)
-    build = telling_fallback(build, observer, settings, history_use, fell_back)
-    t0 = time.perf_counter()
-    try:
-        if executor_for is not None or settings.executor is not None:
-            from ..executors import ExecutorMeasurer, make_executor
-            executor = (executor_for(measurer) if executor_for is not None
-                        else make_executor(measurer, settings.executor))
-            measurer = ExecutorMeasurer(measurer, executor)
-        result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
-                      log=settings.log, resume=settings.resume, options=options,
-                      patience=settings.patience, progress=observer.progress, header=header,
-                      build_strategy=build)
-    finally:
-        stopped = _wind_down(measurer, observer)
-    if stopped:  # the result is stored all the same (_outcomes), then the run stops
-        result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
-    if fell_back and history_use is not None:
-        history_use = dataclasses.replace(history_use, used=False)
-    return result, time.perf_counter() - t0, history_use
-
-
-def _wind_down(measurer: "Measurer", observer: Observer) -> bool:
-    """Close the run's executor and tell the observer the loop ended; whether a signal
-    (or a ``KeyboardInterrupt`` from a hook) came meanwhile: it is noted, not raised, so
-    the run's measurements still reach the history and the export."""
-    with signals_deferred() as deferred:
-        try:
-            if hasattr(measurer, "executor"):
-                measurer.executor.close()
-            observer.tuning_done()
-        except KeyboardInterrupt:
-            return True
-    return deferred.signal is not None
-
-
-def _outcomes(settings: TuneSettings, result: "TuneResult", space: "Space", measurer: "Measurer",
-              resume_as: str | None = None):
-    """(history outcome, export outcome), each ``None`` when not asked for, written for
-    whatever was measured: a signal during the writes waits for them (a second Ctrl-C
-    cannot cut them short). Then :class:`~search.interrupts.Interrupted` if the run was
-    interrupted, or :class:`~search.session.files.OutputWriteError` if a write failed;
-    both say where the log is."""
-    with signals_deferred() as deferred, _HISTORY:
-        history, export, failed = write_outcomes(settings, result, space, measurer)
-    log = settings.log or settings.resume
-    if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
-        raise Interrupted(len(result.trials), log, failed, resume_as)
-    if failed:
-        raise OutputWriteError(f"could not write {failed}; {kept_where(len(result.trials), log)}")
-    return history, export
-
-
 def _winner(job: LayerJob, result: "TuneResult"):
     """The winner's report (kernel file, emulator check); an interrupt or a failed write
     says where the measurements are."""
@@ -182,17 +104,17 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
               builders: Builders | None = None, executor_for=None) -> LayerReport:
     """Tune one layer and report it (see module doc); ``executor_for(measurer)``: the
     executor to measure through (default: one made from ``settings.executor``, if any)."""
-    observer = observer or _NO_OBSERVER
-    builders = builders or _DEFAULT_BUILDERS
+    observer = observer or NO_OBSERVER
+    builders = builders or DEFAULT_BUILDERS
     layer, settings = job.layer, job.settings
     space = builders.space(layer, job.device, job.algorithm)
     header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": job.device.name,
               "algorithm": job.algorithm}
     with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
         observer.layer_started(job, space)
-        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
+        result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
                                              builders, layer.to_dict(), executor_for)
-        history, export = _outcomes(settings, result, space, measurer, job.resume_as)
+        history, export = store_outcomes(settings, result, space, measurer, job.resume_as)
     winner = _winner(job, result)
     report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
                          measure=job.measure, space_size=len(space),
@@ -204,35 +126,6 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     except KeyboardInterrupt:  # while printing it: the layer is stored and counts as kept
         raise Interrupted(len(result.trials), settings.log or settings.resume,
                           resume_as=job.resume_as) from None
-    return report
-
-
-def repeats(jobs: Sequence[LayerJob]) -> list[int | None]:
-    """For each job, the index of the first earlier job it repeats (the same layer shape,
-    device, algorithm and measurer: the same space and the same measurements), or ``None``.
-
-    >>> from types import SimpleNamespace as Job
-    >>> from iobound.networks import get_layer
-    >>> a, b, c = (get_layer(f"resnet18.{n}") for n in ("conv2_1a", "conv2_1b", "conv3_1a"))
-    >>> repeats([Job(layer=l, device="v100", algorithm="direct", measure="model")
-    ...          for l in (a, c, b, c)])  # conv2_1b has conv2_1a's shape
-    [None, None, 0, 1]
-    """
-    first: dict = {}
-    out: list[int | None] = []
-    for k, job in enumerate(jobs):
-        key = (job.layer, getattr(job.device, "name", job.device), job.algorithm, job.measure)
-        out.append(first.get(key))
-        first.setdefault(key, k)
-    return out
-
-
-def repeat_report(job: LayerJob, first: LayerReport, observer: Observer) -> LayerReport:
-    """The report of ``job``, a repeat of the layer ``first`` reports: its result, winner
-    and kernel, nothing measured or stored for it; told to the observer."""
-    report = dataclasses.replace(first, layer=job.layer, seconds=0.0, history=None, export=None,
-                                 same_as=first.layer.name)
-    observer.finished(report)
     return report
 
 
@@ -250,7 +143,7 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     layer is stored as it ends).
     """
     jobs = list(jobs)
-    observer = observer or _NO_OBSERVER
+    observer = observer or NO_OBSERVER
     origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
     distinct = [job for job, o in zip(jobs, origin) if o is None]
     reports: list[LayerReport] = []
@@ -316,41 +209,3 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
     jobs = plan_layers(layers, device, settings or TuneSettings(), measure=measure,
                        algorithm=algorithm, out_dir=out_dir, verify=verify)
     return run_layers(jobs, observer, builders)
-
-
-def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
-                observer: Observer | None = None, builders: Builders | None = None) -> ReplayReport:
-    """Tune a recorded Kernel Tuner space by replaying its measurements.
-
-    ``cache`` is a loaded :class:`~search.kt_cache.KtCache` or the path of a cache
-    file, which defines the space and the device.
-    """
-    from ..measure.replay import ReplayMeasurer
-    from ..replay_space import ReplaySpace
-    settings = settings or TuneSettings()
-    observer = observer or _NO_OBSERVER
-    builders = builders or _DEFAULT_BUILDERS
-    check_log_paths(settings.log, settings.resume, [None])
-    check_outputs(settings, [None])
-    check_zero_shot_db(settings)
-    check_history(settings.history)
-    space = ReplaySpace(cache)
-    file = cache if isinstance(cache, str) else space.cache.path
-    header = {"replay": file, "device": space.cache.device_name}
-    log, resume = log_and_resume(settings.log, settings.resume)
-    settings = dataclasses.replace(settings, log=log, resume=resume)
-    with ReplayMeasurer(space.cache) as measurer:
-        observer.replay_started(file, space)
-        result, seconds, history_use = _tune(space, measurer, settings, header, observer,
-                                             builders, problem=space.cache.problem_size)
-        history, export = _outcomes(settings, result, space, measurer)
-    try:  # an interrupt from here on: the run is stored and counts as kept
-        report = ReplayReport(file=file, device=space.cache.device_name,
-                              kernel=space.cache.kernel_name, space_size=len(space),
-                              statuses=result.space["statuses"], result=result, seconds=seconds,
-                              recorded_optimum_ms=space.cache.recorded_optimum(),
-                              history=history, export=export, history_use=history_use)
-        observer.finished(report)
-    except KeyboardInterrupt:
-        raise Interrupted(len(result.trials), settings.log or settings.resume) from None
-    return report

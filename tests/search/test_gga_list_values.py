@@ -17,7 +17,7 @@ from search.db.importer import import_files
 from search.measure.replay import ReplayMeasurer
 from search.replay_space import ReplaySpace
 from search.session import TuneSettings
-from search.session.run import tune_replay
+from search.session.replay import tune_replay
 from search.strategies.gga import GuidedGAStrategy, options_from_db
 from search.strategies.gga_history import filter_history
 from search.tuner import tune

@@ -1,6 +1,6 @@
 """A network's layers of one shape are tuned once: the later ones take the first's result.
 
-What is checked: :func:`~search.session.run.repeats` against a direct search of the
+What is checked: :func:`~search.session.repeats.repeats` against a direct search of the
 earlier layers; a repeat measures nothing (the stand-in measurer leaves no build marker
 for it, in turn or through a pool) and reports exactly what tuning it again gives with a
 deterministic measurer and the same seed (``tune_repeats=True``); the totals, the network
@@ -26,7 +26,7 @@ from search.interrupts import Interrupted
 from search.session import Builders, Observer, TuneSettings, tune_layers
 from search.session.network import network_table
 from search.session.parallel import interrupted_run
-from search.session.run import repeats
+from search.session.repeats import repeats
 
 A, B = (ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=c, k_h=3, k_w=3, padding=1) for c in (16, 32))
 #: a, b, a again, b again, a once more: three repeats of two shapes

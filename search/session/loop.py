@@ -1,0 +1,106 @@
+"""The tuning loop of one space, shared by layers and recorded spaces: history, strategy,
+executor, the loop itself, and the outcomes stored at its end.
+
+:func:`tune_space` reads the history when the space starts (a layer started later sees
+what earlier ones stored), wraps the strategy with it, measures through the run's
+executor when there is one, and winds down (a signal meanwhile is noted, not raised);
+:func:`store_outcomes` then writes the history and the export for whatever was measured,
+and says with :class:`~search.interrupts.Interrupted` or
+:class:`~search.session.files.OutputWriteError` where the measurements are when the run
+was interrupted or a write failed. Layers tuned at once read and write the history
+database one at a time (:data:`HISTORY_LOCK`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..interrupts import Interrupted, signals_deferred
+from ..tune_result import StopReason
+from .files import OutputWriteError, kept_where, write_outcomes
+from .history_use import history_options, telling_fallback
+from .settings import Builders, Observer, TuneSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..measure.base import Measurer
+    from ..space import Space
+    from ..tune_result import TuneResult
+
+__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "tune_space", "store_outcomes"]
+
+NO_OBSERVER = Observer()
+DEFAULT_BUILDERS = Builders()
+#: Layers tuned at once read and write the history database one at a time.
+HISTORY_LOCK = threading.RLock()
+
+
+def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
+               observer: Observer, builders: Builders, problem: Any = None, executor_for=None):
+    """The tuning loop with the observer's progress; (result, seconds, history use).
+
+    ``executor_for(measurer)``, when given, is the executor to measure through (a lane of
+    a pool shared by several layers); else ``settings.executor`` makes one for this run.
+    """
+    from ..tuner import tune
+    with HISTORY_LOCK:  # read now, when the layer starts: it sees what earlier layers stored
+        options, history_use, prior = history_options(settings, space, problem)
+    build, fell_back = builders.strategy, []
+    if prior is not None:
+        from ..transfer import with_history
+
+        def build(name, space_, options_, rng):
+            return with_history(builders.strategy(name, space_, options_, rng), prior,
+                                seed=settings.seed)
+    build = telling_fallback(build, observer, settings, history_use, fell_back)
+    t0 = time.perf_counter()
+    try:
+        if executor_for is not None or settings.executor is not None:
+            from ..executors import ExecutorMeasurer, make_executor
+            executor = (executor_for(measurer) if executor_for is not None
+                        else make_executor(measurer, settings.executor))
+            measurer = ExecutorMeasurer(measurer, executor)
+        result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
+                      log=settings.log, resume=settings.resume, options=options,
+                      patience=settings.patience, progress=observer.progress, header=header,
+                      build_strategy=build)
+    finally:
+        stopped = _wind_down(measurer, observer)
+    if stopped:  # the result is stored all the same (store_outcomes), then the run stops
+        result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+    if fell_back and history_use is not None:
+        history_use = dataclasses.replace(history_use, used=False)
+    return result, time.perf_counter() - t0, history_use
+
+
+def _wind_down(measurer: "Measurer", observer: Observer) -> bool:
+    """Close the run's executor and tell the observer the loop ended; whether a signal
+    (or a ``KeyboardInterrupt`` from a hook) came meanwhile: it is noted, not raised, so
+    the run's measurements still reach the history and the export."""
+    with signals_deferred() as deferred:
+        try:
+            if hasattr(measurer, "executor"):
+                measurer.executor.close()
+            observer.tuning_done()
+        except KeyboardInterrupt:
+            return True
+    return deferred.signal is not None
+
+
+def store_outcomes(settings: TuneSettings, result: "TuneResult", space: "Space",
+                   measurer: "Measurer", resume_as: str | None = None):
+    """(history outcome, export outcome), each ``None`` when not asked for, written for
+    whatever was measured: a signal during the writes waits for them (a second Ctrl-C
+    cannot cut them short). Then :class:`~search.interrupts.Interrupted` if the run was
+    interrupted, or :class:`~search.session.files.OutputWriteError` if a write failed;
+    both say where the log is."""
+    with signals_deferred() as deferred, HISTORY_LOCK:
+        history, export, failed = write_outcomes(settings, result, space, measurer)
+    log = settings.log or settings.resume
+    if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
+        raise Interrupted(len(result.trials), log, failed, resume_as)
+    if failed:
+        raise OutputWriteError(f"could not write {failed}; {kept_where(len(result.trials), log)}")
+    return history, export

@@ -1,0 +1,61 @@
+"""Tune a recorded Kernel Tuner space by replaying its measurements (``--measure replay:FILE``).
+
+The file defines the space and the device; the run goes through the same loop as a layer
+(:func:`~search.session.loop.tune_space`, history and export included) and reports the
+recorded optimum beside the best found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from ..interrupts import Interrupted
+from .files import check_history, check_log_paths, check_outputs, log_and_resume
+from .history_use import check_zero_shot_db
+from .loop import DEFAULT_BUILDERS, NO_OBSERVER, store_outcomes, tune_space
+from .reports import ReplayReport
+from .settings import Builders, Observer, TuneSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..kt_cache import KtCache
+
+__all__ = ["tune_replay"]
+
+
+def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
+                observer: Observer | None = None, builders: Builders | None = None) -> ReplayReport:
+    """Tune a recorded Kernel Tuner space by replaying its measurements.
+
+    ``cache`` is a loaded :class:`~search.kt_cache.KtCache` or the path of a cache
+    file, which defines the space and the device.
+    """
+    from ..measure.replay import ReplayMeasurer
+    from ..replay_space import ReplaySpace
+    settings = settings or TuneSettings()
+    observer = observer or NO_OBSERVER
+    builders = builders or DEFAULT_BUILDERS
+    check_log_paths(settings.log, settings.resume, [None])
+    check_outputs(settings, [None])
+    check_zero_shot_db(settings)
+    check_history(settings.history)
+    space = ReplaySpace(cache)
+    file = cache if isinstance(cache, str) else space.cache.path
+    header = {"replay": file, "device": space.cache.device_name}
+    log, resume = log_and_resume(settings.log, settings.resume)
+    settings = dataclasses.replace(settings, log=log, resume=resume)
+    with ReplayMeasurer(space.cache) as measurer:
+        observer.replay_started(file, space)
+        result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
+                                             builders, problem=space.cache.problem_size)
+        history, export = store_outcomes(settings, result, space, measurer)
+    try:  # an interrupt from here on: the run is stored and counts as kept
+        report = ReplayReport(file=file, device=space.cache.device_name,
+                              kernel=space.cache.kernel_name, space_size=len(space),
+                              statuses=result.space["statuses"], result=result, seconds=seconds,
+                              recorded_optimum_ms=space.cache.recorded_optimum(),
+                              history=history, export=export, history_use=history_use)
+        observer.finished(report)
+    except KeyboardInterrupt:
+        raise Interrupted(len(result.trials), settings.log or settings.resume) from None
+    return report
