@@ -6,8 +6,8 @@ arms, never both:
 
 - a **history round** measures the prior's next candidates (in the first rounds
   the consensus's next and each source's next best, round robin,
-  :meth:`~.prior.HistoryPrior.picker`, with the history models' next as well where no
-  source measured the target's own problem, ``model_picks``; later, the sources most
+  :meth:`~.prior.HistoryPrior.picker`; where no source measured the target's own
+  problem, the history models' next instead, ``model_picks``; later, the sources most
   like the target first, or a model's next when its pick is the target's best after
   the first rounds, ``follow_model``);
 - an **inner round** is the inner strategy's round; a model-based inner strategy
@@ -23,14 +23,14 @@ arms, never both:
   exploration, :mod:`search.strategies.stall`, source ``"far"``).
 
 The first rounds are history rounds, not judged: as many as it takes to measure
-the consensus's best and every source's best (each device is heard once), at
-most ``first_rounds``. Their measurements say which sources are like the target:
-the round right after them is again a history round, without a draw, when one
-source orders the target's measurements as the target does (Kendall's tau at
-least ``trust``, significant at ``trust_alpha`` over the sources, so that four
-configurations agreeing by chance earn nothing), and every later history round
-picks from the consensus re-weighted by each source's tau with the target
-(:meth:`~.prior.HistoryPrior.matched_order`, ``match``): with many devices, the
+the best of every list the picker walks (the consensus's and every source's: each
+device is heard once; or each model's), at most ``first_rounds``. Their measurements
+say which sources are like the target: the round right after them is again a history
+round, without a draw, when one source orders the target's measurements as the target
+does (Kendall's tau at least ``trust``, significant at ``trust_alpha`` over the
+sources, so that four configurations agreeing by chance earn nothing), and every later
+history round picks from the consensus re-weighted by each source's tau with the
+target (:meth:`~.prior.HistoryPrior.matched_order`, ``match``): with many devices, the
 nearest ones' next best. Afterwards the history earns its rounds on the target, by
 outcome: the round after a history round that improved the best time so far is
 again a history round; after one that did not, the next round is a history round
@@ -89,7 +89,7 @@ from ..measure.base import MeasureRecord
 from ..strategies.base import Strategy, StrategyOptions
 from ..strategies.stall import StallOptions
 from .guided_options import GuidedOptions, guided_options
-from .prior import MODEL_LISTS
+from .prior import MODEL_NAMES
 from .prior_feature import PriorFeatureSpace
 
 __all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped"]
@@ -118,7 +118,7 @@ def _escape(inner: Strategy, source: str | None) -> None:
 
 def _model_listed(prior, mode: str) -> bool:
     """Whether the history rounds hear the prior's models (ranking, regression) as more lists."""
-    return mode == "always" or (mode == "unmatched" and not prior.has_target_problem)
+    return mode == "always" or (mode in ("alone", "unmatched") and not prior.has_target_problem)
 
 
 class HistoryGuided(Strategy):
@@ -141,9 +141,10 @@ class HistoryGuided(Strategy):
             inner.learn_on(self._features)
             _escape(inner, self.guided.escape)
         self._model_listed = prior is not None and _model_listed(prior, self.guided.model_picks)
-        self._picker = prior.picker(self._model_listed) if prior is not None else None
+        self._picker = (prior.picker(self._model_listed, alone=self.guided.model_picks == "alone")
+                        if prior is not None else None)
         lists = len(self._picker) if prior is not None else 1
-        self._from_model: dict[int, int] = {}  # a model list's pick -> the list's position
+        self._from_model: set[int] = set()  # the picks of a model's list
         self._follow: np.ndarray | None = None  # the model order that won, once one has
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
@@ -184,9 +185,10 @@ class HistoryGuided(Strategy):
             return True
         if (self.guided.follow_model and self._model_listed and self._last_was_history
                 and self._history_rounds == self._unjudged and self._best_from_model()):
-            # a model's pick beat every source's best: the list that won keeps the rounds
+            # a model's pick is the target's best so far: the list that won keeps the rounds
             known = self._known_costs()
-            self._follow = self.prior.model_list(self._from_model[min(known, key=known.get)])
+            won = self._picker.origin[min(known, key=known.get)]
+            self._follow = self._picker.lists[won]
             return True
         if (self._last_was_history and self._history_rounds == self._unjudged
                 and self._trusted()):
@@ -227,8 +229,7 @@ class HistoryGuided(Strategy):
             return [int(i) for i in order if int(i) not in self._asked][:n]
         out = self._picker.picks(n, self._asked)
         if self._model_listed:
-            self._from_model.update({i: self._picker.origin[i] for i in out
-                                     if self._picker.origin.get(i) in MODEL_LISTS})
+            self._from_model.update(i for i in out if self._picker.name_of(i) in MODEL_NAMES)
         return out
 
     def _inner_ask(self, n: int) -> list[int]:

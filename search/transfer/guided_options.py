@@ -25,7 +25,7 @@ from ..strategies.stall import SOURCES
 __all__ = ["SHARES", "MODEL_PICKS", "GuidedOptions", "guided_options"]
 
 SHARES = ("isolated", "hints", "all")
-MODEL_PICKS = ("unmatched", "always", "never")
+MODEL_PICKS = ("alone", "unmatched", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -80,12 +80,15 @@ class GuidedOptions:
         ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
         ``p <= trust_alpha / sources``); ``trust`` above 1: never.
     model_picks : str
-        Whether the history rounds also walk the orders of the prior's two models, the
-        ranking model's and the regression's (zero-shot's model; heard right after the
-        prior's order, :meth:`~.prior.HistoryPrior.picker`): ``"unmatched"`` (default)
+        Whether the history rounds walk the orders of the prior's two models, the ranking
+        model's and the regression's (zero-shot's model, :meth:`~.prior.HistoryPrior.picker`),
         when no source measured the target's own problem (another layer of our conv
-        template: the sources' times are of other problems, the models carry them over);
-        ``"always"``; ``"never"``.
+        template: the sources' best lists are then other problems' bests, the models carry
+        every source over): ``"alone"`` (default) the models' orders only, in turn;
+        ``"unmatched"`` as two more lists right after the prior's order, before the
+        sources' own; ``"always"`` as two more lists whatever the sources; ``"never"``
+        not at all. Where a source measured the target's problem, ``"alone"`` and
+        ``"unmatched"`` walk the sources' lists only.
     follow_model : bool
         With the models' orders heard, when the target's best after the unjudged rounds is
         a model's pick, the next round is a history round again and it and every later
@@ -105,7 +108,7 @@ class GuidedOptions:
     match: float = 15.0
     trust: float = 0.8
     trust_alpha: float = 0.01
-    model_picks: str = "unmatched"
+    model_picks: str = "alone"
     follow_model: bool = True
 
     def __post_init__(self) -> None:

@@ -14,6 +14,8 @@ Examples
 [2, 5, 7]
 >>> p.picks(2, asked={0})
 [1]
+>>> Picker([np.array([3])], names=["ranking"]).picks(1, set())
+[3]
 """
 
 from __future__ import annotations
@@ -26,26 +28,35 @@ __all__ = ["Picker"]
 class Picker:
     """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
     The turn carries over between calls: a run's rounds continue one cycle. ``origin``
-    maps each pick to the position of the list it came from."""
+    maps each pick to the position of the list it came from; ``names`` says what each list
+    is (its position by default)."""
 
-    def __init__(self, lists: list[np.ndarray]):
-        self._lists = lists
+    def __init__(self, lists: list[np.ndarray], names: list[str] | None = None):
+        if names is not None and len(names) != len(lists):
+            raise ValueError(f"{len(names)} names for {len(lists)} lists")
+        self.lists = lists
+        self.names = list(names) if names is not None else [str(k) for k in range(len(lists))]
         self._pos = [0] * len(lists)
         self._turn = 0
         self.origin: dict[int, int] = {}
 
     def __len__(self) -> int:
         """The number of lists walked."""
-        return len(self._lists)
+        return len(self.lists)
+
+    def name_of(self, index: int) -> str | None:
+        """The name of the list ``index`` was picked from; ``None`` if it was not picked."""
+        k = self.origin.get(index)
+        return None if k is None else self.names[k]
 
     def picks(self, n: int, asked: set[int]) -> list[int]:
         """Up to ``n`` unasked candidates: each list's next best in turn."""
         out: list[int] = []
         taken = set(asked)
         idle = 0  # lists in a row with nothing left
-        while len(out) < n and idle < len(self._lists):
-            k, lst = self._turn, self._lists[self._turn]
-            self._turn = (k + 1) % len(self._lists)
+        while len(out) < n and idle < len(self.lists):
+            k, lst = self._turn, self.lists[self._turn]
+            self._turn = (k + 1) % len(self.lists)
             while self._pos[k] < len(lst) and int(lst[self._pos[k]]) in taken:
                 self._pos[k] += 1
             if self._pos[k] == len(lst):

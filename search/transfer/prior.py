@@ -22,16 +22,18 @@ with its nearest devices, whose own best lists hold its optimum (eight presets o
 conv template: the consensus's 10 first reached 0.903 of the optimum, every source's 10
 best 0.991; ``benchmarks/results/transfer_experiments.md``). Where no source measured the
 target's own problem (:func:`same_problem`: another layer of our conv template), the
-models' orders are two more lists, heard right after the prior's order: the sources' best
-lists are of other problems, and a model, which learns from all of them through rows that
-mean the same on every layer, often guesses the target's best better (11 of ResNet-50's
-new shapes from ResNet-18 and VGG-16 history: the ranking's first pick beat the
-consensus's on 9, 0.83 of the reference against 0.74 on average). The two models are the
-ranking above and ``regression``, zero-shot's model (:func:`search.zero_shot.history_ranking`:
-one regression of every source's relative times, no match weights): neither guesses
-better on every network and device, and hearing both put the best of the first 4 and 8
-picks at or above either alone on the four networks measured
-(``benchmarks/results/transfer_experiments.md``, "Both models heard"). Once the target measured
+history rounds can walk the models' orders instead (``picker(model=True, alone=True)``,
+the default of :class:`~.guided.HistoryGuided`) or as two more lists right after the
+prior's order: the sources' best lists are of other problems, and a model, which learns
+from all of them through rows that mean the same on every layer, often guesses the
+target's best better (11 of ResNet-50's new shapes from ResNet-18 and VGG-16 history: the
+ranking's first pick beat the consensus's on 9, 0.83 of the reference against 0.74 on
+average). The two models are the ranking above and ``regression``, zero-shot's model
+(:func:`search.zero_shot.history_ranking`: one regression of every source's relative
+times, no match weights): neither guesses better on every network and device, and hearing
+both put the best of the first 4 and 8 picks at or above either alone on the four networks
+measured (``benchmarks/results/transfer_experiments.md``, "Both models heard", and "The
+models alone" for dropping the sources' lists there). Once the target measured
 some, :meth:`HistoryPrior.matched_order` weighs each source by how its times order the
 target's (:meth:`HistoryPrior.agreement`, Kendall's tau). Whether any of them is worth
 measuring is decided on the target by :class:`search.transfer.guided.HistoryGuided`,
@@ -70,11 +72,11 @@ from .rows import rows_for
 from .sources import SourceGroup, consensus, same_problem, source_groups
 
 __all__ = ["PriorOptions", "HistoryPrior", "Picker", "SourceGroup", "source_groups",
-           "same_problem", "consensus", "MODEL_LISTS"]
+           "same_problem", "consensus", "MODEL_NAMES"]
 
-#: Where :meth:`HistoryPrior.picker` walks the model orders when they are heard: the
-#: ranking model's, then the regression's.
-MODEL_LISTS = (1, 2)
+#: The names of the model orders :meth:`HistoryPrior.picker` walks when they are heard:
+#: the ranking model's, then the regression's.
+MODEL_NAMES = ("ranking", "regression")
 
 
 def _each_once(*orders: np.ndarray) -> np.ndarray:
@@ -221,19 +223,20 @@ class HistoryPrior:
         return _each_once(consensus(self.groups, np.exp(sharpness * (tau - tau.max()))),
                           self.order())
 
-    def picker(self, model: bool = False) -> "Picker":
+    def picker(self, model: bool = False, alone: bool = False) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
         each source's own, in turn: the consensus's best, every source's best not yet
         picked, the consensus's next... (see module doc). With ``model`` the two models'
-        orders are heard right after the prior's order, the ranking model's and the
-        regression's (:attr:`regression`), at :data:`MODEL_LISTS`: where no source measured
+        orders (named :data:`MODEL_NAMES`) are heard right after the prior's order, the
+        ranking model's and the regression's (:attr:`regression`): where no source measured
         the target's own problem, the models (which learn from every source through rows
         that mean the same on every problem) guess its best better than any source, and
-        neither model is the better one everywhere (:class:`~.guided_options.GuidedOptions`,
-        ``model_picks``)."""
+        neither model is the better one everywhere; with ``alone`` too, only the models'
+        orders are walked (:class:`~.guided_options.GuidedOptions`, ``model_picks``).
+        Each list is named: ``"order"``, the models', then each source's ``label@device``."""
         models = [self.ranking, self.regression] if model and len(self.ranking) else []
-        return Picker([self.order()] + models + [order for _, order in self.source_orders()])
-
-    def model_list(self, position: int) -> np.ndarray:
-        """The model order the picker walks at ``position`` (one of :data:`MODEL_LISTS`)."""
-        return (self.ranking, self.regression)[MODEL_LISTS.index(position)]
+        if alone and models:
+            return Picker(models, list(MODEL_NAMES))
+        sources = self.source_orders()
+        return Picker([self.order()] + models + [order for _, order in sources],
+                      ["order"] + list(MODEL_NAMES)[:len(models)] + [n for n, _ in sources])

@@ -1,10 +1,10 @@
 """The history rounds hear the prior's models when no source measured the target's problem.
 
-``GuidedOptions.model_picks``: ``"unmatched"`` (default) puts the ranking model's order and
-the regression's (zero-shot's model) in the picker's round robin, right after the prior's
-order, only when every source is of another problem; ``"always"`` whatever the sources;
-``"never"`` not at all. With ``follow_model`` the model list whose pick won keeps the rounds.
-"""
+``GuidedOptions.model_picks``: ``"alone"`` (default) walks the ranking model's order and the
+regression's (zero-shot's model) in turn instead of the sources' lists, only when every
+source is of another problem; ``"unmatched"`` puts them in the picker's round robin, right
+after the prior's order; ``"always"`` whatever the sources; ``"never"`` not at all. With
+``follow_model`` the model list whose pick won keeps the rounds."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from search.transfer import GuidedOptions, HistoryGuided, HistoryPrior
 from search.transfer.guided_options import MODEL_PICKS
 from search.measure.base import MeasureRecord
 from search.transfer.picker import Picker
-from search.transfer.prior import MODEL_LISTS
+from search.transfer.prior import MODEL_NAMES
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, history_ranking
 
@@ -60,9 +60,10 @@ def test_first_history_round_walks_the_models_second_when_listed(mode, problem, 
     s = HistoryGuided(inner, prior, GuidedOptions(model_picks=mode), np.random.default_rng(1))
     lists = ([prior.order()] + ([prior.ranking, prior.regression] if listed else [])
              + [o for _, o in prior.source_orders()])
+    picker = prior.picker(listed)
     assert s.ask(4) == Picker(lists).picks(4, set())
-    assert len(Picker(lists)) == 3 + 2 * listed
-    assert [prior.model_list(k) is lst for k, lst in zip(MODEL_LISTS, lists[1:3])] == [listed] * 2
+    assert len(picker) == len(lists) == 3 + 2 * listed
+    assert (picker.names[1:3] == list(MODEL_NAMES)) == listed
 
 
 def test_the_regression_is_zero_shots_ranking_of_the_space():
@@ -127,23 +128,32 @@ class _Table(Bowl):
                                  else 10.0 + self.cost(c)) for c in configs]
 
 
+def _lists(prior, mode):
+    """The lists the history rounds walk in ``mode`` where no source measured the target's
+    problem."""
+    if mode == "alone":
+        return [prior.ranking, prior.regression]
+    return [prior.order(), prior.ranking, prior.regression] + [o for _, o in prior.source_orders()]
+
+
 @pytest.mark.parametrize("follow", [True, False])
-@pytest.mark.parametrize("position", MODEL_LISTS)
-def test_when_a_models_pick_wins_the_next_round_follows_that_model(follow, position):
+@pytest.mark.parametrize("mode, position", [("unmatched", 1), ("unmatched", 2), ("alone", 0),
+                                            ("alone", 1)])
+def test_when_a_models_pick_wins_the_next_round_follows_that_model(follow, mode, position):
     """Sources of another problem; the target's best after the first (unjudged) rounds is
     the pick of one model's list: with ``follow_model`` the next round is that model's next
     four unasked, else (no trusted source, decay 0) history stops and the inner strategy
     asks."""
     prior = _prior([64, 48])
-    lists = [prior.order(), prior.ranking, prior.regression] + [o for _, o in prior.source_orders()]
+    lists = _lists(prior, mode)
     unjudged = min(GuidedOptions().first_rounds, math.ceil(len(lists) / 4))
     picker, first = Picker(lists), []
     for _ in range(unjudged):
         first.append(picker.picks(4, {i for r in first for i in r}))
     model_pick = next(i for r in first for i in r if picker.origin[i] == position)
     inner = make_strategy("random", SPACE, {"batch_size": 4}, np.random.default_rng(0))
-    s = HistoryGuided(inner, prior, GuidedOptions(decay=0.0, trust=1.5, follow_model=follow),
-                      np.random.default_rng(1))
+    s = HistoryGuided(inner, prior, GuidedOptions(decay=0.0, trust=1.5, follow_model=follow,
+                                                  model_picks=mode), np.random.default_rng(1))
     meas = _Table(model_pick)
     for expected in first:
         got = s.ask(4)
@@ -153,3 +163,24 @@ def test_when_a_models_pick_wins_the_next_round_follows_that_model(follow, posit
     follow_next = [int(i) for i in lists[position] if int(i) not in asked][:4]
     assert (s.ask(4) == follow_next) == follow
     assert s.stats()["history"]["history_rounds"] == unjudged + follow
+
+
+def test_alone_walks_only_the_models_where_no_source_measured_the_targets_problem():
+    """``"alone"``: of another problem, the first round alternates the ranking model's and the
+    regression's bests and is one round (both models heard); of the target's own problem, the
+    sources' round robin without the models, as ``"never"``."""
+    other, same = _prior([64, 48]), _prior([64, 64])
+    first = {}
+    for name, prior in (("other", other), ("same", same)):
+        for mode in ("alone", "never"):
+            inner = make_strategy("random", SPACE, {"batch_size": 4}, np.random.default_rng(0))
+            s = HistoryGuided(inner, prior, GuidedOptions(model_picks=mode),
+                              np.random.default_rng(1))
+            first[name, mode] = s.ask(4)
+    ranking, regression = other.ranking.tolist(), other.regression.tolist()
+    assert first["other", "alone"] == Picker([other.ranking, other.regression]).picks(4, set())
+    assert first["other", "alone"][0] == ranking[0]
+    assert first["other", "alone"][1] == next(i for i in regression if i != ranking[0])
+    assert first["same", "alone"] == first["same", "never"]
+    assert other.picker(True, alone=True).names == list(MODEL_NAMES)
+    assert other.picker(False, alone=True).names[0] == "order"  # no models: alone is moot
