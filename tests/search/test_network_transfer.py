@@ -65,7 +65,8 @@ def test_a_layer_never_sees_its_own_records_of_this_run(monkeypatch, tmp_path):
     """Each layer's history holds the earlier layers' records and none of its own."""
     seen = _spy(monkeypatch)
     settings_ = TuneSettings(budget=6, history=str(tmp_path / "h.db"))
-    tune_layers([L1, L2, L3], "v100", settings_, measure="model", verify=False)
+    tune_layers([L1, L2, L3], "v100", settings_, measure="model", verify=False,
+                out_dir=str(tmp_path / "k"))
     got = {p["name"]: {m.workload.problem["name"] for m in hist} for p, hist in seen}
     assert got == {"net.b": {"net.a"}, "net.c": {"net.a", "net.b"}}  # net.a: nothing to fit
 
@@ -95,7 +96,7 @@ def test_resumed_layer_does_not_take_its_own_records_as_history(first, seed):
     with TuningDB(db) as h:
         h.add([Measurement(w, space.device.name, meas.toolchain(), t.record) for t in earlier.trials])
     tune_layers([layer], "v100", TuneSettings(budget=first, seed=seed, log=log, history=db),
-                measure="model", verify=False)
+                measure="model", verify=False, out_dir=str(d / "k"))
     logged = {_key(e.record) for e in read_log(log).entries}
     seen = []
     fit = HistoryPrior.fit.__func__
