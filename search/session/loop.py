@@ -51,9 +51,10 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     if prior is not None:
         from ..transfer import with_history
 
-        def build(name, space_, options_, rng):
+        def with_prior(name, space_, options_, rng):
             return with_history(builders.strategy(name, space_, options_, rng), prior,
                                 seed=settings.seed)
+        build = with_prior
     build = telling_fallback(build, observer, settings, history_use, fell_back)
     t0 = time.perf_counter()
     try:

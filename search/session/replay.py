@@ -47,7 +47,7 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     with ReplayMeasurer(space.cache) as measurer:
         observer.replay_started(file, space)
         result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
-                                             builders, problem=space.cache.problem_size)
+                                                  builders, problem=space.cache.problem_size)
         history, export = store_outcomes(settings, result, space, measurer)
     try:  # an interrupt from here on: the run is stored and counts as kept
         report = ReplayReport(file=file, device=space.cache.device_name,

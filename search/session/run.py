@@ -113,7 +113,7 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
         observer.layer_started(job, space)
         result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
-                                             builders, layer.to_dict(), executor_for)
+                                                  builders, layer.to_dict(), executor_for)
         history, export = store_outcomes(settings, result, space, measurer, job.resume_as)
     winner = _winner(job, result)
     report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,

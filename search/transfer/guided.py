@@ -144,7 +144,6 @@ class HistoryGuided(Strategy):
         self._picker = (prior.picker(self._model_listed, alone=self.guided.model_picks == "alone")
                         if prior is not None else None)
         lists = len(self._picker) if prior is not None else 1
-        self._from_model: set[int] = set()  # the picks of a model's list
         self._follow: np.ndarray | None = None  # the model order that won, once one has
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
         self._unjudged = min(self.guided.first_rounds, heard)  # history rounds not judged
@@ -218,7 +217,7 @@ class HistoryGuided(Strategy):
     def _best_from_model(self) -> bool:
         """Whether the target's best so far is a pick of a model's list."""
         known = self._known_costs()
-        return bool(known) and min(known, key=known.get) in self._from_model
+        return bool(known) and self._picker.name_of(min(known, key=known.get)) in MODEL_NAMES
 
     def _history_picks(self, n: int) -> list[int]:
         if self._follow is not None:
@@ -227,10 +226,7 @@ class HistoryGuided(Strategy):
         if self.guided.match > 0 and self._history_rounds >= self._unjudged and len(known) > 1:
             order = self.prior.matched_order(known, self.guided.match)
             return [int(i) for i in order if int(i) not in self._asked][:n]
-        out = self._picker.picks(n, self._asked)
-        if self._model_listed:
-            self._from_model.update(i for i in out if self._picker.name_of(i) in MODEL_NAMES)
-        return out
+        return self._picker.picks(n, self._asked)
 
     def _inner_ask(self, n: int) -> list[int]:
         for _ in range(64):  # each pass tells the inner at least one known record
