@@ -23,6 +23,16 @@ Usage (from the repository root)::
 
 Writes ``<tag>.json`` and ``<tag>.md`` into ``--out`` (default ``benchmarks/results``,
 tag ``history_ceiling``).
+
+``--leave-network-out SUMMARY...`` does the same for leave-network-out runs of our conv
+template instead (:mod:`benchmarks.tq.network_ceiling`): for each summary a
+``benchmarks.transfer_quality --leave-network-out`` run wrote, the history it used is built
+again (the same networks, device and budget) and each target layer gets, against that run's
+reference, the best score among the first K of the ranking model's order, the regression's
+(zero-shot's) and the history rounds' first picks (tag ``history_ceiling_network``)::
+
+    .venv/bin/python -m benchmarks.history_ceiling --leave-network-out \
+        benchmarks/results/transfer_network_resnext50_h100_summary.json
 """
 
 from __future__ import annotations
@@ -101,6 +111,51 @@ def markdown(rows: list[dict], ks, thresholds) -> str:
     return "\n".join(lines)
 
 
+def network_markdown(sets: list[dict], ks) -> str:
+    """The leave-network-out table: a row per target of each set, then each set's mean."""
+    from benchmarks.tq.network_ceiling import LISTS
+    head = [f"{name}@{k}" for name in LISTS for k in ks]
+    lines = ["| set | target | " + " | ".join(head) + " |", "|---" * (len(head) + 2) + "|"]
+    for st in sets:
+        for r in st["rows"] + [{"target": "mean", **st["mean"]}]:
+            cells = [f"{r[name][k]:.3f}" for name in LISTS for k in ks]
+            new = "" if r["target"] == "mean" or r["same_problem"] else " (new)"
+            lines.append(f"| {st['set']} | {r['target']}{new} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _network_set(path: Path, ks) -> dict:
+    """The ceilings of every target of one leave-network-out summary."""
+    from benchmarks.tq.network import network_history
+    from benchmarks.tq.network_ceiling import layer_ceiling, mean_ceiling
+    from iobound.networks import get_layer
+    try:
+        meta = json.loads(Path(path).read_text())["meta"]
+        nets, device, budget = meta["history_networks"], meta["device"], meta["history_budget"]
+        targets = [(t["target"], float(t["reference_ms"])) for t in meta["targets"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"error: {path} is not a leave-network-out summary "
+                         f"(benchmarks.transfer_quality --leave-network-out): {e}") from None
+    history = network_history(nets, device, budget)
+    rows = [layer_ceiling(get_layer(name), device, history, ref, ks) for name, ref in targets]
+    name = Path(path).name.removesuffix(".json").removesuffix("_summary")
+    return {"set": f"{meta.get('target_network', '?')}/{device} ({name})", "summary": str(path),
+            "rows": rows, "mean": mean_ceiling(rows, ks)}
+
+
+def _main_network(a, ks) -> int:
+    sets = [_network_set(p, ks) for p in a.leave_network_out]
+    table = network_markdown(sets, ks)
+    tag = "history_ceiling_network" if a.tag == "history_ceiling" else a.tag
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / f"{tag}.json").write_text(json.dumps(
+        {"meta": {"ks": ks, "score": "the run's reference / time (model measurer)"},
+         "sets": sets}, indent=1))
+    (a.out / f"{tag}.md").write_text(f"# History ceiling (leave network out)\n\n{table}\n")
+    print(table)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spaces", nargs="+", type=Path,
@@ -110,7 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--thresholds", type=float, nargs="+", default=list(DEFAULT_THRESHOLDS))
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--tag", default="history_ceiling", help="output file name prefix")
+    ap.add_argument("--leave-network-out", nargs="+", type=Path, default=[], metavar="SUMMARY",
+                    help="leave-network-out summaries (transfer_quality --leave-network-out): "
+                         "the ceilings of their target layers instead")
     a = ap.parse_args(argv)
+    if a.leave_network_out:
+        if any(k < 1 for k in a.ks):
+            raise SystemExit("error: --ks must be >= 1")
+        return _main_network(a, sorted(set(a.ks)))
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
     if missing or len(a.spaces) < 2:
         raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
