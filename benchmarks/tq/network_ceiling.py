@@ -10,7 +10,7 @@ the history can offer before anything of the target is measured:
 - ``regression``: zero-shot's regression of the history
   (:attr:`search.transfer.HistoryPrior.regression`; zero-shot with K measures exactly these);
 - ``picks``: the history rounds' first K picks as :class:`search.transfer.HistoryGuided` makes
-  them by default (for a layer no source measured, the two models in turn; otherwise the
+  them by default (:func:`search.transfer.guided.history_picker`; for a layer no source measured, the two models in turn; otherwise the
   consensus and each source's best in turn), before any outcome steers them
   (``follow_model``, matched orders).
 
@@ -35,8 +35,9 @@ import numpy as np
 from search.conv_space import ConvSpace
 from search.measure.model import ModelMeasurer
 from search.transfer import HistoryPrior
+from search.transfer.guided import history_picker
 
-__all__ = ["LISTS", "best_within", "history_lists", "layer_ceiling"]
+__all__ = ["LISTS", "best_within", "history_lists", "layer_ceiling", "mean_ceiling"]
 
 LISTS = ("ranking", "regression", "picks")
 
@@ -48,10 +49,9 @@ def best_within(scores: Sequence[float], ks: Sequence[int]) -> dict[int, float]:
 
 def history_lists(prior: HistoryPrior, n: int) -> dict[str, list[int]]:
     """The first ``n`` configurations of each of :data:`LISTS` (module doc)."""
-    new = not prior.has_target_problem  # the default model_picks="alone" (GuidedOptions)
     return {"ranking": [int(i) for i in prior.ranking[:n]],
             "regression": [int(i) for i in prior.regression[:n]],
-            "picks": prior.picker(model=new, alone=new).picks(n, set())}
+            "picks": history_picker(prior).picks(n, set())}
 
 
 def layer_ceiling(layer, device: str, history: list, reference_ms: float,

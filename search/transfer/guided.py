@@ -92,7 +92,7 @@ from .guided_options import GuidedOptions, guided_options
 from .prior import MODEL_NAMES
 from .prior_feature import PriorFeatureSpace
 
-__all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped"]
+__all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped", "history_picker"]
 
 
 def check_wrapped(inner: Any, prior: Any) -> None:
@@ -121,6 +121,26 @@ def _model_listed(prior, mode: str) -> bool:
     return mode == "always" or (mode in ("alone", "unmatched") and not prior.has_target_problem)
 
 
+def history_picker(prior, options: GuidedOptions | None = None):
+    """The :class:`~.picker.Picker` the history rounds of a run with ``options`` (the
+    defaults for ``None``) walk over ``prior``: the models' orders heard as ``model_picks``
+    says (:class:`~.guided_options.GuidedOptions`).
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.space import GridSpace
+    >>> from search.transfer.prior import HistoryPrior
+    >>> w = Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - 3)))
+    ...         for x in range(8)]
+    >>> prior = HistoryPrior.fit(GridSpace({"x": list(range(8))}), hist, target_problem=[8])
+    >>> history_picker(prior).names  # a source measured the target's problem: no model lists
+    ['order', 'k [8]@gpu0']
+    """
+    mode = (options or GuidedOptions()).model_picks
+    return prior.picker(_model_listed(prior, mode), alone=mode == "alone")
+
+
 class HistoryGuided(Strategy):
     """A strategy whose rounds are shared with a history prior by outcome (see module doc)."""
 
@@ -141,8 +161,7 @@ class HistoryGuided(Strategy):
             inner.learn_on(self._features)
             _escape(inner, self.guided.escape)
         self._model_listed = prior is not None and _model_listed(prior, self.guided.model_picks)
-        self._picker = (prior.picker(self._model_listed, alone=self.guided.model_picks == "alone")
-                        if prior is not None else None)
+        self._picker = history_picker(prior, self.guided) if prior is not None else None
         lists = len(self._picker) if prior is not None else 1
         self._follow: np.ndarray | None = None  # the model order that won, once one has
         heard = math.ceil(lists / inner.batch_size)  # rounds to pick every list's best
