@@ -91,9 +91,14 @@ class TargetRun:
     scores: dict
 
 
-def target_history(db: TuningDB, space: ReplaySpace) -> list:
-    """The history for ``space``: every other device's records of its parameter names."""
-    device = space.cache.device_name
+def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None) -> list:
+    """The history for ``space``: every other device's records of its parameter names.
+
+    ``device`` is the name the target's own records are stored under (the importer's:
+    the file's device name, or its file name when it names none); the cache's own
+    device name when not given.
+    """
+    device = device or space.cache.device_name
     hist = history_for_space(db, space, exclude_devices=[device])
     leaked = [m for m in hist if m.device == device]
     assert not leaked, f"{len(leaked)} records of the target device {device!r} in its history"
@@ -109,13 +114,15 @@ def _optimum(space: ReplaySpace) -> float:
 def load_targets(paths: Sequence, names: Sequence[str]) -> list[Target]:
     """Every file as a target, with its history from the others (an in-memory database)."""
     db = TuningDB(":memory:")
-    import_files(db, list(paths))
+    stored = import_files(db, list(paths))
     out = []
-    for path, name in zip(paths, names):
+    for path, name, imported in zip(paths, names, stored):
         space = ReplaySpace(path)
-        hist = target_history(db, space)
+        # the device the file's records were stored under: a cache that names no device
+        # is stored under its file name, which must then leave the history too
+        hist = target_history(db, space, imported.device)
         prior = HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0)
-        out.append(Target(name, space.cache.device_name, space, hist, _optimum(space), prior))
+        out.append(Target(name, imported.device, space, hist, _optimum(space), prior))
     db.close()
     return out
 

@@ -22,6 +22,21 @@ def test_history_never_holds_the_targets_own_records(targets, cache_devices):
         assert set(t.prior.devices) == set(cache_devices) - {t.device}
 
 
+def test_caches_naming_no_device_leave_their_own_records_out(cache_files, tmp_path):
+    """A cache without a device name is stored under its file name (the importer's rule);
+    as a target, those records (not the empty name's) leave its history."""
+    from dataclasses import replace
+
+    from search.kt_cache import load_cache, write_cache
+    paths = [write_cache(tmp_path / p.name, replace(load_cache(p), device_name=""))
+             for p in cache_files]
+    got = load_targets([str(p) for p in paths], ["x", "y", "z"])
+    stems = {"toy_0", "toy_1", "toy_2"}
+    for t in got:
+        assert t.device in stems
+        assert {m.device for m in t.history} == stems - {t.device}
+
+
 @pytest.mark.parametrize("method", ["explorer", "explorer+history", "gga", "zero-shot"])
 def test_every_method_scores_in_0_1(targets, method):
     """Each method gives a score in (0, 1] per budget, never better than the optimum."""
