@@ -83,3 +83,18 @@ def test_cli_rejects_an_unknown_method(cache_files, tmp_path):
     with pytest.raises(SystemExit, match="unknown method 'bogus'"):
         tq_cli.main(["--spaces", *map(str, cache_files), "--methods", "bogus", "--out",
                      str(tmp_path)])
+
+
+def test_cli_names_a_file_it_cannot_score_before_any_run(cache_files, tmp_path):
+    """A file that is not a cache, or a cache with no timed configuration (no optimum to
+    score against), is a one-line error naming it, before any worker starts."""
+    from search.kt_cache import KtCache, write_cache
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"x": 1}')
+    failed = write_cache(tmp_path / "failed.json", KtCache(
+        tune_params={"a": [16, 32], "b": [1], "c": [0]}, device_name="GPU W",
+        entries=[{"a": a, "b": 1, "c": 0, "time": "RuntimeFailedConfig"} for a in (16, 32)]))
+    for path, said in ((bad, "lacks 'tune_params'"), (failed, "no successful configuration")):
+        with pytest.raises(SystemExit, match=said) as got:
+            tq_cli.main(["--spaces", str(cache_files[0]), str(path), "--out", str(tmp_path)])
+        assert str(path) in str(got.value) and "\n" not in str(got.value)
