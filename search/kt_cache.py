@@ -49,7 +49,7 @@ from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 
-__all__ = ["KtCache", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
+__all__ = ["KtCache", "file_stem", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
            "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -93,6 +93,20 @@ class KtCache:
         """The parameter names (``tune_params_keys``)."""
         return tuple(self.tune_params)
 
+    @property
+    def device(self) -> str:
+        """The device the file's records belong to: ``device_name``, else the file's name
+        without its endings (as ``history import`` stores a file that names no device, so
+        a tuning run on the file and its import agree); ``""`` for an unnamed cache held
+        only in memory.
+
+        >>> KtCache({"a": [1]}, [], path="/x/conv_A100.json.gz").device
+        'conv_A100'
+        >>> KtCache({"a": [1]}, [], device_name="A100", path="/x/y.json").device
+        'A100'
+        """
+        return self.device_name or (file_stem(self.path) if self.path else "")
+
     def __len__(self) -> int:
         return len(self.entries)
 
@@ -104,6 +118,20 @@ class KtCache:
         """
         times = [t for t in map(recorded_time, self.entries) if t is not None]
         return min(times) if times else None
+
+
+def file_stem(path: str | os.PathLike) -> str:
+    """A tuning file's name without ``.gz``, ``.jsonl`` and ``.json`` (the name a file
+    that names no device is stored under).
+
+    >>> file_stem("/x/convolution_A100.json.gz"), file_stem("run.jsonl")
+    ('convolution_A100', 'run')
+    """
+    name = Path(path).name
+    for ext in (".gz", ".jsonl", ".json"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+    return name
 
 
 def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:

@@ -190,7 +190,7 @@ class ReplaySpace(Space):
         for s in self._status:
             counts[s.value] = counts.get(s.value, 0) + 1
         return {"kind": "replay", "size": len(self), "params": list(self._params),
-                "device": self.cache.device_name, "kernel": self.cache.kernel_name,
+                "device": self.cache.device, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,
                 "statuses": counts, "bad_times": self.cache.bad_times}
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from search.kt_cache import KtCache, cache_key, load_cache, recorded_time, write_cache
+from search.kt_cache import KtCache, cache_key, file_stem, load_cache, recorded_time, write_cache
 
 __all__ = ["RecordedSpace", "RunResult", "load_recorded_space", "score_run", "unique_trace",
            "TOLERANCE"]
@@ -100,11 +100,7 @@ def space_name(path: str | os.PathLike) -> str:
     >>> space_name("/x/convolution_A100.json.gz")
     'convolution_A100'
     """
-    name = Path(path).name
-    for suffix in (".gz", ".json"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
+    return file_stem(path)
 
 
 def load_recorded_space(path: str | os.PathLike, cache: KtCache | None = None) -> RecordedSpace:
@@ -117,7 +113,7 @@ def load_recorded_space(path: str | os.PathLike, cache: KtCache | None = None) -
     keys = cache.keys
     times = {cache_key(e, keys): recorded_time(e) for e in cache.entries}
     space = RecordedSpace(name=space_name(path), path=str(path), keys=tuple(keys), times=times,
-                          device=cache.device_name)
+                          device=cache.device)
     space.optimum  # noqa: B018 -- raises early for a file without any successful entry
     return space
 

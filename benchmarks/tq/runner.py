@@ -95,10 +95,10 @@ def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None) 
     """The history for ``space``: every other device's records of its parameter names.
 
     ``device`` is the name the target's own records are stored under (the importer's:
-    the file's device name, or its file name when it names none); the cache's own
-    device name when not given.
+    the file's device name, or its file name when it names none,
+    :attr:`search.kt_cache.KtCache.device`), by default the cache's.
     """
-    device = device or space.cache.device_name
+    device = device or space.cache.device
     hist = history_for_space(db, space, exclude_devices=[device])
     leaked = [m for m in hist if m.device == device]
     assert not leaked, f"{len(leaked)} records of the target device {device!r} in its history"

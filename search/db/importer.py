@@ -53,7 +53,7 @@ from typing import Any, Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..kt_cache import entry_status, is_param_value, load_cache
+from ..kt_cache import entry_status, file_stem, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -88,19 +88,11 @@ class FileImport:
         return len(self.measurements)
 
 
-def _stem(path: Path) -> str:
-    name = path.name
-    for ext in (".gz", ".jsonl", ".json"):
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-    return name
-
-
 def _device(path: Path, own: str, device: str | None) -> str:
     if own and device and own != device:
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
-    return own or device or _stem(path)
+    return own or device or file_stem(path)
 
 
 def _is_log(path: Path) -> bool:

@@ -174,7 +174,7 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):
         c = space.cache
-        layer, device = replay_layer_key(c.kernel_name, c.problem_size), c.device_name
+        layer, device = replay_layer_key(c.kernel_name, c.problem_size), c.device
     elif hasattr(space, "layer") and hasattr(space, "device"):
         layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
     else:

@@ -41,7 +41,7 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     check_history(settings.history)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
-    header = {"replay": file, "device": space.cache.device_name}
+    header = {"replay": file, "device": space.cache.device}
     log, resume = log_and_resume(settings.log, settings.resume)
     settings = dataclasses.replace(settings, log=log, resume=resume)
     with ReplayMeasurer(space.cache) as measurer:
@@ -50,7 +50,7 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
                                                   builders, problem=space.cache.problem_size)
         history, export = store_outcomes(settings, result, space, measurer)
     try:  # an interrupt from here on: the run is stored and counts as kept
-        report = ReplayReport(file=file, device=space.cache.device_name,
+        report = ReplayReport(file=file, device=space.cache.device,
                               kernel=space.cache.kernel_name, space_size=len(space),
                               statuses=result.space["statuses"], result=result, seconds=seconds,
                               recorded_optimum_ms=space.cache.recorded_optimum(),

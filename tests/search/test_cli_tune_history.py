@@ -188,3 +188,18 @@ def test_history_is_every_record_of_the_space_but_the_resumed_log(capsys, tmp_pa
     history = json.loads(out)["history"]
     assert code == 0 and history["used"] is True and history["devices"] == ["Synthetic GPU"]
     assert history["records"] == timed  # every timed record of the earlier run on this device
+
+
+def test_a_cache_naming_no_device_is_stored_under_its_file_name(capsys, tmp_path):
+    """Tuning a recorded file that names no device stores its measurements under the file's
+    name, the device ``history import`` gives the same file, instead of failing to write."""
+    def unnamed(d):
+        d["device_name"] = ""
+    cache = _cache(tmp_path, "conv_unnamed", unnamed)
+    db = tmp_path / "h.db"
+    code, _, err = _run(capsys, *_replay(cache), "--history", db, "--budget", 4)
+    assert code == 0, err
+    with TuningDB(db) as handle:
+        import_files(handle, [cache])
+        devices = {m.device for w in handle.workloads() for m in handle.measurements(w)}
+    assert devices == {"conv_unnamed"}
