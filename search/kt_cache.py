@@ -14,7 +14,12 @@ Kernel Tuner ``time``        :class:`~kernels.status.Status`
 ``InvalidConfig``            ``INVALID``
 ``CompilationFailedConfig``  ``COMPILE_ERROR``
 ``RuntimeFailedConfig``      ``RUNTIME_ERROR``
+``1e20`` (or more)           ``RUNTIME_ERROR``
 ===========================  ========================
+
+Kernel Tuner before its failure strings stored a failed compile or run as the time
+``1e20`` (:data:`LEGACY_FAILURE_MS`); no kernel takes that long (3e9 years), so such an
+entry is read as ``RuntimeFailedConfig``, never as a measurement.
 
 On export, ``TIMEOUT`` and ``WRONG_RESULT`` (which Kernel Tuner has no string for)
 are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` (its
@@ -49,7 +54,7 @@ from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 
-__all__ = ["KtCache", "file_stem", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
+__all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
            "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -58,6 +63,8 @@ FAILURE_STATUS = {
     "CompilationFailedConfig": Status.COMPILE_ERROR,
     "RuntimeFailedConfig": Status.RUNTIME_ERROR,
 }
+#: The time (ms) older Kernel Tuner versions recorded for a configuration that failed.
+LEGACY_FAILURE_MS = 1e20
 #: our failure status -> Kernel Tuner failure string (lossy for timeout/wrong_result).
 STATUS_FAILURE = {
     Status.INVALID: "InvalidConfig",
@@ -237,7 +244,10 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
             raise InvalidInputError(f"{where}: cache entry {key[:40]!r}: parameter {k!r} has a "
                                     f"value that is not a number, string or flat list")
     t = entry.get("time")
-    if not isinstance(t, str) and as_time(t) is None:
+    if as_time(t) is not None and t >= LEGACY_FAILURE_MS:
+        entry = {**entry, "time": STATUS_FAILURE[Status.RUNTIME_ERROR],
+                 "status": Status.RUNTIME_ERROR.value}
+    elif not isinstance(t, str) and as_time(t) is None:
         # not a measurement: keep the entry (it is part of the space) as invalid
         entry = {**entry, "time": STATUS_FAILURE[Status.INVALID], "status": Status.INVALID.value,
                  "invalid_reason": bad_time_reason(t, "recorded time")}

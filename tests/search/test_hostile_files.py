@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from iobound.errors import InvalidInputError
-from search.kt_cache import KtCache, load_cache, records_to_cache, write_cache
+from search.kt_cache import LEGACY_FAILURE_MS, KtCache, load_cache, records_to_cache, write_cache
 from search.measure.base import MeasureRecord
 from search.measure.replay import ReplayMeasurer
 from search.records import SCHEMA, read_log
@@ -93,15 +93,19 @@ def test_space_index_past_64_bits_is_refused(tmp_path):
 @FILE_SETTINGS
 @given(times=st.lists(TIMES, min_size=1, max_size=8))
 def test_only_positive_finite_times_are_measurements(tmp_path, times):
-    """Replaying every entry: ok records are exactly the positive finite times, the best
-    is their minimum, and the others are counted as bad times."""
-    def good(t):
+    """Replaying every entry: ok records are exactly the positive finite times below Kernel
+    Tuner's old failure marker, the best is their minimum, the marker's are runtime failures
+    and the others are counted as bad times."""
+    def number(t):
         if isinstance(t, bool) or not isinstance(t, (int, float)):
             return False
         try:
             return math.isfinite(float(t)) and t > 0
         except OverflowError:  # an integer past float range
             return False
+
+    def good(t):
+        return number(t) and t < LEGACY_FAILURE_MS
     cache = _load(tmp_path, _cache_dict(times))
     space = ReplaySpace(cache)
     result = tune(space, ReplayMeasurer(cache), strategy="grid", budget=len(times), seed=0)
@@ -110,7 +114,26 @@ def test_only_positive_finite_times_are_measurements(tmp_path, times):
     assert sorted(oks) == sorted(valid)
     assert (result.best.record.time_ms if result.best else None) == (min(valid) if valid else None)
     strings = sum(isinstance(t, str) for t in times)
-    assert cache.bad_times == len(times) - len(valid) - strings
+    legacy = sum(number(t) and not good(t) for t in times)
+    assert cache.bad_times == len(times) - len(valid) - strings - legacy
+    assert sum(t.record.status.value == "runtime_error" for t in result.trials) >= legacy
+
+
+def test_kernel_tuners_old_failure_time_is_a_runtime_failure(tmp_path):
+    """Older Kernel Tuner caches record a failed configuration as the time 1e20: a
+    runtime failure on replay and on import, never a (very slow) measurement."""
+    from search.db import TuningDB
+    from search.db.importer import import_files
+    cache = _load(tmp_path, _cache_dict([2.0, 1e20, 1.5]))
+    recs = ReplayMeasurer(cache).measure([{"a": i} for i in range(3)])
+    assert [r.status.value for r in recs] == ["ok", "runtime_error", "ok"]
+    assert cache.bad_times == 0 and cache.recorded_optimum() == 1.5
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(_cache_dict([2.0, 1e20, 1.5])))
+    with TuningDB(":memory:") as db:
+        import_files(db, [path], device="old")
+        got = sorted(m.record.status.value for w in db.workloads() for m in db.measurements(w))
+    assert got == ["ok", "ok", "runtime_error"]
 
 
 def test_negative_and_zero_times_are_invalid_entries(tmp_path):
