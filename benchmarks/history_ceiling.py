@@ -16,6 +16,13 @@ it, the target's own records never in it), this prints
   least T (0-based; ``-`` when no source measured one): the number of history
   picks it takes, at the least, before such a configuration can come up.
 
+and, in a second table, what the target's space holds without any history:
+
+- ``random@K``: the expected best score of K configurations drawn at random without
+  replacement (exact, :func:`expected_best_of_random`; a failed one scores 0), the
+  search any method must beat;
+- ``n>=T``: how many configurations score at least T, of ``size``.
+
 Usage (from the repository root)::
 
     .venv/bin/python -m benchmarks.history_ceiling                  # the convolution spaces
@@ -51,7 +58,7 @@ from benchmarks.transfer_quality import REPO, SPACES_DIR, space_names
 from benchmarks.tq.runner import Target, load_targets
 
 DEFAULT_KS = (1, 5, 10, 25, 50, 100)
-DEFAULT_THRESHOLDS = (0.7, 0.9, 0.95)
+DEFAULT_THRESHOLDS = (0.7, 0.85, 0.9, 0.95)
 
 
 def target_scores(target: Target) -> np.ndarray:
@@ -94,6 +101,48 @@ def best_source_rank(target: Target, thresholds) -> dict:
         r = rank[score >= t]
         out[t] = int(r.min()) if len(r) and r.min() < np.iinfo(np.int64).max else None
     return out
+
+
+def expected_best_of_random(scores, k: int) -> float:
+    """The expected maximum of ``k`` of ``scores`` drawn uniformly without replacement.
+
+    Sorted best first, the i-th (from 1) is the maximum when it is drawn and none of
+    the i - 1 better ones is: ``C(N - i, k - 1) / C(N, k)``, which starts at ``k / N`` and
+    goes from i to i + 1 by the factor ``(N - i - k + 1) / (N - i)``.
+
+    >>> round(expected_best_of_random([1.0, 0.5, 0.0], 2), 4)  # pairs (1, .5) (1, 0) (.5, 0)
+    0.8333
+    >>> expected_best_of_random([0.3, 0.9], 5)
+    0.9
+    """
+    s = np.sort(np.asarray(scores, dtype=float))[::-1]
+    n = len(s)
+    if k >= n:
+        return float(s[0]) if n else 0.0
+    p, total = k / n, 0.0
+    for i in range(1, n - k + 2):
+        total += p * s[i - 1]
+        p *= (n - i - k + 1) / (n - i) if n > i else 0.0
+    return float(total)
+
+
+def alone(target: Target, ks, thresholds) -> dict:
+    """``{"size", "random": {K: expected best of K at random}, "count": {T: n >= T}}``."""
+    score = target_scores(target)
+    return {"size": len(score), "random": {k: expected_best_of_random(score, k) for k in ks},
+            "count": {t: int((score >= t).sum()) for t in thresholds}}
+
+
+def alone_markdown(rows: list[dict], ks, thresholds) -> str:
+    """The second table: each target's space without history."""
+    head = [f"random@{k}" for k in ks] + [f"n>={t}" for t in thresholds] + ["size"]
+    lines = ["| target | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    for r in rows:
+        a = r["alone"]
+        cells = ([f"{a['random'][k]:.3f}" for k in ks] + [str(a["count"][t]) for t in thresholds]
+                 + [str(a["size"])])
+        lines.append(f"| {r['target']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def markdown(rows: list[dict], ks, thresholds) -> str:
@@ -181,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))
     targets = load_targets([str(p) for p in a.spaces], space_names(list(a.spaces)))
     rows = [{"target": t.name, "device": t.device, **ceiling(t, ks),
-             "rank": best_source_rank(t, ts)} for t in targets]
-    table = markdown(rows, ks, ts)
+             "rank": best_source_rank(t, ts), "alone": alone(t, ks, ts)} for t in targets]
+    table = (markdown(rows, ks, ts) + "\n\nThe target's space alone (no history):\n\n"
+             + alone_markdown(rows, ks, ts))
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / f"{a.tag}.json").write_text(json.dumps(
         {"meta": {"spaces": [str(p) for p in a.spaces], "ks": ks, "thresholds": ts,

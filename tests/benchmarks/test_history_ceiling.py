@@ -67,9 +67,31 @@ def test_cli_writes_json_and_table(cache_files, tmp_path, capsys):
     assert [r["target"] for r in rows] == ["toy_0", "toy_1", "toy_2"]
     out = capsys.readouterr().out
     assert "sources@5" in out and "| mean |" in out
-    assert (tmp_path / "c.md").read_text().count("| toy_") == 3
+    assert (tmp_path / "c.md").read_text().count("| toy_") == 3 * 2  # both tables
+    assert "random@5" in out and rows[0]["alone"]["size"] > 0
 
 
 def test_cli_rejects_missing_files(tmp_path):
     with pytest.raises(SystemExit, match="need at least two readable cache files"):
         hc.main(["--spaces", str(tmp_path / "nope.json.gz"), "--out", str(tmp_path)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(scores=st.lists(st.sampled_from([0.0, 0.2, 0.5, 0.7, 0.9, 1.0]), min_size=1, max_size=8),
+       k=st.integers(1, 9))
+def test_expected_best_of_random_is_the_mean_over_every_draw(scores, k):
+    """The exact expectation equals the mean of the maximum over every k-subset."""
+    import itertools
+    if k >= len(scores):
+        want = max(scores)
+    else:
+        subsets = list(itertools.combinations(scores, k))
+        want = sum(max(c) for c in subsets) / len(subsets)
+    assert hc.expected_best_of_random(scores, k) == pytest.approx(want)
+
+
+def test_the_target_alone_counts_its_space(targets):
+    """n>=1.0 counts the optimum (X's and Y's each once), random@K grows with K to 1.0."""
+    got = hc.alone(targets[0], [1, 5, 10_000], [1.0, 0.5])
+    assert got["count"][1.0] == 1 and got["count"][0.5] <= got["size"] == len(targets[0].space)
+    assert got["random"][1] < got["random"][5] < got["random"][10_000] == 1.0
