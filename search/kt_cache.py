@@ -176,18 +176,50 @@ def _open(path: Path):
 
 
 def _read_json(path: Path) -> Any:
-    """The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage."""
+    """The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage.
+
+    A cache Kernel Tuner left open (it appends each entry while tuning and closes the
+    object at the end: a run interrupted or still going) is read as Kernel Tuner reads
+    it, closed (:func:`_closed`)."""
     if not path.is_file():
         raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
     try:
         with _open(path) as fh:
-            return json.load(fh)
+            text = fh.read()
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            closed = _closed(text)
+            if closed is None:
+                raise
+            return closed
     except RecursionError:
         raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
     except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
         msg = " ".join(str(exc).split())[:120]
         raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: "
                                 f"{type(exc).__name__}: {msg}") from None
+
+
+def _closed(text: str) -> Any:
+    r"""``text`` as an open Kernel Tuner cache, closed: its trailing comma dropped and the
+    ``cache`` and outer objects closed, as Kernel Tuner does when it reads one; ``None``
+    when that does not make a JSON object with a ``cache`` either.
+
+    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "time": 2.0},')["cache"]
+    {'1': {'a': 1, 'time': 2.0}}
+    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "ti') is None
+    True
+    """
+    body = text.strip()
+    if not body.startswith("{") or '"cache"' not in body:
+        return None
+    body = body[:-1] if body.endswith(",") else body
+    try:
+        raw = json.loads(body + "}\n}")
+    except json.JSONDecodeError:
+        return None
+    return raw if isinstance(raw, dict) and "cache" in raw else None
 
 
 def _is_scalar(v: Any) -> bool:
