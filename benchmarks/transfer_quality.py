@@ -50,6 +50,7 @@ from benchmarks.tq.report import markdown_table, plot_scores, summarise
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
                                    network_history, run_network_target)
 from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
+from search.kt_cache import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
 #: ``shared/data/tuning-spaces`` next to the checkout (or next to the worktrees' folder).
@@ -118,9 +119,22 @@ def _write(a, runs: list, meta: dict, title: str) -> str:
 
 
 def space_names(paths: list[Path]) -> list[str]:
-    names = [p.name.split(".")[0] for p in paths]
+    """A name per file: its name without endings, with its folder's name in front where
+    two files share that name (``convolution/A100`` and ``dedispersion/A100``); the same
+    file twice is an error.
+
+    >>> space_names([Path("c/A100.json.gz"), Path("d/A100.json.gz"), Path("d/T4.json")])
+    ['c/A100', 'd/A100', 'T4']
+    """
+    resolved = [Path(p).resolve() for p in paths]
+    twice = sorted({str(p) for p in paths if resolved.count(Path(p).resolve()) > 1})
+    if twice:
+        raise SystemExit(f"error: --spaces names a file twice: {twice[0]}")
+    stems = [file_stem(p) for p in paths]
+    names = [f"{Path(p).resolve().parent.name}/{s}" if stems.count(s) > 1 else s
+             for p, s in zip(paths, stems)]
     if len(set(names)) != len(names):
-        raise SystemExit("error: --spaces files must have distinct names")
+        raise SystemExit("error: --spaces files must have distinct names (file or folder/file)")
     return names
 
 

@@ -98,3 +98,18 @@ def test_cli_names_a_file_it_cannot_score_before_any_run(cache_files, tmp_path):
         with pytest.raises(SystemExit, match=said) as got:
             tq_cli.main(["--spaces", str(cache_files[0]), str(path), "--out", str(tmp_path)])
         assert str(path) in str(got.value) and "\n" not in str(got.value)
+
+
+def test_files_of_one_name_in_two_folders_are_both_targets(cache_files, tmp_path):
+    """Kernel folders hold files named by GPU (``convolution/A100.json.gz``,
+    ``dedispersion/A100.json.gz``): both are targets, named with their folder; the same
+    file given twice is an error."""
+    import shutil
+    other = tmp_path / "other"
+    other.mkdir()
+    copy = shutil.copy(cache_files[0], other / cache_files[0].name)
+    names = tq_cli.space_names([cache_files[0], copy, cache_files[1]])
+    assert names[2] == "toy_1" and names[0] != names[1]
+    assert names[1] == "other/toy_0"
+    with pytest.raises(SystemExit, match="names a file twice"):
+        tq_cli.space_names([cache_files[0], cache_files[0]])
