@@ -53,6 +53,7 @@ from kernels.status import Status
 from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time, bad_time_reason
+from .t4_results import as_cache_dict, is_t4_results
 
 __all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
            "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
@@ -308,6 +309,8 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     path = Path(path)
     where = f"replay file {str(path)!r}"
     raw = _read_json(path)
+    if is_t4_results(raw):
+        raw = as_cache_dict(raw, where)
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
         raise InvalidInputError(f"{where} is a T1 tuning-problem description "
                                 f"(parameters and restrictions, no measurements); replay needs a "

@@ -10,11 +10,11 @@ Examples
 ...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100", kernel_name="k"))
 >>> db = os.path.join(tmp, "tuning.db")
 >>> main(["history", "import", str(cache), "--db", db, "--json"])  # doctest: +ELLIPSIS
-{"db": ..., "files": [{..., "device": "v100", "workload": "k null", "read": 2, "added": 2, "skipped": 0}], "total": 2}
+{"db": ..., "files": [{..., "device": "v100", "workload": "k", "read": 2, "added": 2, "skipped": 0}], "total": 2}
 0
 >>> main(["history", "list", "--db", db])
 workload  device  measurements  timed  best ms
-k null    v100               2      2   1.5000
+k         v100               2      2   1.5000
 0
 """
 
@@ -34,7 +34,8 @@ HELP = "the tuning database: import measurements, list, best configurations, exp
 DESCRIPTION = (
     "A tuning database (SQLite, schema versioned) holds every measurement with its workload "
     "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
-    "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz) and "
+    "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz; T4 "
+    "results files too) and "
     "iobound tuning logs (--log); importing a file twice adds nothing, and a file that cannot "
     "be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
     "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
@@ -46,7 +47,7 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("import", help="import Kernel Tuner cache files and tuning logs")
-    p.add_argument("files", nargs="+", metavar="FILE", help="cache files (.json, .json.gz) or logs")
+    p.add_argument("files", nargs="+", metavar="FILE", help="cache files (.json, .json.gz), T4 results files or logs")
     p.add_argument("--device", metavar="NAME",
                    help="device of files that name none (default: the file's name); a file "
                         "that names another device is refused")

@@ -1,4 +1,6 @@
-"""Import Kernel Tuner cache files and our tuning logs into the tuning database.
+"""Import Kernel Tuner cache files, T4 results files and our tuning logs into the tuning
+database (a T4 results file, Kernel Tuner's ``store_output_file``, is read as a cache by
+:mod:`search.t4_results`; it names no device or kernel).
 
 :func:`read_file` turns one file into measurements without touching the database;
 :func:`import_files` reads every file first and then stores them all in one
@@ -74,7 +76,7 @@ class FileImport:
     """One file read (and, after :func:`import_files`, stored)."""
 
     path: str
-    kind: str  # "kt-cache" or "tune-log"
+    kind: str  # "kt-cache", "t4-results" or "tune-log"
     device: str
     workload: Workload
     measurements: list = field(repr=False, default_factory=list)
@@ -184,7 +186,8 @@ def _read_cache(path: Path, device: str | None) -> FileImport:
     _check_problem(cache.problem_size, "problem_size")
     w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
     tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
-    out = FileImport(str(path), "kt-cache", dev, w, tune_params={w: cache.tune_params})
+    kind = "t4-results" if "t4_schema_version" in cache.meta else "kt-cache"
+    out = FileImport(str(path), kind, dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
         rec = _kt_record(entry, cache.keys)
         if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)

@@ -143,10 +143,13 @@ class Workload:
         problem with a ``name`` (a preset layer) shows the name. With ``params`` the
         parameter names follow, ``k [8] (x,y)``, which tells apart workloads that differ
         only in them (see :func:`search.db.queries.workload_labels`)."""
+        template = self.template or "(unnamed kernel)"  # a file that names none (T4 results)
         if isinstance(self.problem, dict) and self.problem.get("name"):
-            short = f"{self.template} {self.problem['name']}"
+            short = f"{template} {self.problem['name']}"
+        elif self.problem is None:
+            short = template
         else:
-            short = f"{self.template} {canon(self.problem)}"
+            short = f"{template} {canon(self.problem)}"
         return f"{short} ({','.join(self.params)})" if params else short
 
 

@@ -1,0 +1,102 @@
+"""T4 results files (Kernel Tuner's ``store_output_file``) read as Kernel Tuner caches.
+
+Kernel Tuner writes, beside or instead of its cache, a results file in the T4
+auto-tuning output format: ``{"schema_version", "results": [{"configuration": {...},
+"invalidity": ..., "measurements": [{"name", "value", "unit"}, ...], "objectives", ...}]}``.
+It holds no value lists, device, kernel name or problem size; :func:`as_cache_dict` turns
+it into the dict a cache file holds (each parameter's values as the results show them,
+sorted; the device and kernel empty, so ``history import`` takes ``--device`` or the
+file's name), so replay, import and the benchmarks read both alike.
+
+=================  ===========================
+T4 ``invalidity``  Kernel Tuner cache ``time``
+=================  ===========================
+``correct``        the ``time`` measurement (ms)
+``compile``        ``CompilationFailedConfig``
+``runtime``        ``RuntimeFailedConfig``
+``constraints``    ``InvalidConfig``
+=================  ===========================
+
+Examples
+--------
+>>> t4 = {"schema_version": "1.0.0", "results": [
+...     {"configuration": {"bx": 32}, "invalidity": "correct",
+...      "measurements": [{"name": "time", "value": 1.5, "unit": "ms"}]},
+...     {"configuration": {"bx": 16}, "invalidity": "compile", "measurements": []}]}
+>>> is_t4_results(t4)
+True
+>>> d = as_cache_dict(t4, "f.json")
+>>> d["tune_params"], d["cache"]["16"]["time"], d["cache"]["32"]["time"]
+({'bx': [16, 32]}, 'CompilationFailedConfig', 1.5)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE"]
+
+#: T4 ``invalidity`` of a configuration that failed -> Kernel Tuner's failure string.
+T4_FAILURE = {"compile": "CompilationFailedConfig", "runtime": "RuntimeFailedConfig",
+              "constraints": "InvalidConfig"}
+
+
+def is_t4_results(raw: Any) -> bool:
+    """Whether ``raw`` (a file's JSON) is a T4 results file rather than a cache."""
+    return isinstance(raw, dict) and isinstance(raw.get("results"), list) and "cache" not in raw
+
+
+def _time(result: dict, objective: str, where: str, n: int) -> Any:
+    """A result's Kernel Tuner ``time``: the measured ``time`` (ms) or its failure string."""
+    bad = result.get("invalidity", "correct")
+    if bad != "correct":
+        if bad not in T4_FAILURE:
+            raise InvalidInputError(f"{where}: result {n} has invalidity {str(bad)[:40]!r}; "
+                                    f"expected correct, {', '.join(T4_FAILURE)}")
+        return T4_FAILURE[bad]
+    measured = {m.get("name"): m.get("value") for m in result.get("measurements") or []
+                if isinstance(m, dict)}
+    if "time" not in measured:
+        raise InvalidInputError(f"{where}: result {n} has no 'time' measurement (objective "
+                                f"{objective!r}); replay and history need times")
+    return measured["time"]
+
+
+def _values(seen: list) -> list:
+    try:
+        return sorted(seen)
+    except TypeError:  # values of mixed types: the order the results show them
+        return seen
+
+
+def as_cache_dict(raw: dict, where: str) -> dict:
+    """The Kernel Tuner cache dict of the T4 results ``raw`` (see the module doc); the first
+    result of a configuration that appears twice is kept."""
+    keys: list[str] = []
+    seen: dict[str, list] = {}
+    cache: dict[str, dict] = {}
+    objective = "time"
+    for n, result in enumerate(raw["results"]):
+        config = result.get("configuration") if isinstance(result, dict) else None
+        if not isinstance(config, dict) or not config:
+            raise InvalidInputError(f"{where}: result {n} has no 'configuration' object")
+        if not keys:
+            keys = list(config)
+            seen = {k: [] for k in keys}
+            objective = str((result.get("objectives") or ["time"])[0])
+        if set(config) != set(keys):
+            raise InvalidInputError(f"{where}: result {n} has parameters {sorted(config)}; the "
+                                    f"first has {sorted(keys)}")
+        for k in keys:
+            if config[k] not in seen[k]:
+                seen[k].append(config[k])
+        key = ",".join(str(config[k]) for k in keys)
+        cache.setdefault(key, {**{k: config[k] for k in keys},
+                               "time": _time(result, objective, where, n)})
+    if not keys:
+        raise InvalidInputError(f"{where}: a T4 results file with no results")
+    return {"device_name": "", "kernel_name": "", "problem_size": None, "objective": objective,
+            "tune_params_keys": keys, "tune_params": {k: _values(seen[k]) for k in keys},
+            "cache": cache, "t4_schema_version": raw.get("schema_version")}

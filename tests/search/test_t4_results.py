@@ -1,0 +1,70 @@
+"""T4 results files (Kernel Tuner's output format) read as the cache they came from."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from iobound.errors import InvalidInputError
+from search.db import TuningDB
+from search.db.importer import import_files
+from search.kt_cache import load_cache
+from search.measure.replay import ReplayMeasurer
+
+T4_OF = {"InvalidConfig": "constraints", "CompilationFailedConfig": "compile",
+         "RuntimeFailedConfig": "runtime"}
+TIMES = st.one_of(st.floats(0.01, 100.0), st.sampled_from(sorted(T4_OF)))
+
+
+def _files(tmp_path, times):
+    """A cache of one parameter and the T4 results file Kernel Tuner writes for it."""
+    cache = {"device_name": "GPU T", "kernel_name": "k", "problem_size": [8],
+             "tune_params_keys": ["a", "b"], "tune_params": {"a": list(range(len(times))),
+                                                             "b": [1]},
+             "cache": {f"{i},1": {"a": i, "b": 1, "time": t} for i, t in enumerate(times)}}
+    results = [{"timestamp": "2024-01-01 00:00:00", "configuration": {"a": i, "b": 1},
+                "times": {"compilation": 1.0}, "correctness": 1, "objectives": ["time"],
+                "invalidity": T4_OF.get(t, "correct") if isinstance(t, str) else "correct",
+                "measurements": [] if isinstance(t, str) else
+                [{"name": "time", "value": t, "unit": "ms"}, {"name": "GB/s", "value": 2.0,
+                                                             "unit": ""}]}
+               for i, t in enumerate(times)]
+    c, t4 = tmp_path / "c.json", tmp_path / "GPU_T_T4.json"
+    c.write_text(json.dumps(cache))
+    t4.write_text(json.dumps({"schema_version": "1.0.0", "results": results}))
+    return c, t4
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(times=st.lists(TIMES, min_size=1, max_size=6))
+def test_a_t4_file_replays_and_imports_as_its_cache(tmp_path, times):
+    """The same configurations, times and failure statuses as the cache; imported under
+    ``--device`` with every result stored."""
+    c, t4 = _files(tmp_path, times)
+    cache, got = load_cache(c), load_cache(t4)
+    assert got.tune_params == cache.tune_params
+    configs = [{"a": i, "b": 1} for i in range(len(times))]
+    want = [(r.status, r.time_ms) for r in ReplayMeasurer(cache).measure(configs)]
+    assert [(r.status, r.time_ms) for r in ReplayMeasurer(got).measure(configs)] == want
+    with TuningDB(":memory:") as db:
+        (imported,) = import_files(db, [t4], device="GPU T")
+        assert (imported.kind, imported.device, imported.added) == ("t4-results", "GPU T",
+                                                                     len(times))
+
+
+@pytest.mark.parametrize("bad, said", [
+    ({"results": []}, "no results"),
+    ({"results": [{"configuration": {"a": 1}, "invalidity": "oops"}]}, "invalidity 'oops'"),
+    ({"results": [{"configuration": {"a": 1}, "invalidity": "correct",
+                   "measurements": [{"name": "GB/s", "value": 3}]}]}, "no 'time' measurement"),
+    ({"results": [{"configuration": {"a": 1}, "invalidity": "constraints"},
+                  {"configuration": {"b": 1}, "invalidity": "constraints"}]}, "has parameters"),
+])
+def test_a_broken_t4_file_is_one_error_naming_it(tmp_path, bad, said):
+    path = tmp_path / "broken_T4.json"
+    path.write_text(json.dumps({"schema_version": "1.0.0", **bad}))
+    with pytest.raises(InvalidInputError, match=said) as got:
+        load_cache(path)
+    assert "broken_T4.json" in str(got.value)
