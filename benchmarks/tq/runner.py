@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -91,18 +92,43 @@ class TargetRun:
     scores: dict
 
 
-def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None) -> list:
+def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None,
+                   also: Sequence[str] = ()) -> list:
     """The history for ``space``: every other device's records of its parameter names.
 
     ``device`` is the name the target's own records are stored under (the importer's:
     the file's device name, or its file name when it names none,
-    :attr:`search.kt_cache.KtCache.device`), by default the cache's.
+    :attr:`search.kt_cache.KtCache.device`), by default the cache's; ``also`` names more
+    devices whose records are the target's own under another name
+    (:func:`same_measurements`).
     """
-    device = device or space.cache.device
-    hist = history_for_space(db, space, exclude_devices=[device])
-    leaked = [m for m in hist if m.device == device]
-    assert not leaked, f"{len(leaked)} records of the target device {device!r} in its history"
+    own = {device or space.cache.device, *also}
+    hist = history_for_space(db, space, exclude_devices=sorted(own))
+    leaked = [m for m in hist if m.device in own]
+    assert not leaked, f"{len(leaked)} records of the target device {sorted(own)} in its history"
     return hist
+
+
+def _timed(space: ReplaySpace) -> dict:
+    """Configuration (its values by parameter name) -> recorded time, for timed entries."""
+    names = sorted(space.cache.keys)
+    return {tuple(str(e[p]) for p in names): e["time"] for e in space.cache.entries
+            if isinstance(e.get("time"), (int, float)) and not isinstance(e["time"], bool)}
+
+
+def same_measurements(a: dict, b: dict) -> bool:
+    """Whether two files' timed configurations (:func:`_timed`) are the same measurements:
+    at least half of the configurations both timed have exactly the same time. Two runs
+    on one GPU never agree to the last bit; one run written twice (a cache and its T4
+    results file) always does.
+
+    >>> same_measurements({("1",): 2.5, ("2",): 3.0}, {("1",): 2.5, ("2",): 3.1})
+    True
+    >>> same_measurements({("1",): 2.5, ("2",): 3.0}, {("1",): 2.4, ("2",): 3.1})
+    False
+    """
+    common = a.keys() & b.keys()
+    return bool(common) and 2 * sum(a[k] == b[k] for k in common) >= len(common)
 
 
 def _optimum(space: ReplaySpace) -> float:
@@ -112,15 +138,30 @@ def _optimum(space: ReplaySpace) -> float:
 
 
 def load_targets(paths: Sequence, names: Sequence[str]) -> list[Target]:
-    """Every file as a target, with its history from the others (an in-memory database)."""
+    """Every file as a target, with its history from the others (an in-memory database).
+
+    A file that names no device (stored under its file name) but holds the target's own
+    measurements (:func:`same_measurements`: a T4 results file beside its cache) is left
+    out of the target's history too, and the target out of its, with a notice on stderr.
+    Files that both name their device are taken at their word: synthetic or modelled
+    devices may agree to the last bit."""
     db = TuningDB(":memory:")
     stored = import_files(db, list(paths))
+    spaces = [ReplaySpace(p) for p in paths]
+    timed = [_timed(s) for s in spaces]
     out = []
-    for path, name, imported in zip(paths, names, stored):
-        space = ReplaySpace(path)
+    for k, (name, imported, space) in enumerate(zip(names, stored, spaces)):
         # the device the file's records were stored under: a cache that names no device
         # is stored under its file name, which must then leave the history too
-        hist = target_history(db, space, imported.device)
+        twins = [stored[j].device for j in range(len(paths)) if j != k
+                 and stored[j].device != imported.device
+                 and not (space.cache.device_name and spaces[j].cache.device_name)
+                 and set(space.params) == set(spaces[j].params)
+                 and same_measurements(timed[k], timed[j])]
+        if twins:
+            print(f"note: {name}: {', '.join(twins)} hold(s) the same measurements under "
+                  "another device name; left out of its history", file=sys.stderr)
+        hist = target_history(db, space, imported.device, twins)
         prior = HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0)
         out.append(Target(name, imported.device, space, hist, _optimum(space), prior))
     db.close()

@@ -113,3 +113,20 @@ def test_files_of_one_name_in_two_folders_are_both_targets(cache_files, tmp_path
     assert names[1] == "other/toy_0"
     with pytest.raises(SystemExit, match="names a file twice"):
         tq_cli.space_names([cache_files[0], cache_files[0]])
+
+
+def test_the_targets_measurements_under_another_name_stay_out_of_its_history(cache_files,
+                                                                             tmp_path):
+    """A copy of a target's file that names no device (as a T4 results file beside its
+    cache) holds the target's own measurements: neither is in the other's history, while
+    the other devices keep both; files that name their devices (X and Y agree to the last
+    bit) are taken at their word."""
+    from dataclasses import replace
+
+    from search.kt_cache import load_cache, write_cache
+    copy = write_cache(tmp_path / "x_results.json",
+                       replace(load_cache(cache_files[0]), device_name=""))
+    got = load_targets([str(p) for p in [*cache_files, copy]], ["x", "y", "z", "x2"])
+    devices = {t.name: {m.device for m in t.history} for t in got}
+    assert devices["x"] == {"GPU Y", "GPU Z"} and devices["x2"] == {"GPU Y", "GPU Z"}
+    assert devices["y"] == {"GPU X", "x_results", "GPU Z"}
