@@ -311,6 +311,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     raw = _read_json(path)
     if is_t4_results(raw):
         raw = as_cache_dict(raw, where)
+    elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
+        raise InvalidInputError(f"{where} is a T4 metadata file (the machine and software, no "
+                                f"measurements); give its results file or the cache")
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
         raise InvalidInputError(f"{where} is a T1 tuning-problem description "
                                 f"(parameters and restrictions, no measurements); replay needs a "

@@ -56,6 +56,7 @@ def test_a_t4_file_replays_and_imports_as_its_cache(tmp_path, times):
 
 @pytest.mark.parametrize("bad, said", [
     ({"results": []}, "no results"),
+    ({"metadata": {"hardware": {}}}, "T4 metadata file"),
     ({"results": [{"configuration": {"a": 1}, "invalidity": "oops"}]}, "invalidity 'oops'"),
     ({"results": [{"configuration": {"a": 1}, "invalidity": "correct",
                    "measurements": [{"name": "GB/s", "value": 3}]}]}, "no 'time' measurement"),
