@@ -127,8 +127,13 @@ def _dimension_score(a: int, b: int) -> float:
 
 
 def match_score(history_problem: Any, target_problem: Any) -> float:
-    """Eq. 1 between two problems (see module doc); in [0, 1]."""
-    if target_problem is None:
+    """Eq. 1 between two problems (see module doc); in [0, 1]; 1 when either is not known
+    (a T4 results file records no problem: nothing says it differs).
+
+    >>> match_score(None, [64, 64]), match_score([64], None), match_score([64, 64], [64])
+    (1.0, 1.0, 0.0)
+    """
+    if target_problem is None or history_problem is None:
         return 1.0
     h, t = problem_dims(history_problem), problem_dims(target_problem)
     if h is None or t is None or len(h) != len(t):

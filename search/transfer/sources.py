@@ -66,16 +66,17 @@ class SourceGroup:
 
 def same_problem(problem: Any, target_problem: Any) -> bool:
     """Whether a source's problem is the target's: the same dimensions (a layer's name
-    aside), or no target problem given. Not a match score of 1: Mu et al.'s score is 1
-    whenever every divisor of the source's dimensions divides the target's (a 64-channel
-    layer's records match a 256-channel target fully).
+    aside), or either one not known (no target problem given; a T4 results file, which
+    records none: the same parameter names are all there is to go by). Not a match score
+    of 1: Mu et al.'s score is 1 whenever every divisor of the source's dimensions divides
+    the target's (a 64-channel layer's records match a 256-channel target fully).
 
     >>> same_problem({"name": "a.conv1", "c_in": 64}, {"name": "b.conv3", "c_in": 64})
     True
-    >>> same_problem([64, 64], [64, 256]), same_problem([64], None)
-    (False, True)
+    >>> same_problem([64, 64], [64, 256]), same_problem([64], None), same_problem(None, [64])
+    (False, True, True)
     """
-    if target_problem is None:
+    if target_problem is None or problem is None:
         return True
     a, b = problem_dims(problem), problem_dims(target_problem)
     return a == b if a is not None or b is not None else problem == target_problem

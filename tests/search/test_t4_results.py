@@ -69,3 +69,18 @@ def test_a_broken_t4_file_is_one_error_naming_it(tmp_path, bad, said):
     with pytest.raises(InvalidInputError, match=said) as got:
         load_cache(path)
     assert "broken_T4.json" in str(got.value)
+
+
+def test_a_t4_source_counts_as_the_targets_problem(tmp_path):
+    """A T4 file records no problem: as history for a cache of the same parameters it is
+    taken as the same problem (the history rounds walk its list, not only the models')."""
+    from search.db.queries import history_for_space
+    from search.replay_space import ReplaySpace
+    from search.transfer.prior import HistoryPrior
+    c, t4 = _files(tmp_path, [1.0 + (i % 5) / 4 for i in range(12)] + ["InvalidConfig"])
+    space = ReplaySpace(c)
+    with TuningDB(":memory:") as db:
+        import_files(db, [t4], device="GPU T4 file")
+        hist = history_for_space(db, space)
+    prior = HistoryPrior.fit(space, hist, space.cache.problem_size)
+    assert prior.has_target_problem
