@@ -55,8 +55,9 @@ from .outputs import write_atomic
 from .times import as_time, bad_time_reason
 from .t4_results import as_cache_dict, is_t4_results
 
-__all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "write_cache", "cache_key", "entry_status", "recorded_time",
-           "records_to_cache", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
+__all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "write_cache", "cache_key",
+           "entry_status", "recorded_time", "records_to_cache", "is_param_value",
+           "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
 FAILURE_STATUS = {

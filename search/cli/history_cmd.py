@@ -47,7 +47,8 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("import", help="import Kernel Tuner cache files and tuning logs")
-    p.add_argument("files", nargs="+", metavar="FILE", help="cache files (.json, .json.gz), T4 results files or logs")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="cache files (.json, .json.gz), T4 results files or logs")
     p.add_argument("--device", metavar="NAME",
                    help="device of files that name none (default: the file's name); a file "
                         "that names another device is refused")
