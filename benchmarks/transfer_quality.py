@@ -49,7 +49,7 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
                                    network_history, run_network_target)
-from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method
+from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method, twin_notes
 from search.kt_cache import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,8 +63,8 @@ DEFAULT_BUDGETS = (10, 25, 50, 100)
 _TARGETS: dict = {}
 
 
-def _init(paths: list[str], names: list[str]) -> None:
-    _TARGETS.update({t.name: t for t in load_targets(paths, names)})
+def _init(paths: list[str], names: list[str], notify: bool = True) -> None:
+    _TARGETS.update({t.name: t for t in load_targets(paths, names, notify)})
 
 
 def _job(args: tuple) -> object:
@@ -231,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
         _init(paths, names)
         fresh = [_job(j) for j in jobs]
     else:
-        with multiprocessing.get_context("fork").Pool(a.jobs, _init, (paths, names)) as pool:
+        for line in twin_notes(paths, names):  # once here: the workers load quietly
+            print(line, file=sys.stderr)
+        with multiprocessing.get_context("fork").Pool(a.jobs, _init, (paths, names, False)) as pool:
             fresh = pool.map(_job, jobs, chunksize=1)
     got = {(r.target, r.method, r.seed): r for r in fresh} | reused
     runs = [got[k] for k in wanted]

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from search.db import TuningDB
-from search.db.importer import import_files
+from search.db.importer import import_files, read_file
 from search.db.queries import history_for_space
 from search.measure.replay import ReplayMeasurer
 from search.replay_space import ReplaySpace
@@ -40,8 +40,8 @@ from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
 
-__all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_history",
-           "run_method"]
+__all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "twin_notes",
+           "target_history", "run_method"]
 
 METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
 
@@ -137,30 +137,48 @@ def _optimum(space: ReplaySpace) -> float:
     return min(times)
 
 
-def load_targets(paths: Sequence, names: Sequence[str]) -> list[Target]:
+def _twins(stored: list, spaces: list[ReplaySpace]) -> list[list[str]]:
+    """Per file, the devices of the other files that name no device (or whose partner names
+    none) and hold its very measurements (:func:`same_measurements`)."""
+    timed = [_timed(s) for s in spaces]
+    return [[stored[j].device for j in range(len(spaces)) if j != k
+             and stored[j].device != stored[k].device
+             and not (spaces[k].cache.device_name and spaces[j].cache.device_name)
+             and set(spaces[k].params) == set(spaces[j].params)
+             and same_measurements(timed[k], timed[j])] for k in range(len(spaces))]
+
+
+def _notes(names: Sequence[str], twins_of: list[list[str]]) -> list[str]:
+    return [f"note: {name}: {', '.join(twins)} hold(s) the same measurements under another "
+            "device name; left out of its history" for name, twins in zip(names, twins_of)
+            if twins]
+
+
+def twin_notes(paths: Sequence, names: Sequence[str]) -> list[str]:
+    """The notices :func:`load_targets` prints, without fitting anything (for a parent
+    process whose workers load the targets quietly)."""
+    return _notes(names, _twins([read_file(p) for p in paths], [ReplaySpace(p) for p in paths]))
+
+
+def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> list[Target]:
     """Every file as a target, with its history from the others (an in-memory database).
 
     A file that names no device (stored under its file name) but holds the target's own
     measurements (:func:`same_measurements`: a T4 results file beside its cache) is left
-    out of the target's history too, and the target out of its, with a notice on stderr.
-    Files that both name their device are taken at their word: synthetic or modelled
-    devices may agree to the last bit."""
+    out of the target's history too, and the target out of its, with a notice on stderr
+    (``notify``). Files that both name their device are taken at their word: synthetic or
+    modelled devices may agree to the last bit."""
     db = TuningDB(":memory:")
     stored = import_files(db, list(paths))
     spaces = [ReplaySpace(p) for p in paths]
-    timed = [_timed(s) for s in spaces]
+    twins_of = _twins(stored, spaces)
+    if notify:
+        for line in _notes(names, twins_of):
+            print(line, file=sys.stderr)
     out = []
-    for k, (name, imported, space) in enumerate(zip(names, stored, spaces)):
+    for name, imported, space, twins in zip(names, stored, spaces, twins_of):
         # the device the file's records were stored under: a cache that names no device
         # is stored under its file name, which must then leave the history too
-        twins = [stored[j].device for j in range(len(paths)) if j != k
-                 and stored[j].device != imported.device
-                 and not (space.cache.device_name and spaces[j].cache.device_name)
-                 and set(space.params) == set(spaces[j].params)
-                 and same_measurements(timed[k], timed[j])]
-        if twins:
-            print(f"note: {name}: {', '.join(twins)} hold(s) the same measurements under "
-                  "another device name; left out of its history", file=sys.stderr)
         hist = target_history(db, space, imported.device, twins)
         prior = HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0)
         out.append(Target(name, imported.device, space, hist, _optimum(space), prior))

@@ -130,3 +130,18 @@ def test_the_targets_measurements_under_another_name_stay_out_of_its_history(cac
     devices = {t.name: {m.device for m in t.history} for t in got}
     assert devices["x"] == {"GPU Y", "GPU Z"} and devices["x2"] == {"GPU Y", "GPU Z"}
     assert devices["y"] == {"GPU X", "x_results", "GPU Z"}
+
+
+def test_the_notice_of_a_twin_is_printed_once_with_workers(cache_files, tmp_path, capfd):
+    """With --jobs 2 the parent prints each notice and the workers load quietly."""
+    from dataclasses import replace
+
+    from search.kt_cache import load_cache, write_cache
+    copy = write_cache(tmp_path / "x_results.json",
+                       replace(load_cache(cache_files[0]), device_name=""))
+    spaces = [*map(str, cache_files), str(copy)]
+    assert tq_cli.main(["--spaces", *spaces, "--budgets", "4", "--seeds", "2", "--jobs", "2",
+                        "--methods", "explorer", "--no-plot", "--out", str(tmp_path)]) == 0
+    err = capfd.readouterr().err
+    assert err.count("note: toy_0: x_results hold(s)") == 1
+    assert err.count("note: x_results: GPU X hold(s)") == 1
