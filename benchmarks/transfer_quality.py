@@ -200,18 +200,14 @@ def _check_device_arguments(a) -> None:
 
 
 def _check_targets(paths) -> None:
-    """Every file is a Kernel Tuner cache with a timed configuration (a target is scored
-    against its optimum), checked before any worker starts."""
+    """Every file is a cache (or T4 results file) with a timed configuration (a target is
+    scored against its optimum), checked before any worker starts; else one error line."""
     from iobound.errors import InvalidInputError
-    from search.kt_cache import load_cache, recorded_time
-    for p in paths:
-        try:
-            cache = load_cache(p)
-        except InvalidInputError as e:
-            raise SystemExit(f"error: {e}") from None
-        if not any(recorded_time(e) is not None for e in cache.entries):
-            raise SystemExit(f"error: {p} records no successful configuration: a target needs "
-                             "its optimum to be scored")
+    from benchmarks.tq.runner import check_target_files
+    try:
+        check_target_files(paths)
+    except InvalidInputError as e:
+        raise SystemExit(f"error: {e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,7 @@ from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
 
 __all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "twin_notes",
+           "check_target_files",
            "target_history", "run_method"]
 
 METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
@@ -129,6 +130,18 @@ def same_measurements(a: dict, b: dict) -> bool:
     """
     common = a.keys() & b.keys()
     return bool(common) and 2 * sum(a[k] == b[k] for k in common) >= len(common)
+
+
+def check_target_files(paths: Sequence) -> None:
+    """Raise ``InvalidInputError`` naming the first file that cannot be a target: not a
+    cache or T4 results file, or one with no timed configuration (no optimum to score
+    against)."""
+    from iobound.errors import InvalidInputError
+    from search.kt_cache import load_cache, recorded_time
+    for p in paths:
+        if not any(recorded_time(e) is not None for e in load_cache(p).entries):
+            raise InvalidInputError(f"{p} records no successful configuration: a target needs "
+                                    "its optimum to be scored")
 
 
 def _optimum(space: ReplaySpace) -> float:

@@ -95,3 +95,11 @@ def test_the_target_alone_counts_its_space(targets):
     got = hc.alone(targets[0], [1, 5, 10_000], [1.0, 0.5])
     assert got["count"][1.0] == 1 and got["count"][0.5] <= got["size"] == len(targets[0].space)
     assert got["random"][1] < got["random"][5] < got["random"][10_000] == 1.0
+
+
+def test_cli_names_a_file_that_cannot_be_a_target(cache_files, tmp_path):
+    """A file that is not a cache is one error line naming it, as in transfer_quality."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"x": 1}')
+    with pytest.raises(SystemExit, match="bad.json.*lacks 'tune_params'"):
+        hc.main(["--spaces", str(cache_files[0]), str(bad), "--out", str(tmp_path)])
