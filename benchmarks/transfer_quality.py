@@ -38,6 +38,7 @@ import argparse
 import itertools
 import json
 import multiprocessing
+import os
 import platform
 import sys
 import time
@@ -164,7 +165,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--budgets", type=int, nargs="+", default=list(DEFAULT_BUDGETS))
     ap.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS),
                     help="explorer, explorer+history[:key=value,...], gga, zero-shot")
-    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="worker processes (default: the CPUs this process may use; every "
+                         "run is seeded, so the numbers do not depend on it)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--tag", default="transfer_quality", help="output file name prefix")
     ap.add_argument("--reuse", nargs="+", type=Path, default=[],

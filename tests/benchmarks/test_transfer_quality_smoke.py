@@ -145,3 +145,15 @@ def test_the_notice_of_a_twin_is_printed_once_with_workers(cache_files, tmp_path
     err = capfd.readouterr().err
     assert err.count("note: toy_0: x_results hold(s)") == 1
     assert err.count("note: x_results: GPU X hold(s)") == 1
+
+
+def test_the_numbers_do_not_depend_on_the_workers(cache_files, tmp_path):
+    """Every run is seeded: one process and two give the same runs (what --jobs' help says)."""
+    common = ["--spaces", *map(str, cache_files), "--budgets", "4", "8", "--seeds", "2",
+              "--methods", "explorer+history", "zero-shot", "--no-plot"]
+    runs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        assert tq_cli.main(common + ["--jobs", jobs, "--out", str(out)]) == 0
+        runs.append(json.loads((out / "transfer_quality_runs.json").read_text())["runs"])
+    assert runs[0] == runs[1]
