@@ -50,7 +50,8 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
                                    network_history, run_network_target)
-from benchmarks.tq.runner import TargetRun, load_targets, parse_method, run_method, twin_notes
+from benchmarks.tq.runner import (TargetRun, history_summary, load_targets, parse_method,
+                                  run_method)
 from search.kt_cache import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -224,14 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     wanted = list(itertools.product(names, a.methods, range(a.seeds)))
     jobs = [(n, m, s, budgets) for n, m, s in wanted if (n, m, s) not in reused]
     t0 = time.time()
+    targets = history_summary(paths, names)  # its notices once, here: the runs load quietly
     if not jobs:
         fresh = []
     elif a.jobs == 1:
-        _init(paths, names)
+        _init(paths, names, False)
         fresh = [_job(j) for j in jobs]
     else:
-        for line in twin_notes(paths, names):  # once here: the workers load quietly
-            print(line, file=sys.stderr)
         with multiprocessing.get_context("fork").Pool(a.jobs, _init, (paths, names, False)) as pool:
             fresh = pool.map(_job, jobs, chunksize=1)
     got = {(r.target, r.method, r.seed): r for r in fresh} | reused
@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             "reused_runs": len(runs) - len(fresh), "reused_from": [str(p) for p in a.reuse],
             "wall_s": round(time.time() - t0, 1), "python": platform.python_version(),
             "score": "optimum / best time found (zero-shot: K = budget)",
-            "history": "every other file's records of the same parameters, other devices only"}
+            "history": "every other file's records of the same parameters, other devices only",
+            "targets": targets}
     table = _write(a, runs, meta, "Transfer quality")
     print(table)
     print(f"({meta['wall_s']} s)")

@@ -30,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from search.db import TuningDB
-from search.db.importer import import_files, read_file
+from search.db.importer import import_files
 from search.db.queries import history_for_space
 from search.measure.replay import ReplayMeasurer
 from search.replay_space import ReplaySpace
@@ -40,7 +40,8 @@ from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
 
-__all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "twin_notes",
+__all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_histories",
+           "history_summary",
            "check_target_files",
            "target_history", "run_method"]
 
@@ -167,14 +168,9 @@ def _notes(names: Sequence[str], twins_of: list[list[str]]) -> list[str]:
             if twins]
 
 
-def twin_notes(paths: Sequence, names: Sequence[str]) -> list[str]:
-    """The notices :func:`load_targets` prints, without fitting anything (for a parent
-    process whose workers load the targets quietly)."""
-    return _notes(names, _twins([read_file(p) for p in paths], [ReplaySpace(p) for p in paths]))
-
-
-def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> list[Target]:
-    """Every file as a target, with its history from the others (an in-memory database).
+def target_histories(paths: Sequence, names: Sequence[str], notify: bool = True) -> list:
+    """``(name, device, space, history)`` of every file as a target: its history is every
+    other device's records of its parameter names (an in-memory database).
 
     A file that names no device (stored under its file name) but holds the target's own
     measurements (:func:`same_measurements`: a T4 results file beside its cache) is left
@@ -188,15 +184,28 @@ def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> 
     if notify:
         for line in _notes(names, twins_of):
             print(line, file=sys.stderr)
-    out = []
-    for name, imported, space, twins in zip(names, stored, spaces, twins_of):
-        # the device the file's records were stored under: a cache that names no device
-        # is stored under its file name, which must then leave the history too
-        hist = target_history(db, space, imported.device, twins)
-        prior = HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0)
-        out.append(Target(name, imported.device, space, hist, _optimum(space), prior))
+    # the device a file's records were stored under: a cache that names no device is
+    # stored under its file name, which must then leave the history too
+    out = [(name, imported.device, space, target_history(db, space, imported.device, twins))
+           for name, imported, space, twins in zip(names, stored, spaces, twins_of)]
     db.close()
     return out
+
+
+def history_summary(paths: Sequence, names: Sequence[str]) -> dict:
+    """Per target: its device, and the devices and number of records of its history (what
+    a benchmark's JSON records, so a reader can check no target saw its own records)."""
+    return {name: {"device": device, "history_devices": sorted({m.device for m in hist}),
+                   "history_records": len(hist)}
+            for name, device, _, hist in target_histories(paths, names)}
+
+
+def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> list[Target]:
+    """Every file as a target with its history (:func:`target_histories`) and the prior
+    fitted on it."""
+    return [Target(name, device, space, hist, _optimum(space),
+                   HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0))
+            for name, device, space, hist in target_histories(paths, names, notify)]
 
 
 def _strategy(target: Target, name: str, opts: dict, seed: int):

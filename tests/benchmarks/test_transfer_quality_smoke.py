@@ -59,8 +59,13 @@ def test_cli_writes_json_table_and_plot(cache_files, tmp_path, capsys):
     assert rc == 0
     runs = json.loads((tmp_path / "t_runs.json").read_text())["runs"]
     assert len(runs) == 3 * 2 * 2
-    rows = json.loads((tmp_path / "t_summary.json").read_text())["summary"]
+    summary = json.loads((tmp_path / "t_summary.json").read_text())
+    rows = summary["summary"]
     assert {r["target"] for r in rows} == {"toy_0", "toy_1", "toy_2", "mean"}
+    seen = summary["meta"]["targets"]  # what each target's history held: never its device
+    assert seen["toy_0"]["history_devices"] == ["GPU Y", "GPU Z"]
+    assert all(t["device"] not in t["history_devices"] and t["history_records"] > 0
+               for t in seen.values())
     assert (tmp_path / "t.png").stat().st_size > 0
     assert "explorer+history:decay=0.5" in capsys.readouterr().out
 
