@@ -42,7 +42,6 @@ import gzip
 import json
 import math
 import os
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -53,6 +52,7 @@ from kernels.status import Status
 from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time, bad_time_reason
+from .kt_json import read_tuning_json
 from .t4_results import as_cache_dict, is_t4_results
 
 __all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "write_cache", "cache_key",
@@ -171,59 +171,6 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
     return Status.OK if as_time(t) is not None else Status.INVALID
 
 
-def _open(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _read_json(path: Path) -> Any:
-    """The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage.
-
-    A cache Kernel Tuner left open (it appends each entry while tuning and closes the
-    object at the end: a run interrupted or still going) is read as Kernel Tuner reads
-    it, closed (:func:`_closed`)."""
-    if not path.is_file():
-        raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
-    try:
-        with _open(path) as fh:
-            text = fh.read()
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            closed = _closed(text)
-            if closed is None:
-                raise
-            return closed
-    except RecursionError:
-        raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
-    except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
-        msg = " ".join(str(exc).split())[:120]
-        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: "
-                                f"{type(exc).__name__}: {msg}") from None
-
-
-def _closed(text: str) -> Any:
-    r"""``text`` as an open Kernel Tuner cache, closed: its trailing comma dropped and the
-    ``cache`` and outer objects closed, as Kernel Tuner does when it reads one; ``None``
-    when that does not make a JSON object with a ``cache`` either.
-
-    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "time": 2.0},')["cache"]
-    {'1': {'a': 1, 'time': 2.0}}
-    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "ti') is None
-    True
-    """
-    body = text.strip()
-    if not body.startswith("{") or '"cache"' not in body:
-        return None
-    body = body[:-1] if body.endswith(",") else body
-    try:
-        raw = json.loads(body + "}\n}")
-    except json.JSONDecodeError:
-        return None
-    return raw if isinstance(raw, dict) and "cache" in raw else None
-
-
 def _is_scalar(v: Any) -> bool:
     """A JSON scalar a knob can take: numbers finite and exact in float64 (knob features)."""
     if v is None or isinstance(v, (str, bool)):
@@ -309,7 +256,7 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     """
     path = Path(path)
     where = f"replay file {str(path)!r}"
-    raw = _read_json(path)
+    raw = read_tuning_json(path)
     if is_t4_results(raw):
         raw = as_cache_dict(raw, where)
     elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:

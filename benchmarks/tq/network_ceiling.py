@@ -10,9 +10,9 @@ the history can offer before anything of the target is measured:
 - ``regression``: zero-shot's regression of the history
   (:attr:`search.transfer.HistoryPrior.regression`; zero-shot with K measures exactly these);
 - ``picks``: the history rounds' first K picks as :class:`search.transfer.HistoryGuided` makes
-  them by default (:func:`search.transfer.guided.history_picker`; for a layer no source measured, the two models in turn; otherwise the
-  consensus and each source's best in turn), before any outcome steers them
-  (``follow_model``, matched orders).
+  them by default (:func:`search.transfer.guided.history_picker`; for a layer no source
+  measured, the two models in turn; otherwise the consensus and each source's best in
+  turn), before any outcome steers them (``follow_model``, matched orders).
 
 A method that measures only the first K of one of these lists scores at most its ceiling;
 the explorer with history also measures its own picks, so it can pass them. The reference

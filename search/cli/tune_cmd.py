@@ -26,9 +26,9 @@ DESCRIPTION = (
     "Search the tile/thread configurations of our direct (or Winograd) kernel for a layer "
     "with an XGBoost cost model and parallel random walks (paper section 6), or replay a "
     "recorded Kernel Tuner cache or T4 results file (--measure replay:FILE, which defines "
-    "the space and the device). Without --measure: cuda when a GPU and pycuda are present, else the "
-    "analytic model (estimates), whose winner is then checked by the CPU emulator on a "
-    "reduced-size copy of the layer."
+    "the space and the device). Without --measure: cuda when a GPU and pycuda are present, "
+    "else the analytic model (estimates), whose winner is then checked by the CPU emulator "
+    "on a reduced-size copy of the layer."
 )
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,81 @@
+"""The JSON of a tuning file (a Kernel Tuner cache or T4 results file), gzipped or not.
+
+One :class:`~iobound.errors.InvalidInputError` naming the file for any damage (missing,
+bad gzip, bad encoding, not JSON, nested too deeply); a cache Kernel Tuner left open
+while tuning is read closed, as Kernel Tuner reads it. What the JSON must hold is
+:func:`search.kt_cache.load_cache`'s to check.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["read_tuning_json"]
+
+
+def _open(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def read_tuning_json(path: str | os.PathLike) -> Any:
+    r"""The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage.
+
+    A cache Kernel Tuner left open (it appends each entry while tuning and closes the
+    object at the end: a run interrupted or still going) is read as Kernel Tuner reads
+    it, closed (:func:`_closed`).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "open.json"
+    >>> _ = p.write_text('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "time": 2.0},')
+    >>> read_tuning_json(p)["cache"]
+    {'1': {'a': 1, 'time': 2.0}}
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
+    try:
+        with _open(path) as fh:
+            text = fh.read()
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            closed = _closed(text)
+            if closed is None:
+                raise
+            return closed
+    except RecursionError:
+        raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
+    except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
+        msg = " ".join(str(exc).split())[:120]
+        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: "
+                                f"{type(exc).__name__}: {msg}") from None
+
+
+def _closed(text: str) -> Any:
+    r"""``text`` as an open Kernel Tuner cache, closed: its trailing comma dropped and the
+    ``cache`` and outer objects closed, as Kernel Tuner does when it reads one; ``None``
+    when that does not make a JSON object with a ``cache`` either.
+
+    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "time": 2.0},')["cache"]
+    {'1': {'a': 1, 'time': 2.0}}
+    >>> _closed('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "ti') is None
+    True
+    """
+    body = text.strip()
+    if not body.startswith("{") or '"cache"' not in body:
+        return None
+    body = body[:-1] if body.endswith(",") else body
+    try:
+        raw = json.loads(body + "}\n}")
+    except json.JSONDecodeError:
+        return None
+    return raw if isinstance(raw, dict) and "cache" in raw else None
