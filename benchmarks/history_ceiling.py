@@ -54,9 +54,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.transfer_quality import REPO, SPACES_DIR, space_names
-from benchmarks.tq.runner import Target, check_target_files, load_targets
-from iobound.errors import InvalidInputError
+from benchmarks.transfer_quality import REPO, SPACES_DIR, check_targets, space_names
+from benchmarks.tq.runner import Target, load_targets
 
 DEFAULT_KS = (1, 5, 10, 25, 50, 100)
 DEFAULT_THRESHOLDS = (0.7, 0.85, 0.9, 0.95)
@@ -229,10 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(k < 1 for k in a.ks) or any(not 0 < t <= 1 for t in a.thresholds):
         raise SystemExit("error: --ks must be >= 1 and --thresholds in (0, 1]")
     ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))
-    try:
-        check_target_files(a.spaces)
-    except InvalidInputError as e:
-        raise SystemExit(f"error: {e}") from None
+    check_targets(a.spaces)
     targets = load_targets([str(p) for p in a.spaces], space_names(list(a.spaces)))
     rows = [{"target": t.name, "device": t.device, **ceiling(t, ks),
              "rank": best_source_rank(t, ts), "alone": alone(t, ks, ts)} for t in targets]

@@ -200,10 +200,10 @@ def _check_device_arguments(a) -> None:
             parse_method(m)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
-    _check_targets(a.spaces)
+    check_targets(a.spaces)
 
 
-def _check_targets(paths) -> None:
+def check_targets(paths) -> None:
     """Every file is a cache (or T4 results file) with a timed configuration (a target is
     scored against its optimum), checked before any worker starts; else one error line."""
     from iobound.errors import InvalidInputError

@@ -32,6 +32,7 @@ import numpy as np
 from search.db import TuningDB
 from search.db.importer import import_files
 from search.db.queries import history_for_space
+from search.kt_cache import load_cache, recorded_time
 from search.measure.replay import ReplayMeasurer
 from search.replay_space import ReplaySpace
 from search.strategies import make_strategy
@@ -94,17 +95,11 @@ class TargetRun:
     scores: dict
 
 
-def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None,
-                   also: Sequence[str] = ()) -> list:
-    """The history for ``space``: every other device's records of its parameter names.
-
-    ``device`` is the name the target's own records are stored under (the importer's:
-    the file's device name, or its file name when it names none,
-    :attr:`search.kt_cache.KtCache.device`), by default the cache's; ``also`` names more
-    devices whose records are the target's own under another name
-    (:func:`same_measurements`).
-    """
-    own = {device or space.cache.device, *also}
+def target_history(db: TuningDB, space: ReplaySpace, own: Sequence[str]) -> list:
+    """The history for ``space``: the records of its parameter names of every device but
+    ``own`` (the name the target's records are stored under, the importer's
+    :attr:`search.kt_cache.KtCache.device`, and any that hold its very measurements under
+    another name, :func:`same_measurements`)."""
     hist = history_for_space(db, space, exclude_devices=sorted(own))
     leaked = [m for m in hist if m.device in own]
     assert not leaked, f"{len(leaked)} records of the target device {sorted(own)} in its history"
@@ -114,8 +109,8 @@ def target_history(db: TuningDB, space: ReplaySpace, device: str | None = None,
 def _timed(space: ReplaySpace) -> dict:
     """Configuration (its values by parameter name) -> recorded time, for timed entries."""
     names = sorted(space.cache.keys)
-    return {tuple(str(e[p]) for p in names): e["time"] for e in space.cache.entries
-            if isinstance(e.get("time"), (int, float)) and not isinstance(e["time"], bool)}
+    return {tuple(str(e[p]) for p in names): recorded_time(e) for e in space.cache.entries
+            if recorded_time(e) is not None}
 
 
 def same_measurements(a: dict, b: dict) -> bool:
@@ -138,17 +133,10 @@ def check_target_files(paths: Sequence) -> None:
     cache or T4 results file, or one with no timed configuration (no optimum to score
     against)."""
     from iobound.errors import InvalidInputError
-    from search.kt_cache import load_cache, recorded_time
     for p in paths:
-        if not any(recorded_time(e) is not None for e in load_cache(p).entries):
+        if load_cache(p).recorded_optimum() is None:
             raise InvalidInputError(f"{p} records no successful configuration: a target needs "
                                     "its optimum to be scored")
-
-
-def _optimum(space: ReplaySpace) -> float:
-    times = [e["time"] for e in space.cache.entries
-             if isinstance(e.get("time"), (int, float)) and e["time"] > 0]
-    return min(times)
 
 
 def _twins(stored: list, spaces: list[ReplaySpace]) -> list[list[str]]:
@@ -186,7 +174,7 @@ def target_histories(paths: Sequence, names: Sequence[str], notify: bool = True)
             print(line, file=sys.stderr)
     # the device a file's records were stored under: a cache that names no device is
     # stored under its file name, which must then leave the history too
-    out = [(name, imported.device, space, target_history(db, space, imported.device, twins))
+    out = [(name, imported.device, space, target_history(db, space, {imported.device, *twins}))
            for name, imported, space, twins in zip(names, stored, spaces, twins_of)]
     db.close()
     return out
@@ -203,7 +191,7 @@ def history_summary(paths: Sequence, names: Sequence[str]) -> dict:
 def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> list[Target]:
     """Every file as a target with its history (:func:`target_histories`) and the prior
     fitted on it."""
-    return [Target(name, device, space, hist, _optimum(space),
+    return [Target(name, device, space, hist, space.cache.recorded_optimum(),
                    HistoryPrior.fit(space, hist, space.cache.problem_size, seed=0))
             for name, device, space, hist in target_histories(paths, names, notify)]
 
