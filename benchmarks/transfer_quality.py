@@ -16,8 +16,11 @@ Usage (from the repository root)::
 
 Writes ``<tag>_runs.json`` (every run), ``<tag>_summary.json``, ``<tag>.md`` (the
 table printed) and ``<tag>.png`` into ``--out`` (default ``benchmarks/results``,
-tag ``transfer_quality``). ``--reuse RUNS.json`` takes runs of the same (space,
-method, seed, budgets) from an earlier runs file instead of running them again.
+tag ``transfer_quality``), the issue's goals checked below the table
+(:mod:`benchmarks.tq.goals`). ``--reuse RUNS.json`` takes runs of the same (space,
+method, seed, budgets) from an earlier runs file instead of running them again;
+``--summarise RUNS.json`` runs nothing and writes an earlier runs file's summary, table,
+goals and plot again (either half).
 
 ``--leave-network-out`` runs the other half instead (:mod:`benchmarks.tq.network`):
 our conv template with the ``model`` measurer, history from the layers of
@@ -47,6 +50,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.tq.goals import check_goals, goals_markdown
 from benchmarks.tq.report import markdown_table, plot_scores, summarise
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
                                    network_history, run_network_target)
@@ -61,6 +65,7 @@ SPACES_DIR = next((p / "shared" / "data" / "tuning-spaces" for p in REPO.parents
                   REPO.parent / "shared" / "data" / "tuning-spaces")
 DEFAULT_METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
 DEFAULT_BUDGETS = (10, 25, 50, 100)
+TAG = "transfer_quality"
 
 _TARGETS: dict = {}
 
@@ -106,18 +111,20 @@ def _network_runs(a, budgets: list[int]) -> tuple[list, dict]:
 
 
 def _write(a, runs: list, meta: dict, title: str) -> str:
-    """Write runs, summary, table and plot under ``a.tag``; the table."""
+    """Write runs, summary (with the issue's goals checked), table and plot under
+    ``a.tag``; the table and the goals, as printed."""
     rows = summarise(runs)
-    table = markdown_table(rows)
+    goals = check_goals(runs)
+    text = f"{markdown_table(rows)}\n\n{goals_markdown(goals)}"
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / f"{a.tag}_runs.json").write_text(json.dumps(
         {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
-    (a.out / f"{a.tag}_summary.json").write_text(json.dumps({"meta": meta, "summary": rows},
-                                                            indent=1))
-    (a.out / f"{a.tag}.md").write_text(f"# {title} ({a.seeds} seeds)\n\n{table}\n")
+    (a.out / f"{a.tag}_summary.json").write_text(json.dumps(
+        {"meta": meta, "summary": rows, "goals": goals}, indent=1))
+    (a.out / f"{a.tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n")
     if not a.no_plot:
         plot_scores(rows, a.out / f"{a.tag}.png")
-    return table
+    return text
 
 
 def space_names(paths: list[Path]) -> list[str]:
@@ -144,15 +151,9 @@ def _reused(files: list[Path], budgets: list[int]) -> dict:
     """(space, method, seed) -> run, from earlier runs files with exactly these budgets."""
     out = {}
     for f in files:
-        try:
-            runs = json.loads(Path(f).read_text())["runs"]
-        except (OSError, ValueError, KeyError) as e:
-            raise SystemExit(f"error: cannot read runs from {f}: {e}") from None
-        for r in runs:
-            scores = {int(b): v for b, v in r["scores"].items()}
-            if sorted(scores) == budgets:
-                out[(r["target"], r["method"], r["seed"])] = TargetRun(
-                    r["target"], r["method"], r["seed"], scores)
+        for r in read_runs(f)[0]:
+            if sorted(r.scores) == budgets:
+                out[(r.target, r.method, r.seed)] = r
     return out
 
 
@@ -169,12 +170,17 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                     help="worker processes (default: the CPUs this process may use; every "
                          "run is seeded, so the numbers do not depend on it)")
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
-    ap.add_argument("--tag", default="transfer_quality", help="output file name prefix")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="output folder (default: benchmarks/results; with --summarise, the "
+                         "runs file's folder)")
+    ap.add_argument("--tag", default=TAG, help="output file name prefix")
     ap.add_argument("--reuse", nargs="+", type=Path, default=[],
                     help="runs files of earlier runs: a (space, method, seed) found there with "
                          "the same budgets is taken from it instead of run again")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--summarise", type=Path, metavar="RUNS.json",
+                    help="run nothing: write the summary, table, goals and plot of an earlier "
+                         "runs file (either half; tag: its name without _runs.json)")
     net = ap.add_argument_group("leave-network-out (our conv template, model measurer)")
     net.add_argument("--leave-network-out", action="store_true",
                      help="run this half instead of the recorded spaces")
@@ -185,7 +191,10 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     net.add_argument("--device", default="v100")
     net.add_argument("--history-budget", type=int, default=100)
     net.add_argument("--reference-budget", type=int, default=300)
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    if a.out is None:
+        a.out = a.summarise.parent if a.summarise else REPO / "benchmarks" / "results"
+    return a
 
 
 def _check_device_arguments(a) -> None:
@@ -216,6 +225,8 @@ def check_targets(paths) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     a = _arguments(argv)
+    if a.summarise:
+        return _main_summarise(a)
     if a.leave_network_out:
         return _main_network(a)
     _check_device_arguments(a)
@@ -248,6 +259,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def read_runs(path: Path) -> tuple[list[TargetRun], dict]:
+    """(runs, meta) of a runs file this benchmark wrote (either half); one error line if it
+    is not one."""
+    try:
+        data = json.loads(Path(path).read_text())
+        runs = [TargetRun(r["target"], r["method"], int(r["seed"]),
+                          {int(b): v for b, v in r["scores"].items()}) for r in data["runs"]]
+        meta = dict(data["meta"])
+        int(meta["seeds"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise SystemExit(f"error: {path} is not a runs file of this benchmark: "
+                         f"{type(e).__name__}: {e}") from None
+    return runs, meta
+
+
+def _main_summarise(a) -> int:
+    runs, meta = read_runs(a.summarise)
+    if a.tag == TAG:
+        a.tag = a.summarise.name.removesuffix(".json").removesuffix("_runs")
+    title = (f"Leave-network-out: {meta['target_network']} from "
+             f"{' + '.join(meta.get('history_networks', []))}" if "target_network" in meta
+             else "Transfer quality")
+    print(_write(a, runs, meta, title))
+    return 0
+
+
 def _check_network_arguments(a) -> None:
     """Leave-network-out's arguments: a known device and networks, a target network not among
     the history's, and target layers of the target network (another network's layer could be
@@ -276,7 +313,7 @@ def _main_network(a) -> int:
     if a.reuse:
         raise SystemExit("error: --reuse does not apply to --leave-network-out")
     _check_network_arguments(a)
-    if a.tag == "transfer_quality":
+    if a.tag == TAG:
         a.tag = "transfer_network"
     if a.methods == list(DEFAULT_METHODS):
         a.methods = list(DEFAULT_NETWORK_METHODS)

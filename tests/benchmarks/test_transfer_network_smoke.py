@@ -17,8 +17,10 @@ def test_leave_network_out_scores_both_methods(capsys, tmp_path):
                       "--seeds", "1", "--budgets", "4", "8", "--history-budget", "8",
                       "--reference-budget", "8", "--out", str(tmp_path), "--no-plot"])
     assert rc == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| vgg16")]
+    table, goals = capsys.readouterr().out.split("Goals of issue 12")  # the goals below it
+    rows = [line for line in table.splitlines() if line.startswith("| vgg16")]
     assert [r.split("|")[2].strip() for r in rows] == ["explorer", "explorer+history"]
+    assert "explorer+history never below explorer" in goals
     for r in rows:
         assert all(0.0 < float(c.split("±")[0]) <= 1.0 for c in r.strip("|").split("|")[2:])
     data = json.loads((tmp_path / "transfer_network_runs.json").read_text())
