@@ -35,9 +35,9 @@ DESCRIPTION = (
     "A tuning database (SQLite, schema versioned) holds every measurement with its workload "
     "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
     "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz; T4 "
-    "results files too) and "
-    "iobound tuning logs (--log); importing a file twice adds nothing, and a file that cannot "
-    "be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
+    "results files too), iobound tuning logs (--log) and other iobound tuning databases (a "
+    "merge: every record keeps its device); importing a file twice adds nothing, and a file "
+    "that cannot be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
     "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
     "cache file; these three open the database read-only. A SQLite file that is not an "
     "iobound tuning database is refused."
@@ -46,9 +46,11 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = sub.add_parser("import", help="import Kernel Tuner cache files and tuning logs")
+    p = sub.add_parser("import", help="import Kernel Tuner cache files, tuning logs and "
+                                      "other tuning databases")
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help="cache files (.json, .json.gz), T4 results files or logs")
+                   help="cache files (.json, .json.gz), T4 results files, logs or tuning "
+                        "databases")
     p.add_argument("--device", metavar="NAME",
                    help="device of files that name none (default: the file's name); a file "
                         "that names another device is refused")
@@ -117,10 +119,11 @@ def _known_device(name: str | None, devices) -> str | None:
 
 
 def _import(args) -> int:
-    from search.db.importer import read_file, store_files
+    from search.db.importer import check_not_itself, read_path, store_files
     from search.db.schema import DB_FILE_ENDINGS
     device = None if args.device is None else canonical_device_name(args.device)
-    files = [read_file(p, device) for p in args.files]  # every file read before the DB
+    check_not_itself(args.files, args.db)
+    files = [f for p in args.files for f in read_path(p, device)]  # all read before the DB
     new = not os.path.lexists(args.db)
     try:
         with _open(args, readonly=False) as db:

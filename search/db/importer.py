@@ -1,11 +1,16 @@
-"""Import Kernel Tuner cache files, T4 results files and our tuning logs into the tuning
-database (a T4 results file, Kernel Tuner's ``store_output_file``, is read as a cache by
-:mod:`search.t4_results`; it names no device or kernel).
+"""Import Kernel Tuner cache files, T4 results files, our tuning logs and other tuning
+databases into the tuning database (a T4 results file, Kernel Tuner's
+``store_output_file``, is read as a cache by :mod:`search.t4_results`; it names no device
+or kernel).
 
 :func:`read_file` turns one file into measurements without touching the database;
+:func:`read_path` does the same for any file, a tuning database giving one
+:class:`FileImport` per workload and device it holds (what merges the databases of
+several machines: every record keeps its device, toolchain, run and source);
 :func:`import_files` reads every file first and then stores them all in one
 transaction, so a file that cannot be read leaves the database as it was.
-Importing the same file again adds nothing (each measurement has a digest).
+Importing the same file again adds nothing (each measurement has a digest), and so does
+a database's record that the target already holds.
 
 Which device a file's measurements belong to: the file's own device name (a
 cache's ``device_name``, a log header's ``device``); for a file without one,
@@ -64,7 +69,8 @@ from .model import (CONV_TEMPLATE, Measurement, Workload, check_device_name, con
 from .schema import write
 from .store import TuningDB, insert
 
-__all__ = ["FileImport", "read_file", "store_files", "import_files", "KT_TOOLCHAIN"]
+__all__ = ["FileImport", "read_file", "read_path", "read_database", "store_files",
+           "import_files", "KT_TOOLCHAIN"]
 
 #: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
 KT_TOOLCHAIN = "kernel_tuner"
@@ -76,7 +82,7 @@ class FileImport:
     """One file read (and, after :func:`import_files`, stored)."""
 
     path: str
-    kind: str  # "kt-cache", "t4-results" or "tune-log"
+    kind: str  # "kt-cache", "t4-results", "tune-log" or "tuning-db"
     device: str
     workload: Workload
     measurements: list = field(repr=False, default_factory=list)
@@ -130,6 +136,62 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         raise InvalidInputError(f"{path}: cannot read it: nested too deeply") from None
     except (OSError, EOFError, zlib.error, KeyError, TypeError, AttributeError) as exc:
         raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
+
+
+def is_sqlite(path: Path) -> bool:
+    """Whether ``path`` starts as an SQLite database file does."""
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def read_path(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
+    """Read any importable file: a tuning database (:func:`read_database`), else one cache
+    file or tuning log (:func:`read_file`)."""
+    p = Path(path)
+    try:
+        database = p.is_file() and is_sqlite(p)
+    except OSError:  # unreadable: read_file names the file and why
+        database = False
+    return read_database(p, device) if database else [read_file(p, device)]
+
+
+def read_database(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
+    """A tuning database's records, one :class:`FileImport` per (workload, device), opened
+    read-only (an older schema is read as it would be migrated; the file never changes).
+    Every record names its device: with ``device`` given, a database holding another
+    device's records is refused, as a file naming another device is.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the file: not an iobound tuning database, damaged, or another device's.
+    """
+    import sqlite3
+
+    from .schema import DatabaseFileError
+    path = Path(path)
+    if device is not None:
+        check_device_name(device)
+    try:
+        with TuningDB(path, readonly=True) as db:
+            groups: dict[tuple, FileImport] = {}
+            for m in db.measurements():
+                f = groups.get((m.workload, m.device))
+                if f is None:
+                    _device(path, m.device, device)
+                    f = groups[(m.workload, m.device)] = FileImport(
+                        str(path), "tuning-db", m.device, m.workload,
+                        tune_params={m.workload: db.tune_params(m.workload)})
+                f.measurements.append(m)
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"{path}: {exc.reason}") from None
+    except sqlite3.Error as exc:
+        raise InvalidInputError(f"{path}: cannot read the database: "
+                                f"{' '.join(str(exc).split())}") from None
+    except InvalidInputError as exc:
+        msg = str(exc)
+        raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from None
+    return sorted(groups.values(), key=lambda f: (f.workload.label(), f.device))
 
 
 def _check_problem(problem: Any, what: str) -> None:
@@ -267,12 +329,23 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
     return list(files)
 
 
+def check_not_itself(paths: Sequence[str | os.PathLike], db_path: str) -> None:
+    """Refuse to import the database into itself (a mistake, never a merge)."""
+    if db_path == ":memory:" or not Path(db_path).exists():
+        return
+    for p in paths:
+        if Path(p).exists() and Path(p).resolve() == Path(db_path).resolve():
+            raise InvalidInputError(f"{p} is the database imported into; nothing to merge")
+
+
 def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.PathLike,
                  device: str | None = None) -> list[FileImport]:
     """Read every file, then store all of them in one transaction (see module doc).
 
-    ``paths`` is a list of files, or one file (a ``str`` or a path) given alone.
+    ``paths`` is a list of files, or one file (a ``str`` or a path) given alone; a
+    tuning database among them gives one :class:`FileImport` per workload and device.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    return store_files(db, [read_file(p, device) for p in paths])
+    check_not_itself(paths, db.path)
+    return store_files(db, [f for p in paths for f in read_path(p, device)])
