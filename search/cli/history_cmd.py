@@ -37,8 +37,8 @@ DESCRIPTION = (
     "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz; T4 "
     "results files too), iobound tuning logs (--log) and other iobound tuning databases (a "
     "merge: every record keeps its device); importing a file twice adds nothing, and a file "
-    "that cannot be read leaves the database unchanged. 'list' shows workloads x devices, 'best' the "
-    "fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
+    "that cannot be read leaves the database unchanged. 'list' shows workloads x devices, "
+    "'best' the fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
     "cache file; these three open the database read-only. A SQLite file that is not an "
     "iobound tuning database is refused."
 )

@@ -56,7 +56,8 @@ def test_goals_match_numpy(data):
 
 def test_a_clear_loss_is_significant_and_zero_shot_is_checked_at_ten():
     runs = [TargetRun("a", m, s, {10: v + 0.01 * s, 25: v}) for s in range(5)
-            for m, v in (("explorer", 0.8), ("explorer+history:decay=0.5", 0.6), ("zero-shot", 0.95))]
+            for m, v in (("explorer", 0.8), ("explorer+history:decay=0.5", 0.6),
+                         ("zero-shot", 0.95))]
     g = check_goals(runs)
     (cell, *_) = g["below"]
     assert cell["method"] == "explorer+history:decay=0.5" and cell["significant"]
