@@ -25,14 +25,18 @@ goals and plot again (either half).
 ``--leave-network-out`` runs the other half instead (:mod:`benchmarks.tq.network`):
 our conv template with the ``model`` measurer, history from the layers of
 ``--history-networks`` (ResNet-18, VGG-16), targets the distinct layer shapes of
-``--target-network`` (ResNet-50; ``--target-layers`` for a subset), the explorer
-without and with history (tag ``transfer_network``; no ``--reuse``: a target's
-reference is the best any of its runs found; ``--device`` the GPU preset, V100 by default;
-the target network is never a history network, and ``--target-layers`` are its own)::
+``--target-network`` (ResNet-50; ``--target-layers`` for a subset, or for layers of no
+preset network given as specs), the explorer without and with history (tag
+``transfer_network``; no ``--reuse``: a target's reference is the best any of its runs
+found; ``--device`` the GPU preset, V100 by default; the target network is never a history
+network, and the preset layers of ``--target-layers`` are its own; the meta says which
+targets have a layer of the same shape in the history)::
 
     nice .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5
     nice .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5 \
         --target-network squeezenet --device t4 --methods explorer explorer+history zero-shot
+    .venv/bin/python -m benchmarks.transfer_quality --leave-network-out --seeds 5 \
+        --target-layers "cin=96,hin=35,cout=96,kh=3,pad=1" "cin=320,hin=17,cout=320,kh=1"
 """
 
 from __future__ import annotations
@@ -87,11 +91,10 @@ def _network_job(args: tuple) -> tuple:
 
 def _network_runs(a, budgets: list[int]) -> tuple[list, dict]:
     """(runs, meta) of the leave-network-out half (see module doc)."""
-    from iobound.networks import get_layer
     t0 = time.time()
     hist = network_history(a.history_networks, a.device, a.history_budget)
     _TARGETS["history"] = hist
-    targets = ([get_layer(n) for n in a.target_layers] if a.target_layers
+    targets = (target_layers(a.target_layers) if a.target_layers
                else distinct_layers([a.target_network]))
     jobs = [(layer, a, budgets) for layer in targets]
     if a.jobs == 1:
@@ -187,7 +190,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     net.add_argument("--history-networks", nargs="+", default=["resnet18", "vgg16"])
     net.add_argument("--target-network", default="resnet50")
     net.add_argument("--target-layers", nargs="+", default=[],
-                     help="a subset of the target network's layers (default: every distinct shape)")
+                     help="a subset of the target network's layers (default: every distinct "
+                          "shape), or layers of no preset network as specs "
+                          "('cin=64,hin=56,cout=64,kh=3,pad=1', as iobound tune --layer takes)")
     net.add_argument("--device", default="v100")
     net.add_argument("--history-budget", type=int, default=100)
     net.add_argument("--reference-budget", type=int, default=300)
@@ -291,22 +296,41 @@ def _check_network_arguments(a) -> None:
     in the history itself)."""
     from iobound.devices import get_device
     from iobound.errors import IoboundError
-    from iobound.networks import get_layer, network_layers
+    from iobound.networks import network_layers
     try:
         get_device(a.device)
         for net in a.history_networks:
             network_layers(net)
         own = {layer.name for layer in network_layers(a.target_network)}
-        layers = [get_layer(n) for n in a.target_layers]
-    except IoboundError as e:  # an unknown preset name
+        layers = target_layers(a.target_layers)
+    except IoboundError as e:  # an unknown preset name, a bad layer spec
         raise SystemExit(f"error: {e}") from None
     if a.target_network in a.history_networks:
         raise SystemExit(f"error: the target network {a.target_network} is also a history "
                          "network; leave it out of --history-networks")
-    stray = [layer.name for layer in layers if layer.name not in own]
+    stray = [spec for spec, layer in zip(a.target_layers, layers)
+             if "=" not in spec and layer.name not in own]
     if stray:
         raise SystemExit(f"error: --target-layers {', '.join(stray)} not in the target network "
                          f"{a.target_network}")
+    names = [layer.name for layer in layers]
+    if len(set(names)) != len(names):
+        raise SystemExit("error: --target-layers names one layer twice")
+
+
+def target_layers(specs: list[str]) -> list:
+    """The layers of ``--target-layers``: preset names as they are, a spec of no preset
+    network named by its shape (what the runs and tables call it).
+
+    >>> [layer.name for layer in target_layers(["resnet50.conv1", "cin=64,hin=56,cout=64,kh=3"])]
+    ['resnet50.conv1', 'n1 64x56x56 -> 64x54x54 k3x3 s1x1 p0x0']
+    """
+    from dataclasses import replace
+
+    from iobound.layer_spec import parse_layer_spec
+    layers = [parse_layer_spec(spec) for spec in specs]
+    return [layer if "=" not in spec else replace(layer, name=layer.short())
+            for spec, layer in zip(specs, layers)]
 
 
 def _main_network(a) -> int:

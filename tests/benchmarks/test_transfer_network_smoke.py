@@ -49,6 +49,28 @@ def test_leave_network_out_scores_zero_shot_when_asked(capsys, tmp_path):
     assert 0.0 < float(row.split("|")[3].split("±")[0]) <= 1.0
 
 
+def test_leave_network_out_takes_layers_of_no_preset_network(capsys, tmp_path):
+    """A target layer given as a spec (no preset network has it) is a target named by its
+    shape, scored like any other; a bad spec is one error line before any run."""
+    spec = "cin=24,hin=12,cout=40,kh=3,pad=1"
+    rc = tq_cli.main(["--leave-network-out", "--history-networks", "alexnet",
+                      "--target-layers", spec, "--seeds", "1", "--budgets", "4",
+                      "--history-budget", "8", "--reference-budget", "8", "--out", str(tmp_path),
+                      "--no-plot"])
+    assert rc == 0
+    name = "n1 24x12x12 -> 40x12x12 k3x3 s1x1 p1x1"
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(f"| {name}")]
+    assert len(rows) == 2 and all(0.0 < float(r.split("|")[3].split("±")[0]) <= 1.0 for r in rows)
+    (facts,) = json.loads((tmp_path / "transfer_network_runs.json").read_text())["meta"]["targets"]
+    assert facts["target"] == name and facts["same_shape_in_history"] == []
+    with pytest.raises(SystemExit, match="unknown key 'cn'"):
+        tq_cli.main(["--leave-network-out", "--target-layers", "cn=3,hin=8,cout=4,kh=3",
+                     "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit, match="one layer twice"):
+        tq_cli.main(["--leave-network-out", "--target-layers", spec, spec,
+                     "--out", str(tmp_path / "x")])
+
+
 @pytest.mark.parametrize("args, message", [
     (["--device", "nosuch"], "unknown device 'nosuch'"),
     (["--target-network", "nosuch"], "unknown network 'nosuch'"),
