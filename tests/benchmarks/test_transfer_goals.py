@@ -63,8 +63,10 @@ def test_a_clear_loss_is_significant_and_zero_shot_is_checked_at_ten():
     assert cell["method"] == "explorer+history:decay=0.5" and cell["significant"]
     zs = [c for c in g["checks"] if c["method"] == "zero-shot"]
     assert zs and zs[0]["budget"] == 10 and zs[0]["met"]
-    # explorer+history itself did not run: its mean goals are not claimed either way
-    assert not [c for c in g["checks"] if c["method"] == "explorer+history"]
+    # every method with history has its mean goals checked, at the budgets it ran only
+    means = [(c["budget"], c["met"]) for c in g["checks"]
+             if c["method"] == "explorer+history:decay=0.5" and c["budget"]]
+    assert means == [(25, False)]
     text = goals_markdown(g)
     assert "NOT met" in text and "| a | explorer+history:decay=0.5 | 10 |" in text
 
