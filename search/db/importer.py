@@ -5,8 +5,8 @@ or kernel).
 
 :func:`read_file` turns one file into measurements without touching the database;
 :func:`read_path` does the same for any file, a tuning database giving one
-:class:`FileImport` per workload and device it holds (what merges the databases of
-several machines: every record keeps its device, toolchain, run and source);
+:class:`FileImport` per workload and device it holds (:mod:`.merge`: the databases of
+several machines merged, every record keeping its device, toolchain, run and source);
 :func:`import_files` reads every file first and then stores them all in one
 transaction, so a file that cannot be read leaves the database as it was.
 Importing the same file again adds nothing (each measurement has a digest), and so does
@@ -69,7 +69,7 @@ from .model import (CONV_TEMPLATE, Measurement, Workload, check_device_name, con
 from .schema import write
 from .store import TuningDB, insert
 
-__all__ = ["FileImport", "read_file", "read_path", "read_database", "store_files",
+__all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
            "import_files", "KT_TOOLCHAIN"]
 
 #: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
@@ -96,7 +96,8 @@ class FileImport:
         return len(self.measurements)
 
 
-def _device(path: Path, own: str, device: str | None) -> str:
+def file_device(path: Path, own: str, device: str | None) -> str:
+    """The device a file's records go under (module doc); refused when ``device`` disagrees."""
     if own and device and own != device:
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
@@ -138,60 +139,16 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         raise InvalidInputError(f"{path}: cannot read it: {type(exc).__name__}: {exc}") from exc
 
 
-def is_sqlite(path: Path) -> bool:
-    """Whether ``path`` starts as an SQLite database file does."""
-    with open(path, "rb") as fh:
-        return fh.read(16) == b"SQLite format 3\x00"
-
-
 def read_path(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
-    """Read any importable file: a tuning database (:func:`read_database`), else one cache
-    file or tuning log (:func:`read_file`)."""
+    """Read any importable file: a tuning database (:func:`search.db.merge.read_database`),
+    else one cache file or tuning log (:func:`read_file`)."""
+    from .merge import is_sqlite, read_database  # merge builds on this module's FileImport
     p = Path(path)
     try:
         database = p.is_file() and is_sqlite(p)
     except OSError:  # unreadable: read_file names the file and why
         database = False
     return read_database(p, device) if database else [read_file(p, device)]
-
-
-def read_database(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
-    """A tuning database's records, one :class:`FileImport` per (workload, device), opened
-    read-only (an older schema is read as it would be migrated; the file never changes).
-    Every record names its device: with ``device`` given, a database holding another
-    device's records is refused, as a file naming another device is.
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the file: not an iobound tuning database, damaged, or another device's.
-    """
-    import sqlite3
-
-    from .schema import DatabaseFileError
-    path = Path(path)
-    if device is not None:
-        check_device_name(device)
-    try:
-        with TuningDB(path, readonly=True) as db:
-            groups: dict[tuple, FileImport] = {}
-            for m in db.measurements():
-                f = groups.get((m.workload, m.device))
-                if f is None:
-                    _device(path, m.device, device)
-                    f = groups[(m.workload, m.device)] = FileImport(
-                        str(path), "tuning-db", m.device, m.workload,
-                        tune_params={m.workload: db.tune_params(m.workload)})
-                f.measurements.append(m)
-    except DatabaseFileError as exc:
-        raise InvalidInputError(f"{path}: {exc.reason}") from None
-    except sqlite3.Error as exc:
-        raise InvalidInputError(f"{path}: cannot read the database: "
-                                f"{' '.join(str(exc).split())}") from None
-    except InvalidInputError as exc:
-        msg = str(exc)
-        raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from None
-    return sorted(groups.values(), key=lambda f: (f.workload.label(), f.device))
 
 
 def _check_problem(problem: Any, what: str) -> None:
@@ -244,7 +201,7 @@ def _toolchain(value: Any, default: str) -> str:
 
 def _read_cache(path: Path, device: str | None) -> FileImport:
     cache = load_cache(path)
-    dev = _device(path, cache.device_name, device)
+    dev = file_device(path, cache.device_name, device)
     _check_problem(cache.problem_size, "problem_size")
     w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
     tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
@@ -297,7 +254,7 @@ def _read_log(path: Path, device: str | None) -> FileImport:
     h = log.header
     meas = h.get("measurer") or {}
     own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
-    dev = _device(path, own, device)
+    dev = file_device(path, own, device)
     w, values = _log_workload(h)
     _check_problem(w.problem, "the header's problem (layer or problem_size)")
     toolchain = str(meas.get("toolchain") or meas.get("name") or "")

@@ -1,0 +1,78 @@
+"""Another tuning database read for import: the databases of several machines merged.
+
+:func:`read_database` opens the file read-only and gives its records as
+:class:`~search.db.importer.FileImport` s, one per (workload, device), each record as it
+is stored (workload, device, toolchain, status, time, run, source, features), so that
+:func:`search.db.importer.import_files` stores them like any file's: a record the target
+already holds (the same digest) adds nothing.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.measure.base import MeasureRecord
+>>> from search.db import Measurement, Workload
+>>> path = os.path.join(tempfile.mkdtemp(), "other.db")
+>>> w = Workload("k", [8], ("x",))
+>>> with TuningDB(path) as other:
+...     other.add([Measurement(w, "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=2.0))])
+1
+>>> is_sqlite(Path(path)), [(f.kind, f.device, f.read) for f in read_database(path)]
+(True, [('tuning-db', 'v100', 1)])
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from iobound.errors import InvalidInputError
+
+from .importer import FileImport, file_device
+from .model import check_device_name
+from .schema import DatabaseFileError
+from .store import TuningDB
+
+__all__ = ["is_sqlite", "read_database"]
+
+
+def is_sqlite(path: Path) -> bool:
+    """Whether ``path`` starts as an SQLite database file does."""
+    with open(path, "rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def read_database(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
+    """A tuning database's records, one :class:`FileImport` per (workload, device), opened
+    read-only (an older schema is read as it would be migrated; the file never changes).
+    Every record names its device: with ``device`` given, a database holding another
+    device's records is refused, as a file naming another device is.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the file: not an iobound tuning database, damaged, or another device's.
+    """
+    path = Path(path)
+    if device is not None:
+        check_device_name(device)
+    try:
+        with TuningDB(path, readonly=True) as db:
+            groups: dict[tuple, FileImport] = {}
+            for m in db.measurements():
+                f = groups.get((m.workload, m.device))
+                if f is None:
+                    file_device(path, m.device, device)
+                    f = groups[(m.workload, m.device)] = FileImport(
+                        str(path), "tuning-db", m.device, m.workload,
+                        tune_params={m.workload: db.tune_params(m.workload)})
+                f.measurements.append(m)
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"{path}: {exc.reason}") from None
+    except sqlite3.Error as exc:
+        raise InvalidInputError(f"{path}: cannot read the database: "
+                                f"{' '.join(str(exc).split())}") from None
+    except InvalidInputError as exc:
+        msg = str(exc)
+        raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from None
+    return sorted(groups.values(), key=lambda f: (f.workload.label(), f.device))
