@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import multiprocessing
 import os
 import platform
@@ -54,12 +53,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.tq.goals import check_goals, goals_markdown
-from benchmarks.tq.report import markdown_table, plot_scores, summarise
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
-                                   network_history, run_network_target)
-from benchmarks.tq.runner import (TargetRun, history_summary, load_targets, parse_method,
-                                  run_method)
+                                   network_history, run_network_target, target_layers)
+from benchmarks.tq.runner import history_summary, load_targets, parse_method, run_method
+from benchmarks.tq.runs_file import read_runs, reused_runs, runs_title, write_outputs
 from search.kt_cache import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,23 +110,6 @@ def _network_runs(a, budgets: list[int]) -> tuple[list, dict]:
     return runs, meta
 
 
-def _write(a, runs: list, meta: dict, title: str) -> str:
-    """Write runs, summary (with the issue's goals checked), table and plot under
-    ``a.tag``; the table and the goals, as printed."""
-    rows = summarise(runs)
-    goals = check_goals(runs)
-    text = f"{markdown_table(rows)}\n\n{goals_markdown(goals)}"
-    a.out.mkdir(parents=True, exist_ok=True)
-    (a.out / f"{a.tag}_runs.json").write_text(json.dumps(
-        {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
-    (a.out / f"{a.tag}_summary.json").write_text(json.dumps(
-        {"meta": meta, "summary": rows, "goals": goals}, indent=1))
-    (a.out / f"{a.tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n")
-    if not a.no_plot:
-        plot_scores(rows, a.out / f"{a.tag}.png")
-    return text
-
-
 def space_names(paths: list[Path]) -> list[str]:
     """A name per file: its name without endings, with its folder's name in front where
     two files share that name (``convolution/A100`` and ``dedispersion/A100``); the same
@@ -148,16 +128,6 @@ def space_names(paths: list[Path]) -> list[str]:
     if len(set(names)) != len(names):
         raise SystemExit("error: --spaces files must have distinct names (file or folder/file)")
     return names
-
-
-def _reused(files: list[Path], budgets: list[int]) -> dict:
-    """(space, method, seed) -> run, from earlier runs files with exactly these budgets."""
-    out = {}
-    for f in files:
-        for r in read_runs(f)[0]:
-            if sorted(r.scores) == budgets:
-                out[(r.target, r.method, r.seed)] = r
-    return out
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -237,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     _check_device_arguments(a)
     paths, names = [str(p) for p in a.spaces], space_names(list(a.spaces))
     budgets = sorted(set(a.budgets))
-    reused = _reused(a.reuse, budgets)
+    reused = reused_runs(a.reuse, budgets)
     wanted = list(itertools.product(names, a.methods, range(a.seeds)))
     jobs = [(n, m, s, budgets) for n, m, s in wanted if (n, m, s) not in reused]
     t0 = time.time()
@@ -258,36 +228,22 @@ def main(argv: list[str] | None = None) -> int:
             "score": "optimum / best time found (zero-shot: K = budget)",
             "history": "every other file's records of the same parameters, other devices only",
             "targets": targets}
-    table = _write(a, runs, meta, "Transfer quality")
+    table = _write(a, runs, meta)
     print(table)
     print(f"({meta['wall_s']} s)")
     return 0
-
-
-def read_runs(path: Path) -> tuple[list[TargetRun], dict]:
-    """(runs, meta) of a runs file this benchmark wrote (either half); one error line if it
-    is not one."""
-    try:
-        data = json.loads(Path(path).read_text())
-        runs = [TargetRun(r["target"], r["method"], int(r["seed"]),
-                          {int(b): v for b, v in r["scores"].items()}) for r in data["runs"]]
-        meta = dict(data["meta"])
-        int(meta["seeds"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        raise SystemExit(f"error: {path} is not a runs file of this benchmark: "
-                         f"{type(e).__name__}: {e}") from None
-    return runs, meta
 
 
 def _main_summarise(a) -> int:
     runs, meta = read_runs(a.summarise)
     if a.tag == TAG:
         a.tag = a.summarise.name.removesuffix(".json").removesuffix("_runs")
-    title = (f"Leave-network-out: {meta['target_network']} from "
-             f"{' + '.join(meta.get('history_networks', []))}" if "target_network" in meta
-             else "Transfer quality")
-    print(_write(a, runs, meta, title))
+    print(_write(a, runs, meta))
     return 0
+
+
+def _write(a, runs: list, meta: dict) -> str:
+    return write_outputs(a.out, a.tag, runs, meta, runs_title(meta), plot=not a.no_plot)
 
 
 def _check_network_arguments(a) -> None:
@@ -318,21 +274,6 @@ def _check_network_arguments(a) -> None:
         raise SystemExit("error: --target-layers names one layer twice")
 
 
-def target_layers(specs: list[str]) -> list:
-    """The layers of ``--target-layers``: preset names as they are, a spec of no preset
-    network named by its shape (what the runs and tables call it).
-
-    >>> [layer.name for layer in target_layers(["resnet50.conv1", "cin=64,hin=56,cout=64,kh=3"])]
-    ['resnet50.conv1', 'n1 64x56x56 -> 64x54x54 k3x3 s1x1 p0x0']
-    """
-    from dataclasses import replace
-
-    from iobound.layer_spec import parse_layer_spec
-    layers = [parse_layer_spec(spec) for spec in specs]
-    return [layer if "=" not in spec else replace(layer, name=layer.short())
-            for spec, layer in zip(specs, layers)]
-
-
 def _main_network(a) -> int:
     if a.reuse:
         raise SystemExit("error: --reuse does not apply to --leave-network-out")
@@ -346,8 +287,7 @@ def _main_network(a) -> int:
         raise SystemExit(f"error: methods must be among {', '.join(NETWORK_METHODS)} (got {bad}); "
                          "--seeds, --budgets and --jobs must be >= 1")
     runs, meta = _network_runs(a, sorted(set(a.budgets)))
-    print(_write(a, runs, meta, f"Leave-network-out: {a.target_network} from "
-                                f"{' + '.join(a.history_networks)}"))
+    print(_write(a, runs, meta))
     print(f"({meta['wall_s']} s)")
     return 0
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
+from iobound.layer_spec import parse_layer_spec
 from iobound.networks import network_layers
 from search.conv_space import ConvSpace
 from search.db import Measurement, Workload
@@ -43,8 +44,8 @@ from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
 
-__all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "shape",
-           "network_history", "run_network_target"]
+__all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "target_layers",
+           "shape", "network_history", "run_network_target"]
 
 NETWORK_METHODS = ("explorer", "explorer+history", "zero-shot")
 DEFAULT_NETWORK_METHODS = ("explorer", "explorer+history")
@@ -64,6 +65,18 @@ def distinct_layers(networks: Sequence[str]) -> list:
                 seen.add(shape(layer))
                 out.append(layer)
     return out
+
+
+def target_layers(specs: list[str]) -> list:
+    """The layers of ``--target-layers``: preset names as they are, a spec of no preset
+    network named by its shape (what the runs and tables call it).
+
+    >>> [layer.name for layer in target_layers(["resnet50.conv1", "cin=64,hin=56,cout=64,kh=3"])]
+    ['resnet50.conv1', 'n1 64x56x56 -> 64x54x54 k3x3 s1x1 p0x0']
+    """
+    layers = [parse_layer_spec(spec) for spec in specs]
+    return [layer if "=" not in spec else replace(layer, name=layer.short())
+            for spec, layer in zip(specs, layers)]
 
 
 def network_history(networks: Sequence[str], device: str, budget: int, seed: int = 0) -> list:

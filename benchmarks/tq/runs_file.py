@@ -1,0 +1,89 @@
+"""The transfer benchmark's files: runs written and read back, and what is written with them.
+
+:func:`write_outputs` writes ``<tag>_runs.json`` (every run), ``<tag>_summary.json`` (the
+means, and the issue's goals checked: :mod:`.goals`), ``<tag>.md`` (the table and the goals,
+as printed) and ``<tag>.png``; :func:`read_runs` reads a runs file back (for ``--reuse`` and
+``--summarise``), one error line when the file is not one.
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> from benchmarks.tq.runner import TargetRun
+>>> out = Path(tempfile.mkdtemp())
+>>> runs = [TargetRun("A", "explorer", 0, {10: 0.5})]
+>>> print(write_outputs(out, "t", runs, {"seeds": 1}, "T", plot=False).splitlines()[2])
+| A | explorer | 0.500 ± 0.000 |
+>>> got, meta = read_runs(out / "t_runs.json")
+>>> [r.__dict__ for r in got] == [r.__dict__ for r in runs], meta
+(True, {'seeds': 1})
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from .goals import check_goals, goals_markdown
+from .report import markdown_table, plot_scores, summarise
+from .runner import TargetRun
+
+__all__ = ["write_outputs", "read_runs", "reused_runs", "runs_title"]
+
+
+def write_outputs(out: Path, tag: str, runs: list, meta: dict, title: str,
+                  plot: bool = True) -> str:
+    """Write runs, summary (with the issue's goals checked), table and plot under ``tag``
+    in ``out``; the table and the goals, as printed."""
+    rows = summarise(runs)
+    goals = check_goals(runs)
+    text = f"{markdown_table(rows)}\n\n{goals_markdown(goals)}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{tag}_runs.json").write_text(json.dumps(
+        {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
+    (out / f"{tag}_summary.json").write_text(json.dumps(
+        {"meta": meta, "summary": rows, "goals": goals}, indent=1))
+    (out / f"{tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n")
+    if plot:
+        plot_scores(rows, out / f"{tag}.png")
+    return text
+
+
+def read_runs(path: Path) -> tuple[list[TargetRun], dict]:
+    """(runs, meta) of a runs file this benchmark wrote (either half); one error line if it
+    is not one."""
+    try:
+        data = json.loads(Path(path).read_text())
+        runs = [TargetRun(r["target"], r["method"], int(r["seed"]),
+                          {int(b): v for b, v in r["scores"].items()}) for r in data["runs"]]
+        meta = dict(data["meta"])
+        int(meta["seeds"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise SystemExit(f"error: {path} is not a runs file of this benchmark: "
+                         f"{type(e).__name__}: {e}") from None
+    return runs, meta
+
+
+def reused_runs(files: Sequence[Path], budgets: list[int]) -> dict:
+    """(space, method, seed) -> run, from earlier runs files with exactly these budgets."""
+    out = {}
+    for f in files:
+        for r in read_runs(f)[0]:
+            if sorted(r.scores) == budgets:
+                out[(r.target, r.method, r.seed)] = r
+    return out
+
+
+def runs_title(meta: dict) -> str:
+    """The table's title for a runs file's meta (either half).
+
+    >>> runs_title({"target_network": "resnet50", "history_networks": ["resnet18", "vgg16"]})
+    'Leave-network-out: resnet50 from resnet18 + vgg16'
+    >>> runs_title({"spaces": ["a", "b"]})
+    'Transfer quality'
+    """
+    if "target_network" not in meta:
+        return "Transfer quality"
+    return (f"Leave-network-out: {meta['target_network']} from "
+            f"{' + '.join(meta.get('history_networks', []))}")
