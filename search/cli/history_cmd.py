@@ -4,7 +4,8 @@ Examples
 --------
 >>> import os, tempfile
 >>> from search.cli.main import main
->>> from search.kt_cache import KtCache, write_cache
+>>> from search.kt_cache import KtCache
+>>> from search.kt_cache_write import write_cache
 >>> tmp = tempfile.mkdtemp()
 >>> cache = write_cache(os.path.join(tmp, "k.json"), KtCache(tune_params={"x": [1, 2]},
 ...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100", kernel_name="k"))

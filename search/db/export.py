@@ -37,7 +37,8 @@ from iobound.errors import InvalidInputError
 import os
 from pathlib import Path
 
-from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key, write_cache
+from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key
+from ..kt_cache_write import write_cache
 from ..measure.base import MeasureRecord
 from .importer import KT_TOOLCHAIN
 from .model import Measurement, Workload, canon, config_fault

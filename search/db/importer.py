@@ -34,7 +34,8 @@ identity) it refuses the file.
 Examples
 --------
 >>> import os, tempfile
->>> from search.kt_cache import KtCache, write_cache
+>>> from search.kt_cache import KtCache
+>>> from search.kt_cache_write import write_cache
 >>> path = os.path.join(tempfile.mkdtemp(), "k_A100.json")
 >>> _ = write_cache(path, KtCache(tune_params={"x": [1, 2]}, kernel_name="k", entries=[
 ...     {"x": 1, "time": 2.0, "times": [2.0]}, {"x": 2, "time": "InvalidConfig"}]))

@@ -205,7 +205,7 @@ def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Meas
 
 def export_cache(path: str, result: "TuneResult", space: "Space") -> ExportOutcome:
     """Write the run's records to ``path`` as a Kernel Tuner cache file."""
-    from ..kt_cache import records_to_cache, write_cache
+    from ..kt_cache_write import records_to_cache, write_cache
     tune_params = {p: space.values(p) for p in space.params}
     cache = records_to_cache([t.record for t in result.trials], tune_params, **cache_meta(space))
     write_cache(path, cache)

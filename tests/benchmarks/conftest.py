@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from search.kt_cache import KtCache, write_cache
+from search.kt_cache import KtCache
+from search.kt_cache_write import write_cache
 
 PARAMS = {"a": [16, 32, 48, 64, 80, 96], "b": [1, 2, 4, 8], "c": [0, 1]}
 DEVICES = {"GPU X": (64, 4), "GPU Y": (64, 4), "GPU Z": (16, 1)}  # device -> optimum (a, b)

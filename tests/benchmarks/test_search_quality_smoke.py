@@ -14,7 +14,8 @@ import pytest
 from benchmarks import search_quality as sq_cli
 from benchmarks.sq.our_runner import OUR_DEFAULT_STRATEGIES, run_ours
 from benchmarks.sq.recorded import load_recorded_space, plain_json_copy, score_run
-from search.kt_cache import KtCache, load_cache, write_cache
+from search.kt_cache import KtCache, load_cache
+from search.kt_cache_write import write_cache
 
 BUDGET = 8
 

@@ -27,7 +27,8 @@ def test_caches_naming_no_device_leave_their_own_records_out(cache_files, tmp_pa
     as a target, those records (not the empty name's) leave its history."""
     from dataclasses import replace
 
-    from search.kt_cache import load_cache, write_cache
+    from search.kt_cache import load_cache
+    from search.kt_cache_write import write_cache
     paths = [write_cache(tmp_path / p.name, replace(load_cache(p), device_name=""))
              for p in cache_files]
     got = load_targets([str(p) for p in paths], ["x", "y", "z"])
@@ -93,7 +94,8 @@ def test_cli_rejects_an_unknown_method(cache_files, tmp_path):
 def test_cli_names_a_file_it_cannot_score_before_any_run(cache_files, tmp_path):
     """A file that is not a cache, or a cache with no timed configuration (no optimum to
     score against), is a one-line error naming it, before any worker starts."""
-    from search.kt_cache import KtCache, write_cache
+    from search.kt_cache import KtCache
+    from search.kt_cache_write import write_cache
     bad = tmp_path / "bad.json"
     bad.write_text('{"x": 1}')
     failed = write_cache(tmp_path / "failed.json", KtCache(
@@ -128,7 +130,8 @@ def test_the_targets_measurements_under_another_name_stay_out_of_its_history(cac
     bit) are taken at their word."""
     from dataclasses import replace
 
-    from search.kt_cache import load_cache, write_cache
+    from search.kt_cache import load_cache
+    from search.kt_cache_write import write_cache
     copy = write_cache(tmp_path / "x_results.json",
                        replace(load_cache(cache_files[0]), device_name=""))
     got = load_targets([str(p) for p in [*cache_files, copy]], ["x", "y", "z", "x2"])
@@ -141,7 +144,8 @@ def test_the_notice_of_a_twin_is_printed_once_with_workers(cache_files, tmp_path
     """With --jobs 2 the parent prints each notice and the workers load quietly."""
     from dataclasses import replace
 
-    from search.kt_cache import load_cache, write_cache
+    from search.kt_cache import load_cache
+    from search.kt_cache_write import write_cache
     copy = write_cache(tmp_path / "x_results.json",
                        replace(load_cache(cache_files[0]), device_name=""))
     spaces = [*map(str, cache_files), str(copy)]

@@ -17,7 +17,8 @@ from search.db.migrate import V0_SCHEMA
 from search.db.queries import history_for_space, summary
 from search.db.schema import SCHEMA_VERSION, schema_version
 from search.history import History, HistoryKey
-from search.kt_cache import KtCache, load_cache, write_cache
+from search.kt_cache import KtCache, load_cache
+from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
 from search.records import LogWriter
 from search.space import GridSpace

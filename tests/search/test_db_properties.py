@@ -14,7 +14,8 @@ from search.db import Measurement, TuningDB, Workload
 from search.db.export import export_cache, workload_cache
 from search.db.importer import import_files
 from search.db.queries import history_for_space
-from search.kt_cache import KtCache, cache_key, write_cache
+from search.kt_cache import KtCache, cache_key
+from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
 from search.space import GridSpace
 

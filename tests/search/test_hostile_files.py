@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from iobound.errors import InvalidInputError
-from search.kt_cache import LEGACY_FAILURE_MS, KtCache, load_cache, records_to_cache, write_cache
+from search.kt_cache import LEGACY_FAILURE_MS, KtCache, load_cache
+from search.kt_cache_write import records_to_cache, write_cache
 from search.measure.base import MeasureRecord
 from search.measure.replay import ReplayMeasurer
 from search.records import SCHEMA, read_log

@@ -6,8 +6,8 @@ import pytest
 
 from iobound.errors import InvalidInputError
 
-from search.kt_cache import (KtCache, cache_key, entry_status, load_cache, records_to_cache,
-                             write_cache)
+from search.kt_cache import KtCache, cache_key, entry_status, load_cache
+from search.kt_cache_write import records_to_cache, write_cache
 from search.measure.base import MeasureRecord
 
 

@@ -1,0 +1,87 @@
+"""Kernel Tuner cache files written: measurement records as a cache, and the file.
+
+A failure is written as Kernel Tuner's string for it, with our ``status`` kept beside it
+(:mod:`search.kt_cache`, "On export").
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.kt_cache import load_cache
+>>> cache = records_to_cache([MeasureRecord.ok({"a": 1}, time_ms=2.0),
+...                           MeasureRecord.failed({"a": 2}, "timeout")], {"a": [1, 2]})
+>>> path = write_cache(os.path.join(tempfile.mkdtemp(), "c.json"), cache)
+>>> [(e["a"], e["time"]) for e in load_cache(path).entries]
+[(1, 2.0), (2, 'RuntimeFailedConfig')]
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from iobound.errors import InvalidInputError
+
+from .kt_cache import STATUS_FAILURE, KtCache, cache_key
+from .measure.base import MeasureRecord
+from .outputs import write_atomic
+from .times import as_time
+
+__all__ = ["records_to_cache", "write_cache"]
+
+
+def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,
+                     device_name: str = "", kernel_name: str = "", problem_size: Any = None,
+                     objective: str = "time") -> KtCache:
+    """A :class:`KtCache` holding measurement records (the last record of a config wins).
+
+    Records with ``time_ms=None`` and status ``ok`` (e.g. the emulator, which does
+    not time) are skipped: a cache entry needs a time or a failure string. An
+    estimate's entry carries ``"estimate": true``, which :func:`load_cache` and the
+    replay measurer keep, so a replayed estimate is never taken for a measurement.
+    """
+    keys = list(tune_params)
+    by_key: dict[str, dict] = {}
+    for rec in records:
+        if rec.is_ok and rec.time_ms is None:
+            continue
+        entry = {k: rec.config[k] for k in keys}
+        if rec.is_ok:
+            times = [c for c in rec.costs if as_time(c) is not None]
+            entry.update(time=rec.time_ms, times=times or [rec.time_ms])
+        else:
+            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status.value)
+        if rec.estimate:
+            entry["estimate"] = True
+        by_key[cache_key(rec.config, keys)] = entry
+    return KtCache(tune_params={k: list(v) for k, v in tune_params.items()},
+                   entries=list(by_key.values()), device_name=device_name,
+                   kernel_name=kernel_name, problem_size=problem_size, objective=objective)
+
+
+def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
+    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
+    atomically (:func:`search.outputs.write_atomic`)."""
+    path = Path(path)
+    keys = list(cache.keys)
+    raw = {
+        "device_name": cache.device_name, "kernel_name": cache.kernel_name,
+        "problem_size": cache.problem_size, "tune_params_keys": keys,
+        "tune_params": {k: list(v) for k, v in cache.tune_params.items()},
+        "objective": cache.objective,
+        "cache": {cache_key(e, keys): e for e in cache.entries},
+    }
+    raw.update((k, v) for k, v in cache.meta.items() if k not in raw)
+    try:
+        data = json.dumps(raw, allow_nan=False).encode()  # a NaN would make it unreadable JSON
+    except ValueError:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: it holds NaN or "
+                                f"Infinity, which JSON cannot represent") from None
+    try:  # whole or not at all: an existing file is never left cut off
+        write_atomic(path, gzip.compress(data) if path.suffix == ".gz" else data)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
+                                f"{exc.strerror or exc}") from None
+    return path
