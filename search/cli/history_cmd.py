@@ -1,4 +1,4 @@
-"""``iobound history``: the tuning database (import, list, best, export).
+"""``iobound history``: the tuning database (import, list, best, export, remove).
 
 Examples
 --------
@@ -31,7 +31,7 @@ from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
 from search.cli.common import add_json_argument, format_rows
 
-HELP = "the tuning database: import measurements, list, best configurations, export"
+HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
     "A tuning database (SQLite, schema versioned) holds every measurement with its workload "
     "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
@@ -40,8 +40,9 @@ DESCRIPTION = (
     "merge: every record keeps its device); importing a file twice adds nothing, and a file "
     "that cannot be read leaves the database unchanged. 'list' shows workloads x devices, "
     "'best' the fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
-    "cache file; these three open the database read-only. A SQLite file that is not an "
-    "iobound tuning database is refused."
+    "cache file; these three open the database read-only. 'remove' takes out the measurements "
+    "of a workload, device, toolchain or source file (--dry-run shows them first). A SQLite "
+    "file that is not an iobound tuning database is refused."
 )
 
 
@@ -67,6 +68,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--toolchain", help="only measurements of this toolchain")
     p.add_argument("file", metavar="FILE", help="the cache file to write (.json or .json.gz)")
     _db_and_json(p)
+    p = sub.add_parser("remove", help="take measurements out: by workload, device, toolchain "
+                                      "or source file")
+    _select(p)
+    p.add_argument("--toolchain", help="only measurements of this toolchain")
+    p.add_argument("--source", metavar="FILE",
+                   help="only measurements imported from this file (its name; 'tune' for "
+                        "what iobound tune stored)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what would go; change nothing")
+    _db_and_json(p)
 
 
 def _db_and_json(p: argparse.ArgumentParser) -> None:
@@ -81,10 +92,10 @@ def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", metavar="NAME", help="the device")
 
 
-def _open(args, readonly: bool):
+def _open(args, readonly: bool, must_exist: bool | None = None):
     from search.db import TuningDB
     from search.db.schema import DatabaseFileError
-    if readonly and not Path(args.db).is_file():
+    if (readonly if must_exist is None else must_exist) and not Path(args.db).is_file():
         raise InvalidInputError(f"--db {args.db}: no such database (create it with "
                                 f"'iobound history import')")
     try:
@@ -99,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "import":
             return _import(args)
+        if args.action == "remove":
+            from search.cli.history_remove import remove_measurements
+            with _open(args, readonly=args.dry_run, must_exist=True) as db:
+                return remove_measurements(args, db)
         with _open(args, readonly=True) as db:  # reading never changes the file
             return {"list": _list, "best": _best, "export": _export}[args.action](args, db)
     except sqlite3.Error as exc:  # damage found while reading (SQLite: "malformed")

@@ -3,8 +3,9 @@
 One module per job: :mod:`.schema` (SQLite tables, versions, migration, concurrent
 writes), :mod:`.model` (workload and measurement records), :mod:`.store` (add and
 read), :mod:`.importer` (Kernel Tuner caches and our tuning logs in), :mod:`.merge`
-(another tuning database in), :mod:`.export` (Kernel Tuner caches out) and :mod:`.queries` (summaries, best
-configurations, the history that fits a search space).
+(another tuning database in), :mod:`.export` (Kernel Tuner caches out), :mod:`.remove`
+(measurements out of the database) and :mod:`.queries` (summaries, best configurations,
+the history that fits a search space).
 """
 
 from .model import CONV_TEMPLATE, Measurement, Workload

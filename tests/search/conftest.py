@@ -53,6 +53,20 @@ def synth_cache_path(tmp_path):
 
 
 @pytest.fixture
+def two_device_db(tmp_path, synth_cache_path):
+    """``(db, first, second)``: a tuning database holding the synthetic cache on its own
+    device (``first``, "Synthetic GPU") and, from ``second`` (second.json), on "Second GPU"."""
+    from search.cli.main import main
+    raw = synth_cache_dict()
+    raw["device_name"] = "Second GPU"
+    second = tmp_path / "second.json"
+    second.write_text(json.dumps(raw))
+    db = str(tmp_path / "t.db")
+    assert main(["history", "import", str(synth_cache_path), str(second), "--db", db]) == 0
+    return db, synth_cache_path, second
+
+
+@pytest.fixture
 def synth_space(synth_cache_path):
     from search.replay_space import ReplaySpace
     return ReplaySpace(synth_cache_path)

@@ -51,14 +51,10 @@ def test_errors_are_one_line_exit_2(capsys, tmp_path, synth_cache_path, argv, ne
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
 
 
-def test_export_needs_a_device_when_several_hold_the_workload(capsys, tmp_path, synth_cache_path):
+def test_export_needs_a_device_when_several_hold_the_workload(capsys, tmp_path, two_device_db):
     """Two devices, no --device: refused with the list of devices."""
-    raw = json.loads(__import__("gzip").open(synth_cache_path, "rt").read())
-    raw["device_name"] = "Second GPU"
-    other = tmp_path / "second.json"
-    other.write_text(json.dumps(raw))
-    db = str(tmp_path / "t.db")
-    assert main(["history", "import", str(synth_cache_path), str(other), "--db", db]) == 0
+    db = two_device_db[0]
+    capsys.readouterr()
     code, _, err = _run(capsys, "history", "export", "--db", db, str(tmp_path / "o.json"))
     assert code == 2 and "Second GPU" in err and "Synthetic GPU" in err
     code, _, _ = _run(capsys, "history", "export", "--db", db, "--device", "Second GPU",

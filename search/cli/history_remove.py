@@ -1,0 +1,85 @@
+"""``iobound history remove``: take measurements out of the tuning database.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.cli.main import main
+>>> from search.db import Measurement, TuningDB, Workload
+>>> from search.measure.base import MeasureRecord
+>>> db = os.path.join(tempfile.mkdtemp(), "tuning.db")
+>>> with TuningDB(db) as t:
+...     _ = t.add([Measurement(Workload("k", [8], ("x",)), "v100", "nvcc",
+...                            MeasureRecord.ok({"x": x}, time_ms=1.0), source="old.json")
+...                for x in (1, 2)])
+>>> main(["history", "remove", "--db", db, "--source", "old.json"])  # doctest: +NORMALIZE_WHITESPACE
+removed 2 measurements:
+workload  device  toolchain  source    measurements
+k [8]     v100    nvcc       old.json             2
+...tuning.db: 0 measurements left
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from iobound.errors import InvalidInputError
+from search.cli.history_cmd import _known_device, _labels, _one_workload
+
+__all__ = ["remove_measurements"]
+
+
+def _selection(args: argparse.Namespace, db):
+    """The :class:`~search.db.remove.Selection` of the options; a device or source the
+    database does not hold is bad input (most likely a typo), named with what it holds."""
+    from search.db.remove import Selection
+    workload = _one_workload(db, args.workload) if args.workload else None
+    device = args.device
+    if device is not None:
+        devices = db.devices()
+        device = _known_device(device, devices)
+        if device not in devices:
+            raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
+                                    + (", ".join(devices) or "none"))
+    selection = Selection(workload=workload, device=device, toolchain=args.toolchain,
+                          source=args.source)
+    for column, value in (("source", selection.source), ("toolchain", args.toolchain)):
+        if value is None:
+            continue
+        known = [r[0] for r in db.connection.execute(
+            f"SELECT DISTINCT {column} FROM measurements ORDER BY {column}")]
+        if value not in known:
+            raise InvalidInputError(f"no measurement in {args.db} has {column} {value!r}; "
+                                    f"it holds: " + (", ".join(map(repr, known))[:200] or "none"))
+    return selection
+
+
+def remove_measurements(args: argparse.Namespace, db) -> int:
+    """Print (and, without ``--dry-run``, delete) what the options select; exit 1 when
+    they select nothing."""
+    from search.db.remove import plan, remove
+    selection = _selection(args, db)
+    labels = _labels(db)  # before removing: a workload that goes keeps its label
+    groups = plan(db, selection) if args.dry_run else remove(db, selection)
+    n, left = sum(g.measurements for g in groups), db.count()
+    if args.json:
+        print(json.dumps({"db": args.db, "dry_run": args.dry_run, "removed": n, "left": left,
+                          "groups": [{"workload": labels.get(g.workload, g.workload.label()), "device": g.device,
+                                      "toolchain": g.toolchain, "source": g.source,
+                                      "measurements": g.measurements} for g in groups]}))
+        return 0 if groups else 1
+    if not groups:
+        print("no measurement matches all of the options; nothing removed")
+        return 1
+    print(f"{'would remove' if args.dry_run else 'removed'} {n} measurements:")
+    table = [("workload", "device", "toolchain", "source", "measurements")]
+    table += [(labels.get(g.workload, g.workload.label()), g.device, g.toolchain, g.source or "-", str(g.measurements))
+              for g in groups]
+    widths = [max(len(row[c]) for row in table) for c in range(5)]
+    for row in table:
+        print("  ".join(v.ljust(w) if c < 4 else v.rjust(w)
+                        for c, (v, w) in enumerate(zip(row, widths))).rstrip())
+    print(f"{args.db}: {left} measurements left" if not args.dry_run else
+          f"{args.db}: unchanged ({left} measurements; without --dry-run {left - n} left)")
+    return 0
