@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np

@@ -14,8 +14,6 @@
 
 import math
 
-import sympy as sp
-
 from iobound.direct_bounds import direct_bound_values, direct_T_expr
 from iobound.layer import ConvLayer
 from iobound.networks import get_layer

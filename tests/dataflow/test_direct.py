@@ -1,7 +1,5 @@
 """Direct dataflow: tiling validation, footprint, the paper's estimate, optimality gap."""
 
-import math
-
 import pytest
 from hypothesis import given, strategies as st
 

@@ -1,7 +1,6 @@
 """Optimal tiles: the SymPy optimum and the integer search against brute force."""
 
 import itertools
-import math
 
 import pytest
 import sympy as sp
@@ -9,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from dataflow.direct import DirectTiling, direct_footprint, direct_io
 from dataflow.optimal_tiles import (
-    A, ALPHA, C, C_IN, K, S, continuous_optimum_expressions, dataflow_reuse,
+    A, ALPHA, C, K, S, continuous_optimum_expressions, dataflow_reuse,
     direct_continuous_optimum, optimal_direct_tiles, optimal_winograd_tiles,
     winograd_continuous_optimum,
 )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from dataflow.direct import DirectTiling, direct_io
 from dataflow.winograd import WinogradTiling, winograd_io

@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
-from kernels.config import check_config, config_from_dict, register_words, shared_memory_bytes
+from kernels.config import check_config, config_from_dict, shared_memory_bytes
 from search.conv_space import ConvSpace
 from search.table1 import count_full_model, domain_for
 

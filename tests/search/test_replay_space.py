@@ -1,7 +1,5 @@
 """Tests of ReplaySpace: membership, lookups and neighbourhoods against brute force."""
 
-import time
-
 import numpy as np
 import pytest
 

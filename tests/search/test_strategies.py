@@ -1,7 +1,5 @@
 """Contract tests looped over every registered strategy."""
 
-import math
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,5 @@
 """Tests of the tune() loop: budget, de-duplication, early stop, logging and resume."""
 
-import math
 import os
 import signal
 import subprocess
