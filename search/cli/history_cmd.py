@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "that names another device is refused")
     _db_and_json(p)
     p = sub.add_parser("list", help="workloads x devices with counts and the best time")
+    _select(p)
     _db_and_json(p)
     p = sub.add_parser("best", help="the fastest configurations")
     _select(p)
@@ -165,14 +166,26 @@ def _import(args) -> int:
 
 
 def _list(args, db) -> int:
-    from search.db.queries import summary
+    from search.db.queries import select_workloads, summary
     rows, labels = summary(db), _labels(db)
+    if args.workload:
+        chosen = set(select_workloads(db, args.workload))
+        if not chosen:
+            raise InvalidInputError(f"no workload matching {args.workload!r}")
+        rows = [r for r in rows if r.workload in chosen]
+    if args.device:
+        _check_device(args, db)
+        rows = [r for r in rows if r.device == args.device]
+    nothing_selected = not rows and bool(args.workload or args.device)
     if args.json:
         print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
                            "problem": r.workload.problem, "params": list(r.workload.params),
                            "device": r.device, "measurements": r.measurements, "timed": r.timed,
                            "best_ms": r.best_ms} for r in rows]))
-        return 0
+        return 1 if nothing_selected else 0
+    if nothing_selected:
+        print("no measurement of the workload on the device")
+        return 1
     if not rows:
         print(f"{args.db}: empty")
         return 0
@@ -184,6 +197,17 @@ def _list(args, db) -> int:
         print("  ".join(v.ljust(w) if c < 2 else v.rjust(w)
                         for c, (v, w) in enumerate(zip(row, widths))).rstrip())
     return 0
+
+
+def _check_device(args, db) -> None:
+    """``args.device`` as the database holds it (:func:`_known_device`); one it does not
+    hold is bad input, named with those it does."""
+    devices = db.devices()
+    given = args.device
+    args.device = _known_device(given, devices)
+    if args.device is not None and args.device not in devices:
+        raise InvalidInputError(f"no device {given!r} in {args.db}; it holds: "
+                                + (", ".join(devices) or "none"))
 
 
 def _one_workload(db, text: str | None):
@@ -205,11 +229,7 @@ def _best(args, db) -> int:
         raise InvalidInputError(f"-k must be >= 1, got {args.k}")
     if args.workload and not select_workloads(db, args.workload):
         raise InvalidInputError(f"no workload matching {args.workload!r}")
-    devices = db.devices()
-    args.device = _known_device(args.device, devices)
-    if args.device is not None and args.device not in devices:
-        raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
-                                + (", ".join(devices) or "none"))
+    _check_device(args, db)
     picks = [m for w in select_workloads(db, args.workload)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]

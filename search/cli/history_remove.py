@@ -25,7 +25,7 @@ import argparse
 import json
 
 from iobound.errors import InvalidInputError
-from search.cli.history_cmd import _known_device, _labels, _one_workload
+from search.cli.history_cmd import _check_device, _labels, _one_workload
 
 __all__ = ["remove_measurements"]
 
@@ -35,14 +35,8 @@ def _selection(args: argparse.Namespace, db):
     database does not hold is bad input (most likely a typo), named with what it holds."""
     from search.db.remove import Selection
     workload = _one_workload(db, args.workload) if args.workload else None
-    device = args.device
-    if device is not None:
-        devices = db.devices()
-        device = _known_device(device, devices)
-        if device not in devices:
-            raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
-                                    + (", ".join(devices) or "none"))
-    selection = Selection(workload=workload, device=device, toolchain=args.toolchain,
+    _check_device(args, db)
+    selection = Selection(workload=workload, device=args.device, toolchain=args.toolchain,
                           source=args.source)
     for column, value in (("source", selection.source), ("toolchain", args.toolchain)):
         if value is None:

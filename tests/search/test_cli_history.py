@@ -160,3 +160,29 @@ def test_a_preset_alias_is_stored_and_found_under_the_presets_name(capsys, tmp_p
                           str(tmp_path / "out.json"))
     assert code == 0, err
     assert load_cache(tmp_path / "out.json").device_name == "V100-SXM2"
+
+
+def test_list_selects_by_workload_and_device(capsys, two_device_db):
+    """--device and --workload keep only their rows; a name the database does not hold
+    is one error line; a pair with no measurement is exit 1."""
+    db = two_device_db[0]
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    every = json.loads(out)
+    assert code == 0 and {r["device"] for r in every} == {"Synthetic GPU", "Second GPU"}
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--device", "Second GPU",
+                        "--workload", "synth_kernel", "--json")
+    assert code == 0 and json.loads(out) == [r for r in every if r["device"] == "Second GPU"]
+    code, out, err = _run(capsys, "history", "list", "--db", db, "--device", "Third GPU")
+    assert code == 2 and "Third GPU" in err and "Second GPU" in err and out == ""
+    code, out, err = _run(capsys, "history", "list", "--db", db, "--workload", "gemm")
+    assert code == 2 and "no workload matching 'gemm'" in err
+
+    from search.db import Measurement, TuningDB, Workload
+    from search.measure.base import MeasureRecord
+    with TuningDB(db) as t:  # a second workload, on the second device only
+        t.add([Measurement(Workload("other", 1, ("x",)), "Second GPU", "t",
+                           MeasureRecord.ok({"x": 1}, time_ms=1.0))])
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--workload", "other",
+                        "--device", "Synthetic GPU")
+    assert code == 1 and "no measurement" in out
