@@ -9,6 +9,30 @@ and says with :class:`~search.interrupts.Interrupted` or
 :class:`~search.session.files.OutputWriteError` where the measurements are when the run
 was interrupted or a write failed. Layers tuned at once read and write the history
 database one at a time (:data:`HISTORY_LOCK`).
+
+Examples
+--------
+A recorded space of 15 configurations tuned for 6, its measurements then stored:
+
+>>> import os, tempfile
+>>> from search.kt_cache import KtCache
+>>> from search.kt_cache_write import write_cache
+>>> from search.measure.replay import ReplayMeasurer
+>>> from search.replay_space import ReplaySpace
+>>> tmp = tempfile.mkdtemp()
+>>> grid = [(x, y) for x in range(1, 6) for y in range(1, 4)]
+>>> space = ReplaySpace(str(write_cache(os.path.join(tmp, "k.json"), KtCache(
+...     tune_params={"x": [1, 2, 3, 4, 5], "y": [1, 2, 3]}, device_name="gpu", kernel_name="k",
+...     entries=[{"x": x, "y": y, "time": 1.0 + abs(x - 3) + abs(y - 2)} for x, y in grid]))))
+>>> measurer = ReplayMeasurer(space.cache)
+>>> settings = TuneSettings(strategy="random", budget=6, seed=0,
+...                         history=os.path.join(tmp, "tuning.db"))
+>>> result, seconds, use = tune_space(space, measurer, settings, {}, NO_OBSERVER, DEFAULT_BUILDERS)
+>>> result.evaluations, use.records, use.used  # an empty history: nothing to use yet
+(6, 0, False)
+>>> history, export = store_outcomes(settings, result, space, measurer)
+>>> history.best_ever_ms == min(t.record.time_ms for t in result.trials), export
+(True, None)
 """
 
 from __future__ import annotations

@@ -3,6 +3,21 @@
 The file defines the space and the device; the run goes through the same loop as a layer
 (:func:`~search.session.loop.tune_space`, history and export included) and reports the
 recorded optimum beside the best found.
+
+Examples
+--------
+>>> import os, tempfile
+>>> from search.kt_cache import KtCache
+>>> from search.kt_cache_write import write_cache
+>>> grid = [(x, y) for x in range(1, 6) for y in range(1, 4)]
+>>> path = write_cache(os.path.join(tempfile.mkdtemp(), "k.json"), KtCache(
+...     tune_params={"x": [1, 2, 3, 4, 5], "y": [1, 2, 3]}, device_name="gpu", kernel_name="k",
+...     entries=[{"x": x, "y": y, "time": 1.0 + abs(x - 3) + abs(y - 2)} for x, y in grid]))
+>>> report = tune_replay(str(path), TuneSettings(strategy="random", budget=15, seed=0))
+>>> report.space_size, report.result.evaluations, report.recorded_optimum_ms
+(15, 15, 1.0)
+>>> report.result.best.config, report.result.best.record.time_ms
+({'x': 3, 'y': 2}, 1.0)
 """
 
 from __future__ import annotations
