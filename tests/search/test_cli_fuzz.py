@@ -171,18 +171,23 @@ def tune_argv(draw, paths):
 @st.composite
 def history_argv(draw, paths):
     dbs = st.sampled_from(paths["out_files"] + paths["replay"][:4] + paths["logs"][:2])
-    action = draw(st.sampled_from(["import", "list", "best", "export", "bogus", ""]))
+    action = draw(st.sampled_from(["import", "list", "best", "export", "remove", "bogus", ""]))
     argv = ["history", action, *draw(_opt("--db", dbs, p=6))]
     if action == "import":
         argv += draw(st.lists(st.sampled_from(paths["replay"] + paths["logs"]), max_size=3))
         argv += draw(_opt("--device", DEVICES))
-    elif action in ("best", "export"):
+    elif action in ("list", "best", "export", "remove"):
         argv += draw(_opt("--workload", st.text(max_size=8)))
         argv += draw(_opt("--device", DEVICES))
         if action == "best":
             argv += draw(_opt("-k", HOSTILE_INTS))
-        else:
+        elif action == "export":
             argv += [draw(st.sampled_from(paths["out_files"]))]
+        elif action == "remove":
+            argv += draw(_opt("--source", st.sampled_from(
+                paths["replay"][:2] + paths["logs"][:1] + ["", "tune", "none.json"])))
+            argv += draw(_opt("--toolchain", st.sampled_from(["", "nvcc", "kernel_tuner"])))
+            argv += draw(st.sampled_from([[], ["--dry-run"]]))
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
