@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from iobound import limits
+from iobound.errors import InvalidInputError
 from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
@@ -33,6 +34,8 @@ DESCRIPTION = (
     "Without tx,ty,tz the thread block is chosen from the tiles (the largest block of at "
     "most 256 threads whose counts divide x, y, z -- or x/e, y/e, z for Winograd -- filled "
     "along x, then y, then z) and printed. "
+    "--from-history DB takes the configuration a tuning database holds as the fastest for "
+    "the layer on --device instead of --config. "
     "Exit 0 when everything asked for succeeded, 1 when a compile or check failed, 2 for "
     "bad input (including a config that cannot run, with the reasons)."
 )
@@ -40,9 +43,15 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_layer_argument(parser)
-    parser.add_argument("--config", required=True, metavar="K=V,...",
-                        help="direct: x,y,z,alpha[,tx,ty,tz]; winograd: e,x,y,z[,tx,ty,tz] "
-                             "(no threads: a default block from the tiles, printed)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--config", metavar="K=V,...",
+                       help="direct: x,y,z,alpha[,tx,ty,tz]; winograd: e,x,y,z[,tx,ty,tz] "
+                            "(no threads: a default block from the tiles, printed)")
+    which.add_argument("--from-history", metavar="DB",
+                       help="the configuration a tuning database (iobound tune --history DB) "
+                            "holds as the fastest for this layer on --device (of --algorithm "
+                            "when given): the fastest measured, an estimate only when nothing "
+                            "was measured")
     add_algorithm_argument(
         parser, default=None,
         help="kernel family (default: winograd when the config has e, else direct)")
@@ -69,6 +78,38 @@ def _config(args):
     return config, ({k: getattr(config, k) for k in THREAD_KEYS} if defaulted else None)
 
 
+def _history_config(args, layer):
+    """(config, None, :class:`~search.db.queries.LayerBest`) of ``--from-history``: the
+    database's fastest configuration of ``layer`` on ``--device``; bad input (one line)
+    when the file is no tuning database or holds no timed record of the layer there."""
+    import sqlite3
+
+    from iobound.devices import get_device
+    from kernels.config import config_from_dict
+    from search.db import TuningDB
+    from search.db.queries import best_for_layer
+    from search.db.schema import DatabaseFileError
+
+    path, device = args.from_history, get_device(args.device).name
+    if not Path(path).is_file():
+        raise InvalidInputError(f"--from-history {path}: no such database")
+    try:
+        with TuningDB(path, readonly=True) as db:
+            best = best_for_layer(db, layer, device, args.algorithm)
+            elsewhere = [] if best else [d for d in db.devices() if best_for_layer(
+                db, layer, d, args.algorithm)]
+    except DatabaseFileError as exc:
+        raise InvalidInputError(f"--from-history {path}: {exc.reason}") from None
+    except sqlite3.Error as exc:
+        raise InvalidInputError(f"--from-history {path}: {' '.join(str(exc).split())}") from None
+    if best is None:
+        what = f"{args.algorithm} " if args.algorithm else ""
+        raise InvalidInputError(
+            f"--from-history {path}: no timed {what}record of {layer.short()} on {device}"
+            + (f"; it holds the layer on {', '.join(elsewhere)} (--device)" if elsewhere else ""))
+    return config_from_dict(best.measurement.record.config), None, best
+
+
 def run(args: argparse.Namespace) -> int:
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
@@ -78,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
     if args.emit is not None:
         check_output_file("--emit", args.emit)
     layer = resolve_layer(args)
-    config, default_threads = _config(args)
+    stored = None
+    if args.from_history is not None:
+        config, default_threads, stored = _history_config(args, layer)
+    else:
+        config, default_threads = _config(args)
     reasons = check_config(layer, config, args.device)
     if reasons:
         raise InvalidConfigError(reasons)
@@ -89,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
               "source_path": str(path), "grid": list(source.grid), "block": list(source.block),
               "shared_bytes": source.shared_bytes, "default_threads": default_threads,
               "compile": None, "emulate": None}
+    if stored is not None:
+        m = stored.measurement
+        result["from_history"] = {"db": args.from_history, "device": m.device,
+                                  "toolchain": m.toolchain, "time_ms": m.time_ms,
+                                  "estimate": m.record.estimate, "records": stored.records,
+                                  "measured": stored.measured}
     failed = False
     if args.compile:
         from iobound.devices import get_device
@@ -129,6 +180,10 @@ def _emulate(layer, config, seed: int) -> dict:
 
 def _print(res: dict, layer) -> None:
     print(f"layer    {layer.name or '(custom)'}: {layer.short()}")
+    h = res.get("from_history")
+    if h is not None:
+        print(f"history  the fastest of {h['records']} timed records ({h['measured']} measured) "
+              f"on {h['device']} in {h['db']}: {h['time_ms']:.4f} ms by {h['toolchain']}")
     print(f"kernel   {res['algorithm']} {res['config']}")
     if res["default_threads"] is not None:
         chosen = " ".join(f"{k}={v}" for k, v in res["default_threads"].items())

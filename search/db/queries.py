@@ -24,11 +24,11 @@ from typing import Iterable
 
 from iobound.errors import InvalidInputError
 
-from .model import Measurement, Workload
+from .model import CONV_TEMPLATE, Measurement, Workload
 from .store import TuningDB, workload_from_row
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
-           "history_for_space"]
+           "history_for_space", "LayerBest", "best_for_layer"]
 
 
 @dataclass(frozen=True)
@@ -129,3 +129,59 @@ got the string 'A100' (write ['A100'] for one)
         raise InvalidInputError(f"{arg} must be a list of device names, got the string "
                                 f"{names!r} (write [{names!r}] for one)")
     return set(names)
+
+
+@dataclass(frozen=True)
+class LayerBest:
+    """The configuration the database says is fastest for a layer on a device: the
+    ``measurement``, how many timed records of the layer there were (``records``) and
+    how many of them were measured rather than estimated (``measured``)."""
+
+    measurement: Measurement
+    records: int
+    measured: int
+
+
+def best_for_layer(db: TuningDB, layer, device: str,
+                   algorithm: str | None = None) -> LayerBest | None:
+    """The fastest ``ok`` record of our conv template for ``layer`` (a
+    :class:`~iobound.layer.ConvLayer`: any stored layer of its shape, whatever its name)
+    on ``device`` (the name stored, a preset's), of ``algorithm`` when given (a Winograd
+    configuration has ``e``): the fastest measured one, and the fastest estimate only
+    when nothing was measured (an analytic model's time is not a timing); None when
+    there is none.
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.base import MeasureRecord
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="mine")
+    >>> db, w = TuningDB(":memory:"), Workload(CONV_TEMPLATE, layer.replace(name="b").to_dict(), ("x",))
+    >>> _ = db.add([Measurement(w, "V100-SXM2", "model", MeasureRecord.ok({"x": 1}, time_ms=1.0,
+    ...             estimate=True)), Measurement(w, "V100-SXM2", "cuda",
+    ...             MeasureRecord.ok({"x": 2}, time_ms=2.0))])
+    >>> b = best_for_layer(db, layer, "V100-SXM2")
+    >>> b.measurement.record.config, b.records, b.measured
+    ({'x': 2}, 2, 1)
+    """
+    timed = []
+    for w in db.workloads():
+        if w.template != CONV_TEMPLATE or _stored_layer(w.problem) != layer:
+            continue
+        if algorithm is not None and ("winograd" if "e" in w.params else "direct") != algorithm:
+            continue
+        timed += db.measurements(w, device=device, counted_only=True)
+    if not timed:
+        return None
+    measured = [m for m in timed if not m.record.estimate]
+    best = min(measured or timed, key=lambda m: m.time_ms)
+    return LayerBest(best, len(timed), len(measured))
+
+
+def _stored_layer(problem):
+    """The :class:`~iobound.layer.ConvLayer` a stored problem describes (None if none: a
+    damaged or foreign one); layers compare by shape, their names aside."""
+    from iobound.errors import IoboundError
+    from iobound.layer import ConvLayer
+    try:
+        return ConvLayer.from_dict(problem) if isinstance(problem, dict) else None
+    except (IoboundError, KeyError, TypeError, ValueError):
+        return None

@@ -121,8 +121,13 @@ def kernel_argv(draw, paths):
         knobs = st.lists(st.tuples(st.sampled_from(["x", "y", "z", "alpha", "e", "tx", "ty", "tz",
                                                     "q", ""]), FIELD), max_size=8)
         config = knobs.map(lambda kv: ",".join(f"{k}={v}" for k, v in kv))
-        argv = ["kernel", "--layer", draw(layer_specs()), "--config",
-                draw(st.one_of(config, st.just(SMALL_CONFIG), st.text(max_size=12)))]
+        argv = ["kernel", "--layer", draw(layer_specs())]
+        if draw(st.integers(0, 5)) == 0:  # the stored best instead (databases, logs, caches)
+            argv += ["--from-history", draw(st.sampled_from(
+                paths["out_files"] + paths["replay"][:2] + paths["logs"][:1]))]
+        if argv[-2] != "--from-history" or draw(st.integers(0, 3)) == 0:
+            argv += ["--config", draw(st.one_of(config, st.just(SMALL_CONFIG),
+                                                st.text(max_size=12)))]
         for flag, values in (("--algorithm", ALGORITHMS), ("--device", DEVICES),
                              ("--arch", st.sampled_from(["sm_80", "80", "", "sm_999x"]))):
             argv += draw(_opt(flag, values))

@@ -1,0 +1,107 @@
+"""``iobound kernel --from-history DB``: the kernel of the fastest configuration a tuning
+database holds for a layer on a device (search/db/queries.py's best_for_layer)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from iobound.layer import ConvLayer
+from search.cli.main import main
+from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
+from search.db.queries import best_for_layer
+from search.measure.base import MeasureRecord
+
+LAYER = "cin=3,hin=8,cout=4,kh=3,pad=1"
+DIRECT, WINOGRAD = ("x", "alpha"), ("e", "x")
+LAYERS = [ConvLayer(n=1, c_in=c, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3) for c in (3, 4)]
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tuned_layer_gives_its_best_kernel_back(capsys, tmp_path):
+    """After `tune --history DB`, `kernel --from-history DB` builds the fastest config the
+    tune stored (what `history best` names), and it emulates correctly."""
+    db = str(tmp_path / "t.db")
+    code, _, _ = _run(capsys, "tune", "--layer", LAYER, "--device", "v100", "--measure", "model",
+                      "--budget", "6", "--history", db, "--out-dir", str(tmp_path), "--json")
+    assert code == 0
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "-k", "1", "--json")
+    (best,) = json.loads(out)
+    code, out, _ = _run(capsys, "kernel", "--layer", LAYER, "--device", "v100", "--from-history",
+                        db, "--emulate", "--json", "--emit", str(tmp_path / "k.cu"))
+    res = json.loads(out)
+    assert code == 0 and res["config"] == best["config"] and res["emulate"]["ok"]
+    h = res["from_history"]
+    assert (h["records"], h["measured"], h["estimate"], h["time_ms"]) == (6, 0, True,
+                                                                          best["time_ms"])
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--device", "a100"], "it holds the layer on V100-SXM2 (--device)"),
+    (["--device", "v100", "--algorithm", "winograd"], "no timed winograd record"),
+    (["--device", "v100", "--config", "x=1"], "not allowed with"),
+])
+def test_no_record_there_is_one_line_naming_where_it_is(capsys, tmp_path, argv, needle):
+    db = str(tmp_path / "t.db")
+    with TuningDB(db) as t:
+        t.add([Measurement(Workload(CONV_TEMPLATE, _layer_dict(), ("x", "y", "z", "alpha", "tx",
+                                                                   "ty", "tz")),
+                           "V100-SXM2", "model", MeasureRecord.ok(
+                               {"x": 4, "y": 4, "z": 4, "alpha": 2, "tx": 4, "ty": 2, "tz": 2},
+                               time_ms=1.0, estimate=True))])
+    code, out, err = _run(capsys, "kernel", "--layer", LAYER, "--from-history", db, *argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+@pytest.mark.parametrize("content, needle", [(None, "no such database"),
+                                             (b"not sqlite", "not an SQLite database")])
+def test_a_file_that_is_no_database_is_one_line(capsys, tmp_path, content, needle):
+    path = tmp_path / "x.db"
+    if content is not None:
+        path.write_bytes(content)
+    code, _, err = _run(capsys, "kernel", "--layer", LAYER, "--from-history", str(path))
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def _layer_dict() -> dict:
+    from iobound.layer_spec import parse_layer_spec
+    return parse_layer_spec(LAYER).to_dict()
+
+
+record = st.tuples(st.integers(0, 1), st.sampled_from(["V100-SXM2", "A100-SXM4-40GB"]),
+                   st.sampled_from([DIRECT, WINOGRAD]), st.booleans(),
+                   st.floats(0.1, 10.0, allow_nan=False), st.integers(1, 4))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(record, max_size=20), st.integers(0, 1),
+       st.sampled_from(["V100-SXM2", "A100-SXM4-40GB"]), st.sampled_from([None, "direct",
+                                                                           "winograd"]))
+def test_best_for_layer_is_the_fastest_measured_else_the_fastest_estimate(items, which, device,
+                                                                            algorithm):
+    """Against brute force: only the layer's records (any name), on the device, of the
+    algorithm; the fastest measured one wins over every estimate."""
+    db = TuningDB(":memory:")
+    ms = [Measurement(Workload(CONV_TEMPLATE, LAYERS[li].replace(name=f"net.l{v}").to_dict(), params), dev,
+                      "t", MeasureRecord.ok({p: v for p in params}, time_ms=t, estimate=est))
+          for li, dev, params, est, t, v in items]
+    db.add(ms)
+    stored = db.measurements()
+    mine = [m for m in stored if m.workload.problem["c_in"] == LAYERS[which].c_in
+            and m.device == device and (algorithm is None or
+                                        (algorithm == "winograd") == ("e" in m.workload.params))]
+    got = best_for_layer(db, LAYERS[which].replace(name="mine"), device, algorithm)
+    if not mine:
+        assert got is None
+        return
+    measured = [m for m in mine if not m.record.estimate]
+    assert (got.records, got.measured) == (len(mine), len(measured))
+    assert got.measurement.time_ms == min(m.time_ms for m in (measured or mine))
+    assert got.measurement.record.estimate == (not measured)
