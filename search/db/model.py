@@ -140,17 +140,35 @@ class Workload:
 
     def label(self, params: bool = False) -> str:
         """A short human-readable name, e.g. ``convolution_kernel [4096,4096]``; a
-        problem with a ``name`` (a preset layer) shows the name. With ``params`` the
-        parameter names follow, ``k [8] (x,y)``, which tells apart workloads that differ
-        only in them (see :func:`search.db.queries.workload_labels`)."""
+        problem with a ``name`` (a preset layer) shows the name, an unnamed layer of our
+        conv template its shape (:meth:`iobound.layer.ConvLayer.short`). With ``params``
+        the parameter names follow, ``k [8] (x,y)``, which tells apart workloads that
+        differ only in them (see :func:`search.db.queries.workload_labels`).
+
+        >>> layer = {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}
+        >>> Workload(CONV_TEMPLATE, layer, ("x",)).label()
+        'iobound.conv n1 8x8x8 -> 8x6x6 k3x3 s1x1 p0x0'
+        """
         template = self.template or "(unnamed kernel)"  # a file that names none (T4 results)
         if isinstance(self.problem, dict) and self.problem.get("name"):
             short = f"{template} {self.problem['name']}"
+        elif template == CONV_TEMPLATE and _layer_short(self.problem):
+            short = f"{template} {_layer_short(self.problem)}"
         elif self.problem is None:
             short = template
         else:
             short = f"{template} {canon(self.problem)}"
         return f"{short} ({','.join(self.params)})" if params else short
+
+
+def _layer_short(problem: Any) -> str:
+    """:meth:`~iobound.layer.ConvLayer.short` of a stored layer ("" when it is none)."""
+    from iobound.errors import IoboundError
+    from iobound.layer import ConvLayer
+    try:
+        return ConvLayer.from_dict(problem).short() if isinstance(problem, dict) else ""
+    except (IoboundError, KeyError, TypeError, ValueError):
+        return ""
 
 
 def record_features(record: MeasureRecord) -> dict | None:

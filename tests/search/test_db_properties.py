@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from search.db import Measurement, TuningDB, Workload
+from iobound.layer import ConvLayer
+from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
 from search.db.export import export_cache, workload_cache
 from search.db.importer import import_files
 from search.db.queries import history_for_space
@@ -140,3 +141,18 @@ def test_export_then_import_adds_nothing(rows):
             path = export_cache(db, Path(tmp) / "out.json", w, "gpu")
             (again,) = import_files(db, [path])
             assert again.added == 0 and db.count() == n
+
+
+conv_layers = st.builds(
+    lambda c, h, w, o, k, s, p, g: ConvLayer(
+        n=1, c_in=c * g, h_in=h, w_in=w, c_out=o * g, k_h=k, k_w=k, stride=s, padding=p, groups=g),
+    st.integers(1, 4), st.integers(3, 9), st.integers(3, 9), st.integers(1, 4), st.integers(1, 3),
+    st.integers(1, 2), st.integers(0, 1), st.integers(1, 2))
+
+
+@given(conv_layers, conv_layers)
+def test_unnamed_conv_layers_have_the_same_label_exactly_when_they_have_one_shape(a, b):
+    """A stored unnamed layer is labelled by its shape: two layers share a label iff they
+    are equal (ConvLayer equality: the shape, the name aside)."""
+    wa, wb = (Workload(CONV_TEMPLATE, layer.to_dict(), ("x",)) for layer in (a, b))
+    assert (wa.label() == wb.label()) == (a == b)
