@@ -45,9 +45,11 @@ class HistoryKey:
 class History:
     """The history (tuning) database at ``path`` (created on first use; ``":memory:"`` works)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, db: TuningDB | None = None):
+        """``db``: an open database to use (e.g. one opened read-only) instead of opening
+        ``path``."""
         self.path = str(path)
-        self.db = TuningDB(self.path)
+        self.db = db if db is not None else TuningDB(self.path)
 
     def add(self, key: HistoryKey, records: Iterable[MeasureRecord], run: str = "") -> int:
         """Store records under ``key``; returns how many were given.

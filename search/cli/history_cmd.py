@@ -94,17 +94,8 @@ def _select(p: argparse.ArgumentParser) -> None:
 
 
 def _open(args, readonly: bool, must_exist: bool | None = None):
-    from search.db import TuningDB
-    from search.db.schema import DatabaseFileError
-    if (readonly if must_exist is None else must_exist) and not Path(args.db).is_file():
-        raise InvalidInputError(f"--db {args.db}: no such database (create it with "
-                                f"'iobound history import')")
-    try:
-        return TuningDB(args.db, readonly=readonly)
-    except DatabaseFileError as exc:
-        raise InvalidInputError(f"--db {args.db}: {exc.reason}") from None
-    except sqlite3.Error as exc:
-        raise InvalidInputError(f"--db {args.db}: cannot open the database: {exc}") from exc
+    from search.db.store import open_database
+    return open_database(args.db, "--db", readonly=readonly, must_exist=must_exist)
 
 
 def run(args: argparse.Namespace) -> int:

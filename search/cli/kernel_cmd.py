@@ -86,21 +86,16 @@ def _history_config(args, layer):
 
     from iobound.devices import get_device
     from kernels.config import config_from_dict
-    from search.db import TuningDB
     from search.db.queries import best_for_layer
-    from search.db.schema import DatabaseFileError
+    from search.db.store import open_database
 
     path, device = args.from_history, get_device(args.device).name
-    if not Path(path).is_file():
-        raise InvalidInputError(f"--from-history {path}: no such database")
     try:
-        with TuningDB(path, readonly=True) as db:
+        with open_database(path, "--from-history", readonly=True) as db:
             best = best_for_layer(db, layer, device, args.algorithm)
             elsewhere = [] if best else [d for d in db.devices() if best_for_layer(
                 db, layer, d, args.algorithm)]
-    except DatabaseFileError as exc:
-        raise InvalidInputError(f"--from-history {path}: {exc.reason}") from None
-    except sqlite3.Error as exc:
+    except sqlite3.Error as exc:  # damage found while reading
         raise InvalidInputError(f"--from-history {path}: {' '.join(str(exc).split())}") from None
     if best is None:
         what = f"{args.algorithm} " if args.algorithm else ""

@@ -54,19 +54,19 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
     """The label records ``--history`` holds for ``device_name`` (none without the flag)."""
     if not getattr(args, "history", None):
         return []
-    from pathlib import Path
+    import sqlite3
 
+    from search.db.store import open_database
     from search.history import History
     from search.selection.history_source import records_from_history
 
-    if not Path(args.history).is_file():
-        raise InvalidInputError(f"--history {args.history}: no such database file")
+    db = open_database(args.history, "--history", readonly=True)  # reading changes nothing
     try:
-        with History(args.history) as h:
+        with History(args.history, db=db) as h:
             return list(records_from_history(h, device=device_name))
-    except Exception as exc:  # DatabaseFileError (not a database, another schema), sqlite3
-        why = getattr(exc, "reason", None) or f"cannot read the database: {exc}"
-        raise InvalidInputError(f"--history {args.history}: {why}") from exc
+    except sqlite3.Error as exc:  # damage found while reading
+        raise InvalidInputError(f"--history {args.history}: cannot read the database: "
+                                f"{' '.join(str(exc).split())}") from None
 
 
 def resolve_layers(args: argparse.Namespace) -> list:

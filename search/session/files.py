@@ -107,14 +107,8 @@ def check_history(path: str | None) -> None:
     """``InvalidInputError`` when the history database at ``path`` cannot be opened."""
     if not path:
         return
-    from ..db.schema import DatabaseFileError
-    from ..history import History
-    try:
-        History(path).close()
-    except DatabaseFileError as exc:
-        raise InvalidInputError(f"--history {path}: {exc.reason}") from None
-    except sqlite3.Error as exc:
-        raise InvalidInputError(f"--history {path}: cannot open the database: {exc}") from exc
+    from ..db.store import open_database
+    open_database(path, "--history", readonly=False).close()  # created (or migrated) now
 
 
 class OutputWriteError(IoboundError):
