@@ -49,7 +49,7 @@ from kernels.status import Status
 
 from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
-from .t4_results import as_cache_dict, is_t4_results
+from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
 __all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "cache_key",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
@@ -253,7 +253,7 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     where = f"replay file {str(path)!r}"
     raw = read_tuning_json(path)
     if is_t4_results(raw):
-        raw = as_cache_dict(raw, where)
+        raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
     elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
         raise InvalidInputError(f"{where} is a T4 metadata file (the machine and software, no "
                                 f"measurements); give its results file or the cache")

@@ -5,8 +5,12 @@ auto-tuning output format: ``{"schema_version", "results": [{"configuration": {.
 "invalidity": ..., "measurements": [{"name", "value", "unit"}, ...], "objectives", ...}]}``.
 It holds no value lists, device, kernel name or problem size; :func:`as_cache_dict` turns
 it into the dict a cache file holds (each parameter's values as the results show them,
-sorted; the device and kernel empty, so ``history import`` takes ``--device`` or the
-file's name), so replay, import and the benchmarks read both alike.
+sorted; the device and kernel empty), so replay, import and the benchmarks read both
+alike. The device is in the T4 *metadata* file Kernel Tuner writes beside it
+(``store_metadata_file``: nvidia-smi's or rocm-smi's report of the machine's GPUs): when
+``NAME-results.json[.gz]`` has a ``NAME-metadata.json[.gz]`` (or ``_results`` /
+``_metadata``) whose GPUs all have one name, :func:`metadata_device` gives it; else the
+device stays empty, and ``history import`` takes ``--device`` or the file's name.
 
 =================  ===========================
 T4 ``invalidity``  Kernel Tuner cache ``time``
@@ -32,11 +36,14 @@ True
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE"]
+__all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE", "metadata_file", "metadata_device",
+           "query_device"]
 
 #: T4 ``invalidity`` of a configuration that failed -> Kernel Tuner's failure string.
 T4_FAILURE = {"compile": "CompilationFailedConfig", "runtime": "RuntimeFailedConfig",
@@ -100,3 +107,75 @@ def as_cache_dict(raw: dict, where: str) -> dict:
     return {"device_name": "", "kernel_name": "", "problem_size": None, "objective": objective,
             "tune_params_keys": keys, "tune_params": {k: _values(seen[k]) for k in keys},
             "cache": cache, "t4_schema_version": raw.get("schema_version")}
+
+
+def metadata_file(results_path: str | os.PathLike) -> Path | None:
+    """The T4 metadata file beside a results file (module doc), None when there is none.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> (d / "a6000-metadata.json").write_text("{}") and None
+    >>> metadata_file(d / "a6000-results.json.gz").name, metadata_file(d / "other.json")
+    ('a6000-metadata.json', None)
+    """
+    path = Path(results_path)
+    name = path.name
+    for end in (".gz", ".json"):
+        name = name[: -len(end)] if name.endswith(end) else name
+    for sep in ("-", "_"):
+        if name.endswith(f"{sep}results"):
+            stem = name[: -len("results")] + "metadata"
+            for end in (".json", ".json.gz"):
+                candidate = path.with_name(stem + end)
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+def query_device(query: Any) -> str:
+    """The GPU name of a T4 metadata ``device_query`` (nvidia-smi's XML as JSON:
+    ``nvidia_smi_log.gpu[].product_name``; rocm-smi's JSON: each ``cardN``'s ``Card
+    series`` or ``Device Name``), when every GPU listed has one and the same name; ``""``
+    when there is none or they differ (which one ran is not recorded).
+
+    >>> query_device({"nvidia_smi_log": {"gpu": {"product_name": "NVIDIA RTX A6000"}}})
+    'NVIDIA RTX A6000'
+    >>> query_device({"card0": {"Card series": "AMD Instinct MI250X"},
+    ...               "card1": {"Card Series": "AMD Instinct MI250X"}})
+    'AMD Instinct MI250X'
+    >>> query_device({"nvidia_smi_log": {"gpu": [{"product_name": "A"}, {"product_name": "B"}]}})
+    ''
+    """
+    if not isinstance(query, dict):
+        return ""
+    log = query.get("nvidia_smi_log")
+    if isinstance(log, dict):
+        gpus = log.get("gpu")
+        gpus = gpus if isinstance(gpus, list) else [gpus]
+        names = [g.get("product_name") if isinstance(g, dict) else None for g in gpus]
+    else:
+        names = []
+        for key, card in query.items():
+            if str(key).lower().startswith("card") and isinstance(card, dict):
+                fields = {str(k).lower(): v for k, v in card.items()}
+                names.append(fields.get("card series") or fields.get("device name"))
+    if names and all(isinstance(n, str) and n.strip() for n in names) and len(set(names)) == 1:
+        return names[0].strip()
+    return ""
+
+
+def metadata_device(results_path: str | os.PathLike) -> str:
+    """The device of a results file's T4 metadata file (:func:`metadata_file`,
+    :func:`query_device`); ``""`` when there is none, it cannot be read, or it names no
+    single GPU (the results are then stored as a file naming no device)."""
+    from .kt_json import read_tuning_json
+    path = metadata_file(results_path)
+    if path is None:
+        return ""
+    try:
+        raw = read_tuning_json(path)
+    except InvalidInputError:
+        return ""
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    env = meta.get("environment") if isinstance(meta, dict) else None
+    return query_device(env.get("device_query")) if isinstance(env, dict) else ""

@@ -84,3 +84,54 @@ def test_a_t4_source_counts_as_the_targets_problem(tmp_path):
         hist = history_for_space(db, space)
     prior = HistoryPrior.fit(space, hist, space.cache.problem_size)
     assert prior.has_target_problem
+
+
+def _metadata(query) -> dict:
+    return {"schema_version": "1.0.0", "metadata": {"hardware": {}, "environment": {
+        "device_query": query, "requirements": []}}}
+
+
+NVIDIA_ONE = {"nvidia_smi_log": {"gpu": {"product_name": "NVIDIA RTX A6000"}}}
+AMD_TWO = {"card0": {"Card series": "AMD Instinct MI250X"},
+           "card1": {"Card series": "AMD Instinct MI250X"}, "system": {"Driver version": "6"}}
+NVIDIA_MIXED = {"nvidia_smi_log": {"gpu": [{"product_name": "NVIDIA A100-PCIE-40GB"},
+                                           {"product_name": "NVIDIA RTX A4000"}]}}
+
+
+@pytest.mark.parametrize("results, meta, query, device", [
+    ("w-results.json", "w-metadata.json", NVIDIA_ONE, "NVIDIA RTX A6000"),
+    ("w_results.json", "w_metadata.json.gz", AMD_TWO, "AMD Instinct MI250X"),
+    ("w-results.json", "w-metadata.json", NVIDIA_MIXED, ""),   # which GPU ran: not recorded
+    ("w-results.json", "other-metadata.json", NVIDIA_ONE, ""),  # not its sibling
+    ("w-results.json", "w-metadata.json", "not a query", ""),
+])
+def test_a_results_file_takes_its_device_from_its_metadata_file(tmp_path, results, meta, query,
+                                                                device):
+    """Kernel Tuner writes NAME-results and NAME-metadata: the results are the device's
+    the metadata names (one GPU name), and import stores them under it; without that,
+    under the file's name as before."""
+    import gzip
+    _, t4 = _files(tmp_path, [1.0, 2.0])
+    path = tmp_path / results
+    t4.rename(path)
+    text = json.dumps(_metadata(query))
+    if meta.endswith(".gz"):
+        with gzip.open(tmp_path / meta, "wt") as fh:
+            fh.write(text)
+    else:
+        (tmp_path / meta).write_text(text)
+    assert load_cache(path).device == (device or path.name.removesuffix(".json"))
+    with TuningDB(":memory:") as db:
+        (imported,) = import_files(db, [path])
+        assert imported.device == (device or path.name.removesuffix(".json"))
+    if device:  # its records are the metadata's device's: another --device is refused
+        with TuningDB(":memory:") as db, pytest.raises(InvalidInputError, match="disagrees"):
+            import_files(db, [path], device="GPU T")
+
+
+def test_a_damaged_metadata_file_leaves_the_results_as_a_file_naming_no_device(tmp_path):
+    _, t4 = _files(tmp_path, [1.0])
+    path = tmp_path / "x-results.json"
+    t4.rename(path)
+    (tmp_path / "x-metadata.json").write_text("{damaged")
+    assert load_cache(path).device == "x-results"
