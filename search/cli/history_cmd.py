@@ -90,6 +90,9 @@ def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", metavar="TEXT",
                    help="the workload whose label ('template problem', and '(parameters)' where "
                         "two share that) contains TEXT; a whole label selects only its own")
+    p.add_argument("--layer", metavar="SPEC",
+                   help="the workloads of this layer of our conv template (a preset or "
+                        "key=value spec, as tune --layer takes; any stored layer of its shape)")
     p.add_argument("--device", metavar="NAME", help="the device")
 
 
@@ -157,17 +160,15 @@ def _import(args) -> int:
 
 
 def _list(args, db) -> int:
-    from search.db.queries import select_workloads, summary
+    from search.db.queries import summary
     rows, labels = summary(db), _labels(db)
-    if args.workload:
-        chosen = set(select_workloads(db, args.workload))
-        if not chosen:
-            raise InvalidInputError(f"no workload matching {args.workload!r}")
+    chosen = _chosen_workloads(args, db)
+    if chosen is not None:
         rows = [r for r in rows if r.workload in chosen]
     if args.device:
         _check_device(args, db)
         rows = [r for r in rows if r.device == args.device]
-    nothing_selected = not rows and bool(args.workload or args.device)
+    nothing_selected = not rows and bool(chosen is not None or args.device)
     if args.json:
         print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
                            "problem": r.workload.problem, "params": list(r.workload.params),
@@ -201,12 +202,34 @@ def _check_device(args, db) -> None:
                                 + (", ".join(devices) or "none"))
 
 
-def _one_workload(db, text: str | None):
-    from search.db.queries import select_workloads
-    ws = select_workloads(db, text)
+def _chosen_workloads(args, db) -> list | None:
+    """The workloads ``--workload`` and ``--layer`` select (both, when both are given),
+    None when neither is; selecting none is bad input naming the options."""
+    from search.db.queries import layer_workloads, select_workloads
+    if not args.workload and not args.layer:
+        return None
+    ws = select_workloads(db, args.workload) if args.workload else db.workloads()
+    if args.layer:
+        from iobound.layer_spec import parse_layer_spec
+        of_layer = set(layer_workloads(db, parse_layer_spec(args.layer)))
+        ws = [w for w in ws if w in of_layer]
+    if not ws:
+        raise InvalidInputError(f"no workload matching {_what(args)}")
+    return ws
+
+
+def _what(args) -> str:
+    return " and ".join(f"{opt} {v!r}" for opt, v in (("--workload", args.workload),
+                                                      ("--layer", args.layer)) if v)
+
+
+def _one_workload(args, db):
+    """The one workload the options select (any, when the database holds one only)."""
+    chosen = _chosen_workloads(args, db)
+    ws = db.workloads() if chosen is None else chosen
     if len(ws) == 1:
         return ws[0]
-    what = f"matching {text!r}" if text else "in the database"
+    what = f"matching {_what(args)}" if chosen is not None else "in the database"
     if not ws:
         raise InvalidInputError(f"no workload {what}")
     labels = _labels(db)
@@ -215,13 +238,12 @@ def _one_workload(db, text: str | None):
 
 
 def _best(args, db) -> int:
-    from search.db.queries import best, select_workloads
+    from search.db.queries import best
     if args.k < 1:
         raise InvalidInputError(f"-k must be >= 1, got {args.k}")
-    if args.workload and not select_workloads(db, args.workload):
-        raise InvalidInputError(f"no workload matching {args.workload!r}")
+    chosen = _chosen_workloads(args, db)
     _check_device(args, db)
-    picks = [m for w in select_workloads(db, args.workload)
+    picks = [m for w in (db.workloads() if chosen is None else chosen)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
     labels = _labels(db)
@@ -244,7 +266,7 @@ def _export(args, db) -> int:
     from search.db.export import export_cache
     from search.db.queries import summary
     from search.kt_cache import load_cache
-    w = _one_workload(db, args.workload)
+    w = _one_workload(args, db)
     label = _labels(db)[w]
     if not args.device:
         devices = sorted({r.device for r in summary(db) if r.workload == w})

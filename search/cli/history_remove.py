@@ -25,7 +25,7 @@ import argparse
 import json
 
 from iobound.errors import InvalidInputError
-from search.cli.history_cmd import _check_device, _labels, _one_workload
+from search.cli.history_cmd import _check_device, _chosen_workloads, _labels, _one_workload
 
 __all__ = ["remove_measurements"]
 
@@ -34,9 +34,15 @@ def _selection(args: argparse.Namespace, db):
     """The :class:`~search.db.remove.Selection` of the options; a device or source the
     database does not hold is bad input (most likely a typo), named with what it holds."""
     from search.db.remove import Selection
-    workload = _one_workload(db, args.workload) if args.workload else None
+    # --workload must name one workload (a typo's substring could name many); --layer
+    # names the layer's (its direct and Winograd ones)
+    if args.workload:
+        workloads = (_one_workload(args, db),)
+    else:
+        chosen = _chosen_workloads(args, db)
+        workloads = None if chosen is None else tuple(chosen)
     _check_device(args, db)
-    selection = Selection(workload=workload, device=args.device, toolchain=args.toolchain,
+    selection = Selection(workloads=workloads, device=args.device, toolchain=args.toolchain,
                           source=args.source)
     for column, value in (("source", selection.source), ("toolchain", args.toolchain)):
         if value is None:

@@ -28,7 +28,7 @@ from .model import CONV_TEMPLATE, Measurement, Workload
 from .store import TuningDB, workload_from_row
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
-           "history_for_space", "LayerBest", "best_for_layer"]
+           "history_for_space", "LayerBest", "best_for_layer", "layer_workloads"]
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,7 @@ def best_for_layer(db: TuningDB, layer, device: str,
     ({'x': 2}, 2, 1)
     """
     timed = []
-    for w in db.workloads():
-        if w.template != CONV_TEMPLATE or _stored_layer(w.problem) != layer:
-            continue
+    for w in layer_workloads(db, layer):
         if algorithm is not None and ("winograd" if "e" in w.params else "direct") != algorithm:
             continue
         timed += db.measurements(w, device=device, counted_only=True)
@@ -174,6 +172,13 @@ def best_for_layer(db: TuningDB, layer, device: str,
     measured = [m for m in timed if not m.record.estimate]
     best = min(measured or timed, key=lambda m: m.time_ms)
     return LayerBest(best, len(timed), len(measured))
+
+
+def layer_workloads(db: TuningDB, layer) -> list[Workload]:
+    """The workloads of our conv template whose stored layer has ``layer``'s shape (a
+    :class:`~iobound.layer.ConvLayer`; names aside): its direct and Winograd ones."""
+    return [w for w in db.workloads()
+            if w.template == CONV_TEMPLATE and _stored_layer(w.problem) == layer]
 
 
 def _stored_layer(problem):

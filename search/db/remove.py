@@ -40,7 +40,8 @@ __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
 
 @dataclass(frozen=True)
 class Selection:
-    """What to remove: the measurements matching every field given (``None`` = any).
+    """What to remove: the measurements matching every field given (``None`` = any;
+    ``workloads``: any of them).
 
     ``source`` is compared with the stored file name, so a path to the imported file
     selects it too.
@@ -54,7 +55,7 @@ class Selection:
 source); to remove everything, delete the database file
     """
 
-    workload: Workload | None = None
+    workloads: tuple[Workload, ...] | None = None
     device: str | None = None
     toolchain: str | None = None
     source: str | None = None
@@ -62,7 +63,11 @@ source); to remove everything, delete the database file
     def __post_init__(self) -> None:
         if self.source is not None:
             object.__setattr__(self, "source", PurePath(self.source).name or self.source)
-        if all(v is None for v in (self.workload, self.device, self.toolchain, self.source)):
+        if self.workloads is not None:
+            object.__setattr__(self, "workloads", tuple(self.workloads))
+            if not self.workloads:
+                raise InvalidInputError("an empty list of workloads selects nothing to remove")
+        if all(v is None for v in (self.workloads, self.device, self.toolchain, self.source)):
             raise InvalidInputError("name what to remove (a workload, device, toolchain or "
                                     "source); to remove everything, delete the database file")
 
@@ -70,9 +75,11 @@ source); to remove everything, delete the database file
         """The SQL condition on ``measurements m`` (joined as :func:`plan` does) and its
         arguments."""
         clauses, args = [], []
-        if self.workload is not None:
-            clauses.append("w.template=? AND w.problem=? AND w.params=?")
-            args.extend(self.workload.key())
+        if self.workloads is not None:
+            one = "(w.template=? AND w.problem=? AND w.params=?)"
+            clauses.append("(" + " OR ".join([one] * len(self.workloads)) + ")")
+            for w in self.workloads:
+                args.extend(w.key())
         for column, value in (("d.name", self.device), ("m.toolchain", self.toolchain),
                               ("m.source", self.source)):
             if value is not None:

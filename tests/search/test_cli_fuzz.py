@@ -183,6 +183,7 @@ def history_argv(draw, paths):
         argv += draw(_opt("--device", DEVICES))
     elif action in ("list", "best", "export", "remove"):
         argv += draw(_opt("--workload", st.text(max_size=8)))
+        argv += draw(_opt("--layer", layer_specs(), p=4))
         argv += draw(_opt("--device", DEVICES))
         if action == "best":
             argv += draw(_opt("-k", HOSTILE_INTS))

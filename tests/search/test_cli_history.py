@@ -176,7 +176,7 @@ def test_list_selects_by_workload_and_device(capsys, two_device_db):
     code, out, err = _run(capsys, "history", "list", "--db", db, "--device", "Third GPU")
     assert code == 2 and "Third GPU" in err and "Second GPU" in err and out == ""
     code, out, err = _run(capsys, "history", "list", "--db", db, "--workload", "gemm")
-    assert code == 2 and "no workload matching 'gemm'" in err
+    assert code == 2 and "no workload matching --workload 'gemm'" in err
 
     from search.db import Measurement, TuningDB, Workload
     from search.measure.base import MeasureRecord
@@ -186,3 +186,40 @@ def test_list_selects_by_workload_and_device(capsys, two_device_db):
     code, out, _ = _run(capsys, "history", "list", "--db", db, "--workload", "other",
                         "--device", "Synthetic GPU")
     assert code == 1 and "no measurement" in out
+
+
+def test_layer_selects_a_layers_workloads_by_shape(capsys, tmp_path):
+    """--layer takes a layer as tune does and selects the workloads of every stored layer
+    of its shape (direct and Winograd), whatever name they were stored under."""
+    from iobound.layer_spec import parse_layer_spec
+    from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
+    from search.measure.base import MeasureRecord
+    spec = "cin=8,hin=8,cout=8,kh=3,pad=1"
+    layer, other = parse_layer_spec(spec), parse_layer_spec("cin=8,hin=8,cout=16,kh=3,pad=1")
+    db = str(tmp_path / "t.db")
+    direct, wino = ("x", "y", "z", "alpha", "tx", "ty", "tz"), ("e", "x", "y", "z", "tx", "ty", "tz")
+    with TuningDB(db) as t:
+        t.add([Measurement(Workload(CONV_TEMPLATE, lay.replace(name=name).to_dict(), params),
+                           "V100-SXM2", "model", MeasureRecord.ok(dict.fromkeys(params, 2),
+                                                                  time_ms=ms, estimate=True))
+               for lay, name, params, ms in ((layer, "net.a", direct, 2.0),
+                                             (layer, "", wino, 1.0),
+                                             (other, "", direct, 0.5))])
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--layer", spec, "--json")
+    assert code == 0 and sorted(tuple(r["params"]) for r in json.loads(out)) == sorted([direct,
+                                                                                      wino])
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "--layer", spec, "-k", "1",
+                        "--json")
+    assert code == 0 and json.loads(out)[0]["time_ms"] == 1.0  # not the other layer's 0.5
+    code, _, err = _run(capsys, "history", "export", "--db", db, "--layer", spec,
+                        str(tmp_path / "o.json"))
+    assert code == 2 and "2 workloads matching --layer" in err
+    code, _, _ = _run(capsys, "history", "export", "--db", db, "--layer", spec, "--workload",
+                      "(e,", str(tmp_path / "o.json"))
+    assert code == 0 and len(load_cache(tmp_path / "o.json")) == 1
+    code, out, _ = _run(capsys, "history", "remove", "--db", db, "--layer", spec, "--json")
+    assert code == 0 and json.loads(out)["removed"] == 2 and json.loads(out)["left"] == 1
+    code, _, err = _run(capsys, "history", "list", "--db", db, "--layer", spec)
+    assert code == 2 and "no workload matching --layer" in err
+    code, _, err = _run(capsys, "history", "best", "--db", db, "--layer", "cin=0")
+    assert code == 2 and len(err.strip().splitlines()) == 1

@@ -23,12 +23,13 @@ measurement = st.builds(
                                       MeasureRecord.ok({"x": x}, time_ms=1.0 + x), source=SOURCES[s]),
     st.integers(0, 2), st.integers(0, 2), st.integers(0, 1), st.integers(0, 2), st.integers(0, 5))
 selection = st.fixed_dictionaries({}, optional={
-    "workload": st.sampled_from(WORKLOADS), "device": st.sampled_from(DEVICES),
+    "workloads": st.lists(st.sampled_from(WORKLOADS), min_size=1, max_size=2), "device": st.sampled_from(DEVICES),
     "toolchain": st.sampled_from(TOOLCHAINS), "source": st.sampled_from(SOURCES)}).filter(bool)
 
 
 def _matches(m: Measurement, sel: dict) -> bool:
-    return all(getattr(m, k) == v for k, v in sel.items())
+    return all(m.workload in v if k == "workloads" else getattr(m, k) == v
+               for k, v in sel.items())
 
 
 def _digests(db: TuningDB) -> set[str]:
@@ -63,6 +64,8 @@ def test_remove_takes_exactly_the_selection_and_import_brings_it_back(items, sel
 def test_selection_must_name_something_and_a_path_names_its_file():
     with pytest.raises(InvalidInputError, match="name what to remove"):
         Selection()
+    with pytest.raises(InvalidInputError, match="empty list of workloads"):
+        Selection(workloads=[])
     assert Selection(source="/data/runs/a100.json.gz").source == "a100.json.gz"
 
 
