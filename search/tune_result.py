@@ -33,12 +33,14 @@ class StopReason(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Trial:
-    """One unique configuration measured (or taken from a resumed log)."""
+    """One unique configuration measured (or taken from a resumed log: ``resumed``, or
+    from an earlier run in the tuning database: ``reused``)."""
 
     index: int
     config: dict
     record: MeasureRecord
     resumed: bool = False
+    reused: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class TuneResult:
         """How many trials came from a resumed log."""
         return sum(t.resumed for t in self.trials)
 
+    @property
+    def reused(self) -> int:
+        """How many trials an earlier run in the tuning database answered (not measured)."""
+        return sum(t.reused for t in self.trials)
+
     def best_so_far(self) -> list[float]:
         """The best cost after each trial (``inf`` until something ran ok)."""
         out, best = [], math.inf
@@ -100,7 +107,7 @@ class TuneResult:
             "best": best, "evaluations": self.evaluations, "strategy": self.strategy,
             "measure": self.measure, "seed": self.seed, "budget": self.budget,
             "rounds": self.rounds, "stop_reason": StopReason(self.stop_reason).value,
-            "resumed": self.resumed, "statuses": self.status_counts(), "space": self.space,
+            "resumed": self.resumed, "reused": self.reused, "statuses": self.status_counts(), "space": self.space,
             "strategy_seconds": round(self.strategy_seconds, 4),
             "measure_seconds": round(self.measure_seconds, 4),
             "strategy_stats": self.strategy_stats,

@@ -4,8 +4,8 @@
 configurations count), de-duplication (an index asked again is answered from the
 records, not measured), early stopping (``patience`` rounds without a better
 configuration), the JSON-lines log (one flushed line per measurement) and resume.
-The pieces: a :class:`Ledger` of what is seen, known (from a resumed log), used
-and best; :func:`play_round`, one ask -> measure -> tell; and :func:`tune`, which
+The pieces: a :class:`~search.tune_ledger.Ledger` of what is seen, known (from a
+resumed log), reusable (earlier runs' measurements), used and best; :func:`play_round`, one ask -> measure -> tell; and :func:`tune`, which
 repeats rounds until a :class:`~search.tune_result.StopReason` applies.
 
 Resume replays the run: the strategy is rebuilt with the same seed and asked
@@ -38,7 +38,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 import time
@@ -56,6 +55,7 @@ from .records import LogWriter
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
+from .tune_ledger import Ledger
 from .tune_result import StopReason, Trial, TuneResult
 
 __all__ = ["Trial", "TuneResult", "StopReason", "Ledger", "play_round", "tune", "MAX_IDLE_ROUNDS"]
@@ -64,67 +64,6 @@ __all__ = ["Trial", "TuneResult", "StopReason", "Ledger", "play_round", "tune", 
 MAX_IDLE_ROUNDS = 3
 
 Progress = Callable[[int, int, float], None]
-
-
-class Ledger:
-    """What a run has seen, what a resumed log knows, how much budget is used, the best.
-
-    ``seen`` maps every index measured or answered in this run to its record;
-    ``known`` the indices of a resumed log; ``trials`` the unique configurations in
-    the order first answered; ``best`` the trial with the lowest finite cost.
-
-    Examples
-    --------
-    >>> led = Ledger({4: MeasureRecord.ok({"a": 4}, time_ms=3.0)})
-    >>> led.seen[1] = MeasureRecord.ok({"a": 1}, time_ms=1.0)
-    >>> led.used()  # one measured here plus one known from the log
-    2
-    """
-
-    def __init__(self, known: Mapping[int, MeasureRecord] | None = None):
-        self.known: dict[int, MeasureRecord] = dict(known or {})
-        self.seen: dict[int, MeasureRecord] = {}
-        self.trials: list[Trial] = []
-        self.best: Trial | None = None
-
-    def used(self) -> int:
-        """Budget used: indices seen here plus logged ones not reached (yet)."""
-        return len(self.seen) + sum(1 for i in self.known if i not in self.seen)
-
-    @property
-    def best_cost(self) -> float:
-        """The best cost so far (``inf`` before anything ran ok)."""
-        return self.best.record.cost if self.best is not None else math.inf
-
-    def add_trial(self, i: int, config: dict, record: MeasureRecord) -> None:
-        """Record index ``i`` as a trial (resumed when the log knew it) and update the best."""
-        self.seen[i] = record
-        t = Trial(i, config, record, resumed=i in self.known)
-        self.trials.append(t)
-        if record.cost < self.best_cost:
-            self.best = t
-
-    def add_untold(self, space: Space) -> None:
-        """Make trials of the indices measured in a round cut short (interrupted), and
-        the best again (the interrupt may have come between a trial and its best)."""
-        done = {t.index for t in self.trials}
-        for i, rec in list(self.seen.items()):
-            if i not in done:
-                self.trials.append(Trial(i, space.get(i), rec, resumed=i in self.known))
-        self.best = min(self.trials, key=lambda t: t.record.cost, default=None)
-        if self.best is not None and not math.isfinite(self.best.record.cost):
-            self.best = None
-
-    def add_unreached(self, space: Space) -> None:
-        """Append the logged trials the replay never asked for (they still count); again,
-        it adds only those not added yet."""
-        done = {t.index for t in self.trials}
-        for i, rec in self.known.items():
-            if i not in self.seen and i not in done:
-                t = Trial(i, space.get(i), rec, resumed=True)
-                self.trials.append(t)
-                if rec.cost < self.best_cost:
-                    self.best = t
 
 
 @dataclass
@@ -157,7 +96,8 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
 def play_round(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger, budget: int, *,
                clock: _Clock | None = None, writer: LogWriter | None = None,
                progress: Progress | None = None) -> bool | None:
-    """One round: ask for a batch, answer what is seen or logged, measure the rest, tell.
+    """One round: ask for a batch, answer what is seen, logged or reusable, measure the
+    rest, tell.
 
     Returns ``None`` when the strategy asked for nothing new (an idle round: what it
     asked again is told from the ledger), else whether the round improved the best.
@@ -172,16 +112,20 @@ def play_round(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger
         if asked:
             strat.tell(asked, [ledger.seen[i] for i in asked])
         return None
-    room = budget - ledger.used()
-    fresh = [i for i in new if i not in ledger.known][:max(room, 0)]
-    fresh_set = set(fresh)
-    answered = [i for i in new if i in ledger.known or i in fresh_set]
+    reused, fresh = ledger.take(new, budget)
+    taken = set(reused) | set(fresh)
+    answered = [i for i in new if i in ledger.known or i in taken]
     best_before = ledger.best_cost
+    for i in reused:  # another run's measurement: logged as this run's, counted, not measured
+        if writer is not None:
+            writer.append(i, ledger.reusable[i])
+        ledger.seen[i] = ledger.reusable[i]
     t0 = time.perf_counter()
     got = _measure_fresh(fresh, space, measurer, ledger, budget, writer, progress)
     clock.measure += time.perf_counter() - t0
     for i in answered:
-        ledger.add_trial(i, space.get(i), got[i] if i in got else ledger.known[i])
+        rec = got[i] if i in got else ledger.known[i] if i in ledger.known else ledger.reusable[i]
+        ledger.add_trial(i, space.get(i), rec)
     told = [i for i in asked if i in ledger.seen]
     t0 = time.perf_counter()
     strat.tell(told, [ledger.seen[i] for i in told])
@@ -276,7 +220,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
          patience: int | None = None, progress: Progress | None = None,
          header: Mapping[str, Any] | None = None,
-         build_strategy: Callable[..., Strategy] = make_strategy) -> TuneResult:
+         build_strategy: Callable[..., Strategy] = make_strategy,
+         reusable: Mapping[int, MeasureRecord] | None = None) -> TuneResult:
     """Search ``space`` with ``strategy``, measuring with ``measurer``.
 
     Parameters
@@ -310,6 +255,10 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         ``build_strategy(name, space, options, rng) -> Strategy`` for a named
         strategy (default :func:`search.strategies.make_strategy`); a seam for
         strategies built otherwise (e.g. warm-started from a tuning database).
+    reusable : dict, optional
+        Index -> an earlier run's record of it (same space, device and toolchain): what
+        the strategy asks of these is answered from it instead of measured, and counted
+        and logged as this run's (:class:`~search.tune_ledger.Ledger`).
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
@@ -318,7 +267,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:
         seed = 0
-    ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {})
+    ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {},
+                    reusable=reusable)
     described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
                                      "space": described, "measurer": measurer.describe(),

@@ -62,6 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of this layer on this device included (they make the next run "
                              "short), not those of the log --resume continues; with --network "
                              "each layer also from the layers stored before it")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --history: configurations of this layer (or recorded space) "
+                             "measured before on this device with this toolchain are taken "
+                             "from the database instead of measured again; each counts toward "
+                             "the budget when the search asks for it, as a Kernel Tuner cache "
+                             "hit does")
     parser.add_argument("--zero-shot", type=int, metavar="K",
                         help="zero-shot tuning: rank the space with a model of the --history "
                              "records and measure only the top K (strategy zero_shot, budget K: "
@@ -104,7 +110,8 @@ def _settings(args, kind: str):
     executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log, resume=args.resume,
-                        history=args.history, export_cache=args.export_cache, executor=executor,
+                        history=args.history, reuse=args.reuse,
+                        export_cache=args.export_cache, executor=executor,
                         tune_repeats=args.tune_repeats)
 
 
@@ -155,7 +162,8 @@ def _print_table(result, k: int = 5) -> None:
     print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} rounds; "
           f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "
           f"measure {result.measure_seconds:.2f} s"
-          + (f"; {result.resumed} resumed from the log" if result.resumed else ""))
+          + (f"; {result.resumed} resumed from the log" if result.resumed else "")
+          + (f"; {result.reused} reused from the history database" if result.reused else ""))
 
 
 def _print_check(chk) -> None:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .settings import TuneSettings
 
 __all__ = ["HistoryUse", "HISTORY_STRATEGIES", "GUIDED_STRATEGIES", "history_options",
-           "telling_fallback", "check_zero_shot_db"]
+           "reusable_records", "telling_fallback", "check_zero_shot_db"]
 
 #: Strategies whose options take history records: name -> whether they also take the
 #: target problem (for a match score).
@@ -203,3 +203,21 @@ def check_zero_shot_db(settings: "TuneSettings") -> None:
             if db.workloads():
                 return
     raise InvalidInputError(f"{_NEEDS}; {path} holds none")
+
+
+def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict:
+    """Index -> the latest record of each configuration of ``space`` the database holds
+    under this run's key (the same layer or recorded space, device and toolchain:
+    :func:`~search.session.files.history_key`), failures included (a configuration that
+    failed to build will fail again): what ``--reuse`` answers instead of measuring."""
+    from ..history import History
+    from .files import history_key
+    key = history_key(space, measurer)
+    with History(settings.history) as h:
+        records = h.records(key)
+    out = {}
+    for rec in records:
+        i = space.index(rec.config)
+        if i is not None:
+            out.setdefault(i, rec)
+    return out

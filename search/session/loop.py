@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..interrupts import Interrupted, signals_deferred
 from ..tune_result import StopReason
 from .files import OutputWriteError, kept_where, write_outcomes
-from .history_use import history_options, telling_fallback
+from .history_use import history_options, reusable_records, telling_fallback
 from .settings import Builders, Observer, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,6 +71,7 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     from ..tuner import tune
     with HISTORY_LOCK:  # read now, when the layer starts: it sees what earlier layers stored
         options, history_use, prior = history_options(settings, space, problem)
+        reusable = reusable_records(settings, space, measurer) if settings.reuse else None
     build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history
@@ -90,7 +91,7 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
                       log=settings.log, resume=settings.resume, options=options,
                       patience=settings.patience, progress=observer.progress, header=header,
-                      build_strategy=build)
+                      build_strategy=build, reusable=reusable)
     finally:
         stopped = _wind_down(measurer, observer)
     if stopped:  # the result is stored all the same (store_outcomes), then the run stops

@@ -62,6 +62,11 @@ class TuneSettings:
         ``run.jsonl`` becomes ``run.<layer>.jsonl``).
     history : path, optional
         An SQLite history database to store the measurements in.
+    reuse : bool
+        With ``history``: configurations this space has measurements of on this device
+        with this toolchain in the database are answered from them instead of measured
+        again (each counts toward the budget when the strategy asks for it, as a Kernel
+        Tuner cache hit does; :class:`~search.tune_ledger.Ledger`).
     export_cache : path, optional
         Write the measurements as a Kernel Tuner cache file (per layer, like ``log``).
     executor : ExecutorOptions, optional
@@ -82,12 +87,17 @@ class TuneSettings:
     log: str | None = None
     resume: str | None = None
     history: str | None = None
+    reuse: bool = False
     export_cache: str | None = None
     executor: Any = None
     tune_repeats: bool = False
 
     def __post_init__(self) -> None:
         check_flag("tune_repeats", self.tune_repeats)
+        check_flag("reuse", self.reuse)
+        if self.reuse and not self.history:
+            raise InvalidInputError("reuse (--reuse) needs the history database to reuse "
+                                    "measurements from (--history DB)")
         for name in ("budget", "patience"):
             value = getattr(self, name)
             if value is not None and value < 1:

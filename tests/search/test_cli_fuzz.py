@@ -170,6 +170,7 @@ def tune_argv(draw, paths):
                          ("--out-dir", st.sampled_from(paths["out_dirs"]))):
         argv += draw(_opt(flag, values, p=4))
     argv += draw(st.sampled_from([[], [], [], ["--tune-repeats"]]))
+    argv += draw(st.sampled_from([[], [], ["--reuse"]]))
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
