@@ -134,6 +134,21 @@ def format_rows(rows: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
+def aligned_table(rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
+    """Rows of cells as aligned columns two spaces apart: the first ``text_columns``
+    left-aligned (names), the others right-aligned (numbers); no trailing blanks.
+
+    >>> print(aligned_table([("layer", "ms"), ("conv1", "0.25"), ("conv10", "12.5")]))
+    layer     ms
+    conv1   0.25
+    conv10  12.5
+    """
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(v.ljust(w) if c < text_columns else v.rjust(w)
+                               for c, (v, w) in enumerate(zip(r, widths))).rstrip()
+                     for r in rows)
+
+
 def json_safe(obj: Any) -> Any:
     """``obj`` with every NaN or infinite float replaced by None, so the output is valid
     JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity).

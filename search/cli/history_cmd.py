@@ -29,7 +29,7 @@ from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, format_rows
+from search.cli.common import add_json_argument, aligned_table, format_rows
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -184,10 +184,7 @@ def _list(args, db) -> int:
     table = [("workload", "device", "measurements", "timed", "best ms")]
     table += [(labels[r.workload], r.device, str(r.measurements), str(r.timed),
                f"{r.best_ms:.4f}" if r.best_ms is not None else "-") for r in rows]
-    widths = [max(len(row[c]) for row in table) for c in range(5)]
-    for row in table:
-        print("  ".join(v.ljust(w) if c < 2 else v.rjust(w)
-                        for c, (v, w) in enumerate(zip(row, widths))).rstrip())
+    print(aligned_table(table, text_columns=2))
     return 0
 
 

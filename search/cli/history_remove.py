@@ -25,6 +25,7 @@ import argparse
 import json
 
 from iobound.errors import InvalidInputError
+from search.cli.common import aligned_table
 from search.cli.history_cmd import _check_device, _chosen_workloads, _labels, _one_workload
 
 __all__ = ["remove_measurements"]
@@ -63,23 +64,19 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
     labels = _labels(db)  # before removing: a workload that goes keeps its label
     groups = plan(db, selection) if args.dry_run else remove(db, selection)
     n, left = sum(g.measurements for g in groups), db.count()
+    rows = [(labels.get(g.workload, g.workload.label()), g.device, g.toolchain, g.source,
+             g.measurements) for g in groups]
     if args.json:
+        keys = ("workload", "device", "toolchain", "source", "measurements")
         print(json.dumps({"db": args.db, "dry_run": args.dry_run, "removed": n, "left": left,
-                          "groups": [{"workload": labels.get(g.workload, g.workload.label()), "device": g.device,
-                                      "toolchain": g.toolchain, "source": g.source,
-                                      "measurements": g.measurements} for g in groups]}))
+                          "groups": [dict(zip(keys, r)) for r in rows]}))
         return 0 if groups else 1
     if not groups:
         print("no measurement matches all of the options; nothing removed")
         return 1
     print(f"{'would remove' if args.dry_run else 'removed'} {n} measurements:")
-    table = [("workload", "device", "toolchain", "source", "measurements")]
-    table += [(labels.get(g.workload, g.workload.label()), g.device, g.toolchain, g.source or "-", str(g.measurements))
-              for g in groups]
-    widths = [max(len(row[c]) for row in table) for c in range(5)]
-    for row in table:
-        print("  ".join(v.ljust(w) if c < 4 else v.rjust(w)
-                        for c, (v, w) in enumerate(zip(row, widths))).rstrip())
+    print(aligned_table([("workload", "device", "toolchain", "source", "measurements")]
+                        + [(*r[:3], r[3] or "-", str(r[4])) for r in rows], text_columns=4))
     print(f"{args.db}: {left} measurements left" if not args.dry_run else
           f"{args.db}: unchanged ({left} measurements; without --dry-run {left - n} left)")
     return 0

@@ -15,7 +15,7 @@ import sys
 
 from iobound.errors import InvalidInputError
 
-from .common import LAYER_HELP, add_device_argument, add_json_argument, print_result
+from .common import LAYER_HELP, add_device_argument, add_json_argument, aligned_table, print_result
 
 HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
 DESCRIPTION = (
@@ -116,9 +116,7 @@ def format_table(sels: list) -> str:
                      *(_ms(times.get(k), s.estimate) if k in times else "n/a"
                        for k in ("direct", "winograd-e2", "winograd-e3", "winograd-e4")),
                      str(s.io_words), f"{s.lower_bound:.4g}", f"{s.io_gap:.2f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                       enumerate(zip(r, widths))) for r in rows]
+    lines = aligned_table(rows).split("\n")
     if any(s.estimate for s in sels):
         lines.append("* analytic estimate (model measurer), not a measurement; "
                      "n/a: not a candidate for this layer")
