@@ -19,6 +19,7 @@ from search.interrupts import Interrupted
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
+from .tune_print import print_replay, printer
 from .zero_shot_args import DEFAULT_BUDGET, check_zero_shot_resume, resolve_zero_shot
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
@@ -137,163 +138,6 @@ def _layers(args):
     return layers
 
 
-# -- printing ---------------------------------------------------------------------------
-
-def _fmt_cfg(cfg: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in cfg.items())
-
-
-def _fmt_ms(rec) -> str:
-    if rec.time_ms is not None:
-        return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
-    s = rec.surrogate_cost
-    return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
-
-
-def _print_table(result, k: int = 5) -> None:
-    order = {id(t): n for n, t in enumerate(result.trials)}
-    ranked = sorted(result.trials, key=lambda t: (t.record.cost, order[id(t)]))[:k]
-    print(f"  {'rank':>4}  {'cost':>10}  {'status':<13}  config")
-    for r, t in enumerate(ranked, 1):
-        print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status.value:<13}  {_fmt_cfg(t.config)}")
-    if any(t.record.estimate for t in result.trials):
-        print("        (* analytic estimate, not a measurement)")
-    counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
-    print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} rounds; "
-          f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "
-          f"measure {result.measure_seconds:.2f} s"
-          + (f"; {result.resumed} resumed from the log" if result.resumed else "")
-          + (f"; {result.reused} reused from the history database" if result.reused else ""))
-
-
-def _print_check(chk) -> None:
-    if chk.checked:
-        verdict = "matches numpy" if chk.matches_numpy else "DIFFERS from numpy"
-        traffic = "=" if chk.traffic_matches else "!="
-        print(f"emulator check on a reduced copy ({chk.layer}): {verdict} "
-              f"(max rel err {chk.max_rel_err:.2g}); traffic {chk.traffic_words:,} "
-              f"words {traffic} formula {chk.formula_words:,}")
-    else:
-        print(f"emulator check skipped: {chk.reason}")
-
-
-def _print_history_use(rep) -> None:
-    use = rep.history_use
-    if use is None:
-        return
-    devices = ", ".join(use.devices) or "none"
-    print(f"  history: {use.records:,} records of this space (devices: {devices}); "
-          f"{'used by ' + rep.result.strategy if use.used else 'not used'}"
-          + (f" ({use.notice})" if use.notice else ""))
-    ndcg = rep.result.strategy_stats.get("ndcg_at_k")
-    if ndcg is not None:
-        print(f"  zero-shot ranking: NDCG@{rep.result.evaluations} = {ndcg:.3f} "
-              f"against the recorded times")
-
-
-def _print_layer(rep) -> None:
-    if rep.same_as is not None:
-        print(f"  same shape as {rep.same_as}: its result and kernel, nothing measured "
-              f"(--tune-repeats tunes it too)")
-        return
-    result = rep.result
-    _print_table(result)
-    _print_history_use(rep)
-    if result.best is None:
-        print("  no configuration ran successfully")
-        return
-    rec = result.best.record
-    print(f"best config: {_fmt_cfg(result.best.config)}")
-    if rec.time_ms is not None:
-        label = "estimate (analytic model, not measured)" if rec.estimate else "measured median"
-        print(f"{'estimated time' if rec.estimate else 'time'}: {rec.time_ms:.4f} ms  [{label}]")
-    else:
-        print(f"emulated traffic: {rec.extra.get('traffic_words')} words  [emulator: no time]")
-    b = rep.winner.bound
-    print(f"I/O: this dataflow moves {b.dataflow_io_words:,} words; lower bound "
-          f"{b.lower_bound_words:,.0f} words ({b.method}, S = {b.fast_memory_words:,} "
-          f"on-chip words) -> {b.ratio_to_bound:.2f}x the bound")
-    print(f"kernel: {rep.winner.kernel_path}")
-    if rep.winner.emulator_check is not None:
-        _print_check(rep.winner.emulator_check)
-    if rep.history is not None:
-        best = rep.history.best_ever_ms
-        print(f"history: stored in {rep.history.db}; best ever for this key "
-              f"{best if best is None else round(best, 5)} ms")
-    print(f"took {rep.seconds:.1f} s")
-
-
-def _print_replay(rep) -> int:
-    _print_table(rep.result)
-    _print_history_use(rep)
-    if rep.result.best is None:
-        print("no configuration ran successfully")
-        return 1
-    b, optimum = rep.result.best.record, rep.recorded_optimum_ms
-    print(f"best config: {_fmt_cfg(rep.result.best.config)}")
-    print(f"best time: {b.time_ms:.4f} ms (replayed measurement)")
-    if optimum:
-        print(f"recorded optimum of the space: {optimum:.4f} ms "
-              f"(best found is {optimum / b.time_ms:.1%} of optimal speed)")
-    print(f"took {rep.seconds:.1f} s")
-    return 0
-
-
-def _printer(args, many: bool = False, jobs=()):
-    """The observer that prints the human output as the session goes."""
-    from search.progress import ProgressBar
-    from search.session import Observer
-    executor = jobs[0].settings.executor if jobs else None
-    if many and executor is not None and executor.parallel_layers != 1:  # layers at once
-        from .tune_network import NetworkPrinter
-        from search.session.repeats import repeats
-        tuned = len(jobs) if args.tune_repeats else repeats(jobs).count(None)
-        return NetworkPrinter(args.budget * tuned, _print_layer,
-                              "words" if jobs[0].measure == "emulate" else "ms")
-
-    class Printer(Observer):
-        bar = None
-
-        def __init__(self):
-            self.noticed = set()  # a network's layers fall back alike: one line
-
-        def layer_started(self, job, space):
-            layer = job.layer
-            print(f"iobound tune: {layer.name or 'layer'}  {layer.short()}")
-            print(f"  space: {job.algorithm}, {len(space):,} configurations (Table 1 pruned; "
-                  f"{space.unpruned_size:,} unpruned)")
-            self.bar = ProgressBar(args.budget, label=layer.name or "tune",
-                                   unit="words" if job.measure == "emulate" else "ms")
-
-        def replay_started(self, file, space):
-            c, statuses = space.cache, space.describe()["statuses"]
-            print(f"iobound tune: replaying {file}")
-            print(f"  device {c.device_name} (from the file), kernel {c.kernel_name}, "
-                  f"{len(space):,} recorded configurations "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})")
-            print(f"  strategy {args.strategy}, budget {args.budget}, seed {args.seed}")
-            self.bar = ProgressBar(args.budget, label="tune", unit="ms")
-
-        def progress(self, done, budget, best):
-            self.bar(done, budget, best)
-
-        def tuning_done(self):
-            self.bar.close()
-
-        def notice(self, text):
-            print_notice(text, self.noticed)
-
-        def finished(self, report):
-            if hasattr(report, "layer"):
-                if report.same_as is not None:  # not started: no header printed yet
-                    print(f"iobound tune: {report.layer.name}  {report.layer.short()}")
-                _print_layer(report)
-                if many:
-                    print()
-
-    return Printer()
-
-
 # -- run --------------------------------------------------------------------------------
 
 def _run_replay(args, file: str, settings) -> int:
@@ -302,11 +146,11 @@ def _run_replay(args, file: str, settings) -> int:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                          "do not give --layer/--network/--device")
     check_zero_shot_resume(args, [settings.resume])
-    rep = tune_replay(file, settings, observer=None if args.json else _printer(args))
+    rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
         print(json.dumps(rep.to_dict()))
         return 0 if rep.result.best else 1
-    return _print_replay(rep)
+    return print_replay(rep)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -329,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
     many = len(jobs) > 1
-    reports = run_layers(jobs, None if args.json else _printer(args, many, jobs))
+    reports = run_layers(jobs, None if args.json else printer(args, many, jobs))
     try:
         return _finish(args, jobs, reports, device, kind, notice)
     except KeyboardInterrupt as exc:  # every layer is tuned and stored: say so, and where
