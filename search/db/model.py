@@ -34,7 +34,8 @@ from ..measure.base import MeasureRecord
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
            "finite", "problem_fault", "layer_key_workload", "replay_layer_key",
-           "workload_layer_key", "CONV_TEMPLATE", "record_features"]
+           "workload_layer_key", "CONV_TEMPLATE", "record_features", "stored_layer",
+           "conv_algorithm"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
 CONV_TEMPLATE = "iobound.conv"
@@ -152,8 +153,8 @@ class Workload:
         template = self.template or "(unnamed kernel)"  # a file that names none (T4 results)
         if isinstance(self.problem, dict) and self.problem.get("name"):
             short = f"{template} {self.problem['name']}"
-        elif template == CONV_TEMPLATE and _layer_short(self.problem):
-            short = f"{template} {_layer_short(self.problem)}"
+        elif template == CONV_TEMPLATE and stored_layer(self.problem) is not None:
+            short = f"{template} {stored_layer(self.problem).short()}"
         elif self.problem is None:
             short = template
         else:
@@ -161,14 +162,31 @@ class Workload:
         return f"{short} ({','.join(self.params)})" if params else short
 
 
-def _layer_short(problem: Any) -> str:
-    """:meth:`~iobound.layer.ConvLayer.short` of a stored layer ("" when it is none)."""
+def conv_algorithm(params) -> str:
+    """The kernel family of our conv template's parameter names: a Winograd configuration
+    has ``e``.
+
+    >>> conv_algorithm(("e", "x", "y", "z")), conv_algorithm(("x", "y", "z", "alpha"))
+    ('winograd', 'direct')
+    """
+    return "winograd" if "e" in params else "direct"
+
+
+def stored_layer(problem: Any):
+    """The :class:`~iobound.layer.ConvLayer` a stored problem of our conv template describes
+    (layers compare by shape, their names aside); None for a damaged or foreign one.
+
+    >>> stored_layer({"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}).short()
+    'n1 8x8x8 -> 8x6x6 k3x3 s1x1 p0x0'
+    >>> stored_layer([4096, 4096]) is None
+    True
+    """
     from iobound.errors import IoboundError
     from iobound.layer import ConvLayer
     try:
-        return ConvLayer.from_dict(problem).short() if isinstance(problem, dict) else ""
+        return ConvLayer.from_dict(problem) if isinstance(problem, dict) else None
     except (IoboundError, KeyError, TypeError, ValueError):
-        return ""
+        return None
 
 
 def record_features(record: MeasureRecord) -> dict | None:

@@ -24,7 +24,7 @@ from typing import Iterable
 
 from iobound.errors import InvalidInputError
 
-from .model import CONV_TEMPLATE, Measurement, Workload
+from .model import CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer
 from .store import TuningDB, workload_from_row
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
@@ -164,7 +164,7 @@ def best_for_layer(db: TuningDB, layer, device: str,
     """
     timed = []
     for w in layer_workloads(db, layer):
-        if algorithm is not None and ("winograd" if "e" in w.params else "direct") != algorithm:
+        if algorithm is not None and conv_algorithm(w.params) != algorithm:
             continue
         timed += db.measurements(w, device=device, counted_only=True)
     if not timed:
@@ -178,15 +178,4 @@ def layer_workloads(db: TuningDB, layer) -> list[Workload]:
     """The workloads of our conv template whose stored layer has ``layer``'s shape (a
     :class:`~iobound.layer.ConvLayer`; names aside): its direct and Winograd ones."""
     return [w for w in db.workloads()
-            if w.template == CONV_TEMPLATE and _stored_layer(w.problem) == layer]
-
-
-def _stored_layer(problem):
-    """The :class:`~iobound.layer.ConvLayer` a stored problem describes (None if none: a
-    damaged or foreign one); layers compare by shape, their names aside."""
-    from iobound.errors import IoboundError
-    from iobound.layer import ConvLayer
-    try:
-        return ConvLayer.from_dict(problem) if isinstance(problem, dict) else None
-    except (IoboundError, KeyError, TypeError, ValueError):
-        return None
+            if w.template == CONV_TEMPLATE and stored_layer(w.problem) == layer]

@@ -39,10 +39,10 @@ __all__ = ["records_from_history"]
 
 
 def _layer(text: str) -> ConvLayer | None:
+    from search.db.model import stored_layer
     try:
-        d = json.loads(text)
-        return ConvLayer.from_dict(d) if isinstance(d, dict) else None
-    except (ValueError, KeyError, TypeError):
+        return stored_layer(json.loads(text))
+    except ValueError:  # not JSON: a replayed space's key
         return None
 
 

@@ -96,13 +96,13 @@ def measurement_layer(problem: Any, device: str, params) -> tuple | None:
     its problem is not a layer or its device not a preset (no row can be computed)."""
     from iobound.devices import get_device
     from iobound.errors import IoboundError
-    from iobound.layer import ConvLayer
-    if not isinstance(problem, dict):
+
+    from ..db.model import conv_algorithm, stored_layer
+    layer = stored_layer(problem)
+    if layer is None:
         return None
     try:
-        layer = ConvLayer.from_dict(problem)
         dev = get_device(device)
     except (IoboundError, ValueError, KeyError, TypeError):
         return None
-    algorithm = "winograd" if "e" in params else "direct"
-    return layer, dev, algorithm
+    return layer, dev, conv_algorithm(params)
