@@ -5,7 +5,9 @@ An empty path, a folder where a file is wanted (or a file where a folder is), a 
 or unwritable parent, or an unwritable place is an
 :class:`~iobound.errors.InvalidInputError` naming the option, so a run never fails at
 its end for a path it could have refused at its start. Writability is tested with a
-real create (removed again), since permissions do not stop root.
+real create (removed again), since permissions do not stop root. One file named by two
+options (``--log`` and ``--export-cache``, say: the second write would destroy the
+first) is refused too (:func:`check_distinct_files`).
 
 Examples
 --------
@@ -21,10 +23,11 @@ import os
 import secrets
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_output_file", "check_output_dir", "write_atomic"]
+__all__ = ["check_output_file", "check_output_dir", "check_distinct_files", "write_atomic"]
 
 
 def _nonempty(flag: str, path: str | os.PathLike) -> Path:
@@ -110,18 +113,62 @@ def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
     return p
 
 
+def _identity(path: str | os.PathLike) -> tuple:
+    """What makes two paths one file: device and inode of an existing file (hard and
+    symbolic links included), else the absolute path with its links resolved."""
+    try:
+        st = os.stat(path)
+        return ("inode", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+
+
+def check_distinct_files(named: Sequence[tuple[str, str | os.PathLike | None]]) -> None:
+    """Refuse one file named by two of the options ``named`` (``(flag, path)`` pairs; a
+    ``None`` or empty path is skipped, and so is a flag named twice with one path).
+
+    Each of these files is written (or read) whole by its own step, so a file given twice
+    would be overwritten by the other step, or read as what it is not.
+
+    >>> d = tempfile.mkdtemp()
+    >>> check_distinct_files([("--log", os.path.join(d, "a")), ("--history", os.path.join(d, "b"))])
+    >>> check_distinct_files([("--log", os.path.join(d, "a")),
+    ...                       ("--export-cache", os.path.join(d, ".", "a"))])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --export-cache '...a' is also given as --log; give each its own file
+    """
+    seen: dict[tuple, str] = {}
+    for flag, path in named:
+        if path is None or not str(os.fspath(path)).strip():
+            continue
+        other = seen.setdefault(_identity(path), flag)
+        if other != flag:
+            raise InvalidInputError(f"{flag} {str(os.fspath(path))[:80]!r} is also given as "
+                                    f"{other}; give each its own file")
+
+
 def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` whole or not at all.
 
     The bytes go to a temporary file in the same folder, which then replaces ``path``
     (``os.replace``): a reader, or a write that fails, never leaves a cut-off file, and
-    an existing file stays as it was until the new one is complete.
+    an existing file stays as it was until the new one is complete. A symbolic link is
+    written through (the file it points to is replaced, the link stays), and a path that
+    is no regular file (``/dev/null``, a pipe, ``/dev/stdout``) is written into: replacing
+    it would put a regular file where the device was.
 
     >>> d = tempfile.mkdtemp()
     >>> write_atomic(os.path.join(d, "a.txt"), b"hi").read_bytes(), os.listdir(d)
     (b'hi', ['a.txt'])
     """
     path = Path(path)
+    if path.exists() and not path.is_file():  # a device or a pipe: write into it
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+    if path.is_symlink():  # replace what it points to, not the link
+        path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies

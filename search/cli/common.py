@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from iobound import limits
 from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
 from iobound.errors import InvalidInputError
-from search.outputs import check_output_dir, check_output_file
+from search.outputs import check_distinct_files, check_output_dir, check_output_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer
@@ -39,7 +39,7 @@ __all__ = [
     "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
-    "check_output_dir", "json_safe", "print_notice",
+    "check_output_dir", "check_distinct_files", "json_safe", "print_notice",
 ]
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "

@@ -273,11 +273,11 @@ def _export(args, db) -> int:
         args.device = devices[0]
     args.device = _known_device(args.device, db.devices())
     path = export_cache(db, args.file, w, args.device, args.toolchain)
-    n = len(load_cache(path))
+    n = len(load_cache(path)) if path.is_file() else None  # /dev/null cannot be read back
     if args.json:
         print(json.dumps({"file": str(path), "workload": label, "device": args.device,
                           "entries": n}))
     else:
         print(format_rows([("wrote", str(path)), ("workload", label),
-                           ("device", args.device), ("entries", str(n))]))
+                           ("device", args.device), ("entries", "-" if n is None else str(n))]))
     return 0

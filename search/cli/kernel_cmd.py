@@ -20,7 +20,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
-    check_output_file, int_option, json_safe, resolve_layer,
+    check_distinct_files, check_output_file, int_option, json_safe, resolve_layer,
 )
 
 HELP = "generate a CUDA kernel for a layer and config; compile it (nvcc) and emulate it (CPU)"
@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.emit is not None:
         check_output_file("--emit", args.emit)
+        check_distinct_files([("--from-history", args.from_history), ("--emit", args.emit)])
     layer = resolve_layer(args)
     stored = None
     if args.from_history is not None:

@@ -32,13 +32,15 @@ __all__ = ["check_network_json", "finish_network", "write_network_json", "print_
 
 
 def check_network_json(args) -> None:
-    """Refuse a ``--network-json`` without ``--network``, or a path that cannot be written."""
+    """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, or
+    the file of ``--history`` (the per-layer logs and caches have the layers' names)."""
     if args.network_json is None:
         return
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
-    from search.outputs import check_output_file
+    from search.outputs import check_distinct_files, check_output_file
     check_output_file("--network-json", args.network_json)
+    check_distinct_files([("--history", args.history), ("--network-json", args.network_json)])
 
 
 def _table(args, jobs, reports, device, kind: str) -> dict:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError
 
-from ..outputs import check_output_dir, check_output_file
+from ..outputs import check_distinct_files, check_output_dir, check_output_file
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,12 +78,21 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
                 raise InvalidInputError(f"--log {p!r} exists; pass it as --resume to continue that run")
 
 
-def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None) -> None:
+def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None,
+                  inputs: Sequence[tuple[str, str | None]] = ()) -> None:
     """Refuse, before anything runs, a ``--log``, ``--export-cache`` (per layer for several),
     ``--history`` or ``--out-dir`` that cannot be written (:mod:`search.outputs`); an empty
-    path given for any of them is refused too, not ignored."""
+    path given for any of them is refused too, not ignored. One file named by two of them,
+    by ``--resume`` (other than as the ``--log`` it continues) or by one of ``inputs``
+    (``(what, path)`` pairs, e.g. the replayed file) is refused: each write would destroy
+    what another keeps."""
     many = len(layers) > 1
     log = settings.log if settings.log != settings.resume else None
+    check_distinct_files([*inputs, ("--history", settings.history)] + [
+        (flag, per_layer_path(path, layer, many))
+        for flag, path in (("--resume", settings.resume), ("--log", log),
+                           ("--export-cache", settings.export_cache)) if path
+        for layer in layers])
     if settings.history is not None:
         check_output_file("--history", settings.history)
     for flag, path in (("--log", log), ("--export-cache", settings.export_cache)):

@@ -51,7 +51,8 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     observer = observer or NO_OBSERVER
     builders = builders or DEFAULT_BUILDERS
     check_log_paths(settings.log, settings.resume, [None])
-    check_outputs(settings, [None])
+    replayed = cache if isinstance(cache, str) else getattr(cache, "path", None)
+    check_outputs(settings, [None], inputs=[("--measure replay:FILE", replayed)])
     check_zero_shot_db(settings)
     check_history(settings.history)
     space = ReplaySpace(cache)

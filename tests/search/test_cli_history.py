@@ -75,6 +75,25 @@ def test_tune_history_file_is_a_tuning_database(capsys, tmp_path, synth_cache_pa
         "Synthetic GPU", "synth_kernel", [64, 64], 6)
 
 
+def test_export_into_a_pipe_writes_into_it(capsys, tmp_path, synth_cache_path):
+    """history export to a path that is no regular file (a pipe; /dev/null is one too):
+    the cache goes into it, the pipe stays a pipe (it was replaced by a regular file), and
+    the entries, which cannot be read back, are not claimed."""
+    import os
+    import stat
+    import threading
+    db, fifo = tmp_path / "t.db", tmp_path / "fifo"
+    assert _run(capsys, "history", "import", str(synth_cache_path), "--db", str(db))[0] == 0
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, out, err = _run(capsys, "history", "export", "--db", str(db), str(fifo), "--json")
+    reader.join(10)
+    assert code == 0 and err == "" and json.loads(out)["entries"] is None
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and len(json.loads(got[0])["cache"]) > 0
+
+
 @pytest.mark.parametrize("how", ["same", "dotdot", "symlink", "hardlink", "wal"])
 def test_export_refuses_to_write_over_the_database(capsys, tmp_path, synth_cache_path, how):
     """The output is the database file (by any path, or its WAL): refused, the file unchanged."""

@@ -1,14 +1,21 @@
 """Output paths are checked before any work starts (search/cli/common.py)."""
 
 import argparse
+import os
 import re
+import shutil
+import stat
+import threading
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from search.cli.common import check_output_dir, check_output_file, int_option, json_safe
+from search.cli.common import (check_distinct_files, check_output_dir, check_output_file,
+                               int_option, json_safe)
 from search.cli.main import main
+from search.outputs import write_atomic
 
 
 @pytest.fixture
@@ -126,3 +133,121 @@ def test_report_out_dir_is_checked_before_the_selection(capsys, places):
     code = main(["report", "--network", "alexnet", "--out-dir", str(places / "file")])
     out, err = capsys.readouterr()
     assert code == 2 and "--out-dir" in err and "is a file" in err and out == ""
+
+
+# -- one file named by two options ----------------------------------------------------
+
+def _spellings(folder, name):
+    """Ways to name ``folder/name``: as is, with ``.`` and ``..`` in it, through a link to
+    the folder."""
+    link = folder / "link"
+    if not link.exists():
+        link.symlink_to(folder, target_is_directory=True)
+    return [str(folder / name), str(folder / "." / name),
+            str(folder / "sub" / ".." / name), str(link / name)]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flags=st.permutations(["--log", "--export-cache", "--history", "--network-json"]),
+       i=st.integers(0, 3), j=st.integers(0, 3), exists=st.booleans())
+def test_one_file_named_twice_is_refused_however_spelled(tmp_path, flags, i, j, exists):
+    """Two options naming one file (any spelling, existing or not) are refused naming both;
+    other files pass."""
+    (tmp_path / "sub").mkdir(exist_ok=True)
+    if exists:
+        (tmp_path / "f").write_text("kept")
+    names = _spellings(tmp_path, "f")
+    with pytest.raises(InvalidInputError) as info:
+        check_distinct_files([(flags[0], names[i]), (flags[2], None), (flags[1], names[j])])
+    assert str(info.value).startswith(flags[1]) and flags[0] in str(info.value)
+    check_distinct_files([(flags[0], names[i]), (flags[1], str(tmp_path / "g")), (flags[2], "")])
+    assert not exists or (tmp_path / "f").read_text() == "kept"
+
+
+def _tune(tmp_path, *extra):
+    return ["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model", "--budget", "2",
+            "--no-verify", "--out-dir", str(tmp_path / "k"), *extra]
+
+
+@pytest.mark.parametrize("first,second", [
+    ("--log", "--export-cache"), ("--log", "--history"), ("--export-cache", "--history"),
+])
+def test_tune_refuses_one_new_file_for_two_outputs(capsys, tmp_path, first, second):
+    """--log x --export-cache x (and the other pairs): refused before the run, and no file
+    made (before: the export overwrote the log, or the history database took the log's
+    name and the run failed after building the space, leaving the database behind)."""
+    path = tmp_path / "x.out"
+    code = main(_tune(tmp_path, first, str(path), second, f"{tmp_path}/./x.out"))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert first in err and second in err and not path.exists()
+
+
+def test_tune_refuses_to_export_over_the_log_it_resumes(capsys, tmp_path):
+    """--resume run.jsonl --export-cache run.jsonl would replace the log by the cache."""
+    log = tmp_path / "run.jsonl"
+    assert main(_tune(tmp_path, "--log", str(log))) == 0
+    before = log.read_bytes()
+    capsys.readouterr()
+    code = main(_tune(tmp_path, "--resume", str(log), "--export-cache", str(log)))
+    out, err = capsys.readouterr()
+    assert code == 2 and "--resume" in err and "--export-cache" in err
+    assert log.read_bytes() == before
+
+
+def test_replay_refuses_to_export_over_the_replayed_file(capsys, tmp_path, synth_cache_path):
+    """The replayed cache is the user's recorded space: exporting the run's few entries
+    over it (here through a link) is refused and the file stays as it was."""
+    before = synth_cache_path.read_bytes()
+    link = tmp_path / "link.json.gz"
+    link.symlink_to(synth_cache_path)
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "3",
+                 "--export-cache", str(link)])
+    out, err = capsys.readouterr()
+    assert code == 2 and "--export-cache" in err and "replay" in err
+    assert synth_cache_path.read_bytes() == before
+
+
+def test_kernel_emit_refuses_the_database_it_reads(capsys, tmp_path):
+    """kernel --from-history t.db --emit t.db would write the CUDA source over the database."""
+    db = tmp_path / "t.db"
+    assert main(_tune(tmp_path, "--device", "a100", "--history", str(db))) == 0
+    capsys.readouterr()
+    before = db.read_bytes()
+    code = main(["kernel", "--layer", "cin=2,hin=6,cout=2,kh=3", "--from-history", str(db),
+                 "--emit", os.path.join(str(tmp_path), ".", "t.db")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "--emit" in err and "--from-history" in err
+    assert db.read_bytes() == before
+
+
+# -- writing whole files to links and devices ----------------------------------------
+
+def test_an_export_through_a_link_keeps_the_link(capsys, tmp_path, synth_cache_path):
+    """--export-cache latest.json, a link to runs/a.json: the file it points to is written
+    and the link stays (it was replaced by a regular file)."""
+    (tmp_path / "runs").mkdir()
+    target, link = tmp_path / "runs" / "a.json", tmp_path / "latest.json"
+    target.write_text("{}")
+    link.symlink_to(target)
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "3",
+                 "--export-cache", str(link)])
+    assert code == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert '"cache"' in target.read_text()
+
+
+@pytest.mark.parametrize("data", [b"", b"x" * 100_000])
+def test_write_atomic_writes_into_a_pipe_and_leaves_it_a_pipe(tmp_path, data):
+    """A path that is no regular file (a pipe here; /dev/null, which root could otherwise
+    replace, is one too) is written into, not replaced by a regular file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()  # a daemon: if the pipe is never opened for writing, it is left blocked
+    write_atomic(fifo, data)
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got == [data]
+    assert os.listdir(tmp_path) == ["fifo"]
