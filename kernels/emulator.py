@@ -82,15 +82,24 @@ class EmulationResult:
 
 
 def _cxx() -> str:
+    """The emulator's compiler: ``$CXX`` when set (a program on PATH or a path), else g++."""
     cxx = os.environ.get("CXX") or shutil.which("g++")
     if not cxx:
         raise ToolchainError("g++ not found (set CXX or install g++ >= 11 for -std=c++20)")
+    if not shutil.which(cxx):
+        raise ToolchainError(f"CXX={cxx[:200]!r} is not a program that can be run (set CXX to "
+                             "a g++ >= 11, or unset it to use g++ from PATH)")
     return cxx
 
 
 @lru_cache(maxsize=None)
 def _cxx_version(cxx: str) -> str:
-    return subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False).stdout
+    try:
+        return subprocess.run([cxx, "--version"], capture_output=True, text=True,
+                              check=False).stdout
+    except OSError as exc:  # not an executable file after all (a script without #!, ...)
+        raise ToolchainError(f"the emulator compiler {cxx[:200]!r} cannot be run: "
+                             f"{exc.strerror or exc}") from None
 
 
 def compiler_version() -> str:

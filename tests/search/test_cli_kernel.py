@@ -76,6 +76,21 @@ def test_sm70_is_a_compile_result_not_a_crash(capsys):
         assert code == 0 and comp["status"] == "ok"
 
 
+@pytest.mark.parametrize("cxx,needle", [("no-such-gxx-iobound", "CXX='no-such-gxx-iobound'"),
+                                        ("{tmp}/plain.txt", "plain.txt"),
+                                        ("{tmp}/noshebang", "cannot be run")])
+def test_an_emulator_compiler_that_cannot_run_is_one_line(capsys, monkeypatch, tmp_path, cxx,
+                                                          needle):
+    """CXX naming no program (or a file that cannot be executed): one line naming it, exit
+    2, as a missing g++ is (it was a FileNotFoundError traceback)."""
+    (tmp_path / "plain.txt").write_text("not a compiler")
+    (tmp_path / "noshebang").write_text("not a compiler either")
+    (tmp_path / "noshebang").chmod(0o755)
+    monkeypatch.setenv("CXX", cxx.format(tmp=tmp_path))
+    code, out, err = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--emulate")
+    assert code == 2 and len(err.splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("as_json", [True, False])
 def test_emulator_failure_is_a_result_with_exit_1(capsys, monkeypatch, as_json):
     """A kernel that faults in the emulator is reported (ok false, the error), not a crash."""
