@@ -1,8 +1,8 @@
 """Parse the layer specifications users type on the command line.
 
 A spec is a preset name (``alexnet.conv1``) or ``key=value`` pairs separated by
-commas or spaces: ``n, cin, hin, win, cout, kh, kw, stride, pad, dilation,
-groups``.
+commas or spaces (spaces around ``=`` are allowed): ``n, cin, hin, win, cout, kh, kw,
+stride, pad, dilation, groups``.
 ``stride``, ``pad`` and ``dilation`` take ``a`` or ``axb`` (height x width);
 ``n`` defaults to 1, ``kw`` to ``kh``, ``win`` to ``hin``.
 
@@ -12,6 +12,8 @@ Examples
 'n1 64x56x56 -> 64x56x56 k3x3 s1x1 p1x1'
 >>> parse_layer_spec("alexnet.conv1").name
 'alexnet.conv1'
+>>> parse_layer_spec("cin = 64, hin = 56, cout = 64, kh = 3").short()
+'n1 64x56x56 -> 64x54x54 k3x3 s1x1 p0x0'
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def parse_layer_spec(spec: str) -> ConvLayer:
     if "=" not in text:
         return get_layer(text)
     values: dict[str, object] = {}
+    text = re.sub(r"\s*=\s*", "=", text)  # "cin = 64" is one pair, not three parts
     for part in re.split(r"[,\s]+", text):
         if not part:
             continue

@@ -93,10 +93,15 @@ def parse_config(text: str, algorithm: str | None = None, *,
 
 
 def parse_config_items(text: str) -> dict[str, int]:
-    """``"k=v,..."`` as a dict of integers, in the order given.
+    """``"k=v,..."`` as a dict of integers, in the order given; a key given twice is
+    refused (which value was meant?), as the layer spec does.
 
     >>> parse_config_items("x=4, e=2")
     {'x': 4, 'e': 2}
+    >>> parse_config_items("x=4,x=2")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: config: x given twice
     """
     from iobound import limits
 
@@ -108,6 +113,8 @@ def parse_config_items(text: str) -> dict[str, int]:
         field = f"config value of {key.strip()[:40]!r}"
         if not value.strip().lstrip("+-").isascii() or not value.strip().lstrip("+-").isdigit():
             raise InvalidInputError(f"{field} must be an integer, got {value[:40]!r}")
+        if key.strip() in d:
+            raise InvalidInputError(f"config: {key.strip()[:40]} given twice")
         # the sign passes through, so config_from_dict names a non-positive knob itself
         d[key.strip()] = limits.parse_int(field, value, limits.Limit(
             -limits.TILE.high, limits.TILE.high, limits.TILE.reason))

@@ -65,13 +65,30 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 
 def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:
     """The validated options (``None`` without ``--executor`` and no ``default``); the error
-    names the command-line option."""
+    names the command-line option. Without an executor the values are checked all the
+    same (a bad one is bad input whether or not it is used), and ``--ray-address``, which
+    names a cluster nothing would use, is refused.
+
+    >>> parser = argparse.ArgumentParser(); add_executor_arguments(parser)
+    >>> resolve_executor_options(parser.parse_args(["--workers", "-5"]), default=None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --workers must be an integer >= 1, got -5
+    """
     executor = args.executor or default
     if executor is None:
         if getattr(args, "parallel_layers", None) is not None:
             raise InvalidInputError("--parallel-layers needs --executor local|ray (this measurer "
                                     "runs in process, one layer after another)")
+        if args.ray_address is not None:
+            raise InvalidInputError("--ray-address needs --executor ray (this measurer runs in "
+                                    "process)")
+        _options(args, "local")  # checked, not used
         return None
+    return _options(args, executor)
+
+
+def _options(args: argparse.Namespace, executor: str) -> ExecutorOptions:
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,
                                ray_address=args.ray_address, timeout_s=args.timeout,

@@ -83,6 +83,16 @@ def test_layer_spec_pairs_and_defaults():
     assert (l.n, l.w_in, l.k_w, l.stride, l.padding) == (1, 12, 1, (2, 1), (1, 0))
 
 
+@given(st.lists(st.sampled_from(["", " ", "  ", "\t"]), min_size=12, max_size=12))
+def test_layer_spec_allows_blanks_around_equals(blanks):
+    """"cin = 3, hin = 10" is the layer "cin=3,hin=10" (it was refused as "'cin' is not
+    key=value", though the user wrote cin = 3)."""
+    pairs = [("cin", "3"), ("hin", "10"), ("cout", "4"), ("kh", "3"), ("stride", "2x1"),
+             ("pad", "1")]
+    spec = ", ".join(f"{k}{blanks[2 * i]}={blanks[2 * i + 1]}{v}" for i, (k, v) in enumerate(pairs))
+    assert parse_layer_spec(spec) == parse_layer_spec(",".join(f"{k}={v}" for k, v in pairs))
+
+
 @pytest.mark.parametrize("spec,msg", [
     ("cin=3,hin=10,cout=4", "missing kh"), ("cin=3,hin=10,cout=4,kh=3,foo=1", "unknown key 'foo'"),
     ("cin=x,hin=10,cout=4,kh=3", "cin='x'"), ("cin=3,hin=10,cout=4,kh=3,stride=1x2x3", "stride"),

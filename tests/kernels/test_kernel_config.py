@@ -32,6 +32,20 @@ def test_parse_config_rejects_unknown_and_missing_keys():
         parse_config("x=four")
 
 
+@given(st.lists(st.sampled_from(["x", "y", "z", "alpha", "e", "tx", "ty", "tz"]), min_size=1,
+                max_size=6, unique=True).flatmap(lambda keys: st.tuples(
+                    st.just(keys), st.sampled_from(keys), st.integers(0, len(keys)))),
+       st.integers(1, 9), st.integers(1, 9))
+def test_a_key_given_twice_is_refused_naming_it(case, first, second):
+    """"x=3,...,x=2": which was meant? Refused naming the key (it was the last one, silently),
+    as the layer spec refuses a key given twice."""
+    keys, twice, at = case
+    items = [f"{k}={first}" for k in keys]
+    items.insert(at, f" {twice} ={second}")
+    with pytest.raises(ValueError, match=f"{twice} given twice"):
+        parse_config(",".join(items))
+
+
 def test_non_positive_knob_is_rejected():
     """Knobs must be positive integers."""
     with pytest.raises(ValueError, match="tz"):

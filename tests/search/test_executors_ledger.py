@@ -107,3 +107,19 @@ def test_cli_errors_name_the_option(argv, message):
     with pytest.raises(InvalidInputError) as err:
         resolve_executor_options(parser.parse_args(argv))
     assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "-5"], "--workers must be an integer >= 1, got -5"),
+    (["--timeout", "-1"], "--timeout must be a finite number of seconds > 0"),
+    (["--retries", "99"], "--retries must be an integer from 0 to 10, got 99"),
+    (["--ray-address", "h:1"], "--ray-address needs --executor ray"),
+])
+def test_in_process_measurers_still_refuse_bad_executor_options(capsys, argv, message):
+    """tune --measure model (in process, no executor) with a bad --workers, --timeout or
+    --retries, or a --ray-address nothing would use: one line, exit 2 (they were ignored)."""
+    from search.cli.main import main
+    code = main(["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model",
+                 "--budget", "2", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err
