@@ -1,7 +1,11 @@
 """Kernel Tuner cache files written: measurement records as a cache, and the file.
 
-A failure is written as Kernel Tuner's string for it, with our ``status`` kept beside it
-(:mod:`search.kt_cache`, "On export").
+One record is one entry (:func:`cache_entry`), whoever writes the cache (``iobound tune
+--export-cache``, ``iobound history export``): a failure is written as Kernel Tuner's
+string for it, with our ``status`` beside it where the string does not say it
+(:mod:`search.kt_cache`, "On export"); an estimate is marked; the record's timestamp and,
+at the top, the toolchain are kept, so importing the file into a tuning database gives
+back the very measurements the run stored there (nothing new).
 
 Examples
 --------
@@ -12,6 +16,8 @@ Examples
 >>> path = write_cache(os.path.join(tempfile.mkdtemp(), "c.json"), cache)
 >>> [(e["a"], e["time"]) for e in load_cache(path).entries]
 [(1, 2.0), (2, 'RuntimeFailedConfig')]
+>>> cache_entry(MeasureRecord({"a": 1}, "ok", time_ms=2.0, timestamp=5.0), ["a"])
+{'a': 1, 'time': 2.0, 'times': [2.0], 'timestamp': 5.0}
 """
 
 from __future__ import annotations
@@ -24,18 +30,45 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from iobound.errors import InvalidInputError
 
-from .kt_cache import STATUS_FAILURE, KtCache, cache_key
+from .kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time
 
-__all__ = ["records_to_cache", "write_cache"]
+__all__ = ["cache_entry", "records_to_cache", "write_cache"]
+
+
+def cache_entry(rec: MeasureRecord, keys: Sequence[str], toolchain: str | None = None) -> dict:
+    """The Kernel Tuner cache entry of one record (see module doc). Fields the entry had
+    when it was imported from a cache (``rec.extra["kt"]``: ``compile_time``, its own
+    ``timestamp``, ...) are written back; ``toolchain`` is written into the entry when
+    given (one that differs from the cache's)."""
+    entry = {k: rec.config[k] for k in keys}
+    if rec.is_ok:
+        times = [c for c in rec.costs if as_time(c) is not None]
+        entry.update(time=rec.time_ms, times=times or [rec.time_ms])
+    else:
+        text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
+        entry["time"] = text
+        if FAILURE_STATUS[text] != rec.status:
+            entry["status"] = rec.status.value
+    if rec.estimate:
+        entry["estimate"] = True
+    kt = rec.extra.get("kt")
+    if isinstance(kt, dict):
+        entry.update({k: v for k, v in kt.items() if k not in entry})
+    if rec.timestamp and "timestamp" not in entry:  # a cache's own timestamp came in kt
+        entry["timestamp"] = rec.timestamp
+    if toolchain is not None:
+        entry["toolchain"] = toolchain
+    return entry
 
 
 def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,
                      device_name: str = "", kernel_name: str = "", problem_size: Any = None,
-                     objective: str = "time") -> KtCache:
-    """A :class:`KtCache` holding measurement records (the last record of a config wins).
+                     objective: str = "time", toolchain: str | None = None) -> KtCache:
+    """A :class:`KtCache` holding measurement records (the last record of a config wins),
+    made by ``toolchain`` when given (the cache's top-level ``toolchain``).
 
     Records with ``time_ms=None`` and status ``ok`` (e.g. the emulator, which does
     not time) are skipped: a cache entry needs a time or a failure string. An
@@ -47,18 +80,11 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     for rec in records:
         if rec.is_ok and rec.time_ms is None:
             continue
-        entry = {k: rec.config[k] for k in keys}
-        if rec.is_ok:
-            times = [c for c in rec.costs if as_time(c) is not None]
-            entry.update(time=rec.time_ms, times=times or [rec.time_ms])
-        else:
-            entry.update(time=STATUS_FAILURE[rec.status], status=rec.status.value)
-        if rec.estimate:
-            entry["estimate"] = True
-        by_key[cache_key(rec.config, keys)] = entry
+        by_key[cache_key(rec.config, keys)] = cache_entry(rec, keys)
     return KtCache(tune_params={k: list(v) for k, v in tune_params.items()},
                    entries=list(by_key.values()), device_name=device_name,
-                   kernel_name=kernel_name, problem_size=problem_size, objective=objective)
+                   kernel_name=kernel_name, problem_size=problem_size, objective=objective,
+                   meta={"toolchain": toolchain} if toolchain else {})
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:

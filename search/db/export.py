@@ -37,38 +37,14 @@ from iobound.errors import InvalidInputError
 import os
 from pathlib import Path
 
-from ..kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key
-from ..kt_cache_write import write_cache
-from ..measure.base import MeasureRecord
+from ..kt_cache import KtCache, cache_key
+from ..kt_cache_write import cache_entry, write_cache
 from .importer import KT_TOOLCHAIN
 from .model import Measurement, Workload, canon, config_fault
 from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
 
-__all__ = ["workload_cache", "export_cache", "cache_entry"]
-
-
-def cache_entry(rec: MeasureRecord, keys, toolchain: str | None = None) -> dict:
-    """The Kernel Tuner cache entry of one record (see module doc); ``toolchain`` is
-    written into the entry when given (one that differs from the cache's)."""
-    entry = {k: rec.config[k] for k in keys}
-    if rec.is_ok:
-        entry.update(time=rec.time_ms, times=list(rec.costs) or [rec.time_ms])
-    else:
-        text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
-        entry["time"] = text
-        if FAILURE_STATUS[text] != rec.status:
-            entry["status"] = rec.status.value
-    if rec.estimate:
-        entry["estimate"] = True
-    kt = rec.extra.get("kt")
-    if isinstance(kt, dict):
-        entry.update({k: v for k, v in kt.items() if k not in entry})
-    if rec.timestamp and "timestamp" not in entry:  # a cache's own timestamp came in kt
-        entry["timestamp"] = rec.timestamp
-    if toolchain is not None:
-        entry["toolchain"] = toolchain
-    return entry
+__all__ = ["workload_cache", "export_cache"]
 
 
 def _check_config(m: Measurement, keys) -> None:

@@ -66,7 +66,7 @@ from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .model import (CONV_TEMPLATE, Measurement, Workload, check_device_name, config_fault,
-                    finite, problem_fault)
+                    finite, problem_fault, recorded_workload)
 from .schema import write
 from .store import TuningDB, insert
 
@@ -204,7 +204,7 @@ def _read_cache(path: Path, device: str | None) -> FileImport:
     cache = load_cache(path)
     dev = file_device(path, cache.device_name, device)
     _check_problem(cache.problem_size, "problem_size")
-    w = Workload(cache.kernel_name, cache.problem_size, cache.keys)
+    w = recorded_workload(cache.kernel_name, cache.problem_size, cache.keys)
     tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
     kind = "t4-results" if "t4_schema_version" in cache.meta else "kt-cache"
     out = FileImport(str(path), kind, dev, w, tune_params={w: cache.tune_params})
@@ -233,7 +233,7 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
                 problem = load_cache(header["replay"]).problem_size
             except ValueError:
                 problem = None
-        return Workload(str(space.get("kernel") or ""), problem, params), values
+        return recorded_workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
         return Workload(CONV_TEMPLATE, header["layer"], params), values
     template = header.get("template")  # null is absent

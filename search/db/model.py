@@ -35,7 +35,7 @@ from ..measure.base import MeasureRecord
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
            "finite", "problem_fault", "layer_key_workload", "replay_layer_key",
            "workload_layer_key", "CONV_TEMPLATE", "record_features", "stored_layer",
-           "conv_algorithm"]
+           "conv_algorithm", "recorded_workload", "exported_kernel_name"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
 CONV_TEMPLATE = "iobound.conv"
@@ -172,6 +172,30 @@ def conv_algorithm(params) -> str:
     return "winograd" if "e" in params else "direct"
 
 
+def exported_kernel_name(algorithm: str) -> str:
+    """The ``kernel_name`` a Kernel Tuner cache of our conv template is written with
+    (``iobound tune --export-cache``): ``iobound_direct`` or ``iobound_winograd``."""
+    return f"iobound_{algorithm}"
+
+
+def recorded_workload(kernel: str, problem: Any, params) -> Workload:
+    """The workload of a recorded kernel (a cache file's or a replay key's kernel name and
+    problem): one of our own exported caches (:func:`exported_kernel_name`, a layer for
+    problem, the family's parameter names) is the conv template's, as the run that wrote
+    it stored it, so importing or replaying that file adds no second workload.
+
+    >>> layer = {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}
+    >>> recorded_workload("iobound_direct", layer, ("x", "y")).template
+    'iobound.conv'
+    >>> recorded_workload("iobound_winograd", layer, ("x", "y")).template  # no e: not ours
+    'iobound_winograd'
+    """
+    params = tuple(params)
+    if kernel == exported_kernel_name(conv_algorithm(params)) and stored_layer(problem) is not None:
+        return Workload(CONV_TEMPLATE, problem, params)
+    return Workload(kernel, problem, params)
+
+
 def stored_layer(problem: Any):
     """The :class:`~iobound.layer.ConvLayer` a stored problem of our conv template describes
     (layers compare by shape, their names aside); None for a damaged or foreign one.
@@ -269,7 +293,7 @@ def layer_key_workload(layer: str, params) -> Workload:
     """
     if layer.startswith("replay:"):
         kernel, problem = _split_replay(layer[len("replay:"):])
-        return Workload(kernel, _json_or_text(problem), params)
+        return recorded_workload(kernel, _json_or_text(problem), params)
     parsed = _json_or_text(layer)
     if isinstance(parsed, dict):
         return Workload(CONV_TEMPLATE, parsed, params)

@@ -158,7 +158,7 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
             failed.append(f"--history {settings.history} ({_reason(exc)})")
     if settings.export_cache:
         try:
-            export = export_cache(settings.export_cache, result, space)
+            export = export_cache(settings.export_cache, result, space, measurer.toolchain())
         except OSError as exc:
             failed.append(f"--export-cache {settings.export_cache} ({_reason(exc)})")
     return history, export, ", ".join(failed) or None
@@ -192,7 +192,8 @@ def cache_meta(space: "Space") -> dict:
         c = space.cache
         return {"device_name": c.device_name, "kernel_name": c.kernel_name,
                 "problem_size": c.problem_size}
-    return {"device_name": space.device.name, "kernel_name": f"iobound_{space.algorithm}",
+    from ..db.model import exported_kernel_name
+    return {"device_name": space.device.name, "kernel_name": exported_kernel_name(space.algorithm),
             "problem_size": space.layer.to_dict()}
 
 
@@ -206,10 +207,13 @@ def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Meas
     return HistoryOutcome(db=db, key=key, best_ever_ms=best.time_ms if best else None)
 
 
-def export_cache(path: str, result: "TuneResult", space: "Space") -> ExportOutcome:
-    """Write the run's records to ``path`` as a Kernel Tuner cache file."""
+def export_cache(path: str, result: "TuneResult", space: "Space",
+                 toolchain: str | None = None) -> ExportOutcome:
+    """Write the run's records to ``path`` as a Kernel Tuner cache file, made by
+    ``toolchain`` (the measurer's, as the run stores it in a tuning database)."""
     from ..kt_cache_write import records_to_cache, write_cache
     tune_params = {p: space.values(p) for p in space.params}
-    cache = records_to_cache([t.record for t in result.trials], tune_params, **cache_meta(space))
+    cache = records_to_cache([t.record for t in result.trials], tune_params,
+                             toolchain=toolchain, **cache_meta(space))
     write_cache(path, cache)
     return ExportOutcome(path=str(path), entries=len(cache))

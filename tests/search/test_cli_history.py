@@ -242,3 +242,19 @@ def test_layer_selects_a_layers_workloads_by_shape(capsys, tmp_path):
     assert code == 2 and "no workload matching --layer" in err
     code, _, err = _run(capsys, "history", "best", "--db", db, "--layer", "cin=0")
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_a_runs_log_and_exported_cache_import_as_what_it_stored(capsys, tmp_path):
+    """One run kept three ways (--history, --log, --export-cache): importing the log and
+    the cache adds nothing, and the database still holds one workload, the layer's."""
+    db, log, cache = (str(tmp_path / name) for name in ("t.db", "run.jsonl", "run.json"))
+    code, _, _ = _run(capsys, "tune", "--layer", "cin=3,hin=8,cout=4,kh=3,pad=1", "--measure",
+                      "model", "--budget", "6", "--history", db, "--log", log, "--export-cache",
+                      cache, "--out-dir", str(tmp_path), "--json")
+    assert code == 0
+    code, out, _ = _run(capsys, "history", "import", log, cache, "--db", db, "--json")
+    files = json.loads(out)["files"]
+    assert code == 0 and [f["added"] for f in files] == [0, 0]
+    code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
+    (row,) = json.loads(out)
+    assert row["workload"].startswith("iobound.conv n1 3x8x8") and row["measurements"] == 6

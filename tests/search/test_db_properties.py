@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import tempfile
 from pathlib import Path
 
@@ -156,3 +157,29 @@ def test_unnamed_conv_layers_have_the_same_label_exactly_when_they_have_one_shap
     are equal (ConvLayer equality: the shape, the name aside)."""
     wa, wb = (Workload(CONV_TEMPLATE, layer.to_dict(), ("x",)) for layer in (a, b))
     assert (wa.label() == wb.label()) == (a == b)
+
+
+@given(stored, conv_layers, st.sampled_from(["direct", "winograd"]))
+def test_a_runs_exported_cache_imports_as_the_measurements_the_run_stored(rows, layer, algorithm):
+    """``tune --export-cache`` and ``tune --history`` keep one run twice: importing the
+    cache into the database adds nothing, and it is the workload the run stored (our conv
+    template, not a second workload named after the file's kernel)."""
+    from search.db.model import exported_kernel_name, layer_key_workload
+    from search.kt_cache_write import records_to_cache
+
+    params = ("x", "y", "e") if algorithm == "winograd" else ("x", "y")
+    w = layer_key_workload(json.dumps(layer.to_dict(), sort_keys=True), params)
+    tool = rows[0][-1]
+    recs = [MeasureRecord({"x": x, "y": y, "e": 2} if "e" in params else {"x": x, "y": y}, status, time_ms=t if status == "ok" else None,
+                          estimate=est, timestamp=stamp, error="" if status == "ok" else "failed")
+            for x, y, status, t, est, stamp, _ in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        with TuningDB(Path(tmp) / "t.db") as db:
+            db.add([Measurement(w, "gpu", tool, r) for r in recs])
+            n = db.count()
+            cache = records_to_cache(recs, {p: [0, 1, 2, 3] for p in params}, device_name="gpu",
+                                     kernel_name=exported_kernel_name(algorithm),
+                                     problem_size=layer.to_dict(), toolchain=tool)
+            (again,) = import_files(db, [write_cache(Path(tmp) / "run.json", cache)])
+            assert again.workload == w and again.workload.template == CONV_TEMPLATE
+            assert again.added == 0 and db.count() == n

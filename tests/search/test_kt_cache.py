@@ -36,14 +36,15 @@ def test_write_then_load_round_trip(tmp_path, synth_cache_path):
 
 
 def test_export_records_round_trip(tmp_path):
-    """Exported records keep times and exact statuses (even timeout) when re-imported."""
+    """Exported records keep times and exact statuses (even timeout) when re-imported; our
+    ``status`` is written beside Kernel Tuner's string only where the string does not say it."""
     recs = [MeasureRecord.ok({"a": 1, "b": 2}, costs=(1.0, 2.0, 3.0)),
             MeasureRecord.failed({"a": 2, "b": 2}, "timeout", "slow"),
             MeasureRecord.failed({"a": 4, "b": 2}, "compile_error")]
     cache = records_to_cache(recs, {"a": [1, 2, 4], "b": [2]}, device_name="dev")
     back = load_cache(write_cache(tmp_path / "x.json.gz", cache))
     assert [entry_status(e).value for e in back.entries] == ["ok", "timeout", "compile_error"]
-    assert [e.get("status") for e in back.entries] == [None, "timeout", "compile_error"]
+    assert [e.get("status") for e in back.entries] == [None, "timeout", None]
     assert back.entries[0]["time"] == 2.0 and back.entries[1]["time"] == "RuntimeFailedConfig"
 
 
