@@ -89,6 +89,9 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
 
 
 def _options(args: argparse.Namespace, executor: str) -> ExecutorOptions:
+    if executor == "local":  # before the run prints anything
+        from search.executors.local import check_local_workers
+        check_local_workers(args.workers)
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,
                                ray_address=args.ray_address, timeout_s=args.timeout,

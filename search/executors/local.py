@@ -31,7 +31,7 @@ import signal
 from multiprocessing.connection import wait as mp_wait
 from typing import Mapping
 
-from iobound.errors import ToolchainError
+from iobound.errors import InvalidInputError, ToolchainError
 
 from .base import Executor
 from .dispatch import Event, Slot
@@ -161,6 +161,27 @@ def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
     return events
 
 
+#: Local CPU workers per core at most: each is a process, and past the cores they only
+#: share them (a thousand asked on a laptop start a thousand processes).
+WORKERS_PER_CORE = 4
+
+
+def check_local_workers(workers: int | None, cores: int | None = None) -> None:
+    """Refuse more local workers than :data:`WORKERS_PER_CORE` per core of this machine.
+
+    >>> check_local_workers(8, cores=2)
+    >>> check_local_workers(1000, cores=2)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --workers 1000: this machine has 2 CPU cores, so at most 8 local workers (each is a process); use --executor ray for more
+    """
+    cores = cores or os.cpu_count() or 1
+    if workers is not None and workers > WORKERS_PER_CORE * cores:
+        raise InvalidInputError(f"--workers {workers}: this machine has {cores} CPU cores, so at "
+                                f"most {WORKERS_PER_CORE * cores} local workers (each is a "
+                                "process); use --executor ray for more")
+
+
 class LocalExecutor(Executor):
     """Worker processes on this machine (see the module doc).
 
@@ -175,6 +196,7 @@ class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, stages: Stages | None, options: ExecutorOptions = ExecutorOptions()):
+        check_local_workers(options.workers)
         super().__init__(None if stages is None else stages_for(stages), options)
         self._slots: list[ProcessSlot] | None = None
         self._pickles: dict = {} if stages is None else {None: pickle.dumps(self.stages)}

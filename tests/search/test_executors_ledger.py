@@ -123,3 +123,21 @@ def test_in_process_measurers_still_refuse_bad_executor_options(capsys, argv, me
                  "--budget", "2", *argv])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize("executor", [["--executor", "local"], []])
+def test_more_local_workers_than_the_machine_can_hold_are_refused_before_anything_prints(
+        capsys, executor):
+    """--workers past WORKERS_PER_CORE per core started that many processes; now one line,
+    exit 2, before the run prints its header. The cap itself is what was asked, not less."""
+    import os
+
+    from search.cli.main import main
+    from search.executors.local import WORKERS_PER_CORE, check_local_workers
+    cap = WORKERS_PER_CORE * (os.cpu_count() or 1)
+    check_local_workers(cap)
+    code = main(["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model",
+                 "--budget", "2", "--workers", str(cap + 1), *executor])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"--workers {cap + 1}: this machine has" in err
