@@ -122,8 +122,9 @@ def int_option(flag: str, limit: limits.Limit) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             return limits.parse_int(flag, text, limit)
-        except InvalidInputError as exc:  # argparse prints an ArgumentTypeError's own text
-            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{flag}: ")) from None
+        except InvalidInputError as exc:  # argparse names the flag itself ("argument --seed:")
+            text = str(exc).removeprefix(f"{flag}: ").removeprefix(f"{flag}=")
+            raise argparse.ArgumentTypeError(text) from None
     parse.__name__ = "integer"
     return parse
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, aligned_table, format_rows
+from search.cli.common import add_json_argument, aligned_table, check_output_file, format_rows
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -132,6 +132,8 @@ def _known_device(name: str | None, devices) -> str | None:
 def _import(args) -> int:
     from search.db.importer import check_not_itself, read_path, store_files
     from search.db.schema import DB_FILE_ENDINGS
+    check_output_file("--db", args.db)  # an empty --db would make the clean-up below
+    # remove "-wal" and "-journal" of the working folder
     device = None if args.device is None else canonical_device_name(args.device)
     check_not_itself(args.files, args.db)
     files = [f for p in args.files for f in read_path(p, device)]  # all read before the DB

@@ -44,3 +44,13 @@ def test_a_plain_value_error_is_a_bug_and_keeps_its_traceback(monkeypatch):
     _fake_command(monkeypatch, ValueError("a bug"))
     with pytest.raises(ValueError, match="a bug"):
         cli_main.main(["boom"])
+
+
+@pytest.mark.parametrize("argv", [["--seed=-1"], ["--seed", "99999999999999999999999"],
+                                  ["--seed", "x"]])
+def test_an_integer_option_is_named_once(capsys, argv):
+    """argparse names the flag ("argument --seed:"); the reason after it does not again."""
+    code = cli_main.main(["kernel", "--layer", "cin=2,hin=6,cout=2,kh=3", "--config", "x=1", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("iobound kernel: error: argument --seed: ")
+    assert err.count("--seed") == 1 and len(err.splitlines()) == 1

@@ -258,3 +258,14 @@ def test_a_runs_log_and_exported_cache_import_as_what_it_stored(capsys, tmp_path
     code, out, _ = _run(capsys, "history", "list", "--db", db, "--json")
     (row,) = json.loads(out)
     assert row["workload"].startswith("iobound.conv n1 3x8x8") and row["measurements"] == 6
+
+
+def test_import_with_an_empty_db_path_is_one_line_and_removes_nothing(capsys, tmp_path,
+                                                                      synth_cache_path, monkeypatch):
+    """--db '' was a traceback (the clean-up of a failed import unlinked '.'), and the
+    clean-up would go on to '-wal' and '-journal' of the working folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-wal").write_text("a user's file")
+    code, out, err = _run(capsys, "history", "import", "--db", "", str(synth_cache_path))
+    assert code == 2 and out == "" and err.strip() == "iobound history: error: --db: the path is empty"
+    assert (tmp_path / "-wal").read_text() == "a user's file"
