@@ -250,7 +250,7 @@ def load_cache(path: str | os.PathLike) -> KtCache:
         ``cache``.
     """
     path = Path(path)
-    where = f"replay file {str(path)!r}"
+    where = f"cache file {str(path)!r}"
     raw = read_tuning_json(path)
     if is_t4_results(raw):
         raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}

@@ -41,10 +41,12 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
     """
     path = Path(path)
     if not path.is_file():
-        raise InvalidInputError(f"replay file {str(path)!r} does not exist or is not a file")
+        raise InvalidInputError(f"cache file {str(path)!r} does not exist or is not a file")
     try:
         with _open(path) as fh:
             text = fh.read()
+        if not text.strip():
+            raise InvalidInputError(f"cache file {str(path)!r} is empty")
         try:
             return json.loads(text)
         except json.JSONDecodeError:
@@ -52,11 +54,13 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
             if closed is None:
                 raise
             return closed
+    except InvalidInputError:
+        raise
     except RecursionError:
-        raise InvalidInputError(f"replay file {str(path)!r} is nested too deeply") from None
+        raise InvalidInputError(f"cache file {str(path)!r} is nested too deeply") from None
     except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
         msg = " ".join(str(exc).split())[:120]
-        raise InvalidInputError(f"replay file {str(path)!r} is not a Kernel Tuner cache file: "
+        raise InvalidInputError(f"cache file {str(path)!r} is not a Kernel Tuner cache file: "
                                 f"{type(exc).__name__}: {msg}") from None
 
 

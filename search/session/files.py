@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -67,6 +68,11 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
         if not any(has_log(p) for p in paths):
             per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
             raise InvalidInputError(f"--resume: no log {resume!r}{per_layer}: missing or empty")
+        from ..db.merge import is_sqlite
+        for p in paths:
+            if has_log(p) and os.path.isfile(p) and is_sqlite(p):
+                raise InvalidInputError(f"--resume {p!r} is a tuning database, not a run's log "
+                                        "(a database is read with --history)")
         if many and len(set(paths)) < len(paths):
             raise InvalidInputError("layers need distinct names for their per-layer logs")
     if log and log != resume:

@@ -251,3 +251,21 @@ def test_write_atomic_writes_into_a_pipe_and_leaves_it_a_pipe(tmp_path, data):
     reader.join(10)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got == [data]
     assert os.listdir(tmp_path) == ["fifo"]
+
+
+def test_a_file_of_the_wrong_kind_is_named_for_what_it_is(capsys, tmp_path, synth_cache_path):
+    """--resume of a tuning database (it was a UTF-8 decode error after the space was built)
+    and an empty cache file: one line each, exit 2, nothing printed before."""
+    db = tmp_path / "t.db"
+    assert main(["history", "import", str(synth_cache_path), "--db", str(db)]) == 0
+    (tmp_path / "empty.json").write_text("")
+    capsys.readouterr()
+    for argv, needle in [
+        (["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model", "--budget", "2",
+          "--resume", str(db)], "is a tuning database, not a run's log"),
+        (["tune", "--measure", f"replay:{tmp_path / 'empty.json'}", "--budget", "2"], "is empty"),
+        (["history", "import", str(tmp_path / "empty.json"), "--db", str(db)], "is empty"),
+    ]:
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and needle in err, argv

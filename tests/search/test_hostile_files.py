@@ -64,7 +64,8 @@ def test_any_json_is_a_cache_or_one_error_naming_the_file(tmp_path, raw):
 
 
 @pytest.mark.parametrize("content,needle", [
-    (b"", "JSONDecodeError"), (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b"", "is empty"), (b" \n", "is empty"), (b"{", "JSONDecodeError"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (b'{"tune_params": {"\xe9": [1]}, "cache": {}}', "UnicodeDecodeError"),
     (json.dumps({"ConfigurationSpace": {}}).encode(), "T1 tuning-problem description"),
     (b"[1, 2]", "lacks 'tune_params'"),
