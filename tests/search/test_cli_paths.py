@@ -3,7 +3,6 @@
 import argparse
 import os
 import re
-import shutil
 import stat
 import threading
 
