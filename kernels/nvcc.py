@@ -69,10 +69,18 @@ def _wheel_bins() -> list[Path]:
 
 
 def nvcc_candidates() -> list[str]:
-    """Every nvcc found, in lookup order, duplicates (same real file) removed."""
+    """Every nvcc found, in lookup order, duplicates (same real file) removed.
+
+    ``$IOBOUND_NVCC`` is a choice: naming no executable file is a
+    :class:`~iobound.errors.ToolchainError`, not a silent fall-back to another nvcc."""
     paths: list[Path] = []
-    if os.environ.get("IOBOUND_NVCC"):
-        paths.append(Path(os.environ["IOBOUND_NVCC"]))
+    chosen = os.environ.get("IOBOUND_NVCC")
+    if chosen:
+        if not (Path(chosen).is_file() and os.access(chosen, os.X_OK)):
+            from iobound.errors import ToolchainError
+            raise ToolchainError(f"IOBOUND_NVCC={chosen[:200]!r} is not an executable file (set "
+                                 "it to an nvcc, or unset it to look on PATH and CUDA_HOME)")
+        paths.append(Path(chosen))
     which = shutil.which("nvcc")
     if which:
         paths.append(Path(which))

@@ -220,3 +220,16 @@ def test_matrix_kernel_compiles(compiled, arch, name):
     src_bytes = dict((c[0], generate(c[1], c[2]).shared_bytes) for c in CASES)[name]
     assert res.registers > 0 and res.shared_bytes == src_bytes
     assert res.spill_stores is not None and os.path.getsize(res.cubin_path) > 0
+
+
+@pytest.mark.parametrize("name", ["missing", "not-executable"])
+def test_an_iobound_nvcc_naming_no_program_is_an_error_not_a_fall_back(tmp_path, monkeypatch, name):
+    """IOBOUND_NVCC is a choice: a wrong one was skipped silently and the next nvcc used."""
+    from iobound.errors import ToolchainError
+    (tmp_path / "not-executable").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("IOBOUND_NVCC", str(tmp_path / name))
+    with pytest.raises(ToolchainError, match="IOBOUND_NVCC=.* is not an executable file"):
+        nv.nvcc_candidates()
+    fake = _fake_nvcc(tmp_path)
+    monkeypatch.setenv("IOBOUND_NVCC", str(fake))
+    assert nv.nvcc_candidates()[0] == str(fake)
