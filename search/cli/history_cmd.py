@@ -29,7 +29,7 @@ from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, aligned_table, check_output_file, format_rows
+from search.cli.common import add_json_argument, aligned_table, format_rows
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -132,8 +132,6 @@ def _known_device(name: str | None, devices) -> str | None:
 def _import(args) -> int:
     from search.db.importer import check_not_itself, read_path, store_files
     from search.db.schema import DB_FILE_ENDINGS
-    check_output_file("--db", args.db)  # an empty --db would make the clean-up below
-    # remove "-wal" and "-journal" of the working folder
     device = None if args.device is None else canonical_device_name(args.device)
     check_not_itself(args.files, args.db)
     files = [f for p in args.files for f in read_path(p, device)]  # all read before the DB
@@ -143,7 +141,8 @@ def _import(args) -> int:
             store_files(db, files)
             labels, total = _labels(db), db.count()
     except BaseException:
-        if new:  # a failed import leaves no new database file behind
+        if new and os.path.isfile(args.db):  # a failed import leaves no new database file
+            # behind (never "-wal" of the working folder for an empty --db, which made none)
             for end in DB_FILE_ENDINGS:
                 Path(args.db + end).unlink(missing_ok=True)
         raise
