@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 from . import limits
@@ -26,12 +27,15 @@ from .errors import InvalidInputError
 __all__ = ["ConvLayer"]
 
 
+def _whole(value) -> bool:
+    """An integral number (numpy's included), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _pair(name: str, value) -> tuple[int, int]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value, value)
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
-    ):
+    if _whole(value):
+        return (int(value), int(value))
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(_whole(v) for v in value):
         return (int(value[0]), int(value[1]))
     raise InvalidInputError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
 
@@ -84,11 +88,11 @@ class ConvLayer:
     def __post_init__(self) -> None:
         for fname, limit in _FIELD_LIMITS.items():
             v = getattr(self, fname)
-            if not isinstance(v, int) or isinstance(v, bool):
+            if not _whole(v):
                 raise InvalidInputError(f"{fname} must be an integer, got {v!r}")
             if v < 1:
                 raise InvalidInputError(f"{fname} must be >= 1, got {v}")
-            limits.check_int(fname, v, limit)
+            object.__setattr__(self, fname, limits.check_int(fname, v, limit))  # numpy -> int
         for fname, limit in _PAIR_LIMITS.items():
             pair = _pair(fname, getattr(self, fname))
             for axis, v in zip("hw", pair):
@@ -111,10 +115,11 @@ class ConvLayer:
 
     def _check_groups(self) -> None:
         g = self.groups
-        if not isinstance(g, int) or isinstance(g, bool):
+        if not _whole(g):
             raise InvalidInputError(f"groups must be an integer, got {g!r}")
         if g < 1:
             raise InvalidInputError(f"groups must be >= 1, got {g}")
+        object.__setattr__(self, "groups", g := int(g))
         if self.c_in % g or self.c_out % g:
             raise InvalidInputError(
                 f"groups={g} must divide c_in={self.c_in} and c_out={self.c_out}")

@@ -27,6 +27,7 @@ iobound.errors.InvalidInputError: --seed: 99999999999999999999... (5000 digits) 
 
 from __future__ import annotations
 
+import numbers
 import re
 from dataclasses import dataclass
 
@@ -103,9 +104,16 @@ def _shown(value) -> str:
 
 
 def check_int(field: str, value: int, limit: Limit) -> int:
-    """``value`` when ``limit.low <= value <= limit.high``; else InvalidInputError naming ``field``."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """``value`` as an ``int`` when ``limit.low <= value <= limit.high``; else
+    InvalidInputError naming ``field``.
+
+    Any integral number but a bool is an integer (``numpy.int64`` included, as numpy
+    arrays of sizes give them); it is returned as a Python ``int``, so that no numpy
+    integer overflows silently or reaches JSON.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidInputError(f"{field} must be an integer, got {_shown(repr(value))}")
+    value = int(value)
     if value < limit.low:
         raise InvalidInputError(f"{field}={_shown(value)} is below the minimum {limit.low}")
     if value > limit.high:

@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -73,23 +74,33 @@ def interpolation_points(count: int) -> list[sp.Rational]:
     return pts[:count]
 
 
-@lru_cache(maxsize=None)
 def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     """Exact A^T, G, B^T of F(e, r); cached, since every caller wants the same ones.
+
+    The arguments are checked on every call, before the cache is asked: the cache
+    compares keys by equality, so ``True`` or ``2.0`` would otherwise be answered
+    with the transforms of ``1`` or ``2`` once those were cached.
 
     Raises
     ------
     ValueError
         For e < 1, r < 1 or an input tile e + r - 1 above :data:`MAX_TILE_EDGE`.
     """
-    if not (isinstance(e, int) and e >= 1):
-        raise InvalidInputError(f"Winograd e must be an integer >= 1, got {e!r}")
-    if not (isinstance(r, int) and r >= 1):
-        raise InvalidInputError(f"Winograd r must be an integer >= 1, got {r!r}")
+    for name, v in (("e", e), ("r", r)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise InvalidInputError(f"Winograd {name} must be an integer >= 1, got {v!r}")
+    e, r = int(e), int(r)
     n = e + r - 1
     if n > MAX_TILE_EDGE:
         raise InvalidInputError(f"Winograd e = {e} with r = {r} gives an input tile of {n}; "
                          f"e + r - 1 must be <= {MAX_TILE_EDGE}")
+    return _transforms(e, r)
+
+
+@lru_cache(maxsize=None)
+def _transforms(e: int, r: int) -> WinogradTransforms:
+    """:func:`winograd_transforms` of checked ``int`` arguments."""
+    n = e + r - 1
     pts = interpolation_points(n - 1)
     AT = sp.zeros(e, n)
     G = sp.zeros(n, r)
@@ -115,6 +126,9 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     # Free parameters (if any) do not matter for the identity; pin them to zero.
     BT = BT.subs({u: 0 for u in free}, simultaneous=True)
     return WinogradTransforms(e=e, r=r, AT=AT, G=G, BT=BT, points=tuple(pts))
+
+
+winograd_transforms.cache_clear = _transforms.cache_clear
 
 
 def verify_transforms(t: WinogradTransforms) -> bool:

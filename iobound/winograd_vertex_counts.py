@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -94,7 +95,7 @@ def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
     )
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
     """Main vertex classes of the Winograd DAG, tile by tile (a simplified count).
 
@@ -148,7 +149,6 @@ def _winograd_axis(size: int, out: int, e: int, r: int, pad: int, sup_at, sup_g,
         kernel_raw=sum(any(k in sup_g[i] for i in jset) for k in range(r)))
 
 
-@lru_cache(maxsize=4096)
 def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     """|V| of the Winograd F(e x e, r x r) DAG that :func:`dataflow.winograd_conv_dag` builds.
 
@@ -181,9 +181,18 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     ValueError
         When Winograd does not apply to the layer, or ``e < 1``.
     """
+    # checked on every call, not behind the cache (which would answer e=True with e=1)
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     layer.check_winograd()
-    if not isinstance(e, int) or isinstance(e, bool) or e < 1:
+    if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
         raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+    return _vertex_count(layer, int(e))
+
+
+@lru_cache(maxsize=4096)
+def _vertex_count(layer: ConvLayer, e: int) -> int:
+    """:func:`winograd_vertex_count` of a checked layer and ``e``."""
     r = layer.k_h
     t = winograd_transforms(e, r)
     sups = (_supports(t.AT), _supports(t.G), _supports(t.BT))
@@ -196,7 +205,7 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
                          + h.kernel_raw * w.kernel_mid))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_chain_count(layer: ConvLayer, e: int) -> int:
     """Channel-sum chains (``Pi`` vertices) of the builder's Winograd DAG, exactly.
 
@@ -216,7 +225,7 @@ def winograd_chain_count(layer: ConvLayer, e: int) -> int:
     return layer.n * layer.c_out * h.pi * w.pi
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     """A lower count of |V| of the Winograd DAG, independent of border conventions.
 
@@ -227,7 +236,7 @@ def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     return _winograd(layer, e, full_only=True).vertices
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_products_lower(layer: ConvLayer, e: int) -> int:
     """Element products of full tiles: a lower count of the DAG's products.
 

@@ -1,5 +1,8 @@
 """iobound.limits: every typed integer is range-checked before it is used."""
 
+import json
+
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -8,6 +11,8 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.layer_spec import parse_layer_spec
 from iobound.units import fast_memory_words
+from iobound.winograd_transforms import winograd_transforms
+from iobound.winograd_vertex_counts import winograd_counts, winograd_vertex_count
 
 ALL_LIMITS = [v for v in vars(limits).values() if isinstance(v, limits.Limit)]
 
@@ -80,3 +85,44 @@ def test_fast_memory_is_in_range_or_refused(text):
     except InvalidInputError:
         return
     assert limits.FAST_MEMORY_WORDS.low <= words <= limits.FAST_MEMORY_WORDS.high
+
+
+INT_KINDS = [np.int64, np.int32, np.int16, np.uint8, np.intp]
+
+
+@given(st.sampled_from(INT_KINDS), st.integers(1, 100), st.integers(1, 3), st.integers(0, 2))
+def test_a_layer_of_numpy_integers_is_the_layer_of_their_ints(kind, cin, k, pad):
+    """Property: numpy integers (sizes read from an array) make the same layer as the ints,
+    stored as ints (JSON-ready); they were refused as 'must be an integer'."""
+    plain = ConvLayer(n=1, c_in=cin, h_in=8, w_in=8, c_out=2, k_h=k, k_w=k, padding=pad, groups=1)
+    made = ConvLayer(n=kind(1), c_in=kind(cin), h_in=kind(8), w_in=8, c_out=kind(2), k_h=kind(k),
+                     k_w=k, stride=kind(1), padding=(kind(pad), pad), groups=kind(1))
+    assert made == plain and made.to_dict() == plain.to_dict()
+    assert all(type(v) is int for v in (made.n, made.c_in, made.k_h, made.groups, *made.stride,
+                                         *made.padding))
+    json.dumps(made.to_dict())
+
+
+@pytest.mark.parametrize("value", [np.float64(4.0), np.bool_(True), True, 4.0])
+def test_numpy_floats_and_bools_are_no_layer_sizes(value):
+    """A float (numpy's too) or a bool is no integer, numpy or not."""
+    with pytest.raises(InvalidInputError, match="c_in"):
+        ConvLayer(n=1, c_in=value, h_in=8, w_in=8, c_out=2, k_h=3, k_w=3)
+
+
+@pytest.mark.parametrize("bad", [True, 2.0, np.float64(2.0), [2]])
+def test_winograd_arguments_are_checked_behind_no_cache(bad):
+    """The caches compared keys by equality: after F(2, 3) or e=1 was cached, ``e=True``
+    was answered with e=1 and ``e=2.0`` with e=2 (a list was 'unhashable type')."""
+    layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+    winograd_transforms(1, 3), winograd_transforms(2, 3)
+    winograd_vertex_count(layer, 1), winograd_vertex_count(layer, 2)
+    winograd_counts(layer, 1), winograd_counts(layer, 2)
+    calls = [lambda: winograd_transforms(bad, 3), lambda: winograd_transforms(2, bad),
+             lambda: winograd_vertex_count(layer, bad)]
+    if not isinstance(bad, list):  # the internal per-tile counts are cached typed only
+        calls.append(lambda: winograd_counts(layer, bad))
+    for call in calls:
+        with pytest.raises(InvalidInputError, match="must be an integer"):
+            call()
+    assert winograd_vertex_count(layer, np.int64(2)) == winograd_vertex_count(layer, 2)
