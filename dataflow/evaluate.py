@@ -18,8 +18,10 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
+from iobound import limits
 from iobound.algorithms import Algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
@@ -176,6 +178,7 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
 
 def _block_words(fast_memory: int, processors: int) -> int:
     """The words one of ``processors`` blocks may use (at least one)."""
+    limits.check_int("fast memory S (words)", fast_memory, limits.FAST_MEMORY_WORDS)
     if not isinstance(processors, int) or processors < 1:
         raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
     if fast_memory // processors < 1:
@@ -238,7 +241,10 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         the algorithm, or a fast memory too small for any block.
     """
     fam = dataflow_family(algorithm)
-    block = _block_words(fast_memory, processors)
+    block, fast_memory = _block_words(fast_memory, processors), int(fast_memory)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
+            or not 0 <= tolerance < math.inf:
+        raise InvalidInputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
     if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)

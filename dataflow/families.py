@@ -21,6 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from iobound import limits
 from iobound.algorithms import DEFAULT_WINOGRAD_E, DIRECT, WINOGRAD, Algorithm, Registry
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
@@ -295,7 +296,9 @@ class WinogradDataflow(DataflowFamily):
         if tiling is not None:
             self.check_tiling(layer, tiling)
             return tiling.e
-        return DEFAULT_WINOGRAD_E if e is None else e
+        if e is None:
+            return DEFAULT_WINOGRAD_E
+        return limits.check_int("winograd e", self.algorithm.parameter(e), limits.WINOGRAD_E)
 
 
 #: The dataflow families, keyed by algorithm name.

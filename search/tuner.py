@@ -207,6 +207,8 @@ def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
     the log can store (InvalidInputError naming the value)."""
     if seed is not None:
         limits.check_int("seed", seed, limits.SEED)
+    if budget is None:
+        raise InvalidInputError("budget must be an integer, got None")
     for name, value in (("budget", budget), ("patience", patience)):
         if value is not None and (isinstance(value, bool)
                                   or not isinstance(value, numbers.Integral)):
@@ -263,6 +265,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     An interrupt ends the run early with what was measured (see the module doc).
     """
     _check_args(budget, patience, seed)
+    budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:

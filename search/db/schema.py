@@ -248,7 +248,12 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
         When SQLite cannot go on for another reason (a lock held too long, a full
         disk, an I/O error).
     """
-    where = str(path)
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        # str() of None, 2.5 or an object would name a file in the working folder
+        raise InvalidInputError(f"database path must be a str or os.PathLike, got {path!r}")
+    if not isinstance(readonly, bool):
+        raise InvalidInputError(f"readonly must be True or False, got {readonly!r}")
+    where = os.fspath(path)
     fault = _path_fault(where, readonly)
     if fault:
         raise DatabaseFileError(where, fault)

@@ -131,8 +131,15 @@ class TuningDB:
     """
 
     def __init__(self, path: str | os.PathLike, readonly: bool = False):
-        self.path = str(path)
-        self._db = connect(self.path, readonly=readonly)
+        self._conn: sqlite3.Connection | None = None
+        self._conn = connect(path, readonly=readonly)
+        self.path = os.fspath(path)
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise InvalidInputError(f"the tuning database {self.path!r} is closed")
+        return self._conn
 
     # -- writing ------------------------------------------------------------------------
     def add(self, measurements: Iterable[Measurement],
@@ -214,7 +221,9 @@ class TuningDB:
         return self._db
 
     def close(self) -> None:
-        self._db.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self) -> "TuningDB":
         return self

@@ -19,6 +19,7 @@ iobound.errors.InvalidInputError: budget must be >= 1, got 0
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -100,6 +101,8 @@ class TuneSettings:
                                     "measurements from (--history DB)")
         for name in ("budget", "patience"):
             value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (numbers.Integral, type(None))):
+                raise InvalidInputError(f"{name} must be an integer, got {value!r}")
             if value is not None and value < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {value}")
         # past these a run overflows, ends only when the space does, or numpy refuses the seed
@@ -107,6 +110,9 @@ class TuneSettings:
                             ("seed", limits.SEED)):
             if getattr(self, name) is not None:
                 limits.check_int(name, getattr(self, name), limit)
+        if self.options is not None and not isinstance(self.options, Mapping):
+            raise InvalidInputError(f"options must be a mapping of option names to values, "
+                                    f"got {self.options!r}")
         batch = (self.options or {}).get("batch_size")
         if isinstance(batch, int):
             limits.check_int("batch_size", batch, limits.BATCH_SIZE)

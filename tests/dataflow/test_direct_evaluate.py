@@ -1,11 +1,13 @@
 """evaluate_dataflow: optimal or given tiles against the best lower bound."""
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from dataflow.direct import DirectTiling, direct_io
 from dataflow.evaluate import evaluate_dataflow
 from dataflow.winograd import WinogradTiling
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.multi_block import bound_fast_memory
 from iobound.report import best_lower_bound
@@ -85,3 +87,34 @@ def test_all_padding_layer_has_no_ratio():
     layer = ConvLayer(1, 3, 1, 10, 4, 1, 1, stride=(2, 2), padding=(1, 1))  # rows -1 and 1 only
     rep = evaluate_dataflow(layer, 256)
     assert rep.lower_bound == 0 and rep.to_dict()["ratio_to_bound"] is None
+
+
+SMALL = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"fast_memory": "64"}, "fast memory S"),            # was TypeError (str // int)
+    ({"fast_memory": None}, "fast memory S"),
+    ({"fast_memory": float("nan")}, "fast memory S"),    # was ValueError from int(NaN)
+    ({"fast_memory": 64.0}, "fast memory S"),
+    ({"fast_memory": 10 ** 30}, "above the limit"),      # was OverflowError
+    ({"algorithm": "winograd", "e": 0}, "e must be"),    # was ZeroDivisionError
+    ({"algorithm": "winograd", "e": "2"}, "e must be"),  # was TypeError
+    ({"algorithm": "winograd", "e": 10 ** 30}, "above the limit"),
+    ({"tolerance": "0.25"}, "tolerance"),                # was TypeError
+    ({"tolerance": float("nan")}, "tolerance"),          # was a silent 'not satisfied'
+    ({"tolerance": -1}, "tolerance"),
+])
+def test_bad_numbers_are_refused_naming_them(kw, needle):
+    """Each: InvalidInputError naming the argument, never a raw error from inside."""
+    args = {"fast_memory": 256, **kw}
+    with pytest.raises(InvalidInputError, match=needle):
+        evaluate_dataflow(SMALL, args.pop("fast_memory"), **args)
+
+
+@given(st.integers(64, 4096))
+def test_a_numpy_fast_memory_is_the_int(s):
+    """Property: S given as a numpy integer reports the same as the int, as an int."""
+    got = evaluate_dataflow(SMALL, np.int64(s))
+    assert got.to_dict() == evaluate_dataflow(SMALL, s).to_dict()
+    assert type(got.fast_memory_words) is int

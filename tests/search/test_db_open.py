@@ -13,6 +13,7 @@ import sqlite3
 
 import pytest
 
+from iobound.errors import InvalidInputError
 from search.cli.main import main
 from search.db import Measurement, TuningDB, Workload
 from search.db.migrate import V0_SCHEMA
@@ -209,3 +210,30 @@ def test_select_history_that_is_no_database_is_one_line_naming_the_flag(capsys, 
                           "--history", str(path))
     assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
     assert f"--history {path}: not an SQLite database" in err and err.count(str(path)) == 1
+
+
+@pytest.mark.parametrize("path", [None, 2.5, True, 0, b"x.db", ["x.db"], object()])
+def test_a_path_of_another_type_is_refused_and_makes_no_file(path, tmp_path, monkeypatch):
+    """``TuningDB(None)`` created a database file named 'None' (2.5: '2.5'...) in the
+    working folder: str() of anything was taken as the path."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInputError, match="database path must be a str"):
+        TuningDB(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("readonly", [None, "no", 1, 0])
+def test_readonly_is_a_flag(readonly, tmp_path):
+    """``readonly="no"`` opened the database read-only (a truthy stand-in)."""
+    with pytest.raises(InvalidInputError, match="readonly must be True or False"):
+        TuningDB(tmp_path / "h.db", readonly=readonly)
+
+
+def test_a_closed_database_says_so(tmp_path):
+    """After close(), every method was sqlite3.ProgrammingError; closing twice is fine."""
+    db = TuningDB(tmp_path / "h.db")
+    db.close()
+    db.close()
+    for call in (db.count, db.workloads, db.devices, db.measurements, lambda: db.add([])):
+        with pytest.raises(InvalidInputError, match="is closed"):
+            call()

@@ -30,7 +30,7 @@ from search.strategies.stall import StallOptions
 from search.tuner import tune
 
 NAN, INF = math.nan, math.inf
-NOT_INT = [NAN, INF, 2.5, True, "4", None, np.int64(4)]  # np.int64: as limits.check_int
+NOT_INT = [NAN, INF, 2.5, True, "4", None, np.float64(4.0)]
 
 BAD = [
     (StrategyOptions, "batch_size", NOT_INT + [0]),
@@ -154,7 +154,7 @@ class _Flat(Measurer):
 SPACE = GridSpace({"a": list(range(4))})
 
 
-@pytest.mark.parametrize("seed", [-1, 2.5, True, "1", NAN, 1 << 63, np.int64(3)])
+@pytest.mark.parametrize("seed", [-1, 2.5, True, "1", NAN, 1 << 63, np.float64(3.0)])
 def test_tune_refuses_a_bad_seed_naming_it(seed):
     """A seed that is no int in [0, 2**63) is InvalidInputError naming seed, before any
     measurement (was numpy's ValueError for -1, a silent run for True)."""
@@ -162,18 +162,53 @@ def test_tune_refuses_a_bad_seed_naming_it(seed):
         tune(SPACE, _Flat(), "random", budget=2, seed=seed)
 
 
-@pytest.mark.parametrize("seed", [None, 0, (1 << 63) - 1])
+@pytest.mark.parametrize("seed", [None, 0, (1 << 63) - 1, np.int64(3), np.uint8(3)])
 def test_tune_takes_none_and_the_seed_range_edges(seed):
-    """``None`` is still 0; both ends of the seed range run."""
-    res = tune(SPACE, _Flat(), "random", budget=2, seed=seed)
-    assert res.seed == (0 if seed is None else seed)
+    """``None`` is still 0; both ends of the seed range run; a numpy integer is an integer
+    (it was refused, while ``budget=np.int64(...)`` was taken)."""
+    res = tune(SPACE, _Flat(), "random", budget=np.int64(2), seed=seed)
+    assert res.seed == (0 if seed is None else seed) and type(res.seed) is int
 
 
 
-@pytest.mark.parametrize("kw", [{"budget": 2.5}, {"budget": NAN}, {"budget": "4"},
+@pytest.mark.parametrize("kw", [{"budget": None}, {"budget": 2.5}, {"budget": NAN}, {"budget": "4"},
                                 {"budget": True}, {"patience": 1.5}, {"patience": "3"}])
 def test_tune_refuses_a_budget_or_patience_that_is_no_integer(kw):
-    """Was a TypeError (2.5, NaN, "4") or a silent budget of 1 (True)."""
+    """Was a TypeError (None, 2.5, NaN, "4") or a silent budget of 1 (True)."""
     name = next(iter(kw))
     with pytest.raises(InvalidInputError, match=f"{name} must be an integer"):
         tune(SPACE, _Flat(), "random", **{"budget": 2, **kw})
+
+
+@given(st.sampled_from(COUNTS), st.integers(0, 1 << 20),
+       st.sampled_from([np.int64, np.int32, np.uint16, np.intp]))
+def test_a_numpy_integer_is_an_integer_for_a_count(case, k, kind):
+    """Property: a numpy integer in range is accepted like the int it equals (a count
+    read from a numpy array was refused as 'must be an integer')."""
+    cls, field, low = case
+    value = low + k
+    if value > np.iinfo(kind).max:
+        return
+    assert getattr(cls(**{field: kind(value)}), field) == value
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"budget": "4"}, "budget must be an integer"),      # was TypeError ('<' str and int)
+    ({"budget": [4]}, "budget must be an integer"),
+    ({"patience": "3"}, "patience must be an integer"),
+    ({"options": "batch_size=4"}, "options must be a mapping"),  # was AttributeError (.get)
+    ({"options": [("batch_size", 4)]}, "options must be a mapping"),
+    ({"options": 0}, "options must be a mapping"),       # was taken as no options
+])
+def test_tune_settings_refuse_values_of_another_type(kw, needle):
+    """TuneSettings: a value of the wrong type is InvalidInputError naming the field."""
+    from search.session import TuneSettings
+    with pytest.raises(InvalidInputError, match=needle):
+        TuneSettings(**kw)
+
+
+def test_tune_settings_take_numpy_integers():
+    """A numpy budget, patience and seed are integers (the limits are checked on them)."""
+    from search.session import TuneSettings
+    s = TuneSettings(strategy="random", budget=np.int64(4), patience=np.int32(2), seed=np.int64(1))
+    assert (s.budget, s.patience, s.seed) == (4, 2, 1)
