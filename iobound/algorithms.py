@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Generic, Iterator, TypeVar
 
+from . import limits
 from .errors import InvalidInputError
 from .layer import ConvLayer
 
@@ -164,7 +165,7 @@ class Winograd(Algorithm):
         e = DEFAULT_WINOGRAD_E if e is None else e
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
             raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
-        return int(e)
+        return limits.check_int("Winograd output tile e", e, limits.WINOGRAD_E)
 
     def label(self, layer, e=None):
         """``winograd F(e x e, r x r)``.

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from .errors import UnknownPresetError
+from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
 
 __all__ = ["Device", "DEVICES", "device_names", "get_device", "canonical_device_name"]
@@ -279,5 +279,7 @@ def canonical_device_name(name: str) -> str:
     >>> canonical_device_name("my lab GPU")
     'my lab GPU'
     """
-    dev = _INDEX.get(_key(str(name)))
+    if not isinstance(name, str):
+        raise InvalidInputError(f"a device name must be a string, got {name!r:.60}")
+    dev = _INDEX.get(_key(name))
     return name if dev is None else dev.name

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from . import limits
 from .errors import InvalidInputError
@@ -249,21 +250,36 @@ class ConvLayer:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConvLayer":
-        keys = ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w")
+        """The layer of :meth:`to_dict` (derived keys such as ``h_out`` are ignored); a
+        stride, padding or dilation may be an int or a pair, as in the constructor.
+
+        >>> ConvLayer.from_dict({"n": 1, "c_in": 3, "h_in": 8, "w_in": 8, "c_out": 4, "k_h": 3})
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: layer dict is missing k_w
+        """
+        if not isinstance(d, Mapping):
+            raise InvalidInputError(f"a layer dict must be a mapping, got {type(d).__name__}")
+        missing = [k for k in _FIELD_LIMITS if k not in d]
+        if missing:
+            raise InvalidInputError(f"layer dict is missing {', '.join(missing)}")
         return cls(
-            **{k: d[k] for k in keys},
-            stride=tuple(d.get("stride", (1, 1))),
-            padding=tuple(d.get("padding", (0, 0))),
-            dilation=tuple(d.get("dilation", (1, 1))),
+            **{k: d[k] for k in _FIELD_LIMITS},
+            stride=d.get("stride", (1, 1)),
+            padding=d.get("padding", (0, 0)),
+            dilation=d.get("dilation", (1, 1)),
             groups=d.get("groups", 1),
             name=d.get("name", ""),
         )
 
     def replace(self, **changes) -> "ConvLayer":
-        """A copy with some fields changed (validated again)."""
-        d = {f: getattr(self, f) for f in (
-            "n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w",
-            "stride", "padding", "dilation", "groups", "name")}
+        """A copy with some fields changed (validated again); an unknown field is an
+        InvalidInputError naming it."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        unknown = sorted(set(changes) - set(d))
+        if unknown:
+            raise InvalidInputError(f"ConvLayer has no field {', '.join(unknown)}; fields: "
+                                    f"{', '.join(d)}")
         d.update(changes)
         return ConvLayer(**d)
 

@@ -56,6 +56,8 @@ def parse_layer_spec(spec: str) -> ConvLayer:
     iobound.errors.UnknownPresetError
         For an unknown preset.
     """
+    if not isinstance(spec, str):
+        raise InvalidInputError(f"a layer spec must be a string, got {spec!r:.60}")
     text = spec.strip()
     if not text:
         raise InvalidInputError("layer spec is empty")

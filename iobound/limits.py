@@ -27,16 +27,18 @@ iobound.errors.InvalidInputError: --seed: 99999999999999999999... (5000 digits) 
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["Limit", "check_int", "parse_int", "SPATIAL", "CHANNELS", "BATCH", "KERNEL",
+__all__ = ["Limit", "check_int", "check_number", "parse_int", "SPATIAL", "CHANNELS", "BATCH", "KERNEL",
            "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS", "WINOGRAD_E",
            "WINOGRAD_E_COUNT", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
-           "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS"]
+           "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS", "DAG_VERTICES"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,9 @@ SPACE_INDEX = Limit(1, (1 << 63) - 1, "space index: configurations are numbered 
                                       "with signed 64-bit integers")
 #: Elements of one tensor the CPU emulator allocates (fp32): 2^28 is 1 GiB.
 EMULATED_ELEMENTS = Limit(1, 1 << 28, "emulator tensors: 2^28 fp32 values is 1 GiB")
+#: The vertex cap a DAG builder is given (``max_vertices``): NetworkX keeps a dict per
+#: vertex, hundreds of bytes each, so 2^32 vertices is beyond any memory.
+DAG_VERTICES = Limit(1, 1 << 32, "DAG vertices: NetworkX holds hundreds of bytes per vertex")
 
 _DIGITS = re.compile(r"[+-]?\d+", re.ASCII)
 
@@ -135,3 +140,38 @@ def parse_int(field: str, text: str, limit: Limit) -> int:
         raise InvalidInputError(f"{field}: {_shown(s)} is above the limit {limit.high} "
                                 f"({limit.reason})")
     return check_int(field, int(s), limit)
+
+
+def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    """`` in [0, 1)``, `` >= 0``... ('' for the whole line)."""
+    if low == -math.inf and high == math.inf:
+        return ""
+    if high == math.inf:
+        return f" {'>' if low_open else '>='} {low:g}"
+    if low == -math.inf:
+        return f" {'<' if high_open else '<='} {high:g}"
+    return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
+                 low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` (unchanged) when it is a finite real number (not a bool) in the interval
+    from ``low`` to ``high`` (each end included unless ``*_open``); else InvalidInputError
+    naming ``name``, the interval and the value.
+
+    >>> check_number("omega", math.inf, 0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: omega must be a finite number >= 0, got inf
+    """
+    what = f"{name} must be a finite number{_interval(low, high, low_open, high_open)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{what}, got {value!r}")
+    try:
+        x = float(value)
+    except OverflowError:  # an int beyond float range
+        x = math.inf
+    inside = (low < x if low_open else low <= x) and (x < high if high_open else x <= high)
+    if not math.isfinite(x) or not inside:
+        raise InvalidInputError(f"{what}, got {value!r}")
+    return value

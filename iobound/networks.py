@@ -68,7 +68,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .errors import UnknownPresetError
+from .errors import InvalidInputError, UnknownPresetError
 from .layer import ConvLayer
 
 __all__ = ["NETWORKS", "network_names", "network_layers", "get_layer"]
@@ -261,6 +261,8 @@ def network_names() -> list[str]:
 
 def network_layers(network: str) -> list[ConvLayer]:
     """All convolution layers of a network preset, in order."""
+    if not isinstance(network, str):
+        raise InvalidInputError(f"a network preset name must be a string, got {network!r:.60}")
     key = network.lower()
     if key not in NETWORKS:
         raise UnknownPresetError(
@@ -271,6 +273,8 @@ def network_layers(network: str) -> list[ConvLayer]:
 
 def get_layer(spec: str) -> ConvLayer:
     """The layer preset ``"<network>.<layer>"`` (ResNet block aliases included)."""
+    if not isinstance(spec, str):
+        raise InvalidInputError(f"a layer preset name must be a string, got {spec!r:.60}")
     network, sep, layer = spec.partition(".")
     if not sep:
         raise UnknownPresetError(

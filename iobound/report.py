@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, Algorithm, get_algorithm
+from . import limits
 from .errors import InvalidInputError
 from .layer import ConvLayer
 
@@ -74,6 +75,7 @@ def _check(layer: ConvLayer, s, algorithm, e) -> tuple[Algorithm, int | None]:
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise InvalidInputError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
+    limits.check_int("fast memory S (words)", s, limits.FAST_MEMORY_WORDS)
     alg = get_algorithm(algorithm)
     alg.check(layer)
     return alg, alg.parameter(e)

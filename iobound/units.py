@@ -37,6 +37,9 @@ _MAX_DIGITS = 24
 
 def dtype_bytes(dtype: str) -> int:
     """Bytes of one value of ``dtype`` (fp32, fp16, bf16, fp64, tf32, int8)."""
+    if not isinstance(dtype, str):
+        raise InvalidInputError(f"dtype must be a string, one of {', '.join(DTYPE_BYTES)}; "
+                                f"got {dtype!r:.40}")
     try:
         return DTYPE_BYTES[dtype.lower()]
     except KeyError:
@@ -71,15 +74,17 @@ def fast_memory_words(text: str | int, dtype: str = "fp32") -> int:
     ------
     InvalidInputError
         For unreadable text, a size below one word or above
-        :data:`iobound.limits.FAST_MEMORY_WORDS`.
+        :data:`iobound.limits.FAST_MEMORY_WORDS`, or an unknown ``dtype`` (checked
+        also when the size is in words, which do not need it).
     """
+    size = dtype_bytes(dtype)
     if isinstance(text, int) and not isinstance(text, bool):
         words = text
     else:
         s = str(text).strip()
         if s.isascii() and s.isdigit():
             return limits.parse_int("fast memory (words)", s, limits.FAST_MEMORY_WORDS)
-        words = parse_bytes(s) // dtype_bytes(dtype)
+        words = parse_bytes(s) // size
     if words < 1:
         raise InvalidInputError(f"fast memory must be at least one word, got {str(text)[:40]!r}")
     return limits.check_int("fast memory (words)", words, limits.FAST_MEMORY_WORDS)

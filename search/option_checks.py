@@ -5,7 +5,9 @@ their fields with these, so that NaN, an infinity, ``2.5`` for a count, ``True``
 count or ``"no"`` for a flag is an :class:`~iobound.errors.InvalidInputError` naming
 the field and the value where it is given, never a comparison that NaN passes, a
 ``TypeError`` or a silent change of behaviour later. Whole numbers go through
-:func:`iobound.limits.check_int` (the one integer check of the project).
+:func:`iobound.limits.check_int` (the one integer check of the project), real numbers
+through :func:`iobound.limits.check_number` (re-exported here; it lives in iobound so
+that the theory and dataflow packages check their numbers with it too).
 
 Examples
 --------
@@ -27,14 +29,13 @@ iobound.errors.InvalidInputError: lottery must be True or False, got 'no'
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Mapping
 
 from iobound import limits
 from iobound.errors import InvalidInputError
+from iobound.limits import check_number
 
-__all__ = ["check_count", "check_number", "check_flag", "check_records"]
+__all__ = ["check_count", "check_number", "check_flag", "check_type", "check_records"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
@@ -54,41 +55,6 @@ def check_count(name: str, value: Any, low: int = 0) -> int:
     return limits.check_int(name, value, limits.Limit(low, COUNT_HIGH, "a 64-bit count"))
 
 
-def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
-    """`` in [0, 1)``, `` >= 0``... ('' for the whole line)."""
-    if low == -math.inf and high == math.inf:
-        return ""
-    if high == math.inf:
-        return f" {'>' if low_open else '>='} {low:g}"
-    if low == -math.inf:
-        return f" {'<' if high_open else '<='} {high:g}"
-    return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-
-
-def check_number(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
-                 low_open: bool = False, high_open: bool = False) -> float:
-    """``value`` (unchanged) when it is a finite real number (not a bool) in the interval
-    from ``low`` to ``high`` (each end included unless ``*_open``); else InvalidInputError
-    naming ``name``, the interval and the value.
-
-    >>> check_number("omega", math.inf, 0)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: omega must be a finite number >= 0, got inf
-    """
-    what = f"{name} must be a finite number{_interval(low, high, low_open, high_open)}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{what}, got {value!r}")
-    try:
-        x = float(value)
-    except OverflowError:  # an int beyond float range
-        x = math.inf
-    inside = (low < x if low_open else low <= x) and (x < high if high_open else x <= high)
-    if not math.isfinite(x) or not inside:
-        raise InvalidInputError(f"{what}, got {value!r}")
-    return value
-
-
 def check_flag(name: str, value: Any) -> bool:
     """``value`` when it is ``True`` or ``False`` (a bool, not a truthy stand-in)."""
     if not isinstance(value, bool):
@@ -99,6 +65,26 @@ def check_flag(name: str, value: Any) -> bool:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind(cls: type | tuple) -> str:
+    classes = cls if isinstance(cls, tuple) else (cls,)
+    return " or ".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
+
+
+def check_type(name: str, value: Any, cls: type | tuple) -> Any:
+    """``value`` when it is an instance of ``cls`` (a class or a tuple of classes); else
+    InvalidInputError naming ``name`` and the expected class (an API argument of the
+    wrong class fails here, in one line, not as an AttributeError deep inside).
+
+    >>> check_type("space", {"a": [1]}, int)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: space must be a builtins.int, got {'a': [1]}
+    """
+    if not isinstance(value, cls):
+        raise InvalidInputError(f"{name} must be a {_kind(cls)}, got {_short(value)}")
+    return value
 
 
 def check_records(name: str, value: Any, cls: type) -> tuple:
@@ -112,12 +98,11 @@ def check_records(name: str, value: Any, cls: type) -> tuple:
     ...
     iobound.errors.InvalidInputError: sizes[1] must be a builtins.int, got '2'
     """
-    kind = f"{cls.__module__}.{cls.__qualname__}"
+    kind = _kind(cls)
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise InvalidInputError(f"{name} must be a sequence of {kind} records, "
                                 f"got {_short(value)}")
     items = tuple(value)
     for i, item in enumerate(items):
-        if not isinstance(item, cls):
-            raise InvalidInputError(f"{name}[{i}] must be a {kind}, got {_short(item)}")
+        check_type(f"{name}[{i}]", item, cls)
     return items

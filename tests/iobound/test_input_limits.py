@@ -126,3 +126,61 @@ def test_winograd_arguments_are_checked_behind_no_cache(bad):
         with pytest.raises(InvalidInputError, match="must be an integer"):
             call()
     assert winograd_vertex_count(layer, np.int64(2)) == winograd_vertex_count(layer, 2)
+
+
+LAYER_DICT = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1).to_dict()
+
+
+def test_layer_from_dict_missing_keys_and_single_int_pairs():
+    """from_dict names the missing fields (was KeyError) and takes an int for a pair field
+    as the constructor does (stride=2 was a TypeError); a non-mapping is named too."""
+    with pytest.raises(InvalidInputError, match="layer dict is missing k_h, k_w"):
+        ConvLayer.from_dict({k: v for k, v in LAYER_DICT.items() if k not in ("k_h", "k_w")})
+    with pytest.raises(InvalidInputError, match="must be a mapping"):
+        ConvLayer.from_dict(None)
+    layer = ConvLayer.from_dict({**LAYER_DICT, "stride": 2, "padding": 1, "dilation": 1})
+    assert layer == ConvLayer(1, 4, 8, 8, 8, 3, 3, stride=(2, 2), padding=(1, 1))
+    assert ConvLayer.from_dict(json.loads(json.dumps(LAYER_DICT))) == ConvLayer.from_dict(LAYER_DICT)
+
+
+def test_layer_replace_of_an_unknown_field_is_named():
+    """replace(foo=1) was a TypeError from __init__."""
+    with pytest.raises(InvalidInputError, match="ConvLayer has no field foo"):
+        ConvLayer(1, 4, 8, 8, 8, 3, 3).replace(foo=1)
+
+
+@given(st.integers(min_value=limits.FAST_MEMORY_WORDS.high + 1),
+       st.integers(min_value=limits.WINOGRAD_E.high + 1))
+def test_bound_report_s_and_e_have_upper_limits(s, e):
+    """S above FAST_MEMORY_WORDS and e above WINOGRAD_E are refused by name (e=10**30 was
+    an OverflowError; S had no upper limit)."""
+    from iobound.report import bound_report
+
+    layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1)
+    with pytest.raises(InvalidInputError, match="fast memory S"):
+        bound_report(layer, s)
+    with pytest.raises(InvalidInputError, match="Winograd output tile e"):
+        bound_report(layer, 1024, "winograd", e=e)
+
+
+@pytest.mark.parametrize("value", [None, 5, b"fp32", ["fp32"], 2.5])
+def test_names_must_be_strings(value):
+    """Preset names, layer specs, dtypes and device names that are not strings are an
+    InvalidInputError (were AttributeError/TypeError, or returned unchanged)."""
+    from iobound.devices import canonical_device_name, get_device
+    from iobound.networks import get_layer, network_layers
+    from iobound.units import dtype_bytes
+
+    for call in (get_layer, network_layers, parse_layer_spec, dtype_bytes, canonical_device_name,
+                 lambda v: get_device("v100").shared_mem_per_block_words(dtype=v),
+                 lambda v: fast_memory_words(1024, dtype=v)):
+        with pytest.raises(InvalidInputError, match="must be a string"):
+            call(value)
+
+
+def test_fast_memory_in_words_still_checks_the_dtype():
+    """fast_memory_words(1024, dtype='garbage') ignored the dtype."""
+    for size in (1024, "1024"):
+        with pytest.raises(InvalidInputError, match="unknown dtype 'garbage'"):
+            fast_memory_words(size, dtype="garbage")
+    assert fast_memory_words(1024, dtype="fp16") == 1024
