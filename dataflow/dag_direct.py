@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -62,7 +63,10 @@ MAX_VERTICES = 2_000_000
 
 
 def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
-    """Raise ValueError when a DAG of about ``estimate`` vertices exceeds ``limit``."""
+    """Raise ValueError when a DAG of about ``estimate`` vertices exceeds ``limit`` (an
+    integer in :data:`iobound.limits.DAG_VERTICES`: NaN or an infinity must not switch
+    the cap off)."""
+    limit = limits.check_int("max_vertices", limit, limits.DAG_VERTICES)
     if estimate > limit:
         raise InvalidInputError(
             f"the {what} DAG would have up to {estimate:,} vertices, more than the limit "

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -49,13 +50,11 @@ __all__ = [
 ]
 
 
-def _positive_ints(obj, names) -> None:
+def _positive_ints(obj, names, limit: limits.Limit = limits.TILE) -> None:
+    """Check the fields ``names`` of the frozen ``obj`` against ``limit`` (numpy integers
+    are stored as ``int``)."""
     for name in names:
-        v = getattr(obj, name)
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise InvalidInputError(f"tile {name} must be an integer, got {v!r}")
-        if v < 1:
-            raise InvalidInputError(f"tile {name} must be >= 1, got {v}")
+        object.__setattr__(obj, name, limits.check_int(f"tile {name}", getattr(obj, name), limit))
 
 
 @dataclass(frozen=True)
@@ -216,8 +215,8 @@ def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) 
     >>> round(direct_paper_total(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 64))
     2048
     """
-    if fast_memory < 1 or processors < 1:
-        raise InvalidInputError(f"fast_memory and processors must be >= 1, got {fast_memory}, {processors}")
+    limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    limits.check_int("processors", processors, limits.PROCESSORS)
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     per_block = fast_memory / processors
     return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in_per_group
@@ -238,9 +237,7 @@ def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float |
     >>> direct_optimality_gap(ConvLayer(1, 4, 8, 8, 8, 3, 3), DirectTiling(6, 3, 2))
     0.0
     """
-    r = float(layer.reuse_max if reuse is None else reuse)
-    if r <= 0:
-        raise InvalidInputError(f"reuse must be > 0, got {r}")
+    r = float(layer.reuse_max if reuse is None else limits.check_number("reuse", reuse, 0, low_open=True))
     xy, rz = float(tiling.x * tiling.y), r * tiling.z
     return (xy - rz) / max(xy, rz)
 
@@ -255,6 +252,5 @@ def satisfies_optimality(layer: ConvLayer, tiling: DirectTiling, tol: float = 0.
     >>> satisfies_optimality(ConvLayer(1, 4, 8, 8, 8, 3, 3), DirectTiling(6, 3, 2), tol=0.0)
     True
     """
-    if tol < 0:
-        raise InvalidInputError(f"tol must be >= 0, got {tol}")
+    limits.check_number("tol", tol, 0)
     return abs(direct_optimality_gap(layer, tiling, reuse)) <= tol

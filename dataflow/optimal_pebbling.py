@@ -50,14 +50,24 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .pebble import play, validate_moves
+from .pebble_moves import check_dag, check_pebbles
 from .schedules import topological_schedule
 
 __all__ = ["OptimalPebbling", "brute_force_pebbling", "optimal_pebbling"]
 
 logger = logging.getLogger(__name__)
+
+#: ``recompute`` of :func:`optimal_pebbling`: each extra step adds a variable per vertex.
+RECOMPUTE = limits.Limit(0, 1 << 12, "extra compute steps: each adds a step of variables "
+                                     "per vertex to the CP-SAT model")
+#: ``workers`` of :func:`optimal_pebbling`.
+WORKERS = limits.Limit(1, 1 << 10, "CP-SAT search workers")
+#: ``max_states`` of :func:`brute_force_pebbling`: every visited state stays in memory.
+MAX_STATES = limits.Limit(1, 1 << 32, "game states: every visited state stays in memory")
 
 
 @dataclass(frozen=True)
@@ -240,9 +250,14 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     """
     from ortools.sat.python import cp_model
 
+    check_dag(dag)
+    S = check_pebbles(S)
+    limits.check_number("time_limit", time_limit, 0, low_open=True)
+    workers = limits.check_int("workers", workers, WORKERS)
     best = _heuristic(dag, S)
     non_sources = sum(1 for v in dag if dag.in_degree(v) > 0)
-    extra = max(2, non_sources // 4) if recompute is None else recompute
+    extra = max(2, non_sources // 4) if recompute is None else \
+        limits.check_int("recompute", recompute, RECOMPUTE)
     T = non_sources + extra
     model = _PebbleModel(dag, S, T)
     compulsory = model.minimise_io(best.total)
@@ -299,6 +314,9 @@ def brute_force_pebbling(dag: nx.DiGraph, S: int, max_states: int = 2_000_000) -
     >>> brute_force_pebbling(nx.DiGraph([("a", "b"), ("b", "c")]), S=2)  # a chain: 1 load, 1 store
     2
     """
+    check_dag(dag)
+    S = check_pebbles(S)
+    max_states = limits.check_int("max_states", max_states, MAX_STATES)
     nodes = list(dag.nodes)
     n = len(nodes)
     idx = {v: k for k, v in enumerate(nodes)}

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -178,11 +179,9 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
     >>> optimal_direct_tiles(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 128).tiling
     DirectTiling(x=4, y=4, z=2, alpha=1)
     """
-    if fast_memory < 1:
-        raise InvalidInputError(f"fast_memory must be >= 1 word, got {fast_memory}")
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
     check_dense(layer, "optimal_direct_tiles")
-    if not 1 <= alpha <= layer.c_in:
-        raise InvalidInputError(f"alpha must be in [1, c_in={layer.c_in}], got {alpha}")
+    alpha = limits.check_int("alpha", alpha, limits.Limit(1, layer.c_in, f"c_in={layer.c_in}"))
     mu_h, mu_w = layer.stride
     kk = layer.k_h * layer.k_w
 
@@ -244,10 +243,8 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
     WinogradTiling(e=2, x=4, y=8, z=2)
     """
     layer.check_winograd()
-    if not isinstance(e, int) or e < 1:
-        raise InvalidInputError(f"winograd e must be an integer >= 1, got {e!r}")
-    if fast_memory < 1:
-        raise InvalidInputError(f"fast_memory must be >= 1 word, got {fast_memory}")
+    e = limits.check_int("winograd e", e, limits.WINOGRAD_E)
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
     r, n = layer.k_h, e + layer.k_h - 1
 
     def fixed(X, Y):

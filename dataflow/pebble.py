@@ -49,7 +49,7 @@ import networkx as nx
 
 from iobound.errors import InvalidInputError
 
-from .pebble_moves import IllegalMoveError, MoveCount, validate_moves
+from .pebble_moves import IllegalMoveError, MoveCount, check_dag, check_pebbles, validate_moves
 
 __all__ = ["IllegalMoveError", "MoveCount", "PebbleResult", "POLICIES", "play", "validate_moves"]
 
@@ -94,8 +94,6 @@ class PebbleResult:
 
 
 def _check_order(dag: nx.DiGraph, order: Sequence, S: int) -> None:
-    if not isinstance(S, int) or isinstance(S, bool) or S < 1:
-        raise InvalidInputError(f"S must be a positive integer, got {S!r}")
     seen = set()
     for t, v in enumerate(order):
         if v in seen:
@@ -278,6 +276,8 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
     """
     if policy not in POLICIES:
         raise InvalidInputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    check_dag(dag)
+    S = check_pebbles(S)
     order = list(getattr(schedule, "order", schedule))
     _check_order(dag, order, S)
     game = _Game(dag, order, S, policy, record_moves)

@@ -18,13 +18,37 @@ from typing import Iterable
 
 import networkx as nx
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
-__all__ = ["IllegalMoveError", "MoveCount", "validate_moves"]
+__all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves"]
 
 
 class IllegalMoveError(InvalidInputError):
     """A move breaks a rule of the red-blue pebble game (the message says which and where)."""
+
+
+def check_dag(dag) -> None:
+    """InvalidInputError unless ``dag`` is a ``networkx.DiGraph`` without a cycle (the
+    pebble game and the topological orders need one).
+
+    >>> check_dag(nx.DiGraph([("a", "b"), ("b", "a")]))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the graph has a cycle of 2 vertices through 'a'; the pebble game needs a DAG
+    """
+    if not isinstance(dag, nx.DiGraph):
+        raise InvalidInputError(f"dag must be a networkx.DiGraph, got {type(dag).__name__}")
+    if not nx.is_directed_acyclic_graph(dag):
+        cycle = nx.find_cycle(dag)
+        raise InvalidInputError(f"the graph has a cycle of {len(cycle)} vertices through "
+                                f"{cycle[0][0]!r}; the pebble game needs a DAG")
+
+
+def check_pebbles(S) -> int:
+    """``S`` (red pebbles, fast-memory words) as an ``int`` in
+    :data:`iobound.limits.FAST_MEMORY_WORDS`; else InvalidInputError."""
+    return limits.check_int("S", S, limits.FAST_MEMORY_WORDS)
 
 
 @dataclass(frozen=True)
@@ -71,6 +95,8 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
     ...
     dataflow.pebble_moves.IllegalMoveError: move 0 (compute 'b'): predecessor 'a' has no red pebble
     """
+    check_dag(dag)
+    S = check_pebbles(S)
     red: set = set()
     blue = {v for v in dag if dag.in_degree(v) == 0}
     count = {"load": 0, "store": 0, "compute": 0, "evict": 0}

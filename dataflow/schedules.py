@@ -48,6 +48,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .dag_direct import direct_chain
+from .pebble_moves import check_dag
 from .direct import DirectTiling
 from .winograd import WinogradTiling
 
@@ -88,6 +89,7 @@ def topological_schedule(dag: nx.DiGraph, rng: np.random.Generator | None = None
     >>> topological_schedule(g, np.random.default_rng(0))
     ('b', 'c')
     """
+    check_dag(dag)
     if rng is None:
         return tuple(v for v in nx.topological_sort(dag) if dag.in_degree(v) > 0)
     indeg = dict(dag.in_degree())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -66,7 +67,8 @@ class WinogradTiling:
     z: int
 
     def __post_init__(self) -> None:
-        _positive_ints(self, ("e", "x", "y", "z"))
+        _positive_ints(self, ("e",), limits.WINOGRAD_E)
+        _positive_ints(self, ("x", "y", "z"))
         for name in ("x", "y"):
             if getattr(self, name) % self.e:
                 raise InvalidInputError(f"tile {name}={getattr(self, name)} must be a multiple of e={self.e}")
@@ -202,8 +204,9 @@ def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors:
     1280
     """
     layer.check_winograd()
-    if e < 1 or fast_memory < 1 or processors < 1:
-        raise InvalidInputError(f"e, fast_memory and processors must be >= 1, got {e}, {fast_memory}, {processors}")
+    limits.check_int("winograd e", e, limits.WINOGRAD_E)
+    limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    limits.check_int("processors", processors, limits.PROCESSORS)
     r = layer.k_h
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     return float(2 * hwc * layer.c_in * r * (e + r - 1) / (e * math.sqrt(fast_memory / processors)) + hwc)
@@ -231,6 +234,5 @@ def winograd_satisfies_optimality(layer: ConvLayer, tiling: WinogradTiling, tol:
     >>> winograd_satisfies_optimality(ConvLayer(1, 4, 8, 8, 8, 3, 3), WinogradTiling(2, 2, 2, 4))
     False
     """
-    if tol < 0:
-        raise InvalidInputError(f"tol must be >= 0, got {tol}")
+    limits.check_number("tol", tol, 0)
     return abs(winograd_optimality_gap(layer, tiling)) <= tol

@@ -101,3 +101,17 @@ def test_too_large_layer_is_rejected_with_its_size():
     """A layer far beyond the vertex limit raises ValueError giving the size."""
     with pytest.raises(ValueError, match="vertices"):
         direct_conv_dag(ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=3, k_w=3))
+
+
+@pytest.mark.parametrize("cap", [float("nan"), float("inf"), 2.5, "100", None, True, 0, 10**30])
+def test_vertex_cap_must_be_a_limited_integer(cap):
+    """max_vertices=nan switched the cap off (estimate > nan is False), so a large layer
+    would build for ever; a non-integer or out-of-range cap is refused by name."""
+    from dataflow.dag_winograd import winograd_conv_dag
+    from iobound.errors import InvalidInputError
+
+    layer = ConvLayer(1, 1, 4, 4, 1, 3, 3)
+    with pytest.raises(InvalidInputError, match="max_vertices"):
+        direct_conv_dag(layer, max_vertices=cap)
+    with pytest.raises(InvalidInputError, match="max_vertices"):
+        winograd_conv_dag(layer, 2, max_vertices=cap)

@@ -1,5 +1,6 @@
 """Direct dataflow: tiling validation, footprint, the paper's estimate, optimality gap."""
 
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -7,6 +8,7 @@ from dataflow.direct import (
     DirectTiling, direct_footprint, direct_io, direct_optimality_gap, direct_paper_io,
     direct_paper_total, satisfies_optimality,
 )
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 LAYER = ConvLayer(n=1, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding=(1, 1))
@@ -16,7 +18,7 @@ LAYER = ConvLayer(n=1, c_in=8, h_in=16, w_in=16, c_out=16, k_h=3, k_w=3, padding
 def test_tiling_rejects_non_positive(field):
     """A zero tile size is a ValueError naming the field."""
     kw = {"x": 1, "y": 1, "z": 1, "alpha": 1, field: 0}
-    with pytest.raises(ValueError, match=f"tile {field} must be >= 1"):
+    with pytest.raises(ValueError, match=f"tile {field}=0 is below the minimum 1"):
         DirectTiling(**kw)
 
 
@@ -98,3 +100,37 @@ def test_satisfies_optimality_tolerance():
     """x*y = 12, R*z = 9: gap 0.25 passes at tol 0.25 and fails at 0.2."""
     t = DirectTiling(4, 3, 1)
     assert satisfies_optimality(LAYER, t, tol=0.25) and not satisfies_optimality(LAYER, t, tol=0.2)
+
+
+#: Anything that is not a whole number of words: floats (NaN, inf, 64.0), strings, None, bools.
+NOT_AN_INT = st.floats() | st.text(max_size=3) | st.none() | st.booleans()
+
+
+@given(NOT_AN_INT | st.integers(max_value=0) | st.integers(min_value=2**40 + 1))
+def test_paper_total_refuses_a_bad_fast_memory_or_processors(v):
+    """S and N_p are positive integers within their limits: str/None a TypeError, NaN a
+    NaN total, inf a ZeroDivisionError, 10**400 an OverflowError before; named now."""
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        direct_paper_total(LAYER, v)
+    with pytest.raises(InvalidInputError, match="processors"):
+        direct_paper_total(LAYER, 64, v)
+
+
+@given(st.floats().filter(lambda x: not 0 <= x < float("inf")) | st.text(max_size=3)
+       | st.none() | st.booleans())
+def test_optimality_tolerance_and_reuse_are_finite_numbers(v):
+    """tol (>= 0) and reuse (> 0) are finite real numbers: NaN made every tiling
+    unsatisfied and a NaN gap (silently wrong answers), a string a TypeError."""
+    with pytest.raises(InvalidInputError, match="tol must be a finite number >= 0"):
+        satisfies_optimality(LAYER, DirectTiling(4, 4, 2), tol=v)
+    if v is not None:  # reuse=None: the layer's R_max
+        with pytest.raises(InvalidInputError, match="reuse must be a finite number > 0"):
+            direct_optimality_gap(LAYER, DirectTiling(4, 4, 2), reuse=v)
+
+
+def test_tiling_fields_are_limited_integers():
+    """A tile of 10**30 is refused at the TILE limit; numpy integers are stored as int."""
+    with pytest.raises(InvalidInputError, match="tile z=1000000000000000000000000000000 is above"):
+        DirectTiling(1, 1, 10**30)
+    t = DirectTiling(np.int64(4), 4, np.int32(2))
+    assert t == DirectTiling(4, 4, 2) and type(t.x) is int and type(t.z) is int

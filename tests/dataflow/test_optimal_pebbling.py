@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dataflow.dag_direct import direct_conv_dag
 from dataflow.dag_winograd import winograd_conv_dag
@@ -13,6 +13,7 @@ from dataflow.optimal_pebbling import brute_force_pebbling, optimal_pebbling
 from dataflow.pebble import play, validate_moves
 from dataflow.schedules import topological_schedule
 from iobound import ConvLayer
+from iobound.errors import InvalidInputError
 from iobound.report import bound_report
 
 
@@ -158,3 +159,42 @@ def test_ctrl_c_after_an_exact_solve_raises_keyboard_interrupt():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     assert (out.returncode, out.stdout.strip()) == (0, "interrupted"), out.stderr[-500:]
+
+
+BAD_S = (st.floats() | st.text(max_size=3) | st.none() | st.booleans()
+         | st.integers(max_value=0) | st.integers(min_value=2**40 + 1))
+
+
+@settings(max_examples=40)
+@given(BAD_S)
+def test_pebbles_must_be_a_limited_integer(S):
+    """Any S that is not a positive integer within FAST_MEMORY_WORDS is refused (2.5,
+    NaN and inf were silently played by the brute force; 10**30 was an OR-Tools TypeError)."""
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    with pytest.raises(InvalidInputError, match="S"):
+        brute_force_pebbling(g, S)
+    with pytest.raises(InvalidInputError, match="S"):
+        optimal_pebbling(g, S, time_limit=1)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"time_limit": float("nan")}, "time_limit must be a finite number > 0"),
+    ({"time_limit": float("inf")}, "time_limit must be a finite number > 0"),
+    ({"time_limit": "5"}, "time_limit must be a finite number > 0"),
+    ({"recompute": -1}, "recompute=-1 is below"), ({"workers": 0}, "workers=0 is below"),
+])
+def test_solver_options_are_checked(kwargs, fragment):
+    """time_limit NaN was silently accepted (MODEL_INVALID, no answer)."""
+    with pytest.raises(InvalidInputError, match=fragment):
+        optimal_pebbling(nx.DiGraph([("a", "b")]), 2, **kwargs)
+
+
+def test_cyclic_graph_and_bad_max_states_are_refused():
+    """A cycle was NetworkXUnfeasible (optimal) or 'no game exists' (brute force); a NaN
+    max_states switched the state cap off."""
+    cyclic = nx.DiGraph([("s", "a"), ("a", "b"), ("b", "a"), ("b", "t")])
+    for call in (brute_force_pebbling, optimal_pebbling):
+        with pytest.raises(InvalidInputError, match="cycle"):
+            call(cyclic, 3)
+    with pytest.raises(InvalidInputError, match="max_states must be an integer"):
+        brute_force_pebbling(nx.DiGraph([("a", "b")]), 2, max_states=float("nan"))

@@ -13,6 +13,7 @@ from dataflow.optimal_tiles import (
     winograd_continuous_optimum,
 )
 from dataflow.winograd import WinogradTiling, winograd_footprint, winograd_io
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 
@@ -147,3 +148,17 @@ def test_winograd_divisor_fallback():
     layer = ConvLayer(1, 4, 9, 9, 8, 3, 3)   # w_out = h_out = 7
     choice = optimal_winograd_tiles(layer, 2000, 2)
     assert not choice.divisible and choice.tiling.x % 2 == 0 and choice.footprint.total <= 2000
+
+
+@given(st.floats() | st.text(max_size=3) | st.none() | st.booleans()
+       | st.integers(max_value=0) | st.integers(min_value=2**40 + 1))
+def test_fast_memory_must_be_a_limited_integer(s):
+    """S is a whole number of words within FAST_MEMORY_WORDS: a str/None was a
+    TypeError and 10**30 ran numpy on it; named InvalidInputError now."""
+    layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1))
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        optimal_direct_tiles(layer, s)
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        optimal_winograd_tiles(layer, s)
+    with pytest.raises(InvalidInputError, match="alpha"):
+        optimal_direct_tiles(layer, 128, alpha=s)

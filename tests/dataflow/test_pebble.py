@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 from dataflow import pebble as pebble_module
 from dataflow.pebble import IllegalMoveError, play, validate_moves
 from dataflow.schedules import topological_schedule
+from iobound.errors import InvalidInputError
 
 
 @st.composite
@@ -152,3 +153,28 @@ def test_player_checks_its_own_moves(monkeypatch, attr, broken, rule):
     monkeypatch.setattr(pebble_module._Game, attr, broken)
     with pytest.raises(IllegalMoveError, match=rule):
         play(g, ["c", "d", "f"], 3, "lru")
+
+
+CYCLIC = nx.DiGraph([("s", "a"), ("a", "b"), ("b", "a"), ("b", "t")])
+
+
+def test_a_cyclic_graph_is_refused_by_name():
+    """A graph with a cycle is an InvalidInputError (not NetworkXUnfeasible from a
+    topological sort, nor a partial order from the random one); a non-graph too."""
+    for call in (lambda g: play(g, ["a", "b", "t"], 3), lambda g: validate_moves(g, [], 3),
+                 topological_schedule, lambda g: topological_schedule(g, np.random.default_rng(0))):
+        with pytest.raises(InvalidInputError, match="cycle of 2 vertices"):
+            call(CYCLIC)
+        with pytest.raises(InvalidInputError, match="dag must be a networkx.DiGraph"):
+            call([("a", "b")])
+
+
+@given(st.floats() | st.text(max_size=3) | st.none() | st.booleans()
+       | st.integers(max_value=0) | st.integers(min_value=2**40 + 1))
+def test_pebbles_must_be_a_limited_integer(S):
+    """S red pebbles is an integer in FAST_MEMORY_WORDS for the player and the referee."""
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    with pytest.raises(InvalidInputError, match="S"):
+        play(g, ["b", "c"], S)
+    with pytest.raises(InvalidInputError, match="S"):
+        validate_moves(g, [], S)

@@ -104,3 +104,21 @@ def test_chain_bound_binds_for_vgg_dataflow():
     rep = evaluate_dataflow(get_layer("vgg16.conv3_2"), 12288, algorithm="winograd", e=2)
     assert rep.bound_method == "x_partition_chain"
     assert rep.lower_bound > 5 * 2195456 and rep.io.total >= rep.lower_bound
+
+
+@given(st.floats() | st.text(max_size=3) | st.none() | st.booleans()
+       | st.integers(max_value=0) | st.integers(min_value=2**40 + 1))
+def test_paper_total_and_tiles_refuse_bad_numbers(v):
+    """e, S and N_p are integers within their limits (a TypeError, a NaN total, a
+    ZeroDivisionError or an OverflowError before); tol a finite number >= 0."""
+    with pytest.raises(InvalidInputError, match="winograd e"):
+        winograd_paper_total(LAYER, v, 1024)
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        winograd_paper_total(LAYER, 2, v)
+    with pytest.raises(InvalidInputError, match="processors"):
+        winograd_paper_total(LAYER, 2, 1024, v)
+    with pytest.raises(InvalidInputError, match="tile e"):
+        WinogradTiling(v, 2, 2, 1)
+    if isinstance(v, bool) or not (isinstance(v, (int, float)) and 0 <= v < math.inf):
+        with pytest.raises(InvalidInputError, match="tol must be a finite number >= 0"):
+            winograd_satisfies_optimality(LAYER, WinogradTiling(2, 2, 2, 4), tol=v)
