@@ -51,6 +51,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import fits_register_file
+from search.option_checks import check_type
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
 
@@ -114,9 +115,10 @@ class ConvSpace(Space):
 
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
                  pruned: bool = True, winograd_e: tuple[int, ...] = (2, 3, 4)):
-        if isinstance(device, str):
-            from iobound.devices import get_device
-            device = get_device(device)
+        from iobound.devices import Device, get_device
+        check_type("layer", layer, ConvLayer)
+        check_type("device", device, (Device, str))
+        device = get_device(device) if isinstance(device, str) else device
         self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned
         self.domain = dom = domain_for(layer, device, algorithm, tuple(winograd_e))
         sols = enumerate_tiles(dom)
@@ -168,9 +170,7 @@ class ConvSpace(Space):
         return int(self._ends[-1]) if len(self._ends) else 0
 
     def get(self, i: int) -> dict:
-        i = int(i)
-        if not 0 <= i < len(self):
-            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        i = self.checked_index(i)
         k = int(np.searchsorted(self._ends, i, side="right"))
         j = i - int(self._ends[k] - self._counts[k])
         values = [int(v) for v in self._rows[k]] + [int(v) for v in self._row_table(k)[j]]

@@ -130,9 +130,7 @@ class ReplaySpace(Space):
         return len(self._codes)
 
     def get(self, i: int) -> dict:
-        i = int(i)
-        if not 0 <= i < len(self):
-            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        i = self.checked_index(i)
         return {p: self._values[c][self._pos[i, c]] for c, p in enumerate(self._params)}
 
     def _lookup(self, codes: np.ndarray) -> np.ndarray:
@@ -165,9 +163,7 @@ class ReplaySpace(Space):
         return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
 
     def neighbours(self, i: int) -> list[int]:
-        i = int(i)
-        if not 0 <= i < len(self):
-            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        i = self.checked_index(i)
         found = self._lookup(self._candidate_codes(i, self.neighbourhood == "hamming"))
         found = found[found >= 0]
         if len(found) == 0 and self.neighbourhood == "adjacent":

@@ -11,7 +11,8 @@ Contract
 --------
 - ``params``: the parameter names, in a fixed order (the feature/knob order).
 - ``len(space)``: the number of valid configurations (>= 1).
-- ``get(i)``: the config of index ``i`` (``IndexError`` outside the range).
+- ``get(i)``: the config of index ``i`` (``IndexError`` outside the range,
+  ``InvalidInputError`` when ``i`` is not an integer: see :meth:`Space.checked_index`).
 - ``index(config)``: its index, or ``None`` when the config is not in the space.
 - ``sample(n, rng)``: ``min(n, len)`` distinct indices, uniform without replacement.
 - ``neighbours(i)``: indices one small step away (documented per implementation);
@@ -43,6 +44,9 @@ import itertools
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
+from search.option_checks import INT64_LOW, _short, check_count
 
 __all__ = ["Space", "GridSpace", "knob_value", "sample_excluding"]
 
@@ -108,14 +112,29 @@ class Space(abc.ABC):
     def neighbours(self, i: int) -> list[int]:
         """Indices of the configurations one step from ``i`` (never ``i`` itself)."""
 
+    def checked_index(self, i: Any) -> int:
+        """``i`` as an ``int`` when it is an integer (numpy's included) inside
+        ``0 .. len(self) - 1``: InvalidInputError when it is not an integer (``"4"``,
+        ``2.5``, ``None``), IndexError when it is outside the range.
+
+        >>> GridSpace({"a": [1, 2]}).checked_index(2.0)
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: index must be an integer, got 2.0
+        """
+        if type(i) is not int:  # the common case (a plain int) skips the full check
+            i = check_count("index", i, low=INT64_LOW)
+        if not 0 <= i < len(self):
+            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        return i
+
     def is_valid(self, config: Mapping[str, Any]) -> bool:
         """Whether ``config`` is a member of the space."""
         return self.index(config) is not None
 
     def sample(self, n: int, rng: np.random.Generator) -> list[int]:
         """``min(n, len(self))`` distinct indices drawn uniformly without replacement."""
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        n = check_count("n", n)
         size = len(self)
         n = min(n, size)
         if n == 0:
@@ -150,7 +169,7 @@ class Space(abc.ABC):
         choices = {p: self.values(p) for p in self.params}
         out = np.empty((len(indices), len(self.params)), dtype=float)
         for row, i in enumerate(indices):
-            cfg = self.get(int(i))
+            cfg = self.get(i)
             for col, p in enumerate(self.params):
                 out[row, col] = knob_value(cfg[p], choices[p])
         return out
@@ -180,19 +199,40 @@ class GridSpace(Space):
     Parameters
     ----------
     tune_params : mapping
-        Parameter name -> list of values (order kept).
+        Parameter name (a string) -> list of distinct hashable values (order kept).
+        Anything else (a non-mapping, an empty or unordered value list, an unhashable
+        or repeated value, which would repeat configurations) is an InvalidInputError.
     """
 
     def __init__(self, tune_params: Mapping[str, Sequence[Any]]):
-        if not tune_params:
-            raise ValueError("tune_params must name at least one parameter")
-        for name, vals in tune_params.items():
-            if len(vals) == 0:
-                raise ValueError(f"parameter {name!r} has no values")
+        if not isinstance(tune_params, Mapping) or not tune_params:
+            raise InvalidInputError("tune_params must be a mapping naming at least one "
+                                    f"parameter, got {_short(tune_params)}")
         self._params = tuple(tune_params)
-        self._values = [list(v) for v in tune_params.values()]
+        self._values, self._pos = [], []
+        for name, vals in tune_params.items():
+            if not isinstance(name, str):
+                raise InvalidInputError(f"parameter names must be strings, got {name!r}")
+            if (isinstance(vals, (str, bytes, Mapping, set, frozenset))
+                    or not hasattr(vals, "__iter__")):
+                raise InvalidInputError(f"parameter {name!r}: the values must be a list, "
+                                        f"got {_short(vals)}")
+            vals = list(vals)
+            if not vals:
+                raise InvalidInputError(f"parameter {name!r} has no values")
+            pos: dict = {}
+            for k, v in enumerate(vals):
+                try:
+                    if v in pos:
+                        raise InvalidInputError(f"parameter {name!r}: value {_short(v)} appears "
+                                                "twice (configurations would repeat)")
+                except TypeError:
+                    raise InvalidInputError(f"parameter {name!r}: value {_short(v)} is not "
+                                            "hashable") from None
+                pos[v] = k
+            self._values.append(vals)
+            self._pos.append(pos)
         self._sizes = [len(v) for v in self._values]
-        self._pos = [{v: k for k, v in enumerate(vals)} for vals in self._values]
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -202,8 +242,7 @@ class GridSpace(Space):
         return int(np.prod(self._sizes))
 
     def _digits(self, i: int) -> list[int]:
-        if not 0 <= i < len(self):
-            raise IndexError(f"index {i} outside 0..{len(self) - 1}")
+        i = self.checked_index(i)
         digits = []
         for size in reversed(self._sizes):
             i, d = divmod(i, size)
@@ -217,7 +256,7 @@ class GridSpace(Space):
         return i
 
     def get(self, i: int) -> dict:
-        return {p: vals[d] for p, vals, d in zip(self._params, self._values, self._digits(int(i)))}
+        return {p: vals[d] for p, vals, d in zip(self._params, self._values, self._digits(i))}
 
     def index(self, config: Mapping[str, Any]) -> int | None:
         try:
@@ -230,7 +269,7 @@ class GridSpace(Space):
         return list(self._values[self._params.index(param)])
 
     def neighbours(self, i: int) -> list[int]:
-        digits = self._digits(int(i))
+        digits = self._digits(i)
         out = []
         for k, size in enumerate(self._sizes):
             for step in (-1, 1):

@@ -51,6 +51,7 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
+from .option_checks import check_type
 from .records import LogWriter
 from .resume import load_resume
 from .space import Space
@@ -264,6 +265,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
+    check_type("space", space, Space)
+    check_type("measurer", measurer, Measurer)
     _check_args(budget, patience, seed)
     budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
     strat = _build_strategy(strategy, space, seed, options, build_strategy)

@@ -20,11 +20,12 @@ import dataclasses
 import json
 import os
 import sqlite3
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
+from ..option_checks import check_flag, check_records, check_type
 from ..records import as_logged
 from .model import Measurement, Workload, canon, config_fault, problem_fault
 from .schema import connect, write
@@ -150,7 +151,12 @@ class TuningDB:
         ``tune_params`` adds value lists to the workloads' known ones. Each one is
         first made :func:`storable` (refused when it cannot be: nothing is stored).
         """
-        items = [storable(m) for m in measurements]
+        items = [storable(m) for m in check_records("measurements", measurements, Measurement)]
+        if tune_params is not None:
+            check_type("tune_params", tune_params, Mapping)
+            for w, values in tune_params.items():
+                check_type("a tune_params key", w, Workload)
+                check_type(f"tune_params of {w.template}", values, Mapping)
         return write(self._db, lambda c: insert(c, items, tune_params or {}))
 
     # -- reading ------------------------------------------------------------------------
@@ -162,6 +168,7 @@ class TuningDB:
 
     def tune_params(self, w: Workload) -> dict:
         """The known value list of each of ``w``'s parameters (``{}`` if ``w`` is unknown)."""
+        check_type("workload", w, Workload)
         row = self._db.execute("SELECT tune_params FROM workloads WHERE template=? AND problem=? "
                                "AND params=?", w.key()).fetchone()
         return json.loads(row[0]) if row else {}
@@ -178,6 +185,12 @@ class TuningDB:
         Each filter left ``None`` matches everything; ``counted_only`` keeps the
         ``ok`` ones with a positive, finite time.
         """
+        if workload is not None:
+            check_type("workload", workload, Workload)
+        for name, value in (("device", device), ("toolchain", toolchain)):
+            if value is not None:
+                check_type(name, value, str)
+        check_flag("counted_only", counted_only)
         where, args = [], []
         if workload is not None:
             where.append("w.template=? AND w.problem=? AND w.params=?")

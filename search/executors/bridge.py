@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
-from search.measure.base import MeasureRecord, Measurer
+from search.measure.base import MeasureRecord, Measurer, check_configs, invalid_config
 
 from .base import Executor
 
@@ -44,14 +44,17 @@ class ExecutorMeasurer(Measurer):
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
         waiting: dict[int, MeasureRecord] = {}
         nxt = 0
-        for position, record in self.executor.submit(enumerate(configs)):
+        for position, record in self.measure_unordered(configs):
             waiting[position] = record
             while nxt in waiting:
                 yield waiting.pop(nxt)
                 nxt += 1
 
     def measure_unordered(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, MeasureRecord]]:
-        yield from self.executor.submit(enumerate(configs))
+        configs = check_configs(configs)
+        bad = {i: invalid_config(c) for i, c in enumerate(configs)}
+        yield from ((i, r) for i, r in bad.items() if r is not None)
+        yield from self.executor.submit((i, c) for i, c in enumerate(configs) if bad[i] is None)
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         return list(self.measure_iter(configs))

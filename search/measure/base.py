@@ -31,10 +31,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from iobound.errors import IoboundError
+from iobound.errors import InvalidInputError, IoboundError
 from kernels.status import Status
+from search.option_checks import _short
 
-__all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError"]
+__all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError", "check_configs",
+           "invalid_config"]
 
 
 class MeasurerError(IoboundError):
@@ -154,8 +156,41 @@ class MeasureRecord:
                    surrogate_cost=surrogate)
 
 
+def check_configs(configs: Any) -> list:
+    """``configs`` as a list when it is a list (or another iterable, not a string or a
+    mapping) of configurations; else InvalidInputError. Its items are not checked here:
+    a bad one is an ``invalid`` record (:func:`invalid_config`).
+
+    >>> check_configs({"x": 4})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: configs must be a list of configurations (dicts), got {'x': 4}
+    """
+    if isinstance(configs, (str, bytes, Mapping)) or not hasattr(configs, "__iter__"):
+        raise InvalidInputError("configs must be a list of configurations (dicts), "
+                                f"got {_short(configs)}")
+    return list(configs)
+
+
+def invalid_config(config: Any) -> MeasureRecord | None:
+    """The ``invalid`` record of a configuration that is not a mapping (its ``config``
+    is then ``{}``, the error names the value); ``None`` for a mapping.
+
+    >>> invalid_config(None).error
+    'a configuration must be a mapping of parameter names to values, got None'
+    """
+    if isinstance(config, Mapping):
+        return None
+    return MeasureRecord.failed({}, Status.INVALID, "a configuration must be a mapping of "
+                                f"parameter names to values, got {_short(config)}")
+
+
 class Measurer(abc.ABC):
     """Measures configurations; one record per config, in order, never raising for a bad config.
+
+    A bad config (not a member, cannot run, not even a mapping: :func:`invalid_config`)
+    is an ``invalid`` record; ``configs`` that is not a list of configurations is an
+    InvalidInputError (:func:`check_configs`).
 
     Subclasses set ``name`` (the registry name) and implement :meth:`measure`.
     ``estimate`` says whether its times are model estimates. ``describe()`` is a

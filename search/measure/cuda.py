@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from iobound.algorithms import algorithm_name
 
-from .base import MeasureRecord, Measurer, Status
+from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
 __all__ = ["CudaMeasurer", "cuda_available", "gpu_name", "record_from_result"]
 
@@ -98,8 +98,7 @@ class CudaMeasurer(Measurer):
         return record_from_result(cfg, measure_config(self.layer, kc, self.options))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
-        for cfg in configs:
-            yield self._one(cfg)
+        return (invalid_config(cfg) or self._one(cfg) for cfg in check_configs(configs))
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         return list(self.measure_iter(configs))

@@ -37,7 +37,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from iobound.algorithms import algorithm_name
 
-from .base import MeasureRecord, Measurer, Status
+from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
 __all__ = ["EmulateMeasurer"]
 
@@ -107,8 +107,7 @@ class EmulateMeasurer(Measurer):
         return MeasureRecord.ok(cfg, extra=extra, surrogate_cost=float(traffic))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
-        for cfg in configs:
-            yield self._one(cfg)
+        return (invalid_config(cfg) or self._one(cfg) for cfg in check_configs(configs))
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         return list(self.measure_iter(configs))

@@ -29,7 +29,7 @@ import numpy as np
 
 from iobound.algorithms import algorithm_name
 from kernels.perf_model import MODEL_VERSION, estimate_configs
-from search.measure.base import MeasureRecord, Measurer, Status
+from search.measure.base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
 __all__ = ["ModelMeasurer"]
 
@@ -67,9 +67,13 @@ class ModelMeasurer(Measurer):
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
         from kernels.config import check_config, config_from_dict
 
+        configs = check_configs(configs)
         records: list[MeasureRecord | None] = [None] * len(configs)
         good, rows = [], []
         for i, cfg in enumerate(configs):
+            records[i] = invalid_config(cfg)
+            if records[i] is not None:
+                continue
             try:
                 kc = config_from_dict(dict(cfg), self.algorithm)
                 reasons = check_config(self.layer, kc, self.device)

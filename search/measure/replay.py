@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from ..kt_cache import KtCache, cache_key, entry_status, load_cache
 from ..times import as_time
-from .base import MeasureRecord, Measurer, Status
+from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
 __all__ = ["ReplayMeasurer"]
 
@@ -69,7 +69,7 @@ class ReplayMeasurer(Measurer):
                                 estimate=entry.get("estimate") is True, extra=extra)
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:
-        return [self._one(c) for c in configs]
+        return [invalid_config(c) or self._one(c) for c in check_configs(configs)]
 
     def toolchain(self) -> str:
         return f"replay:{os.path.basename(self.cache.path) or 'memory'}:{self.cache.device_name}"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from iobound.errors import InvalidInputError
 
 from ..interrupts import Interrupted
+from ..option_checks import check_records, check_type
 from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
                     log_and_resume, per_layer_path)
 from .history_use import check_zero_shot_db
@@ -62,12 +63,16 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     exists, a ``resume`` log that does not, or a history database that cannot be
     opened.
     """
-    from iobound.devices import get_device
+    from iobound.devices import Device, get_device
+    from iobound.layer import ConvLayer
+    layers = check_records("layers", layers, ConvLayer)
     if not layers:
         raise InvalidInputError("no layers to tune")
     if measure not in LAYER_MEASURES:
         raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
+    check_type("device", device, (Device, str))
     device = get_device(device) if isinstance(device, str) else device
+    check_type("settings", settings, TuneSettings)
     check_log_paths(settings.log, settings.resume, layers)
     check_outputs(settings, layers, out_dir)
     check_zero_shot_db(settings)
@@ -206,6 +211,6 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
     >>> [r.result.evaluations for r in reports]
     [4, 4]
     """
-    jobs = plan_layers(layers, device, settings or TuneSettings(), measure=measure,
+    jobs = plan_layers(layers, device, TuneSettings() if settings is None else settings, measure=measure,
                        algorithm=algorithm, out_dir=out_dir, verify=verify)
     return run_layers(jobs, observer, builders)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from iobound.errors import InvalidInputError
 from kernels.status import Status
 from iobound.layer import ConvLayer
 from search.measure import MEASURERS, make_measurer
@@ -135,3 +136,25 @@ def test_measurer_contract(name, synth_cache_path):
     assert records[0].is_ok and records[-1].status is not Status.INVALID
     for r in records:
         assert MeasureRecord.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+
+
+NOT_CONFIGS = [None, 5, "x=3", ["x", 3]]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.gpu) if n == "cuda" else n
+                                  for n in sorted(MEASURER_CASES)])
+def test_measurer_non_mapping_config_is_an_invalid_record(name, synth_cache_path):
+    """A configuration that is not a mapping is an invalid record in its place (config {},
+    the error naming the value), not a TypeError; configs that is not a list of
+    configurations is an InvalidInputError."""
+    build, good, _ = MEASURER_CASES[name]
+    with build(synth_cache_path) as m:
+        records = m.measure([good[0], *NOT_CONFIGS])
+        assert [r.status for r in records[1:]] == [Status.INVALID] * len(NOT_CONFIGS)
+        assert records[0].is_ok and all(r.config == {} for r in records[1:])
+        assert [r.error.rsplit("got ", 1)[1] for r in records[1:]] == [repr(c) for c in NOT_CONFIGS]
+        for configs in (None, 5, "abc", good[0]):
+            with pytest.raises(InvalidInputError, match="configs must be a list"):
+                m.measure(configs)
+            with pytest.raises(InvalidInputError, match="configs must be a list"):
+                list(m.measure_iter(configs))

@@ -82,3 +82,24 @@ def test_only_configs_of_the_workloads_parameters_are_stored(config):
             with pytest.raises(InvalidInputError, match="config"):
                 db.add([_m(config)])
             assert db.count() == 0
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda db: db.add(None), "measurements must be a sequence of search.db.model.Measurement"),
+    (lambda db: db.add([None]), r"measurements\[0\] must be a search.db.model.Measurement"),
+    (lambda db: db.add([], 5), "tune_params must be a collections.abc.Mapping"),
+    (lambda db: db.add([], {"x": {}}), "a tune_params key must be a search.db.model.Workload"),
+    (lambda db: db.add([], {W: 5}), "tune_params of k must be a collections.abc.Mapping"),
+    (lambda db: db.measurements("k"), "workload must be a search.db.model.Workload"),
+    (lambda db: db.measurements(device=5), "device must be a builtins.str"),
+    (lambda db: db.measurements(toolchain=["t"]), "toolchain must be a builtins.str"),
+    (lambda db: db.measurements(counted_only="no"), "counted_only must be True or False"),
+    (lambda db: db.tune_params(None), "workload must be a search.db.model.Workload"),
+])
+def test_wrong_objects_are_named(call, needle):
+    """Objects of the wrong class are one InvalidInputError naming the argument and the
+    expected class (were TypeError/AttributeError/sqlite3 errors, or silently no filter)."""
+    with TuningDB(":memory:") as db:
+        with pytest.raises(InvalidInputError, match=needle):
+            call(db)
+        assert db.count() == 0

@@ -74,3 +74,17 @@ def test_measure_batch_measures_the_space_configs(tmp_path):
     with pytest.raises(ValueError, match="twice"):
         with make_executor(FaultStages(tmp_path), workers=1) as ex:
             list(measure_batch(ex, space, [1, 1]))
+
+
+def test_executor_measurer_non_mapping_config_is_an_invalid_record(tmp_path):
+    """Through an executor too, a non-mapping configuration is an invalid record in its
+    place (not a TypeError in the batch check) and the others are measured."""
+    from iobound.errors import InvalidInputError
+
+    with make_executor(FaultStages(tmp_path), workers=1) as ex:
+        m = ExecutorMeasurer(FaultMeasurer(tmp_path), ex)
+        records = m.measure([{"n": 5, "fault": "ok"}, None, {"n": 6, "fault": "ok"}])
+        with pytest.raises(InvalidInputError, match="configs must be a list"):
+            m.measure(None)
+    assert [r.status.value for r in records] == ["ok", "invalid", "ok"]
+    assert [r.time_ms for r in records] == [5.0, None, 6.0] and records[1].config == {}

@@ -150,3 +150,20 @@ def test_a_replay_sessions_workload_is_the_one_import_creates(tmp_path):
         import_files(handle, [cache])
         assert handle.workloads() == [imported]
         assert workload_cache(handle, imported, "Synthetic GPU").kernel_name == "ns::conv"
+
+
+@pytest.mark.parametrize("layers, device, settings, needle", [
+    ([None], "v100", RANDOM4, r"layers\[0\] must be a iobound.layer.ConvLayer"),
+    (SMALL, "v100", RANDOM4, "layers must be a sequence of iobound.layer.ConvLayer"),
+    ([SMALL], None, RANDOM4, "device must be a iobound.devices.Device or builtins.str"),
+    ([SMALL], 5, RANDOM4, "device must be a iobound.devices.Device or builtins.str"),
+    ([SMALL], "v100", {"budget": 3}, "settings must be a search.session.settings.TuneSettings"),
+    ([SMALL], "v100", 0, "settings must be a search.session.settings.TuneSettings"),
+])
+def test_tune_layers_names_an_argument_of_the_wrong_class(layers, device, settings, needle, tmp_path):
+    """A wrong layer, device or settings object is one InvalidInputError before anything
+    runs (was a TypeError/AttributeError, or a falsy settings silently replaced)."""
+    from iobound.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=needle):
+        tune_layers(layers, device, settings, out_dir=str(tmp_path))

@@ -1,8 +1,10 @@
 """Tests of the abstract Space contract through GridSpace, and sample_excluding."""
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
+from iobound.errors import InvalidInputError
 from search.space import GridSpace, sample_excluding
 
 GRID = GridSpace({"a": [1, 2, 3, 4], "b": ["x", "y", "z"], "c": [0, 1]})
@@ -78,3 +80,43 @@ def test_knobs_are_the_first_feature_columns_on_every_space():
     idx = [0, len(conv) // 2, len(conv) - 1]
     assert conv.features(idx).shape[1] > len(conv.params)
     assert np.array_equal(conv.knobs(idx), conv.features(idx)[:, :len(conv.params)])
+
+
+@pytest.mark.parametrize("tune_params, names", [
+    (None, "tune_params"), ([("a", [1])], "tune_params"), ({}, "tune_params"),
+    ({"a": 3}, "'a'"), ({"a": "abc"}, "'a'"), ({"a": {1, 2}}, "'a'"), ({"a": []}, "'a'"),
+    ({"a": [[1], [2]]}, "'a'"), ({1: [1, 2]}, "1"),
+])
+def test_bad_grid_is_named(tune_params, names):
+    """A non-mapping, a non-list of values, an empty list, an unhashable value or a
+    non-string name is an InvalidInputError naming it, not an AttributeError/TypeError."""
+    with pytest.raises(InvalidInputError, match=names):
+        GridSpace(tune_params)
+
+
+@given(st.lists(st.integers(-3, 3) | st.sampled_from([True, 1.0, "x"]), min_size=2, max_size=6)
+       .filter(lambda v: len(set(v)) < len(v)))
+def test_repeated_grid_value_is_refused(values):
+    """A value listed twice (1 and 1.0 and True are the same key) would repeat
+    configurations: refused, naming the parameter and the value."""
+    with pytest.raises(InvalidInputError, match="'a': value .* appears twice"):
+        GridSpace({"a": values, "b": [0]})
+
+
+@given(st.one_of(st.floats(), st.text(max_size=3), st.binary(max_size=3), st.none(),
+                 st.booleans(), st.decimals(allow_nan=False)))
+def test_non_integer_index_is_refused(i):
+    """get/neighbours take integers only: '4', 2.5, 4.0, b'4', None, NaN, True are an
+    InvalidInputError, not an int() of them."""
+    for call in (GRID.get, GRID.neighbours):
+        with pytest.raises(InvalidInputError, match="index must be an integer"):
+            call(i)
+
+
+def test_numpy_integer_index_is_an_integer():
+    """numpy integers are integers; outside the range stays an IndexError."""
+    assert GRID.get(np.int64(5)) == GRID.get(5)
+    with pytest.raises(IndexError):
+        GRID.get(np.int32(len(GRID)))
+    with pytest.raises(InvalidInputError, match="n must be an integer"):
+        GRID.sample(2.5, np.random.default_rng(0))

@@ -272,3 +272,22 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path, strategy):
     assert len(keys) == 40 == len(set(keys))
     assert [e.index for e in after[: len(before)]] == [e.index for e in before]
     assert out == ["40", str(len(before))]
+
+
+@pytest.mark.parametrize("space_ok, measurer_ok", [(False, True), (True, False)])
+@pytest.mark.parametrize("wrong", [None, {"a": [1, 2]}, lambda configs: configs])
+def test_tune_names_an_argument_of_the_wrong_class(space_ok, measurer_ok, wrong):
+    """A non-Space or non-Measurer is one InvalidInputError naming the argument and the
+    class it must be (was an AttributeError from space.describe())."""
+    from iobound.errors import InvalidInputError
+
+    class Flat(Measurer):
+        def measure(self, configs):
+            return [MeasureRecord.ok(c, time_ms=1.0) for c in configs]
+
+    space = GridSpace({"a": [1, 2]}) if space_ok else wrong
+    measurer = Flat() if measurer_ok else wrong
+    name = "space must be a search.space.Space" if not space_ok else \
+        "measurer must be a search.measure.base.Measurer"
+    with pytest.raises(InvalidInputError, match=name):
+        tune(space, measurer, "random", budget=2)
