@@ -195,4 +195,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from search.cli.script_entry import run_script
+    sys.exit(run_script(main))

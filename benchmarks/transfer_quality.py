@@ -293,4 +293,5 @@ def _main_network(a) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from search.cli.script_entry import run_script
+    sys.exit(run_script(main))
