@@ -43,6 +43,19 @@ log = logging.getLogger(__name__)
 _SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
 
 
+def _shown(key: str, value: Any) -> str:
+    """A space's identity field for a message: a layer by its shape (its JSON would be cut
+    off in the middle), anything else as JSON, shortened.
+
+    >>> _shown("layer", {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3})
+    'n1 8x8x8 -> 8x6x6 k3x3 s1x1 p0x0'
+    """
+    from .db.model import stored_layer
+    layer = stored_layer(value) if key == "layer" else None
+    text = layer.short() if layer is not None else json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer: Measurer) -> None:
     """``InvalidInputError`` when the log at ``path`` was written for another space or measurer.
 
@@ -60,7 +73,7 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
             if key in logged_space and key in now and there != here:
                 raise InvalidInputError(
                     f"resume log {str(path)!r} was written for another space ({key} "
-                    f"{json.dumps(logged_space[key])[:80]} there, {json.dumps(now[key])[:80]} "
+                    f"{_shown(key, logged_space[key])} there, {_shown(key, now[key])} "
                     f"here); start a new log for this run")
     logged_meas = header.get("measurer")
     if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
