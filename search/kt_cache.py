@@ -51,7 +51,8 @@ from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
-__all__ = ["KtCache", "LEGACY_FAILURE_MS", "file_stem", "load_cache", "cache_key",
+__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "load_cache",
+           "cache_key",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -71,6 +72,13 @@ STATUS_FAILURE = {
     Status.WRONG_RESULT: "RuntimeFailedConfig",
 }
 _FAILURE_BY_VALUE = {s.value: s for s in STATUS_FAILURE}
+
+
+class NoMeasurementsError(InvalidInputError):
+    """A file of the tuning formats that describes and holds no measurements: a T4
+    metadata file (the machine and software) or a T1 description (parameters and
+    restrictions). Given by name it is bad input; in a folder being imported it is
+    passed over (:func:`search.db.importer.read_paths`)."""
 
 
 @dataclass(frozen=True)
@@ -255,12 +263,12 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     if is_t4_results(raw):
         raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
     elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
-        raise InvalidInputError(f"{where} is a T4 metadata file (the machine and software, no "
-                                f"measurements); give its results file or the cache")
+        raise NoMeasurementsError(f"{where} is a T4 metadata file (the machine and software, no "
+                                  f"measurements); give its results file or the cache")
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        raise InvalidInputError(f"{where} is a T1 tuning-problem description "
-                                f"(parameters and restrictions, no measurements); replay needs a "
-                                f"Kernel Tuner cache file with recorded times")
+        raise NoMeasurementsError(f"{where} is a T1 tuning-problem description "
+                                  f"(parameters and restrictions, no measurements); give a Kernel "
+                                  f"Tuner cache file with recorded times")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
         raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
     tune_params = _tune_params(raw, where)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, aligned_table, format_rows
+from search.cli.common import add_json_argument, aligned_table, format_rows, print_notice
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "other tuning databases")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="cache files (.json, .json.gz), T4 results files, logs or tuning "
-                        "databases")
+                        "databases; a folder stands for its files of these kinds (T4 "
+                        "metadata and T1 description files in it are passed over)")
     p.add_argument("--device", metavar="NAME",
                    help="device of files that name none (default: the file's name); a file "
                         "that names another device is refused")
@@ -130,11 +131,11 @@ def _known_device(name: str | None, devices) -> str | None:
 
 
 def _import(args) -> int:
-    from search.db.importer import check_not_itself, read_path, store_files
+    from search.db.importer import check_not_itself, read_paths, store_files
     from search.db.schema import DB_FILE_ENDINGS
     device = None if args.device is None else canonical_device_name(args.device)
     check_not_itself(args.files, args.db)
-    files = [f for p in args.files for f in read_path(p, device)]  # all read before the DB
+    files, passed = read_paths(args.files, device, args.db)  # all read before the DB
     new = not os.path.lexists(args.db)
     try:
         with _open(args, readonly=False) as db:
@@ -150,8 +151,11 @@ def _import(args) -> int:
             "workload": labels.get(f.workload, f.workload.label()),
             "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]
     if args.json:
-        print(json.dumps({"db": args.db, "files": out, "total": total}))
+        print(json.dumps({"db": args.db, "files": out, "total": total,
+                          "passed_over": [{"file": p, "why": why} for p, why in passed]}))
         return 0
+    for p, why in passed:
+        print_notice(f"{p}: {why}; passed over")
     for f in out:
         skipped = f", {f['skipped']} skipped (no positive finite time)" if f["skipped"] else ""
         print(f"{f['file']}: {f['added']} new of {f['read']} measurements "

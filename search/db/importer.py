@@ -61,7 +61,7 @@ from typing import Any, Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..kt_cache import entry_status, file_stem, is_param_value, load_cache
+from ..kt_cache import NoMeasurementsError, entry_status, file_stem, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -131,6 +131,8 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         raise InvalidInputError(f"{path}: no such file")
     try:
         return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
+    except NoMeasurementsError:  # kept apart: a folder's import passes it over
+        raise
     except ValueError as exc:
         msg = str(exc)
         raise InvalidInputError(msg if str(path) in msg else f"{path}: {msg}") from exc
@@ -150,6 +152,47 @@ def read_path(path: str | os.PathLike, device: str | None = None) -> list[FileIm
     except OSError:  # unreadable: read_file names the file and why
         database = False
     return read_database(p, device) if database else [read_file(p, device)]
+
+
+#: The files of a folder given to import: these endings, its subfolders not entered.
+IMPORT_ENDINGS = (".json", ".json.gz", ".jsonl", ".db", ".sqlite", ".sqlite3")
+
+
+def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
+               db_path: str | None = None) -> tuple[list[FileImport], list[tuple[str, str]]]:
+    """:func:`read_path` of every path, a folder standing for its files of
+    :data:`IMPORT_ENDINGS` (sorted): (what was read, the folders' files passed over with
+    why). A folder's T4 metadata and T1 description files hold no measurements and are
+    passed over (a metadata file still names its results file's device), and the database
+    ``db_path`` is left out when it lies in the folder; a file given by name is read or
+    refused whatever it is, and a folder with nothing to read is refused.
+
+    >>> import tempfile
+    >>> read_paths([tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: folder '...' holds no cache file, tuning log or tuning database (.json, .json.gz, .jsonl, .db, .sqlite, .sqlite3)
+    """
+    files: list[FileImport] = []
+    passed: list[tuple[str, str]] = []
+    target = Path(db_path).resolve() if db_path and db_path != ":memory:" else None
+    for p in map(Path, paths):
+        if not p.is_dir():
+            files += read_path(p, device)
+            continue
+        inside = sorted(c for c in p.iterdir() if c.is_file() and c.name.endswith(IMPORT_ENDINGS)
+                        and (target is None or c.resolve() != target))
+        read = []
+        for child in inside:
+            try:
+                read += read_path(child, device)
+            except NoMeasurementsError as exc:  # "... is a T4 metadata file (...); give ..."
+                passed.append((str(child), str(exc).split(" is ", 1)[-1].split(";")[0]))
+        if not read:
+            raise InvalidInputError(f"folder {str(p)!r} holds no cache file, tuning log or tuning "
+                                    f"database ({', '.join(IMPORT_ENDINGS)})")
+        files += read
+    return files, passed
 
 
 def _check_problem(problem: Any, what: str) -> None:
@@ -301,9 +344,10 @@ def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.Pat
     """Read every file, then store all of them in one transaction (see module doc).
 
     ``paths`` is a list of files, or one file (a ``str`` or a path) given alone; a
-    tuning database among them gives one :class:`FileImport` per workload and device.
+    tuning database among them gives one :class:`FileImport` per workload and device; a
+    folder stands for the files in it (:func:`read_paths`: description files passed over).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     check_not_itself(paths, db.path)
-    return store_files(db, [f for p in paths for f in read_path(p, device)])
+    return store_files(db, read_paths(paths, device, db.path)[0])

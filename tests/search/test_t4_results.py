@@ -135,3 +135,38 @@ def test_a_damaged_metadata_file_leaves_the_results_as_a_file_naming_no_device(t
     t4.rename(path)
     (tmp_path / "x-metadata.json").write_text("{damaged")
     assert load_cache(path).device == "x-results"
+
+
+def test_a_folder_imports_its_measurements_and_passes_over_its_descriptions(capsys, tmp_path):
+    """`history import FOLDER` (the benchmark hub's layout: NAME-results with NAME-metadata
+    beside caches): the caches and the results file are imported, the results under the
+    metadata's device; the metadata and a T1 file are passed over with a notice each; the
+    database inside the folder, other files and subfolders are left alone. Given by name,
+    a metadata file is still refused; an empty folder is refused."""
+    from search.cli.main import main
+    folder = tmp_path / "hub"
+    folder.mkdir()
+    c, t4 = _files(folder, [1.0, 2.0])
+    t4.rename(folder / "w-results.json")
+    (folder / "w-metadata.json").write_text(json.dumps(_metadata(NVIDIA_ONE)))
+    (folder / "t1.json").write_text(json.dumps({"General": {}, "ConfigurationSpace": {}}))
+    (folder / "README.md").write_text("not a measurement")
+    (folder / "deeper").mkdir()
+    (folder / "deeper" / "broken.json").write_text("{")
+    db = folder / "t.db"
+    assert main(["history", "import", str(folder), "--db", str(db), "--json"]) == 0
+    out, err = capsys.readouterr()
+    got = json.loads(out)
+    assert sorted((f["file"].rsplit("/", 1)[-1], f["device"], f["added"]) for f in got["files"]) \
+        == [("c.json", "GPU T", 2), ("w-results.json", "NVIDIA RTX A6000", 2)]
+    assert sorted(p["file"].rsplit("/", 1)[-1] for p in got["passed_over"]) == ["t1.json",
+                                                                                "w-metadata.json"]
+    assert main(["history", "import", str(folder), "--db", str(db)]) == 0  # again: nothing new
+    out, err = capsys.readouterr()
+    assert err.count("passed over") == 2 and "0 new of 2" in out and "t.db: 4 measurements" in out
+    with TuningDB(str(db)) as t:
+        assert len(import_files(t, [folder])) == 2 and t.count() == 4
+    for path in (folder / "w-metadata.json", tmp_path / "empty"):
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        assert main(["history", "import", str(path), "--db", str(db)]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
