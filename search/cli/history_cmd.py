@@ -11,7 +11,7 @@ Examples
 ...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100", kernel_name="k"))
 >>> db = os.path.join(tmp, "tuning.db")
 >>> main(["history", "import", str(cache), "--db", db, "--json"])  # doctest: +ELLIPSIS
-{"db": ..., "files": [{..., "device": "v100", "workload": "k", "read": 2, "added": 2, "skipped": 0}], "total": 2}
+{"db": ..., "files": [{..., "device": "v100", "workload": "k", "read": 2, "added": 2, "skipped": 0}], "total": 2, "passed_over": []}
 0
 >>> main(["history", "list", "--db", db])
 workload  device  measurements  timed  best ms
