@@ -72,14 +72,22 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     """The cache folder for ``kind`` ("cubin", "emu", "src"), created (mode 0700) if missing.
 
     When the folder or the root is not owned by this user or is writable by others,
-    a private per-process folder is returned instead (so nothing cached there is used).
+    a private per-process folder is returned instead (so nothing cached there is used);
+    so it is when the folder cannot be created or written (a file, a read-only folder).
+    The folder is absolute (``~`` expanded): compilers run in scratch folders of their own.
     """
-    base = Path(root) if root is not None else cache_root()
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        from iobound.errors import InvalidInputError
+        raise InvalidInputError(f"cache root must be a path, got {type(root).__name__} {root!r:.60}")
+    base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
     path = base / kind
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         log.warning("cannot create the cache folder %s (%s); using a private folder", path, exc)
+        return private_folder(kind)
+    if not os.access(path, os.W_OK | os.X_OK):
+        log.warning("cannot write to the cache folder %s; using a private folder", path)
         return private_folder(kind)
     if not (_owned_and_private(base) and _owned_and_private(path)):
         if kind != "src":  # sources are only written, never loaded: any folder will do

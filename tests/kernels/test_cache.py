@@ -164,3 +164,47 @@ def test_large_artefact_is_hashed_once_until_it_changes(tmp_path, monkeypatch):
     os.utime(art, ns=(2, 2))  # a new mtime, as the next clock tick would give the rewrite
     assert not kc.is_trusted(art)
     assert len(hashed) == 2
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_relative_cache_root_compiles(tmp_path, fake_nvcc, monkeypatch, how):
+    """A relative cache root (IOBOUND_CACHE=cache) is the folder under the current one: the
+    compiler, run in a scratch folder, still finds its output (it was a compile_error for
+    every kernel, and cached as one)."""
+    monkeypatch.chdir(tmp_path)
+    if how == "environment":
+        monkeypatch.setenv("IOBOUND_CACHE", "rel-cache")
+    root = "rel-cache" if how == "argument" else None
+    first = nv.compile_cubin("int k;", "sm_80", nvcc=str(fake_nvcc), cache_root=root)
+    assert first.ok, first.log
+    assert os.path.isabs(first.cubin_path)
+    assert os.path.dirname(first.cubin_path) == str(tmp_path / "rel-cache" / "cubin")
+    assert nv.compile_cubin("int k;", "sm_80", nvcc=str(fake_nvcc), cache_root=root).cached
+    assert kc.cache_dir("emu", root).is_absolute()
+
+
+def test_cache_that_cannot_be_written_falls_back_to_a_private_folder(tmp_path, monkeypatch):
+    """A cache folder that exists but cannot be written (read-only) is not used: the build
+    goes to a private folder instead of failing with PermissionError."""
+    root = tmp_path / "cache"
+    (root / "cubin").mkdir(parents=True, mode=0o500)
+    real = os.access
+    monkeypatch.setattr(kc.os, "access", lambda p, mode: False if str(p) == str(root / "cubin")
+                        else real(p, mode))  # root may write anything: pretend we cannot
+    folder = kc.cache_dir("cubin", root)
+    assert folder != root / "cubin" and os.access(folder, os.W_OK)
+
+
+def test_cache_root_that_is_a_file_falls_back_to_a_private_folder(tmp_path):
+    """IOBOUND_CACHE naming a file: a private folder, no exception."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    folder = kc.cache_dir("emu", afile)
+    assert folder.is_dir() and afile not in folder.parents
+
+
+def test_cache_root_of_the_wrong_type_is_an_input_error():
+    """A cache root that is no path is refused naming it (was a TypeError from pathlib)."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match="cache root"):
+        kc.cache_dir("emu", 5)
