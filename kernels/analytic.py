@@ -45,15 +45,17 @@ import logging
 import numpy as np
 
 from dataflow.families import dataflow_family
+from iobound import limits
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
 
-from .config import config_from_dict, onchip_words, register_words, shared_memory_bytes
+from .config import _device, config_from_dict, onchip_words, register_words, shared_memory_bytes
 from .families import kernel_family
 from .grouping import kernel_io
 from .limits import resident_blocks_per_sm, thread_registers
 
-__all__ = ["FEATURE_NAMES", "analytic_features", "io_words", "flops"]
+__all__ = ["FEATURE_NAMES", "analytic_features", "knob_matrix", "io_words", "flops"]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +121,41 @@ def _grid_blocks(layer: ConvLayer, fam, knobs: np.ndarray) -> np.ndarray:
             * np.ceil(layer.c_out / knobs[:, z_col]))
 
 
+def knob_matrix(knobs, params: tuple[str, ...] = ("x", "y", "z", "alpha", "tx", "ty", "tz")) -> np.ndarray:
+    """``knobs`` as an ``(n, 7)`` int64 matrix, one config a row (a 1-D array is read as
+    its rows one after another); InvalidInputError naming the first bad knob when a value
+    is no integer in :data:`iobound.limits.TILE` (floats must be whole: 2.5 is refused,
+    never truncated; a thread count of 0 or -1 never reaches the model).
+
+    >>> knob_matrix([4, 4, 2, 1, 2, 2, 1.0]).tolist()
+    [[4, 4, 2, 1, 2, 2, 1]]
+    >>> knob_matrix([[4, 4, 2, 1, 2, 2, 2.5]])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: knob tz of config 0 must be an integer in 1..65536, got 2.5
+    """
+    try:
+        arr = np.asarray(knobs)
+    except ValueError as exc:  # ragged rows
+        raise InvalidInputError(f"knobs must be an (n, 7) array of integers: {exc}") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise InvalidInputError(f"knobs must be an (n, 7) array of integers, got dtype {arr.dtype}")
+    if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 7) or arr.size % 7:
+        raise InvalidInputError(f"knobs must be an (n, 7) array of integers (one config a row), "
+                                f"got shape {arr.shape}")
+    rows = arr.reshape(-1, 7)
+    with np.errstate(invalid="ignore"):
+        bad = ~((rows >= limits.TILE.low) & (rows <= limits.TILE.high))
+        if np.issubdtype(rows.dtype, np.floating):
+            bad |= rows != np.floor(rows)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise InvalidInputError(f"knob {params[j]} of config {i} must be an integer in "
+                                f"{limits.TILE}, got {rows[i, j].item()!r}")
+    return rows.astype(np.int64)
+
+
 def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
     """The :data:`FEATURE_NAMES` columns for each row of ``knobs`` (see module doc).
 
@@ -137,13 +174,18 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     numpy.ndarray
         ``(n, len(FEATURE_NAMES))`` floats.
     """
-    knobs = np.asarray(knobs, dtype=np.int64).reshape(-1, 7)
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    device = _device(device)
+    if device is None:
+        raise InvalidInputError("analytic features need a device (a Device or a preset name)")
+    fam = kernel_family(algorithm)
+    knobs = knob_matrix(knobs, fam.config_type.params)
     out = np.empty((len(knobs), len(FEATURE_NAMES)), dtype=float)
     if len(knobs) == 0:
         return out
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    fam = kernel_family(algorithm)
     per_tile = _per_tile(layer, algorithm, fam.algorithm.tile_params, tiles)
     io, fl, shared, regw, bound = per_tile[:, inverse]
     threads = knobs[:, 4:].prod(axis=1).astype(float)

@@ -111,7 +111,7 @@ def generate_direct(layer: ConvLayer, config: DirectConfig, device=None) -> Kern
         (a ValueError) with the reasons from :func:`kernels.config.check_config`.
     """
     if not isinstance(config, DirectConfig):
-        raise ValueError(f"generate_direct needs a DirectConfig, got {type(config).__name__}")
+        raise InvalidConfigError([f"generate_direct needs a DirectConfig, got {type(config).__name__}"])
     reasons = check_config(layer, config, device)
     if reasons:
         raise InvalidConfigError(reasons)

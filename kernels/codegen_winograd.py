@@ -89,7 +89,7 @@ def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> 
         including "Winograd needs stride 1" for layers it does not apply to.
     """
     if not isinstance(config, WinogradConfig):
-        raise ValueError(f"generate_winograd needs a WinogradConfig, got {type(config).__name__}")
+        raise InvalidConfigError([f"generate_winograd needs a WinogradConfig, got {type(config).__name__}"])
     reasons = check_config(layer, config, device)
     if reasons:
         raise InvalidConfigError(reasons)

@@ -31,7 +31,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
@@ -59,6 +59,9 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     >>> config_from_dict({"e": 2, "x": 4, "y": 4, "z": 2, "tx": 2, "ty": 2, "tz": 1}).algorithm
     'winograd'
     """
+    if not isinstance(d, Mapping):
+        raise InvalidInputError(f"a kernel config must be a mapping of knob names to "
+                                f"integers, got {type(d).__name__}")
     if algorithm is None:
         algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
     algorithm = get_algorithm(algorithm).name
@@ -67,7 +70,7 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     if missing:
         raise InvalidInputError(f"{algorithm} config is missing {', '.join(missing)} "
                          f"(needs {', '.join(cls.params)})")
-    unknown = sorted(set(d) - set(cls.params) - {"algorithm"})
+    unknown = sorted(str(k)[:40] for k in set(d) - set(cls.params) - {"algorithm"})
     if unknown:
         raise InvalidInputError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
                          f"(allowed: {', '.join(cls.params)})")
@@ -105,6 +108,9 @@ def parse_config_items(text: str) -> dict[str, int]:
     """
     from iobound import limits
 
+    if not isinstance(text, str):
+        raise InvalidInputError(f"a config must be a string such as 'x=4,y=4,...', "
+                                f"got {type(text).__name__}")
     d: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, value = item.partition("=")
@@ -186,10 +192,23 @@ def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
 # -- validity ----------------------------------------------------------------------
 
 def _device(device):
-    if device is None or not isinstance(device, str):
+    """None, a :class:`~iobound.devices.Device`, or the preset a name names."""
+    from iobound.devices import Device, get_device
+    if device is None or isinstance(device, Device):
         return device
-    from iobound.devices import get_device
+    if not isinstance(device, str):
+        raise InvalidInputError(f"device must be a Device or a preset name, "
+                                f"got {type(device).__name__} {device!r:.60}")
     return get_device(device)
+
+
+def _check_operands(layer, config) -> None:
+    """InvalidInputError unless ``layer`` is a ConvLayer and ``config`` a kernel config."""
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    if not isinstance(config, tuple(CONFIG_TYPES.values())):
+        raise InvalidInputError(f"config must be a DirectConfig or WinogradConfig, got "
+                                f"{type(config).__name__} {config!r:.60}")
 
 
 def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
@@ -204,6 +223,8 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
     """
+    _check_operands(layer, config)
+    dev = _device(device)
     reasons = config.group_reasons(layer) or config.divisibility(layer)
     if reasons:
         return reasons
@@ -219,7 +240,6 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     gx, gy, gz = grid_shape(layer, config)
     if not grid_fits((gx, gy, gz)):
         reasons.append(f"grid {gx}x{gy}x{gz} exceeds the {GRID_YZ_LIMIT} limit of grid y/z")
-    dev = _device(device)
     if dev is not None:
         smem = shared_memory_bytes(layer, config)
         if smem > dev.shared_mem_per_block_bytes:

@@ -19,8 +19,9 @@ Examples
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TypeVar, Union
+from typing import Mapping, TypeVar, Union
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -42,10 +43,10 @@ class _ConfigMixin:
     tz: int
 
     def __post_init__(self) -> None:
+        # any integral number (numpy's too) in limits.TILE, stored as an int; a float, a
+        # bool or a number past the limit is refused naming the knob
         for name in self.params:
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InvalidInputError(f"{name} must be a positive integer, got {v!r}")
+            object.__setattr__(self, name, limits.check_int(name, getattr(self, name), limits.TILE))
 
     @property
     def threads(self) -> int:
@@ -58,8 +59,16 @@ class _ConfigMixin:
 
     @classmethod
     def from_dict(cls: type[_C], d: dict) -> _C:
-        """Build from a dict holding every key of ``params`` (values cast to int)."""
-        return cls(**{k: int(d[k]) for k in cls.params})
+        """Build from a dict holding every key of ``params``: integers (numpy's too) or
+        strings of one (``"4"``); a float such as 2.5 is refused, never truncated."""
+        if not isinstance(d, Mapping):
+            raise InvalidInputError(f"a {cls.algorithm} config must be a mapping of "
+                                    f"{', '.join(cls.params)}, got {type(d).__name__}")
+        missing = [k for k in cls.params if k not in d]
+        if missing:
+            raise InvalidInputError(f"{cls.algorithm} config is missing {', '.join(missing)}")
+        return cls(**{k: limits.parse_int(k, d[k], limits.TILE) if isinstance(d[k], str) else d[k]
+                      for k in cls.params})
 
 
 @dataclass(frozen=True)

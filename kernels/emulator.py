@@ -40,6 +40,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
+from .limits import check_timeout
 from .reference import check_shapes
 from .source import KernelSource
 
@@ -144,11 +145,16 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
 
     Raises
     ------
+    InvalidInputError
+        ``code`` is no string or ``timeout`` no number of seconds > 0.
     ToolchainError
         No g++.
     EmulatorBuildError
         The source does not compile (``.log`` has g++'s messages).
     """
+    if not isinstance(code, str):
+        raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
+    check_timeout("timeout", timeout)
     cxx = _cxx()
     key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
     folder = cache_dir("emu", cache_root)
@@ -188,6 +194,9 @@ def _load(path: str):
 def check_problem_size(layer) -> None:
     """Refuse a layer whose input, weight or output tensor is past
     :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated."""
+    from iobound.layer import ConvLayer
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     for what, size in (("input", layer.input_size), ("weight", layer.weight_size),
                        ("output", layer.output_size)):
         limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)
@@ -216,6 +225,9 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     EmulatorRunError
         The kernel touched memory outside its buffers or the launch failed.
     """
+    if not isinstance(source, KernelSource):
+        raise InvalidInputError(f"source must be a KernelSource (kernels.generate), "
+                                f"got {type(source).__name__}")
     layer = source.layer
     check_shapes(x, w, layer)
     _check_launch(source)

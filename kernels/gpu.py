@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.devices import DEVICES, Device, get_device
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
 
@@ -42,6 +43,11 @@ __all__ = ["GpuOptions", "MeasureResult", "KernelTimeoutError", "median_ms", "cl
            "device_limits"]
 
 log = logging.getLogger(__name__)
+
+
+#: Timed launches and warm-up launches of one configuration.
+_REPEATS = limits.Limit(1, 1 << 16, "repeats: timed launches of one configuration")
+_WARMUP = limits.Limit(0, 1 << 16, "warm-up launches of one configuration")
 
 
 class KernelTimeoutError(IoboundError, TimeoutError):
@@ -59,12 +65,13 @@ class GpuOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.repeats < 1:
-            raise InvalidInputError(f"repeats must be >= 1, got {self.repeats}")
-        if self.warmup < 0:
-            raise InvalidInputError(f"warmup must be >= 0, got {self.warmup}")
-        if self.timeout_s <= 0:
-            raise InvalidInputError(f"timeout_s must be > 0, got {self.timeout_s}")
+        # integers (numpy's too) stored as ints; a NaN or inf watchdog would never fire
+        object.__setattr__(self, "repeats", limits.check_int("repeats", self.repeats, _REPEATS))
+        object.__setattr__(self, "warmup", limits.check_int("warmup", self.warmup, _WARMUP))
+        limits.check_number("timeout_s", self.timeout_s, 0, low_open=True)
+        object.__setattr__(self, "seed", limits.check_int("seed", self.seed, limits.SEED))
+        if not isinstance(self.check, (bool, np.bool_)):
+            raise InvalidInputError(f"check must be True or False, got {self.check!r:.60}")
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from iobound.limits import check_number
+
 __all__ = ["GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
            "MAX_REGISTERS_PER_THREAD", "thread_registers", "fits_register_file", "grid_fits",
-           "resident_blocks_per_sm"]
+           "resident_blocks_per_sm", "check_timeout"]
 
 #: Most blocks a CUDA grid may have along y and along z.
 GRID_YZ_LIMIT = 65535
@@ -49,9 +51,18 @@ REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
 MAX_REGISTERS_PER_THREAD = 255
 
 
+def _overhead(algorithm: str) -> int:
+    try:
+        return REGISTER_OVERHEAD[algorithm]
+    except (KeyError, TypeError):
+        from iobound.errors import InvalidInputError
+        raise InvalidInputError(f"unknown algorithm {algorithm!r:.60}; choose one of "
+                                f"{', '.join(REGISTER_OVERHEAD)}") from None
+
+
 def thread_registers(words_per_thread, algorithm: str, max_per_thread: int = MAX_REGISTERS_PER_THREAD):
     """Estimated registers of one thread: register words plus overhead, capped."""
-    return np.minimum(np.asarray(words_per_thread) + REGISTER_OVERHEAD[algorithm], max_per_thread)
+    return np.minimum(np.asarray(words_per_thread) + _overhead(algorithm), max_per_thread)
 
 
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
@@ -62,6 +73,9 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
 
 def grid_fits(grid: tuple[int, int, int]) -> bool:
     """Whether a grid (x, y, z) respects the y and z limits."""
+    if not isinstance(grid, (tuple, list)) or len(grid) != 3:
+        from iobound.errors import InvalidInputError
+        raise InvalidInputError(f"grid must be a triple (x, y, z), got {grid!r:.60}")
     return grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
 
 
@@ -71,8 +85,23 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     ``threads`` are rounded up to whole warps; a block without shared memory counts as
     one byte, so the limit stays finite.
     """
-    threads, shared, regs = (np.asarray(a, dtype=float) for a in (threads, shared_bytes,
-                                                                 regs_per_thread))
+    from iobound.devices import Device
+    from iobound.errors import InvalidInputError
+
+    if not isinstance(device, Device):
+        raise InvalidInputError(f"device must be a Device, got {type(device).__name__}")
+    try:
+        threads, shared, regs = (np.asarray(a, dtype=float) for a in (threads, shared_bytes,
+                                                                     regs_per_thread))
+    except (TypeError, ValueError):
+        raise InvalidInputError("threads, shared_bytes and regs_per_thread must be numbers "
+                                "or arrays of numbers") from None
+    # a block of no (or -32) threads would "fit" 32 (or -64) times; NaN fits nothing
+    for name, a, low in (("threads", threads, 1), ("shared_bytes", shared, 0),
+                         ("regs_per_thread", regs, 0)):
+        if not np.all(np.isfinite(a) & (a >= low)):
+            raise InvalidInputError(f"{name} must be finite numbers >= {low}, got "
+                                    f"{a[~(np.isfinite(a) & (a >= low))][:3].tolist()}")
     warp_threads = np.ceil(threads / device.warp_size) * device.warp_size
     return np.minimum.reduce([
         np.full(np.broadcast(threads, shared, regs).shape, float(device.max_blocks_per_sm)),
@@ -80,3 +109,20 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
         np.floor(device.max_threads_per_sm / warp_threads),
         np.floor(device.registers_per_sm / (regs * warp_threads)),
     ])
+
+
+def check_timeout(name: str, value):
+    """``value`` when it is a finite number of seconds > 0 or None (no limit); else
+    InvalidInputError naming ``name`` (NaN, inf, 0, a negative number or a string gave a
+    bogus timeout result or an error from deep in subprocess).
+
+    >>> check_timeout("timeout", 2.5), check_timeout("timeout", None)
+    (2.5, None)
+    >>> check_timeout("timeout", float("nan"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: timeout must be a finite number > 0, got nan
+    """
+    if value is None:
+        return value
+    return check_number(name, value, 0, low_open=True)

@@ -39,20 +39,25 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
+from .limits import check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
 from .status import Status
 
 __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
-           "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "NVCC_FLAGS"]
+           "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "check_arch",
+           "NVCC_FLAGS"]
 
 log = logging.getLogger(__name__)
 
 NVCC_FLAGS = ("-cubin", "-O3", "-std=c++17", "-Xptxas", "-v")
-_ARCH = re.compile(r"^sm_(\d{2,3})[a-z]?$")
+_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?")
+#: Threads compile_many may run, each driving one compiler process.
+_WORKERS = limits.Limit(1, 1 << 10, "compile workers: each drives an nvcc process")
 
 
 # -- finding toolchains -------------------------------------------------------------
@@ -128,12 +133,29 @@ def toolchain(path: str) -> Toolchain:
                      archs=archs)
 
 
+def check_arch(arch) -> str:
+    """``arch`` when it is spelled ``sm_XX`` (``sm_80``, ``sm_90a``); else InvalidInputError.
+
+    >>> check_arch("sm_86")
+    'sm_86'
+    >>> check_arch(80)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: arch must look like sm_80, got 80
+    """
+    if not isinstance(arch, str) or not _ARCH.fullmatch(arch):
+        raise InvalidInputError(f"arch must look like sm_80, got {arch!r:.60}")
+    return arch
+
+
 def find_nvcc(arch: str | None = None) -> str | None:
     """Path of an nvcc (supporting ``arch`` when given), or None when there is none.
 
     >>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
     True
     """
+    if arch is not None and not isinstance(arch, str):
+        raise InvalidInputError(f"arch must be a string such as sm_80, got {arch!r:.60}")
     for path in nvcc_candidates():
         if arch is None or toolchain(path).supports(arch):
             return path
@@ -198,10 +220,15 @@ def _unsupported(arch: str) -> CompileResult:
 
 def find_toolchain(arch: str, nvcc: str | None = None):
     """The toolchain :func:`compile_cubin` uses for ``arch``: an nvcc supporting it, else
-    the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None."""
+    the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None.
+
+    ``arch`` must be spelled ``sm_XX`` (InvalidInputError otherwise)."""
     from .nvrtc import find_nvrtc_toolchain
 
-    path = nvcc or find_nvcc(arch)
+    check_arch(arch)
+    if nvcc is not None and not isinstance(nvcc, (str, os.PathLike)):
+        raise InvalidInputError(f"nvcc must be a path to an nvcc, got {type(nvcc).__name__}")
+    path = os.fspath(nvcc) if nvcc else find_nvcc(arch)
     if path is not None:
         return toolchain(path)
     return find_nvrtc_toolchain(arch)
@@ -236,13 +263,19 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
 
     Raises
     ------
-    ValueError
-        ``arch`` is not of the form ``sm_XX``.
+    InvalidInputError
+        (a ValueError) ``arch`` is not of the form ``sm_XX``, ``timeout`` is no number of
+        seconds > 0, ``source`` or ``extra_flags`` is of the wrong type.
     ToolchainError
         No CUDA compiler at all (not a property of the kernel).
     """
-    if not _ARCH.match(arch):
-        raise InvalidInputError(f"arch must look like sm_80, got {arch!r}")
+    check_arch(arch)
+    check_timeout("timeout", timeout)
+    if not isinstance(source, (KernelSource, str)):
+        raise InvalidInputError(f"source must be a KernelSource or CUDA source text, "
+                                f"got {type(source).__name__}")
+    if isinstance(extra_flags, (str, bytes)) or not all(isinstance(f, str) for f in extra_flags):
+        raise InvalidInputError(f"extra_flags must be a sequence of strings, got {extra_flags!r:.80}")
     code = source.code if isinstance(source, KernelSource) else source
     name = source.name if isinstance(source, KernelSource) else None
     tc = find_toolchain(arch, nvcc)
@@ -332,6 +365,12 @@ def compile_many(sources: Sequence[KernelSource | str], arch: str = "sm_80", *,
     nvcc spends much of its wall time starting its sub-tools, so the default runs two
     compilations per core.
     """
+    if isinstance(sources, (str, bytes, KernelSource)):
+        raise InvalidInputError("sources must be a sequence of sources, got one "
+                                f"{type(sources).__name__}")
+    sources = list(sources)
+    if workers is not None:
+        workers = limits.check_int("workers", workers, _WORKERS)
     workers = workers or max(1, min(len(sources), 2 * (os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda s: compile_cubin(s, arch, **kwargs), sources))

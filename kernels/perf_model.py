@@ -43,7 +43,10 @@ import numpy as np
 
 from iobound.layer import ConvLayer
 
-from .analytic import FEATURE_NAMES, WORD_BYTES, analytic_features
+from iobound.errors import InvalidInputError
+
+from .analytic import FEATURE_NAMES, WORD_BYTES, analytic_features, knob_matrix
+from .config import _device
 from .families import kernel_family
 
 __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
@@ -73,6 +76,9 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     >>> round(float(t), 3)
     1.005
     """
+    device = _device(device)
+    if device is None:
+        raise InvalidInputError("estimate_ms needs a device (a Device or a preset name)")
     io_bytes, flops, warps, ilp, util, steps = (
         np.asarray(a, dtype=float) for a in (io_bytes, flops, active_warps, ilp, utilisation,
                                              loop_steps))
@@ -92,6 +98,7 @@ def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray
     ``loop_steps_per_sm`` and ``time_ms`` (meaningless where ``blocks_per_sm < 1``: no
     block fits on an SM).
     """
+    device = _device(device)
     feats = analytic_features(layer, device, algorithm, knobs)
     f = {name: feats[:, c] for c, name in enumerate(FEATURE_NAMES)}
     warps_per_block = np.ceil(f["threads"] / device.warp_size)
@@ -99,8 +106,8 @@ def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray
     v = f["blocks"] / (device.sm_count * np.maximum(resident, 1.0))
     util = v / np.ceil(v)
     fam = kernel_family(algorithm)
-    chunk = (np.ones(len(knobs)) if fam.chunk_param is None
-             else np.asarray(knobs, dtype=float).reshape(-1, 7)[:, fam.tile_columns((fam.chunk_param,))[0]])
+    chunk = (np.ones(len(feats)) if fam.chunk_param is None
+             else knob_matrix(knobs)[:, fam.tile_columns((fam.chunk_param,))[0]].astype(float))
     steps = (f["blocks"] * np.ceil(layer.c_in_per_group / chunk)
              / (device.sm_count * np.maximum(resident, 1.0)))
     times = estimate_ms(f["io_words"] * WORD_BYTES, f["flops"], resident * warps_per_block,

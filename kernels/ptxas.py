@@ -40,6 +40,9 @@ _SMEM = re.compile(r"(\d+) bytes smem")
 
 def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
     """Per entry function, the registers, shared memory, spills and stack ptxas reported."""
+    if not isinstance(text, str):
+        from iobound.errors import InvalidInputError
+        raise InvalidInputError(f"ptxas output must be text, got {type(text).__name__}")
     out: dict[str, PtxasInfo] = {}
     current: dict | None = None
     for line in text.splitlines():

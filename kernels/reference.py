@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
@@ -38,13 +39,23 @@ UNIT_ROUNDOFF = 2.0 ** -24
 
 
 def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
-    """ValueError unless ``x`` is (n, c_in, h_in, w_in) and ``w`` (c_out, c_in / groups, k_h, k_w)."""
+    """InvalidInputError (a ValueError) unless ``x`` is an (n, c_in, h_in, w_in) and ``w`` a
+    (c_out, c_in / groups, k_h, k_w) array of real numbers."""
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
     want_w = (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)
-    if tuple(x.shape) != want_x:
-        raise ValueError(f"input shape must be {want_x}, got {tuple(x.shape)}")
-    if tuple(w.shape) != want_w:
-        raise ValueError(f"weight shape must be {want_w}, got {tuple(w.shape)}")
+    for what, a, want in (("input", x, want_x), ("weight", w, want_w)):
+        try:
+            shape, kind = np.shape(a), np.asarray(a).dtype.kind
+        except ValueError:  # ragged nested lists
+            shape, kind = None, "O"
+        if shape != want:
+            raise InvalidInputError(f"{what} shape must be {want}, got "
+                                    f"{shape if shape is not None else 'a ragged list'}")
+        if kind not in "biuf":  # complex, strings, objects would be cast or fail in numpy
+            raise InvalidInputError(f"{what} must hold real numbers, got dtype "
+                                    f"{np.asarray(a).dtype}")
 
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
@@ -96,6 +107,9 @@ def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
 
 def random_problem(layer: ConvLayer, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Input and weights drawn uniformly from [-1, 1), as float32."""
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidInputError(f"rng must be a numpy Generator (numpy.random.default_rng(seed)), "
+                                f"got {type(rng).__name__}")
     x = rng.uniform(-1, 1, (layer.n, layer.c_in, layer.h_in, layer.w_in)).astype(np.float32)
     w = rng.uniform(-1, 1, (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)).astype(np.float32)
     return x, w
@@ -160,7 +174,15 @@ def compare(y: np.ndarray, ref: np.ndarray, tol: np.ndarray) -> Comparison:
     >>> compare(np.array([1.0, 2.0]), np.array([1.0, 2.5]), np.array([0.1, 0.1])).ok
     False
     """
-    y = np.asarray(y, np.float64)
+    y, ref, tol = (np.asarray(a, np.float64) for a in (y, ref, tol))
+    try:
+        if y.shape != ref.shape:
+            raise ValueError
+        tol = np.broadcast_to(tol, y.shape)
+    except ValueError:
+        raise InvalidInputError(f"compare needs an output and a reference of one shape and a "
+                                f"tolerance of that shape (or a scalar), got {y.shape}, "
+                                f"{ref.shape}, {tol.shape}") from None
     nan_count = int(np.count_nonzero(~np.isfinite(y)))
     err = np.abs(np.where(np.isfinite(y), y, np.inf) - ref)
     scale = float(np.max(np.abs(ref))) if ref.size else 0.0

@@ -21,16 +21,26 @@ import functools
 import string
 from importlib import resources
 
+from iobound.errors import InvalidInputError
+
 __all__ = ["template_text", "render_template"]
 
 
 @functools.lru_cache(maxsize=None)
 def template_text(name: str) -> str:
     """The text of ``kernels/templates/<name>`` (without the file's final newline)."""
-    text = resources.files("kernels").joinpath("templates", name).read_text(encoding="utf-8")
+    folder = resources.files("kernels").joinpath("templates")
+    known = sorted(p.name for p in folder.iterdir() if p.name.endswith(".cu"))
+    if name not in known:
+        raise InvalidInputError(f"unknown kernel template {name!r:.60}; known: {', '.join(known)}")
+    text = folder.joinpath(name).read_text(encoding="utf-8")
     return text[:-1] if text.endswith("\n") else text
 
 
 def render_template(name: str, **values) -> str:
-    """``name`` with every ``${key}`` replaced by ``str(values[key])`` (all must be given)."""
-    return string.Template(template_text(name)).substitute(values)
+    """``name`` with every ``${key}`` replaced by ``str(values[key])`` (all must be given:
+    a missing one is an InvalidInputError naming it)."""
+    try:
+        return string.Template(template_text(name)).substitute(values)
+    except KeyError as exc:
+        raise InvalidInputError(f"template {name} needs a value for ${{{exc.args[0]}}}") from None

@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from typing import Mapping
 
 from iobound.algorithms import get_algorithm
@@ -50,14 +51,18 @@ def default_thread_block(tiles: Mapping[str, int], algorithm: str | None = None)
     ``algorithm`` defaults as in :func:`kernels.config.config_from_dict` (``e`` means
     Winograd). Raises InvalidInputError when a tile it needs is missing or not positive.
     """
+    if not isinstance(tiles, Mapping):
+        raise InvalidInputError(f"tiles must be a mapping of tile names to integers, "
+                                f"got {type(tiles).__name__}")
     alg = get_algorithm(algorithm or ("winograd" if "e" in tiles else "direct"))
     needed = tuple(p for p in alg.tile_params if p != "alpha")  # threads never split alpha
-    bad = [k for k in needed if not isinstance(tiles.get(k), int) or tiles[k] < 1]
+    bad = [k for k in needed if isinstance(tiles.get(k), bool)
+           or not isinstance(tiles.get(k), numbers.Integral) or tiles[k] < 1]
     if bad:
         raise InvalidInputError(f"a default thread block needs positive tiles {', '.join(needed)}; "
                                 f"missing or not positive: {', '.join(bad)}")
-    e = tiles["e"] if "e" in needed else 1
-    spans = (-(-tiles["x"] // e), -(-tiles["y"] // e), tiles["z"])
+    e = int(tiles["e"]) if "e" in needed else 1
+    spans = (-(-int(tiles["x"]) // e), -(-int(tiles["y"]) // e), int(tiles["z"]))
     block, room = {}, DEFAULT_MAX_THREADS
     for key, span in zip(THREAD_KEYS, spans):
         block[key] = _largest_divisor_at_most(span, room)

@@ -35,9 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
+from iobound import limits
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .config import KernelConfig, check_config, onchip_words
+from .config import KernelConfig, _check_operands, check_config, onchip_words
 from .emulator import check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
@@ -85,9 +87,18 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     ------
     InvalidConfigError
         (a ValueError) when the config cannot run.
+    InvalidInputError
+        (a ValueError) ``seed`` is no integer in :data:`iobound.limits.SEED`, the layer's
+        tensors are past :data:`iobound.limits.EMULATED_ELEMENTS`, or an argument is of the
+        wrong type.
     EmulatorBuildError, EmulatorRunError, ToolchainError
         When the emulator cannot build or run the kernel.
     """
+    seed = limits.check_int("seed", seed, limits.SEED)
+    if not isinstance(with_bound, (bool, np.bool_)):
+        raise InvalidInputError(f"with_bound must be True or False, got {with_bound!r:.60}")
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     check_problem_size(layer)  # before the random tensors are allocated
     source = generate(layer, config)
     x, w = random_problem(layer, np.random.default_rng(seed))
@@ -147,6 +158,7 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     2 channel chunks (direct; 4 input channels for Winograd), at most 2 channel groups,
     each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
     batch 1."""
+    _check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
     h_out = y * max(1, min(2, layer.h_out // y))
     w_out = x * max(1, min(2, layer.w_out // x))
@@ -167,6 +179,7 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
     A configuration that does not fit the reduced copy, or that the emulator cannot
     build or run, gives an unchecked result with the reason; nothing is raised.
     """
+    _check_operands(layer, config)
     small = reduced_layer(layer, config)
     reasons = check_config(small, config)
     if reasons:

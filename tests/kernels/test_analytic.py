@@ -96,3 +96,56 @@ def test_io_over_bound_is_at_least_one():
     assert (f["io_over_bound"] >= 1.0).all()
     cfg = config_from_dict(dict(zip(space.params, map(int, knobs[0]))))
     assert f["io_over_bound"][0] == f["io_words"][0] / best_lower_bound(LAYER, onchip_words(LAYER, cfg))
+
+
+# -- bad knobs: refused naming the knob, never truncated or fed to the model ---------------
+
+import pytest  # noqa: E402
+from hypothesis import given, strategies as st  # noqa: E402
+
+from iobound.errors import InvalidInputError  # noqa: E402
+from kernels.perf_model import estimate_configs  # noqa: E402
+
+_SMALL = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+_GOOD = [2, 2, 2, 1, 2, 1, 1]
+
+
+@given(st.integers(0, 6), st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).filter(lambda v: not float(v).is_integer()),
+    st.integers(-2**62, 0), st.integers(65537, 2**62)))
+def test_a_bad_knob_is_refused_naming_it(col, value):
+    """2.5 was truncated to 2 (another config's features), tx=-1 or 0 gave negative or
+    infinite features, a huge thread count overflowed int64 to 0 threads: each is an
+    InvalidInputError naming the knob, in analytic_features and estimate_configs."""
+    row = list(_GOOD)
+    row[col] = value
+    knobs = np.array([_GOOD, row], dtype=float if isinstance(value, float) else np.int64)
+    name = ("x", "y", "z", "alpha", "tx", "ty", "tz")[col]
+    for fn in (analytic_features, estimate_configs):
+        with pytest.raises(InvalidInputError, match=f"knob {name} of config 1"):
+            fn(_SMALL, V100, "direct", knobs)
+
+
+def test_whole_floats_and_one_flat_row_are_still_knobs():
+    """Float arrays of whole numbers and a 1-D row keep working (valid input)."""
+    want = analytic_features(_SMALL, V100, "direct", np.array([_GOOD]))
+    assert np.array_equal(analytic_features(_SMALL, V100, "direct", np.array(_GOOD, float)), want)
+    assert np.array_equal(analytic_features(_SMALL, V100, "direct", _GOOD), want)
+
+
+@pytest.mark.parametrize("knobs", [np.ones((1, 6)), np.ones((1, 14)), np.ones((1, 1, 7)),
+                                   [["a"] * 7], [[1] * 7, [1] * 6], np.ones((1, 7), bool)])
+def test_knobs_of_the_wrong_shape_or_type_are_refused(knobs):
+    """Not (n, 7) integers: InvalidInputError (was a numpy reshape or int() error, or a
+    (1, 14) matrix read silently as two configs)."""
+    with pytest.raises(InvalidInputError, match="knobs must be"):
+        analytic_features(_SMALL, V100, "direct", knobs)
+
+
+def test_device_may_be_a_preset_name_and_nothing_else():
+    """A preset name is resolved (as check_config does); another type is an input error."""
+    want = estimate_configs(_SMALL, V100, "direct", [_GOOD])["time_ms"]
+    assert np.array_equal(estimate_configs(_SMALL, "v100", "direct", [_GOOD])["time_ms"], want)
+    for bad in (None, 5):
+        with pytest.raises(InvalidInputError, match="device"):
+            analytic_features(_SMALL, bad, "direct", [_GOOD])

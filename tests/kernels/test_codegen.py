@@ -108,3 +108,15 @@ def test_generated_transforms_equal_the_sympy_matrices(transform_lib, e):
     np.testing.assert_allclose(v, BT @ d @ BT.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(u, G @ g @ G.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(y, AT @ m @ AT.T, rtol=1e-5, atol=1e-4)
+
+
+def test_template_errors_name_the_template_or_the_placeholder():
+    """An unknown template (was FileNotFoundError, or a path outside the package such as
+    '../cache.py') or a missing placeholder value (KeyError) is an InvalidInputError."""
+    from iobound.errors import InvalidInputError
+    from kernels.template import render_template, template_text
+    for name in ("nope.cu", "../cache.py", ""):
+        with pytest.raises(InvalidInputError, match="unknown kernel template"):
+            template_text(name)
+    with pytest.raises(InvalidInputError, match=r"needs a value for \$\{"):
+        render_template("direct.cu", layer="L")

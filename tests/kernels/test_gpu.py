@@ -2,6 +2,7 @@
 
 import sys
 
+import numpy as np
 import pytest
 
 from iobound.devices import Device
@@ -73,6 +74,25 @@ def test_options_are_validated():
         gpu.GpuOptions(repeats=0)
     with pytest.raises(ValueError, match="timeout_s"):
         gpu.GpuOptions(timeout_s=0)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("timeout_s", float("nan")), ("timeout_s", float("inf")), ("timeout_s", "5"),
+    ("repeats", 2.5), ("repeats", "10"), ("repeats", True), ("warmup", -1), ("warmup", None),
+    ("seed", -1), ("seed", 1.5), ("check", "no"),
+])
+def test_options_of_the_wrong_type_or_nan_are_input_errors(field, value):
+    """A NaN watchdog never fired (nan <= 0 is false: a hung kernel hung the tuner), "5" or
+    None were TypeErrors, 2.5 repeats a TypeError in range() at measurement time."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match=field):
+        gpu.GpuOptions(**{field: value})
+
+
+def test_numpy_integer_options_are_integers():
+    """numpy integers are integers (stored as int)."""
+    opts = gpu.GpuOptions(repeats=np.int64(5), warmup=np.int32(1), seed=np.uint8(3))
+    assert (opts.repeats, opts.warmup, opts.seed) == (5, 1, 3) and type(opts.repeats) is int
 
 
 def test_result_status_is_validated():

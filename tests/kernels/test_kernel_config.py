@@ -1,5 +1,6 @@
 """Kernel configs: parsing, round trips, sizes that match the dataflow, and rejection reasons."""
 
+import numpy as np
 import pytest
 from hypothesis import assume, given, strategies as st
 
@@ -168,3 +169,94 @@ def test_winograd_onchip_words_are_the_arrays_the_kernel_declares(e, xt, yt, z, 
     shared = (yt * e + 2) * (xt * e + 2) + z * 9
     assert shared_memory_words(layer, cfg) == shared
     assert onchip_words(layer, cfg) == shared + cfg.threads * per_thread
+
+
+# -- bad input: project errors naming the problem, never a truncation --------------------
+
+from iobound.errors import InvalidInputError  # noqa: E402
+
+_DIRECT = {"x": 4, "y": 4, "z": 2, "alpha": 1, "tx": 2, "ty": 2, "tz": 1}
+
+
+@given(st.sampled_from(sorted(_DIRECT)), st.floats(allow_nan=True, allow_infinity=True))
+def test_a_float_knob_is_refused_not_truncated(key, value):
+    """{"x": 2.7, ...} was the config x=2: measured and logged as another config. A float
+    (NaN and inf included) is an InvalidInputError naming the knob, as in ConvLayer."""
+    with pytest.raises(InvalidInputError, match=key):
+        config_from_dict({**_DIRECT, key: value})
+
+
+@pytest.mark.parametrize("value", [None, True, "a", [4], 2.0, float("nan")])
+def test_a_knob_of_the_wrong_type_is_an_input_error(value):
+    """None, a bool, a non-numeric string, a list, a float: InvalidInputError naming x
+    (were TypeError, ValueError, or True silently taken as 1)."""
+    with pytest.raises(InvalidInputError, match="x"):
+        config_from_dict({**_DIRECT, "x": value})
+
+
+@given(st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint16]),
+       st.integers(1, 100))
+def test_numpy_integer_knobs_are_integers(dtype, v):
+    """A numpy integer is an integer (the project's rule): the config holds the same ints."""
+    cfg = DirectConfig(dtype(v), 1, 1, 1, 1, 1, 1)
+    assert cfg == DirectConfig(v, 1, 1, 1, 1, 1, 1) and type(cfg.x) is int
+    assert config_from_dict({**_DIRECT, "x": dtype(v)}).x == v
+
+
+def test_integer_strings_are_still_knobs():
+    """Values given as integer strings keep working (as before)."""
+    assert config_from_dict({k: str(v) for k, v in _DIRECT.items()}) == config_from_dict(_DIRECT)
+
+
+def test_a_knob_past_the_tile_limit_is_refused():
+    """10**30 is no tile edge: refused at construction, naming the knob and the limit."""
+    with pytest.raises(InvalidInputError, match=r"x=1000000000000000000000000000000 is above the limit"):
+        DirectConfig(10**30, 1, 1, 1, 1, 1, 1)
+
+
+@pytest.mark.parametrize("d", [None, [("x", 4)], "x=4", 5])
+def test_config_from_dict_needs_a_mapping(d):
+    """Not a mapping: InvalidInputError (was AttributeError)."""
+    with pytest.raises(InvalidInputError, match="mapping"):
+        config_from_dict(d)
+
+
+def test_unknown_non_string_key_is_named():
+    """A key that is no string is an unknown key (was a TypeError while joining names)."""
+    with pytest.raises(InvalidInputError, match="unknown direct config key"):
+        config_from_dict({**_DIRECT, 1: 2})
+
+
+@pytest.mark.parametrize("text", [None, 5, b"x=4"])
+def test_parse_config_needs_a_string(text):
+    """parse_config of no string: InvalidInputError (was AttributeError)."""
+    with pytest.raises(InvalidInputError, match="string"):
+        parse_config(text)
+
+
+def test_default_thread_block_takes_numpy_tiles_and_refuses_bools():
+    """numpy integer tiles are tiles; True is not one; no mapping is an input error."""
+    from kernels.thread_block import default_thread_block
+    assert default_thread_block({"x": np.int64(8), "y": np.int32(8), "z": np.int64(8)}) == \
+        default_thread_block({"x": 8, "y": 8, "z": 8})
+    with pytest.raises(InvalidInputError, match="x"):
+        default_thread_block({"x": True, "y": 2, "z": 2})
+    with pytest.raises(InvalidInputError, match="mapping"):
+        default_thread_block(None)
+
+
+@pytest.mark.parametrize("layer, config, device, match", [
+    (None, DirectConfig(2, 2, 2, 1, 1, 1, 1), None, "layer must be a ConvLayer"),
+    (LAYER, None, None, "config must be"),
+    (LAYER, {"x": 2}, None, "config must be"),
+    (LAYER, DirectConfig(2, 2, 2, 1, 1, 1, 1), 5, "device must be"),
+])
+def test_check_config_operands_of_the_wrong_type(layer, config, device, match):
+    """check_config (and so the generators) refuse a non-layer, non-config or non-device
+    with InvalidInputError (were AttributeErrors from deep inside)."""
+    from kernels.generate import generate
+    with pytest.raises(InvalidInputError, match=match):
+        check_config(layer, config, device)
+    if config is not None and not isinstance(config, dict):
+        with pytest.raises(InvalidInputError, match=match):
+            generate(layer, config, device)

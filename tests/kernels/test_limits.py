@@ -46,3 +46,36 @@ def test_vectorised_like_scalars():
     t, s, r = np.array([32, 256, 1000]), np.array([0, 4096, 40000]), np.array([40, 64, 255])
     assert resident_blocks_per_sm(d, t, s, r).tolist() == [
         float(resident_blocks_per_sm(d, a, b, c)) for a, b, c in zip(t, s, r)]
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from iobound.errors import InvalidInputError  # noqa: E402
+
+
+@pytest.mark.parametrize("threads, shared, regs, match", [
+    (0, 0, 40, "threads"), (-32, 0, 40, "threads"), (float("nan"), 0, 40, "threads"),
+    (32, -1, 40, "shared_bytes"), (32, 0, float("nan"), "regs_per_thread"),
+    ([32, 0], 0, 40, "threads"), ("a", 0, 40, "numbers"),
+])
+def test_resident_blocks_refuse_impossible_blocks(threads, shared, regs, match):
+    """A block of 0 threads 'fitted' 32 times, -32 threads -64 times, NaN gave NaN: each
+    is an InvalidInputError naming the argument."""
+    with pytest.raises(InvalidInputError, match=match):
+        resident_blocks_per_sm(DEVICES["V100-SXM2"], threads, shared, regs)
+
+
+def test_rules_refuse_unknown_algorithms_devices_and_grids():
+    """An unknown algorithm (was KeyError), a device name (AttributeError) or a grid that is
+    no triple (IndexError / TypeError) are InvalidInputErrors."""
+    with pytest.raises(InvalidInputError, match="unknown algorithm"):
+        thread_registers(3, "foo")
+    with pytest.raises(InvalidInputError, match="unknown algorithm"):
+        fits_register_file(3, 2, ["direct"], 65536)
+    with pytest.raises(InvalidInputError, match="device"):
+        resident_blocks_per_sm("v100", 32, 0, 40)
+    for grid in ((1, 2), None, 5):
+        with pytest.raises(InvalidInputError, match="grid"):
+            grid_fits(grid)

@@ -40,6 +40,14 @@ def test_parse_ptxas_current_format():
         "sm_80", 72, 432, 0, 0)
 
 
+@pytest.mark.parametrize("text", [None, b"ptxas info", 5])
+def test_parse_ptxas_needs_text(text):
+    """No text: InvalidInputError (None was AttributeError, bytes a TypeError from re)."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match="ptxas output must be text"):
+        nv.parse_ptxas(text)
+
+
 def test_parse_ptxas_several_functions_and_spills():
     """Each entry function gets its own numbers; missing smem means 0."""
     infos = nv.parse_ptxas(OLD_TWO_FUNCTIONS)
@@ -154,6 +162,67 @@ def test_bad_arch_string_is_a_value_error(tmp_path):
     """The arch must be spelled sm_XX."""
     with pytest.raises(ValueError, match="sm_80"):
         nv.compile_cubin("", "80", cache_root=tmp_path)
+
+
+@pytest.mark.parametrize("arch", ["sm_", "sm_abc", "", None, 80, "sm_80\n", b"sm_80", "sm_8O"])
+def test_malformed_arch_is_an_input_error_everywhere(tmp_path, arch):
+    """compile_cubin and find_toolchain refuse an arch not spelled sm_XX with
+    InvalidInputError (None, 80 and b"sm_80" were TypeErrors; "sm_80\n" passed the check
+    and came back as a compile_error for every kernel)."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match="arch must look like sm_80"):
+        nv.compile_cubin("int k;", arch, cache_root=tmp_path)
+    with pytest.raises(InvalidInputError, match="arch must look like sm_80"):
+        nv.find_toolchain(arch)
+    if arch is not None and not isinstance(arch, str):
+        with pytest.raises(InvalidInputError, match="arch must be a string"):
+            nv.find_nvcc(arch)
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), -1, 0, float("inf"), -float("inf"), "5", True])
+def test_bad_timeout_is_an_input_error_not_a_result(tmp_path, timeout):
+    """A timeout that is no number of seconds > 0 is refused before nvcc runs (NaN was a
+    ValueError from subprocess, inf an OverflowError, "5" a TypeError, 0 and -1 a recorded
+    'timeout' result)."""
+    from iobound.errors import InvalidInputError
+    fake = _fake_nvcc(tmp_path, archs=("80",), body=_FAKE_COMPILE)
+    with pytest.raises(InvalidInputError, match="timeout"):
+        nv.compile_cubin("int k;", "sm_80", nvcc=str(fake), cache_root=tmp_path, timeout=timeout)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("timeout", [None, 30, 0.5])
+def test_no_limit_and_finite_timeouts_still_compile(tmp_path, timeout):
+    """None (no limit) and a number of seconds keep working."""
+    fake = _fake_nvcc(tmp_path, archs=("80",), body=_FAKE_COMPILE)
+    assert nv.compile_cubin("int k;", "sm_80", nvcc=str(fake), cache_root=tmp_path / "c",
+                            timeout=timeout).ok
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"source": None}, "source must be"), ({"source": 5}, "source must be"),
+    ({"extra_flags": "-lineinfo"}, "extra_flags"), ({"extra_flags": [1]}, "extra_flags"),
+    ({"nvcc": 5}, "nvcc must be a path"),
+])
+def test_compile_arguments_of_the_wrong_type(tmp_path, kwargs, match):
+    """No source text, a flags string (was split into one-letter flags) or an nvcc that is
+    no path: InvalidInputError (were AttributeError / a compile_error per kernel)."""
+    from iobound.errors import InvalidInputError
+    args = {"source": "int k;", **kwargs}
+    with pytest.raises(InvalidInputError, match=match):
+        nv.compile_cubin(args.pop("source"), "sm_80", cache_root=tmp_path, **args)
+
+
+@pytest.mark.parametrize("sources, workers, match", [
+    ("int k;", None, "sequence of sources"), (["int k;"], 0, "workers"),
+    (["int k;"], -1, "workers"), (["int k;"], 2.5, "workers"),
+])
+def test_compile_many_arguments(sources, workers, match):
+    """One string is not a list of sources (it was compiled letter by letter); workers must
+    be an integer >= 1 (-1 was a ValueError from the thread pool)."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match=match):
+        nv.compile_many(sources, workers=workers)
 
 
 @pytest.mark.nvcc

@@ -40,3 +40,72 @@ def test_config_that_does_not_fit_is_reported_not_raised():
     chk = emulator_check(SMALL, DirectConfig(x=4, y=4, z=8, alpha=4, tx=3, ty=4, tz=2))
     assert not chk.checked and "tx" in chk.reason and chk.matches_numpy is None
     assert chk.to_dict() == {"checked": False, "reason": chk.reason, "layer": chk.layer}
+
+
+# -- bad input to the emulator entry points ----------------------------------------------
+
+import pytest  # noqa: E402
+
+from iobound.errors import InvalidInputError  # noqa: E402
+from kernels.emulator import build_emulator, check_problem_size, emulate  # noqa: E402
+from kernels.generate import generate  # noqa: E402
+from kernels.reference import compare, random_problem  # noqa: E402
+from kernels.verify import emulate_and_check  # noqa: E402
+
+TINY = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+TINY_CFG = DirectConfig(2, 2, 2, 1, 2, 2, 1)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", None, True, 2**70])
+def test_bad_seed_is_an_input_error_before_anything_runs(seed):
+    """The data seed is an integer in limits.SEED (-1 was numpy's ValueError, 1.5 and "a"
+    TypeErrors, None silently unseeded data, True the seed 1)."""
+    with pytest.raises(InvalidInputError, match="seed"):
+        emulate_and_check(TINY, TINY_CFG, seed=seed, with_bound=False)
+
+
+def test_numpy_seed_is_a_seed():
+    """A numpy integer seed gives the same check as the int."""
+    a = emulate_and_check(TINY, TINY_CFG, seed=np.int64(3), with_bound=False)
+    b = emulate_and_check(TINY, TINY_CFG, seed=3, with_bound=False)
+    assert a.ok and (a.max_abs_err, a.global_loads) == (b.max_abs_err, b.global_loads)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: emulate_and_check(None, TINY_CFG), "layer must be a ConvLayer"),
+    (lambda: emulate_and_check(TINY, TINY_CFG, with_bound="no"), "with_bound"),
+    (lambda: emulator_check(TINY, None), "config must be"),
+    (lambda: reduced_layer(None, TINY_CFG), "layer must be"),
+    (lambda: check_problem_size(None), "layer must be"),
+    (lambda: build_emulator(None), "source text"),
+    (lambda: build_emulator("int k;", timeout=float("nan")), "timeout"),
+    (lambda: build_emulator("int k;", timeout=-1), "timeout"),
+    (lambda: emulate(None, *random_problem(TINY, np.random.default_rng(0))), "KernelSource"),
+    (lambda: random_problem(TINY, 5), "Generator"),
+    (lambda: compare(np.zeros(3), np.zeros(4), np.zeros(3)), "one shape"),
+])
+def test_emulator_entry_points_refuse_bad_arguments(call, match):
+    """Wrong types, NaN or negative build timeouts, mismatched arrays: InvalidInputError
+    (were AttributeError, numpy ValueError, or an EmulatorBuildError 'timed out after -1 s')."""
+    with pytest.raises(InvalidInputError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("x, match", [(None, "input shape"), ("x", "input shape"),
+                                      ("complex", "real numbers"), ("ragged", "ragged")])
+def test_emulate_refuses_what_is_no_real_array(x, match):
+    """None, a string, a ragged list: InvalidInputError (were AttributeError); complex data
+    is refused, not cast to its real part with a warning."""
+    src = generate(TINY, TINY_CFG)
+    xs, w = random_problem(TINY, np.random.default_rng(0))
+    x = {"complex": xs.astype(np.complex64), "ragged": [[1.0], [1.0, 2.0]]}.get(x, x)
+    with pytest.raises(InvalidInputError, match=match):
+        emulate(src, x, w)
+
+
+def test_emulate_still_takes_nested_lists_and_float64():
+    """Real data as nested lists or float64 is accepted (cast to fp32) as before."""
+    src = generate(TINY, TINY_CFG)
+    x, w = random_problem(TINY, np.random.default_rng(0))
+    want = emulate(src, x, w).output
+    assert np.array_equal(emulate(src, x.tolist(), w.astype(np.float64)).output, want)
