@@ -60,8 +60,15 @@ class EmulateMeasurer(Measurer):
     estimate = False
 
     def __init__(self, layer, algorithm: str = "direct", seed: int = 0, with_bound: bool = False):
+        from iobound import limits
+        from iobound.layer import ConvLayer
+
+        from ..option_checks import check_flag, check_type
         algorithm = algorithm_name(algorithm)
-        self.layer, self.algorithm, self.seed, self.with_bound = layer, algorithm, seed, with_bound
+        check_type("layer", layer, ConvLayer)
+        seed = limits.check_int("seed", seed, limits.SEED)  # else every config an invalid record
+        self.layer, self.algorithm, self.seed = layer, algorithm, seed
+        self.with_bound = check_flag("with_bound", with_bound)
 
     def toolchain(self) -> str:
         from kernels.emulator import _cxx, _cxx_version

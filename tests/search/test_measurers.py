@@ -7,6 +7,7 @@ import pytest
 from iobound.layer import ConvLayer
 from search.measure import MEASURERS, make_measurer, measurer_class
 from search.measure.base import Measurer
+from search.measure.emulate import EmulateMeasurer
 from kernels.status import Status
 
 LAYER = ConvLayer(n=1, c_in=3, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
@@ -58,3 +59,15 @@ def test_cuda_measures_a_small_kernel():
     """On a GPU the cuda measurer times a valid config (ok, positive median)."""
     (r,) = make_measurer("cuda", LAYER).measure([GOOD])
     assert r.status is Status.OK and r.time_ms > 0 and len(r.costs) >= 1
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"seed": -1}, "seed=-1 is below the minimum 0"), ({"seed": 1.5}, "seed must be an integer"),
+    ({"with_bound": "yes"}, "with_bound must be True or False"), ({"layer": None}, "layer must be"),
+])
+def test_emulate_measurer_refuses_bad_arguments_when_built(kwargs, needle):
+    """A bad seed made every configuration an invalid record, one by one, at measure time."""
+    from iobound.errors import InvalidInputError
+    args = {"layer": ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3), **kwargs}
+    with pytest.raises(InvalidInputError, match=needle):
+        EmulateMeasurer(**args)
