@@ -298,7 +298,8 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
 def _compile(tc, code: str, name: str | None, arch: str, flags: Sequence[str], cubin: Path,
              timeout: float) -> tuple[CompileResult, bool]:
     """Compile in a scratch folder beside ``cubin``; the result and whether to cache it
-    (not when the compiler timed out or could not be run)."""
+    (not when the compiler timed out or could not be run, nor a failure that is not the
+    kernel's: :func:`kernel_at_fault`)."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=cubin.parent) as tmp:
         try:
@@ -313,8 +314,27 @@ def _compile(tc, code: str, name: str | None, arch: str, flags: Sequence[str], c
         seconds = time.perf_counter() - start
         if code_rc != 0 or not out.exists():
             return CompileResult(status=Status.COMPILE_ERROR, arch=arch, log=text, seconds=seconds,
-                                 toolchain=tc.release), True
+                                 toolchain=tc.release), kernel_at_fault(code_rc, text)
         return _install(out, cubin, text, name, arch, seconds, tc.release), True
+
+
+#: What a compiler says when the kernel itself is wrong: an error at a line of the source
+#: (nvcc, NVRTC) or ptxas refusing the code (too much shared memory, too many registers).
+_KERNEL_FAULT = re.compile(r"\(\d+\): (?:catastrophic )?error|ptxas (?:error|fatal)\s*:")
+
+
+def kernel_at_fault(returncode: int, log_text: str) -> bool:
+    """Whether a failed compile is the kernel's fault, so that compiling it again would fail
+    again and the failure may be cached: the compiler exited with an error it tied to the
+    code (:data:`_KERNEL_FAULT`). Anything else (a signal, a file it could not write, a
+    full disk) may pass: cached, it would fail that kernel in every later run.
+
+    >>> kernel_at_fault(1, 'kernel.cu(12): error: identifier "q" is undefined')
+    True
+    >>> kernel_at_fault(1, "Could not open output file 'kernel.cubin'"), kernel_at_fault(-9, "")
+    (False, False)
+    """
+    return returncode > 0 and _KERNEL_FAULT.search(log_text) is not None
 
 
 def _install(out: Path, cubin: Path, text: str, name: str | None, arch: str, seconds: float,
@@ -344,8 +364,9 @@ def _write_record(meta: Path, result: CompileResult) -> None:
 
 
 def _cached_result(meta: Path, cubin: Path) -> CompileResult | None:
-    """The cached result when its record and cubin are what we built (digests match),
-    else None (the caller rebuilds)."""
+    """The cached result when its record and cubin are what we built (digests match) and,
+    for a failure, the failure is the kernel's (:func:`kernel_at_fault`), else None (the
+    caller rebuilds)."""
     if not is_trusted(meta):
         return None
     try:
@@ -355,6 +376,8 @@ def _cached_result(meta: Path, cubin: Path) -> CompileResult | None:
         return None
     if result.status.is_ok and not (is_trusted(cubin) and result.cubin_path == str(cubin)):
         return None
+    if result.status is Status.COMPILE_ERROR and not kernel_at_fault(1, result.log):
+        return None  # cached by an older version, though not the kernel's fault: try again
     return result
 
 

@@ -302,3 +302,35 @@ def test_an_iobound_nvcc_naming_no_program_is_an_error_not_a_fall_back(tmp_path,
     fake = _fake_nvcc(tmp_path)
     monkeypatch.setenv("IOBOUND_NVCC", str(fake))
     assert nv.nvcc_candidates()[0] == str(fake)
+
+
+@pytest.mark.parametrize("said, cached", [
+    ('kernel.cu(3): error: identifier \\"q\\" is undefined', True),
+    ("ptxas error   : Entry function 'k' uses too much shared data", True),
+    ("Could not open output file 'kernel.cubin'", False),
+    ("nvcc fatal   : No space left on device", False),
+])
+def test_only_a_failure_that_is_the_kernel_s_is_cached(tmp_path, said, cached):
+    """A compile_error was cached whatever caused it, so one environment problem (a cache
+    folder nvcc could not write to, a full disk) failed that kernel in every later run."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = _fake_nvcc(folder, archs=("80",),
+                      body=f'echo run >> "$(dirname "$0")/runs"; echo "{said}" >&2; exit 2')
+    for _ in range(2):
+        res = nv.compile_cubin("int k;", "sm_80", nvcc=str(fake), cache_root=tmp_path / "c")
+        assert res.status is Status.COMPILE_ERROR and said.split()[0] in res.log
+    assert (folder / "runs").read_text().count("run") == (1 if cached else 2)
+
+
+def test_a_cached_failure_that_was_not_the_kernel_s_is_compiled_again(tmp_path):
+    """Caches written before the rule above may hold such a failure: it is a miss."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    broken = _fake_nvcc(folder, archs=("80",), body='echo "Could not open output file" >&2; exit 1')
+    res = nv.compile_cubin("int k;", "sm_80", nvcc=str(broken), cache_root=tmp_path / "c")
+    key_files = list((tmp_path / "c" / "cubin").glob("*.json"))
+    assert res.status is Status.COMPILE_ERROR and key_files == []
+    meta = tmp_path / "c" / "cubin" / "stale.json"
+    nv._write_record(meta, res)  # what an older version cached for this failure
+    assert nv._cached_result(meta, meta.with_suffix(".cubin")) is None
