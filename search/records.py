@@ -67,8 +67,8 @@ class TuneLog:
 
 
 def read_log(path: str | os.PathLike) -> TuneLog:
-    """Read a tuning log (gzipped when its name ends in .gz); a cut-short last line (a
-    killed run) is dropped.
+    """Read a tuning log (plain, or compressed with gzip: told by its first bytes, not its
+    name); a cut-short last line (a killed run) is dropped.
 
     Every line is checked as data. A record whose time (or emulator surrogate cost) is
     not a positive finite number is read as an ``invalid`` record (it counts as
@@ -86,7 +86,7 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
         data = path.read_bytes()
-        if path.suffix == ".gz":  # a finished log, compressed
+        if _is_gzip(data):  # a finished log, compressed (a log written at a .gz name is not)
             data = gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as exc:  # unreadable, not gzip, cut short
         raise InvalidInputError(f"{where} cannot be read: "
@@ -115,6 +115,11 @@ def read_log(path: str | os.PathLike) -> TuneLog:
             continue
         entries.append(_entry(obj, f"{where} line {n}"))
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
+
+
+def _is_gzip(data: bytes) -> bool:
+    """Whether ``data`` is gzip's (its magic number), whatever the file's name."""
+    return data[:2] == b"\x1f\x8b"
 
 
 def _json_line(line: bytes, where: str) -> Any:
@@ -182,8 +187,9 @@ class LogWriter:
     Parameters
     ----------
     path : path
-        The log file. A new file gets ``header``; an existing one (resume) is
-        appended to after dropping a cut-short last line.
+        The log file, plain text whatever its name. A new file gets ``header``; an
+        existing one (resume) is appended to after dropping a cut-short last line; a
+        compressed one (``gzip run.jsonl``) is refused, left as it is.
     header : dict
         The run description written on the first line of a new file.
     """
@@ -199,6 +205,10 @@ class LogWriter:
     def _open(self, header: Mapping[str, Any] | None) -> None:
         if self.path.is_file() and self.path.stat().st_size > 0:
             data = self.path.read_bytes()
+            if _is_gzip(data):  # cut at a newline byte and appended to, its records were lost
+                raise InvalidInputError(
+                    f"log file {str(self.path)!r} is compressed (gzip): a run cannot append to "
+                    f"it; decompress it (gunzip) and resume from the plain file")
             if not data.endswith(b"\n"):
                 with open(self.path, "r+b") as fh:
                     fh.truncate(data.rfind(b"\n") + 1)

@@ -108,3 +108,41 @@ def test_wrong_schema_version_rejected(tmp_path):
     path.write_text(json.dumps({"schema": SCHEMA, "version": 99}) + "\n")
     with pytest.raises(ValueError, match="version 99"):
         read_log(path)
+
+
+def _tune(cache, *args):
+    from search.cli.main import main
+    return main(["tune", "--measure", f"replay:{cache}", "--strategy", "random", "--seed", "1",
+                 *args])
+
+
+def test_resuming_a_compressed_log_refuses_and_keeps_it(tmp_path, synth_cache_path, capsys):
+    """A finished log compressed (``gzip run.jsonl``, which read_log reads) given to
+    --resume: one line, exit 2, the file byte for byte as it was. (The writer used to cut
+    the gzip bytes at their last newline byte and append plain lines: every logged
+    measurement was lost.)"""
+    import gzip
+    plain, packed = tmp_path / "run.jsonl", tmp_path / "run.jsonl.gz"
+    assert _tune(synth_cache_path, "--budget", "5", "--log", str(plain)) == 0
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    before = packed.read_bytes()
+    capsys.readouterr()
+    assert _tune(synth_cache_path, "--budget", "8", "--resume", str(packed)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is compressed (gzip)" in err[0] and "gunzip" in err[0], err
+    assert packed.read_bytes() == before and len(read_log(packed).entries) == 5
+
+
+def test_a_log_written_at_a_gz_name_resumes(tmp_path, synth_cache_path, capsys):
+    """--log run.jsonl.gz (the log is plain text whatever its name): --resume of it
+    finishes the budget, measuring nothing twice (it used to be read as gzip: 'cannot
+    be read: Not a gzipped file', so the run could never be resumed)."""
+    log = tmp_path / "run.jsonl.gz"
+    assert _tune(synth_cache_path, "--budget", "5", "--log", str(log)) == 0
+    first = [e.index for e in read_log(log).entries]
+    capsys.readouterr()
+    assert _tune(synth_cache_path, "--budget", "9", "--resume", str(log), "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    idx = [e.index for e in read_log(log).entries]
+    assert out["resumed"] == 5 and out["evaluations"] == 9
+    assert len(idx) == len(set(idx)) == 9 and idx[:5] == first
