@@ -54,12 +54,14 @@ def _table(args, jobs, reports, device, kind: str) -> dict:
 
 
 def write_network_json(path: str, args, jobs, reports, device, kind: str) -> None:
-    """Write the table; a failed write is an OutputWriteError (the logs keep everything)."""
+    """Write the table, atomically (:func:`search.outputs.write_atomic`: an existing file
+    stays as it was until the new one is complete); a failed write is an
+    OutputWriteError (the logs keep everything)."""
     from search.session.files import OutputWriteError
+    from search.outputs import write_atomic
     text = json.dumps(_table(args, jobs, reports, device, kind), indent=1, default=str) + "\n"
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+    try:  # whole or not at all: a kill or a full disk never leaves a cut-off table
+        write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
         raise OutputWriteError(f"could not write --network-json {path} ({exc.strerror or exc}); "
                                "every layer's measurements are kept in its log") from None

@@ -165,7 +165,8 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
     if settings.export_cache:
         try:
             export = export_cache(settings.export_cache, result, space, measurer.toolchain())
-        except OSError as exc:
+        except (OSError, InvalidInputError) as exc:  # write_cache names a full disk as the
+            # latter: at the end of a run it is no bad input, the measurements are in the log
             failed.append(f"--export-cache {settings.export_cache} ({_reason(exc)})")
     return history, export, ", ".join(failed) or None
 

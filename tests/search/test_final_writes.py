@@ -32,6 +32,21 @@ def test_export_fails_at_the_end_log_kept_history_written(capsys, tmp_path, synt
         assert sum(len(h.records(k)) for k in h.keys()) == 8
 
 
+def test_export_disk_full_inside_the_cache_writer_is_the_same_end(capsys, tmp_path,
+                                                                  synth_cache_path, monkeypatch):
+    """The disk filling up inside the real writer (write_cache names it as bad input) was
+    exit 2 with a bare error; it is the end-of-run failure above: exit 1, where the log is."""
+    import search.kt_cache_write as writer
+    monkeypatch.setattr(writer, "write_atomic", _disk_full)
+    log = tmp_path / "run.jsonl"
+    code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "8",
+                 "--log", str(log), "--export-cache", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert "could not write --export-cache" in err[0] and "No space left on device" in err[0]
+    assert f"kept in {log}" in err[0] and len(read_log(log).entries) == 8
+
+
 def test_kernel_write_fails_at_the_end(capsys, tmp_path, monkeypatch):
     """The winner's .cu cannot be written: one line, exit 1, the log kept."""
     import search.winner
@@ -83,3 +98,36 @@ def test_history_refusing_the_records_keeps_the_log(capsys, tmp_path):
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith(f"iobound tune: error: could not write --history {db} (")
     assert "NaN" in err[0] and f"kept in {log}" in err[0] and len(read_log(log).entries) == 4
+
+
+def test_network_json_that_cannot_be_written_whole_leaves_the_old_table(tmp_path):
+    """The --network-json write fails part-way (here: a file size limit, as a full disk
+    would): the table an earlier run wrote there is kept whole, nothing cut off is left
+    (it was opened with "w", so the old table was emptied and a cut-off one left)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    table, old = tmp_path / "net.json", '{"old": true}\n'
+    table.write_text(old)
+    code = f"""
+import resource, signal, sys
+from types import SimpleNamespace
+from search.cli import tune_network
+from search.session.files import OutputWriteError
+tune_network._table = lambda *args: {{"layers": [{{"layer": "l%d" % i, "x": "y" * 40}} for i in range(50)]}}
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+try:
+    tune_network.write_network_json({str(table)!r}, None, [], [], None, "model")
+except OutputWriteError as exc:
+    print(exc)
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"could not write --network-json {table} (File too large)")
+    assert table.read_text() == old and json.loads(old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.json"]
