@@ -66,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input, 130 interrupted)."""
-    parser = build_parser()
     try:
+        parser = build_parser()  # imports every subcommand: Ctrl-C may land here too
         args = parser.parse_args(argv)
         if getattr(args, "_run", None) is None:
             parser.print_help()

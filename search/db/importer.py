@@ -106,8 +106,9 @@ def file_device(path: Path, own: str, device: str | None) -> str:
 
 
 def _is_log(path: Path) -> bool:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
+    with open(path, "rb") as fh:  # gzip told by its first bytes, as read_log does
+        compressed = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open if compressed else open)(path, "rb") as fh:
         first = fh.readline(1 << 20)
     try:
         head = json.loads(first)

@@ -258,6 +258,9 @@ def test_gzipped_tune_log_is_read_through_gzip(capsys, tmp_path):
     cut.write_bytes(packed.read_bytes()[:-10])
     _refused(capsys, ["history", "import", str(cut), "--db", str(tmp_path / "t.db")],
              "cut.jsonl.gz")
+    named = tmp_path / "plain.jsonl.gz"  # what `tune --log plain.jsonl.gz` writes: plain text
+    named.write_bytes(plain.read_bytes())
+    assert [m.digest() for m in read_file(named).measurements] == expect
 
 
 def test_a_logs_measurements_exported_and_imported_again_add_nothing(capsys, tmp_path):
