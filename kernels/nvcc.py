@@ -1,8 +1,7 @@
 """Compile generated kernels to cubins with nvcc, parse ptxas' resource usage, cache results.
 
-* :func:`find_nvcc` looks on ``$IOBOUND_NVCC``, PATH, ``$CUDA_HOME``/``$CUDA_PATH``,
-  ``/usr/local/cuda`` and the ``nvidia-cuda-nvcc`` pip wheel's bin folder; with ``arch``
-  it returns the first toolchain whose ``nvcc --list-gpu-arch`` supports it.
+* :func:`find_nvcc` and :func:`find_toolchain` (:mod:`kernels.toolchains`, re-exported
+  here) find the compiler for an arch.
 * :func:`compile_cubin` runs ``nvcc -cubin -arch=sm_XX -O3 -Xptxas -v`` (or, for an arch
   no nvcc supports, such as sm_70 under CUDA 13, NVRTC + ptxas from the CUDA 12 wheels,
   :mod:`kernels.nvrtc`) and returns a :class:`CompileResult` (status ``OK``,
@@ -28,14 +27,11 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -47,6 +43,7 @@ from .limits import check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
 from .status import Status
+from .toolchains import Toolchain, check_arch, find_nvcc, find_toolchain, nvcc_candidates, toolchain
 
 __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
            "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "check_arch",
@@ -55,111 +52,8 @@ __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo"
 log = logging.getLogger(__name__)
 
 NVCC_FLAGS = ("-cubin", "-O3", "-std=c++17", "-Xptxas", "-v")
-_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?")
 #: Threads compile_many may run, each driving one compiler process.
 _WORKERS = limits.Limit(1, 1 << 10, "compile workers: each drives an nvcc process")
-
-
-# -- finding toolchains -------------------------------------------------------------
-
-def _wheel_bins() -> list[Path]:
-    """bin folders of the nvidia-cuda-nvcc wheels (cu12 layout and cu13 layout)."""
-    found = []
-    for entry in sys.path:
-        base = Path(entry or ".") / "nvidia"
-        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
-            if (base / sub / "nvcc").is_file():
-                found.append(base / sub)
-    return found
-
-
-def nvcc_candidates() -> list[str]:
-    """Every nvcc found, in lookup order, duplicates (same real file) removed.
-
-    ``$IOBOUND_NVCC`` is a choice: naming no executable file is a
-    :class:`~iobound.errors.ToolchainError`, not a silent fall-back to another nvcc."""
-    paths: list[Path] = []
-    chosen = os.environ.get("IOBOUND_NVCC")
-    if chosen:
-        if not (Path(chosen).is_file() and os.access(chosen, os.X_OK)):
-            from iobound.errors import ToolchainError
-            raise ToolchainError(f"IOBOUND_NVCC={chosen[:200]!r} is not an executable file (set "
-                                 "it to an nvcc, or unset it to look on PATH and CUDA_HOME)")
-        paths.append(Path(chosen))
-    which = shutil.which("nvcc")
-    if which:
-        paths.append(Path(which))
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            paths.append(Path(os.environ[var]) / "bin" / "nvcc")
-    paths.append(Path("/usr/local/cuda/bin/nvcc"))
-    paths.extend(b / "nvcc" for b in _wheel_bins())
-    seen, result = set(), []
-    for p in paths:
-        if p.is_file() and os.access(p, os.X_OK):
-            real = p.resolve()
-            if real not in seen:
-                seen.add(real)
-                result.append(str(p))
-    return result
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    """One nvcc: its path, ``--version`` text, release and the sm_XX it can target."""
-
-    path: str
-    version_text: str
-    release: str
-    archs: tuple[str, ...]
-
-    def supports(self, arch: str) -> bool:
-        return arch in self.archs
-
-
-@lru_cache(maxsize=None)
-def toolchain(path: str) -> Toolchain:
-    """Ask ``path`` (an nvcc) for its version and supported architectures."""
-    def run(*args):
-        try:
-            return subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
-                                  check=False).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-    version = run("--version")
-    m = re.search(r"release (\d+\.\d+)", version)
-    archs = tuple(f"sm_{n}" for n in re.findall(r"compute_(\d+)", run("--list-gpu-arch")))
-    return Toolchain(path=path, version_text=version, release=m.group(1) if m else "unknown",
-                     archs=archs)
-
-
-def check_arch(arch) -> str:
-    """``arch`` when it is spelled ``sm_XX`` (``sm_80``, ``sm_90a``); else InvalidInputError.
-
-    >>> check_arch("sm_86")
-    'sm_86'
-    >>> check_arch(80)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: arch must look like sm_80, got 80
-    """
-    if not isinstance(arch, str) or not _ARCH.fullmatch(arch):
-        raise InvalidInputError(f"arch must look like sm_80, got {arch!r:.60}")
-    return arch
-
-
-def find_nvcc(arch: str | None = None) -> str | None:
-    """Path of an nvcc (supporting ``arch`` when given), or None when there is none.
-
-    >>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
-    True
-    """
-    if arch is not None and not isinstance(arch, str):
-        raise InvalidInputError(f"arch must be a string such as sm_80, got {arch!r:.60}")
-    for path in nvcc_candidates():
-        if arch is None or toolchain(path).supports(arch):
-            return path
-    return None
 
 
 # -- compiling ---------------------------------------------------------------------
@@ -216,22 +110,6 @@ def _unsupported(arch: str) -> CompileResult:
                      "(set IOBOUND_NVCC or CUDA_HOME to it), or pip install "
                      "nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12 (NVRTC + ptxas).")
     return CompileResult(status=Status.COMPILE_ERROR, arch=arch, log="\n".join(lines), seconds=0.0)
-
-
-def find_toolchain(arch: str, nvcc: str | None = None):
-    """The toolchain :func:`compile_cubin` uses for ``arch``: an nvcc supporting it, else
-    the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None.
-
-    ``arch`` must be spelled ``sm_XX`` (InvalidInputError otherwise)."""
-    from .nvrtc import find_nvrtc_toolchain
-
-    check_arch(arch)
-    if nvcc is not None and not isinstance(nvcc, (str, os.PathLike)):
-        raise InvalidInputError(f"nvcc must be a path to an nvcc, got {type(nvcc).__name__}")
-    path = os.fspath(nvcc) if nvcc else find_nvcc(arch)
-    if path is not None:
-        return toolchain(path)
-    return find_nvrtc_toolchain(arch)
 
 
 def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: float):

@@ -9,6 +9,7 @@ import pytest
 from iobound.errors import ToolchainError
 from kernel_matrix import CASES
 from kernels import nvcc as nv
+from kernels import toolchains as tc
 from kernels.generate import generate
 from kernels.status import Status
 
@@ -82,7 +83,7 @@ def test_find_nvcc_prefers_a_toolchain_supporting_the_arch(tmp_path, monkeypatch
     monkeypatch.setenv("PATH", f"{tmp_path / 'path'}{os.pathsep}/usr/bin{os.pathsep}/bin")
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
     monkeypatch.delenv("IOBOUND_NVCC", raising=False)
-    monkeypatch.setattr(nv, "_wheel_bins", lambda: [])
+    monkeypatch.setattr(tc, "_wheel_bins", lambda: [])
     assert nv.nvcc_candidates()[:2] == [str(on_path), str(in_home)]
     assert nv.find_nvcc() == str(on_path)
     assert nv.find_nvcc("sm_70") == str(in_home)
@@ -96,7 +97,7 @@ def test_find_nvcc_looks_in_the_pip_wheel(tmp_path, monkeypatch):
     wheel_bin.mkdir(parents=True)
     fake = _fake_nvcc(wheel_bin)
     monkeypatch.setattr("sys.path", [str(tmp_path / "site")])
-    assert wheel_bin in nv._wheel_bins()
+    assert wheel_bin in tc._wheel_bins()
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
@@ -107,7 +108,8 @@ def test_find_nvcc_looks_in_the_pip_wheel(tmp_path, monkeypatch):
 def test_missing_nvcc_is_a_toolchain_error(tmp_path, monkeypatch):
     """No nvcc anywhere raises ToolchainError (an environment problem, not a kernel's)."""
     from kernels import nvrtc
-    monkeypatch.setattr(nv, "nvcc_candidates", lambda: [])
+    for module in (nv, tc):  # found in toolchains, listed by the compile's error
+        monkeypatch.setattr(module, "nvcc_candidates", lambda: [])
     monkeypatch.setattr(nvrtc, "find_nvrtc_toolchain", lambda arch=None: None)
     with pytest.raises(ToolchainError, match="nvcc not found"):
         nv.compile_cubin("", "sm_80", cache_root=tmp_path)

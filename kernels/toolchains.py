@@ -1,0 +1,149 @@
+"""Finding the CUDA toolchains on this machine, and which arches each can target.
+
+:func:`find_nvcc` looks on ``$IOBOUND_NVCC`` (a choice: naming no program is an error),
+PATH, ``$CUDA_HOME``/``$CUDA_PATH``, ``/usr/local/cuda`` and the ``nvidia-cuda-nvcc`` pip
+wheel's bin folder; with ``arch`` it returns the first nvcc whose ``--list-gpu-arch``
+supports it. :func:`find_toolchain` is what :func:`kernels.nvcc.compile_cubin` compiles
+with: that nvcc, else NVRTC + ptxas from the CUDA 12 wheels (:mod:`kernels.nvrtc`).
+
+Examples
+--------
+>>> check_arch("sm_90a")
+'sm_90a'
+>>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
+True
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["nvcc_candidates", "Toolchain", "toolchain", "check_arch", "find_nvcc",
+           "find_toolchain"]
+
+_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?")
+
+
+def _wheel_bins() -> list[Path]:
+    """bin folders of the nvidia-cuda-nvcc wheels (cu12 layout and cu13 layout)."""
+    found = []
+    for entry in sys.path:
+        base = Path(entry or ".") / "nvidia"
+        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
+            if (base / sub / "nvcc").is_file():
+                found.append(base / sub)
+    return found
+
+
+def nvcc_candidates() -> list[str]:
+    """Every nvcc found, in lookup order, duplicates (same real file) removed.
+
+    ``$IOBOUND_NVCC`` is a choice: naming no executable file is a
+    :class:`~iobound.errors.ToolchainError`, not a silent fall-back to another nvcc."""
+    paths: list[Path] = []
+    chosen = os.environ.get("IOBOUND_NVCC")
+    if chosen:
+        if not (Path(chosen).is_file() and os.access(chosen, os.X_OK)):
+            from iobound.errors import ToolchainError
+            raise ToolchainError(f"IOBOUND_NVCC={chosen[:200]!r} is not an executable file (set "
+                                 "it to an nvcc, or unset it to look on PATH and CUDA_HOME)")
+        paths.append(Path(chosen))
+    which = shutil.which("nvcc")
+    if which:
+        paths.append(Path(which))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            paths.append(Path(os.environ[var]) / "bin" / "nvcc")
+    paths.append(Path("/usr/local/cuda/bin/nvcc"))
+    paths.extend(b / "nvcc" for b in _wheel_bins())
+    seen, result = set(), []
+    for p in paths:
+        if p.is_file() and os.access(p, os.X_OK):
+            real = p.resolve()
+            if real not in seen:
+                seen.add(real)
+                result.append(str(p))
+    return result
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """One nvcc: its path, ``--version`` text, release and the sm_XX it can target."""
+
+    path: str
+    version_text: str
+    release: str
+    archs: tuple[str, ...]
+
+    def supports(self, arch: str) -> bool:
+        return arch in self.archs
+
+
+@lru_cache(maxsize=None)
+def toolchain(path: str) -> Toolchain:
+    """Ask ``path`` (an nvcc) for its version and supported architectures."""
+    def run(*args):
+        try:
+            return subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
+                                  check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    version = run("--version")
+    m = re.search(r"release (\d+\.\d+)", version)
+    archs = tuple(f"sm_{n}" for n in re.findall(r"compute_(\d+)", run("--list-gpu-arch")))
+    return Toolchain(path=path, version_text=version, release=m.group(1) if m else "unknown",
+                     archs=archs)
+
+
+def check_arch(arch) -> str:
+    """``arch`` when it is spelled ``sm_XX`` (``sm_80``, ``sm_90a``); else InvalidInputError.
+
+    >>> check_arch("sm_86")
+    'sm_86'
+    >>> check_arch(80)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: arch must look like sm_80, got 80
+    """
+    if not isinstance(arch, str) or not _ARCH.fullmatch(arch):
+        raise InvalidInputError(f"arch must look like sm_80, got {arch!r:.60}")
+    return arch
+
+
+def find_nvcc(arch: str | None = None) -> str | None:
+    """Path of an nvcc (supporting ``arch`` when given), or None when there is none.
+
+    >>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
+    True
+    """
+    if arch is not None and not isinstance(arch, str):
+        raise InvalidInputError(f"arch must be a string such as sm_80, got {arch!r:.60}")
+    for path in nvcc_candidates():
+        if arch is None or toolchain(path).supports(arch):
+            return path
+    return None
+
+
+def find_toolchain(arch: str, nvcc: str | None = None):
+    """The toolchain :func:`compile_cubin` uses for ``arch``: an nvcc supporting it, else
+    the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None.
+
+    ``arch`` must be spelled ``sm_XX`` (InvalidInputError otherwise)."""
+    from .nvrtc import find_nvrtc_toolchain
+
+    check_arch(arch)
+    if nvcc is not None and not isinstance(nvcc, (str, os.PathLike)):
+        raise InvalidInputError(f"nvcc must be a path to an nvcc, got {type(nvcc).__name__}")
+    path = os.fspath(nvcc) if nvcc else find_nvcc(arch)
+    if path is not None:
+        return toolchain(path)
+    return find_nvrtc_toolchain(arch)
