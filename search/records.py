@@ -42,7 +42,7 @@ from kernels.status import Status
 from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "as_logged"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -117,6 +117,24 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
 
 
+def has_log(path: str) -> bool:
+    """Whether ``path`` holds a log: at least one whole line (a run killed before or while
+    writing its header leaves 0 bytes or a cut header, which hold no measurement and are
+    written over as a new log), or gzip's bytes (a compressed log).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> _ = p.write_text('{"schema": "iob'); has_log(str(p))
+    False
+    """
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return False
+    with open(p, "rb") as fh:
+        first = fh.readline(1 << 20)
+    return first.endswith(b"\n") or first[:2] == b"\x1f\x8b" or len(first) == 1 << 20
+
+
 def _is_gzip(data: bytes) -> bool:
     """Whether ``data`` is gzip's (its magic number), whatever the file's name."""
     return data[:2] == b"\x1f\x8b"
@@ -187,7 +205,8 @@ class LogWriter:
     Parameters
     ----------
     path : path
-        The log file, plain text whatever its name. A new file gets ``header``; an
+        The log file, plain text whatever its name. A new file gets ``header`` (so does
+        an empty one, or one holding only a cut header: no measurement was logged); an
         existing one (resume) is appended to after dropping a cut-short last line; a
         compressed one (``gzip run.jsonl``) is refused, left as it is.
     header : dict
@@ -203,17 +222,17 @@ class LogWriter:
                                     f"{exc.strerror or exc}") from None
 
     def _open(self, header: Mapping[str, Any] | None) -> None:
-        if self.path.is_file() and self.path.stat().st_size > 0:
-            data = self.path.read_bytes()
-            if _is_gzip(data):  # cut at a newline byte and appended to, its records were lost
-                raise InvalidInputError(
-                    f"log file {str(self.path)!r} is compressed (gzip): a run cannot append to "
-                    f"it; decompress it (gunzip) and resume from the plain file")
+        data = self.path.read_bytes() if self.path.is_file() else b""
+        if _is_gzip(data):  # cut at a newline byte and appended to, its records were lost
+            raise InvalidInputError(
+                f"log file {str(self.path)!r} is compressed (gzip): a run cannot append to "
+                f"it; decompress it (gunzip) and resume from the plain file")
+        if b"\n" in data:  # a header at least: append, after a cut-short last line
             if not data.endswith(b"\n"):
                 with open(self.path, "r+b") as fh:
                     fh.truncate(data.rfind(b"\n") + 1)
             self._fh = open(self.path, "a", encoding="utf-8")
-        else:
+        else:  # new, empty, or only a cut header (killed while writing it): a new log
             if self.path.parent and not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "w", encoding="utf-8")

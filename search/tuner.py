@@ -52,7 +52,7 @@ from iobound.errors import InvalidInputError
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_type
-from .records import LogWriter
+from .records import LogWriter, has_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -151,7 +151,7 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     """The writer of this run's log (``resume`` by default when resuming)."""
     if log is None and resume is not None:
         log = resume
-    if log is not None and resume is None and os.path.exists(log) and os.path.getsize(log) > 0:
+    if log is not None and resume is None and has_log(log):  # a cut header is no log
         raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
     return LogWriter(log, head) if log is not None else None
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 from iobound.errors import InvalidInputError, IoboundError
 
 from ..outputs import check_distinct_files, check_output_dir, check_output_file
+from ..records import has_log
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,12 +53,6 @@ def per_layer_path(path: str | None, layer: "ConvLayer | None", many: bool) -> s
     return str(p.with_name(f"{p.stem}.{layer.name or 'layer'}{p.suffix or '.jsonl'}"))
 
 
-def has_log(path: str) -> bool:
-    """Whether ``path`` holds a log (a run killed before writing its header leaves 0 bytes)."""
-    p = Path(path)
-    return p.is_file() and p.stat().st_size > 0
-
-
 def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:
     """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer for several:
     a network killed mid-way has no logs for the layers it did not reach, which start
@@ -67,7 +62,8 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
         paths = [per_layer_path(resume, layer, many) for layer in layers]
         if not any(has_log(p) for p in paths):
             per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
-            raise InvalidInputError(f"--resume: no log {resume!r}{per_layer}: missing or empty")
+            raise InvalidInputError(f"--resume: no log {resume!r}{per_layer}: missing, empty or "
+                                    "cut before its header was written (start it with --log)")
         from ..db.merge import is_sqlite
         for p in paths:
             if has_log(p) and os.path.isfile(p) and is_sqlite(p):

@@ -146,3 +146,23 @@ def test_a_log_written_at_a_gz_name_resumes(tmp_path, synth_cache_path, capsys):
     idx = [e.index for e in read_log(log).entries]
     assert out["resumed"] == 5 and out["evaluations"] == 9
     assert len(idx) == len(set(idx)) == 9 and idx[:5] == first
+
+
+def test_a_log_killed_while_its_header_was_written_is_started_again(tmp_path, synth_cache_path,
+                                                                    capsys):
+    """A cut header holds no measurement. It was a dead end: --log refused the file
+    ('exists; pass it as --resume') and --resume refused it ('empty (no header)'). Now
+    --log writes a new log over it, as over an empty file; --resume names what it is."""
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(b'{"kind": "header", "schema": "iobound.tun')
+    assert _tune(synth_cache_path, "--budget", "2", "--resume", str(log)) == 2
+    assert "cut before its header was written" in capsys.readouterr().err
+    assert _tune(synth_cache_path, "--budget", "4", "--log", str(log)) == 0
+    written = read_log(log)
+    assert written.header["schema"] == SCHEMA and len(written.entries) == 4
+    with LogWriter(tmp_path / "w.jsonl", {"a": 1}):  # the writer alone, the same way
+        pass
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b'{"kind": "hea')
+    LogWriter(cut, {"a": 1}).close()
+    assert read_log(cut).header["a"] == 1 and read_log(cut).entries == ()
