@@ -29,6 +29,7 @@ DataflowIO(input_loads=800, weight_loads=1152, output_stores=512, total=2464)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from iobound import limits
@@ -80,6 +81,16 @@ class DirectTiling:
 
     @classmethod
     def from_dict(cls, d: dict) -> "DirectTiling":
+        """The tiling of :meth:`to_dict` (``alpha`` 1 when absent); a missing key is named.
+
+        >>> DirectTiling.from_dict({"x": 4, "y": 4})
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: direct tiling dict must be a mapping with x, y, z; got {'x': 4, 'y': 4}
+        """
+        if not isinstance(d, Mapping) or any(k not in d for k in ("x", "y", "z")):
+            raise InvalidInputError(f"direct tiling dict must be a mapping with x, y, z; "
+                                    f"got {d!r:.80}")
         return cls(x=d["x"], y=d["y"], z=d["z"], alpha=d.get("alpha", 1))
 
 

@@ -25,6 +25,7 @@ Footprint(shared_words=72, register_words=512, total=584)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from iobound import limits
@@ -88,6 +89,10 @@ class WinogradTiling:
 
     @classmethod
     def from_dict(cls, d: dict) -> "WinogradTiling":
+        """The tiling of :meth:`to_dict`; a missing key is named (InvalidInputError)."""
+        if not isinstance(d, Mapping) or any(k not in d for k in ("e", "x", "y", "z")):
+            raise InvalidInputError(f"Winograd tiling dict must be a mapping with e, x, y, z; "
+                                    f"got {d!r:.80}")
         return cls(e=d["e"], x=d["x"], y=d["y"], z=d["z"])
 
 

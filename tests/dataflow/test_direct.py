@@ -134,3 +134,15 @@ def test_tiling_fields_are_limited_integers():
         DirectTiling(1, 1, 10**30)
     t = DirectTiling(np.int64(4), 4, np.int32(2))
     assert t == DirectTiling(4, 4, 2) and type(t.x) is int and type(t.z) is int
+
+
+@pytest.mark.parametrize("cls, d", [
+    ("direct", {"x": 4, "y": 4}), ("direct", None), ("winograd", {"e": 2, "x": 4, "y": 4}),
+    ("winograd", [2, 4, 4, 4]),
+])
+def test_a_tiling_dict_without_its_keys_is_named_not_a_key_error(cls, d):
+    from dataflow.winograd import WinogradTiling
+    from iobound.errors import InvalidInputError
+    tiling = DirectTiling if cls == "direct" else WinogradTiling
+    with pytest.raises(InvalidInputError, match="tiling dict must be a mapping with"):
+        tiling.from_dict(d)
