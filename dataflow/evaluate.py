@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from iobound import limits
@@ -176,14 +175,17 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
-def _block_words(fast_memory: int, processors: int) -> int:
-    """The words one of ``processors`` blocks may use (at least one)."""
-    limits.check_int("fast memory S (words)", fast_memory, limits.FAST_MEMORY_WORDS)
-    if not isinstance(processors, int) or processors < 1:
-        raise InvalidInputError(f"processors must be an integer >= 1, got {processors!r}")
-    if fast_memory // processors < 1:
-        raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of {processors} processors")
-    return fast_memory // processors
+def _checked(fast_memory, processors, tolerance) -> tuple[int, int, int]:
+    """(S, N_p, the words one of the N_p blocks may use): each argument checked against its
+    limit (numpy integers taken as ints), ``tolerance`` a finite number >= 0, and at least
+    one word per block."""
+    s = limits.check_int("fast memory S (words)", fast_memory, limits.FAST_MEMORY_WORDS)
+    n_p = limits.check_int("processors", processors, limits.PROCESSORS)
+    limits.check_number("tolerance", tolerance, 0)
+    if s // n_p < 1:
+        raise InvalidInputError(f"fast memory of {s} words leaves no word for each of {n_p} "
+                                "processors")
+    return s, n_p, s // n_p
 
 
 def _optimality(layer: ConvLayer, tiling, reuse: float, r_df: float,
@@ -241,10 +243,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         the algorithm, or a fast memory too small for any block.
     """
     fam = dataflow_family(algorithm)
-    block, fast_memory = _block_words(fast_memory, processors), int(fast_memory)
-    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
-            or not 0 <= tolerance < math.inf:
-        raise InvalidInputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    fast_memory, processors, block = _checked(fast_memory, processors, tolerance)
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
     if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)
