@@ -35,7 +35,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.limits import check_number
 
-__all__ = ["check_count", "check_number", "check_flag", "check_type", "check_records"]
+__all__ = ["check_count", "check_number", "check_flag", "check_type", "check_records", "shown"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
@@ -62,7 +62,12 @@ def check_flag(name: str, value: Any) -> bool:
     return value
 
 
-def _short(value: Any) -> str:
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, at most 60 characters.
+
+    >>> len(shown("x" * 100)), shown("x" * 100)[-4:]
+    (60, 'x...')
+    """
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -83,7 +88,7 @@ def check_type(name: str, value: Any, cls: type | tuple) -> Any:
     iobound.errors.InvalidInputError: space must be a builtins.int, got {'a': [1]}
     """
     if not isinstance(value, cls):
-        raise InvalidInputError(f"{name} must be a {_kind(cls)}, got {_short(value)}")
+        raise InvalidInputError(f"{name} must be a {_kind(cls)}, got {shown(value)}")
     return value
 
 
@@ -101,7 +106,7 @@ def check_records(name: str, value: Any, cls: type) -> tuple:
     kind = _kind(cls)
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise InvalidInputError(f"{name} must be a sequence of {kind} records, "
-                                f"got {_short(value)}")
+                                f"got {shown(value)}")
     items = tuple(value)
     for i, item in enumerate(items):
         check_type(f"{name}[{i}]", item, cls)

@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from iobound.errors import InvalidInputError
-from search.option_checks import INT64_LOW, _short, check_count
+from search.option_checks import INT64_LOW, check_count, shown
 
 __all__ = ["Space", "GridSpace", "knob_value", "sample_excluding"]
 
@@ -207,7 +207,7 @@ class GridSpace(Space):
     def __init__(self, tune_params: Mapping[str, Sequence[Any]]):
         if not isinstance(tune_params, Mapping) or not tune_params:
             raise InvalidInputError("tune_params must be a mapping naming at least one "
-                                    f"parameter, got {_short(tune_params)}")
+                                    f"parameter, got {shown(tune_params)}")
         self._params = tuple(tune_params)
         self._values, self._pos = [], []
         for name, vals in tune_params.items():
@@ -216,7 +216,7 @@ class GridSpace(Space):
             if (isinstance(vals, (str, bytes, Mapping, set, frozenset))
                     or not hasattr(vals, "__iter__")):
                 raise InvalidInputError(f"parameter {name!r}: the values must be a list, "
-                                        f"got {_short(vals)}")
+                                        f"got {shown(vals)}")
             vals = list(vals)
             if not vals:
                 raise InvalidInputError(f"parameter {name!r} has no values")
@@ -224,10 +224,10 @@ class GridSpace(Space):
             for k, v in enumerate(vals):
                 try:
                     if v in pos:
-                        raise InvalidInputError(f"parameter {name!r}: value {_short(v)} appears "
+                        raise InvalidInputError(f"parameter {name!r}: value {shown(v)} appears "
                                                 "twice (configurations would repeat)")
                 except TypeError:
-                    raise InvalidInputError(f"parameter {name!r}: value {_short(v)} is not "
+                    raise InvalidInputError(f"parameter {name!r}: value {shown(v)} is not "
                                             "hashable") from None
                 pos[v] = k
             self._values.append(vals)

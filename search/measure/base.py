@@ -33,7 +33,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError
 from kernels.status import Status
-from search.option_checks import _short
+from search.option_checks import shown
 
 __all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError", "check_configs",
            "invalid_config"]
@@ -168,7 +168,7 @@ def check_configs(configs: Any) -> list:
     """
     if isinstance(configs, (str, bytes, Mapping)) or not hasattr(configs, "__iter__"):
         raise InvalidInputError("configs must be a list of configurations (dicts), "
-                                f"got {_short(configs)}")
+                                f"got {shown(configs)}")
     return list(configs)
 
 
@@ -182,7 +182,7 @@ def invalid_config(config: Any) -> MeasureRecord | None:
     if isinstance(config, Mapping):
         return None
     return MeasureRecord.failed({}, Status.INVALID, "a configuration must be a mapping of "
-                                f"parameter names to values, got {_short(config)}")
+                                f"parameter names to values, got {shown(config)}")
 
 
 class Measurer(abc.ABC):
