@@ -92,6 +92,7 @@ BUDGET = Limit(1, 1 << 20, "budget: each measurement is a log line and a model u
 BATCH_SIZE = Limit(1, 1 << 12, "batch size: configurations proposed per round")
 PATIENCE = Limit(1, 1 << 20, "patience: rounds without improvement")
 #: Mixed-radix indices of a recorded space are numpy int64 codes.
+ROWS = Limit(1, (1 << 63) - 1, "row count: SQLite's LIMIT is a signed 64-bit integer")
 SPACE_INDEX = Limit(1, (1 << 63) - 1, "space index: configurations are numbered "
                                       "with signed 64-bit integers")
 #: Elements of one tensor the CPU emulator allocates (fp32): 2^28 is 1 GiB.

@@ -37,6 +37,7 @@ from __future__ import annotations
 import abc
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from iobound.errors import InvalidInputError
 from .option_checks import INT64_LOW, check_count, check_flag, check_number
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
-           "training_rows"]
+           "training_rows", "source_caps"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 PAIR_METHODS = ("mean", "topk", "blend")
@@ -223,3 +224,31 @@ def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.nda
     order = np.argsort(rel, kind="stable")
     top, rest = order[:cap // 2], order[cap // 2:]
     return np.sort(np.concatenate([top, rng.choice(rest, cap - len(top), replace=False)]))
+
+
+def source_caps(sizes: Sequence[int], per_source: int, total: int) -> list[int]:
+    """How many rows a history model takes of each source, of ``sizes`` rows: at most
+    ``per_source`` of one and ``total`` in all. Below ``total`` each keeps
+    ``min(size, per_source)``; above it the budget is shared as water fills vessels:
+    sources smaller than the common cap keep all their rows, the larger ones get the
+    largest cap (at least 1) that keeps the sum within ``total``. A database of many
+    devices or layers then costs seconds, not minutes, of fitting; each source still
+    gives its fastest rows (:func:`training_rows`).
+
+    >>> source_caps([100, 5000, 300], 4096, 10_000)
+    [100, 4096, 300]
+    >>> source_caps([100, 5000, 300, 5000], 4096, 1000)
+    [100, 300, 300, 300]
+    """
+    caps = [min(int(n), per_source) for n in sizes]
+    if sum(caps) <= total:
+        return caps
+    low, high = 1, max(caps)  # the largest common cap c with sum(min(n, c)) <= total
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(n, mid) for n in caps) <= total:
+            low = mid
+        else:
+            high = mid - 1
+    return [min(n, low) for n in caps]
+

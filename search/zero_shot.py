@@ -33,7 +33,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
-from .cost_model import XGBCostModel, XGBOptions, training_rows
+from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
 from .option_checks import check_count
 from .space import Space
@@ -46,16 +46,19 @@ __all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", 
 class ZeroShotOptions:
     """How many to measure (``k``), how many to rank (``candidates``, None: all), the model,
     and the records of one source it learns from at most (``max_rows_per_source``: the
-    fastest half and a seeded sample, :func:`search.cost_model.training_rows`)."""
+    fastest half and a seeded sample, :func:`search.cost_model.training_rows`) and of all
+    sources (``max_rows``, shared as :func:`search.cost_model.source_caps` says)."""
 
     k: int = 10
     candidates: int | None = None
     model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
     max_rows_per_source: int = 32_768
+    max_rows: int = 262_144
 
     def __post_init__(self) -> None:
         check_count("k", self.k, low=1)
         check_count("max_rows_per_source", self.max_rows_per_source, low=1)
+        check_count("max_rows", self.max_rows, low=1)
         if self.candidates is not None:
             check_count("candidates", self.candidates, low=self.k)
 
@@ -71,28 +74,32 @@ class ZeroShotResult:
     history_used: int
 
 
-def _training_set(space: Space, history: Sequence, cap: int,
-                  rng: np.random.Generator) -> tuple[np.ndarray | None, np.ndarray, object]:
+def _training_set(space: Space, history: Sequence, cap: int, rng: np.random.Generator,
+                  total: int | None = None) -> tuple[np.ndarray | None, np.ndarray, object]:
     """The model rows of the history's timed records (:func:`search.transfer.rows.rows_for`:
     on our conv template every record of any layer, on its own layer's cross-layer features;
     elsewhere the records in ``space``, on its features), their times relative to their
-    source's best, at most ``cap`` per source (:func:`~search.cost_model.training_rows`),
+    source's best, at most ``cap`` per source and ``total`` in all
+    (:func:`~search.cost_model.source_caps`, :func:`~search.cost_model.training_rows`),
     and the rows object (to make the candidates' rows with)."""
     from .transfer.rows import LayerRows, rows_for
     from .transfer.sources import timed_by_source
 
     rows = rows_for(space)
     across = isinstance(rows, LayerRows)  # elsewhere a record outside the space is not used
-    X, cost = [], []
+    sources = []
     for ms in timed_by_source(history).values():
         best = min(m.time_ms for m in ms)
         where = [space.index(m.record.config) for m in ms]
         got = [(x, m.time_ms / best) for x, m, i in zip(rows.record_rows(ms, where), ms, where)
                if x is not None and (across or i is not None)]
-        if not got:
-            continue
+        if got:
+            sources.append(got)
+    caps = source_caps([len(got) for got in sources], cap, total or sum(map(len, sources)))
+    X, cost = [], []
+    for got, n in zip(sources, caps):
         rel = np.array([c for _, c in got])
-        for k in training_rows(rel, cap, rng):
+        for k in training_rows(rel, n, rng):
             X.append(got[k][0])
             cost.append(rel[k])
     return (np.vstack(X) if X else None), np.array(cost), rows
@@ -118,7 +125,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     """
     o = options or ZeroShotOptions()
     X, cost, rows = _training_set(space, history, o.max_rows_per_source,
-                                  np.random.default_rng(seed))
+                                  np.random.default_rng(seed), o.max_rows)
     if X is None:
         raise InvalidInputError("zero-shot needs history: no record is a configuration of "
                                 "this space or has its features")

@@ -52,13 +52,26 @@ def _print_check(chk) -> None:
         print(f"emulator check skipped: {chk.reason}")
 
 
+def _devices(names, shown: int = 6) -> str:
+    """The device names, the first ``shown`` of them when there are more (``--json``
+    lists them all).
+
+    >>> _devices(["a", "b", "c"], shown=2)
+    'a, b and 1 more'
+    """
+    if not names:
+        return "none"
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def _print_history_use(rep) -> None:
     use = rep.history_use
     if use is None:
         return
-    devices = ", ".join(use.devices) or "none"
-    print(f"  history: {use.records:,} records of this space (devices: {devices}); "
-          f"{'used by ' + rep.result.strategy if use.used else 'not used'}"
+    took = f"; read in {use.seconds:.1f} s" if use.seconds is not None and use.seconds >= 0.1 else ""
+    print(f"  history: {use.records:,} records of this space (devices: {_devices(use.devices)}); "
+          f"{'used by ' + rep.result.strategy if use.used else 'not used'}{took}"
           + (f" ({use.notice})" if use.notice else ""))
     ndcg = rep.result.strategy_stats.get("ndcg_at_k")
     if ndcg is not None:

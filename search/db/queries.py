@@ -22,13 +22,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .model import CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer
 from .store import TuningDB, workload_from_row
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
-           "history_for_space", "LayerBest", "best_for_layer", "layer_workloads"]
+           "history_for_space", "other_space_timings", "LayerBest", "best_for_layer", "layer_workloads"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,8 @@ def summary(db: TuningDB) -> list[SummaryRow]:
 def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,
          k: int = 1) -> list[Measurement]:
     """The ``k`` fastest timed measurements (of one workload and/or device when given)."""
-    if k < 1:
-        raise InvalidInputError(f"k must be >= 1, got {k}")
-    return db.measurements(workload, device=device, counted_only=True)[:k]
+    k = limits.check_int("k", k, limits.ROWS)
+    return db.measurements(workload, device=device, counted_only=True, limit=k)
 
 
 def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
@@ -97,18 +97,28 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     the two is a collection of names; one name given as a string is refused
     (:func:`_names`).
     """
-    params = set(space.params)
     skip = _names("exclude_devices", exclude_devices)
     keep = None if devices is None else _names("devices", devices)
-    out = []
-    for w in db.workloads():
-        if set(w.params) != params:
-            continue
-        for m in db.measurements(w, counted_only=True):
-            if m.device not in skip and (keep is None or m.device in keep):
-                out.append(m)
-    out.sort(key=lambda m: m.time_ms)
-    return out
+    return [m for m in db.timings(space.params)
+            if m.device not in skip and (keep is None or m.device in keep)]
+
+
+def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:
+    """How many timed ``ok`` records are of workloads whose parameter names are not
+    ``params`` (history that says nothing about a space of ``params``).
+
+    >>> from search.measure.base import MeasureRecord
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([Measurement(Workload("k", [8], p), "d", "t", MeasureRecord.ok({q: 1 for q in p},
+    ...             time_ms=1.0)) for p in (("x",), ("x", "y"))])
+    >>> other_space_timings(db, ["x"]), other_space_timings(db, ["y", "x"])
+    (1, 1)
+    """
+    from .model import canon
+    return int(db.connection.execute(
+        "SELECT COUNT(*) FROM measurements m JOIN workloads w ON m.workload = w.id "
+        "WHERE w.params != ? AND m.status='ok' AND m.time_ms IS NOT NULL",
+        (canon(sorted(params)),)).fetchone()[0])
 
 
 def _names(arg: str, names: Iterable[str]) -> set[str]:

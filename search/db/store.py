@@ -22,6 +22,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
@@ -124,6 +125,11 @@ def workload_from_row(template: str, problem: str, tune_params: str) -> Workload
     return Workload(template, json.loads(problem), tuple(json.loads(tune_params)))
 
 
+def _in_order(config: dict, w: Workload) -> dict:
+    """``config`` (stored canonically, keys sorted) in the order of ``w``'s parameters."""
+    return {**{k: config[k] for k in w.params if k in config}, **config}
+
+
 class TuningDB:
     """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`).
 
@@ -179,11 +185,12 @@ class TuningDB:
                 self._db.execute("SELECT name, properties FROM devices ORDER BY name")}
 
     def measurements(self, workload: Workload | None = None, *, device: str | None = None,
-                     toolchain: str | None = None, counted_only: bool = False) -> list[Measurement]:
+                     toolchain: str | None = None, counted_only: bool = False,
+                     limit: int | None = None) -> list[Measurement]:
         """Stored measurements, fastest first (untimed last, then in insertion order).
 
         Each filter left ``None`` matches everything; ``counted_only`` keeps the
-        ``ok`` ones with a positive, finite time.
+        ``ok`` ones with a positive, finite time; ``limit`` keeps the first that many.
         """
         if workload is not None:
             check_type("workload", workload, Workload)
@@ -191,6 +198,8 @@ class TuningDB:
             if value is not None:
                 check_type(name, value, str)
         check_flag("counted_only", counted_only)
+        if limit is not None:
+            limit = limits.check_int("limit", limit, limits.ROWS)
         where, args = [], []
         if workload is not None:
             where.append("w.template=? AND w.problem=? AND w.params=?")
@@ -209,8 +218,47 @@ class TuningDB:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY m.time_ms IS NULL, m.time_ms, m.id"
+        if limit is not None:
+            sql += f" LIMIT {limit}"
         workloads: dict[tuple, Workload] = {}  # one object per workload, not per row
         return [self._row(r, workloads) for r in self._db.execute(sql, args)]
+
+    def timings(self, params: Iterable[str]) -> list[Measurement]:
+        """The timed ``ok`` measurements of every workload whose parameter names are
+        ``params`` (in any order), fastest first: as :meth:`measurements` gives them
+        workload by workload with ``counted_only``, merged by time (ties in workload
+        order), but read from the table's columns: each record has its config, status,
+        time, estimate flag and timestamp, not its ``costs``, ``error`` or ``extra``
+        (what tuning history needs; several times faster to read on large databases).
+
+        >>> from search.measure.base import MeasureRecord
+        >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+        >>> _ = db.add([Measurement(w, "d", "t", MeasureRecord.ok({"x": 1}, [2.0, 2.2]))])
+        >>> [(m.record.config, m.time_ms, m.record.costs) for m in db.timings(["x"])]
+        [({'x': 1}, 2.1, ())]
+        """
+        if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
+            raise InvalidInputError(f"params must be a list of parameter names, got {params!r:.60}")
+        names = sorted(params)
+        for name in names:
+            check_type("a parameter name", name, str)
+        rows = self._db.execute(
+            "SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.config, "
+            "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features "
+            "FROM measurements m JOIN workloads w ON m.workload = w.id "
+            "JOIN devices d ON m.device = d.id "
+            "WHERE w.params=? AND m.status='ok' AND m.time_ms IS NOT NULL "
+            "ORDER BY m.time_ms, w.template, w.problem, w.params, m.id", (canon(names),))
+        workloads: dict[tuple, Workload] = {}
+        out = []
+        for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
+            w = workloads.get((t, p, ps))
+            if w is None:
+                w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
+            out.append(Measurement(w, dev, tool, MeasureRecord(
+                _in_order(json.loads(cfg), w), "ok", time_ms=time_ms, estimate=bool(est),
+                timestamp=stamp), run=run, source=src, features=json.loads(feats) if feats else {}))
+        return out
 
     @staticmethod
     def _row(r, workloads: dict) -> Measurement:
@@ -219,8 +267,7 @@ class TuningDB:
         if w is None:
             w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
         d = json.loads(rec)
-        cfg = d["config"]  # stored canonically (sorted): give it back in the workload's order
-        d["config"] = {**{k: cfg[k] for k in w.params if k in cfg}, **cfg}
+        d["config"] = _in_order(d["config"], w)
         return Measurement(w, dev, tool, MeasureRecord.from_dict(d), run=run, source=src,
                            features=json.loads(feats) if feats else {})
 

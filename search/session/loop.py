@@ -65,13 +65,18 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
                observer: Observer, builders: Builders, problem: Any = None, executor_for=None):
     """The tuning loop with the observer's progress; (result, seconds, history use).
 
+    The seconds are the layer's wall time from reading its history (and fitting the
+    prior) to the loop's end; the history use says how long the first part took.
     ``executor_for(measurer)``, when given, is the executor to measure through (a lane of
     a pool shared by several layers); else ``settings.executor`` makes one for this run.
     """
     from ..tuner import tune
+    t0 = time.perf_counter()
     with HISTORY_LOCK:  # read now, when the layer starts: it sees what earlier layers stored
         options, history_use, prior = history_options(settings, space, problem)
         reusable = reusable_records(settings, space, measurer) if settings.reuse else None
+    if history_use is not None:
+        history_use = dataclasses.replace(history_use, seconds=time.perf_counter() - t0)
     build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history
@@ -81,7 +86,6 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
                                 seed=settings.seed)
         build = with_prior
     build = telling_fallback(build, observer, settings, history_use, fell_back)
-    t0 = time.perf_counter()
     try:
         if executor_for is not None or settings.executor is not None:
             from ..executors import ExecutorMeasurer, make_executor

@@ -63,7 +63,7 @@ class LayerReport:
     space_size: int
     unpruned_size: int
     result: "TuneResult"
-    seconds: float  # the tuning loop's wall time
+    seconds: float  # the layer's wall time: history read and prior fit, then the tuning loop
     winner: "WinnerReport | None" = None
     history: HistoryOutcome | None = None
     export: ExportOutcome | None = None

@@ -65,7 +65,7 @@ import numpy as np
 
 from iobound import limits
 
-from ..cost_model import make_targets, training_rows
+from ..cost_model import make_targets, source_caps, training_rows
 from .picker import Picker
 from .prior_options import PriorOptions
 from .rows import rows_for
@@ -91,7 +91,8 @@ def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
 
     groups = [g for g in groups if g.X is not None]
     rng = np.random.default_rng(seed)
-    keep = [training_rows(g.rel, o.max_rows_per_source, rng) for g in groups]
+    caps = source_caps([len(g.rel) for g in groups], o.max_rows_per_source, o.max_rows)
+    keep = [training_rows(g.rel, cap, rng) for g, cap in zip(groups, caps)]
     data = [(g.X[k], g.rel[k]) for g, k in zip(groups, keep)]
     X = np.vstack([x for x, _ in data])
     y = np.concatenate([-make_targets(t) for _, t in data])
@@ -152,7 +153,7 @@ class HistoryPrior:
         space, history, seed = self._fitted_on
         o = self._options
         large = len(space) > o.max_candidates
-        zo = ZeroShotOptions(max_rows_per_source=o.max_rows_per_source,
+        zo = ZeroShotOptions(max_rows_per_source=o.max_rows_per_source, max_rows=o.max_rows,
                              candidates=o.max_candidates if large else None)
         return history_ranking(space, history, zo, seed)[0]
 

@@ -37,6 +37,10 @@ class PriorOptions:
         The ranking model learns from at most this many of a source's records: its
         fastest half of them and a seeded uniform sample of the rest
         (:func:`search.cost_model.training_rows`).
+    max_rows : int
+        ... and from at most this many records in all: with more, the sources share them
+        (:func:`search.cost_model.source_caps`: the small ones whole, the large ones an
+        equal share), so a database of many devices or layers costs seconds of fitting.
     """
 
     omega: float = 2.0
@@ -46,9 +50,11 @@ class PriorOptions:
     max_depth: int = 6
     consensus_match: float = 0.0
     max_rows_per_source: int = 32_768
+    max_rows: int = 262_144
 
     def __post_init__(self) -> None:
         for name, high in (("omega", math.inf), ("min_match", 1), ("consensus_match", 1)):
             check_number(name, getattr(self, name), 0, high)
-        for name in ("max_candidates", "n_estimators", "max_depth", "max_rows_per_source"):
+        for name in ("max_candidates", "n_estimators", "max_depth", "max_rows_per_source",
+                     "max_rows"):
             check_count(name, getattr(self, name), low=1)

@@ -50,26 +50,24 @@ __all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "
 
 @dataclass(frozen=True)
 class HistoryInfo:
-    """What the history held for a space: records used, their devices, a notice."""
+    """What the history held for a space: records used, their devices, a notice, and the
+    seconds taken to read it and make the prior (set by the tuning session)."""
 
     records: int
     devices: tuple[str, ...]
     used: bool
     notice: str | None = None
+    seconds: float | None = None
 
     def as_json(self) -> dict:
-        """The ``"history"`` object of ``--json``: records, devices, used."""
-        return {"records": self.records, "devices": list(self.devices), "used": self.used}
+        """The ``"history"`` object of ``--json``: records, devices, used (and seconds when
+        known)."""
+        out = {"records": self.records, "devices": list(self.devices), "used": self.used}
+        return out if self.seconds is None else {**out, "seconds": round(self.seconds, 3)}
 
     def to_dict(self) -> dict:
         """:meth:`as_json` plus the notice, when there is one."""
         return {**self.as_json(), **({"notice": self.notice} if self.notice else {})}
-
-
-def _other_space_records(db, space) -> int:
-    params = set(space.params)
-    return sum(len(db.measurements(w, counted_only=True))
-               for w in db.workloads() if set(w.params) != params)
 
 
 def own_records(records: Iterable) -> frozenset:
@@ -96,6 +94,7 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     (a resumed layer's records, stored when it was interrupted, are not history).
     """
     from ..db import TuningDB
+    from ..db.queries import other_space_timings
 
     limits.check_int("seed", seed, limits.SEED)
     if not isinstance(db, TuningDB):
@@ -104,7 +103,7 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
                                     exclude=exclude, options=options, seed=seed)
     hist = usable_history(db, space, problem, exclude_devices=exclude_devices, exclude=exclude)
     prior = HistoryPrior.fit(space, hist, problem, options, seed) if hist else None
-    other = _other_space_records(db, space)
+    other = other_space_timings(db, space.params)
     notice = None
     if prior is None and other:
         notice = f"history: {other} records of other parameter spaces not used"
