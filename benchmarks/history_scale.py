@@ -64,6 +64,17 @@ SIZES = {  # value lists replaced, per size
 DEVICES = ("NVIDIA GeForce RTX 3090", "NVIDIA RTX A6000", "AMD Instinct MI250X",
            "AMD Radeon PRO W6600", "NVIDIA A100-PCIE-40GB", "NVIDIA GeForce RTX 2080 Ti")
 
+MAX_DEVICES = 100
+
+
+def device_names(devices: int) -> list[str]:
+    """``devices`` names: real GPUs' first, then made-up ones.
+
+    >>> device_names(8)[-2:]
+    ['made-up GPU 7', 'made-up GPU 8']
+    """
+    return [*DEVICES, *(f"made-up GPU {n}" for n in range(len(DEVICES) + 1, devices + 1))][:devices]
+
 
 def gemm_params(size: str = "full") -> dict:
     return {**GEMM_PARAMS, **SIZES[size]}
@@ -91,7 +102,7 @@ def write_caches(out: Path, devices: int, size: str = "full", seed: int = 0) -> 
     base = np.random.default_rng(seed)
     shared = {(k, v): base.normal(0, 0.25) for k in keys for v in params[k]}
     paths = []
-    for n, device in enumerate(DEVICES[:devices]):
+    for n, device in enumerate(device_names(devices)):
         rng = np.random.default_rng([seed, n + 1])
         own = {(k, v): rng.normal(0, 0.15) for k in keys for v in params[k]}
         cache = {}
@@ -139,7 +150,7 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
     out["space_size"] = len(space)
     _, out["prior_s"] = _timed(lambda: HistoryPrior.fit(space, hist, problem, seed=0))
     if uncapped:
-        o = PriorOptions(max_rows_per_source=10**9)
+        o = PriorOptions(max_rows_per_source=10**9, max_rows=10**12)
         _, out["prior_uncapped_s"] = _timed(lambda: HistoryPrior.fit(space, hist, problem, o, 0))
     _, out["zero_shot_s"] = _timed(lambda: history_ranking(space, hist, seed=0))
     result = work / "tune.json"
@@ -155,7 +166,9 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--devices", type=int, default=4, help="sources + 1 target (2-6)")
+    ap.add_argument("--devices", type=int, default=4,
+                    help=f"sources + 1 target (2-{MAX_DEVICES}; real GPUs' names for the first "
+                         f"{len(DEVICES)}, made-up ones after)")
     ap.add_argument("--size", choices=list(SIZES), default="full",
                     help="full: 241,600 configurations; small: 41,248; tiny: a smoke test")
     ap.add_argument("--uncapped", action="store_true",
@@ -163,19 +176,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=50)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
-    if not 2 <= args.devices <= len(DEVICES):
-        ap.error(f"--devices must be 2-{len(DEVICES)}")
+    if not 2 <= args.devices <= MAX_DEVICES:
+        ap.error(f"--devices must be 2-{MAX_DEVICES}")
     with tempfile.TemporaryDirectory() as tmp:
         paths, write_s = _timed(lambda: write_caches(Path(tmp), args.devices, args.size))
         got = measure(paths, Path(tmp), args.uncapped, args.budget)
-    got = {"devices": args.devices, "size": args.size, "write_s": write_s, **got,
-           "machine": platform.platform(), "python": platform.python_version()}
-    for k, v in got.items():
-        print(f"{k:20s} {v}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(got, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    write_report({"devices": args.devices, "size": args.size, "write_s": write_s, **got},
+                 args.out)
     return 0
+
+
+def write_report(got: dict, out: Path) -> None:
+    """Print ``got`` with the machine, one line each, and write it as JSON to ``out``."""
+    got = {**got, "machine": platform.platform(), "python": platform.python_version()}
+    for k, v in got.items():
+        print(f"{k:22s} {v}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(got, indent=1) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
