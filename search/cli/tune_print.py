@@ -69,7 +69,8 @@ def _print_history_use(rep) -> None:
     use = rep.history_use
     if use is None:
         return
-    took = f"; read in {use.seconds:.1f} s" if use.seconds is not None and use.seconds >= 0.1 else ""
+    took = (f"; read and fitted in {use.seconds:.1f} s"
+            if use.seconds is not None and use.seconds >= 0.1 else "")
     print(f"  history: {use.records:,} records of this space (devices: {_devices(use.devices)}); "
           f"{'used by ' + rep.result.strategy if use.used else 'not used'}{took}"
           + (f" ({use.notice})" if use.notice else ""))
