@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from iobound import limits
 from iobound.errors import InvalidInputError
+from kernels.status import Status
 
 from ..measure.base import MeasureRecord
 from ..option_checks import check_flag, check_records, check_type
@@ -256,7 +257,7 @@ class TuningDB:
             if w is None:
                 w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
             out.append(Measurement(w, dev, tool, MeasureRecord(
-                _in_order(json.loads(cfg), w), "ok", time_ms=time_ms, estimate=bool(est),
+                _in_order(json.loads(cfg), w), Status.OK, time_ms=time_ms, estimate=bool(est),
                 timestamp=stamp), run=run, source=src, features=json.loads(feats) if feats else {}))
         return out
 
