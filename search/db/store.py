@@ -100,17 +100,25 @@ def _workload_id(c: sqlite3.Connection, w: Workload, values: Mapping[str, Sequen
     row = c.execute("SELECT id, tune_params FROM workloads WHERE template=? AND problem=? "
                     "AND params=?", key).fetchone()
     if row is None:  # tune_params keeps the first-seen parameter order
-        merged = {p: list(values.get(p, [])) for p in w.params}
+        merged = {p: _added([], values.get(p, [])) for p in w.params}
         cur = c.execute("INSERT INTO workloads (template, problem, params, tune_params) "
                         "VALUES (?, ?, ?, ?)", (*key, json.dumps(merged)))
         return int(cur.lastrowid)
     if values:  # keep the known order; append values not seen before
         merged = json.loads(row[1])
         for p in w.params:
-            known = merged.setdefault(p, [])
-            known.extend(v for v in values.get(p, []) if v not in known)
+            _added(merged.setdefault(p, []), values.get(p, []))
         c.execute("UPDATE workloads SET tune_params=? WHERE id=?", (json.dumps(merged), row[0]))
     return int(row[0])
+
+
+def _added(known: list, values: Sequence) -> list:
+    """``known`` with each of ``values`` it lacks appended once, in their order (values may
+    be lists: not hashable)."""
+    for v in values:
+        if v not in known:
+            known.append(v)
+    return known
 
 
 def _device_id(c: sqlite3.Connection, name: str) -> int:

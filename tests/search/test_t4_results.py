@@ -164,6 +164,9 @@ def test_a_folder_imports_its_measurements_and_passes_over_its_descriptions(caps
     assert main(["history", "import", str(folder), "--db", str(db)]) == 0  # again: nothing new
     out, err = capsys.readouterr()
     assert err.count("passed over") == 2 and "0 new of 2" in out and "t.db: 4 measurements" in out
+    assert main(["history", "import", str(folder), "--db", str(db), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)["files"]  # the database itself is not a source
+    assert sorted(f["file"].rsplit("/", 1)[-1] for f in again) == ["c.json", "w-results.json"]
     with TuningDB(str(db)) as t:
         assert len(import_files(t, [folder])) == 2 and t.count() == 4
     for path in (folder / "w-metadata.json", tmp_path / "empty"):

@@ -14,7 +14,7 @@ from search.strategies import make_strategy
 from search.cost_model import XGBCostModel
 from search.strategies.model_based import XGBOptions, train_model
 from search.transfer import (GuidedOptions, HistoryGuided, HistoryPrior, PriorFeatureSpace,
-                             transfer_options, with_history)
+                             PriorOptions, transfer_options, with_history)
 from search.transfer.prior import source_groups
 from search.tuner import tune
 
@@ -189,6 +189,36 @@ def test_never_an_invalid_or_repeated_index(seed, share, decay, batch, budget):
                       np.random.default_rng(seed + 1))
     asked = ask_until(s, Bowl((1, 4, 1)), batch, budget)
     assert len(asked) >= min(budget, len(SPACE))
+
+
+@given(st.integers(0, 2**16), st.integers(1, 9), st.sampled_from(["random", "explorer"]))
+def test_configurations_told_before_any_ask_are_never_asked(seed, batch, inner_name):
+    """A resumed run tells the strategy its log's records before asking anything: those
+    configurations (here the very ones history would ask first) are never asked again."""
+    prior = HistoryPrior.fit(SPACE, _hist("gpu0", _bowl((3, 3, 2))), seed=0)
+    told = prior.picker().picks(6, asked=set())
+    inner = make_strategy(inner_name, SPACE, {"batch_size": batch}, np.random.default_rng(seed))
+    s = HistoryGuided(inner, prior, GuidedOptions(), np.random.default_rng(seed + 1))
+    s.tell(told, Bowl((3, 3, 2)).measure([SPACE.get(i) for i in told]))
+    asked = ask_until(s, Bowl((3, 3, 2)), batch, 30)
+    assert asked and not set(asked) & set(told)
+
+
+def test_only_sources_matching_at_least_consensus_match_enter_the_consensus():
+    """With ``consensus_match=1`` the consensus is the exactly matching source's order (a
+    near source's optimum stays where that source puts it); with 0 every source is heard."""
+    same, near = _bowl((1, 1, 1)), _bowl((6, 4, 2))
+    hist = _hist("same", same) + _hist("near", near, problem=(64, 48))
+    their = SPACE.index({"a": 6, "b": 4, "c": 2})
+    at = {}
+    for match in (0.0, 1.0):
+        prior = HistoryPrior.fit(SPACE, hist, [64, 64], PriorOptions(consensus_match=match),
+                                 seed=0)
+        at[match] = prior.consensus.tolist().index(their)
+    cost = [same(SPACE.get(i)) for i in range(len(SPACE))]
+    better = sum(c < cost[their] for c in cost)
+    no_worse = sum(c <= cost[their] for c in cost)
+    assert at[0.0] < 3 and better <= at[1.0] < no_worse  # where 'same' alone puts it
 
 
 def ask_until(strategy, measurer, batch: int, budget: int) -> list[int]:
