@@ -1,6 +1,6 @@
 """Winograd F(e x e, r x r) transform matrices, constructed exactly with SymPy.
 
-Toom-Cook construction over the points ``0, 1, -1, 2, -2, 1/2, -1/2, 3, ...``
+Toom-Cook construction over the points ``0, 1, -1, 1/2, -1/2, 2, -2, 1/3, ...``
 plus the point at infinity (Lavin & Gray 2016). ``A^T`` (e x n) evaluates the
 product polynomial's interpolation, ``G`` (n x r) evaluates the kernel
 polynomial (scaled by the Lagrange denominators), and ``B^T`` (n x n) is
@@ -63,7 +63,11 @@ class WinogradTransforms:
 
 
 def interpolation_points(count: int) -> list[sp.Rational]:
-    """The first ``count`` finite points: 0, 1, -1, 2, -2, 1/2, -1/2, 3, -3, 1/3, ..."""
+    """The first ``count`` finite points: 0, then ``k, -k, 1/(k+1), -1/(k+1)`` for k = 1, 2, ...
+
+    >>> [str(p) for p in interpolation_points(8)]
+    ['0', '1', '-1', '1/2', '-1/2', '2', '-2', '1/3']
+    """
     pts: list[sp.Rational] = [sp.Integer(0)]
     k = 1
     while len(pts) < count:
