@@ -134,6 +134,14 @@ def workload_from_row(template: str, problem: str, tune_params: str) -> Workload
     return Workload(template, json.loads(problem), tuple(json.loads(tune_params)))
 
 
+def _shared_workload(seen: dict, template: str, problem: str, tune_params: str) -> Workload:
+    """The workload of a row, one object per workload in ``seen`` (not one per row)."""
+    w = seen.get((template, problem, tune_params))
+    if w is None:
+        w = seen[(template, problem, tune_params)] = workload_from_row(template, problem, tune_params)
+    return w
+
+
 def _in_order(config: dict, w: Workload) -> dict:
     """``config`` (stored canonically, keys sorted) in the order of ``w``'s parameters."""
     return {**{k: config[k] for k in w.params if k in config}, **config}
@@ -248,9 +256,10 @@ class TuningDB:
         """
         if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
             raise InvalidInputError(f"params must be a list of parameter names, got {params!r:.60}")
-        names = sorted(params)
+        names = list(params)
         for name in names:
             check_type("a parameter name", name, str)
+        names.sort()
         rows = self._db.execute(
             "SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.config, "
             "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features "
@@ -261,9 +270,7 @@ class TuningDB:
         workloads: dict[tuple, Workload] = {}
         out = []
         for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
-            w = workloads.get((t, p, ps))
-            if w is None:
-                w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
+            w = _shared_workload(workloads, t, p, ps)
             out.append(Measurement(w, dev, tool, MeasureRecord(
                 _in_order(json.loads(cfg), w), Status.OK, time_ms=time_ms, estimate=bool(est),
                 timestamp=stamp), run=run, source=src, features=json.loads(feats) if feats else {}))
@@ -272,9 +279,7 @@ class TuningDB:
     @staticmethod
     def _row(r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats = r
-        w = workloads.get((t, p, ps))
-        if w is None:
-            w = workloads[(t, p, ps)] = workload_from_row(t, p, ps)
+        w = _shared_workload(workloads, t, p, ps)
         d = json.loads(rec)
         d["config"] = _in_order(d["config"], w)
         return Measurement(w, dev, tool, MeasureRecord.from_dict(d), run=run, source=src,

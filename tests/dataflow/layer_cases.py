@@ -60,3 +60,18 @@ def small_grouped_cases(draw, max_hw: int = 6):
                           z=draw(st.integers(1, layer.c_out_per_group)),
                           alpha=draw(st.integers(1, layer.c_in_per_group)))
     return layer, tiling
+
+
+@st.composite
+def small_square_layers(draw, winograd: bool = False, hw_max: int = 9, c_out_max: int = 8):
+    """A small layer with a square kernel (up to 3x3), batch 1, equal strides (1 for
+    Winograd) and paddings, inputs up to ``hw_max`` and ``c_out_max`` output channels."""
+    k = draw(st.integers(1, 3))
+    s = 1 if winograd else draw(st.integers(1, 2))
+    p = draw(st.integers(0, 1))
+    h = draw(st.integers(max(k - 2 * p, 1), hw_max))
+    w = draw(st.integers(max(k - 2 * p, 1), hw_max))
+    return ConvLayer(n=1, c_in=draw(st.integers(1, 4)), h_in=h, w_in=w,
+                     c_out=draw(st.integers(1, c_out_max)), k_h=k, k_w=k, stride=(s, s),
+                     padding=(p, p))
+

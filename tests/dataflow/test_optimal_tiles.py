@@ -15,17 +15,7 @@ from dataflow.optimal_tiles import (
 from dataflow.winograd import WinogradTiling, winograd_footprint, winograd_io
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
-
-
-@st.composite
-def small_layers(draw, winograd=False):
-    k = draw(st.integers(1, 3))
-    s = 1 if winograd else draw(st.integers(1, 2))
-    p = draw(st.integers(0, 1))
-    h = draw(st.integers(max(k - 2 * p, 1), 9))
-    w = draw(st.integers(max(k - 2 * p, 1), 9))
-    return ConvLayer(n=1, c_in=draw(st.integers(1, 4)), h_in=h, w_in=w, c_out=draw(st.integers(1, 8)),
-                     k_h=k, k_w=k, stride=(s, s), padding=(p, p))
+from layer_cases import small_square_layers
 
 
 def brute_direct(layer, s, divisors):
@@ -42,7 +32,7 @@ def brute_direct(layer, s, divisors):
     return best
 
 
-@given(small_layers(), st.integers(10, 400))
+@given(small_square_layers(), st.integers(10, 400))
 def test_direct_search_matches_brute_force_any_tiles(layer, s):
     """With divisors=False the chosen tiling has the least exact I/O of all fitting tilings."""
     best = brute_direct(layer, s, divisors=False)
@@ -54,7 +44,7 @@ def test_direct_search_matches_brute_force_any_tiles(layer, s):
     assert (choice.io.total, choice.footprint.total) == best
 
 
-@given(small_layers(), st.integers(10, 400))
+@given(small_square_layers(), st.integers(10, 400))
 def test_direct_search_matches_brute_force_divisors(layer, s):
     """With divisors=True the choice is the best dividing tiling whenever one fits."""
     best = brute_direct(layer, s, divisors=True)
@@ -64,7 +54,7 @@ def test_direct_search_matches_brute_force_divisors(layer, s):
     assert choice.divisible and (choice.io.total, choice.footprint.total) == best
 
 
-@given(small_layers(winograd=True), st.integers(1, 3), st.integers(40, 900))
+@given(small_square_layers(winograd=True), st.integers(1, 3), st.integers(40, 900))
 def test_winograd_search_matches_brute_force(layer, e, s):
     """The Winograd choice has the least exact I/O of all fitting tilings with x, y multiples of e."""
     best = None

@@ -10,6 +10,7 @@ from iobound.networks import get_layer
 from iobound.report import best_lower_bound, bound_report
 from iobound.symbols import S, V, k
 from iobound.vertex_counts import direct_counts, direct_vertex_count, iter_direct_products
+from layer_strategies import conv_layers
 
 import sympy as sp
 
@@ -24,14 +25,7 @@ def _brute(layer):
     return inputs, weights, per_out
 
 
-small_layers = st.builds(
-    lambda nb, ci, co, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw: ConvLayer(
-        n=nb, c_in=ci, c_out=co, h_in=ho + (kh - 1) * dh, w_in=wo + (kw - 1) * dw,
-        k_h=kh, k_w=kw, stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw)),
-    st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 6),
-    st.integers(1, 6), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3),
-    st.integers(1, 3), st.integers(0, 3), st.integers(0, 2), st.integers(1, 2),
-    st.integers(1, 2))
+small_layers = conv_layers(c_max=3, out_max=6, pad_h_max=3, pad_w_max=2, dilation_max=2)
 
 
 @given(small_layers)

@@ -12,9 +12,9 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from iobound.layer import ConvLayer
 from iobound.reuse_classes import axis_tap_classes, effective_reuse, weighted_products
 from iobound.vertex_counts import direct_counts, iter_direct_products
+from layer_strategies import conv_layers
 
 
 def _taps_per_class_brute(k: int, stride: int, dilation: int) -> tuple[int, ...]:
@@ -27,14 +27,7 @@ def _taps_per_class_brute(k: int, stride: int, dilation: int) -> tuple[int, ...]
     return tuple(max(len(r) for r in readers.values() if i in r) for i in range(k))
 
 
-small_layers = st.builds(
-    lambda nb, ci, co, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw: ConvLayer(
-        n=nb, c_in=ci, c_out=co, h_in=ho + (kh - 1) * dh, w_in=wo + (kw - 1) * dw,
-        k_h=kh, k_w=kw, stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw)),
-    st.integers(1, 2), st.integers(1, 2), st.integers(1, 2), st.integers(1, 5),
-    st.integers(1, 5), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3),
-    st.integers(1, 3), st.integers(0, 2), st.integers(0, 2), st.integers(1, 3),
-    st.integers(1, 3))
+small_layers = conv_layers(c_max=2, out_max=5, pad_h_max=2, pad_w_max=2, dilation_max=3)
 
 
 @settings(deadline=None, max_examples=60)

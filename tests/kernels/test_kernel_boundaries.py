@@ -249,11 +249,17 @@ def test_winograd_threads_must_divide_their_own_span(e, xt, yt, z, tx, ty, tz):
      DirectConfig(x=4, y=4, z=1, alpha=2, tx=2, ty=2, tz=1)),
 ])
 def test_grouped_chunks_stay_inside_their_group(layer, cfg):
+    _assert_emulates_exactly(layer, cfg)
+
+
+def _assert_emulates_exactly(layer, cfg) -> None:
+    """``cfg`` is valid for ``layer``, its emulated kernel matches numpy and moves exactly
+    the traffic of its formula."""
     from kernels.verify import emulate_and_check
 
     assert check_config(layer, cfg) == []
     chk = emulate_and_check(layer, cfg, with_bound=False)
-    assert chk.numerics_ok
+    assert chk.numerics_ok, (chk.max_abs_err, chk.worst_ratio)
     assert (chk.global_loads, chk.global_stores) == (chk.expected_loads, chk.expected_stores)
 
 
@@ -307,9 +313,4 @@ def test_emulator_launch_limits_are_inclusive():
      WinogradConfig(e=2, x=8, y=8, z=1, tx=2, ty=2, tz=1)),
 ])
 def test_winograd_kernel_on_asymmetric_padding_and_several_tiles_per_thread(layer, cfg):
-    from kernels.verify import emulate_and_check
-
-    assert check_config(layer, cfg) == []
-    chk = emulate_and_check(layer, cfg, with_bound=False)
-    assert chk.numerics_ok, (chk.max_abs_err, chk.worst_ratio)
-    assert (chk.global_loads, chk.global_stores) == (chk.expected_loads, chk.expected_stores)
+    _assert_emulates_exactly(layer, cfg)
