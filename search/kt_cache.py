@@ -117,7 +117,9 @@ class KtCache:
         >>> KtCache({"a": [1]}, [], device_name="A100", path="/x/y.json").device
         'A100'
         """
-        return self.device_name or (file_stem(self.path) if self.path else "")
+        if self.device_name.strip():  # a blank name is no name, as ``history import`` reads it
+            return self.device_name
+        return file_stem(self.path) if self.path else ""
 
     def __len__(self) -> int:
         return len(self.entries)

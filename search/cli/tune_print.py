@@ -157,7 +157,8 @@ def printer(args, many: bool = False, jobs=()):
         def replay_started(self, file, space):
             c, statuses = space.cache, space.describe()["statuses"]
             print(f"iobound tune: replaying {file}")
-            print(f"  device {c.device_name} (from the file), kernel {c.kernel_name}, "
+            named = "from the file" if c.device == c.device_name else "the file names none"
+            print(f"  device {c.device} ({named}), kernel {c.kernel_name}, "
                   f"{len(space):,} recorded configurations "
                   f"({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})")
             print(f"  strategy {args.strategy}, budget {args.budget}, seed {args.seed}")

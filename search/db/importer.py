@@ -98,11 +98,13 @@ class FileImport:
 
 
 def file_device(path: Path, own: str, device: str | None) -> str:
-    """The device a file's records go under (module doc); refused when ``device`` disagrees."""
+    """The device a file's records go under (module doc); refused when ``device`` disagrees.
+    A blank name in the file is no name; one with a line break is refused, like ``--device``'s."""
+    own = own if own.strip() else ""
     if own and device and own != device:
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
-    return own or device or file_stem(path)
+    return check_device_name(own or device or file_stem(path))
 
 
 def _is_log(path: Path) -> bool:
@@ -129,7 +131,7 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     if device is not None:
         check_device_name(device)  # 5 and "5": one device row, two digests
     if not path.is_file():
-        raise InvalidInputError(f"{path}: no such file")
+        raise InvalidInputError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
     try:
         return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
     except NoMeasurementsError:  # kept apart: a folder's import passes it over

@@ -61,20 +61,21 @@ def config_fault(config: Mapping[str, Any], params) -> str:
 
 
 def check_device_name(name: Any) -> str:
-    """``name`` when it is a device name: a non-empty string. Anything else is refused:
-    ``5`` and ``"5"`` would share one stored device under two digests (the same file
-    imported twice), and ``str()`` of an object would store its repr as a name.
+    """``name`` when it is a device name: a string, not blank, of printable characters.
+    Anything else is refused: ``5`` and ``"5"`` would share one stored device under two
+    digests (the same file imported twice), ``str()`` of an object would store its repr as
+    a name, and a blank name or one with a line break would break every one-line listing.
 
     >>> check_device_name("A100")
     'A100'
     >>> check_device_name(5)
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: a device name must be a non-empty string, got 5 (int)
+    iobound.errors.InvalidInputError: a device name must be a printable, not blank string, got 5 (int)
     """
-    if not isinstance(name, str) or not name:
-        raise InvalidInputError(f"a device name must be a non-empty string, got {name!r}"[:120]
-                                + f" ({type(name).__name__})")
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():
+        raise InvalidInputError(f"a device name must be a printable, not blank string, "
+                                f"got {name!r}"[:120] + f" ({type(name).__name__})")
     return name
 
 

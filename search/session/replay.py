@@ -25,6 +25,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from iobound.errors import InvalidInputError
+
+from ..db.model import check_device_name
 from ..interrupts import Interrupted
 from .files import check_history, check_log_paths, check_outputs, log_and_resume
 from .history_use import check_zero_shot_db
@@ -54,9 +57,14 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     replayed = cache if isinstance(cache, str) else getattr(cache, "path", None)
     check_outputs(settings, [None], inputs=[("--measure replay:FILE", replayed)])
     check_zero_shot_db(settings)
-    check_history(settings.history)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
+    if space.cache.device:  # refused now, not when the run's measurements are stored
+        try:
+            check_device_name(space.cache.device)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"--measure replay:{file}: {exc}") from None
+    check_history(settings.history)
     header = {"replay": file, "device": space.cache.device}
     log, resume = log_and_resume(settings.log, settings.resume)
     settings = dataclasses.replace(settings, log=log, resume=resume)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -37,6 +38,7 @@ def test_import_list_best_export(capsys, tmp_path, synth_cache_path):
 
 @pytest.mark.parametrize("argv, needle", [
     (["import", "{missing}"], "no such file"),
+    (["import", "{fifo}"], "fifo: not a regular file"),
     (["import", "{bad}"], "bad.json"),
     (["import", "{synth}", "--device", "other"], "disagrees"),
     (["list"], "no such database"),
@@ -45,7 +47,9 @@ def test_errors_are_one_line_exit_2(capsys, tmp_path, synth_cache_path, argv, ne
     """Bad input: exit 2, one stderr line naming the problem, nothing stored."""
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    names = {"missing": str(tmp_path / "nope.json"), "bad": str(bad), "synth": str(synth_cache_path)}
+    os.mkfifo(tmp_path / "fifo")  # exists, but no file to read: not "no such file"
+    names = {"missing": str(tmp_path / "nope.json"), "bad": str(bad), "synth": str(synth_cache_path),
+             "fifo": str(tmp_path / "fifo")}
     db = tmp_path / ("t.db" if argv[0] == "import" else "absent.db")
     code, out, err = _run(capsys, "history", *[a.format(**names) for a in argv], "--db", str(db))
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""

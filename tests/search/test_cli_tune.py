@@ -7,6 +7,8 @@ import pytest
 from search.cli.main import main
 from search.records import read_log
 
+from tests.search.conftest import synth_cache_dict
+
 SMALL = "cin=8,hin=8,cout=16,kh=3,pad=1"
 
 
@@ -29,6 +31,30 @@ def test_replay_human_output(capsys, synth_cache_path):
     assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "10"]) == 0
     text = capsys.readouterr().out
     assert "Synthetic GPU" in text and "best time:" in text and "rank" in text
+
+
+def test_replay_of_a_file_with_a_blank_device_name_takes_the_file_name(capsys, tmp_path):
+    """A cache whose device name is blank is replayed, printed and stored under the file's
+    name, the device `history import` would give the same file."""
+    raw = synth_cache_dict() | {"device_name": "  "}
+    (tmp_path / "gpu9.json").write_text(json.dumps(raw))
+    db = str(tmp_path / "h.db")
+    assert main(["tune", "--measure", f"replay:{tmp_path / 'gpu9.json'}", "--budget", "4",
+                 "--history", db]) == 0
+    assert "device gpu9 (the file names none)" in capsys.readouterr().out
+    out = _json(capsys, ["history", "list", "--db", db, "--json"])
+    assert [row["device"] for row in out] == ["gpu9"]
+
+
+def test_replay_of_a_file_whose_device_name_breaks_lines_is_refused(capsys, tmp_path):
+    """A device name with a line break is refused before anything is measured: one line,
+    exit 2, naming the file (not a failure to store the run at its end)."""
+    (tmp_path / "bad.json").write_text(json.dumps(synth_cache_dict() | {"device_name": "a\nb"}))
+    code = main(["tune", "--measure", f"replay:{tmp_path / 'bad.json'}", "--budget", "4",
+                 "--history", str(tmp_path / "h.db")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "bad.json" in err and "device name" in err and not (tmp_path / "h.db").exists()
 
 
 def test_layer_with_model_writes_kernel_and_checks_it(capsys, tmp_path):

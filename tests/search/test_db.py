@@ -71,6 +71,26 @@ def test_file_without_device_takes_the_option_or_its_name(tmp_path):
     assert read_file(path, device="v100").device == "v100"
 
 
+@pytest.mark.parametrize("own", [" ", "\t \n"])
+def test_blank_device_name_in_a_file_is_no_name(tmp_path, own):
+    """A file whose device name is only spaces names no device: --device, else the file name
+    (a blank device row would print as nothing in every listing)."""
+    path = _cache(tmp_path / "mygpu.json", device=own)
+    assert read_file(path).device == "mygpu"
+    assert read_file(path, device="v100").device == "v100"
+
+
+@pytest.mark.parametrize("name", ["GPU\nX", "a\x00b", "tab\there", "\x1b[31mred"])
+def test_a_device_name_with_control_characters_is_refused(tmp_path, name):
+    """A line break or escape in a device name (the file's or --device) would break every
+    one-line listing and message: refused, naming the file, and nothing read."""
+    path = _cache(tmp_path / "c.json", device=name)
+    with pytest.raises(ValueError, match=r"c\.json.*device name"):
+        read_file(path)
+    with pytest.raises(ValueError, match="device name"):
+        read_file(_cache(tmp_path / "d.json", device=""), device=name)
+
+
 def test_file_naming_another_device_is_refused(tmp_path):
     """A file that names its device is never stored under a different --device."""
     path = _cache(tmp_path / "a.json", device="gpu-a")
