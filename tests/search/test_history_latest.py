@@ -1,0 +1,52 @@
+"""History (search.history) against a brute-force model of what was added.
+
+Reference: a plain dict replaying the ``add`` calls: per key (layer, device, toolchain)
+and configuration the record of the latest timestamp (distinct timestamps, not in the
+order of the calls) is the one ``records`` shows, fastest first and failures last; ``best`` is the fastest
+ok record; ``keys`` lists every key with measurements, sorted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hypothesis import given, settings, strategies as st
+
+from search.history import History, HistoryKey
+from search.measure.base import MeasureRecord
+
+KEYS = [HistoryKey(layer, device, tool) for layer in ('{"c_in": 2}', '{"c_in": 4}')
+        for device in ("v100", "a100") for tool in ("model v1", "model v2")]
+
+adds = st.lists(st.tuples(st.sampled_from(range(len(KEYS))), st.integers(0, 3),
+                          st.none() | st.integers(1, 9), st.integers(0, 2)),
+                min_size=1, max_size=14)
+
+
+@settings(max_examples=30, deadline=None)
+@given(adds)
+def test_records_best_and_keys_match_a_replay_of_the_adds(steps):
+    """Each step adds one record (key, config x, time or a failure, timestamp); the
+    history then answers as the brute-force replay of the steps."""
+    latest: dict = {}
+    with History(":memory:") as h:
+        for n, (k, x, t, stamp) in enumerate(steps):
+            rec = (MeasureRecord.ok({"x": x}, time_ms=float(t)) if t is not None
+                   else MeasureRecord.failed({"x": x}, "runtime_error"))
+            when = 100 * stamp + n  # distinct, but not in the order of the calls
+            h.add(KEYS[k], [dataclasses.replace(rec, timestamp=float(when))])
+            old = latest.get((k, x))
+            if old is None or when > old[0]:
+                latest[(k, x)] = (when, t)
+        for k, key in enumerate(KEYS):
+            mine = {x: t for (kk, x), (_, t) in latest.items() if kk == k}
+            got = h.records(key)
+            assert sorted((r.config["x"], r.time_ms) for r in got) == sorted(
+                (x, None if t is None else float(t)) for x, t in mine.items())
+            times = [r.time_ms for r in got]
+            timed = [t for t in times if t is not None]
+            assert times == sorted(timed) + [None] * (len(times) - len(timed))
+            best = h.best(key)
+            assert (best.time_ms if best else None) == (min(timed) if timed else None)
+        assert h.keys() == sorted({KEYS[k] for k, *_ in steps},
+                                  key=lambda q: (q.layer, q.device, q.toolchain))
