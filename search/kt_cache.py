@@ -15,6 +15,7 @@ Kernel Tuner ``time``        :class:`~kernels.status.Status`
 ``CompilationFailedConfig``  ``COMPILE_ERROR``
 ``RuntimeFailedConfig``      ``RUNTIME_ERROR``
 ``1e20`` (or more)           ``RUNTIME_ERROR``
+any other string             ``RUNTIME_ERROR``
 ===========================  ========================
 
 Kernel Tuner before its failure strings stored a failed compile or run as the time
@@ -166,8 +167,12 @@ def recorded_time(entry: Mapping[str, Any]) -> float | None:
 def entry_status(entry: Mapping[str, Any]) -> Status:
     """Our status for a cache entry (see the module table).
 
-    A positive finite number ``time`` is ``OK``; a failure string its status; any other
-    time (missing, negative, zero, NaN, infinite, not a number) is ``INVALID``.
+    A positive finite number ``time`` is ``OK``; a failure string its status (a string
+    Kernel Tuner may add later: a failed run); any other time (missing, negative, zero,
+    NaN, infinite, not a number) is ``INVALID``.
+
+    >>> [entry_status({"time": t}).name for t in (1.5, "CompilationFailedConfig", "Odd", 0)]
+    ['OK', 'COMPILE_ERROR', 'RUNTIME_ERROR', 'INVALID']
     """
     t = entry.get("time")
     if isinstance(t, str):
