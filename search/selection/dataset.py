@@ -203,7 +203,10 @@ def read_records(path: str | Path) -> Iterator[LabelRecord]:
 
 def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int, multiple: int = 1) -> int:
     v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
-    return max(lo, min(hi, int(round(v / multiple)) * multiple or multiple))
+    lo_m, hi_m = -(-lo // multiple) * multiple, hi // multiple * multiple  # multiples in range
+    if lo_m > hi_m:  # none: any integer of the range
+        lo_m, hi_m, multiple = lo, hi, 1
+    return max(lo_m, min(hi_m, int(round(v / multiple)) * multiple))
 
 
 def synthetic_layers(count: int, rng: np.random.Generator,
@@ -232,7 +235,7 @@ def synthetic_layers(count: int, rng: np.random.Generator,
     for i in range(count):
         k = int(rng.choice(ks))
         ci = _log_uniform_int(rng, *c_in, multiple=8 if c_in[0] >= 8 else 1)
-        ci = ci if ci <= 8 else ci - ci % 8
+        ci = ci if ci <= 8 or ci - ci % 8 < c_in[0] else ci - ci % 8
         co = _log_uniform_int(rng, *c_out, multiple=8)
         size = _log_uniform_int(rng, max(hw[0], k), hw[1])
         pad = k // 2 if rng.random() < 0.75 else 0

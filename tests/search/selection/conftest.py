@@ -56,3 +56,15 @@ def tiny_records(tiny_layer):
     """The model measurer's oracle records of the tiny layer (labelled once per session)."""
     from search.selection.labels import label_layer
     return label_layer(tiny_layer, "v100")
+
+
+@pytest.fixture
+def cached_labels(monkeypatch, tiny_records):
+    """Label every layer with the tiny layer's records (renamed): no measuring in these tests."""
+    import search.selection.labels as labels
+    from search.selection.dataset import LabelRecord, candidates
+
+    def fake(layer, device, measure="model"):
+        return [LabelRecord(layer, r.device, r.algorithm, r.e, r.config, r.time_ms, r.estimate,
+                            r.source) for r in tiny_records if r.candidate in candidates(layer)]
+    monkeypatch.setattr(labels, "label_layer", fake)

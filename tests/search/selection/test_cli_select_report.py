@@ -11,20 +11,8 @@ import sys
 import pytest
 
 from search.cli.main import main
-from search.selection.dataset import LabelRecord, candidates
 
 TINY = "cin=2,hin=6,cout=4,kh=3,pad=1"
-
-
-@pytest.fixture
-def cached_labels(monkeypatch, tiny_records):
-    """Label every layer with the tiny layer's records (renamed): no measuring in these tests."""
-    import search.selection.labels as labels
-
-    def fake(layer, device, measure="model"):
-        return [LabelRecord(layer, r.device, r.algorithm, r.e, r.config, r.time_ms, r.estimate,
-                            r.source) for r in tiny_records if r.candidate in candidates(layer)]
-    monkeypatch.setattr(labels, "label_layer", fake)
 
 
 def test_select_json_in_a_real_process():
