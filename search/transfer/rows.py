@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..space import knob_value
 from .layer_features import cross_layer_features, measurement_layer
 
 __all__ = ["SpaceRows", "LayerRows", "rows_for", "feature_row"]
@@ -48,13 +49,10 @@ def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None
     params = set(space.params)
     for name in space.feature_names():
         if name in params:
-            v = config.get(name)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                row.append(float(v))
-            elif v in space.values(name):
-                row.append(float(space.values(name).index(v)))
-            else:
+            v, choices = config.get(name), space.values(name)
+            if not isinstance(v, (int, float)) and v not in choices:
                 return None
+            row.append(knob_value(v, choices))  # the space's own rule (a bool is 0 or 1)
         elif features and isinstance(features.get(name), (int, float)):
             row.append(float(features[name]))
         else:
