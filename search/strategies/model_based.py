@@ -12,7 +12,8 @@ Two cadences (``plan_size``):
 
 - ``None``: every round, once ``init_random`` random configurations were asked,
   the model is refitted on everything told and the optimizer proposes the batch;
-  ``Binomial(n, epsilon)`` of the ``n`` configurations are random instead.
+  ``Binomial(n, epsilon)`` of the ``n`` configurations are random instead (none
+  of a batch of one: a sequential round is the model's pick).
 - ``k``: AutoTVM's plan: whenever another ``k`` measurements have been told the
   model is refitted and the optimizer proposes a plan of ``k`` configurations, of
   which the last ``epsilon`` share is left to random picks; rounds take the

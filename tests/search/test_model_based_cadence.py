@@ -136,6 +136,19 @@ def test_the_random_share_of_a_round_is_left_out_of_the_optimizers_batch(epsilon
     assert spy.sizes == want
 
 
+def test_a_batch_of_one_is_the_models_whatever_epsilon():
+    """A one-configuration round (a sequential run, or one worker) is always the model's
+    pick: a random share of one would make every such round a coin toss."""
+    s = _strategy(epsilon=1.0, init_random=4, endgame=0.0)
+    s.optimizer = spy = Proposals()
+    got = s.ask(4)
+    s.tell(got, _ok(got))
+    for _ in range(3):
+        got = s.ask(1)
+        s.tell(got, _ok(got))
+    assert spy.sizes == [1, 1, 1]
+
+
 def test_the_last_epsilon_share_of_a_plan_is_left_to_random_picks():
     """plan_size 8, epsilon 0.25: the plan keeps its first 6 proposals, then random ones."""
     s = _strategy(plan_size=8, init_random=8, epsilon=0.25)
