@@ -248,7 +248,9 @@ class ModelBasedStrategy(Strategy):
             elite = spread_elites(self.space, self.seen.best(), o.endgame_elite, o.endgame_spread)
             plan = sweep_candidates(model, self.space, elite, n, self._asked)
             self.swept += len(plan)
-            return plan + (self._optimizer_plan(model, n - len(plan)) if len(plan) < n else [])
+            if len(plan) < n:  # the sweep ran short: the optimizer adds others, not the same
+                plan += self._optimizer_plan(model, n - len(plan), self._asked | set(plan))
+            return plan
         st = self.options.stall
         share = st.share(self.stalled.rounds) if st is not None else 0.0
         k = int(self.rng.binomial(n, share)) if share > 0 else 0
@@ -260,15 +262,17 @@ class ModelBasedStrategy(Strategy):
             plan += extra
         return plan
 
-    def _optimizer_plan(self, model: CostModel, n: int) -> list[int]:
-        """The optimizer's proposals, the random share left out."""
+    def _optimizer_plan(self, model: CostModel, n: int, exclude=None) -> list[int]:
+        """The optimizer's proposals, the random share left out, none in ``exclude``
+        (default: what was asked)."""
         o = self.options
         if o.plan_size is None:
             size = n - (int(self.rng.binomial(n, o.epsilon)) if n > 1 else 0)
         else:
             size = o.plan_size
         t0 = time.perf_counter()
-        plan = self.optimizer.propose(model, self.space, size, self._asked, self.rng,
+        plan = self.optimizer.propose(model, self.space, size,
+                                      self._asked if exclude is None else exclude, self.rng,
                                       best=self.seen.best())
         self.explore_seconds += time.perf_counter() - t0
         if o.plan_size is not None:  # AutoTVM: the plan's last epsilon share is random

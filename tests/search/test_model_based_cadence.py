@@ -203,6 +203,41 @@ def test_an_endgame_batch_is_the_sweep_then_the_optimizers_picks():
     assert swept > 0 and s.stats()["swept"] == swept
 
 
+class Nearest(Proposals):
+    """Proposes the unexcluded indices nearest the best measured one (as a walk from it
+    would): the very neighbours an endgame sweep takes, unless told to exclude them."""
+
+    def propose(self, model, space, n, exclude, rng, best=()):
+        self.sizes.append(n)
+        return sorted((i for i in range(len(space)) if i not in exclude),
+                      key=lambda i: (abs(i - best[0]), i))[:n]
+
+
+def test_a_short_sweep_is_completed_by_other_configurations_than_its_own():
+    """When the sweep has fewer candidates than the batch, the optimizer is told to avoid
+    them too: the batch is the sweep's neighbours and the optimizer's next-nearest ones,
+    not the same neighbours twice with random configurations filling the gap."""
+    line = GridSpace({"a": list(range(40))})
+    s = ModelBasedStrategy(line, ModelBasedOptions(endgame=0.5, init_random=4, epsilon=0.0),
+                           rng=np.random.default_rng(1))
+    s.optimizer = Nearest()
+    s.set_horizon(24)
+    asked, checked = [], 0
+    while len(asked) < 24:
+        endgame = len(asked) + 4 > 12
+        best = min(asked, key=lambda i: abs(i - 10), default=None)
+        got = s.ask(4)
+        if endgame:
+            near = [j for j in line.neighbours(best) if j not in asked]
+            rest = sorted((i for i in range(len(line)) if i not in asked and i not in near),
+                          key=lambda i: (abs(i - best), i))[:4 - len(near)]
+            assert set(got) == set(near) | set(rest) and len(got) == 4
+            checked += len(near) < 4
+        asked += got
+        s.tell(got, [MeasureRecord.ok(line.get(i), time_ms=1.0 + abs(i - 10)) for i in got])
+    assert checked > 0
+
+
 class Recording(Proposals):
     """Also records the ``best`` it is given."""
 
