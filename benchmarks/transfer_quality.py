@@ -174,11 +174,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def _check_device_arguments(a) -> None:
     """Leave-one-device-out's arguments: readable files, positive counts, known methods."""
+    if a.seeds < 1 or any(b < 1 for b in a.budgets) or a.jobs < 1:
+        raise SystemExit("error: --seeds, --budgets and --jobs must be >= 1")
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
     if missing or len(a.spaces) < 2:
         raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
-    if a.seeds < 1 or any(b < 1 for b in a.budgets) or a.jobs < 1:
-        raise SystemExit("error: --seeds, --budgets and --jobs must be >= 1")
     try:
         for m in a.methods:
             parse_method(m)

@@ -1,0 +1,54 @@
+"""search/cli/main.py: a usage error is one stderr line even when what the user typed
+holds a line break (argparse joins unrecognized arguments verbatim). Found by mutation
+testing; the reference is the CLI contract in DESIGN.md (one line, exit 2)."""
+
+import pytest
+
+from iobound.errors import IoboundError
+from search.cli import main as cli_main
+from search.cli.main import main
+
+
+def test_unrecognized_argument_with_a_line_break_is_one_line(capsys):
+    code = main(["bound", "--layer", "alexnet.conv1", "--fast-memory", "1KiB", "stray\nargument"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("iobound: error: unrecognized arguments: stray")
+
+
+class _WriteFailed(IoboundError):
+    """An error of ours that is not bad input: it carries its own exit code."""
+    exit_code = 1
+
+
+@pytest.mark.parametrize("exc, code", [(_WriteFailed("cannot write out.json"), 1),
+                                       (IoboundError("bad"), 2)])
+def test_an_error_keeps_its_own_exit_code(monkeypatch, capsys, exc, code):
+    """main's doc: 2 for bad input; an error that says otherwise keeps its exit_code."""
+    def run(args):
+        raise exc
+    monkeypatch.setattr(cli_main, "_modules", lambda: {"boom": type(
+        "M", (), {"HELP": "h", "add_arguments": staticmethod(lambda p: None), "run": staticmethod(run)})})
+    assert main(["boom"]) == code
+    assert capsys.readouterr().err == f"iobound boom: error: {exc}\n"
+
+
+def test_no_subcommand_prints_the_help_and_is_exit_2(capsys):
+    """`iobound` alone is a usage error: the help (naming every subcommand) and exit 2."""
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: iobound") and all(name in out for name in cli_main.SUBCOMMANDS)
+
+
+def test_an_error_raised_while_handling_ctrl_c_is_the_interrupt(monkeypatch, capsys):
+    """An exception whose context (not cause) is a KeyboardInterrupt, as when a library
+    fails while Ctrl-C unwinds it, is exit 130, not a traceback."""
+    def run(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed")  # implicit __context__, no "from"
+    monkeypatch.setattr(cli_main, "_modules", lambda: {"boom": type(
+        "M", (), {"HELP": "h", "add_arguments": staticmethod(lambda p: None), "run": staticmethod(run)})})
+    assert main(["boom"]) == 130
+    assert capsys.readouterr().err == "iobound boom: interrupted\n"
