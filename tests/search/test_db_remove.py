@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from iobound.errors import InvalidInputError
 from search.cli.main import main
@@ -59,6 +60,26 @@ def test_remove_takes_exactly_the_selection_and_import_brings_it_back(items, sel
     assert set(db.devices()) == {m.device for m in left}
     db.add(before[d] for d in gone)
     assert _digests(db) == set(before)
+
+
+EVERY_IDENTITY = [Measurement(w, d, t, MeasureRecord.ok({"x": 1}, time_ms=2.0), source=s)
+                  for w in WORKLOADS for d in DEVICES for t in TOOLCHAINS for s in SOURCES]
+
+
+@settings(max_examples=40, deadline=None)
+@example(EVERY_IDENTITY[::-1], {"toolchain": "nvcc"})
+@given(st.lists(measurement, max_size=25), selection)
+def test_plan_groups_are_the_counts_of_each_identity_in_order(items, sel):
+    """plan's groups are a brute-force count of the selected measurements per (workload,
+    device, toolchain, source), one group each, ordered by the workload's stored key,
+    then device, toolchain and source."""
+    db = TuningDB(":memory:")
+    db.add(items)
+    want = Counter((m.workload, m.device, m.toolchain, m.source) for m in db.measurements()
+                   if _matches(m, sel))
+    order = sorted(want, key=lambda g: (g[0].key(), *g[1:]))
+    assert [((g.workload, g.device, g.toolchain, g.source), g.measurements)
+            for g in plan(db, Selection(**sel))] == [(g, want[g]) for g in order]
 
 
 def test_selection_must_name_something_and_a_path_names_its_file():
