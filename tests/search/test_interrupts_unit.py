@@ -125,20 +125,20 @@ def test_solve_stoppable_raises_the_workers_error():
 
 def test_a_signal_stops_the_search_waits_for_it_and_raises():
     solver = _Solver(seconds=5.0)
-    _kill_soon(signal.SIGINT)
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         with signals_interrupt():
+            _kill_soon(signal.SIGINT)  # armed inside the block: never under pytest's handler
             solve_stoppable(solver, "model")
     assert solver.stopped.is_set() and solver.finished
     assert time.monotonic() - start < 3.0
 
 
 def test_a_second_signal_while_stopping_still_waits_for_the_search():
-    solver = _Solver(seconds=5.0, stop_takes=0.4)
-    _kill_soon(signal.SIGINT, 0.05)
-    _kill_soon(signal.SIGTERM, 0.25)
+    solver = _Solver(seconds=5.0, stop_takes=1.5)  # the second signal lands well inside it
     with pytest.raises(KeyboardInterrupt):
-        with signals_interrupt():
+        with signals_interrupt():  # armed inside the block: never under pytest's handlers
+            _kill_soon(signal.SIGINT, 0.05)
+            _kill_soon(signal.SIGTERM, 0.25)
             solve_stoppable(solver, "model")
     assert solver.finished
