@@ -99,3 +99,21 @@ def ray_session(request):
         cloudpickle.register_pickle_by_value(module)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture
+def other_params_db(tmp_path):
+    """A database holding only a workload of other parameter names (bx, by)."""
+    d = synth_cache_dict()
+    d["tune_params_keys"] = ["bx", "by"]
+    d["tune_params"] = {"bx": d["tune_params"]["bx"], "by": d["tune_params"]["by"]}
+    d["cache"] = {f"{bx},{by}": {"bx": bx, "by": by, "time": 1.0 + bx / 100}
+                  for bx in d["tune_params"]["bx"] for by in d["tune_params"]["by"]}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(d))
+    db = tmp_path / "h2.db"
+    from search.db import TuningDB
+    from search.db.importer import import_files
+    with TuningDB(db) as handle:
+        import_files(handle, [path])
+    return str(db)

@@ -8,8 +8,6 @@ saying what the database holds. The database is filled by importing a recorded s
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from iobound.errors import InvalidInputError
@@ -21,7 +19,6 @@ from search.session import (Builders, HistoryUse, Observer, TuneSettings, histor
                             tune_replay)
 from search.session.history_use import check_zero_shot_db, reusable_records, telling_fallback
 from search.strategies import make_strategy
-from tests.search.conftest import synth_cache_dict
 from tests.search.test_history_use import _other_device_cache
 
 
@@ -31,22 +28,6 @@ def other_device_db(tmp_path):
     db = tmp_path / "h.db"
     with TuningDB(db) as handle:
         import_files(handle, [_other_device_cache(tmp_path)])
-    return str(db)
-
-
-@pytest.fixture
-def other_params_db(tmp_path):
-    """A database holding only a workload of other parameter names (bx, by)."""
-    d = synth_cache_dict()
-    d["tune_params_keys"] = ["bx", "by"]
-    d["tune_params"] = {"bx": d["tune_params"]["bx"], "by": d["tune_params"]["by"]}
-    d["cache"] = {f"{bx},{by}": {"bx": bx, "by": by, "time": 1.0 + bx / 100}
-                  for bx in d["tune_params"]["bx"] for by in d["tune_params"]["by"]}
-    path = tmp_path / "two.json"
-    path.write_text(json.dumps(d))
-    db = tmp_path / "h2.db"
-    with TuningDB(db) as handle:
-        import_files(handle, [path])
     return str(db)
 
 

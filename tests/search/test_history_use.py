@@ -55,18 +55,9 @@ def test_zero_shot_needs_history(capsys, synth_cache_path):
     assert code == 2 and "--history" in err and len(err.strip().splitlines()) == 1
 
 
-def test_history_of_other_parameters_is_not_used(tmp_path, synth_space):
+def test_history_of_other_parameters_is_not_used(other_params_db, synth_space):
     """A workload with other parameter names is left out, with a notice; gga gets nothing."""
-    d = synth_cache_dict()
-    d["tune_params_keys"] = ["bx", "by"]
-    d["tune_params"] = {"bx": d["tune_params"]["bx"], "by": d["tune_params"]["by"]}
-    d["cache"] = {f"{bx},{by}": {"bx": bx, "by": by, "time": 1.0 + bx / 100}
-                  for bx in d["tune_params"]["bx"] for by in d["tune_params"]["by"]}
-    path = tmp_path / "two.json"
-    path.write_text(json.dumps(d))
-    db = tmp_path / "h.db"
-    with TuningDB(db) as handle:
-        import_files(handle, [path])
+    db = other_params_db
     options, use, prior = history_options(TuneSettings(strategy="gga", history=str(db)),
                                           synth_space, None)
     assert use.records == 0 and not use.used and "other parameters" in use.notice

@@ -178,29 +178,42 @@ class FromTheTop(Proposals):
         return [i for i in reversed(range(len(space))) if i not in exclude][:n]
 
 
-def test_an_endgame_batch_is_the_sweep_then_the_optimizers_picks():
-    """On a line the spread elites are the best alone (every two points differ in one
-    parameter), so the sweep has at most 2 unmeasured neighbours for a batch of 4: the
-    optimizer proposes the rest, and only the swept ones count as swept."""
-    line = GridSpace({"a": list(range(40))})
-    s = ModelBasedStrategy(line, ModelBasedOptions(endgame=0.5, init_random=4, epsilon=0.0),
+LINE = GridSpace({"a": list(range(40))})
+
+
+def _endgame_on_a_line(optimizer, check):
+    """Batches of 4 on a line whose optimum is 10, horizon 24, endgame 0.5: ``check(got,
+    asked, best)`` for each endgame batch (the best measured so far nearest 10)."""
+    s = ModelBasedStrategy(LINE, ModelBasedOptions(endgame=0.5, init_random=4, epsilon=0.0),
                            rng=np.random.default_rng(1))
-    s.optimizer = FromTheTop()
+    s.optimizer = optimizer
     s.set_horizon(24)
-    asked, swept = [], 0
+    asked = []
     while len(asked) < 24:
         endgame = len(asked) + 4 > 12
         best = min(asked, key=lambda i: abs(i - 10), default=None)
         got = s.ask(4)
         if endgame:
-            near = [j for j in line.neighbours(best) if j not in asked]
-            m = len(near)
-            top = [i for i in reversed(range(len(line))) if i not in asked][:4 - m]
-            assert set(got[:m]) == set(near) and got[m:] == top
-            swept += m
+            check(got, asked, best)
         asked += got
-        s.tell(got, [MeasureRecord.ok(line.get(i), time_ms=1.0 + abs(i - 10)) for i in got])
-    assert swept > 0 and s.stats()["swept"] == swept
+        s.tell(got, [MeasureRecord.ok(LINE.get(i), time_ms=1.0 + abs(i - 10)) for i in got])
+    return s
+
+
+def test_an_endgame_batch_is_the_sweep_then_the_optimizers_picks():
+    """On a line the spread elites are the best alone (every two points differ in one
+    parameter), so the sweep has at most 2 unmeasured neighbours for a batch of 4: the
+    optimizer proposes the rest, and only the swept ones count as swept."""
+    swept = []
+
+    def check(got, asked, best):
+        near = [j for j in LINE.neighbours(best) if j not in asked]
+        m = len(near)
+        top = [i for i in reversed(range(len(LINE))) if i not in asked][:4 - m]
+        assert set(got[:m]) == set(near) and got[m:] == top
+        swept.append(m)
+    s = _endgame_on_a_line(FromTheTop(), check)
+    assert sum(swept) > 0 and s.stats()["swept"] == sum(swept)
 
 
 class Nearest(Proposals):
@@ -217,25 +230,16 @@ def test_a_short_sweep_is_completed_by_other_configurations_than_its_own():
     """When the sweep has fewer candidates than the batch, the optimizer is told to avoid
     them too: the batch is the sweep's neighbours and the optimizer's next-nearest ones,
     not the same neighbours twice with random configurations filling the gap."""
-    line = GridSpace({"a": list(range(40))})
-    s = ModelBasedStrategy(line, ModelBasedOptions(endgame=0.5, init_random=4, epsilon=0.0),
-                           rng=np.random.default_rng(1))
-    s.optimizer = Nearest()
-    s.set_horizon(24)
-    asked, checked = [], 0
-    while len(asked) < 24:
-        endgame = len(asked) + 4 > 12
-        best = min(asked, key=lambda i: abs(i - 10), default=None)
-        got = s.ask(4)
-        if endgame:
-            near = [j for j in line.neighbours(best) if j not in asked]
-            rest = sorted((i for i in range(len(line)) if i not in asked and i not in near),
-                          key=lambda i: (abs(i - best), i))[:4 - len(near)]
-            assert set(got) == set(near) | set(rest) and len(got) == 4
-            checked += len(near) < 4
-        asked += got
-        s.tell(got, [MeasureRecord.ok(line.get(i), time_ms=1.0 + abs(i - 10)) for i in got])
-    assert checked > 0
+    short = []
+
+    def check(got, asked, best):
+        near = [j for j in LINE.neighbours(best) if j not in asked]
+        rest = sorted((i for i in range(len(LINE)) if i not in asked and i not in near),
+                      key=lambda i: (abs(i - best), i))[:4 - len(near)]
+        assert set(got) == set(near) | set(rest) and len(got) == 4
+        short.append(len(near) < 4)
+    _endgame_on_a_line(Nearest(), check)
+    assert any(short)
 
 
 class Recording(Proposals):
