@@ -280,9 +280,14 @@ class TuningDB:
     def _row(r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats = r
         w = _shared_workload(workloads, t, p, ps)
-        d = json.loads(rec)
-        d["config"] = _in_order(d["config"], w)
-        return Measurement(w, dev, tool, MeasureRecord.from_dict(d), run=run, source=src,
+        try:
+            d = json.loads(rec)
+            d["config"] = _in_order(d["config"], w)
+            record = MeasureRecord.from_dict(d)
+        except (KeyError, TypeError, ValueError) as exc:  # a row written by hand, or damaged
+            raise InvalidInputError(f"a damaged measurement of {w.label()} on {dev!r}: "
+                                    f"{type(exc).__name__}: {exc}"[:240]) from None
+        return Measurement(w, dev, tool, record, run=run, source=src,
                            features=json.loads(feats) if feats else {})
 
     def count(self) -> int:

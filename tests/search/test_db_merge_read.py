@@ -121,3 +121,28 @@ def test_tables_without_their_columns_are_refused_naming_the_file(tmp_path):
     with pytest.raises(InvalidInputError, match="cannot read the database") as info:
         read_database(path)
     assert str(info.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize("record", ['{"status": 3}', '{"config": [1], "status": "ok"}', "{not"])
+def test_a_damaged_record_is_one_line_naming_the_database_and_the_measurement(
+        tmp_path, capsys, record):
+    """A stored record that is not a measurement (no config, a config that is no mapping,
+    not JSON): `history import` and `history best` end in one line, exit 2, naming the
+    database, the workload and the device, never a traceback; nothing is imported."""
+    import sqlite3
+
+    from search.cli.main import main
+    path = tmp_path / "other.db"
+    with TuningDB(path) as db:
+        db.add([Measurement(WORKLOADS[0], "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))])
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE measurements SET record=?", (record,))
+    conn.close()
+    target = tmp_path / "t.db"
+    for argv in (["import", str(path), "--db", str(target)], ["best", "--db", str(path)]):
+        code = main(["history", *argv])
+        out, err = capsys.readouterr()
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert "damaged measurement" in err and WORKLOADS[0].label() in err and "v100" in err
+        assert argv[0] != "import" or "other.db" in err
+    assert not target.exists() or TuningDB(target).count() == 0
