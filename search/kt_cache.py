@@ -52,7 +52,7 @@ from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
-__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "load_cache",
+__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "named", "load_cache",
            "cache_key",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
@@ -118,9 +118,7 @@ class KtCache:
         >>> KtCache({"a": [1]}, [], device_name="A100", path="/x/y.json").device
         'A100'
         """
-        if self.device_name.strip():  # a blank name is no name, as ``history import`` reads it
-            return self.device_name
-        return file_stem(self.path) if self.path else ""
+        return named(self.device_name) or (file_stem(self.path) if self.path else "")
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -133,6 +131,16 @@ class KtCache:
         """
         times = [t for t in map(recorded_time, self.entries) if t is not None]
         return min(times) if times else None
+
+
+def named(name: str | None) -> str:
+    """``name``, or ``""`` when it is blank: a file whose device name is only spaces names
+    no device (its records go under ``--device`` or the file's name).
+
+    >>> named("A100"), named("  "), named(None)
+    ('A100', '', '')
+    """
+    return name if name and name.strip() else ""
 
 
 def file_stem(path: str | os.PathLike) -> str:

@@ -61,7 +61,8 @@ from typing import Any, Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..kt_cache import NoMeasurementsError, entry_status, file_stem, is_param_value, load_cache
+from ..kt_cache import (NoMeasurementsError, entry_status, file_stem, is_param_value, load_cache,
+                        named)
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -100,7 +101,7 @@ class FileImport:
 def file_device(path: Path, own: str, device: str | None) -> str:
     """The device a file's records go under (module doc); refused when ``device`` disagrees.
     A blank name in the file is no name; one with a line break is refused, like ``--device``'s."""
-    own = own if own.strip() else ""
+    own = named(own)
     if own and device and own != device:
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
@@ -131,7 +132,8 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     if device is not None:
         check_device_name(device)  # 5 and "5": one device row, two digests
     if not path.is_file():
-        raise InvalidInputError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
+        what = "not a regular file" if path.exists() else "no such file"
+        raise InvalidInputError(f"{path}: {what}")
     try:
         return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
     except NoMeasurementsError:  # kept apart: a folder's import passes it over

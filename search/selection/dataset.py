@@ -235,7 +235,8 @@ def synthetic_layers(count: int, rng: np.random.Generator,
     for i in range(count):
         k = int(rng.choice(ks))
         ci = _log_uniform_int(rng, *c_in, multiple=8 if c_in[0] >= 8 else 1)
-        ci = ci if ci <= 8 or ci - ci % 8 < c_in[0] else ci - ci % 8
+        if c_in[0] < 8 and ci > 8:  # drawn as any integer: above 8, a multiple of 8
+            ci -= ci % 8
         co = _log_uniform_int(rng, *c_out, multiple=8)
         size = _log_uniform_int(rng, max(hw[0], k), hw[1])
         pad = k // 2 if rng.random() < 0.75 else 0

@@ -75,17 +75,18 @@ def _split_db(capsys, tmp_path, synth_cache_path) -> str:
 
 
 @pytest.mark.parametrize("as_json", [True, False])
-def test_list_of_a_workload_not_on_the_device_is_exit_1(capsys, tmp_path, synth_cache_path, as_json):
+@pytest.mark.parametrize("command, text", [("list", "no measurement of the workload on the device"),
+                                           ("best", "no timed measurement matches")])
+def test_a_workload_not_on_the_device_is_exit_1(capsys, tmp_path, synth_cache_path, as_json,
+                                                command, text):
     """README exit codes: 1 for no result. Workload A is on device 1 only, B on device 2
     only: --workload A --device 2 selects nothing (both names are known: not bad input)."""
-    import json
-
     db = _split_db(capsys, tmp_path, synth_cache_path)
-    code = main(["history", "list", "--db", db, "--workload", "synth_kernel", "--device",
+    code = main(["history", command, "--db", db, "--workload", "synth_kernel", "--device",
                  "Second GPU", *(["--json"] if as_json else [])])
     out = capsys.readouterr().out
     assert code == 1
-    assert (json.loads(out) == []) if as_json else ("no measurement of the workload on the device" in out)
+    assert (json.loads(out) == []) if as_json else (text in out)
 
 
 def _two_workload_db(tmp_path, synth_cache_path, scale=0.9):
@@ -143,19 +144,6 @@ def test_best_on_a_device_lists_only_that_devices_records(capsys, two_device_db)
     assert main(["history", "best", "--db", db, "--device", "Second GPU", "-k", "4", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 4 and {r["device"] for r in rows} == {"Second GPU"}
-
-
-@pytest.mark.parametrize("as_json", [True, False])
-def test_best_of_a_workload_not_on_the_device_is_exit_1(capsys, tmp_path, synth_cache_path, as_json):
-    """README exit codes: 1 for no result (known workload and device, no record of both)."""
-    import json
-
-    db = _split_db(capsys, tmp_path, synth_cache_path)
-    code = main(["history", "best", "--db", db, "--workload", "synth_kernel", "--device",
-                 "Second GPU", *(["--json"] if as_json else [])])
-    out = capsys.readouterr().out
-    assert code == 1
-    assert (json.loads(out) == []) if as_json else ("no timed measurement matches" in out)
 
 
 def _toolchain_db(tmp_path) -> str:
