@@ -48,76 +48,23 @@ Examples
 
 from __future__ import annotations
 
-import gzip
-import json
-import math
 import os
 import zlib
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from iobound.errors import InvalidInputError
-from kernels.status import Status
 
-from ..kt_cache import (NoMeasurementsError, entry_status, file_stem, is_param_value, load_cache,
-                        named)
-from ..measure.base import MeasureRecord
-from ..records import SCHEMA as LOG_SCHEMA
-from ..records import read_log
-from .model import (CONV_TEMPLATE, Measurement, Workload, check_device_name, config_fault,
-                    finite, problem_fault, recorded_workload)
+from ..kt_cache import NoMeasurementsError
+from .cache_reader import KT_TOOLCHAIN, read_cache
+from .file_import import FileImport, file_device
+from .log_reader import is_log, read_log_file
+from .model import check_device_name
 from .schema import write
 from .store import TuningDB, insert
 
 __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
            "import_files", "KT_TOOLCHAIN"]
-
-#: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
-KT_TOOLCHAIN = "kernel_tuner"
-_TIME_KEYS = ("time", "times", "status", "estimate", "toolchain")
-
-
-@dataclass
-class FileImport:
-    """One file read (and, after :func:`import_files`, stored)."""
-
-    path: str
-    kind: str  # "kt-cache", "t4-results", "tune-log" or "tuning-db"
-    device: str
-    workload: Workload
-    measurements: list = field(repr=False, default_factory=list)
-    tune_params: dict = field(repr=False, default_factory=dict)
-    skipped: int = 0
-    added: int = 0
-
-    @property
-    def read(self) -> int:
-        """How many measurements the file holds (skipped ones not counted)."""
-        return len(self.measurements)
-
-
-def file_device(path: Path, own: str, device: str | None) -> str:
-    """The device a file's records go under (module doc); refused when ``device`` disagrees.
-    A blank name in the file is no name; one with a line break is refused, like ``--device``'s."""
-    own = named(own)
-    if own and device and own != device:
-        raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
-                         f"(a file's records are never stored under another device)")
-    return check_device_name(own or device or file_stem(path))
-
-
-def _is_log(path: Path) -> bool:
-    with open(path, "rb") as fh:  # gzip told by its first bytes, as read_log does
-        compressed = fh.read(2) == b"\x1f\x8b"
-    with (gzip.open if compressed else open)(path, "rb") as fh:
-        first = fh.readline(1 << 20)
-    try:
-        head = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not a log; the cache reader names it
-        return False
-    return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
 
 
 def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
@@ -135,7 +82,7 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         what = "not a regular file" if path.exists() else "no such file"
         raise InvalidInputError(f"{path}: {what}")
     try:
-        return _read_log(path, device) if _is_log(path) else _read_cache(path, device)
+        return read_log_file(path, device) if is_log(path) else read_cache(path, device)
     except NoMeasurementsError:  # kept apart: a folder's import passes it over
         raise
     except ValueError as exc:
@@ -198,127 +145,6 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
                                     f"database ({', '.join(IMPORT_ENDINGS)})")
         files += read
     return files, passed
-
-
-def _check_problem(problem: Any, what: str) -> None:
-    fault = problem_fault(problem)
-    if fault:
-        raise InvalidInputError(f"{what} {fault}")
-
-
-def _kt_timestamp(value: Any) -> float:
-    """A cache entry's timestamp as Unix time; one that is not a finite number or an ISO
-    time is absent (0.0). An ISO time without a zone is UTC: a local zone would give
-    other rows, so duplicates, when the file is imported again elsewhere."""
-    if isinstance(value, bool):
-        return 0.0
-    if isinstance(value, (int, float)):
-        try:
-            stamp = float(value)
-        except OverflowError:  # an integer too large for a float
-            return 0.0
-        return stamp if math.isfinite(stamp) else 0.0
-    try:
-        when = datetime.fromisoformat(str(value))
-    except ValueError:
-        return 0.0
-    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
-
-
-def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
-    config = {k: entry[k] for k in keys}
-    other = finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
-    status = entry_status(entry)
-    stamp = _kt_timestamp(entry.get("timestamp", 0.0))
-    if status is not Status.OK:
-        rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
-    else:
-        t = entry["time"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-            return None
-        costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
-                 and math.isfinite(c)]
-        rec = MeasureRecord.ok(config, costs, time_ms=float(t), extra={"kt": other})
-    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp,
-                            "estimate": bool(entry.get("estimate", False))})
-
-
-def _toolchain(value: Any, default: str) -> str:
-    """A cache's (or entry's) ``toolchain`` field: ours, written by export; else ``default``."""
-    return value if isinstance(value, str) and value else default
-
-
-def _read_cache(path: Path, device: str | None) -> FileImport:
-    cache = load_cache(path)
-    dev = file_device(path, cache.device_name, device)
-    _check_problem(cache.problem_size, "problem_size")
-    w = recorded_workload(cache.kernel_name, cache.problem_size, cache.keys)
-    tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
-    kind = "t4-results" if "t4_schema_version" in cache.meta else "kt-cache"
-    out = FileImport(str(path), kind, dev, w, tune_params={w: cache.tune_params})
-    for entry in cache.entries:
-        rec = _kt_record(entry, cache.keys)
-        if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
-            out.skipped += 1
-            continue
-        out.measurements.append(Measurement(w, dev, _toolchain(entry.get("toolchain"), tool), rec,
-                                            source=path.name))
-    return out
-
-
-def _log_workload(header: dict) -> tuple[Workload, dict]:
-    space = header.get("space") or {}
-    params = tuple(space.get("params") or ())
-    values = space.get("values") or {}
-    if not isinstance(values, dict) or not all(
-            isinstance(v, list) and all(map(is_param_value, v)) for v in values.values()):
-        raise InvalidInputError("the header's space 'values' must map each parameter to a list "
-                                "of numbers, strings or flat lists")
-    if space.get("kind") == "replay":
-        problem = header.get("problem_size")
-        if problem is None and header.get("replay"):
-            try:  # the recorded problem size lives in the replayed file
-                problem = load_cache(header["replay"]).problem_size
-            except ValueError:
-                problem = None
-        return recorded_workload(str(space.get("kernel") or ""), problem, params), values
-    if "layer" in header:
-        return Workload(CONV_TEMPLATE, header["layer"], params), values
-    template = header.get("template")  # null is absent
-    template = space.get("kind") if template is None else template
-    return Workload("" if template is None else str(template), header.get("problem"),
-                    params), values
-
-
-def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
-    """Refuse a log record whose config is not the log's parameters with plain values."""
-    fault = config_fault(config, params)
-    if fault:
-        raise InvalidInputError(f"the record at index {index}: {fault}; the log's parameters "
-                                f"are {', '.join(params)}")
-
-
-def _read_log(path: Path, device: str | None) -> FileImport:
-    log = read_log(path)
-    h = log.header
-    meas = h.get("measurer") or {}
-    own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
-    dev = file_device(path, own, device)
-    w, values = _log_workload(h)
-    _check_problem(w.problem, "the header's problem (layer or problem_size)")
-    toolchain = str(meas.get("toolchain") or meas.get("name") or "")
-    run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
-    out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
-    for e in log.entries:
-        _check_config(e.index, e.record.config, w.params)
-        r = e.record
-        bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
-        if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
-            out.skipped += 1
-            continue
-        r = MeasureRecord(**{**r.__dict__, "extra": finite(r.extra)})
-        out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
-    return out
 
 
 def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:

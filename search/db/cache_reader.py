@@ -1,0 +1,90 @@
+"""Read a Kernel Tuner cache file (or a T4 results file, read as a cache by
+:mod:`search.t4_results`) into measurements for import (see :mod:`.importer`).
+
+A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
+another (a top-level or an entry's ``toolchain``, written by our export). An ``ok``
+entry whose time is not positive and finite is skipped and counted.
+
+>>> _kt_timestamp("2024-01-01T00:00:00"), _kt_timestamp(float("nan"))
+(1704067200.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from kernels.status import Status
+
+from ..kt_cache import entry_status, load_cache
+from ..measure.base import MeasureRecord
+from .file_import import FileImport, check_problem, file_device
+from .model import Measurement, finite, recorded_workload
+
+__all__ = ["KT_TOOLCHAIN", "read_cache"]
+
+#: The toolchain of measurements read from a Kernel Tuner cache (the file does not say more).
+KT_TOOLCHAIN = "kernel_tuner"
+_TIME_KEYS = ("time", "times", "status", "estimate", "toolchain")
+
+
+def _kt_timestamp(value: Any) -> float:
+    """A cache entry's timestamp as Unix time; one that is not a finite number or an ISO
+    time is absent (0.0). An ISO time without a zone is UTC: a local zone would give
+    other rows, so duplicates, when the file is imported again elsewhere."""
+    if isinstance(value, bool):
+        return 0.0
+    if isinstance(value, (int, float)):
+        try:
+            stamp = float(value)
+        except OverflowError:  # an integer too large for a float
+            return 0.0
+        return stamp if math.isfinite(stamp) else 0.0
+    try:
+        when = datetime.fromisoformat(str(value))
+    except ValueError:
+        return 0.0
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
+    config = {k: entry[k] for k in keys}
+    other = finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
+    status = entry_status(entry)
+    stamp = _kt_timestamp(entry.get("timestamp", 0.0))
+    if status is not Status.OK:
+        rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
+    else:
+        t = entry["time"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            return None
+        costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
+                 and math.isfinite(c)]
+        rec = MeasureRecord.ok(config, costs, time_ms=float(t), extra={"kt": other})
+    return MeasureRecord(**{**rec.__dict__, "timestamp": stamp,
+                            "estimate": bool(entry.get("estimate", False))})
+
+
+def _toolchain(value: Any, default: str) -> str:
+    """A cache's (or entry's) ``toolchain`` field: ours, written by export; else ``default``."""
+    return value if isinstance(value, str) and value else default
+
+
+def read_cache(path: Path, device: str | None) -> FileImport:
+    cache = load_cache(path)
+    dev = file_device(path, cache.device_name, device)
+    check_problem(cache.problem_size, "problem_size")
+    w = recorded_workload(cache.kernel_name, cache.problem_size, cache.keys)
+    tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
+    kind = "t4-results" if "t4_schema_version" in cache.meta else "kt-cache"
+    out = FileImport(str(path), kind, dev, w, tune_params={w: cache.tune_params})
+    for entry in cache.entries:
+        rec = _kt_record(entry, cache.keys)
+        if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)
+            out.skipped += 1
+            continue
+        out.measurements.append(Measurement(w, dev, _toolchain(entry.get("toolchain"), tool), rec,
+                                            source=path.name))
+    return out

@@ -1,0 +1,57 @@
+"""What reading one file for import gives (:class:`FileImport`), and the device its
+records go under (:func:`file_device`); the readers are :mod:`.cache_reader` and
+:mod:`.log_reader`, the whole import :mod:`.importer`.
+
+>>> from pathlib import Path
+>>> file_device(Path("/x/conv_A100.json.gz"), "  ", None)
+'conv_A100'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iobound.errors import InvalidInputError
+
+from ..kt_cache import file_stem, named
+from .model import Workload, check_device_name, problem_fault
+
+__all__ = ["FileImport", "file_device", "check_problem"]
+
+
+@dataclass
+class FileImport:
+    """One file read (and, after :func:`import_files`, stored)."""
+
+    path: str
+    kind: str  # "kt-cache", "t4-results", "tune-log" or "tuning-db"
+    device: str
+    workload: Workload
+    measurements: list = field(repr=False, default_factory=list)
+    tune_params: dict = field(repr=False, default_factory=dict)
+    skipped: int = 0
+    added: int = 0
+
+    @property
+    def read(self) -> int:
+        """How many measurements the file holds (skipped ones not counted)."""
+        return len(self.measurements)
+
+
+def file_device(path: Path, own: str, device: str | None) -> str:
+    """The device a file's records go under (module doc); refused when ``device`` disagrees.
+    A blank name in the file is no name; one with a line break is refused, like ``--device``'s."""
+    own = named(own)
+    if own and device and own != device:
+        raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
+                         f"(a file's records are never stored under another device)")
+    return check_device_name(own or device or file_stem(path))
+
+
+def check_problem(problem: Any, what: str) -> None:
+    """Refuse a file whose problem (a workload's identity) is not a plain value."""
+    fault = problem_fault(problem)
+    if fault:
+        raise InvalidInputError(f"{what} {fault}")

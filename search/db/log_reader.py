@@ -1,0 +1,96 @@
+"""Read one of our JSON-lines tuning logs into measurements for import (see
+:mod:`.importer`): the workload and device from its header, each record checked to hold
+exactly the log's parameters with plain values.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+>>> _ = open(path, "w").write('{"schema": "something else"}')
+>>> is_log(Path(path))
+False
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Sequence
+
+from iobound.errors import InvalidInputError
+from kernels.status import Status
+
+from ..kt_cache import is_param_value, load_cache
+from ..measure.base import MeasureRecord
+from ..records import SCHEMA as LOG_SCHEMA
+from ..records import read_log
+from .file_import import FileImport, check_problem, file_device
+from .model import CONV_TEMPLATE, Measurement, Workload, config_fault, finite, recorded_workload
+
+__all__ = ["is_log", "read_log_file"]
+
+
+def is_log(path: Path) -> bool:
+    with open(path, "rb") as fh:  # gzip told by its first bytes, as read_log does
+        compressed = fh.read(2) == b"\x1f\x8b"
+    with (gzip.open if compressed else open)(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not a log; the cache reader names it
+        return False
+    return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
+
+
+def _log_workload(header: dict) -> tuple[Workload, dict]:
+    space = header.get("space") or {}
+    params = tuple(space.get("params") or ())
+    values = space.get("values") or {}
+    if not isinstance(values, dict) or not all(
+            isinstance(v, list) and all(map(is_param_value, v)) for v in values.values()):
+        raise InvalidInputError("the header's space 'values' must map each parameter to a list "
+                                "of numbers, strings or flat lists")
+    if space.get("kind") == "replay":
+        problem = header.get("problem_size")
+        if problem is None and header.get("replay"):
+            try:  # the recorded problem size lives in the replayed file
+                problem = load_cache(header["replay"]).problem_size
+            except ValueError:
+                problem = None
+        return recorded_workload(str(space.get("kernel") or ""), problem, params), values
+    if "layer" in header:
+        return Workload(CONV_TEMPLATE, header["layer"], params), values
+    template = header.get("template")  # null is absent
+    template = space.get("kind") if template is None else template
+    return Workload("" if template is None else str(template), header.get("problem"),
+                    params), values
+
+
+def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
+    """Refuse a log record whose config is not the log's parameters with plain values."""
+    fault = config_fault(config, params)
+    if fault:
+        raise InvalidInputError(f"the record at index {index}: {fault}; the log's parameters "
+                                f"are {', '.join(params)}")
+
+
+def read_log_file(path: Path, device: str | None) -> FileImport:
+    log = read_log(path)
+    h = log.header
+    meas = h.get("measurer") or {}
+    own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
+    dev = file_device(path, own, device)
+    w, values = _log_workload(h)
+    check_problem(w.problem, "the header's problem (layer or problem_size)")
+    toolchain = str(meas.get("toolchain") or meas.get("name") or "")
+    run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
+    out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
+    for e in log.entries:
+        _check_config(e.index, e.record.config, w.params)
+        r = e.record
+        bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
+        if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
+            out.skipped += 1
+            continue
+        r = MeasureRecord(**{**r.__dict__, "extra": finite(r.extra)})
+        out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
+    return out
