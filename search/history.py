@@ -73,7 +73,8 @@ class History:
         for w in self.db.workloads():  # the workload the key names (it may have two strings)
             if layer_key_workload(key.layer, w.params) != w:
                 continue
-            ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain)
+            ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain,
+                                      order="stored")  # equal timestamps: the one stored last
             for order, m in enumerate(ms):
                 c = canon(m.record.config)
                 stamp = (m.record.timestamp, order)

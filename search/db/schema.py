@@ -24,9 +24,10 @@ changed): one with another program's tables (no ``meta`` table, no version-0
 ``measurements`` table), one whose ``meta`` has no integer ``schema_version``, or
 one whose ``meta`` says version 1 without the other tables. A file opened
 ``readonly`` is never written: one that needs creating or migrating (empty, version
-0) is copied into memory and migrated there. A path that cannot be one (empty, a
-folder, a device, in a missing folder, a file that is not SQLite's) is a
-:class:`DatabaseFileError` naming it.
+0) is copied into memory and migrated there; reading a WAL database leaves no -wal
+and -shm files behind when this process may write the file and its folder. A path
+that cannot be one (empty, a folder, a device, in a missing folder, a file that is
+not SQLite's) is a :class:`DatabaseFileError` naming it.
 
 Concurrency: files are opened in WAL mode with a busy timeout, and every write runs
 in ``BEGIN IMMEDIATE`` through :func:`write`, which retries a bounded number of
@@ -173,13 +174,24 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 
 def _open(path: str, readonly: bool) -> sqlite3.Connection:
-    if readonly:  # SQLite's mode=ro: nothing in the file can change
-        path = Path(path).resolve().as_uri() + "?mode=ro"
+    tidy = readonly and _may_write(path)
+    if readonly:
+        path = Path(path).resolve().as_uri() + ("?mode=rw" if tidy else "?mode=ro")
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            uri=readonly)
+    if tidy:
+        # Opened mode=ro, a WAL database keeps the -wal and -shm files SQLite makes for
+        # the reader; opened for writing but query_only, the last connection to close
+        # removes them as after any writer, and nothing can change the file either.
+        conn.execute("PRAGMA query_only = ON")
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _may_write(path: str) -> bool:
+    """Whether this process may write the file ``path`` and create files beside it."""
+    return os.access(path, os.W_OK) and os.access(Path(path).resolve().parent, os.W_OK)
 
 
 def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:

@@ -147,6 +147,10 @@ def _in_order(config: dict, w: Workload) -> dict:
     return {**{k: config[k] for k in w.params if k in config}, **config}
 
 
+MEASUREMENT_ORDERS = {"fastest": " ORDER BY m.time_ms IS NULL, m.time_ms, m.id",
+                      "stored": " ORDER BY m.id"}
+
+
 class TuningDB:
     """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`).
 
@@ -203,11 +207,12 @@ class TuningDB:
 
     def measurements(self, workload: Workload | None = None, *, device: str | None = None,
                      toolchain: str | None = None, counted_only: bool = False,
-                     limit: int | None = None) -> list[Measurement]:
+                     limit: int | None = None, order: str = "fastest") -> list[Measurement]:
         """Stored measurements, fastest first (untimed last, then in insertion order).
 
         Each filter left ``None`` matches everything; ``counted_only`` keeps the
-        ``ok`` ones with a positive, finite time; ``limit`` keeps the first that many.
+        ``ok`` ones with a positive, finite time; ``limit`` keeps the first that many;
+        ``order="stored"`` gives them in the order they were stored instead.
         """
         if workload is not None:
             check_type("workload", workload, Workload)
@@ -215,6 +220,9 @@ class TuningDB:
             if value is not None:
                 check_type(name, value, str)
         check_flag("counted_only", counted_only)
+        if not isinstance(order, str) or order not in MEASUREMENT_ORDERS:
+            raise InvalidInputError(f"order must be one of {', '.join(MEASUREMENT_ORDERS)}, "
+                                    f"got {order!r}")
         if limit is not None:
             limit = limits.check_int("limit", limit, limits.ROWS)
         where, args = [], []
@@ -234,7 +242,7 @@ class TuningDB:
                "JOIN devices d ON m.device = d.id")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY m.time_ms IS NULL, m.time_ms, m.id"
+        sql += MEASUREMENT_ORDERS[order]
         if limit is not None:
             sql += f" LIMIT {limit}"
         workloads: dict[tuple, Workload] = {}  # one object per workload, not per row

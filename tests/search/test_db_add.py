@@ -103,3 +103,24 @@ def test_wrong_objects_are_named(call, needle):
         with pytest.raises(InvalidInputError, match=needle):
             call(db)
         assert db.count() == 0
+
+
+@given(st.lists(st.sampled_from([0.5, 1.0, 2.0, None]), min_size=1, max_size=8))
+def test_measurements_in_stored_order_and_fastest_first(times):
+    """``order="stored"`` gives the measurements as added; the default, fastest first
+    (untimed last, ties in the order added)."""
+    recs = [MeasureRecord.ok({"x": i, "y": 0}, time_ms=t) for i, t in enumerate(times)]
+    with TuningDB(":memory:") as db:
+        for r in recs:
+            db.add([Measurement(W, "d", "t", r)])
+        stored = [m.record.config["x"] for m in db.measurements(order="stored")]
+        fastest = [m.record.config["x"] for m in db.measurements()]
+    assert stored == list(range(len(times)))
+    assert fastest == sorted(stored, key=lambda i: (times[i] is None, times[i] or 0.0, i))
+
+
+@pytest.mark.parametrize("order", ["slowest", "", None, 1, ["stored"]])
+def test_an_unknown_measurement_order_is_named(order):
+    with TuningDB(":memory:") as db, pytest.raises(InvalidInputError, match="order must be one "
+                                                                           "of fastest, stored"):
+        db.measurements(order=order)

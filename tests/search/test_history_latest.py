@@ -50,3 +50,32 @@ def test_records_best_and_keys_match_a_replay_of_the_adds(steps):
             assert (best.time_ms if best else None) == (min(timed) if timed else None)
         assert h.keys() == sorted({KEYS[k] for k, *_ in steps},
                                   key=lambda q: (q.layer, q.device, q.toolchain))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.none() | st.integers(1, 9)),
+                min_size=1, max_size=12))
+def test_equal_timestamps_leave_the_record_stored_last(steps):
+    """Records of one config with the same timestamp (imports without one): the one
+    stored last is the config's record, whatever the times; adding a record already
+    stored (same time, same timestamp) stores nothing, so it does not count as later."""
+    key = KEYS[0]
+    stored: dict[int, list] = {}
+    with History(":memory:") as h:
+        for x, t in steps:
+            rec = (MeasureRecord.ok({"x": x}, time_ms=float(t)) if t is not None
+                   else MeasureRecord.failed({"x": x}, "runtime_error"))
+            h.add(key, [dataclasses.replace(rec, timestamp=0.0)])
+            if t not in stored.setdefault(x, []):
+                stored[x].append(t)
+        got = {r.config["x"]: r.time_ms for r in h.records(key)}
+    assert got == {x: None if ts[-1] is None else float(ts[-1]) for x, ts in stored.items()}
+
+
+def test_equal_timestamps_a_faster_record_stored_later_wins():
+    """The case the fastest-first order got wrong: slow then fast, same stamp."""
+    with History(":memory:") as h:
+        for t in (5.0, 1.0):
+            h.add(KEYS[0], [dataclasses.replace(MeasureRecord.ok({"x": 0}, time_ms=t),
+                                                timestamp=0.0)])
+        assert [r.time_ms for r in h.records(KEYS[0])] == [1.0]

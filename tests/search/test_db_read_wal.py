@@ -1,0 +1,95 @@
+"""Reading a WAL tuning database leaves nothing behind (search/db/schema.py).
+
+Reference: SQLite itself. A database written by the tuner is in WAL mode; reading it
+(``history list``/``best``/``export``, merging) must leave the file's bytes as they
+were and, where this process may write the folder, no ``-wal``/``-shm`` files beside
+it; it must see what a writer still connected has committed, and refuse to write.
+Where it may not write, the file is opened with SQLite's ``mode=ro`` (as before).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from search.cli.main import main
+from search.db import Measurement, TuningDB, Workload, schema
+from search.measure.base import MeasureRecord
+
+W = Workload("k", [8], ("x",))
+
+
+def _m(x: int, t: float) -> Measurement:
+    return Measurement(W, "v100", "t", MeasureRecord.ok({"x": x}, time_ms=t))
+
+
+def _files(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.fixture
+def wal_db(tmp_path):
+    path = tmp_path / "h.db"
+    with TuningDB(path) as db:
+        db.add([_m(1, 2.0), _m(2, 1.0)])
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+    assert _files(tmp_path) == ["h.db"]
+    return path
+
+
+def test_reading_leaves_the_file_as_it_was_and_nothing_beside_it(wal_db):
+    before, stamp = wal_db.read_bytes(), wal_db.stat().st_mtime_ns
+    with TuningDB(wal_db, readonly=True) as db:
+        assert [m.record.time_ms for m in db.measurements()] == [1.0, 2.0]
+        assert len(_files(wal_db.parent)) == 3  # SQLite's -wal and -shm while open
+    assert _files(wal_db.parent) == ["h.db"]
+    assert wal_db.read_bytes() == before and wal_db.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("argv", [["history", "list"], ["history", "best", "-k", "1"]])
+def test_history_list_and_best_leave_nothing_beside_the_database(wal_db, capsys, argv):
+    before = wal_db.read_bytes()
+    assert main([*argv, "--db", str(wal_db)]) == 0
+    assert "v100" in capsys.readouterr().out
+    assert _files(wal_db.parent) == ["h.db"] and wal_db.read_bytes() == before
+
+
+def test_a_reader_sees_what_a_connected_writer_committed_and_cannot_write(wal_db):
+    """The writer stays connected (its records still in the -wal file) while the
+    database is read; whichever closes last, the records stay and the folder is clean."""
+    writer = TuningDB(wal_db)
+    writer.add([_m(3, 0.5)])
+    reader = TuningDB(wal_db, readonly=True)
+    assert [m.record.time_ms for m in reader.measurements()] == [0.5, 1.0, 2.0]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.add([_m(4, 0.1)])
+    writer.close()
+    reader.close()
+    assert _files(wal_db.parent) == ["h.db"]
+    with TuningDB(wal_db, readonly=True) as db:
+        assert [m.record.time_ms for m in db.measurements()] == [0.5, 1.0, 2.0]
+
+
+def test_where_it_may_not_write_it_reads_with_sqlites_read_only_mode(wal_db, monkeypatch):
+    """(Root may write any file, so the permission is stood in for.)"""
+    monkeypatch.setattr(schema, "_may_write", lambda path: False)
+    before = wal_db.read_bytes()
+    with TuningDB(wal_db, readonly=True) as db:
+        assert len(db.measurements()) == 2
+        assert db.connection.execute("PRAGMA query_only").fetchone()[0] == 0
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            db.add([_m(4, 0.1)])
+    assert wal_db.read_bytes() == before
+
+
+def test_may_write_follows_the_file_and_its_folder(tmp_path):
+    path = tmp_path / "h.db"
+    path.write_bytes(b"")
+    assert schema._may_write(str(path))
+    if os.geteuid() != 0:  # root may write anything
+        path.chmod(0o444)
+        assert not schema._may_write(str(path))
