@@ -8,7 +8,10 @@ features that mean the same on every layer, computed on each record's own layer,
 there every record of every layer trains it, in the space or not, and a layer no
 record measured is ranked from the others'. It ranks every configuration of the
 space (or ``candidates`` random ones, Lorien's sampling, for a very large space);
-the top ``k`` are measured and the best is the answer.
+the top ``k`` are measured and the best is the answer. Where a device of the history
+is the target's near twin, the model's order blurs what it knows:
+:mod:`search.zero_shot_order` then measures the model's, the consensus's and each
+source's best in turn instead, chosen on the history itself (``order``).
 
 The ranking's quality is NDCG@K (Lorien's metric) where the truth is known (a
 recorded space): over the ranked candidates, with relevance = optimum / time in
@@ -38,8 +41,13 @@ from .measure.base import MeasureRecord, Measurer
 from .option_checks import check_count
 from .space import Space
 
-__all__ = ["ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
+__all__ = ["ORDERS", "ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
            "measure_top", "recorded_relevance", "rankable"]
+
+
+#: What zero-shot measures first (:mod:`search.zero_shot_order`): the model's order,
+#: every source heard in turn, or whichever ranked the history's own devices better.
+ORDERS = ("auto", "model", "sources")
 
 
 @dataclass(frozen=True)
@@ -47,15 +55,23 @@ class ZeroShotOptions:
     """How many to measure (``k``), how many to rank (``candidates``, None: all), the model,
     and the records of one source it learns from at most (``max_rows_per_source``: the
     fastest half and a seeded sample, :func:`search.cost_model.training_rows`) and of all
-    sources (``max_rows``, shared as :func:`search.cost_model.source_caps` says)."""
+    sources (``max_rows``, shared as :func:`search.cost_model.source_caps` says); the
+    ``order`` the top K are taken from (:data:`ORDERS`) and, for ``"auto"``, how many of
+    the history's devices are left out in turn to choose it (``loso_sources``)."""
 
     k: int = 10
     candidates: int | None = None
     model: XGBOptions = field(default_factory=lambda: XGBOptions(objective="reg"))
     max_rows_per_source: int = 32_768
     max_rows: int = 262_144
+    order: str = "auto"
+    loso_sources: int = 8
 
     def __post_init__(self) -> None:
+        if not isinstance(self.order, str) or self.order not in ORDERS:
+            raise InvalidInputError(f"order must be one of {', '.join(ORDERS)}, "
+                                    f"got {self.order!r}")
+        check_count("loso_sources", self.loso_sources, low=2)
         check_count("k", self.k, low=1)
         check_count("max_rows_per_source", self.max_rows_per_source, low=1)
         check_count("max_rows", self.max_rows, low=1)
@@ -65,13 +81,15 @@ class ZeroShotOptions:
 
 @dataclass(frozen=True)
 class ZeroShotResult:
-    """The ranking, the measured top K, the best of them and the NDCG@K (None without truth)."""
+    """The ranking, the measured top K, the best of them, the NDCG@K (None without truth),
+    the history records the model learned from and the order measured (:data:`ORDERS`)."""
 
     ranked: tuple[int, ...]
     measured: tuple[tuple[int, MeasureRecord], ...]
     best: tuple[int, MeasureRecord] | None
     ndcg: float | None
     history_used: int
+    order: str = "model"
 
 
 def _training_set(space: Space, history: Sequence, cap: int, rng: np.random.Generator,
@@ -188,15 +206,21 @@ def recorded_relevance(space) -> np.ndarray | None:
 
 
 def zero_shot(space: Space, measurer: Measurer, history: Sequence,
-              options: ZeroShotOptions | None = None, seed: int = 0) -> ZeroShotResult:
-    """Rank ``space`` by the history model, measure the top K (see module doc)."""
+              options: ZeroShotOptions | None = None, seed: int = 0,
+              target_problem=None) -> ZeroShotResult:
+    """Rank ``space`` by the history, measure the top K (see module doc; the order,
+    ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`)."""
+    from .zero_shot_order import zero_shot_ranking
     o = options or ZeroShotOptions()
-    return measure_top(space, measurer, history_ranking(space, history, o, seed), o.k)
+    return measure_top(space, measurer, zero_shot_ranking(space, history, o, seed,
+                                                          target_problem), o.k)
 
 
 def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> ZeroShotResult:
-    """Measure the top ``k`` of ``ranking``, a :func:`history_ranking` of ``space``: the
-    ranking does not depend on K, so one serves every K (as the benchmark does).
+    """Measure the top ``k`` of ``ranking``, a :func:`history_ranking` of ``space`` (or a
+    :func:`search.zero_shot_order.zero_shot_ranking`, which names its order). The ranking
+    does not depend on K, so one serves every K (as the benchmark does), but for
+    ``order="auto"``, which chooses with the K of its options.
 
     >>> from search.db import Measurement, Workload
     >>> from search.measure.base import MeasureRecord
@@ -213,7 +237,8 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     [4, 3]
     """
     check_count("k", k, low=1)
-    ranked, scores, used = ranking
+    ranked, scores, used = ranking[:3]
+    order = ranking[3] if len(ranking) > 3 else "model"
     top = [int(i) for i in ranked[:k]]
     records = measurer.measure([space.get(i) for i in top])
     measured = tuple(zip(top, records))
@@ -221,4 +246,4 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     best = min(ok, key=lambda t: t[1].cost) if ok else None
     rel = recorded_relevance(space)
     ndcg = ndcg_at_k(scores, rel[ranked], k) if rel is not None else None
-    return ZeroShotResult(tuple(int(i) for i in ranked), measured, best, ndcg, used)
+    return ZeroShotResult(tuple(int(i) for i in ranked), measured, best, ndcg, used, order)

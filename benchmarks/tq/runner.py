@@ -10,7 +10,8 @@ never reach the history). Methods:
   :class:`search.transfer.GuidedOptions` fields): the explorer guided by the
   history prior (:func:`search.transfer.with_history`);
 - ``gga``: the history-guided GA;
-- ``zero-shot``: the history model's top K, measured (K = the budget).
+- ``zero-shot``: the history's top K, measured (K = the budget), in the order
+  :mod:`search.zero_shot_order` chooses for that K.
 
 A run scores ``optimum / best time`` after each budget (1.0 is the optimum).
 
@@ -39,7 +40,8 @@ from search.strategies import make_strategy
 from search.strategies.gga import GuidedGAOptions
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
-from search.zero_shot import ZeroShotOptions, history_ranking, measure_top
+from search.zero_shot import ZeroShotOptions, measure_top
+from search.zero_shot_order import zero_shot_rankings
 
 __all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_histories",
            "history_summary",
@@ -215,10 +217,11 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
     if name == "zero-shot":
         if not target.history:
             return TargetRun(target.name, spec, seed, {k: None for k in budgets})
-        ranking = history_ranking(space, target.history, ZeroShotOptions(), seed)  # any K's
+        rankings = zero_shot_rankings(space, target.history, budgets, ZeroShotOptions(), seed,
+                                      space.cache.problem_size)
         scores = {}
         for k in budgets:
-            r = measure_top(space, measurer, ranking, k)
+            r = measure_top(space, measurer, rankings[k], k)
             scores[k] = target.optimum / r.best[1].time_ms if r.best else 0.0
         return TargetRun(target.name, spec, seed, scores)
     scores = {}

@@ -65,6 +65,13 @@ def _devices(names, shown: int = 6) -> str:
     return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
+#: How ``iobound tune`` names the order zero-shot measured (:mod:`search.zero_shot_order`).
+ZERO_SHOT_ORDER_NAMES = {
+    "model": "the history model's",
+    "sources": "the history model's, the consensus's and each device's own best in turn",
+}
+
+
 def _print_history_use(rep) -> None:
     use = rep.history_use
     if use is None:
@@ -74,7 +81,11 @@ def _print_history_use(rep) -> None:
     print(f"  history: {use.records:,} records of this space (devices: {_devices(use.devices)}); "
           f"{'used by ' + rep.result.strategy if use.used else 'not used'}{took}"
           + (f" ({use.notice})" if use.notice else ""))
-    ndcg = rep.result.strategy_stats.get("ndcg_at_k")
+    stats = rep.result.strategy_stats
+    order = ZERO_SHOT_ORDER_NAMES.get(stats.get("order"))
+    if order:
+        print(f"  zero-shot order: {order}")
+    ndcg = stats.get("ndcg_at_k")
     if ndcg is not None:
         print(f"  zero-shot ranking: NDCG@{rep.result.evaluations} = {ndcg:.3f} "
               f"against the recorded times")

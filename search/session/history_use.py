@@ -42,8 +42,8 @@ __all__ = ["HistoryUse", "HISTORY_STRATEGIES", "GUIDED_STRATEGIES", "history_opt
            "reusable_records", "telling_fallback", "check_zero_shot_db"]
 
 #: Strategies whose options take history records: name -> whether they also take the
-#: target problem (for a match score).
-HISTORY_STRATEGIES = {"gga": True, "zero_shot": False}
+#: target problem (gga's match score; which sources measured it, for zero-shot's order).
+HISTORY_STRATEGIES = {"gga": True, "zero_shot": True}
 
 #: Strategies that run under :class:`~search.transfer.guided.HistoryGuided` with history.
 GUIDED_STRATEGIES = ("explorer", "sa", "ga")
@@ -137,6 +137,8 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
     values = dict(settings.options or {}, history=tuple(records))
     if HISTORY_STRATEGIES[settings.strategy]:
         values["target_problem"] = problem
+    if settings.strategy == "zero_shot":
+        values["k"] = settings.budget  # the order is chosen for the K it measures
     use = HistoryUse(len(records), devices, bool(records), "; ".join(notes) or None)
     return make_options(settings.strategy, values), use, None
 

@@ -20,8 +20,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from iobound.errors import InvalidInputError
 
 from ..option_checks import check_count, check_records
 from .base import Strategy, StrategyOptions
@@ -31,18 +34,28 @@ __all__ = ["ZeroShotStrategy", "ZeroShotStrategyOptions"]
 
 @dataclass(frozen=True)
 class ZeroShotStrategyOptions(StrategyOptions):
-    """The history to rank with (:class:`search.db.Measurement` records, fastest first) and
-    how many random candidates to rank in a very large space (``None``: all of them)."""
+    """The history to rank with (:class:`search.db.Measurement` records, fastest first),
+    how many random candidates to rank in a very large space (``None``: all of them), the
+    target's problem (which sources measured it), the order measured and the K it is
+    chosen for (:mod:`search.zero_shot_order`; ``iobound tune --zero-shot K`` sets K)."""
 
     history: tuple = ()
     candidates: int | None = None
+    target_problem: Any = None
+    order: str = "auto"
+    k: int = 10
 
     def __post_init__(self) -> None:
         from ..db.model import Measurement
+        from ..zero_shot import ORDERS
         super().__post_init__()
         object.__setattr__(self, "history", check_records("history", self.history, Measurement))
         if self.candidates is not None:
             check_count("candidates", self.candidates, low=1)
+        if not isinstance(self.order, str) or self.order not in ORDERS:
+            raise InvalidInputError(f"order must be one of {', '.join(ORDERS)}, "
+                                    f"got {self.order!r}")
+        check_count("k", self.k, low=1)
 
 
 class ZeroShotStrategy(Strategy):
@@ -52,15 +65,18 @@ class ZeroShotStrategy(Strategy):
     Options = ZeroShotStrategyOptions
 
     def __init__(self, space, options=None, rng=None):
-        from ..zero_shot import ZeroShotOptions, history_ranking
+        from ..zero_shot import ZeroShotOptions
+        from ..zero_shot_order import zero_shot_ranking
         super().__init__(space, options, rng)
         self.records_used = 0
         self.reason = ""
+        self.order = None
         o = self.options
         try:
-            zo = ZeroShotOptions(k=1, candidates=o.candidates)
-            ranked, scores, self.records_used = history_ranking(
-                space, o.history, zo, seed=int(self.rng.integers(2**31 - 1)))
+            zo = ZeroShotOptions(k=min(o.k, o.candidates or o.k), candidates=o.candidates,
+                                 order=o.order)
+            ranked, scores, self.records_used, self.order = zero_shot_ranking(
+                space, o.history, zo, int(self.rng.integers(2**31 - 1)), o.target_problem)
             self._order = [int(i) for i in ranked]
             self._scores = np.asarray(scores, dtype=float)
         except ValueError as exc:  # no record of the history is in this space
@@ -85,6 +101,8 @@ class ZeroShotStrategy(Strategy):
 
     def stats(self) -> dict:
         out = {"used": self.records_used > 0, "history_records": self.records_used}
+        if self.order is not None:
+            out["order"] = self.order
         if self.reason:
             out.update(fallback="random order", reason=self.reason)
         ndcg = self.ndcg()

@@ -60,14 +60,16 @@ def test_zero_shot_on_a_database_of_other_parameters_says_so(other_params_db, sy
 
 def test_gga_gets_every_usable_record_and_the_target_problem(other_device_db, synth_space):
     """gga's options carry all the usable records and the target problem (it matches
-    problems); zero_shot's carry the records."""
+    problems); zero_shot's carry the records, the target problem (which sources measured
+    it) and the budget as the K its order is chosen for."""
     options, use, prior = history_options(TuneSettings(strategy="gga", history=other_device_db),
                                           synth_space, [64, 64])
     assert prior is None and use.used and len(options.history) == use.records > 1
     assert options.target_problem == [64, 64]
-    options, use, _ = history_options(TuneSettings(strategy="zero_shot", history=other_device_db),
-                                      synth_space, [64, 64])
+    options, use, _ = history_options(TuneSettings(strategy="zero_shot", history=other_device_db,
+                                                   budget=7), synth_space, [64, 64])
     assert len(options.history) == use.records > 1 and use.used
+    assert options.target_problem == [64, 64] and options.k == 7
 
 
 def test_the_devices_of_the_history_are_all_named_in_order(two_device_db, synth_space):

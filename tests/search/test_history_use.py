@@ -47,6 +47,10 @@ def test_zero_shot_measures_the_history_top_first(capsys, tmp_path, synth_cache_
     assert d["history"]["used"] is True and d["history"]["devices"] == ["Other GPU"]
     assert d["best"]["time_ms"] <= synth_optimum * 1.2
     assert 0.0 < d["strategy_stats"]["ndcg_at_k"] <= 1.0
+    assert d["strategy_stats"]["order"] == "model"  # one device: nothing to leave out
+    code, out, _ = _run(capsys, "tune", "--measure", f"replay:{synth_cache_path}", "--history", db,
+                        "--zero-shot", 3)
+    assert code == 0 and "zero-shot order: the history model's" in out
 
 
 def test_zero_shot_needs_history(capsys, synth_cache_path):

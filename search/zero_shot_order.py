@@ -1,0 +1,157 @@
+"""Which order zero-shot measures: the history model's, or every source heard in turn.
+
+Lorien ranks the space with one model of all the history
+(:func:`search.zero_shot.history_ranking`). A pooled model is right when the sources
+differ from the target in independent ways (it averages their quirks out) and wrong
+when one of them is the target's near twin (a GPU of the same family): it blurs what
+that source knows. The other order (``"sources"``) walks in turn the model's order, the
+consensus of the sources (:func:`search.transfer.sources.consensus`) and each source's
+own list, fastest first, each configuration once (:class:`search.transfer.picker.Picker`),
+so every device is heard among the first picks. Only sources that measured the target's
+own problem have lists; with none, both orders are the model's.
+
+``"auto"`` chooses on the history itself, as cross-validation chooses a model: each of
+up to ``loso_sources`` devices with such a source is the target in turn and the other
+devices its history (the model fitted again without it); each order scores the best of
+the first ``k`` configurations that device measured (its best time over theirs), and the
+order with the higher mean over the devices wins, the model's on a tie. The real
+target's records are never read: only the history's.
+
+Examples
+--------
+>>> from search.db import Measurement, Workload
+>>> from search.measure.base import MeasureRecord
+>>> from search.space import GridSpace
+>>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+>>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+...         for d, b in (("a", 2), ("b", 9)) for x in range(12)]
+>>> sources_order(space, hist, np.array([5, 6, 4]), [8])[:5].tolist()
+[5, 2, 1, 9, 6]
+
+(the model's best 5, the consensus's 2, then a's best not taken, 1, b's 9, the model's 6).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from iobound.errors import InvalidInputError
+
+from .space import Space
+from .zero_shot import ORDERS, ZeroShotOptions, history_ranking
+
+__all__ = ["ORDERS", "ZeroShotRanking", "sources_order", "choose_order", "zero_shot_ranking",
+           "zero_shot_rankings"]
+
+class ZeroShotRanking(NamedTuple):
+    """The configurations in the order zero-shot measures them, a cost per position
+    (lower first: NDCG is computed on it), the history records the model learned from,
+    and which order it is (``"model"`` or ``"sources"``)."""
+
+    ranked: np.ndarray
+    scores: np.ndarray
+    used: int
+    order: str
+
+
+def _same_problem_groups(space: Space, history: Sequence, target_problem: Any) -> list:
+    from .transfer.sources import source_groups
+    return [g for g in source_groups(space, history, target_problem) if g.same_problem]
+
+
+def sources_order(space: Space, history: Sequence, model_order: np.ndarray,
+                  target_problem: Any = None) -> np.ndarray:
+    """``model_order``, the consensus and each source's own list walked in turn, each
+    configuration once; ``model_order`` itself where no source measured
+    ``target_problem`` (module doc)."""
+    from .transfer.picker import Picker
+    from .transfer.sources import consensus
+    groups = _same_problem_groups(space, history, target_problem)
+    if not groups:
+        return np.asarray(model_order, dtype=np.int64)
+    lists = [np.asarray(model_order, dtype=np.int64), consensus(groups),
+             *(g.indices for g in groups)]
+    total = len(set().union(*(set(lst.tolist()) for lst in lists)))
+    return np.array(Picker(lists).picks(total, set()), dtype=np.int64)
+
+
+def _first_k_score(order: np.ndarray, rel_time: dict[int, float], k: int) -> float:
+    """best / time of the best of ``order``'s first ``k`` configurations in ``rel_time``."""
+    seen = [rel_time[i] for i in order.tolist() if i in rel_time][:k]
+    return 1.0 / min(seen) if seen else 0.0
+
+
+def _loso_means(space: Space, history: Sequence, target_problem: Any, o: ZeroShotOptions,
+                seed: int, ks: Sequence[int]) -> dict[int, tuple[float, float]] | None:
+    """``{k: (the model's mean score, the sources' order's)}`` over the history's devices,
+    each left out in turn (module doc); ``None`` with fewer than two devices to leave out."""
+    groups = _same_problem_groups(space, history, target_problem)
+    devices = list(dict.fromkeys(g.device for g in groups))[:o.loso_sources]
+    scores: dict[int, tuple[list, list]] = {k: ([], []) for k in ks}
+    for device in devices if len(devices) >= 2 else ():
+        rest = [m for m in history if m.device != device]
+        rel: dict[int, float] = {}  # the device's time over its best, per configuration
+        for g in groups:
+            if g.device == device:
+                for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
+                    rel[i] = min(rel.get(i, r), r)
+        try:
+            model = history_ranking(space, rest, o, seed)[0]
+        except InvalidInputError:  # the others' records cannot train a model
+            continue
+        walked = sources_order(space, rest, model, target_problem)
+        for k in ks:
+            scores[k][0].append(_first_k_score(model, rel, k))
+            scores[k][1].append(_first_k_score(walked, rel, k))
+    if not any(m for m, _ in scores.values()):
+        return None
+    return {k: (float(np.mean(m)), float(np.mean(w))) for k, (m, w) in scores.items()}
+
+
+def _chosen(means: tuple[float, float] | None) -> str:
+    return "sources" if means is not None and means[1] > means[0] else "model"
+
+
+def choose_order(space: Space, history: Sequence, target_problem: Any = None,
+                 options: ZeroShotOptions | None = None, seed: int = 0) -> str:
+    """``"model"`` or ``"sources"``: the order that ranked the history's own devices better
+    at ``options.k``, each left out in turn (module doc); ``"model"`` on a tie and with
+    fewer than two devices that measured ``target_problem``."""
+    o = options or ZeroShotOptions()
+    means = _loso_means(space, history, target_problem, o, seed, [o.k])
+    return _chosen(means and means[o.k])
+
+
+def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
+                       options: ZeroShotOptions | None = None, seed: int = 0,
+                       target_problem: Any = None) -> dict[int, ZeroShotRanking]:
+    """:func:`zero_shot_ranking` for each K of ``ks`` (``options.k`` aside), the models
+    fitted once for all of them (as the benchmark measures every budget)."""
+    o = options or ZeroShotOptions()
+    ranked, scores, used = history_ranking(space, history, o, seed)
+    if o.order == "auto":
+        means = _loso_means(space, history, target_problem, o, seed, ks)
+        orders = {k: _chosen(means and means[k]) for k in ks}
+    else:
+        orders = {k: o.order for k in ks}
+    walked = (sources_order(space, history, ranked, target_problem)
+              if "sources" in orders.values() else None)
+    return {k: ZeroShotRanking(ranked, scores, used, "model") if orders[k] == "model" else
+            ZeroShotRanking(walked, np.arange(len(walked), dtype=float), used, "sources")
+            for k in ks}
+
+
+def zero_shot_ranking(space: Space, history: Sequence, options: ZeroShotOptions | None = None,
+                      seed: int = 0, target_problem: Any = None) -> ZeroShotRanking:
+    """The order zero-shot measures ``space`` in (``options.order``, chosen at
+    ``options.k`` for ``"auto"``; module doc).
+
+    Raises
+    ------
+    InvalidInputError
+        When no history record can train the model (:func:`search.zero_shot.rankable`).
+    """
+    o = options or ZeroShotOptions()
+    return zero_shot_rankings(space, history, [o.k], o, seed, target_problem)[o.k]
