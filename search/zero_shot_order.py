@@ -45,6 +45,7 @@ from .zero_shot import ORDERS, ZeroShotOptions, history_ranking
 __all__ = ["ORDERS", "ZeroShotRanking", "sources_order", "choose_order", "zero_shot_ranking",
            "zero_shot_rankings"]
 
+
 class ZeroShotRanking(NamedTuple):
     """The configurations in the order zero-shot measures them, a cost per position
     (lower first: NDCG is computed on it), the history records the model learned from,
