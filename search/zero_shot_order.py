@@ -15,7 +15,8 @@ up to ``loso_sources`` devices with such a source is the target in turn and the 
 devices its history (the model fitted again without it); each order scores the best of
 the first ``k`` configurations that device measured (its best time over theirs), and the
 order with the higher mean over the devices wins, the model's on a tie. The real
-target's records are never read: only the history's.
+target's records are never read: only the history's. The choice's models are fitted with
+one seed (:data:`CHOICE_SEED`): a history gives every run the same choice.
 
 Examples
 --------
@@ -33,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -42,8 +43,11 @@ from iobound.errors import InvalidInputError
 from .space import Space
 from .zero_shot import ORDERS, ZeroShotOptions, history_ranking
 
-__all__ = ["ORDERS", "ZeroShotRanking", "sources_order", "choose_order", "zero_shot_ranking",
-           "zero_shot_rankings"]
+__all__ = ["ORDERS", "CHOICE_SEED", "ZeroShotRanking", "sources_order", "choose_order",
+           "choose_orders", "zero_shot_ranking", "zero_shot_rankings"]
+
+#: The seed of the models fitted to choose the order (the same choice for every run).
+CHOICE_SEED = 0
 
 
 class ZeroShotRanking(NamedTuple):
@@ -115,28 +119,39 @@ def _chosen(means: tuple[float, float] | None) -> str:
     return "sources" if means is not None and means[1] > means[0] else "model"
 
 
-def choose_order(space: Space, history: Sequence, target_problem: Any = None,
-                 options: ZeroShotOptions | None = None, seed: int = 0) -> str:
-    """``"model"`` or ``"sources"``: the order that ranked the history's own devices better
-    at ``options.k``, each left out in turn (module doc); ``"model"`` on a tie and with
-    fewer than two devices that measured ``target_problem``."""
+def choose_orders(space: Space, history: Sequence, ks: Sequence[int],
+                  target_problem: Any = None, options: ZeroShotOptions | None = None
+                  ) -> dict[int, str]:
+    """For each K of ``ks``, ``"model"`` or ``"sources"``: the order that ranked the
+    history's own devices better at K, each left out in turn (module doc); ``"model"`` on
+    a tie and with fewer than two devices that measured ``target_problem``. The models are
+    fitted with seed :data:`CHOICE_SEED`, so one history gives every run one choice (and a
+    benchmark can make it once for all its seeds)."""
     o = options or ZeroShotOptions()
-    means = _loso_means(space, history, target_problem, o, seed, [o.k])
-    return _chosen(means and means[o.k])
+    means = _loso_means(space, history, target_problem, o, CHOICE_SEED, ks)
+    return {k: _chosen(means and means[k]) for k in ks}
+
+
+def choose_order(space: Space, history: Sequence, target_problem: Any = None,
+                 options: ZeroShotOptions | None = None) -> str:
+    """:func:`choose_orders` at ``options.k``."""
+    o = options or ZeroShotOptions()
+    return choose_orders(space, history, [o.k], target_problem, o)[o.k]
 
 
 def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
                        options: ZeroShotOptions | None = None, seed: int = 0,
-                       target_problem: Any = None) -> dict[int, ZeroShotRanking]:
-    """:func:`zero_shot_ranking` for each K of ``ks`` (``options.k`` aside), the models
-    fitted once for all of them (as the benchmark measures every budget)."""
+                       target_problem: Any = None,
+                       orders: Mapping[int, str] | None = None) -> dict[int, ZeroShotRanking]:
+    """:func:`zero_shot_ranking` for each K of ``ks`` (``options.k`` aside), the model
+    fitted once for all of them (as the benchmark measures every budget); ``orders``, a
+    :func:`choose_orders` made before, saves making it again for ``order="auto"``."""
     o = options or ZeroShotOptions()
     ranked, scores, used = history_ranking(space, history, o, seed)
-    if o.order == "auto":
-        means = _loso_means(space, history, target_problem, o, seed, ks)
-        orders = {k: _chosen(means and means[k]) for k in ks}
-    else:
+    if o.order != "auto":
         orders = {k: o.order for k in ks}
+    elif orders is None:
+        orders = choose_orders(space, history, ks, target_problem, o)
     walked = (sources_order(space, history, ranked, target_problem)
               if "sources" in orders.values() else None)
     return {k: ZeroShotRanking(ranked, scores, used, "model") if orders[k] == "model" else

@@ -43,7 +43,7 @@ from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, measure_top
-from search.zero_shot_order import zero_shot_rankings
+from search.zero_shot_order import choose_orders, zero_shot_rankings
 
 __all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "target_layers",
            "shape", "network_history", "run_network_target"]
@@ -114,13 +114,17 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
     ref = tune(space, meas, "explorer", budget=reference_budget, seed=10_000).best.record.cost
     found = {}  # (method, seed) -> {budget: best time}; a run per budget (the explorer plans for it)
     rankings = {}  # seed -> zero-shot's ranking for each K
+    orders = None  # zero-shot's order for each K
     for method in methods:
         name, _, opts = method.partition(":")
         for seed, b in itertools.product(range(seeds), budgets):
             if name == "zero-shot":  # the history's top K measured, K = the budget
                 if seed not in rankings:
+                    if orders is None:  # one choice for every seed
+                        orders = choose_orders(space, history, budgets, layer.to_dict())
                     rankings[seed] = zero_shot_rankings(space, history, budgets,
-                                                        ZeroShotOptions(), seed, layer.to_dict())
+                                                        ZeroShotOptions(), seed, layer.to_dict(),
+                                                        orders)
                 r = measure_top(space, meas, rankings[seed][b], b)
                 found.setdefault((method, seed), {})[b] = r.best[1].cost if r.best else math.inf
                 ref = min(ref, found[method, seed][b])

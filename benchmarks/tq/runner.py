@@ -41,7 +41,7 @@ from search.strategies.gga import GuidedGAOptions
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, measure_top
-from search.zero_shot_order import zero_shot_rankings
+from search.zero_shot_order import choose_orders, zero_shot_rankings
 
 __all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_histories",
            "history_summary",
@@ -210,6 +210,10 @@ def _strategy(target: Target, name: str, opts: dict, seed: int):
     return strat
 
 
+#: (target name, budgets) -> zero-shot's order for each budget, made once per process.
+_ZERO_SHOT_ORDERS: dict[tuple, dict[int, str]] = {}
+
+
 def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> TargetRun:
     """``spec`` on ``target``, a run per budget and its score (zero-shot: K = budget)."""
     name, opts = parse_method(spec)
@@ -217,8 +221,12 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
     if name == "zero-shot":
         if not target.history:
             return TargetRun(target.name, spec, seed, {k: None for k in budgets})
+        key = (target.name, tuple(budgets))
+        if key not in _ZERO_SHOT_ORDERS:  # one choice for every seed (its models use one seed)
+            _ZERO_SHOT_ORDERS[key] = choose_orders(space, target.history, budgets,
+                                                   space.cache.problem_size)
         rankings = zero_shot_rankings(space, target.history, budgets, ZeroShotOptions(), seed,
-                                      space.cache.problem_size)
+                                      space.cache.problem_size, _ZERO_SHOT_ORDERS[key])
         scores = {}
         for k in budgets:
             r = measure_top(space, measurer, rankings[k], k)

@@ -165,3 +165,17 @@ def test_tune_names_every_order_it_can_measure():
     from search.cli.tune_print import ZERO_SHOT_ORDER_NAMES
     from search.zero_shot import ORDERS
     assert set(ZERO_SHOT_ORDER_NAMES) == set(ORDERS) - {"auto"}
+
+
+def test_the_choice_is_the_same_for_every_run_seed(monkeypatch):
+    """The choice's models are fitted with CHOICE_SEED whatever the run's seed, and a
+    choice made before is taken as it is (no model fitted to make it again)."""
+    seeds = []
+    real = zero_shot_order.history_ranking
+    monkeypatch.setattr(zero_shot_order, "history_ranking",
+                        lambda s, h, o=None, seed=0: seeds.append(seed) or real(s, h, o, seed))
+    zero_shot_rankings(SPACE, TWINS, [4], ZeroShotOptions(), 7, [8])
+    assert seeds == [7] + [zero_shot_order.CHOICE_SEED] * 5
+    seeds.clear()
+    got = zero_shot_rankings(SPACE, TWINS, [4], ZeroShotOptions(), 7, [8], orders={4: "model"})
+    assert seeds == [7] and got[4].order == "model"
