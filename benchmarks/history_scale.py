@@ -13,6 +13,8 @@ with the last as the target:
 - ``prior``: fitting the history prior (``HistoryPrior.fit``), with the default cap of
   rows per source, and with ``--uncapped`` also without it;
 - ``zero_shot``: ranking the space with zero-shot's regression (``history_ranking``);
+- ``zero_shot_choice``: choosing zero-shot's order at K = 10 (``choose_order``: the
+  model fitted again with each history device left out, 8 at most), and the order chosen;
 - ``tune``: ``iobound tune --measure replay:TARGET --history DB --budget 50`` end to
   end, and its score (optimum / best found).
 
@@ -137,6 +139,7 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
     from search.transfer import HistoryPrior, PriorOptions
     from search.transfer.session import usable_history
     from search.zero_shot import history_ranking
+    from search.zero_shot_order import choose_order
 
     sources, target = paths[:-1], paths[-1]
     db_path = work / "history.db"
@@ -153,6 +156,8 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
         o = PriorOptions(max_rows_per_source=10**9, max_rows=10**12)
         _, out["prior_uncapped_s"] = _timed(lambda: HistoryPrior.fit(space, hist, problem, o, 0))
     _, out["zero_shot_s"] = _timed(lambda: history_ranking(space, hist, seed=0))
+    order, out["zero_shot_choice_s"] = _timed(lambda: choose_order(space, hist, problem))
+    out["zero_shot_order"] = order
     result = work / "tune.json"
     argv = ["tune", "--measure", f"replay:{target}", "--history", str(db_path),
             "--budget", str(budget), "--json"]

@@ -27,7 +27,8 @@ def test_a_tiny_run_times_every_stage_and_scores_the_tuning(tmp_path):
     assert got["space_size"] == n
     timed = [e for e in got if e.endswith("_s")]
     assert set(timed) >= {"import_s", "read_s", "prior_s", "prior_uncapped_s", "zero_shot_s",
-                          "tune_s"}
+                          "zero_shot_choice_s", "tune_s"}
+    assert got["zero_shot_order"] in ("model", "sources")  # two sources: one choice made
     assert all(got[k] >= 0 for k in timed)
     assert 0 < got["history_records"] <= 2 * n  # the two sources' timed records
     assert 0 < got["tune_score"] <= 1
