@@ -19,8 +19,10 @@ from search.interrupts import Interrupted
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
+from ..zero_shot import ORDERS
 from .tune_print import print_replay, printer
-from .zero_shot_args import DEFAULT_BUDGET, check_zero_shot_resume, resolve_zero_shot
+from .zero_shot_args import (DEFAULT_BUDGET, check_zero_shot_resume, resolve_zero_shot,
+                             zero_shot_options)
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
@@ -74,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "records and measure only the top K (strategy zero_shot, budget K: "
                              "another --strategy or --budget is refused; a --history without "
                              "records of this parameter space too)")
+    parser.add_argument("--zero-shot-order", choices=ORDERS,
+                        help="which order --zero-shot measures: the history model's ('model'), "
+                             "the model's, the consensus's and each device's best in turn "
+                             "('sources'), or (default 'auto') the one that ranked the history's "
+                             "own devices better, each left out in turn (one model fit each, 8 "
+                             "at most)")
     parser.add_argument("--export-cache", metavar="FILE",
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
     parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
@@ -108,6 +116,7 @@ def _settings(args, kind: str):
                                 "share a shape)")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     resolve_zero_shot(args)  # and the --strategy / --budget defaults
+    options = zero_shot_options(args, options)
     executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log, resume=args.resume,

@@ -21,7 +21,8 @@ from typing import Iterable
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "resolve_zero_shot", "check_zero_shot_resume"]
+__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "resolve_zero_shot", "zero_shot_options",
+           "check_zero_shot_resume"]
 
 #: Without --strategy / --budget (``None`` when not given, so --zero-shot sees a given one).
 DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
@@ -55,6 +56,21 @@ def resolve_zero_shot(args) -> None:
         flag = "--zero-shot K" if k is not None else "--strategy zero_shot"
         raise InvalidInputError(f"{flag} ranks the space with the records of --history DB; "
                                 "give --history")
+    order = getattr(args, "zero_shot_order", None)
+    if order is not None and args.strategy != "zero_shot":
+        raise InvalidInputError(f"--zero-shot-order orders a zero-shot run; give --zero-shot K "
+                                f"(the strategy is {args.strategy})")
+
+
+def zero_shot_options(args, options: dict | None) -> dict | None:
+    """``options`` with ``--zero-shot-order`` as the strategy's ``order`` where given.
+
+    >>> import argparse
+    >>> zero_shot_options(argparse.Namespace(zero_shot_order="model"), {"batch_size": 4})
+    {'batch_size': 4, 'order': 'model'}
+    """
+    order = getattr(args, "zero_shot_order", None)
+    return options if order is None else {**(options or {}), "order": order}
 
 
 def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:

@@ -158,6 +158,8 @@ def tune_argv(draw, paths):
                          ("--strategy", st.sampled_from(["random", "grid", "ga", "sa", "explorer",
                                                          "gga", "zero_shot", "bogus", ""])),
                          ("--zero-shot", HOSTILE_INTS),
+                         ("--zero-shot-order", st.sampled_from(["auto", "model", "sources",
+                                                                "bogus", ""])),
                          ("--executor", st.sampled_from(["local", "bogus", "", "ray "])),
                          ("--workers", HOSTILE_INTS), ("--retries", HOSTILE_INTS),
                          ("--timeout", st.sampled_from(["0", "-1", "nan", "inf", "1e308", "x", "5"])),
