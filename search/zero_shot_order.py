@@ -71,14 +71,18 @@ def sources_order(space: Space, history: Sequence, model_order: np.ndarray,
     """``model_order``, the consensus and each source's own list walked in turn, each
     configuration once; ``model_order`` itself where no source measured
     ``target_problem`` (module doc)."""
+    return _walk(model_order, _same_problem_groups(space, history, target_problem))
+
+
+def _walk(model_order: np.ndarray, groups: list) -> np.ndarray:
+    """:func:`sources_order` of the sources ``groups`` (each one's list and their consensus)."""
     from .transfer.picker import Picker
     from .transfer.sources import consensus
-    groups = _same_problem_groups(space, history, target_problem)
     if not groups:
         return np.asarray(model_order, dtype=np.int64)
     lists = [np.asarray(model_order, dtype=np.int64), consensus(groups),
              *(g.indices for g in groups)]
-    total = len(set().union(*(set(lst.tolist()) for lst in lists)))
+    total = len(np.unique(np.concatenate(lists)))
     return np.array(Picker(lists).picks(total, set()), dtype=np.int64)
 
 
@@ -106,7 +110,7 @@ def _loso_means(space: Space, history: Sequence, target_problem: Any, o: ZeroSho
             model = history_ranking(space, rest, o, seed)[0]
         except InvalidInputError:  # the others' records cannot train a model
             continue
-        walked = sources_order(space, rest, model, target_problem)
+        walked = _walk(model, [g for g in groups if g.device != device])  # the rest's sources
         for k in ks:
             scores[k][0].append(_first_k_score(model, rel, k))
             scores[k][1].append(_first_k_score(walked, rel, k))
