@@ -3,8 +3,10 @@
 Lorien's zero-shot mode behind the ask/tell interface, so that a zero-shot run
 gets everything a tuning run has (the log, resume, the history database, the
 cache export): the history records that fall in the space train a model
-(:func:`search.zero_shot.history_ranking`), which ranks the space once; every
-``ask`` returns the next best-ranked configurations not asked yet. Run it with a
+(:func:`search.zero_shot.history_ranking`), which ranks the space once, or the
+model's, the consensus's and each source's best are walked in turn, whichever
+ranked the history's own devices better at K (:mod:`search.zero_shot_order`);
+every ``ask`` returns the next configurations of that order not asked yet. Run it with a
 budget of K to measure only the top K. Without usable history (no record is a
 configuration of the space) the order is random, and :meth:`stats` says so.
 
