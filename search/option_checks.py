@@ -29,13 +29,13 @@ iobound.errors.InvalidInputError: lottery must be True or False, got 'no'
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.limits import check_number
 
-__all__ = ["check_count", "check_number", "check_flag", "check_type", "check_records", "shown"]
+__all__ = ["check_count", "check_number", "check_choice", "check_flag", "check_type", "check_records", "shown"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
@@ -53,6 +53,20 @@ def check_count(name: str, value: Any, low: int = 0) -> int:
     iobound.errors.InvalidInputError: k=0 is below the minimum 1
     """
     return limits.check_int(name, value, limits.Limit(low, COUNT_HIGH, "a 64-bit count"))
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` when it is one of the strings ``choices``; else InvalidInputError naming
+    ``name`` and the choices (a list or None too, never a ``TypeError``).
+
+    >>> check_choice("order", "best", ("auto", "model"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: order must be one of auto, model; got 'best'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
 
 
 def check_flag(name: str, value: Any) -> bool:

@@ -38,7 +38,7 @@ from iobound.errors import InvalidInputError
 
 from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
-from .option_checks import check_count
+from .option_checks import check_choice, check_count
 from .space import Space
 
 __all__ = ["ORDERS", "ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
@@ -68,9 +68,7 @@ class ZeroShotOptions:
     loso_sources: int = 8
 
     def __post_init__(self) -> None:
-        if not isinstance(self.order, str) or self.order not in ORDERS:
-            raise InvalidInputError(f"order must be one of {', '.join(ORDERS)}, "
-                                    f"got {self.order!r}")
+        check_choice("order", self.order, ORDERS)
         check_count("loso_sources", self.loso_sources, low=2)
         check_count("k", self.k, low=1)
         check_count("max_rows_per_source", self.max_rows_per_source, low=1)
@@ -238,7 +236,7 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     """
     check_count("k", k, low=1)
     ranked, scores, used = ranking[:3]
-    order = ranking[3] if len(ranking) > 3 else "model"
+    order = getattr(ranking, "order", "model")  # a ZeroShotRanking names its order
     top = [int(i) for i in ranked[:k]]
     records = measurer.measure([space.get(i) for i in top])
     measured = tuple(zip(top, records))

@@ -19,10 +19,9 @@ from search.interrupts import Interrupted
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
-from ..zero_shot import ORDERS
 from .tune_print import print_replay, printer
-from .zero_shot_args import (DEFAULT_BUDGET, check_zero_shot_resume, resolve_zero_shot,
-                             zero_shot_options)
+from .zero_shot_args import (DEFAULT_BUDGET, add_zero_shot_arguments, check_zero_shot_resume,
+                             resolve_zero_shot, zero_shot_options)
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
@@ -71,24 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "from the database instead of measured again; each counts toward "
                              "the budget when the search asks for it, as a Kernel Tuner cache "
                              "hit does")
-    parser.add_argument("--zero-shot", type=int, metavar="K",
-                        help="zero-shot tuning: rank the space with a model of the --history "
-                             "records and measure only the top K (strategy zero_shot, budget K: "
-                             "another --strategy or --budget is refused; a --history without "
-                             "records of this parameter space too)")
-    parser.add_argument("--zero-shot-order", choices=ORDERS,
-                        help="which order --zero-shot measures: the history model's ('model'), "
-                             "the model's, the consensus's and each device's best in turn "
-                             "('sources'), or (default 'auto') the one that ranked the history's "
-                             "own devices better, each left out in turn (one model fit each, 8 "
-                             "at most)")
-    parser.add_argument("--export-cache", metavar="FILE",
-                        help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
-    parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
-                        help="where the best kernel's .cu is written (default ./iobound-kernels)")
-    parser.add_argument("--network-json", metavar="FILE",
-                        help="with --network: write the network table (per layer: best time, "
-                             "lower bound, ratio, kernel, log) as JSON to FILE")
+    add_zero_shot_arguments(parser)
+    _add_output_arguments(parser)
     parser.add_argument("--tune-repeats", action="store_true",
                         help="with --network: tune every layer, also one whose shape an earlier "
                              "layer has (by default it takes that layer's result and kernel, "
@@ -97,6 +80,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the emulator check of the winner")
     add_executor_arguments(parser)
     add_json_argument(parser)
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a run writes besides its report: the cache, the kernel, the network table."""
+    parser.add_argument("--export-cache", metavar="FILE",
+                        help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
+    parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
+                        help="where the best kernel's .cu is written (default ./iobound-kernels)")
+    parser.add_argument("--network-json", metavar="FILE",
+                        help="with --network: write the network table (per layer: best time, "
+                             "lower bound, ratio, kernel, log) as JSON to FILE")
 
 
 # -- arguments -> settings ----------------------------------------------------------

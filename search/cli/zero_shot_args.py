@@ -1,4 +1,5 @@
-"""``iobound tune --zero-shot K``: the strategy and budget it stands for, and what it refuses.
+"""``iobound tune --zero-shot K [--zero-shot-order ORDER]``: the strategy, budget and order
+they stand for, and what they refuse.
 
 ``--zero-shot K`` is strategy ``zero_shot`` with budget K. A ``--strategy`` or
 ``--budget`` it would override is refused, not silently replaced (both default to
@@ -21,11 +22,27 @@ from typing import Iterable
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "resolve_zero_shot", "zero_shot_options",
-           "check_zero_shot_resume"]
+__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "add_zero_shot_arguments", "resolve_zero_shot",
+           "zero_shot_options", "check_zero_shot_resume"]
 
 #: Without --strategy / --budget (``None`` when not given, so --zero-shot sees a given one).
 DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
+
+
+def add_zero_shot_arguments(parser) -> None:
+    """``--zero-shot K`` and ``--zero-shot-order ORDER`` of ``iobound tune``."""
+    from search.zero_shot import ORDERS
+    parser.add_argument("--zero-shot", type=int, metavar="K",
+                        help="zero-shot tuning: rank the space with a model of the --history "
+                             "records and measure only the top K (strategy zero_shot, budget K: "
+                             "another --strategy or --budget is refused; a --history without "
+                             "records of this parameter space too)")
+    parser.add_argument("--zero-shot-order", choices=ORDERS,
+                        help="which order --zero-shot measures: the history model's ('model'), "
+                             "the model's, the consensus's and each device's best in turn "
+                             "('sources'), or (default 'auto') the one that ranked the history's "
+                             "own devices better, each left out in turn (one model fit each, 8 "
+                             "at most)")
 
 
 def resolve_zero_shot(args) -> None:

@@ -27,7 +27,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..measure.base import MeasureRecord
-from ..option_checks import check_flag, check_records, check_type
+from ..option_checks import check_choice, check_flag, check_records, check_type
 from ..records import as_logged
 from .model import Measurement, Workload, canon, config_fault, problem_fault
 from .schema import connect, write
@@ -220,9 +220,7 @@ class TuningDB:
             if value is not None:
                 check_type(name, value, str)
         check_flag("counted_only", counted_only)
-        if not isinstance(order, str) or order not in MEASUREMENT_ORDERS:
-            raise InvalidInputError(f"order must be one of {', '.join(MEASUREMENT_ORDERS)}, "
-                                    f"got {order!r}")
+        check_choice("order", order, tuple(MEASUREMENT_ORDERS))
         if limit is not None:
             limit = limits.check_int("limit", limit, limits.ROWS)
         where, args = [], []

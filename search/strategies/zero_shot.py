@@ -26,9 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from iobound.errors import InvalidInputError
-
-from ..option_checks import check_count, check_records
+from ..option_checks import check_choice, check_count, check_records
 from .base import Strategy, StrategyOptions
 
 __all__ = ["ZeroShotStrategy", "ZeroShotStrategyOptions"]
@@ -54,9 +52,7 @@ class ZeroShotStrategyOptions(StrategyOptions):
         object.__setattr__(self, "history", check_records("history", self.history, Measurement))
         if self.candidates is not None:
             check_count("candidates", self.candidates, low=1)
-        if not isinstance(self.order, str) or self.order not in ORDERS:
-            raise InvalidInputError(f"order must be one of {', '.join(ORDERS)}, "
-                                    f"got {self.order!r}")
+        check_choice("order", self.order, ORDERS)
         check_count("k", self.k, low=1)
 
 
