@@ -124,8 +124,12 @@ def _training_set(space: Space, history: Sequence, cap: int, rng: np.random.Gene
 def rankable(space: Space, history: Sequence) -> bool:
     """Whether some timed record of ``history`` can train the ranking of ``space``: a
     configuration of it, or (on our conv template) any record with its layer's rows."""
+    from .transfer.rows import LayerRows, rows_for
     timed = [h for h in history if h.time_ms is not None]
-    if any(space.index(h.record.config) is not None for h in timed):
+    # On our conv template a configuration of the space is not enough: its record needs
+    # rows (a device preset, a layer problem), so only the training set itself can tell.
+    if (not isinstance(rows_for(space), LayerRows)
+            and any(space.index(h.record.config) is not None for h in timed)):
         return True
     return _training_set(space, timed, 1, np.random.default_rng(0))[0] is not None
 

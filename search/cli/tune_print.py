@@ -87,7 +87,8 @@ def _print_history_use(rep) -> None:
         print(f"  zero-shot order: {order}")
     ndcg = stats.get("ndcg_at_k")
     if ndcg is not None:
-        print(f"  zero-shot ranking: NDCG@{rep.result.evaluations} = {ndcg:.3f} "
+        k = stats.get("ndcg_k", rep.result.evaluations)
+        print(f"  zero-shot ranking: NDCG@{k} = {ndcg:.3f} "
               f"against the recorded times")
 
 

@@ -92,7 +92,8 @@ def zero_shot_options(args, options: dict | None) -> dict | None:
 
 def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:
     """Refuse, for a zero-shot run of K, a log in ``resumes`` that already holds more than
-    K measurements: they are not the top K, and the run would report more than K.
+    K measurements, or any measurement of another strategy: they are not the top K (the
+    run would report more than K, or count them toward K in place of the ranking's own).
 
     >>> import argparse
     >>> check_zero_shot_resume(argparse.Namespace(strategy="explorer"), ["any.jsonl"])
@@ -102,7 +103,12 @@ def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:
         return
     flag = "--zero-shot" if args.zero_shot is not None else "--budget"
     for path in filter(None, resumes):
-        n = len(read_log(path).entries)
+        got = read_log(path)
+        n, strategy = len(got.entries), got.header.get("strategy")
         if n > args.budget:
             raise InvalidInputError(f"--resume {path} already holds {n} measurements, "
                                     f"more than {flag} {args.budget}")
+        if n and strategy != "zero_shot":
+            raise InvalidInputError(f"--resume {path} holds {n} measurements of strategy "
+                                    f"{strategy!r}, not of a zero-shot run; {flag} resumes "
+                                    f"only a zero-shot log")

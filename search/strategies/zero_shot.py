@@ -89,7 +89,8 @@ class ZeroShotStrategy(Strategy):
         return out
 
     def ndcg(self) -> float | None:
-        """NDCG@K of the ranking, K the configurations asked so far, where the space records
+        """NDCG@K of the ranking, K the configurations asked so far (fewer than the budget
+        when a resumed log's measurements the ranking never asks for count toward it), where the space records
         the truth (a replayed space; reporting only: the ranking never sees it)."""
         from ..zero_shot import ndcg_at_k, recorded_relevance
         rel = recorded_relevance(self.space)
@@ -105,5 +106,5 @@ class ZeroShotStrategy(Strategy):
             out.update(fallback="random order", reason=self.reason)
         ndcg = self.ndcg()
         if ndcg is not None:
-            out["ndcg_at_k"] = round(ndcg, 4)
+            out.update(ndcg_at_k=round(ndcg, 4), ndcg_k=self._next)
         return out

@@ -78,8 +78,23 @@ def same_problem(problem: Any, target_problem: Any) -> bool:
     """
     if target_problem is None or problem is None:
         return True
+    if isinstance(problem, dict) and isinstance(target_problem, dict):
+        return _layer_key(problem) == _layer_key(target_problem)
     a, b = problem_dims(problem), problem_dims(target_problem)
     return a == b if a is not None or b is not None else problem == target_problem
+
+
+def _layer_key(problem: dict) -> Any:
+    """A layer dict without its name, every field in (stride, padding and dilation too, which
+    :func:`problem_dims` leaves out), defaults filled as :meth:`ConvLayer.from_dict` fills
+    them; a dict that is no layer, as it is, lists as tuples."""
+    from iobound.errors import InvalidInputError
+    from iobound.layer import ConvLayer
+    try:
+        return ConvLayer.from_dict(problem).replace(name="")
+    except (InvalidInputError, TypeError, ValueError):
+        return tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                            for k, v in problem.items() if k != "name"))
 
 
 def timed_by_source(history: Sequence) -> dict[tuple, list]:

@@ -4,7 +4,7 @@
   the space to rank with is one line, exit 2, nothing measured; ``gga`` without them runs
   as plain GA and says so in one stderr line;
 - ``--zero-shot K`` refuses an explicit ``--strategy`` or ``--budget`` it would override,
-  and a ``--resume`` log that already holds more than K measurements;
+  and a ``--resume`` log that already holds more than K measurements (or any of another strategy);
 - a database holding workloads of other parameters gives every strategy the same notice.
 """
 
@@ -203,3 +203,24 @@ def test_a_cache_naming_no_device_is_stored_under_its_file_name(capsys, tmp_path
         import_files(handle, [cache])
         devices = {m.device for w in handle.workloads() for m in handle.measurements(w)}
     assert devices == {"conv_unnamed"}
+
+
+def test_zero_shot_resume_of_another_strategys_log_is_refused(capsys, tmp_path, synth_cache_path):
+    """Measurements of another strategy are not the history's top K, however few: refused
+    (one line, exit 2, the log untouched) rather than counted toward K in place of the
+    ranking's own; the NDCG a zero-shot run reports is at the K its ranking measured."""
+    db, log = _db(tmp_path, _cache(tmp_path, "Other GPU")), tmp_path / "run.jsonl"
+    assert _run(capsys, *_replay(synth_cache_path), "--strategy", "random", "--budget", 2,
+                "--log", log)[0] == 0
+    code, _, err = _run(capsys, *_replay(synth_cache_path), "--history", db, "--zero-shot", 5,
+                        "--resume", log)
+    assert code == 2 and err.strip() == (
+        f"iobound tune: error: --resume {log} holds 2 measurements of strategy 'random', not "
+        f"of a zero-shot run; --zero-shot resumes only a zero-shot log")
+    assert len(read_log(log).entries) == 2
+    code, out, _ = _run(capsys, *_replay(synth_cache_path), "--history", db, "--zero-shot", 4,
+                        "--json")
+    stats = json.loads(out)["strategy_stats"]
+    assert code == 0 and stats["ndcg_k"] == 4 and 0 <= stats["ndcg_at_k"] <= 1
+    code, out, _ = _run(capsys, *_replay(synth_cache_path), "--history", db, "--zero-shot", 4)
+    assert code == 0 and "zero-shot ranking: NDCG@4 = " in out

@@ -202,7 +202,7 @@ def test_zero_shot_resume_of_a_longer_layer_log_is_refused(capsys, monkeypatch, 
 
     def read_log(path):
         logs.append(path)
-        return types.SimpleNamespace(entries=[None] * entries)
+        return types.SimpleNamespace(entries=[None] * entries, header={"strategy": "zero_shot"})
 
     monkeypatch.setattr(search.records, "read_log", read_log)
     log = str(tmp_path / "run.jsonl")

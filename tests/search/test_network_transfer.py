@@ -188,3 +188,31 @@ def test_zero_shot_accepts_a_layer_whose_history_is_all_outside_its_space():
     assert hist and rankable(dst, hist)
     assert history_ranking(dst, hist, seed=0)[2] == len(hist)
     assert not rankable(dst, [])
+
+
+def test_zero_shot_refuses_a_layers_history_of_a_device_with_no_features(tmp_path):
+    """Records that are configurations of this layer's space but of a device no preset
+    describes have no model rows: nothing can rank with them, so ``rankable`` says no (as
+    ``history_ranking`` does) and the session refuses zero-shot instead of measuring a
+    random order under its name."""
+    import pytest
+
+    from iobound.errors import InvalidInputError
+    from search.session import history_options
+    from search.zero_shot import history_ranking, rankable
+    space = ConvSpace(L1, "v100")
+    w = Workload(CONV_TEMPLATE, L1.to_dict(), space.params)
+    res = tune(space, ModelMeasurer(L1, "v100"), "random", budget=20, seed=1)
+    records = [t.record for t in res.trials if t.record.time_ms is not None]
+    lab = [Measurement(w, "my lab GPU", "m", r) for r in records]
+    assert not rankable(space, lab)
+    with pytest.raises(InvalidInputError):
+        history_ranking(space, lab)
+    preset = [Measurement(w, "V100-SXM2", "m", r) for r in records]
+    assert rankable(space, preset) and history_ranking(space, preset)[2] == len(preset)
+    db = tmp_path / "h.db"
+    with TuningDB(db) as h:
+        h.add(lab)
+    settings = TuneSettings(strategy="zero_shot", history=str(db), budget=3)
+    with pytest.raises(InvalidInputError, match="zero-shot"):
+        history_options(settings, space, L1.to_dict())

@@ -184,3 +184,24 @@ def test_alone_walks_only_the_models_where_no_source_measured_the_targets_proble
     assert first["same", "alone"] == first["same", "never"]
     assert other.picker(True, alone=True).names == list(MODEL_NAMES)
     assert other.picker(False, alone=True).names[0] == "order"  # no models: alone is moot
+
+
+
+_BASE = dict(n=1, c_in=8, h_in=12, w_in=12, c_out=16, k_h=3, k_w=3)
+
+
+@pytest.mark.parametrize("a, b", [(dict(stride=3, padding=0), dict(stride=3, padding=1)),
+                                  (dict(padding=1, dilation=2), dict(padding=0))])
+def test_layers_of_one_output_size_but_other_padding_or_dilation_are_other_problems(a, b):
+    """Stride, padding and dilation are pairs in a layer's dict; two layers that differ only
+    in them (the output size alike) are not one problem, so no source's own list of one is
+    walked as the other's (zero-shot's "sources" order, the prior's same-problem sources)."""
+    from iobound.layer import ConvLayer
+    from search.transfer.prior import same_problem
+    la, lb = ConvLayer(**_BASE, **a, name="a"), ConvLayer(**_BASE, **b, name="b")
+    assert (la.h_out, la.w_out) == (lb.h_out, lb.w_out)  # what the dimensions alone see
+    assert not same_problem(la.to_dict(), lb.to_dict())
+    assert same_problem(la.to_dict(), la.replace(name="renamed").to_dict())
+    # an older record's dict, without the fields that have defaults, is the layer with them
+    old = {k: v for k, v in lb.to_dict().items() if k not in ("groups", "h_out", "w_out")}
+    assert same_problem(old, lb.to_dict())
