@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
-from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
@@ -132,21 +130,15 @@ def _known_device(name: str | None, devices) -> str | None:
 
 def _import(args) -> int:
     from search.db.importer import check_not_itself, read_paths, store_files
-    from search.db.schema import DB_FILE_ENDINGS
     device = None if args.device is None else canonical_device_name(args.device)
     check_not_itself(args.files, args.db)
     files, passed = read_paths(args.files, device, args.db)  # all read before the DB
-    new = not os.path.lexists(args.db)
-    try:
-        with _open(args, readonly=False) as db:
-            store_files(db, files)
-            labels, total = _labels(db), db.count()
-    except BaseException:
-        if new and os.path.isfile(args.db):  # a failed import leaves no new database file
-            # behind (never "-wal" of the working folder for an empty --db, which made none)
-            for end in DB_FILE_ENDINGS:
-                Path(args.db + end).unlink(missing_ok=True)
-        raise
+    # One transaction: a failed or interrupted import stores nothing. A database file it
+    # created stays (empty): another process may have opened it meanwhile, and deleting
+    # it would lose what that process stores.
+    with _open(args, readonly=False) as db:
+        store_files(db, files)
+        labels, total = _labels(db), db.count()
     out = [{"file": f.path, "kind": f.kind, "device": f.device,
             "workload": labels.get(f.workload, f.workload.label()),
             "read": f.read, "added": f.added, "skipped": f.skipped} for f in files]

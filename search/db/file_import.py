@@ -41,10 +41,17 @@ class FileImport:
 
 
 def file_device(path: Path, own: str, device: str | None) -> str:
-    """The device a file's records go under (module doc); refused when ``device`` disagrees.
-    A blank name in the file is no name; one with a line break is refused, like ``--device``'s."""
+    """The device a file's records go under (module doc); refused when ``device`` disagrees
+    (a preset's name agrees with every name of that preset; the file's own name is kept).
+    A blank name in the file is no name; one with a line break is refused, like ``--device``'s.
+
+    >>> file_device(Path("a.json"), "NVIDIA RTX A4000", "RTX-A4000")
+    'NVIDIA RTX A4000'
+    """
+    from iobound.devices import canonical_device_name
     own = named(own)
-    if own and device and own != device:
+    # --device arrives as its preset's name: "NVIDIA RTX A4000" in a file is "RTX-A4000"
+    if own and device and own != device and canonical_device_name(own) != device:
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
     return check_device_name(own or device or file_stem(path))

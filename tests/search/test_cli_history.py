@@ -8,6 +8,7 @@ import os
 import pytest
 
 from search.cli.main import main
+from search.db import TuningDB
 from search.kt_cache import load_cache
 
 
@@ -274,3 +275,21 @@ def test_import_with_an_empty_db_path_is_one_line_and_removes_nothing(capsys, tm
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert err.startswith("iobound history: error: --db") and "the path is empty" in err
     assert (tmp_path / "-wal").read_text() == "a user's file"
+
+
+@pytest.mark.parametrize("given", ["NVIDIA RTX A4000", "rtx a4000", "RTX-A4000"])
+def test_import_device_naming_the_files_own_preset_agrees(capsys, tmp_path, given):
+    """`--device` is stored under its preset's name, so a file naming that preset by any of
+    its names agrees with it (it was refused as naming another device): the records keep
+    the file's own name. A file naming another preset is still refused."""
+    raw = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "problem_size": [8],
+           "tune_params_keys": ["x"], "tune_params": {"x": [1, 2]}, "objective": "time",
+           "cache": {"1": {"x": 1, "time": 1.0}, "2": {"x": 2, "time": 2.0}}}
+    src, db = tmp_path / "c.json", str(tmp_path / "t.db")
+    src.write_text(json.dumps(raw))
+    code, _, err = _run(capsys, "history", "import", str(src), "--device", given, "--db", db)
+    assert code == 0, err
+    with TuningDB(db, readonly=True) as t:
+        assert list(t.devices()) == ["NVIDIA RTX A4000"] and t.count() == 2
+    code, _, err = _run(capsys, "history", "import", str(src), "--device", "a6000", "--db", db)
+    assert code == 2 and "disagrees" in err

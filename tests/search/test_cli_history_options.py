@@ -1,6 +1,7 @@
 """``iobound history`` behaviour found unchecked by mutation testing: which actions open
 the database read-only (``--help``: list, best and export do, and ``remove --dry-run``
-changes nothing), and an import that fails after opening a new database leaves no file.
+changes nothing), and an import that fails after opening a new database stores nothing
+and deletes nothing.
 References: the subcommand's ``--help`` text and README.md."""
 
 from __future__ import annotations
@@ -44,18 +45,46 @@ def test_which_actions_open_the_database_read_only(capsys, monkeypatch, db_path,
 
 @pytest.mark.parametrize("exc, code", [(KeyboardInterrupt(), 130),
                                        (InvalidInputError("bad record"), 2)])
-def test_a_failed_import_into_a_new_database_leaves_no_file(capsys, monkeypatch, tmp_path,
+def test_a_failed_import_into_a_new_database_stores_nothing(capsys, monkeypatch, tmp_path,
                                                             synth_cache_path, exc, code):
-    """README: an import that fails leaves the database unchanged; a database the import
-    created is taken away again (with SQLite's -wal and -shm files)."""
+    """README: an import that fails stores nothing; a database file it created is left
+    empty, never deleted (see the next test), and SQLite's -wal and -shm files are gone."""
     import search.db.importer
+    from search.db import TuningDB
 
     def fail(db, files):
         raise exc
 
     monkeypatch.setattr(search.db.importer, "store_files", fail)
     assert main(["history", "import", str(synth_cache_path), "--db", str(tmp_path / "new.db")]) == code
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["synth.json.gz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db", "synth.json.gz"]
+    with TuningDB(str(tmp_path / "new.db"), readonly=True) as t:
+        assert t.count() == 0
+
+
+def test_a_failed_import_never_deletes_what_another_process_stores(capsys, monkeypatch,
+                                                                   tmp_path, synth_cache_path):
+    """Two processes on a new database: one import fails (a lock it waited for too long, or
+    Ctrl-C) after the other stored its records there; they are all kept (the import used to
+    delete a database that did not exist when it started)."""
+    import sqlite3
+
+    import search.db.importer
+    from search.db import Measurement, TuningDB, Workload
+    from search.measure.base import MeasureRecord
+    db = tmp_path / "tuning.db"
+
+    def other_process_then_lock_timeout(tdb, files):
+        with TuningDB(str(db)) as other:
+            other.add([Measurement(Workload("k", [8], ("x",)), "devB", "t",
+                                   MeasureRecord.ok({"x": x}, time_ms=1.0 + x)) for x in range(5)])
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(search.db.importer, "store_files", other_process_then_lock_timeout)
+    assert main(["history", "import", str(synth_cache_path), "--db", str(db)]) == 2
+    assert "database is locked" in capsys.readouterr().err
+    with TuningDB(str(db), readonly=True) as t:
+        assert t.count() == 5
 
 
 def _split_db(capsys, tmp_path, synth_cache_path) -> str:
