@@ -41,7 +41,26 @@ def is_log(path: Path) -> bool:
     return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
 
 
-def _log_workload(header: dict) -> tuple[Workload, dict]:
+def _replayed_problem(header: dict, log_path: Path):
+    """The problem size of a replay log: its header's, else (a log written before tune
+    recorded it) the replayed cache's, found as the run named it or beside the log."""
+    if header.get("problem_size") is not None:
+        return header["problem_size"]
+    replayed = header.get("replay")
+    if not replayed:
+        return None
+    for where in dict.fromkeys([Path(replayed), log_path.parent / replayed]):
+        if where.is_file():
+            try:
+                return load_cache(where).problem_size
+            except ValueError:
+                break
+    raise InvalidInputError(f"a replay log that names no problem size, and its replayed file "
+                            f"{replayed!r} cannot be read here or beside the log (the problem "
+                            f"is part of the workload: import from where the run was started)")
+
+
+def _log_workload(header: dict, log_path: Path) -> tuple[Workload, dict]:
     space = header.get("space") or {}
     params = tuple(space.get("params") or ())
     values = space.get("values") or {}
@@ -50,12 +69,7 @@ def _log_workload(header: dict) -> tuple[Workload, dict]:
         raise InvalidInputError("the header's space 'values' must map each parameter to a list "
                                 "of numbers, strings or flat lists")
     if space.get("kind") == "replay":
-        problem = header.get("problem_size")
-        if problem is None and header.get("replay"):
-            try:  # the recorded problem size lives in the replayed file
-                problem = load_cache(header["replay"]).problem_size
-            except ValueError:
-                problem = None
+        problem = _replayed_problem(header, log_path)
         return recorded_workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
         return Workload(CONV_TEMPLATE, header["layer"], params), values
@@ -79,7 +93,7 @@ def read_log_file(path: Path, device: str | None) -> FileImport:
     meas = h.get("measurer") or {}
     own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
     dev = file_device(path, own, device)
-    w, values = _log_workload(h)
+    w, values = _log_workload(h, Path(path))
     check_problem(w.problem, "the header's problem (layer or problem_size)")
     toolchain = str(meas.get("toolchain") or meas.get("name") or "")
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"

@@ -65,7 +65,9 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
         except InvalidInputError as exc:
             raise InvalidInputError(f"--measure replay:{file}: {exc}") from None
     check_history(settings.history)
-    header = {"replay": file, "device": space.cache.device}
+    # the problem size too: a log imported elsewhere needs no replayed file to name its workload
+    header = {"replay": file, "device": space.cache.device,
+              "problem_size": space.cache.problem_size}
     log, resume = log_and_resume(settings.log, settings.resume)
     settings = dataclasses.replace(settings, log=log, resume=resume)
     with ReplayMeasurer(space.cache) as measurer:
