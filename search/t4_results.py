@@ -145,23 +145,37 @@ def query_device(query: Any) -> str:
     'AMD Instinct MI250X'
     >>> query_device({"nvidia_smi_log": {"gpu": [{"product_name": "A"}, {"product_name": "B"}]}})
     ''
+
+    Kernel Tuner 1.x nests each tool's output under its name (``{"nvidia-smi": {...},
+    "rocm-smi": {...}}``); the GPUs of both count:
+
+    >>> query_device({"nvidia-smi": {"nvidia_smi_log": {"gpu": {"product_name": "NVIDIA A100"}}}})
+    'NVIDIA A100'
     """
+    names = _query_names(query)
+    if names and all(isinstance(n, str) and n.strip() for n in names) and len(set(names)) == 1:
+        return names[0].strip()
+    return ""
+
+
+def _query_names(query: Any) -> list:
+    """Every GPU's name in a ``device_query`` (None where a GPU lists none)."""
     if not isinstance(query, dict):
-        return ""
+        return []
+    tools = [query[k] for k in ("nvidia-smi", "rocm-smi") if k in query]
+    if tools:
+        return [n for tool in tools for n in _query_names(tool)]
     log = query.get("nvidia_smi_log")
     if isinstance(log, dict):
         gpus = log.get("gpu")
         gpus = gpus if isinstance(gpus, list) else [gpus]
-        names = [g.get("product_name") if isinstance(g, dict) else None for g in gpus]
-    else:
-        names = []
-        for key, card in query.items():
-            if str(key).lower().startswith("card") and isinstance(card, dict):
-                fields = {str(k).lower(): v for k, v in card.items()}
-                names.append(fields.get("card series") or fields.get("device name"))
-    if names and all(isinstance(n, str) and n.strip() for n in names) and len(set(names)) == 1:
-        return names[0].strip()
-    return ""
+        return [g.get("product_name") if isinstance(g, dict) else None for g in gpus]
+    names = []
+    for key, card in query.items():
+        if str(key).lower().startswith("card") and isinstance(card, dict):
+            fields = {str(k).lower(): v for k, v in card.items()}
+            names.append(fields.get("card series") or fields.get("device name"))
+    return names
 
 
 def metadata_device(results_path: str | os.PathLike) -> str:

@@ -104,6 +104,10 @@ NVIDIA_MIXED = {"nvidia_smi_log": {"gpu": [{"product_name": "NVIDIA A100-PCIE-40
     ("w-results.json", "w-metadata.json", NVIDIA_MIXED, ""),   # which GPU ran: not recorded
     ("w-results.json", "other-metadata.json", NVIDIA_ONE, ""),  # not its sibling
     ("w-results.json", "w-metadata.json", "not a query", ""),
+    # Kernel Tuner 1.x: each tool's output under its name (file_utils.get_t4_metadata)
+    ("w-results.json", "w-metadata.json", {"nvidia-smi": NVIDIA_ONE}, "NVIDIA RTX A6000"),
+    ("w-results.json", "w-metadata.json", {"rocm-smi": AMD_TWO}, "AMD Instinct MI250X"),
+    ("w-results.json", "w-metadata.json", {"nvidia-smi": NVIDIA_ONE, "rocm-smi": AMD_TWO}, ""),
 ])
 def test_a_results_file_takes_its_device_from_its_metadata_file(tmp_path, results, meta, query,
                                                                 device):
