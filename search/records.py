@@ -5,7 +5,8 @@ Layout (schema ``iobound.tune-log`` version 1):
 - line 1, the header: ``{"schema": "iobound.tune-log", "version": 1, "kind": "header",
   ...run description (space, measurer, strategy, seed, budget)...}``;
 - every further line a record: ``{"kind": "record", "index": int, "record":
-  MeasureRecord.to_dict()}``.
+  MeasureRecord.to_dict()}``, with ``"reused": true`` for another run's record taken
+  from the tuning database instead of measured (an optional key: version 1 still).
 
 Each line is written with a single ``write`` and flushed, so a run killed at any
 point (even with SIGKILL) leaves every finished measurement in the file; at most
@@ -51,10 +52,12 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One logged measurement: the index in the space and the record."""
+    """One logged measurement: the index in the space, the record, and whether it was
+    another run's, taken from the tuning database (``--reuse``) rather than measured."""
 
     index: int
     record: MeasureRecord
+    reused: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ def _entry(obj: dict, where: str) -> LogEntry:
                                       extra={"logged_status": rec["status"]})
     else:
         record = MeasureRecord.from_dict(rec)
-    return LogEntry(index, record)
+    return LogEntry(index, record, obj.get("reused") is True)
 
 
 def _finite(number: int | float) -> bool:
@@ -244,9 +247,11 @@ class LogWriter:
         self._fh.write(json.dumps(obj, sort_keys=True, default=_jsonable) + "\n")
         self._fh.flush()
 
-    def append(self, index: int, record: MeasureRecord) -> None:
-        """Write one record line and flush it."""
-        self._write({"kind": "record", "index": int(index), "record": record.to_dict()})
+    def append(self, index: int, record: MeasureRecord, reused: bool = False) -> None:
+        """Write one record line and flush it (``reused``: another run's record, marked so
+        that a resume tells the run's own measurements from its history's)."""
+        line = {"kind": "record", "index": int(index), "record": record.to_dict()}
+        self._write({**line, "reused": True} if reused else line)
 
     def close(self) -> None:
         if not self._fh.closed:

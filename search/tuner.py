@@ -119,7 +119,7 @@ def play_round(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger
     best_before = ledger.best_cost
     for i in reused:  # another run's measurement: logged as this run's, counted, not measured
         if writer is not None:
-            writer.append(i, ledger.reusable[i])
+            writer.append(i, ledger.reusable[i], reused=True)
         ledger.seen[i] = ledger.reusable[i]
     t0 = time.perf_counter()
     got = _measure_fresh(fresh, space, measurer, ledger, budget, writer, progress)

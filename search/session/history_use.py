@@ -56,12 +56,14 @@ HistoryUse = HistoryInfo
 
 def _own(settings: "TuneSettings") -> frozenset:
     """This run's own records of the layer so far: those of the log it resumes (stored in
-    the database when it was interrupted; they are the target's data, never history)."""
+    the database when it was interrupted; they are the target's data, never history),
+    not those it reused from the database (earlier runs': history, as they were before
+    the interruption, so the resumed run follows the same path)."""
     from ..records import read_log
     from ..transfer.session import own_records
     if not settings.resume:
         return frozenset()
-    return own_records(e.record for e in read_log(settings.resume).entries)
+    return own_records(e.record for e in read_log(settings.resume).entries if not e.reused)
 
 
 def _other_note(settings: "TuneSettings", other: int) -> list[str]:
