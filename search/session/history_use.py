@@ -78,7 +78,8 @@ def _guided(db, settings: "TuneSettings", space: "Space", problem: Any, other: i
     import dataclasses
 
     from ..transfer import transfer_options
-    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=settings.seed)
+    seed = 0 if settings.seed is None else settings.seed  # as tune() and with_history read None
+    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=seed)
     # transfer's own notice names the other spaces in its words; ours is every strategy's
     notes = _other_note(settings, other) or ([info.notice] if info.notice else [])
     info = dataclasses.replace(info, notice="; ".join(notes) or None)

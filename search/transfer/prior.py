@@ -114,7 +114,7 @@ class HistoryPrior:
         self.groups = groups
         self.ranking = ranking
         self.records = records
-        self.consensus = consensus([g for g in groups if g.weight >= o.consensus_match ** o.omega])
+        self.consensus = consensus([g for g in groups if g.match >= o.consensus_match])
         self._options = o
         self._fitted_on = fitted_on  # (space, history, seed): what :attr:`regression` fits on
 

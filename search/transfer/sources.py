@@ -41,8 +41,10 @@ __all__ = ["SourceGroup", "same_problem", "timed_by_source", "source_groups", "c
 class SourceGroup:
     """One source's records: those in the space (indices, times relative to the source's
     best, best first: the consensus), the model rows of every record with one (``X``,
-    ``rel``: its training data, :mod:`.rows`), the source's weight, and whether its
-    problem is the target's (``same_problem``: :func:`same_problem`)."""
+    ``rel``: its training data, :mod:`.rows`), the source's weight (its match score to the
+    power ``omega``), whether its problem is the target's (``same_problem``:
+    :func:`same_problem`) and the match score itself (``match``: what the thresholds
+    compare, whatever ``omega`` is)."""
 
     device: str
     label: str
@@ -52,6 +54,7 @@ class SourceGroup:
     X: np.ndarray | None = None
     rel: np.ndarray | None = None
     same_problem: bool = False
+    match: float = 1.0
 
     @property
     def name(self) -> str:
@@ -119,17 +122,17 @@ def source_groups(space, history: Sequence, target_problem: Any = None,
     rows = rows or rows_for(space)
     out = []
     for (workload, device), ms in timed_by_source(history).items():
-        weight = match_score(workload.problem, target_problem) ** o.omega
-        if weight < o.min_match ** o.omega:
+        match = match_score(workload.problem, target_problem)
+        if match < o.min_match:
             continue
-        g = _group(space, rows, device, workload.label(), weight, ms,
+        g = _group(space, rows, device, workload.label(), match, o.omega, ms,
                    same_problem(workload.problem, target_problem))
         if g is not None:
             out.append(g)
     return sorted(out, key=lambda g: (-g.weight, g.label, g.device))
 
 
-def _group(space, rows, device: str, label: str, weight: float, ms: list,
+def _group(space, rows, device: str, label: str, match: float, omega: float, ms: list,
            same: bool) -> SourceGroup | None:
     """One source's :class:`SourceGroup` (None when nothing of it is usable). Its model
     rows: each configuration of the space at its best time (best first), then the
@@ -154,7 +157,8 @@ def _group(space, rows, device: str, label: str, weight: float, ms: list,
                if X[best_in[int(i)][1]] is not None] + outside
     tx = np.vstack([x for x, _ in trained]) if trained else None
     trel = np.array([b for _, b in trained]) / best if trained else None
-    return SourceGroup(device, label, idx[order], t[order] / best, weight, tx, trel, same)
+    return SourceGroup(device, label, idx[order], t[order] / best, match ** omega, tx, trel,
+                       same, match)
 
 
 def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -> np.ndarray:
