@@ -80,11 +80,32 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     for rec in records:
         if rec.is_ok and rec.time_ms is None:
             continue
-        by_key[cache_key(rec.config, keys)] = cache_entry(rec, keys)
+        by_key[json.dumps([rec.config[k] for k in keys])] = cache_entry(rec, keys)
     return KtCache(tune_params={k: list(v) for k, v in tune_params.items()},
                    entries=list(by_key.values()), device_name=device_name,
                    kernel_name=kernel_name, problem_size=problem_size, objective=objective,
                    meta={"toolchain": toolchain} if toolchain else {})
+
+
+def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
+    """The entries by Kernel Tuner cache key; refused when two configurations share one
+    (their values print alike: ``1`` and ``"1"``, or ``"a,b"``): the file would keep one.
+
+    >>> _keyed([{"x": 1}, {"x": "1"}], ["x"])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: configurations {"x": 1} and {"x": "1"} have one Kernel Tuner cache key '1' (their values joined by commas): a cache file cannot hold both
+    """
+    out: dict[str, Mapping[str, Any]] = {}
+    for e in entries:
+        key = cache_key(e, keys)
+        if key in out:
+            a, b = ({k: d[k] for k in keys} for d in (out[key], e))
+            raise InvalidInputError(f"configurations {json.dumps(a)} and {json.dumps(b)} have one "
+                                    f"Kernel Tuner cache key {key!r} (their values joined by "
+                                    f"commas): a cache file cannot hold both")
+        out[key] = e
+    return out
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
@@ -97,7 +118,7 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "problem_size": cache.problem_size, "tune_params_keys": keys,
         "tune_params": {k: list(v) for k, v in cache.tune_params.items()},
         "objective": cache.objective,
-        "cache": {cache_key(e, keys): e for e in cache.entries},
+        "cache": _keyed(cache.entries, keys),
     }
     raw.update((k, v) for k, v in cache.meta.items() if k not in raw)
     try:

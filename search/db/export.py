@@ -37,7 +37,7 @@ from iobound.errors import InvalidInputError
 import os
 from pathlib import Path
 
-from ..kt_cache import KtCache, cache_key
+from ..kt_cache import KtCache
 from ..kt_cache_write import cache_entry, write_cache
 from .importer import KT_TOOLCHAIN
 from .model import Measurement, Workload, canon, config_fault
@@ -63,7 +63,7 @@ def _latest(ms: list[Measurement], keys) -> dict[str, Measurement]:
         if r.is_ok and m.time_ms is None:
             continue  # untimed (emulator) or unusable time: a cache entry needs one
         _check_config(m, keys)
-        k = cache_key(r.config, keys)
+        k = canon([r.config[p] for p in keys])  # not cache_key: "1" and 1 print alike
         if k not in best or (r.timestamp, order) > best[k][:2]:
             best[k] = (r.timestamp, order, m)
     return {k: v[2] for k, v in best.items()}
