@@ -304,8 +304,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
 
 
 def _text(value: Any, default: str) -> str:
-    """A name field as text; null is absent (``default``), never the name "None"."""
-    return default if value is None else str(value)[:200]
+    """A name field as text; null is absent (``default``), never the name "None". Never cut:
+    a name is an identity (a device's, a workload's) the database keeps whole."""
+    return default if value is None else str(value)
 
 
 def _parse_value(text: str, choices: Sequence[Any], where: str = "cache") -> Any:

@@ -84,7 +84,7 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     return KtCache(tune_params={k: list(v) for k, v in tune_params.items()},
                    entries=list(by_key.values()), device_name=device_name,
                    kernel_name=kernel_name, problem_size=problem_size, objective=objective,
-                   meta={"toolchain": toolchain} if toolchain else {})
+                   meta={} if toolchain is None else {"toolchain": toolchain})
 
 
 def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:

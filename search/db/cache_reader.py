@@ -68,8 +68,9 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
 
 
 def _toolchain(value: Any, default: str) -> str:
-    """A cache's (or entry's) ``toolchain`` field: ours, written by export; else ``default``."""
-    return value if isinstance(value, str) and value else default
+    """A cache's (or entry's) ``toolchain`` field: ours, written by export (``""`` too: a
+    record stored with no toolchain comes back as it was); else ``default``."""
+    return value if isinstance(value, str) else default
 
 
 def read_cache(path: Path, device: str | None) -> FileImport:

@@ -123,23 +123,25 @@ def test_records_of_one_device_are_never_returned_for_another(rows):
 STATUSES = ("ok", "ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid")
 stored = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.sampled_from(STATUSES), times,
                             st.booleans(), st.sampled_from([0.0, 1.7e9, 1.7e9 + 0.25]),
-                            st.sampled_from(["kernel_tuner", "model v2", "nvcc 12.4 on A100"])),
+                            st.sampled_from(["kernel_tuner", "model v2", "nvcc 12.4 on A100",
+                                             ""])),
                   min_size=1, max_size=12)
 
 
-@given(stored)
-def test_export_then_import_adds_nothing(rows):
-    """Whatever toolchains, timestamps, statuses and estimate flags the stored measurements
-    have (from tuning logs, caches, tune --history), importing their export adds nothing."""
-    w = Workload("k", [8], ("x", "y"))
+@given(stored, st.sampled_from(["gpu", "G" * 250]), st.sampled_from(["k", "k" * 250]))
+def test_export_then_import_adds_nothing(rows, device, template):
+    """Whatever toolchains (none too: a log that names no measurer), timestamps, statuses,
+    estimate flags and names (any length) the stored measurements have (from tuning logs,
+    caches, tune --history), importing their export adds nothing."""
+    w = Workload(template, [8], ("x", "y"))
     with tempfile.TemporaryDirectory() as tmp:
         with TuningDB(Path(tmp) / "t.db") as db:
-            db.add([Measurement(w, "gpu", tool, MeasureRecord(
+            db.add([Measurement(w, device, tool, MeasureRecord(
                 {"x": x, "y": y}, status, time_ms=t if status == "ok" else None, estimate=est,
                 timestamp=stamp, error="" if status == "ok" else "failed")) for
                     x, y, status, t, est, stamp, tool in rows])
             n = db.count()
-            path = export_cache(db, Path(tmp) / "out.json", w, "gpu")
+            path = export_cache(db, Path(tmp) / "out.json", w, device)
             (again,) = import_files(db, [path])
             assert again.added == 0 and db.count() == n
 
