@@ -3,7 +3,8 @@
 One workload on one device becomes one cache: ``kernel_name`` the template,
 ``problem_size`` the problem, ``device_name`` the device, the workload's known
 value lists as ``tune_params``, and one entry per configuration, its latest
-measurement. A failure is written as its Kernel Tuner string; ``status`` is added
+measurement (at equal timestamps, as imports without any have, the one stored last: the
+record :class:`~search.history.History` takes as latest too). A failure is written as its Kernel Tuner string; ``status`` is added
 only where that string does not say it (``timeout``, ``wrong_result``).
 
 Fields a cache entry had when it was imported (``compile_time``, ``timestamp``,
@@ -80,7 +81,7 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
         only untimed ``ok`` ones (an emulator's: no entry without a time), or one
         whose config is not the workload's parameters with plain values.
     """
-    ms = db.measurements(workload, device=device, toolchain=toolchain)
+    ms = db.measurements(workload, device=device, toolchain=toolchain, order="stored")
     if not ms:
         raise InvalidInputError(f"no measurements of {workload.label()} on device {device!r}"
                          + (f" with toolchain {toolchain!r}" if toolchain else ""))

@@ -51,3 +51,17 @@ def test_the_latest_record_of_one_configuration_is_its_entry(tmp_path):
         path = export_cache(t, tmp_path / "x.json", W, "d")
     (entry,) = load_cache(path).entries
     assert entry["time"] == 2.0
+
+
+def test_at_equal_timestamps_the_record_stored_last_is_the_entry(tmp_path):
+    """Records without timestamps (0, as imports of caches lacking them have): the entry is
+    the record stored last, as History's latest, whichever is faster."""
+    from search.kt_cache import load_cache
+    for times in ((1.0, 3.0), (3.0, 1.0)):
+        with TuningDB(str(tmp_path / f"{times}.db")) as t:
+            for ms in times:  # two imports, one after the other
+                t.add([Measurement(W, "d", "t", dataclasses.replace(
+                    MeasureRecord.ok({"x": 1, "y": 2}, time_ms=ms), timestamp=0.0))])
+            path = export_cache(t, tmp_path / f"{times}.json", W, "d")
+        (entry,) = load_cache(path).entries
+        assert entry["time"] == times[-1]
