@@ -19,8 +19,10 @@ arms, never both:
   history favours when the target's optimum lies elsewhere (the model ranks that
   region first, the rounds stop improving): with ``escape`` such an inner explores
   when its rounds stall, a share of each batch growing with the rounds without
-  improvement taken from regions no measurement has touched (the explorer's stall
-  exploration, :mod:`search.strategies.stall`, source ``"far"``).
+  improvement taken from regions none of its own measurements has touched (the
+  explorer's stall exploration, :mod:`search.strategies.stall`, source ``"far"``; keeping
+  away from the history rounds' measurements too was measured and not kept,
+  ``benchmarks/results/transfer_experiments.md``).
 
 The first rounds are history rounds, not judged: as many as it takes to measure
 the best of every list the picker walks (the consensus's and every source's: each
