@@ -182,7 +182,7 @@ class GuidedGAStrategy(GeneticStrategy):
             return super().ask(n)
         n = min(n, len(self.space) - len(self._asked))
         out: list[int] = []
-        n_seeds = max(1, round(self.options.population * self.options.seed_share))
+        n_seeds = round(self.options.population * self.options.seed_share)
         while self._seeds and self.counts["seeded"] < n_seeds and len(out) < n:
             i = self._seeds.pop(0)
             if self._fresh(i):
@@ -221,7 +221,9 @@ class GuidedGAStrategy(GeneticStrategy):
             self._pop = ranked
             return
         cost = np.array([self.seen.cost[i] for i in ranked[1:]])
-        perf = 1.0 / cost
+        # a time of 0 (a timer's resolution) is no reason to fail: the fastest weight, doubled
+        positive = cost[cost > 0]
+        perf = 1.0 / np.maximum(cost, (positive.min() if positive.size else 1.0) / 2)
         pick = self.rng.choice(len(cost), size=self.options.population - 1, replace=False,
                                p=perf / perf.sum())
         rest = sorted(int(k) for k in pick)  # keep best-first order for the rank weights
