@@ -141,36 +141,53 @@ def check_target_files(paths: Sequence) -> None:
                                     "its optimum to be scored")
 
 
-def _twins(stored: list, spaces: list[ReplaySpace]) -> list[list[str]]:
-    """Per file, the devices of the other files that name no device (or whose partner names
-    none) and hold its very measurements (:func:`same_measurements`)."""
+def _names_its_device(path, space: ReplaySpace) -> bool:
+    """Whether a file names its device itself: a cache's ``device_name``. A T4 results file
+    names none (its name comes from the metadata file beside it, nvidia-smi's or rocm-smi's
+    spelling, which need not be the cache's: the same GPU under two names)."""
+    from search.kt_json import read_tuning_json
+    from search.t4_results import is_t4_results
+    return bool(space.cache.device_name) and not is_t4_results(read_tuning_json(path))
+
+
+def _twins(stored: list, spaces: list[ReplaySpace], own_name: list[bool]) -> list[list[str]]:
+    """Per file, the devices of the other files that hold its very measurements
+    (:func:`same_measurements`) unless both name their device themselves
+    (:func:`_names_its_device`), and those of the other files whose device is the same
+    preset under another spelling (``NVIDIA A100-PCIE-40GB``, ``A100-PCIE-40GB``)."""
+    from iobound.devices import canonical_device_name
     timed = [_timed(s) for s in spaces]
-    return [[stored[j].device for j in range(len(spaces)) if j != k
-             and stored[j].device != stored[k].device
-             and not (spaces[k].cache.device_name and spaces[j].cache.device_name)
-             and set(spaces[k].params) == set(spaces[j].params)
-             and same_measurements(timed[k], timed[j])] for k in range(len(spaces))]
+    preset = [canonical_device_name(f.device) for f in stored]
+    return [list(dict.fromkeys(
+        stored[j].device for j in range(len(spaces)) if j != k
+        and stored[j].device != stored[k].device
+        and set(spaces[k].params) == set(spaces[j].params)
+        and (preset[j] == preset[k] or (not (own_name[k] and own_name[j])
+                                        and same_measurements(timed[k], timed[j])))))
+        for k in range(len(spaces))]
 
 
 def _notes(names: Sequence[str], twins_of: list[list[str]]) -> list[str]:
-    return [f"note: {name}: {', '.join(twins)} hold(s) the same measurements under another "
-            "device name; left out of its history" for name, twins in zip(names, twins_of)
-            if twins]
+    return [f"note: {name}: {', '.join(twins)} hold(s) the same measurements or name the "
+            "same device another way; left out of its history" for name, twins in
+            zip(names, twins_of) if twins]
 
 
 def target_histories(paths: Sequence, names: Sequence[str], notify: bool = True) -> list:
     """``(name, device, space, history)`` of every file as a target: its history is every
     other device's records of its parameter names (an in-memory database).
 
-    A file that names no device (stored under its file name) but holds the target's own
-    measurements (:func:`same_measurements`: a T4 results file beside its cache) is left
-    out of the target's history too, and the target out of its, with a notice on stderr
-    (``notify``). Files that both name their device are taken at their word: synthetic or
-    modelled devices may agree to the last bit."""
+    A file that does not name its device itself (stored under its file name, or under the
+    GPU its T4 metadata file names) but holds the target's own measurements
+    (:func:`same_measurements`: a T4 results file beside its cache) is left out of the
+    target's history too, and the target out of its, with a notice on stderr (``notify``);
+    so is a file whose device is the target's preset spelled another way. Caches that both
+    name their device are otherwise taken at their word: synthetic or modelled devices may
+    agree to the last bit."""
     db = TuningDB(":memory:")
     stored = import_files(db, list(paths))
     spaces = [ReplaySpace(p) for p in paths]
-    twins_of = _twins(stored, spaces)
+    twins_of = _twins(stored, spaces, [_names_its_device(p, s) for p, s in zip(paths, spaces)])
     if notify:
         for line in _notes(names, twins_of):
             print(line, file=sys.stderr)
