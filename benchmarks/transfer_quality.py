@@ -18,7 +18,8 @@ Writes ``<tag>_runs.json`` (every run), ``<tag>_summary.json``, ``<tag>.md`` (th
 table printed) and ``<tag>.png`` into ``--out`` (default ``benchmarks/results``,
 tag ``transfer_quality``), the issue's goals checked below the table
 (:mod:`benchmarks.tq.goals`). ``--reuse RUNS.json`` takes runs of the same (space,
-method, seed, budgets) from an earlier runs file instead of running them again;
+method, seed, budgets) from an earlier runs file instead of running them again, where the
+target's file and history are the same as this run's (their digests, in the runs file);
 ``--summarise RUNS.json`` runs nothing and writes an earlier runs file's summary, table,
 goals and plot again (either half).
 
@@ -149,7 +150,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--tag", default=TAG, help="output file name prefix")
     ap.add_argument("--reuse", nargs="+", type=Path, default=[],
                     help="runs files of earlier runs: a (space, method, seed) found there with "
-                         "the same budgets is taken from it instead of run again")
+                         "the same budgets, of a target whose file and history are this run's, "
+                         "is taken from it instead of run again")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--summarise", type=Path, metavar="RUNS.json",
                     help="run nothing: write the summary, table, goals and plot of an earlier "
@@ -207,11 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     _check_device_arguments(a)
     paths, names = [str(p) for p in a.spaces], space_names(list(a.spaces))
     budgets = sorted(set(a.budgets))
-    reused = reused_runs(a.reuse, budgets)
-    wanted = list(itertools.product(names, a.methods, range(a.seeds)))
-    jobs = [(n, m, s, budgets) for n, m, s in wanted if (n, m, s) not in reused]
     t0 = time.time()
     targets = history_summary(paths, names)  # its notices once, here: the runs load quietly
+    reused = reused_runs(a.reuse, budgets, targets)
+    wanted = list(itertools.product(names, a.methods, range(a.seeds)))
+    jobs = [(n, m, s, budgets) for n, m, s in wanted if (n, m, s) not in reused]
     if not jobs:
         fresh = []
     elif a.jobs == 1:

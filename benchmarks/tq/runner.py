@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -44,7 +45,7 @@ from search.zero_shot import ZeroShotOptions, measure_top
 from search.zero_shot_order import choose_orders, zero_shot_rankings
 
 __all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_histories",
-           "history_summary",
+           "history_summary", "history_fingerprint",
            "check_target_files",
            "target_history", "run_method"]
 
@@ -200,11 +201,26 @@ def target_histories(paths: Sequence, names: Sequence[str], notify: bool = True)
 
 
 def history_summary(paths: Sequence, names: Sequence[str]) -> dict:
-    """Per target: its device, and the devices and number of records of its history (what
-    a benchmark's JSON records, so a reader can check no target saw its own records)."""
+    """Per target: its device, the devices and number of records of its history (what a
+    benchmark's JSON records, so a reader can check no target saw its own records), and
+    fingerprints of its file and its history (``--reuse`` takes a run only where both are
+    the same)."""
+    import hashlib
     return {name: {"device": device, "history_devices": sorted({m.device for m in hist}),
-                   "history_records": len(hist)}
-            for name, device, _, hist in target_histories(paths, names)}
+                   "history_records": len(hist),
+                   "file_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+                   "history_sha256": history_fingerprint(hist)}
+            for path, (name, device, _, hist) in zip(paths, target_histories(paths, names))}
+
+
+def history_fingerprint(history: Sequence) -> str:
+    """A digest of a history's records (device, workload, config, status, time), in no
+    particular order: two histories with one digest hold the same records."""
+    import hashlib
+    from search.db.model import canon
+    rows = sorted(canon([m.device, list(m.workload.key()), m.record.config,
+                         m.record.status.value, m.time_ms]) for m in history)
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def load_targets(paths: Sequence, names: Sequence[str], notify: bool = True) -> list[Target]:

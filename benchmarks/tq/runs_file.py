@@ -65,13 +65,35 @@ def read_runs(path: Path) -> tuple[list[TargetRun], dict]:
     return runs, meta
 
 
-def reused_runs(files: Sequence[Path], budgets: list[int]) -> dict:
-    """(space, method, seed) -> run, from earlier runs files with exactly these budgets."""
+#: What must agree between a runs file's target and this run's for a run to be reused.
+FINGERPRINT = ("file_sha256", "history_sha256")
+
+
+def reused_runs(files: Sequence[Path], budgets: list[int], targets: dict) -> dict:
+    """(space, method, seed) -> run, from earlier runs files with exactly these budgets,
+    of a target whose file and history are this run's (``targets``: this run's
+    :func:`~benchmarks.tq.runner.history_summary`, compared on :data:`FINGERPRINT` with the
+    file's own; a file written before it recorded them has none to match). The runs left
+    out are counted in a notice on stderr."""
+    import sys
     out = {}
     for f in files:
-        for r in read_runs(f)[0]:
-            if sorted(r.scores) == budgets:
+        runs, meta = read_runs(f)
+        theirs = meta.get("targets") or {}
+        same = {t for t, fp in targets.items() if isinstance(theirs.get(t), dict)
+                and all(theirs[t].get(k) == fp.get(k) is not None for k in FINGERPRINT)}
+        skipped = 0
+        for r in runs:
+            if sorted(r.scores) != budgets:
+                continue
+            if r.target in same:
                 out[(r.target, r.method, r.seed)] = r
+            else:
+                skipped += 1
+        if skipped:
+            print(f"note: {f}: {skipped} run(s) not reused: their target's file or history "
+                  "differs from this run's (or the file records no fingerprint of them)",
+                  file=sys.stderr)
     return out
 
 

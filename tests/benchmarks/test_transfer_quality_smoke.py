@@ -84,6 +84,35 @@ def test_cli_reuses_earlier_runs(cache_files, tmp_path):
     assert [r for r in data["runs"] if r["method"] == "explorer"] == old
 
 
+def test_reuse_takes_only_runs_of_the_same_file_and_history(cache_files, tmp_path, capsys):
+    """A run is reused only where its target's file and history are this run's (digests in
+    the runs file): a target given another history (a file fewer) or another file of the
+    same name runs again, with a notice; an older runs file without digests reuses none."""
+    common = ["--budgets", "4", "--seeds", "1", "--no-plot", "--methods", "explorer+history"]
+    x, y, z = map(str, cache_files)
+    assert tq_cli.main(["--spaces", x, z, *common, "--out", str(tmp_path / "xz")]) == 0
+    first = tmp_path / "xz" / "transfer_quality_runs.json"
+    capsys.readouterr()
+    assert tq_cli.main(["--spaces", x, y, z, *common, "--out", str(tmp_path / "xyz"),
+                        "--reuse", str(first)]) == 0
+    assert json.loads((tmp_path / "xyz" / "transfer_quality_runs.json").read_text())[
+        "meta"]["reused_runs"] == 0
+    assert "2 run(s) not reused" in capsys.readouterr().err
+    again = tmp_path / "xyz" / "transfer_quality_runs.json"
+    assert tq_cli.main(["--spaces", x, y, z, *common, "--out", str(tmp_path / "b"),
+                        "--reuse", str(again)]) == 0
+    assert json.loads((tmp_path / "b" / "transfer_quality_runs.json").read_text())[
+        "meta"]["reused_runs"] == 3
+    old = json.loads(again.read_text())
+    for t in old["meta"]["targets"].values():
+        del t["file_sha256"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert tq_cli.main(["--spaces", x, y, z, *common, "--out", str(tmp_path / "c"),
+                        "--reuse", str(tmp_path / "old.json")]) == 0
+    assert json.loads((tmp_path / "c" / "transfer_quality_runs.json").read_text())[
+        "meta"]["reused_runs"] == 0
+
+
 def test_cli_rejects_an_unknown_method(cache_files, tmp_path):
     """A bad method is a one-line error naming it."""
     with pytest.raises(SystemExit, match="unknown method 'bogus'"):
