@@ -255,6 +255,9 @@ def _check_network_arguments(a) -> None:
     from iobound.devices import get_device
     from iobound.errors import IoboundError
     from iobound.networks import network_layers
+    # preset names are case-insensitive: compared as the presets know them
+    a.target_network = a.target_network.lower()
+    a.history_networks = [net.lower() for net in a.history_networks]
     try:
         get_device(a.device)
         for net in a.history_networks:

@@ -106,8 +106,8 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
                        budgets: Sequence[int], reference_budget: int,
                        target_network: str) -> tuple[list[NetworkRun], dict]:
     """Every method and seed on one target layer; (runs, facts about the target)."""
-    leaked = [m for m in history if str(m.workload.problem.get("name", "")).startswith(
-        target_network + ".")]
+    leaked = [m for m in history if str(m.workload.problem.get("name", "")).lower().startswith(
+        target_network.lower() + ".")]  # preset names are case-insensitive
     assert not leaked, f"{len(leaked)} records of {target_network} in the history"
     space, meas = ConvSpace(layer, device), ModelMeasurer(layer, device)
     prior = HistoryPrior.fit(space, history, layer.to_dict(), seed=0)

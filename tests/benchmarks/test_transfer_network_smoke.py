@@ -86,3 +86,34 @@ def test_leave_network_out_refuses_bad_networks_before_any_run(args, message, tm
     with pytest.raises(SystemExit, match=message):
         tq_cli.main(["--leave-network-out", "--out", str(tmp_path), *args])
     assert not list(tmp_path.iterdir())
+
+
+def _network_args(**kw):
+    import argparse
+    base = dict(device="v100", history_networks=["resnet50", "vgg16"],
+                target_network="ResNet50", target_layers=[], methods=["explorer"])
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_a_target_network_spelled_otherwise_is_still_a_history_network():
+    """Preset names are case-insensitive: ``ResNet50`` with ``resnet50`` in the history is
+    the target's own records as its history, refused (it passed)."""
+    with pytest.raises(SystemExit, match="also a history network"):
+        tq_cli._check_network_arguments(_network_args())
+
+
+def test_the_leak_check_sees_the_target_networks_records_whatever_the_case():
+    from benchmarks.tq.network import run_network_target
+    from iobound.networks import get_layer
+    from search.conv_space import ConvSpace
+    from search.db import Measurement, Workload
+    from search.db.model import CONV_TEMPLATE
+    from search.measure.model import ModelMeasurer
+    from search.tuner import tune
+    layer = get_layer("resnet50.conv5_1b")
+    space, meas = ConvSpace(layer, "v100"), ModelMeasurer(layer, "v100")
+    w = Workload(CONV_TEMPLATE, layer.to_dict(), space.params)
+    own = [Measurement(w, space.device.name, meas.toolchain(), t.record, source="bench")
+           for t in tune(space, meas, "explorer", budget=3, seed=0).trials]
+    with pytest.raises(AssertionError, match="in the history"):
+        run_network_target(layer, "v100", own, ["explorer"], 1, [2], 2, "ResNet50")
