@@ -181,12 +181,21 @@ def _check_device_arguments(a) -> None:
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
     if missing or len(a.spaces) < 2:
         raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
+    _check_methods(a.methods)
+    check_targets(a.spaces)
+
+
+def _check_methods(methods: list[str]) -> None:
+    """Every method known, its options its own (:func:`parse_method`), none named twice
+    (its seeds would count twice in the means and their standard errors)."""
+    twice = sorted({m for m in methods if methods.count(m) > 1})
+    if twice:
+        raise SystemExit(f"error: --methods names {twice[0]} twice")
     try:
-        for m in a.methods:
+        for m in methods:
             parse_method(m)
     except ValueError as e:
-        raise SystemExit(f"error: {e}") from None
-    check_targets(a.spaces)
+        raise SystemExit(f"error: {' '.join(str(e).split())}") from None
 
 
 def check_targets(paths) -> None:
@@ -291,6 +300,7 @@ def _main_network(a) -> int:
     if bad or a.seeds < 1 or any(b < 1 for b in a.budgets) or a.jobs < 1:
         raise SystemExit(f"error: methods must be among {', '.join(NETWORK_METHODS)} (got {bad}); "
                          "--seeds, --budgets and --jobs must be >= 1")
+    _check_methods(a.methods)
     runs, meta = _network_runs(a, sorted(set(a.budgets)))
     print(_write(a, runs, meta))
     print(f"({meta['wall_s']} s)")

@@ -86,10 +86,11 @@ def paired_cells(scores: dict, method: str, base: str) -> list[dict]:
             continue
         d = [with_[s] - without[s] for s in seeds]
         diff = statistics.fmean(d)
-        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+        se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else None  # one seed: unknown
         out.append({"target": t, "method": method, "base": base, "budget": b,
-                    "seeds": len(d), "diff": round(diff, 4), "se": round(se, 4),
-                    "below": diff < 0, "significant": diff < -2 * se})
+                    "seeds": len(d), "diff": round(diff, 4),
+                    "se": None if se is None else round(se, 4), "below": diff < 0,
+                    "significant": se is not None and diff < -2 * se})
     return out
 
 
@@ -143,6 +144,6 @@ def goals_markdown(goals: dict) -> str:
         lines += ["", "| target | method | budget | difference | paired SE | seeds | beyond 2 SE |",
                   "|---|---|---|---|---|---|---|"]
         lines += [f"| {c['target']} | {c['method']} | {c['budget']} | {c['diff']:+.3f} | "
-                  f"{c['se']:.3f} | {c['seeds']} | {'yes' if c['significant'] else 'no'} |"
-                  for c in goals["below"]]
+                  f"{'n/a' if c['se'] is None else format(c['se'], '.3f')} | {c['seeds']} | "
+                  f"{'yes' if c['significant'] else 'no'} |" for c in goals["below"]]
     return "\n".join(lines)

@@ -25,25 +25,26 @@ MEAN = "mean"
 
 
 def summarise(runs: Iterable) -> list[dict]:
-    """One row per (target, method, budget) and per (mean over targets, method, budget)."""
+    """One row per (target, method, budget) and per (mean over targets, method, budget),
+    unrounded (rounded once, where printed: rounding twice moves a third decimal)."""
     cells: dict[tuple, list[float]] = defaultdict(list)
     for r in runs:
         for b, v in r.scores.items():
             if v is not None:
                 cells[(r.target, r.method, int(b))].append(v)
-    rows = []
+    rows, means = [], {}
     for (t, m, b), vals in cells.items():
-        se = statistics.stdev(vals) / len(vals) ** 0.5 if len(vals) > 1 else 0.0
+        # one seed has no standard error (None), not a zero one
+        se = statistics.stdev(vals) / len(vals) ** 0.5 if len(vals) > 1 else None
+        means[(t, m, b)] = statistics.fmean(vals)
         rows.append({"target": t, "method": m, "budget": b, "n": len(vals),
-                     "mean": round(statistics.fmean(vals), 4), "se": round(se, 4),
-                     "min": round(min(vals), 4)})
+                     "mean": means[(t, m, b)], "se": se, "min": min(vals)})
     targets = sorted({r["target"] for r in rows})
     for m, b in sorted({(r["method"], r["budget"]) for r in rows}):
-        per = [r["mean"] for r in rows if r["method"] == m and r["budget"] == b]
+        per = [v for (_, m2, b2), v in means.items() if (m2, b2) == (m, b)]  # unrounded
         if len(per) == len(targets) and len(targets) > 1:
             rows.append({"target": MEAN, "method": m, "budget": b, "n": len(per),
-                         "mean": round(statistics.fmean(per), 4), "se": 0.0,
-                         "min": round(min(per), 4)})
+                         "mean": statistics.fmean(per), "se": None, "min": min(per)})
     return rows
 
 
@@ -52,7 +53,8 @@ def _methods(rows: Sequence[dict]) -> list[str]:
 
 
 def markdown_table(rows: Sequence[dict]) -> str:
-    """Targets x methods, one column per budget: mean optimum/best ± standard error."""
+    """Targets x methods, one column per budget: mean optimum/best ± standard error (none
+    for one seed, nor for the mean over the targets)."""
     budgets = sorted({r["budget"] for r in rows})
     cell = {(r["target"], r["method"], r["budget"]): r for r in rows}
     targets = sorted({r["target"] for r in rows} - {MEAN}) + ([MEAN] if any(
@@ -65,7 +67,7 @@ def markdown_table(rows: Sequence[dict]) -> str:
             if not any(vals):
                 continue
             text = [("—" if v is None else f"{v['mean']:.3f}" + (
-                f" ± {v['se']:.3f}" if t != MEAN else "")) for v in vals]
+                f" ± {v['se']:.3f}" if v["se"] is not None else "")) for v in vals]
             lines.append(f"| {t} | {m} | " + " | ".join(text) + " |")
     return "\n".join(lines)
 

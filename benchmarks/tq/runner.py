@@ -73,7 +73,29 @@ def parse_method(spec: str) -> tuple[str, dict]:
             opts[key] = float(value) if "." in value else int(value)
         except ValueError:
             opts[key] = value
+    _check_options(spec, name, opts)
     return name, opts
+
+
+def _check_options(spec: str, name: str, opts: dict) -> None:
+    """Refuse options a method does not take (only ``explorer+history`` takes any: the
+    fields of :class:`~search.transfer.GuidedOptions`, with values it accepts); a row
+    would otherwise carry a label its numbers do not have.
+
+    >>> parse_method("gga:decay=0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: method 'gga' takes no options (got 'gga:decay=0.5')
+    """
+    import dataclasses
+    if opts and name != "explorer+history":
+        raise ValueError(f"method {name!r} takes no options (got {spec!r})")
+    fields = {f.name for f in dataclasses.fields(GuidedOptions)}
+    unknown = sorted(set(opts) - fields)
+    if unknown:
+        raise ValueError(f"{spec!r}: {', '.join(unknown)} is not an option of explorer+history "
+                         f"(GuidedOptions: {', '.join(sorted(fields))})")
+    GuidedOptions(**opts)  # its own checks of the values (InvalidInputError is a ValueError)
 
 
 @dataclass

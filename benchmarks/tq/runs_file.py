@@ -13,7 +13,7 @@ Examples
 >>> out = Path(tempfile.mkdtemp())
 >>> runs = [TargetRun("A", "explorer", 0, {10: 0.5})]
 >>> print(write_outputs(out, "t", runs, {"seeds": 1}, "T", plot=False).splitlines()[2])
-| A | explorer | 0.500 ± 0.000 |
+| A | explorer | 0.500 |
 >>> got, meta = read_runs(out / "t_runs.json")
 >>> [r.__dict__ for r in got] == [r.__dict__ for r in runs], meta
 (True, {'seeds': 1})
