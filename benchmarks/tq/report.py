@@ -28,6 +28,7 @@ def summarise(runs: Iterable) -> list[dict]:
     """One row per (target, method, budget) and per (mean over targets, method, budget),
     unrounded (rounded once, where printed: rounding twice moves a third decimal)."""
     cells: dict[tuple, list[float]] = defaultdict(list)
+    runs = list(runs)
     for r in runs:
         for b, v in r.scores.items():
             if v is not None:
@@ -39,7 +40,7 @@ def summarise(runs: Iterable) -> list[dict]:
         means[(t, m, b)] = statistics.fmean(vals)
         rows.append({"target": t, "method": m, "budget": b, "n": len(vals),
                      "mean": means[(t, m, b)], "se": se, "min": min(vals)})
-    targets = sorted({r["target"] for r in rows})
+    targets = sorted({r.target for r in runs})  # a target a method could not score included
     for m, b in sorted({(r["method"], r["budget"]) for r in rows}):
         per = [v for (_, m2, b2), v in means.items() if (m2, b2) == (m, b)]  # unrounded
         if len(per) == len(targets) and len(targets) > 1:

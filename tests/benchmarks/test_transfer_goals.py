@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks import transfer_quality as tq_cli
 from benchmarks.tq.goals import MEAN_GOALS, check_goals, goals_markdown
+from benchmarks.tq.report import summarise
 from benchmarks.tq.runner import TargetRun
 
 score = st.floats(0.05, 1.0)
@@ -72,11 +73,19 @@ def test_a_clear_loss_is_significant_and_zero_shot_is_checked_at_ten():
 
 
 def test_a_mean_needs_every_target():
-    """A method that ran on only some targets has no mean to check."""
+    """A method that scored only some targets has no mean over the targets: its goal is
+    unmet and the targets without a score are named (a mean over the others would claim
+    more than was measured); so is zero-shot on a target with no history (its scores None)."""
     runs = [TargetRun("a", "explorer+history", 0, {25: 1.0}),
             TargetRun("b", "explorer", 0, {25: 0.5})]
-    assert check_goals(runs)["checks"] == []
-    assert "none measurable" in goals_markdown(check_goals(runs))
+    (check,) = check_goals(runs)["checks"]
+    assert check["measured"] is None and not check["met"] and check["unscored"] == ["b"]
+    assert ("- explorer+history at 25: no score on b, so no mean over the targets; NOT met"
+            in goals_markdown(check_goals(runs)))
+    runs = [TargetRun("a", "zero-shot", 0, {10: 1.0}), TargetRun("b", "zero-shot", 0, {10: None})]
+    (check,) = check_goals(runs)["checks"]
+    assert check["unscored"] == ["b"] and not check["met"]
+    assert not [r for r in summarise(runs) if r["target"] == "mean"]
 
 
 def test_summarise_writes_an_earlier_runs_files_table_and_goals(cache_files, tmp_path, capsys):
