@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -108,6 +108,9 @@ class Target:
     history: list
     optimum: float
     prior: HistoryPrior | None = None
+    #: zero-shot's order for each K, by budgets: chosen once per target and history (its
+    #: models use one seed), for every seed run on it
+    zero_shot_orders: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -265,10 +268,6 @@ def _strategy(target: Target, name: str, opts: dict, seed: int):
     return strat
 
 
-#: (target name, budgets) -> zero-shot's order for each budget, made once per process.
-_ZERO_SHOT_ORDERS: dict[tuple, dict[int, str]] = {}
-
-
 def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> TargetRun:
     """``spec`` on ``target``, a run per budget and its score (zero-shot: K = budget)."""
     name, opts = parse_method(spec)
@@ -276,12 +275,12 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
     if name == "zero-shot":
         if not target.history:
             return TargetRun(target.name, spec, seed, {k: None for k in budgets})
-        key = (target.name, tuple(budgets))
-        if key not in _ZERO_SHOT_ORDERS:  # one choice for every seed (its models use one seed)
-            _ZERO_SHOT_ORDERS[key] = choose_orders(space, target.history, budgets,
-                                                   space.cache.problem_size)
+        key, orders = tuple(budgets), target.zero_shot_orders
+        if key not in orders:  # one choice for every seed (its models use one seed)
+            orders[key] = choose_orders(space, target.history, budgets,
+                                        space.cache.problem_size)
         rankings = zero_shot_rankings(space, target.history, budgets, ZeroShotOptions(), seed,
-                                      space.cache.problem_size, _ZERO_SHOT_ORDERS[key])
+                                      space.cache.problem_size, orders[key])
         scores = {}
         for k in budgets:
             r = measure_top(space, measurer, rankings[k], k)

@@ -70,3 +70,20 @@ def test_one_preset_spelled_two_ways_in_two_caches_is_one_device(tmp_path):
     got = {t.name: {m.device for m in t.history}
            for t in load_targets([str(x), str(x2), str(z)], ["x", "x2", "z"], notify=False)}
     assert got == {"x": {"GPU Z"}, "x2": {"GPU Z"}, "z": {"NVIDIA RTX A4000", "RTX-A4000"}}
+
+
+def test_zero_shot_order_is_chosen_on_each_targets_own_history(cache_files):
+    """The order is chosen once per target object and its history (kept on the Target), not
+    per target name for the process: a second load with another history chooses again."""
+    from benchmarks.tq.runner import run_method
+    from search.zero_shot_order import choose_orders
+    x, y, z = map(str, cache_files)
+    budgets = [2, 3]
+    only_z = load_targets([x, z], ["x", "z"], notify=False)[0]
+    full = load_targets([x, y, z], ["x", "y", "z"], notify=False)[0]
+    run_method(only_z, "zero-shot", 0, budgets)
+    run_method(full, "zero-shot", 0, budgets)
+    for t in (only_z, full):
+        assert t.zero_shot_orders == {tuple(budgets): choose_orders(
+            t.space, t.history, budgets, t.space.cache.problem_size)}
+    assert only_z.zero_shot_orders != full.zero_shot_orders  # the histories choose apart
