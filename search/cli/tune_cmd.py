@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     from .tune_network import check_network_json
     check_network_json(args)
     layers = _layers(args)
+    check_network_json(args, layers, settings)  # and not a layer's own file
     device, dev_note = _device(args, kind)
     jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
                        out_dir=args.out_dir, verify=not args.no_verify)

@@ -31,16 +31,25 @@ __all__ = ["check_network_json", "finish_network", "write_network_json", "print_
            "NetworkPrinter"]
 
 
-def check_network_json(args) -> None:
+def check_network_json(args, layers=(), settings=None) -> None:
     """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, or
-    the file of ``--history`` (the per-layer logs and caches have the layers' names)."""
+    the file of ``--history`` or of a layer's ``--log``, ``--resume`` or ``--export-cache``
+    (their per-layer names, for ``layers`` with ``settings``): the table would overwrite it."""
     if args.network_json is None:
         return
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_output_file
+    from search.session.files import per_layer_path
     check_output_file("--network-json", args.network_json)
-    check_distinct_files([("--history", args.history), ("--network-json", args.network_json)])
+    many = len(layers) > 1
+    per_layer = [] if settings is None else [
+        (flag, per_layer_path(path, layer, many))
+        for flag, path in (("--log", settings.log), ("--resume", settings.resume),
+                           ("--export-cache", settings.export_cache)) if path
+        for layer in layers]
+    check_distinct_files([("--history", args.history), ("--network-json", args.network_json),
+                          *per_layer])
 
 
 def _table(args, jobs, reports, device, kind: str) -> dict:
