@@ -120,12 +120,13 @@ def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[
     of ``exclude_devices``), without the target's own records named in ``exclude``."""
     from ..db.model import canon
     from ..db.queries import history_for_space
+    from .sources import same_problem
     hist = history_for_space(db, space, exclude_devices=exclude_devices)
     if not exclude:
         return hist
-    target = canon(problem)
-    return [m for m in hist if not (canon(m.workload.problem) == target and
-                                    (canon(m.record.config), float(m.record.timestamp)) in exclude)]
+    # the problem as a layer, its name aside: a resume may name the layer another way
+    return [m for m in hist if not ((canon(m.record.config), float(m.record.timestamp)) in exclude
+                                    and same_problem(m.workload.problem, problem))]
 
 
 def with_history(strategy, prior: HistoryPrior | None,

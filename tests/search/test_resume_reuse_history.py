@@ -80,3 +80,25 @@ def test_the_reused_mark_reads_back_and_old_lines_are_measured(tmp_path):
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     assert ["reused" in line for line in lines] == [False, True]
     assert [e.reused for e in read_log(path).entries] == [False, True]
+
+
+@pytest.mark.parametrize("strategy", ["explorer", "gga"])
+def test_a_resume_naming_the_layer_otherwise_takes_none_of_its_own_records_as_history(
+        tmp_path, strategy):
+    """--resume takes a log of the same layer under another name (the name is no part of
+    the space); its records, stored when it was interrupted, are still the run's own, never
+    its history (they were left out only where the stored layer, name included, was equal)."""
+    from iobound.layer_spec import parse_layer_spec
+    from iobound.networks import get_layer
+    from search.session import tune_layers
+    named, spec = get_layer("resnet18.conv2_1a"), parse_layer_spec("cin=64,hin=56,cout=64,kh=3,pad=1")
+    kw = dict(strategy=strategy, budget=12, seed=0, options={"batch_size": 2})
+    db, log = str(tmp_path / "h.db"), str(tmp_path / "run.jsonl")
+
+    def run(layer, settings, observer=None):
+        return tune_layers([layer], "v100", settings, out_dir=str(tmp_path / "k"), verify=False,
+                           observer=observer)
+    with pytest.raises(Interrupted):
+        run(named, TuneSettings(history=db, log=log, **kw), StopAfter(5))
+    [res] = run(spec, TuneSettings(history=db, resume=log, **kw))
+    assert res.history_use.records == 0  # the database holds only the run's own records
