@@ -52,7 +52,7 @@ from iobound.errors import InvalidInputError
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_type
-from .records import LogWriter, has_log
+from .records import LogWriter, has_log, read_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -148,12 +148,21 @@ def _build_strategy(strategy: str | Strategy, space: Space, seed: int | None, op
 
 
 def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
-    """The writer of this run's log (``resume`` by default when resuming)."""
+    """The writer of this run's log (``resume`` by default when resuming). A new log given
+    beside ``resume`` starts with the resumed records, so that it alone holds the run: an
+    interrupted run is resumed from it, losing nothing."""
     if log is None and resume is not None:
         log = resume
     if log is not None and resume is None and has_log(log):  # a cut header is no log
         raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
-    return LogWriter(log, head) if log is not None else None
+    if log is None:
+        return None
+    copy = resume is not None and not has_log(log)  # has_log(resume): the same file is no copy
+    writer = LogWriter(log, head)
+    if copy:
+        for e in read_log(resume).entries:
+            writer.append(e.index, e.record, reused=e.reused)
+    return writer
 
 
 def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Ledger", budget: int,
@@ -245,7 +254,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     log, resume : path, optional
         The JSON-lines log to write (new, unless it is ``resume``), and a log of an earlier
         run of the same space and measurer whose records are used instead of measuring
-        again (new records go to ``log``, default: to ``resume``).
+        again (new records go to ``log``, default: to ``resume``; a new ``log`` gets the
+        resumed records first, so it holds the whole run).
     options : dict or options dataclass, optional
         The strategy's options (unknown keys are rejected).
     patience : int, optional

@@ -102,3 +102,30 @@ def test_a_resume_naming_the_layer_otherwise_takes_none_of_its_own_records_as_hi
         run(named, TuneSettings(history=db, log=log, **kw), StopAfter(5))
     [res] = run(spec, TuneSettings(history=db, resume=log, **kw))
     assert res.history_use.records == 0  # the database holds only the run's own records
+
+
+def test_a_new_log_beside_a_resumed_one_holds_the_whole_run(tmp_path):
+    """``--log NEW --resume OLD``: NEW starts with OLD's records, so when the run is
+    interrupted again the log its message names holds every measurement and a resume from
+    it alone measures nothing twice (NEW held only the new records: the rest were measured
+    again)."""
+    from iobound.networks import get_layer
+    from search.session import tune_layers
+    layer = get_layer("resnet18.conv2_1a")
+    old, new = str(tmp_path / "old.jsonl"), str(tmp_path / "new.jsonl")
+    kw = dict(strategy="random", budget=12, seed=0, options={"batch_size": 2})
+
+    def run(settings, observer=None):
+        return tune_layers([layer], "v100", settings, out_dir=str(tmp_path / "k"), verify=False,
+                           observer=observer)
+    with pytest.raises(Interrupted):
+        run(TuneSettings(log=old, **kw), StopAfter(4))
+    first = read_log(old).entries
+    with pytest.raises(Interrupted) as info:
+        run(TuneSettings(log=new, resume=old, **kw), StopAfter(3))
+    assert info.value.resume_as == new
+    got = read_log(new).entries
+    assert len(got) == info.value.measurements == len(first) + 3
+    assert [(e.index, e.record) for e in got[:len(first)]] == [(e.index, e.record) for e in first]
+    [res] = run(TuneSettings(resume=new, **kw))
+    assert sum(not t.resumed for t in res.result.trials) == 12 - len(got)
