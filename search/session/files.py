@@ -130,15 +130,20 @@ class OutputWriteError(IoboundError):
     exit_code = 1
 
 
-def kept_where(measurements: int, log: str | None) -> str:
-    """Where a run's measurements are, for a message about a write that failed.
+def kept_where(measurements: int, log: str | None, resume_as: str | None = None) -> str:
+    """Where a run's measurements are, for a message about a write that failed, and the
+    ``--resume`` that continues it (``resume_as``: a network's run name, whose per-layer
+    logs ``log`` is one of; default ``log``).
 
     >>> kept_where(5, "run.jsonl")
     'the 5 measurements are kept in run.jsonl (resume with --resume run.jsonl)'
+    >>> kept_where(5, "run.alexnet.conv1.jsonl", "run.jsonl")
+    'the 5 measurements are kept in run.alexnet.conv1.jsonl (resume with --resume run.jsonl)'
     """
     if log is None:
         return f"the {measurements} measurements were not logged (no --log)"
-    return f"the {measurements} measurements are kept in {log} (resume with --resume {log})"
+    return (f"the {measurements} measurements are kept in {log} (resume with --resume "
+            f"{resume_as or log})")
 
 
 def _reason(exc: Exception) -> str:

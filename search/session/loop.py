@@ -132,5 +132,6 @@ def store_outcomes(settings: TuneSettings, result: "TuneResult", space: "Space",
     if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
         raise Interrupted(len(result.trials), log, failed, resume_as)
     if failed:
-        raise OutputWriteError(f"could not write {failed}; {kept_where(len(result.trials), log)}")
+        raise OutputWriteError(f"could not write {failed}; "
+                               f"{kept_where(len(result.trials), log, resume_as)}")
     return history, export

@@ -102,7 +102,8 @@ def _winner(job: LayerJob, result: "TuneResult"):
         raise Interrupted(len(result.trials), log, resume_as=job.resume_as) from None
     except OSError as exc:
         raise OutputWriteError(f"could not write the kernel into --out-dir {job.out_dir} "
-                               f"({exc.strerror or exc}); {kept_where(len(result.trials), log)}") from None
+                               f"({exc.strerror or exc}); "
+                               f"{kept_where(len(result.trials), log, job.resume_as)}") from None
 
 
 def run_layer(job: LayerJob, observer: Observer | None = None,
