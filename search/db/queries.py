@@ -87,19 +87,21 @@ def select_workloads(db: TuningDB, text: str | None = None) -> list[Workload]:
 
 
 def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (),
-                      devices: Iterable[str] | None = None) -> list[Measurement]:
+                      devices: Iterable[str] | None = None,
+                      up_to: int | None = None) -> list[Measurement]:
     """The timed measurements usable as history for ``space``, fastest first.
 
     Usable means: the workload has exactly the space's parameter names (history of
     another parameter space says nothing about this one), and the device is not in
     ``exclude_devices`` (and is in ``devices`` when given). Workloads of every
-    problem are returned; the strategy weighs them by how well they match. Each of
+    problem are returned; the strategy weighs them by how well they match; ``up_to``
+    keeps those stored by a mark (:meth:`TuningDB.last_id`). Each of
     the two is a collection of names; one name given as a string is refused
     (:func:`_names`).
     """
     skip = _names("exclude_devices", exclude_devices)
     keep = None if devices is None else _names("devices", devices)
-    return [m for m in db.timings(space.params)
+    return [m for m in db.timings(space.params, up_to)
             if m.device not in skip and (keep is None or m.device in keep)]
 
 

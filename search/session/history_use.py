@@ -66,6 +66,23 @@ def _own(settings: "TuneSettings") -> frozenset:
     return own_records(e.record for e in read_log(settings.resume).entries if not e.reused)
 
 
+#: The log header's key of the database's mark the run read its history up to.
+HISTORY_MARK = "history_up_to"
+
+
+def _mark(settings: "TuneSettings", db) -> tuple[int | None, int]:
+    """(the mark to read the history up to, the mark to log): a resumed run reads what the
+    interrupted one read (its log's mark: records stored since, such as those of layers
+    tuned beside it and stored when the run was interrupted, are not its history), a new
+    one everything stored now (:meth:`~search.db.TuningDB.last_id`)."""
+    from ..records import read_log
+    if settings.resume:
+        mark = read_log(settings.resume).header.get(HISTORY_MARK)
+        if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0:
+            return mark, mark
+    return None, db.last_id()
+
+
 def _other_note(settings: "TuneSettings", other: int) -> list[str]:
     """The notice about workloads of other parameter names (the same for every strategy)."""
     if not other:
@@ -79,10 +96,12 @@ def _guided(db, settings: "TuneSettings", space: "Space", problem: Any, other: i
 
     from ..transfer import transfer_options
     seed = 0 if settings.seed is None else settings.seed  # as tune() and with_history read None
-    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=seed)
+    up_to, mark = _mark(settings, db)
+    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=seed,
+                                   up_to=up_to)
     # transfer's own notice names the other spaces in its words; ours is every strategy's
     notes = _other_note(settings, other) or ([info.notice] if info.notice else [])
-    info = dataclasses.replace(info, notice="; ".join(notes) or None)
+    info = dataclasses.replace(info, notice="; ".join(notes) or None, up_to=mark)
     return settings.options_dataclass(), info, prior
 
 
@@ -127,7 +146,8 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         other = sum(set(w.params) != set(space.params) for w in db.workloads())
         if settings.strategy in GUIDED_STRATEGIES:
             return _guided(db, settings, space, problem, other)
-        records = usable_history(db, space, problem, exclude=_own(settings))
+        up_to, mark = _mark(settings, db)
+        records = usable_history(db, space, problem, exclude=_own(settings), up_to=up_to)
     _check_zero_shot(settings, space, records, other)
     devices = tuple(sorted({m.device for m in records}))
     notes = _other_note(settings, other)
@@ -136,13 +156,15 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         notes.append(f"strategy {settings.strategy!r} does not learn from history")
     if not takes:
         return (settings.options_dataclass(), HistoryUse(len(records), devices, False,
-                                                         "; ".join(notes) or None), None)
+                                                         "; ".join(notes) or None, up_to=mark),
+                None)
     values = dict(settings.options or {}, history=tuple(records))
     if HISTORY_STRATEGIES[settings.strategy]:
         values["target_problem"] = problem
     if settings.strategy == "zero_shot":
         values["k"] = settings.budget  # the order is chosen for the K it measures
-    use = HistoryUse(len(records), devices, bool(records), "; ".join(notes) or None)
+    use = HistoryUse(len(records), devices, bool(records), "; ".join(notes) or None,
+                     up_to=mark)
     return make_options(settings.strategy, values), use, None
 
 

@@ -77,6 +77,9 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
         reusable = reusable_records(settings, space, measurer) if settings.reuse else None
     if history_use is not None:
         history_use = dataclasses.replace(history_use, seconds=time.perf_counter() - t0)
+        if history_use.up_to is not None:  # what it read: a resume reads the same
+            from .history_use import HISTORY_MARK
+            header = {**header, HISTORY_MARK: history_use.up_to}
     build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history

@@ -58,6 +58,9 @@ class HistoryInfo:
     used: bool
     notice: str | None = None
     seconds: float | None = None
+    #: the database's mark (:meth:`~search.db.TuningDB.last_id`) the records were read up
+    #: to: a resumed run reads the history as it was then (set by the tuning session)
+    up_to: int | None = None
 
     def as_json(self) -> dict:
         """The ``"history"`` object of ``--json``: records, devices, used (and seconds when
@@ -85,13 +88,15 @@ def own_records(records: Iterable) -> frozenset:
 
 def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
                      exclude: frozenset = frozenset(), options: PriorOptions | None = None,
-                     seed: int = 0) -> tuple[HistoryPrior | None, HistoryInfo]:
+                     seed: int = 0, up_to: int | None = None
+                     ) -> tuple[HistoryPrior | None, HistoryInfo]:
     """The history prior for ``space`` from ``db`` (a TuningDB or a path) and what it used.
 
     ``problem`` is the target's problem (a layer dict, a recorded problem size)
     for the match score; ``exclude_devices`` keeps devices out of the history;
     ``exclude`` (:func:`own_records`) keeps the target's own records of this run out
-    (a resumed layer's records, stored when it was interrupted, are not history).
+    (a resumed layer's records, stored when it was interrupted, are not history);
+    ``up_to`` reads only what was stored by that mark (:meth:`~search.db.TuningDB.last_id`).
     """
     from ..db import TuningDB
     from ..db.queries import other_space_timings
@@ -100,8 +105,9 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     if not isinstance(db, TuningDB):
         with TuningDB(db) as handle:
             return transfer_options(handle, space, problem, exclude_devices=exclude_devices,
-                                    exclude=exclude, options=options, seed=seed)
-    hist = usable_history(db, space, problem, exclude_devices=exclude_devices, exclude=exclude)
+                                    exclude=exclude, options=options, seed=seed, up_to=up_to)
+    hist = usable_history(db, space, problem, exclude_devices=exclude_devices, exclude=exclude,
+                          up_to=up_to)
     prior = HistoryPrior.fit(space, hist, problem, options, seed) if hist else None
     other = other_space_timings(db, space.params)
     notice = None
@@ -115,13 +121,14 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
 
 
 def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
-                   exclude: frozenset = frozenset()) -> list:
+                   exclude: frozenset = frozenset(), up_to: int | None = None) -> list:
     """The database's records usable as history for ``space`` (same parameter names, not
-    of ``exclude_devices``), without the target's own records named in ``exclude``."""
+    of ``exclude_devices``, stored by the mark ``up_to`` when given), without the target's
+    own records named in ``exclude``."""
     from ..db.model import canon
     from ..db.queries import history_for_space
     from .sources import same_problem
-    hist = history_for_space(db, space, exclude_devices=exclude_devices)
+    hist = history_for_space(db, space, exclude_devices=exclude_devices, up_to=up_to)
     if not exclude:
         return hist
     # the problem as a layer, its name aside: a resume may name the layer another way
