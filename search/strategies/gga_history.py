@@ -65,11 +65,23 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
     elif isinstance(problem, (list, tuple)):
         vals = list(problem)
     elif isinstance(problem, dict):
+        problem = _full_layer(problem)
         vals = [problem[k] for k in sorted(problem)]
     else:
         return None
     dims = tuple(int(v) for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0)
     return dims or None
+
+
+def _full_layer(problem: dict) -> dict:
+    """A layer's dict with every field (defaults filled, output sizes derived), so that the
+    same layer written with fewer keys lines up field by field; any other dict as it is."""
+    from iobound.errors import InvalidInputError
+    from iobound.layer import ConvLayer
+    try:
+        return ConvLayer.from_dict(problem).to_dict()
+    except (InvalidInputError, TypeError, ValueError):
+        return problem
 
 
 #: Trial division's last divisor (module doc): bounds a score's time whatever the size.

@@ -68,3 +68,17 @@ def test_a_zero_share_takes_no_seed(share):
     assert round(16 * share) == 0
     assert s.counts["seeded"] == 0, f"{s.counts['seeded']} seed(s) with seed_share={share}"
     assert s.counts["random"] == 16 and len(first) == 16
+
+
+def test_a_layer_written_with_fewer_keys_matches_itself():
+    """Mu et al.'s match score compares a problem's dimensions field by field: a layer dict
+    without the fields that have defaults (groups, the output sizes) is the same layer as
+    its full form and scores 1 against it (it scored 0: the fields did not line up)."""
+    from iobound.networks import get_layer
+    from search.strategies.gga_history import match_score
+    full = get_layer("resnet18.conv2_1a").to_dict()
+    short = {k: full[k] for k in ("n", "c_in", "h_in", "w_in", "c_out", "k_h", "k_w",
+                                  "padding")}
+    assert match_score(short, full) == match_score(full, short) == 1.0
+    other = get_layer("resnet18.conv3_1a").to_dict()
+    assert match_score(short, other) == match_score(full, other) < 1.0
