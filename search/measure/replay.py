@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from ..kt_cache import KtCache, cache_key, entry_status, load_cache
+from ..kt_cache import KtCache, entry_status, load_cache
 from ..times import as_time
 from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
@@ -46,14 +46,22 @@ class ReplayMeasurer(Measurer):
         if not isinstance(cache, KtCache):
             cache = load_cache(cache)
         self.cache = cache
-        keys = cache.keys
-        self._by_key = {cache_key(e, keys): e for e in cache.entries}
+        self._by_key = {self._key(e): e for e in cache.entries}
+
+    def _key(self, config: Mapping[str, Any]) -> tuple:
+        """A configuration's values, as :class:`~search.replay_space.ReplaySpace` compares
+        them (lists as tuples; 1 and 1.0 one value, 1 and "1" two): not the printed cache
+        key, under which "a,b" + "c" and "a" + "b,c", or 1 and "1", were one entry."""
+        return tuple(tuple(v) if isinstance(v, list) else v
+                     for v in (config[k] for k in self.cache.keys))
 
     def _one(self, config: Mapping[str, Any]) -> MeasureRecord:
         try:
-            entry = self._by_key.get(cache_key(config, self.cache.keys))
+            entry = self._by_key.get(self._key(config))
         except KeyError as exc:
             return MeasureRecord.failed(config, Status.INVALID, f"parameter {exc} missing from config")
+        except TypeError:  # an unhashable value (a dict): no recorded configuration has it
+            entry = None
         if entry is None:
             return MeasureRecord.failed(config, Status.INVALID, "configuration not recorded in the replay file")
         status = entry_status(entry)
