@@ -131,7 +131,7 @@ class ReplaySpace(Space):
 
     def get(self, i: int) -> dict:
         i = self.checked_index(i)
-        return {p: self._values[c][self._pos[i, c]] for c, p in enumerate(self._params)}
+        return {p: _copied(self._values[c][self._pos[i, c]]) for c, p in enumerate(self._params)}
 
     def _lookup(self, codes: np.ndarray) -> np.ndarray:
         """Indices of the given codes, -1 where absent."""
@@ -189,6 +189,11 @@ class ReplaySpace(Space):
                 "device": self.cache.device, "kernel": self.cache.kernel_name,
                 "file": self.cache.path, "neighbourhood": self.neighbourhood,
                 "statuses": counts, "bad_times": self.cache.bad_times}
+
+
+def _copied(v: Any) -> Any:
+    """A list value as a new list: a caller editing a config must not edit the space."""
+    return list(v) if isinstance(v, list) else v
 
 
 def _hashable(v: Any) -> Any:

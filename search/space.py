@@ -52,16 +52,22 @@ __all__ = ["Space", "GridSpace", "knob_value", "sample_excluding"]
 
 
 def knob_value(value: Any, choices: Sequence[Any]) -> float:
-    """A number for a knob value: itself when numeric, else its position in ``choices``.
+    """A number for a knob value: itself when every choice is numeric, else its position in
+    ``choices`` (in a list mixing numbers and other values a number and a position could
+    be one knob: ``[1, 2, "max"]`` gave "max" 2.0, as 2).
 
     Examples
     --------
     >>> knob_value(4, [1, 4]), knob_value("b", ["a", "b"]), knob_value(True, [False, True])
     (4.0, 1.0, 1.0)
+    >>> [knob_value(v, [1, 2, "max"]) for v in (1, 2, "max")]
+    [0.0, 1.0, 2.0]
     """
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    numeric = (int, float, np.integer, np.floating)
+    choices = list(choices)
+    if isinstance(value, numeric) and all(isinstance(c, numeric) for c in choices):
         return float(value)
-    return float(list(choices).index(value))
+    return float(choices.index(value))
 
 
 def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) -> list[int]:

@@ -78,16 +78,20 @@ class _Clock:
 def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: Ledger, budget: int,
                    writer: LogWriter | None, progress: Progress | None) -> dict[int, MeasureRecord]:
     """Measure ``fresh``, logging and counting each record as soon as it arrives."""
-    best_before = ledger.best_cost
+    best = ledger.best_cost  # the best so far, this round's records included as they come
     got: dict[int, MeasureRecord] = {}
     for pos, rec in measurer.measure_unordered([space.get(i) for i in fresh]):
+        if not (isinstance(pos, int) and 0 <= pos < len(fresh)) or fresh[pos] in got:
+            raise MeasurerError(f"measurer {measurer.name!r} returned a record for position "
+                                f"{pos!r} of a batch of {len(fresh)} (out of range or twice)")
         i = fresh[pos]
         got[i] = rec
         if writer is not None:
             writer.append(i, rec)
         ledger.seen[i] = rec  # counted as soon as it is logged
+        best = min(best, rec.cost)
         if progress is not None:
-            progress(ledger.used(), budget, min(best_before, rec.cost))
+            progress(ledger.used(), budget, best)
     if len(got) < len(fresh):
         raise MeasurerError(f"measurer {measurer.name!r} returned {len(got)} "
                            f"records for {len(fresh)} configurations")

@@ -81,7 +81,10 @@ class AnnealOptimizer(ModelOptimizer):
         heap = [(-np.inf, -1 - k) for k in range(n)]  # min-heap of (score, index)
         in_heap: set[int] = set()
 
-        def push(idx, sc):
+        def push(idx, sc) -> bool:
+            """Keep the best; whether any entered (TVM's test of a change, not the minimum's:
+            that stays while placeholders or ties fill the heap, and the chains stopped early)."""
+            changed = False
             for i, s in zip(idx, sc):
                 i = int(i)
                 if i in exclude or i in in_heap or s <= heap[0][0]:
@@ -89,6 +92,8 @@ class AnnealOptimizer(ModelOptimizer):
                 _, old = heapq.heapreplace(heap, (float(s), i))
                 in_heap.discard(old)
                 in_heap.add(i)
+                changed = True
+            return changed
 
         push(points, score)
         t0, t1 = o.temp
@@ -104,9 +109,7 @@ class AnnealOptimizer(ModelOptimizer):
             ac = np.exp(np.minimum((new_score - score) / (t + 1e-5), 1.0))
             accept = rng.random(len(points)) < ac
             points[accept], score[accept] = new[accept], new_score[accept]
-            before = heap[0][0]
-            push(new, new_score)
-            if heap[0][0] != before:
+            if push(new, new_score):
                 last_change = k
             k += 1
             t -= cool

@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -72,7 +73,7 @@ class Observations:
 
     def best(self, k: int | None = None) -> list[int]:
         """Told indices with a finite cost, lowest cost first (ties by index)."""
-        ok = sorted((c, i) for i, c in self.cost.items() if c != float("inf"))
+        ok = sorted((c, i) for i, c in self.cost.items() if math.isfinite(c))  # no NaN either
         return [i for _, i in ok[:k]]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
