@@ -113,13 +113,17 @@ def format_table(sels: list) -> str:
     for s in sels:
         times = {c.candidate.label: c.time_ms for c in s.candidates}
         rows.append((s.layer.name or s.layer.short(), s.choice.label, _ms(s.time_ms, s.estimate),
-                     *(_ms(times.get(k), s.estimate) if k in times else "n/a"
+                     *(_ms(times.get(k), s.estimate) if k in times else
+                       "untuned" if k in s.untuned else "n/a"
                        for k in ("direct", "winograd-e2", "winograd-e3", "winograd-e4")),
                      str(s.io_words), f"{s.lower_bound:.4g}", f"{s.io_gap:.2f}"))
     lines = aligned_table(rows).split("\n")
     if any(s.estimate for s in sels):
         lines.append("* analytic estimate (model measurer), not a measurement; "
                      "n/a: not a candidate for this layer")
+    if any(s.untuned for s in sels):
+        lines.append("untuned: a candidate the history holds no record of (not evaluated; "
+                     "tune it with --algorithm to compare)")
     return "\n".join(lines)
 
 

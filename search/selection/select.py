@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records, shape_key
@@ -75,6 +76,9 @@ class LayerSelection:
     io_floor_ms: float
     compute_floor_ms: float
     source: str = ""
+    #: the layer's candidates its evidence has no record of (a history that tuned only
+    #: some of them): not evaluated, not "no candidate"
+    untuned: tuple[str, ...] = ()
 
     @property
     def time_floor_ms(self) -> float:
@@ -101,6 +105,7 @@ class LayerSelection:
             "predicted": self.predicted,
             "candidates": [c.to_dict() for c in self.candidates if c.time_ms is not None],
             "unavailable": [c.candidate.label for c in self.candidates if c.time_ms is None],
+            "untuned": list(self.untuned),
             "io_words": self.io_words, "lower_bound": self.lower_bound,
             "bound_method": self.bound_method, "fast_memory_words": self.fast_memory_words,
             "io_gap": self.io_gap, "io_floor_ms": self.io_floor_ms,
@@ -140,7 +145,7 @@ def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
 
 
 def selection_from_example(example: Example, predicted: bool = False,
-                           source: str = "") -> LayerSelection:
+                           source: str = "", untuned: tuple[str, ...] = ()) -> LayerSelection:
     """The fastest candidate of ``example`` with its evidence (see the module doc)."""
     from iobound.devices import get_device
 
@@ -153,15 +158,16 @@ def selection_from_example(example: Example, predicted: bool = False,
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
                           example.estimate, predicted, evidence, io, bound, method, s,
                           bound * WORD_BYTES / (dev.dram_bandwidth_gbs * 1e9) * 1e3,
-                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3, source)
+                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3, source,
+                          tuple(untuned))
 
 
 def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
     """shape -> example of ``device_name`` from ``records``; measured records only where a
     shape has any (an estimate and a measurement are not compared)."""
     by_shape: dict[str, list] = {}
-    for rec in records:
-        if rec.device == device_name:
+    for rec in records:  # a tuned algorithm that is no candidate for the layer is not one here
+        if rec.device == device_name and rec.candidate in candidates(rec.layer):
             by_shape.setdefault(shape_key(rec.layer), []).append(rec)
     out = {}
     for key, recs in by_shape.items():
@@ -196,8 +202,13 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
         source = "history"
         if ex is None:
             # label_layers gives each layer's candidates in order, layer after layer
-            ex, = examples_from_records([next(records) for _ in candidates(layer)])
-            source = f"{measure} oracle"
+            found = examples_from_records([next(records) for _ in candidates(layer)])
+            if not found:
+                raise InvalidInputError(
+                    f"layer {layer.name or shape_key(layer)}: no candidate algorithm has a "
+                    f"valid configuration on {dev.name} (every pruned space is empty)")
+            ex, source = found[0], f"{measure} oracle"
         ex = Example(layer, ex.device, ex.times, ex.configs, ex.estimate)
-        out.append(selection_from_example(ex, source=source))
+        untuned = tuple(c.label for c in candidates(layer) if c not in ex.times)
+        out.append(selection_from_example(ex, source=source, untuned=untuned))
     return out
