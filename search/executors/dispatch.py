@@ -75,6 +75,10 @@ class Slot(abc.ABC):
     def kill(self) -> None:
         """Stop the worker running the current job and prepare a fresh one."""
 
+    def revive(self) -> None:
+        """Replace a worker found dead while idle (nothing to retry: it held no job); the
+        slot is then not ready until the new one says so. By default nothing to check."""
+
 
 def _fail(ledger: Ledger, job: Job, status: Status, reason: str) -> None:
     log.warning("configuration %d, attempt %d: %s", job.index, job.failures + 1, reason)
@@ -106,6 +110,8 @@ def step(ledger: Ledger, slots: Sequence[Slot], wait: Callable[[list[Slot], floa
     seconds (less before a deadline) for events, act on them and on timeouts; the records
     that became final. ``None`` when no slot is busy or starting (nothing to wait for)."""
     for slot in slots:
+        if slot.ready and slot.job is None:
+            slot.revive()  # killed between batches: a job sent to it would be lost
         if slot.ready and slot.job is None:
             job = ledger.next_job(slot.serves)
             if job is not None:

@@ -119,6 +119,13 @@ class ProcessSlot(Slot):
         self.conn.close()
         self._spawn()
 
+    def revive(self) -> None:
+        """A new worker in place of one that died while idle (the out-of-memory killer, a
+        user's kill): the next job went to a pipe nobody read (BrokenPipeError)."""
+        if self.job is None and not self.process.is_alive():
+            self.process.join()
+            self._respawn()
+
     def kill(self) -> None:
         self._end(graceful=False)
         self._spawn()
