@@ -51,3 +51,27 @@ def test_winograd_condition():
     for s in sols:
         assert sp.simplify(s[m] - r ** 2 * s[z]) == 0
         assert sp.simplify(g.subs(s) - 2 * r * sp.sqrt(P)) == 0
+
+
+def test_the_toolkits_tile_optimum():
+    """What dataflow.optimal_tiles searches around (dataflow.continuous_optimum): minimising
+    f = C_in (a P + K z) / (P z) on g = c P z + alpha (a P + K z) = S. Its point (P*, z*)
+    satisfies a P* = K z* (x y = R_df z with R_df = K / a), lies on g = S, and no other
+    point of g = S has a smaller f (sampled along the constraint at several constants)."""
+    from dataflow.continuous_optimum import A, ALPHA, C, C_IN, K, S, continuous_optimum_expressions
+    p_opt, z_opt = continuous_optimum_expressions()
+    assert sp.simplify(A * p_opt - K * z_opt) == 0
+    g = C * p_opt * z_opt + ALPHA * (A * p_opt + K * z_opt) - S
+    assert sp.simplify(g) == 0
+    for consts in ({A: 1, K: 9, C: 1, ALPHA: 1, S: 4096, C_IN: 8},
+                   {A: 2, K: 3, C: 4, ALPHA: 0.5, S: 500, C_IN: 3},
+                   {A: 1, K: 1, C: 16, ALPHA: 2, S: 64, C_IN: 1}):
+        best_p = float(p_opt.subs(consts))
+
+        def f_on_g(p):  # z from the constraint, then f
+            a, k, c, al, s, cin = (float(consts[v]) for v in (A, K, C, ALPHA, S, C_IN))
+            zz = (s - al * a * p) / (c * p + al * k)
+            return cin * (a * p + k * zz) / (p * zz) if zz > 0 else float("inf")
+        at = f_on_g(best_p)
+        assert all(f_on_g(best_p * t) >= at * (1 - 1e-12)
+                   for t in (0.25, 0.5, 0.9, 0.99, 1.01, 1.1, 2.0, 4.0))

@@ -54,9 +54,11 @@ def test_segment_maximum():
 
 def test_incoming_products():
     """When kappa sqrt(c)/2 < 1 a segment charges <= 3S <= kappa S^(3/2), for S >= 9, kappa >= 1."""
+    from iobound.winograd_chain import CHAIN_MIN_S
     s = sp.Symbol("s", positive=True)
     assert sp.solve(sp.Eq(3 * s, s ** sp.Rational(3, 2)), s) == [9]
     assert all(3 * x <= x ** 1.5 for x in range(9, 2000))
+    assert CHAIN_MIN_S == 9  # the toolkit reports the chain bound from there on
 
 
 def test_summation_over_segments():

@@ -96,6 +96,10 @@ def test_operand_absorption():
     slack = sp.sqrt(S) * (2 * S + f_) / 2 - (3 * S + f_)
     assert sp.expand(slack - ((sp.sqrt(S) - 3) * S + f_ * (sp.sqrt(S) / 2 - 1))) == 0
     assert all(slack.subs({S: v, f_: fv}) >= 0 for v in (9, 10, 100) for fv in (0, 5, 1000))
+    # the S from which the toolkit reports the chain bound is where 3S <= S^(3/2) starts
+    from iobound.direct_bounds import CHAIN_MIN_S
+    s = sp.Symbol("s", positive=True)
+    assert CHAIN_MIN_S == math.ceil(max(sp.solve(sp.Eq(3 * s, s ** sp.Rational(3, 2)), s)))
 
 
 def test_summation_gives_the_reported_expression():
