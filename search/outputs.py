@@ -68,16 +68,23 @@ def check_output_file(flag: str, path: str | os.PathLike) -> Path:
     try:
         if p.is_dir():
             raise InvalidInputError(f"{flag} {str(p)!r} is a folder; give a file name")
-        if p.exists():
-            if not p.is_file() and not p.is_char_device():
+        if p.exists():  # through symbolic links (/dev/stdout is one, to a pipe or a tty)
+            if not p.is_file() and not p.is_char_device() and not p.is_fifo():
                 raise InvalidInputError(f"{flag} {str(p)!r} is not a regular file")
             if not os.access(p, os.W_OK):
                 raise InvalidInputError(f"{flag} {str(p)!r} is not writable")
-            open(p, "ab").close()  # appending nothing changes nothing, but proves we can
-            return p
-        _writable_parent(flag, p)
-        open(p, "xb").close()  # permissions do not stop root; a real create tells the truth
-        p.unlink()
+            if p.is_file():
+                open(p, "ab").close()  # appending nothing changes nothing, but proves we can
+                # write_atomic replaces the file (a link's target) from beside it
+                real = Path(os.path.realpath(p))
+                _writable_parent(flag, real)
+                tempfile.TemporaryFile(dir=real.parent).close()
+            return p  # a device or a pipe is written into (opening a pipe would wait)
+        # a link to a file not made yet is written through: the file it names is created
+        target = Path(os.path.realpath(p)) if p.is_symlink() else p
+        _writable_parent(flag, target)
+        open(target, "xb").close()  # permissions do not stop root; a real create tells the truth
+        target.unlink()
     except OSError as exc:  # a name too long, a read-only file system, /proc...
         raise InvalidInputError(f"{flag} {str(p)[:80]!r}: {exc.strerror or exc}") from None
     return p
@@ -115,7 +122,10 @@ def check_output_dir(flag: str, path: str | os.PathLike) -> Path:
 
 def _identity(path: str | os.PathLike) -> tuple:
     """What makes two paths one file: device and inode of an existing file (hard and
-    symbolic links included), else the absolute path with its links resolved."""
+    symbolic links included), else the absolute path with its links resolved. Of the path
+    as it is written (``Path`` drops a trailing ``/`` and ``/.``: "h.db/" writes h.db, and
+    was taken for another file)."""
+    path = Path(os.fspath(path))
     try:
         st = os.stat(path)
         return ("inode", st.st_dev, st.st_ino)

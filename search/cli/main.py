@@ -67,12 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input, 130 interrupted)."""
     try:
-        parser = build_parser()  # imports every subcommand: Ctrl-C may land here too
-        args = parser.parse_args(argv)
-        if getattr(args, "_run", None) is None:
-            parser.print_help()
-            return EXIT_USAGE
-        with signals_interrupt():  # SIGTERM stops a run as Ctrl-C does (search.interrupts)
+        # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: building
+        # the parser imports every subcommand, and either signal may land there too
+        with signals_interrupt():
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            if getattr(args, "_run", None) is None:
+                parser.print_help()
+                return EXIT_USAGE
             return int(args._run(args) or 0)
     except CliError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
