@@ -251,7 +251,8 @@ def _reuse_kt(args, tasks: list, strategies: list, budgets: list, seeds: list):
     """(runs taken from ``--reuse-kt``, the tasks left to run, summarised cells taken)."""
     if not args.reuse_kt:
         return [], tasks, []
-    reused, reused_rows = reusable_kt(args.reuse_kt, args.drop_failed, seeds)
+    spaces = {name: s.describe() for name, (s, _c, _p) in _STATE.items()}
+    reused, reused_rows = reusable_kt(args.reuse_kt, args.drop_failed, seeds, spaces)
     kept = [reused[t] for t in tasks if t in reused]
     tasks = [t for t in tasks if t not in reused and t[:3] not in reused_rows]
     kept_rows = [reused_rows[c] for c in itertools.product(_STATE, strategies, budgets)

@@ -35,14 +35,35 @@ __all__ = ["reusable_kt"]
 log = logging.getLogger(__name__)
 
 
-def reusable_kt(path: Path, drop_failed: bool, seeds: list[int]) -> tuple[dict, dict]:
+#: What must agree between a space the earlier file recorded and this run's.
+SPACE_KEYS = ("device", "size", "n_ok", "optimum_ms", "params")
+
+
+def _same_spaces(meta: dict, spaces: dict | None) -> set | None:
+    """The names of ``spaces`` (name -> this run's ``describe()``) that the earlier file
+    recorded as the same recording (:data:`SPACE_KEYS`); ``None``: no check asked."""
+    if spaces is None:
+        return None
+    theirs = {s.get("name"): s for s in meta.get("spaces") or [] if isinstance(s, dict)}
+    same = {n for n, d in spaces.items() if n in theirs
+            and all(theirs[n].get(k) == d.get(k) for k in SPACE_KEYS)}
+    for n in sorted(set(spaces) - same):
+        log.warning("space %s is not the recording the earlier file scored: its Kernel Tuner "
+                    "results are not reused", n)
+    return same
+
+
+def reusable_kt(path: Path, drop_failed: bool, seeds: list[int],
+                spaces: dict | None = None) -> tuple[dict, dict]:
     """Kernel Tuner results of an earlier run: ``(runs, rows)``.
 
     From a runs JSON (``search_quality_runs.json``): every ``kt:*`` run, keyed by
     (space, strategy, budget, seed); ``rows`` is empty. From a summary JSON
     (``search_quality_summary.json``, the one kept in the repository): the ``kt:*``
-    summary rows made with exactly ``seeds``, keyed by (space, strategy, budget);
-    ``runs`` is empty (a reused cell is taken whole, never mixed with new runs).
+    summary rows made with exactly ``seeds``, every one of them (a cell some of whose
+    runs failed is run again), keyed by (space, strategy, budget); ``runs`` is empty (a
+    reused cell is taken whole, never mixed with new runs). With ``spaces`` (name -> this
+    run's ``describe()``), only spaces the earlier file recorded as the same recording.
     Refused (``SystemExit``) when the file was made with another Kernel Tuner version
     or the other failure mode, so that a stale result is never mixed in silently.
     """
@@ -56,14 +77,21 @@ def reusable_kt(path: Path, drop_failed: bool, seeds: list[int]) -> tuple[dict, 
         raise SystemExit(f"error: {path} was made with kernel_tuner {meta.get('kernel_tuner')!r} "
                          f"and failures {meta.get('failed_entries')!r}; this run has "
                          f"{kt_version()!r} and {mode!r}")
+    same = _same_spaces(meta, spaces)
     if "runs" in data:
         return {(r["space"], r["strategy"], r["budget"], r["seed"]): r for r in data["runs"]
-                if r["strategy"].startswith("kt:") and "error" not in r}, {}
+                if r["strategy"].startswith("kt:") and "error" not in r
+                and (same is None or r["space"] in same)}, {}
     if "summary" not in data:
         raise SystemExit(f"error: {path} is neither a runs nor a summary JSON of this benchmark")
     if meta.get("seeds") != seeds:
         log.warning("%s summarises seeds %s..., not the %d asked: its rows are not reused",
                     path, meta.get("seeds", [])[:3], len(seeds))
         return {}, {}
+    failed = {(e.get("space"), e.get("strategy"), e.get("budget"))
+              for e in data.get("errors") or [] if isinstance(e, dict)}
     return {}, {(r["space"], r["strategy"], r["budget"]): SummaryRow(**r)
-                for r in data["summary"] if r["strategy"].startswith("kt:")}
+                for r in data["summary"] if r["strategy"].startswith("kt:")
+                and r.get("n_runs") == len(seeds)
+                and (r["space"], r["strategy"], r["budget"]) not in failed
+                and (same is None or r["space"] in same)}
