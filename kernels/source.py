@@ -108,8 +108,29 @@ def c_sum(coeffs: Sequence, terms: Sequence[str]) -> str:
     return text[2:] if text.startswith("+ ") else "-" + text[2:]
 
 
+#: The largest element count an ``int`` index reaches.
+INT_INDEX_MAX = 2**31 - 1
+
+
+def index_type(layer: ConvLayer) -> str:
+    """The C type of a global-memory index: ``int`` while every tensor holds at most
+    :data:`INT_INDEX_MAX` elements (fewer registers than 64-bit arithmetic), else
+    ``long long`` (an ``int`` index would overflow: batch 1024 of a 64-channel 224x224
+    layer holds 3.29e9 inputs).
+
+    >>> from iobound.layer import ConvLayer
+    >>> index_type(ConvLayer(1, 64, 224, 224, 64, 3, 3)), index_type(ConvLayer(1024, 64, 224, 224, 64, 3, 3))
+    ('int', 'long long')
+    """
+    weights = layer.c_out * layer.c_in_per_group * layer.k_h * layer.k_w
+    largest = max(layer.n * layer.c_in * layer.h_in * layer.w_in,
+                  layer.n * layer.c_out * layer.h_out * layer.w_out, weights)
+    return "int" if largest <= INT_INDEX_MAX else "long long"
+
+
 def layer_constants(layer: ConvLayer) -> str:
-    """``constexpr int`` lines for the layer's sizes (compile-time constants)."""
+    """``constexpr int`` lines for the layer's sizes (compile-time constants), and the
+    type ``idx_t`` of the kernel's global-memory indices (:func:`index_type`)."""
     vals = {
         "N_IMG": layer.n, "C_IN": layer.c_in, "H_IN": layer.h_in, "W_IN": layer.w_in,
         "C_OUT": layer.c_out, "H_OUT": layer.h_out, "W_OUT": layer.w_out,
@@ -117,7 +138,8 @@ def layer_constants(layer: ConvLayer) -> str:
         "P_H": layer.padding[0], "P_W": layer.padding[1],
         "D_H": layer.dilation[0], "D_W": layer.dilation[1],
     }
-    return "\n".join(f"constexpr int {k} = {v};" for k, v in vals.items())
+    return "\n".join([*(f"constexpr int {k} = {v};" for k, v in vals.items()),
+                      f"typedef {index_type(layer)} idx_t;"])
 
 
 def emulator_entry(kernel: str, grid, block, weight_channels: str = "C_IN") -> str:

@@ -37,7 +37,7 @@ ${block_prologue}
       float v = 0.0f;
       if (c < ${in_c_end} && gy >= 0 && gy < H_IN && gx >= 0 && gx < W_IN &&
           row_used(r, y_eff) && col_used(s, x_eff))
-        v = LDG(&input[(((long long)img * C_IN + c) * H_IN + gy) * W_IN + gx]);
+        v = LDG(&input[(((idx_t)img * C_IN + c) * H_IN + gy) * W_IN + gx]);
       sm->in[cc][r][s] = v;
     }
     // Stage the weights of the block's output channels for this chunk (each once).
@@ -45,7 +45,7 @@ ${block_prologue}
       const int zz = idx / (ALPHA * KH * KW), cc = (idx / (KH * KW)) % ALPHA, t = idx % (KH * KW);
       const int k = oz0 + zz, c = c0 + cc;
       float v = 0.0f;
-      if (k < C_OUT && c < ${cin}) v = LDG(&weight[((long long)k * ${cin} + c) * (KH * KW) + t]);
+      if (k < C_OUT && c < ${cin}) v = LDG(&weight[((idx_t)k * ${cin} + c) * (KH * KW) + t]);
       sm->w[zz][cc][t / KW][t % KW] = v;
     }
     __syncthreads();
@@ -83,7 +83,7 @@ ${block_prologue}
       for (int a = 0; a < XT; ++a) {
         const int ox = ox0 + tix + a * TX;
         if (k < C_OUT && oy < H_OUT && ox < W_OUT)
-          STG(&output[(((long long)img * C_OUT + k) * H_OUT + oy) * W_OUT + ox], acc[q][b][a]);
+          STG(&output[(((idx_t)img * C_OUT + k) * H_OUT + oy) * W_OUT + ox], acc[q][b][a]);
       }
     }
   }

@@ -36,13 +36,13 @@ ${block_prologue}
       const int gy = iy0 + rr, gx = ix0 + s;
       float v = 0.0f;
       if (rr < y_eff + R - 1 && s < x_eff + R - 1 && gy >= 0 && gy < H_IN && gx >= 0 && gx < W_IN)
-        v = LDG(&input[(((long long)img * C_IN + c) * H_IN + gy) * W_IN + gx]);
+        v = LDG(&input[(((idx_t)img * C_IN + c) * H_IN + gy) * W_IN + gx]);
       sm->in[rr][s] = v;
     }
     for (int idx = tid; idx < Z * R * R; idx += THREADS) {
       const int zz = idx / (R * R), t = idx % (R * R), k = oz0 + zz;
       float v = 0.0f;
-      if (k < C_OUT) v = LDG(&weight[((long long)k * C_IN + c) * (R * R) + t]);
+      if (k < C_OUT) v = LDG(&weight[((idx_t)k * C_IN + c) * (R * R) + t]);
       sm->w[zz][t / R][t % R] = v;
     }
     __syncthreads();
@@ -84,7 +84,7 @@ ${block_prologue}
           for (int j = 0; j < E; ++j) {
             const int ox = ox0 + (tix + a * TX) * E + j;
             if (k < C_OUT && oy < H_OUT && ox < W_OUT)
-              STG(&output[(((long long)img * C_OUT + k) * H_OUT + oy) * W_OUT + ox], yv[i * E + j]);
+              STG(&output[(((idx_t)img * C_OUT + k) * H_OUT + oy) * W_OUT + ox], yv[i * E + j]);
           }
         }
       }
