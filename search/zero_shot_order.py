@@ -149,16 +149,21 @@ def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
                        orders: Mapping[int, str] | None = None) -> dict[int, ZeroShotRanking]:
     """:func:`zero_shot_ranking` for each K of ``ks`` (``options.k`` aside), the model
     fitted once for all of them (as the benchmark measures every budget); ``orders``, a
-    :func:`choose_orders` made before, saves making it again for ``order="auto"``."""
+    :func:`choose_orders` made before, saves making it again for ``order="auto"``. Where no
+    source measured ``target_problem`` the sources' order is the model's, and is named so
+    (``"model"``), whatever was asked."""
     o = options or ZeroShotOptions()
     ranked, scores, used = history_ranking(space, history, o, seed)
     if o.order != "auto":
         orders = {k: o.order for k in ks}
     elif orders is None:
         orders = choose_orders(space, history, ks, target_problem, o)
-    walked = (sources_order(space, history, ranked, target_problem)
-              if "sources" in orders.values() else None)
-    return {k: ZeroShotRanking(ranked, scores, used, "model") if orders[k] == "model" else
+    groups = (_same_problem_groups(space, history, target_problem)
+              if "sources" in orders.values() else [])
+    # no source measured the target's problem: the walk is the model's order, and says so
+    walked = _walk(ranked, groups) if groups else None
+    return {k: ZeroShotRanking(ranked, scores, used, "model") if walked is None
+            or orders[k] == "model" else
             ZeroShotRanking(walked, np.arange(len(walked), dtype=float), used, "sources")
             for k in ks}
 

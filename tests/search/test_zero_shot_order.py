@@ -179,3 +179,14 @@ def test_the_choice_is_the_same_for_every_run_seed(monkeypatch):
     seeds.clear()
     got = zero_shot_rankings(SPACE, TWINS, [4], ZeroShotOptions(), 7, [8], orders={4: "model"})
     assert seeds == [7] and got[4].order == "model"
+
+
+def test_the_sources_order_asked_without_a_source_of_the_problem_is_named_the_model():
+    """``order="sources"`` where no source measured the target's problem measures the
+    model's order (module doc) and names it so (it was labelled "sources")."""
+    history = _device("a", 3) + _device("b", 9)
+    got = zero_shot_ranking(SPACE, history, ZeroShotOptions(order="sources", k=4), 0, [16])
+    model = zero_shot_ranking(SPACE, history, ZeroShotOptions(order="model", k=4), 0, [16])
+    assert got.order == "model" and got.ranked.tolist() == model.ranked.tolist()
+    assert zero_shot_ranking(SPACE, history, ZeroShotOptions(order="sources", k=4), 0).order \
+        == "sources"  # no target problem given: every source is of it
