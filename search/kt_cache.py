@@ -53,7 +53,7 @@ from .kt_json import read_tuning_json
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
 __all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "named", "load_cache",
-           "cache_key",
+           "cache_key", "value_key",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -155,6 +155,16 @@ def file_stem(path: str | os.PathLike) -> str:
         if name.endswith(ext):
             name = name[: -len(ext)]
     return name
+
+
+def value_key(value: Any) -> Any:
+    """A parameter value as a key, as the replayed space compares values: lists as tuples
+    (1 and 1.0 one key, as Python compares them; 1 and "1" two).
+
+    >>> value_key([1, 2]), value_key(1) == value_key(1.0), value_key(1) == value_key("1")
+    ((1, 2), True, False)
+    """
+    return tuple(value) if isinstance(value, list) else value
 
 
 def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:

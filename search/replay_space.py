@@ -50,7 +50,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from .kt_cache import KtCache, entry_status, load_cache
+from .kt_cache import KtCache, entry_status, load_cache, value_key
 from .space import Space, knob_value
 
 __all__ = ["ReplaySpace", "NEIGHBOURHOODS"]
@@ -81,11 +81,11 @@ class ReplaySpace(Space):
         self.neighbourhood = neighbourhood
         self._params = cache.keys
         self._values = [list(cache.tune_params[p]) for p in self._params]
-        pos_maps = [{_hashable(v): k for k, v in enumerate(vals)} for vals in self._values]
+        pos_maps = [{value_key(v): k for k, v in enumerate(vals)} for vals in self._values]
         pos = np.empty((len(cache.entries), len(self._params)), dtype=np.int64)
         for row, entry in enumerate(cache.entries):
             for col, p in enumerate(self._params):
-                v = _hashable(entry[p])
+                v = value_key(entry[p])
                 k = pos_maps[col].get(v)
                 if k is None:  # a value missing from tune_params: extend the list
                     k = len(self._values[col])
@@ -142,7 +142,7 @@ class ReplaySpace(Space):
 
     def index(self, config: Mapping[str, Any]) -> int | None:
         try:
-            code = sum(int(self._pos_maps[c][_hashable(config[p])]) * int(self._stride[c])
+            code = sum(int(self._pos_maps[c][value_key(config[p])]) * int(self._stride[c])
                        for c, p in enumerate(self._params))
         except (KeyError, TypeError):
             return None
@@ -194,7 +194,3 @@ class ReplaySpace(Space):
 def _copied(v: Any) -> Any:
     """A list value as a new list: a caller editing a config must not edit the space."""
     return list(v) if isinstance(v, list) else v
-
-
-def _hashable(v: Any) -> Any:
-    return tuple(v) if isinstance(v, list) else v

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from ..kt_cache import KtCache, entry_status, load_cache
+from ..kt_cache import KtCache, entry_status, load_cache, value_key
 from ..times import as_time
 from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
@@ -49,11 +49,10 @@ class ReplayMeasurer(Measurer):
         self._by_key = {self._key(e): e for e in cache.entries}
 
     def _key(self, config: Mapping[str, Any]) -> tuple:
-        """A configuration's values, as :class:`~search.replay_space.ReplaySpace` compares
-        them (lists as tuples; 1 and 1.0 one value, 1 and "1" two): not the printed cache
-        key, under which "a,b" + "c" and "a" + "b,c", or 1 and "1", were one entry."""
-        return tuple(tuple(v) if isinstance(v, list) else v
-                     for v in (config[k] for k in self.cache.keys))
+        """A configuration's values as the replayed space compares them (``value_key``):
+        not the printed cache key, under which "a,b" + "c" and "a" + "b,c", or 1 and "1",
+        were one entry."""
+        return tuple(value_key(config[k]) for k in self.cache.keys)
 
     def _one(self, config: Mapping[str, Any]) -> MeasureRecord:
         try:

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-__all__ = ["problem_dims", "match_score", "HistoryFilter", "filter_history"]
+__all__ = ["problem_dims", "full_layer", "match_score", "HistoryFilter", "filter_history"]
 
 
 def problem_dims(problem: Any) -> tuple[int, ...] | None:
@@ -65,7 +65,7 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
     elif isinstance(problem, (list, tuple)):
         vals = list(problem)
     elif isinstance(problem, dict):
-        problem = _full_layer(problem)
+        problem = full_layer(problem)
         vals = [problem[k] for k in sorted(problem)]
     else:
         return None
@@ -73,9 +73,13 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
     return dims or None
 
 
-def _full_layer(problem: dict) -> dict:
+def full_layer(problem: dict) -> dict:
     """A layer's dict with every field (defaults filled, output sizes derived), so that the
-    same layer written with fewer keys lines up field by field; any other dict as it is."""
+    same layer written with fewer keys lines up field by field; any other dict as it is.
+
+    >>> full_layer({"n": 1, "c_in": 2, "h_in": 5, "w_in": 5, "c_out": 2, "k_h": 3, "k_w": 3})["h_out"]
+    3
+    """
     from iobound.errors import InvalidInputError
     from iobound.layer import ConvLayer
     try:

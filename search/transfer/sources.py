@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..strategies.gga_history import match_score, problem_dims
+from ..strategies.gga_history import full_layer, match_score, problem_dims
 from .prior_options import PriorOptions
 from .rows import rows_for
 
@@ -87,17 +87,10 @@ def same_problem(problem: Any, target_problem: Any) -> bool:
     return a == b if a is not None or b is not None else problem == target_problem
 
 
-def _layer_key(problem: dict) -> Any:
-    """A layer dict without its name, every field in (stride, padding and dilation too, which
-    :func:`problem_dims` leaves out), defaults filled as :meth:`ConvLayer.from_dict` fills
-    them; a dict that is no layer, as it is, lists as tuples."""
-    from iobound.errors import InvalidInputError
-    from iobound.layer import ConvLayer
-    try:
-        return ConvLayer.from_dict(problem).replace(name="")
-    except (InvalidInputError, TypeError, ValueError):
-        return tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                            for k, v in problem.items() if k != "name"))
+def _layer_key(problem: dict) -> dict:
+    """A problem dict without its name, every field in (stride, padding and dilation too,
+    which :func:`problem_dims` leaves out; a layer's defaults filled: :func:`full_layer`)."""
+    return {k: v for k, v in full_layer(problem).items() if k != "name"}
 
 
 def timed_by_source(history: Sequence) -> dict[tuple, list]:
