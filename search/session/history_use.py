@@ -54,33 +54,31 @@ GUIDED_STRATEGIES = ("explorer", "sa", "ga")
 HistoryUse = HistoryInfo
 
 
-def _own(settings: "TuneSettings") -> frozenset:
-    """This run's own records of the layer so far: those of the log it resumes (stored in
-    the database when it was interrupted; they are the target's data, never history),
-    not those it reused from the database (earlier runs': history, as they were before
-    the interruption, so the resumed run follows the same path)."""
-    from ..records import read_log
-    from ..transfer.session import own_records
-    if not settings.resume:
-        return frozenset()
-    return own_records(e.record for e in read_log(settings.resume).entries if not e.reused)
-
-
 #: The log header's key of the database's mark the run read its history up to.
 HISTORY_MARK = "history_up_to"
 
 
-def _mark(settings: "TuneSettings", db) -> tuple[int | None, int]:
-    """(the mark to read the history up to, the mark to log): a resumed run reads what the
-    interrupted one read (its log's mark: records stored since, such as those of layers
-    tuned beside it and stored when the run was interrupted, are not its history), a new
-    one everything stored now (:meth:`~search.db.TuningDB.last_id`)."""
+def _resumed(settings: "TuneSettings", db) -> tuple[frozenset, int | None, int]:
+    """What a run's history leaves out, from the log it resumes (read once):
+
+    - its own records so far (stored in the database when it was interrupted; the
+      target's data, never history), not those it reused from the database (earlier
+      runs': history, as they were before the interruption);
+    - the mark to read the history up to: the interrupted run's (records stored since,
+      such as those of layers tuned beside it and stored at the interruption, are not its
+      history), ``None`` for a new run;
+    - the mark to log: that one, or everything stored now (:meth:`TuningDB.last_id`).
+    """
     from ..records import read_log
-    if settings.resume:
-        mark = read_log(settings.resume).header.get(HISTORY_MARK)
-        if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0:
-            return mark, mark
-    return None, db.last_id()
+    from ..transfer.session import own_records
+    if not settings.resume:
+        return frozenset(), None, db.last_id()
+    log = read_log(settings.resume)
+    own = own_records(e.record for e in log.entries if not e.reused)
+    mark = log.header.get(HISTORY_MARK)
+    if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0:
+        return own, mark, mark
+    return own, None, db.last_id()
 
 
 def _other_note(settings: "TuneSettings", other: int) -> list[str]:
@@ -96,9 +94,8 @@ def _guided(db, settings: "TuneSettings", space: "Space", problem: Any, other: i
 
     from ..transfer import transfer_options
     seed = 0 if settings.seed is None else settings.seed  # as tune() and with_history read None
-    up_to, mark = _mark(settings, db)
-    prior, info = transfer_options(db, space, problem, exclude=_own(settings), seed=seed,
-                                   up_to=up_to)
+    own, up_to, mark = _resumed(settings, db)
+    prior, info = transfer_options(db, space, problem, exclude=own, seed=seed, up_to=up_to)
     # transfer's own notice names the other spaces in its words; ours is every strategy's
     notes = _other_note(settings, other) or ([info.notice] if info.notice else [])
     info = dataclasses.replace(info, notice="; ".join(notes) or None, up_to=mark)
@@ -146,8 +143,8 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
         other = sum(set(w.params) != set(space.params) for w in db.workloads())
         if settings.strategy in GUIDED_STRATEGIES:
             return _guided(db, settings, space, problem, other)
-        up_to, mark = _mark(settings, db)
-        records = usable_history(db, space, problem, exclude=_own(settings), up_to=up_to)
+        own, up_to, mark = _resumed(settings, db)
+        records = usable_history(db, space, problem, exclude=own, up_to=up_to)
     _check_zero_shot(settings, space, records, other)
     devices = tuple(sorted({m.device for m in records}))
     notes = _other_note(settings, other)
