@@ -39,8 +39,8 @@ from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
 
 from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
-from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, fits_register_file, grid_fits,
-                     thread_registers)
+from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, block_fits,
+                     fits_register_file, grid_fits, thread_registers)
 from .thread_block import THREAD_KEYS, default_thread_block
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -218,7 +218,7 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     Winograd applicability, tiles no larger than the
     layer (the dataflow's ``check_*_tiling``), registers per thread
     (at most :data:`kernels.limits.MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid
-    limits and, with
+    and block-dimension limits and, with
     a device (a :class:`~iobound.devices.Device` or a preset name), static shared memory,
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
@@ -240,6 +240,9 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     gx, gy, gz = grid_shape(layer, config)
     if not grid_fits((gx, gy, gz)):
         reasons.append(f"grid {gx}x{gy}x{gz} exceeds the {GRID_YZ_LIMIT} limit of grid y/z")
+    if not block_fits((config.tx, config.ty, config.tz)):
+        reasons.append(f"block {config.tx}x{config.ty}x{config.tz} exceeds CUDA's "
+                       f"{'x'.join(map(str, MAX_BLOCK_DIM))} limit of block x/y/z")
     if dev is not None:
         smem = shared_memory_bytes(layer, config)
         if smem > dev.shared_mem_per_block_bytes:

@@ -33,6 +33,7 @@ namespace emu {
 // Largest launch the emulator accepts: a CUDA block limit, and a total-thread cap that
 // keeps a run within seconds (each block's threads are real OS threads).
 constexpr unsigned kMaxThreadsPerBlock = 1024;
+constexpr unsigned kMaxBlockDim[3] = {1024, 1024, 64};  // per axis (x, y, z)
 constexpr unsigned long long kMaxTotalThreads = 1ull << 22;
 
 enum Status : int { kOk = 0, kFault = 1, kBadLaunch = 2, kThreadError = 3 };
@@ -76,7 +77,8 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
            const Kernel& kernel, unsigned long long* counts) {
   const unsigned threads = block.x * block.y * block.z;
   const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
-  if (threads == 0 || threads > kMaxThreadsPerBlock || blocks == 0 ||
+  if (threads == 0 || threads > kMaxThreadsPerBlock || block.x > kMaxBlockDim[0] ||
+      block.y > kMaxBlockDim[1] || block.z > kMaxBlockDim[2] || blocks == 0 ||
       blocks * threads > kMaxTotalThreads)
     return kBadLaunch;
   std::vector<float> shared((shared_bytes + sizeof(float) - 1) / sizeof(float) + 1);

@@ -40,7 +40,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
-from .limits import check_timeout
+from .limits import MAX_BLOCK_DIM, block_fits, check_timeout
 from .reference import check_shapes
 from .source import KernelSource
 
@@ -206,6 +206,9 @@ def _check_launch(source: KernelSource) -> None:
     if source.threads > MAX_THREADS_PER_BLOCK:
         raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
                          f"(at most {MAX_THREADS_PER_BLOCK})")
+    if not block_fits(source.block):
+        raise InvalidInputError(f"emulator refuses a block of {'x'.join(map(str, source.block))} "
+                                f"threads (CUDA's limit: {'x'.join(map(str, MAX_BLOCK_DIM))})")
     total = source.threads * source.blocks
     if total > MAX_TOTAL_THREADS:
         raise InvalidInputError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "

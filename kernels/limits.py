@@ -6,7 +6,9 @@ every user imports them: :func:`kernels.config.check_config` (one config),
 :mod:`search.table1` (the CP-SAT model), :mod:`search.conv_space` (thread tables) and
 :mod:`kernels.analytic` (features, occupancy). Functions take numbers or numpy arrays.
 
-* CUDA grids may have at most :data:`GRID_YZ_LIMIT` blocks along y and z;
+* CUDA grids may have at most :data:`GRID_YZ_LIMIT` blocks along y and z, and a block
+  at most :data:`MAX_BLOCK_DIM` threads along x, y and z (z: 64 on every compute
+  capability, however few threads the block has);
 * a thread may hold at most :data:`MAX_ACCUMULATORS_PER_THREAD` register words
   (accumulators, Winograd temporaries): ptxas caps a thread at 255 registers and the
   rest are needed for indices, pointers and operands;
@@ -28,6 +30,8 @@ True
 6
 >>> grid_fits((10, 70000, 1))
 False
+>>> bool(block_fits((1, 1, 80)))
+False
 """
 
 from __future__ import annotations
@@ -37,11 +41,13 @@ import numpy as np
 from iobound.limits import check_number
 
 __all__ = ["GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
-           "MAX_REGISTERS_PER_THREAD", "thread_registers", "fits_register_file", "grid_fits",
-           "resident_blocks_per_sm", "check_timeout"]
+           "MAX_REGISTERS_PER_THREAD", "MAX_BLOCK_DIM", "thread_registers", "fits_register_file",
+           "grid_fits", "block_fits", "resident_blocks_per_sm", "check_timeout"]
 
 #: Most blocks a CUDA grid may have along y and along z.
 GRID_YZ_LIMIT = 65535
+#: Most threads a CUDA block may have along x, y and z (every compute capability).
+MAX_BLOCK_DIM = (1024, 1024, 64)
 #: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
 MAX_ACCUMULATORS_PER_THREAD = 128
 #: Registers a thread needs besides its accumulators (indices, pointers, operands);
@@ -77,6 +83,12 @@ def grid_fits(grid: tuple[int, int, int]) -> bool:
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"grid must be a triple (x, y, z), got {grid!r:.60}")
     return grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
+
+
+def block_fits(block):
+    """Whether a block (x, y, z), or an ``(m, 3)`` array of them, respects
+    :data:`MAX_BLOCK_DIM` along each axis (the total is the device's to check)."""
+    return np.all(np.asarray(block) <= np.asarray(MAX_BLOCK_DIM), axis=-1)
 
 
 def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np.ndarray:

@@ -23,6 +23,8 @@ Examples
 {'tx': 4, 'ty': 2, 'tz': 16}
 >>> default_thread_block({"x": 7, "y": 1, "z": 3}, "direct")
 {'tx': 7, 'ty': 1, 'tz': 3}
+>>> default_thread_block({"x": 1, "y": 1, "z": 128}, "direct")
+{'tx': 1, 'ty': 1, 'tz': 64}
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from typing import Mapping
 
 from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
+
+from .limits import MAX_BLOCK_DIM
 
 __all__ = ["DEFAULT_MAX_THREADS", "THREAD_KEYS", "default_thread_block"]
 
@@ -64,7 +68,7 @@ def default_thread_block(tiles: Mapping[str, int], algorithm: str | None = None)
     e = int(tiles["e"]) if "e" in needed else 1
     spans = (-(-int(tiles["x"]) // e), -(-int(tiles["y"]) // e), int(tiles["z"]))
     block, room = {}, DEFAULT_MAX_THREADS
-    for key, span in zip(THREAD_KEYS, spans):
-        block[key] = _largest_divisor_at_most(span, room)
+    for key, span, axis_cap in zip(THREAD_KEYS, spans, MAX_BLOCK_DIM):
+        block[key] = _largest_divisor_at_most(span, min(room, axis_cap))
         room //= block[key]
     return block

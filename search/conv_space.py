@@ -50,7 +50,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
-from kernels.limits import fits_register_file
+from kernels.limits import block_fits, fits_register_file
 from search.option_checks import check_type
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
@@ -83,7 +83,7 @@ def thread_table(axes: tuple[int, int, int], reg_words: int, dom: Domain) -> np.
     grid = np.stack(np.meshgrid(tx, ty, tz, indexing="ij"), axis=-1).reshape(-1, 3)
     threads = grid.prod(axis=1)
     per_thread = -(-reg_words // threads)
-    ok = ((threads <= dom.max_threads) & (per_thread <= dom.max_regs)
+    ok = ((threads <= dom.max_threads) & block_fits(grid) & (per_thread <= dom.max_regs)
           & fits_register_file(per_thread, threads, dom.algorithm, dom.regs_per_sm))
     return grid[ok]
 
@@ -129,6 +129,10 @@ class ConvSpace(Space):
                           dtype=np.int64)
         self.unpruned_size = int(counts.sum())
         self.pruned_size = int(counts[sols.table1].sum())
+        # tiles with at least one thread block: CP-SAT's tile model is looser than the
+        # per-thread rules (register file, threads splitting the tile's axes)
+        self._tiles_with_threads = {"unpruned": int((counts > 0).sum()),
+                                    "pruned": int(((counts > 0) & sols.table1).sum())}
         self.ratio = self.pruned_size / self.unpruned_size if self.unpruned_size else 0.0
         keep = (sols.table1 if pruned else np.ones(len(counts), bool)) & (counts > 0)
         self._rows = sols.rows[keep]
@@ -298,6 +302,5 @@ class ConvSpace(Space):
             "ratio": self.ratio, "params": list(self.params),
             "values": {p: self.values(p) for p in self.params},
             "reuse_R": dom.reuse, "S_b_words": dom.s_b_words,
-            "tile_combinations": {"unpruned": int(len(self.tile_solutions.rows)),
-                                  "pruned": int(self.tile_solutions.table1.sum())},
+            "tile_combinations": dict(self._tiles_with_threads),
         }

@@ -59,7 +59,7 @@ from iobound.algorithms import ALGORITHMS, algorithm_name
 from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
-from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, REGISTER_OVERHEAD
+from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, REGISTER_OVERHEAD
 from search.interrupts import solve_stoppable
 
 from .domain_families import cp_product, divisors, domain_family  # divisors: re-exported
@@ -244,8 +244,10 @@ def full_model(dom: Domain, pruned: bool) -> tuple[cp_model.CpModel, list[cp_mod
     m, v = tm.model, dict(tm.vars)
     big = 1 << 40
     parents = domain_family(dom.algorithm).thread_parents(m, v)
+    axis_caps = dict(zip(("tx", "ty", "tz"), MAX_BLOCK_DIM))
     for t, parent in parents.items():
         v[t] = _var(m, dom.values[t], t)
+        m.Add(v[t] <= axis_caps[t])  # CUDA's per-axis block limit
         q = m.NewIntVar(1, big, f"{t}_q")
         m.AddMultiplicationEquality(parent, [v[t], q])  # t divides its tile
     txy = cp_product(m, v["tx"], v["ty"], "txy", big)
