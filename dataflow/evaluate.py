@@ -118,6 +118,10 @@ class DataflowReport:
     order : str
         Direct: the operand kept on chip (``output``, ``weight``, ``input``); Winograd: the
         footprint model (``paper``, ``accumulate``).
+    padding_only_outputs : int
+        Outputs whose window lies wholly in the padding: constants, no vertex of the DAG
+        the bounds are proven for, so the bound leaves them out while the dataflow (like
+        any kernel) stores them (:attr:`io`); 0 for every preset layer.
     """
 
     layer: ConvLayer
@@ -137,6 +141,11 @@ class DataflowReport:
     optimality: OptimalityCondition
     continuous: ContinuousOptimum
     order: str = "output"
+
+    @property
+    def padding_only_outputs(self) -> int:
+        from iobound.vertex_counts import direct_counts  # the outputs a product reaches
+        return self.layer.output_size - direct_counts(self.layer).outputs
 
     def to_dict(self) -> dict:
         """JSON-ready; the keys of ``iobound dataflow --json``."""
@@ -159,6 +168,7 @@ class DataflowReport:
             "lower_bound_fast_memory_words": bound_fast_memory(self.block_memory_words),
             # a layer whose windows all lie in the padding has bound 0: ratio undefined
             "ratio_to_bound": self.ratio_to_bound if math.isfinite(self.ratio_to_bound) else None,
+            "padding_only_outputs": self.padding_only_outputs,
             "footprint_words": self.footprint.total,
             "footprint": self.footprint.to_dict(),
             "optimality_condition": self.optimality.to_dict(),

@@ -120,6 +120,9 @@ def _table(rep) -> str:
                                f"(tol {cond['tolerance']:g}); vs the dataflow's own "
                                f"R_df={cond['dataflow_reuse']:g}: gap {cond['dataflow_gap']:+.3f}"),
     ]
+    if d["padding_only_outputs"]:
+        rows.append(("note", f"{d['padding_only_outputs']:,} outputs see only padding: constants, "
+                             f"stored by the dataflow, not vertices of the DAG the bound is for"))
     return format_rows(rows)
 
 
