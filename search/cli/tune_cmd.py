@@ -108,6 +108,8 @@ def _settings(args, kind: str):
     if args.tune_repeats and not args.network:
         raise InvalidInputError("--tune-repeats needs --network NAME (the layers of one run that "
                                 "share a shape)")
+    if getattr(args, "parallel_layers", None) is not None and not args.network:
+        raise InvalidInputError("--parallel-layers needs --network NAME (the layers tuned at once)")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     resolve_zero_shot(args)  # and the --strategy / --budget defaults
     options = zero_shot_options(args, options)
@@ -121,7 +123,7 @@ def _settings(args, kind: str):
 
 def _layers(args):
     """The layers of ``--layer`` or ``--network`` (for Winograd, those its kernel computes:
-    stride 1, square, ungrouped)."""
+    stride 1, square, ungrouped), and ``[{"layer", "reason"}]`` of the network's others."""
     from iobound.algorithms import get_algorithm
     from kernels.families import kernel_family
     from iobound.layer_spec import parse_layer_spec
@@ -138,7 +140,7 @@ def _layers(args):
     if not layers:
         raise InvalidInputError(f"{kernel.name.capitalize()} does not apply to "
                                 + ", ".join(l.name for l in skipped))
-    return layers
+    return layers, [{"layer": l.name, "reason": kernel.problem(l)} for l in skipped]
 
 
 # -- run --------------------------------------------------------------------------------
@@ -165,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
 
     from .tune_network import check_network_json
     check_network_json(args)
-    layers = _layers(args)
+    layers, skipped = _layers(args)
     check_network_json(args, layers, settings)  # and not a layer's own file
     device, dev_note = _device(args, kind)
     jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
@@ -173,13 +175,17 @@ def run(args: argparse.Namespace) -> int:
     check_zero_shot_resume(args, [job.settings.resume for job in jobs])
     if notice and not args.json:
         print_notice(notice)
+    if skipped and not args.json:
+        print_notice(f"{len(skipped)} of the {len(layers) + len(skipped)} layers of {args.network} "
+                     f"left out ({args.algorithm} does not compute them): "
+                     + ", ".join(s["layer"] for s in skipped))
     if not args.json:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
     many = len(jobs) > 1
     reports = run_layers(jobs, None if args.json else printer(args, many, jobs))
     try:
-        return _finish(args, jobs, reports, device, kind, notice)
+        return _finish(args, jobs, reports, device, kind, notice, skipped)
     except KeyboardInterrupt as exc:  # every layer is tuned and stored: say so, and where
         if isinstance(exc, Interrupted):
             raise
@@ -187,8 +193,9 @@ def run(args: argparse.Namespace) -> int:
         raise interrupted_run(jobs, reports, {}) from None
 
 
-def _finish(args, jobs, reports, device, kind: str, notice) -> int:
-    """After every layer ran: the ``--json`` output, the network table; the exit code."""
+def _finish(args, jobs, reports, device, kind: str, notice, skipped=()) -> int:
+    """After every layer ran: the ``--json`` output, the network table; the exit code.
+    ``skipped``: the network's layers the algorithm does not compute (name, reason)."""
     from .tune_network import finish_network
 
     many = len(jobs) > 1
@@ -197,10 +204,12 @@ def _finish(args, jobs, reports, device, kind: str, notice) -> int:
             "network": args.network, "strategy": args.strategy,
             "evaluations": sum(r.evaluations for r in reports),
             "layers": [r.to_dict() for r in reports]}
+        if args.network:
+            payload["skipped"] = list(skipped)
         payload["measure"] = kind
         if notice:
             payload["notice"] = notice
         print(json.dumps(payload, default=str))
     if many:
-        finish_network(args, jobs, reports, device, kind)
+        finish_network(args, jobs, reports, device, kind, skipped)
     return 0 if all(r.result.best is not None for r in reports) else 1

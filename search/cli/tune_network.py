@@ -52,23 +52,24 @@ def check_network_json(args, layers=(), settings=None) -> None:
                           *per_layer])
 
 
-def _table(args, jobs, reports, device, kind: str) -> dict:
+def _table(args, jobs, reports, device, kind: str, skipped=()) -> dict:
     from search.session.network import network_table
     ex = jobs[0].settings.executor
     return network_table(reports, [j.settings.log or j.settings.resume for j in jobs],
                          network=args.network, device=device.name, measure=kind,
                          algorithm=args.algorithm, strategy=args.strategy, budget=args.budget,
                          seed=args.seed, executor=ex.executor if ex else None,
-                         workers=ex.workers if ex else None)
+                         workers=ex.workers if ex else None, skipped=list(skipped))
 
 
-def write_network_json(path: str, args, jobs, reports, device, kind: str) -> None:
+def write_network_json(path: str, args, jobs, reports, device, kind: str, skipped=()) -> None:
     """Write the table, atomically (:func:`search.outputs.write_atomic`: an existing file
     stays as it was until the new one is complete); a failed write is an
     OutputWriteError (the logs keep everything)."""
     from search.session.files import OutputWriteError
     from search.outputs import write_atomic
-    text = json.dumps(_table(args, jobs, reports, device, kind), indent=1, default=str) + "\n"
+    text = json.dumps(_table(args, jobs, reports, device, kind, skipped), indent=1,
+                      default=str) + "\n"
     try:  # whole or not at all: a kill or a full disk never leaves a cut-off table
         write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
@@ -76,17 +77,18 @@ def write_network_json(path: str, args, jobs, reports, device, kind: str) -> Non
                                "every layer's measurements are kept in its log") from None
 
 
-def finish_network(args, jobs, reports, device, kind: str) -> None:
-    """After a network run: the table printed (unless ``--json``), and ``--network-json``."""
+def finish_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
+    """After a network run: the table printed (unless ``--json``), and ``--network-json``;
+    ``skipped`` (``[{"layer", "reason"}]``) the network's layers the algorithm leaves out."""
     if not args.json:
-        print_network(args, jobs, reports, device, kind)
+        print_network(args, jobs, reports, device, kind, skipped)
     if args.network_json:
-        write_network_json(args.network_json, args, jobs, reports, device, kind)
+        write_network_json(args.network_json, args, jobs, reports, device, kind, skipped)
 
 
-def print_network(args, jobs, reports, device, kind: str) -> None:
+def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
     """The table, one line per layer (``*``: an analytic estimate; ``w``: emulated words)."""
-    table = _table(args, jobs, reports, device, kind)
+    table = _table(args, jobs, reports, device, kind, skipped)
     print(f"{'layer':<26} {'best':>10} {'evals':>5} {'bound (words)':>14} {'io/bound':>8}  kernel")
     for row in table["layers"]:
         best = "-"
@@ -99,13 +101,16 @@ def print_network(args, jobs, reports, device, kind: str) -> None:
         print(f"{row['layer']:<26} {best:>10} {row['evaluations']:>5} {bound:>14} {ratio:>8}  "
               f"{row['kernel'] or '-'}{same}")
     repeated = sum(row["same_as"] is not None for row in table["layers"])
-    print(f"{table['tuned']} of {len(table['layers'])} layers tuned; "
+    left_out = (f" ({len(skipped)} more left out: {args.algorithm} does not compute them)"
+                if skipped else "")
+    print(f"{table['tuned']} of {len(table['layers'])} layers tuned{left_out}; "
           f"{table['evaluations']} evaluations"
           + (f"; {repeated} with the shape of an earlier layer took its result "
              f"(--tune-repeats to tune them too)" if repeated else ""))
     if table["total_time_ms"] is not None:
         kind = "estimated (analytic model)" if table["estimate"] else "measured"
-        print(f"every layer's best, one after another: {table['total_time_ms']:.4g} ms, {kind}")
+        whose = "every tuned layer's best" if skipped else "every layer's best"
+        print(f"{whose}, one after another: {table['total_time_ms']:.4g} ms, {kind}")
 
 
 class NetworkPrinter(Observer):
