@@ -13,7 +13,7 @@ Examples
 --------
 >>> check_int("cin", 64, CHANNELS)
 64
->>> check_int("cin", 10**30, CHANNELS)
+>>> check_int("cin", 10**30, CHANNELS)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 iobound.errors.InvalidInputError: cin=1000000000000000000000000000000 is above the limit 65536 (channels: ...)

@@ -11,7 +11,7 @@ Examples
 ...     _ = t.add([Measurement(Workload("k", [8], ("x",)), "v100", "nvcc",
 ...                            MeasureRecord.ok({"x": x}, time_ms=1.0), source="old.json")
 ...                for x in (1, 2)])
->>> main(["history", "remove", "--db", db, "--source", "old.json"])  # doctest: +NORMALIZE_WHITESPACE
+>>> main(["history", "remove", "--db", db, "--source", "old.json"])  # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
 removed 2 measurements:
 workload  device  toolchain  source    measurements
 k [8]     v100    nvcc       old.json             2
