@@ -39,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ from .kt_json import read_tuning_json
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
 __all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "named", "load_cache",
-           "cache_key", "value_key",
+           "cache_key", "value_key", "key_names",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
 #: Kernel Tuner failure string -> our status.
@@ -236,8 +237,31 @@ def _tune_params(raw: dict, where: str) -> dict:
     return out
 
 
-def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: str) -> dict:
-    """The cache entry ``key`` checked: parameters present and plain, time classified."""
+def key_names(key: str, config_key: str) -> bool:
+    """Whether the cache key ``key`` names the configuration whose :func:`cache_key` is
+    ``config_key``: equal part by part (comma-separated), two parts that are numbers
+    within a relative 1e-6 (Kernel Tuner may print a float32 value short: key ``0.1`` for
+    the value 0.10000000149011612).
+
+    >>> key_names("0.1,8", "0.10000000149011612,8"), key_names("1,1", "3,2")
+    (True, False)
+    """
+    a, b = key.split(","), config_key.split(",")
+    return len(a) == len(b) and all(x == y or _close(x, y) for x, y in zip(a, b))
+
+
+def _close(x: str, y: str) -> bool:
+    try:
+        fx, fy = float(x), float(y)
+    except ValueError:
+        return False
+    return math.isfinite(fx) and math.isfinite(fy) and math.isclose(fx, fy, rel_tol=1e-6)
+
+
+def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: str,
+           check_key: bool = True) -> dict:
+    """The cache entry ``key`` checked: parameters present and plain, ``key`` naming them
+    (:func:`key_names`; unless not ``check_key``), time classified."""
     if not isinstance(key, str) or not isinstance(entry, dict):
         raise InvalidInputError(f"{where}: cache entry {str(key)[:40]!r} is not an object")
     if not all(k in entry for k in keys):  # parameters only in the key: recover them
@@ -252,6 +276,10 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         if not is_param_value(entry[k]):
             raise InvalidInputError(f"{where}: cache entry {key[:40]!r}: parameter {k!r} has a "
                                     f"value that is not a number, string or flat list")
+    if check_key and not key_names(key, cache_key(entry, keys)):
+        config = json.dumps({k: entry[k] for k in keys})
+        raise InvalidInputError(f"{where}: cache entry {key[:40]!r} holds the parameter values "
+                                f"{config[:120]}, which the key does not name")
     t = entry.get("time")
     if as_time(t) is not None and t >= LEGACY_FAILURE_MS:
         entry = {**entry, "time": STATUS_FAILURE[Status.RUNTIME_ERROR],
@@ -271,21 +299,25 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
 def load_cache(path: str | os.PathLike) -> KtCache:
     """Read a Kernel Tuner cache file (``.json`` or ``.json.gz``).
 
-    Entries whose ``time`` is neither a failure string nor a positive finite number
-    are kept as ``invalid`` (``time`` "InvalidConfig", the reason in
+    Each entry's key must name its parameter values (:func:`key_names`), and no
+    configuration may be recorded twice (values compared by :func:`value_key`, as the
+    replayed space does). Entries whose ``time`` is neither a failure string nor a
+    positive finite number are kept as ``invalid`` (``time`` "InvalidConfig", the reason in
     ``invalid_reason``) and counted in :attr:`KtCache.bad_times`.
 
     Raises
     ------
     InvalidInputError
         Naming the file (and the entry) when it is not a cache file: missing, not JSON,
-        truncated gzip, bad encoding, wrong shapes or types, missing ``tune_params`` or
-        ``cache``.
+        truncated gzip, bad encoding, too large, wrong shapes or types, missing
+        ``tune_params`` or ``cache``, a key naming other values than its entry's, a
+        configuration recorded twice.
     """
     path = Path(path)
     where = f"cache file {str(path)!r}"
     raw = read_tuning_json(path)
-    if is_t4_results(raw):
+    t4 = is_t4_results(raw)  # its cache keys are ours (as_cache_dict), not the file's
+    if t4:
         raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
     elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
         raise NoMeasurementsError(f"{where} is a T4 metadata file (the machine and software, no "
@@ -300,7 +332,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     keys = list(tune_params)
     if not isinstance(raw["cache"], dict):
         raise InvalidInputError(f"{where}: 'cache' must be an object of entries")
-    entries = [_entry(key, entry, keys, tune_params, where) for key, entry in raw["cache"].items()]
+    entries = [_entry(key, entry, keys, tune_params, where, check_key=not t4)
+               for key, entry in raw["cache"].items()]
+    _check_once(list(raw["cache"]), entries, keys, where)
     bad = sum(1 for e in entries if "invalid_reason" in e)
     meta = {k: v for k, v in raw.items() if k not in
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
@@ -311,6 +345,19 @@ def load_cache(path: str | os.PathLike) -> KtCache:
                    problem_size=raw.get("problem_size"),
                    objective=_text(raw.get("objective"), "time"),
                    path=str(path), meta=meta, bad_times=bad)
+
+
+def _check_once(names: Sequence[str], entries: Sequence[dict], keys: Sequence[str],
+                where: str) -> None:
+    """Refuse a configuration recorded twice (values compared by :func:`value_key`)."""
+    first: dict[tuple, str] = {}
+    for name, entry in zip(names, entries):
+        config = tuple(value_key(entry[k]) for k in keys)
+        if config in first:
+            shown = json.dumps({k: entry[k] for k in keys})[:120]
+            raise InvalidInputError(f"{where} records the configuration {shown} twice (cache "
+                                    f"keys {first[config][:40]!r} and {name[:40]!r})")
+        first[config] = name
 
 
 def _text(value: Any, default: str) -> str:

@@ -109,8 +109,19 @@ def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
-    """Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
-    atomically (:func:`search.outputs.write_atomic`)."""
+    r"""Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
+    atomically (:func:`search.outputs.write_atomic`).
+
+    ``cache`` is the last key and the file ends with ``}\n}``: Kernel Tuner's
+    ``read_cache`` takes any other ending for a cache left open and appends the closing
+    braces itself (a file with other fields after ``cache`` is then not JSON).
+
+    >>> import tempfile
+    >>> p = write_cache(os.path.join(tempfile.mkdtemp(), "c.json"), KtCache(
+    ...     {"a": [1]}, [{"a": 1, "time": 1.0}], meta={"toolchain": "nvcc"}))
+    >>> text = p.read_text(); list(json.loads(text))[-1], text[-3:]
+    ('cache', '}\n}')
+    """
     path = Path(path)
     keys = list(cache.keys)
     raw = {
@@ -118,11 +129,11 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
         "problem_size": cache.problem_size, "tune_params_keys": keys,
         "tune_params": {k: list(v) for k, v in cache.tune_params.items()},
         "objective": cache.objective,
-        "cache": _keyed(cache.entries, keys),
     }
-    raw.update((k, v) for k, v in cache.meta.items() if k not in raw)
-    try:
-        data = json.dumps(raw, allow_nan=False).encode()  # a NaN would make it unreadable JSON
+    raw.update((k, v) for k, v in cache.meta.items() if k not in raw and k != "cache")
+    raw["cache"] = _keyed(cache.entries, keys)  # last: see above
+    try:  # a NaN would make it unreadable JSON
+        data = (json.dumps(raw, allow_nan=False)[:-1] + "\n}").encode()
     except ValueError:
         raise InvalidInputError(f"cannot write the cache file {str(path)!r}: it holds NaN or "
                                 f"Infinity, which JSON cannot represent") from None

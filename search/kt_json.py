@@ -1,7 +1,8 @@
 """The JSON of a tuning file (a Kernel Tuner cache or T4 results file), gzipped or not.
 
 One :class:`~iobound.errors.InvalidInputError` naming the file for any damage (missing,
-bad gzip, bad encoding, not JSON, nested too deeply); a cache Kernel Tuner left open
+bad gzip, bad encoding, not JSON, nested too deeply, too large: more text than
+:data:`iobound.limits.TUNING_FILE_CHARS`, gunzipped, or more than memory holds); a cache Kernel Tuner left open
 while tuning is read closed, as Kernel Tuner reads it. What the JSON must hold is
 :func:`search.kt_cache.load_cache`'s to check.
 """
@@ -15,9 +16,12 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 __all__ = ["read_tuning_json"]
+
+_CHUNK = 1 << 24  # characters read at a time
 
 
 def _open(path: Path):
@@ -26,8 +30,24 @@ def _open(path: Path):
     return open(path, encoding="utf-8")
 
 
+def _text(fh, path: Path) -> str:
+    """All of ``fh``'s text, read in chunks; refused once past the limit (module doc), so a
+    small .json.gz that unpacks to gigabytes is never held whole."""
+    limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
+    parts, size = [], 0
+    while part := fh.read(min(_CHUNK, limit + 1 - size)):
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            raise InvalidInputError(f"cache file {str(path)!r} is too large: more than {limit} "
+                                    f"characters of JSON (gunzipped; "
+                                    f"iobound.limits.TUNING_FILE_CHARS)")
+    return "".join(parts)
+
+
 def read_tuning_json(path: str | os.PathLike) -> Any:
-    r"""The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage.
+    r"""The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage
+    (module doc).
 
     A cache Kernel Tuner left open (it appends each entry while tuning and closes the
     object at the end: a run interrupted or still going) is read as Kernel Tuner reads
@@ -44,7 +64,7 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
         raise InvalidInputError(f"cache file {str(path)!r} does not exist or is not a file")
     try:
         with _open(path) as fh:
-            text = fh.read()
+            text = _text(fh, path)
         if not text.strip():
             raise InvalidInputError(f"cache file {str(path)!r} is empty")
         try:
@@ -58,6 +78,9 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
         raise
     except RecursionError:
         raise InvalidInputError(f"cache file {str(path)!r} is nested too deeply") from None
+    except MemoryError:
+        raise InvalidInputError(f"cache file {str(path)!r} is too large to read into "
+                                f"memory") from None
     except (OSError, EOFError, zlib.error, ValueError) as exc:  # bad gzip, JSON, encoding
         msg = " ".join(str(exc).split())[:120]
         raise InvalidInputError(f"cache file {str(path)!r} is not a Kernel Tuner cache file: "

@@ -12,14 +12,20 @@ alike. The device is in the T4 *metadata* file Kernel Tuner writes beside it
 ``_metadata``) whose GPUs all have one name, :func:`metadata_device` gives it; else the
 device stays empty, and ``history import`` takes ``--device`` or the file's name.
 
-=================  ===========================
-T4 ``invalidity``  Kernel Tuner cache ``time``
-=================  ===========================
-``correct``        the ``time`` measurement (ms)
+=================  ===========================================================
+T4 ``invalidity``  Kernel Tuner cache ``time`` (and our ``status``)
+=================  ===========================================================
+``correct``        the ``time`` measurement in ms (its ``unit``: s, ms, us or ns;
+                   ``""`` or none is ms, as Kernel Tuner writes it)
 ``compile``        ``CompilationFailedConfig``
 ``runtime``        ``RuntimeFailedConfig``
+``timeout``        ``RuntimeFailedConfig``, status ``timeout``
+``correctness``    ``RuntimeFailedConfig``, status ``wrong_result``
 ``constraints``    ``InvalidConfig``
-=================  ===========================
+=================  ===========================================================
+
+Configurations are told apart by their values (``1`` and ``"1"`` are two, as in a
+replayed space: :func:`search.kt_cache.value_key`), not by how they print.
 
 Examples
 --------
@@ -36,18 +42,26 @@ True
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 from iobound.errors import InvalidInputError
+from kernels.status import Status
 
-__all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE", "metadata_file", "metadata_device",
-           "query_device"]
+__all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE", "T4_STATUS", "TIME_UNITS_MS",
+           "metadata_file", "metadata_device", "query_device"]
 
 #: T4 ``invalidity`` of a configuration that failed -> Kernel Tuner's failure string.
 T4_FAILURE = {"compile": "CompilationFailedConfig", "runtime": "RuntimeFailedConfig",
               "constraints": "InvalidConfig"}
+#: T4 ``invalidity`` Kernel Tuner has no failure string for -> our status: the entry is
+#: ``RuntimeFailedConfig`` with the status beside it, as our export writes it
+#: (:mod:`search.kt_cache`, "On export").
+T4_STATUS = {"timeout": Status.TIMEOUT, "correctness": Status.WRONG_RESULT}
+#: A time measurement's ``unit`` -> its factor to ms (Kernel Tuner writes "ms", or "").
+TIME_UNITS_MS = {"s": 1e3, "ms": 1.0, "": 1.0, "us": 1e-3, "ns": 1e-6}
 
 
 def is_t4_results(raw: Any) -> bool:
@@ -55,20 +69,31 @@ def is_t4_results(raw: Any) -> bool:
     return isinstance(raw, dict) and isinstance(raw.get("results"), list) and "cache" not in raw
 
 
-def _time(result: dict, objective: str, where: str, n: int) -> Any:
-    """A result's Kernel Tuner ``time``: the measured ``time`` (ms) or its failure string."""
+def _time(result: dict, objective: str, where: str, n: int) -> dict:
+    """A result's Kernel Tuner ``time`` (the measured ``time`` in ms, or its failure
+    string) and, where the string does not say it, our ``status`` (module table)."""
     bad = result.get("invalidity", "correct")
     if bad != "correct":
-        if bad not in T4_FAILURE:
+        if isinstance(bad, str) and bad in T4_STATUS:
+            return {"time": "RuntimeFailedConfig", "status": T4_STATUS[bad].value}
+        if not isinstance(bad, str) or bad not in T4_FAILURE:
             raise InvalidInputError(f"{where}: result {n} has invalidity {str(bad)[:40]!r}; "
-                                    f"expected correct, {', '.join(T4_FAILURE)}")
-        return T4_FAILURE[bad]
-    measured = {m.get("name"): m.get("value") for m in result.get("measurements") or []
-                if isinstance(m, dict)}
+                                    f"expected correct, {', '.join([*T4_FAILURE, *T4_STATUS])}")
+        return {"time": T4_FAILURE[bad]}
+    measured = {m.get("name"): m for m in result.get("measurements") or [] if isinstance(m, dict)}
     if "time" not in measured:
         raise InvalidInputError(f"{where}: result {n} has no 'time' measurement (objective "
                                 f"{objective!r}); replay and history need times")
-    return measured["time"]
+    value, unit = measured["time"].get("value"), measured["time"].get("unit", "")
+    if not isinstance(unit, str) or unit not in TIME_UNITS_MS:
+        raise InvalidInputError(f"{where}: result {n} has a time in unit {str(unit)[:40]!r}; "
+                                f"expected one of {', '.join(repr(u) for u in TIME_UNITS_MS)}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and unit not in ("ms", ""):
+        try:  # anything else: load_cache classifies it
+            value = value * TIME_UNITS_MS[unit]
+        except OverflowError:  # an integer past float range: no time either
+            value = float("inf")
+    return {"time": value}
 
 
 def _values(seen: list) -> list:
@@ -80,10 +105,19 @@ def _values(seen: list) -> list:
 
 def as_cache_dict(raw: dict, where: str) -> dict:
     """The Kernel Tuner cache dict of the T4 results ``raw`` (see the module doc); the first
-    result of a configuration that appears twice is kept."""
+    result of a configuration that appears twice is kept. A configuration's cache key is
+    Kernel Tuner's (its values joined by commas), or its values as a JSON list when an
+    earlier configuration's key prints alike (``{"a": 1}``, ``{"a": "1"}``: keys ``1``
+    and ``["1"]``); :func:`search.kt_cache.load_cache` checks no T4 key.
+
+    >>> r = [{"configuration": {"a": v}, "invalidity": "constraints"} for v in (1, "1", 1.0)]
+    >>> list(as_cache_dict({"results": r}, "f.json")["cache"])
+    ['1', '["1"]']
+    """
+    from .kt_cache import is_param_value, value_key  # kt_cache imports this module
     keys: list[str] = []
     seen: dict[str, list] = {}
-    cache: dict[str, dict] = {}
+    cache: dict[tuple, dict] = {}
     objective = "time"
     for n, result in enumerate(raw["results"]):
         config = result.get("configuration") if isinstance(result, dict) else None
@@ -99,14 +133,26 @@ def as_cache_dict(raw: dict, where: str) -> dict:
         for k in keys:
             if config[k] not in seen[k]:
                 seen[k].append(config[k])
-        key = ",".join(str(config[k]) for k in keys)
-        cache.setdefault(key, {**{k: config[k] for k in keys},
-                               "time": _time(result, objective, where, n)})
+        entry = {**{k: config[k] for k in keys}, **_time(result, objective, where, n)}
+        # 1 and 1.0 one configuration, 1 and "1" two; a value that is no parameter value
+        # (load_cache refuses it) by its JSON
+        same = tuple(value_key(v) if is_param_value(v) else json.dumps(v, sort_keys=True)
+                     for v in (config[k] for k in keys))
+        cache.setdefault(same, entry)
+    out: dict[str, dict] = {}
+    for e in cache.values():
+        key = ",".join(str(e[k]) for k in keys)  # Kernel Tuner's
+        if key in out:  # an earlier configuration's prints alike
+            key = json.dumps([e[k] for k in keys])
+        while key in out:  # so does the JSON (a string value spelling it): keep both
+            key += " "
+        out[key] = e
     if not keys:
         raise InvalidInputError(f"{where}: a T4 results file with no results")
     return {"device_name": "", "kernel_name": "", "problem_size": None, "objective": objective,
             "tune_params_keys": keys, "tune_params": {k: _values(seen[k]) for k in keys},
-            "cache": cache, "t4_schema_version": raw.get("schema_version")}
+            "cache": out,
+            "t4_schema_version": raw.get("schema_version")}
 
 
 def metadata_file(results_path: str | os.PathLike) -> Path | None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from iobound.errors import InvalidInputError
 
+from ..db.file_import import check_problem
 from ..db.model import check_device_name
 from ..interrupts import Interrupted
 from .files import check_history, check_log_paths, check_outputs, log_and_resume
@@ -59,11 +60,12 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     check_zero_shot_db(settings)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
-    if space.cache.device:  # refused now, not when the run's measurements are stored
-        try:
+    try:  # refused now, not when the run's measurements are stored (or logged)
+        if space.cache.device:
             check_device_name(space.cache.device)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"--measure replay:{file}: {exc}") from None
+        check_problem(space.cache.problem_size, "problem_size")
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"--measure replay:{file}: {exc}") from None
     check_history(settings.history)
     # the problem size too: a log imported elsewhere needs no replayed file to name its workload
     header = {"replay": file, "device": space.cache.device,

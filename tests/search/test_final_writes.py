@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 
 from search.cli.main import main
 from search.records import read_log
@@ -84,20 +85,38 @@ def test_history_that_went_bad_during_the_run_keeps_the_log(capsys, tmp_path, sy
     assert out.is_file() and len(read_log(log).entries) == 8
 
 
-def test_history_refusing_the_records_keeps_the_log(capsys, tmp_path):
-    """A recorded problem size holding NaN (which the database refuses as a workload's
-    identity): the history is not written, one line says why and where the log is, exit 1."""
-    import json
+def test_history_refusing_the_records_keeps_the_log(capsys, tmp_path, monkeypatch):
+    """The database refuses the records after the run (here: it raises as a file gone bad
+    would): the history is not written, one line says why and where the log is, exit 1."""
+    import sqlite3
 
+    from search.db.store import TuningDB
     from tests.search.conftest import synth_cache_dict
-    cache, log, db = tmp_path / "nan.json", tmp_path / "run.jsonl", tmp_path / "h.db"
-    cache.write_text(json.dumps({**synth_cache_dict(), "problem_size": [float("nan"), 64]}))
+
+    def refuse(self, *args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+    monkeypatch.setattr(TuningDB, "add", refuse)
+    cache, log, db = tmp_path / "c.json", tmp_path / "run.jsonl", tmp_path / "h.db"
+    cache.write_text(json.dumps(synth_cache_dict()))
     code = main(["tune", "--measure", f"replay:{cache}", "--budget", "4", "--log", str(log),
                  "--history", str(db)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith(f"iobound tune: error: could not write --history {db} (")
-    assert "NaN" in err[0] and f"kept in {log}" in err[0] and len(read_log(log).entries) == 4
+    assert "malformed" in err[0] and f"kept in {log}" in err[0] and len(read_log(log).entries) == 4
+
+
+def test_replay_problem_size_holding_nan_is_refused_before_the_run(capsys, tmp_path):
+    """A recorded problem size holding NaN (which the database refuses as a workload's
+    identity) is refused before anything is measured: one line, exit 2, no log."""
+    from tests.search.conftest import synth_cache_dict
+    cache, log = tmp_path / "nan.json", tmp_path / "run.jsonl"
+    cache.write_text(json.dumps({**synth_cache_dict(), "problem_size": [float("nan"), 64]}))
+    code = main(["tune", "--measure", f"replay:{cache}", "--budget", "4", "--log", str(log),
+                 "--history", str(tmp_path / "h.db")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "NaN" in err[0], err
+    assert not log.exists()
 
 
 def test_network_json_that_cannot_be_written_whole_leaves_the_old_table(tmp_path):

@@ -87,7 +87,7 @@ def test_truncated_gzip_names_the_file(tmp_path):
 def test_space_index_past_64_bits_is_refused(tmp_path):
     """A cache whose mixed-radix index would overflow int64 is refused, not wrapped."""
     raw = {"tune_params": {f"p{k}": list(range(100)) for k in range(12)},
-           "cache": {"x": {**{f"p{k}": 0 for k in range(12)}, "time": 1.0}}}
+           "cache": {",".join(["0"] * 12): {**{f"p{k}": 0 for k in range(12)}, "time": 1.0}}}
     with pytest.raises(InvalidInputError, match="64-bit"):
         ReplaySpace(_load(tmp_path, raw))
 
