@@ -46,7 +46,7 @@ from iobound.errors import InvalidInputError
 from .option_checks import INT64_LOW, check_count, check_flag, check_number
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
-           "training_rows", "source_caps"]
+           "model_rows", "training_rows", "source_caps"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 PAIR_METHODS = ("mean", "topk", "blend")
@@ -82,6 +82,10 @@ class XGBOptions:
     seeded by ``seed``) of the data: a Thompson-sampling draw of the model.
     The alternatives to the defaults were tried and not kept
     (``benchmarks/results/explorer_experiments.md``).
+
+    Refused at construction (InvalidInputError naming the field), as XGBoost would refuse
+    them mid-run: ``learning_rate`` or ``min_child_weight`` below 0, ``subsample`` or
+    ``colsample_bynode`` outside (0, 1], and any non-finite number.
     """
 
     objective: str = "rank"
@@ -107,9 +111,26 @@ class XGBOptions:
             check_count(name, getattr(self, name), low=1)
         for name in ("n_jobs", "auto_rank_min"):
             check_count(name, getattr(self, name), low=INT64_LOW)
-        for name in ("learning_rate", "subsample", "min_child_weight", "colsample_bynode"):
-            check_number(name, getattr(self, name))
+        for name in ("learning_rate", "min_child_weight"):  # XGBoost's ranges: [0, inf)
+            check_number(name, getattr(self, name), 0)
+        for name in ("subsample", "colsample_bynode"):  # fractions: (0, 1]
+            check_number(name, getattr(self, name), 0, 1, low_open=True)
         check_flag("bootstrap", self.bootstrap)
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def model_rows(X: np.ndarray) -> np.ndarray:
+    """``X`` as float rows XGBoost takes: values beyond float32 (``inf`` included) clipped
+    to +-float32 max, NaN kept (XGBoost's "missing"). XGBoost stores features as float32
+    and refuses an infinite one, so a knob value such as ``inf`` or ``2**200`` (or an
+    infinite analytic feature) would stop a run; clipped, it is the largest value, in order.
+
+    >>> model_rows([[np.inf, -1e300, np.nan, 2.0]]).tolist()
+    [[3.4028234663852886e+38, -3.4028234663852886e+38, nan, 2.0]]
+    """
+    return np.clip(np.asarray(X, dtype=float), -_F32_MAX, _F32_MAX)
 
 
 def make_targets(costs: np.ndarray) -> np.ndarray:
@@ -150,7 +171,8 @@ class XGBCostModel(CostModel):
         self._objective = self.options.objective
 
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
-        X = np.asarray(X, dtype=float)
+        """Train on ``X`` (:func:`model_rows`: values beyond float32 clipped) and costs."""
+        X = model_rows(X)
         y = make_targets(costs)
         if len(y) == 0:
             raise ValueError("cannot fit a cost model on no data")
@@ -197,7 +219,7 @@ class XGBCostModel(CostModel):
     def predict(self, X: np.ndarray) -> np.ndarray:
         if not self._fitted:
             raise RuntimeError("predict() before fit()")
-        X = np.asarray(X, dtype=float)
+        X = model_rows(X)  # as fit saw them
         if self._booster is None:
             return np.full(len(X), self._const)
         if self._objective == "reg":

@@ -43,7 +43,8 @@ from kernels.status import Status
 from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
+           "bad_time"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -167,7 +168,7 @@ def _entry(obj: dict, where: str) -> LogEntry:
     stamp = rec.get("timestamp", 0.0)
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) or not _finite(stamp):
         raise InvalidInputError(f"{where}: 'timestamp' must be a finite number")
-    bad = _bad_time(rec)
+    bad = bad_time(rec)
     if bad:
         record = MeasureRecord.failed(rec["config"], Status.INVALID, f"logged {bad}",
                                       extra={"logged_status": rec["status"]})
@@ -183,8 +184,9 @@ def _finite(number: int | float) -> bool:
         return False
 
 
-def _bad_time(rec: dict) -> str:
-    """Why ``rec``'s numbers cannot be a measurement ("" when they can)."""
+def bad_time(rec: dict) -> str:
+    """Why the logged record ``rec``'s numbers cannot be a measurement ("" when they can);
+    the rule of the log reader and of the tuner as records arrive."""
     costs = rec.get("costs") or []
     for c in costs:
         if as_time(c) is None:

@@ -27,7 +27,9 @@ Contract
 
 Examples
 --------
->>> import numpy as np
+>>> import math
+
+import numpy as np
 >>> s = GridSpace({"a": [1, 2, 3], "b": [0, 1]})
 >>> len(s), s.get(4), s.index({"a": 3, "b": 0})
 (6, {'a': 3, 'b': 0}, 4)
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -48,7 +51,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 from search.option_checks import INT64_LOW, check_count, shown
 
-__all__ = ["Space", "GridSpace", "knob_value", "sample_excluding"]
+__all__ = ["Space", "GridSpace", "knob_value", "numeric_knob", "sample_excluding"]
 
 
 def knob_value(value: Any, choices: Sequence[Any]) -> float:
@@ -63,11 +66,25 @@ def knob_value(value: Any, choices: Sequence[Any]) -> float:
     >>> [knob_value(v, [1, 2, "max"]) for v in (1, 2, "max")]
     [0.0, 1.0, 2.0]
     """
-    numeric = (int, float, np.integer, np.floating)
     choices = list(choices)
-    if isinstance(value, numeric) and all(isinstance(c, numeric) for c in choices):
-        return float(value)
+    if numeric_knob(value, choices):
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond float64: the largest value, in order
+            return math.inf if value > 0 else -math.inf
     return float(choices.index(value))
+
+
+def numeric_knob(value: Any, choices: Sequence[Any]) -> bool:
+    """Whether :func:`knob_value` takes ``value`` as the number it is (it and every choice
+    are numbers), not as its position in ``choices``; a value that is neither this nor one
+    of ``choices`` has no knob value.
+
+    >>> numeric_knob(3, [1, 2]), numeric_knob(3, [1, 2, "max"])
+    (True, False)
+    """
+    numeric = (int, float, np.integer, np.floating)
+    return isinstance(value, numeric) and all(isinstance(c, numeric) for c in choices)
 
 
 def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) -> list[int]:

@@ -6,7 +6,10 @@ values, one per config, in order. A failure is a record with a
 member of the space or cannot run). ``time_ms`` is the median of ``costs`` for a timed ``ok`` record and ``None``
 otherwise (and for measurers that do not time anything, e.g. ``emulate``, which give
 a ``surrogate_cost`` instead). ``estimate`` is true when the time comes from a model
-rather than a measurement.
+rather than a measurement. A record is built with any finite time, but only a positive
+one is a measurement: the tuner takes a record whose time, costs or surrogate cost are
+not positive finite numbers as ``invalid``, by the rule a log is read back with
+(:func:`search.records.read_log`), so that a run and its resume agree.
 
 Records serialise to plain JSON (:meth:`MeasureRecord.to_dict` /
 :meth:`MeasureRecord.from_dict`), the status as its string value; no pickle.
@@ -56,7 +59,9 @@ class MeasureRecord:
     costs : tuple of float
         Repeated timings in milliseconds (empty when nothing was timed).
     time_ms : float or None
-        The median of ``costs`` (or a model's estimate); ``None`` unless ``ok``.
+        The median of ``costs`` (or a model's estimate); ``None`` unless ``ok``. Finite
+        (checked here); a time of 0 or less is accepted here but is not a measurement
+        (module doc).
     error : str
         A message for failures (empty for ``ok``).
     estimate : bool

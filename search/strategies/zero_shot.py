@@ -63,21 +63,27 @@ class ZeroShotStrategy(Strategy):
     Options = ZeroShotStrategyOptions
 
     def __init__(self, space, options=None, rng=None):
-        from ..zero_shot import ZeroShotOptions
+        from iobound.errors import InvalidInputError
+
+        from ..zero_shot import ZeroShotOptions, rankable
         from ..zero_shot_order import zero_shot_ranking
         super().__init__(space, options, rng)
         self.records_used = 0
         self.reason = ""
         self.order = None
         o = self.options
+        zo = ZeroShotOptions(k=min(o.k, o.candidates or o.k), candidates=o.candidates,
+                             order=o.order)
         try:
-            zo = ZeroShotOptions(k=min(o.k, o.candidates or o.k), candidates=o.candidates,
-                                 order=o.order)
             ranked, scores, self.records_used, self.order = zero_shot_ranking(
                 space, o.history, zo, int(self.rng.integers(2**31 - 1)), o.target_problem)
             self._order = [int(i) for i in ranked]
             self._scores = np.asarray(scores, dtype=float)
-        except ValueError as exc:  # no record of the history is in this space
+        except InvalidInputError as exc:
+            # only "no record can train the model" (search.zero_shot.rankable) is the
+            # random fallback; any other error is a bug or bad input, and is raised
+            if rankable(space, o.history):
+                raise
             self.reason = str(exc)
             self._order = [int(i) for i in self.rng.permutation(len(space))]
             self._scores = None

@@ -65,7 +65,7 @@ import numpy as np
 
 from iobound import limits
 
-from ..cost_model import make_targets, source_caps, training_rows
+from ..cost_model import make_targets, model_rows, source_caps, training_rows
 from .picker import Picker
 from .prior_options import PriorOptions
 from .rows import rows_for
@@ -96,7 +96,7 @@ def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
     data = [(g.X[k], g.rel[k]) for g, k in zip(groups, keep)]
     X = np.vstack([x for x, _ in data])
     y = np.concatenate([-make_targets(t) for _, t in data])
-    d = xgb.DMatrix(X, label=y, nthread=1)
+    d = xgb.DMatrix(model_rows(X), label=y, nthread=1)
     d.set_group([len(t) for _, t in data])
     d.set_weight(np.array([g.weight for g in groups]))  # ranking: one weight per group
     params = {"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
@@ -137,7 +137,7 @@ class HistoryPrior:
             sampled = space.sample(o.max_candidates, np.random.default_rng(seed))
             cand = np.unique(np.concatenate([np.array(sampled, dtype=np.int64)]
                                             + [g.indices for g in groups]))
-        score = booster.inplace_predict(rows.space_rows(cand))
+        score = booster.inplace_predict(model_rows(rows.space_rows(cand)))
         ranking = cand[np.lexsort((cand, -score))]
         return cls(groups, ranking, sum(g.size for g in groups), o, (space, history, seed))
 

@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..space import knob_value
+from ..space import knob_value, numeric_knob
 from .layer_features import cross_layer_features, measurement_layer
 
 __all__ = ["SpaceRows", "LayerRows", "rows_for", "feature_row"]
@@ -36,21 +36,24 @@ __all__ = ["SpaceRows", "LayerRows", "rows_for", "feature_row"]
 
 def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None:
     """A configuration's row in ``space.feature_names()`` order, or None when a value is
-    unknown: knobs from ``config`` (numbers, or positions in the space's value list),
-    other columns from ``features``.
+    unknown: knobs from ``config`` (:func:`~search.space.knob_value`: a number as itself
+    when every value of the space's list is a number, else its position in the list; a
+    value that is neither is unknown), other columns from ``features``.
 
     Examples
     --------
     >>> from search.space import GridSpace
     >>> feature_row(GridSpace({"x": [1, 2]}), {"x": 7}, None).tolist()
     [7.0]
+    >>> feature_row(GridSpace({"x": [1, 2, "max"]}), {"x": 7}, None) is None
+    True
     """
     row = []
     params = set(space.params)
     for name in space.feature_names():
         if name in params:
             v, choices = config.get(name), space.values(name)
-            if not isinstance(v, (int, float)) and v not in choices:
+            if not numeric_knob(v, choices) and v not in choices:
                 return None
             row.append(knob_value(v, choices))  # the space's own rule (a bool is 0 or 1)
         elif features and isinstance(features.get(name), (int, float)):
