@@ -8,8 +8,14 @@ data and compares
 * the counted global loads and stores with the dataflow's exact I/O formula
   (``dataflow.direct.direct_io`` / ``dataflow.winograd.winograd_io``; grouped layers:
   ``groups`` times one group's, :func:`kernels.grouping.kernel_io`);
-* the counted total with the best I/O lower bound at the on-chip words the kernel
-  really uses (shared memory plus register words, :func:`kernels.config.onchip_words`).
+* the counted total with the best I/O lower bound at S = the on-chip words the kernel
+  really uses (shared memory plus register words, :func:`kernels.config.onchip_words`;
+  ``onchip_words``) + 2: blocks share nothing on chip, so the single-processor bound
+  holds at a block's words + 2 (:func:`iobound.multi_block.bound_fast_memory`;
+  ``lower_bound_fast_memory_words``).
+
+:func:`check_emulable` refuses, before anything is written or allocated, a kernel the
+emulator would refuse (its launch or the layer's tensors too large).
 
 :func:`emulator_check` does the first two on :func:`reduced_layer`, a small copy of a
 layer on which the configuration still fits (how a tuned winner is checked quickly).
@@ -40,14 +46,14 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .config import KernelConfig, _check_operands, check_config, onchip_words
-from .emulator import check_problem_size, emulate
+from .emulator import _check_launch, check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
 from .grouping import kernel_io
 from .reference import compare, conv2d_reference, random_problem
 
-__all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck", "reduced_layer",
-           "emulator_check"]
+__all__ = ["EmulationCheck", "expected_io", "check_emulable", "emulate_and_check", "ReducedCheck",
+           "reduced_layer", "emulator_check"]
 
 
 @dataclass(frozen=True)
@@ -64,10 +70,12 @@ class EmulationCheck:
     expected_loads: int      # the dataflow formula's input + weight loads
     expected_stores: int
     traffic_matches: bool
-    onchip_words: int
+    onchip_words: int        # a block's shared plus register words
     lower_bound: float | None
     above_lower_bound: bool
     seconds: float
+    #: the S the lower bound is taken at: ``onchip_words`` + 2 (None without the bound)
+    lower_bound_fast_memory_words: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,6 +85,15 @@ def expected_io(layer: ConvLayer, config: KernelConfig):
     """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
     times one group's, :func:`kernels.grouping.kernel_io`)."""
     return kernel_io(layer, config, config.tiling)
+
+
+def check_emulable(layer: ConvLayer, source) -> None:
+    """Raise :class:`~iobound.errors.InvalidInputError` when the emulator would refuse to
+    run ``source`` (a :class:`~kernels.source.KernelSource` of ``layer``): tensors past
+    :data:`iobound.limits.EMULATED_ELEMENTS`, or a launch past its thread limits. The
+    checks :func:`kernels.emulator.emulate` makes, made before anything is written."""
+    check_problem_size(layer)
+    _check_launch(source)
 
 
 def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
@@ -109,13 +126,14 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     expected_loads = io.input_loads + io.weight_loads
     matches = run.global_loads == expected_loads and run.global_stores == io.output_stores
     s_words = onchip_words(layer, config)
-    bound = None
+    bound = bound_s = None
     above = True
     if with_bound:
         from iobound.multi_block import bound_fast_memory
         from iobound.report import best_lower_bound
         # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/multi_block)
-        bound = float(best_lower_bound(layer, bound_fast_memory(s_words), config.algorithm,
+        bound_s = bound_fast_memory(s_words)
+        bound = float(best_lower_bound(layer, bound_s, config.algorithm,
                                        getattr(config, "e", None)))
         above = run.global_loads + run.global_stores >= bound
     return EmulationCheck(
@@ -123,7 +141,8 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
         max_rel_err=cmp.max_rel_err, worst_ratio=cmp.worst_ratio, global_loads=run.global_loads,
         global_stores=run.global_stores, expected_loads=expected_loads,
         expected_stores=io.output_stores, traffic_matches=matches, onchip_words=s_words,
-        lower_bound=bound, above_lower_bound=above, seconds=run.seconds + run.build_seconds)
+        lower_bound=bound, above_lower_bound=above, seconds=run.seconds + run.build_seconds,
+        lower_bound_fast_memory_words=bound_s)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_algorithm_argument(
         parser, extra=("all",),
         help="direct convolution (default), Winograd F(e x e, r x r), or all that apply "
-             "(Winograd is left out, with a note, where it does not apply)")
+             "(Winograd is left out, with a note, where it does not apply; --json lists "
+             "it in \"omitted\" with the reason)")
     parser.add_argument(
         "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=2, metavar="E",
         help="Winograd output tile edge e of F(e x e, r x r) (default 2; the input tile "
@@ -82,12 +83,14 @@ def run(args: argparse.Namespace) -> int:
         if problem is None:
             reports.append(bound_report(layer, s, alg, args.winograd_e))
         else:
-            notes.append(f"{alg.name} omitted: {problem}")
+            notes.append((alg.name, problem))
     if args.json:
         ld = layer.to_dict()
         ld.update(hout=layer.h_out, wout=layer.w_out)
-        print(json.dumps(json_safe({"layer": ld, "fast_memory_words": s,
-                                    "results": [_result(r) for r in reports]}), allow_nan=False))
+        data = {"layer": ld, "fast_memory_words": s, "results": [_result(r) for r in reports]}
+        if args.algorithm == "all":  # what it left out, and why (the text's notes)
+            data["omitted"] = [{"algorithm": a, "reason": why} for a, why in notes]
+        print(json.dumps(json_safe(data), allow_nan=False))
         return 0
     print(f"layer   {layer.name or '(custom)'}: {layer.short()}")
     print(f"S       {s} words ({args.fast_memory}, {args.dtype});  R_max = {layer.reuse_max}, "
@@ -104,6 +107,6 @@ def run(args: argparse.Namespace) -> int:
             if m not in rep.bounds:
                 print(f"  {m + ' (reference)':<28}{'(not a bound)':>22}{_fmt(v):>18}")
         print(f"  best: {_fmt(rep.best)} words ({rep.best_method})")
-    for note in notes:
-        print(f"\nnote: {note}")
+    for name, why in notes:
+        print(f"\nnote: {name} omitted: {why}")
     return 0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from iobound import limits
 from iobound.errors import InvalidInputError
@@ -30,7 +29,8 @@ DESCRIPTION = (
     "--compile runs nvcc for --arch and reports ptxas' registers, shared memory and spills; "
     "--emulate runs the same source on the CPU emulator and checks the output against "
     "numpy, the counted global loads/stores against the dataflow's exact I/O formula, and "
-    "the total against the best I/O lower bound at the on-chip words the kernel uses. "
+    "the total against the best I/O lower bound at S = the on-chip words the kernel uses + 2 "
+    "(blocks share nothing on chip; JSON: onchip_words, lower_bound_fast_memory_words). "
     "Without tx,ty,tz the thread block is chosen from the tiles (the largest block of at "
     "most 256 threads whose counts divide x, y, z -- or x/e, y/e, z for Winograd -- filled "
     "along x, then y, then z) and printed. "
@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from kernels.config import check_config
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
+    from search.outputs import write_atomic
 
     if args.emit is not None:
         check_output_file("--emit", args.emit)
@@ -124,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
     if reasons:
         raise InvalidConfigError(reasons)
     source = generate(layer, config, args.device)
+    if args.emulate:  # what the emulator would refuse, refused before --emit is written
+        from kernels.verify import check_emulable
+        check_emulable(layer, source)
     path = args.emit or cache_dir("src") / f"{content_key(source.code)[:16]}.cu"
-    Path(path).write_text(source.code)
+    write_atomic(path, source.code.encode())
     result = {"layer": layer.to_dict(), "algorithm": config.algorithm, "config": config.to_dict(),
               "source_path": str(path), "grid": list(source.grid), "block": list(source.block),
               "shared_bytes": source.shared_bytes, "default_threads": default_threads,
@@ -211,4 +215,5 @@ def _print(res: dict, layer) -> None:
         if e["lower_bound"] is not None:
             total = e["global_loads"] + e["global_stores"]
             print(f"bound    {total:,} words vs lower bound {e['lower_bound']:,.0f} at "
-                  f"S = {e['onchip_words']} on-chip words: {total / e['lower_bound']:.2f}x")
+                  f"S = {e['lower_bound_fast_memory_words']} words (a block's "
+                  f"{e['onchip_words']} on-chip + 2): {total / e['lower_bound']:.2f}x")

@@ -15,7 +15,7 @@ import argparse
 
 from iobound.errors import InvalidInputError
 
-from .common import LAYER_HELP, add_device_argument, check_output_dir
+from .common import LAYER_HELP, add_device_argument, check_distinct_files, check_output_dir
 from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection
 
 HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
@@ -47,10 +47,15 @@ def run(args: argparse.Namespace) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         raise InvalidInputError("iobound report needs matplotlib: pip install 'iobound[report]'") from None
-    from search.selection.report import write_report
+    from search.selection.report import check_report_paths, write_report
 
     args.json = False
-    check_output_dir("--out-dir", args.out_dir)  # before the selection, not after it
+    # every path before the selection, not after it: the folder, each file in it, and none
+    # of them the --history database the selection reads (a write would replace it)
+    check_output_dir("--out-dir", args.out_dir)
+    files = check_report_paths(args.out_dir, html_page=args.html)
+    check_distinct_files([("--history", args.history),
+                          *((f"--out-dir's {p.name}", p) for p in files.values())])
     sels = run_selection(args)
     title = f"{args.network or sels[0].layer.name or 'layer'} on {sels[0].device}"
     for path in write_report(sels, args.out_dir, title, html_page=args.html).values():

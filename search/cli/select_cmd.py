@@ -24,7 +24,9 @@ DESCRIPTION = (
     "with the measurer, and the fastest wins. With --measure model (the only measurer "
     "cheap enough to evaluate a whole space) the times are analytic ESTIMATES: marked * "
     "and \"estimate\": true. The chosen kernel's exact dataflow I/O is compared with the "
-    "best lower bound at the on-chip words one block holds. With --history DB, layers the "
+    "best lower bound at S = the on-chip words one block holds + 2 (blocks share nothing "
+    "on chip; JSON: fast_memory_words and lower_bound_fast_memory_words). With --history DB, "
+    "layers the "
     "database holds are selected from their tuned results instead (measured ones preferred "
     "to estimates), each layer's \"source\" says which."
 )
@@ -60,6 +62,10 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
     from search.history import History
     from search.selection.history_source import records_from_history
 
+    from pathlib import Path
+    if Path(args.history).is_dir():
+        raise InvalidInputError(f"--history {args.history[:80]!r} is a folder; give a tuning "
+                                "database file (iobound tune --history DB creates one)")
     db = open_database(args.history, "--history", readonly=True)  # reading changes nothing
     try:
         with History(args.history, db=db) as h:

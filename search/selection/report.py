@@ -5,7 +5,8 @@ device) :func:`write_report` writes into a directory:
 
 - ``table.md``: per layer the algorithm chosen, its time, the roofline floor's time
   (the larger of the I/O floor and the compute floor), the achieved I/O (exact dataflow
-  words), the best lower bound and both gaps;
+  words), the best lower bound and both gaps, the on-chip words of one block
+  (``S_words``) and the S the bound is taken at (``bound_S_words``: a block's + 2);
 - ``selection.json``: the same numbers as ``iobound select --json``;
 - ``io.png``: achieved I/O against the best bound per layer (log scale), bars coloured
   by the algorithm chosen, and the gap;
@@ -14,6 +15,10 @@ device) :func:`write_report` writes into a directory:
   inlined as base64 PNG.
 
 matplotlib (the ``report`` extra) is imported only when plotting, with the Agg backend.
+Every file is checked first (:func:`report_paths`, :func:`search.outputs.check_output_file`)
+and made whole in memory before any is written, each with
+:func:`search.outputs.write_atomic`: a refused or failed report leaves the folder as it was
+(up to the files written before a failure of the disk itself).
 
 Examples
 --------
@@ -27,15 +32,18 @@ from __future__ import annotations
 import base64
 import html
 import json
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
 from iobound.errors import InvalidInputError
+from search.outputs import check_output_file, write_atomic
 
-__all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "write_report"]
+__all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "report_paths",
+           "check_report_paths", "write_report"]
 
 TABLE_HEAD = ("layer", "algorithm", "time_ms", "time_floor_ms", "time_gap", "io_words",
-              "lower_bound", "io_gap", "bound_method", "S_words")
+              "lower_bound", "io_gap", "bound_method", "S_words", "bound_S_words")
 _COLOURS = {"direct": "#4c72b0", "winograd-e2": "#dd8452", "winograd-e3": "#55a868",
             "winograd-e4": "#c44e52"}
 
@@ -47,7 +55,7 @@ def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
         rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
                      repr(s.time_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
                      repr(s.lower_bound), f"{s.io_gap:.3f}", s.bound_method,
-                     str(s.fast_memory_words)))
+                     str(s.fast_memory_words), str(s.lower_bound_fast_memory_words)))
     return rows
 
 
@@ -116,14 +124,14 @@ def plot_time(sels: Sequence, path, title: str) -> None:
           title, path)
 
 
-def _html(title: str, sels: Sequence, pngs: dict[str, Path]) -> str:
+def _html(title: str, sels: Sequence, pngs: dict[str, bytes]) -> str:
     rows = table_rows(sels)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
                    for r in rows[1:])
     imgs = "".join(
         f'<h2>{html.escape(name)}</h2><img alt="{html.escape(name)}" src="data:image/png;base64,'
-        f'{base64.b64encode(p.read_bytes()).decode()}">' for name, p in pngs.items())
+        f'{base64.b64encode(data).decode()}">' for name, data in pngs.items())
     note = ("<p>Times are analytic estimates of the <code>model</code> measurer, not "
             "measurements.</p>" if any(s.estimate for s in sels) else "")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
@@ -134,20 +142,57 @@ def _html(title: str, sels: Sequence, pngs: dict[str, Path]) -> str:
             "</body></html>")
 
 
-def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -> dict[str, Path]:
-    """Write the report files (see the module doc); returns name -> path."""
-    if not sels:
-        raise InvalidInputError("the report needs at least one layer")
+def report_paths(out_dir, html_page: bool = False) -> dict[str, Path]:
+    """name -> path of every file :func:`write_report` writes into ``out_dir``.
+
+    >>> sorted(p.name for p in report_paths("r", html_page=True).values())
+    ['io.png', 'report.html', 'selection.json', 'table.md', 'time.png']
+    """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     files = {"table": out / "table.md", "json": out / "selection.json",
              "io": out / "io.png", "time": out / "time.png"}
-    files["table"].write_text(f"# {title}\n\n{markdown_table(sels)}\n")
-    files["json"].write_text(json.dumps({"title": title, "layers": [s.to_dict() for s in sels]},
-                                        indent=1) + "\n")
-    plot_io(sels, files["io"], f"{title}: achieved I/O vs the best lower bound")
-    plot_time(sels, files["time"], f"{title}: time vs the roofline floor")
     if html_page:
         files["html"] = out / "report.html"
-        files["html"].write_text(_html(title, sels, {"I/O": files["io"], "time": files["time"]}))
+    return files
+
+
+def check_report_paths(out_dir, html_page: bool = False) -> dict[str, Path]:
+    """:func:`report_paths`, each refused (:class:`~iobound.errors.InvalidInputError`)
+    when it cannot be written: a folder of that name, an unwritable file... A folder
+    still to be created holds nothing in the way."""
+    files = report_paths(out_dir, html_page)
+    if Path(out_dir).is_dir():
+        for path in files.values():
+            check_output_file("--out-dir", path)
+    return files
+
+
+def _render(plot, sels: Sequence, title: str) -> bytes:
+    """The PNG ``plot`` draws, as bytes (drawn in a scratch folder, not in the output)."""
+    with tempfile.TemporaryDirectory(prefix="iobound-report-") as tmp:
+        path = Path(tmp) / "plot.png"
+        plot(sels, path, title)
+        return path.read_bytes()
+
+
+def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -> dict[str, Path]:
+    """Write the report files (see the module doc); returns name -> path.
+
+    Every path is checked and every file made before the first is written, each
+    atomically: a path that cannot be written (a folder named ``io.png``, say) is an
+    :class:`~iobound.errors.InvalidInputError` with nothing written.
+    """
+    if not sels:
+        raise InvalidInputError("the report needs at least one layer")
+    files = check_report_paths(out_dir, html_page)
+    data = {"table": f"# {title}\n\n{markdown_table(sels)}\n".encode(),
+            "json": (json.dumps({"title": title, "layers": [s.to_dict() for s in sels]},
+                                indent=1) + "\n").encode(),
+            "io": _render(plot_io, sels, f"{title}: achieved I/O vs the best lower bound"),
+            "time": _render(plot_time, sels, f"{title}: time vs the roofline floor")}
+    if html_page:
+        data["html"] = _html(title, sels, {"I/O": data["io"], "time": data["time"]}).encode()
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for name, path in files.items():
+        write_atomic(path, data[name])
     return files

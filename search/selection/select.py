@@ -6,8 +6,10 @@
 fastest candidate, its configuration and time, every candidate's time, and for the
 chosen configuration its exact dataflow I/O (``dataflow.direct.direct_io`` or
 ``dataflow.winograd.winograd_io``) and the best valid lower bound
-(``iobound.report.bound_report``) at the on-chip words one block of that kernel holds
-(``kernels.config.onchip_words``: the S at which its traffic must respect the bound).
+(``iobound.report.bound_report``) at S = the on-chip words one block of that kernel holds
+(``kernels.config.onchip_words``, ``fast_memory_words``) + 2: blocks share nothing on
+chip, so the single-processor bound holds at a block's words + 2
+(``iobound.multi_block.bound_fast_memory``; ``lower_bound_fast_memory_words``).
 ``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth,
 ``compute_floor_ms`` the time of the algorithm's multiplications at the FP32 peak (direct:
 ``2 MACs``; Winograd F(e): ``2 n c_out c_in tiles (e+r-1)^2``, the element-wise products
@@ -81,6 +83,12 @@ class LayerSelection:
     untuned: tuple[str, ...] = ()
 
     @property
+    def lower_bound_fast_memory_words(self) -> int:
+        """The S the lower bound is taken at: a block's on-chip words + 2 (:func:`chosen_io`)."""
+        from iobound.multi_block import bound_fast_memory
+        return bound_fast_memory(self.fast_memory_words)
+
+    @property
     def time_floor_ms(self) -> float:
         """The roofline floor: the larger of the I/O and the compute floor."""
         return max(self.io_floor_ms, self.compute_floor_ms)
@@ -108,6 +116,7 @@ class LayerSelection:
             "untuned": list(self.untuned),
             "io_words": self.io_words, "lower_bound": self.lower_bound,
             "bound_method": self.bound_method, "fast_memory_words": self.fast_memory_words,
+            "lower_bound_fast_memory_words": self.lower_bound_fast_memory_words,
             "io_gap": self.io_gap, "io_floor_ms": self.io_floor_ms,
             "compute_floor_ms": self.compute_floor_ms, "time_floor_ms": self.time_floor_ms,
             "time_gap": self.time_gap,
@@ -115,7 +124,8 @@ class LayerSelection:
 
 
 def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int, float, str, int]:
-    """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration."""
+    """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration:
+    S is a block's on-chip words; the bound is taken at S + 2 (see the module doc)."""
     from iobound.report import bound_report
     from kernels.config import config_from_dict, onchip_words
     from kernels.grouping import kernel_io
