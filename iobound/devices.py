@@ -258,7 +258,7 @@ def get_device(name: str) -> Device:
     dev = _INDEX.get(_key(str(name)))
     if dev is None:
         raise UnknownPresetError(
-            f"unknown device {name!r}; choose one of {', '.join(device_names())}"
+            f"unknown device {name!r:.60}; choose one of {', '.join(device_names())}"
         )
     return dev
 

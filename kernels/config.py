@@ -59,6 +59,17 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
     >>> config_from_dict({"e": 2, "x": 4, "y": 4, "z": 2, "tx": 2, "ty": 2, "tz": 1}).algorithm
     'winograd'
     """
+    cls = _config_type(d, algorithm)
+    missing = [k for k in cls.params if k not in d]
+    if missing:
+        raise InvalidInputError(f"{cls.algorithm} config is missing {', '.join(missing)} "
+                         f"(needs {', '.join(cls.params)})")
+    return cls.from_dict(d)
+
+
+def _config_type(d: Mapping, algorithm: str | None) -> type:
+    """The config class of ``d`` (given or inferred algorithm); keys it does not take are
+    refused first, so a misspelt key is named as such rather than as a missing one."""
     if not isinstance(d, Mapping):
         raise InvalidInputError(f"a kernel config must be a mapping of knob names to "
                                 f"integers, got {type(d).__name__}")
@@ -66,15 +77,11 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
         algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
     algorithm = get_algorithm(algorithm).name
     cls = CONFIG_TYPES[algorithm]
-    missing = [k for k in cls.params if k not in d]
-    if missing:
-        raise InvalidInputError(f"{algorithm} config is missing {', '.join(missing)} "
-                         f"(needs {', '.join(cls.params)})")
     unknown = sorted(str(k)[:40] for k in set(d) - set(cls.params) - {"algorithm"})
     if unknown:
         raise InvalidInputError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
                          f"(allowed: {', '.join(cls.params)})")
-    return cls.from_dict(d)
+    return cls
 
 
 def parse_config(text: str, algorithm: str | None = None, *,
@@ -90,6 +97,7 @@ def parse_config(text: str, algorithm: str | None = None, *,
     DirectConfig(x=8, y=8, z=8, alpha=2, tx=8, ty=8, tz=4)
     """
     d = parse_config_items(text)
+    _config_type(d, algorithm)  # an unknown key is named before any default is added
     if default_threads and not any(k in d for k in THREAD_KEYS):
         d.update(default_thread_block(d, algorithm))
     return config_from_dict(d, algorithm)
