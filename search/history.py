@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from .db.model import Measurement, canon, layer_key_workload, workload_layer_key
+from .db.model import Measurement, Workload, canon, layer_key_workload, workload_layer_key
 from .db.store import TuningDB, workload_from_row
 from .measure.base import MeasureRecord
 
@@ -69,15 +69,23 @@ class History:
 
     def _latest(self, key: HistoryKey) -> list[MeasureRecord]:
         """The latest record of each config under ``key``, fastest first (failures last)."""
+        # the workload the key names (it may have two strings)
+        named = [w for w in self.db.workloads() if layer_key_workload(key.layer, w.params) == w]
+        return self.latest_of(named, key.device, key.toolchain)
+
+    def latest_of(self, workloads: Iterable[Workload], device: str,
+                  toolchain: str) -> list[MeasureRecord]:
+        """The latest record of each config measured of any of ``workloads`` on ``device``
+        with ``toolchain``, fastest first (failures last)."""
         latest: dict[str, tuple[float, int, MeasureRecord]] = {}
-        for w in self.db.workloads():  # the workload the key names (it may have two strings)
-            if layer_key_workload(key.layer, w.params) != w:
-                continue
-            ms = self.db.measurements(w, device=key.device, toolchain=key.toolchain,
+        order = 0
+        for w in workloads:
+            ms = self.db.measurements(w, device=device, toolchain=toolchain,
                                       order="stored")  # equal timestamps: the one stored last
-            for order, m in enumerate(ms):
+            for m in ms:
                 c = canon(m.record.config)
                 stamp = (m.record.timestamp, order)
+                order += 1
                 if c not in latest or stamp > latest[c][:2]:
                     latest[c] = (*stamp, m.record)
         recs = [v[2] for v in latest.values()]

@@ -182,13 +182,16 @@ class ReplaySpace(Space):
         return self._status[int(i)]
 
     def describe(self) -> dict:
+        """The space's summary; its identity (what a resumed log must match,
+        :mod:`search.resume`) includes the recorded kernel and ``problem_size``."""
         counts: dict[str, int] = {}
         for s in self._status:
             counts[s.value] = counts.get(s.value, 0) + 1
         return {"kind": "replay", "size": len(self), "params": list(self._params),
                 "device": self.cache.device, "kernel": self.cache.kernel_name,
-                "file": self.cache.path, "neighbourhood": self.neighbourhood,
-                "statuses": counts, "bad_times": self.cache.bad_times}
+                "problem_size": self.cache.problem_size, "file": self.cache.path,
+                "neighbourhood": self.neighbourhood, "statuses": counts,
+                "bad_times": self.cache.bad_times}
 
 
 def _copied(v: Any) -> Any:

@@ -1,8 +1,9 @@
 """Resuming a tuning run from its log: check the log is this run's, then read its records.
 
-A log written for another space (another layer, device, algorithm or recorded
-kernel) or another measurer is refused, so its numbers are never taken for this
-run's. Seed, strategy and budget may differ: their records still count.
+A log written for another space (another layer, device, algorithm, or recorded
+kernel or problem size) or another measurer is refused, so its numbers are never
+taken for this run's. Seed, strategy and budget may differ: their records still count.
+A field the log's header does not record (an older log's) is not compared.
 
 Examples
 --------
@@ -38,9 +39,11 @@ __all__ = ["load_resume", "check_resume_header"]
 log = logging.getLogger(__name__)
 
 #: What must agree between a resumed log's header and this run: the space's identity
-#: (kind, parameters, size, and the layer/device/algorithm or the recorded kernel) and
-#: the measurer. Seed, strategy and budget may differ (their records still count).
-_SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "pruned", "params", "size")
+#: (kind, parameters, size, and the layer/device/algorithm or the recorded kernel and
+#: problem size) and the measurer. Seed, strategy and budget may differ (their records
+#: still count).
+_SPACE_IDENTITY = ("kind", "layer", "device", "algorithm", "kernel", "problem_size", "pruned",
+                   "params", "size")
 
 
 def _shown(key: str, value: Any) -> str:
@@ -60,11 +63,16 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
     """``InvalidInputError`` when the log at ``path`` was written for another space or measurer.
 
     Without this check a log of another layer whose space happens to have the same
-    configurations (or of the ``model`` measurer when now measuring on a GPU) would
-    be taken as measurements of this run.
+    configurations (another problem size of one recorded kernel, or of the ``model``
+    measurer when now measuring on a GPU) would be taken as measurements of this run.
+    A field the header's space lacks is not compared; a replayed problem size is taken
+    from the header's top level for a log written before the space recorded it, and a
+    log that records none at all (older still) is accepted.
     """
     logged_space = header.get("space")
     if isinstance(logged_space, Mapping):
+        if "problem_size" not in logged_space and "problem_size" in header:
+            logged_space = {**logged_space, "problem_size": header["problem_size"]}
         now = as_logged(space.describe())
         for key in _SPACE_IDENTITY:
             there, here = logged_space.get(key), now.get(key)

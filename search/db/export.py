@@ -1,6 +1,7 @@
 """Export measurements from the tuning database as a Kernel Tuner cache file.
 
-One workload on one device becomes one cache: ``kernel_name`` the template,
+One workload on one device becomes one cache: ``kernel_name`` the template (for our
+conv template the kernel name ``iobound tune --export-cache`` writes),
 ``problem_size`` the problem, ``device_name`` the device, the workload's known
 value lists as ``tune_params``, and one entry per configuration, its latest
 measurement (at equal timestamps, as imports without any have, the one stored last: the
@@ -41,7 +42,8 @@ from pathlib import Path
 from ..kt_cache import KtCache
 from ..kt_cache_write import cache_entry, write_cache
 from .importer import KT_TOOLCHAIN
-from .model import Measurement, Workload, canon, config_fault
+from .model import (CONV_TEMPLATE, Measurement, Workload, canon, config_fault, conv_algorithm,
+                    exported_kernel_name, stored_layer)
 from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
 
@@ -68,6 +70,20 @@ def _latest(ms: list[Measurement], keys) -> dict[str, Measurement]:
         if k not in best or (r.timestamp, order) > best[k][:2]:
             best[k] = (r.timestamp, order, m)
     return {k: v[2] for k, v in best.items()}
+
+
+def _kernel_name(workload: Workload) -> str:
+    """The cache's ``kernel_name``: the template, or for our conv template (of a layer) the
+    name ``iobound tune --export-cache`` writes (``iobound_direct``, ``iobound_winograd``),
+    which importing maps back to the template (:func:`~.model.recorded_workload`).
+
+    >>> layer = {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}
+    >>> _kernel_name(Workload("k", [8], ("x",))), _kernel_name(Workload(CONV_TEMPLATE, layer, ("e", "x")))
+    ('k', 'iobound_winograd')
+    """
+    if workload.template == CONV_TEMPLATE and stored_layer(workload.problem) is not None:
+        return exported_kernel_name(conv_algorithm(workload.params))
+    return workload.template
 
 
 def workload_cache(db: TuningDB, workload: Workload, device: str,
@@ -104,7 +120,7 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     entries = [cache_entry(m.record, keys, None if m.toolchain == top else m.toolchain)
                for m in latest]
     return KtCache(tune_params=tune_params, entries=entries, device_name=device,
-                   kernel_name=workload.template, problem_size=workload.problem,
+                   kernel_name=_kernel_name(workload), problem_size=workload.problem,
                    meta={} if top == KT_TOOLCHAIN else {"toolchain": top})
 
 

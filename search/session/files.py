@@ -115,11 +115,17 @@ def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str
 
 
 def check_history(path: str | None) -> None:
-    """``InvalidInputError`` when the history database at ``path`` cannot be opened."""
+    """``InvalidInputError`` when the history database at ``path`` cannot be opened, or,
+    when there is no such file, cannot be written where it would be. A missing database
+    is not created here: the run creates it when it stores its records, so a run refused
+    before then (another run's ``--resume`` log, say) leaves no file behind."""
     if not path:
         return
+    if not os.path.exists(path):
+        check_output_file("--history", path)
+        return
     from ..db.store import open_database
-    open_database(path, "--history", readonly=False).close()  # created (or migrated) now
+    open_database(path, "--history", readonly=False).close()  # migrated now, if old
 
 
 class OutputWriteError(IoboundError):

@@ -58,6 +58,17 @@ HistoryUse = HistoryInfo
 HISTORY_MARK = "history_up_to"
 
 
+def _read_db(path: str):
+    """The history database at ``path`` to read before the run; an empty one in memory
+    while there is no such file: it is created when the run stores its records
+    (:func:`~search.session.files.store_history`), so a run refused before then (a
+    ``--resume`` log of another run, found when the loop starts) leaves no file behind."""
+    import os
+
+    from ..db import TuningDB
+    return TuningDB(path if os.path.exists(path) else ":memory:")
+
+
 def _resumed(settings: "TuneSettings", db) -> tuple[frozenset, int | None, int]:
     """What a run's history leaves out, from the log it resumes (read once):
 
@@ -133,13 +144,12 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
     :func:`search.transfer.with_history` wraps it with. ``zero_shot`` without a usable
     record is refused (``InvalidInputError``): it has nothing to rank with.
     """
-    from ..db import TuningDB
     from ..strategies import make_options
     from ..transfer.session import usable_history
     if not settings.history:
         _check_zero_shot(settings, space, [], 0)
         return settings.options_dataclass(), None, None
-    with TuningDB(settings.history) as db:
+    with _read_db(settings.history) as db:
         other = sum(set(w.params) != set(space.params) for w in db.workloads())
         if settings.strategy in GUIDED_STRATEGIES:
             return _guided(db, settings, space, problem, other)
@@ -231,14 +241,28 @@ def check_zero_shot_db(settings: "TuneSettings") -> None:
 
 def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict:
     """Index -> the latest record of each configuration of ``space`` the database holds
-    under this run's key (the same layer or recorded space, device and toolchain:
-    :func:`~search.session.files.history_key`), failures included (a configuration that
-    failed to build will fail again): what ``--reuse`` answers instead of measuring."""
+    of this run's workload on its device with its toolchain, failures included (a
+    configuration that failed to build will fail again): what ``--reuse`` answers instead
+    of measuring. A layer's workload is any stored layer of its shape, whatever its name
+    (:func:`~search.db.queries.layer_workloads`, with this space's parameter names); a
+    recorded space's, the key :func:`~search.session.files.history_key` names. No
+    database file yet: nothing to reuse (none is created)."""
+    import os
+
+    from ..db.queries import layer_workloads
     from ..history import History
+    from ..replay_space import ReplaySpace
     from .files import history_key
+    if not os.path.exists(settings.history):
+        return {}
     key = history_key(space, measurer)
     with History(settings.history) as h:
-        records = h.records(key)
+        if isinstance(space, ReplaySpace):
+            records = h.records(key)
+        else:  # a layer's space (history_key has checked it has a layer and a device)
+            params = set(space.params)
+            same = [w for w in layer_workloads(h.db, space.layer) if set(w.params) == params]
+            records = h.latest_of(same, key.device, key.toolchain)
     out = {}
     for rec in records:
         i = space.index(rec.config)

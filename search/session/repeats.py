@@ -2,9 +2,11 @@
 
 :func:`repeats` finds, for each job, the earlier job with the same space and measurements
 (the layer's shape, the device, the algorithm and the measurer; a layer's name is not
-part of its shape); :func:`repeat_report` is a repeat's report: the first's result, winner
-and kernel, nothing measured or stored for it (``same_as`` names the first). A compiler's
-task extraction tunes each distinct workload once the same way.
+part of its shape); :func:`repeat_report` is a repeat's report: the first's best result,
+winner and kernel, nothing measured, stored or read from the history for it (``same_as``
+names the first; its JSON counts no evaluations, statuses, rounds, resumed or reused
+records: :meth:`~search.session.reports.LayerReport.to_dict`). A compiler's task
+extraction tunes each distinct workload once the same way.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ def repeats(jobs: Sequence["LayerJob"]) -> list[int | None]:
 
 def repeat_report(job: "LayerJob", first: "LayerReport", observer: "Observer") -> "LayerReport":
     """The report of ``job``, a repeat of the layer ``first`` reports: its result, winner
-    and kernel, nothing measured or stored for it; told to the observer."""
+    and kernel, nothing measured, stored or taken from the history for it; told to the
+    observer."""
     report = dataclasses.replace(first, layer=job.layer, seconds=0.0, history=None, export=None,
-                                 same_as=first.layer.name)
+                                 history_use=None, same_as=first.layer.name)
     observer.finished(report)
     return report

@@ -76,14 +76,18 @@ class LayerReport:
         return 0 if self.same_as is not None else self.result.evaluations
 
     def to_dict(self) -> dict:
-        """The JSON of ``iobound tune --layer ... --json`` (a repeat's says ``same_as``)."""
+        """The JSON of ``iobound tune --layer ... --json``. A repeat's says ``same_as`` and
+        keeps its first layer's best configuration and time (and kernel), but measured
+        nothing: its counts of measuring (evaluations, statuses, rounds, resumed, reused,
+        the strategy's stats and seconds) are zero or empty, and it has no history use."""
         d = self.result.to_dict()
         d.update(layer=self.layer.name, layer_shape=self.layer.short(), device=self.device,
                  algorithm=self.algorithm, space_size=self.space_size,
                  unpruned_size=self.unpruned_size, seconds=round(self.seconds, 3))
         d["evaluations"] = self.evaluations
         if self.same_as is not None:
-            d["same_as"] = self.same_as
+            d.update(same_as=self.same_as, statuses={}, rounds=0, resumed=0, reused=0,
+                     strategy_stats={}, strategy_seconds=0.0, measure_seconds=0.0)
         _add_history(d, self.history, self.history_use)
         if self.winner is not None:
             d["bound"] = self.winner.bound.to_dict()

@@ -90,13 +90,13 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
 
 
 def _winner(job: LayerJob, result: "TuneResult"):
-    """The winner's report (kernel file, emulator check); an interrupt or a failed write
-    says where the measurements are."""
-    from ..winner import report_winner
+    """The winner's report (kernel file, emulator check); an interrupt (while its module is
+    imported too) or a failed write says where the measurements are."""
     if result.best is None:
         return None
     log = job.settings.log or job.settings.resume
     try:
+        from ..winner import report_winner  # here: it takes a while (kernels, the emulator)
         return report_winner(job.layer, result.best.config, job.algorithm, job.out_dir, job.verify)
     except KeyboardInterrupt:
         raise Interrupted(len(result.trials), log, resume_as=job.resume_as) from None
