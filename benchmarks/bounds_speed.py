@@ -53,6 +53,15 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json-out", default=None)
     args = ap.parse_args(argv)
+    if args.repeats < 1:
+        raise SystemExit(f"error: --repeats must be >= 1, got {args.repeats}")
+    if args.json_out:
+        from pathlib import Path
+
+        out = Path(args.json_out)
+        if out.is_dir() or not out.parent.is_dir():
+            raise SystemExit(f"error: --json-out {out}: "
+                             f"{'is a folder' if out.is_dir() else 'its folder does not exist'}")
 
     from iobound import networks
     from iobound.units import fast_memory_words

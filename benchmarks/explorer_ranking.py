@@ -85,6 +85,25 @@ def score_variant(X, cost, runs, checkpoints, options, seed=0) -> dict:
     return out
 
 
+def checked_variants(variants) -> None:
+    """Refuse (``SystemExit``, one line) ``--variants`` that is not a JSON object of
+    objects each making an :class:`search.cost_model.XGBOptions`: before any traced run."""
+    from iobound.errors import IoboundError
+    from search.cost_model import XGBOptions
+
+    if not isinstance(variants, dict) or not variants:
+        raise SystemExit("error: --variants must be a non-empty JSON object: name -> "
+                         "XGBOptions fields")
+    for name, opts in variants.items():
+        if not isinstance(opts, dict):
+            raise SystemExit(f"error: --variants {name!r} must be a JSON object of XGBOptions "
+                             f"fields, got {type(opts).__name__}")
+        try:
+            XGBOptions(**opts)
+        except (TypeError, ValueError, IoboundError) as exc:
+            raise SystemExit(f"error: --variants {name!r}: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.explorer_ranking",
                                 description=__doc__.split("\n\n")[0])
@@ -97,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.seeds < 1 or min(args.checkpoints) < 2:
         p.error("--seeds must be >= 1 and --checkpoints >= 2")
+    checked_variants(args.variants)
     traces = [traced(path, list(range(args.seeds)), max(args.checkpoints), args.options)
               for path in (args.spaces or default_spaces())]
     print("| variant | " + " | ".join(f"{n}: rank / hit4 / hit16" for n in args.checkpoints) + " |")

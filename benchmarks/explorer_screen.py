@@ -70,6 +70,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.seeds < 1 or min(args.budgets) < 1:
         p.error("--seeds and --budgets must be >= 1")
+    args.budgets = sorted(set(args.budgets))  # a budget named twice is not run twice
     return args
 
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     start = time.process_time()
     runs = [r for path in (args.spaces or default_spaces())
-            for r in screen(path, args.strategy, args.options, sorted(args.budgets),
+            for r in screen(path, args.strategy, args.options, args.budgets,
                             list(range(args.first_seed, args.first_seed + args.seeds)))]
     rows = summarise(runs)
     print(f"{args.strategy} {json.dumps(args.options)}: {args.seeds} seeds, "
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown_tables(rows))
     spaces = {r.space for r in rows}
     means = [sum(r.mean_score for r in rows if r.budget == b) / len(spaces)
-             for b in sorted(args.budgets)]
+             for b in args.budgets]
     print("mean over the spaces: " + " / ".join(f"{m:.3f}" for m in means))
     return 0
 

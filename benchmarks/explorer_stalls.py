@@ -238,6 +238,30 @@ def plot(runs: list[dict], min_stall: int, path: Path) -> None:
     plt.close(fig)
 
 
+def traceable_strategies() -> list[str]:
+    """The registered strategies with a model and a walk optimizer (what is traced here)."""
+    from search.strategies import strategy_class, strategy_names
+    from search.strategies.model_based import ModelBasedStrategy
+
+    return [n for n in strategy_names() if issubclass(strategy_class(n), ModelBasedStrategy)]
+
+
+def checked_strategy(strategy: str, options: dict | None) -> None:
+    """Refuse (``SystemExit``, one line) a strategy without an optimizer, or options it
+    does not take, before any run."""
+    from iobound.errors import IoboundError
+    from search.strategies import make_options
+
+    allowed = traceable_strategies()
+    if strategy not in allowed:
+        raise SystemExit(f"error: --strategy {strategy!r} has no model or optimizer to trace; "
+                         f"choose one of {', '.join(allowed)}")
+    try:
+        make_options(strategy, options)
+    except (TypeError, ValueError, IoboundError) as exc:
+        raise SystemExit(f"error: --options: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.explorer_stalls",
                                 description=__doc__.split("\n\n")[0])
@@ -252,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.seeds < 1 or args.budget < 8:
         p.error("--seeds must be >= 1 and --budget >= 8")
+    checked_strategy(args.strategy, args.options)
     paths = args.spaces or default_spaces()
     runs = [trace_run(path, seed, args.budget, args.strategy, args.options) for path in paths
             for seed in range(args.seeds)]

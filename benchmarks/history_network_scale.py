@@ -19,7 +19,6 @@ Run: ``.venv/bin/python -m benchmarks.history_network_scale [--per-layer 3000]``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import shutil
@@ -31,21 +30,17 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.history_scale import write_report  # noqa: E402
+from benchmarks.history_scale import checked_out, run_iobound, write_report  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "history_network_scale.json"
 
 
 def _iobound(argv: list[str]) -> tuple[dict, float]:
     """(the --json report, seconds) of one ``iobound`` command run in this process."""
-    from search.cli.main import main as iobound
     out = io.StringIO()
     start = time.perf_counter()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = iobound([*argv, "--json"])
+    run_iobound([*argv, "--json"], out)  # a non-zero exit: one line with its error
     seconds = round(time.perf_counter() - start, 2)
-    if code != 0:
-        raise RuntimeError(f"iobound {' '.join(argv)} exited {code}")
     return json.loads(out.getvalue()), seconds
 
 
@@ -59,6 +54,26 @@ def fill(db: Path, network: str, devices: list[str], per_layer: int) -> float:
     return round(time.perf_counter() - start, 2)
 
 
+def check_args(args) -> None:
+    """Refuse (``SystemExit``, one line) bad options before the database is filled."""
+    from iobound.devices import get_device
+    from iobound.errors import IoboundError
+    from iobound.networks import network_layers
+
+    if args.per_layer < 1 or args.budget < 1:
+        raise SystemExit(f"error: --per-layer and --budget must be >= 1, got {args.per_layer} "
+                         f"and {args.budget}")
+    checks = [("--history-network", network_layers, args.history_network),
+              ("--network", network_layers, args.network), ("--device", get_device, args.device)]
+    checks += [("--history-devices", get_device, d) for d in args.history_devices]
+    for option, check, value in checks:
+        try:
+            check(value)
+        except IoboundError as exc:
+            raise SystemExit(f"error: {option}: {exc}") from None
+    checked_out(args.out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history-network", default="resnet18")
@@ -70,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
+    check_args(args)
     from search.db import TuningDB
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "history.db"

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import io
 import itertools
 import json
 import platform
@@ -44,6 +45,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from iobound.errors import IoboundError
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -125,6 +128,38 @@ def write_caches(out: Path, devices: int, size: str = "full", seed: int = 0) -> 
     return paths
 
 
+class IoboundFailed(IoboundError):
+    """An ``iobound`` command run by a benchmark exited non-zero; ``exit_code`` is its code
+    (``search.cli.script_entry.run_script`` prints the message as one line)."""
+
+    def __init__(self, argv: list[str], code: int, stderr: str):
+        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+        said = next((ln for ln in reversed(lines) if "error:" in ln), lines[-1] if lines else "")
+        said = said.split("error:", 1)[-1].strip()
+        super().__init__(f"iobound {' '.join(argv[:1])} exited {code}"
+                         + (f": {said}" if said else ""))
+        self.exit_code = code
+
+
+def run_iobound(argv: list[str], stdout) -> None:
+    """``iobound argv`` in this process, its stdout into ``stdout``; :class:`IoboundFailed`
+    (one line, with the command's own error) when it exits non-zero."""
+    from search.cli.main import main as iobound
+
+    err = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
+        code = iobound(argv)
+    if code:
+        raise IoboundFailed(argv, int(code), err.getvalue())
+
+
+def checked_out(out: Path) -> Path:
+    """``--out`` refused (``SystemExit``) before any work when it names a folder."""
+    if out.is_dir():
+        raise SystemExit(f"error: --out {out} is a folder; name the JSON file")
+    return out
+
+
 def _timed(fn):
     start = time.perf_counter()
     value = fn()
@@ -132,7 +167,6 @@ def _timed(fn):
 
 
 def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
-    from search.cli.main import main as iobound
     from search.db import TuningDB
     from search.db.importer import import_files
     from search.replay_space import ReplaySpace
@@ -161,8 +195,8 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
     result = work / "tune.json"
     argv = ["tune", "--measure", f"replay:{target}", "--history", str(db_path),
             "--budget", str(budget), "--json"]
-    with open(result, "w") as f, contextlib.redirect_stdout(f):
-        _, out["tune_s"] = _timed(lambda: iobound(argv))
+    with open(result, "w") as f:
+        _, out["tune_s"] = _timed(lambda: run_iobound(argv, f))
     report = json.loads(result.read_text())
     out["tune_score"] = round(report["recorded_optimum_ms"] / report["best"]["time_ms"], 3)
     out["tune_budget"] = budget
@@ -183,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not 2 <= args.devices <= MAX_DEVICES:
         ap.error(f"--devices must be 2-{MAX_DEVICES}")
+    if args.budget < 1:
+        raise SystemExit(f"error: --budget must be >= 1, got {args.budget}")
+    checked_out(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         paths, write_s = _timed(lambda: write_caches(Path(tmp), args.devices, args.size))
         got = measure(paths, Path(tmp), args.uncapped, args.budget)

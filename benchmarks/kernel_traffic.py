@@ -146,23 +146,32 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="a100")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
+    if min(args.budgets) < 1:
+        raise SystemExit(f"error: --budgets must be >= 1 word, got {min(args.budgets)}")
 
     from iobound.devices import get_device
     from iobound.layer_spec import parse_layer_spec
 
     device = get_device(args.device)
-    rows = []
-    for spec in args.layers:
-        layer = parse_layer_spec(spec)
-        for budget in args.budgets:
+    layers = [parse_layer_spec(spec) for spec in args.layers]  # every spec checked first
+    budgets = list(dict.fromkeys(args.budgets))
+    rows, missing = [], []
+    for layer in layers:
+        for budget in budgets:
             for algorithm in ("direct", "winograd"):
                 if algorithm == "winograd" and (not layer.winograd_applicable or layer.k_h < 2):
                     continue
                 r = row(layer, algorithm, budget, device)
-                if r is not None:
-                    rows.append(r)
-                    print(f"{r['layer']} {algorithm} S={budget}: ratio {r['ratio']:.2f} "
-                          f"({r['seconds']:.1f} s)", file=sys.stderr)
+                if r is None:
+                    missing.append(f"{layer.short()} {algorithm} S={budget}")
+                    continue
+                rows.append(r)
+                print(f"{r['layer']} {algorithm} S={budget}: ratio {r['ratio']:.2f} "
+                      f"({r['seconds']:.1f} s)", file=sys.stderr)
+    if not rows:  # nothing to check: no table, no file (an earlier result stays)
+        print(f"FAILED: no kernel configuration fits any of --budgets "
+              f"{' '.join(map(str, budgets))} words on {device.name}", file=sys.stderr)
+        return 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"device": device.name, "rows": rows}, indent=1))
     print(_table(rows))
@@ -171,7 +180,10 @@ def main(argv=None) -> int:
     bad = [r for r in rows if not (r["traffic_matches"] and r["numerics_ok"] and r["ratio"] >= 1.0)]
     for r in bad:
         print(f"FAILED: {r['layer']} {r['algorithm']} S={r['budget_words']}", file=sys.stderr)
-    return 1 if bad else 0
+    if missing:  # a cell without a kernel is a cell not checked
+        print(f"FAILED: no kernel configuration within the budget for {len(missing)} cells: "
+              + "; ".join(missing), file=sys.stderr)
+    return 1 if bad or missing else 0
 
 
 if __name__ == "__main__":

@@ -244,7 +244,29 @@ def _checked_inputs(args) -> tuple[list[Path], list[str], bool]:
     if uses_kt and not kt_available():
         raise SystemExit("error: kernel_tuner is not installed; install the bench extra: "
                          ".venv/bin/pip install -e '.[bench]'")
+    _check_strategy_names(strategies)
     return paths, strategies, uses_kt
+
+
+def _check_strategy_names(strategies: list[str]) -> None:
+    """Refuse (``SystemExit``) a name neither ours nor ``kt:`` + one of Kernel Tuner's,
+    before any run or write (a bad name used to fail each of its runs, and the outputs
+    were written all the same)."""
+    from search.strategies import strategy_names
+
+    ours = strategy_names()
+    bad = [s for s in strategies if not s.startswith("kt:") and s not in ours]
+    if bad:
+        raise SystemExit(f"error: unknown strategy {bad[0]!r}; ours are {', '.join(ours)} "
+                         "(or the group 'ours'); Kernel Tuner's are kt:NAME, 'kt' or 'kt:all'")
+    kt_names = [s[3:] for s in strategies if s.startswith("kt:")]
+    if kt_names:
+        from kernel_tuner.interface import strategy_map
+
+        bad = [n for n in kt_names if n not in strategy_map]
+        if bad:
+            raise SystemExit(f"error: unknown Kernel Tuner strategy 'kt:{bad[0]}'; choose kt:NAME, "
+                             f"NAME one of {', '.join(sorted(strategy_map))}")
 
 
 def _reuse_kt(args, tasks: list, strategies: list, budgets: list, seeds: list):

@@ -161,6 +161,13 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS / "selection_quality.json")
     args = p.parse_args(argv)
     device = get_device(args.device).name
+    if args.max_leaves < 1:
+        raise SystemExit(f"error: --max-leaves must be >= 1, got {args.max_leaves}")
+    if args.synthetic < 0 or min(args.seeds) < 0:
+        raise SystemExit("error: --synthetic and --seeds must be >= 0")
+    if args.out.is_dir():
+        raise SystemExit(f"error: --out {args.out} is a folder; name the JSON file")
+    args.seeds = list(dict.fromkeys(args.seeds))  # a seed named twice adds no layers twice
     labels = args.labels or RESULTS / f"selection_labels_{args.device}.jsonl"
     t0 = time.perf_counter()
     by_net_layers = preset_layers()

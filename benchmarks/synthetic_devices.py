@@ -89,6 +89,26 @@ def _read(path: Path) -> dict:
         return json.load(fh)
 
 
+def _stem(path: Path) -> str:
+    """The name the outputs of ``path`` start with (``conv.json.gz`` -> ``conv``)."""
+    return path.name.split(".")[0]
+
+
+def _checked_inputs(paths: list[Path]) -> list[str]:
+    """Each input's output stem; refused (``SystemExit``, before anything is written) when
+    an input is no file or two inputs would write the same outputs."""
+    for path in paths:
+        if not path.is_file():
+            raise SystemExit(f"error: cache file {path} does not exist or is not a file")
+    stems: dict[str, Path] = {}
+    for path in paths:
+        other = stems.setdefault(_stem(path), path)
+        if other is not path:
+            raise SystemExit(f"error: {other} and {path} would both write "
+                             f"{_stem(path)}_s*.json.gz; rename one file")
+    return [_stem(p) for p in paths]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("caches", nargs="+", type=Path, help="Kernel Tuner cache files")
@@ -102,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.copies < 1 or a.effect < 0 or a.noise < 0:
         ap.error("--copies must be >= 1, --effect and --noise >= 0")
+    stems = _checked_inputs(a.caches)
     a.out.mkdir(parents=True, exist_ok=True)
-    for path in a.caches:
-        cache = _read(path)
-        stem = path.name.split(".")[0]
+    for path, stem in zip(a.caches, stems):
+        try:
+            cache = _read(path)
+        except (OSError, EOFError, ValueError) as exc:
+            raise SystemExit(f"error: cannot read {path}: {exc}") from None
         for k in range(a.copies):
             target = a.out / f"{stem}_s{k}.json.gz"
             with gzip.open(target, "wt") as fh:
