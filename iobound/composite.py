@@ -14,10 +14,16 @@ and then (Hong & Kung, 2S-partitions) ``Q >= S (|V| / T(2S) - 1)``.
 
 How the maximum is computed
 ---------------------------
-* ``"relaxed"`` (symbolic, always valid for non-decreasing phi, psi): every
-  ``k_j <= S``, so the argument of ``phi_j`` is at most ``A_j`` with ``A_1 = S``,
-  ``A_{j+1} = S + psi_j(A_j)``; ``T <= S + sum_j phi_j(A_j)``. Over-estimating T
-  keeps Q a valid lower bound.
+* ``"relaxed"`` (symbolic; valid only for phi, psi non-decreasing in ``k >= 0``):
+  every ``k_j <= S``, so the argument of ``phi_j`` is at most ``A_j`` with
+  ``A_1 = S``, ``A_{j+1} = S + psi_j(A_j)``; ``T <= S + sum_j phi_j(A_j)``.
+  Over-estimating T keeps Q a valid lower bound. The method needs every ``phi_j``
+  and ``psi_j`` (but the last step's psi, which feeds nothing) non-decreasing in
+  ``k`` for ``k >= 0`` and every such ``psi_j >= 0`` (so the next argument stays
+  ``>= 0``); it checks both with SymPy, under the symbols' own assumptions, and
+  raises InvalidInputError naming the step when it cannot prove them (a hump
+  ``k (S - k)`` is rejected: declare parameters ``positive=True``).
+  :meth:`CompositeAlgorithm.T_exact` takes any phi.
 * ``"vertex"`` (symbolic): the largest value at a vertex of the simplex (all the
   budget in one ``k_j``). It *is* the maximum only when the objective is
   maximised at a vertex (candidates that SymPy proves dominated, for symbols
@@ -62,9 +68,69 @@ StepFunction = Union[sp.Expr, Callable[..., float]]
 def _as_expr(f: StepFunction) -> sp.Expr | None:
     if isinstance(f, sp.Basic):
         return sp.sympify(f)
-    if isinstance(f, (int, float)):
+    if isinstance(f, (int, float)) and not isinstance(f, bool):
         return sp.sympify(f)
     return None
+
+
+def _own_symbols(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with any other symbol named ``k`` or ``S`` (e.g. a plain
+    ``sp.Symbol("k")``, other assumptions) replaced by :data:`k` / :data:`S`."""
+    ours = {"k": k, "S": S}
+    swap = {x: ours[x.name] for x in expr.free_symbols
+            if isinstance(x, sp.Symbol) and not isinstance(x, sp.Dummy)
+            and x.name in ours and x != ours[x.name]}
+    return expr.xreplace(swap) if swap else expr
+
+
+def _check_function(step: str, which: str, f) -> None:
+    """InvalidInputError unless ``f`` is a SymPy expression, a real number or a callable
+    ``f(k)`` / ``f(k, S)``."""
+    if isinstance(f, sp.Basic):
+        if not isinstance(f, sp.Expr):
+            raise InvalidInputError(f"step {step!r}: {which} must be a SymPy expression in k, "
+                                    f"got {type(f).__name__} {f}")
+        return
+    if isinstance(f, (int, float)) and not isinstance(f, bool):
+        return
+    if isinstance(f, (str, bytes)) or not callable(f):
+        raise InvalidInputError(f"step {step!r}: {which} must be a SymPy expression in k or a "
+                                f"callable f(k) / f(k, S), got {type(f).__name__} {f!r}")
+    try:
+        n_args = len(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        n_args = None
+    if n_args not in (1, 2):
+        raise InvalidInputError(f"step {step!r}: {which} must be a callable of one or two "
+                                f"arguments f(k) / f(k, S), got {f!r}")
+
+
+@lru_cache(maxsize=256)
+def _nondecreasing(expr: sp.Expr) -> bool:
+    """True when SymPy proves ``expr`` non-decreasing in k for k >= 0 (other symbols by
+    their own assumptions): d/dk >= 0 for k > 0, and the value at 0 at most the limit."""
+    if k not in expr.free_symbols:
+        return True
+    kp = sp.Dummy("k", positive=True)
+    e = expr.xreplace({k: kp})
+    d = sp.diff(e, kp)
+    if d.is_nonnegative is not True and sp.simplify(d).is_nonnegative is not True:
+        return False
+    at0 = expr.subs(k, 0)
+    if at0.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        return False
+    try:
+        lim = sp.limit(e, kp, 0, "+")
+    except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
+        return False
+    gap = sp.simplify(lim - at0)
+    return gap == 0 or gap.is_nonnegative is True
+
+
+@lru_cache(maxsize=256)
+def _nonnegative(expr: sp.Expr) -> bool:
+    """True when SymPy proves ``expr >= 0`` for k >= 0."""
+    return expr.is_nonnegative is True or sp.simplify(expr).is_nonnegative is True
 
 
 @dataclass(frozen=True)
@@ -87,22 +153,46 @@ class CompositeStep:
     phi: StepFunction
     psi: StepFunction | None = None
 
+    def __post_init__(self) -> None:
+        # a plain sp.Symbol("k") / sp.Symbol("S") is the toolkit's k / S
+        for which in ("phi", "psi"):
+            f = getattr(self, which)
+            if isinstance(f, sp.Expr):
+                object.__setattr__(self, which, _own_symbols(f))
+
     def _fn(self, which: str) -> StepFunction:
         f = self.phi if which == "phi" or self.psi is None else self.psi
+        _check_function(self.name, "phi" if f is self.phi else "psi", f)
         return f
 
     def evaluate(self, which: str, arg, s, params: dict | None = None):
         """Numeric phi or psi at ``arg`` (array-like) for partition size ``s``."""
         f = self._fn(which)
         expr = _as_expr(f)
-        if expr is not None:
-            fn = _compiled(expr, tuple(sorted((params or {}).keys())))
-            return np.asarray(fn(np.asarray(arg, float), float(s),
-                                 *[float(params[p]) for p in sorted(params or {})]), float) \
-                + np.zeros(np.shape(arg))
-        n_args = len(inspect.signature(f).parameters)
-        out = f(arg) if n_args == 1 else f(arg, s)
-        return np.asarray(out, float) + np.zeros(np.shape(arg))
+        params = _check_params(params)
+        with np.errstate(all="ignore"):
+            if expr is not None:
+                missing = sorted(x.name for x in expr.free_symbols - {k, S}
+                                 if x.name not in params)
+                if missing:
+                    raise InvalidInputError(
+                        f"step {self.name!r}: {which} = {expr} needs a value for "
+                        f"{', '.join(missing)}; pass params={{{missing[0]!r}: ...}}")
+                fn = _compiled(expr, tuple(sorted(params)))
+                out = fn(np.asarray(arg, float), float(s), *[params[p] for p in sorted(params)])
+            else:
+                n_args = len(inspect.signature(f).parameters)
+                out = f(arg) if n_args == 1 else f(arg, s)
+            try:
+                out = np.asarray(out, float) + np.zeros(np.shape(arg))
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(f"step {self.name!r}: {which} did not give real "
+                                        f"numbers ({exc})") from None
+        if not np.all(np.isfinite(out)):
+            bad = np.asarray(arg, float).ravel()[~np.isfinite(out.ravel())][0]
+            raise InvalidInputError(f"step {self.name!r}: {which} is not a finite real number "
+                                    f"at k = {bad:g}, s = {s} (got {out.ravel()[~np.isfinite(out.ravel())][0]})")
+        return out
 
     def symbolic(self, which: str, arg: sp.Expr) -> sp.Expr:
         """phi or psi at a symbolic argument (callables are not symbolic)."""
@@ -111,6 +201,28 @@ class CompositeStep:
             raise InvalidInputError(f"step {self.name!r}: {which} is a callable, not a SymPy "
                              "expression; use T_exact for a numeric maximum")
         return expr.subs(k, arg, simultaneous=True)
+
+
+def _check_params(params) -> dict[str, float]:
+    """``params`` as ``{name: float}`` (keys names or SymPy symbols, finite real values)."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InvalidInputError(f"params must be a dict of parameter values, got {params!r}")
+    out = {}
+    for key, value in params.items():
+        name = key.name if isinstance(key, sp.Symbol) else key
+        if not isinstance(name, str):
+            raise InvalidInputError(f"params: key {key!r} must be a parameter name")
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"params: {name} must be a real number, got {value!r}") \
+                from None
+        if isinstance(value, bool) or not np.isfinite(x):
+            raise InvalidInputError(f"params: {name} must be a finite real number, got {value!r}")
+        out[name] = x
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -138,9 +250,34 @@ class CompositeAlgorithm:
     name: str = field(default="")
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "steps", tuple(self.steps))
+        try:
+            steps = tuple(self.steps)
+        except TypeError:
+            raise InvalidInputError(f"steps must be a sequence of CompositeStep, got "
+                                    f"{self.steps!r}") from None
+        object.__setattr__(self, "steps", steps)
         if not self.steps:
             raise InvalidInputError("a composite algorithm needs at least one step")
+        for i, step in enumerate(self.steps):
+            if not isinstance(step, CompositeStep):
+                raise InvalidInputError(f"step {i} must be a CompositeStep(name, phi, psi), "
+                                        f"got {type(step).__name__} {step!r}")
+
+    def _check_relaxed(self) -> None:
+        """InvalidInputError unless the relaxed maximum is valid (module docstring)."""
+        n = len(self.steps)
+        for j, step in enumerate(self.steps):
+            for which in ("phi", "psi") if j < n - 1 else ("phi",):
+                expr = step.symbolic(which, k)
+                if not _nondecreasing(expr):
+                    raise InvalidInputError(
+                        f"step {step.name!r}: {which} = {expr} is not provably non-decreasing "
+                        "in k for k >= 0, which the 'relaxed' T(S) needs (declare parameters "
+                        "positive=True, or use T_exact)")
+                if which == "psi" and not _nonnegative(expr):
+                    raise InvalidInputError(
+                        f"step {step.name!r}: psi = {expr} is not provably >= 0 for k >= 0, "
+                        "which the 'relaxed' T(S) needs (it is the next step's argument)")
 
     def objective(self, ks: tuple[sp.Expr, ...]) -> sp.Expr:
         """The nested sum phi_1(k_1) + phi_2(k_2 + psi_1(k_1)) + ... (symbolic)."""
@@ -152,9 +289,15 @@ class CompositeAlgorithm:
         return total
 
     def T_expr(self, method: str = "relaxed") -> sp.Expr:
-        """T(S) as a SymPy expression in S (see the module docstring for methods)."""
+        """T(S) as a SymPy expression in S (see the module docstring for methods).
+
+        ``"relaxed"`` (the default) is a proven over-estimate only for phi, psi
+        non-decreasing in k >= 0 (and psi >= 0); it raises InvalidInputError naming
+        the step when SymPy cannot prove that. ``"vertex"`` is not always the maximum.
+        """
         n = len(self.steps)
         if method == "relaxed":
+            self._check_relaxed()
             total, arg = sp.Integer(0), S
             for step in self.steps:
                 total += step.symbolic("phi", arg)
@@ -173,10 +316,14 @@ class CompositeAlgorithm:
     def T_exact(self, s: int, params: dict | None = None, max_points: int = 5_000_000) -> float:
         """Exact T(s) = s + max over integer k_j >= 0 with sum <= s (enumeration).
 
+        ``params`` gives a value to every free symbol of phi, psi other than k and S
+        (by name, e.g. ``{"R": 9}``).
+
         Raises
         ------
-        ValueError
-            When the enumeration would exceed ``max_points`` points.
+        InvalidInputError
+            When the enumeration would exceed ``max_points`` points, a parameter has no
+            value, or phi / psi is not a finite real number on the grid.
         """
         if not isinstance(s, (int, np.integer)) or s < 0:
             raise InvalidInputError(f"s must be a non-negative integer, got {s!r}")

@@ -42,6 +42,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from . import limits
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .errors import InvalidInputError
 from .layer import ConvLayer
@@ -138,8 +139,12 @@ def _args(layer: ConvLayer, s: int) -> tuple:
 
 
 def _check_s(s) -> None:
-    if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 1:
+    """S: a finite number of words in the range of :data:`iobound.limits.FAST_MEMORY_WORDS`
+    (the limit :func:`iobound.report.bound_report` applies); else InvalidInputError naming S."""
+    if isinstance(s, bool) or not isinstance(s, (int, float)):
         raise InvalidInputError(f"fast memory S must be a number of words >= 1, got {s!r}")
+    limits.check_number("fast memory S (words)", s,
+                        limits.FAST_MEMORY_WORDS.low, limits.FAST_MEMORY_WORDS.high)
 
 
 def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import linprog
 
 from .winograd_transforms import winograd_transforms
@@ -67,21 +68,20 @@ def _supports(m) -> list[list[int]]:
 def _min_max_lp(demands: list[tuple], a_ub_rows) -> dict:
     """Shares (each demand's summing to 1) minimising ``lambda`` subject to ``A_ub x <= lambda``.
 
-    ``demands`` are ``(key, [positions])``; ``a_ub_rows(var)`` gives the inequality matrix
-    over the share variables ``var = [(key, position), ...]``. Returns key -> {position: w},
-    renormalised so that every demand's shares sum to exactly 1.
+    ``demands`` are ``(key, [positions])``; ``a_ub_rows(var)`` gives the (sparse)
+    inequality matrix over the share variables ``var = [(key, position), ...]``. Returns
+    key -> {position: w}, renormalised so that every demand's shares sum to exactly 1.
+    Both matrices are sparse (a few entries per variable), so memory is linear in the size.
     """
     var = [(key, p) for key, ps in demands for p in ps]
     nv = len(var)
     c = np.zeros(nv + 1)
     c[-1] = 1.0                                                  # minimise the largest load
-    a_eq = np.zeros((len(demands), nv + 1))
-    col = 0
-    for row, (_, ps) in enumerate(demands):
-        a_eq[row, col:col + len(ps)] = 1.0
-        col += len(ps)
-    a_ub = a_ub_rows(var)
-    a_ub = np.hstack([a_ub, -np.ones((a_ub.shape[0], 1))])
+    eq_rows = np.repeat(np.arange(len(demands)), [len(ps) for _, ps in demands])
+    a_eq = sparse.csr_matrix((np.ones(nv), (eq_rows, np.arange(nv))),
+                             shape=(len(demands), nv + 1))
+    a_ub = sparse.csr_matrix(a_ub_rows(var))
+    a_ub = sparse.hstack([a_ub, sparse.csr_matrix(-np.ones((a_ub.shape[0], 1)))], format="csr")
     res = linprog(c, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=a_eq, b_eq=np.ones(len(demands)),
                   bounds=[(0, None)] * (nv + 1), method="highs")
     if res.status != 0:                                          # pragma: no cover - LP is feasible
@@ -98,10 +98,9 @@ def _solve(demands: list[tuple], n_pos: int) -> dict:
         return {}
 
     def rows(var):
-        a = np.zeros((n_pos, len(var)))
-        for v, (_, p) in enumerate(var):
-            a[p, v] = 1.0
-        return a
+        pos = np.fromiter((p for _, p in var), dtype=np.int64, count=len(var))
+        return sparse.csr_matrix((np.ones(len(var)), (pos, np.arange(len(var)))),
+                                 shape=(n_pos, len(var)))
     return _min_max_lp(demands, rows)
 
 
@@ -184,11 +183,16 @@ def _cross_lp(demands: list[tuple], size: int, g: np.ndarray) -> tuple[float, di
     n, r = g.shape
 
     def rows(var):
-        a = np.zeros((size * (r + n), len(var)))
+        ri, ci, vals = [], [], []
         for v, ((_, i), p) in enumerate(var):
-            a[p * r:(p + 1) * r, v] = g[i]                       # sum_i Lr_i(p) g_i(k)
-            a[size * r + p * n + i, v] = 1.0                     # Lr_i(p)
-        return a
+            for kk in np.flatnonzero(g[i]):                      # sum_i Lr_i(p) g_i(k)
+                ri.append(p * r + kk)
+                ci.append(v)
+                vals.append(g[i, kk])
+            ri.append(size * r + p * n + i)                      # Lr_i(p)
+            ci.append(v)
+            vals.append(1.0)
+        return sparse.csr_matrix((vals, (ri, ci)), shape=(size * (r + n), len(var)))
     share = _min_max_lp(demands, rows)
     lr = np.zeros((size, n))
     for (t, i), w in share.items():
