@@ -29,7 +29,7 @@ from search.session import TuneSettings, tune_layers
 from search.session.network import network_table
 from search.session.replay import tune_replay
 from search.session.run import _winner
-from search.tune_result import StopReason, Trial, TuneResult
+from search.tune_result import Trial
 
 SMALL = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1, name="a")
 
