@@ -34,9 +34,16 @@ class BoundInfo:
     dataflow_io_words: int
     ratio_to_bound: float | None
 
+    @property
+    def lower_bound_fast_memory_words(self) -> int:
+        """The S the bound is taken at: the block's on-chip words + 2 (blocks share nothing
+        on chip, :func:`iobound.multi_block.bound_fast_memory`)."""
+        from iobound.multi_block import bound_fast_memory
+        return bound_fast_memory(self.fast_memory_words)
+
     def to_dict(self) -> dict:
-        """JSON-able, in field order."""
-        return asdict(self)
+        """JSON-able, in field order, then the bound's S."""
+        return {**asdict(self), "lower_bound_fast_memory_words": self.lower_bound_fast_memory_words}
 
 
 @dataclass(frozen=True)

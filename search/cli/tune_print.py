@@ -112,8 +112,8 @@ def _print_layer(rep) -> None:
         print(f"emulated traffic: {rec.extra.get('traffic_words')} words  [emulator: no time]")
     b = rep.winner.bound
     print(f"I/O: this dataflow moves {b.dataflow_io_words:,} words; lower bound "
-          f"{b.lower_bound_words:,.0f} words ({b.method}, S = {b.fast_memory_words:,} "
-          f"on-chip words) -> {b.ratio_to_bound:.2f}x the bound")
+          f"{b.lower_bound_words:,.0f} words ({b.method}, S = {b.lower_bound_fast_memory_words:,} "
+          f"words: a block's {b.fast_memory_words:,} on-chip + 2) -> {b.ratio_to_bound:.2f}x the bound")
     print(f"kernel: {rep.winner.kernel_path}")
     if rep.winner.emulator_check is not None:
         _print_check(rep.winner.emulator_check)
