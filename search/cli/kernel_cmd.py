@@ -112,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
     from kernels.source import InvalidConfigError
     from search.outputs import write_atomic
 
+    if args.arch is not None:  # an empty or malformed --arch refused before anything is written
+        from kernels.nvcc import check_arch
+        check_arch(args.arch)
     if args.emit is not None:
         check_output_file("--emit", args.emit)
         check_distinct_files([("--from-history", args.from_history), ("--emit", args.emit)])
@@ -144,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compile:
         from iobound.devices import get_device
         from kernels.nvcc import compile_cubin
-        built = compile_cubin(source, args.arch or get_device(args.device).arch)
+        built = compile_cubin(source, get_device(args.device).arch if args.arch is None else args.arch)
         result["compile"] = {k: built.to_dict()[k] for k in (
             "status", "arch", "registers", "shared_bytes", "spill_stores", "spill_loads",
             "cubin_path", "seconds", "cached", "toolchain")}
