@@ -57,6 +57,7 @@ from typing import Callable, Union
 import numpy as np
 import sympy as sp
 
+from .composite_checks import check_function, check_params, nondecreasing, nonnegative, own_symbols
 from .errors import InvalidInputError
 from .symbols import S, V, k
 
@@ -71,66 +72,6 @@ def _as_expr(f: StepFunction) -> sp.Expr | None:
     if isinstance(f, (int, float)) and not isinstance(f, bool):
         return sp.sympify(f)
     return None
-
-
-def _own_symbols(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with any other symbol named ``k`` or ``S`` (e.g. a plain
-    ``sp.Symbol("k")``, other assumptions) replaced by :data:`k` / :data:`S`."""
-    ours = {"k": k, "S": S}
-    swap = {x: ours[x.name] for x in expr.free_symbols
-            if isinstance(x, sp.Symbol) and not isinstance(x, sp.Dummy)
-            and x.name in ours and x != ours[x.name]}
-    return expr.xreplace(swap) if swap else expr
-
-
-def _check_function(step: str, which: str, f) -> None:
-    """InvalidInputError unless ``f`` is a SymPy expression, a real number or a callable
-    ``f(k)`` / ``f(k, S)``."""
-    if isinstance(f, sp.Basic):
-        if not isinstance(f, sp.Expr):
-            raise InvalidInputError(f"step {step!r}: {which} must be a SymPy expression in k, "
-                                    f"got {type(f).__name__} {f}")
-        return
-    if isinstance(f, (int, float)) and not isinstance(f, bool):
-        return
-    if isinstance(f, (str, bytes)) or not callable(f):
-        raise InvalidInputError(f"step {step!r}: {which} must be a SymPy expression in k or a "
-                                f"callable f(k) / f(k, S), got {type(f).__name__} {f!r}")
-    try:
-        n_args = len(inspect.signature(f).parameters)
-    except (TypeError, ValueError):
-        n_args = None
-    if n_args not in (1, 2):
-        raise InvalidInputError(f"step {step!r}: {which} must be a callable of one or two "
-                                f"arguments f(k) / f(k, S), got {f!r}")
-
-
-@lru_cache(maxsize=256)
-def _nondecreasing(expr: sp.Expr) -> bool:
-    """True when SymPy proves ``expr`` non-decreasing in k for k >= 0 (other symbols by
-    their own assumptions): d/dk >= 0 for k > 0, and the value at 0 at most the limit."""
-    if k not in expr.free_symbols:
-        return True
-    kp = sp.Dummy("k", positive=True)
-    e = expr.xreplace({k: kp})
-    d = sp.diff(e, kp)
-    if d.is_nonnegative is not True and sp.simplify(d).is_nonnegative is not True:
-        return False
-    at0 = expr.subs(k, 0)
-    if at0.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
-        return False
-    try:
-        lim = sp.limit(e, kp, 0, "+")
-    except (NotImplementedError, ValueError):  # pragma: no cover - SymPy could not decide
-        return False
-    gap = sp.simplify(lim - at0)
-    return gap == 0 or gap.is_nonnegative is True
-
-
-@lru_cache(maxsize=256)
-def _nonnegative(expr: sp.Expr) -> bool:
-    """True when SymPy proves ``expr >= 0`` for k >= 0."""
-    return expr.is_nonnegative is True or sp.simplify(expr).is_nonnegative is True
 
 
 @dataclass(frozen=True)
@@ -158,18 +99,18 @@ class CompositeStep:
         for which in ("phi", "psi"):
             f = getattr(self, which)
             if isinstance(f, sp.Expr):
-                object.__setattr__(self, which, _own_symbols(f))
+                object.__setattr__(self, which, own_symbols(f))
 
     def _fn(self, which: str) -> StepFunction:
         f = self.phi if which == "phi" or self.psi is None else self.psi
-        _check_function(self.name, "phi" if f is self.phi else "psi", f)
+        check_function(self.name, "phi" if f is self.phi else "psi", f)
         return f
 
     def evaluate(self, which: str, arg, s, params: dict | None = None):
         """Numeric phi or psi at ``arg`` (array-like) for partition size ``s``."""
         f = self._fn(which)
         expr = _as_expr(f)
-        params = _check_params(params)
+        params = check_params(params)
         with np.errstate(all="ignore"):
             if expr is not None:
                 missing = sorted(x.name for x in expr.free_symbols - {k, S}
@@ -201,28 +142,6 @@ class CompositeStep:
             raise InvalidInputError(f"step {self.name!r}: {which} is a callable, not a SymPy "
                              "expression; use T_exact for a numeric maximum")
         return expr.subs(k, arg, simultaneous=True)
-
-
-def _check_params(params) -> dict[str, float]:
-    """``params`` as ``{name: float}`` (keys names or SymPy symbols, finite real values)."""
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise InvalidInputError(f"params must be a dict of parameter values, got {params!r}")
-    out = {}
-    for key, value in params.items():
-        name = key.name if isinstance(key, sp.Symbol) else key
-        if not isinstance(name, str):
-            raise InvalidInputError(f"params: key {key!r} must be a parameter name")
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"params: {name} must be a real number, got {value!r}") \
-                from None
-        if isinstance(value, bool) or not np.isfinite(x):
-            raise InvalidInputError(f"params: {name} must be a finite real number, got {value!r}")
-        out[name] = x
-    return out
 
 
 @lru_cache(maxsize=256)
@@ -269,12 +188,12 @@ class CompositeAlgorithm:
         for j, step in enumerate(self.steps):
             for which in ("phi", "psi") if j < n - 1 else ("phi",):
                 expr = step.symbolic(which, k)
-                if not _nondecreasing(expr):
+                if not nondecreasing(expr):
                     raise InvalidInputError(
                         f"step {step.name!r}: {which} = {expr} is not provably non-decreasing "
                         "in k for k >= 0, which the 'relaxed' T(S) needs (declare parameters "
                         "positive=True, or use T_exact)")
-                if which == "psi" and not _nonnegative(expr):
+                if which == "psi" and not nonnegative(expr):
                     raise InvalidInputError(
                         f"step {step.name!r}: psi = {expr} is not provably >= 0 for k >= 0, "
                         "which the 'relaxed' T(S) needs (it is the next step's argument)")

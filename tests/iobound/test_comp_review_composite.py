@@ -71,3 +71,20 @@ def test_non_finite_value_raises():
         alg.T_exact(5)
     with pytest.raises(InvalidInputError, match="finite"):
         CompositeAlgorithm((CompositeStep("a", R * k),)).T_exact(5, {"R": math.nan})
+
+
+def test_a_limit_sympy_cannot_take_is_not_a_proof(monkeypatch):
+    """Where SymPy cannot take phi's limit at k -> 0+, monotonicity is not proven: refused."""
+    import sympy as sp
+
+    from iobound import composite_checks
+    from iobound.symbols import k
+
+    def cannot(*args, **kwargs):
+        raise NotImplementedError("no limit")
+    monkeypatch.setattr(composite_checks.sp, "limit", cannot)
+    composite_checks.nondecreasing.cache_clear()
+    try:
+        assert composite_checks.nondecreasing(2 * k + sp.sqrt(k)) is False
+    finally:
+        composite_checks.nondecreasing.cache_clear()
