@@ -40,7 +40,6 @@ Examples
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,7 @@ from kernels.status import Status
 
 from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
+from .kt_keys import cache_key, is_param_value, key_names, value_key
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
 __all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "named", "load_cache",
@@ -158,21 +158,6 @@ def file_stem(path: str | os.PathLike) -> str:
     return name
 
 
-def value_key(value: Any) -> Any:
-    """A parameter value as a key, as the replayed space compares values: lists as tuples
-    (1 and 1.0 one key, as Python compares them; 1 and "1" two).
-
-    >>> value_key([1, 2]), value_key(1) == value_key(1.0), value_key(1) == value_key("1")
-    ((1, 2), True, False)
-    """
-    return tuple(value) if isinstance(value, list) else value
-
-
-def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:
-    """The cache key of ``config``: its values in ``keys`` order, comma-joined."""
-    return ",".join(str(config[k]) for k in keys)
-
-
 def recorded_time(entry: Mapping[str, Any]) -> float | None:
     """The recorded ``time`` of a cache entry in ms; ``None`` for a failure (a string or a
     missing, non-positive, non-finite or non-numeric time: never a measurement).
@@ -200,25 +185,6 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
     return Status.OK if as_time(t) is not None else Status.INVALID
 
 
-def _is_scalar(v: Any) -> bool:
-    """A JSON scalar a knob can take: numbers finite and exact in float64 (knob features)."""
-    if v is None or isinstance(v, (str, bool)):
-        return True
-    if isinstance(v, int):
-        return abs(v) <= 1 << 53
-    return isinstance(v, float) and math.isfinite(v)
-
-
-def is_param_value(v: Any) -> bool:
-    """Whether ``v`` can be a parameter's value: a JSON scalar (numbers finite and exact in
-    float64) or a flat list of such (Kernel Tuner allows lists, e.g. block shapes).
-
-    >>> [is_param_value(v) for v in (8, [16, 2], {"a": 1}, float("nan"))]
-    [True, True, False, False]
-    """
-    return _is_scalar(v) or (isinstance(v, list) and all(_is_scalar(x) for x in v))
-
-
 def _tune_params(raw: dict, where: str) -> dict:
     params = raw["tune_params"]
     if not isinstance(params, dict) or not params:
@@ -235,27 +201,6 @@ def _tune_params(raw: dict, where: str) -> dict:
             raise InvalidInputError(f"{where}: tune_params[{k[:40]!r}] must be a list of values")
         out[k] = list(vals)
     return out
-
-
-def key_names(key: str, config_key: str) -> bool:
-    """Whether the cache key ``key`` names the configuration whose :func:`cache_key` is
-    ``config_key``: equal part by part (comma-separated), two parts that are numbers
-    within a relative 1e-6 (Kernel Tuner may print a float32 value short: key ``0.1`` for
-    the value 0.10000000149011612).
-
-    >>> key_names("0.1,8", "0.10000000149011612,8"), key_names("1,1", "3,2")
-    (True, False)
-    """
-    a, b = key.split(","), config_key.split(",")
-    return len(a) == len(b) and all(x == y or _close(x, y) for x, y in zip(a, b))
-
-
-def _close(x: str, y: str) -> bool:
-    try:
-        fx, fy = float(x), float(y)
-    except ValueError:
-        return False
-    return math.isfinite(fx) and math.isfinite(fy) and math.isclose(fx, fy, rel_tol=1e-6)
 
 
 def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: str,

@@ -25,7 +25,7 @@ T4 ``invalidity``  Kernel Tuner cache ``time`` (and our ``status``)
 =================  ===========================================================
 
 Configurations are told apart by their values (``1`` and ``"1"`` are two, as in a
-replayed space: :func:`search.kt_cache.value_key`), not by how they print.
+replayed space: :func:`search.kt_keys.value_key`), not by how they print.
 
 Examples
 --------
@@ -49,6 +49,8 @@ from typing import Any
 
 from iobound.errors import InvalidInputError
 from kernels.status import Status
+
+from .kt_keys import is_param_value, value_key
 
 __all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE", "T4_STATUS", "TIME_UNITS_MS",
            "metadata_file", "metadata_device", "query_device"]
@@ -114,7 +116,6 @@ def as_cache_dict(raw: dict, where: str) -> dict:
     >>> list(as_cache_dict({"results": r}, "f.json")["cache"])
     ['1', '["1"]']
     """
-    from .kt_cache import is_param_value, value_key  # kt_cache imports this module
     keys: list[str] = []
     seen: dict[str, list] = {}
     cache: dict[tuple, dict] = {}

@@ -56,7 +56,7 @@ class RecordedSpace:
     """A recorded space: configuration key -> recorded time (``None`` for a failure).
 
     ``keys`` are the parameter names in the cache's key order; a configuration's key
-    is :func:`search.kt_cache.cache_key` of it.
+    is :func:`search.kt_keys.cache_key` of it.
     """
 
     name: str
