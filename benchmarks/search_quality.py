@@ -38,12 +38,11 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.sq.kt_runner import (KT_DEFAULT_STRATEGIES, KT_EXTRA_STRATEGIES, kt_available,
-                                     kt_version)
-from benchmarks.sq.our_runner import OUR_DEFAULT_STRATEGIES
+from benchmarks.sq.kt_runner import kt_available, kt_version
 from benchmarks.sq.recorded import TOLERANCE, RunResult, load_recorded_space
 from benchmarks.sq.report import best_kt_gaps, markdown_tables, plot_scores, summarise
 from benchmarks.sq.reuse import reusable_kt
+from benchmarks.sq.strategies import check_strategy_names, expand_strategies
 
 log = logging.getLogger("search_quality")
 
@@ -68,28 +67,6 @@ def default_spaces() -> list[Path]:
         raise SystemExit(f"error: no recorded spaces (*.json.gz) in {DEFAULT_SPACES_DIR}; "
                          "pass cache files with --spaces")
     return found
-
-
-def expand_strategies(names: list[str]) -> list[str]:
-    """Strategy names; ``ours`` and ``kt`` stand for the default groups, ``kt:all`` adds
-    Kernel Tuner's further strategies.
-
-    Examples
-    --------
-    >>> expand_strategies(["ours", "kt:pso"])
-    ['explorer', 'random', 'ga', 'sa', 'kt:pso']
-    """
-    out: list[str] = []
-    for n in names:
-        if n == "ours":
-            out += OUR_DEFAULT_STRATEGIES
-        elif n == "kt":
-            out += [f"kt:{s}" for s in KT_DEFAULT_STRATEGIES]
-        elif n == "kt:all":
-            out += [f"kt:{s}" for s in KT_DEFAULT_STRATEGIES + KT_EXTRA_STRATEGIES]
-        else:
-            out.append(n)
-    return list(dict.fromkeys(out))
 
 
 def load_spaces(paths: list[Path], tmpdir: str | None, write_copies: bool = True,
@@ -244,29 +221,8 @@ def _checked_inputs(args) -> tuple[list[Path], list[str], bool]:
     if uses_kt and not kt_available():
         raise SystemExit("error: kernel_tuner is not installed; install the bench extra: "
                          ".venv/bin/pip install -e '.[bench]'")
-    _check_strategy_names(strategies)
+    check_strategy_names(strategies)
     return paths, strategies, uses_kt
-
-
-def _check_strategy_names(strategies: list[str]) -> None:
-    """Refuse (``SystemExit``) a name neither ours nor ``kt:`` + one of Kernel Tuner's,
-    before any run or write (a bad name used to fail each of its runs, and the outputs
-    were written all the same)."""
-    from search.strategies import strategy_names
-
-    ours = strategy_names()
-    bad = [s for s in strategies if not s.startswith("kt:") and s not in ours]
-    if bad:
-        raise SystemExit(f"error: unknown strategy {bad[0]!r}; ours are {', '.join(ours)} "
-                         "(or the group 'ours'); Kernel Tuner's are kt:NAME, 'kt' or 'kt:all'")
-    kt_names = [s[3:] for s in strategies if s.startswith("kt:")]
-    if kt_names:
-        from kernel_tuner.interface import strategy_map
-
-        bad = [n for n in kt_names if n not in strategy_map]
-        if bad:
-            raise SystemExit(f"error: unknown Kernel Tuner strategy 'kt:{bad[0]}'; choose kt:NAME, "
-                             f"NAME one of {', '.join(sorted(strategy_map))}")
 
 
 def _reuse_kt(args, tasks: list, strategies: list, budgets: list, seeds: list):

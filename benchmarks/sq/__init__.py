@@ -4,6 +4,7 @@
   recorded time), its optimum, and the scoring of one run's trace;
 - :mod:`.kt_runner`: Kernel Tuner's strategies replayed in simulation mode;
 - :mod:`.our_runner`: our strategies through ``search.tuner.tune`` on a replayed space;
+- :mod:`.strategies`: the strategy groups expanded and every name checked;
 - :mod:`.report`: per-(space, strategy, budget) summaries, the markdown table, the plot.
 
 The package is called ``sq`` rather than ``search_quality`` so that it cannot shadow
