@@ -45,7 +45,8 @@ from .reference import check_shapes
 from .source import KernelSource
 
 __all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
-           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size"]
+           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size",
+           "check_launch", "check_emulable"]
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,9 @@ def check_problem_size(layer) -> None:
         limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)
 
 
-def _check_launch(source: KernelSource) -> None:
+def check_launch(source: KernelSource) -> None:
+    """InvalidInputError when the emulator would refuse ``source``'s launch (threads per
+    block, CUDA's per-axis block limit, total threads)."""
     if source.threads > MAX_THREADS_PER_BLOCK:
         raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
                          f"(at most {MAX_THREADS_PER_BLOCK})")
@@ -213,6 +216,14 @@ def _check_launch(source: KernelSource) -> None:
     if total > MAX_TOTAL_THREADS:
         raise InvalidInputError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
                          f"threads = {total} threads (at most {MAX_TOTAL_THREADS}); use a smaller layer")
+
+
+def check_emulable(source: KernelSource) -> None:
+    """InvalidInputError when the emulator would refuse to run ``source``: tensors past
+    :data:`iobound.limits.EMULATED_ELEMENTS` or a launch past its limits; the checks
+    :func:`emulate` makes, callable before anything is written (``iobound kernel --emit``)."""
+    check_launch(source)
+    check_problem_size(source.layer)
 
 
 def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
@@ -233,8 +244,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
                                 f"got {type(source).__name__}")
     layer = source.layer
     check_shapes(x, w, layer)
-    _check_launch(source)
-    check_problem_size(layer)
+    check_emulable(source)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)
     xs = np.ascontiguousarray(x, dtype=np.float32)
     ws = np.ascontiguousarray(w, dtype=np.float32)

@@ -14,9 +14,6 @@ data and compares
   holds at a block's words + 2 (:func:`iobound.multi_block.bound_fast_memory`;
   ``lower_bound_fast_memory_words``).
 
-:func:`check_emulable` refuses, before anything is written or allocated, a kernel the
-emulator would refuse (its launch or the layer's tensors too large).
-
 :func:`emulator_check` does the first two on :func:`reduced_layer`, a small copy of a
 layer on which the configuration still fits (how a tuned winner is checked quickly).
 
@@ -46,13 +43,13 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .config import KernelConfig, _check_operands, check_config, onchip_words
-from .emulator import _check_launch, check_problem_size, emulate
+from .emulator import check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
 from .grouping import kernel_io
 from .reference import compare, conv2d_reference, random_problem
 
-__all__ = ["EmulationCheck", "expected_io", "check_emulable", "emulate_and_check", "ReducedCheck",
+__all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck",
            "reduced_layer", "emulator_check"]
 
 
@@ -85,15 +82,6 @@ def expected_io(layer: ConvLayer, config: KernelConfig):
     """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
     times one group's, :func:`kernels.grouping.kernel_io`)."""
     return kernel_io(layer, config, config.tiling)
-
-
-def check_emulable(layer: ConvLayer, source) -> None:
-    """Raise :class:`~iobound.errors.InvalidInputError` when the emulator would refuse to
-    run ``source`` (a :class:`~kernels.source.KernelSource` of ``layer``): tensors past
-    :data:`iobound.limits.EMULATED_ELEMENTS`, or a launch past its thread limits. The
-    checks :func:`kernels.emulator.emulate` makes, made before anything is written."""
-    check_problem_size(layer)
-    _check_launch(source)
 
 
 def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,

@@ -129,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidConfigError(reasons)
     source = generate(layer, config, args.device)
     if args.emulate:  # what the emulator would refuse, refused before --emit is written
-        from kernels.verify import check_emulable
-        check_emulable(layer, source)
+        from kernels.emulator import check_emulable
+        check_emulable(source)
     path = args.emit or cache_dir("src") / f"{content_key(source.code)[:16]}.cu"
     write_atomic(path, source.code.encode())
     result = {"layer": layer.to_dict(), "algorithm": config.algorithm, "config": config.to_dict(),

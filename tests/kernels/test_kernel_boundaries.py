@@ -290,19 +290,19 @@ def test_emulator_launch_limits_are_inclusive():
     import dataclasses
 
     from iobound.errors import InvalidInputError
-    from kernels.emulator import MAX_THREADS_PER_BLOCK, MAX_TOTAL_THREADS, _check_launch
+    from kernels.emulator import MAX_THREADS_PER_BLOCK, MAX_TOTAL_THREADS, check_launch
     from kernels.generate import generate
 
     layer = ConvLayer(n=1, c_in=1, h_in=32, w_in=32, c_out=1, k_h=1, k_w=1)
     src = generate(layer, DirectConfig(x=32, y=32, z=1, alpha=1, tx=32, ty=32, tz=1))
     assert src.threads == MAX_THREADS_PER_BLOCK
-    _check_launch(src)
+    check_launch(src)
     with pytest.raises(InvalidInputError):
-        _check_launch(dataclasses.replace(src, block=(32, 32, 2)))
+        check_launch(dataclasses.replace(src, block=(32, 32, 2)))
     blocks = MAX_TOTAL_THREADS // MAX_THREADS_PER_BLOCK
-    _check_launch(dataclasses.replace(src, grid=(blocks, 1, 1)))
+    check_launch(dataclasses.replace(src, grid=(blocks, 1, 1)))
     with pytest.raises(InvalidInputError):
-        _check_launch(dataclasses.replace(src, grid=(blocks + 1, 1, 1)))
+        check_launch(dataclasses.replace(src, grid=(blocks + 1, 1, 1)))
 
 
 @pytest.mark.parametrize("layer, cfg", [

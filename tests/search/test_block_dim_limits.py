@@ -47,7 +47,7 @@ def test_default_thread_block_keeps_z_within_the_block_limit():
 
 
 def test_emulator_refuses_a_block_over_64_along_z():
-    from kernels.emulator import _check_launch
+    from kernels.emulator import check_launch
     from kernels.generate import generate
     from iobound.errors import InvalidInputError
     import dataclasses
@@ -56,4 +56,4 @@ def test_emulator_refuses_a_block_over_64_along_z():
     source = dataclasses.replace(generate(layer, DirectConfig(1, 1, 32, 1, 1, 1, 32)),
                                  block=(1, 1, 96))
     with pytest.raises(InvalidInputError, match="block of 1x1x96"):
-        _check_launch(source)
+        check_launch(source)
