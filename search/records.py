@@ -44,7 +44,7 @@ from .measure.base import MeasureRecord
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
-           "bad_time"]
+           "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -202,6 +202,25 @@ def bad_time(rec: dict) -> str:
     if surrogate is not None and as_time(surrogate) is None:
         return bad_time_reason(surrogate, "surrogate cost")
     return ""
+
+
+def as_measured(rec: MeasureRecord) -> MeasureRecord:
+    """``rec``, or an ``invalid`` record of its config when its numbers cannot be a
+    measurement (a time, cost or surrogate cost that is not a positive finite number).
+
+    The rule is the one a log is read back with (:func:`read_log`), so a
+    live run and its resume see the same records: a 0 ms time counts as evaluated, never
+    as the best, in both. The error names the bad number; ``extra`` keeps the measurer's
+    data and the status it gave (``measured_status``).
+
+    >>> as_measured(MeasureRecord.ok({"a": 1}, time_ms=0.0)).error
+    'measured time 0.0 is not a positive finite number'
+    """
+    bad = bad_time(rec.to_dict())
+    if not bad:
+        return rec
+    return MeasureRecord.failed(rec.config, Status.INVALID, f"measured {bad}",
+                                extra={**rec.extra, "measured_status": rec.status.value})
 
 
 class LogWriter:

@@ -50,9 +50,9 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
-from .measure.base import MeasureRecord, Measurer, MeasurerError, Status
+from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_type
-from .records import LogWriter, bad_time, has_log, read_log
+from .records import LogWriter, as_measured, has_log, read_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -75,29 +75,10 @@ class _Clock:
     measure: float = 0.0
 
 
-def _as_measured(rec: MeasureRecord) -> MeasureRecord:
-    """``rec``, or an ``invalid`` record of its config when its numbers cannot be a
-    measurement (a time, cost or surrogate cost that is not a positive finite number).
-
-    The rule is the one a log is read back with (:func:`search.records.read_log`), so a
-    live run and its resume see the same records: a 0 ms time counts as evaluated, never
-    as the best, in both. The error names the bad number; ``extra`` keeps the measurer's
-    data and the status it gave (``measured_status``).
-
-    >>> _as_measured(MeasureRecord.ok({"a": 1}, time_ms=0.0)).error
-    'measured time 0.0 is not a positive finite number'
-    """
-    bad = bad_time(rec.to_dict())
-    if not bad:
-        return rec
-    return MeasureRecord.failed(rec.config, Status.INVALID, f"measured {bad}",
-                                extra={**rec.extra, "measured_status": rec.status.value})
-
-
 def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: Ledger, budget: int,
                    writer: LogWriter | None, progress: Progress | None) -> dict[int, MeasureRecord]:
     """Measure ``fresh``, logging and counting each record as soon as it arrives (one
-    whose numbers cannot be a measurement as ``invalid``: :func:`_as_measured`)."""
+    whose numbers cannot be a measurement as ``invalid``: :func:`as_measured`)."""
     best = ledger.best_cost  # the best so far, this round's records included as they come
     got: dict[int, MeasureRecord] = {}
     for pos, rec in measurer.measure_unordered([space.get(i) for i in fresh]):
@@ -105,7 +86,7 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
             raise MeasurerError(f"measurer {measurer.name!r} returned a record for position "
                                 f"{pos!r} of a batch of {len(fresh)} (out of range or twice)")
         i = fresh[pos]
-        got[i] = rec = _as_measured(rec)
+        got[i] = rec = as_measured(rec)
         if writer is not None:
             writer.append(i, rec)
         ledger.seen[i] = rec  # counted as soon as it is logged

@@ -38,6 +38,7 @@ from iobound.errors import InvalidInputError
 
 from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
+from .records import as_measured
 from .option_checks import check_choice, check_count
 from .space import Space
 
@@ -242,7 +243,7 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     ranked, scores, used = ranking[:3]
     order = getattr(ranking, "order", "model")  # a ZeroShotRanking names its order
     top = [int(i) for i in ranked[:k]]
-    records = measurer.measure([space.get(i) for i in top])
+    records = [as_measured(r) for r in measurer.measure([space.get(i) for i in top])]
     measured = tuple(zip(top, records))
     ok = [(i, r) for i, r in measured if r.is_ok and math.isfinite(r.cost)]
     best = min(ok, key=lambda t: t[1].cost) if ok else None

@@ -59,6 +59,7 @@ def oracle_record(layer: ConvLayer, device, candidate: Candidate,
     """
     from search.conv_space import ConvSpace
     from search.measure import make_measurer
+    from search.records import as_measured
 
     _check_measure(measure)
     name = _device_name(device)
@@ -74,7 +75,7 @@ def oracle_record(layer: ConvLayer, device, candidate: Candidate,
     for start in range(0, len(space), _CHUNK):
         rows = space.knobs(range(start, min(start + _CHUNK, len(space))))
         configs = [dict(zip(params, map(int, row))) for row in rows]
-        for rec in measurer.measure(configs):
+        for rec in map(as_measured, measurer.measure(configs)):
             if rec.is_ok and rec.time_ms is not None and (best is None
                                                            or rec.time_ms < best.time_ms):
                 best = rec

@@ -119,3 +119,26 @@ def test_ndcg_refuses_nan_predicted_costs():
     """A NaN predicted cost has no place in the order."""
     with pytest.raises(InvalidInputError, match="predicted"):
         ndcg_at_k(np.array([1.0, float("nan")]), np.array([1.0, 0.5]), 2)
+
+
+class _ZeroTimeFirst:
+    """A measurer wrapper that reports 0 ms for the first configuration it measures (a
+    broken timer), as a live tune may receive it."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, "zero-first"
+
+    def measure(self, configs):
+        recs = self.inner.measure(configs)
+        return [MeasureRecord.ok(recs[0].config, time_ms=0.0)] + list(recs[1:])
+
+
+def test_a_time_that_is_no_measurement_is_never_zero_shots_best(synth_space, synth_measurer):
+    """zero-shot applies the tuner's rule to what it measures: a 0 ms time is an invalid
+    record naming the number, and the best is the best real time of the others."""
+    ranking = history_ranking(synth_space, _history(synth_space, "other", 2.0), seed=1)
+    res = measure_top(synth_space, _ZeroTimeFirst(synth_measurer), ranking, 5)
+    first = res.measured[0][1]
+    assert not first.is_ok and "time 0.0 is not a positive finite number" in first.error
+    honest = [synth_measurer.measure([synth_space.get(i)])[0].time_ms for i, _ in res.measured[1:]]
+    assert res.best[0] != res.measured[0][0] and res.best[1].time_ms == min(honest)

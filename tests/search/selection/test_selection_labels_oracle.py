@@ -19,8 +19,9 @@ from search.selection.dataset import CLASSES
 E2 = CLASSES[1]
 
 
-def _recording(monkeypatch, fail=False):
-    """Wrap make_measurer: record every configuration measured (and fail them if asked)."""
+def _recording(monkeypatch, fail=False, zero_first=False):
+    """Wrap make_measurer: record every configuration measured (and fail them if asked, or
+    report 0 ms for the first, a broken timer)."""
     seen, real = [], search.measure.make_measurer
 
     def make(*args, **kw):
@@ -31,6 +32,8 @@ def _recording(monkeypatch, fail=False):
             seen.extend(tuple(sorted(c.items())) for c in configs)
             if fail:
                 return [MeasureRecord.failed(c, Status.INVALID, "stub") for c in configs]
+            if zero_first and len(seen) == len(configs):
+                return [MeasureRecord.ok(configs[0], time_ms=0.0)] + measure(configs[1:])
             return measure(configs)
         m.measure = wrapped
         return m
@@ -50,6 +53,16 @@ def test_every_configuration_is_measured_once_whatever_the_chunk(tiny_layer, mon
     times = search.measure.make_measurer("model", tiny_layer, "v100", "winograd").measure(
         [dict(c) for c in want])
     assert rec.time_ms == min(r.time_ms for r in times if r.is_ok)
+
+
+def test_a_time_that_is_no_measurement_is_never_the_label(tiny_layer, monkeypatch):
+    """The tuner's rule (search.records.as_measured) holds for labels too: a 0 ms time is
+    no measurement, so the label is the best of the real times of the others."""
+    seen = _recording(monkeypatch, zero_first=True)
+    rec = labels.oracle_record(tiny_layer, "v100", E2)
+    others = [dict(c) for c in seen[1:]]
+    times = search.measure.make_measurer("model", tiny_layer, "v100", "winograd").measure(others)
+    assert rec.config != dict(seen[0]) and rec.time_ms == min(r.time_ms for r in times if r.is_ok)
 
 
 def test_nothing_runs_gives_an_untimed_estimate(tiny_layer, monkeypatch):
