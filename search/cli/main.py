@@ -95,13 +95,37 @@ def main(argv: list[str] | None = None) -> int:
         # devnull so the interpreter's final flush does not raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as exc:  # a path the system refuses (name too long, a device...)
+        cmd = getattr(locals().get("args"), "command", None)
+        if _from_interrupt(exc):
+            return _interrupted(cmd)
+        print(f"iobound {cmd}: error: {_os_error_line(exc)}" if cmd
+              else f"iobound: error: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:
         if not _from_interrupt(exc):
             raise
         # e.g. Ctrl-C while a C extension initialises: ImportError "initialization failed"
-        cmd = getattr(locals().get("args"), "command", None)
-        print(f"iobound {cmd}: interrupted" if cmd else "iobound: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(getattr(locals().get("args"), "command", None))
+
+
+def _interrupted(cmd: str | None) -> int:
+    """Say that the run ``cmd`` was interrupted; the exit code for it."""
+    print(f"iobound {cmd}: interrupted" if cmd else "iobound: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _os_error_line(exc: OSError) -> str:
+    """One line for ``exc``: the system's reason and the file it names (shortened).
+
+    >>> _os_error_line(OSError(36, "File name too long", "x" * 100))
+    "File name too long: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"
+    """
+    reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    name = str(exc.filename)
+    return f"{reason}: {name[:38] + '...' if len(name) > 40 else name!r}"
 
 
 def _from_interrupt(exc: BaseException) -> bool:

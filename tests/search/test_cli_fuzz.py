@@ -242,7 +242,9 @@ def hostile_files(folder: Path) -> dict[str, list[str]]:
         e["estimate"] = True
     (folder / "estimate.json").write_text(json.dumps(est))
     (folder / "adir").mkdir(exist_ok=True)
-    replay = [str(p) for p in sorted(folder.iterdir())] + [str(folder / "missing.json"), ""]
+    too_long = str(folder / ("n" * 300))  # beyond any file system's name length: a stat fails
+    replay = [str(p) for p in sorted(folder.iterdir())] + [str(folder / "missing.json"), "",
+                                                          too_long]
     header = json.dumps({"schema": "iobound.tune-log", "version": 1, "kind": "header"})
     logs = {
         "log_bad_time.jsonl": header + "\n" + json.dumps(
@@ -260,8 +262,9 @@ def hostile_files(folder: Path) -> dict[str, list[str]]:
     (out / "existing_file").write_text("x")
     out_files = ["", str(folder / "adir"), str(out / "missing" / "x.json"),
                  str(out / "existing_file" / "x"), str(out / "existing_file"), "/proc/iobound-no",
-                 str(out / "fresh.json"), str(out / "fresh.json.gz")]
-    out_dirs = ["", str(out / "existing_file"), str(out / "missing" / "d"), str(out / "kernels")]
+                 str(out / "fresh.json"), str(out / "fresh.json.gz"), too_long]
+    out_dirs = ["", str(out / "existing_file"), str(out / "missing" / "d"), str(out / "kernels"),
+                too_long]
     return {"replay": replay, "logs": [str(folder / n) for n in logs] + replay[:3],
             "out_files": out_files, "out_dirs": out_dirs}
 

@@ -268,3 +268,25 @@ def test_a_file_of_the_wrong_kind_is_named_for_what_it_is(capsys, tmp_path, synt
         code = main(argv)
         out, err = capsys.readouterr()
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and needle in err, argv
+
+
+LONG_NAME = "x" * 300  # longer than any file name the system takes (255 bytes)
+SMALL = "cin=4,cout=8,hin=6,win=6,kh=3,kw=3"
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "--layer", SMALL, "--budget", "2", "--measure", "model", "--resume", LONG_NAME],
+    ["tune", "--layer", SMALL, "--budget", "2", "--measure", "model", "--log", LONG_NAME],
+    ["tune", "--budget", "2", "--measure", "replay:" + LONG_NAME],
+    ["history", "import", LONG_NAME, "--db", "h.db"],
+    ["select", "--layer", SMALL, "--history", LONG_NAME],
+    ["report", "--layer", SMALL, "--out-dir", "rep", "--history", LONG_NAME],
+])
+def test_a_path_the_system_refuses_is_one_line_and_exit_2(capsys, tmp_path, monkeypatch, argv):
+    """A file name longer than the system allows (OSError ENAMETOOLONG from a mere stat)
+    is bad input wherever it is given: one line naming the reason, exit 2, no traceback."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "File name too long" in err, err
+    assert err.startswith(f"iobound {argv[0]}: error:")
