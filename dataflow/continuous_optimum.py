@@ -119,7 +119,8 @@ def _optimum(layer: ConvLayer, a: float, k: float, c: float, alpha: float, s: in
     p_fn, z_fn = _numeric_optimum()
     p, z = p_fn(a, k, c, alpha, s), z_fn(a, k, c, alpha, s)
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
-    io = hwc * layer.c_in * (a * p + k * z) / (p * z) + hwc
+    # C_in of the model: the input channels one output reads (one group's; c_in when dense)
+    io = hwc * layer.c_in_per_group * (a * p + k * z) / (p * z) + hwc
     side = math.sqrt(p)
     return ContinuousOptimum(x=side, y=side, z=z, reuse=k / a, io=io)
 

@@ -59,7 +59,7 @@ from collections import deque
 
 import networkx as nx
 
-from iobound.errors import InvalidInputError
+from iobound import limits
 from iobound.layer import ConvLayer
 from iobound.winograd_transforms import winograd_transforms
 
@@ -224,8 +224,8 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
         When Winograd does not apply to the layer, ``e < 1``, or the DAG is too large.
     """
     layer.check_winograd()
-    if not (isinstance(e, int) and e >= 1):
-        raise InvalidInputError(f"Winograd e must be an integer >= 1, got {e!r}")
+    # any integral e but a bool (numpy integers included, as everywhere else), as an int
+    e = limits.check_int("Winograd e", e, limits.WINOGRAD_E)
     check_dag_size(_size_estimate(layer, e), f"Winograd F({e}x{e},{layer.k_h}x{layer.k_h})",
                    max_vertices)
     bld = _Builder(layer, e)

@@ -126,27 +126,40 @@ def _best_z(z_max: np.ndarray, c_out: int, divisors_only: bool) -> np.ndarray:
 
 
 def _search(layer, xs, ys, fixed_shared, per_z, divisors_only, fast_memory):
-    """Exhaustive (x, y) grid; returns (x, y, z) of the least exact I/O or None."""
-    X, Y = np.meshgrid(xs, ys, indexing="ij")
+    """Exhaustive over the (x, y) pairs (increasing ``xs``, ``ys``) whose ``z = 1`` block fits;
+    returns (x, y, z) of the least exact I/O or None.
+
+    The footprint grows with x and y, so the pairs are listed per x up to the largest y that
+    fits, never as a grid over every tile size of the output."""
+    def fits(x, y):
+        return fixed_shared(x, y) + per_z(x, y) <= fast_memory
+
+    xs = xs[fits(xs, ys[0])]
+    if not xs.size:
+        return None
+    ys = ys[fits(xs[0], ys)]
+    keep = [fits(x, ys) for x in xs]
+    counts = np.array([int(k.sum()) for k in keep], dtype=np.int64)
+    ux, uy = _axis_used(layer, xs, "w"), _axis_used(layer, ys, "h")
+    X, Y = np.repeat(xs, counts), np.concatenate([ys[k] for k in keep])
+    used = np.repeat(ux, counts) * np.concatenate([uy[k] for k in keep])
     room = fast_memory - fixed_shared(X, Y)
     z_max = np.where(room > 0, room // per_z(X, Y), 0)
     Zb = _best_z(z_max, layer.c_out, divisors_only)
     ok = Zb >= 1
     if not ok.any():
         return None
-    ux, uy = _axis_used(layer, xs, "w"), _axis_used(layer, ys, "h")
     # blocks that read no input at all (only padding): z does not change the I/O
-    Zb = np.where(ok & (ux[:, None] * uy[None, :] == 0), 1, Zb)
+    Zb = np.where(ok & (used == 0), 1, Zb)
     n_x = -(-layer.w_out // np.minimum(X, layer.w_out))
     n_y = -(-layer.h_out // np.minimum(Y, layer.h_out))
     n_z = -(-layer.c_out // np.maximum(Zb, 1))
-    io = layer.n * (n_z * layer.c_in * ux[:, None] * uy[None, :]
+    io = layer.n * (n_z * layer.c_in * used
                     + n_x * n_y * layer.c_out * layer.c_in * layer.k_h * layer.k_w)
     foot = fixed_shared(X, Y) + per_z(X, Y) * Zb
     io = np.where(ok, io, np.iinfo(np.int64).max)
-    order = np.lexsort((foot.ravel(), io.ravel()))
-    i, j = np.unravel_index(order[0], X.shape)
-    return int(X[i, j]), int(Y[i, j]), int(Zb[i, j])
+    k = np.lexsort((foot, io))[0]
+    return int(X[k]), int(Y[k]), int(Zb[k])
 
 
 def _divisible(layer: ConvLayer, x: int, y: int, z: int) -> bool:
