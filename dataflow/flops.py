@@ -3,7 +3,10 @@
 Direct convolution performs ``2 * MACs``. The Winograd dataflow performs the element-wise
 products plus the input, weight and output transforms as it executes them: the input
 transform of a tile is repeated for every output-channel block (``z``), the weight
-transform for every spatial block (``x * y``), as in :mod:`dataflow.winograd`.
+transform for every spatial block (``x * y``), as in :mod:`dataflow.winograd`. A transform
+``L S L^T`` runs as straight-line code from the exact matrices (zero coefficients skipped,
++-1 written as signs, :mod:`kernels.codegen_winograd`): a row with ``m`` non-zero
+coefficients, ``u`` of them not +-1, costs ``m - 1`` additions and ``u`` multiplications.
 
 Examples
 --------
@@ -13,16 +16,19 @@ Examples
 >>> direct_flops(layer) == 2 * 2 * 16 * 9
 True
 >>> winograd_flops(layer, WinogradTiling(2, 4, 4, 2))
-2384
+716
 """
 
 from __future__ import annotations
 
+import functools
+
 from iobound.layer import ConvLayer
+from iobound.winograd_transforms import winograd_transforms
 
 from .winograd import WinogradTiling
 
-__all__ = ["direct_flops", "winograd_flops"]
+__all__ = ["direct_flops", "winograd_flops", "transform_flops"]
 
 
 def direct_flops(layer: ConvLayer) -> int:
@@ -30,16 +36,39 @@ def direct_flops(layer: ConvLayer) -> int:
     return 2 * layer.macs
 
 
+def _sandwich_flops(mat, src_cols: int) -> int:
+    """Flops of ``L S L^T`` (``L`` is ``p x q``, ``S`` is ``q x src_cols``) as executed:
+    ``t = L S`` (``p * src_cols`` combinations of a row of ``L``), then ``t L^T`` (``p * p``)."""
+    per_row = 0
+    for i in range(mat.shape[0]):
+        nz = [c for c in mat.row(i) if c != 0]
+        per_row += max(len(nz) - 1, 0) + sum(1 for c in nz if abs(c) != 1)
+    return per_row * (src_cols + mat.shape[0])
+
+
+@functools.lru_cache(maxsize=None)
+def transform_flops(e: int, r: int) -> tuple[int, int, int]:
+    """Flops of one input, kernel and output transform of F(e x e, r x r), as the straight-line
+    code of :func:`kernels.codegen_winograd.transform_functions` runs them.
+
+    >>> transform_flops(2, 3)   # input (additions only), kernel, output
+    (32, 70, 24)
+    """
+    tf = winograd_transforms(e, r)
+    return _sandwich_flops(tf.BT, tf.n), _sandwich_flops(tf.G, r), _sandwich_flops(tf.AT, tf.n)
+
+
 def winograd_flops(layer: ConvLayer, tiling: WinogradTiling) -> int:
     """Products and transforms of the Winograd dataflow with ``tiling`` (see module doc)."""
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     r = layer.k_h
     n = e + r - 1
+    f_in, f_ker, f_out = transform_flops(e, r)
     tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
     z_blocks = -(-layer.c_out // z)
     xy_blocks = -(-layer.h_out // y) * -(-layer.w_out // x)
-    products = layer.n * layer.c_out * layer.c_in * tiles * n * n
-    input_tf = layer.n * z_blocks * layer.c_in * tiles * 2 * n ** 3        # B^T d B
-    weight_tf = layer.n * xy_blocks * layer.c_out * layer.c_in * (n * r * r + n * n * r)
-    output_tf = layer.n * layer.c_out * tiles * (e * n * n + e * e * n)     # A^T M A
-    return 2 * (products + input_tf + weight_tf + output_tf)
+    products = 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n   # u * v, then acc +=
+    input_tf = layer.n * z_blocks * layer.c_in * tiles * f_in     # B^T d B
+    weight_tf = layer.n * xy_blocks * layer.c_out * layer.c_in * f_ker
+    output_tf = layer.n * layer.c_out * tiles * f_out    # A^T M A
+    return products + input_tf + weight_tf + output_tf

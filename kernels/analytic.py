@@ -22,7 +22,8 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
 - ``blocks_per_sm``: resident blocks per SM (:func:`kernels.limits.resident_blocks_per_sm`);
 - ``occupancy``: resident warps over the SM's maximum warps;
 - ``waves``: ``blocks / (sm_count * blocks_per_sm)``;
-- ``flops``: floating-point operations executed (:mod:`dataflow.flops`);
+- ``flops``: floating-point operations the kernel executes (:mod:`kernels.kernel_flops`:
+  the dataflow's, with the Winograd transforms the threads repeat);
 - ``intensity``: ``flops`` per byte of global traffic.
 
 Examples
@@ -53,6 +54,7 @@ from iobound.units import WORD_BYTES
 from .config import _device, config_from_dict, onchip_words, register_words, shared_memory_bytes
 from .families import kernel_family
 from .grouping import kernel_io
+from .kernel_flops import kernel_flop_parts
 from .limits import resident_blocks_per_sm, thread_registers
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "knob_matrix", "io_words", "flops"]
@@ -80,16 +82,19 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Floating-point operations the kernel executes (FMA = 2): :mod:`dataflow.flops`.
+def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...],
+          threads: tuple[int, int, int] = (1, 1, 1)) -> int:
+    """Floating-point operations the kernel of ``tile`` and ``threads`` (tx, ty, tz)
+    executes (FMA = 2): :mod:`kernels.kernel_flops`.
 
     Examples
     --------
     >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
     True
     """
-    fam = dataflow_family(algorithm)
-    return fam.flops(layer, fam.tiling_from(tile))
+    base, per_tz, per_txty = kernel_flop_parts(layer, algorithm, tile)
+    tx, ty, tz = threads
+    return base + per_tz * tz + per_txty * tx * ty
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -102,15 +107,18 @@ def _per_tile(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
               tiles: np.ndarray) -> np.ndarray:
     """For each distinct tile (a row of ``tiles``, in ``params`` order) the rows io words,
     flops, shared bytes, register words and the lower bound at the block's on-chip words:
-    the features threads do not change, computed once per tile."""
+    the features threads do not change, computed once per tile; then the flops a block's
+    threads repeat (:func:`kernels.kernel_flops.kernel_flop_parts`: per tz, per tx * ty)."""
     e_of = (lambda tile: tile[0]) if "e" in params else (lambda tile: None)
-    table = np.empty((5, len(tiles)))
+    table = np.empty((7, len(tiles)))
     for k, row in enumerate(tiles):
         tile = tuple(int(v) for v in row)
-        io, fl = io_words(layer, algorithm, tile), flops(layer, algorithm, tile)
         cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
-        table[:, k] = (io, fl, shared_memory_bytes(layer, cfg), register_words(layer, cfg),
-                       _bound_cached(layer, algorithm, onchip_words(layer, cfg), e_of(tile)))
+        base, per_tz, per_txty = kernel_flop_parts(layer, algorithm, tile)
+        table[:, k] = (io_words(layer, algorithm, tile), base, shared_memory_bytes(layer, cfg),
+                       register_words(layer, cfg),
+                       _bound_cached(layer, algorithm, onchip_words(layer, cfg), e_of(tile)),
+                       per_tz, per_txty)
     return table
 
 
@@ -187,7 +195,9 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     per_tile = _per_tile(layer, algorithm, fam.algorithm.tile_params, tiles)
-    io, fl, shared, regw, bound = per_tile[:, inverse]
+    io, fl, shared, regw, bound, per_tz, per_txty = per_tile[:, inverse]
+    tx, ty, tz = knobs[:, 4:].T.astype(float)
+    fl = fl + per_tz * tz + per_txty * tx * ty
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
     regs = thread_registers(ilp, algorithm, device.registers_per_thread_max).astype(float)
