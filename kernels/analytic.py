@@ -11,9 +11,11 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
 - ``io_over_compulsory``: ``io_words`` over the compulsory traffic (every input,
   weight and output once);
 - ``io_over_bound``: ``io_words`` over the best valid lower bound
-  (``iobound.report.best_lower_bound``) at a fast memory of the block's on-chip
-  words (``kernels.config.onchip_words``: shared plus register words, the S at which
-  the kernel's traffic must respect the bound), Winograd with the config's ``e``;
+  (``iobound.report.best_lower_bound``) at S = the block's on-chip words
+  (``kernels.config.onchip_words``: shared plus register words; a feature, so the S is
+  the words themselves, while the bounds the commands report are at those + 2); Winograd
+  with the config's ``e`` (a Winograd block's words depend on its threads: each holds its
+  own transformed kernels and tiles, so the S is the config's own, threads included);
 - ``footprint_words``: shared plus register words of a block (``onchip_words``);
 - ``shared_bytes``, ``threads``, ``regs_per_thread`` (:func:`kernels.limits.thread_registers`
   of the register words per thread), ``ilp`` (register words per thread: independent
@@ -106,20 +108,38 @@ def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int, e: int | No
 def _per_tile(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
               tiles: np.ndarray) -> np.ndarray:
     """For each distinct tile (a row of ``tiles``, in ``params`` order) the rows io words,
-    flops, shared bytes, register words and the lower bound at the block's on-chip words:
-    the features threads do not change, computed once per tile; then the flops a block's
-    threads repeat (:func:`kernels.kernel_flops.kernel_flop_parts`: per tz, per tx * ty)."""
-    e_of = (lambda tile: tile[0]) if "e" in params else (lambda tile: None)
-    table = np.empty((7, len(tiles)))
+    flops, shared bytes and register words: the features threads do not change, computed
+    once per tile; then the flops a block's threads repeat
+    (:func:`kernels.kernel_flops.kernel_flop_parts`: per tz, per tx * ty)."""
+    table = np.empty((6, len(tiles)))
     for k, row in enumerate(tiles):
         tile = tuple(int(v) for v in row)
         cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
         base, per_tz, per_txty = kernel_flop_parts(layer, algorithm, tile)
         table[:, k] = (io_words(layer, algorithm, tile), base, shared_memory_bytes(layer, cfg),
-                       register_words(layer, cfg),
-                       _bound_cached(layer, algorithm, onchip_words(layer, cfg), e_of(tile)),
-                       per_tz, per_txty)
+                       register_words(layer, cfg), per_tz, per_txty)
     return table
+
+
+def _onchip_and_bound(layer: ConvLayer, algorithm: str, config_type: type,
+                      knobs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``knobs`` the block's on-chip words (:func:`kernels.config.onchip_words`
+    of the config itself: a Winograd block's depend on its threads) and the best lower
+    bound at S = those words (a feature of the model; the bounds the commands report are
+    at those words + 2), each computed once per distinct config (per tile when the words
+    do not depend on the threads)."""
+    params = config_type.params
+    n_tile = len(params) - 3
+    key = knobs if config_type.onchip_uses_threads else knobs[:, :n_tile]
+    rows, inverse = np.unique(key, axis=0, return_inverse=True)
+    e_col = params.index("e") if "e" in params else None
+    table = np.empty((2, len(rows)))
+    for k, row in enumerate(rows):
+        vals = tuple(int(v) for v in row) + (1, 1, 1)[:len(params) - len(row)]
+        words = onchip_words(layer, config_from_dict(dict(zip(params, vals)), algorithm))
+        table[:, k] = (words, _bound_cached(layer, algorithm, words,
+                                            None if e_col is None else vals[e_col]))
+    return table[:, inverse.reshape(-1)]
 
 
 def _grid_blocks(layer: ConvLayer, fam, knobs: np.ndarray) -> np.ndarray:
@@ -195,7 +215,8 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     per_tile = _per_tile(layer, algorithm, fam.algorithm.tile_params, tiles)
-    io, fl, shared, regw, bound, per_tz, per_txty = per_tile[:, inverse]
+    io, fl, shared, regw, per_tz, per_txty = per_tile[:, inverse]
+    onchip, bound = _onchip_and_bound(layer, algorithm, fam.config_type, knobs)
     tx, ty, tz = knobs[:, 4:].T.astype(float)
     fl = fl + per_tz * tz + per_txty * tx * ty
     threads = knobs[:, 4:].prod(axis=1).astype(float)
@@ -206,9 +227,11 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     bps = resident_blocks_per_sm(device, threads, shared, regs)
     blocks = _grid_blocks(layer, fam, knobs)
     compulsory = layer.input_size + layer.weight_size + layer.output_size
+    with np.errstate(divide="ignore"):  # a bound of 0 (every output in the padding): inf
+        over_bound = io / bound
     cols = {
         "io_words": io, "io_over_compulsory": io / compulsory,
-        "io_over_bound": io / bound, "footprint_words": shared / WORD_BYTES + regw,
+        "io_over_bound": over_bound, "footprint_words": onchip,
         "shared_bytes": shared, "threads": threads, "regs_per_thread": regs, "ilp": ilp,
         "blocks": blocks, "blocks_per_sm": bps,
         "occupancy": bps * warps / (device.max_threads_per_sm / warp),

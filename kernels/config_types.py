@@ -90,6 +90,8 @@ class DirectConfig(_ConfigMixin):
 
     algorithm = "direct"
     params = ("x", "y", "z", "alpha", "tx", "ty", "tz")
+    #: whether :meth:`onchip_words` depends on the thread block (not here: the tile's)
+    onchip_uses_threads = False
 
     @property
     def tiling(self):
@@ -150,6 +152,8 @@ class WinogradConfig(_ConfigMixin):
 
     algorithm = "winograd"
     params = ("e", "x", "y", "z", "tx", "ty", "tz")
+    #: :meth:`onchip_words` counts every thread's own u, v and partial arrays
+    onchip_uses_threads = True
 
     @property
     def tiling(self):

@@ -217,6 +217,8 @@ def _print(res: dict, layer) -> None:
               f"{'match' if e['traffic_matches'] else 'MISMATCH'}")
         if e["lower_bound"] is not None:
             total = e["global_loads"] + e["global_stores"]
+            # a bound of 0 (every output in the padding: no I/O is compulsory) has no ratio
+            ratio = f"{total / e['lower_bound']:.2f}x" if e["lower_bound"] > 0 else "no ratio (bound 0)"
             print(f"bound    {total:,} words vs lower bound {e['lower_bound']:,.0f} at "
                   f"S = {e['lower_bound_fast_memory_words']} words (a block's "
-                  f"{e['onchip_words']} on-chip + 2): {total / e['lower_bound']:.2f}x")
+                  f"{e['onchip_words']} on-chip + 2): {ratio}")

@@ -113,7 +113,9 @@ def _print_layer(rep) -> None:
     b = rep.winner.bound
     print(f"I/O: this dataflow moves {b.dataflow_io_words:,} words; lower bound "
           f"{b.lower_bound_words:,.0f} words ({b.method}, S = {b.lower_bound_fast_memory_words:,} "
-          f"words: a block's {b.fast_memory_words:,} on-chip + 2) -> {b.ratio_to_bound:.2f}x the bound")
+          f"words: a block's {b.fast_memory_words:,} on-chip + 2) -> "
+          + (f"{b.ratio_to_bound:.2f}x the bound" if b.ratio_to_bound is not None
+             else "no ratio (a bound of 0: no output reads an input)"))
     print(f"kernel: {rep.winner.kernel_path}")
     if rep.winner.emulator_check is not None:
         _print_check(rep.winner.emulator_check)
