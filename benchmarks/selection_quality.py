@@ -50,7 +50,8 @@ def labelled(layers, device, path: Path) -> list:
     from search.selection.dataset import LabelRecord, candidates, read_records
     from search.selection.labels import label_layer
 
-    cache = {_key(r, None): r for r in read_records(path)} if path.exists() else {}
+    cache = ({_key(r, None): r for r in read_records(path) if _current(r)}
+             if path.exists() else {})
     out = []
     with open(path, "a") as f:
         for i, layer in enumerate(layers):
@@ -65,6 +66,15 @@ def labelled(layers, device, path: Path) -> list:
                       f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
             out += [LabelRecord(layer, *_fields(cache[k])) for k in keys]
     return out
+
+
+def _current(rec) -> bool:
+    """Whether a cached label is of the model as it is now (labels of an older
+    MODEL_VERSION are stale: labelled again, never reused); a space that could not be
+    built is no model's."""
+    from kernels.perf_model import MODEL_VERSION
+    return (rec.source.startswith(f"analytic model v{MODEL_VERSION} ")
+            or rec.source.startswith("no configuration"))
 
 
 def _fields(r) -> tuple:

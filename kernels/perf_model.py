@@ -5,7 +5,8 @@ The model (version :data:`MODEL_VERSION`), per configuration, from the features 
 
 - memory time ``t_mem = io_words * 4 B / dram_bandwidth``, where ``io_words`` is the
   dataflow's exact global traffic;
-- compute time ``t_fp = flops / fp32_peak``;
+- compute time ``t_fp = flops / fp32_peak`` (``flops``: what the kernel executes,
+  :mod:`kernels.kernel_flops`);
 - resident blocks per SM ``b = min(blocks_per_sm, ceil(blocks / sm_count))`` and
   active warps per SM ``W = b * ceil(threads / 32)``;
 - compute efficiency ``min(1, W * min(ilp, ILP_CAP) / FMA_PARALLELISM)``: the SM
@@ -52,7 +53,9 @@ from .families import kernel_family
 __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
 
-MODEL_VERSION = "2"
+#: 3: a Winograd kernel's flops are what it executes (kernels.kernel_flops: transforms as
+#: their straight-line code, repeated by the threads that share them); direct unchanged.
+MODEL_VERSION = "3"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64
 #: Accumulators per thread beyond which ILP no longer helps.

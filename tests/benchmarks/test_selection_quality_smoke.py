@@ -38,3 +38,31 @@ def test_evaluate_scores_every_held_out_shape_once():
         assert lono[name]["mean_so"] > lono["always_direct"]["mean_so"]
     table = sq._table("t", lono)
     assert table.splitlines()[2].startswith("gbt") and "mean SO" in table
+
+
+def test_labels_of_another_model_version_are_labelled_again(tmp_path, monkeypatch):
+    """A cached label of an older analytic model is stale: the layer is labelled again
+    (a model change must not reuse labels its times no longer give); a current one is
+    reused as it is."""
+    import json
+
+    from kernels.perf_model import MODEL_VERSION
+    from search.selection import labels as labels_mod
+    from search.selection.dataset import LabelRecord
+
+    layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="t.c")
+    calls = []
+
+    def fake_label(lay, device):
+        calls.append(lay.name)
+        return [LabelRecord(lay, "V100-SXM2", "direct", None, {"x": 1}, 2.0, True,
+                            f"analytic model v{MODEL_VERSION} for V100-SXM2 (estimate)")]
+    monkeypatch.setattr(labels_mod, "label_layer", fake_label)
+    path = tmp_path / "labels.jsonl"
+    old = LabelRecord(layer, "V100-SXM2", "direct", None, {"x": 1}, 1.0, True,
+                      "analytic model v0 for V100-SXM2 (estimate)")
+    path.write_text(json.dumps({"schema": 1, **old.to_dict()}) + "\n")
+    first = sq.labelled([layer], "V100-SXM2", path)
+    assert calls == ["t.c"] and [r.time_ms for r in first] == [2.0]
+    again = sq.labelled([layer], "V100-SXM2", path)
+    assert calls == ["t.c"] and [r.time_ms for r in again] == [2.0]
