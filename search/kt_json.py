@@ -19,6 +19,8 @@ from typing import Any
 from iobound import limits
 from iobound.errors import InvalidInputError
 
+from .path_kind import path_kind
+
 __all__ = ["read_tuning_json"]
 
 _CHUNK = 1 << 24  # characters read at a time
@@ -60,7 +62,7 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
     {'1': {'a': 1, 'time': 2.0}}
     """
     path = Path(path)
-    if not path.is_file():
+    if path_kind(path, "cache file") != "file":
         raise InvalidInputError(f"cache file {str(path)!r} does not exist or is not a file")
     try:
         with _open(path) as fh:

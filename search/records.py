@@ -41,6 +41,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
@@ -132,7 +133,7 @@ def has_log(path: str) -> bool:
     False
     """
     p = Path(path)
-    if not p.is_file() or p.stat().st_size == 0:
+    if path_kind(p, "log") != "file" or p.stat().st_size == 0:
         return False
     with open(p, "rb") as fh:
         first = fh.readline(1 << 20)

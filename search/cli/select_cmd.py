@@ -62,8 +62,8 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
     from search.history import History
     from search.selection.history_source import records_from_history
 
-    from pathlib import Path
-    if Path(args.history).is_dir():
+    from search.path_kind import path_kind
+    if path_kind(args.history, "--history") == "dir":
         raise InvalidInputError(f"--history {args.history[:80]!r} is a folder; give a tuning "
                                 "database file (iobound tune --history DB creates one)")
     db = open_database(args.history, "--history", readonly=True)  # reading changes nothing

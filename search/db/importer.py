@@ -56,6 +56,7 @@ from typing import Sequence
 from iobound.errors import InvalidInputError
 
 from ..kt_cache import NoMeasurementsError
+from ..path_kind import path_kind
 from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
 from .log_reader import is_log, read_log_file
@@ -129,7 +130,7 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
     passed: list[tuple[str, str]] = []
     target = Path(db_path).resolve() if db_path and db_path != ":memory:" else None
     for p in map(Path, paths):
-        if not p.is_dir():
+        if path_kind(p, "import") != "dir":
             files += read_path(p, device)
             continue
         inside = sorted(c for c in p.iterdir() if c.is_file() and c.name.endswith(IMPORT_ENDINGS)
@@ -163,10 +164,10 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
 
 def check_not_itself(paths: Sequence[str | os.PathLike], db_path: str) -> None:
     """Refuse to import the database into itself (a mistake, never a merge)."""
-    if db_path == ":memory:" or not Path(db_path).exists():
+    if db_path == ":memory:" or path_kind(db_path, "--db") == "missing":
         return
     for p in paths:
-        if Path(p).exists() and Path(p).resolve() == Path(db_path).resolve():
+        if path_kind(p, "import") != "missing" and Path(p).resolve() == Path(db_path).resolve():
             raise InvalidInputError(f"{p} is the database imported into; nothing to merge")
 
 
