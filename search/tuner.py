@@ -195,13 +195,15 @@ def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Led
 
 def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger,
                         budget: int, patience: int | None, clock: _Clock, writer: LogWriter | None,
-                        progress, rounds: list) -> tuple[StopReason, dict]:
+                        progress, rounds: list, stopped: bool = False) -> tuple[StopReason, dict]:
     """:func:`_play_rounds`, the strategy's stats, then the ledger completed and the log
     closed: (stop reason, stats). An interrupt anywhere in this, the end-of-run work
     included, is ``StopReason.INTERRUPTED`` with every measurement kept (the configurations
     of a cut-short round made trials); its stats are then ``{}`` if they were cut short."""
     stop, stats = StopReason.INTERRUPTED, {}
     try:
+        if stopped:  # a signal came while the log was opened
+            raise KeyboardInterrupt
         stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
                             progress, rounds)
         stats = strat.stats()
@@ -291,13 +293,15 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {},
                     reusable=reusable)
     described = space.describe()  # now: after the loop it could be cut short (tens of ms)
-    writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
-                                     "space": described, "measurer": measurer.describe(),
-                                     **(header or {})})
+    with signals_deferred() as opening:  # a new log gets every resumed record, or none of
+        # them is lost: a signal meanwhile stops the run once the log is whole
+        writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
+                                         "space": described, "measurer": measurer.describe(),
+                                         **(header or {})})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted
     stop, stats = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock,
-                                      writer, progress, rounds)
+                                      writer, progress, rounds, opening.signal is not None)
     return TuneResult(best=ledger.best, trials=tuple(ledger.trials), strategy=strat.name,
                       measure=measurer.name, seed=seed, budget=budget, rounds=rounds[0],
                       stop_reason=stop, space=described, strategy_seconds=clock.strategy,

@@ -31,6 +31,9 @@ from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETR
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
 
+#: What a private local Ray refused for too many workers suggests instead.
+PRIVATE_RAY_MORE = "give --ray-address of a Ray cluster for more"
+
 #: ExecutorOptions field -> the option that sets it (so errors name what the user typed).
 _FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ray-address",
           "timeout": "--timeout", "retries": "--retries", "parallel_layers": "--parallel-layers"}
@@ -89,9 +92,11 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
 
 
 def _options(args: argparse.Namespace, executor: str) -> ExecutorOptions:
+    from search.executors.local import check_local_workers
     if executor == "local":  # before the run prints anything
-        from search.executors.local import check_local_workers
         check_local_workers(args.workers)
+    elif executor == "ray" and args.ray_address is None:  # a private Ray: processes here too
+        check_local_workers(args.workers, more=PRIVATE_RAY_MORE)
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,
                                ray_address=args.ray_address, timeout_s=args.timeout,

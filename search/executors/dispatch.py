@@ -110,7 +110,7 @@ def step(ledger: Ledger, slots: Sequence[Slot], wait: Callable[[list[Slot], floa
     seconds (less before a deadline) for events, act on them and on timeouts; the records
     that became final. ``None`` when no slot is busy or starting (nothing to wait for)."""
     for slot in slots:
-        if slot.ready and slot.job is None:
+        if slot.ready and slot.job is None and ledger.waiting(slot.serves):
             slot.revive()  # killed between batches: a job sent to it would be lost
         if slot.ready and slot.job is None:
             job = ledger.next_job(slot.serves)

@@ -173,8 +173,10 @@ def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
 WORKERS_PER_CORE = 4
 
 
-def check_local_workers(workers: int | None, cores: int | None = None) -> None:
-    """Refuse more local workers than :data:`WORKERS_PER_CORE` per core of this machine.
+def check_local_workers(workers: int | None, cores: int | None = None,
+                        more: str = "use --executor ray for more") -> None:
+    """Refuse more local workers than :data:`WORKERS_PER_CORE` per core of this machine
+    (``more`` says what to do instead: a private local Ray runs its workers here too).
 
     >>> check_local_workers(8, cores=2)
     >>> check_local_workers(1000, cores=2)
@@ -186,7 +188,7 @@ def check_local_workers(workers: int | None, cores: int | None = None) -> None:
     if workers is not None and workers > WORKERS_PER_CORE * cores:
         raise InvalidInputError(f"--workers {workers}: this machine has {cores} CPU cores, so at "
                                 f"most {WORKERS_PER_CORE * cores} local workers (each is a "
-                                "process); use --executor ray for more")
+                                f"process); {more}")
 
 
 class LocalExecutor(Executor):

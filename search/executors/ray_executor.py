@@ -30,6 +30,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
+import threading
+import time
 from typing import Any
 
 from iobound.errors import ToolchainError
@@ -55,6 +58,20 @@ def import_ray():
     return ray
 
 
+@contextlib.contextmanager
+def _sigterm_kept():
+    """Keep this process's SIGTERM handler across ``ray.init``, which replaces it with one
+    that exits (``sys.exit``; the process then aborts) instead of the run's clean stop
+    (:func:`search.interrupts.signals_interrupt`: SIGTERM stops a run as Ctrl-C does)."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if main and before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
 def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
     """Start a private Ray on this machine, reachable on 127.0.0.1 only.
 
@@ -69,8 +86,9 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
     from ray._private import ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False
-    ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
-             log_to_driver=False, **kwargs)
+    with _sigterm_kept():
+        ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
+                 log_to_driver=False, **kwargs)
 
 
 def connect(options: ExecutorOptions) -> bool:
@@ -80,8 +98,11 @@ def connect(options: ExecutorOptions) -> bool:
     if ray.is_initialized():
         return False
     if options.ray_address:
-        ray.init(address=options.ray_address, log_to_driver=False)
-    else:
+        with _sigterm_kept():
+            ray.init(address=options.ray_address, log_to_driver=False)
+    else:  # its workers are processes on this machine: the local executor's limit
+        from .local import check_local_workers
+        check_local_workers(options.workers, more="give ray_address of a Ray cluster for more")
         start_local_ray(options.workers or os.cpu_count() or 1)
     return True
 
@@ -125,6 +146,11 @@ def _remotes():
     return ray.remote(num_cpus=1, max_retries=0)(_build_task), ray.remote(_Runner)
 
 
+#: Seconds a run actor may sit idle before it is pinged ahead of its next job (it may have
+#: died meanwhile: the out-of-memory killer, a user's kill), so that the job is not blamed.
+_IDLE_CHECK_S = 0.5
+
+
 class RaySlot(Slot):
     """Builds as Ray tasks, runs on this slot's actor (created when the slot serves runs)."""
 
@@ -142,6 +168,28 @@ class RaySlot(Slot):
         self.actor = runner.options(max_restarts=0, max_task_retries=0, **opts).remote(
             self._refs.get(None))
         self.ref, self.ready = self.actor.ready.remote(), False
+        self._idle_since = time.monotonic()
+
+    def finish(self):
+        job = super().finish()
+        self._idle_since = time.monotonic()
+        return job
+
+    def revive(self) -> None:
+        """A new actor in place of one that died while idle (the next job would fail
+        with it, and count a failure against a configuration that never ran): an actor
+        idle for :data:`_IDLE_CHECK_S` is pinged first; the slot is then not ready until
+        the new actor says so."""
+        if self.actor is None or self.job is not None or not self.ready or self.ref is not None \
+                or time.monotonic() - self._idle_since < _IDLE_CHECK_S:
+            return
+        ray = import_ray()
+        try:
+            ray.get(self.actor.ready.remote(), timeout=self.timeout_s)
+        except ray.exceptions.RayError:  # dead (or not answering): replace it
+            self._replace_actor()
+            return
+        self._idle_since = time.monotonic()
 
     def start(self, job) -> None:
         super().start(job)

@@ -1,0 +1,59 @@
+"""The ray executor keeps two promises of README "Measuring on many workers" and "Hostile
+input" that the local executor keeps:
+
+- SIGTERM stops a run as Ctrl-C does (exit 130, log complete, history and export
+  written): ``ray.init`` replaced the SIGTERM handler the CLI installs
+  (search.interrupts.signals_interrupt) with its own ``sys.exit``, and a run with
+  ``--executor ray`` then died with SIGABRT (exit -6) on SIGTERM, no "interrupted" line;
+- a worker killed while idle is replaced before it gets a job: a Ray run actor killed
+  between batches (the out-of-memory killer, a user's kill) made the next configuration
+  a ``runtime_error`` (with ``--retries 0``) although it never ran.
+
+One loopback Ray for the module (conftest ``ray_session``, 2 CPUs, 127.0.0.1 only),
+started here under ``signals_interrupt`` as the CLI starts it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from iobound.layer import ConvLayer
+from search.executors import ExecutorOptions, make_executor
+from search.interrupts import signals_interrupt
+from search.measure.model import ModelMeasurer
+
+LAYER = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
+CFG = dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)
+
+
+@pytest.fixture(scope="module")
+def handler_after_ray_start(request):
+    """The SIGTERM handler right after Ray started inside ``signals_interrupt`` (the CLI's
+    order: handlers first, then the executor connects), and the one installed."""
+    with signals_interrupt():
+        installed = signal.getsignal(signal.SIGTERM)
+        request.getfixturevalue("ray_session")  # starts the module's Ray now
+        return installed, signal.getsignal(signal.SIGTERM)
+
+
+def test_starting_ray_keeps_the_runs_sigterm_handler(handler_after_ray_start):
+    installed, after = handler_after_ray_start
+    assert after is installed, (
+        f"ray.init replaced the SIGTERM handler with {getattr(after, '__qualname__', after)}: "
+        "SIGTERM no longer stops a --executor ray run cleanly")
+
+
+def test_an_actor_killed_while_idle_does_not_fail_the_next_configuration(ray_session):
+    options = ExecutorOptions(executor="ray", workers=1, timeout_s=60.0, retries=0)
+    with make_executor(ModelMeasurer(LAYER, "v100"), options) as ex:
+        assert dict(ex.submit([(0, CFG)]))[0].status.value == "ok"
+        (slot,) = ex._slots
+        pid = ray_session.get(slot.actor.ready.remote())
+        os.kill(pid, signal.SIGKILL)  # idle: it holds no job
+        time.sleep(1.0)
+        second = dict(ex.submit([(1, CFG)]))[1]
+    assert second.status.value == "ok", second.error
