@@ -50,6 +50,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from . import limits
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
 from .layer import ConvLayer
@@ -140,10 +141,16 @@ def _args(layer: ConvLayer, e: int) -> tuple:
             winograd_layer_caps(layer, e).kappa, float(winograd_chain_count(layer, e)), float(layer.c_in))
 
 
+def _check_e(e) -> int:
+    """``e`` as an ``int``, checked here and not by the caches below: they compare keys by
+    equality, so ``True`` or ``2.0`` would be answered as ``1`` or ``2`` once those were cached."""
+    return limits.check_int("Winograd output tile e", e, limits.WINOGRAD_E)
+
+
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> bound value (compiled)."""
     _check_s(s)
-    args = (float(s),) + _args(layer, e)
+    args = (float(s),) + _args(layer, _check_e(e))
     fns = _compiled()
     return {m: float(fns[m](*args)) for m in winograd_bound_exprs()}
 
@@ -151,7 +158,7 @@ def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
 def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> leading term value (``paper_thm_4_12`` for reference)."""
     _check_s(s)
-    args = (float(s),) + _args(layer, e)
+    args = (float(s),) + _args(layer, _check_e(e))
     fns = _compiled()
     return {m: float(fns[f"lead:{m}"](*args)) for m in winograd_leading_exprs()}
 

@@ -48,6 +48,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .direct_bounds import _check_s
 from .layer import ConvLayer
 from .symbols import OUTPUTS, S
 from .vertex_counts import direct_counts
@@ -90,6 +91,7 @@ def winograd_chain_bound(layer: ConvLayer, e: int, s: float) -> float:
 
     The symbolic form is :func:`winograd_chain_expr`; this evaluates the same formula.
     """
+    _check_s(s)
     s = max(float(s), CHAIN_MIN_S)
     n = winograd_chain_count(layer, e)
     kappa = winograd_layer_caps(layer, e).kappa
@@ -108,7 +110,7 @@ def winograd_chain_details(layer: ConvLayer, e: int) -> tuple[str, ...]:
         "segments of 2S loads + fresh chain starts; per frequency Loomis-Whitney, transformed "
         "operands charged to their start-budget ancestors by a fixed routing; "
         "proofs/test_winograd_chain.py",
-        f"kappa^2 = min(cap_in1 cap_w, cap_in) = min({caps.cap_in1:.4f} x {caps.cap_w:.4f}, "
-        f"{caps.cap_in:.4f}); N = {n} chains, MACs = c_in N = {layer.c_in * n}",
+        f"kappa^2 = min(cross, cap_in1 cap_w, cap_in) = min({caps.cross:.4f}, "
+        f"{caps.cap_in1:.4f} x {caps.cap_w:.4f}, {caps.cap_in:.4f}); N = {n} chains, MACs = c_in N = {layer.c_in * n}",
         "Q >= 2 MACs / (kappa sqrt S) - N + O - 2S for S >= 9 (its value at 9 below), clamped at 0",
     )
