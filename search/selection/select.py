@@ -13,8 +13,11 @@ chip, so the single-processor bound holds at a block's words + 2
 ``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth,
 ``compute_floor_ms`` the time of the algorithm's multiplications at the FP32 peak (direct:
 ``2 MACs``; Winograd F(e): ``2 n c_out c_in tiles (e+r-1)^2``, the element-wise products
-alone, transforms not counted), and ``time_floor_ms`` the larger of the two (a roofline
-floor no kernel of that algorithm with that on-chip memory beats).
+alone, transforms not counted; both count the products of padding taps and of whole
+tiles at the edges, as the toolkit's kernels compute them, so the floor is one for those
+kernels, not for a kernel that skips zeros), and ``time_floor_ms`` the larger of the two (a
+roofline floor no kernel of that algorithm, computing every tap, with that on-chip memory
+beats).
 
 :func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`),
 except those covered by label records at hand (the tuning history database).
