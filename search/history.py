@@ -67,10 +67,13 @@ class History:
                                  run=run, source="tune") for r in records])
         return len(records)
 
-    def _latest(self, key: HistoryKey) -> list[MeasureRecord]:
-        """The latest record of each config under ``key``, fastest first (failures last)."""
+    def _latest(self, key: HistoryKey, params=None) -> list[MeasureRecord]:
+        """The latest record of each config under ``key``, fastest first (failures last);
+        only the workload of parameter names ``params`` when given (a layer's direct and
+        Winograd configurations are two workloads under one key)."""
         # the workload the key names (it may have two strings)
-        named = [w for w in self.db.workloads() if layer_key_workload(key.layer, w.params) == w]
+        named = [w for w in self.db.workloads() if layer_key_workload(key.layer, w.params) == w
+                 and (params is None or set(w.params) == set(params))]
         return self.latest_of(named, key.device, key.toolchain)
 
     def latest_of(self, workloads: Iterable[Workload], device: str,
@@ -95,9 +98,10 @@ class History:
         """Every stored configuration under ``key`` (its latest record), fastest first."""
         return self._latest(key)
 
-    def best(self, key: HistoryKey) -> MeasureRecord | None:
-        """The fastest ok record under ``key`` (None when there is none)."""
-        ok = [r for r in self._latest(key) if r.is_ok and r.time_ms is not None and r.time_ms > 0]
+    def best(self, key: HistoryKey, params=None) -> MeasureRecord | None:
+        """The fastest ok record under ``key`` (None when there is none); of the workload
+        of parameter names ``params`` only, when given."""
+        ok = [r for r in self._latest(key, params) if r.is_ok and r.time_ms is not None and r.time_ms > 0]
         return ok[0] if ok else None
 
     def keys(self) -> list[HistoryKey]:

@@ -160,8 +160,8 @@ def best_for_layer(db: TuningDB, layer, device: str,
     :class:`~iobound.layer.ConvLayer`: any stored layer of its shape, whatever its name)
     on ``device`` (the name stored, a preset's), of ``algorithm`` when given (a Winograd
     configuration has ``e``): the fastest measured one, and the fastest estimate only
-    when nothing was measured (an analytic model's time is not a timing); None when
-    there is none.
+    when nothing was measured (an analytic model's time is not a timing; of the current
+    model version when it has any); None when there is none.
 
     >>> from iobound.layer import ConvLayer
     >>> from search.measure.base import MeasureRecord
@@ -181,8 +181,11 @@ def best_for_layer(db: TuningDB, layer, device: str,
         timed += db.measurements(w, device=device, counted_only=True)
     if not timed:
         return None
+    from search.measure.model import stale_model_toolchain
     measured = [m for m in timed if not m.record.estimate]
-    best = min(measured or timed, key=lambda m: m.time_ms)
+    # an older analytic model's estimate is no rival of the current model's
+    current = [m for m in timed if not stale_model_toolchain(m.toolchain)]
+    best = min(measured or current or timed, key=lambda m: m.time_ms)
     return LayerBest(best, len(timed), len(measured))
 
 

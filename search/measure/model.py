@@ -31,9 +31,26 @@ from iobound.algorithms import algorithm_name
 from kernels.perf_model import MODEL_VERSION, estimate_configs
 from search.measure.base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
-__all__ = ["ModelMeasurer"]
+__all__ = ["ModelMeasurer", "stale_model_toolchain"]
 
 LABEL = "analytic estimate"
+
+
+def stale_model_toolchain(toolchain: str) -> bool:
+    """Whether ``toolchain`` names the analytic model of another version than
+    :data:`~kernels.perf_model.MODEL_VERSION` (:meth:`ModelMeasurer.toolchain`'s words):
+    its estimates are not the model's as it is now.
+
+    >>> stale_model_toolchain("analytic model v1 for V100-SXM2 (estimate, not measured)")
+    True
+    >>> stale_model_toolchain(f"analytic model v{MODEL_VERSION} for A100 (estimate, not measured)")
+    False
+    >>> stale_model_toolchain("nvcc 12.9")
+    False
+    """
+    import re
+    m = re.match(r"analytic model v(\S+) for ", toolchain)
+    return m is not None and m.group(1) != MODEL_VERSION
 
 
 class ModelMeasurer(Measurer):

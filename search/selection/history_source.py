@@ -4,9 +4,12 @@ Every stored key whose layer is a layer's canonical JSON (``iobound tune --histo
 writes ``json.dumps(layer.to_dict(), sort_keys=True)``; replayed Kernel Tuner spaces,
 ``replay:...``, are no layers and are skipped) gives one
 :class:`~search.selection.dataset.LabelRecord` per candidate found among its ``ok``
-records: the fastest one, its algorithm read off the configuration (a Winograd
-config has ``e``). These are *tuned* results (the best a tuner measured), not the
-oracle of the space; ``estimate`` is the record's own flag.
+records (every stored time, not only each configuration's latest): the fastest one, its
+algorithm read off the configuration (a Winograd config has ``e``). These are *tuned* results (the best a tuner measured), not the
+oracle of the space; ``estimate`` is the record's own flag. Estimates of the analytic
+model of another version than the current one are stale and left out
+(:func:`search.measure.model.stale_model_toolchain`): compared with the current model's,
+an older model's Winograd times (flops not as executed) would win on no evidence.
 
 Examples
 --------
@@ -46,17 +49,33 @@ def _layer(text: str) -> ConvLayer | None:
         return None
 
 
+def _stored(history, key) -> list:
+    """Every ``ok`` timed record stored under ``key`` (each measurement of a configuration
+    measured more than once, not its latest only: the best *stored* time, as
+    ``kernel --from-history`` takes it too), fastest first."""
+    from search.db.model import layer_key_workload
+    db = history.db
+    named = [w for w in db.workloads() if layer_key_workload(key.layer, w.params) == w]
+    ms = [m for w in named
+          for m in db.measurements(w, device=key.device, toolchain=key.toolchain,
+                                   counted_only=True)]
+    return [m.record for m in sorted(ms, key=lambda m: m.time_ms)]
+
+
 def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
     (only ``device``'s when given); see the module doc."""
+    from search.measure.model import stale_model_toolchain
     for key in history.keys():
         if device is not None and key.device != device:
+            continue
+        if stale_model_toolchain(key.toolchain):
             continue
         layer = _layer(key.layer)
         if layer is None:
             continue
         best: dict[Candidate, object] = {}
-        for rec in history.records(key):  # fastest first
+        for rec in _stored(history, key):  # fastest first
             if not rec.is_ok or rec.time_ms is None:
                 continue
             e = rec.config.get("e")

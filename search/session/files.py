@@ -212,12 +212,13 @@ def cache_meta(space: "Space") -> dict:
 
 
 def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Measurer") -> HistoryOutcome:
-    """Add the run's records to the history database ``db``; the best ever under its key."""
+    """Add the run's records to the history database ``db``; the best ever under its key
+    of this space's parameter names (a Winograd run's best is never the direct kernel's)."""
     from ..history import History
     key = history_key(space, measurer)
     with History(db) as h:
         h.add(key, [t.record for t in result.trials], run=f"{result.strategy}:seed{result.seed}")
-        best = h.best(key)
+        best = h.best(key, space.params)
     return HistoryOutcome(db=db, key=key, best_ever_ms=best.time_ms if best else None)
 
 
