@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parent
+
+# The tests build thousands of emulator libraries and cubins: they go to a cache of the
+# tests' own (kept between runs, so a second run is fast), never the user's
+# ~/.cache/iobound or $IOBOUND_CACHE. Set here, at import, so doctests and the processes
+# tests start (CLI runs, executor workers) use it too.
+os.environ["IOBOUND_CACHE"] = str(Path(tempfile.gettempdir()) / f"iobound-test-cache-{os.getuid()}")
+
 SHARED_DATA = Path(os.environ.get("IOBOUND_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 

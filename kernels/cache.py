@@ -14,6 +14,9 @@ built:
   a ``.sha256`` file) and checked before use (:func:`is_trusted`); a missing, changed,
   truncated or foreign-owned artefact is rebuilt.
 
+Builds work in scratch folders and, when the cache is unsafe, in private folders
+(:mod:`kernels.build_folders`), which nothing killed leaves behind.
+
 Examples
 --------
 >>> import tempfile
@@ -31,6 +34,7 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -39,8 +43,12 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .build_folders import (compiler_env, private_folder, remove_all_orphans, remove_orphans,
+                            scratch_folder)
+
 __all__ = ["cache_root", "cache_dir", "content_key", "file_digest", "record_digest",
-           "is_trusted", "private_folder"]
+           "is_trusted", "private_folder", "scratch_folder", "remove_orphans",
+           "remove_all_orphans", "compiler_env"]  # the last five: kernels.build_folders
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +70,6 @@ def _owned_and_private(path: Path, follow: bool = True) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
-@lru_cache(maxsize=None)
-def private_folder(kind: str) -> Path:
-    """A folder only this user can write, for this process (used when the cache is unsafe)."""
-    return Path(tempfile.mkdtemp(prefix=f"iobound-{kind}-"))
-
-
 def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     """The cache folder for ``kind`` ("cubin", "emu", "src"), created (mode 0700) if missing.
 
@@ -84,16 +86,22 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        log.warning("cannot create the cache folder %s (%s); using a private folder", path, exc)
+        _warn_once(f"cannot create the cache folder {path} ({exc}); using a private folder")
         return private_folder(kind)
     if not os.access(path, os.W_OK | os.X_OK):
-        log.warning("cannot write to the cache folder %s; using a private folder", path)
+        _warn_once(f"cannot write to the cache folder {path}; using a private folder")
         return private_folder(kind)
     if not (_owned_and_private(base) and _owned_and_private(path)):
         if kind != "src":  # sources are only written, never loaded: any folder will do
             _warn_unsafe(str(path))
             return private_folder(kind)
     return path
+
+
+@lru_cache(maxsize=None)
+def _warn_once(message: str) -> None:
+    """Log ``message`` once per process (every build asks for the folder)."""
+    log.warning("%s", message)
 
 
 @lru_cache(maxsize=None)
@@ -130,9 +138,19 @@ def record_digest(path: str | os.PathLike, digest: str | None = None) -> None:
     place) beside it, atomically."""
     path = Path(path)
     os.chmod(path, path.stat().st_mode & ~(stat.S_IWGRP | stat.S_IWOTH))  # whatever the umask
-    tmp = path.with_name(f".{path.name}.{os.getpid()}{DIGEST_SUFFIX}.tmp")
-    tmp.write_text(digest or file_digest(path))
-    os.replace(tmp, _digest_path(path))
+    text = digest or file_digest(path)
+    # a name of its own: threads of one process (compile_many) may record one path at once
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f"{DIGEST_SUFFIX}.tmp",
+                               dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, _digest_path(path))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 #: Large files (the 46 MB precompiled header, checked before every emulator build) found

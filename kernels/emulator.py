@@ -28,7 +28,6 @@ import logging
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,7 +38,8 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
-from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
+from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
+                    remove_orphans, scratch_folder)
 from .limits import MAX_BLOCK_DIM, block_fits, check_timeout
 from .reference import check_shapes
 from .source import KernelSource
@@ -120,25 +120,64 @@ def _pch_dir(cxx: str, folder: Path) -> Path | None:
     pch = folder / f"pch-{key[:20]}"
     if is_trusted(pch / "cuda_emu.h.gch"):
         return pch
-    tmp = Path(tempfile.mkdtemp(dir=folder))
-    proc = subprocess.run([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
-                           str(tmp / "cuda_emu.h.gch")], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        log.debug("precompiling cuda_emu.h failed, building without it:\n%s", proc.stderr)
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    record_digest(tmp / "cuda_emu.h.gch")
-    for _ in range(2):
-        try:
-            tmp.rename(pch)
-            return pch
-        except OSError:  # another process won the race (use theirs), or a stale folder
-            if is_trusted(pch / "cuda_emu.h.gch"):
-                shutil.rmtree(tmp, ignore_errors=True)
+    with scratch_folder(folder) as tmp:
+        proc = subprocess.run([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
+                               str(tmp / "cuda_emu.h.gch")], capture_output=True, text=True,
+                              check=False, env=compiler_env(tmp))
+        if proc.returncode != 0:
+            log.debug("precompiling cuda_emu.h failed, building without it:\n%s", proc.stderr[-4000:])
+            return None
+        record_digest(tmp / "cuda_emu.h.gch")
+        for _ in range(2):
+            try:
+                tmp.rename(pch)  # the scratch folder becomes the pch folder (nothing to remove)
                 return pch
-            shutil.rmtree(pch, ignore_errors=True)
-    shutil.rmtree(tmp, ignore_errors=True)
+            except OSError:  # another process won the race (use theirs), or a stale folder
+                if is_trusted(pch / "cuda_emu.h.gch"):
+                    return pch
+                shutil.rmtree(pch, ignore_errors=True)
     return None
+
+
+def _truncated_elf(path: Path) -> bool:
+    """Whether ``path`` is an ELF file cut short: a header, segment or section it names
+    lies past its end. Such a library is never loaded: the dynamic loader maps the missing
+    pages and the process dies of SIGBUS when it touches them (a recorded digest vouches
+    only for the bytes it was computed on). A file that is no ELF at all is not one (the
+    loader refuses it with an error)."""
+    import struct
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            size = os.fstat(fh.fileno()).st_size
+            if head[:4] != b"\x7fELF":
+                return False
+            wide = len(head) > 4 and head[4] == 2
+            if len(head) < (64 if wide else 52) or head[5:6] not in (b"\x01", b"\x02"):
+                return True
+            end = "<" if head[5] == 1 else ">"
+            if wide:
+                phoff, shoff = struct.unpack_from(end + "QQ", head, 32)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", head, 54)
+                entry, at = end + "IIQQQQQQ", (2, 5)  # p_offset, p_filesz
+            else:
+                phoff, shoff = struct.unpack_from(end + "II", head, 28)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", head, 42)
+                entry, at = end + "IIIIIIII", (1, 4)
+            if phoff + phentsize * phnum > size or (shnum and shoff + shentsize * shnum > size):
+                return True
+            if phnum and phentsize < struct.calcsize(entry):
+                return True
+            fh.seek(phoff)
+            table = fh.read(phentsize * phnum)
+    except OSError:
+        return True
+    for i in range(phnum):
+        fields = struct.unpack_from(entry, table, i * phentsize)
+        if fields[at[0]] + fields[at[1]] > size:
+            return True
+    return False
 
 
 def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
@@ -160,18 +199,20 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
     folder = cache_dir("emu", cache_root)
     lib = folder / f"{key}.so"
-    if is_trusted(lib):  # only what we built, unchanged, is loaded into this process
+    if is_trusted(lib) and not _truncated_elf(lib):  # only what we built, unchanged, is loaded
         return lib, 0.0, True
+    remove_orphans(folder)  # the scratch folders of builders that were killed
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        src = Path(tmp) / "kernel.cu"
+    with scratch_folder(folder) as tmp:
+        src = tmp / "kernel.cu"
         src.write_text(code)
-        out = Path(tmp) / "kernel.so"
+        out = tmp / "kernel.so"
         pch = _pch_dir(cxx, folder)
         includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
         cmd = [cxx, *CXX_FLAGS, *includes, "-x", "c++", str(src), "-o", str(out)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
+                                  env=compiler_env(tmp))
         except subprocess.TimeoutExpired as exc:
             raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
         if proc.returncode != 0:

@@ -28,7 +28,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
@@ -38,7 +37,8 @@ from typing import Sequence
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from .cache import cache_dir, content_key, file_digest, is_trusted, record_digest
+from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
+                    remove_orphans, scratch_folder)
 from .limits import check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
@@ -127,7 +127,8 @@ def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: flo
     else:
         (tmp / "kernel.cu").write_text(code)
         cmd = [tc.path, *flags, "kernel.cu", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=tmp)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=tmp,
+                          env=compiler_env(tmp))
     return proc.returncode, proc.stdout + proc.stderr, out
 
 
@@ -166,6 +167,7 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     cached = _cached_result(meta, cubin)
     if cached is not None:
         return cached
+    remove_orphans(folder)  # the scratch folders of compilers whose process was killed
     result, keep = _compile(tc, code, name, arch, flags, cubin, timeout)
     if keep:
         _write_record(meta, result)
@@ -179,9 +181,9 @@ def _compile(tc, code: str, name: str | None, arch: str, flags: Sequence[str], c
     (not when the compiler timed out or could not be run, nor a failure that is not the
     kernel's: :func:`kernel_at_fault`)."""
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(dir=cubin.parent) as tmp:
+    with scratch_folder(cubin.parent) as tmp:
         try:
-            code_rc, text, out = _run(tc, code, arch, flags, Path(tmp), timeout)
+            code_rc, text, out = _run(tc, code, arch, flags, tmp, timeout)
         except subprocess.TimeoutExpired:
             return CompileResult(status=Status.TIMEOUT, arch=arch, seconds=time.perf_counter() - start,
                                  log=f"compiler timed out after {timeout} s", toolchain=tc.release), False

@@ -117,6 +117,7 @@ class ProcessSlot(Slot):
 
     def _respawn(self) -> None:
         self.conn.close()
+        _remove_orphans()  # a worker that died mid-build (a crash, a user's kill) left its scratch folder
         self._spawn()
 
     def revive(self) -> None:
@@ -147,7 +148,19 @@ class ProcessSlot(Slot):
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
             self.process.join()
+            _remove_orphans()  # the scratch folder of the build it was killed in
         self.conn.close()
+
+
+def _remove_orphans() -> None:
+    """Remove the scratch folders of killed builds (``kernels.cache.remove_all_orphans``);
+    a worker killed outright cannot remove its own. Never raises."""
+    from kernels.cache import remove_all_orphans
+
+    try:
+        remove_all_orphans()
+    except Exception:  # a cleanup: never the reason a run fails
+        pass
 
 
 def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:

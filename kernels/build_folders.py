@@ -1,0 +1,160 @@
+"""Folders a build works in, which nothing killed leaves behind.
+
+A build works in a scratch folder of its own (:func:`scratch_folder`, ``.build-*`` in the
+cache folder; the compiler's own temporary files go there too), removed when the build
+ends. A builder killed outright (SIGKILL at an executor's timeout) cannot remove it, so
+each scratch folder is held under a lock while in use: :func:`remove_orphans`, run before
+every build and by the local executor after it kills a worker, removes those no process
+holds. A private folder (:func:`private_folder`, for a cache that is unsafe) is removed
+when its process ends, or, if the process was killed, by the next process that makes one.
+
+>>> import tempfile
+>>> parent = tempfile.mkdtemp()
+>>> with scratch_folder(parent) as tmp:
+...     _ = (tmp / "kernel.cu").write_text("int k;")
+...     tmp.name.startswith(BUILD_PREFIX)
+True
+>>> list(Path(parent).iterdir())
+[]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["BUILD_PREFIX", "PRIVATE_PREFIX", "scratch_folder", "compiler_env", "private_folder",
+           "remove_orphans", "remove_all_orphans"]
+
+
+#: Name prefixes of the folders held under a lock while in use (see the module doc).
+BUILD_PREFIX = ".build-"
+PRIVATE_PREFIX = "iobound-private-"
+
+#: Locked folders this process holds for its whole life (private folders): path -> fd.
+_HELD: dict[str, int] = {}
+
+
+def _locked_folder(parent: Path | str, prefix: str) -> tuple[Path, int]:
+    """A new folder in ``parent`` and an open descriptor holding an exclusive lock on it.
+
+    A sweeper (:func:`remove_orphans`) may lock and remove the folder between its creation
+    and our lock; then another is made. Where the file system has no such locks, the
+    folder is used unlocked (no sweeper can lock it either: it is never removed by one)."""
+    while True:
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:  # a sweeper removed it before we could lock it
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a sweeper holds it: it is the sweeper's to remove
+            os.close(fd)
+            continue
+        except OSError:  # no locks here
+            return path, fd
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:  # a sweeper removed it before we locked it
+            os.close(fd)
+            continue
+        held = os.fstat(fd)
+        if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
+            return path, fd
+        os.close(fd)
+
+
+def remove_orphans(folder: Path | str, prefix: str = BUILD_PREFIX) -> int:
+    """Remove the folders named ``prefix*`` in ``folder`` that are ours and that no process
+    holds (their builder was killed); returns how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_uid != os.getuid():
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # in use
+            continue
+        else:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed += 1
+        finally:
+            os.close(fd)
+    return removed
+
+
+def remove_all_orphans(root: Path | str | None = None) -> int:
+    """:func:`remove_orphans` in every kind of the cache under ``root`` (default
+    :func:`cache_root`) and among the private folders; returns how many were removed.
+    Never raises for a missing or unreadable folder."""
+    from .cache import cache_root
+
+    base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
+    removed = remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)
+    try:
+        kinds = [e.path for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        kinds = []
+    return removed + sum(remove_orphans(k) for k in kinds)
+
+
+@contextlib.contextmanager
+def scratch_folder(folder: Path | str) -> Iterator[Path]:
+    """A new folder in ``folder`` for one build, removed when the block ends (however it
+    ends: an error, KeyboardInterrupt); held under a lock meanwhile, so that if the builder
+    is killed outright :func:`remove_orphans` removes it later."""
+    path, fd = _locked_folder(folder, BUILD_PREFIX)
+    try:
+        yield path
+    finally:
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def compiler_env(scratch: Path | str) -> dict[str, str]:
+    """The environment for a compiler run in ``scratch``: its temporary files (g++'s
+    ``cc*.s``, nvcc's ``tmpxft_*``) go there, so they go with the folder even when the
+    compiler is killed at a timeout (it cannot remove them then)."""
+    return {**os.environ, "TMPDIR": str(scratch)}
+
+
+def _remove_private(path: str) -> None:
+    fd = _HELD.pop(path, None)
+    shutil.rmtree(path, ignore_errors=True)
+    if fd is not None:
+        os.close(fd)
+
+
+@lru_cache(maxsize=None)
+def private_folder(kind: str) -> Path:
+    """A folder only this user can write, for this process (used when the cache is unsafe).
+
+    It is removed when the process ends (a multiprocessing worker included); the folders
+    of processes that were killed are removed when one is made."""
+    from multiprocessing import util
+
+    remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)
+    path, fd = _locked_folder(tempfile.gettempdir(), f"{PRIVATE_PREFIX}{kind}-")
+    _HELD[str(path)] = fd
+    # exit handlers: atexit's run in the main process, multiprocessing's in its workers too
+    util.Finalize(None, _remove_private, args=(str(path),), exitpriority=0)
+    return path
