@@ -212,7 +212,7 @@ def _tiles(fam, layer: ConvLayer, block: int, e: int | None, divisors: bool, ord
            tiling):
     """(order, tiles, where the tiles come from): given tiles, or the best searched ones."""
     if tiling is not None:
-        return order or fam.orders[0], tiling, "given"
+        return order or fam.default_order(tiling), tiling, "given"
     order, tiling = fam.choose(layer, block, e, divisors, order)
     return order or fam.orders[0], tiling, "optimal" if divisors else "optimal-any"
 
@@ -233,8 +233,9 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
     algorithm : {"direct", "winograd"} or Algorithm
     e : int, optional
         Winograd output tile size (default 2); rejected for ``direct``.
-    tiling : DirectTiling or WinogradTiling, optional
-        Evaluate these tiles instead of searching; their footprint must fit.
+    tiling : DirectTiling, RunTiling or WinogradTiling, optional
+        Evaluate these tiles instead of searching; their footprint must fit. A
+        :class:`dataflow.runs.RunTiling` runs in a ``-runs`` order (default ``"output-runs"``).
     tolerance : float
         Relative gap below which ``x y = R z`` counts as satisfied.
     divisors : bool

@@ -112,6 +112,10 @@ class DataflowFamily(ABC):
                order: str | None) -> tuple[str, object]:
         """(order, tiling) of least exact I/O in ``fast_memory`` words (``order`` given: that one)."""
 
+    def default_order(self, tiling) -> str:
+        """The order given tiles run in when none is named: the family's first."""
+        return self.orders[0]
+
     def resolve(self, layer: ConvLayer, e, tiling):
         """Check ``e`` and a given ``tiling`` against the algorithm and the layer; return e."""
         if tiling is not None and not isinstance(tiling, self.tiling_type):
@@ -214,7 +218,13 @@ class DirectDataflow(DataflowFamily):
     def resolve(self, layer, e, tiling):
         if e is not None:
             raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
+        if isinstance(tiling, _runs.RunTiling):   # the run orders' tiles (dataflow.runs)
+            return None
         return super().resolve(layer, e, tiling)
+
+    def default_order(self, tiling) -> str:
+        """Run tiles: the first run order; rectangles: output-stationary."""
+        return _runs.RUN_ORDERS[0] if isinstance(tiling, _runs.RunTiling) else self.orders[0]
 
 
 class WinogradDataflow(DataflowFamily):

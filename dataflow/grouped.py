@@ -165,7 +165,13 @@ def evaluate_grouped(layer: ConvLayer, fast_memory: int, processors: int = 1,
     from .evaluate import OPTIMALITY_TOLERANCE, _bound, evaluate_dataflow
     from iobound.multi_block import bound_fast_memory
 
-    if tiling is not None:
+    from .runs import RunTiling
+
+    if isinstance(tiling, RunTiling):   # per group too; the sub-layer checks m
+        if tiling.z > layer.c_out_per_group:
+            raise InvalidInputError(f"run z={tiling.z} is larger than one group's c_out/groups="
+                                    f"{layer.c_out_per_group} (grouped layers are tiled per group)")
+    elif tiling is not None:
         check_group_tiling(layer, tiling)
     g = layer.groups
     rep = evaluate_dataflow(group_sublayer(layer), fast_memory, "direct", processors, None, tiling,

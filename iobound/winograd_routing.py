@@ -201,6 +201,33 @@ def _cross_lp(demands: list[tuple], size: int, g: np.ndarray) -> tuple[float, di
     return max(1.0, float((lr @ g).max()), float(lr.max())) + _EPS, share
 
 
+#: The least ``cross`` any routing has (every load is clamped at 1 from below).
+_FLOOR = 1.0 + _EPS
+
+
+def _unit_routing(demands: list[tuple], size: int, r: int, pick: list[int]) -> dict | None:
+    """An integral routing of ``demands`` in which every (position, kernel position) and every
+    (position, row) carries at most one unit, or None when there is none.
+
+    Such a routing has ``cross`` = :data:`_FLOOR`, the least any routing (the LP's included)
+    has; a maximum bipartite matching (demand -> position and its row's kernel position)
+    finds one in a fraction of the LP's time. Each bin ``(p, pick[i])`` takes one unit, so
+    each ``(p, i)`` does too.
+    """
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    rows, cols = [], []
+    for d, ((_, i), ps) in enumerate(demands):
+        rows += [d] * len(ps)
+        cols += [p * r + pick[i] for p in ps]
+    graph = sparse.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)),
+                              shape=(len(demands), size * r))
+    match = maximum_bipartite_matching(graph, perm_type="column")
+    if (match < 0).any():
+        return None
+    return {key: {int(match[d]) // r: 1.0} for d, (key, _) in enumerate(demands)}
+
+
 @lru_cache(maxsize=512)
 def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouting:
     """The joint routing of least ``cross`` over a few integral kernel routings (one axis).
@@ -223,9 +250,12 @@ def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouti
     for pick in _kernel_choices(sup_g, r):
         g = np.zeros((len(sup_g), r))
         g[np.arange(len(sup_g)), list(pick)] = 1.0
-        cross, share = _cross_lp(demands, size, g)
+        found = _unit_routing(demands, size, r, list(pick))
+        cross, share = (_FLOOR, found) if found is not None else _cross_lp(demands, size, g)
         if best is None or cross < best[0] - 1e-12:
             best = (cross, share, tuple({k: 1.0} for k in pick))
+        if best[0] == _FLOOR:    # cross is never below max(1, ...) + _EPS: no pick can do better
+            break
     return CrossRouting(best[1], best[2], best[0])
 
 

@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
                         help="Winograd output tile F(e x e, r x r) (default 2)")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
-                        help="evaluate these tiles instead of searching (Winograd: x,y,z, e from --winograd-e)")
+                        help="evaluate these tiles instead of searching (Winograd: x,y,z, e from "
+                             "--winograd-e; with a -runs --order: m,z, runs of m consecutive "
+                             "output positions times z channels)")
     parser.add_argument("--order", choices=_ORDERS, default=None,
                         help="direct: which operand a block keeps on chip (output, weight, input; "
                              "the -runs forms tile runs of consecutive output positions, for "
@@ -63,20 +65,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
 
 
-def _parse_tiles(text: str, algorithm: str, e: int | None):
+#: A run tile's m is at most h_out * w_out (the TILE limit is for one edge).
+_RUN_LENGTH = limits.Limit(1, limits.SPATIAL.high ** 2, "run length: at most h_out*w_out")
+
+
+def _parse_tiles(text: str, algorithm: str, e: int | None, order: str | None = None):
     from dataflow.direct import DirectTiling
+    from dataflow.runs import RUN_ORDERS, RunTiling
     from dataflow.winograd import WinogradTiling
 
     parts = [p.strip() for p in text.split(",")]
+    runs = algorithm == "direct" and order in RUN_ORDERS
     if not all(p.isascii() and p.isdigit() for p in parts):
-        raise InvalidInputError(f"--tiles {text[:40]!r}: give positive integers x,y,z[,alpha]")
+        what = "m,z" if runs else "x,y,z[,alpha]"
+        raise InvalidInputError(f"--tiles {text[:40]!r}: give positive integers {what}")
+    if runs:   # m consecutive output positions times z channels (dataflow.runs)
+        if len(parts) != 2:
+            raise InvalidInputError(f"--tiles {text[:40]!r}: --order {order} needs run tiles m,z "
+                                    "(m consecutive output positions, z output channels)")
+        return RunTiling(limits.parse_int("--tiles m", parts[0], _RUN_LENGTH),
+                         limits.parse_int("--tiles z", parts[1], limits.TILE))
     vals = [limits.parse_int("--tiles", p, limits.TILE) for p in parts]
     if algorithm == "direct":
         if len(vals) not in (3, 4):
-            raise InvalidInputError(f"--tiles {text!r}: direct needs x,y,z or x,y,z,alpha")
+            raise InvalidInputError(f"--tiles {text[:40]!r}: direct needs x,y,z or x,y,z,alpha "
+                                    f"(or m,z with --order {'/'.join(RUN_ORDERS)})")
         return DirectTiling(*vals)
     if len(vals) != 3:
-        raise InvalidInputError(f"--tiles {text!r}: winograd needs x,y,z (set e with --winograd-e)")
+        raise InvalidInputError(f"--tiles {text[:40]!r}: winograd needs x,y,z (set e with --winograd-e)")
     return WinogradTiling(2 if e is None else e, *vals)
 
 
@@ -136,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     check_winograd_e(args.winograd_e)
     if args.tiles and (args.any_tiles or args.dividing_tiles):
         raise InvalidInputError("--any-tiles/--dividing-tiles search tiles; they cannot be combined with --tiles")
-    tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e) if args.tiles else None
+    tiling = _parse_tiles(args.tiles, args.algorithm, args.winograd_e, args.order) if args.tiles else None
     rep = evaluate_dataflow(layer, s, algorithm=args.algorithm, processors=args.processors,
                             e=args.winograd_e, tiling=tiling, divisors=args.dividing_tiles,
                             order=args.order)
