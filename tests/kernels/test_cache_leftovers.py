@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -128,12 +130,15 @@ _EXECUTOR_RUN = textwrap.dedent("""\
     """)
 
 
-def test_an_executor_timeout_leaves_nothing_behind(tmp_path):
+def test_an_executor_timeout_leaves_nothing_behind(tmp_path, request):
     """`tune --timeout`: the worker is killed during the build; when the run ends, the
     cache folder holds no scratch folder and $TMPDIR none of the compiler's files; the
     configuration is recorded as a timeout."""
-    root, tmpdir = tmp_path / "cache", tmp_path / "tmpdir"
-    tmpdir.mkdir()
+    # a short $TMPDIR: the worker pool's socket lives there, and a unix socket path is at
+    # most 107 bytes (pytest-xdist's tmp_path can be longer)
+    tmpdir = Path(tempfile.mkdtemp(prefix="iob-"))
+    request.addfinalizer(lambda: shutil.rmtree(tmpdir, ignore_errors=True))
+    root = tmp_path / "cache"
     slow = _script(tmp_path / "slow", "g++", _SLOW_CXX)
     script = tmp_path / "run.py"
     script.write_text(_EXECUTOR_RUN)
