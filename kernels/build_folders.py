@@ -24,6 +24,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +37,8 @@ __all__ = ["BUILD_PREFIX", "PRIVATE_PREFIX", "scratch_folder", "compiler_env", "
 #: Name prefixes of the folders held under a lock while in use (see the module doc).
 BUILD_PREFIX = ".build-"
 PRIVATE_PREFIX = "iobound-private-"
+#: The cache folders (``kernels.cache.cache_dir`` kinds) that builds make scratch folders in.
+BUILD_KINDS = ("cubin", "emu")
 
 #: Locked folders this process holds for its whole life (private folders): path -> fd.
 _HELD: dict[str, int] = {}
@@ -108,11 +111,14 @@ def remove_all_orphans(root: Path | str | None = None) -> int:
 
     base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
     removed = remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)
-    try:
-        kinds = [e.path for e in os.scandir(base) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        kinds = []
-    return removed + sum(remove_orphans(k) for k in kinds)
+    # only the kinds builds work in: the root may hold folders that are not ours
+    for kind in BUILD_KINDS:
+        try:
+            if stat.S_ISDIR(os.lstat(base / kind).st_mode):  # a link is not followed
+                removed += remove_orphans(base / kind)
+        except OSError:
+            pass
+    return removed
 
 
 @contextlib.contextmanager

@@ -122,7 +122,8 @@ def format_table(sels: list) -> str:
                      *(_ms(times.get(k), s.estimate) if k in times else
                        "untuned" if k in s.untuned else "n/a"
                        for k in ("direct", "winograd-e2", "winograd-e3", "winograd-e4")),
-                     str(s.io_words), f"{s.lower_bound:.4g}", f"{s.io_gap:.2f}"))
+                     str(s.io_words), f"{s.lower_bound:.4g}",
+                     "-" if s.io_gap is None else f"{s.io_gap:.2f}"))
     lines = aligned_table(rows).split("\n")
     if any(s.estimate for s in sels):
         lines.append("* analytic estimate (model measurer), not a measurement; "

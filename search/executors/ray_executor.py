@@ -318,3 +318,7 @@ class RayExecutor(Executor):
         if self._started_ray:
             import_ray().shutdown()
             self._started_ray = False
+        # a build task killed at its timeout (or at the stop) cannot remove its scratch
+        # folder: sweep this machine's cache, as the local executor does after a kill
+        from .local import _remove_orphans
+        _remove_orphans()

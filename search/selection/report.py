@@ -54,7 +54,7 @@ def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
     for s in sels:
         rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
                      repr(s.time_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
-                     repr(s.lower_bound), f"{s.io_gap:.3f}", s.bound_method,
+                     repr(s.lower_bound), "-" if s.io_gap is None else f"{s.io_gap:.3f}", s.bound_method,
                      str(s.fast_memory_words), str(s.lower_bound_fast_memory_words)))
     return rows
 
@@ -96,7 +96,8 @@ def _bars(sels, achieved, bound, names, ylabel, gap_label, title, path) -> None:
     handles.append(top.scatter([], [], marker="_", s=220, color="black", label=names[1]))
     top.legend(handles=handles, fontsize=8, loc="upper right")
     top.grid(axis="y", alpha=0.3)
-    gaps = np.asarray(achieved, float) / np.asarray(bound, float)
+    num, den = np.asarray(achieved, float), np.asarray(bound, float)
+    gaps = np.divide(num, den, out=np.full(n, np.nan), where=den > 0)  # no ratio to a 0
     bottom.bar(x, gaps, color=colours, width=0.8)
     bottom.axhline(1.0, color="black", lw=0.8)
     bottom.set_ylabel(gap_label)

@@ -97,9 +97,10 @@ class LayerSelection:
         return max(self.io_floor_ms, self.compute_floor_ms)
 
     @property
-    def io_gap(self) -> float:
-        """Achieved I/O over the lower bound (>= 1)."""
-        return self.io_words / self.lower_bound
+    def io_gap(self) -> float | None:
+        """Achieved I/O over the lower bound (>= 1); None for a bound of 0 (every output in
+        the padding: no word must move), as ``tune``'s ``ratio_to_bound``."""
+        return self.io_words / self.lower_bound if self.lower_bound > 0 else None
 
     @property
     def time_gap(self) -> float:
