@@ -6,7 +6,9 @@ device) :func:`write_report` writes into a directory:
 - ``table.md``: per layer the algorithm chosen, its time, the roofline floor's time
   (the larger of the I/O floor and the compute floor), the achieved I/O (exact dataflow
   words), the best lower bound and both gaps, the on-chip words of one block
-  (``S_words``) and the S the bound is taken at (``bound_S_words``: a block's + 2);
+  (``S_words``), the S the bound is taken at (``bound_S_words``: a block's + 2) and
+  whether the time is an analytic estimate (``estimate``: yes or no; a report may mix
+  measurements from a tuning history with estimates);
 - ``selection.json``: the same numbers as ``iobound select --json``;
 - ``io.png``: achieved I/O against the best bound per layer (log scale), bars coloured
   by the algorithm chosen, and the gap;
@@ -43,7 +45,7 @@ __all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time",
            "check_report_paths", "write_report"]
 
 TABLE_HEAD = ("layer", "algorithm", "time_ms", "time_floor_ms", "time_gap", "io_words",
-              "lower_bound", "io_gap", "bound_method", "S_words", "bound_S_words")
+              "lower_bound", "io_gap", "bound_method", "S_words", "bound_S_words", "estimate")
 _COLOURS = {"direct": "#4c72b0", "winograd-e2": "#dd8452", "winograd-e3": "#55a868",
             "winograd-e4": "#c44e52"}
 
@@ -55,7 +57,8 @@ def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
         rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
                      repr(s.time_floor_ms), f"{s.time_gap:.3f}", str(s.io_words),
                      repr(s.lower_bound), "-" if s.io_gap is None else f"{s.io_gap:.3f}", s.bound_method,
-                     str(s.fast_memory_words), str(s.lower_bound_fast_memory_words)))
+                     str(s.fast_memory_words), str(s.lower_bound_fast_memory_words),
+                     "yes" if s.estimate else "no"))
     return rows
 
 
@@ -118,11 +121,18 @@ def plot_io(sels: Sequence, path, title: str) -> None:
 
 def plot_time(sels: Sequence, path, title: str) -> None:
     """``time.png``: time per layer and the roofline floor, and their ratio."""
-    est = " (analytic estimate)" if any(s.estimate for s in sels) else ""
+    est = _estimates(sels)
+    est = {"all": " (analytic estimate)", "some": " (analytic estimates and measurements)"}.get(est, "")
     _bars(sels, [s.time_ms for s in sels], [s.time_floor_ms for s in sels],
           (f"time{est}", "floor: max(bound / DRAM bandwidth, multiplies / FP32 peak)"),
           "time (ms)", "time / floor",
           title, path)
+
+
+def _estimates(sels: Sequence) -> str:
+    """Which times are estimates: "all", "some" or "none"."""
+    flags = [bool(s.estimate) for s in sels]
+    return "all" if all(flags) else "some" if any(flags) else "none"
 
 
 def _html(title: str, sels: Sequence, pngs: dict[str, bytes]) -> str:
@@ -133,8 +143,11 @@ def _html(title: str, sels: Sequence, pngs: dict[str, bytes]) -> str:
     imgs = "".join(
         f'<h2>{html.escape(name)}</h2><img alt="{html.escape(name)}" src="data:image/png;base64,'
         f'{base64.b64encode(data).decode()}">' for name, data in pngs.items())
-    note = ("<p>Times are analytic estimates of the <code>model</code> measurer, not "
-            "measurements.</p>" if any(s.estimate for s in sels) else "")
+    note = {"all": "<p>Times are analytic estimates of the <code>model</code> measurer, not "
+                   "measurements.</p>",
+            "some": "<p>Times with estimate <code>yes</code> are analytic estimates of the "
+                    "<code>model</code> measurer, not measurements; the others are "
+                    "measurements.</p>"}.get(_estimates(sels), "")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             "</title><style>body{font-family:sans-serif;margin:2em}table{border-collapse:"
             "collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:"

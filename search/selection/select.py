@@ -159,14 +159,19 @@ def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
 
 
 def selection_from_example(example: Example, predicted: bool = False,
-                           source: str = "", untuned: tuple[str, ...] = ()) -> LayerSelection:
-    """The fastest candidate of ``example`` with its evidence (see the module doc)."""
+                           source: str = "", untuned: tuple[str, ...] = (),
+                           device=None) -> LayerSelection:
+    """The fastest candidate of ``example`` with its evidence (see the module doc).
+
+    ``device``: the :class:`~iobound.devices.Device` the example was labelled on (its
+    bandwidth and peak give the floors); by default the preset ``example.device`` names.
+    """
     from iobound.devices import get_device
 
     layer, best = example.layer, example.best
     config = example.configs[best]
     io, bound, method, s = chosen_io(layer, best, config)
-    dev = get_device(example.device)
+    dev = get_device(example.device) if device is None else device
     evidence = tuple(CandidateEvidence(c, example.times.get(c), example.configs.get(c, {}))
                      for c in CLASSES if c in example.times)
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
@@ -224,5 +229,5 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
             ex, source = found[0], f"{measure} oracle"
         ex = Example(layer, ex.device, ex.times, ex.configs, ex.estimate)
         untuned = tuple(c.label for c in candidates(layer) if c not in ex.times)
-        out.append(selection_from_example(ex, source=source, untuned=untuned))
+        out.append(selection_from_example(ex, source=source, untuned=untuned, device=dev))
     return out
