@@ -11,7 +11,9 @@ transform once per block that needs it, each Winograd tile once. The Winograd ke
 - a block clipped by the output's edge still computes all its ``(x/e) * (y/e)`` tiles
   and ``z`` channels (the stores are masked, the arithmetic is not).
 
-The direct kernel computes each output once: its count is the dataflow's.
+The direct kernel computes every output of its ``x * y * z`` tile (a block clipped by
+the output's edge too: its stores are masked, its arithmetic is not), so its count is
+the dataflow's ``2 * MACs`` when the tiles divide the output and more when they do not.
 :func:`kernel_flop_parts` gives the count as ``base + per_tz * tz + per_txty * tx * ty``,
 the thread-independent parts of a tile (computed once per tile by
 :func:`kernels.analytic.analytic_features`).
@@ -38,8 +40,10 @@ def kernel_flop_parts(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -
     ``(e, x, y, z)``): it executes ``base + per_tz * tz + per_txty * tx * ty`` flops."""
     fam = dataflow_family(algorithm)
     tiling = fam.tiling_from(tile)
-    if fam.name != "winograd":
-        return fam.flops(layer, tiling), 0, 0
+    if fam.name != "winograd":  # direct: every block computes its whole x * y * z tile
+        x, y, z = tiling.x, tiling.y, tiling.z
+        blocks = layer.n * -(-layer.w_out // x) * -(-layer.h_out // y) * -(-layer.c_out // z)
+        return 2 * blocks * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w, 0, 0
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     n = e + layer.k_h - 1
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)

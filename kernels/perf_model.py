@@ -53,8 +53,10 @@ from .families import kernel_family
 __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
 
-#: 3: a Winograd kernel's flops are what it executes (kernels.kernel_flops: transforms as
-#: their straight-line code, repeated by the threads that share them); direct unchanged.
+#: 3: a kernel's flops are what it executes (kernels.kernel_flops): Winograd's transforms as
+#: their straight-line code, repeated by the threads that share them; a direct tile that does
+#: not divide the output computes all its accumulators (the domain's tiles all divide it, so
+#: no estimate of a direct space changed).
 MODEL_VERSION = "3"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64

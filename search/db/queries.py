@@ -93,16 +93,21 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
 
     Usable means: the workload has exactly the space's parameter names (history of
     another parameter space says nothing about this one), and the device is not in
-    ``exclude_devices`` (and is in ``devices`` when given). Workloads of every
+    ``exclude_devices`` (and is in ``devices`` when given), and the record is no estimate
+    of another version of the analytic model (its times are not the model's as it is:
+    :func:`search.measure.model.stale_model_toolchain`). Workloads of every
     problem are returned; the strategy weighs them by how well they match; ``up_to``
     keeps those stored by a mark (:meth:`TuningDB.last_id`). Each of
     the two is a collection of names; one name given as a string is refused
     (:func:`_names`).
     """
+    from search.measure.model import stale_model_toolchain
+
     skip = _names("exclude_devices", exclude_devices)
     keep = None if devices is None else _names("devices", devices)
     return [m for m in db.timings(space.params, up_to)
-            if m.device not in skip and (keep is None or m.device in keep)]
+            if m.device not in skip and (keep is None or m.device in keep)
+            and not stale_model_toolchain(m.toolchain)]
 
 
 def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:

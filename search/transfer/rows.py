@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ..space import knob_value, numeric_knob
-from .layer_features import cross_layer_features, measurement_layer
+from .layer_features import CROSS_LAYER_FEATURES, cross_layer_features, measurement_layer
 
 __all__ = ["SpaceRows", "LayerRows", "rows_for", "feature_row"]
 
@@ -132,6 +132,25 @@ class _RecordRowMemo:
 _MEMO = _RecordRowMemo()
 
 
+def _cross_layer_rows(layer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
+    """:func:`cross_layer_features` of ``knobs``; a knob row the features refuse (a tile
+    that does not fit its own layer, a knob past the limits: InvalidInputError) gets a
+    row of NaN, which the memo keeps as None, instead of stopping the run."""
+    from iobound.errors import IoboundError
+    try:
+        return cross_layer_features(layer, device, algorithm, knobs)
+    except (IoboundError, ValueError):
+        out = []
+        for row in knobs:
+            try:
+                out.append(cross_layer_features(layer, device, algorithm, row[None, :])[0])
+            except (IoboundError, ValueError):
+                out.append(None)
+        blank = np.full(len(CROSS_LAYER_FEATURES), np.nan)
+        return np.array([blank if r is None else r for r in out]).reshape(
+            len(knobs), len(CROSS_LAYER_FEATURES))
+
+
 class LayerRows:
     """Rows of :data:`~search.transfer.layer_features.CROSS_LAYER_FEATURES` (module doc)."""
 
@@ -160,7 +179,7 @@ class LayerRows:
         out: list = [None] * len(measurements)
         if keep:
             key = (m0.workload.key(), m0.device, params)
-            rows = _MEMO.rows(key, knobs, lambda k: cross_layer_features(*where[:2], where[2], k))
+            rows = _MEMO.rows(key, knobs, lambda k: _cross_layer_rows(*where, k))
             for k, row in zip(keep, rows):
                 out[k] = row
         return out

@@ -149,3 +149,25 @@ def test_kernel_from_history_prefers_the_current_model_to_an_older_ones_estimate
     assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == {"x": 1}
     db.add([Measurement(w, "V100-SXM2", now, MeasureRecord.ok({"x": 2}, time_ms=1.5, estimate=True))])
     assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == {"x": 2}
+
+
+def test_tuning_history_leaves_out_estimates_of_another_model_version():
+    """history_for_space (what every history-aware strategy reads): an older analytic
+    model's estimates are not history of the model as it is; the current one's and any
+    other toolchain's records are."""
+    from kernels.perf_model import MODEL_VERSION
+    from search.db import Measurement, TuningDB, Workload
+    from search.db.queries import history_for_space
+    from search.measure.base import MeasureRecord
+    from search.space import GridSpace
+
+    w = Workload("k", [8], ("x",))
+    tools = ["analytic model v0 for V100-SXM2 (estimate, not measured)",
+             f"analytic model v{MODEL_VERSION} for V100-SXM2 (estimate, not measured)",
+             "nvcc 12.4"]
+    db = TuningDB(":memory:")
+    db.add([Measurement(w, "V100-SXM2", t, MeasureRecord.ok({"x": i}, time_ms=1.0 + i,
+                                                           estimate=t != "nvcc 12.4"))
+            for i, t in enumerate(tools)])
+    got = history_for_space(db, GridSpace({"x": [0, 1, 2]}))
+    assert sorted(m.toolchain for m in got) == sorted(tools[1:])
