@@ -185,11 +185,18 @@ def _bound(layer: ConvLayer, s: int, algorithm: str, e: int | None) -> tuple[flo
     return float(rep.best), str(rep.best_method)
 
 
+#: S of a dataflow: its bound is taken at a block's words + 2 (bound_fast_memory), which
+#: must stay within FAST_MEMORY_WORDS, so the user's S is checked against that, naming S.
+_DATAFLOW_FAST_MEMORY = limits.Limit(1, limits.FAST_MEMORY_WORDS.high - 2,
+                                     limits.FAST_MEMORY_WORDS.reason + "; the dataflow's bound "
+                                     "is taken at S + 2 words")
+
+
 def _checked(fast_memory, processors, tolerance) -> tuple[int, int, int]:
     """(S, N_p, the words one of the N_p blocks may use): each argument checked against its
     limit (numpy integers taken as ints), ``tolerance`` a finite number >= 0, and at least
     one word per block."""
-    s = limits.check_int("fast memory S (words)", fast_memory, limits.FAST_MEMORY_WORDS)
+    s = limits.check_int("fast memory S (words)", fast_memory, _DATAFLOW_FAST_MEMORY)
     n_p = limits.check_int("processors", processors, limits.PROCESSORS)
     limits.check_number("tolerance", tolerance, 0)
     if s // n_p < 1:
@@ -203,8 +210,8 @@ def _optimality(layer: ConvLayer, tiling, reuse: float, r_df: float,
     """How far the tiles are from ``x y = R z`` at the bound's R and at the dataflow's own."""
     gap = direct_optimality_gap(layer, tiling, reuse=reuse)
     return OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,
-                               relative_gap=gap, satisfied=abs(gap) <= tolerance,
-                               tolerance=tolerance, dataflow_reuse=r_df,
+                               relative_gap=gap, satisfied=bool(abs(gap) <= tolerance),
+                               tolerance=float(tolerance), dataflow_reuse=r_df,
                                dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
 
 
@@ -253,6 +260,8 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
     """
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     fam = dataflow_family(algorithm)
     fast_memory, processors, block = _checked(fast_memory, processors, tolerance)
     fam.check_order(order)

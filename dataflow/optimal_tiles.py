@@ -162,6 +162,11 @@ def _search(layer, xs, ys, fixed_shared, per_z, divisors_only, fast_memory):
     return int(X[k]), int(Y[k]), int(Zb[k])
 
 
+def _check_layer(layer) -> None:
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+
+
 def _divisible(layer: ConvLayer, x: int, y: int, z: int) -> bool:
     return layer.w_out % x == 0 and layer.h_out % y == 0 and layer.c_out % z == 0
 
@@ -192,6 +197,7 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
     >>> optimal_direct_tiles(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 128).tiling
     DirectTiling(x=4, y=4, z=2, alpha=1)
     """
+    _check_layer(layer)
     fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
     check_dense(layer, "optimal_direct_tiles")
     alpha = limits.check_int("alpha", alpha, limits.Limit(1, layer.c_in, f"c_in={layer.c_in}"))
@@ -255,6 +261,7 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
     >>> optimal_winograd_tiles(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 600).tiling
     WinogradTiling(e=2, x=4, y=8, z=2)
     """
+    _check_layer(layer)
     layer.check_winograd()
     e = limits.check_int("winograd e", e, limits.WINOGRAD_E)
     fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)

@@ -30,7 +30,8 @@ Examples
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, fields
 
 from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
@@ -109,6 +110,31 @@ class Device:
     warp_size: int = 32
     aliases: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # a Device built by hand (or with dataclasses.replace / from_dict) is checked here,
+        # so an odd field is one line naming it, never a TypeError inside a kernel check
+        from . import limits
+        for f in ("name", "arch", "source"):
+            if not isinstance(getattr(self, f), str):
+                raise InvalidInputError(f"device {f} must be a string, got {getattr(self, f)!r:.60}")
+        cc = self.compute_capability
+        if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
+            raise InvalidInputError(f"device compute_capability must be a pair of ints, got {cc!r:.60}")
+        object.__setattr__(self, "compute_capability", tuple(
+            limits.check_int("device compute_capability", v, limits.Limit(0, 1 << 10, "a version"))
+            for v in cc))
+        for f in ("sm_count", "fp32_cores_per_sm", "shared_mem_per_sm_bytes",
+                  "shared_mem_per_block_optin_bytes", "registers_per_sm", "max_threads_per_sm",
+                  "max_blocks_per_sm", "l2_bytes", "clock_mhz", "shared_mem_per_block_bytes",
+                  "registers_per_thread_max", "max_threads_per_block", "warp_size"):
+            object.__setattr__(self, f, limits.check_int(
+                f"device {f}", getattr(self, f), limits.Limit(1, 1 << 48, "a hardware size")))
+        for f in ("dram_bandwidth_gbs", "fp32_peak_gflops"):
+            limits.check_number(f"device {f}", getattr(self, f), 0, low_open=True)
+        if isinstance(self.aliases, str) or not all(isinstance(a, str) for a in self.aliases):
+            raise InvalidInputError(f"device aliases must be strings, got {self.aliases!r:.60}")
+        object.__setattr__(self, "aliases", tuple(self.aliases))
+
     def shared_mem_per_block_words(self, dtype: str = "fp32", opt_in: bool = False) -> int:
         """Shared memory one block can use, in values of ``dtype``.
 
@@ -143,8 +169,16 @@ class Device:
     @classmethod
     def from_dict(cls, d: dict) -> "Device":
         """Inverse of :meth:`to_dict`."""
+        if not isinstance(d, Mapping):
+            raise InvalidInputError(f"a device must be a mapping of its fields, got {type(d).__name__}")
+        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in d]
+        unknown = sorted(str(k)[:40] for k in d if k not in {f.name for f in fields(cls)})
+        if missing or unknown:
+            raise InvalidInputError(f"device fields: missing {', '.join(missing) or 'none'}; "
+                                    f"unknown {', '.join(unknown) or 'none'}")
         d = dict(d)
-        d["compute_capability"] = tuple(d["compute_capability"])
+        d["compute_capability"] = tuple(d["compute_capability"]) if isinstance(
+            d["compute_capability"], (list, tuple)) else d["compute_capability"]
         d["aliases"] = tuple(d.get("aliases", ()))
         return cls(**d)
 

@@ -58,7 +58,7 @@ _WHERE = {
     "make_measurer": "search.measure",
     "strategy_names": "search.strategies", "make_options": "search.strategies",
     "make_strategy": "search.strategies",
-    "load_cache": "search.kt_cache", "write_cache": "search.kt_cache",
+    "load_cache": "search.kt_cache", "write_cache": "search.kt_cache_write",
     "XGBCostModel": "search.cost_model", "ModelOptimizer": "search.optimizers",
     "WalkOptimizer": "search.optimizers", "AnnealOptimizer": "search.optimizers",
 }

@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import bisect
 import logging
+import numbers
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import block_fits, fits_register_file
@@ -62,6 +64,21 @@ log = logging.getLogger(__name__)
 _THREADS = ("tx", "ty", "tz")
 #: Indices whose neighbour lists :meth:`ConvSpace.neighbours` keeps (then starts afresh).
 NEIGHBOUR_MEMO = 1 << 18
+
+
+def _winograd_es(winograd_e) -> tuple[int, ...]:
+    """``winograd_e`` as a tuple of ints, each within :data:`iobound.limits.WINOGRAD_E`
+    (numpy integers taken; a float such as 2.5, a string or a lone int refused, never
+    truncated)."""
+    bad = InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r:.60}")
+    if isinstance(winograd_e, (str, bytes)) or not hasattr(winograd_e, "__iter__"):
+        raise bad
+    es = tuple(winograd_e)
+    if any(isinstance(e, bool) or not isinstance(e, numbers.Integral) for e in es):
+        raise bad
+    # below 2 is refused by the domain (its message); above the limit here
+    return tuple(int(e) if e < 2 else limits.check_int("winograd e", e, limits.WINOGRAD_E)
+                 for e in es)
 
 
 def thread_table(axes: tuple[int, int, int], reg_words: int, dom: Domain) -> np.ndarray:
@@ -119,6 +136,7 @@ class ConvSpace(Space):
         check_type("layer", layer, ConvLayer)
         check_type("device", device, (Device, str))
         device = get_device(device) if isinstance(device, str) else device
+        winograd_e = _winograd_es(winograd_e)
         self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned
         self.domain = dom = domain_for(layer, device, algorithm, tuple(winograd_e))
         sols = enumerate_tiles(dom)

@@ -48,8 +48,8 @@ class History:
     def __init__(self, path: str | os.PathLike, *, db: TuningDB | None = None):
         """``db``: an open database to use (e.g. one opened read-only) instead of opening
         ``path``."""
+        self.db = db if db is not None else TuningDB(path)  # refuses a path that is no path
         self.path = str(path)
-        self.db = db if db is not None else TuningDB(self.path)
 
     def add(self, key: HistoryKey, records: Iterable[MeasureRecord], run: str = "") -> int:
         """Store records under ``key``; returns how many were given.
@@ -57,7 +57,9 @@ class History:
         Each record goes to the workload of ``key.layer`` with its own config's parameter
         names: a layer's direct and Winograd configurations (``e``) are two workloads.
         """
-        records = list(records)
+        from .option_checks import check_records, check_type
+        check_type("key", key, HistoryKey)
+        records = list(check_records("records", records, MeasureRecord))
         workloads: dict[frozenset, object] = {}
         for r in records:
             names = frozenset(r.config)

@@ -258,6 +258,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
         ``tune_params`` or ``cache``, a key naming other values than its entry's, a
         configuration recorded twice.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidInputError(f"a cache must be a KtCache or the path of a cache file, "
+                                f"got {type(path).__name__} {path!r:.60}")
     path = Path(path)
     where = f"cache file {str(path)!r}"
     raw = read_tuning_json(path)

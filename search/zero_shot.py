@@ -213,7 +213,16 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
               target_problem=None) -> ZeroShotResult:
     """Rank ``space`` by the history, measure the top K (see module doc; the order,
     ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`)."""
+    from iobound import limits
+    from .db.model import Measurement
+    from .option_checks import check_records, check_type
     from .zero_shot_order import zero_shot_ranking
+    check_type("space", space, Space)
+    check_type("measurer", measurer, Measurer)
+    history = check_records("history", history, Measurement)
+    if options is not None:
+        check_type("options", options, ZeroShotOptions)
+    seed = limits.check_int("seed", seed, limits.SEED)
     o = options or ZeroShotOptions()
     return measure_top(space, measurer, zero_shot_ranking(space, history, o, seed,
                                                           target_problem), o.k)

@@ -68,6 +68,11 @@ class ModelMeasurer(Measurer):
     estimate = True
 
     def __init__(self, layer, device, algorithm: str = "direct"):
+        from iobound.devices import Device
+        from iobound.layer import ConvLayer
+        from search.option_checks import check_type
+        check_type("layer", layer, ConvLayer)
+        check_type("device", device, (Device, str))
         if isinstance(device, str):
             from iobound.devices import get_device
             device = get_device(device)

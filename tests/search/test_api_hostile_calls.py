@@ -1,0 +1,200 @@
+"""Hostile-but-plausible calls of the public Python API (README "Hostile input", DESIGN.md):
+a wrong type, a float where an int is meant or a value at a documented limit is one
+InvalidInputError (a ValueError) naming what is wrong, never an AttributeError/TypeError
+from inside, a silent truncation or a file created under a wrong name."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from iobound import ConvLayer, Device, direct_vertex_count, get_device, limits
+from iobound.errors import InvalidInputError
+
+LAYER = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+SMALL = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+
+
+# -- iobound / dataflow: a layer that is no ConvLayer -----------------------------------
+
+@pytest.mark.parametrize("bad", ["vgg16.conv1_1", None, {"n": 1}])
+@pytest.mark.parametrize("call", ["evaluate_dataflow", "evaluate_dataflow_winograd",
+                                  "optimal_direct_tiles", "optimal_winograd_tiles",
+                                  "direct_vertex_count"])
+def test_a_non_layer_is_named(call, bad):
+    from dataflow import evaluate_dataflow, optimal_direct_tiles, optimal_winograd_tiles
+    calls = {
+        "evaluate_dataflow": lambda: evaluate_dataflow(bad, 64),
+        "evaluate_dataflow_winograd": lambda: evaluate_dataflow(bad, 600, "winograd"),
+        "optimal_direct_tiles": lambda: optimal_direct_tiles(bad, 64),
+        "optimal_winograd_tiles": lambda: optimal_winograd_tiles(bad, 600),
+        "direct_vertex_count": lambda: direct_vertex_count(bad),
+    }
+    with pytest.raises(InvalidInputError, match="layer"):
+        calls[call]()
+
+
+# -- evaluate_dataflow at the fast-memory limit -----------------------------------------
+
+@pytest.mark.parametrize("s", [limits.FAST_MEMORY_WORDS.high - 1, limits.FAST_MEMORY_WORDS.high])
+def test_dataflow_at_the_memory_limit_names_the_value_given(s):
+    """S within FAST_MEMORY_WORDS either works or is refused naming the S the caller gave
+    (not S + 2, the words of the bound's game, which the caller never typed)."""
+    from dataflow import evaluate_dataflow
+    try:
+        rep = evaluate_dataflow(LAYER, s)
+    except InvalidInputError as exc:
+        assert f"={s} " in str(exc) or f"got {s}" in str(exc), str(exc)
+    else:
+        assert rep.fast_memory_words == s and rep.lower_bound > 0
+
+
+def test_dataflow_report_json_with_numpy_tolerance():
+    """``to_dict`` is JSON-ready (``iobound dataflow --json``) for a numpy tolerance too."""
+    from dataflow import evaluate_dataflow
+    rep = evaluate_dataflow(LAYER, 128, tolerance=np.float32(0.1))
+    back = json.loads(json.dumps(rep.to_dict()))
+    assert back["optimality_condition"]["tolerance"] == pytest.approx(0.1)
+    assert back["optimality_condition"]["satisfied"] == (abs(rep.optimality.relative_gap) <= 0.1)
+
+
+# -- search: the lazy exports ----------------------------------------------------------
+
+def test_every_name_in_search_all_imports():
+    import search
+    for name in search.__all__:
+        assert getattr(search, name) is not None, name
+
+
+def test_search_write_cache_is_the_writer():
+    import search
+    from search.kt_cache_write import write_cache
+    assert search.write_cache is write_cache
+
+
+# -- ConvSpace: Winograd tile sizes ----------------------------------------------------
+
+@pytest.mark.parametrize("es", [(2.5,), (2.0,), "2", 2, None])
+def test_conv_space_refuses_non_integer_winograd_e(es):
+    """A float e is refused, never truncated to another tile size (2.5 -> e=2)."""
+    from search.conv_space import ConvSpace
+    with pytest.raises(InvalidInputError, match="winograd"):
+        ConvSpace(SMALL, "v100", "winograd", winograd_e=es)
+
+
+def test_conv_space_takes_numpy_winograd_e():
+    from search.conv_space import ConvSpace
+    a = ConvSpace(SMALL, "v100", "winograd", winograd_e=(np.int64(2),))
+    b = ConvSpace(SMALL, "v100", "winograd", winograd_e=(2,))
+    assert len(a) == len(b) and a.values("e") == [2]
+
+
+# -- a Device with odd fields ----------------------------------------------------------
+
+@pytest.mark.parametrize("field,value", [("shared_mem_per_block_bytes", None),
+                                         ("shared_mem_per_block_bytes", "48K"),
+                                         ("max_threads_per_block", 2.5),
+                                         ("registers_per_thread_max", 0),
+                                         ("sm_count", "80")])
+def test_device_with_an_odd_field_is_refused_naming_it(field, value):
+    """Every kernel check uses these fields as numbers: an odd one is named when the
+    Device is made, not a TypeError inside check_config / generate / ConvSpace (or a
+    silent [] for a device with no registers)."""
+    from kernels.config import DirectConfig, check_config
+    dev = get_device("v100")
+    with pytest.raises(InvalidInputError, match=field):
+        odd = dataclasses.replace(dev, **{field: value})
+        check_config(SMALL, DirectConfig(4, 4, 4, 2, 4, 2, 2), odd)
+
+
+def test_device_from_dict_refuses_bad_dicts():
+    d = get_device("a100").to_dict()
+    assert Device.from_dict(d) == get_device("a100")
+    for bad in ({}, None, {**d, "colour": 1}):
+        with pytest.raises(InvalidInputError):
+            Device.from_dict(bad)
+
+
+def test_device_numpy_fields_work():
+    dev = dataclasses.replace(get_device("v100"), sm_count=np.int64(80))
+    assert dev == get_device("v100") and type(dev.sm_count) is int
+
+
+# -- measurers -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("vgg16.conv1_1", "v100"), (SMALL, None), (SMALL, 100)])
+def test_model_measurer_refuses_bad_layer_or_device(args):
+    from search.measure import make_measurer
+    with pytest.raises(InvalidInputError):
+        make_measurer("model", *args)
+
+
+@pytest.mark.parametrize("bad", [None, 5, {"x": [1]}])
+def test_replay_refuses_a_cache_that_is_no_path(bad):
+    from search.measure import make_measurer
+    from search.replay_space import ReplaySpace
+    with pytest.raises(InvalidInputError, match="cache"):
+        ReplaySpace(bad)
+    with pytest.raises(InvalidInputError, match="cache"):
+        make_measurer("replay", bad)
+
+
+# -- zero_shot -------------------------------------------------------------------------
+
+def _replay():
+    from search.db import Measurement, Workload
+    from search.kt_cache import KtCache
+    from search.measure.base import MeasureRecord
+    from search.measure.replay import ReplayMeasurer
+    from search.replay_space import ReplaySpace
+    cache = KtCache({"x": list(range(12))}, [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
+    w = Workload("k", [1], ("x",))
+    hist = [Measurement(w, "other", "t", MeasureRecord.ok({"x": x}, time_ms=2.0 + abs(x - 4)))
+            for x in range(12)]
+    return ReplaySpace(cache), ReplayMeasurer(cache), hist
+
+
+@pytest.mark.parametrize("which", ["space", "measurer", "history-none", "history-strs",
+                                   "options-dict", "seed-float", "seed-none", "seed-neg"])
+def test_zero_shot_checks_its_arguments(which):
+    from search.zero_shot import ZeroShotOptions, zero_shot
+    space, meas, hist = _replay()
+    kw = dict(space=space, measurer=meas, history=hist, options=ZeroShotOptions(k=3), seed=0)
+    kw.update({"space": {"space": "x"}, "measurer": {"measurer": None},
+               "history-none": {"history": None}, "history-strs": {"history": ["a"]},
+               "options-dict": {"options": {"k": 3}}, "seed-float": {"seed": 1.5},
+               "seed-none": {"seed": None}, "seed-neg": {"seed": -1}}[which])
+    with pytest.raises(InvalidInputError):
+        zero_shot(**kw)
+
+
+def test_zero_shot_numpy_seed():
+    from search.zero_shot import ZeroShotOptions, zero_shot
+    space, meas, hist = _replay()
+    a = zero_shot(space, meas, hist, ZeroShotOptions(k=3), seed=np.int64(1))
+    b = zero_shot(space, meas, hist, ZeroShotOptions(k=3), seed=1)
+    assert a.best[0] == b.best[0] == 3
+
+
+# -- History ---------------------------------------------------------------------------
+
+def test_history_of_no_path_creates_no_file(tmp_path, monkeypatch):
+    """History(None) is refused, not a database file called 'None' in the folder."""
+    from search.history import History
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidInputError):
+        History(None)
+    assert os.listdir(tmp_path) == []
+
+
+def test_history_add_checks_key_and_records():
+    from search.history import History, HistoryKey
+    h = History(":memory:")
+    with pytest.raises(InvalidInputError):
+        h.add(HistoryKey("alexnet.conv1", "V100-SXM2", "t"), [1])
+    with pytest.raises(InvalidInputError):
+        h.add("alexnet.conv1", [])
