@@ -7,7 +7,8 @@ References, both independent of the closed forms:
   inside brackets left out);
 - the whole kernel: a walk over the Winograd template's loops (blocks, input channels,
   threads, each thread's kernel transforms, input transforms, products and output
-  transforms), adding each one's cost.
+  transforms), adding each one's cost; and over the direct template's loops, clipped
+  blocks included (below).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from kernels.analytic import FEATURE_NAMES, analytic_features
 from kernels.codegen_winograd import transform_functions
-from kernels.config import DirectConfig, WinogradConfig
+from kernels.config import DirectConfig, WinogradConfig, check_config, grid_shape
 from kernels.kernel_flops import kernel_flops
 
 
@@ -63,6 +64,14 @@ def _walk_template(layer: ConvLayer, c: WinogradConfig) -> int:
     return blocks * per_block
 
 
+def _assert_counted(layer: ConvLayer, c, want: int) -> None:
+    """kernel_flops and the model's flops feature of config ``c`` both equal ``want``."""
+    assert kernel_flops(layer, c) == want
+    knobs = np.array([[getattr(c, p) for p in c.params]])
+    feats = analytic_features(layer, get_device("v100"), c.algorithm, knobs)
+    assert feats[0, FEATURE_NAMES.index("flops")] == want
+
+
 @st.composite
 def winograd_cases(draw):
     e, r = draw(st.integers(2, 4)), draw(st.sampled_from([2, 3]))
@@ -85,11 +94,7 @@ def test_winograd_flops_are_what_the_template_executes(case):
     """Threads repeat the transforms (input: tz times, kernel: tx * ty times) and clipped
     blocks compute whole tiles: the model counts them all, as the feature does."""
     layer, c = case
-    want = _walk_template(layer, c)
-    assert kernel_flops(layer, c) == want
-    knobs = np.array([[c.e, c.x, c.y, c.z, c.tx, c.ty, c.tz]])
-    feats = analytic_features(layer, get_device("v100"), "winograd", knobs)
-    assert feats[0, FEATURE_NAMES.index("flops")] == want
+    _assert_counted(layer, c, _walk_template(layer, c))
 
 
 def test_direct_kernel_flops_are_two_per_mac_whatever_the_threads():
@@ -97,3 +102,56 @@ def test_direct_kernel_flops_are_two_per_mac_whatever_the_threads():
     counts = {kernel_flops(layer, DirectConfig(x=8, y=8, z=8, alpha=4, tx=tx, ty=ty, tz=tz))
               for tx, ty, tz in [(1, 1, 1), (8, 8, 1), (2, 4, 8)]}
     assert counts == {direct_flops(layer)}
+
+
+# -- direct tiles that do not divide the output ------------------------------------------
+# Reference: a walk over the loops of kernels/templates/direct.cu: every block of the grid
+# (grid_shape), every thread, every channel chunk (c_lim channels of the last one), KH * KW
+# taps and the thread's YT * XT * ZT accumulators, one FMA (2 flops) each. A clipped
+# block's accumulators past the layer's edge are computed all the same (only the stores
+# are masked).
+
+def _walk_direct_template(layer: ConvLayer, c: DirectConfig) -> int:
+    gx, gy, gz = grid_shape(layer, c)
+    cin = layer.c_in_per_group
+    xt, yt, zt = c.x // c.tx, c.y // c.ty, c.z // c.tz
+    per_block = 0
+    for _ in range(c.tx * c.ty * c.tz):
+        for c0 in range(0, cin, c.alpha):
+            c_lim = min(cin - c0, c.alpha)
+            per_block += c_lim * layer.k_h * layer.k_w * yt * xt * zt * 2  # acc += iv * wv
+    return gx * gy * gz * per_block
+
+
+def _divisor(draw, n):
+    return draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0]))
+
+
+@st.composite
+def clipped_cases(draw):
+    g = draw(st.sampled_from([1, 2]))
+    layer = ConvLayer(draw(st.integers(1, 2)), g * draw(st.integers(1, 3)), draw(st.integers(3, 9)),
+                      draw(st.integers(3, 9)), g * draw(st.integers(1, 3)), 3, 3,
+                      padding=draw(st.integers(0, 1)), stride=draw(st.integers(1, 2)), groups=g)
+    x, y = draw(st.integers(1, layer.w_out)), draw(st.integers(1, layer.h_out))
+    z = _divisor(draw, layer.c_out_per_group) if g > 1 else draw(st.integers(1, layer.c_out))
+    alpha = draw(st.integers(1, layer.c_in_per_group))
+    c = DirectConfig(x=x, y=y, z=z, alpha=alpha, tx=_divisor(draw, x), ty=_divisor(draw, y),
+                     tz=_divisor(draw, z))
+    return layer, c
+
+
+@settings(max_examples=40, deadline=None)
+@given(clipped_cases())
+def test_direct_flops_are_what_the_template_executes(case):
+    layer, c = case
+    assert check_config(layer, c) == []
+    _assert_counted(layer, c, _walk_direct_template(layer, c))
+
+
+def test_a_clipped_direct_block_computes_its_whole_tile():
+    """Output 5x5x3, tile 4x4x2: 2*2*2 blocks of 32 outputs, 2 channels * 9 taps each."""
+    layer = ConvLayer(1, 2, 7, 7, 3, 3, 3)
+    c = DirectConfig(x=4, y=4, z=2, alpha=1, tx=2, ty=2, tz=1)
+    assert check_config(layer, c, "v100") == []
+    assert kernel_flops(layer, c) == 8 * 32 * 2 * 9 * 2  # not 2 * MACs = 2700
