@@ -96,7 +96,7 @@ def _select(p: argparse.ArgumentParser) -> None:
 
 
 def _open(args, readonly: bool, must_exist: bool | None = None):
-    from search.db.store import open_database
+    from search.db.opening import open_database
     return open_database(args.db, "--db", readonly=readonly, must_exist=must_exist)
 
 

@@ -87,7 +87,7 @@ def _history_config(args, layer):
     from iobound.devices import get_device
     from kernels.config import config_from_dict
     from search.db.queries import best_for_layer
-    from search.db.store import open_database
+    from search.db.opening import open_database
 
     path, device = args.from_history, get_device(args.device).name
     try:

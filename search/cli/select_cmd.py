@@ -58,7 +58,7 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
         return []
     import sqlite3
 
-    from search.db.store import open_database
+    from search.db.opening import open_database
     from search.history import History
     from search.selection.history_source import records_from_history
 

@@ -32,8 +32,7 @@ from ..records import as_logged
 from .model import Measurement, Workload, canon, config_fault, problem_fault
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "open_database", "storable",
-           "workload_from_row"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "workload_from_row"]
 
 
 def device_properties(name: str) -> dict:
@@ -327,30 +326,3 @@ class TuningDB:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
-                  must_exist: bool | None = None) -> TuningDB:
-    """The tuning database a command-line ``option`` names, or one error line naming
-    both: ``InvalidInputError("--db PATH: REASON")`` when it cannot be one (see
-    :class:`~.schema.DatabaseFileError`), or, with ``must_exist`` (by default: when
-    ``readonly``), when there is no such file (reading never creates one).
-
-    >>> open_database("/nonexistent/t.db", "--db", readonly=True)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: --db /nonexistent/t.db: no such database (iobound history import or iobound tune --history create one)
-    """
-    from ..path_kind import path_kind
-    from .schema import DatabaseFileError
-    # a name the system refuses (too long, a loop of links) is said as such, not "no such"
-    if (readonly if must_exist is None else must_exist) and path_kind(path, option) != "file":
-        raise InvalidInputError(f"{option} {path}: no such database (iobound history import "
-                                f"or iobound tune --history create one)")
-    try:
-        return TuningDB(path, readonly=readonly)
-    except DatabaseFileError as exc:
-        raise InvalidInputError(f"{option} {path}: {exc.reason}") from None
-    except sqlite3.Error as exc:
-        raise InvalidInputError(f"{option} {path}: cannot open the database: "
-                                f"{' '.join(str(exc).split())}") from None

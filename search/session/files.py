@@ -124,7 +124,7 @@ def check_history(path: str | None) -> None:
     if not os.path.exists(path):
         check_output_file("--history", path)
         return
-    from ..db.store import open_database
+    from ..db.opening import open_database
     open_database(path, "--history", readonly=False).close()  # migrated now, if old
 
 

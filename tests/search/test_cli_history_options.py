@@ -30,15 +30,15 @@ def db_path(capsys, tmp_path, synth_cache_path):
     (["remove", "--source", "synth.json.gz"], False),
 ])
 def test_which_actions_open_the_database_read_only(capsys, monkeypatch, db_path, argv, readonly):
-    import search.db.store
+    import search.db.opening
 
-    real, modes = search.db.store.open_database, []
+    real, modes = search.db.opening.open_database, []
 
     def spy(path, option, *, readonly, must_exist=None):
         modes.append(readonly)
         return real(path, option, readonly=readonly, must_exist=must_exist)
 
-    monkeypatch.setattr(search.db.store, "open_database", spy)
+    monkeypatch.setattr(search.db.opening, "open_database", spy)
     assert main(["history", argv[0], "--db", db_path, *argv[1:]]) == 0
     assert modes == [readonly]
 
