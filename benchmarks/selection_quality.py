@@ -70,11 +70,10 @@ def labelled(layers, device, path: Path) -> list:
 
 def _current(rec) -> bool:
     """Whether a cached label is of the model as it is now (labels of an older
-    MODEL_VERSION are stale: labelled again, never reused); a space that could not be
-    built is no model's."""
-    from kernels.perf_model import MODEL_VERSION
-    return (rec.source.startswith(f"analytic model v{MODEL_VERSION} ")
-            or rec.source.startswith("no configuration"))
+    MODEL_VERSION are stale: labelled again, never reused; a space that could not be
+    built is no model's)."""
+    from search.measure.model import stale_model_toolchain
+    return not stale_model_toolchain(rec.source)
 
 
 def _fields(r) -> tuple:
