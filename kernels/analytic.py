@@ -25,7 +25,7 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
 - ``occupancy``: resident warps over the SM's maximum warps;
 - ``waves``: ``blocks / (sm_count * blocks_per_sm)``;
 - ``flops``: floating-point operations the kernel executes (:mod:`kernels.kernel_flops`:
-  the dataflow's, with the Winograd transforms the threads repeat);
+  the dataflow's, with the whole tiles of the blocks the output's edge clips);
 - ``intensity``: ``flops`` per byte of global traffic.
 
 Examples
@@ -56,7 +56,7 @@ from iobound.units import WORD_BYTES
 from .config import _device, config_from_dict, onchip_words, register_words, shared_memory_bytes
 from .families import kernel_family
 from .grouping import kernel_io
-from .kernel_flops import kernel_flop_parts
+from .kernel_flops import tile_flops
 from .limits import resident_blocks_per_sm, thread_registers
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "knob_matrix", "io_words", "flops"]
@@ -84,19 +84,16 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...],
-          threads: tuple[int, int, int] = (1, 1, 1)) -> int:
-    """Floating-point operations the kernel of ``tile`` and ``threads`` (tx, ty, tz)
-    executes (FMA = 2): :mod:`kernels.kernel_flops`.
+def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
+    """Floating-point operations the kernel of ``tile`` executes (FMA = 2), whatever its
+    threads: :func:`kernels.kernel_flops.tile_flops`.
 
     Examples
     --------
     >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
     True
     """
-    base, per_tz, per_txty = kernel_flop_parts(layer, algorithm, tile)
-    tx, ty, tz = threads
-    return base + per_tz * tz + per_txty * tx * ty
+    return tile_flops(layer, algorithm, tile)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -109,15 +106,13 @@ def _per_tile(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
               tiles: np.ndarray) -> np.ndarray:
     """For each distinct tile (a row of ``tiles``, in ``params`` order) the rows io words,
     flops, shared bytes and register words: the features threads do not change, computed
-    once per tile; then the flops a block's threads repeat
-    (:func:`kernels.kernel_flops.kernel_flop_parts`: per tz, per tx * ty)."""
-    table = np.empty((6, len(tiles)))
+    once per tile."""
+    table = np.empty((4, len(tiles)))
     for k, row in enumerate(tiles):
         tile = tuple(int(v) for v in row)
         cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
-        base, per_tz, per_txty = kernel_flop_parts(layer, algorithm, tile)
-        table[:, k] = (io_words(layer, algorithm, tile), base, shared_memory_bytes(layer, cfg),
-                       register_words(layer, cfg), per_tz, per_txty)
+        table[:, k] = (io_words(layer, algorithm, tile), flops(layer, algorithm, tile),
+                       shared_memory_bytes(layer, cfg), register_words(layer, cfg))
     return table
 
 
@@ -215,10 +210,8 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     tiles, inverse = np.unique(knobs[:, :4], axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     per_tile = _per_tile(layer, algorithm, fam.algorithm.tile_params, tiles)
-    io, fl, shared, regw, per_tz, per_txty = per_tile[:, inverse]
+    io, fl, shared, regw = per_tile[:, inverse]
     onchip, bound = _onchip_and_bound(layer, algorithm, fam.config_type, knobs)
-    tx, ty, tz = knobs[:, 4:].T.astype(float)
-    fl = fl + per_tz * tz + per_txty * tx * ty
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
     regs = thread_registers(ilp, algorithm, device.registers_per_thread_max).astype(float)

@@ -2,11 +2,12 @@
 
 A block computes an output tile x*y*z: ``(x/e)*(y/e)`` Winograd tiles for ``z`` output
 channels. Input channels are processed one at a time (alpha = 1): the block stages the
-channel's input rectangle ``(y+r-1) x (x+r-1)`` (used, in-bounds elements loaded once;
-padding and rows/columns no output of the tile needs are zero-filled) and the channel's
-raw ``r x r`` weights of its ``z`` output channels in shared memory. Each thread then
-transforms its tiles (``V = B^T d B``) and kernels (``U = G g G^T``) on chip and, per tile
-and output channel, forms the new partial product in the second temporary array and adds
+channel's input rectangle ``(y+r-1) x (x+r-1)`` in shared memory (used, in-bounds
+elements loaded once; padding and rows/columns no output of the tile needs are
+zero-filled), and its threads share the transforms: each of the ``z`` kernels is loaded
+(``r x r`` raw weights) and transformed once (``U = G g G^T``), each of the block's tiles
+once (``V = B^T d B``), both into shared memory. Each thread then, per tile and output
+channel of its own, forms the new partial product in the second temporary array and adds
 it to the first, which accumulates the summation matrix along the channel direction.
 After the last channel the output transform ``Y = A^T M A`` produces the e x e outputs.
 
@@ -20,7 +21,7 @@ Examples
 >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
 >>> src = generate_winograd(layer, WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=1))
 >>> src.grid, src.block, src.shared_bytes
-((2, 2, 1), (2, 2, 1), 216)
+((2, 2, 1), (2, 2, 1), 528)
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> 
         f"constexpr int E = {c.e}, R = {r}, NT = E + R - 1;  // F(E x E, R x R), tile edge NT",
         f"constexpr int X = {c.x}, Y = {c.y}, Z = {c.z};",
         f"constexpr int TX = {c.tx}, TY = {c.ty}, TZ = {c.tz}, THREADS = TX * TY * TZ;",
+        "constexpr int TILES_X = X / E, TILES = TILES_X * (Y / E);  // Winograd tiles of a block",
         "constexpr int XW = X / E / TX, YW = Y / E / TY, ZT = Z / TZ;  // tiles/channels per thread",
         f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // one channel's input rectangle",
         "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",

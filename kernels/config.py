@@ -3,15 +3,18 @@
 A :class:`DirectConfig` is the direct dataflow's tiling ``(x, y, z, alpha)`` plus a thread
 block ``tx * ty * tz``; a :class:`WinogradConfig` is ``(e, x, y, z)`` plus threads over
 the block's Winograd tiles and output channels (both in :mod:`kernels.config_types`,
-re-exported here, each with its own geometry). The on-chip sizes are the dataflow's
+re-exported here, each with its own geometry). The on-chip sizes start from the dataflow's
 (:func:`dataflow.direct.direct_footprint`, :func:`dataflow.winograd.winograd_block_words`):
 
 * direct: shared = ``alpha * in_rows * in_cols + z * alpha * k_h * k_w`` floats with
   ``in_rows = (y - 1) * mu_h + extent_h``; registers = ``x * y * z`` accumulators;
-* Winograd: shared = ``(y + r - 1) * (x + r - 1) + z * r * r`` floats (one channel);
-  registers = ``2 * (x / e) * (y / e) * z * (e + r - 1)**2`` (the paper's two temporary
-  arrays per tile and output channel); the kernel itself holds a different amount
-  (:func:`onchip_words`, the S its traffic is checked against).
+* Winograd: the dataflow's shared = ``(y + r - 1) * (x + r - 1) + z * r * r`` floats (one
+  channel); registers = ``2 * (x / e) * (y / e) * z * (e + r - 1)**2`` (the paper's two
+  temporary arrays per tile and output channel). The kernel declares more shared memory
+  (:func:`shared_memory_words`: the transformed kernels and tiles, ``(z + (x/e)(y/e)) *
+  (e + r - 1)**2`` floats, in place of the raw kernels, so each transform runs once per
+  block) and holds a different amount in all (:func:`onchip_words`, the S its traffic is
+  checked against).
 
 :func:`check_config` lists every reason a config cannot run on a device (empty when it
 can); the generators refuse configs with reasons.
@@ -149,7 +152,7 @@ def _footprint(layer: ConvLayer, config: KernelConfig):
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Floats of static shared memory the generated kernel declares."""
-    return _footprint(layer, config).shared_words
+    return config.shared_words(layer)
 
 
 def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
@@ -180,8 +183,8 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> from iobound.layer import ConvLayer
     >>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
     >>> cfg = WinogradConfig(e=2, x=8, y=8, z=4, tx=4, ty=4, tz=2)
-    >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 136 + 4*4*4*16 + 32*(2+2)*16
-    (136, 3208)
+    >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 420 + 4*4*4*16 + 32*(2+2)*16
+    (420, 3492)
     """
     return config.onchip_words(layer)
 

@@ -109,6 +109,10 @@ class DirectConfig(_ConfigMixin):
         from dataflow.direct import direct_footprint
         return direct_footprint(layer, self.tiling)
 
+    def shared_words(self, layer: ConvLayer) -> int:
+        """Floats of shared memory the kernel declares: the dataflow's staged inputs and weights."""
+        return self.footprint(layer).shared_words
+
     def onchip_words(self, layer: ConvLayer) -> int:
         """Words a block holds: the dataflow's footprint (the ``x y z`` accumulators)."""
         return self.footprint(layer).total
@@ -171,13 +175,22 @@ class WinogradConfig(_ConfigMixin):
         from dataflow.winograd import winograd_block_words
         return winograd_block_words(layer, self.e, self.x, self.y, self.z)
 
+    def shared_words(self, layer: ConvLayer) -> int:
+        """Floats of shared memory the kernel declares: one channel's input rectangle, its
+        ``z`` transformed kernels and the block's ``(x/e) (y/e)`` transformed tiles
+        (``(e + r - 1)**2`` each). The dataflow stages the raw ``r x r`` kernels instead
+        (:meth:`footprint`); the kernel transforms each once per block and shares it."""
+        n = self.e + layer.k_h - 1
+        rows, cols = self.input_tile_shape(layer)
+        return rows * cols + (self.z + (self.x // self.e) * (self.y // self.e)) * n * n
+
     def onchip_words(self, layer: ConvLayer) -> int:
         """Words a block of the kernel holds: shared, ``acc`` and per thread ``u, v, partial``
         (see :func:`kernels.config.onchip_words`)."""
         n = self.e + layer.k_h - 1
         acc = (self.x // self.e) * (self.y // self.e) * self.z * n * n
         per_thread = (-(-self.z // self.tz) + 2) * n * n  # u, v and partial
-        return self.footprint(layer).shared_words + acc + self.threads * per_thread
+        return self.shared_words(layer) + acc + self.threads * per_thread
 
     def divisibility(self, layer: ConvLayer) -> list[str]:
         """Why Winograd, the tiles or the threads do not fit the layer (empty: they do)."""

@@ -17,7 +17,8 @@ The model (version :data:`MODEL_VERSION`), per configuration, from the features 
   quantisation; a grid smaller than the GPU leaves SMs idle);
 - loop latency ``t_loop = steps * ITERATION_CYCLES / clock``: every channel chunk a
   block processes (``ceil((c_in / groups) / alpha)``: a block reads one group's input
-  channels; ``c_in`` for Winograd) costs two barriers
+  channels; ``c_in`` for Winograd, whose step has a third barrier, between its
+  transforms, that the model does not charge apart) costs two barriers
   and a load round trip that resident blocks overlap only with each other, so
   ``steps = blocks * chunks / (sm_count * b)`` per SM;
 - ``time = max(t_mem / mem_eff, t_fp / fp_eff) / u + t_loop + LAUNCH_OVERHEAD_MS``.
@@ -57,7 +58,9 @@ __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM"
 #: their straight-line code, repeated by the threads that share them; a direct tile that does
 #: not divide the output computes all its accumulators (the domain's tiles all divide it, so
 #: no estimate of a direct space changed).
-MODEL_VERSION = "3"
+#: 4: the Winograd kernel transforms each kernel and tile once per block, into shared memory
+#: (kernels/templates/winograd.cu): fewer flops, more shared memory; direct unchanged.
+MODEL_VERSION = "4"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64
 #: Accumulators per thread beyond which ILP no longer helps.

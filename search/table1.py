@@ -16,7 +16,8 @@ Two sets of constraints:
 
 *Template and hardware* (the **unpruned** space, what a tuner such as AutoTVM
 would search for this template): the divisibility above, the block's static shared
-memory (fp32 bytes of the staged inputs and weights, ``shared_words`` below) at most
+memory (fp32 bytes the kernel declares, ``kernels.config.shared_memory_words``: the
+staged inputs and weights; Winograd's weights and tiles transformed) at most
 ``device.shared_mem_per_block_bytes``, threads per block at most
 ``device.max_threads_per_block``, register words per thread (accumulators for direct,
 the two Winograd temporaries per tile and channel for Winograd) at most

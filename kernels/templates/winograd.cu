@@ -7,7 +7,8 @@ ${consts}
 
 struct SharedMem {
   float in[IN_ROWS][IN_COLS];  // one input channel's rectangle (halo included)
-  float w[Z][R][R];            // that channel's raw kernels of the block's Z output channels
+  float u[Z][NT * NT];         // that channel's kernels of the block's Z output channels, transformed
+  float v[TILES][NT * NT];     // the block's Winograd tiles of that channel, transformed
 };
 
 ${transforms}
@@ -39,22 +40,36 @@ ${block_prologue}
         v = LDG(&input[(((idx_t)img * C_IN + c) * H_IN + gy) * W_IN + gx]);
       sm->in[rr][s] = v;
     }
-    for (int idx = tid; idx < Z * R * R; idx += THREADS) {
-      const int zz = idx / (R * R), t = idx % (R * R), k = oz0 + zz;
-      float v = 0.0f;
-      if (k < C_OUT) v = LDG(&weight[((idx_t)k * C_IN + c) * (R * R) + t]);
-      sm->w[zz][t / R][t % R] = v;
+    // Each kernel transformed once per block: U = G g G^T from its r x r weights.
+    for (int zz = tid; zz < Z; zz += THREADS) {
+      const int k = oz0 + zz;
+      float g[R * R];
+      #pragma unroll
+      for (int t = 0; t < R * R; ++t) g[t] = 0.0f;
+      if (k < C_OUT) {
+        #pragma unroll
+        for (int t = 0; t < R * R; ++t) g[t] = LDG(&weight[((idx_t)k * C_IN + c) * (R * R) + t]);
+      }
+      kernel_transform(g, sm->u[zz]);
     }
+    __syncthreads();
+    // Each Winograd tile transformed once per block: V = B^T d B.
+    for (int t = tid; t < TILES; t += THREADS)
+      input_transform(&sm->in[(t / TILES_X) * E][(t % TILES_X) * E], sm->v[t]);
     __syncthreads();
     float u[ZT][NT * NT];
     #pragma unroll
-    for (int q = 0; q < ZT; ++q) kernel_transform(&sm->w[tiz + q * TZ][0][0], u[q]);
+    for (int q = 0; q < ZT; ++q)
+      #pragma unroll
+      for (int i = 0; i < NT * NT; ++i) u[q][i] = sm->u[tiz + q * TZ][i];
     #pragma unroll
     for (int b = 0; b < YW; ++b) {
       #pragma unroll
       for (int a = 0; a < XW; ++a) {
         float v[NT * NT];
-        input_transform(&sm->in[(tiy + b * TY) * E][(tix + a * TX) * E], v);
+        const float* vt = sm->v[(tiy + b * TY) * TILES_X + tix + a * TX];
+        #pragma unroll
+        for (int i = 0; i < NT * NT; ++i) v[i] = vt[i];
         #pragma unroll
         for (int q = 0; q < ZT; ++q) {
           float partial[NT * NT];  // second temporary array: this channel's product

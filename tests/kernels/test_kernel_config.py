@@ -75,11 +75,16 @@ def test_direct_sizes_equal_dataflow_footprint(x, y, z, alpha, stride, k, dil):
 
 
 @given(st.sampled_from([2, 3, 4]), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4))
-def test_winograd_sizes_equal_dataflow_footprint(e, xt, yt, z):
-    """Shared and register words equal dataflow.winograd.winograd_footprint."""
+def test_winograd_sizes_are_the_dataflow_footprint_with_transformed_operands(e, xt, yt, z):
+    """Register words equal dataflow.winograd.winograd_footprint's; shared words are its
+    input rectangle with the z kernels and xt * yt tiles transformed ((e + r - 1)^2 words
+    each) in place of the raw r x r kernels."""
     cfg = WinogradConfig(e, xt * e, yt * e, z, 1, 1, 1)
     fp = winograd_footprint(LAYER, WinogradTiling(e, xt * e, yt * e, z))
-    assert (shared_memory_words(LAYER, cfg), register_words(LAYER, cfg)) == (fp.shared_words, fp.register_words)
+    r = LAYER.k_h
+    n = e + r - 1
+    assert register_words(LAYER, cfg) == fp.register_words
+    assert shared_memory_words(LAYER, cfg) == fp.shared_words - z * r * r + (z + xt * yt) * n * n
 
 
 def test_grid_covers_every_output_with_partial_tiles():
@@ -161,12 +166,12 @@ def test_winograd_onchip_words_are_the_arrays_the_kernel_declares(e, xt, yt, z, 
     code = generate_winograd(layer, cfg).code
     for decl in ("float acc[ZT][YW][XW][NT * NT];", "float u[ZT][NT * NT];",
                  "float v[NT * NT];", "float partial[NT * NT];",
-                 "float in[IN_ROWS][IN_COLS];", "float w[Z][R][R];"):
+                 "float in[IN_ROWS][IN_COLS];", "float u[Z][NT * NT];", "float v[TILES][NT * NT];"):
         assert decl in code, decl
     n, zt = e + 2, z // tz
     xw, yw = 1, 1  # one Winograd tile column/row per thread (tx = x/e, ty = y/e)
     per_thread = zt * yw * xw * n * n + zt * n * n + n * n + n * n
-    shared = (yt * e + 2) * (xt * e + 2) + z * 9
+    shared = (yt * e + 2) * (xt * e + 2) + (z + xt * yt) * n * n
     assert shared_memory_words(layer, cfg) == shared
     assert onchip_words(layer, cfg) == shared + cfg.threads * per_thread
 

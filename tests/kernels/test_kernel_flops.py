@@ -6,9 +6,9 @@ References, both independent of the closed forms:
   (``transform_functions``), counted in its text (binary + and -, and *; index arithmetic
   inside brackets left out);
 - the whole kernel: a walk over the Winograd template's loops (blocks, input channels,
-  threads, each thread's kernel transforms, input transforms, products and output
-  transforms), adding each one's cost; and over the direct template's loops, clipped
-  blocks included (below).
+  the block's shared kernel and tile transforms, each thread's products, each thread's
+  output transforms), adding each one's cost; and over the direct template's loops,
+  clipped blocks included (below).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from dataflow.flops import direct_flops, transform_flops
+from dataflow.flops import direct_flops, transform_flops, winograd_flops
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from kernels.analytic import FEATURE_NAMES, analytic_features
@@ -51,15 +51,18 @@ def _walk_template(layer: ConvLayer, c: WinogradConfig) -> int:
     n = c.e + layer.k_h - 1
     f_in, f_ker, f_out = transform_flops(c.e, layer.k_h)
     xw, yw, zt = c.x // c.e // c.tx, c.y // c.e // c.ty, c.z // c.tz
+    tiles = (c.x // c.e) * (c.y // c.e)
     blocks = (layer.n * -(-layer.w_out // c.x) * -(-layer.h_out // c.y)
               * -(-layer.c_out // c.z))
     per_block = 0
-    for _ in range(c.tx * c.ty * c.tz):  # each thread of the block
-        for _ in range(layer.c_in):
-            per_block += zt * f_ker  # u[q] = kernel_transform(...)
-            for _ in range(yw * xw):
-                per_block += f_in  # v = input_transform(...)
-                per_block += zt * 2 * n * n  # partial = u * v; acc += partial
+    for _ in range(layer.c_in):
+        for zz in range(c.z):  # for (zz = tid; zz < Z; zz += THREADS): kernel_transform
+            per_block += f_ker
+        for t in range(tiles):  # for (t = tid; t < TILES; t += THREADS): input_transform
+            per_block += f_in
+        for _ in range(c.tx * c.ty * c.tz):  # each thread: partial = u * v; acc += partial
+            per_block += yw * xw * zt * 2 * n * n
+    for _ in range(c.tx * c.ty * c.tz):
         per_block += zt * yw * xw * f_out  # output_transform(acc)
     return blocks * per_block
 
@@ -91,10 +94,29 @@ def winograd_cases(draw):
 @settings(max_examples=40, deadline=None)
 @given(winograd_cases())
 def test_winograd_flops_are_what_the_template_executes(case):
-    """Threads repeat the transforms (input: tz times, kernel: tx * ty times) and clipped
+    """Each transform runs once per block and channel, whatever the threads, and clipped
     blocks compute whole tiles: the model counts them all, as the feature does."""
     layer, c = case
     _assert_counted(layer, c, _walk_template(layer, c))
+
+
+@st.composite
+def dividing_winograd_cases(draw):
+    """Layers whose output the tile x * y * z divides (no clipped block)."""
+    e, r = draw(st.integers(2, 4)), draw(st.sampled_from([2, 3]))
+    a, b, z = (draw(st.integers(1, 3)) for _ in range(3))
+    w_out, h_out = e * a * draw(st.integers(1, 2)), e * b * draw(st.integers(1, 2))
+    layer = ConvLayer(draw(st.integers(1, 2)), draw(st.integers(1, 3)), h_out + r - 1,
+                      w_out + r - 1, z * draw(st.integers(1, 2)), r, r)
+    return layer, WinogradConfig(e=e, x=a * e, y=b * e, z=z, tx=1, ty=1, tz=1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(dividing_winograd_cases())
+def test_winograd_kernel_flops_are_the_dataflows_when_the_tiles_divide(case):
+    """The kernel computes what the dataflow schedules: each transform once per block."""
+    layer, c = case
+    assert kernel_flops(layer, c) == winograd_flops(layer, c.tiling)
 
 
 def test_direct_kernel_flops_are_two_per_mac_whatever_the_threads():
