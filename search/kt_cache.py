@@ -14,13 +14,16 @@ Kernel Tuner ``time``        :class:`~kernels.status.Status`
 ``InvalidConfig``            ``INVALID``
 ``CompilationFailedConfig``  ``COMPILE_ERROR``
 ``RuntimeFailedConfig``      ``RUNTIME_ERROR``
-``1e20`` (or more)           ``RUNTIME_ERROR``
+``1e20`` (or more)           ``RUNTIME_ERROR`` (``OK`` with our ``status`` ``ok``)
 any other string             ``RUNTIME_ERROR``
 ===========================  ========================
 
 Kernel Tuner before its failure strings stored a failed compile or run as the time
 ``1e20`` (:data:`LEGACY_FAILURE_MS`); no kernel takes that long (3e9 years), so such an
-entry is read as ``RuntimeFailedConfig``, never as a measurement.
+entry is read as ``RuntimeFailedConfig``, never as a measurement; unless the entry says
+``"status": "ok"``, which our export writes beside an ``ok`` record's time of ``1e20``
+or more (a tuning log or database may hold one: any positive finite time is a
+measurement there), so that it comes back as the measurement it was.
 
 On export, ``TIMEOUT`` and ``WRONG_RESULT`` (which Kernel Tuner has no string for)
 are written as ``RuntimeFailedConfig``; the entry also keeps our ``status`` (its
@@ -226,7 +229,8 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         raise InvalidInputError(f"{where}: cache entry {key[:40]!r} holds the parameter values "
                                 f"{config[:120]}, which the key does not name")
     t = entry.get("time")
-    if as_time(t) is not None and t >= LEGACY_FAILURE_MS:
+    if (as_time(t) is not None and t >= LEGACY_FAILURE_MS
+            and entry.get("status") != Status.OK.value):  # ours says ok: a measurement
         entry = {**entry, "time": STATUS_FAILURE[Status.RUNTIME_ERROR],
                  "status": Status.RUNTIME_ERROR.value}
     elif not isinstance(t, str) and as_time(t) is None:

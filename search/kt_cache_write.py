@@ -3,9 +3,10 @@
 One record is one entry (:func:`cache_entry`), whoever writes the cache (``iobound tune
 --export-cache``, ``iobound history export``): a failure is written as Kernel Tuner's
 string for it, with our ``status`` beside it where the string does not say it
-(:mod:`search.kt_cache`, "On export"); an estimate is marked; the record's timestamp and,
-at the top, the toolchain are kept, so importing the file into a tuning database gives
-back the very measurements the run stored there (nothing new).
+(:mod:`search.kt_cache`, "On export"), and beside a time of ``1e20`` ms or more, which
+Kernel Tuner's old convention would take for a failure; an estimate is marked; the
+record's timestamp and, at the top, the toolchain are kept, so importing the file into a
+tuning database gives back the very measurements the run stored there (nothing new).
 
 Examples
 --------
@@ -30,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from iobound.errors import InvalidInputError
 
-from .kt_cache import FAILURE_STATUS, STATUS_FAILURE, KtCache, cache_key
+from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
 from .outputs import write_atomic
 from .times import as_time
@@ -47,6 +48,9 @@ def cache_entry(rec: MeasureRecord, keys: Sequence[str], toolchain: str | None =
     if rec.is_ok:
         times = [c for c in rec.costs if as_time(c) is not None]
         entry.update(time=rec.time_ms, times=times or [rec.time_ms])
+        if as_time(rec.time_ms) is not None and rec.time_ms >= LEGACY_FAILURE_MS:
+            # else read back as Kernel Tuner's old failure time (search.kt_cache)
+            entry["status"] = rec.status.value
     else:
         text = rec.error if rec.error in FAILURE_STATUS else STATUS_FAILURE[rec.status]
         entry["time"] = text

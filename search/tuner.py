@@ -41,6 +41,7 @@ from __future__ import annotations
 import numbers
 import os
 import time
+from collections import abc
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -51,8 +52,8 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .option_checks import check_type
-from .records import LogWriter, as_measured, has_log, read_log
+from .option_checks import check_type, shown
+from .records import LogWriter, as_logged, as_measured, has_log, read_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -143,7 +144,8 @@ def _build_strategy(strategy: str | Strategy, space: Space, seed: int | None, op
                     build: Callable[..., Strategy]) -> Strategy:
     """The strategy to run; an instance with ``seed`` or ``options`` is refused (unused)."""
     if not isinstance(strategy, Strategy):
-        return build(strategy, space, options, np.random.default_rng(0 if seed is None else seed))
+        built = build(strategy, space, options, np.random.default_rng(0 if seed is None else seed))
+        return check_type(f"build_strategy({strategy!r}, ...)", built, Strategy)
     unused = [f"{k}={v!r}" for k, v in (("seed", seed), ("options", options)) if v is not None]
     if unused:
         raise InvalidInputError(f"tune() got a {type(strategy).__name__} instance and {', '.join(unused)}, "
@@ -234,6 +236,72 @@ def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
             raise InvalidInputError(f"{name} must be >= 1, got {value}")
 
 
+#: Header keys of the run itself (and of the log format), which ``header`` cannot replace:
+#: a log claiming another space or measurer would mislead a resume's checks.
+_RUN_KEYS = ("schema", "version", "kind", "strategy", "seed", "budget", "space", "measurer")
+
+
+def _check_callable(name: str, value: Any, params: str) -> None:
+    """Refuse ``value`` unless it is callable, and with the positional arguments
+    ``params`` (comma-separated names) when its signature (if Python can tell it) takes
+    them: InvalidInputError naming ``name``, here and not a TypeError at its first call,
+    mid-run."""
+    import inspect
+    if not callable(value):
+        raise InvalidInputError(f"{name} must be callable, got {shown(value)}")
+    try:
+        sig = inspect.signature(value)
+    except (TypeError, ValueError):  # a builtin without a signature: taken on trust
+        return
+    names = params.split(", ")
+    try:
+        sig.bind(*names)
+    except TypeError as exc:
+        raise InvalidInputError(f"{name} must be callable as {name}({params}): {exc}") from None
+
+
+def _check_header(header: Any) -> dict:
+    """``header`` as a dict of text keys and JSON values that leaves the run's own keys
+    alone (InvalidInputError naming the key)."""
+    if header is None:
+        return {}
+    check_type("header", header, abc.Mapping)
+    for key in header:
+        if not isinstance(key, str):
+            raise InvalidInputError(f"header keys must be strings, got {shown(key)}")
+        if key in _RUN_KEYS:
+            raise InvalidInputError(f"header key {key!r} is the run's own ({', '.join(_RUN_KEYS)}"
+                                    f" are written by tune()); name the field otherwise")
+    try:
+        as_logged(dict(header))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"header must hold JSON values: {exc}") from None
+    return dict(header)
+
+
+def _check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | None:
+    """``reusable`` as index -> record, each index in ``space`` and each value a
+    :class:`MeasureRecord` (InvalidInputError naming the first that is not)."""
+    if reusable is None:
+        return None
+    check_type("reusable", reusable, abc.Mapping)
+    out: dict[int, MeasureRecord] = {}
+    size = len(space)
+    for i, rec in reusable.items():
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < size:
+            raise InvalidInputError(f"reusable keys must be indices of the space (0 to "
+                                    f"{size - 1}), got {shown(i)}")
+        out[int(i)] = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
+    return out
+
+
+def _check_paths(log: Any, resume: Any) -> None:
+    for name, value in (("log", log), ("resume", resume)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise InvalidInputError(f"{name} must be a path (str or os.PathLike), "
+                                    f"got {shown(value)}")
+
+
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -270,15 +338,18 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     progress : callable, optional
         Called as ``progress(done, budget, best_cost)`` after each measurement.
     header : dict, optional
-        Extra run description for the log header (layer, device...).
+        Extra run description for the log header (layer, device...): text keys, JSON
+        values, none of the keys ``tune`` writes itself (``strategy``, ``seed``,
+        ``budget``, ``space``, ``measurer``, and the log's ``schema``, ``version``,
+        ``kind``).
     build_strategy : callable, optional
         ``build_strategy(name, space, options, rng) -> Strategy`` for a named
         strategy (default :func:`search.strategies.make_strategy`); a seam for
         strategies built otherwise (e.g. warm-started from a tuning database).
     reusable : dict, optional
-        Index -> an earlier run's record of it (same space, device and toolchain): what
-        the strategy asks of these is answered from it instead of measured, and counted
-        and logged as this run's (:class:`~search.tune_ledger.Ledger`).
+        Index (in ``space``) -> an earlier run's record of it (same space, device and
+        toolchain): what the strategy asks of these is answered from it instead of
+        measured, and counted and logged as this run's (:class:`~search.tune_ledger.Ledger`).
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
@@ -286,6 +357,12 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     check_type("measurer", measurer, Measurer)
     _check_args(budget, patience, seed)
     budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
+    _check_paths(log, resume)
+    if progress is not None:
+        _check_callable("progress", progress, "done, budget, best_cost")
+    header = _check_header(header)
+    reusable = _check_reusable(reusable, space)
+    _check_callable("build_strategy", build_strategy, "name, space, options, rng")
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:
@@ -297,7 +374,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         # them is lost: a signal meanwhile stops the run once the log is whole
         writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
                                          "space": described, "measurer": measurer.describe(),
-                                         **(header or {})})
+                                         **header})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted
     stop, stats = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock,

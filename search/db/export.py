@@ -6,7 +6,8 @@ conv template the kernel name ``iobound tune --export-cache`` writes),
 value lists as ``tune_params``, and one entry per configuration, its latest
 measurement (at equal timestamps, as imports without any have, the one stored last: the
 record :class:`~search.history.History` takes as latest too). A failure is written as its Kernel Tuner string; ``status`` is added
-only where that string does not say it (``timeout``, ``wrong_result``).
+only where that string does not say it (``timeout``, ``wrong_result``), and beside a time
+of ``1e20`` ms or more (read as a failure otherwise: :mod:`search.kt_cache`).
 
 Fields a cache entry had when it was imported (``compile_time``, ``timestamp``,
 ...) are written back, so cache -> database -> cache gives the same entries. A
