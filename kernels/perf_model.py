@@ -55,9 +55,9 @@ __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM"
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
 
 #: 3: a kernel's flops are what it executes (kernels.kernel_flops): Winograd's transforms as
-#: their straight-line code, repeated by the threads that share them; a direct tile that does
-#: not divide the output computes all its accumulators (the domain's tiles all divide it, so
-#: no estimate of a direct space changed).
+#: their straight-line code (then repeated by the threads of a block); a direct tile that
+#: does not divide the output computes all its accumulators (the domain's tiles all divide
+#: it, so no estimate of a direct space changed).
 #: 4: the Winograd kernel transforms each kernel and tile once per block, into shared memory
 #: (kernels/templates/winograd.cu): fewer flops, more shared memory; direct unchanged.
 MODEL_VERSION = "4"
