@@ -6,7 +6,9 @@ channel's input rectangle ``(y+r-1) x (x+r-1)`` in shared memory (used, in-bound
 elements loaded once; padding and rows/columns no output of the tile needs are
 zero-filled), and its threads share the transforms: each of the ``z`` kernels is loaded
 (``r x r`` raw weights) and transformed once (``U = G g G^T``), each of the block's tiles
-once (``V = B^T d B``), both into shared memory. Each thread then, per tile and output
+once (``V = B^T d B``), both into shared memory (rows of ``(e+r-1)**2`` words padded to an
+odd stride, so a warp's accesses to one element of consecutive rows meet no bank
+conflict). Each thread then, per tile and output
 channel of its own, forms the new partial product in the second temporary array and adds
 it to the first, which accumulates the summation matrix along the channel direction.
 After the last channel the output transform ``Y = A^T M A`` produces the e x e outputs.
@@ -21,7 +23,7 @@ Examples
 >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
 >>> src = generate_winograd(layer, WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=1))
 >>> src.grid, src.block, src.shared_bytes
-((2, 2, 1), (2, 2, 1), 528)
+((2, 2, 1), (2, 2, 1), 552)
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> 
         f"constexpr int X = {c.x}, Y = {c.y}, Z = {c.z};",
         f"constexpr int TX = {c.tx}, TY = {c.ty}, TZ = {c.tz}, THREADS = TX * TY * TZ;",
         "constexpr int TILES_X = X / E, TILES = TILES_X * (Y / E);  // Winograd tiles of a block",
+        "constexpr int TSTRIDE = (NT * NT) | 1;  // a transformed tile's row in shared memory",
         "constexpr int XW = X / E / TX, YW = Y / E / TY, ZT = Z / TZ;  // tiles/channels per thread",
         f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // one channel's input rectangle",
         "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",

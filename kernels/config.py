@@ -12,8 +12,8 @@ re-exported here, each with its own geometry). The on-chip sizes start from the 
   channel); registers = ``2 * (x / e) * (y / e) * z * (e + r - 1)**2`` (the paper's two
   temporary arrays per tile and output channel). The kernel declares more shared memory
   (:func:`shared_memory_words`: the transformed kernels and tiles, ``(z + (x/e)(y/e)) *
-  (e + r - 1)**2`` floats, in place of the raw kernels, so each transform runs once per
-  block) and holds a different amount in all (:func:`onchip_words`, the S its traffic is
+  ((e + r - 1)**2 | 1)`` floats (rows padded to an odd stride against bank conflicts), in
+  place of the raw kernels, so each transform runs once per block) and holds a different amount in all (:func:`onchip_words`, the S its traffic is
   checked against).
 
 :func:`check_config` lists every reason a config cannot run on a device (empty when it
@@ -183,8 +183,8 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> from iobound.layer import ConvLayer
     >>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
     >>> cfg = WinogradConfig(e=2, x=8, y=8, z=4, tx=4, ty=4, tz=2)
-    >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 420 + 4*4*4*16 + 32*(2+2)*16
-    (420, 3492)
+    >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 440 + 4*4*4*16 + 32*(2+2)*16
+    (440, 3512)
     """
     return config.onchip_words(layer)
 

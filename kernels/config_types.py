@@ -178,11 +178,12 @@ class WinogradConfig(_ConfigMixin):
     def shared_words(self, layer: ConvLayer) -> int:
         """Floats of shared memory the kernel declares: one channel's input rectangle, its
         ``z`` transformed kernels and the block's ``(x/e) (y/e)`` transformed tiles
-        (``(e + r - 1)**2`` each). The dataflow stages the raw ``r x r`` kernels instead
-        (:meth:`footprint`); the kernel transforms each once per block and shares it."""
+        (``(e + r - 1)**2`` words each, stored at an odd stride: ``n**2 | 1``). The
+        dataflow stages the raw ``r x r`` kernels instead (:meth:`footprint`); the kernel
+        transforms each once per block and shares it."""
         n = self.e + layer.k_h - 1
         rows, cols = self.input_tile_shape(layer)
-        return rows * cols + (self.z + (self.x // self.e) * (self.y // self.e)) * n * n
+        return rows * cols + (self.z + (self.x // self.e) * (self.y // self.e)) * ((n * n) | 1)
 
     def onchip_words(self, layer: ConvLayer) -> int:
         """Words a block of the kernel holds: shared, ``acc`` and per thread ``u, v, partial``

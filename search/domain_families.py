@@ -160,7 +160,7 @@ class WinogradDomain(DomainFamily):
         xyz = cp_product(m, xy, z, "xyz", BIG)
         # 2 (x/e)(y/e) z (e+r-1)^2 temporaries = xyz * 2 (e+r-1)^2 / e^2, per e; the
         # kernel's shared memory (kernels.config.shared_memory_words) holds the input
-        # rectangle and (z + (x/e)(y/e)) transformed tiles of (e+r-1)^2 words, per e too.
+        # rectangle and (z + (x/e)(y/e)) transformed tiles of (e+r-1)^2 | 1 words, per e too.
         reg_words = m.NewIntVar(0, BIG, "temporaries")
         shared_words = m.NewIntVar(0, BIG, "shared_words")
         for ev in tile_pairs:
@@ -169,8 +169,9 @@ class WinogradDomain(DomainFamily):
             m.Add(e != ev).OnlyEnforceIf(is_e.Not())
             n = ev + r - 1
             m.Add(reg_words * (ev * ev) == xyz * (2 * n * n)).OnlyEnforceIf(is_e)
-            m.Add(shared_words * (ev * ev) == (area + z * (n * n)) * (ev * ev)
-                  + xy * (n * n)).OnlyEnforceIf(is_e)
+            row = (n * n) | 1
+            m.Add(shared_words * (ev * ev) == (area + z * row) * (ev * ev)
+                  + xy * row).OnlyEnforceIf(is_e)
         return TileExprs(shared_words, reg_words, xy, xyz)
 
     def thread_parents(self, m, variables):

@@ -7,8 +7,10 @@ ${consts}
 
 struct SharedMem {
   float in[IN_ROWS][IN_COLS];  // one input channel's rectangle (halo included)
-  float u[Z][NT * NT];         // that channel's kernels of the block's Z output channels, transformed
-  float v[TILES][NT * NT];     // the block's Winograd tiles of that channel, transformed
+  // Transformed operands, one row each, padded to an odd stride (TSTRIDE): a warp's
+  // threads reading or writing the same element of consecutive rows hit distinct banks.
+  float u[Z][TSTRIDE];         // that channel's kernels of the block's Z output channels, transformed
+  float v[TILES][TSTRIDE];     // the block's Winograd tiles of that channel, transformed
 };
 
 ${transforms}

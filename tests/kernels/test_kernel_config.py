@@ -78,13 +78,14 @@ def test_direct_sizes_equal_dataflow_footprint(x, y, z, alpha, stride, k, dil):
 def test_winograd_sizes_are_the_dataflow_footprint_with_transformed_operands(e, xt, yt, z):
     """Register words equal dataflow.winograd.winograd_footprint's; shared words are its
     input rectangle with the z kernels and xt * yt tiles transformed ((e + r - 1)^2 words
-    each) in place of the raw r x r kernels."""
+    each, padded to an odd stride) in place of the raw r x r kernels."""
     cfg = WinogradConfig(e, xt * e, yt * e, z, 1, 1, 1)
     fp = winograd_footprint(LAYER, WinogradTiling(e, xt * e, yt * e, z))
     r = LAYER.k_h
     n = e + r - 1
     assert register_words(LAYER, cfg) == fp.register_words
-    assert shared_memory_words(LAYER, cfg) == fp.shared_words - z * r * r + (z + xt * yt) * n * n
+    stride = n * n + 1 if n % 2 == 0 else n * n
+    assert shared_memory_words(LAYER, cfg) == fp.shared_words - z * r * r + (z + xt * yt) * stride
 
 
 def test_grid_covers_every_output_with_partial_tiles():
@@ -166,12 +167,13 @@ def test_winograd_onchip_words_are_the_arrays_the_kernel_declares(e, xt, yt, z, 
     code = generate_winograd(layer, cfg).code
     for decl in ("float acc[ZT][YW][XW][NT * NT];", "float u[ZT][NT * NT];",
                  "float v[NT * NT];", "float partial[NT * NT];",
-                 "float in[IN_ROWS][IN_COLS];", "float u[Z][NT * NT];", "float v[TILES][NT * NT];"):
+                 "float in[IN_ROWS][IN_COLS];", "float u[Z][TSTRIDE];", "float v[TILES][TSTRIDE];",
+                 "TSTRIDE = (NT * NT) | 1;"):
         assert decl in code, decl
     n, zt = e + 2, z // tz
     xw, yw = 1, 1  # one Winograd tile column/row per thread (tx = x/e, ty = y/e)
     per_thread = zt * yw * xw * n * n + zt * n * n + n * n + n * n
-    shared = (yt * e + 2) * (xt * e + 2) + (z + xt * yt) * n * n
+    shared = (yt * e + 2) * (xt * e + 2) + (z + xt * yt) * (n * n + (n * n + 1) % 2)
     assert shared_memory_words(layer, cfg) == shared
     assert onchip_words(layer, cfg) == shared + cfg.threads * per_thread
 
