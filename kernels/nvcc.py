@@ -99,12 +99,15 @@ def _unsupported(arch: str) -> CompileResult:
     from .nvrtc import find_nvrtc_toolchain
 
     found = [toolchain(p) for p in nvcc_candidates()]
-    if not found and find_nvrtc_toolchain() is None:
+    wheels = find_nvrtc_toolchain()
+    if not found and wheels is None:
         raise ToolchainError("nvcc not found on PATH, IOBOUND_NVCC, CUDA_HOME or the "
                              "nvidia-cuda-nvcc wheel")
-    lines = [f"no nvcc found supports {arch}."]
-    for t in found:
-        lines.append(f"{t.path} (CUDA {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
+    lines = [f"no nvcc found supports {arch}" + (" (nor NVRTC + ptxas of the CUDA 12 wheels)."
+                                                 if wheels is not None else ".")]
+    for t in [*found, *([wheels] if wheels is not None else [])]:
+        kind = "NVRTC" if t is wheels else "CUDA"
+        lines.append(f"{t.path} ({kind} {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
     if arch == "sm_70":
         lines.append("CUDA 13 dropped sm_70 (Volta); compile for it with a CUDA 12.x toolkit "
                      "(set IOBOUND_NVCC or CUDA_HOME to it), or pip install "

@@ -45,6 +45,8 @@ def _this_gpu():
     from search.measure.cuda import gpu_name
 
     name = gpu_name()
+    if name is None:
+        return get_device(DEFAULT_DEVICE), " (no GPU here to read; default limits)"
     try:
         return get_device(name or ""), " (this GPU)"
     except UnknownPresetError:

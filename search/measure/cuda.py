@@ -78,14 +78,21 @@ class CudaMeasurer(Measurer):
         self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
 
     def toolchain(self) -> str:
-        from kernels.gpu import import_pycuda
-        from kernels.nvcc import find_nvcc, toolchain
+        """GPU 0's name and the compiler its kernels are built with (what compile_cubin uses
+        for its arch: an nvcc supporting it, else the CUDA 12 wheels' NVRTC)."""
+        from kernels.gpu import arch_of, import_pycuda
+        from kernels.nvcc import find_toolchain
+        from kernels.nvrtc import NvrtcToolchain
 
         drv = import_pycuda()
         drv.init()
-        nvcc = find_nvcc()
-        version = toolchain(nvcc).release if nvcc else "missing"
-        return f"{drv.Device(0).name()} / nvcc {version}"
+        dev = drv.Device(0)
+        tc = find_toolchain(arch_of(dev.compute_capability()))
+        if tc is None:
+            compiler = "nvcc missing"
+        else:
+            compiler = f"{'nvrtc' if isinstance(tc, NvrtcToolchain) else 'nvcc'} {tc.release}"
+        return f"{dev.name()} / {compiler}"
 
     def _one(self, cfg: Mapping[str, Any]) -> MeasureRecord:
         from kernels.config import config_from_dict

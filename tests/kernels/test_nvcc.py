@@ -267,7 +267,14 @@ def test_nvrtc_toolchain_absent_without_the_wheels(monkeypatch):
 
 
 def test_nvrtc_source_error_is_a_compile_error_result(tmp_path):
-    """With the wheels, NVRTC's rejection is a compile_error carrying its log (else: clean error)."""
+    """With the wheels, NVRTC's rejection is a compile_error carrying its log (else: clean error:
+    a compile_error naming the toolchains, or, with no CUDA compiler at all, ToolchainError)."""
+    from iobound.errors import ToolchainError
+    from kernels import nvrtc
+    if not nv.nvcc_candidates() and nvrtc.find_nvrtc_toolchain() is None:
+        with pytest.raises(ToolchainError, match="nvcc not found"):
+            nv.compile_cubin("garbage", "sm_70", cache_root=tmp_path)
+        return
     res = nv.compile_cubin("garbage", "sm_70", cache_root=tmp_path)
     assert res.status is Status.COMPILE_ERROR and res.log
 
