@@ -50,8 +50,13 @@ def labelled(layers, device, path: Path) -> list:
     from search.selection.dataset import LabelRecord, candidates, read_records
     from search.selection.labels import label_layer
 
-    cache = ({_key(r, None): r for r in read_records(path) if _current(r)}
-             if path.exists() else {})
+    records = list(read_records(path)) if path.exists() else []
+    current = [r for r in records if _current(r)]
+    if len(current) < len(records):  # an older model's labels leave the file, not only the cache
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps({"schema": 1, **r.to_dict()}) + "\n" for r in current))
+        tmp.replace(path)
+    cache = {_key(r, None): r for r in current}
     out = []
     with open(path, "a") as f:
         for i, layer in enumerate(layers):

@@ -66,3 +66,23 @@ def test_labels_of_another_model_version_are_labelled_again(tmp_path, monkeypatc
     assert calls == ["t.c"] and [r.time_ms for r in first] == [2.0]
     again = sq.labelled([layer], "V100-SXM2", path)
     assert calls == ["t.c"] and [r.time_ms for r in again] == [2.0]
+    # the stale label left the file too (a committed cache holds one model's labels)
+    sources = [json.loads(line)["source"] for line in path.read_text().splitlines()]
+    assert sources == [f"analytic model v{MODEL_VERSION} for V100-SXM2 (estimate)"]
+
+
+def test_committed_selection_labels_are_of_the_current_model():
+    """The committed label caches (the README's selection results) are the analytic model's
+    as it is: labels of an older MODEL_VERSION are relabelled by the benchmark, so results
+    drawn from them would no longer be what its command prints."""
+    import json
+    import re
+    from pathlib import Path
+
+    from kernels.perf_model import MODEL_VERSION
+
+    results = Path(sq.__file__).resolve().parent / "results"
+    for device in ("v100", "a4000"):
+        versions = {m.group(1) for line in (results / f"selection_labels_{device}.jsonl").read_text().splitlines()
+                    if (m := re.match(r"analytic model v(\S+) for ", json.loads(line)["source"]))}
+        assert versions == {MODEL_VERSION}, (device, sorted(versions))
