@@ -13,8 +13,8 @@ re-exported here, each with its own geometry). The on-chip sizes start from the 
   temporary arrays per tile and output channel). The kernel declares more shared memory
   (:func:`shared_memory_words`: the transformed kernels and tiles, ``(z + (x/e)(y/e)) *
   ((e + r - 1)**2 | 1)`` floats (rows padded to an odd stride against bank conflicts), in
-  place of the raw kernels, so each transform runs once per block) and holds a different amount in all (:func:`onchip_words`, the S its traffic is
-  checked against).
+  place of the raw kernels, so each transform runs once per block) and holds a different
+  amount in all (:func:`onchip_words`, the S its traffic is checked against).
 
 :func:`check_config` lists every reason a config cannot run on a device (empty when it
 can); the generators refuse configs with reasons.
