@@ -160,17 +160,26 @@ class ReducedCheck:
                 "formula_words": self.formula_words, "traffic_matches": self.traffic_matches}
 
 
+def _reduced_extent(n: int, tile: int) -> int:
+    """At most 2 tiles of an axis of ``n`` and never more than ``n``: the whole axis when
+    it spans 2 tiles or fewer, else one full tile and the axis's last (clipped) one, so
+    the edge block of the layer (a tile that overhangs it: Winograd's ``x``, ``y`` need
+    not divide the output) is the one checked."""
+    return n if n <= 2 * tile else tile + (n - 1) % tile + 1
+
+
 def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis,
     2 channel chunks (direct; 4 input channels for Winograd), at most 2 channel groups,
     each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
-    batch 1."""
+    batch 1. No axis is larger than the layer's, and a tile that overhangs the layer's
+    edge overhangs the copy's by as much (the clipped edge block is checked too)."""
     _check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
-    h_out = y * max(1, min(2, layer.h_out // y))
-    w_out = x * max(1, min(2, layer.w_out // x))
+    h_out = _reduced_extent(layer.h_out, y)
+    w_out = _reduced_extent(layer.w_out, x)
     groups = min(layer.groups, 2)
-    c_out = groups * z * max(1, min(2, layer.c_out_per_group // z))
+    c_out = groups * _reduced_extent(layer.c_out_per_group, z)
     chunk = kernel_family(config).chunk_param  # Winograd stages one channel a step
     c_in_g = layer.c_in_per_group
     c_in = groups * (min(c_in_g, 2 * getattr(config, chunk)) if chunk else min(c_in_g, 4))
