@@ -1,9 +1,11 @@
-"""Fixtures for the search tests: a small synthetic Kernel Tuner cache written by the test."""
+"""Fixtures for the search tests: a small synthetic Kernel Tuner cache written by the test,
+and SIGINT as an interactive Python process has it (for the tests that interrupt a run)."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import signal
 
 import pytest
 
@@ -117,3 +119,17 @@ def other_params_db(tmp_path):
     with TuningDB(db) as handle:
         import_files(handle, [path])
     return str(db)
+
+
+@pytest.fixture
+def python_sigint():
+    """SIGINT as an interactive Python process has it (Python's handler, not blocked in
+    this thread), whatever the worker process inherited or was left with: a shell's
+    background job starts with SIGINT ignored (Python then keeps it ignored), a library may
+    leave its C-level handler or the C default (CP-SAT after a solve). The test then checks
+    how *our* run answers the signal. Restored afterwards."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    signal.signal(signal.SIGINT, old)

@@ -112,20 +112,6 @@ def _interrupt_when(folder: Path, builds: int) -> threading.Thread:
     return t
 
 
-@pytest.fixture
-def python_sigint():
-    """SIGINT as an interactive Python process has it (Python's handler, not blocked in
-    this thread), whatever the worker process inherited or was left with: a shell's
-    background job starts with SIGINT ignored (Python then keeps it ignored), a library may
-    leave its C-level handler or the C default (CP-SAT after a solve). The test then checks
-    how *our* run answers the signal. Restored afterwards."""
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-    yield
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    signal.signal(signal.SIGINT, old)
-
-
 @pytest.mark.parametrize("kind", ["local", "ray"])
 def test_interrupted_network_resumes_measuring_only_what_is_missing(kind, tmp_path, request,
                                                                     python_sigint):
