@@ -107,3 +107,52 @@ def test_large_axes_search_the_least_size_of_each_tile_count():
     assert all(best.io.total <= stationary_io(layer, DirectTiling(x, 1, z), "output").total
                for x in sizes for z in (1, 2)
                if stationary_footprint(layer, DirectTiling(x, 1, z), "output").total <= 4096)
+
+
+def _held_words(layer, t, order):
+    """The most words a block of ``order`` holds at once, by enumerating its stages (module
+    doc of dataflow.stationary): the kept operand for all input channels, the streamed
+    operand of one chunk of ``alpha`` input channels, and the current tile's accumulators.
+    Input words are the distinct padded positions the stage's windows touch (a kernel
+    stages the padding as zeros); weights the distinct (co, ci, i, j) of the stage."""
+    (sh, sw), (dh, dw) = layer.stride, layer.dilation
+    kk = [(i, j) for i in range(layer.k_h) for j in range(layer.k_w)]
+
+    def inputs(chans, rows, cols):
+        return {(c, oy * sh + i * dh, ox * sw + j * dw)
+                for c in chans for oy in rows for ox in cols for i, j in kk}
+
+    def weights(outs, chans):
+        return {(co, c, i, j) for co in outs for c in chans for i, j in kk}
+
+    tiles = [(range(oy, min(oy + t.y, layer.h_out)), range(ox, min(ox + t.x, layer.w_out)))
+             for oy in range(0, layer.h_out, t.y) for ox in range(0, layer.w_out, t.x)]
+    zs = [range(c, min(c + t.z, layer.c_out)) for c in range(0, layer.c_out, t.z)]
+    alphas = [range(c, min(c + t.alpha, layer.c_in)) for c in range(0, layer.c_in, t.alpha)]
+    peak = 0
+    for rows, cols in tiles:
+        for outs in zs:
+            acc = len(rows) * len(cols) * len(outs)
+            for chans in alphas:
+                if order == "weight":   # kept: the chunk's weights of every input channel
+                    held = len(weights(outs, range(layer.c_in))) + len(inputs(chans, rows, cols))
+                else:                   # kept: the tile's inputs of every input channel
+                    held = len(inputs(range(layer.c_in), rows, cols)) + len(weights(outs, chans))
+                peak = max(peak, held + acc)
+    return peak
+
+
+@given(small_direct_cases(n_max=1, c_max=4), st.sampled_from(["weight", "input"]))
+def test_footprint_is_the_most_a_block_holds(case, order):
+    """The weight- and input-stationary footprints hold every stage of the block (never
+    less than the enumerated words) and, with stride <= kernel and no dilation, exactly the
+    largest stage. A footprint that staged one input channel (weight order) or one
+    weight chunk of one channel (input order) whatever alpha passed every earlier test: the
+    Belady game they play reuses values as it likes and needs fewer words than a kernel's
+    staging."""
+    layer, t = case
+    got = stationary_footprint(layer, t, order).total
+    held = _held_words(layer, t, order)
+    assert got >= held
+    if layer.stride[0] <= layer.k_h and layer.stride[1] <= layer.k_w:
+        assert got == held

@@ -64,6 +64,11 @@ def test_blocks_per_sm_is_the_largest_that_fits():
 
     assert fits(b).all() and not fits(b + 1).any()
     assert ((f["occupancy"] > 0) & (f["occupancy"] <= 1)).all()
+    # occupancy is resident warps over the SM's maximum warps (not blocks over max blocks,
+    # not threads over max threads: a 33-thread block occupies two warps)
+    max_warps = V100.max_threads_per_sm // V100.warp_size
+    assert np.allclose(f["occupancy"], b * np.ceil(f["threads"] / V100.warp_size) / max_warps, rtol=1e-12)
+    assert (np.ceil(f["threads"] / 32) * 32 != f["threads"]).any()   # the rounding is exercised
 
 
 def test_waves_and_intensity():

@@ -114,3 +114,68 @@ def test_larger_alpha_is_not_slower_when_occupancy_is_unchanged():
         [dict(x=8, y=8, z=8, alpha=1, tx=8, ty=8, tz=2), dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)])
     assert small.extra["occupancy"] == large.extra["occupancy"]
     assert large.time_ms < small.time_ms
+
+
+def _documented_model(layer, device, cfg):
+    """kernels/perf_model.py's model, recomputed from its docstring and from numbers that do
+    not come from the model: the dataflow's exact traffic, the kernel's executed flops, the
+    grid of the tile, and the resident blocks brute-forced from the SM limits."""
+    import math
+
+    from dataflow.direct import DirectTiling, direct_io
+    from kernels.config import accumulators_per_thread, shared_memory_bytes
+    from kernels.kernel_flops import kernel_flops
+    from kernels.limits import thread_registers
+    from kernels.perf_model import FMA_PARALLELISM, ILP_CAP, ITERATION_CYCLES, LAUNCH_OVERHEAD_MS, MEMORY_WARPS
+
+    kc = config_from_dict(cfg)
+    blocks = layer.n * -(-layer.w_out // kc.x) * -(-layer.h_out // kc.y) * -(-layer.c_out // kc.z)
+    threads = kc.tx * kc.ty * kc.tz
+    warps = -(-threads // device.warp_size)
+    ilp = accumulators_per_thread(layer, kc)
+    regs = int(thread_registers(ilp, "direct", device.registers_per_thread_max))
+    shared = shared_memory_bytes(layer, kc)
+    b_sm = max(k for k in range(device.max_blocks_per_sm + 1)
+               if k * max(shared, 1) <= device.shared_mem_per_sm_bytes
+               and k * warps * device.warp_size <= device.max_threads_per_sm
+               and k * warps * device.warp_size * regs <= device.registers_per_sm)
+    resident = min(b_sm, -(-blocks // device.sm_count))        # b
+    w_active = resident * warps                                   # W
+    v = blocks / (device.sm_count * resident)
+    util = v / math.ceil(v)                                       # wave quantisation
+    t_mem = 4 * direct_io(layer, DirectTiling(kc.x, kc.y, kc.z, kc.alpha)).total / (device.dram_bandwidth_gbs * 1e9) * 1e3
+    t_fp = kernel_flops(layer, kc) / (device.fp32_peak_gflops * 1e9) * 1e3
+    fp_eff = min(1.0, w_active * min(ilp, ILP_CAP) / FMA_PARALLELISM)
+    mem_eff = min(1.0, w_active / MEMORY_WARPS)
+    steps = blocks * -(-layer.c_in_per_group // kc.alpha) / (device.sm_count * resident)
+    t_loop = steps * ITERATION_CYCLES / (device.clock_mhz * 1e3)
+    occupancy = b_sm * warps / (device.max_threads_per_sm / device.warp_size)
+    return dict(time_ms=max(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS,
+                sm_utilisation=util, occupancy=occupancy, loop_steps_per_sm=steps)
+
+
+def test_estimates_follow_the_documented_model():
+    """Time, SM utilisation (wave quantisation), occupancy (resident warps over the SM's
+    maximum) and loop steps of every record are the model of kernels/perf_model.py's
+    docstring, including grids smaller than the GPU (1 and 2 blocks on 80 SMs: b is capped
+    by ceil(blocks / sm_count), utilisation is blocks / sm_count) and one block more than a
+    wave. Before, only monotonicity was tested: dropping the wave quantisation, the cap of
+    b or the warps of the occupancy went unnoticed."""
+    import pytest
+
+    small = [dict(x=16, y=16, z=32, alpha=16, tx=16, ty=16, tz=1),   # 1 block
+             dict(x=16, y=16, z=16, alpha=4, tx=8, ty=8, tz=2),      # 2 blocks
+             dict(x=2, y=2, z=1, alpha=1, tx=1, ty=1, tz=1)]         # 2048 blocks, 1 warp each
+    cfgs = small + _space_configs(40, seed=3)
+    recs = ModelMeasurer(LAYER, V100).measure(cfgs)
+    checked = 0
+    for cfg, rec in zip(cfgs, recs):
+        if rec.status is not Status.OK:
+            continue
+        want = _documented_model(LAYER, V100, cfg)
+        assert rec.time_ms == pytest.approx(want["time_ms"], rel=1e-9), cfg
+        for key in ("sm_utilisation", "occupancy", "loop_steps_per_sm"):
+            assert rec.extra[key] == pytest.approx(want[key], rel=1e-9), (key, cfg)
+        checked += 1
+    assert checked >= 30 and all(r.status is Status.OK for r in recs[:3])
+    assert recs[0].extra["sm_utilisation"] == pytest.approx(1 / V100.sm_count)
