@@ -29,13 +29,15 @@ iobound.errors.InvalidInputError: lottery must be True or False, got 'no'
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.limits import check_number
 
-__all__ = ["check_count", "check_number", "check_choice", "check_flag", "check_type", "check_records", "shown"]
+__all__ = ["check_count", "check_number", "check_choice", "check_flag", "check_type", "check_records",
+           "check_callable", "check_path", "shown"]
 
 #: A count of an option (rounds, candidates, tree depth): a signed 64-bit integer at most.
 COUNT_HIGH = (1 << 63) - 1
@@ -125,3 +127,42 @@ def check_records(name: str, value: Any, cls: type) -> tuple:
     for i, item in enumerate(items):
         check_type(f"{name}[{i}]", item, cls)
     return items
+
+
+def check_callable(name: str, value: Any, params: str) -> Any:
+    """``value`` when it is callable, and with the positional arguments ``params``
+    (comma-separated names) where Python can read its signature; else InvalidInputError
+    naming ``name``: here, not a TypeError at its first call, mid-run.
+
+    >>> check_callable("progress", print, "done, budget, best_cost") is print
+    True
+    >>> check_callable("progress", lambda done: None, "done, budget, best_cost")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: progress must be callable as progress(done, budget, best_cost): too many positional arguments
+    """
+    import inspect
+    if not callable(value):
+        raise InvalidInputError(f"{name} must be callable, got {shown(value)}")
+    try:
+        sig = inspect.signature(value)
+    except (TypeError, ValueError):  # a builtin without a signature: taken on trust
+        return value
+    try:
+        sig.bind(*params.split(", "))
+    except TypeError as exc:
+        raise InvalidInputError(f"{name} must be callable as {name}({params}): {exc}") from None
+    return value
+
+
+def check_path(name: str, value: Any) -> Any:
+    """``value`` when it is a path (``str`` or ``os.PathLike``); else InvalidInputError.
+
+    >>> check_path("log", 5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: log must be a path (str or os.PathLike), got 5
+    """
+    if not isinstance(value, (str, os.PathLike)):
+        raise InvalidInputError(f"{name} must be a path (str or os.PathLike), got {shown(value)}")
+    return value

@@ -52,7 +52,7 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .option_checks import check_type, shown
+from .option_checks import check_callable, check_path, check_type, shown
 from .records import LogWriter, as_logged, as_measured, has_log, read_log
 from .resume import load_resume
 from .space import Space
@@ -241,25 +241,6 @@ def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
 _RUN_KEYS = ("schema", "version", "kind", "strategy", "seed", "budget", "space", "measurer")
 
 
-def _check_callable(name: str, value: Any, params: str) -> None:
-    """Refuse ``value`` unless it is callable, and with the positional arguments
-    ``params`` (comma-separated names) when its signature (if Python can tell it) takes
-    them: InvalidInputError naming ``name``, here and not a TypeError at its first call,
-    mid-run."""
-    import inspect
-    if not callable(value):
-        raise InvalidInputError(f"{name} must be callable, got {shown(value)}")
-    try:
-        sig = inspect.signature(value)
-    except (TypeError, ValueError):  # a builtin without a signature: taken on trust
-        return
-    names = params.split(", ")
-    try:
-        sig.bind(*names)
-    except TypeError as exc:
-        raise InvalidInputError(f"{name} must be callable as {name}({params}): {exc}") from None
-
-
 def _check_header(header: Any) -> dict:
     """``header`` as a dict of text keys and JSON values that leaves the run's own keys
     alone (InvalidInputError naming the key)."""
@@ -293,13 +274,6 @@ def _check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | N
                                     f"{size - 1}), got {shown(i)}")
         out[int(i)] = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
     return out
-
-
-def _check_paths(log: Any, resume: Any) -> None:
-    for name, value in (("log", log), ("resume", resume)):
-        if value is not None and not isinstance(value, (str, os.PathLike)):
-            raise InvalidInputError(f"{name} must be a path (str or os.PathLike), "
-                                    f"got {shown(value)}")
 
 
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
@@ -357,12 +331,14 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     check_type("measurer", measurer, Measurer)
     _check_args(budget, patience, seed)
     budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
-    _check_paths(log, resume)
+    for name, value in (("log", log), ("resume", resume)):
+        if value is not None:
+            check_path(name, value)
     if progress is not None:
-        _check_callable("progress", progress, "done, budget, best_cost")
+        check_callable("progress", progress, "done, budget, best_cost")
     header = _check_header(header)
     reusable = _check_reusable(reusable, space)
-    _check_callable("build_strategy", build_strategy, "name, space, options, rng")
+    check_callable("build_strategy", build_strategy, "name, space, options, rng")
     strat = _build_strategy(strategy, space, seed, options, build_strategy)
     strat.set_horizon(budget)
     if not isinstance(strategy, Strategy) and seed is None:
