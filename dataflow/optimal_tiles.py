@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iobound import limits
+from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -248,7 +249,7 @@ def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, 
     return found
 
 
-def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
+def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = DEFAULT_WINOGRAD_E,
                            divisors: bool = True) -> TileChoice:
     """The Winograd F(e x e, r x r) tiling of least exact I/O that fits ``fast_memory`` words.
 

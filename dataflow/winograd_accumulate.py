@@ -33,6 +33,7 @@ Examples
 
 from __future__ import annotations
 
+from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.layer import ConvLayer
 
 from .io_volume import Footprint
@@ -64,7 +65,7 @@ def winograd_accumulate_footprint(layer: ConvLayer, tiling: WinogradTiling) -> F
     return Footprint.of(shared, fixed(t.x, t.y) + per_z(t.x, t.y) * t.z - shared)
 
 
-def optimal_winograd_accumulate_tiles(layer: ConvLayer, fast_memory: int, e: int = 2,
+def optimal_winograd_accumulate_tiles(layer: ConvLayer, fast_memory: int, e: int = DEFAULT_WINOGRAD_E,
                                       divisors: bool = True) -> TileChoice | None:
     """The tiling of least exact I/O within ``fast_memory`` words, or None when none fits.
 

@@ -14,7 +14,7 @@ import argparse
 import json
 
 from iobound import limits
-from iobound.algorithms import ALGORITHMS, get_algorithm
+from iobound.algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, get_algorithm
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
     check_winograd_e, int_option, json_safe, resolve_fast_memory, resolve_layer,
@@ -44,9 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "(Winograd is left out, with a note, where it does not apply; --json lists "
              "it in \"omitted\" with the reason)")
     parser.add_argument(
-        "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=2, metavar="E",
-        help="Winograd output tile edge e of F(e x e, r x r) (default 2; the input tile "
-             "e + r - 1 must be at most 32)")
+        "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E),
+        default=DEFAULT_WINOGRAD_E, metavar="E",
+        help=f"Winograd output tile edge e of F(e x e, r x r) (default {DEFAULT_WINOGRAD_E}; "
+             "the input tile e + r - 1 must be at most 32)")
     add_json_argument(parser)
 
 

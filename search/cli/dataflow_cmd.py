@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from iobound import limits
+from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="N_p blocks sharing S; each may use S/N_p words (default 1)")
     add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
-                        help="Winograd output tile F(e x e, r x r) (default 2)")
+                        help=f"Winograd output tile F(e x e, r x r) (default {DEFAULT_WINOGRAD_E})")
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from "
                              "--winograd-e; with a -runs --order: m,z, runs of m consecutive "
@@ -93,7 +94,7 @@ def _parse_tiles(text: str, algorithm: str, e: int | None, order: str | None = N
         return DirectTiling(*vals)
     if len(vals) != 3:
         raise InvalidInputError(f"--tiles {text[:40]!r}: winograd needs x,y,z (set e with --winograd-e)")
-    return WinogradTiling(2 if e is None else e, *vals)
+    return WinogradTiling(DEFAULT_WINOGRAD_E if e is None else e, *vals)
 
 
 def _order_text(rep) -> str:

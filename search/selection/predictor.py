@@ -39,6 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 
 from .dataset import CLASSES, DIRECT, Candidate, Example, candidates
@@ -81,7 +82,7 @@ class AlwaysDirect:
 class Winograd3x3:
     """The heuristic "Winograd F(e x e, 3 x 3) for every 3 x 3 stride-1 layer"."""
 
-    def __init__(self, e: int = 2):
+    def __init__(self, e: int = DEFAULT_WINOGRAD_E):
         self.choice = Candidate("winograd", e)
         self.name = f"Winograd e={e} for every 3x3 stride-1 layer"
 
