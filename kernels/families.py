@@ -1,4 +1,4 @@
-"""The kernel part of each algorithm family: config type, code generator, tolerance.
+"""The kernel part of each algorithm family: config type, code generator, tolerance, flops.
 
 One :class:`KernelFamily` per algorithm, registered in :data:`KERNELS` under its name
 (the dataflow part is :data:`dataflow.families.DATAFLOWS`, the theory's
@@ -29,6 +29,7 @@ from iobound.layer import ConvLayer
 from .codegen_direct import generate_direct
 from .codegen_winograd import generate_winograd
 from .config import DirectConfig, WinogradConfig
+from .kernel_flops import direct_tile_flops, winograd_tile_flops
 from .reference import direct_tolerance, winograd_tolerance
 
 __all__ = ["KernelFamily", "KERNELS", "kernel_family"]
@@ -50,6 +51,9 @@ class KernelFamily:
         ``(x, w, layer, config) -> array``: the elementwise error the check accepts.
     chunk_param : str or None
         The knob of input channels one loop step stages (None: one channel a step).
+    tile_flops : callable
+        ``(layer, tiling) -> int``: the flops the kernel of a tiling executes, whatever
+        its threads (:mod:`kernels.kernel_flops`).
     """
 
     dataflow: DataflowFamily
@@ -57,6 +61,7 @@ class KernelFamily:
     generate: Callable
     tolerance: Callable
     chunk_param: str | None
+    tile_flops: Callable
 
     def problem(self, layer: ConvLayer) -> str | None:
         """Why this family's kernel cannot compute ``layer`` (None: it can): the
@@ -93,9 +98,10 @@ def _winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) 
 
 #: The kernel families, keyed by algorithm name.
 KERNELS: Registry[KernelFamily] = Registry("algorithm")
-for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance, "alpha"),
+for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance,
+                          "alpha", direct_tile_flops),
              KernelFamily(dataflow_family("winograd"), WinogradConfig, generate_winograd,
-                          _winograd_tolerance, None)):
+                          _winograd_tolerance, None, winograd_tile_flops)):
     KERNELS.register(_fam.name, _fam)
 
 

@@ -29,28 +29,40 @@ Examples
 
 from __future__ import annotations
 
-from dataflow.families import dataflow_family
 from dataflow.flops import transform_flops
 from iobound.layer import ConvLayer
 
-__all__ = ["tile_flops", "kernel_flops"]
+__all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops"]
 
 
-def tile_flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Flops the kernel of ``tile`` (``(x, y, z, alpha)`` or ``(e, x, y, z)``) executes,
-    whatever its threads."""
-    fam = dataflow_family(algorithm)
-    tiling = fam.tiling_from(tile)
+def direct_tile_flops(layer: ConvLayer, tiling) -> int:
+    """Flops of the direct kernel of ``tiling``: every block computes its whole ``x * y * z``
+    tile, one FMA per channel of its group and kernel tap."""
     x, y, z = tiling.x, tiling.y, tiling.z
     blocks = layer.n * -(-layer.w_out // x) * -(-layer.h_out // y) * -(-layer.c_out // z)
-    if fam.name != "winograd":  # direct: every block computes its whole x * y * z tile
-        return 2 * blocks * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
-    e = tiling.e
+    return 2 * blocks * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
+
+
+def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
+    """Flops of the Winograd kernel of ``tiling``: per block and input channel each of its
+    tiles and kernels transformed once and every (tile, channel) product accumulated, then
+    every pair output-transformed once."""
+    e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
+    blocks = layer.n * -(-layer.w_out // x) * -(-layer.h_out // y) * -(-layer.c_out // z)
     n = e + layer.k_h - 1
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)
     tiles = (x // e) * (y // e)  # Winograd tiles of one block, clipped or not
     per_channel = tiles * f_in + z * f_ker + 2 * n * n * tiles * z  # V, U, then acc += U * V
     return blocks * (layer.c_in * per_channel + tiles * z * f_out)
+
+
+def tile_flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
+    """Flops the kernel of ``tile`` (``(x, y, z, alpha)`` or ``(e, x, y, z)``) executes,
+    whatever its threads (the algorithm's :attr:`kernels.families.KernelFamily.tile_flops`)."""
+    from .families import kernel_family  # families imports this module's counts
+
+    fam = kernel_family(algorithm)
+    return fam.tile_flops(layer, fam.dataflow.tiling_from(tile))
 
 
 def kernel_flops(layer: ConvLayer, config) -> int:
@@ -63,5 +75,7 @@ def kernel_flops(layer: ConvLayer, config) -> int:
     >>> one == four == tile_flops(layer, "winograd", (2, 4, 4, 2))  # threads share transforms
     True
     """
-    fam = dataflow_family(config.algorithm)
-    return tile_flops(layer, fam.name, tuple(getattr(config, p) for p in fam.algorithm.tile_params))
+    from .families import kernel_family
+
+    fam = kernel_family(config)
+    return fam.tile_flops(layer, config.tiling)
