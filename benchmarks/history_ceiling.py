@@ -223,8 +223,12 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("error: --ks must be >= 1")
         return _main_network(a, sorted(set(a.ks)))
     missing = [str(p) for p in a.spaces if not Path(p).is_file()]
-    if missing or len(a.spaces) < 2:
-        raise SystemExit(f"error: need at least two readable cache files; missing: {missing}")
+    if missing:
+        raise SystemExit(f"error: --spaces: no such file: {', '.join(missing)}")
+    if len(a.spaces) < 2:
+        where = "" if a.spaces else f" (none given, none found in {SPACES_DIR})"
+        raise SystemExit(f"error: need at least two Kernel Tuner cache files, each a target in "
+                         f"turn{where}: give them with --spaces FILE FILE ...")
     if any(k < 1 for k in a.ks) or any(not 0 < t <= 1 for t in a.thresholds):
         raise SystemExit("error: --ks must be >= 1 and --thresholds in (0, 1]")
     ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))

@@ -72,8 +72,18 @@ def test_cli_writes_json_and_table(cache_files, tmp_path, capsys):
 
 
 def test_cli_rejects_missing_files(tmp_path):
-    with pytest.raises(SystemExit, match="need at least two readable cache files"):
+    with pytest.raises(SystemExit, match="no such file: .*nope.json.gz"):
         hc.main(["--spaces", str(tmp_path / "nope.json.gz"), "--out", str(tmp_path)])
+
+
+def test_cli_without_spaces_says_where_it_looked(tmp_path, monkeypatch, cache_files):
+    """A checkout not beside ../shared has no default caches: the error says so and how
+    to give them (it printed "missing: []")."""
+    monkeypatch.setattr(hc, "SPACES_DIR", tmp_path / "absent")
+    with pytest.raises(SystemExit, match=r"none found in .*absent.*--spaces FILE"):
+        hc.main(["--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="need at least two"):
+        hc.main(["--spaces", str(cache_files[0]), "--out", str(tmp_path)])
 
 
 @settings(max_examples=60, deadline=None)
