@@ -29,18 +29,27 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 from dataflow.flops import transform_flops
 from iobound.layer import ConvLayer
 
+from .config import grid_shape
+
 __all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops"]
+
+
+def _blocks(layer: ConvLayer, tiling) -> int:
+    """Thread blocks of the kernel's grid (:func:`kernels.config.grid_shape`; a tiling has
+    the config's ``x``, ``y``, ``z``)."""
+    return math.prod(grid_shape(layer, tiling))
 
 
 def direct_tile_flops(layer: ConvLayer, tiling) -> int:
     """Flops of the direct kernel of ``tiling``: every block computes its whole ``x * y * z``
     tile, one FMA per channel of its group and kernel tap."""
     x, y, z = tiling.x, tiling.y, tiling.z
-    blocks = layer.n * -(-layer.w_out // x) * -(-layer.h_out // y) * -(-layer.c_out // z)
-    return 2 * blocks * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
+    return 2 * _blocks(layer, tiling) * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
 
 
 def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
@@ -48,12 +57,11 @@ def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
     tiles and kernels transformed once and every (tile, channel) product accumulated, then
     every pair output-transformed once."""
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
-    blocks = layer.n * -(-layer.w_out // x) * -(-layer.h_out // y) * -(-layer.c_out // z)
     n = e + layer.k_h - 1
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)
     tiles = (x // e) * (y // e)  # Winograd tiles of one block, clipped or not
     per_channel = tiles * f_in + z * f_ker + 2 * n * n * tiles * z  # V, U, then acc += U * V
-    return blocks * (layer.c_in * per_channel + tiles * z * f_out)
+    return _blocks(layer, tiling) * (layer.c_in * per_channel + tiles * z * f_out)
 
 
 def tile_flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
