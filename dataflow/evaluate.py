@@ -270,20 +270,25 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         from .grouped import evaluate_grouped
         return evaluate_grouped(layer, fast_memory, processors, tiling, tolerance, divisors, order)
     order, tiling, source = _tiles(fam, layer, block, e, divisors, order, tiling)
+    return _report(fam, layer, fast_memory, processors, block, e, tiling, order, source, tolerance)
+
+
+def _report(fam, layer: ConvLayer, fast_memory: int, processors: int, block: int, e: int | None,
+            tiling, order: str, source: str, tolerance: float) -> DataflowReport:
+    """The :class:`DataflowReport` of ``tiling`` run in ``order`` (InvalidInputError when its
+    footprint does not fit a block)."""
     io, foot = fam.ordered_io(layer, tiling, order), fam.ordered_footprint(layer, tiling, order)
-    approx, closed = fam.paper_io(layer, tiling), fam.paper_total(layer, e, fast_memory, processors)
-    reuse, r_df = fam.reuse(layer)
-    cont = fam.continuous_optimum(layer, block, tiling)
     if foot.total > block:
         raise InvalidInputError(f"tiles {tiling.to_dict()} need {foot.total} words on chip, more than the "
                                 f"{block} words of one block (S={fast_memory}, processors={processors})")
-    cond = _optimality(layer, tiling, reuse, r_df, tolerance)
+    reuse, r_df = fam.reuse(layer)
     # a dataflow's count is a game with block + 2 pebbles (proofs/test_multi_block.py)
     bound, method = _bound(layer, bound_fast_memory(block), fam.name, e)
-    ratio = io.total / bound if bound > 0 else float("inf")
     return DataflowReport(layer=layer, algorithm=fam.name, fast_memory_words=fast_memory,
                           processors=processors, block_memory_words=block, tiling=tiling,
-                          tiles_source=source, io=io, io_paper_approx=approx,
-                          io_paper_closed_form=closed, footprint=foot, lower_bound=bound,
-                          bound_method=method, ratio_to_bound=ratio, optimality=cond,
-                          continuous=cont, order=order)
+                          tiles_source=source, io=io, io_paper_approx=fam.paper_io(layer, tiling),
+                          io_paper_closed_form=fam.paper_total(layer, e, fast_memory, processors),
+                          footprint=foot, lower_bound=bound, bound_method=method,
+                          ratio_to_bound=io.total / bound if bound > 0 else float("inf"),
+                          optimality=_optimality(layer, tiling, reuse, r_df, tolerance),
+                          continuous=fam.continuous_optimum(layer, block, tiling), order=order)
