@@ -44,12 +44,14 @@ from .measure.base import MeasureRecord
 from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
            "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
 SCHEMA_VERSION = 1
+#: The keys of a log's header line that say what the file is (a run adds its own).
+LOG_HEAD = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": "header"}
 
 
 @dataclass(frozen=True)
@@ -261,9 +263,7 @@ class LogWriter:
             if self.path.parent and not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "w", encoding="utf-8")
-            head = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": "header"}
-            head.update(header or {})
-            self._write(head)
+            self._write({**LOG_HEAD, **(header or {})})
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         self._fh.write(json.dumps(obj, sort_keys=True, default=_jsonable) + "\n")

@@ -53,7 +53,7 @@ from iobound.errors import InvalidInputError
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_callable, check_path, check_type, shown
-from .records import LogWriter, as_logged, as_measured, has_log, read_log
+from .records import LOG_HEAD, LogWriter, as_logged, as_measured, has_log, read_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -236,9 +236,9 @@ def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
             raise InvalidInputError(f"{name} must be >= 1, got {value}")
 
 
-#: Header keys of the run itself (and of the log format), which ``header`` cannot replace:
-#: a log claiming another space or measurer would mislead a resume's checks.
-_RUN_KEYS = ("schema", "version", "kind", "strategy", "seed", "budget", "space", "measurer")
+#: Header keys of the run itself, which ``header`` cannot replace (nor the log format's,
+#: ``records.LOG_HEAD``): a log claiming another space or measurer would mislead a resume.
+_RUN_KEYS = ("strategy", "seed", "budget", "space", "measurer")
 
 
 def _check_header(header: Any) -> dict:
@@ -250,9 +250,10 @@ def _check_header(header: Any) -> dict:
     for key in header:
         if not isinstance(key, str):
             raise InvalidInputError(f"header keys must be strings, got {shown(key)}")
-        if key in _RUN_KEYS:
-            raise InvalidInputError(f"header key {key!r} is the run's own ({', '.join(_RUN_KEYS)}"
-                                    f" are written by tune()); name the field otherwise")
+        if key in _RUN_KEYS or key in LOG_HEAD:
+            own = ", ".join((*LOG_HEAD, *_RUN_KEYS))
+            raise InvalidInputError(f"header key {key!r} is the run's own ({own} are written by "
+                                    f"tune()); name the field otherwise")
     try:
         as_logged(dict(header))
     except (TypeError, ValueError) as exc:
@@ -348,9 +349,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole
-        writer = _open_log(log, resume, {"strategy": strat.name, "seed": seed, "budget": budget,
-                                         "space": described, "measurer": measurer.describe(),
-                                         **header})
+        run = dict(zip(_RUN_KEYS, (strat.name, seed, budget, described, measurer.describe())))
+        writer = _open_log(log, resume, {**run, **header})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted
     stop, stats = _play_until_stopped(space, measurer, strat, ledger, budget, patience, clock,
