@@ -106,7 +106,7 @@ def _unsupported(arch: str) -> CompileResult:
     lines = [f"no nvcc found supports {arch}" + (" (nor NVRTC + ptxas of the CUDA 12 wheels)."
                                                  if wheels is not None else ".")]
     for t in [*found, *([wheels] if wheels is not None else [])]:
-        kind = "NVRTC" if t is wheels else "CUDA"
+        kind = "NVRTC" if t.kind == "nvrtc" else "CUDA"
         lines.append(f"{t.path} ({kind} {t.release}) supports: {', '.join(t.archs) or 'unknown'}")
     if arch == "sm_70":
         lines.append("CUDA 13 dropped sm_70 (Volta); compile for it with a CUDA 12.x toolkit "

@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class NvrtcToolchain:
     version_text: str
     release: str
     archs: tuple[str, ...]
+    kind: ClassVar[str] = "nvrtc"
 
     @property
     def path(self) -> str:

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import ClassVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,6 +84,8 @@ class Toolchain:
     version_text: str
     release: str
     archs: tuple[str, ...]
+    #: the compiler's name in labels (``"nvcc 13.0"``, ``"nvrtc 12.9"``: history and --reuse key on them)
+    kind: ClassVar[str] = "nvcc"
 
     def supports(self, arch: str) -> bool:
         return arch in self.archs

@@ -82,17 +82,12 @@ class CudaMeasurer(Measurer):
         for its arch: an nvcc supporting it, else the CUDA 12 wheels' NVRTC)."""
         from kernels.gpu import arch_of, import_pycuda
         from kernels.nvcc import find_toolchain
-        from kernels.nvrtc import NvrtcToolchain
 
         drv = import_pycuda()
         drv.init()
         dev = drv.Device(0)
         tc = find_toolchain(arch_of(dev.compute_capability()))
-        if tc is None:
-            compiler = "nvcc missing"
-        else:
-            compiler = f"{'nvrtc' if isinstance(tc, NvrtcToolchain) else 'nvcc'} {tc.release}"
-        return f"{dev.name()} / {compiler}"
+        return f"{dev.name()} / {'nvcc missing' if tc is None else f'{tc.kind} {tc.release}'}"
 
     def _one(self, cfg: Mapping[str, Any]) -> MeasureRecord:
         from kernels.config import config_from_dict
