@@ -25,7 +25,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES"]
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES", "transformed_row_words"]
 
 _C = TypeVar("_C", bound="_ConfigMixin")
 
@@ -178,12 +178,12 @@ class WinogradConfig(_ConfigMixin):
     def shared_words(self, layer: ConvLayer) -> int:
         """Floats of shared memory the kernel declares: one channel's input rectangle, its
         ``z`` transformed kernels and the block's ``(x/e) (y/e)`` transformed tiles
-        (``(e + r - 1)**2`` words each, stored at an odd stride: ``n**2 | 1``). The
+        (:func:`transformed_row_words` each: ``(e + r - 1)**2`` at an odd stride). The
         dataflow stages the raw ``r x r`` kernels instead (:meth:`footprint`); the kernel
         transforms each once per block and shares it."""
-        n = self.e + layer.k_h - 1
         rows, cols = self.input_tile_shape(layer)
-        return rows * cols + (self.z + (self.x // self.e) * (self.y // self.e)) * ((n * n) | 1)
+        row = transformed_row_words(self.e, layer.k_h)
+        return rows * cols + (self.z + (self.x // self.e) * (self.y // self.e)) * row
 
     def onchip_words(self, layer: ConvLayer) -> int:
         """Words a block of the kernel holds: shared, ``acc`` and per thread ``u, v, partial``
@@ -212,6 +212,18 @@ class WinogradConfig(_ConfigMixin):
         return [] if layer.groups == 1 else [layer.winograd_problem()]
 
 KernelConfig = Union[DirectConfig, WinogradConfig]
+
+
+def transformed_row_words(e: int, r: int) -> int:
+    """Words of one transformed kernel or tile in the Winograd kernel's shared memory:
+    ``(e + r - 1)**2`` padded to an odd stride (``TSTRIDE`` of the template), so a warp's
+    threads touching one element of consecutive rows hit distinct banks.
+
+    >>> transformed_row_words(2, 3), transformed_row_words(3, 3)
+    (17, 25)
+    """
+    n = e + r - 1
+    return (n * n) | 1
 
 
 #: The kernel config type of each algorithm family, keyed by its name.

@@ -29,6 +29,7 @@ from ortools.sat.python import cp_model
 from iobound.algorithms import DIRECT, WINOGRAD, Algorithm, Registry
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from kernels.config_types import transformed_row_words
 
 __all__ = ["DomainFamily", "TileExprs", "DOMAINS", "domain_family", "divisors", "cp_product"]
 
@@ -169,7 +170,7 @@ class WinogradDomain(DomainFamily):
             m.Add(e != ev).OnlyEnforceIf(is_e.Not())
             n = ev + r - 1
             m.Add(reg_words * (ev * ev) == xyz * (2 * n * n)).OnlyEnforceIf(is_e)
-            row = (n * n) | 1
+            row = transformed_row_words(ev, r)
             m.Add(shared_words * (ev * ev) == (area + z * row) * (ev * ev)
                   + xy * row).OnlyEnforceIf(is_e)
         return TileExprs(shared_words, reg_words, xy, xyz)
