@@ -19,7 +19,7 @@ from search.interrupts import Interrupted
 from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
-from .tune_print import print_replay, printer
+from .tune_print import print_choice, print_replay, printer
 from .zero_shot_args import (DEFAULT_BUDGET, add_zero_shot_arguments, check_zero_shot_resume,
                              resolve_zero_shot, zero_shot_options)
 
@@ -39,7 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
     parser.add_argument("--device", metavar="PRESET",
                         help=f"device preset (default {DEFAULT_DEVICE}, the paper's GPU)")
-    add_algorithm_argument(parser, help="kernel template: direct (default) or Winograd")
+    add_algorithm_argument(parser, extra=("all",),
+                           help="kernel template: direct (default), winograd, or all: each "
+                                "layer with every template that computes it, each tuned with "
+                                "the whole --budget, and the fastest kept (its own log, "
+                                "resume and export files: run.<layer>.<algorithm>.jsonl)")
     parser.add_argument("--measure", metavar="KIND",
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
@@ -122,9 +126,10 @@ def _settings(args, kind: str):
 
 
 def _layers(args):
-    """The layers of ``--layer`` or ``--network`` (for Winograd, those its kernel computes:
-    stride 1, square, ungrouped), and ``[{"layer", "reason"}]`` of the network's others."""
-    from iobound.algorithms import get_algorithm
+    """The layers of ``--layer`` or ``--network`` that the algorithm computes (for Winograd:
+    stride 1, square, ungrouped; for ``all``: any of them), and ``[{"layer", "reason"}]``
+    of the network's others."""
+    from iobound.algorithms import ALGORITHMS, get_algorithm
     from kernels.families import kernel_family
     from iobound.layer_spec import parse_layer_spec
     from iobound.networks import network_layers
@@ -132,15 +137,21 @@ def _layers(args):
     if not args.layer and not args.network:
         raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
     layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
-    kernel = kernel_family(get_algorithm(args.algorithm))
-    skipped = [l for l in layers if kernel.problem(l) is not None]
-    layers = [l for l in layers if kernel.problem(l) is None]
+    names = ALGORITHMS if args.algorithm == "all" else (args.algorithm,)
+    kernels = [kernel_family(get_algorithm(name)) for name in names]
+
+    def problem(layer):  # None: a kernel computes it; else the first kernel's reason
+        reasons = [k.problem(layer) for k in kernels]
+        return None if None in reasons else reasons[0]
+
+    skipped = [l for l in layers if problem(l) is not None]
+    layers = [l for l in layers if problem(l) is None]
     if not layers and len(skipped) == 1:
-        raise InvalidInputError(kernel.problem(skipped[0]))
+        raise InvalidInputError(problem(skipped[0]))
     if not layers:
-        raise InvalidInputError(f"{kernel.name.capitalize()} does not apply to "
+        raise InvalidInputError(f"{kernels[0].name.capitalize()} does not apply to "
                                 + ", ".join(l.name for l in skipped))
-    return layers, [{"layer": l.name, "reason": kernel.problem(l)} for l in skipped]
+    return layers, [{"layer": l.name, "reason": problem(l)} for l in skipped]
 
 
 # -- run --------------------------------------------------------------------------------
@@ -196,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
 def _finish(args, jobs, reports, device, kind: str, notice, skipped=()) -> int:
     """After every layer ran: the ``--json`` output, the network table; the exit code.
     ``skipped``: the network's layers the algorithm does not compute (name, reason)."""
+    from search.session import choose_algorithms
+
     from .tune_network import finish_network
 
     many = len(jobs) > 1
@@ -206,10 +219,16 @@ def _finish(args, jobs, reports, device, kind: str, notice, skipped=()) -> int:
             "layers": [r.to_dict() for r in reports]}
         if args.network:
             payload["skipped"] = list(skipped)
+        if args.algorithm == "all":
+            payload["choices"] = [c.to_dict() for c in choose_algorithms(reports)]
         payload["measure"] = kind
         if notice:
             payload["notice"] = notice
         print(json.dumps(payload, default=str))
-    if many:
+    if args.network:
         finish_network(args, jobs, reports, device, kind, skipped)
+    elif many and not args.json:  # one layer, tuned with every algorithm
+        print_choice(choose_algorithms(reports)[0])
+    if args.algorithm == "all":  # a layer has a result if any algorithm has one
+        return 0 if all(c.chosen is not None for c in choose_algorithms(reports)) else 1
     return 0 if all(r.result.best is not None for r in reports) else 1

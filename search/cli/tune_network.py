@@ -34,20 +34,23 @@ __all__ = ["check_network_json", "finish_network", "write_network_json", "print_
 def check_network_json(args, layers=(), settings=None) -> None:
     """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, or
     the file of ``--history`` or of a layer's ``--log``, ``--resume`` or ``--export-cache``
-    (their per-layer names, for ``layers`` with ``settings``): the table would overwrite it."""
+    (their per-layer names, for ``layers`` with ``settings`` and ``args.algorithm``): the
+    table would overwrite it."""
     if args.network_json is None:
         return
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_output_file
     from search.session.files import per_layer_path
+    from search.session.run import job_file_parts, layer_algorithms
     check_output_file("--network-json", args.network_json)
-    many = len(layers) > 1
+    parts = job_file_parts(layer_algorithms(layers, args.algorithm), args.algorithm)
+    many = len(parts) > 1
     per_layer = [] if settings is None else [
-        (flag, per_layer_path(path, layer, many))
+        (flag, per_layer_path(path, part, many))
         for flag, path in (("--log", settings.log), ("--resume", settings.resume),
                            ("--export-cache", settings.export_cache)) if path
-        for layer in layers]
+        for part in parts]
     check_distinct_files([("--history", args.history), ("--network-json", args.network_json),
                           *per_layer])
 
@@ -87,19 +90,23 @@ def finish_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
 
 
 def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
-    """The table, one line per layer (``*``: an analytic estimate; ``w``: emulated words)."""
+    """The table, one line per layer (``*``: an analytic estimate; ``w``: emulated words);
+    with ``--algorithm all`` the algorithm each layer's fastest kernel uses, and the
+    others' best costs."""
     table = _table(args, jobs, reports, device, kind, skipped)
-    print(f"{'layer':<26} {'best':>10} {'evals':>5} {'bound (words)':>14} {'io/bound':>8}  kernel")
+    every = args.algorithm == "all"
+    print(f"{'layer':<26} " + (f"{'algorithm':<9} " if every else "")
+          + f"{'best':>10} {'evals':>5} {'bound (words)':>14} {'io/bound':>8}  kernel")
     for row in table["layers"]:
-        best = "-"
-        if row["best_cost"] is not None:
-            unit = "*" if row["estimate"] else ("w" if row["cost_unit"] == "words" else "")
-            best = f"{row['best_cost']:.4g}{unit}"
         bound = f"{row['lower_bound_words']:,.0f}" if row["lower_bound_words"] is not None else "-"
         ratio = f"{row['ratio_to_bound']:.2f}" if row["ratio_to_bound"] is not None else "-"
         same = f"  (same shape as {row['same_as']})" if row["same_as"] else ""
-        print(f"{row['layer']:<26} {best:>10} {row['evaluations']:>5} {bound:>14} {ratio:>8}  "
-              f"{row['kernel'] or '-'}{same}")
+        others = [f"{c['algorithm']} {_cost(c['best_cost'], row)}" for c in row["candidates"]
+                  if c["algorithm"] != row["algorithm"]]
+        also = f"  ({', '.join(others)})" if every and others else ""
+        print(f"{row['layer']:<26} " + (f"{row['algorithm']:<9} " if every else "")
+              + f"{_cost(row['best_cost'], row):>10} {row['evaluations']:>5} {bound:>14} "
+              f"{ratio:>8}  {row['kernel'] or '-'}{same}{also}")
     repeated = sum(row["same_as"] is not None for row in table["layers"])
     left_out = (f" ({len(skipped)} more left out: {args.algorithm} does not compute them)"
                 if skipped else "")
@@ -111,6 +118,14 @@ def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
         kind = "estimated (analytic model)" if table["estimate"] else "measured"
         whose = "every tuned layer's best" if skipped else "every layer's best"
         print(f"{whose}, one after another: {table['total_time_ms']:.4g} ms, {kind}")
+
+
+def _cost(cost, row) -> str:
+    """A best cost as the table prints it (``*``: estimate; ``w``: emulated words)."""
+    if cost is None:
+        return "-"
+    unit = "*" if row["estimate"] else ("w" if row["cost_unit"] == "words" else "")
+    return f"{cost:.4g}{unit}"
 
 
 class NetworkPrinter(Observer):
@@ -130,8 +145,9 @@ class NetworkPrinter(Observer):
 
     def layer_started(self, job, space) -> None:
         self.bar.close()
-        print(f"started {job.layer.name}  {job.layer.short()}  ({len(space):,} configurations)",
-              flush=True)
+        which = f" {job.algorithm}" if job.per_algorithm else ""  # --algorithm all
+        print(f"started {job.layer.name}{which}  {job.layer.short()}  "
+              f"({len(space):,} configurations)", flush=True)
 
     def progress(self, done, budget, best) -> None:
         self.running[threading.get_ident()] = done
@@ -147,7 +163,7 @@ class NetworkPrinter(Observer):
 
     def finished(self, report) -> None:
         self.bar.close()
-        print(f"iobound tune: {report.layer.name}  {report.layer.short()}")
+        print(f"iobound tune: {report.layer.name}  {report.layer.short()}  ({report.algorithm})")
         self.print_layer(report)
         print(flush=True)
         self._draw()

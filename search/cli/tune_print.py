@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .common import print_notice
 
-__all__ = ["printer", "print_replay"]
+__all__ = ["printer", "print_replay", "print_choice"]
 
 
 def _fmt_cfg(cfg: dict) -> str:
@@ -124,6 +124,19 @@ def _print_layer(rep) -> None:
         print(f"history: stored in {rep.history.db}; best ever for this key "
               f"{best if best is None else round(best, 5)} ms")
     print(f"took {rep.seconds:.1f} s")
+
+
+def print_choice(choice) -> None:
+    """A layer tuned with every algorithm: the fastest, and the others' best."""
+    def cost(rep):
+        return _fmt_ms(rep.result.best.record) if rep.result.best is not None else "no result"
+    others = ", ".join(f"{r.algorithm} {cost(r)}" for r in choice.candidates if r is not choice.chosen)
+    if choice.chosen is None:
+        print(f"algorithm: none ran a configuration successfully ({others})")
+        return
+    unit = "" if choice.chosen.result.best.record.time_ms is None else " ms"
+    print(f"algorithm: {choice.chosen.algorithm} is the fastest, {cost(choice.chosen)}{unit}"
+          f" ({others}); kernel {choice.chosen.winner.kernel_path}")
 
 
 def print_replay(rep) -> int:

@@ -16,7 +16,9 @@ back as frozen dataclasses (:class:`LayerReport`, :class:`ReplayReport`).
 - :mod:`~search.session.loop`: the tuning loop of one space and its stored outcomes, shared
   by both;
 - :mod:`~search.session.files`: per-layer file names, resume, history keys, export;
-- :mod:`~search.session.reports`: the report dataclasses.
+- :mod:`~search.session.reports`: the report dataclasses;
+- :mod:`~search.session.choice`: a layer tuned with every algorithm (``algorithm="all"``):
+  the fastest of its reports.
 
 Examples
 --------
@@ -29,14 +31,17 @@ Examples
 (6, True, True)
 """
 
+from .choice import AlgorithmChoice, choose_algorithms
 from .files import cache_meta, history_key, per_layer_path
 from .history_use import HISTORY_STRATEGIES, HistoryUse, history_options
 from .reports import ExportOutcome, HistoryOutcome, LayerReport, ReplayReport
 from .replay import tune_replay
-from .run import LayerJob, plan_layers, run_layer, run_layers, tune_layers
+from .run import (ALL_ALGORITHMS, LayerJob, layer_algorithms, plan_layers, run_layer, run_layers,
+                  tune_layers)
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
 __all__ = ["tune_layers", "tune_replay", "plan_layers", "run_layer", "run_layers", "LayerJob",
            "TuneSettings", "Builders", "Observer", "LayerReport", "ReplayReport",
            "HistoryOutcome", "ExportOutcome", "history_key", "cache_meta", "per_layer_path",
-           "LAYER_MEASURES", "HistoryUse", "history_options", "HISTORY_STRATEGIES"]
+           "LAYER_MEASURES", "HistoryUse", "history_options", "HISTORY_STRATEGIES",
+           "ALL_ALGORITHMS", "layer_algorithms", "AlgorithmChoice", "choose_algorithms"]

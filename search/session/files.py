@@ -1,7 +1,9 @@
 """The files around a tuning session: per-layer log names, resume, history and export.
 
 - One log (and exported cache) per layer when several layers are tuned:
-  ``run.jsonl`` becomes ``run.<layer name>.jsonl`` (:func:`per_layer_path`).
+  ``run.jsonl`` becomes ``run.<layer name>.jsonl`` (:func:`per_layer_path`), and
+  ``run.<layer name>.<algorithm>.jsonl`` when each layer is tuned with every algorithm
+  (:func:`file_part`).
 - ``log`` must be new and ``resume`` must exist before anything runs
   (:func:`check_log_paths`); a network run killed before a layer has no log for it,
   so that layer starts afresh, logging to the resume name (:func:`log_and_resume`).
@@ -13,6 +15,8 @@ Examples
 >>> from iobound.networks import get_layer
 >>> per_layer_path("net.jsonl", get_layer("alexnet.conv2"), many=True)
 'net.alexnet.conv2.jsonl'
+>>> per_layer_path("net.jsonl", file_part(get_layer("alexnet.conv2"), "winograd"), many=True)
+'net.alexnet.conv2.winograd.jsonl'
 >>> log_and_resume("new.jsonl", "/no/such/old.jsonl")  # nothing to resume: start afresh
 ('new.jsonl', None)
 """
@@ -23,7 +27,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError
 
@@ -40,13 +44,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tune_result import TuneResult
     from .settings import TuneSettings
 
-__all__ = ["per_layer_path", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
+__all__ = ["per_layer_path", "FilePart", "file_part", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
            "check_history", "history_key", "cache_meta", "store_history", "export_cache",
            "write_outcomes", "OutputWriteError", "kept_where"]
 
 
-def per_layer_path(path: str | None, layer: "ConvLayer | None", many: bool) -> str | None:
-    """``path`` itself for one layer; ``<stem>.<layer name><suffix>`` for several."""
+class FilePart(NamedTuple):
+    """What names one job's files when a run tunes a layer with several algorithms:
+    ``<layer name>.<algorithm>`` (a layer names its own files by its name)."""
+
+    name: str
+
+
+def file_part(layer: "ConvLayer", algorithm: str | None = None) -> "ConvLayer | FilePart":
+    """What names the files of ``layer`` tuned with ``algorithm``: the layer itself, or,
+    given an algorithm, ``<layer name>.<algorithm>`` (:class:`FilePart`)."""
+    if algorithm is None:
+        return layer
+    return FilePart(f"{layer.name or 'layer'}.{algorithm}")
+
+
+def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
+                   many: bool) -> str | None:
+    """``path`` itself for one layer; ``<stem>.<layer name><suffix>`` for several
+    (``layer``: a layer, or the :func:`file_part` of a layer and an algorithm)."""
     if path is None or not many:
         return path
     p = Path(path)
@@ -54,7 +75,8 @@ def per_layer_path(path: str | None, layer: "ConvLayer | None", many: bool) -> s
 
 
 def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:
-    """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer for several:
+    """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer, or per
+    :func:`file_part`, for several:
     a network killed mid-way has no logs for the layers it did not reach, which start
     afresh, so one layer's log is enough)."""
     many = len(layers) > 1
@@ -82,7 +104,8 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
 
 def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None,
                   inputs: Sequence[tuple[str, str | None]] = ()) -> None:
-    """Refuse, before anything runs, a ``--log``, ``--export-cache`` (per layer for several),
+    """Refuse, before anything runs, a ``--log``, ``--export-cache`` (per layer, or per
+    :func:`file_part` of ``layers``, for several),
     ``--history`` or ``--out-dir`` that cannot be written (:mod:`search.outputs`); an empty
     path given for any of them is refused too, not ignored. One file named by two of them,
     by ``--resume`` (other than as the ``--log`` it continues) or by one of ``inputs``

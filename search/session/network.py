@@ -8,7 +8,9 @@ kernel file; plus the run's totals: evaluations, layers tuned, and the layers' b
 summed (``total_time_ms``, the network's convolutions run one after another; ``None``
 unless every layer has a time; ``estimate`` when any is one). A layer with the shape of
 an earlier one, not tuned again (:func:`~search.session.repeats.repeats`), has that layer's
-results, 0 evaluations and ``same_as`` naming it.
+results, 0 evaluations and ``same_as`` naming it. A layer tuned with every algorithm
+(``algorithm="all"``) is one row: the fastest algorithm's, each one's best in
+``candidates``.
 
 Examples
 --------
@@ -32,6 +34,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .choice import best_cost, choose_algorithms
+
 if TYPE_CHECKING:  # pragma: no cover
     from .reports import LayerReport
 
@@ -45,7 +49,7 @@ def network_row(rep: "LayerReport") -> dict:
     bound = rep.winner.bound if rep.winner is not None else None
     timed = rec is not None and rec.time_ms is not None
     return {
-        "layer": rep.layer.name, "shape": rep.layer.short(),
+        "layer": rep.layer.name, "shape": rep.layer.short(), "algorithm": rep.algorithm,
         "best_time_ms": rec.time_ms if timed else None,
         "best_cost": rec.cost if rec is not None else None,
         "cost_unit": "ms" if timed else ("words" if rec is not None else None),
@@ -65,14 +69,27 @@ def network_row(rep: "LayerReport") -> dict:
 def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] | None = None,
                   **about: Any) -> dict:
     """The table of ``reports`` (in their order), with ``about`` (network, device, measure,
-    strategy...) at the top and each layer's log path when ``logs`` gives them."""
-    rows = [network_row(rep) for rep in reports]
-    for row, log in zip(rows, logs or ()):
-        row["log"] = log
-    own_log = {row["layer"]: row["log"] for row in rows if row["same_as"] is None}
-    for row in rows:  # a repeat measured nothing: its results are in its first layer's log
-        if row["same_as"] is not None:
-            row["log"] = own_log.get(row["same_as"])
+    strategy...) at the top and each layer's log path when ``logs`` (one per report) gives
+    them. A layer tuned with several algorithms (``algorithm="all"``) is one row, its
+    fastest (:func:`~search.session.choice.choose_algorithms`), with every algorithm's best
+    in ``candidates`` and all their evaluations counted."""
+    logs = list(logs or ())
+    logs += [None] * (len(reports) - len(logs))
+    own_log = {(rep.layer.name, rep.algorithm): log
+               for rep, log in zip(reports, logs) if rep.same_as is None}
+    # a repeat measured nothing: its results are in its first layer's log
+    log_of = {id(rep): own_log.get((rep.same_as, rep.algorithm)) if rep.same_as is not None
+              else log for rep, log in zip(reports, logs)}
+    rows = []
+    for choice in choose_algorithms(reports):
+        shown = choice.chosen or choice.candidates[0]
+        row = network_row(shown)
+        row["log"] = log_of[id(shown)]
+        row["evaluations"] = sum(rep.evaluations for rep in choice.candidates)
+        row["candidates"] = [{"algorithm": rep.algorithm, "best_cost": best_cost(rep),
+                              "evaluations": rep.evaluations, "log": log_of[id(rep)]}
+                             for rep in choice.candidates]
+        rows.append(row)
     times = [r["best_time_ms"] for r in rows]
     return {**about, "layers": rows, "evaluations": sum(r["evaluations"] for r in rows),
             "tuned": sum(r["best_cost"] is not None for r in rows),

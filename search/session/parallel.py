@@ -102,8 +102,12 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     With one job (a single layer, stopped after its run was stored) the log is the job's.
 
     >>> from types import SimpleNamespace as NS
-    >>> str(interrupted_run([NS(resume_as="run.jsonl")] * 2, [], {0: Interrupted(3, "x")}))
+    >>> jobs = [NS(resume_as="run.jsonl", per_algorithm=False)] * 2
+    >>> str(interrupted_run(jobs, [], {0: Interrupted(3, "x")}))
     'interrupted: 3 measurements kept in run.<layer>.jsonl; resume with --resume run.jsonl'
+    >>> jobs = [NS(resume_as="run.jsonl", per_algorithm=True)] * 2  # --algorithm all
+    >>> str(interrupted_run(jobs, [], {0: Interrupted(3, "x")}))
+    'interrupted: 3 measurements kept in run.<layer>.<algorithm>.jsonl; resume with --resume run.jsonl'
     """
     kept = sum(len(r.result.trials) for r in reports if r is not None and r.same_as is None)
     stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
@@ -113,7 +117,8 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     if len(jobs) == 1:
         settings = jobs[0].settings
         return Interrupted(kept, settings.log or settings.resume, failed, base)
-    logs = per_layer_path(base, SimpleNamespace(name="<layer>"), True) if base else None
+    part = "<layer>.<algorithm>" if jobs[0].per_algorithm else "<layer>"
+    logs = per_layer_path(base, SimpleNamespace(name=part), True) if base else None
     return Interrupted(kept, logs, failed, base)
 
 

@@ -23,8 +23,8 @@ from iobound.errors import InvalidInputError
 
 from ..interrupts import Interrupted
 from ..option_checks import check_records, check_type
-from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, kept_where,
-                    log_and_resume, per_layer_path)
+from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, file_part,
+                    kept_where, log_and_resume, per_layer_path)
 from .history_use import check_zero_shot_db
 from .loop import DEFAULT_BUILDERS, NO_OBSERVER, store_outcomes, tune_space
 from .repeats import repeat_report, repeats
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..tune_result import TuneResult
 
-__all__ = ["LayerJob", "plan_layers", "run_layer", "run_layers", "tune_layers"]
+__all__ = ["LayerJob", "ALL_ALGORITHMS", "layer_algorithms", "job_file_parts", "plan_layers", "run_layer", "run_layers", "tune_layers"]
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,56 @@ class LayerJob:
     out_dir: str
     verify: bool  # check the winner with the emulator (never when measuring with it)
     resume_as: str | None = None  # the --resume name of the run (a network's logs are per layer)
+    per_algorithm: bool = False  # the files are named per layer and algorithm ("all")
+
+
+#: ``algorithm=`` this tunes each layer with every algorithm whose kernel computes it.
+ALL_ALGORITHMS = "all"
+
+
+def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tuple["ConvLayer", str]]:
+    """The (layer, algorithm) pairs to tune: ``algorithm`` for each layer, or, for
+    :data:`ALL_ALGORITHMS`, every algorithm whose kernel computes the layer (in the
+    registry's order: direct first), layer by layer.
+
+    >>> from iobound.networks import get_layer
+    >>> [a for _, a in layer_algorithms([get_layer("alexnet.conv2")], "all")]
+    ['direct', 'winograd']
+    >>> [a for _, a in layer_algorithms([get_layer("alexnet.conv1")], "all")]  # stride 4
+    ['direct']
+    """
+    from iobound.algorithms import ALGORITHMS, get_algorithm
+    from kernels.families import kernel_family
+    if algorithm != ALL_ALGORITHMS:
+        get_algorithm(algorithm)  # an unknown name -> InvalidInputError
+        return [(layer, algorithm) for layer in layers]
+    pairs = []
+    for layer in layers:
+        algs = [a for a in ALGORITHMS if kernel_family(get_algorithm(a)).problem(layer) is None]
+        if not algs:
+            raise InvalidInputError(f"no kernel computes layer {layer.name or layer.short()}")
+        pairs += [(layer, a) for a in algs]
+    return pairs
+
+
+def job_file_parts(pairs: Sequence[tuple["ConvLayer", str]], algorithm: str) -> list:
+    """What names each (layer, algorithm) pair's files (:func:`~search.session.files.file_part`):
+    the layer, or for :data:`ALL_ALGORITHMS` the layer and the algorithm."""
+    return [file_part(layer, alg if algorithm == ALL_ALGORITHMS else None) for layer, alg in pairs]
 
 
 def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
                 measure: str = "model", algorithm: str = "direct", out_dir: str = "iobound-kernels",
                 verify: bool = True) -> list[LayerJob]:
-    """One job per layer, after checking what can be checked before anything runs.
+    """One job per layer (per layer and algorithm for ``algorithm="all"``:
+    :func:`layer_algorithms`), after checking what can be checked before anything runs.
 
-    Raises ``InvalidInputError`` for no layers, an unknown ``measure``, a ``log`` that
-    exists, a ``resume`` log that does not, or a history database that cannot be
-    opened.
+    With several jobs each has its own log, resume and export files (:func:`per_layer_path`:
+    ``run.<layer>.jsonl``, or ``run.<layer>.<algorithm>.jsonl`` for ``"all"``).
+
+    Raises ``InvalidInputError`` for no layers, an unknown ``measure`` or ``algorithm``, a
+    ``log`` that exists, a ``resume`` log that does not, or a history database that cannot
+    be opened.
     """
     from iobound.devices import Device, get_device
     from iobound.layer import ConvLayer
@@ -71,21 +111,25 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     if measure not in LAYER_MEASURES:
         raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
     check_type("device", device, (Device, str))
+    check_type("algorithm", algorithm, str)
     device = get_device(device) if isinstance(device, str) else device
     check_type("settings", settings, TuneSettings)
-    check_log_paths(settings.log, settings.resume, layers)
-    check_outputs(settings, layers, out_dir)
+    pairs = layer_algorithms(layers, algorithm)
+    parts = job_file_parts(pairs, algorithm)
+    check_log_paths(settings.log, settings.resume, parts)
+    check_outputs(settings, parts, out_dir)
     check_zero_shot_db(settings)
     check_history(settings.history)
-    many = len(layers) > 1
+    many = len(pairs) > 1
     jobs = []
-    for layer in layers:
-        log, resume = (per_layer_path(p, layer, many) for p in (settings.log, settings.resume))
+    for (layer, alg), part in zip(pairs, parts):
+        log, resume = (per_layer_path(p, part, many) for p in (settings.log, settings.resume))
         log, resume = log_and_resume(log, resume)
         own = dataclasses.replace(settings, log=log, resume=resume,
-                                  export_cache=per_layer_path(settings.export_cache, layer, many))
-        jobs.append(LayerJob(layer, device, algorithm, measure, own, out_dir,
-                             verify and measure != "emulate", settings.log or settings.resume))
+                                  export_cache=per_layer_path(settings.export_cache, part, many))
+        jobs.append(LayerJob(layer, device, alg, measure, own, out_dir,
+                             verify and measure != "emulate", settings.log or settings.resume,
+                             algorithm == ALL_ALGORITHMS))
     return jobs
 
 
@@ -189,8 +233,9 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
         (``ExecutorOptions.parallel_layers`` of them; :mod:`search.session.parallel`).
     measure : {"model", "emulate", "cuda"}
         How configurations are measured.
-    algorithm : {"direct", "winograd"}
-        The kernel template.
+    algorithm : {"direct", "winograd", "all"}
+        The kernel template; ``"all"``: each layer with every template that computes it,
+        one report each (:func:`search.session.choice.choose_algorithms` picks the fastest).
     out_dir : str
         Where each winner's ``.cu`` is written.
     verify : bool

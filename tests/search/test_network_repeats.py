@@ -101,7 +101,7 @@ def test_the_table_and_an_interrupt_count_each_measurement_once(tmp_path):
     a, b = rows["net.a1"]["best_time_ms"], rows["net.b1"]["best_time_ms"]
     assert table["total_time_ms"] == pytest.approx(3 * a + 2 * b)  # the network runs every layer
     assert table["estimate"] is False
-    jobs = [SimpleNamespace(resume_as="run.jsonl")] * 5
+    jobs = [SimpleNamespace(resume_as="run.jsonl", per_algorithm=False)] * 5
     stopped = interrupted_run(jobs, reports[:4], {4: Interrupted(2, "run.net.a3.jsonl")})
     assert stopped.measurements == 2 * BUDGET + 2
 

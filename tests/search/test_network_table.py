@@ -269,7 +269,7 @@ def test_an_interrupted_network_counts_each_kept_measurement_once():
     def rep(n, same_as=None):
         return SimpleNamespace(result=SimpleNamespace(trials=[None] * n), same_as=same_as)
 
-    jobs = [SimpleNamespace(resume_as="out/run.jsonl")] * 5
+    jobs = [SimpleNamespace(resume_as="out/run.jsonl", per_algorithm=False)] * 5
     reports = [rep(4), rep(4, same_as="a"), None, rep(2), None]
     errors = {2: Interrupted(3, "out/run.c.jsonl", "--history h.db (full)"),
               4: Interrupted(1, "out/run.e.jsonl"), 1: RuntimeError("not a stop")}
@@ -279,7 +279,7 @@ def test_an_interrupted_network_counts_each_kept_measurement_once():
     one = interrupted_run([SimpleNamespace(resume_as=None, settings=TuneSettings(
         strategy="random", resume="r.jsonl"))], [], {0: Interrupted(2, "r.jsonl")})
     assert (one.measurements, one.log) == (2, "r.jsonl")
-    unlogged = interrupted_run([SimpleNamespace(resume_as=None)] * 2, [rep(1)], {})
+    unlogged = interrupted_run([SimpleNamespace(resume_as=None, per_algorithm=False)] * 2, [rep(1)], {})
     assert (unlogged.measurements, unlogged.log) == (1, None)
 
 

@@ -1,0 +1,100 @@
+"""The algorithm of each layer tuned with every one (``algorithm="all"``): the fastest measured.
+
+A run with ``algorithm="all"`` (:func:`~search.session.run.plan_layers`) reports each layer
+once per algorithm whose kernel computes it. :func:`choose_algorithms` groups those reports
+by layer and picks, per layer, the report whose best configuration has the lowest cost:
+the measured (or, with the model measurer, estimated) time, or the emulated words for the
+``emulate`` measurer, which times nothing. Every candidate of a layer is measured by the
+same measurer, so the costs compare. A tie keeps the registry's first algorithm (direct).
+This is the measured counterpart of ``iobound select``, which evaluates the analytic model
+over whole spaces; ``iobound select --history DB`` reads such a run's stored results.
+
+Examples
+--------
+>>> import tempfile
+>>> from iobound.networks import get_layer
+>>> from search.session import TuneSettings, tune_layers
+>>> reports = tune_layers([get_layer("alexnet.conv2")], "v100",
+...                       TuneSettings(strategy="random", budget=4), algorithm="all",
+...                       out_dir=tempfile.mkdtemp(), verify=False)
+>>> [r.algorithm for r in reports]
+['direct', 'winograd']
+>>> [choice] = choose_algorithms(reports)
+>>> choice.chosen.algorithm in ("direct", "winograd"), len(choice.candidates)
+(True, 2)
+>>> choice.chosen.result.best.record.cost == min(r.result.best.record.cost for r in reports)
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from iobound.layer import ConvLayer
+
+    from .reports import LayerReport
+
+__all__ = ["AlgorithmChoice", "choose_algorithms", "best_cost"]
+
+
+def best_cost(report: "LayerReport") -> float | None:
+    """The cost of ``report``'s best configuration (None: nothing ran ok)."""
+    best = report.result.best
+    return None if best is None else best.record.cost
+
+
+@dataclass(frozen=True)
+class AlgorithmChoice:
+    """One layer: its reports, one per algorithm (``candidates``), and the fastest
+    (``chosen``; None when no candidate ran a configuration successfully)."""
+
+    layer: "ConvLayer"
+    chosen: "LayerReport | None"
+    candidates: tuple["LayerReport", ...]
+
+    def to_dict(self) -> dict:
+        """``{"layer", "algorithm", "best_cost", "cost_unit", "estimate", "best_config",
+        "kernel_path", "candidates": [{"algorithm", "best_cost", "best_config",
+        "evaluations"}]}`` (``algorithm`` and what follows are None without a winner)."""
+        rec = self.chosen.result.best.record if self.chosen is not None else None
+        return {
+            "layer": self.layer.name, "layer_shape": self.layer.short(),
+            "algorithm": self.chosen.algorithm if self.chosen is not None else None,
+            "best_cost": rec.cost if rec is not None else None,
+            "cost_unit": None if rec is None else ("ms" if rec.time_ms is not None else "words"),
+            "estimate": bool(rec is not None and rec.estimate),
+            "best_config": (dict(self.chosen.result.best.config)
+                            if self.chosen is not None else None),
+            "kernel_path": (self.chosen.winner.kernel_path
+                            if self.chosen is not None and self.chosen.winner else None),
+            "candidates": [{"algorithm": r.algorithm, "best_cost": best_cost(r),
+                            "best_config": (dict(r.result.best.config)
+                                            if r.result.best is not None else None),
+                            "evaluations": r.evaluations} for r in self.candidates],
+        }
+
+
+def choose_algorithms(reports: Sequence["LayerReport"]) -> list[AlgorithmChoice]:
+    """Per layer, in order, its reports and the fastest of them.
+
+    ``reports`` are in the jobs' order (:func:`~search.session.run.layer_algorithms`: a
+    layer's algorithms one after another): a layer's group is a run of reports of that
+    layer (equal name and shape) with distinct algorithms, so two equal layers in a row
+    are two groups.
+    """
+    groups: list[list] = []
+    for rep in reports:
+        last = groups[-1] if groups else None
+        if (last and last[0].layer == rep.layer and last[0].layer.name == rep.layer.name
+                and all(r.algorithm != rep.algorithm for r in last)):
+            last.append(rep)
+        else:
+            groups.append([rep])
+    choices = []
+    for reps in groups:
+        timed = [r for r in reps if best_cost(r) is not None]
+        chosen = min(timed, key=best_cost) if timed else None  # min keeps the first of a tie
+        choices.append(AlgorithmChoice(reps[0].layer, chosen, tuple(reps)))
+    return choices
