@@ -18,6 +18,10 @@ Kernel Tuner ``time``        :class:`~kernels.status.Status`
 any other string             ``RUNTIME_ERROR``
 ===========================  ========================
 
+Kernel Tuner 1.x writes a failure's string in ``__error__`` and no ``time``; as its
+``read_cache`` does, any field (not a parameter) holding a failure string (or
+``ErrorConfig``) marks the entry failed, read as if ``time`` held it.
+
 Kernel Tuner before its failure strings stored a failed compile or run as the time
 ``1e20`` (:data:`LEGACY_FAILURE_MS`); no kernel takes that long (3e9 years), so such an
 entry is read as ``RuntimeFailedConfig``, never as a measurement; unless the entry says
@@ -228,6 +232,9 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         config = json.dumps({k: entry[k] for k in keys})
         raise InvalidInputError(f"{where}: cache entry {key[:40]!r} holds the parameter values "
                                 f"{config[:120]}, which the key does not name")
+    error = _error_string(entry, keys)
+    if error is not None and entry.get("time") != error:  # Kernel Tuner 1.x: no time string
+        entry = {**entry, "time": error}
     t = entry.get("time")
     if (as_time(t) is not None and t >= LEGACY_FAILURE_MS
             and entry.get("status") != Status.OK.value):  # ours says ok: a measurement
@@ -243,6 +250,22 @@ def _entry(key: Any, entry: Any, keys: Sequence[str], tune_params: dict, where: 
         if times is not None and (not isinstance(times, list) or len(good) != len(times)):
             entry = {**entry, "times": good or [t]}  # drop repeats that are not times
     return entry
+
+
+#: Every failure string Kernel Tuner's ``read_cache`` recognises (``ErrorConfig``: a failure
+#: of no finer kind, read as a failed run).
+_KT_ERRORS = ("ErrorConfig", *FAILURE_STATUS)
+
+
+def _error_string(entry: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    """The failure string of a cache entry as Kernel Tuner's ``read_cache`` finds it: any
+    field (not a parameter) holding one. Kernel Tuner 1.x stores a failure as
+    ``"__error__": "CompilationFailedConfig"`` and no ``time``; older versions put the
+    string in ``time`` (or the objective); ``None`` when the entry holds none."""
+    if isinstance(entry.get("time"), str) and entry["time"] in _KT_ERRORS:
+        return entry["time"]
+    found = [v for k, v in entry.items() if k not in keys and isinstance(v, str) and v in _KT_ERRORS]
+    return found[-1] if found else None
 
 
 def load_cache(path: str | os.PathLike) -> KtCache:

@@ -57,18 +57,30 @@ def key_names(key: str, config_key: str) -> bool:
     """Whether the cache key ``key`` names the configuration whose :func:`cache_key` is
     ``config_key``: equal part by part (comma-separated), two parts that are numbers
     within a relative 1e-6 (Kernel Tuner may print a float32 value short: key ``0.1`` for
-    the value 0.10000000149011612).
+    the value 0.10000000149011612), unless both are integers (printed exactly).
 
     >>> key_names("0.1,8", "0.10000000149011612,8"), key_names("1,1", "3,2")
     (True, False)
+    >>> key_names("1000000", "1000001")
+    False
     """
     a, b = key.split(","), config_key.split(",")
     return len(a) == len(b) and all(x == y or _close(x, y) for x, y in zip(a, b))
 
 
 def _close(x: str, y: str) -> bool:
+    if _is_int(x) and _is_int(y):  # integers print exactly: 1000000 names no 1000001
+        return False
     try:
         fx, fy = float(x), float(y)
     except ValueError:
         return False
     return math.isfinite(fx) and math.isfinite(fy) and math.isclose(fx, fy, rel_tol=1e-6)
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

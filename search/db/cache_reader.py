@@ -51,8 +51,10 @@ def _kt_timestamp(value: Any) -> float:
 
 def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     config = {k: entry[k] for k in keys}
-    other = finite({k: v for k, v in entry.items() if k not in keys and k not in _TIME_KEYS})
     status = entry_status(entry)
+    kept = _TIME_KEYS if status is Status.OK else tuple(k for k in _TIME_KEYS if k != "times")
+    # a failure's times (Kernel Tuner records a failed verification's) are written back
+    other = finite({k: v for k, v in entry.items() if k not in keys and k not in kept})
     stamp = _kt_timestamp(entry.get("timestamp", 0.0))
     if status is not Status.OK:
         rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
