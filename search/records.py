@@ -45,7 +45,7 @@ from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
-           "bad_time", "as_measured"]
+           "bad_time", "as_measured", "copy_entries"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -304,3 +304,12 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (set, tuple)):
         return list(obj)
     raise TypeError(f"cannot write {type(obj).__name__} to a tuning log")
+
+
+def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:
+    """Append every entry of the log at ``log`` to ``writer`` (a run resumed into a new
+    log, which then holds the whole run); how many were copied."""
+    entries = read_log(log).entries
+    for e in entries:
+        writer.append(e.index, e.record, reused=e.reused)
+    return len(entries)

@@ -53,7 +53,7 @@ from iobound.errors import InvalidInputError
 from .interrupts import signals_deferred
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_callable, check_path, check_type, shown
-from .records import LOG_HEAD, LogWriter, as_logged, as_measured, has_log, read_log
+from .records import LOG_HEAD, LogWriter, as_logged, as_measured, copy_entries, has_log
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
@@ -167,8 +167,7 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     copy = resume is not None and not has_log(log)  # has_log(resume): the same file is no copy
     writer = LogWriter(log, head)
     if copy:
-        for e in read_log(resume).entries:
-            writer.append(e.index, e.record, reused=e.reused)
+        copy_entries(writer, resume)
     return writer
 
 

@@ -61,9 +61,10 @@ class ExecutorOptions:
         fresh worker before it is recorded as ``runtime_error`` or ``timeout``.
     parallel_layers : int, optional
         For several layers (a network): how many are tuned at once, all measuring
-        through one pool of workers (:mod:`search.session.parallel`). Default: two per
-        CPU worker (while one layer's strategy picks its next batch, another's batch
-        keeps the workers busy); 1 tunes the layers one after another.
+        through one pool of workers (:mod:`search.session.parallel`). Default
+        (:func:`~search.session.parallel.layers_at_once`): two per CPU worker on ``ray``
+        (while one layer's strategy picks its next batch, another's batch keeps the
+        workers busy), one on ``local``; 1 tunes the layers one after another.
     """
 
     executor: str = "local"

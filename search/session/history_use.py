@@ -56,6 +56,15 @@ HistoryUse = HistoryInfo
 
 #: The log header's key of the database's mark the run read its history up to.
 HISTORY_MARK = "history_up_to"
+#: The log header's key of the database that mark is of (its real path): a run resumed
+#: with another database reads all of it (the mark, a row id, says nothing about it).
+HISTORY_DB = "history_db"
+
+
+def history_db_name(path: str) -> str:
+    """What :data:`HISTORY_DB` holds for the database at ``path``."""
+    import os
+    return os.path.realpath(path)
 
 
 def _read_db(path: str):
@@ -87,7 +96,8 @@ def _resumed(settings: "TuneSettings", db) -> tuple[frozenset, int | None, int]:
     log = read_log(settings.resume)
     own = own_records(e.record for e in log.entries if not e.reused)
     mark = log.header.get(HISTORY_MARK)
-    if isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0:
+    same_db = log.header.get(HISTORY_DB, None) in (None, history_db_name(settings.history))
+    if same_db and isinstance(mark, int) and not isinstance(mark, bool) and mark >= 0:
         return own, mark, mark
     return own, None, db.last_id()
 

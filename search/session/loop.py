@@ -78,8 +78,9 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     if history_use is not None:
         history_use = dataclasses.replace(history_use, seconds=time.perf_counter() - t0)
         if history_use.up_to is not None:  # what it read: a resume reads the same
-            from .history_use import HISTORY_MARK
-            header = {**header, HISTORY_MARK: history_use.up_to}
+            from .history_use import HISTORY_DB, HISTORY_MARK, history_db_name
+            header = {**header, HISTORY_MARK: history_use.up_to,
+                      HISTORY_DB: history_db_name(settings.history)}
     build, fell_back = builders.strategy, []
     if prior is not None:
         from ..transfer import with_history

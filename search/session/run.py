@@ -179,6 +179,35 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     return report
 
 
+def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
+    """Several layers resumed into new logs (``--resume old --log new``): every layer's old
+    log copied into its new one before any layer runs, which then continues the new one.
+    Copied when each layer starts instead, an interrupt would leave the layers not reached
+    with their records only in the old logs, which ``--resume new`` does not read: they
+    would be measured again. A signal meanwhile waits for the copies."""
+    import os
+
+    from ..interrupts import signals_deferred
+    from ..records import LogWriter, copy_entries, has_log, read_log
+    todo = [k for k, job in enumerate(jobs)
+            if len(jobs) > 1 and job.settings.log and job.settings.resume
+            and job.settings.log != job.settings.resume and not has_log(job.settings.log)]
+    copied = 0
+    with signals_deferred() as deferred:
+        for k in todo:
+            settings = jobs[k].settings
+            tmp = f"{settings.log}.{os.getpid()}.copy"
+            with LogWriter(tmp, read_log(settings.resume).header) as writer:
+                copied += copy_entries(writer, settings.resume)
+            os.replace(tmp, settings.log)
+            jobs[k] = dataclasses.replace(
+                jobs[k], settings=dataclasses.replace(settings, resume=settings.log))
+    if deferred.signal is not None:
+        from .parallel import interrupted_run
+        raise interrupted_run(jobs, [], {0: Interrupted(copied, None)})
+    return jobs
+
+
 def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
                builders: Builders | None = None) -> list[LayerReport]:
     """Run the jobs; the reports in the jobs' order.
@@ -192,7 +221,7 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     :class:`~search.interrupts.Interrupted` counting every layer's measurements (each
     layer is stored as it ends).
     """
-    jobs = list(jobs)
+    jobs = _into_new_logs(list(jobs))
     observer = observer or NO_OBSERVER
     origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
     distinct = [job for job, o in zip(jobs, origin) if o is None]
