@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import signal
 import time
 from collections import abc
 from dataclasses import dataclass
@@ -88,9 +89,12 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
                                 f"{pos!r} of a batch of {len(fresh)} (out of range or twice)")
         i = fresh[pos]
         got[i] = rec = as_measured(rec)
-        if writer is not None:
-            writer.append(i, rec)
-        ledger.seen[i] = rec  # counted as soon as it is logged
+        with signals_deferred() as deferred:  # logged and counted together, or neither
+            if writer is not None:
+                writer.append(i, rec)
+            ledger.seen[i] = rec
+        if deferred.signal is not None:
+            raise KeyboardInterrupt(signal.Signals(deferred.signal).name)
         best = min(best, rec.cost)
         if progress is not None:
             progress(ledger.used(), budget, best)
