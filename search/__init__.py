@@ -4,7 +4,9 @@ The entry point is the tuning session (what ``iobound tune`` runs):
 :func:`~search.session.tune_layers` ``(layers, device, TuneSettings(...), measure=,
 algorithm=, out_dir=, verify=) -> [LayerReport]`` tunes each layer's kernel, stores
 and exports the measurements and reports the winner (bound, kernel file, emulator
-check); :func:`~search.session.tune_replay` does the same for a recorded Kernel
+check; ``algorithm="all"``: each layer once per algorithm that computes it, and
+:func:`~search.session.choose_algorithms` keeps the fastest);
+:func:`~search.session.tune_replay` does the same for a recorded Kernel
 Tuner space and reports its recorded optimum.
 
 The parts (imported lazily, so ``import search`` stays light)::
@@ -40,7 +42,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["tune_layers", "tune_replay", "TuneSettings", "LayerReport", "ReplayReport",
+__all__ = ["tune_layers", "tune_replay", "choose_algorithms", "TuneSettings", "LayerReport",
+           "ReplayReport",
            "Builders", "Observer", "tune", "TuneResult", "Trial", "StopReason", "Space", "GridSpace", "ReplaySpace", "ReplayMeasurer",
            "MeasureRecord", "Measurer", "make_measurer", "strategy_names", "make_options",
            "make_strategy", "load_cache", "write_cache", "XGBCostModel", "ModelOptimizer",
@@ -48,6 +51,7 @@ __all__ = ["tune_layers", "tune_replay", "TuneSettings", "LayerReport", "ReplayR
 
 _WHERE = {
     "tune_layers": "search.session", "tune_replay": "search.session",
+    "choose_algorithms": "search.session",
     "TuneSettings": "search.session", "LayerReport": "search.session",
     "ReplayReport": "search.session", "Builders": "search.session", "Observer": "search.session",
     "tune": "search.tuner", "TuneResult": "search.tuner", "Trial": "search.tuner",
