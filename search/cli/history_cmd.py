@@ -268,7 +268,7 @@ def _export(args, db) -> int:
             raise InvalidInputError(f"{len(devices)} devices hold {label}; choose one with "
                                     f"--device: " + ", ".join(devices))
         args.device = devices[0]
-    args.device = _known_device(args.device, db.devices())
+    _check_device(args, db)  # a device the database does not hold: the error names those it does
     path = export_cache(db, args.file, w, args.device, args.toolchain)
     n = len(load_cache(path)) if path.is_file() else None  # /dev/null cannot be read back
     if args.json:
