@@ -34,7 +34,7 @@ from .measure.base import MeasureRecord, Measurer
 from .records import as_logged, read_log
 from .space import Space
 
-__all__ = ["load_resume", "check_resume_header"]
+__all__ = ["load_resume", "check_resume_header", "check_resume_identity"]
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +69,25 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
     from the header's top level for a log written before the space recorded it, and a
     log that records none at all (older still) is accepted.
     """
+    check_resume_identity(path, header, as_logged(space.describe()), measurer.name)
+
+
+def check_resume_identity(path, header: Mapping[str, Any], now: Mapping[str, Any],
+                          measurer: str | None = None) -> None:
+    """:func:`check_resume_header` against ``now``, a space's description or the part of
+    it known before the space is built (``{"layer", "device", "algorithm"}``: a run
+    refuses another layer's log before it builds anything), and the measurer's name if
+    given. Only the fields both hold are compared.
+
+    >>> check_resume_identity("r.jsonl", {"space": {"algorithm": "direct"}}, {"algorithm": "winograd"})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: resume log 'r.jsonl' was written for another space (algorithm "direct" there, "winograd" here); start a new log for this run
+    """
     logged_space = header.get("space")
     if isinstance(logged_space, Mapping):
         if "problem_size" not in logged_space and "problem_size" in header:
             logged_space = {**logged_space, "problem_size": header["problem_size"]}
-        now = as_logged(space.describe())
         for key in _SPACE_IDENTITY:
             there, here = logged_space.get(key), now.get(key)
             if key == "layer" and isinstance(there, Mapping) and isinstance(here, Mapping):
@@ -84,9 +98,10 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
                     f"{_shown(key, logged_space[key])} there, {_shown(key, now[key])} "
                     f"here); start a new log for this run")
     logged_meas = header.get("measurer")
-    if isinstance(logged_meas, Mapping) and logged_meas.get("name") not in (None, measurer.name):
+    if (measurer is not None and isinstance(logged_meas, Mapping)
+            and logged_meas.get("name") not in (None, measurer)):
         raise InvalidInputError(f"resume log {str(path)!r} was measured with {logged_meas.get('name')!r}, "
-                         f"not {measurer.name!r}; start a new log for this run")
+                         f"not {measurer!r}; start a new log for this run")
 
 
 def load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureRecord]:

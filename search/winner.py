@@ -21,7 +21,7 @@ from pathlib import Path
 from iobound.errors import InvalidInputError
 from kernels.verify import ReducedCheck
 
-__all__ = ["BoundInfo", "WinnerReport", "bound_info", "write_kernel", "report_winner"]
+__all__ = ["BoundInfo", "WinnerReport", "bound_info", "kernel_file", "write_kernel", "report_winner"]
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,20 @@ def bound_info(layer, cfg: dict, algorithm: str) -> BoundInfo:
                      dataflow_io_words=io, ratio_to_bound=io / rep.best if rep.best else None)
 
 
+def kernel_file(layer, algorithm: str, out_dir: str) -> Path:
+    """``out_dir/<layer>_<algorithm>_best.cu``: where :func:`write_kernel` writes."""
+    name = (layer.name or "layer").replace("/", "_").replace(" ", "_")
+    return Path(out_dir) / f"{name}_{algorithm}_best.cu"
+
+
 def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
     """Write the CUDA source of ``cfg`` to ``out_dir/<layer>_<algorithm>_best.cu``; its path."""
     from kernels.config import config_from_dict
     from kernels.generate import generate
 
     src = generate(layer, config_from_dict(dict(cfg), algorithm))
-    folder = Path(out_dir)
-    name = (layer.name or "layer").replace("/", "_").replace(" ", "_")
-    path = folder / f"{name}_{algorithm}_best.cu"
+    path = kernel_file(layer, algorithm, out_dir)
+    folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(src.code)

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
+from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
@@ -269,8 +271,11 @@ def _export(args, db) -> int:
                                     f"--device: " + ", ".join(devices))
         args.device = devices[0]
     _check_device(args, db)  # a device the database does not hold: the error names those it does
+    # the file the write lands in, named before it: a link into /proc/self/fd
+    # (/dev/stdout redirected to a file) still names the replaced file afterwards
+    real = Path(os.path.realpath(args.file))
     path = export_cache(db, args.file, w, args.device, args.toolchain)
-    n = len(load_cache(path)) if path.is_file() else None  # /dev/null cannot be read back
+    n = len(load_cache(real)) if real.is_file() else None  # /dev/null cannot be read back
     if args.json:
         print(json.dumps({"file": str(path), "workload": label, "device": args.device,
                           "entries": n}))

@@ -175,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if kind == "replay":
         return _run_replay(args, file, settings)
     from search.session import plan_layers, run_layers
+    from search.session.run import check_resumes
 
     from .tune_network import check_network_json
     check_network_json(args)
@@ -184,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = plan_layers(layers, device, settings, measure=kind, algorithm=args.algorithm,
                        out_dir=args.out_dir, verify=not args.no_verify)
     check_zero_shot_resume(args, [job.settings.resume for job in jobs])
+    check_resumes(jobs, measurer=True)  # before the notice: bad input is its one line
     if notice and not args.json:
         print_notice(notice)
     if skipped and not args.json:

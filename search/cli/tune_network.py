@@ -33,18 +33,19 @@ __all__ = ["check_network_json", "finish_network", "write_network_json", "print_
 
 def check_network_json(args, layers=(), settings=None) -> None:
     """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, or
-    the file of ``--history`` or of a layer's ``--log``, ``--resume`` or ``--export-cache``
-    (their per-layer names, for ``layers`` with ``settings`` and ``args.algorithm``): the
-    table would overwrite it."""
+    the file of ``--history``, of a layer's ``--log``, ``--resume`` or ``--export-cache``
+    (their per-layer names, for ``layers`` with ``settings`` and ``args.algorithm``) or of
+    a layer's best kernel in ``--out-dir`` (for ``layers``): the table would overwrite it."""
     if args.network_json is None:
         return
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_output_file
     from search.session.files import per_layer_path
-    from search.session.run import job_file_parts, layer_algorithms
+    from search.session.run import job_file_parts, kernel_files, layer_algorithms
     check_output_file("--network-json", args.network_json)
-    parts = job_file_parts(layer_algorithms(layers, args.algorithm), args.algorithm)
+    pairs = layer_algorithms(layers, args.algorithm)
+    parts = job_file_parts(pairs, args.algorithm)
     many = len(parts) > 1
     per_layer = [] if settings is None else [
         (flag, per_layer_path(path, part, many))
@@ -52,7 +53,7 @@ def check_network_json(args, layers=(), settings=None) -> None:
                            ("--export-cache", settings.export_cache)) if path
         for part in parts]
     check_distinct_files([("--history", args.history), ("--network-json", args.network_json),
-                          *per_layer])
+                          *per_layer, *kernel_files(pairs, getattr(args, "out_dir", None))])
 
 
 def _table(args, jobs, reports, device, kind: str, skipped=()) -> dict:

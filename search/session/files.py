@@ -103,21 +103,23 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
 
 
 def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None,
-                  inputs: Sequence[tuple[str, str | None]] = ()) -> None:
+                  inputs: Sequence[tuple[str, str | None]] = (),
+                  kernels: Sequence[tuple[str, str | os.PathLike]] = ()) -> None:
     """Refuse, before anything runs, a ``--log``, ``--export-cache`` (per layer, or per
     :func:`file_part` of ``layers``, for several),
     ``--history`` or ``--out-dir`` that cannot be written (:mod:`search.outputs`); an empty
     path given for any of them is refused too, not ignored. One file named by two of them,
     by ``--resume`` (other than as the ``--log`` it continues) or by one of ``inputs``
-    (``(what, path)`` pairs, e.g. the replayed file) is refused: each write would destroy
-    what another keeps."""
+    (``(what, path)`` pairs, e.g. the replayed file) or by one of ``kernels`` (the same
+    pairs: the best-kernel files the run writes into ``out_dir`` at its end) is refused:
+    each write would destroy what another keeps."""
     many = len(layers) > 1
     log = settings.log if settings.log != settings.resume else None
     check_distinct_files([*inputs, ("--history", settings.history)] + [
         (flag, per_layer_path(path, layer, many))
         for flag, path in (("--resume", settings.resume), ("--log", log),
                            ("--export-cache", settings.export_cache)) if path
-        for layer in layers])
+        for layer in layers] + list(kernels))
     if settings.history is not None:
         check_output_file("--history", settings.history)
     for flag, path in (("--log", log), ("--export-cache", settings.export_cache)):

@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..tune_result import TuneResult
 
-__all__ = ["LayerJob", "ALL_ALGORITHMS", "layer_algorithms", "job_file_parts", "plan_layers", "run_layer", "run_layers", "tune_layers"]
+__all__ = ["LayerJob", "ALL_ALGORITHMS", "layer_algorithms", "job_file_parts", "check_resumes",
+           "plan_layers", "run_layer", "run_layers", "tune_layers"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,16 @@ def job_file_parts(pairs: Sequence[tuple["ConvLayer", str]], algorithm: str) -> 
     return [file_part(layer, alg if algorithm == ALL_ALGORITHMS else None) for layer, alg in pairs]
 
 
+def kernel_files(pairs: Sequence[tuple["ConvLayer", str]], out_dir: str | None) -> list:
+    """``(what, path)`` of the best-kernel file each (layer, algorithm) pair's run writes
+    into ``out_dir`` at its end (:func:`search.winner.kernel_file`); none without one."""
+    if out_dir is None or not str(out_dir).strip():
+        return []
+    from ..winner import kernel_file
+    return [(f"--out-dir's {kernel_file(layer, alg, out_dir).name}", kernel_file(layer, alg, out_dir))
+            for layer, alg in pairs]
+
+
 def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
                 measure: str = "model", algorithm: str = "direct", out_dir: str = "iobound-kernels",
                 verify: bool = True) -> list[LayerJob]:
@@ -117,7 +128,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     pairs = layer_algorithms(layers, algorithm)
     parts = job_file_parts(pairs, algorithm)
     check_log_paths(settings.log, settings.resume, parts)
-    check_outputs(settings, parts, out_dir)
+    check_outputs(settings, parts, out_dir, kernels=kernel_files(pairs, out_dir))
     check_zero_shot_db(settings)
     check_history(settings.history)
     many = len(pairs) > 1
@@ -130,7 +141,23 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
         jobs.append(LayerJob(layer, device, alg, measure, own, out_dir,
                              verify and measure != "emulate", settings.log or settings.resume,
                              algorithm == ALL_ALGORITHMS))
+    check_resumes(jobs)
     return jobs
+
+
+def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
+    """Refuse, before any space is built, a job's ``resume`` log of another layer, device
+    or algorithm (:func:`search.resume.check_resume_identity`), and with ``measurer`` of
+    another measurer than the job's ``measure`` (the default builders' measurers are named
+    by it; the run checks the built measurer's name again in any case)."""
+    from ..records import read_log
+    from ..resume import check_resume_identity
+    for job in jobs:
+        if job.settings.resume is None:
+            continue
+        check_resume_identity(job.settings.resume, read_log(job.settings.resume).header,
+                              {"layer": job.layer.to_dict(), "device": job.device.name,
+                               "algorithm": job.algorithm}, job.measure if measurer else None)
 
 
 def _winner(job: LayerJob, result: "TuneResult"):

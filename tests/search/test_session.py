@@ -8,7 +8,7 @@ import pytest
 from iobound.layer_spec import parse_layer_spec
 from iobound.networks import network_layers
 from search.measure.base import MeasureRecord, Measurer
-from search.records import read_log
+from search.records import LogWriter, read_log
 from search.session import (Builders, LayerReport, Observer, ReplayReport, TuneSettings,
                             history_key, plan_layers, tune_layers, tune_replay)
 
@@ -31,7 +31,7 @@ def test_layer_report_is_frozen_and_complete(tmp_path):
 def test_plan_names_one_log_per_layer_and_starts_unlogged_layers_afresh(tmp_path):
     """A network resumed after a kill: layers with a log resume it, the others log anew."""
     layers = network_layers("alexnet")[:3]
-    (tmp_path / f"net.{layers[0].name}.jsonl").write_text("x\n")
+    LogWriter(tmp_path / f"net.{layers[0].name}.jsonl", {"strategy": "random"}).close()
     settings = dataclasses.replace(RANDOM4, resume=str(tmp_path / "net.jsonl"),
                                    export_cache=str(tmp_path / "c.json"))
     jobs = plan_layers(layers, "v100", settings)
