@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"device preset (default {DEFAULT_DEVICE}, the paper's GPU)")
     add_algorithm_argument(parser, extra=("all",),
                            help="kernel template: direct (default), winograd, or all: each "
-                                "layer with every template that computes it, each tuned with "
+                                "layer with every template that computes it (Winograd not on "
+                                "a 1x1 kernel, as select), each tuned with "
                                 "the whole --budget, and the fastest kept (its own log, "
                                 "resume and export files: run.<layer>.<algorithm>.jsonl)")
     parser.add_argument("--measure", metavar="KIND",
@@ -229,7 +230,7 @@ def _finish(args, jobs, reports, device, kind: str, notice, skipped=()) -> int:
         print(json.dumps(payload, default=str))
     if args.network:
         finish_network(args, jobs, reports, device, kind, skipped)
-    elif many and not args.json:  # one layer, tuned with every algorithm
+    elif args.algorithm == "all" and not args.json:  # one layer, tuned with every algorithm
         print_choice(choose_algorithms(reports)[0])
     if args.algorithm == "all":  # a layer has a result if any algorithm has one
         return 0 if all(c.chosen is not None for c in choose_algorithms(reports)) else 1

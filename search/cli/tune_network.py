@@ -105,7 +105,7 @@ def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
         others = [f"{c['algorithm']} {_cost(c['best_cost'], row)}" for c in row["candidates"]
                   if c["algorithm"] != row["algorithm"]]
         also = f"  ({', '.join(others)})" if every and others else ""
-        print(f"{row['layer']:<26} " + (f"{row['algorithm']:<9} " if every else "")
+        print(f"{row['layer']:<26} " + (f"{row['algorithm'] or '-':<9} " if every else "")
               + f"{_cost(row['best_cost'], row):>10} {row['evaluations']:>5} {bound:>14} "
               f"{ratio:>8}  {row['kernel'] or '-'}{same}{also}")
     repeated = sum(row["same_as"] is not None for row in table["layers"])

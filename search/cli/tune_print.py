@@ -134,9 +134,14 @@ def print_choice(choice) -> None:
     if choice.chosen is None:
         print(f"algorithm: none ran a configuration successfully ({others})")
         return
-    unit = "" if choice.chosen.result.best.record.time_ms is None else " ms"
-    print(f"algorithm: {choice.chosen.algorithm} is the fastest, {cost(choice.chosen)}{unit}"
-          f" ({others}); kernel {choice.chosen.winner.kernel_path}")
+    timed = choice.chosen.result.best.record.time_ms is not None
+    if not others:
+        how = "(the only one whose kernel computes the layer)"
+    else:  # the emulator times nothing: its costs are words moved
+        how = "is the fastest" if timed else "moves the fewest words (emulated, not timed)"
+    print(f"algorithm: {choice.chosen.algorithm} {how}, {cost(choice.chosen)}"
+          f"{' ms' if timed else ''}{f' ({others})' if others else ''}; "
+          f"kernel {choice.chosen.winner.kernel_path}")
 
 
 def print_replay(rep) -> int:

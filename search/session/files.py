@@ -67,8 +67,9 @@ def file_part(layer: "ConvLayer", algorithm: str | None = None) -> "ConvLayer | 
 def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
                    many: bool) -> str | None:
     """``path`` itself for one layer; ``<stem>.<layer name><suffix>`` for several
-    (``layer``: a layer, or the :func:`file_part` of a layer and an algorithm)."""
-    if path is None or not many:
+    (``layer``: a layer, or the :func:`file_part` of a layer and an algorithm, which
+    names its own files however many there are)."""
+    if path is None or not (many or isinstance(layer, FilePart)):
         return path
     p = Path(path)
     return str(p.with_name(f"{p.stem}.{layer.name or 'layer'}{p.suffix or '.jsonl'}"))

@@ -84,6 +84,8 @@ def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] |
     for choice in choose_algorithms(reports):
         shown = choice.chosen or choice.candidates[0]
         row = network_row(shown)
+        if choice.chosen is None and len(choice.candidates) > 1:
+            row["algorithm"] = None  # none ran: no algorithm was chosen (as choices say)
         row["log"] = log_of[id(shown)]
         row["evaluations"] = sum(rep.evaluations for rep in choice.candidates)
         row["candidates"] = [{"algorithm": rep.algorithm, "best_cost": best_cost(rep),

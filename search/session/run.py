@@ -62,8 +62,9 @@ ALL_ALGORITHMS = "all"
 
 def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tuple["ConvLayer", str]]:
     """The (layer, algorithm) pairs to tune: ``algorithm`` for each layer, or, for
-    :data:`ALL_ALGORITHMS`, every algorithm whose kernel computes the layer (in the
-    registry's order: direct first), layer by layer.
+    :data:`ALL_ALGORITHMS`, every algorithm whose kernel computes the layer and that
+    ``iobound select`` offers for it (:func:`search.selection.dataset.candidates`: no
+    Winograd on a 1x1 kernel), in the registry's order (direct first), layer by layer.
 
     >>> from iobound.networks import get_layer
     >>> [a for _, a in layer_algorithms([get_layer("alexnet.conv2")], "all")]
@@ -76,9 +77,14 @@ def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tupl
     if algorithm != ALL_ALGORITHMS:
         get_algorithm(algorithm)  # an unknown name -> InvalidInputError
         return [(layer, algorithm) for layer in layers]
+    from ..selection.dataset import candidates
     pairs = []
     for layer in layers:
-        algs = [a for a in ALGORITHMS if kernel_family(get_algorithm(a)).problem(layer) is None]
+        # as ``iobound select`` offers them (no Winograd on a 1x1 kernel, where it saves
+        # nothing): ``select --history`` reads the run to the same choice
+        offered = {c.algorithm for c in candidates(layer)}
+        algs = [a for a in ALGORITHMS if a in offered
+                and kernel_family(get_algorithm(a)).problem(layer) is None]
         if not algs:
             raise InvalidInputError(f"no kernel computes layer {layer.name or layer.short()}")
         pairs += [(layer, a) for a in algs]
@@ -142,6 +148,8 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
                              verify and measure != "emulate", settings.log or settings.resume,
                              algorithm == ALL_ALGORITHMS))
     check_resumes(jobs)
+    if algorithm == ALL_ALGORITHMS:
+        _check_zero_shot_spaces(jobs)
     return jobs
 
 
@@ -158,6 +166,26 @@ def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
         check_resume_identity(job.settings.resume, read_log(job.settings.resume).header,
                               {"layer": job.layer.to_dict(), "device": job.device.name,
                                "algorithm": job.algorithm}, job.measure if measurer else None)
+
+
+def _check_zero_shot_spaces(jobs: Sequence[LayerJob]) -> None:
+    """Zero-shot tuning of several algorithms: refuse, before anything runs, an algorithm
+    whose space the history holds nothing to rank with (its layers would be refused one by
+    one, after the others were measured and stored). One layer per algorithm: whether a
+    record ranks a layer's space depends on the space's parameters only."""
+    from .history_use import history_options
+    from .settings import default_space
+    if not jobs or jobs[0].settings.strategy != "zero_shot":
+        return
+    first = {}
+    for job in jobs:
+        first.setdefault(job.algorithm, job)
+    for alg, job in first.items():
+        space = default_space(job.layer, job.device, alg)
+        try:
+            history_options(job.settings, space, job.layer.to_dict())
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{alg}: {exc}") from None
 
 
 def _winner(job: LayerJob, result: "TuneResult"):
