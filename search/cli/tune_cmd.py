@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
     parser.add_argument("--device", metavar="PRESET",
                         help=f"device preset (default {DEFAULT_DEVICE}, the paper's GPU)")
-    add_algorithm_argument(parser, extra=("all",),
+    add_algorithm_argument(parser, default=None, extra=("all",),
                            help="kernel template: direct (default), winograd, or all: each "
                                 "layer with every template that computes it (Winograd not on "
                                 "a 1x1 kernel, as select), each tuned with "
@@ -159,9 +159,9 @@ def _layers(args):
 
 def _run_replay(args, file: str, settings) -> int:
     from search.session import tune_replay
-    if args.layer or args.network or args.device:
+    if args.layer or args.network or args.device or args.algorithm:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
-                         "do not give --layer/--network/--device")
+                                "do not give --layer/--network/--device/--algorithm")
     check_zero_shot_resume(args, [settings.resume])
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
@@ -175,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     settings = _settings(args, kind)
     if kind == "replay":
         return _run_replay(args, file, settings)
+    args.algorithm = args.algorithm or "direct"
     from search.session import plan_layers, run_layers
     from search.session.run import check_resumes
 

@@ -177,6 +177,15 @@ def test_replay_rejects_device(capsys, synth_cache_path):
     assert "defines the space and the device" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("algorithm", ["direct", "winograd", "all"])
+def test_replay_rejects_algorithm(capsys, synth_cache_path, algorithm):
+    """The recorded file is the space: an --algorithm (our kernel templates) is refused,
+    not silently ignored."""
+    assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--algorithm", algorithm]) == 2
+    err = capsys.readouterr().err
+    assert "do not give --layer/--network/--device/--algorithm" in err and len(err.splitlines()) == 1
+
+
 def test_replay_rejects_layer(capsys, synth_cache_path):
     """With replay the file is the space: --layer is refused."""
     assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--layer", SMALL]) == 2
