@@ -99,12 +99,21 @@ def job_file_parts(pairs: Sequence[tuple["ConvLayer", str]], algorithm: str) -> 
 
 def kernel_files(pairs: Sequence[tuple["ConvLayer", str]], out_dir: str | None) -> list:
     """``(what, path)`` of the best-kernel file each (layer, algorithm) pair's run writes
-    into ``out_dir`` at its end (:func:`search.winner.kernel_file`); none without one."""
+    into ``out_dir`` at its end (:func:`search.winner.kernel_file`); none without one.
+    ``InvalidInputError`` when two layers of different shapes (unnamed ones, say) would
+    write one file (layers of one shape share their kernel)."""
     if out_dir is None or not str(out_dir).strip():
         return []
     from ..winner import kernel_file
-    return [(f"--out-dir's {kernel_file(layer, alg, out_dir).name}", kernel_file(layer, alg, out_dir))
-            for layer, alg in pairs]
+    files = [(f"--out-dir's {kernel_file(layer, alg, out_dir).name}", kernel_file(layer, alg, out_dir))
+             for layer, alg in pairs]
+    shapes: dict = {}
+    for (what, path), (layer, alg) in zip(files, pairs):
+        shapes.setdefault(path, set()).add((layer, alg))  # a layer's equality is its shape
+        if len(shapes[path]) > 1:  # the second kernel would overwrite the first's
+            raise InvalidInputError(f"layers of different shapes would write one kernel file "
+                                    f"{str(path)!r}: give the layers distinct names")
+    return files
 
 
 def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
