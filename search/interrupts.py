@@ -5,6 +5,10 @@
   it measured and the session can write the history and the export.
 - :func:`signals_deferred`: within the block (the final writes), a signal is noted,
   not raised, so a second Ctrl-C cannot cut the history or the export short.
+- :func:`signals_raised`: within a deferred block, the part that may be stopped (the
+  tuning loop) raises again; a signal noted before it raises as it starts. A run's
+  layer is tuned and stored under one deferred block with the loop raised in it, so
+  no instant between the loop's end and the stored outcomes can lose them.
 - :func:`solve_stoppable`: CP-SAT's ``Solve`` runs in a worker thread with OR-Tools'
   own SIGINT handler off (it would replace ours and stop the search silently, and a
   solve blocks the main thread, where Python runs signal handlers); a signal stops
@@ -30,7 +34,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-__all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "solve_stoppable", "STOP_SIGNALS"]
+__all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "signals_raised",
+           "solve_stoppable", "STOP_SIGNALS"]
 
 #: The exit code of a run stopped by a signal (the shell's code for SIGINT).
 EXIT_INTERRUPTED = 130
@@ -88,11 +93,15 @@ def signals_interrupt():
     return _handlers(_raise_interrupt)
 
 
-@dataclass
+@dataclass(eq=False)  # each block its own: told apart by identity (the open blocks' list)
 class Deferred:
     """The signal noted while deferred (``None`` if none came)."""
 
     signal: int | None = None
+
+
+#: The main thread's deferred blocks now open, innermost last.
+_OPEN: list[Deferred] = []
 
 
 @contextlib.contextmanager
@@ -104,8 +113,31 @@ def signals_deferred() -> Iterator[Deferred]:
     def note(signum: int, frame: Any) -> None:
         deferred.signal = signum
 
+    main = _in_main_thread()
     with _handlers(note):
-        yield deferred
+        if main:
+            _OPEN.append(deferred)
+        try:
+            yield deferred
+        finally:
+            if main:
+                _OPEN.remove(deferred)
+
+
+@contextlib.contextmanager
+def signals_raised() -> Iterator[None]:
+    """Within a :func:`signals_deferred` block, SIGINT and SIGTERM raise
+    ``KeyboardInterrupt`` again, and one already noted by an open deferred block raises
+    as the block starts (the deferred block still holds it). Outside any deferred block,
+    or outside the main thread, the handlers are left as they are."""
+    if not _in_main_thread() or not _OPEN:
+        yield
+        return
+    with _handlers(_raise_interrupt):
+        noted = next((d.signal for d in reversed(_OPEN) if d.signal is not None), None)
+        if noted is not None:
+            raise KeyboardInterrupt(signal.Signals(noted).name)
+        yield
 
 
 def solve_stoppable(solver, model, callback=None) -> int:

@@ -22,6 +22,9 @@ A ``KeyboardInterrupt`` (Ctrl-C; SIGTERM under :func:`search.interrupts.signals_
 stops the loop: the log is closed complete and the result holds every configuration
 measured, with ``stop_reason`` ``interrupted``. The same holds when it lands after the
 last measurement, while the run is wound up (the strategy's stats, the log closed).
+Called within a :func:`search.interrupts.signals_deferred` block (a session, which
+stores the result), the loop still stops on a signal (:func:`~search.interrupts.signals_raised`),
+but one landing after it is noted by the caller's block: the result always reaches it.
 
 Examples
 --------
@@ -51,7 +54,7 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from .interrupts import signals_deferred
+from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .option_checks import check_callable, check_path, check_type, shown
 from .records import LOG_HEAD, LogWriter, as_logged, as_measured, copy_entries, has_log
@@ -207,11 +210,12 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     of a cut-short round made trials); its stats are then ``{}`` if they were cut short."""
     stop, stats = StopReason.INTERRUPTED, {}
     try:
-        if stopped:  # a signal came while the log was opened
-            raise KeyboardInterrupt
-        stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
-                            progress, rounds)
-        stats = strat.stats()
+        with signals_raised():  # the loop may be stopped, also within a caller's deferred block
+            if stopped:  # a signal came while the log was opened
+                raise KeyboardInterrupt
+            stop = _play_rounds(space, measurer, strat, ledger, budget, patience, clock, writer,
+                                progress, rounds)
+            stats = strat.stats()
     except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
         stop = StopReason.INTERRUPTED
     finally:
@@ -331,25 +335,26 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
 
     An interrupt ends the run early with what was measured (see the module doc).
     """
-    check_type("space", space, Space)
-    check_type("measurer", measurer, Measurer)
-    _check_args(budget, patience, seed)
-    budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
-    for name, value in (("log", log), ("resume", resume)):
-        if value is not None:
-            check_path(name, value)
-    if progress is not None:
-        check_callable("progress", progress, "done, budget, best_cost")
-    header = _check_header(header)
-    reusable = _check_reusable(reusable, space)
-    check_callable("build_strategy", build_strategy, "name, space, options, rng")
-    strat = _build_strategy(strategy, space, seed, options, build_strategy)
-    strat.set_horizon(budget)
-    if not isinstance(strategy, Strategy) and seed is None:
-        seed = 0
-    ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {},
-                    reusable=reusable)
-    described = space.describe()  # now: after the loop it could be cut short (tens of ms)
+    with signals_raised():  # nothing is written yet: a signal may stop it all
+        check_type("space", space, Space)
+        check_type("measurer", measurer, Measurer)
+        _check_args(budget, patience, seed)
+        budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
+        for name, value in (("log", log), ("resume", resume)):
+            if value is not None:
+                check_path(name, value)
+        if progress is not None:
+            check_callable("progress", progress, "done, budget, best_cost")
+        header = _check_header(header)
+        reusable = _check_reusable(reusable, space)
+        check_callable("build_strategy", build_strategy, "name, space, options, rng")
+        strat = _build_strategy(strategy, space, seed, options, build_strategy)
+        strat.set_horizon(budget)
+        if not isinstance(strategy, Strategy) and seed is None:
+            seed = 0
+        ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {},
+                        reusable=reusable)
+        described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole
         run = dict(zip(_RUN_KEYS, (strat.name, seed, budget, described, measurer.describe())))

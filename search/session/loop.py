@@ -42,7 +42,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..interrupts import Interrupted, signals_deferred
+from ..interrupts import Interrupted, signals_deferred, signals_raised
 from ..tune_result import StopReason
 from .files import OutputWriteError, kept_where, write_outcomes
 from .history_use import history_options, reusable_records, telling_fallback
@@ -53,7 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from ..tune_result import TuneResult
 
-__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "tune_space", "store_outcomes"]
+__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "tune_space", "store_outcomes",
+           "tune_and_store"]
 
 NO_OBSERVER = Observer()
 DEFAULT_BUILDERS = Builders()
@@ -72,7 +73,8 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     """
     from ..tuner import tune
     t0 = time.perf_counter()
-    with HISTORY_LOCK:  # read now, when the layer starts: it sees what earlier layers stored
+    with signals_raised(), HISTORY_LOCK:  # read now, when the layer starts: it sees what
+        # earlier layers stored (nothing of this run is measured yet: a signal may stop it)
         options, history_use, prior = history_options(settings, space, problem)
         reusable = reusable_records(settings, space, measurer) if settings.reuse else None
     if history_use is not None:
@@ -93,8 +95,9 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     try:
         if executor_for is not None or settings.executor is not None:
             from ..executors import ExecutorMeasurer, make_executor
-            executor = (executor_for(measurer) if executor_for is not None
-                        else make_executor(measurer, settings.executor))
+            with signals_raised():  # starting workers (Ray's init) may be stopped
+                executor = (executor_for(measurer) if executor_for is not None
+                            else make_executor(measurer, settings.executor))
             measurer = ExecutorMeasurer(measurer, executor)
         result = tune(space, measurer, settings.strategy, settings.budget, settings.seed,
                       log=settings.log, resume=settings.resume, options=options,
@@ -107,6 +110,25 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     if fell_back and history_use is not None:
         history_use = dataclasses.replace(history_use, used=False)
     return result, time.perf_counter() - t0, history_use
+
+
+def tune_and_store(space: "Space", measurer: "Measurer", settings: TuneSettings, header: dict,
+                   observer: Observer, builders: Builders, problem: Any = None,
+                   executor_for=None, resume_as: str | None = None):
+    """:func:`tune_space` then :func:`store_outcomes`, under one deferred block (the loop
+    and what comes before it still stop on a signal: :func:`~search.interrupts.signals_raised`):
+    a signal after the loop, or a second one, waits for the writes. (result, seconds,
+    history use, history outcome, export outcome); raises
+    :class:`~search.interrupts.Interrupted` after the writes when a signal came."""
+    with signals_deferred() as late:
+        result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
+                                                  builders, problem, executor_for)
+        if late.signal is not None:
+            result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+        history, export = store_outcomes(settings, result, space, measurer, resume_as)
+    if late.signal is not None:  # it came as the writes ended: they are done
+        raise Interrupted(len(result.trials), settings.log or settings.resume, None, resume_as)
+    return result, seconds, history_use, history, export
 
 
 def _wind_down(measurer: "Measurer", observer: Observer) -> bool:

@@ -94,10 +94,27 @@ def layers_at_once(options, capacity: int, layers: int) -> int:
     return max(1, min(layers, options.parallel_layers or default))
 
 
+def _logged(job) -> int:
+    """How many records the log of ``job`` holds (a layer the run has not tuned, or stopped
+    before its loop: what an earlier run logged, copied or resumed)."""
+    from iobound.errors import IoboundError
+
+    from ..records import has_log, read_log
+    settings = getattr(job, "settings", None)
+    path = settings.log or settings.resume if settings is not None else None
+    if not path or not has_log(path):
+        return 0
+    try:
+        return len(read_log(path).entries)
+    except IoboundError:  # not a log we can read: it keeps nothing we can count
+        return 0
+
+
 def interrupted_run(jobs, reports, errors) -> Interrupted:
     """One :class:`Interrupted` for a run of several layers: the measurements every layer's
     log keeps (``reports`` of the layers done, a repeat's counted once: with the layer it
-    repeats; ``errors`` the layers stopped).
+    repeats; ``errors`` the layers stopped; any other layer's log as it is: records of an
+    earlier run that this one had not reached).
 
     With one job (a single layer, stopped after its run was stored) the log is the job's.
 
@@ -109,9 +126,16 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
     >>> str(interrupted_run(jobs, [], {0: Interrupted(3, "x")}))
     'interrupted: 3 measurements kept in run.<layer>.<algorithm>.jsonl; resume with --resume run.jsonl'
     """
-    kept = sum(len(r.result.trials) for r in reports if r is not None and r.same_as is None)
+    kept = 0
+    for k, job in enumerate(jobs):
+        report = reports[k] if k < len(reports) else None
+        if report is not None:
+            kept += len(report.result.trials) if report.same_as is None else 0
+        elif isinstance(errors.get(k), Interrupted):
+            kept += errors[k].measurements
+        else:
+            kept += _logged(job)
     stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
-    kept += sum(e.measurements for e in stopped)
     failed = "; ".join(e.failed for e in stopped if e.failed) or None
     base = jobs[0].resume_as  # the per-layer logs' pattern, e.g. run.<layer>.jsonl
     if len(jobs) == 1:

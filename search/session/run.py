@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from iobound.errors import InvalidInputError
 
-from ..interrupts import Interrupted
+from ..interrupts import Interrupted, signals_deferred
 from ..option_checks import check_records, check_type
 from .files import (OutputWriteError, check_history, check_log_paths, check_outputs, file_part,
                     kept_where, log_and_resume, per_layer_path)
 from .history_use import check_zero_shot_db
-from .loop import DEFAULT_BUILDERS, NO_OBSERVER, store_outcomes, tune_space
+from .loop import DEFAULT_BUILDERS, NO_OBSERVER, tune_and_store
 from .repeats import repeat_report, repeats
 from .reports import LayerReport
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
@@ -224,21 +224,27 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     space = builders.space(layer, job.device, job.algorithm)
     header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": job.device.name,
               "algorithm": job.algorithm}
-    with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
-        observer.layer_started(job, space)
-        result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
-                                                  builders, layer.to_dict(), executor_for)
-        history, export = store_outcomes(settings, result, space, measurer, job.resume_as)
-    winner = _winner(job, result)
-    report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
-                         measure=job.measure, space_size=len(space),
-                         unpruned_size=getattr(space, "unpruned_size", len(space)),
-                         result=result, seconds=seconds, winner=winner, history=history,
-                         export=export, history_use=history_use)
+    done = None  # (result, seconds, history use, history, export) once stored
     try:
+        with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
+            observer.layer_started(job, space)
+            with signals_deferred() as late:  # a signal after the loop waits for the writes
+                done = tune_and_store(space, measurer, settings, header, observer, builders,
+                                      layer.to_dict(), executor_for, job.resume_as)
+            if late.signal is not None:
+                raise KeyboardInterrupt
+        result, seconds, history_use, history, export = done
+        winner = _winner(job, result)
+        report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
+                             measure=job.measure, space_size=len(space),
+                             unpruned_size=getattr(space, "unpruned_size", len(space)),
+                             result=result, seconds=seconds, winner=winner, history=history,
+                             export=export, history_use=history_use)
         observer.finished(report)
-    except KeyboardInterrupt:  # while printing it: the layer is stored and counts as kept
-        raise Interrupted(len(result.trials), settings.log or settings.resume,
+    except KeyboardInterrupt as exc:  # once stored (the kernel, the report): counts as kept
+        if isinstance(exc, Interrupted) or done is None:
+            raise
+        raise Interrupted(len(done[0].trials), settings.log or settings.resume,
                           resume_as=job.resume_as) from None
     return report
 
@@ -266,9 +272,9 @@ def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
             os.replace(tmp, settings.log)
             jobs[k] = dataclasses.replace(
                 jobs[k], settings=dataclasses.replace(settings, resume=settings.log))
-    if deferred.signal is not None:
-        from .parallel import interrupted_run
-        raise interrupted_run(jobs, [], {0: Interrupted(copied, None)})
+    if deferred.signal is not None:  # every log copied: run_layers counts what they hold
+        import signal
+        raise KeyboardInterrupt(signal.Signals(deferred.signal).name)
     return jobs
 
 
@@ -285,26 +291,33 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     :class:`~search.interrupts.Interrupted` counting every layer's measurements (each
     layer is stored as it ends).
     """
-    jobs = _into_new_logs(list(jobs))
+    jobs = list(jobs)
     observer = observer or NO_OBSERVER
-    origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
-    distinct = [job for job, o in zip(jobs, origin) if o is None]
     reports: list[LayerReport] = []
+    at_once = False  # an interrupt of the layers run at once says already what every log keeps
     try:
+        jobs = _into_new_logs(jobs)  # in here: a signal as it returns still counts the copies
+        origin = [None] * len(jobs) if jobs and jobs[0].settings.tune_repeats else repeats(jobs)
+        distinct = [job for job, o in zip(jobs, origin) if o is None]
         ran = None  # the distinct layers' reports when they ran at once, in their order
         if len(distinct) > 1 and distinct[0].settings.executor is not None:
             from .parallel import run_layers_parallel
+            at_once = True
             ran = iter(run_layers_parallel(distinct, observer, run_layer, builders))
+            at_once = False
         for job, o in zip(jobs, origin):
             if o is not None:
                 reports.append(repeat_report(job, reports[o], observer))
             else:
                 reports.append(next(ran) if ran is not None else run_layer(job, observer, builders))
     except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
-        if len(jobs) == 1 or not (reports or isinstance(exc, Interrupted)):
-            raise  # nothing kept yet: no log to resume
+        if at_once or (len(jobs) == 1 and isinstance(exc, Interrupted)):
+            raise
         from .parallel import interrupted_run
-        raise interrupted_run(jobs, reports, {len(reports): exc}) from None
+        run = interrupted_run(jobs, reports, {len(reports): exc})
+        if not isinstance(exc, Interrupted) and not run.measurements:
+            raise  # nothing kept: no log to resume
+        raise run from None
     return reports
 
 
