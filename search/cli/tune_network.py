@@ -47,9 +47,11 @@ def check_network_json(args, layers=(), settings=None) -> None:
     pairs = layer_algorithms(layers, args.algorithm)
     parts = job_file_parts(pairs, args.algorithm)
     many = len(parts) > 1
+    # a --log that is the --resume it continues is one file, not two (as check_outputs)
+    log = None if settings is None or settings.log == settings.resume else settings.log
     per_layer = [] if settings is None else [
         (flag, per_layer_path(path, part, many))
-        for flag, path in (("--log", settings.log), ("--resume", settings.resume),
+        for flag, path in (("--log", log), ("--resume", settings.resume),
                            ("--export-cache", settings.export_cache)) if path
         for part in parts]
     check_distinct_files([("--history", args.history), ("--network-json", args.network_json),

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 from iobound.errors import InvalidInputError, IoboundError
 
 from ..outputs import check_distinct_files, check_output_dir, check_output_file
-from ..records import has_log
+from ..records import has_log, read_log
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tune_result import TuneResult
     from .settings import TuneSettings
 
-__all__ = ["per_layer_path", "FilePart", "file_part", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
+__all__ = ["per_layer_path", "FilePart", "file_part", "logged_count", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
            "check_history", "history_key", "cache_meta", "store_history", "export_cache",
            "write_outcomes", "OutputWriteError", "kept_where"]
 
@@ -72,7 +72,21 @@ def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
     if path is None or not (many or isinstance(layer, FilePart)):
         return path
     p = Path(path)
-    return str(p.with_name(f"{p.stem}.{layer.name or 'layer'}{p.suffix or '.jsonl'}"))
+    name = (layer.name or "layer").replace("/", "_")  # as the kernel file's (search.winner)
+    return str(p.with_name(f"{p.stem}.{name}{p.suffix or '.jsonl'}"))
+
+
+def logged_count(settings: "TuneSettings | None") -> int:
+    """How many records the log of ``settings`` (its ``log``, else its ``resume``) holds:
+    what a run stopped before its loop keeps (a resumed run's, a copied log's); 0 without
+    a readable log."""
+    path = settings.log or settings.resume if settings is not None else None
+    if not path or not has_log(path):
+        return 0
+    try:
+        return len(read_log(path).entries)
+    except IoboundError:  # not a log we can read: it keeps nothing we can count
+        return 0
 
 
 def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:

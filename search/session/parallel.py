@@ -42,7 +42,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..interrupts import Interrupted
-from .files import per_layer_path
+from .files import logged_count, per_layer_path
 from .settings import Builders, Observer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,22 +94,6 @@ def layers_at_once(options, capacity: int, layers: int) -> int:
     return max(1, min(layers, options.parallel_layers or default))
 
 
-def _logged(job) -> int:
-    """How many records the log of ``job`` holds (a layer the run has not tuned, or stopped
-    before its loop: what an earlier run logged, copied or resumed)."""
-    from iobound.errors import IoboundError
-
-    from ..records import has_log, read_log
-    settings = getattr(job, "settings", None)
-    path = settings.log or settings.resume if settings is not None else None
-    if not path or not has_log(path):
-        return 0
-    try:
-        return len(read_log(path).entries)
-    except IoboundError:  # not a log we can read: it keeps nothing we can count
-        return 0
-
-
 def interrupted_run(jobs, reports, errors) -> Interrupted:
     """One :class:`Interrupted` for a run of several layers: the measurements every layer's
     log keeps (``reports`` of the layers done, a repeat's counted once: with the layer it
@@ -134,7 +118,7 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
         elif isinstance(errors.get(k), Interrupted):
             kept += errors[k].measurements
         else:
-            kept += _logged(job)
+            kept += logged_count(getattr(job, "settings", None))
     stopped = [e for e in errors.values() if isinstance(e, Interrupted)]
     failed = "; ".join(e.failed for e in stopped if e.failed) or None
     base = jobs[0].resume_as  # the per-layer logs' pattern, e.g. run.<layer>.jsonl

@@ -89,7 +89,14 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
                               history=history, export=export, history_use=history_use)
         observer.finished(report)
     except KeyboardInterrupt as exc:
-        if isinstance(exc, Interrupted) or done is None:
+        if isinstance(exc, Interrupted):
             raise
+        if done is None:  # stopped before its loop: what the log keeps (a resumed run's), as
+            # a layer's run says (search.session.parallel.interrupted_run)
+            from .files import logged_count
+            kept = logged_count(settings)
+            if not kept:
+                raise
+            raise Interrupted(kept, settings.log or settings.resume) from None
         raise Interrupted(len(done[0].trials), settings.log or settings.resume) from None
     return report

@@ -75,7 +75,9 @@ def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tupl
     from iobound.algorithms import ALGORITHMS, get_algorithm
     from kernels.families import kernel_family
     if algorithm != ALL_ALGORITHMS:
-        get_algorithm(algorithm)  # an unknown name -> InvalidInputError
+        if algorithm not in ALGORITHMS:  # name "all" among the choices too
+            raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of "
+                                    + ", ".join((*ALGORITHMS, ALL_ALGORITHMS)))
         return [(layer, algorithm) for layer in layers]
     from ..selection.dataset import candidates
     pairs = []
@@ -141,6 +143,8 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     device = get_device(device) if isinstance(device, str) else device
     check_type("settings", settings, TuneSettings)
     pairs = layer_algorithms(layers, algorithm)
+    if algorithm == ALL_ALGORITHMS:
+        pairs = _with_configurations(pairs, device)
     parts = job_file_parts(pairs, algorithm)
     check_log_paths(settings.log, settings.resume, parts)
     check_outputs(settings, parts, out_dir, kernels=kernel_files(pairs, out_dir))
@@ -160,6 +164,32 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     if algorithm == ALL_ALGORITHMS:
         _check_zero_shot_spaces(jobs)
     return jobs
+
+
+def _with_configurations(pairs: Sequence[tuple["ConvLayer", str]], device) -> list:
+    """``algorithm="all"``: the pairs without an algorithm, after a layer's first, none of
+    whose configurations fits the layer on ``device`` (its Table 1 pruned space is empty,
+    e.g. Winograd of an 11x11 kernel): ``iobound select`` gives it no time either, and its
+    run would be refused after the layer's other algorithms were measured. (A layer's
+    first algorithm, direct, runs first: an empty space of it is refused before anything
+    is measured, as with ``algorithm="direct"``.) One space per layer shape."""
+    from .settings import default_space
+    fits: dict = {}
+    kept, first = [], None
+    for layer, alg in pairs:
+        if first is None or first[0] is not layer or first[1] == alg:
+            first = (layer, alg)  # a layer's pairs come one after another, its first first
+            kept.append((layer, alg))
+            continue
+        if (layer, alg) not in fits:  # a layer's equality is its shape
+            try:
+                default_space(layer, device, alg)
+                fits[layer, alg] = True
+            except InvalidInputError:
+                fits[layer, alg] = False
+        if fits[layer, alg]:
+            kept.append((layer, alg))
+    return kept
 
 
 def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
@@ -293,6 +323,10 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     """
     jobs = list(jobs)
     observer = observer or NO_OBSERVER
+    # another measurer's --resume log refused before anything runs, also through the API
+    # (the CLI does it when it plans): not after earlier layers ran and the logs were copied
+    check_resumes(jobs, measurer=(builders or DEFAULT_BUILDERS).measurer
+                  is DEFAULT_BUILDERS.measurer)
     reports: list[LayerReport] = []
     at_once = False  # an interrupt of the layers run at once says already what every log keeps
     try:
