@@ -99,6 +99,7 @@ def test_kernel_tuner_1x_failures_survive_import_and_export(tmp_path, capsys):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for Kernel Tuner's C backend")
+@pytest.mark.filterwarnings("ignore:None of the tunable parameters specify thread block")  # C: no blocks
 def test_a_real_kernel_tuner_run_reads_alike(tmp_path, monkeypatch):
     """A real tune_kernel run (C backend on the CPU): a configuration whose compile fails
     the way Kernel Tuner skips ("local memory limit exceeded") is CompilationFailedConfig."""
