@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_replay(args, file, settings)
     args.algorithm = args.algorithm or "direct"
     from search.session import plan_layers, run_layers
-    from search.session.run import check_resumes
+    from search.session.plan import check_resumes
 
     from .tune_network import check_network_json
     check_network_json(args)

@@ -9,8 +9,8 @@ back as frozen dataclasses (:class:`LayerReport`, :class:`ReplayReport`).
 - :mod:`~search.session.settings`: :class:`TuneSettings` (strategy, budget, seed,
   files), :class:`Builders` (the functions that build space, measurer and strategy:
   the seams to swap) and :class:`Observer` (hooks for progress and printing);
-- :mod:`~search.session.run`: :func:`tune_layers` = :func:`plan_layers` (check,
-  one :class:`LayerJob` per layer) + :func:`run_layers` (:func:`run_layer` each;
+- :mod:`~search.session.plan` and :mod:`~search.session.run`: :func:`tune_layers` =
+  :func:`plan_layers` (check, one :class:`LayerJob` per layer) + :func:`run_layers` (:func:`run_layer` each;
   :mod:`~search.session.repeats`: a layer of an earlier one's shape takes its report);
 - :mod:`~search.session.replay`: :func:`tune_replay`, a recorded Kernel Tuner space;
 - :mod:`~search.session.loop`: the tuning loop of one space and its stored outcomes, shared
@@ -36,8 +36,8 @@ from .files import cache_meta, history_key, per_layer_path
 from .history_use import HISTORY_STRATEGIES, HistoryUse, history_options
 from .reports import ExportOutcome, HistoryOutcome, LayerReport, ReplayReport
 from .replay import tune_replay
-from .run import (ALL_ALGORITHMS, LayerJob, layer_algorithms, plan_layers, run_layer, run_layers,
-                  tune_layers)
+from .plan import ALL_ALGORITHMS, LayerJob, layer_algorithms, plan_layers
+from .run import run_layer, run_layers, tune_layers
 from .settings import LAYER_MEASURES, Builders, Observer, TuneSettings
 
 __all__ = ["tune_layers", "tune_replay", "plan_layers", "run_layer", "run_layers", "LayerJob",

@@ -1,6 +1,6 @@
 """The algorithm of each layer tuned with every one (``algorithm="all"``): the fastest measured.
 
-A run with ``algorithm="all"`` (:func:`~search.session.run.plan_layers`) reports each layer
+A run with ``algorithm="all"`` (:func:`~search.session.plan.plan_layers`) reports each layer
 once per algorithm whose kernel computes it. :func:`choose_algorithms` groups those reports
 by layer and picks, per layer, the report whose best configuration has the lowest cost:
 the measured (or, with the model measurer, estimated) time, or the emulated words for the
@@ -79,7 +79,7 @@ class AlgorithmChoice:
 def choose_algorithms(reports: Sequence["LayerReport"]) -> list[AlgorithmChoice]:
     """Per layer, in order, its reports and the fastest of them.
 
-    ``reports`` are in the jobs' order (:func:`~search.session.run.layer_algorithms`: a
+    ``reports`` are in the jobs' order (:func:`~search.session.plan.layer_algorithms`: a
     layer's algorithms one after another): a layer's group is a run of reports of that
     layer (equal name and shape) with distinct algorithms, so two equal layers in a row
     are two groups.

@@ -47,7 +47,7 @@ from .settings import Builders, Observer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .reports import LayerReport
-    from .run import LayerJob
+    from .plan import LayerJob
 
 __all__ = ["run_layers_parallel", "layers_at_once", "interrupted_run"]
 

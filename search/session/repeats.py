@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .reports import LayerReport
-    from .run import LayerJob
+    from .plan import LayerJob
     from .settings import Observer
 
 __all__ = ["repeats", "repeat_report"]
