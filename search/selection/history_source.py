@@ -4,7 +4,8 @@ Every stored key whose layer is a layer's canonical JSON (``iobound tune --histo
 writes ``json.dumps(layer.to_dict(), sort_keys=True)``; replayed Kernel Tuner spaces,
 ``replay:...``, are no layers and are skipped) gives one
 :class:`~search.selection.dataset.LabelRecord` per candidate found among its ``ok``
-records (every stored time, not only each configuration's latest): the fastest one, its
+records (every stored time, not only each configuration's latest): the fastest one (the
+fastest measured and the fastest estimate each, where the key holds both), its
 algorithm read off the configuration (a Winograd config has ``e``). These are *tuned* results (the best a tuner measured), not the
 oracle of the space; ``estimate`` is the record's own flag. Estimates of the analytic
 model of another version than the current one are stale and left out
@@ -74,7 +75,10 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
         layer = _layer(key.layer)
         if layer is None:
             continue
-        best: dict[Candidate, object] = {}
+        # the fastest measured and the fastest estimate apart: one toolchain may hold both
+        # (a cache's entries carry their own flag), and a measurement is preferred to an
+        # estimate (select), not outrun by it here
+        best: dict[tuple[Candidate, bool], object] = {}
         for rec in _stored(history, key):  # fastest first
             if not rec.is_ok or rec.time_ms is None:
                 continue
@@ -83,8 +87,11 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
                 cand = Candidate("winograd", int(e)) if e is not None else Candidate("direct")
             except ValueError:          # an e outside the candidates' 2..4
                 continue
-            best.setdefault(cand, rec)
-        for cand in (c for c in CLASSES if c in best):
-            rec = best[cand]
-            yield LabelRecord(layer, key.device, cand.algorithm, cand.e, dict(rec.config),
-                              rec.time_ms, rec.estimate, f"history {history.path}: {key.toolchain}")
+            best.setdefault((cand, bool(rec.estimate)), rec)
+        for cand in CLASSES:
+            for est in (False, True):
+                rec = best.get((cand, est))
+                if rec is not None:
+                    yield LabelRecord(layer, key.device, cand.algorithm, cand.e, dict(rec.config),
+                                      rec.time_ms, rec.estimate,
+                                      f"history {history.path}: {key.toolchain}")
