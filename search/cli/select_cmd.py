@@ -129,8 +129,9 @@ def format_table(sels: list) -> str:
         lines.append("* analytic estimate (model measurer), not a measurement; "
                      "n/a: not a candidate for this layer")
     if any(s.untuned for s in sels):
-        lines.append("untuned: a candidate the history holds no record of (not evaluated; "
-                     "tune it with --algorithm to compare)")
+        lines.append("untuned: a candidate the history holds no record of, or only estimates "
+                     "of where the layer has measurements (not evaluated; tune it with "
+                     "--algorithm to compare)")
     return "\n".join(lines)
 
 
