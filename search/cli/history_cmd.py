@@ -123,11 +123,18 @@ def _labels(db) -> dict:
 
 def _known_device(name: str | None, devices) -> str | None:
     """``name`` as the database holds it: itself, else its preset name (``v100`` for
-    ``V100-SXM2``, what ``tune --device v100`` and ``import --device v100`` store)."""
+    ``V100-SXM2``, what ``tune --device v100`` and ``import --device v100`` store), else
+    the one stored name of that preset (a recorded file's own, ``NVIDIA RTX A4000`` for
+    ``RTX-A4000``)."""
     if name is None or name in devices:
         return name
     canonical = canonical_device_name(name)
-    return canonical if canonical in devices else name
+    if canonical in devices:
+        return canonical
+    # a file's own name of that preset (``NVIDIA RTX A4000`` for ``RTX-A4000``), as
+    # import --device accepts it (search.db.file_import.file_device); only when one
+    same = [d for d in devices if canonical_device_name(d) == canonical]
+    return same[0] if len(same) == 1 else name
 
 
 def _import(args) -> int:
