@@ -53,7 +53,8 @@ class EmulateStages(MeasurerStages):
         m = self.measurer
         try:
             source = generate(m.layer, config_from_dict(dict(config), m.algorithm))
-            lib, seconds, cached = build_emulator(source.code)
+            # no limit of its own: the executor's --timeout kills the worker and its g++
+            lib, seconds, cached = build_emulator(source.code, timeout=None)
         except (ValueError, TypeError, EmulatorBuildError):  # the run classifies it
             return Artifact(config=dict(config))
         return Artifact(config=dict(config), payload=lib.read_bytes(), name=lib.name,

@@ -98,7 +98,9 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
     if resume:
         paths = [per_layer_path(resume, layer, many) for layer in layers]
         if not any(has_log(p) for p in paths):
-            per_layer = f" (one per layer, e.g. {paths[0]!r})" if many else ""
+            per_layer = (f" (one per layer, e.g. {paths[0]!r})" if many
+                         else f" (read as {paths[0]!r}: one per algorithm)"
+                         if paths[0] != resume else "")
             raise InvalidInputError(f"--resume: no log {resume!r}{per_layer}: missing, empty or "
                                     "cut before its header was written (start it with --log)")
         from ..db.merge import is_sqlite
