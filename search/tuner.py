@@ -41,26 +41,24 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 import os
 import signal
 import time
-from collections import abc
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .option_checks import check_callable, check_path, check_type, shown
-from .records import LOG_HEAD, LogWriter, as_logged, as_measured, copy_entries, has_log
+from .records import LogWriter, as_measured, copy_entries, has_log
+from .option_checks import check_type
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
+from .tune_args import RUN_KEYS, check_tune_arguments
 from .tune_ledger import Ledger
 from .tune_result import StopReason, Trial, TuneResult
 
@@ -228,62 +226,6 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
-def _check_args(budget: int, patience: int | None, seed: int | None) -> None:
-    """Refuse a budget or patience that is no int of at least 1, or a seed that is no int
-    the log can store (InvalidInputError naming the value)."""
-    if seed is not None:
-        limits.check_int("seed", seed, limits.SEED)
-    if budget is None:
-        raise InvalidInputError("budget must be an integer, got None")
-    for name, value in (("budget", budget), ("patience", patience)):
-        if value is not None and (isinstance(value, bool)
-                                  or not isinstance(value, numbers.Integral)):
-            raise InvalidInputError(f"{name} must be an integer, got {value!r}")
-        if value is not None and value < 1:
-            raise InvalidInputError(f"{name} must be >= 1, got {value}")
-
-
-#: Header keys of the run itself, which ``header`` cannot replace (nor the log format's,
-#: ``records.LOG_HEAD``): a log claiming another space or measurer would mislead a resume.
-_RUN_KEYS = ("strategy", "seed", "budget", "space", "measurer")
-
-
-def _check_header(header: Any) -> dict:
-    """``header`` as a dict of text keys and JSON values that leaves the run's own keys
-    alone (InvalidInputError naming the key)."""
-    if header is None:
-        return {}
-    check_type("header", header, abc.Mapping)
-    for key in header:
-        if not isinstance(key, str):
-            raise InvalidInputError(f"header keys must be strings, got {shown(key)}")
-        if key in _RUN_KEYS or key in LOG_HEAD:
-            own = ", ".join((*LOG_HEAD, *_RUN_KEYS))
-            raise InvalidInputError(f"header key {key!r} is the run's own ({own} are written by "
-                                    f"tune()); name the field otherwise")
-    try:
-        as_logged(dict(header))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"header must hold JSON values: {exc}") from None
-    return dict(header)
-
-
-def _check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | None:
-    """``reusable`` as index -> record, each index in ``space`` and each value a
-    :class:`MeasureRecord` (InvalidInputError naming the first that is not)."""
-    if reusable is None:
-        return None
-    check_type("reusable", reusable, abc.Mapping)
-    out: dict[int, MeasureRecord] = {}
-    size = len(space)
-    for i, rec in reusable.items():
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < size:
-            raise InvalidInputError(f"reusable keys must be indices of the space (0 to "
-                                    f"{size - 1}), got {shown(i)}")
-        out[int(i)] = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
-    return out
-
-
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -336,18 +278,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     An interrupt ends the run early with what was measured (see the module doc).
     """
     with signals_raised():  # nothing is written yet: a signal may stop it all
-        check_type("space", space, Space)
-        check_type("measurer", measurer, Measurer)
-        _check_args(budget, patience, seed)
-        budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
-        for name, value in (("log", log), ("resume", resume)):
-            if value is not None:
-                check_path(name, value)
-        if progress is not None:
-            check_callable("progress", progress, "done, budget, best_cost")
-        header = _check_header(header)
-        reusable = _check_reusable(reusable, space)
-        check_callable("build_strategy", build_strategy, "name, space, options, rng")
+        budget, patience, seed, header, reusable = check_tune_arguments(
+            space, measurer, budget, patience, seed, log, resume, progress, header, reusable,
+            build_strategy)
         strat = _build_strategy(strategy, space, seed, options, build_strategy)
         strat.set_horizon(budget)
         if not isinstance(strategy, Strategy) and seed is None:
@@ -357,7 +290,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole
-        run = dict(zip(_RUN_KEYS, (strat.name, seed, budget, described, measurer.describe())))
+        run = dict(zip(RUN_KEYS, (strat.name, seed, budget, described, measurer.describe())))
         writer = _open_log(log, resume, {**run, **header})
     clock = _Clock()
     rounds = [0]  # completed rounds, also when the loop is interrupted

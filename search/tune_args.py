@@ -1,0 +1,107 @@
+"""The arguments of :func:`search.tuner.tune`, checked at its boundary.
+
+Every bad argument is an ``InvalidInputError`` naming it, raised before anything is
+measured or written: a budget, patience or seed that is no storable int, a log or resume
+path that cannot be one, hooks that are not callables, a header that would overwrite the
+run's own keys (:data:`RUN_KEYS`), reusable records that are not records of the space.
+
+Examples
+--------
+>>> check_header({"note": "first run"})
+{'note': 'first run'}
+>>> check_header({"budget": 3})  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: header key 'budget' is the run's own (...); name the field otherwise
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import abc
+from typing import Any
+
+from iobound import limits
+from iobound.errors import InvalidInputError
+
+from .measure.base import MeasureRecord, Measurer
+from .option_checks import check_callable, check_path, check_type, shown
+from .records import LOG_HEAD, as_logged
+from .space import Space
+
+__all__ = ["RUN_KEYS", "check_tune_arguments", "check_header", "check_reusable"]
+
+
+def check_tune_arguments(space, measurer, budget, patience, seed, log, resume, progress, header,
+                         reusable, build_strategy) -> tuple:
+    """(budget, patience, seed, header, reusable) of a :func:`~search.tuner.tune` call,
+    checked and normalised (ints, a dict header, an index -> record dict or None)."""
+    check_type("space", space, Space)
+    check_type("measurer", measurer, Measurer)
+    _check_numbers(budget, patience, seed)
+    budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
+    for name, value in (("log", log), ("resume", resume)):
+        if value is not None:
+            check_path(name, value)
+    if progress is not None:
+        check_callable("progress", progress, "done, budget, best_cost")
+    header = check_header(header)
+    reusable = check_reusable(reusable, space)
+    check_callable("build_strategy", build_strategy, "name, space, options, rng")
+    return budget, patience, seed, header, reusable
+
+
+def _check_numbers(budget: int, patience: int | None, seed: int | None) -> None:
+    """Refuse a budget or patience that is no int of at least 1, or a seed that is no int
+    the log can store (InvalidInputError naming the value)."""
+    if seed is not None:
+        limits.check_int("seed", seed, limits.SEED)
+    if budget is None:
+        raise InvalidInputError("budget must be an integer, got None")
+    for name, value in (("budget", budget), ("patience", patience)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, numbers.Integral)):
+            raise InvalidInputError(f"{name} must be an integer, got {value!r}")
+        if value is not None and value < 1:
+            raise InvalidInputError(f"{name} must be >= 1, got {value}")
+
+
+#: Header keys of the run itself, which ``header`` cannot replace (nor the log format's,
+#: ``records.LOG_HEAD``): a log claiming another space or measurer would mislead a resume.
+RUN_KEYS = ("strategy", "seed", "budget", "space", "measurer")
+
+
+def check_header(header: Any) -> dict:
+    """``header`` as a dict of text keys and JSON values that leaves the run's own keys
+    alone (InvalidInputError naming the key)."""
+    if header is None:
+        return {}
+    check_type("header", header, abc.Mapping)
+    for key in header:
+        if not isinstance(key, str):
+            raise InvalidInputError(f"header keys must be strings, got {shown(key)}")
+        if key in RUN_KEYS or key in LOG_HEAD:
+            own = ", ".join((*LOG_HEAD, *RUN_KEYS))
+            raise InvalidInputError(f"header key {key!r} is the run's own ({own} are written by "
+                                    f"tune()); name the field otherwise")
+    try:
+        as_logged(dict(header))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"header must hold JSON values: {exc}") from None
+    return dict(header)
+
+
+def check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | None:
+    """``reusable`` as index -> record, each index in ``space`` and each value a
+    :class:`MeasureRecord` (InvalidInputError naming the first that is not)."""
+    if reusable is None:
+        return None
+    check_type("reusable", reusable, abc.Mapping)
+    out: dict[int, MeasureRecord] = {}
+    size = len(space)
+    for i, rec in reusable.items():
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < size:
+            raise InvalidInputError(f"reusable keys must be indices of the space (0 to "
+                                    f"{size - 1}), got {shown(i)}")
+        out[int(i)] = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
+    return out
