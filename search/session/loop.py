@@ -131,6 +131,51 @@ def tune_and_store(space: "Space", measurer: "Measurer", settings: TuneSettings,
     return result, seconds, history_use, history, export
 
 
+class KeptRun:
+    """A run's block (measurer, loop, stored outcomes, report) in which an interrupt once
+    the run is stored counts as kept: it leaves the block as
+    :class:`~search.interrupts.Interrupted` with the run's measurements and its log.
+    Before :meth:`store` returned, ``kept_before()`` (default: none) says what the log
+    already keeps; with nothing kept the ``KeyboardInterrupt`` leaves as it came.
+
+    Examples
+    --------
+    >>> run = KeptRun(TuneSettings(log="run.jsonl"), kept_before=lambda: 3)
+    >>> try:
+    ...     with run:
+    ...         raise KeyboardInterrupt
+    ... except Interrupted as exc:
+    ...     exc.measurements, exc.log
+    (3, 'run.jsonl')
+    """
+
+    def __init__(self, settings: TuneSettings, resume_as: str | None = None, kept_before=None):
+        self.settings, self.resume_as, self.kept_before = settings, resume_as, kept_before
+        self.done = None  # (result, seconds, history use, history, export) once stored
+
+    def store(self, *args, **kwargs):
+        """:func:`tune_and_store`; a signal between its return and the caller's hold of
+        what it returned waits for it (then comes as a ``KeyboardInterrupt``)."""
+        with signals_deferred() as late:
+            self.done = tune_and_store(*args, **kwargs)
+        if late.signal is not None:
+            raise KeyboardInterrupt
+        return self.done
+
+    def __enter__(self) -> "KeptRun":
+        return self
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if kind is None or not issubclass(kind, KeyboardInterrupt) or isinstance(exc, Interrupted):
+            return False
+        kept = (len(self.done[0].trials) if self.done is not None
+                else self.kept_before() if self.kept_before is not None else 0)
+        if not kept:
+            return False
+        raise Interrupted(kept, self.settings.log or self.settings.resume,
+                          resume_as=self.resume_as) from None
+
+
 def _wind_down(measurer: "Measurer", observer: Observer) -> bool:
     """Close the run's executor and tell the observer the loop ended; whether a signal
     (or a ``KeyboardInterrupt`` from a hook) came meanwhile: it is noted, not raised, so

@@ -29,10 +29,9 @@ from iobound.errors import InvalidInputError
 
 from ..db.file_import import check_problem
 from ..db.model import check_device_name
-from ..interrupts import Interrupted, signals_deferred
-from .files import check_history, check_log_paths, check_outputs, log_and_resume
+from .files import check_history, check_log_paths, check_outputs, log_and_resume, logged_count
 from .history_use import check_zero_shot_db
-from .loop import DEFAULT_BUILDERS, NO_OBSERVER, tune_and_store
+from .loop import DEFAULT_BUILDERS, NO_OBSERVER, KeptRun
 from .reports import ReplayReport
 from .settings import Builders, Observer, TuneSettings
 
@@ -72,31 +71,18 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
               "problem_size": space.cache.problem_size}
     log, resume = log_and_resume(settings.log, settings.resume)
     settings = dataclasses.replace(settings, log=log, resume=resume)
-    done = None  # (result, seconds, history use, history, export) once stored
-    try:  # an interrupt once the run is stored: it counts as kept
+    # stopped before its loop: what the log keeps (a resumed run's), as a layer's run says
+    # (search.session.parallel.interrupted_run)
+    with KeptRun(settings, kept_before=lambda: logged_count(settings)) as run:
         with ReplayMeasurer(space.cache) as measurer:
             observer.replay_started(file, space)
-            with signals_deferred() as late:  # a signal after the loop waits for the writes
-                done = tune_and_store(space, measurer, settings, header, observer, builders,
-                                      problem=space.cache.problem_size)
-            if late.signal is not None:
-                raise KeyboardInterrupt
-        result, seconds, history_use, history, export = done
+            result, seconds, history_use, history, export = run.store(
+                space, measurer, settings, header, observer, builders,
+                problem=space.cache.problem_size)
         report = ReplayReport(file=file, device=space.cache.device,
                               kernel=space.cache.kernel_name, space_size=len(space),
                               statuses=result.space["statuses"], result=result, seconds=seconds,
                               recorded_optimum_ms=space.cache.recorded_optimum(),
                               history=history, export=export, history_use=history_use)
         observer.finished(report)
-    except KeyboardInterrupt as exc:
-        if isinstance(exc, Interrupted):
-            raise
-        if done is None:  # stopped before its loop: what the log keeps (a resumed run's), as
-            # a layer's run says (search.session.parallel.interrupted_run)
-            from .files import logged_count
-            kept = logged_count(settings)
-            if not kept:
-                raise
-            raise Interrupted(kept, settings.log or settings.resume) from None
-        raise Interrupted(len(done[0].trials), settings.log or settings.resume) from None
     return report

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..interrupts import Interrupted, signals_deferred
 from .files import OutputWriteError, kept_where
-from .loop import DEFAULT_BUILDERS, NO_OBSERVER, tune_and_store
+from .loop import DEFAULT_BUILDERS, NO_OBSERVER, KeptRun
 from .plan import LayerJob, check_resumes, plan_layers
 from .repeats import repeat_report, repeats
 from .reports import LayerReport
@@ -61,16 +61,12 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     space = builders.space(layer, job.device, job.algorithm)
     header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": job.device.name,
               "algorithm": job.algorithm}
-    done = None  # (result, seconds, history use, history, export) once stored
-    try:
+    with KeptRun(settings, job.resume_as) as run:
         with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
             observer.layer_started(job, space)
-            with signals_deferred() as late:  # a signal after the loop waits for the writes
-                done = tune_and_store(space, measurer, settings, header, observer, builders,
-                                      layer.to_dict(), executor_for, job.resume_as)
-            if late.signal is not None:
-                raise KeyboardInterrupt
-        result, seconds, history_use, history, export = done
+            result, seconds, history_use, history, export = run.store(
+                space, measurer, settings, header, observer, builders, layer.to_dict(),
+                executor_for, job.resume_as)
         winner = _winner(job, result)
         report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,
                              measure=job.measure, space_size=len(space),
@@ -78,11 +74,6 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
                              result=result, seconds=seconds, winner=winner, history=history,
                              export=export, history_use=history_use)
         observer.finished(report)
-    except KeyboardInterrupt as exc:  # once stored (the kernel, the report): counts as kept
-        if isinstance(exc, Interrupted) or done is None:
-            raise
-        raise Interrupted(len(done[0].trials), settings.log or settings.resume,
-                          resume_as=job.resume_as) from None
     return report
 
 
@@ -94,7 +85,6 @@ def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
     would be measured again. A signal meanwhile waits for the copies."""
     import os
 
-    from ..interrupts import signals_deferred
     from ..records import LogWriter, copy_entries, has_log, read_log
     todo = [k for k, job in enumerate(jobs)
             if len(jobs) > 1 and job.settings.log and job.settings.resume
