@@ -34,6 +34,7 @@ from iobound.errors import InvalidInputError
 from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
 from .outputs import write_atomic
+from .kt_keys import value_key
 from .times import as_time
 
 __all__ = ["cache_entry", "records_to_cache", "write_cache"]
@@ -101,6 +102,7 @@ def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
     iobound.errors.InvalidInputError: configurations {"x": 1} and {"x": "1"} have one Kernel Tuner cache key '1' (their values joined by commas): a cache file cannot hold both
     """
     out: dict[str, Mapping[str, Any]] = {}
+    by_value: dict[tuple, Mapping[str, Any]] = {}
     for e in entries:
         key = cache_key(e, keys)
         if key in out:
@@ -108,7 +110,14 @@ def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
             raise InvalidInputError(f"configurations {json.dumps(a)} and {json.dumps(b)} have one "
                                     f"Kernel Tuner cache key {key!r} (their values joined by "
                                     f"commas): a cache file cannot hold both")
+        same = tuple(value_key(e[k]) for k in keys)  # 1 and 1.0, True and 1: load_cache's test
+        if same in by_value:
+            a, b = ({k: d[k] for k in keys} for d in (by_value[same], e))
+            raise InvalidInputError(f"configurations {json.dumps(a)} and {json.dumps(b)} are "
+                                    f"one configuration to Kernel Tuner (equal values): a cache "
+                                    f"file cannot hold both")
         out[key] = e
+        by_value[same] = e
     return out
 
 

@@ -24,7 +24,8 @@ from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .file_import import FileImport, check_problem, file_device
-from .model import CONV_TEMPLATE, Measurement, Workload, config_fault, finite, recorded_workload
+from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, current_layer_problem,
+                    finite, recorded_workload)
 
 __all__ = ["is_log", "read_log_file"]
 
@@ -72,7 +73,7 @@ def _log_workload(header: dict, log_path: Path) -> tuple[Workload, dict]:
         problem = _replayed_problem(header, log_path)
         return recorded_workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
-        return Workload(CONV_TEMPLATE, header["layer"], params), values
+        return Workload(CONV_TEMPLATE, current_layer_problem(header["layer"]), params), values
     template = header.get("template")  # null is absent
     template = space.get("kind") if template is None else template
     return Workload("" if template is None else str(template), header.get("problem"),

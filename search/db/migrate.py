@@ -23,13 +23,16 @@ Examples
 
 from __future__ import annotations
 
+import ast
 import json
 import sqlite3
 
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
-from .model import Measurement, layer_key_workload
+from ..kt_cache import file_stem
+from .model import (CONV_TEMPLATE, Measurement, Workload, current_layer_problem,
+                    layer_key_workload, recorded_workload)
 
 __all__ = ["V0_SCHEMA", "migrate_v0"]
 
@@ -59,11 +62,62 @@ def migrate_v0(conn: sqlite3.Connection) -> int:
             "SELECT layer, device, toolchain, record, run FROM measurements_v0"), start=1):
         try:
             rec = MeasureRecord.from_dict(json.loads(record))
-            items.append(Measurement(layer_key_workload(layer, tuple(rec.config)), device,
-                                     toolchain, rec, run=run, source="history v0"))
+            items.append(Measurement(_v0_workload(layer, tuple(rec.config)),
+                                     _v0_device(device, toolchain), toolchain, rec, run=run,
+                                     source="history v0"))
         except (ValueError, KeyError, TypeError, AttributeError, OverflowError,
                 RecursionError) as exc:
             raise InvalidInputError(f"damaged: version-0 row {n} (device {str(device)[:40]!r}) "
                                     f"holds no measurement record: {type(exc).__name__}: "
                                     f"{' '.join(str(exc).split())[:80]}") from None
     return insert(conn, items, {})
+
+
+_UNREAD = object()
+
+
+def _v0_problem(text: str):
+    """A version-0 replay key's problem: written as ``f"{problem_size}"`` (Python's repr:
+    ``None``, ``['fp16', 64]``), which is JSON only for numbers and lists of numbers."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    try:
+        value = ast.literal_eval(text)
+        return value if json.loads(json.dumps(value)) == value else _UNREAD
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError):
+        return _UNREAD
+
+
+def _v0_workload(layer: str, params):
+    """The workload of a version-0 ``layer`` string, as a run today stores the same space:
+    a replay key ``replay:KERNEL:PROBLEM`` as the version-0 CLI wrote it (the kernel name as
+    it was, the problem as Python's repr), and a layer of our conv template as today's
+    :meth:`~iobound.layer.ConvLayer.to_dict` writes it (version 0 had no ``groups``)."""
+    w = None
+    if layer.startswith("replay:"):
+        rest = layer[len("replay:"):]
+        for i, ch in enumerate(rest):
+            if ch == ":":
+                problem = _v0_problem(rest[i + 1:])
+                if problem is not _UNREAD:
+                    w = recorded_workload(rest[:i], problem, params)
+                    break
+    if w is None:
+        w = layer_key_workload(layer, params)
+    if w.template != CONV_TEMPLATE:
+        return w
+    return Workload(CONV_TEMPLATE, current_layer_problem(w.problem), w.params)
+
+
+def _v0_device(device: str, toolchain: str) -> str:
+    """A version-0 row's device; a replayed cache that named none was stored under ``""``
+    with the toolchain ``replay:FILE:``, and goes under the file's name without its
+    endings, as a run on that file stores it today (:attr:`search.kt_cache.KtCache.device`)."""
+    if isinstance(device, str) and not device.strip() and isinstance(toolchain, str) \
+            and toolchain.startswith("replay:") and toolchain.endswith(":"):
+        name = toolchain[len("replay:"):-1]
+        if name and name != "memory":
+            return file_stem(name)
+    return device

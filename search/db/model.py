@@ -35,7 +35,8 @@ from ..measure.base import MeasureRecord
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
            "finite", "problem_fault", "layer_key_workload", "replay_layer_key",
            "workload_layer_key", "CONV_TEMPLATE", "record_features", "stored_layer",
-           "conv_algorithm", "recorded_workload", "exported_kernel_name"]
+           "conv_algorithm", "recorded_workload", "exported_kernel_name",
+           "current_layer_problem"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
 CONV_TEMPLATE = "iobound.conv"
@@ -193,8 +194,26 @@ def recorded_workload(kernel: str, problem: Any, params) -> Workload:
     """
     params = tuple(params)
     if kernel == exported_kernel_name(conv_algorithm(params)) and stored_layer(problem) is not None:
-        return Workload(CONV_TEMPLATE, problem, params)
+        return Workload(CONV_TEMPLATE, current_layer_problem(problem), params)
     return Workload(kernel, problem, params)
+
+
+def current_layer_problem(problem: Any) -> Any:
+    """A layer written by an earlier :meth:`~iobound.layer.ConvLayer.to_dict` (one without
+    ``groups``, added later) as today's writes it, so that a file of an earlier run and a
+    run today store one workload; any other problem as it is (one with fields that
+    ``to_dict`` does not write, or other values, is not that layer's dict).
+
+    >>> old = {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}
+    >>> current_layer_problem(old)["groups"], current_layer_problem([8])
+    (1, [8])
+    """
+    layer = stored_layer(problem)
+    if layer is None:
+        return problem
+    full = layer.to_dict()
+    return full if set(problem) <= set(full) and all(
+        full[k] == problem[k] for k in problem) else problem
 
 
 def stored_layer(problem: Any):

@@ -161,10 +161,14 @@ def schema_version(conn: sqlite3.Connection) -> int:
             raise InvalidInputError("not an iobound tuning database: its meta table holds no "
                                     "schema_version")
         try:
-            return int(row[0])
+            version = int(row[0])
         except (TypeError, ValueError):
             raise InvalidInputError(f"damaged: meta.schema_version {str(row[0])[:20]!r} is not "
                                     f"an integer") from None
+        if version < 1:  # version 0 has no meta table: another program's, or damaged
+            raise InvalidInputError(f"not an iobound tuning database: its meta table says "
+                                    f"schema version {version} (those with one start at 1)")
+        return version
     if not tables:
         return SCHEMA_VERSION
     if _V0_COLUMNS <= {r[1] for r in conn.execute("PRAGMA table_info(measurements)")}:

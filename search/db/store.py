@@ -32,7 +32,8 @@ from ..records import as_logged
 from .model import Measurement, Workload, canon, config_fault, problem_fault
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "workload_from_row"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "stored_json",
+           "workload_from_row"]
 
 
 def device_properties(name: str) -> dict:
@@ -104,7 +105,7 @@ def _workload_id(c: sqlite3.Connection, w: Workload, values: Mapping[str, Sequen
                         "VALUES (?, ?, ?, ?)", (*key, json.dumps(merged)))
         return int(cur.lastrowid)
     if values:  # keep the known order; append values not seen before
-        merged = json.loads(row[1])
+        merged = stored_json(row[1], "a workload's tune_params")
         for p in w.params:
             _added(merged.setdefault(p, []), values.get(p, []))
         c.execute("UPDATE workloads SET tune_params=? WHERE id=?", (json.dumps(merged), row[0]))
@@ -129,8 +130,32 @@ def _device_id(c: sqlite3.Connection, name: str) -> int:
     return int(cur.lastrowid)
 
 
+def stored_json(text: str, what: str):
+    """The JSON value a column holds; a damaged one (not JSON: a file changed by another
+    program) is :class:`~iobound.errors.InvalidInputError` naming ``what``.
+
+    >>> stored_json('{"x": 1}', "a config"), stored_json(None, "features")
+    ({'x': 1}, None)
+    >>> stored_json("{bad", "a workload's problem")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: damaged: a workload's problem is not JSON ('{bad')
+    """
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        raise InvalidInputError(f"damaged: {what} is not JSON ({str(text)[:40]!r})") from None
+
+
 def workload_from_row(template: str, problem: str, tune_params: str) -> Workload:
-    return Workload(template, json.loads(problem), tuple(json.loads(tune_params)))
+    names = stored_json(tune_params, f"the tune_params of workload {str(template)[:40]!r}")
+    if not isinstance(names, (dict, list)) or not all(isinstance(n, str) for n in names):
+        raise InvalidInputError(f"damaged: the tune_params of workload {str(template)[:40]!r} "
+                                f"name no parameters ({str(tune_params)[:40]!r})")
+    return Workload(template, stored_json(problem, f"the problem of workload "
+                                                   f"{str(template)[:40]!r}"), tuple(names))
 
 
 def _shared_workload(seen: dict, template: str, problem: str, tune_params: str) -> Workload:
@@ -197,11 +222,11 @@ class TuningDB:
         check_type("workload", w, Workload)
         row = self._db.execute("SELECT tune_params FROM workloads WHERE template=? AND problem=? "
                                "AND params=?", w.key()).fetchone()
-        return json.loads(row[0]) if row else {}
+        return stored_json(row[0], f"the tune_params of {w.label()}") if row else {}
 
     def devices(self) -> dict[str, dict]:
         """Device name -> properties, for every stored device."""
-        return {n: json.loads(p) for n, p in
+        return {n: stored_json(p, f"the properties of device {n!r}") for n, p in
                 self._db.execute("SELECT name, properties FROM devices ORDER BY name")}
 
     def measurements(self, workload: Workload | None = None, *, device: str | None = None,
@@ -279,8 +304,9 @@ class TuningDB:
         for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
             w = _shared_workload(workloads, t, p, ps)
             out.append(Measurement(w, dev, tool, MeasureRecord(
-                _in_order(json.loads(cfg), w), Status.OK, time_ms=time_ms, estimate=bool(est),
-                timestamp=stamp), run=run, source=src, features=json.loads(feats) if feats else {}))
+                _in_order(stored_json(cfg, f"a config of {w.label()}"), w), Status.OK,
+                time_ms=time_ms, estimate=bool(est), timestamp=stamp), run=run, source=src,
+                features=stored_json(feats, f"features of {w.label()}") or {}))
         return out
 
     @staticmethod
@@ -295,7 +321,7 @@ class TuningDB:
             raise InvalidInputError(f"a damaged measurement of {w.label()} on {dev!r}: "
                                     f"{type(exc).__name__}: {exc}"[:240]) from None
         return Measurement(w, dev, tool, record, run=run, source=src,
-                           features=json.loads(feats) if feats else {})
+                           features=stored_json(feats, f"features of {w.label()}") or {})
 
     def last_id(self) -> int:
         """The id of the last measurement stored (0 for none): a mark of what the database
