@@ -102,18 +102,40 @@ def _bound_cached(layer: ConvLayer, algorithm: str, fast_words: int, e: int | No
     return float(best_lower_bound(layer, fast_words, algorithm, e))
 
 
+# Walkers and annealing chains score the same tiles and configs round after round, and
+# a network's layers share tiles: building a config and its footprint for each distinct
+# tile (and config) on every call cost the explorer more than its cost model did, so the
+# per-tile and per-config values are remembered (keyed on the layer, like io_words).
+
+@functools.lru_cache(maxsize=1 << 16)
+def _tile_sizes(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
+                tile: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """io words, flops, shared bytes and register words of one tile (``params`` order)."""
+    cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
+    return (io_words(layer, algorithm, tile), flops(layer, algorithm, tile),
+            shared_memory_bytes(layer, cfg), register_words(layer, cfg))
+
+
 def _per_tile(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
               tiles: np.ndarray) -> np.ndarray:
     """For each distinct tile (a row of ``tiles``, in ``params`` order) the rows io words,
     flops, shared bytes and register words: the features threads do not change, computed
-    once per tile."""
+    once per tile (:func:`_tile_sizes`)."""
+    params = tuple(params)
     table = np.empty((4, len(tiles)))
-    for k, row in enumerate(tiles):
-        tile = tuple(int(v) for v in row)
-        cfg = config_from_dict({**dict(zip(params, tile)), "tx": 1, "ty": 1, "tz": 1}, algorithm)
-        table[:, k] = (io_words(layer, algorithm, tile), flops(layer, algorithm, tile),
-                       shared_memory_bytes(layer, cfg), register_words(layer, cfg))
+    for k, row in enumerate(tiles.tolist()):
+        table[:, k] = _tile_sizes(layer, algorithm, params, tuple(int(v) for v in row))
     return table
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _onchip_bound(layer: ConvLayer, algorithm: str, params: tuple[str, ...],
+                  vals: tuple[int, ...]) -> tuple[int, float]:
+    """The on-chip words of the config ``vals`` (``params`` order) and the best lower
+    bound at S = those words."""
+    words = onchip_words(layer, config_from_dict(dict(zip(params, vals)), algorithm))
+    e = vals[params.index("e")] if "e" in params else None
+    return words, _bound_cached(layer, algorithm, words, e)
 
 
 def _onchip_and_bound(layer: ConvLayer, algorithm: str, config_type: type,
@@ -122,18 +144,15 @@ def _onchip_and_bound(layer: ConvLayer, algorithm: str, config_type: type,
     of the config itself: a Winograd block's depend on its threads) and the best lower
     bound at S = those words (a feature of the model; the bounds the commands report are
     at those words + 2), each computed once per distinct config (per tile when the words
-    do not depend on the threads)."""
-    params = config_type.params
+    do not depend on the threads; :func:`_onchip_bound`)."""
+    params = tuple(config_type.params)
     n_tile = len(params) - 3
     key = knobs if config_type.onchip_uses_threads else knobs[:, :n_tile]
     rows, inverse = np.unique(key, axis=0, return_inverse=True)
-    e_col = params.index("e") if "e" in params else None
     table = np.empty((2, len(rows)))
-    for k, row in enumerate(rows):
+    for k, row in enumerate(rows.tolist()):
         vals = tuple(int(v) for v in row) + (1, 1, 1)[:len(params) - len(row)]
-        words = onchip_words(layer, config_from_dict(dict(zip(params, vals)), algorithm))
-        table[:, k] = (words, _bound_cached(layer, algorithm, words,
-                                            None if e_col is None else vals[e_col]))
+        table[:, k] = _onchip_bound(layer, algorithm, params, vals)
     return table[:, inverse.reshape(-1)]
 
 
