@@ -26,6 +26,8 @@ import sympy as sp
 
 from iobound.layer import ConvLayer
 
+from .io_volume import takes_layer
+
 __all__ = ["ContinuousOptimum", "continuous_optimum_expressions", "dataflow_reuse",
            "direct_continuous_optimum", "winograd_continuous_optimum"]
 
@@ -97,6 +99,7 @@ def _axis_density(k: int, mu: int, d: int) -> int:
     return min(k, mu // math.gcd(mu, d))
 
 
+@takes_layer
 def dataflow_reuse(layer: ConvLayer) -> float:
     """``R_df = k_h k_w / (rho_h rho_w)``: the reuse in the dataflow's own optimum ``x y = R_df z``.
 

@@ -55,6 +55,8 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
+from .io_volume import takes_layer
+
 __all__ = ["MAX_VERTICES", "check_dag_size", "direct_chain", "direct_conv_dag", "direct_taps",
            "evaluate_dag", "group_channels"]
 
@@ -97,6 +99,7 @@ def group_channels(layer: ConvLayer, co: int) -> range:
     return range(start, start + cg)
 
 
+@takes_layer
 def direct_chain(layer: ConvLayer, b: int, co: int, oh: int, ow: int) -> list[tuple[int, tuple]]:
     """The computation order of one output's product/sum chain as ``[(ci, vertex), ...]``.
 
@@ -131,6 +134,7 @@ def _size_estimate(layer: ConvLayer) -> int:
     return layer.input_size + layer.weight_size + 2 * layer.macs
 
 
+@takes_layer
 def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.DiGraph:
     """Build the computation DAG of the direct convolution of ``layer``.
 

@@ -64,6 +64,7 @@ from iobound.layer import ConvLayer
 from iobound.winograd_transforms import winograd_transforms
 
 from .dag_direct import MAX_VERTICES, check_dag_size
+from .io_volume import takes_layer
 
 __all__ = ["winograd_conv_dag", "winograd_tiles", "winograd_supports"]
 
@@ -200,6 +201,7 @@ class _Builder:
                                  [c[bb][j] for j in sup[bb]])
 
 
+@takes_layer
 def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES) -> nx.DiGraph:
     """Build the computation DAG of Winograd F(e x e, r x r) convolution of ``layer``.
 

@@ -36,7 +36,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .io_volume import DataflowIO, Footprint, channel_group_spans, used_total
+from .io_volume import DataflowIO, Footprint, channel_group_spans, takes_layer, used_total
 
 __all__ = [
     "DirectTiling",
@@ -129,6 +129,7 @@ def check_dense(layer: ConvLayer, what: str) -> None:
                                 "group, run per group)")
 
 
+@takes_layer
 def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
     """Exact global loads and stores (words) of the direct dataflow, all images.
 
@@ -164,6 +165,7 @@ def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
     return DataflowIO.of(inputs, weights, outputs)
 
 
+@takes_layer
 def direct_footprint(layer: ConvLayer, tiling: DirectTiling) -> Footprint:
     """On-chip words of one block: staged input chunk and weights, plus accumulators.
 
@@ -183,6 +185,7 @@ def direct_footprint(layer: ConvLayer, tiling: DirectTiling) -> Footprint:
     return Footprint.of(shared, tiling.x * tiling.y * tiling.z)
 
 
+@takes_layer
 def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
     """The paper's estimate of the dataflow's I/O for a tiling (Sec. 5.2, Eq. 12 first line).
 
@@ -213,6 +216,7 @@ def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
     return float(reads + hwc)
 
 
+@takes_layer
 def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) -> float:
     """The paper's closed-form I/O of the tuned dataflow (Sec. 5.2, Eq. 13).
 
@@ -234,6 +238,7 @@ def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) 
                  / math.sqrt(layer.reuse_paper * per_block) + hwc)
 
 
+@takes_layer
 def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float | None = None) -> float:
     """Signed relative gap of the optimality condition ``x y = R z`` (paper Sec. 5.2).
 
@@ -253,6 +258,7 @@ def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float |
     return (xy - rz) / max(xy, rz)
 
 
+@takes_layer
 def satisfies_optimality(layer: ConvLayer, tiling: DirectTiling, tol: float = 0.25,
                          reuse: float | None = None) -> bool:
     """Whether ``|direct_optimality_gap| <= tol`` (``x y = R z`` up to a relative ``tol``).

@@ -18,11 +18,13 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer
 
 __all__ = [
     "DataflowIO",
@@ -218,3 +220,15 @@ def channel_group_spans(c_out: int, per_group: int, z: int) -> int:
     starts = np.arange(0, c_out, z, dtype=np.int64)
     ends = np.minimum(starts + z, c_out) - 1
     return int((ends // per_group - starts // per_group + 1).sum())
+
+
+def takes_layer(func):
+    """Decorate a public function whose first argument is ``layer``: anything but a
+    :class:`~iobound.layer.ConvLayer` there is an InvalidInputError naming it, before any
+    work (not an AttributeError from the first field the function reads)."""
+    @functools.wraps(func)
+    def wrapper(layer, *args, **kwargs):
+        if not isinstance(layer, ConvLayer):
+            raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+        return func(layer, *args, **kwargs)
+    return wrapper

@@ -47,6 +47,7 @@ from typing import Iterable, Sequence
 
 import networkx as nx
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .pebble_moves import IllegalMoveError, MoveCount, check_dag, check_pebbles, validate_moves
@@ -239,6 +240,17 @@ class _Game:
             self.drop(v)
 
 
+def _flush_positions(flush_at, n: int) -> set[int]:
+    """The positions ``0..n`` of ``flush_at`` as ints; anything else (a float, a position
+    outside the schedule, not an iterable) is an InvalidInputError naming ``flush_at``, not
+    a flush silently never made."""
+    if isinstance(flush_at, (str, bytes)) or not hasattr(flush_at, "__iter__"):
+        raise InvalidInputError(f"flush_at must be an iterable of schedule positions, "
+                                f"got {flush_at!r}")
+    return {limits.check_int("flush_at position", t, limits.Limit(0, n, f"the schedule has {n} computes"))
+            for t in flush_at}
+
+
 def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
          flush_at: Iterable[int] = (), record_moves: bool = False) -> PebbleResult:
     """Play the red-blue pebble game for a computation order and count loads and stores.
@@ -281,7 +293,7 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
     order = list(getattr(schedule, "order", schedule))
     _check_order(dag, order, S)
     game = _Game(dag, order, S, policy, record_moves)
-    flush = set(flush_at)
+    flush = _flush_positions(flush_at, len(order))
     for t in range(len(order)):
         if t in flush and t > 0:
             game.flush()

@@ -226,6 +226,8 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
     ValueError
         When the tiling type does not match the DAG, or the schedule misses a vertex.
     """
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     algorithm = dag.graph.get("algorithm")
     if isinstance(tiling, WinogradTiling):
         if algorithm != "winograd" or dag.graph.get("e") != tiling.e:

@@ -33,7 +33,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, _positive_ints, direct_io, direct_optimality_gap
-from .io_volume import DataflowIO, Footprint
+from .io_volume import DataflowIO, Footprint, takes_layer
 
 __all__ = [
     "WinogradTiling",
@@ -122,6 +122,7 @@ def _as_direct(layer: ConvLayer, tiling: WinogradTiling) -> DirectTiling:
     return DirectTiling(min(tiling.x, layer.w_out), min(tiling.y, layer.h_out), tiling.z, 1)
 
 
+@takes_layer
 def winograd_io(layer: ConvLayer, tiling: WinogradTiling) -> DataflowIO:
     """Exact global loads and stores (words) of the Winograd dataflow, all images.
 
@@ -139,6 +140,7 @@ def winograd_io(layer: ConvLayer, tiling: WinogradTiling) -> DataflowIO:
     return direct_io(layer, _as_direct(layer, tiling))
 
 
+@takes_layer
 def winograd_footprint(layer: ConvLayer, tiling: WinogradTiling) -> Footprint:
     """On-chip words of one block (one input channel staged at a time).
 
@@ -173,6 +175,7 @@ def winograd_block_words(layer: ConvLayer, e: int, x: int, y: int, z: int) -> Fo
     return Footprint.of(shared, 2 * (x // e) * (y // e) * z * n * n)
 
 
+@takes_layer
 def winograd_paper_io(layer: ConvLayer, tiling: WinogradTiling) -> float:
     """The paper's estimate of the dataflow's I/O for a tiling (Sec. 5.3, Eq. 14 first line).
 
@@ -194,6 +197,7 @@ def winograd_paper_io(layer: ConvLayer, tiling: WinogradTiling) -> float:
     return float(hwc / (x * y * z) * (x * y * layer.c_in + z * r * r * layer.c_in) + hwc)
 
 
+@takes_layer
 def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors: int = 1) -> float:
     """The paper's closed-form I/O of the tuned Winograd dataflow (the total after Eq. 14).
 
@@ -217,6 +221,7 @@ def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors:
     return float(2 * hwc * layer.c_in * r * (e + r - 1) / (e * math.sqrt(fast_memory / processors)) + hwc)
 
 
+@takes_layer
 def winograd_optimality_gap(layer: ConvLayer, tiling: WinogradTiling) -> float:
     """Signed relative gap of ``x y = r^2 z`` (paper Sec. 5.3; R = r^2 for stride 1).
 
@@ -230,6 +235,7 @@ def winograd_optimality_gap(layer: ConvLayer, tiling: WinogradTiling) -> float:
     return direct_optimality_gap(layer, tiling, reuse=layer.k_h * layer.k_w)
 
 
+@takes_layer
 def winograd_satisfies_optimality(layer: ConvLayer, tiling: WinogradTiling, tol: float = 0.25) -> bool:
     """Whether ``|winograd_optimality_gap| <= tol``.
 

@@ -87,6 +87,10 @@ class ConvLayer:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if self.name is None:  # no name, as the default ""
+            object.__setattr__(self, "name", "")
+        if not isinstance(self.name, str):  # kernel files and logs are named after it
+            raise InvalidInputError(f"name must be a string, got {self.name!r}")
         for fname, limit in _FIELD_LIMITS.items():
             v = getattr(self, fname)
             if not _whole(v):

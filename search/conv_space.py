@@ -229,13 +229,10 @@ class ConvSpace(Space):
     def knobs(self, indices: Sequence[int]) -> np.ndarray:
         """The knob values of many indices at once: an ``(n, len(params))`` int64 matrix,
         row ``r`` equal to ``[get(indices[r])[p] for p in params]``."""
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        idx = self.checked_indices(indices)  # 2.7 or "2" is no index (not truncated to 2)
         out = np.empty((len(idx), len(self.params)), dtype=np.int64)
         if len(idx) == 0:
             return out
-        if idx.min() < 0 or idx.max() >= len(self):
-            bad = int(idx[(idx < 0) | (idx >= len(self))][0])
-            raise IndexError(f"index {bad} outside 0..{len(self) - 1}")
         k = np.searchsorted(self._ends, idx, side="right")
         j = idx - (self._ends[k] - self._counts[k])
         n_tile = len(self.domain.tile_params)
@@ -272,7 +269,7 @@ class ConvSpace(Space):
         Memoised per index (walkers and annealing chains revisit configurations);
         the memo is dropped when it holds :data:`NEIGHBOUR_MEMO` indices.
         """
-        i = int(i)
+        i = self.checked_index(i)  # int(i) took 2.7 as 2 and "2" as 2
         got = self._nb_cache.get(i)
         if got is None:
             got = self._neighbours(i)

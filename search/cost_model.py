@@ -41,6 +41,7 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .option_checks import INT64_LOW, check_count, check_flag, check_number
@@ -49,6 +50,11 @@ __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_target
            "model_rows", "training_rows", "source_caps"]
 
 OBJECTIVES = ("rank", "reg", "auto")
+_F32_MAX = float(np.finfo(np.float32).max)
+_F32_TINY = float(np.finfo(np.float32).tiny)
+_XGB_INT = limits.Limit(-(1 << 31), (1 << 31) - 1, "XGBoost reads it as a C int")
+_XGB_ROUNDS = limits.Limit(1, 1 << 14, "boosting rounds: one tree each, a fit past this takes minutes")
+_XGB_PAIRS = limits.Limit(1, 1 << 10, "ranking pairs per row: a fit past this takes minutes")
 PAIR_METHODS = ("mean", "topk", "blend")
 
 
@@ -85,7 +91,10 @@ class XGBOptions:
 
     Refused at construction (InvalidInputError naming the field), as XGBoost would refuse
     them mid-run: ``learning_rate`` or ``min_child_weight`` below 0, ``subsample`` or
-    ``colsample_bynode`` outside (0, 1], and any non-finite number.
+    ``colsample_bynode`` outside (0, 1], any non-finite number, a real number XGBoost's
+    float32 parameters cannot hold (nonzero below 2^-126, above float32's maximum),
+    ``max_depth`` or ``n_jobs`` outside a C ``int``; and counts that would make a fit
+    run for hours (``n_estimators`` above 2^14, ``pairs_per_sample`` above 2^10).
     """
 
     objective: str = "rank"
@@ -111,14 +120,22 @@ class XGBOptions:
             check_count(name, getattr(self, name), low=1)
         for name in ("n_jobs", "auto_rank_min"):
             check_count(name, getattr(self, name), low=INT64_LOW)
+        # XGBoost reads these as C ints: past them it refuses the fit ("expect int")
+        for name in ("max_depth", "n_jobs"):
+            limits.check_int(name, getattr(self, name), _XGB_INT)
+        # a round per tree and pairs per row: past these one fit takes hours
+        limits.check_int("n_estimators", self.n_estimators, _XGB_ROUNDS)
+        limits.check_int("pairs_per_sample", self.pairs_per_sample, _XGB_PAIRS)
         for name in ("learning_rate", "min_child_weight"):  # XGBoost's ranges: [0, inf)
-            check_number(name, getattr(self, name), 0)
+            check_number(name, getattr(self, name), 0, _F32_MAX)
         for name in ("subsample", "colsample_bynode"):  # fractions: (0, 1]
             check_number(name, getattr(self, name), 0, 1, low_open=True)
+        for name in ("learning_rate", "min_child_weight", "subsample", "colsample_bynode"):
+            value = getattr(self, name)
+            if 0 < value < _F32_TINY:  # XGBoost parses float32: "Out of range value"
+                raise InvalidInputError(f"{name}={value!r} is below the smallest float32 "
+                                        f"XGBoost takes ({_F32_TINY:g}); use 0 or more")
         check_flag("bootstrap", self.bootstrap)
-
-
-_F32_MAX = float(np.finfo(np.float32).max)
 
 
 def model_rows(X: np.ndarray) -> np.ndarray:
@@ -162,8 +179,11 @@ class XGBCostModel(CostModel):
     """
 
     def __init__(self, options: XGBOptions | None = None, seed: int = 0):
+        if options is not None and not isinstance(options, XGBOptions):
+            raise InvalidInputError(f"options must be an XGBOptions, got {options!r}")
         self.options = options or XGBOptions()
-        self.seed = int(seed)
+        # XGBoost's seed is a C long: an integer (numpy's too), never a truncated 2.5 or "4"
+        self.seed = limits.check_int("seed", seed, limits.SEED)
         self._booster = None
         self._parts: list = []  # ranking: (booster, mean, std of its training scores) per part
         self._fitted = False

@@ -175,7 +175,8 @@ class ReplaySpace(Space):
         return list(self._values[self._params.index(param)])
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
-        return self._knobs[np.asarray(indices, dtype=np.int64)]
+        # checked: numpy would truncate 2.7 to row 2 and read -1 as the last row
+        return self._knobs[self.checked_indices(indices)]
 
     def status(self, i: int) -> Status:
         """The recorded status of configuration ``i`` (``OK`` or a failure)."""

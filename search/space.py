@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from search.option_checks import INT64_LOW, check_count, shown
 
@@ -150,6 +151,28 @@ class Space(abc.ABC):
         if not 0 <= i < len(self):
             raise IndexError(f"index {i} outside 0..{len(self) - 1}")
         return i
+
+    def checked_indices(self, indices: Sequence[int]) -> np.ndarray:
+        """``indices`` as a flat int64 array when every one is an integer (numpy's
+        included) inside ``0 .. len(self) - 1``: InvalidInputError when they are not
+        integers (``2.7`` is not index 2, ``"2"`` not 2, ``True`` not 1), IndexError
+        when one is outside the range (``-1`` is not the last).
+
+        >>> GridSpace({"a": [1, 2]}).checked_indices([2.7])
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: indices must be integers, got [2.7]
+        """
+        idx = np.asarray(indices)
+        if idx.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer):
+            raise InvalidInputError(f"indices must be integers, got {shown(indices)}")
+        idx = idx.reshape(-1)
+        low, high = int(idx.min()), int(idx.max())  # Python ints: no uint64 wrap
+        if low < 0 or high >= len(self):
+            raise IndexError(f"index {low if low < 0 else high} outside 0..{len(self) - 1}")
+        return idx.astype(np.int64)
 
     def is_valid(self, config: Mapping[str, Any]) -> bool:
         """Whether ``config`` is a member of the space."""
@@ -256,13 +279,18 @@ class GridSpace(Space):
             self._values.append(vals)
             self._pos.append(pos)
         self._sizes = [len(v) for v in self._values]
+        self._len = math.prod(self._sizes)  # Python ints: np.prod wraps past 2^63 silently
+        if self._len > limits.SPACE_INDEX.high:
+            raise InvalidInputError(
+                f"tune_params: the product of the parameters' value counts is "
+                f"{self._len:.3g}, past {limits.SPACE_INDEX.reason} (2^63 - 1)")
 
     @property
     def params(self) -> tuple[str, ...]:
         return self._params
 
     def __len__(self) -> int:
-        return int(np.prod(self._sizes))
+        return self._len
 
     def _digits(self, i: int) -> list[int]:
         i = self.checked_index(i)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from ..option_checks import check_flag
+from ..option_checks import check_flag, check_path
 from ..strategies import make_strategy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,6 +96,14 @@ class TuneSettings:
     def __post_init__(self) -> None:
         check_flag("tune_repeats", self.tune_repeats)
         check_flag("reuse", self.reuse)
+        for name in ("log", "resume", "history", "export_cache"):  # named here, not a
+            if getattr(self, name) is not None:  # TypeError from open() mid-session
+                check_path(name, getattr(self, name))
+        if self.executor is not None:
+            from ..executors.options import ExecutorOptions
+            if not isinstance(self.executor, ExecutorOptions):
+                raise InvalidInputError(f"executor must be an ExecutorOptions or None, "
+                                        f"got {self.executor!r}")
         if self.reuse and not self.history:
             raise InvalidInputError("reuse (--reuse) needs the history database to reuse "
                                     "measurements from (--history DB)")
