@@ -245,6 +245,7 @@ class ConvSpace(Space):
 
     def values(self, param: str) -> list:
         """Distinct values ``param`` takes in this space (sorted)."""
+        self.param_position(param)
         if param in self.domain.tile_params:
             col = self.domain.tile_params.index(param)
             return sorted({int(v) for v in self._rows[:, col]})

@@ -172,7 +172,7 @@ class ReplaySpace(Space):
         return [int(j) for j in found]
 
     def values(self, param: str) -> list:
-        return list(self._values[self._params.index(param)])
+        return list(self._values[self.param_position(param)])
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
         # checked: numpy would truncate 2.7 to row 2 and read -1 as the last row

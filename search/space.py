@@ -152,6 +152,21 @@ class Space(abc.ABC):
             raise IndexError(f"index {i} outside 0..{len(self) - 1}")
         return i
 
+    def param_position(self, param: str) -> int:
+        """The position of ``param`` in :attr:`params`; InvalidInputError naming the
+        space's parameters when it has no such one.
+
+        >>> GridSpace({"a": [1, 2]}).param_position("q")
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: unknown parameter 'q'; the space's: a
+        """
+        try:
+            return self.params.index(param)
+        except ValueError:
+            raise InvalidInputError(f"unknown parameter {param!r:.60}; the space's: "
+                                    f"{', '.join(self.params)}") from None
+
     def checked_indices(self, indices: Sequence[int]) -> np.ndarray:
         """``indices`` as a flat int64 array when every one is an integer (numpy's
         included) inside ``0 .. len(self) - 1``: InvalidInputError when they are not
@@ -200,6 +215,7 @@ class Space(abc.ABC):
 
         The default scans the space; implementations with a value table override it.
         """
+        self.param_position(param)
         seen = {self.get(i)[param] for i in range(len(self))}
         try:
             return sorted(seen)
@@ -317,7 +333,7 @@ class GridSpace(Space):
         return self._number(digits)
 
     def values(self, param: str) -> list:
-        return list(self._values[self._params.index(param)])
+        return list(self._values[self.param_position(param)])
 
     def neighbours(self, i: int) -> list[int]:
         digits = self._digits(i)

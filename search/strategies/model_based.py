@@ -151,6 +151,9 @@ class ModelBasedOptions(StrategyOptions):
             except TypeError as exc:
                 raise InvalidInputError(f"bad stall options {dict(self.stall)}; allowed: "
                                  f"{', '.join(f.name for f in fields(StallOptions))}") from exc
+        if self.stall is not None and not isinstance(self.stall, StallOptions):
+            raise InvalidInputError(f"stall must be a mapping of stall options, a StallOptions "
+                                    f"or None, got {self.stall!r:.60}")
         if self.stall is not None and self.plan_size is not None:
             raise InvalidInputError("stall exploration needs plan_size=None (a batch per round)")
         make_optimizer(self.optimizer)  # rejects options no optimizer takes

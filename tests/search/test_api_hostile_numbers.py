@@ -172,3 +172,17 @@ def test_space_features_take_numpy_indices(kind):
     b = space.features([0, 3])
     assert np.array_equal(a, b) and space.features([]).shape[0] == 0
     assert space.neighbours(np.int64(3)) == space.neighbours(3)
+
+
+def test_values_of_an_unknown_parameter_name_the_space_parameters():
+    from search.space import GridSpace
+    space = GridSpace({"a": [1, 2], "b": [3]})
+    with pytest.raises(InvalidInputError, match=r"unknown parameter 'q'.*a, b"):
+        space.values("q")
+    assert space.values("b") == [3]
+
+
+def test_stall_options_of_another_type_are_named():
+    from search.strategies.model_based import ModelBasedOptions
+    with pytest.raises(InvalidInputError, match="stall must be"):
+        ModelBasedOptions(stall=5)
