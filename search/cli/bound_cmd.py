@@ -14,6 +14,7 @@ import argparse
 import json
 
 from iobound import limits
+from iobound.errors import InvalidInputError
 from iobound.algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, get_algorithm
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "it in \"omitted\" with the reason)")
     parser.add_argument(
         "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E),
-        default=DEFAULT_WINOGRAD_E, metavar="E",
+        default=None, metavar="E",
         help=f"Winograd output tile edge e of F(e x e, r x r) (default {DEFAULT_WINOGRAD_E}; "
              "the input tile e + r - 1 must be at most 32)")
     add_json_argument(parser)
@@ -69,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
 
     layer = resolve_layer(args)
     s = resolve_fast_memory(args)
-    check_winograd_e(args.winograd_e)
+    if args.winograd_e is not None and args.algorithm == "direct":
+        raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd "
+                                "or all")
+    e = DEFAULT_WINOGRAD_E if args.winograd_e is None else args.winograd_e
+    check_winograd_e(e)
     notes = []
     reports = []
     for alg in map(get_algorithm, ALGORITHMS if args.algorithm == "all" else (args.algorithm,)):
@@ -78,11 +83,11 @@ def run(args: argparse.Namespace) -> int:
         problem = alg.problem(layer)
         if problem is None and args.algorithm == "all" and alg.name == "winograd":
             from iobound.winograd_transforms import MAX_TILE_EDGE
-            tile = args.winograd_e + layer.k_h - 1
+            tile = e + layer.k_h - 1
             if tile > MAX_TILE_EDGE:
                 problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
         if problem is None:
-            reports.append(bound_report(layer, s, alg, args.winograd_e))
+            reports.append(bound_report(layer, s, alg, e))
         else:
             notes.append((alg.name, problem))
     if args.json:

@@ -23,7 +23,8 @@ from search.cli.common import (
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
 DESCRIPTION = (
-    "Choose the output tiles x*y*z (and channel chunk alpha, or Winograd e) and, for direct "
+    "Choose the output tiles x*y*z (and, for direct convolution, the channel chunk alpha; "
+    f"Winograd's e is not searched: --winograd-e's, default {DEFAULT_WINOGRAD_E}) and, for direct "
     "convolution, which operand stays on chip (output-, weight- or input-stationary) that "
     "minimise the exact global I/O within S/N_p words per block, or evaluate given "
     "--tiles. Tiles of any size are searched (border tiles clipped; the exact I/O counts "

@@ -28,8 +28,9 @@ DESCRIPTION = (
     "tiles dividing the output dims (x|w_out, y|h_out, z|c_out, alpha|c_in; Winograd x/e | "
     "ceil(w_out/e)), threads dividing the tiles, and the device's limits (static shared "
     "memory per block, threads per block, register words per thread, register file). "
-    "Pruned: additionally the paper's Table 1 optimality constraints with S_b = S_sm/2 in "
-    "fp32 words and R = reuse_max: shared memory <= S_sm/2, x*y*z <= S_b, z <= sqrt(S_b/R), "
+    "Pruned: additionally the paper's Table 1 optimality constraints with S_b = "
+    "min(S_sm/2, the static shared memory of one block) in fp32 words and R = reuse_max: "
+    "shared memory <= S_sm/2, x*y*z <= S_b, z <= sqrt(S_b/R), "
     "x*y <= sqrt(S_b*R). The ratio is pruned/unpruned (the paper's Table 2 'ATE/TVM')."
 )
 
@@ -68,8 +69,8 @@ def _text(d: dict) -> str:
     lay = d["layer"]
     rows = [
         ("layer", f"{lay['name'] or 'custom'}: {d['layer_short']}"),
-        ("device", f"{d['device']} (S_sm/2 = {d['S_b_words']} fp32 words = S_b; "
-                   f"R = reuse_max = {d['reuse_R']})"),
+        ("device", f"{d['device']} (S_b = min(S_sm/2, shared per block) = {d['S_b_words']} "
+                   f"fp32 words; R = reuse_max = {d['reuse_R']})"),
         ("algorithm", d["algorithm"]),
         ("unpruned size", f"{d['unpruned_size']:,} configs (template + hardware limits; "
                           f"{d['tile_combinations']['unpruned']:,} tile combinations)"),

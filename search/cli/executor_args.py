@@ -69,8 +69,8 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:
     """The validated options (``None`` without ``--executor`` and no ``default``); the error
     names the command-line option. Without an executor the values are checked all the
-    same (a bad one is bad input whether or not it is used), and ``--ray-address``, which
-    names a cluster nothing would use, is refused.
+    same (a bad one is bad input whether or not it is used), and ``--workers`` and
+    ``--ray-address``, which name workers and a cluster nothing would use, are refused.
 
     >>> parser = argparse.ArgumentParser(); add_executor_arguments(parser)
     >>> resolve_executor_options(parser.parse_args(["--workers", "-5"]), default=None)
@@ -87,6 +87,9 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
             raise InvalidInputError("--ray-address needs --executor ray (this measurer runs in "
                                     "process)")
         _options(args, "local")  # checked, not used
+        if args.workers is not None:
+            raise InvalidInputError("--workers needs --executor local|ray (this measurer runs "
+                                    "in process)")
         return None
     return _options(args, executor)
 

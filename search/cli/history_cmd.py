@@ -179,7 +179,8 @@ def _list(args, db) -> int:
         print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
                            "problem": r.workload.problem, "params": list(r.workload.params),
                            "device": r.device, "measurements": r.measurements, "timed": r.timed,
-                           "best_ms": r.best_ms} for r in rows]))
+                           "best_ms": r.best_ms, "best_estimate": r.best_estimate}
+                          for r in rows]))
         return 1 if nothing_selected else 0
     if nothing_selected:
         print("no measurement of the workload on the device")
@@ -189,8 +190,11 @@ def _list(args, db) -> int:
         return 0
     table = [("workload", "device", "measurements", "timed", "best ms")]
     table += [(labels[r.workload], r.device, str(r.measurements), str(r.timed),
-               f"{r.best_ms:.4f}" if r.best_ms is not None else "-") for r in rows]
+               f"{r.best_ms:.4f}{'*' if r.best_estimate else ''}" if r.best_ms is not None
+               else "-") for r in rows]
     print(aligned_table(table, text_columns=2))
+    if any(r.best_estimate for r in rows):
+        print("(* analytic estimate, not a measurement)")
     return 0
 
 

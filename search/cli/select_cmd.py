@@ -19,8 +19,8 @@ from .common import LAYER_HELP, add_device_argument, add_json_argument, aligned_
 
 HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
 DESCRIPTION = (
-    "For each layer, every candidate (direct; Winograd e = 2, 3, 4 on square stride-1 "
-    "layers with a kernel of 2x2 or more) is evaluated over its whole Table 1 pruned space "
+    "For each layer, every candidate (direct; Winograd e = 2, 3, 4 on ungrouped layers of "
+    "stride 1 and dilation 1 with a square kernel of 2x2 or more) is evaluated over its whole Table 1 pruned space "
     "with the measurer, and the fastest wins. With --measure model (the only measurer "
     "cheap enough to evaluate a whole space) the times are analytic ESTIMATES: marked * "
     "and \"estimate\": true. The chosen kernel's exact dataflow I/O is compared with the "

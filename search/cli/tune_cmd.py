@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
     parser.add_argument("--device", metavar="PRESET",
-                        help=f"device preset (default {DEFAULT_DEVICE}, the paper's GPU)")
+                        help=f"device preset (default: with --measure cuda the GPU's own "
+                             f"preset, else {DEFAULT_DEVICE}, the paper's GPU)")
     add_algorithm_argument(parser, default=None, extra=("all",),
                            help="kernel template: direct (default), winograd, or all: each "
                                 "layer with every template that computes it (Winograd not on "

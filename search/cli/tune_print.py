@@ -152,7 +152,9 @@ def print_replay(rep) -> int:
         return 1
     b, optimum = rep.result.best.record, rep.recorded_optimum_ms
     print(f"best config: {_fmt_cfg(rep.result.best.config)}")
-    print(f"best time: {b.time_ms:.4f} ms (replayed measurement)")
+    what = ("replayed analytic estimate, not a measurement" if b.estimate
+            else "replayed measurement")
+    print(f"best time: {b.time_ms:.4f} ms ({what})")
     if optimum:
         print(f"recorded optimum of the space: {optimum:.4f} ms "
               f"(best found is {optimum / b.time_ms:.1%} of optimal speed)")

@@ -41,19 +41,23 @@ class SummaryRow:
     measurements: int
     timed: int
     best_ms: float | None
+    best_estimate: bool = False  # the best time is an analytic estimate, not a measurement
 
 
 def summary(db: TuningDB) -> list[SummaryRow]:
-    """Every (workload, device) pair with counts and the best time, by workload then device."""
+    """Every (workload, device) pair with counts and the best time (and whether it is an
+    estimate: no measurement is as fast), by workload then device."""
     rows = db.connection.execute(
         "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
         "SUM(m.status='ok' AND m.time_ms IS NOT NULL), "
-        "MIN(CASE WHEN m.status='ok' THEN m.time_ms END) "
+        "MIN(CASE WHEN m.status='ok' THEN m.time_ms END), "
+        "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END) "
         "FROM measurements m JOIN workloads w ON m.workload = w.id "
         "JOIN devices d ON m.device = d.id GROUP BY w.id, d.id "
         "ORDER BY w.template, w.problem, d.name")
-    return [SummaryRow(workload_from_row(t, p, tp), dev, int(n), int(timed or 0), best_ms)
-            for t, p, tp, dev, n, timed, best_ms in rows]
+    return [SummaryRow(workload_from_row(t, p, tp), dev, int(n), int(timed or 0), best_ms,
+                       best_ms is not None and (measured is None or best_ms < measured))
+            for t, p, tp, dev, n, timed, best_ms, measured in rows]
 
 
 def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,

@@ -40,13 +40,12 @@ from typing import Callable, Iterable
 
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
+from iobound.units import WORD_BYTES  # the kernels' word (fp32): one place
 
 from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records, shape_key
 
 __all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
            "selection_from_example", "select_layers"]
-
-WORD_BYTES = 4
 
 
 @dataclass(frozen=True)

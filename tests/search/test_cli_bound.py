@@ -123,6 +123,8 @@ def test_dtype_converts_bytes(capsys):
       "--winograd-e", "0"], "winograd-e"),
     (["--layer", "alexnet.conv3", "--fast-memory", "1024", "--algorithm", "winograd",
       "--winograd-e", "31"], "e + r - 1 must be <= 32"),
+    (["--layer", "alexnet.conv3", "--fast-memory", "1024", "--winograd-e", "4"],
+     "only meaningful with --algorithm winograd"),  # direct: an e given would be ignored
     (["--layer", "alexnet.conv9", "--fast-memory", "1024"], "conv9"),
     (["--layer", "cin=2,hin=5,cout=2,kh=3,stride=0", "--fast-memory", "64"], "stride"),
     (["--layer", "cin=2,hin=5,cout=2,kh=7", "--fast-memory", "64"], "k_h"),

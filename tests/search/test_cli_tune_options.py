@@ -148,6 +148,7 @@ def test_replay_settings_reach_tune_replay(monkeypatch, tmp_path, synth_cache_pa
     (["--layer", "cin=4,hin=9,cout=4,kh=3,stride=2", "--algorithm", "winograd"], "stride"),
     (["--network", "alexnet", "--parallel-layers", "2"], "--parallel-layers needs --executor"),
     (["--layer", SMALL, "--ray-address", "127.0.0.1:6379"], "--ray-address needs --executor ray"),
+    (["--layer", SMALL, "--workers", "2"], "--workers needs --executor local|ray"),
     (["--layer", SMALL, "--zero-shot", "0", "--history", "h.db"], "--zero-shot must be >= 1, got 0"),
     (["--layer", SMALL, "--measure", "model:x"], "--measure must be one of cuda, emulate, model, "
                                                  "replay:FILE; got 'model:x'"),
