@@ -17,7 +17,10 @@ words on chip. Direct: ``a = rho_h rho_w`` input rows x columns per output posit
 subject to ``g = S`` gives ``a P = K z``, i.e. ``x y = R_df z`` with the dataflow's reuse
 ``R_df = K / a``; this is the paper's optimality condition ``x y = R z`` (Sec. 5.2/5.3)
 with R the paper's ``k_h k_w / mu^2`` for overlapping windows and ``k_h k_w`` (= ``reuse_max``)
-for stride 1. The staging term ``alpha (a P + K z)`` does not move the condition.
+for stride 1. Within this model the staging term ``alpha (a P + K z)`` does not move the
+condition; a real block stages the whole input rectangle its tile reads, which is not
+``a P`` when the stride exceeds the window (a 1x1 kernel of stride 2), so the continuous
+optimum is only where the integer search below, on exact footprints, starts.
 
 Integer tiles: an exact search over all spatial tiles (divisors of w_out and h_out; for
 Winograd multiples of e that divide them when such tiles fit, otherwise multiples of e
