@@ -215,7 +215,7 @@ _PRESETS = (
     _preset("H100-SXM5-80GB", (9, 0), 132, 128, 1980, 3350, 67_000, 50 * MIB,
             "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM); NVIDIA H100 Tensor "
             "Core GPU Architecture whitepaper (SM count, L2)",
-            ("h100", "h100-sxm5", "h100-sxm")),
+            ("h100", "h100-sxm5", "h100-sxm", "h100-80gb-hbm3")),  # the driver's name
     _preset("RTX-A4000", (8, 6), 48, 128, 1560, 448, 19_200, 4 * MIB,
             "NVIDIA RTX A4000 datasheet (6144 CUDA cores, 448 GB/s, 19.2 TFLOPS FP32); "
             "NVIDIA Ampere GA102 GPU Architecture whitepaper (GA10x SM)",

@@ -176,10 +176,10 @@ def _measure_in_context(drv, source: KernelSource, cubin_path: str, options: Gpu
         d_x, d_w, d_y = drv.to_device(x), drv.to_device(w), drv.to_device(out)
         launch = dict(block=tuple(int(v) for v in source.block), grid=tuple(int(v) for v in source.grid))
         start, end = drv.Event(), drv.Event()
-        for _ in range(options.warmup + 1):
+        for _ in range(options.warmup + 1):  # the watchdog is per launch
             fn(d_x, d_w, d_y, **launch)
-        end.record()
-        _wait(end, options.timeout_s)
+            end.record()
+            _wait(end, options.timeout_s)
         comparison = None
         if options.check:
             drv.memcpy_dtoh(out, d_y)
@@ -256,20 +256,28 @@ def measure_configs(layer, configs: Sequence, options: GpuOptions = GpuOptions()
             todo.append((i, generate(layer, config)))
     built = compile_many([src for _, src in todo], arch or arch_of(dev.compute_capability()),
                          cache_root=cache_root)
-    ctx = dev.make_context()
+    ctx = None  # made when a config needs it: after a failed launch, a fresh one
     try:
         for (i, source), b in zip(todo, built):
             if not b.ok:
                 results[i] = MeasureResult(status=b.status,
                                            error=b.log[-2000:], compile_seconds=b.seconds)
                 continue
+            if ctx is None:
+                try:
+                    ctx = dev.make_context()
+                except Exception as exc:  # the driver refused: this config's record says so
+                    results[i] = MeasureResult(
+                        status=Status.RUNTIME_ERROR, compile_seconds=b.seconds,
+                        registers=b.registers,
+                        error=f"could not create a CUDA context: {type(exc).__name__}: {exc}")
+                    continue
             r = _measure_in_context(drv, source, b.cubin_path, options)
             results[i] = MeasureResult(**{**r.__dict__, "compile_seconds": b.seconds,
                                           "registers": b.registers})
             if r.status in CONTEXT_FATAL:
                 _drop_context(ctx)
                 ctx = None  # so that `finally` never pops the dropped context
-                ctx = dev.make_context()
     finally:
         if ctx is not None:
             ctx.pop()

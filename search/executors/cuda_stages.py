@@ -20,14 +20,16 @@ Examples
 
 from __future__ import annotations
 
-from kernels.status import Status
-
+import logging
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from kernels.status import Status
 from search.measure.base import MeasureRecord
 
 from .stages import Artifact, Stages, materialise
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["CudaStages", "GpuSession", "process_session", "driver_arch"]
 
@@ -67,12 +69,18 @@ class GpuSession:
         """Time one cubin in the held context (a new context next time if this one broke)."""
         from kernels.gpu import CONTEXT_FATAL, drop_context
 
+        if self.ctx is None:  # the renewal after a failed launch was refused: try again
+            self.ctx = self.device.make_context()
+            self.contexts += 1
         result = self._measure(self.drv, source, cubin_path, options)
         if result.status in CONTEXT_FATAL:
             drop_context(self.ctx)
             self.ctx = None
-            self.ctx = self.device.make_context()
-            self.contexts += 1
+            try:
+                self.ctx = self.device.make_context()
+                self.contexts += 1
+            except Exception as exc:  # this result stands; the next run makes its context
+                _log.debug("no new CUDA context: %s", exc)
         return result
 
     def close(self) -> None:
