@@ -39,18 +39,22 @@ def resolve_measure(args) -> tuple[str, str | None, str | None]:
 
 
 def _this_gpu():
-    """(preset of GPU 0, note); the default preset when GPU 0 has none."""
+    """(preset of GPU 0, note); a GPU without a preset under its own name with the limits
+    its driver gives (the default preset only when even that cannot be read)."""
     from iobound.devices import get_device
     from iobound.errors import UnknownPresetError
-    from search.measure.cuda import gpu_name
+    from search.measure.cuda import gpu_device, gpu_name
 
     name = gpu_name()
     if name is None:
         return get_device(DEFAULT_DEVICE), " (no GPU here to read; default limits)"
     try:
         return get_device(name or ""), " (this GPU)"
-    except UnknownPresetError:
-        return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
+    except UnknownPresetError:  # its own name and limits: never stored as another GPU's
+        device = gpu_device()
+        if device is None:
+            return get_device(DEFAULT_DEVICE), f" (no preset for {name}; default limits)"
+        return device, f" (this GPU, no preset: {device.source})"
 
 
 def device_for(args, kind: str):

@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
     parser.add_argument("--device", metavar="PRESET",
                         help=f"device preset (default: with --measure cuda the GPU's own "
-                             f"preset, else {DEFAULT_DEVICE}, the paper's GPU)")
+                             f"preset, or for a GPU without one its own name and the limits "
+                             f"its driver gives; else {DEFAULT_DEVICE}, the paper's GPU)")
     add_algorithm_argument(parser, default=None, extra=("all",),
                            help="kernel template: direct (default), winograd, or all: each "
                                 "layer with every template that computes it (Winograd not on "

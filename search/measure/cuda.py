@@ -20,7 +20,7 @@ from iobound.algorithms import algorithm_name
 
 from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
-__all__ = ["CudaMeasurer", "cuda_available", "gpu_name", "record_from_result"]
+__all__ = ["CudaMeasurer", "cuda_available", "gpu_device", "gpu_name", "record_from_result"]
 
 
 def cuda_available() -> bool:
@@ -39,6 +39,20 @@ def gpu_name() -> str | None:
         import pycuda.driver as drv
         drv.init()
         return drv.Device(0).name()
+    except Exception:
+        return None
+
+
+def gpu_device():
+    """GPU 0 as a :class:`~iobound.devices.Device` under its own name, its limits queried
+    from the driver (:func:`kernels.gpu.device_limits`: a GPU without a preset takes its
+    other fields from the preset of the nearest compute capability); ``None`` without a
+    usable GPU."""
+    try:
+        import pycuda.driver as drv
+        drv.init()
+        from kernels.gpu import device_limits
+        return device_limits(drv, drv.Device(0))
     except Exception:
         return None
 

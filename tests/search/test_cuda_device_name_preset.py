@@ -23,3 +23,39 @@ def test_the_gpu_driver_name_finds_its_preset(monkeypatch, driver_name, preset):
     device, note = device_for(argparse.Namespace(device=None), "cuda")
     assert device.name == preset and note == " (this GPU)", note
     assert get_device(driver_name).name == preset
+
+
+def test_a_gpu_without_a_preset_runs_under_its_own_name_and_driver_limits(monkeypatch):
+    """A GPU no preset names (here an RTX 4090, compute capability 8.9) is tuned with the
+    limits its driver gives and stored under its own name: with the default preset's name
+    its timings would join another GPU's records in the history and exported caches."""
+    import sys
+
+    from search.cli.measure_args import device_for
+
+    class Attr:
+        MAX_SHARED_MEMORY_PER_BLOCK, MAX_THREADS_PER_BLOCK, MAX_REGISTERS_PER_MULTIPROCESSOR = range(3)
+
+    class Device:
+        def __init__(self, i):
+            pass
+
+        def name(self):
+            return "NVIDIA GeForce RTX 4090"
+
+        def compute_capability(self):
+            return (8, 9)
+
+        def get_attribute(self, attr):
+            return (49152, 1024, 65536)[attr]
+
+    drv = type(sys)("pycuda.driver")
+    drv.init, drv.Device, drv.device_attribute = (lambda: None), Device, Attr
+    pkg = type(sys)("pycuda")
+    pkg.driver = drv
+    monkeypatch.setitem(sys.modules, "pycuda", pkg)
+    monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
+    device, note = device_for(argparse.Namespace(device=None), "cuda")
+    assert device.name == "NVIDIA GeForce RTX 4090" and device.compute_capability == (8, 9)
+    assert device.arch == "sm_89" and device.max_threads_per_block == 1024
+    assert "no preset" in note and "driver" in note
