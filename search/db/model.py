@@ -151,6 +151,8 @@ class Workload:
         >>> layer = {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3}
         >>> Workload(CONV_TEMPLATE, layer, ("x",)).label()
         'iobound.conv n1 8x8x8 -> 8x6x6 k3x3 s1x1 p0x0'
+        >>> print(Workload("two" + chr(10) + "lines", None, ("x",)).label())
+        two\\nlines
         """
         template = self.template or "(unnamed kernel)"  # a file that names none (T4 results)
         if isinstance(self.problem, dict) and self.problem.get("name"):
@@ -161,7 +163,10 @@ class Workload:
             short = template
         else:
             short = f"{template} {canon(self.problem)}"
-        return f"{short} ({','.join(self.params)})" if params else short
+        text = f"{short} ({','.join(self.params)})" if params else short
+        # a name from a file may hold a line break: one row a workload in every listing
+        return text if text.isprintable() else "".join(
+            c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def conv_algorithm(params) -> str:
