@@ -266,7 +266,7 @@ def network_layers(network: str) -> list[ConvLayer]:
     key = network.lower()
     if key not in NETWORKS:
         raise UnknownPresetError(
-            f"unknown network {network!r}; choose one of {', '.join(network_names())}"
+            f"unknown network {network!r:.60}; choose one of {', '.join(network_names())}"
         )
     return NETWORKS[key]()
 
@@ -287,5 +287,5 @@ def get_layer(spec: str) -> ConvLayer:
     if key not in layers:
         names = [n.partition(".")[2] for n in layers]
         shown = ", ".join(names[:16]) + (f", ... ({len(names)} layers)" if len(names) > 16 else "")
-        raise UnknownPresetError(f"unknown layer {spec!r}; {net} has {shown}")
+        raise UnknownPresetError(f"unknown layer {spec!r:.60}; {net} has {shown}")
     return layers[key]
