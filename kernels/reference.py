@@ -9,7 +9,8 @@ forward-error bounds of the fp32 computation, not fitted constants: a dot produc
 length m computed in fp32 satisfies ``|fl(s) - s| <= gamma_m * sum |a_i b_i|`` with
 ``gamma_m ~ m u`` and ``u = 2**-24``. For Winograd every linear stage adds its length to
 m and the absolute values flow through ``|AT|``, ``|G|``, ``|BT|`` (large entries make the
-bound, and the real error, grow with e).
+bound, and the real error, grow with e); its sums over input channels also use the
+probabilistic (Hoeffding) bound, which holds for random data such as :func:`random_problem`'s.
 
 Examples
 --------
@@ -32,7 +33,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 __all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
-           "winograd_tolerance", "Comparison", "compare", "UNIT_ROUNDOFF"]
+           "winograd_tolerance", "Comparison", "compare", "UNIT_ROUNDOFF", "PROBABILISTIC_LAMBDA"]
 
 #: fp32 unit roundoff u = 2**-24.
 UNIT_ROUNDOFF = 2.0 ** -24
@@ -125,36 +126,95 @@ def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
     return 2 * m * UNIT_ROUNDOFF * conv2d_reference(np.abs(x), np.abs(w), layer)
 
 
+#: Confidence multiple of the probabilistic parts of :func:`winograd_tolerance`: a sum of
+#: independent mean-zero terms ``X_i`` with ``|X_i| <= b_i`` exceeds ``LAMBDA * sqrt(sum b_i**2)``
+#: with probability at most ``2 exp(-LAMBDA**2 / 2)`` (Hoeffding), 4e-22 per output element.
+PROBABILISTIC_LAMBDA = 10.0
+#: Blocks of input channels :func:`winograd_tolerance` follows the running channel sum in.
+BLOCKS = 16
+
+
 def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -> np.ndarray:
     """Per-output bound on the fp32 error of Winograd F(e x e, r x r) with our transforms.
 
-    The kernel computes ``Y = AT [sum_c (G g_c G^T) * (BT d_c B)] A`` in fp32. Propagating
-    absolute values gives ``|Y - fl(Y)| <= gamma_m * |AT| [sum_c (|G||g_c||G|^T) *
-    (|BT||d_c||BT|^T)] |A|`` with ``m = 2n + 2r + 1 + c_in + 2n`` operations along any path
-    (n = e + r - 1), plus one rounding of every transform constant (``+ 6``). We return
-    ``2 m u`` times that magnitude, computed in float64 over the zero-padded input.
+    The kernel computes ``Y = AT [sum_c (G g_c G^T) * (BT d_c B)] A`` in fp32, summing the
+    channels' products in order. With ``n = e + r - 1`` and absolute values propagated:
+
+    * each channel's product ``p_c = U_c * V_c`` (kernel transform, input transform, product,
+      the four transform constants rounded once) is off by at most ``b_c = 2 m_t u
+      (|G||g_c||G|^T) * (|BT||d_c||BT|^T)``, ``m_t = 2n + 2r + 1 + 4``;
+    * the running sum over channels adds at most ``2 u sum_k |S_k|`` (``S_k`` the partial
+      sums of the exact products, bounded block by block, :data:`BLOCKS`);
+    * the output transform adds ``2 (2n + 2) u |AT||M||A|`` (``M`` the exact sum) and maps
+      the errors of ``M`` through ``|AT| . |A|``.
+
+    These are rigorous first-order bounds. Bounding the channel sum by ``gamma_{c_in}``
+    times the sum of magnitudes instead grows like ``c_in**2`` while the real error grows
+    like ``c_in`` at most: with hundreds of channels that accepted a result missing a whole
+    input channel. The channels' rounding errors are independent, mean-zero and bounded (the
+    model of Higham & Mary, SISC 2019, which random data such as :func:`random_problem`'s
+    follows), so each of the two channel sums also obeys the Hoeffding bound
+    ``PROBABILISTIC_LAMBDA * sqrt(sum of squared bounds)``; the smaller bound is used.
+    Computed in float64 over the zero-padded input.
     """
     from iobound.winograd_transforms import winograd_transforms
 
     layer.check_winograd()  # also refuses grouped layers
     r = layer.k_h
     t = winograd_transforms(e, r)
-    AT, G, BT = (np.abs(m) for m in t.as_numpy())
+    AT, G, BT = t.as_numpy()
     n = t.n
     p = layer.padding[0], layer.padding[1]
     tiles_h, tiles_w = -(-layer.h_out // e), -(-layer.w_out // e)
     h_need, w_need = tiles_h * e + r - 1, tiles_w * e + r - 1
     xp = np.zeros((layer.n, layer.c_in, h_need, w_need))
     hh, ww = min(layer.h_in, h_need - p[0]), min(layer.w_in, w_need - p[1])
-    xp[:, :, p[0]:p[0] + hh, p[1]:p[1] + ww] = np.abs(x[:, :, :hh, :ww])
+    xp[:, :, p[0]:p[0] + hh, p[1]:p[1] + ww] = np.asarray(x, np.float64)[:, :, :hh, :ww]
     d = sliding_window_view(xp, (n, n), axis=(2, 3))[:, :, ::e, ::e][:, :, :tiles_h, :tiles_w]
-    V = np.einsum("ia,ncpqab,jb->ncpqij", BT, d, BT, optimize=True)
-    U = np.einsum("ia,kcab,jb->kcij", G, np.abs(np.asarray(w, np.float64)), G, optimize=True)
-    M = np.einsum("kcij,ncpqij->nkpqij", U, V, optimize=True)
-    Y = np.einsum("ai,nkpqij,bj->nkpaqb", AT, M, AT, optimize=True)
-    Y = Y.reshape(layer.n, layer.c_out, tiles_h * e, tiles_w * e)[:, :, :layer.h_out, :layer.w_out]
-    m = 4 * n + 2 * r + 1 + layer.c_in + 6
-    return 2 * m * UNIT_ROUNDOFF * Y
+    w64 = np.asarray(w, np.float64)
+
+    # Transform-entry-major operands (ij first) so that U (ij, k, c) @ V (ij, c, tiles) sums
+    # the channels with BLAS; tiles are ordered (image, tile row, tile column).
+    def input_transform(L, dx):  # (n, c, p, q, a, b) -> (ij, c, (n p q))
+        return np.ascontiguousarray((L @ dx @ L.T).transpose(4, 5, 1, 0, 2, 3)).reshape(n * n, layer.c_in, -1)
+
+    def kernel_transform(L, wx):  # (k, c, a, b) -> (ij, k, c)
+        return np.ascontiguousarray((L @ wx @ L.T).transpose(2, 3, 0, 1)).reshape(n * n, layer.c_out, -1)
+
+    V, V_abs = input_transform(BT, d), input_transform(np.abs(BT), np.abs(d))
+    U, U_abs = kernel_transform(G, w64), kernel_transform(np.abs(G), np.abs(w64))
+    u, lam = UNIT_ROUNDOFF, PROBABILISTIC_LAMBDA
+    b = 2 * (2 * n + 2 * r + 1 + 4) * u  # times P_c = |U_c| |V_c|: channel c's product error
+    transforms = b * np.matmul(U_abs, V_abs)
+    if layer.c_in > lam ** 2:  # else sum_c P_c <= sqrt(c_in) |P|_2 <= lam |P|_2 anyway
+        transforms = np.minimum(transforms, b * lam * np.sqrt(np.matmul(U_abs ** 2, V_abs ** 2)))
+    # The running sum over channels, in the kernel's order, in at most BLOCKS blocks: inside
+    # a block every partial sum S_k is within the block's sum of |products| of the partial
+    # sums at its ends, which bounds the block's share of sum_k |S_k| and sum_k S_k**2.
+    squares = layer.c_in > lam ** 2  # else sum_k |S_k| <= sqrt(c_in) |S|_2 makes S_sq moot
+    block = -(-layer.c_in // BLOCKS)
+    U_mag, V_mag = np.abs(U), np.abs(V)
+    S = np.zeros(transforms.shape)
+    S_abs = np.zeros(transforms.shape)
+    S_sq = np.zeros(transforms.shape) if squares else np.inf
+    for c0 in range(0, layer.c_in, block):
+        c1 = min(c0 + block, layer.c_in)
+        S_end = S + np.matmul(U[:, :, c0:c1], V[:, c0:c1])
+        inside = np.minimum(np.abs(S, out=S), np.abs(S_end))
+        inside += np.matmul(U_mag[:, :, c0:c1], V_mag[:, c0:c1])
+        if squares:
+            S_sq += (c1 - c0) * inside * inside
+        inside *= c1 - c0
+        S_abs += inside
+        S = S_end
+    accumulation = 2 * u * np.minimum(S_abs, lam * np.sqrt(S_sq))
+
+    def output(Mx):  # (ij, k, (n p q)) -> |AT| Mx |A| as (n, k, p, a, q, b)
+        Mx = Mx.reshape(n, n, layer.c_out, layer.n, tiles_h, tiles_w).transpose(3, 2, 4, 5, 0, 1)
+        return (np.abs(AT) @ Mx @ np.abs(AT).T).transpose(0, 1, 2, 4, 3, 5)
+
+    Y = output(transforms + accumulation) + 2 * (2 * n + 2) * u * output(np.abs(S))
+    return Y.reshape(layer.n, layer.c_out, tiles_h * e, tiles_w * e)[:, :, :layer.h_out, :layer.w_out]
 
 
 @dataclass(frozen=True)
