@@ -170,8 +170,24 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     if log is None:
         return None
     copy = resume is not None and not has_log(log)  # has_log(resume): the same file is no copy
+    target = os.path.realpath(log)  # a link is written through, as write_atomic does
+    if copy and (not os.path.exists(target) or os.path.isfile(target)):
+        # into a file beside it, then renamed: a run killed (SIGKILL) while copying leaves
+        # no log holding only some of the resumed records (resumed, it would measure the
+        # others again), and the same command can be given again
+        tmp = f"{target}.copy"  # one name: a copy killed before is written over
+        try:
+            if os.path.isfile(tmp):
+                os.unlink(tmp)
+            with LogWriter(tmp, head) as part:
+                copy_entries(part, resume)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        copy = False
     writer = LogWriter(log, head)
-    if copy:
+    if copy:  # a device or a pipe: written into
         copy_entries(writer, resume)
     return writer
 

@@ -83,12 +83,14 @@ def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
     from kernels.config import config_from_dict
     from kernels.generate import generate
 
+    from .outputs import write_atomic
+
     src = generate(layer, config_from_dict(dict(cfg), algorithm))
     path = kernel_file(layer, algorithm, out_dir)
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(src.code)
+        write_atomic(path, src.code.encode())  # whole or not at all: a kill keeps the old file
     except OSError as exc:  # a file where the folder should be, no space left, ...
         raise InvalidInputError(f"cannot write the best kernel to {str(path)!r}: "
                                 f"{exc.strerror or exc}") from None

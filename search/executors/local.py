@@ -70,6 +70,11 @@ def _context(preload: tuple[str, ...] = ()):
     return ctx
 
 
+#: Workers of one slot killed (SIGKILL) in a row before they were ready that are replaced;
+#: one more is taken for a worker that cannot start.
+KILLED_STARTING_LIMIT = 3
+
+
 class ProcessSlot(Slot):
     """A worker process and the pipe to it."""
 
@@ -79,6 +84,7 @@ class ProcessSlot(Slot):
         self.serves = set(serves)
         self._pickles, self._env = pickles, dict(env or {})  # key -> pickled stages (shared)
         self._preload = preload
+        self._killed_starting = 0  # workers killed before ready, in a row (see poll)
         self._spawn()
 
     def _spawn(self) -> None:
@@ -103,6 +109,8 @@ class ProcessSlot(Slot):
         try:
             if self.conn.poll():
                 kind, value = self.conn.recv()
+                if kind == "ready":
+                    self._killed_starting = 0
                 return self, kind, value
         except (EOFError, OSError):
             pass
@@ -110,8 +118,14 @@ class ProcessSlot(Slot):
             return None
         self.process.join()
         why = describe_exit(self.process.exitcode)
-        if not self.ready:  # it never got as far as serving: a new one would fail the same way
-            return self, "fatal", f"a worker process failed to start ({why})"
+        if not self.ready:  # it never got as far as serving: a new one would fail the same way,
+            # unless it was killed from outside (SIGKILL: the out-of-memory killer, a user)
+            self._killed_starting += 1
+            if (self.process.exitcode != -signal.SIGKILL
+                    or self._killed_starting > KILLED_STARTING_LIMIT):
+                return self, "fatal", f"a worker process failed to start ({why})"
+            self._respawn()
+            return None
         self._respawn()
         return self, "died", why
 
