@@ -80,6 +80,9 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
     With ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` everything stays on 127.0.0.1, but Ray
     reads that variable when it is imported, so it is set in the environment (for Ray's
     processes) and, for a Ray already imported here, on its constant as well.
+    ``address="local"``: without it ``ray.init`` connects to the cluster named by
+    ``RAY_ADDRESS`` or by the last ``ray start`` (``/tmp/ray/ray_current_cluster``)
+    instead of starting a private one.
     """
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     ray = import_ray()
@@ -87,8 +90,8 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
 
     ray_constants.ENABLE_RAY_CLUSTER = False
     with _sigterm_kept():
-        ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", include_dashboard=False,
-                 log_to_driver=False, **kwargs)
+        ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1",
+                 include_dashboard=False, log_to_driver=False, **kwargs)
 
 
 def connect(options: ExecutorOptions) -> bool:
