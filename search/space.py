@@ -44,6 +44,7 @@ from __future__ import annotations
 import abc
 import itertools
 import math
+import numbers
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -181,10 +182,16 @@ class Space(abc.ABC):
         idx = np.asarray(indices)
         if idx.size == 0:
             return np.zeros(0, dtype=np.int64)
-        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer):
+        if idx.dtype == object:  # Python ints (past int64, or an object array): integers too
+            if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                       for v in idx.flat):
+                raise InvalidInputError(f"indices must be integers, got {shown(indices)}")
+            low, high = min(int(v) for v in idx.flat), max(int(v) for v in idx.flat)
+        elif idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer):
             raise InvalidInputError(f"indices must be integers, got {shown(indices)}")
+        else:
+            low, high = int(idx.min()), int(idx.max())  # Python ints: no uint64 wrap
         idx = idx.reshape(-1)
-        low, high = int(idx.min()), int(idx.max())  # Python ints: no uint64 wrap
         if low < 0 or high >= len(self):
             raise IndexError(f"index {low if low < 0 else high} outside 0..{len(self) - 1}")
         return idx.astype(np.int64)

@@ -174,22 +174,42 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     if copy and (not os.path.exists(target) or os.path.isfile(target)):
         # into a file beside it, then renamed: a run killed (SIGKILL) while copying leaves
         # no log holding only some of the resumed records (resumed, it would measure the
-        # others again), and the same command can be given again
-        tmp = f"{target}.copy"  # one name: a copy killed before is written over
-        try:
-            if os.path.isfile(tmp):
-                os.unlink(tmp)
-            with LogWriter(tmp, head) as part:
-                copy_entries(part, resume)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        copy = False
+        # others again), and the same command can be given again. A name of its own, as
+        # write_atomic's: a fixed one could be a file of the user's, the resumed log itself.
+        tmp = _sibling_temp(target, resume)
+        if tmp is not None:
+            try:
+                with LogWriter(tmp, head) as part:
+                    copy_entries(part, resume)
+                os.replace(tmp, target)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            copy = False
     writer = LogWriter(log, head)
     if copy:  # a device or a pipe: written into
         copy_entries(writer, resume)
     return writer
+
+
+def _sibling_temp(target: str, resume) -> str | None:
+    """A new empty file beside ``target`` (``.NAME.XXXXXXXX.copy``), after removing those a
+    killed copy left (never the resumed log); None where none can be made (a folder that
+    cannot be created or written to: the log is then copied in place)."""
+    import glob
+    import tempfile
+    folder, base = os.path.dirname(target) or ".", os.path.basename(target)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(f".{base}.")
+                                            + "?" * 8 + ".copy")):
+            if os.path.isfile(stale) and not os.path.samefile(stale, resume):
+                os.unlink(stale)
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".copy", dir=folder)
+    except OSError:
+        return None
+    os.close(fd)
+    return tmp
 
 
 def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Ledger", budget: int,
