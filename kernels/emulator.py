@@ -38,6 +38,7 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
+from .compiler_process import run_compiler
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
 from .limits import MAX_BLOCK_DIM, block_fits, check_timeout
@@ -94,14 +95,20 @@ def _cxx() -> str:
     return cxx
 
 
+#: Seconds ``$CXX --version`` may take (a compiler that hangs is no compiler).
+VERSION_TIMEOUT_S = 60.0
+
+
 @lru_cache(maxsize=None)
 def _cxx_version(cxx: str) -> str:
     try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True,
-                              check=False).stdout
+        return run_compiler([cxx, "--version"], timeout=VERSION_TIMEOUT_S).stdout
     except OSError as exc:  # not an executable file after all (a script without #!, ...)
         raise ToolchainError(f"the emulator compiler {cxx[:200]!r} cannot be run: "
                              f"{exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"the emulator compiler {cxx[:200]!r} did not answer --version "
+                             f"within {VERSION_TIMEOUT_S:g} s") from None
 
 
 def compiler_version() -> str:
@@ -109,7 +116,7 @@ def compiler_version() -> str:
     return _cxx_version(_cxx()).splitlines()[0]
 
 
-def _pch_dir(cxx: str, folder: Path) -> Path | None:
+def _pch_dir(cxx: str, folder: Path, timeout: float | None = None) -> Path | None:
     """A folder holding ``cuda_emu.h.gch`` (precompiled header), built once per header and g++.
 
     The C++ standard headers dominate a build; precompiling them halves it. None when the
@@ -121,9 +128,8 @@ def _pch_dir(cxx: str, folder: Path) -> Path | None:
     if is_trusted(pch / "cuda_emu.h.gch"):
         return pch
     with scratch_folder(folder) as tmp:
-        proc = subprocess.run([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
-                               str(tmp / "cuda_emu.h.gch")], capture_output=True, text=True,
-                              check=False, env=compiler_env(tmp))
+        proc = run_compiler([cxx, *flags, "-x", "c++-header", str(HEADER), "-o",
+                             str(tmp / "cuda_emu.h.gch")], timeout=timeout, env=compiler_env(tmp))
         if proc.returncode != 0:
             log.debug("precompiling cuda_emu.h failed, building without it:\n%s", proc.stderr[-4000:])
             return None
@@ -190,7 +196,8 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     ToolchainError
         No g++.
     EmulatorBuildError
-        The source does not compile (``.log`` has g++'s messages).
+        The source does not compile (``.log`` has g++'s messages), g++ timed out, or the
+        build could not be written (a full disk).
     """
     if not isinstance(code, str):
         raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
@@ -203,23 +210,27 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
         return lib, 0.0, True
     remove_orphans(folder)  # the scratch folders of builders that were killed
     start = time.perf_counter()
-    with scratch_folder(folder) as tmp:
-        src = tmp / "kernel.cu"
-        src.write_text(code)
-        out = tmp / "kernel.so"
-        pch = _pch_dir(cxx, folder)
-        includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
-        cmd = [cxx, *CXX_FLAGS, *includes, "-x", "c++", str(src), "-o", str(out)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
-                                  env=compiler_env(tmp))
-        except subprocess.TimeoutExpired as exc:
-            raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
-        if proc.returncode != 0:
-            raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})", proc.stdout + proc.stderr)
-        digest = file_digest(out)
-        os.replace(out, lib)  # atomic: concurrent builders of one key agree
-        record_digest(lib, digest)
+    try:
+        with scratch_folder(folder) as tmp:
+            src = tmp / "kernel.cu"
+            src.write_text(code)
+            out = tmp / "kernel.so"
+            try:
+                pch = _pch_dir(cxx, folder, timeout)  # the build's one timeout covers both
+                includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
+                cmd = [cxx, *CXX_FLAGS, *includes, "-x", "c++", str(src), "-o", str(out)]
+                left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
+                proc = run_compiler(cmd, timeout=left, env=compiler_env(tmp))
+            except subprocess.TimeoutExpired as exc:
+                raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
+            if proc.returncode != 0:
+                raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})", proc.stdout + proc.stderr)
+            digest = file_digest(out)
+            os.replace(out, lib)  # atomic: concurrent builders of one key agree
+            record_digest(lib, digest)
+    except OSError as exc:  # a full disk, a file-size limit: not the kernel's fault, but no build
+        raise EmulatorBuildError(f"cannot build in {folder}: {exc.strerror or exc}",
+                                 f"{type(exc).__name__}: {exc}") from None
     seconds = time.perf_counter() - start
     log.debug("built emulator %s in %.2f s", lib.name, seconds)
     return lib, seconds, False

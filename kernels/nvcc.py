@@ -39,6 +39,7 @@ from iobound.errors import InvalidInputError
 
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
+from .compiler_process import run_compiler
 from .limits import check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
@@ -130,8 +131,7 @@ def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: flo
     else:
         (tmp / "kernel.cu").write_text(code)
         cmd = [tc.path, *flags, "kernel.cu", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=tmp,
-                          env=compiler_env(tmp))
+    proc = run_compiler(cmd, timeout=timeout, cwd=tmp, env=compiler_env(tmp))
     return proc.returncode, proc.stdout + proc.stderr, out
 
 

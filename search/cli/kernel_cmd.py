@@ -134,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
         from kernels.emulator import check_emulable
         check_emulable(source)
     path = args.emit or cache_dir("src") / f"{content_key(source.code)[:16]}.cu"
-    write_atomic(path, source.code.encode())
+    try:
+        write_atomic(path, source.code.encode())
+    except OSError as exc:  # checked writable before: a full disk, a file-size limit (exit 1)
+        from search.session.files import OutputWriteError
+        raise OutputWriteError(f"cannot write the kernel source to {str(path)!r}: "
+                               f"{exc.strerror or exc}") from None
     result = {"layer": layer.to_dict(), "algorithm": config.algorithm, "config": config.to_dict(),
               "source_path": str(path), "grid": list(source.grid), "block": list(source.block),
               "shared_bytes": source.shared_bytes, "default_threads": default_threads,
