@@ -19,15 +19,17 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_output_file", "check_output_dir", "check_distinct_files", "write_atomic"]
+__all__ = ["check_output_file", "check_output_dir", "check_distinct_files", "json_safe",
+           "write_atomic"]
 
 
 def _nonempty(flag: str, path: str | os.PathLike) -> Path:
@@ -189,3 +191,20 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None, so the output is valid
+    JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity).
+
+    >>> import json
+    >>> json.dumps(json_safe({"a": [1.5, float("nan")], "b": float("inf")}))
+    '{"a": [1.5, null], "b": null}'
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from iobound import limits
 from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
 from iobound.errors import InvalidInputError
-from search.outputs import check_distinct_files, check_output_dir, check_output_file
+from search.outputs import check_distinct_files, check_output_dir, check_output_file, json_safe
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer
@@ -148,22 +147,6 @@ def aligned_table(rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
     return "\n".join("  ".join(v.ljust(w) if c < text_columns else v.rjust(w)
                                for c, (v, w) in enumerate(zip(r, widths))).rstrip()
                      for r in rows)
-
-
-def json_safe(obj: Any) -> Any:
-    """``obj`` with every NaN or infinite float replaced by None, so the output is valid
-    JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity).
-
-    >>> json.dumps(json_safe({"a": [1.5, float("nan")], "b": float("inf")}))
-    '{"a": [1.5, null], "b": null}'
-    """
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def print_result(args: argparse.Namespace, data: dict, text: Callable[[], str]) -> None:

@@ -4,7 +4,8 @@ Every stored key whose layer is a layer's canonical JSON (``iobound tune --histo
 writes ``json.dumps(layer.to_dict(), sort_keys=True)``; replayed Kernel Tuner spaces,
 ``replay:...``, are no layers and are skipped) gives one
 :class:`~search.selection.dataset.LabelRecord` per candidate found among its ``ok``
-records (every stored time, not only each configuration's latest): the fastest one (the
+records (every stored time, not only each configuration's latest) whose configuration is
+one of the layer's (a damaged row is skipped): the fastest one (the
 fastest measured and the fastest estimate each, where the key holds both), its
 algorithm read off the configuration (a Winograd config has ``e``). These are *tuned* results (the best a tuner measured), not the
 oracle of the space; ``estimate`` is the record's own flag. Estimates of the analytic
@@ -63,6 +64,21 @@ def _stored(history, key) -> list:
     return [m.record for m in sorted(ms, key=lambda m: m.time_ms)]
 
 
+def _readable(layer: ConvLayer, cand: Candidate, config: dict) -> bool:
+    """Whether ``config`` is a configuration of ``cand`` whose I/O the selection can count
+    for ``layer`` (what :func:`search.selection.select.chosen_io` reads): a damaged or
+    foreign row is skipped, as an ``e`` outside the candidates is, not the layer's selection."""
+    from kernels.config import config_from_dict, onchip_words
+    from kernels.grouping import kernel_io
+    try:
+        kc = config_from_dict(dict(config), cand.algorithm)
+        kernel_io(layer, kc, kc.tiling)
+        onchip_words(layer, kc)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
     (only ``device``'s when given); see the module doc."""
@@ -87,7 +103,9 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
                 cand = Candidate("winograd", int(e)) if e is not None else Candidate("direct")
             except ValueError:          # an e outside the candidates' 2..4
                 continue
-            best.setdefault((cand, bool(rec.estimate)), rec)
+            if (cand, bool(rec.estimate)) in best or not _readable(layer, cand, rec.config):
+                continue  # a config that is no kernel of the layer is no candidate's time
+            best[(cand, bool(rec.estimate))] = rec
         for cand in CLASSES:
             for est in (False, True):
                 rec = best.get((cand, est))

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Sequence
 
 from iobound.errors import InvalidInputError
-from search.outputs import check_output_file, write_atomic
+from search.outputs import check_output_file, json_safe, write_atomic
 
 __all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "report_paths",
            "check_report_paths", "write_report"]
@@ -48,6 +48,8 @@ TABLE_HEAD = ("layer", "algorithm", "time_ms", "time_floor_ms", "time_gap", "io_
               "lower_bound", "io_gap", "bound_method", "S_words", "bound_S_words", "estimate")
 _COLOURS = {"direct": "#4c72b0", "winograd-e2": "#dd8452", "winograd-e3": "#55a868",
             "winograd-e4": "#c44e52"}
+#: the largest value a plot draws (see :func:`_bars`)
+_PLOT_MAX = 1e200
 
 
 def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
@@ -89,10 +91,14 @@ def _bars(sels, achieved, bound, names, ylabel, gap_label, title, path) -> None:
     plt, fig, top, bottom = _axes_pair(title, n)
     x = np.arange(n)
     colours = [_COLOURS[s.choice.label] for s in sels]
-    top.bar(x, achieved, color=colours, width=0.8, label=names[0])
-    top.scatter(x, bound, marker="_", s=220, color="black", zorder=3, label=names[1])
+    # the exact numbers are the table's; drawn, each is at most _PLOT_MAX (matplotlib's
+    # log-scale ticks overflow near the largest float: a recorded time of 1e305 ms)
+    drawn_a = np.minimum(np.asarray(achieved, float), _PLOT_MAX)
+    drawn_b = np.minimum(np.asarray(bound, float), _PLOT_MAX)
+    top.bar(x, drawn_a, color=colours, width=0.8, label=names[0])
+    top.scatter(x, drawn_b, marker="_", s=220, color="black", zorder=3, label=names[1])
     top.set_yscale("log")
-    top.set_ylim(top=max(max(achieved), max(bound)) * 3)  # room for the legend
+    top.set_ylim(top=max(drawn_a.max(), drawn_b.max()) * 3)  # room for the legend
     top.set_ylabel(ylabel)
     handles = [Patch(color=_COLOURS[k], label=f"{names[0]}: {k}")
                for k in _COLOURS if any(s.choice.label == k for s in sels)]
@@ -100,7 +106,9 @@ def _bars(sels, achieved, bound, names, ylabel, gap_label, title, path) -> None:
     top.legend(handles=handles, fontsize=8, loc="upper right")
     top.grid(axis="y", alpha=0.3)
     num, den = np.asarray(achieved, float), np.asarray(bound, float)
-    gaps = np.divide(num, den, out=np.full(n, np.nan), where=den > 0)  # no ratio to a 0
+    with np.errstate(over="ignore"):  # a ratio past the largest float is drawn at _PLOT_MAX
+        gaps = np.divide(num, den, out=np.full(n, np.nan), where=den > 0)  # no ratio to a 0
+    gaps = np.minimum(gaps, _PLOT_MAX)
     bottom.bar(x, gaps, color=colours, width=0.8)
     bottom.axhline(1.0, color="black", lw=0.8)
     bottom.set_ylabel(gap_label)
@@ -200,8 +208,9 @@ def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -
         raise InvalidInputError("the report needs at least one layer")
     files = check_report_paths(out_dir, html_page)
     data = {"table": f"# {title}\n\n{markdown_table(sels)}\n".encode(),
-            "json": (json.dumps({"title": title, "layers": [s.to_dict() for s in sels]},
-                                indent=1) + "\n").encode(),
+            "json": (json.dumps(json_safe({"title": title,
+                                            "layers": [s.to_dict() for s in sels]}),
+                                indent=1, allow_nan=False) + "\n").encode(),
             "io": _render(plot_io, sels, f"{title}: achieved I/O vs the best lower bound"),
             "time": _render(plot_time, sels, f"{title}: time vs the roofline floor")}
     if html_page:
