@@ -79,7 +79,8 @@ def run_compiler(cmd: Sequence[str], *, timeout: float | None = None,
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:  # TimeoutExpired, KeyboardInterrupt, ...
-        _kill_tree(proc.pid)
+        if proc.returncode is None:  # communicate reaps a child that exits on an interrupt:
+            _kill_tree(proc.pid)     # its pid is free then, maybe another process's
         proc.kill()
         proc.wait()
         proc.stdout.close()

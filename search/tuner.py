@@ -193,19 +193,22 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
 
 
 def _sibling_temp(target: str, resume) -> str | None:
-    """A new empty file beside ``target`` (``.NAME.XXXXXXXX.copy``), after removing those a
-    killed copy left (never the resumed log); None where none can be made (a folder that
-    cannot be created or written to: the log is then copied in place)."""
+    """A new empty file beside ``target`` (``.NAME.iobound-resume.XXXXXXXX.copy``, X one of
+    mkstemp's characters), after removing those a killed copy left (never the resumed log,
+    nor a user's file: the marker and the alphabet are mkstemp's names only); None where
+    none can be made (a folder that cannot be created or written to: the log is then
+    copied in place)."""
     import glob
     import tempfile
     folder, base = os.path.dirname(target) or ".", os.path.basename(target)
     try:
         os.makedirs(folder, exist_ok=True)
-        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(f".{base}.")
-                                            + "?" * 8 + ".copy")):
+        prefix = f".{base}.iobound-resume."
+        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
+                                            + "[a-z0-9_]" * 8 + ".copy")):
             if os.path.isfile(stale) and not os.path.samefile(stale, resume):
                 os.unlink(stale)
-        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".copy", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".copy", dir=folder)
     except OSError:
         return None
     os.close(fd)
