@@ -306,6 +306,49 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot write {type(obj).__name__} to a tuning log")
 
 
+#: The mark in the name of a log being copied (see :func:`copy_log`).
+COPY_MARK = "iobound-resume"
+
+
+def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
+             header: Mapping[str, Any]) -> int | None:
+    """Every entry of the log ``resume`` into the new log ``log`` (starting with
+    ``header``), written beside it and renamed into place: a run killed (SIGKILL) while
+    copying leaves no log holding only some of them (resumed, it would measure the others
+    again). How many were copied; None where ``log`` is no regular file (a device, a pipe)
+    or nothing can be written beside it: the caller copies into its own writer.
+
+    The copy is named ``.NAME.iobound-resume.`` + 8 of mkstemp's letters + ``.copy``: the
+    leftovers of a killed copy are removed by the next, and nothing else is (a fixed name
+    could be the resumed log itself, or a file of the user's).
+    """
+    import glob
+    import tempfile
+    target = os.path.realpath(log)  # a link is written through, as write_atomic does
+    if os.path.exists(target) and not os.path.isfile(target):
+        return None
+    folder, base = os.path.dirname(target) or ".", os.path.basename(target)
+    prefix = f".{base}.{COPY_MARK}."
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
+                                            + "[a-z0-9_]" * 8 + ".copy")):
+            if os.path.isfile(stale) and not os.path.samefile(stale, resume):
+                os.unlink(stale)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".copy", dir=folder)
+    except OSError:  # a folder that cannot be made or written to
+        return None
+    os.close(fd)
+    try:
+        with LogWriter(tmp, header) as writer:
+            copied = copy_entries(writer, resume)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return copied
+
+
 def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:
     """Append every entry of the log at ``log`` to ``writer`` (a run resumed into a new
     log, which then holds the whole run); how many were copied."""

@@ -53,7 +53,7 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .records import LogWriter, as_measured, copy_entries, has_log
+from .records import LogWriter, as_measured, copy_entries, copy_log, has_log
 from .option_checks import check_type
 from .resume import load_resume
 from .space import Space
@@ -169,50 +169,12 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
         raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
     if log is None:
         return None
-    copy = resume is not None and not has_log(log)  # has_log(resume): the same file is no copy
-    target = os.path.realpath(log)  # a link is written through, as write_atomic does
-    if copy and (not os.path.exists(target) or os.path.isfile(target)):
-        # into a file beside it, then renamed: a run killed (SIGKILL) while copying leaves
-        # no log holding only some of the resumed records (resumed, it would measure the
-        # others again), and the same command can be given again. A name of its own, as
-        # write_atomic's: a fixed one could be a file of the user's, the resumed log itself.
-        tmp = _sibling_temp(target, resume)
-        if tmp is not None:
-            try:
-                with LogWriter(tmp, head) as part:
-                    copy_entries(part, resume)
-                os.replace(tmp, target)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-            copy = False
+    # has_log(resume): the same file is no copy; a new log gets the resumed records first
+    copy = resume is not None and not has_log(log) and copy_log(resume, log, head) is None
     writer = LogWriter(log, head)
-    if copy:  # a device or a pipe: written into
+    if copy:  # a device or a pipe (or no room beside the log): written into
         copy_entries(writer, resume)
     return writer
-
-
-def _sibling_temp(target: str, resume) -> str | None:
-    """A new empty file beside ``target`` (``.NAME.iobound-resume.XXXXXXXX.copy``, X one of
-    mkstemp's characters), after removing those a killed copy left (never the resumed log,
-    nor a user's file: the marker and the alphabet are mkstemp's names only); None where
-    none can be made (a folder that cannot be created or written to: the log is then
-    copied in place)."""
-    import glob
-    import tempfile
-    folder, base = os.path.dirname(target) or ".", os.path.basename(target)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        prefix = f".{base}.iobound-resume."
-        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
-                                            + "[a-z0-9_]" * 8 + ".copy")):
-            if os.path.isfile(stale) and not os.path.samefile(stale, resume):
-                os.unlink(stale)
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".copy", dir=folder)
-    except OSError:
-        return None
-    os.close(fd)
-    return tmp
 
 
 def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Ledger", budget: int,

@@ -83,9 +83,7 @@ def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
     Copied when each layer starts instead, an interrupt would leave the layers not reached
     with their records only in the old logs, which ``--resume new`` does not read: they
     would be measured again. A signal meanwhile waits for the copies."""
-    import os
-
-    from ..records import LogWriter, copy_entries, has_log, read_log
+    from ..records import LogWriter, copy_entries, copy_log, has_log, read_log
     todo = [k for k, job in enumerate(jobs)
             if len(jobs) > 1 and job.settings.log and job.settings.resume
             and job.settings.log != job.settings.resume and not has_log(job.settings.log)]
@@ -93,10 +91,12 @@ def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
     with signals_deferred() as deferred:
         for k in todo:
             settings = jobs[k].settings
-            tmp = f"{settings.log}.{os.getpid()}.copy"
-            with LogWriter(tmp, read_log(settings.resume).header) as writer:
-                copied += copy_entries(writer, settings.resume)
-            os.replace(tmp, settings.log)
+            header = read_log(settings.resume).header
+            done = copy_log(settings.resume, settings.log, header)
+            if done is None:  # no regular file, or no room beside it: into its writer
+                with LogWriter(settings.log, header) as writer:
+                    done = copy_entries(writer, settings.resume)
+            copied += done
             jobs[k] = dataclasses.replace(
                 jobs[k], settings=dataclasses.replace(settings, resume=settings.log))
     if deferred.signal is not None:  # every log copied: run_layers counts what they hold

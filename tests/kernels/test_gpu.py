@@ -1,6 +1,7 @@
 """GPU measurement: everything short of the driver here; the real run on a GPU (marker gpu)."""
 
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -148,17 +149,31 @@ def test_real_gpu_invalid_config_is_reported(tmp_path):
 # -- the whole measure_configs flow against a fake driver (no GPU needed) ------------
 
 class _FakeDriver:
-    """Just enough of pycuda.driver: the 'kernel' computes the convolution with numpy."""
+    """Just enough of pycuda.driver: the 'kernel' computes the convolution with numpy.
+
+    ``launch_s``: device time of a launch (an event is complete once the work queued before
+    it is done); ``contexts_allowed``: contexts the driver makes before refusing
+    (``LogicError``, as cuCtxCreate out of memory; None: no limit); ``name`` and ``cc``:
+    what the device reports.
+    """
 
     class device_attribute:
         MAX_SHARED_MEMORY_PER_BLOCK, MAX_THREADS_PER_BLOCK, MAX_REGISTERS_PER_MULTIPROCESSOR = range(3)
 
-    class LaunchError(Exception):
+    class Error(Exception):
         pass
 
-    def __init__(self, behaviour="ok"):
+    class LogicError(Error):
+        pass
+
+    class LaunchError(Error):
+        pass
+
+    def __init__(self, behaviour="ok", *, launch_s=0.0, contexts_allowed=None,
+                 name="Fake A100", cc=(8, 0)):
         self.behaviour, self.launches, self.contexts = behaviour, [], 0
         self.made_contexts, self.sticky_error = 0, False
+        self.launch_s, self.contexts_allowed, self.busy_until = launch_s, contexts_allowed, 0.0
         drv = self
 
         class Ctx:
@@ -173,26 +188,31 @@ class _FakeDriver:
                 pass
 
             def name(self):
-                return "Fake A100"
+                return name
 
             def compute_capability(self):
-                return (8, 0)
+                return cc
 
             def get_attribute(self, attr):
                 return (49152, 1024, 65536)[attr]
 
             def make_context(self):
+                if drv.contexts_allowed is not None and drv.made_contexts >= drv.contexts_allowed:
+                    raise drv.LogicError("cuCtxCreate failed: out of memory")
                 drv.contexts += 1
                 drv.made_contexts += 1
                 drv.sticky_error = False  # a new context has no sticky launch error
                 return Ctx()
 
         class Event:
-            def record(self):
-                pass
+            def __init__(self):
+                self.ready = 0.0
+
+            def record(self, stream=None):
+                self.ready = drv.busy_until
 
             def query(self):
-                return True
+                return time.monotonic() >= self.ready
 
             def time_till(self, other):
                 return 1.5
@@ -225,6 +245,7 @@ class _FakeDriver:
                         drv.sticky_error = True
                         raise drv.LaunchError("cuLaunchKernel failed: an illegal memory access "
                                               "was encountered")
+                    drv.busy_until = max(time.monotonic(), drv.busy_until) + drv.launch_s
                     layer = LAYER_FOR_FAKE
                     y[...] = 0.0 if drv.behaviour == "wrong" else conv2d_reference(x, w, layer)
                 return fn
@@ -247,8 +268,8 @@ def fake_gpu(monkeypatch):
 
     monkeypatch.setattr(nvcc, "compile_many", fake_compile_many)
 
-    def install(behaviour="ok"):
-        drv = _FakeDriver(behaviour)
+    def install(behaviour="ok", **options):
+        drv = _FakeDriver(behaviour, **options)
         pkg = type(sys)("pycuda")
         pkg.driver = drv
         monkeypatch.setitem(sys.modules, "pycuda", pkg)
@@ -291,3 +312,64 @@ def test_measure_configs_uses_a_fresh_context_after_a_runtime_error(fake_gpu):
     assert [r.status.value for r in res] == ["runtime_error", "ok"], [r.error for r in res]
     assert "illegal memory access" in res[0].error and len(res[1].costs) == 10
     assert drv.made_contexts == 2 and drv.contexts == 0
+
+
+# -- driver failures end as records ------------------------------------------------
+
+GOOD = DirectConfig(8, 8, 4, 2, 8, 4, 2)
+
+
+def test_a_context_that_cannot_be_created_is_a_runtime_error_record(fake_gpu):
+    """The cuda measurer returns one record per config and never raises for a failure
+    (search.measure.base); the same measurer run through the executors (iobound tune)
+    records a context the driver refuses as runtime_error. Through the measurer itself the
+    driver's LogicError escaped from measure()."""
+    from search.measure.cuda import CudaMeasurer
+
+    drv = fake_gpu(contexts_allowed=0)
+    records = CudaMeasurer(LAYER).measure([GOOD.to_dict(), GOOD.to_dict()])
+    assert [r.status for r in records] == [Status.RUNTIME_ERROR] * 2
+    assert all("cuCtxCreate" in r.error for r in records)
+    assert drv.contexts == 0
+
+
+def test_a_failed_launch_keeps_its_record_when_no_new_context_can_be_made(fake_gpu):
+    """A launch fails (runtime_error, the context is dropped) and the driver then refuses
+    a new context: the failed config's record was lost (measure_configs raised LogicError,
+    even for a single config, which needs no further context); each config must still get
+    its record."""
+    drv = fake_gpu("first_illegal_access", contexts_allowed=1)
+    res = gpu.measure_config(LAYER, GOOD, gpu.GpuOptions(repeats=3, warmup=0))
+    assert res.status is Status.RUNTIME_ERROR and "illegal memory access" in res.error
+    assert drv.contexts == 0
+
+    drv = fake_gpu("first_illegal_access", contexts_allowed=1)
+    both = gpu.measure_configs(LAYER, [GOOD, GOOD], gpu.GpuOptions(repeats=3, warmup=0))
+    assert [r.status for r in both] == [Status.RUNTIME_ERROR, Status.RUNTIME_ERROR]
+    assert "illegal memory access" in both[0].error and "cuCtxCreate" in both[1].error
+    assert drv.contexts == 0
+
+
+def test_gpu_session_keeps_the_result_when_no_new_context_can_be_made():
+    """GpuSession (the executors' GPU worker) drops its context after a timeout and makes
+    a new one; when the driver refuses it, the timed-out config's result was lost (the run
+    raised, the executor retried the config: another full watchdog wait)."""
+    from search.executors.cuda_stages import GpuSession
+
+    drv = _FakeDriver(contexts_allowed=1)
+    session = GpuSession(drv, measure=lambda d, s, p, o: gpu.MeasureResult(status=Status.TIMEOUT))
+    assert session.measure(None, "k.cubin", None).status is Status.TIMEOUT
+    with pytest.raises(_FakeDriver.LogicError):  # the next run has no context to run in
+        session.measure(None, "k.cubin", None)
+    session.close()
+    assert drv.contexts == 0
+
+
+def test_the_watchdog_is_per_launch_during_the_warm_up(fake_gpu):
+    """GpuOptions / CudaMeasurer: ``timeout_s`` is the watchdog *per launch*. The warm-up
+    launches were enqueued together and waited for once, so a kernel well within the
+    per-launch watchdog was a 'timeout' when warmup + 1 launches took longer."""
+    fake_gpu(launch_s=0.15)
+    res = gpu.measure_config(LAYER, GOOD, gpu.GpuOptions(repeats=2, warmup=3, timeout_s=0.4))
+    assert res.status is Status.OK, res.error
+    assert len(res.costs) == 2 and res.time_ms == 1.5

@@ -32,25 +32,9 @@ def test_a_gpu_without_a_preset_runs_under_its_own_name_and_driver_limits(monkey
     import sys
 
     from search.cli.measure_args import device_for
+    from tests.kernels.test_gpu import _FakeDriver
 
-    class Attr:
-        MAX_SHARED_MEMORY_PER_BLOCK, MAX_THREADS_PER_BLOCK, MAX_REGISTERS_PER_MULTIPROCESSOR = range(3)
-
-    class Device:
-        def __init__(self, i):
-            pass
-
-        def name(self):
-            return "NVIDIA GeForce RTX 4090"
-
-        def compute_capability(self):
-            return (8, 9)
-
-        def get_attribute(self, attr):
-            return (49152, 1024, 65536)[attr]
-
-    drv = type(sys)("pycuda.driver")
-    drv.init, drv.Device, drv.device_attribute = (lambda: None), Device, Attr
+    drv = _FakeDriver(name="NVIDIA GeForce RTX 4090", cc=(8, 9))
     pkg = type(sys)("pycuda")
     pkg.driver = drv
     monkeypatch.setitem(sys.modules, "pycuda", pkg)

@@ -49,3 +49,19 @@ def test_files_beside_the_new_log_are_kept_and_no_temporary_copy_is_left(tmp_pat
     assert mine.read_text() == "a user's file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl", "run.jsonl",
                                                            "run.jsonl.copy"]
+
+
+def test_a_users_hidden_backup_beside_the_new_log_is_kept(tmp_path):
+    """A user's hidden files that look like leftovers (``.NAME.????????.copy``, any 8
+    characters) are not the copy's: a killed copy's leftovers carry its own marker."""
+    old = tmp_path / "old.jsonl"
+    tune(SPACE, Bowl(), strategy="grid", budget=3, seed=0, log=str(old))
+    mine = {name: f"the user's {name}\n" for name in
+            (".run.jsonl.backup01.copy", ".run.jsonl.20261130.copy", ".run.jsonl.My-Copy1.copy")}
+    for name, text in mine.items():
+        (tmp_path / name).write_text(text)
+    tune(SPACE, Bowl(), strategy="grid", budget=5, seed=0, resume=str(old),
+         log=str(tmp_path / "run.jsonl"))
+    for name, text in mine.items():
+        assert (tmp_path / name).is_file(), f"{name} was deleted"
+        assert (tmp_path / name).read_text() == text
