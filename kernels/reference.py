@@ -154,6 +154,44 @@ def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
 BLOCKS = 16
 
 
+def _input_tiles(x: np.ndarray, layer: ConvLayer, e: int, n: int):
+    """The zero-padded input's n x n Winograd tiles, (image, channel, tile row, tile
+    column, a, b) in float64, and the tile counts (rows, columns)."""
+    r, p = layer.k_h, (layer.padding[0], layer.padding[1])
+    tiles_h, tiles_w = -(-layer.h_out // e), -(-layer.w_out // e)
+    h_need, w_need = tiles_h * e + r - 1, tiles_w * e + r - 1
+    xp = np.zeros((layer.n, layer.c_in, h_need, w_need))
+    hh, ww = min(layer.h_in, h_need - p[0]), min(layer.w_in, w_need - p[1])
+    xp[:, :, p[0]:p[0] + hh, p[1]:p[1] + ww] = np.asarray(x, np.float64)[:, :, :hh, :ww]
+    d = sliding_window_view(xp, (n, n), axis=(2, 3))[:, :, ::e, ::e][:, :, :tiles_h, :tiles_w]
+    return d, tiles_h, tiles_w
+
+
+def _running_sums(U: np.ndarray, V: np.ndarray, squares: bool):
+    """The exact channel sum ``S = sum_c U_c V_c`` and bounds on ``sum_k |S_k|`` and
+    ``sum_k S_k**2`` over its partial sums in channel order (``np.inf`` for the second
+    unless ``squares``), following the sum in at most :data:`BLOCKS` blocks: inside a block
+    every partial sum is within the block's sum of |products| of the partial sums at its
+    ends, which bounds the block's share."""
+    c_in = V.shape[1]
+    block = -(-c_in // BLOCKS)
+    U_mag, V_mag = np.abs(U), np.abs(V)
+    shape = (U.shape[0], U.shape[1], V.shape[2])
+    S, S_abs = np.zeros(shape), np.zeros(shape)
+    S_sq = np.zeros(shape) if squares else np.inf
+    for c0 in range(0, c_in, block):
+        c1 = min(c0 + block, c_in)
+        S_end = S + np.matmul(U[:, :, c0:c1], V[:, c0:c1])
+        inside = np.minimum(np.abs(S, out=S), np.abs(S_end))
+        inside += np.matmul(U_mag[:, :, c0:c1], V_mag[:, c0:c1])
+        if squares:
+            S_sq += (c1 - c0) * inside * inside
+        inside *= c1 - c0
+        S_abs += inside
+        S = S_end
+    return S, S_abs, S_sq
+
+
 def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -> np.ndarray:
     """Per-output bound on the fp32 error of Winograd F(e x e, r x r) with our transforms.
 
@@ -184,13 +222,7 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
     t = winograd_transforms(e, r)
     AT, G, BT = t.as_numpy()
     n = t.n
-    p = layer.padding[0], layer.padding[1]
-    tiles_h, tiles_w = -(-layer.h_out // e), -(-layer.w_out // e)
-    h_need, w_need = tiles_h * e + r - 1, tiles_w * e + r - 1
-    xp = np.zeros((layer.n, layer.c_in, h_need, w_need))
-    hh, ww = min(layer.h_in, h_need - p[0]), min(layer.w_in, w_need - p[1])
-    xp[:, :, p[0]:p[0] + hh, p[1]:p[1] + ww] = np.asarray(x, np.float64)[:, :, :hh, :ww]
-    d = sliding_window_view(xp, (n, n), axis=(2, 3))[:, :, ::e, ::e][:, :, :tiles_h, :tiles_w]
+    d, tiles_h, tiles_w = _input_tiles(x, layer, e, n)
     w64 = np.asarray(w, np.float64)
 
     # Transform-entry-major operands (ij first) so that U (ij, k, c) @ V (ij, c, tiles) sums
@@ -208,25 +240,7 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
     transforms = b * np.matmul(U_abs, V_abs)
     if layer.c_in > lam ** 2:  # else sum_c P_c <= sqrt(c_in) |P|_2 <= lam |P|_2 anyway
         transforms = np.minimum(transforms, b * lam * np.sqrt(np.matmul(U_abs ** 2, V_abs ** 2)))
-    # The running sum over channels, in the kernel's order, in at most BLOCKS blocks: inside
-    # a block every partial sum S_k is within the block's sum of |products| of the partial
-    # sums at its ends, which bounds the block's share of sum_k |S_k| and sum_k S_k**2.
-    squares = layer.c_in > lam ** 2  # else sum_k |S_k| <= sqrt(c_in) |S|_2 makes S_sq moot
-    block = -(-layer.c_in // BLOCKS)
-    U_mag, V_mag = np.abs(U), np.abs(V)
-    S = np.zeros(transforms.shape)
-    S_abs = np.zeros(transforms.shape)
-    S_sq = np.zeros(transforms.shape) if squares else np.inf
-    for c0 in range(0, layer.c_in, block):
-        c1 = min(c0 + block, layer.c_in)
-        S_end = S + np.matmul(U[:, :, c0:c1], V[:, c0:c1])
-        inside = np.minimum(np.abs(S, out=S), np.abs(S_end))
-        inside += np.matmul(U_mag[:, :, c0:c1], V_mag[:, c0:c1])
-        if squares:
-            S_sq += (c1 - c0) * inside * inside
-        inside *= c1 - c0
-        S_abs += inside
-        S = S_end
+    S, S_abs, S_sq = _running_sums(U, V, squares=layer.c_in > lam ** 2)
     accumulation = 2 * u * np.minimum(S_abs, lam * np.sqrt(S_sq))
 
     def output(Mx):  # (ij, k, (n p q)) -> |AT| Mx |A| as (n, k, p, a, q, b)

@@ -6,7 +6,7 @@
 :class:`search.db.TuningDB` (every measurement kept, schema versioned; an old
 history file is migrated on open); ``layer`` is the workload's key string (a
 layer's JSON, or ``replay:KERNEL:PROBLEM``, see
-:func:`search.db.model.layer_key_workload`). ``records`` shows the latest
+:func:`search.db.layer_keys.layer_key_workload`). ``records`` shows the latest
 measurement of each configuration, as before.
 
 Examples
@@ -26,8 +26,9 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from .db.model import Measurement, Workload, canon, layer_key_workload, workload_layer_key
-from .db.store import TuningDB, workload_from_row
+from .db.layer_keys import layer_key_workload, workload_layer_key
+from .db.model import Measurement, Workload, canon, workload_from_row
+from .db.store import TuningDB
 from .measure.base import MeasureRecord
 
 __all__ = ["HistoryKey", "History"]

@@ -107,12 +107,23 @@ def _history_config(args, layer):
     return config_from_dict(best.measurement.record.config), None, best
 
 
+def _write_source(path, code: str) -> None:
+    """Write the kernel source; a failure (the path was checked writable: a full disk, a
+    file-size limit) is an OutputWriteError naming it (exit 1)."""
+    from search.outputs import write_atomic
+    try:
+        write_atomic(path, code.encode())
+    except OSError as exc:
+        from search.session.files import OutputWriteError
+        raise OutputWriteError(f"cannot write the kernel source to {str(path)!r}: "
+                               f"{exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
-    from search.outputs import write_atomic
 
     if args.arch is not None:  # an empty or malformed --arch refused before anything is written
         from kernels.nvcc import check_arch
@@ -134,12 +145,7 @@ def run(args: argparse.Namespace) -> int:
         from kernels.emulator import check_emulable
         check_emulable(source)
     path = args.emit or cache_dir("src") / f"{content_key(source.code)[:16]}.cu"
-    try:
-        write_atomic(path, source.code.encode())
-    except OSError as exc:  # checked writable before: a full disk, a file-size limit (exit 1)
-        from search.session.files import OutputWriteError
-        raise OutputWriteError(f"cannot write the kernel source to {str(path)!r}: "
-                               f"{exc.strerror or exc}") from None
+    _write_source(path, source.code)
     result = {"layer": layer.to_dict(), "algorithm": config.algorithm, "config": config.to_dict(),
               "source_path": str(path), "grid": list(source.grid), "block": list(source.block),
               "shared_bytes": source.shared_bytes, "default_threads": default_threads,

@@ -2,7 +2,7 @@
 
 Version 0 kept one row per (layer, device, toolchain, config), the latest
 measurement, with the record JSON. Each row becomes one measurement of the
-workload its ``layer`` string names (see :func:`search.db.model.layer_key_workload`),
+workload its ``layer`` string names (see :func:`search.db.layer_keys.layer_key_workload`),
 with its record, run and timestamp kept.
 
 Examples
@@ -31,8 +31,8 @@ from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
 from ..kt_cache import file_stem
-from .model import (CONV_TEMPLATE, Measurement, Workload, current_layer_problem,
-                    layer_key_workload, recorded_workload)
+from .layer_keys import layer_key_workload
+from .model import CONV_TEMPLATE, Measurement, Workload, current_layer_problem, recorded_workload
 
 __all__ = ["V0_SCHEMA", "migrate_v0"]
 

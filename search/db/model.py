@@ -15,7 +15,7 @@ Examples
 >>> m = Measurement(w, "A100", "kernel_tuner", MeasureRecord.ok({"bx": 16, "by": 2}, time_ms=1.5))
 >>> m.time_ms, m.counts, len(m.digest())
 (1.5, True, 64)
->>> layer_key_workload("replay:convolution_kernel:[4096, 4096]", ("bx", "by")) == w
+>>> recorded_workload("convolution_kernel", [4096, 4096], ("bx", "by")) == w
 True
 """
 
@@ -33,10 +33,9 @@ from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
-           "finite", "problem_fault", "layer_key_workload", "replay_layer_key",
-           "workload_layer_key", "CONV_TEMPLATE", "record_features", "stored_layer",
+           "finite", "problem_fault", "CONV_TEMPLATE", "record_features", "stored_layer",
            "conv_algorithm", "recorded_workload", "exported_kernel_name",
-           "current_layer_problem"]
+           "current_layer_problem", "stored_json", "workload_from_row"]
 
 #: The template name of our convolution kernels (the parameter names tell direct from Winograd).
 CONV_TEMPLATE = "iobound.conv"
@@ -169,6 +168,35 @@ class Workload:
             c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def stored_json(text: str, what: str):
+    """The JSON value a column holds; a damaged one (not JSON: a file changed by another
+    program) is :class:`~iobound.errors.InvalidInputError` naming ``what``.
+
+    >>> stored_json('{"x": 1}', "a config"), stored_json(None, "features")
+    ({'x': 1}, None)
+    >>> stored_json("{bad", "a workload's problem")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: damaged: a workload's problem is not JSON ('{bad')
+    """
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        raise InvalidInputError(f"damaged: {what} is not JSON ({str(text)[:40]!r})") from None
+
+
+def workload_from_row(template: str, problem: str, tune_params: str) -> Workload:
+    """The workload of a ``workloads`` row (its template and its JSON columns)."""
+    names = stored_json(tune_params, f"the tune_params of workload {str(template)[:40]!r}")
+    if not isinstance(names, (dict, list)) or not all(isinstance(n, str) for n in names):
+        raise InvalidInputError(f"damaged: the tune_params of workload {str(template)[:40]!r} "
+                                f"name no parameters ({str(tune_params)[:40]!r})")
+    return Workload(template, stored_json(problem, f"the problem of workload "
+                                                   f"{str(template)[:40]!r}"), tuple(names))
+
+
 def conv_algorithm(params) -> str:
     """The kernel family of our conv template's parameter names: a Winograd configuration
     has ``e``.
@@ -288,71 +316,3 @@ class Measurement:
         ident = [*self.workload.key(), self.device, self.toolchain, canon(r.config), r.status.value,
                  r.time_ms, bool(r.estimate), r.timestamp]
         return hashlib.sha256(canon(ident).encode()).hexdigest()
-
-
-def replay_layer_key(kernel: str, problem: Any) -> str:
-    """The history key string of a recorded (replayed) space: ``replay:KERNEL:PROBLEM``.
-
-    PROBLEM is the problem as JSON (keys sorted) and KERNEL the kernel name, written as
-    a JSON string when it holds ``:`` (C++ ``ns::conv``) or starts with ``"``, so that
-    :func:`layer_key_workload` splits it back exactly. For a plain name and a list of
-    integers this is the key earlier versions wrote.
-
-    >>> replay_layer_key("conv", [64, 64]), replay_layer_key("ns::conv", ["fp16", 64])
-    ('replay:conv:[64, 64]', 'replay:"ns::conv":["fp16", 64]')
-    """
-    name = json.dumps(kernel) if ":" in kernel or kernel.startswith('"') else kernel
-    return f"replay:{name}:{json.dumps(problem, sort_keys=True)}"
-
-
-def layer_key_workload(layer: str, params) -> Workload:
-    """The workload of a history key's ``layer`` string (:class:`search.history.HistoryKey`).
-
-    ``replay:KERNEL:PROBLEM`` (a replayed cache file, :func:`replay_layer_key`) gives
-    template KERNEL (a JSON string there, or the text up to the first ``:``) and the
-    problem parsed as JSON where it is JSON; a JSON object (a layer) gives
-    :data:`CONV_TEMPLATE`; anything else is kept whole as the problem of template ``""``.
-
-    >>> layer_key_workload('replay:"ns::conv":[64, 64]', ("x",)).template
-    'ns::conv'
-    """
-    if layer.startswith("replay:"):
-        kernel, problem = _split_replay(layer[len("replay:"):])
-        return recorded_workload(kernel, _json_or_text(problem), params)
-    parsed = _json_or_text(layer)
-    if isinstance(parsed, dict):
-        return Workload(CONV_TEMPLATE, parsed, params)
-    return Workload("", layer, params)
-
-
-def _split_replay(rest: str) -> tuple[str, str]:
-    """(kernel, problem text) of a replay key after ``replay:``; a kernel name written as
-    a JSON string is read as one, any other ends at the first ``:`` (as it always did)."""
-    if rest.startswith('"'):
-        try:
-            kernel, end = json.JSONDecoder().raw_decode(rest)
-        except json.JSONDecodeError:
-            kernel, end = None, 0
-        if isinstance(kernel, str) and rest[end:end + 1] == ":":
-            return kernel, rest[end + 1:]
-    kernel, _, problem = rest.partition(":")
-    return kernel, problem
-
-
-def workload_layer_key(w: Workload) -> str:
-    """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses): a
-    layer's JSON, a string problem of template ``""`` that reads back as itself, else the
-    :func:`replay_layer_key` of the template and problem."""
-    if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
-        return json.dumps(w.problem, sort_keys=True)
-    if w.template == "" and isinstance(w.problem, str) and \
-            layer_key_workload(w.problem, w.params) == w:
-        return w.problem
-    return replay_layer_key(w.template, w.problem)
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text

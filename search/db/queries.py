@@ -25,8 +25,9 @@ from typing import Iterable
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from .model import CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer
-from .store import TuningDB, workload_from_row
+from .model import (CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer,
+                    workload_from_row)
+from .store import TuningDB
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
            "history_for_space", "other_space_timings", "LayerBest", "best_for_layer", "layer_workloads"]

@@ -31,9 +31,9 @@ from pathlib import PurePath
 
 from iobound.errors import InvalidInputError
 
-from .model import Workload
+from .model import Workload, workload_from_row
 from .schema import write
-from .store import TuningDB, workload_from_row
+from .store import TuningDB
 
 __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
 

@@ -29,11 +29,11 @@ from kernels.status import Status
 from ..measure.base import MeasureRecord
 from ..option_checks import check_choice, check_flag, check_records, check_type
 from ..records import as_logged
-from .model import Measurement, Workload, canon, config_fault, problem_fault
+from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
+                    workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "stored_json",
-           "workload_from_row"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable"]
 
 
 def device_properties(name: str) -> dict:
@@ -128,34 +128,6 @@ def _device_id(c: sqlite3.Connection, name: str) -> int:
     cur = c.execute("INSERT INTO devices (name, properties) VALUES (?, ?)",
                     (name, canon(device_properties(name))))
     return int(cur.lastrowid)
-
-
-def stored_json(text: str, what: str):
-    """The JSON value a column holds; a damaged one (not JSON: a file changed by another
-    program) is :class:`~iobound.errors.InvalidInputError` naming ``what``.
-
-    >>> stored_json('{"x": 1}', "a config"), stored_json(None, "features")
-    ({'x': 1}, None)
-    >>> stored_json("{bad", "a workload's problem")
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: damaged: a workload's problem is not JSON ('{bad')
-    """
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError, RecursionError):
-        raise InvalidInputError(f"damaged: {what} is not JSON ({str(text)[:40]!r})") from None
-
-
-def workload_from_row(template: str, problem: str, tune_params: str) -> Workload:
-    names = stored_json(tune_params, f"the tune_params of workload {str(template)[:40]!r}")
-    if not isinstance(names, (dict, list)) or not all(isinstance(n, str) for n in names):
-        raise InvalidInputError(f"damaged: the tune_params of workload {str(template)[:40]!r} "
-                                f"name no parameters ({str(tune_params)[:40]!r})")
-    return Workload(template, stored_json(problem, f"the problem of workload "
-                                                   f"{str(template)[:40]!r}"), tuple(names))
 
 
 def _shared_workload(seen: dict, template: str, problem: str, tune_params: str) -> Workload:

@@ -55,7 +55,7 @@ def _stored(history, key) -> list:
     """Every ``ok`` timed record stored under ``key`` (each measurement of a configuration
     measured more than once, not its latest only: the best *stored* time, as
     ``kernel --from-history`` takes it too), fastest first."""
-    from search.db.model import layer_key_workload
+    from search.db.layer_keys import layer_key_workload
     db = history.db
     named = [w for w in db.workloads() if layer_key_workload(key.layer, w.params) == w]
     ms = [m for w in named

@@ -224,11 +224,11 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     """The key measurements of ``space`` by ``measurer`` are stored under.
 
     A layer's space: the layer's canonical JSON and the device name; a recorded
-    space: ``replay:<kernel>:<problem size as JSON>`` (:func:`~search.db.model.replay_layer_key`:
+    space: ``replay:<kernel>:<problem size as JSON>`` (:func:`~search.db.layer_keys.replay_layer_key`:
     the workload ``history import`` makes of the same file, whatever the kernel name
     holds) and the file's device.
     """
-    from ..db.model import replay_layer_key
+    from ..db.layer_keys import replay_layer_key
     from ..history import HistoryKey
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):

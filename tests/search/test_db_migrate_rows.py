@@ -3,7 +3,7 @@
 Reference: the rows written into the version-0 table: after the migration each is one
 measurement with that device, toolchain, run, record (time, timestamp, config) and the
 source ``history v0``, of the workload its layer string names
-(:func:`search.db.model.layer_key_workload`); a damaged row is named by its 1-based
+(:func:`search.db.layer_keys.layer_key_workload`); a damaged row is named by its 1-based
 position and leaves the file as it was.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from iobound.errors import InvalidInputError
 from search.db import TuningDB
 from search.db.migrate import V0_SCHEMA, migrate_v0
-from search.db.model import layer_key_workload
+from search.db.layer_keys import layer_key_workload
 from search.db.schema import connect
 from search.measure.base import MeasureRecord
 

@@ -49,7 +49,7 @@ def test_a_v0_replay_key_migrates_to_the_workload_a_fresh_run_stores(tmp_path, p
     with TuningDB(old) as db:
         migrated = db.workloads()
     with History(":memory:") as fresh:
-        from search.db.model import replay_layer_key
+        from search.db.layer_keys import replay_layer_key
         fresh.add(HistoryKey(replay_layer_key("k", problem_size), "gpu", "replay"), [REC])
         expected = fresh.db.workloads()
     assert expected == [Workload("k", problem_size, ("x",))]

@@ -166,7 +166,8 @@ def test_a_runs_exported_cache_imports_as_the_measurements_the_run_stored(rows, 
     """``tune --export-cache`` and ``tune --history`` keep one run twice: importing the
     cache into the database adds nothing, and it is the workload the run stored (our conv
     template, not a second workload named after the file's kernel)."""
-    from search.db.model import exported_kernel_name, layer_key_workload
+    from search.db.layer_keys import layer_key_workload
+    from search.db.model import exported_kernel_name
     from search.kt_cache_write import records_to_cache
 
     params = ("x", "y", "e") if algorithm == "winograd" else ("x", "y")

@@ -5,7 +5,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from search.db import Workload
-from search.db.model import layer_key_workload, replay_layer_key, workload_layer_key
+from search.db.layer_keys import layer_key_workload, replay_layer_key, workload_layer_key
 from search.history import History, HistoryKey
 from search.measure.base import MeasureRecord
 
