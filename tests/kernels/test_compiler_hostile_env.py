@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
+
+from tests.kernels.test_cache_leftovers import _script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,35 +57,25 @@ _KID_CXX = textwrap.dedent("""\
     sh -c 'echo $$ > "$0"; exec sleep 60' "$(dirname "$0")/kid.pid"
     echo done
     """)
-_KID_NVCC = textwrap.dedent("""\
+# A fake nvcc answers --version and --list-gpu-arch, then does what its body says.
+_NVCC_HEAD = textwrap.dedent("""\
     #!/bin/sh
     case "$1" in
       --version) echo "Cuda compilation tools, release 12.4, V12.4.1"; exit 0;;
       --list-gpu-arch) echo compute_80; exit 0;;
     esac
+    """)
+_KID_NVCC = _NVCC_HEAD + textwrap.dedent("""\
     sh -c 'echo $$ > "$0"; exec sleep 60' "$(dirname "$0")/kid.pid"
     echo done
     """)
-_BYTES_NVCC = textwrap.dedent("""\
-    #!/bin/sh
-    case "$1" in
-      --version) echo "Cuda compilation tools, release 12.4, V12.4.1"; exit 0;;
-      --list-gpu-arch) echo compute_80; exit 0;;
-    esac
+_BYTES_NVCC = _NVCC_HEAD + textwrap.dedent("""\
     printf 'kernel.cu(1): error: \\377\\376\\n' >&2
     exit 2
     """)
 
 KERNEL = ["kernel", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1",
           "--config", "x=3,y=3,z=2,alpha=1,tx=3,ty=3,tz=1", "--emulate", "--json"]
-
-
-def _script(folder: Path, name: str, text: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
 
 
 def _python(code: str, tmp_path: Path, timeout: float = 30, **env: str):

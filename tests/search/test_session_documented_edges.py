@@ -292,14 +292,8 @@ def test_the_choice_line_without_a_winner_gives_each_candidates_outcome(tmp_path
     configuration the line still names each candidate and its outcome. (Mutant: the
     candidates dropped from that line.)"""
     from search.cli.tune_print import print_choice
-    from search.measure.base import MeasureRecord, Status
-    from search.session.settings import Builders, default_measurer
-
-    def failing(kind, layer, device, algorithm):
-        measurer = default_measurer(kind, layer, device, algorithm)
-        measurer.measure = lambda configs: [
-            MeasureRecord.failed(c, Status.RUNTIME_ERROR, "boom") for c in configs]
-        return measurer
+    from search.session.settings import Builders
+    from tests.search.test_tune_all_algorithms_edges import failing_measurer as failing
     reports = tune_layers([get_layer("alexnet.conv5")], "v100",
                           TuneSettings(strategy="random", budget=1), algorithm="all",
                           out_dir=str(tmp_path), verify=False, builders=Builders(measurer=failing))

@@ -73,16 +73,19 @@ def test_emulated_words_are_not_called_the_fastest(tmp_path, capsys):
     assert "fastest" not in line and "words" in line, line
 
 
+def failing_measurer(kind, layer, device, algorithm):
+    """The measurer of ``kind`` with every configuration failing (runtime_error)."""
+    measurer = default_measurer(kind, layer, device, algorithm)
+    measurer.measure = lambda configs: [
+        MeasureRecord.failed(c, Status.RUNTIME_ERROR, "boom") for c in configs]
+    return measurer
+
+
 def test_network_row_where_no_algorithm_ran_names_none(tmp_path):
-    def failing(kind, layer, device, algorithm):
-        measurer = default_measurer(kind, layer, device, algorithm)
-        measurer.measure = lambda configs: [
-            MeasureRecord.failed(c, Status.RUNTIME_ERROR, "boom") for c in configs]
-        return measurer
     reports = tune_layers([get_layer("alexnet.conv5")], "v100",
                           TuneSettings(strategy="random", budget=2), algorithm="all",
                           out_dir=str(tmp_path), verify=False,
-                          builders=Builders(measurer=failing))
+                          builders=Builders(measurer=failing_measurer))
     assert [r.algorithm for r in reports] == ["direct", "winograd"]
     assert all(r.result.best is None for r in reports)
     [row] = network_table(reports)["layers"]
