@@ -39,8 +39,9 @@ def test_interrupt_after_the_compiler_exited_signals_no_freed_pid(monkeypatch):
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
-            # the "compiler" interrupts us (as Ctrl-C would) and exits at once
-            cp.run_compiler(["sh", "-c", "kill -INT $PPID; exit 3"], timeout=30)
+            # the "compiler" interrupts us (as Ctrl-C would) and exits at once; it waits
+            # first for Popen to return (an interrupt inside Popen leaves nothing to kill)
+            cp.run_compiler(["sh", "-c", "sleep 0.3; kill -INT $PPID; exit 3"], timeout=30)
     finally:
         signal.signal(signal.SIGINT, old)
     assert procs and procs[0].returncode is not None  # reaped by communicate's own wait
