@@ -84,7 +84,10 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
     path = base / kind
     try:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # the root too is made 0700 (as a parent, mkdir would give it the umask's mode, and
+        # under a umask of 002 the cache would then fail its own check below, every time)
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         _warn_once(f"cannot create the cache folder {path} ({exc}); using a private folder")
         return private_folder(kind)

@@ -204,14 +204,36 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     check_timeout("timeout", timeout)
     cxx = _cxx()
     key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
-    folder = cache_dir("emu", cache_root)
-    lib = folder / f"{key}.so"
-    if is_trusted(lib) and not _truncated_elf(lib):  # only what we built, unchanged, is loaded
-        return lib, 0.0, True
-    remove_orphans(folder)  # the scratch folders of builders that were killed
     start = time.perf_counter()
-    try:
-        with scratch_folder(folder) as tmp:
+    for attempt in range(2):  # again once when the cache folder went away under the build
+        folder = cache_dir("emu", cache_root)
+        lib = folder / f"{key}.so"
+        if is_trusted(lib) and not _truncated_elf(lib):  # only what we built, unchanged, is loaded
+            return lib, 0.0, True
+        remove_orphans(folder)  # the scratch folders of builders that were killed
+        try:
+            if _build(cxx, code, folder, lib, start, timeout):
+                break
+        except OSError as exc:  # a full disk, a file-size limit: not the kernel's fault
+            if attempt == 0 and isinstance(exc, FileNotFoundError):  # the folder went away
+                continue
+            raise EmulatorBuildError(f"cannot build in {folder}: {exc.strerror or exc}",
+                                     f"{type(exc).__name__}: {exc}") from None
+    else:
+        raise EmulatorBuildError(f"cannot build in {folder}: it was removed during the build "
+                                 "twice", "")
+    seconds = time.perf_counter() - start
+    log.debug("built emulator %s in %.2f s", lib.name, seconds)
+    return lib, seconds, False
+
+
+def _build(cxx: str, code: str, folder: Path, lib: Path, start: float,
+           timeout: float | None) -> bool:
+    """Build ``code`` into ``lib`` in a scratch folder of ``folder``; False when g++ failed
+    because that scratch folder was removed under it (the cache deleted by another
+    process: nothing the kernel did), else EmulatorBuildError for a failed build."""
+    with scratch_folder(folder) as tmp:
+        try:
             src = tmp / "kernel.cu"
             src.write_text(code)
             out = tmp / "kernel.so"
@@ -224,16 +246,18 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
             except subprocess.TimeoutExpired as exc:
                 raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
             if proc.returncode != 0:
-                raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})", proc.stdout + proc.stderr)
+                if not tmp.is_dir():  # g++ could not read or write its files: they were removed
+                    return False
+                raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})",
+                                         proc.stdout + proc.stderr)
             digest = file_digest(out)
             os.replace(out, lib)  # atomic: concurrent builders of one key agree
             record_digest(lib, digest)
-    except OSError as exc:  # a full disk, a file-size limit: not the kernel's fault, but no build
-        raise EmulatorBuildError(f"cannot build in {folder}: {exc.strerror or exc}",
-                                 f"{type(exc).__name__}: {exc}") from None
-    seconds = time.perf_counter() - start
-    log.debug("built emulator %s in %.2f s", lib.name, seconds)
-    return lib, seconds, False
+        except OSError:
+            if not tmp.is_dir():
+                return False
+            raise
+    return True
 
 
 @lru_cache(maxsize=64)

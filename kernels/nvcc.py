@@ -164,14 +164,28 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     if tc is None:
         return _unsupported(arch)
     flags = (*NVCC_FLAGS, f"-arch={arch}", *extra_flags)
-    folder = cache_dir("cubin", cache_root)
     key = content_key(code, arch, " ".join(flags), tc.version_text)
-    meta, cubin = folder / f"{key}.json", folder / f"{key}.cubin"
-    cached = _cached_result(meta, cubin)
-    if cached is not None:
-        return cached
-    remove_orphans(folder)  # the scratch folders of compilers whose process was killed
-    result, keep = _compile(tc, code, name, arch, flags, cubin, timeout)
+    for attempt in range(2):  # again once when the cache folder went away under the compile
+        folder = cache_dir("cubin", cache_root)
+        meta, cubin = folder / f"{key}.json", folder / f"{key}.cubin"
+        cached = _cached_result(meta, cubin)
+        if cached is not None:
+            return cached
+        remove_orphans(folder)  # the scratch folders of compilers whose process was killed
+        try:
+            result, keep = _compile(tc, code, name, arch, flags, cubin, timeout)
+        except FileNotFoundError as exc:  # the folder went away before a scratch was made
+            result, keep = CompileResult(status=Status.COMPILE_ERROR, arch=arch, seconds=0.0,
+                                         toolchain=tc.release,
+                                         log=f"cannot build in {folder}: {exc}"), False
+            if attempt == 0:
+                continue
+        if result is not _GONE:
+            break
+    else:
+        result, keep = CompileResult(status=Status.COMPILE_ERROR, arch=arch, seconds=0.0,
+                                     toolchain=tc.release, log=f"cannot build in {folder}: it "
+                                     "was removed during the compile twice"), False
     if keep:
         _write_record(meta, result)
         log.debug("compiled %s for %s in %.2f s: %s", name, arch, result.seconds, result.status.value)
@@ -191,14 +205,29 @@ def _compile(tc, code: str, name: str | None, arch: str, flags: Sequence[str], c
             return CompileResult(status=Status.TIMEOUT, arch=arch, seconds=time.perf_counter() - start,
                                  log=f"compiler timed out after {timeout} s", toolchain=tc.release), False
         except OSError as exc:  # the compiler vanished or cannot execute
+            if not tmp.is_dir():  # or its folder was removed (the cache deleted meanwhile)
+                return _GONE, False
             return CompileResult(status=Status.COMPILE_ERROR, arch=arch, toolchain=tc.release,
                                  seconds=time.perf_counter() - start,
                                  log=f"could not run the compiler {tc.path}: {exc}"), False
         seconds = time.perf_counter() - start
         if code_rc != 0 or not out.exists():
+            if not tmp.is_dir():  # its files were removed under it: nothing the kernel did
+                return _GONE, False
             return CompileResult(status=Status.COMPILE_ERROR, arch=arch, log=text, seconds=seconds,
                                  toolchain=tc.release), kernel_at_fault(code_rc, text)
-        return _install(out, cubin, text, name, arch, seconds, tc.release), True
+        try:
+            return _install(out, cubin, text, name, arch, seconds, tc.release), True
+        except FileNotFoundError:
+            if not tmp.is_dir():
+                return _GONE, False
+            raise
+
+
+#: What :func:`_compile` returns when the scratch folder was removed under the compiler
+#: (the cache deleted by another process): compiled again, never the kernel's failure.
+_GONE = CompileResult(status=Status.COMPILE_ERROR, arch="", log="scratch folder removed",
+                      seconds=0.0)
 
 
 #: What a compiler says when the kernel itself is wrong: an error at a line of the source

@@ -27,10 +27,12 @@ Examples
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import math
 import os
+import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,21 +251,33 @@ class LogWriter:
                                     f"{exc.strerror or exc}") from None
 
     def _open(self, header: Mapping[str, Any] | None) -> None:
-        data = self.path.read_bytes() if self.path.is_file() else b""
-        if _is_gzip(data):  # cut at a newline byte and appended to, its records were lost
-            raise InvalidInputError(
-                f"log file {str(self.path)!r} is compressed (gzip): a run cannot append to "
-                f"it; decompress it (gunzip) and resume from the plain file")
-        if b"\n" in data:  # a header at least: append, after a cut-short last line
-            if not data.endswith(b"\n"):
-                with open(self.path, "r+b") as fh:
-                    fh.truncate(data.rfind(b"\n") + 1)
-            self._fh = open(self.path, "a", encoding="utf-8")
-        else:  # new, empty, or only a cut header (killed while writing it): a new log
-            if self.path.parent and not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "w", encoding="utf-8")
-            self._write({**LOG_HEAD, **(header or {})})
+        if self.path.is_file():
+            with open(self.path, "rb") as fh:
+                if _is_gzip(fh.read(2)):  # appended to, its records would be lost
+                    raise InvalidInputError(
+                        f"log file {str(self.path)!r} is compressed (gzip): a run cannot append "
+                        f"to it; decompress it (gunzip) and resume from the plain file")
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # opened to append (every line lands at the end) and nothing cut before the lock is
+        # ours: a log another process still writes is refused, never written over
+        self._fh = open(self.path, "a", encoding="utf-8")
+        try:
+            fd = self._fh.fileno()
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)  # a device or a pipe is only written
+            if regular:
+                _lock_log(fd, self.path)
+            data = self.path.read_bytes() if regular else b""
+            if b"\n" in data:  # a header at least: append, after a cut-short last line
+                if not data.endswith(b"\n"):
+                    os.ftruncate(fd, data.rfind(b"\n") + 1)
+            else:  # new, empty, or only a cut header (killed while writing it): a new log
+                if data:
+                    os.ftruncate(fd, 0)
+                self._write({**LOG_HEAD, **(header or {})})
+        except BaseException:
+            self._fh.close()
+            raise
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         self._fh.write(json.dumps(obj, sort_keys=True, default=_jsonable) + "\n")
@@ -284,6 +298,20 @@ class LogWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _lock_log(fd: int, path: Path) -> None:
+    """Hold an exclusive lock on the log open at ``fd`` while this writer lives (released
+    when it is closed or its process ends); ``InvalidInputError`` when another writer, of
+    this process or another, holds it. A file system without locks is written unlocked."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InvalidInputError(
+            f"log file {str(path)!r} is being written by another run that is still going; "
+            f"resume it once that run has ended, or give this run its own log") from None
+    except OSError:  # no locks here
+        pass
 
 
 def as_logged(obj: Any) -> Any:

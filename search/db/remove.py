@@ -33,7 +33,7 @@ from iobound.errors import InvalidInputError
 
 from .model import Workload, workload_from_row
 from .schema import write
-from .store import TuningDB
+from .store import ID_HIGH_WATER, TuningDB, last_id_ever
 
 __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
 
@@ -118,6 +118,9 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
 
     def delete(c) -> list[RemovalGroup]:
         groups = _groups(c, selection)
+        # the ids removed are never given again (store.last_id_ever)
+        c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                  (ID_HIGH_WATER, str(last_id_ever(c))))
         touched = c.execute(f"SELECT DISTINCT m.workload, m.device {_JOINED} WHERE {where}",
                             args).fetchall()
         c.execute(f"DELETE FROM measurements WHERE id IN (SELECT m.id {_JOINED} "

@@ -33,7 +33,7 @@ from .model import (Measurement, Workload, canon, config_fault, problem_fault, s
                     workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever"]
 
 
 def device_properties(name: str) -> dict:
@@ -84,15 +84,35 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
             for w in {m.workload for m in items} | set(tune_params)}
     dids = {name: _device_id(c, name) for name in {m.device for m in items}}
     before = c.total_changes
+    base = last_id_ever(c)  # ids only grow: a mark (TuningDB.last_id) stays a mark
     c.executemany(
-        "INSERT OR IGNORE INTO measurements (workload, device, toolchain, config, status, "
+        "INSERT OR IGNORE INTO measurements (id, workload, device, toolchain, config, status, "
         "time_ms, estimate, timestamp, features, record, run, source, digest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(base + k, wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
           m.record.status.value, m.time_ms, int(m.record.estimate), m.record.timestamp,
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
-          m.source, m.digest()) for m in items])
+          m.source, m.digest()) for k, m in enumerate(items, start=1)])
     return c.total_changes - before
+
+
+#: The ``meta`` key of the largest measurement id the database ever held (kept when the
+#: measurements of the largest ids are removed, so that their ids are never given again).
+ID_HIGH_WATER = "measurement_id_high_water"
+
+
+def last_id_ever(c: sqlite3.Connection) -> int:
+    """The largest measurement id ever given in the database (0 for none): SQLite gives a
+    new row the largest id present + 1, so without this a measurement stored after the
+    last ones were removed would take an id a run's mark (``TuningDB.last_id``, recorded
+    in its log) already counts as held when the mark was taken."""
+    row = c.execute("SELECT value FROM meta WHERE key=?", (ID_HIGH_WATER,)).fetchone()
+    try:
+        high = int(row[0]) if row else 0
+    except (TypeError, ValueError):  # a value written by hand: the ids present decide
+        high = 0
+    present = c.execute("SELECT COALESCE(MAX(id), 0) FROM measurements").fetchone()[0]
+    return max(high, int(present))
 
 
 def _workload_id(c: sqlite3.Connection, w: Workload, values: Mapping[str, Sequence]) -> int:

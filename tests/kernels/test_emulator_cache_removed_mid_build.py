@@ -1,0 +1,37 @@
+"""The build cache removed by another process (``rm -rf $IOBOUND_CACHE``, a cleanup job)
+while an emulator build runs in it: the build's scratch folder goes with it and g++
+cannot read or write its files. Nothing is wrong with the kernel, yet the emulate
+measurer recorded ``compile_error`` ("g++ rejected the source", its docstring says), and
+``tune --reuse`` answers a stored compile error from the database ever after ("a
+configuration that failed to build will fail again"): the configuration was lost for
+good. The removal is forced at the moment g++ starts (a hook on the compiler call)."""
+
+from __future__ import annotations
+
+import shutil
+
+from iobound.layer import ConvLayer
+from kernels import emulator
+from search.measure.emulate import EmulateMeasurer
+
+LAYER = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+CONFIG = dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+
+
+def test_a_build_whose_cache_is_removed_under_it_is_not_the_kernels_compile_error(
+        tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("IOBOUND_CACHE", str(root))
+    monkeypatch.setattr(emulator, "_pch_dir", lambda *a, **k: None)  # one g++ run per build
+    real, removed = emulator.run_compiler, []
+
+    def compiler(cmd, **kwargs):
+        if "--version" not in cmd and not removed:  # the first build: the cache goes now
+            shutil.rmtree(root)
+            removed.append(True)
+        return real(cmd, **kwargs)
+
+    monkeypatch.setattr(emulator, "run_compiler", compiler)
+    (record,) = EmulateMeasurer(LAYER).measure([CONFIG])
+    assert removed
+    assert record.status.value == "ok", record.error[:300]
