@@ -41,9 +41,10 @@ def oracle(layers, device) -> dict:
 def tuned(layers, device, budget: int, seed: int) -> dict:
     """Layer name -> (chosen algorithm, its time, direct's time, evaluations)."""
     from search.session import TuneSettings, choose_algorithms, tune_layers
-    reports = tune_layers(layers, device, TuneSettings(budget=budget, seed=seed),
-                          measure="model", algorithm="all", out_dir=tempfile.mkdtemp(),
-                          verify=False)
+    with tempfile.TemporaryDirectory() as out_dir:  # the winners' kernels: not kept
+        reports = tune_layers(layers, device, TuneSettings(budget=budget, seed=seed),
+                              measure="model", algorithm="all", out_dir=out_dir,
+                              verify=False)
     out = {}
     for choice in choose_algorithms(reports):
         direct = next(r for r in choice.candidates if r.algorithm == "direct")

@@ -200,7 +200,8 @@ def _main_network(a, ks) -> int:
     (a.out / f"{tag}.json").write_text(json.dumps(
         {"meta": {"ks": ks, "score": "the run's reference / time (model measurer)"},
          "sets": sets}, indent=1))
-    (a.out / f"{tag}.md").write_text(f"# History ceiling (leave network out)\n\n{table}\n")
+    (a.out / f"{tag}.md").write_text(f"# History ceiling (leave network out)\n\n{table}\n",
+                                     encoding="utf-8")
     print(table)
     return 0
 
@@ -242,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     (a.out / f"{a.tag}.json").write_text(json.dumps(
         {"meta": {"spaces": [str(p) for p in a.spaces], "ks": ks, "thresholds": ts,
                   "score": "optimum / time on the target"}, "rows": rows}, indent=1))
-    (a.out / f"{a.tag}.md").write_text(f"# History ceiling (leave one device out)\n\n{table}\n")
+    (a.out / f"{a.tag}.md").write_text(f"# History ceiling (leave one device out)\n\n{table}\n",
+                                       encoding="utf-8")
     print(table)
     return 0
 

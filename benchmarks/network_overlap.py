@@ -29,8 +29,15 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "network_overlap.jso
 
 
 def one(at_once: int, seed: int) -> dict:
-    """Tune the three layers with ``at_once`` layers at a time; wall time and results."""
-    os.environ["IOBOUND_CACHE"] = tempfile.mkdtemp(prefix="iobound-overlap-")
+    """Tune the three layers with ``at_once`` layers at a time; wall time and results. Its
+    build cache and kernel folder are scratch, removed when it returns."""
+    with tempfile.TemporaryDirectory(prefix="iobound-overlap-") as cache, \
+            tempfile.TemporaryDirectory(prefix="iobound-overlap-kernels-") as out_dir:
+        os.environ["IOBOUND_CACHE"] = cache
+        return _one(at_once, seed, out_dir)
+
+
+def _one(at_once: int, seed: int, out_dir: str) -> dict:
     from iobound.layer import ConvLayer
     from kernels.config import config_from_dict
     from kernels.emulator import build_emulator
@@ -46,7 +53,7 @@ def one(at_once: int, seed: int) -> dict:
                             executor=ExecutorOptions(workers=2, parallel_layers=at_once))
     t0 = time.perf_counter()
     reports = tune_layers(layers, "v100", settings, measure="emulate",
-                          out_dir=tempfile.mkdtemp(), verify=False)
+                          out_dir=out_dir, verify=False)
     seconds = time.perf_counter() - t0
     evaluations = sum(r.result.evaluations for r in reports)
     return {"at_once": at_once, "seed": seed, "evaluations": evaluations,

@@ -240,9 +240,14 @@ def _start_ray() -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    # one fresh build cache for the whole run, set before any worker starts
-    os.environ["IOBOUND_CACHE"] = tempfile.mkdtemp(prefix="iobound-scale-out-")
+    # one fresh build cache for the whole run, set before any worker starts; scratch,
+    # removed at the end
+    with tempfile.TemporaryDirectory(prefix="iobound-scale-out-") as cache:
+        os.environ["IOBOUND_CACHE"] = cache
+        return _measure(args)
 
+
+def _measure(args) -> int:
     import numpy as np
 
     from iobound.layer import ConvLayer

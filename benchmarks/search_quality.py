@@ -257,7 +257,7 @@ def _write_outputs(args, meta: dict, runs: list, rows: list, gaps: list, errors:
     (args.out / "search_quality_summary.json").write_text(json.dumps(
         {"meta": meta, "summary": [r.to_dict() for r in rows], "explorer_vs_best_kt": gaps,
          "errors": errors}, indent=1))
-    (args.out / "search_quality.md").write_text(table)
+    (args.out / "search_quality.md").write_text(table, encoding="utf-8")  # ± whatever the locale
     if not args.no_plot and rows:
         plot_scores(rows, args.out / "search_quality.png")
     return table

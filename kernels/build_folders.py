@@ -107,10 +107,12 @@ def remove_all_orphans(root: Path | str | None = None) -> int:
     """:func:`remove_orphans` in every kind of the cache under ``root`` (default
     :func:`cache_root`) and among the private folders; returns how many were removed.
     Never raises for a missing or unreadable folder."""
-    from .cache import cache_root
+    from .cache import absolute_root
 
-    base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
+    base = absolute_root(root)
     removed = remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)
+    if base is None:  # a root with no home to expand ~ to: nothing of it to sweep
+        return removed
     # only the kinds builds work in: the root may hold folders that are not ours
     for kind in BUILD_KINDS:
         try:

@@ -58,7 +58,17 @@ DIGEST_SUFFIX = ".sha256"
 def cache_root() -> Path:
     """The cache root folder (not created)."""
     env = os.environ.get("IOBOUND_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "iobound"
+    return Path(env) if env else Path("~") / ".cache" / "iobound"  # expanded by its users
+
+
+def absolute_root(root: Path | str | None = None) -> Path | None:
+    """``root`` (default :func:`cache_root`) absolute, ``~`` expanded; None when ``~``
+    names no home (``~nosuchuser``, or no ``$HOME`` and no passwd entry for this user,
+    as in a container run under an arbitrary uid)."""
+    try:
+        return (Path(root) if root is not None else cache_root()).expanduser().absolute()
+    except RuntimeError:  # pathlib: "Could not determine home directory."
+        return None
 
 
 def _owned_and_private(path: Path, follow: bool = True) -> bool:
@@ -81,7 +91,11 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     if root is not None and not isinstance(root, (str, os.PathLike)):
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"cache root must be a path, got {type(root).__name__} {root!r:.60}")
-    base = (Path(root) if root is not None else cache_root()).expanduser().absolute()
+    base = absolute_root(root)
+    if base is None:
+        _warn_once(f"cannot find the home folder of the cache root {str(root or cache_root())!r}; "
+                   "using a private folder")
+        return _fallback(kind)
     path = base / kind
     try:
         # the root too is made 0700 (as a parent, mkdir would give it the umask's mode, and
@@ -90,15 +104,25 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
         path.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         _warn_once(f"cannot create the cache folder {path} ({exc}); using a private folder")
-        return private_folder(kind)
+        return _fallback(kind)
     if not os.access(path, os.W_OK | os.X_OK):
         _warn_once(f"cannot write to the cache folder {path}; using a private folder")
-        return private_folder(kind)
+        return _fallback(kind)
     if not (_owned_and_private(base) and _owned_and_private(path)):
         if kind != "src":  # sources are only written, never loaded: any folder will do
             _warn_unsafe(str(path))
             return private_folder(kind)
     return path
+
+
+@lru_cache(maxsize=None)
+def _fallback(kind: str) -> Path:
+    """Where ``kind`` goes when the cache cannot be used: a private folder removed when
+    the process ends, but for sources (``iobound kernel`` without ``--emit`` prints the
+    path for the user to read after the run) a temporary folder that stays."""
+    if kind == "src":
+        return Path(tempfile.mkdtemp(prefix="iobound-src-"))
+    return private_folder(kind)
 
 
 @lru_cache(maxsize=None)

@@ -127,11 +127,14 @@ def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: flo
         except NvrtcError as exc:
             return 1, str(exc), out
         (tmp / "kernel.ptx").write_text(ptx)
-        cmd = [tc.ptxas, f"-arch={arch}", "-O3", "-v", "kernel.ptx", "-o", str(out)]
+        cmd = [tc.ptxas, f"-arch={arch}", "-O3", "-v", "kernel.ptx", "-o", out.name]
     else:
         (tmp / "kernel.cu").write_text(code)
-        cmd = [tc.path, *flags, "kernel.cu", "-o", str(out)]
-    proc = run_compiler(cmd, timeout=timeout, cwd=tmp, env=compiler_env(tmp))
+        cmd = [tc.path, *flags, "kernel.cu", "-o", out.name]
+    # every path relative to ``tmp``, its temporary files too: nvcc runs its stages
+    # through sh with the paths in double quotes, so a cache folder whose path holds
+    # a $, ` or " would be expanded by the shell (and the build fail)
+    proc = run_compiler(cmd, timeout=timeout, cwd=tmp, env={**compiler_env(tmp), "TMPDIR": "."})
     return proc.returncode, proc.stdout + proc.stderr, out
 
 

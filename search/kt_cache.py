@@ -60,7 +60,8 @@ from .kt_json import read_tuning_json
 from .kt_keys import cache_key, is_param_value, key_names, value_key
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
-__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_stem", "named", "load_cache",
+__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_name", "file_stem", "named",
+           "load_cache",
            "cache_key", "value_key", "key_names",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
@@ -151,6 +152,22 @@ def named(name: str | None) -> str:
     return name if name and name.strip() else ""
 
 
+def file_name(path: str | os.PathLike) -> str:
+    """A file's name as text that can be stored (SQLite) and printed: the bytes of a name
+    the file system encoding could not decode (a non-ASCII name under ``LANG=C``, a
+    Latin-1 name under UTF-8) read as UTF-8, what is no UTF-8 escaped.
+
+    >>> file_name("/x/run.json"), file_name(os.fsdecode(b"/x/k\\xe9.json"))
+    ('run.json', 'k\\\\xe9.json')
+    """
+    name = Path(path).name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (surrogateescape)
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
 def file_stem(path: str | os.PathLike) -> str:
     """A tuning file's name without ``.gz``, ``.jsonl`` and ``.json`` (the name a file
     that names no device is stored under).
@@ -158,7 +175,7 @@ def file_stem(path: str | os.PathLike) -> str:
     >>> file_stem("/x/convolution_A100.json.gz"), file_stem("run.jsonl")
     ('convolution_A100', 'run')
     """
-    name = Path(path).name
+    name = file_name(path)
     for ext in (".gz", ".jsonl", ".json"):
         if name.endswith(ext):
             name = name[: -len(ext)]

@@ -181,7 +181,10 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
         return path
     if path.is_symlink():  # replace what it points to, not the link
         path = Path(os.path.realpath(path))
-    tmp = path.with_name(f".{path.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # the name's first 200 bytes, not characters: 80 CJK characters are 240 bytes, a name
+    # the file system takes, but with the temporary's marks past its NAME_MAX (255 bytes)
+    stem = os.fsdecode(os.fsencode(path.name)[:200])
+    tmp = path.with_name(f".{stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         with os.fdopen(fd, "wb") as fh:

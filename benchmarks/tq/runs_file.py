@@ -44,7 +44,8 @@ def write_outputs(out: Path, tag: str, runs: list, meta: dict, title: str,
         {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
     (out / f"{tag}_summary.json").write_text(json.dumps(
         {"meta": meta, "summary": rows, "goals": goals}, indent=1))
-    (out / f"{tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n")
+    (out / f"{tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n",
+                                   encoding="utf-8")  # ± and — whatever the locale
     if plot:
         plot_scores(rows, out / f"{tag}.png")
     return text

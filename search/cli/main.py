@@ -10,6 +10,7 @@ iobound bound: error: layer spec: unknown key 'nonsense'; ...
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -17,12 +18,17 @@ import sys
 from iobound.errors import InvalidInputError, IoboundError
 from search.interrupts import EXIT_INTERRUPTED, Interrupted, signals_interrupt
 
+from .printable import printable_stdout
+
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 # name -> module under search.cli; order is the order shown in --help.
 SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history", "select", "report")
 
 EXIT_USAGE = 2
+EXIT_NOT_WRITTEN = 1  # README: "1 no result (or a result that could not be written)"
+#: errno values of a write the system could not complete: not the user's input.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 class CliError(InvalidInputError):
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: building
         # the parser imports every subcommand, and either signal may land there too
-        with signals_interrupt():
+        with signals_interrupt(), printable_stdout():
             parser = build_parser()
             args = parser.parse_args(argv)
             if getattr(args, "_run", None) is None:
@@ -101,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             return _interrupted(cmd)
         print(f"iobound {cmd}: error: {_os_error_line(exc)}" if cmd
               else f"iobound: error: {_os_error_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+        # a full disk (stdout on /dev/full, a log that cannot grow) is no bad input
+        return EXIT_NOT_WRITTEN if exc.errno in _FULL else EXIT_USAGE
     except Exception as exc:
         if not _from_interrupt(exc):
             raise

@@ -35,8 +35,11 @@ def run_script(main: Callable[[Sequence[str] | None], int | None],
                argv: Sequence[str] | None = None) -> int:
     """``main(argv)``'s exit code, with bad input and Ctrl-C as one line (module doc)."""
     from iobound.errors import IoboundError
+
+    from search.cli.printable import printable_stdout
     try:
-        return int(main(argv) or 0)
+        with printable_stdout():  # a table's ± under LANG=C: escaped, not a traceback
+            return int(main(argv) or 0)
     except IoboundError as exc:
         print(f"error: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
         return getattr(exc, "exit_code", EXIT_USAGE)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from kernels.status import Status
 
-from ..kt_cache import entry_status, load_cache
+from ..kt_cache import entry_status, file_name, load_cache
 from ..measure.base import MeasureRecord
 from .file_import import FileImport, check_problem, file_device
 from .model import Measurement, finite, recorded_workload
@@ -89,5 +89,5 @@ def read_cache(path: Path, device: str | None) -> FileImport:
             out.skipped += 1
             continue
         out.measurements.append(Measurement(w, dev, _toolchain(entry.get("toolchain"), tool), rec,
-                                            source=path.name))
+                                            source=file_name(path)))
     return out

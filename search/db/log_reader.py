@@ -19,7 +19,7 @@ from typing import Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..kt_cache import is_param_value, load_cache
+from ..kt_cache import file_name, is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
@@ -107,5 +107,5 @@ def read_log_file(path: Path, device: str | None) -> FileImport:
             out.skipped += 1
             continue
         r = MeasureRecord(**{**r.__dict__, "extra": finite(r.extra)})
-        out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=path.name))
+        out.measurements.append(Measurement(w, dev, toolchain, r, run=run, source=file_name(path)))
     return out

@@ -62,7 +62,9 @@ source); to remove everything, delete the database file
 
     def __post_init__(self) -> None:
         if self.source is not None:
-            object.__setattr__(self, "source", PurePath(self.source).name or self.source)
+            from ..kt_cache import file_name  # as the import stored it
+            object.__setattr__(self, "source", (file_name(self.source) if PurePath(self.source).name
+                                                else self.source))
         if self.workloads is not None:
             object.__setattr__(self, "workloads", tuple(self.workloads))
             if not self.workloads:

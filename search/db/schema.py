@@ -244,7 +244,31 @@ def _path_fault(path: str, readonly: bool) -> str:
         return "" if p.is_file() else "is not a regular file (a database is one)"
     if not p.parent.is_dir():
         return f"the folder {str(p.parent)!r} does not exist"
-    return "no such file" if readonly else ""
+    return "no such file" if readonly else side_files_fault(path)
+
+
+#: The longest suffix of the files SQLite makes beside a database it writes (-wal, -shm too).
+SIDE_SUFFIX = "-journal"
+
+
+def side_files_fault(path: str | os.PathLike) -> str:
+    """Why SQLite could not write a database at ``path`` ("" when it can be tried): a
+    name the file system takes, but with no room for the ``-journal`` file SQLite makes
+    beside it (the database file would be created, empty, and nothing stored in it).
+
+    >>> side_files_fault("d" * 250 + ".db")[:31], side_files_fault("tuning.db")
+    ('the file name is too long (253 ', '')
+    """
+    p = Path(os.fspath(path))
+    try:
+        name_max = os.pathconf(p.parent if p.parent.is_dir() else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    size = len(os.fsencode(p.name))
+    if size + len(SIDE_SUFFIX) <= name_max:
+        return ""
+    return (f"the file name is too long ({size} bytes) for the {SIDE_SUFFIX} file SQLite "
+            f"makes beside it: at most {name_max - len(SIDE_SUFFIX)} bytes")
 
 
 def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connection:

@@ -89,9 +89,24 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
     from ray._private import ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False
-    with _sigterm_kept():
-        ray.init(address="local", num_cpus=num_cpus, _node_ip_address="127.0.0.1",
-                 include_dashboard=False, log_to_driver=False, **kwargs)
+    # Ray's own failures: a TMPDIR whose path holds non-ASCII letters, or one so long
+    # that Ray's sockets cannot be named in it
+    _init(ray, "could not start a local Ray (its session folder is under TMPDIR or "
+               "RAY_TMPDIR)", address="local", num_cpus=num_cpus,
+          _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False, **kwargs)
+
+
+def _init(ray, what: str, **kwargs) -> None:
+    """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
+    ``what`` failed and why, in one line, after shutting down what Ray started."""
+    try:
+        with _sigterm_kept():
+            ray.init(**kwargs)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            ray.shutdown()  # what it started before it failed
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise ToolchainError(f"{what}: {type(exc).__name__}: {reason}") from None
 
 
 def connect(options: ExecutorOptions) -> bool:
@@ -100,9 +115,9 @@ def connect(options: ExecutorOptions) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
-    if options.ray_address:
-        with _sigterm_kept():
-            ray.init(address=options.ray_address, log_to_driver=False)
+    if options.ray_address:  # ray://... without ray[client], a cluster not there, ...
+        _init(ray, f"could not connect to the Ray cluster at {options.ray_address[:100]!r}",
+              address=options.ray_address, log_to_driver=False)
     else:  # its workers are processes on this machine: the local executor's limit
         from .local import check_local_workers
         check_local_workers(options.workers, more="give ray_address of a Ray cluster for more")

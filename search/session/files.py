@@ -165,6 +165,10 @@ def check_history(path: str | None) -> None:
         return
     if not os.path.exists(path):
         check_output_file("--history", path)
+        from ..db.schema import side_files_fault
+        fault = side_files_fault(path)  # else refused only at the end, storing nothing
+        if fault:
+            raise InvalidInputError(f"--history {str(path)[:80]!r}: {fault}")
         return
     from ..db.opening import open_database
     open_database(path, "--history", readonly=False).close()  # migrated now, if old
