@@ -32,6 +32,7 @@ import gzip
 import json
 import math
 import os
+import secrets
 import stat
 import zlib
 from dataclasses import dataclass
@@ -346,12 +347,12 @@ def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
     again). How many were copied; None where ``log`` is no regular file (a device, a pipe)
     or nothing can be written beside it: the caller copies into its own writer.
 
-    The copy is named ``.NAME.iobound-resume.`` + 8 of mkstemp's letters + ``.copy``: the
-    leftovers of a killed copy are removed by the next, and nothing else is (a fixed name
-    could be the resumed log itself, or a file of the user's).
+    The copy is named ``.NAME.iobound-resume.`` + 8 random hex digits + ``.copy`` and
+    created as a new log is (its mode from the umask): the leftovers of a killed copy are
+    removed by the next, and nothing else is (a fixed name could be the resumed log
+    itself, or a file of the user's; a copy another run is still writing holds its lock).
     """
     import glob
-    import tempfile
     target = os.path.realpath(log)  # a link is written through, as write_atomic does
     if os.path.exists(target) and not os.path.isfile(target):
         return None
@@ -361,12 +362,13 @@ def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
         os.makedirs(folder, exist_ok=True)
         for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
                                             + "[a-z0-9_]" * 8 + ".copy")):
-            if os.path.isfile(stale) and not os.path.samefile(stale, resume):
+            if os.path.isfile(stale) and not os.path.samefile(stale, resume) \
+                    and not _is_locked(stale):
                 os.unlink(stale)
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".copy", dir=folder)
+        tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(4)}.copy")
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask applies
     except OSError:  # a folder that cannot be made or written to
         return None
-    os.close(fd)
     try:
         with LogWriter(tmp, header) as writer:
             copied = copy_entries(writer, resume)
@@ -375,6 +377,18 @@ def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
         if os.path.exists(tmp):
             os.unlink(tmp)
     return copied
+
+
+def _is_locked(path: str) -> bool:
+    """Whether a writer (:func:`_lock_log`) holds the file at ``path``: a live copy."""
+    try:
+        with open(path, "rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # gone meanwhile, or no locks here
+        return False
+    return False
 
 
 def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:

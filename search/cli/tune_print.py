@@ -121,8 +121,9 @@ def _print_layer(rep) -> None:
         _print_check(rep.winner.emulator_check)
     if rep.history is not None:
         best = rep.history.best_ever_ms
-        print(f"history: stored in {rep.history.db}; best ever for this key "
-              f"{best if best is None else round(best, 5)} ms")
+        print(f"history: stored in {rep.history.db}; " + (
+            "no timed measurement under this key (the emulator records traffic, no time)"
+            if best is None else f"best ever for this key {round(best, 5)} ms"))
     print(f"took {rep.seconds:.1f} s")
 
 

@@ -65,3 +65,35 @@ def test_a_users_hidden_backup_beside_the_new_log_is_kept(tmp_path):
     for name, text in mine.items():
         assert (tmp_path / name).is_file(), f"{name} was deleted"
         assert (tmp_path / name).read_text() == text
+
+
+def test_the_new_log_of_a_resumed_run_takes_its_mode_from_the_umask(tmp_path):
+    """A resumed run's new log is created as a fresh run's is: 0666 less the umask (the
+    temporary copy it is renamed from was made by mkstemp, 0600 whatever the umask)."""
+    import os
+    old = tmp_path / "old.jsonl"
+    before = os.umask(0o022)
+    try:
+        tune(SPACE, Bowl(), strategy="grid", budget=3, seed=0, log=str(old))
+        tune(SPACE, Bowl(), strategy="grid", budget=5, seed=0, resume=str(old),
+             log=str(tmp_path / "run.jsonl"))
+    finally:
+        os.umask(before)
+    assert (old.stat().st_mode & 0o777) == 0o644
+    assert ((tmp_path / "run.jsonl").stat().st_mode & 0o777) == 0o644
+
+
+def test_a_copy_another_run_is_still_writing_is_kept_and_a_killed_ones_removed(tmp_path):
+    """Two runs resuming into one new log: the second must not delete the first's copy in
+    progress (its writer holds the log lock); a killed copy's leftover (no lock) goes."""
+    from search.records import COPY_MARK, LogWriter
+    old = tmp_path / "old.jsonl"
+    tune(SPACE, Bowl(), strategy="grid", budget=3, seed=0, log=str(old))
+    live = tmp_path / f".run.jsonl.{COPY_MARK}.0a1b2c3d.copy"
+    stale = tmp_path / f".run.jsonl.{COPY_MARK}.9f8e7d6c.copy"
+    stale.write_text("")
+    with LogWriter(live, {"strategy": "grid"}):  # the first run, still copying
+        tune(SPACE, Bowl(), strategy="grid", budget=5, seed=0, resume=str(old),
+             log=str(tmp_path / "run.jsonl"))
+        assert live.is_file()
+    assert not stale.exists()
