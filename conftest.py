@@ -84,6 +84,15 @@ def pytest_collection_modifyitems(config, items):
                            "(set IOBOUND_SHARED_DATA to their folder)"))
 
 
+@pytest.fixture(autouse=True)
+def _doctest_temp_folders(request, tmp_path_factory, monkeypatch):
+    """A doctest's ``tempfile.mkdtemp()`` folders go under pytest's own temporary folder
+    (old runs' are removed), not $TMPDIR: every run left dozens behind there (kernels,
+    databases, logs). Tests proper use ``tmp_path``."""
+    if isinstance(request.node, pytest.DoctestItem):
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("doctest")))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """Folder of the recorded data (../shared/data beside the checkout)."""

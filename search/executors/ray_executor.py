@@ -135,6 +135,10 @@ def ray_session(options: ExecutorOptions):
     finally:
         if started:
             import_ray().shutdown()
+            # a build its executor cancelled at the timeout could not be swept while Ray
+            # kept that worker (the executor's close ran before this shutdown)
+            from .local import _remove_orphans
+            _remove_orphans()
 
 
 def _build_task(stages: Stages, config: dict) -> tuple[str, Any]:

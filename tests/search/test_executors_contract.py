@@ -115,7 +115,7 @@ def test_a_hanging_run_times_out(make):
     got = measure(make(timeout_s=make.hang_timeout, retries=1), cfgs("hang", "ok", "ok"))
     assert got[10].status.value == "timeout" and got[10].extra == {"attempts": 2, "failed_stage": "run"}
     assert got[11].status.value == got[12].status.value == "ok"
-    assert time.monotonic() - start < 2 * 2 * make.hang_timeout + 30
+    assert time.monotonic() - start < 2 * 2 * make.hang_timeout + 60  # not hung: minutes
 
 
 def test_a_hanging_build_times_out(make):
@@ -127,7 +127,7 @@ def test_a_hanging_build_times_out(make):
 
 def test_a_worker_killed_from_outside_mid_batch(make, tmp_path):
     """SIGKILL to the worker running a slow measurement: retried, nothing lost or doubled."""
-    ex = make(delay=2.0, retries=1)
+    ex = make(delay=6.0, retries=1)  # the kill lands well inside the run, under load too
     pid_file = tmp_path / "pid-1"
 
     def killer():
@@ -168,7 +168,8 @@ def test_workers_that_cannot_start_are_a_setup_error(make, tmp_path):
 
 def test_records_come_as_they_complete(make):
     """A fast configuration is yielded before a slow one submitted first."""
-    got = list(make(delay=2.0).submit(cfgs("slow", "ok")))
+    # longer than Ray may take to start the fast one's worker on a loaded machine
+    got = list(make(delay=8.0 if make.kind == "ray" else 2.0).submit(cfgs("slow", "ok")))
     assert [i for i, _ in got] == [11, 10]
 
 

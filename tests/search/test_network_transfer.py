@@ -83,11 +83,16 @@ def test_resumed_layer_does_not_take_its_own_records_as_history(first, seed):
     an earlier run's records of the same layer still are."""
     import tempfile
     from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:  # per example (hypothesis): not tmp_path
+        _resumed_layer_check(first, seed, Path(tmp))
+
+
+def _resumed_layer_check(first, seed, d):
     from unittest import mock
 
     from search.records import read_log
     from search.session.history_use import history_options
-    d = Path(tempfile.mkdtemp())
     db, log = str(d / "h.db"), str(d / "run.jsonl")
     layer = _layer("solo")
     space, meas = ConvSpace(layer, "v100"), ModelMeasurer(layer, "v100")

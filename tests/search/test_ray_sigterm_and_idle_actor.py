@@ -48,7 +48,9 @@ def test_starting_ray_keeps_the_runs_sigterm_handler(handler_after_ray_start):
 
 
 def test_an_actor_killed_while_idle_does_not_fail_the_next_configuration(ray_session):
-    options = ExecutorOptions(executor="ray", workers=1, timeout_s=60.0, retries=0)
+    # timeout_s only bounds a hang: a job's timeout counts from its submission, so it
+    # covers starting the new actor (a configuration timed out at 60 s on a loaded machine)
+    options = ExecutorOptions(executor="ray", workers=1, timeout_s=300.0, retries=0)
     with make_executor(ModelMeasurer(LAYER, "v100"), options) as ex:
         assert dict(ex.submit([(0, CFG)]))[0].status.value == "ok"
         (slot,) = ex._slots

@@ -29,7 +29,7 @@ _SLOW_CXX = textwrap.dedent("""\
     if [ "$1" = "--version" ]; then echo "g++ (slow fake) 13.0"; exit 0; fi
     case "$*" in *c++-header*) exit 1;; esac
     touch "$(dirname "$0")/started"
-    exec sleep 60
+    exec sleep 600
     """)
 
 _RUN = textwrap.dedent("""\
@@ -41,7 +41,9 @@ _RUN = textwrap.dedent("""\
 
     if __name__ == "__main__":
         layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
-        options = ExecutorOptions(executor="ray", workers=1, timeout_s=6.0, retries=0)
+        # the timeout counts from the task's submission, so it covers Ray starting a worker
+        # process: more than 6 s on a loaded machine (the build never started)
+        options = ExecutorOptions(executor="ray", workers=1, timeout_s=30.0, retries=0)
         with RayExecutor(EmulateMeasurer(layer), options) as ex:
             (_, record), = ex.submit([(0, dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))])
         print(record.status.value)
