@@ -138,8 +138,10 @@ def run_all(tasks: list[tuple], paths: list[Path], tmpdir: str | None, jobs: int
         it = ((i, run_one(tasks[i])) for i in order)
         pool = None
     else:
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods()
-                                          else "spawn")
+        # not fork(): a process that has trained XGBoost (OpenMP) cannot be forked safely
+        # (with xgboost-cpu 2.1 the children hang; see benchmarks/transfer_quality.py)
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in
+                                          multiprocessing.get_all_start_methods() else "spawn")
         pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(paths, tmpdir, drop_failed))
         it = zip(order, pool.imap(run_one, [tasks[i] for i in order], chunksize=1))
     try:

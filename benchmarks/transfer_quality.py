@@ -76,6 +76,16 @@ def _init(paths: list[str], names: list[str], notify: bool = True) -> None:
     _TARGETS.update({t.name: t for t in load_targets(paths, names, notify)})
 
 
+def _init_history(hist: list) -> None:
+    _TARGETS["history"] = hist
+
+
+#: Workers start from a fork server, not by fork(): by the time the pool starts, this process
+#: has run XGBoost, whose OpenMP thread pool a forked child cannot use (with xgboost-cpu 2.1
+#: the child hangs in its first training, which copies the booster in a parallel loop).
+_POOL_START = "forkserver"
+
+
 def _job(args: tuple) -> object:
     name, method, seed, budgets = args
     return run_method(_TARGETS[name], method, seed, budgets)
@@ -98,7 +108,7 @@ def _network_runs(a, budgets: list[int]) -> tuple[list, dict]:
     if a.jobs == 1:
         done = [_network_job(j) for j in jobs]
     else:
-        with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
+        with multiprocessing.get_context(_POOL_START).Pool(a.jobs, _init_history, (hist,)) as pool:
             done = pool.map(_network_job, jobs, chunksize=1)
     runs = [r for rs, _ in done for r in rs]
     meta = {"history_networks": a.history_networks, "history_records": len(hist),
@@ -229,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         _init(paths, names, False)
         fresh = [_job(j) for j in jobs]
     else:
-        with multiprocessing.get_context("fork").Pool(a.jobs, _init, (paths, names, False)) as pool:
+        ctx = multiprocessing.get_context(_POOL_START)
+        with ctx.Pool(a.jobs, _init, (paths, names, False)) as pool:
             fresh = pool.map(_job, jobs, chunksize=1)
     got = {(r.target, r.method, r.seed): r for r in fresh} | reused
     runs = [got[k] for k in wanted]
