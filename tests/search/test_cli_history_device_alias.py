@@ -11,12 +11,12 @@ the file's name. Checked against an independent sqlite3 query of the file.
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
 from search.cli.main import main
 from search.kt_cache import load_cache
+from tests.search.stored_rows import query_rows
 
 
 def _run(capsys, *argv):
@@ -38,14 +38,9 @@ def a4000_db(tmp_path, capsys):
     return db
 
 
-def _sql(db, query):
-    with sqlite3.connect(db) as c:
-        return c.execute(query).fetchall()
-
-
 @pytest.mark.parametrize("given", ["RTX-A4000", "rtx a4000"])
 def test_list_and_best_find_the_device_import_accepted(capsys, a4000_db, given):
-    (name, best_ms, n), = _sql(a4000_db, "SELECT d.name, MIN(CASE WHEN m.status='ok' THEN "
+    (name, best_ms, n), = query_rows(a4000_db, "SELECT d.name, MIN(CASE WHEN m.status='ok' THEN "
                                          "m.time_ms END), COUNT(*) FROM measurements m JOIN "
                                          "devices d ON d.id=m.device GROUP BY d.id")
     code, out, err = _run(capsys, "history", "list", "--db", a4000_db, "--device", given, "--json")
@@ -65,4 +60,4 @@ def test_export_and_remove_find_the_device_import_accepted(capsys, tmp_path, a40
     assert load_cache(tmp_path / "o.json").device_name == "NVIDIA RTX A4000"
     code, _, err = _run(capsys, "history", "remove", "--db", a4000_db, "--device", "RTX-A4000")
     assert code == 0, err
-    assert _sql(a4000_db, "SELECT COUNT(*) FROM measurements") == [(0,)]
+    assert query_rows(a4000_db, "SELECT COUNT(*) FROM measurements") == [(0,)]

@@ -13,6 +13,7 @@ import pytest
 
 from search.cli.main import main
 from search.records import read_log
+from tests.search.stored_rows import stored_measurements
 
 LAYER = "cin=2,hin=6,cout=2,kh=3,pad=1"  # a custom layer: its kernel file is layer_direct_best.cu
 RUN = ["tune", "--layer", LAYER, "--measure", "model", "--budget", "2", "--no-verify", "--json"]
@@ -20,8 +21,7 @@ RUN = ["tune", "--layer", LAYER, "--measure", "model", "--budget", "2", "--no-ve
 
 def _is_database_with_rows(path) -> bool:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-            return con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] > 0
+        return stored_measurements(path) > 0
     except sqlite3.Error:
         return False
 

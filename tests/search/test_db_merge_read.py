@@ -135,7 +135,8 @@ def test_a_damaged_record_is_one_line_naming_the_database_and_the_measurement(
     path = tmp_path / "other.db"
     with TuningDB(path) as db:
         db.add([Measurement(WORKLOADS[0], "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))])
-    with sqlite3.connect(path) as conn:
+    conn = sqlite3.connect(path)
+    with conn:  # commits
         conn.execute("UPDATE measurements SET record=?", (record,))
     conn.close()
     target = tmp_path / "t.db"

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 
 import pytest
 
 from search.cli.main import main
 from search.records import LogWriter, read_log
+from tests.search.stored_rows import stored_measurements
 
 
 @pytest.mark.usefixtures("python_sigint")
@@ -40,6 +40,4 @@ def test_a_signal_after_a_logged_record_keeps_it_counted(tmp_path, capsys, monke
     assert code == 130 and logged == at
     noun = "measurement" if logged == 1 else "measurements"
     assert f"interrupted: {logged} {noun} kept in {log}" in err
-    with sqlite3.connect(db) as con:
-        stored = con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
-    assert stored == logged
+    assert stored_measurements(db) == logged

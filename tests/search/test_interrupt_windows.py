@@ -13,13 +13,13 @@ import json
 import os
 import re
 import signal
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from search.cli.main import main
 from search.records import LogWriter, read_log
+from tests.search.stored_rows import stored_measurements
 
 LAYER = ["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,pad=1", "--measure", "model",
          "--strategy", "random", "--budget", "8", "--no-verify"]
@@ -60,13 +60,6 @@ def _logged(tmp_path: Path, pattern: str) -> int:
     return sum(len(read_log(p).entries) for p in sorted(tmp_path.glob(pattern)))
 
 
-def _stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        return con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
-
-
 def _where(name):
     import search.session.loop as loop
     import search.tuner as tuner
@@ -96,7 +89,7 @@ def test_a_signal_after_the_loop_still_writes_history_and_export(tmp_path, capsy
     logged = len(read_log(log).entries)
     assert code == 130 and logged == (first or 8)
     assert _kept(err) == logged, err
-    assert _stored(db) == logged
+    assert stored_measurements(db) == logged
     assert export.exists() and len(json.loads(export.read_text())["cache"]) == logged
 
 
@@ -143,5 +136,5 @@ def test_a_replayed_run_signalled_as_tune_returns_still_writes_history_and_expor
     err = capsys.readouterr().err
     assert calls and code == 130 and len(read_log(log).entries) == 8
     assert _kept(err) == 8, err
-    assert _stored(db) == 8
+    assert stored_measurements(db) == 8
     assert export.exists() and len(json.loads(export.read_text())["cache"]) == 8

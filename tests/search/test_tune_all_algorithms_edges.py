@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 from iobound.layer import ConvLayer
 from iobound.networks import get_layer
@@ -27,13 +26,9 @@ from search.measure.base import MeasureRecord
 from search.session import Builders, TuneSettings, choose_algorithms, tune_layers
 from search.session.network import network_table
 from search.session.settings import default_measurer
+from tests.search.stored_rows import stored_measurements
 
 BASE = ["tune", "--measure", "model", "--no-verify"]
-
-
-def _measurements(db) -> int:
-    with sqlite3.connect(db) as c:
-        return c.execute("select count(*) from measurements").fetchone()[0]
 
 
 def test_zero_shot_all_with_one_algorithms_history_is_refused_before_measuring(
@@ -41,12 +36,12 @@ def test_zero_shot_all_with_one_algorithms_history_is_refused_before_measuring(
     db, k = str(tmp_path / "h.db"), str(tmp_path / "k")
     assert main(BASE + ["--layer", "alexnet.conv4", "--strategy", "random", "--budget", "4",
                         "--history", db, "--out-dir", k]) == 0  # direct records only
-    before = _measurements(db)
+    before = stored_measurements(db)
     rc = main(BASE + ["--layer", "alexnet.conv5", "--algorithm", "all", "--zero-shot", "3",
                       "--history", db, "--log", str(tmp_path / "z.jsonl"), "--out-dir", k])
     capsys.readouterr()
     if rc != 0:  # refused: then nothing measured, logged or stored
-        assert _measurements(db) == before
+        assert stored_measurements(db) == before
         assert not list(tmp_path.glob("z.*jsonl"))
 
 

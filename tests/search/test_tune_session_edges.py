@@ -8,7 +8,6 @@ Each test states the promise it checks and the independent reference it checks a
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from search.cli.main import main
 from search.records import LogWriter, read_log
+from tests.search.stored_rows import stored_measurements
 
 #: A layer whose Winograd space holds no configuration on the V100 (an 11x11 kernel: no
 #: tile fits), while direct has plenty.
@@ -110,13 +110,6 @@ def _measured(tmp_path: Path) -> None:
             measure=measure, out_dir=str(tmp_path / "k"), verify=False)
 
 
-def _stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        return con.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
-
-
 def test_the_api_refuses_another_measurers_log_before_anything_runs(tmp_path, capsys):
     """The CLI refuses, when the run is planned, a layer's --resume log of another measurer
     (one line naming that log; nothing measured, stored or copied). ``tune_layers``, the
@@ -141,7 +134,7 @@ def test_the_api_refuses_another_measurers_log_before_anything_runs(tmp_path, ca
         tune_layers(network_layers("alexnet")[3:5], "v100", settings,
                     out_dir=str(tmp_path / "k"), verify=False)
     assert "run.alexnet.conv5.jsonl" in str(info.value) and "new." not in str(info.value)
-    assert _stored(db) == 0
+    assert stored_measurements(db) == 0
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "api.db") == before
 
 
