@@ -58,7 +58,7 @@ from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, dis
                                    network_history, run_network_target, target_layers)
 from benchmarks.tq.runner import history_summary, load_targets, parse_method, run_method
 from benchmarks.tq.runs_file import read_runs, reused_runs, runs_title, write_outputs
-from search.kt_cache import file_stem
+from search.file_names import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
 #: ``shared/data/tuning-spaces`` next to the checkout (or next to the worktrees' folder).

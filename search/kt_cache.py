@@ -55,13 +55,13 @@ from typing import Any, Mapping, Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
+from .file_names import file_stem
 from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
 from .kt_keys import cache_key, is_param_value, key_names, value_key
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
-__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "file_name", "file_stem", "named",
-           "load_cache",
+__all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "named", "load_cache",
            "cache_key", "value_key", "key_names",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
@@ -150,36 +150,6 @@ def named(name: str | None) -> str:
     ('A100', '', '')
     """
     return name if name and name.strip() else ""
-
-
-def file_name(path: str | os.PathLike) -> str:
-    """A file's name as text that can be stored (SQLite) and printed: the bytes of a name
-    the file system encoding could not decode (a non-ASCII name under ``LANG=C``, a
-    Latin-1 name under UTF-8) read as UTF-8, what is no UTF-8 escaped.
-
-    >>> file_name("/x/run.json"), file_name(os.fsdecode(b"/x/k\\xe9.json"))
-    ('run.json', 'k\\\\xe9.json')
-    """
-    name = Path(path).name
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates (surrogateescape)
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
-    return name
-
-
-def file_stem(path: str | os.PathLike) -> str:
-    """A tuning file's name without ``.gz``, ``.jsonl`` and ``.json`` (the name a file
-    that names no device is stored under).
-
-    >>> file_stem("/x/convolution_A100.json.gz"), file_stem("run.jsonl")
-    ('convolution_A100', 'run')
-    """
-    name = file_name(path)
-    for ext in (".gz", ".jsonl", ".json"):
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-    return name
 
 
 def recorded_time(entry: Mapping[str, Any]) -> float | None:

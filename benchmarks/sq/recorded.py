@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from search.kt_cache import KtCache, cache_key, file_stem, load_cache, recorded_time
+from search.file_names import file_stem
+from search.kt_cache import KtCache, cache_key, load_cache, recorded_time
 from search.kt_cache_write import write_cache
 
 __all__ = ["RecordedSpace", "RunResult", "load_recorded_space", "score_run", "unique_trace",

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 
 from kernels.status import Status
 
-from ..kt_cache import entry_status, file_name, load_cache
+from ..file_names import file_name
+from ..kt_cache import entry_status, load_cache
 from ..measure.base import MeasureRecord
 from .file_import import FileImport, check_problem, file_device
 from .model import Measurement, finite, recorded_workload

@@ -15,7 +15,8 @@ from typing import Any
 
 from iobound.errors import InvalidInputError
 
-from ..kt_cache import file_stem, named
+from ..file_names import file_stem
+from ..kt_cache import named
 from .model import Workload, check_device_name, problem_fault
 
 __all__ = ["FileImport", "file_device", "check_problem"]

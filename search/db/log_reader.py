@@ -19,7 +19,8 @@ from typing import Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..kt_cache import file_name, is_param_value, load_cache
+from ..file_names import file_name
+from ..kt_cache import is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log

@@ -30,7 +30,7 @@ from iobound.errors import InvalidInputError
 
 from .importer import FileImport, file_device
 from .model import check_device_name
-from .schema import DatabaseFileError
+from .db_file import DatabaseFileError
 from .store import TuningDB
 
 __all__ = ["is_sqlite", "read_database"]

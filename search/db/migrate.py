@@ -30,7 +30,7 @@ import sqlite3
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
-from ..kt_cache import file_stem
+from ..file_names import file_stem
 from .layer_keys import layer_key_workload
 from .model import CONV_TEMPLATE, Measurement, Workload, current_layer_problem, recorded_workload
 

@@ -10,7 +10,7 @@ import sqlite3
 from iobound.errors import InvalidInputError
 
 from ..path_kind import path_kind
-from .schema import DatabaseFileError
+from .db_file import DatabaseFileError
 from .store import TuningDB
 
 __all__ = ["open_database"]
@@ -20,7 +20,7 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
                   must_exist: bool | None = None) -> TuningDB:
     """The tuning database a command-line ``option`` names, or one error line naming
     both: ``InvalidInputError("--db PATH: REASON")`` when it cannot be one (see
-    :class:`~.schema.DatabaseFileError`), or, with ``must_exist`` (by default: when
+    :class:`~.db_file.DatabaseFileError`), or, with ``must_exist`` (by default: when
     ``readonly``), when there is no such file (reading never creates one).
 
     >>> open_database("/nonexistent/t.db", "--db", readonly=True)

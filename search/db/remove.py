@@ -62,7 +62,7 @@ source); to remove everything, delete the database file
 
     def __post_init__(self) -> None:
         if self.source is not None:
-            from ..kt_cache import file_name  # as the import stored it
+            from ..file_names import file_name  # as the import stored it
             object.__setattr__(self, "source", (file_name(self.source) if PurePath(self.source).name
                                                 else self.source))
         if self.workloads is not None:

@@ -54,6 +54,8 @@ from typing import Callable, TypeVar
 
 from iobound.errors import InvalidInputError
 
+from .db_file import DatabaseFileError, path_fault
+
 __all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
            "write"]
 
@@ -206,71 +208,6 @@ def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
     return mem
 
 
-class DatabaseFileError(InvalidInputError):
-    """``path`` cannot be opened as a tuning database, for ``reason`` (one line).
-
-    The message is ``database PATH: REASON``; a caller that names the path under its
-    own option (``--history PATH: REASON``) uses :attr:`path` and :attr:`reason`.
-
-    >>> str(DatabaseFileError("/tmp", "is a folder, not a database file"))
-    "database '/tmp': is a folder, not a database file"
-    """
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(path, reason)  # both in args: it pickles (executors, Ray)
-        self.path, self.reason = path, reason
-
-    def __str__(self) -> str:
-        return f"database {self.path!r}: {self.reason}"
-
-
-def _path_fault(path: str, readonly: bool) -> str:
-    """Why ``path`` cannot be a database file to open ("" when it can be tried).
-
-    >>> _path_fault("", False), _path_fault(":memory:", True)[:24]
-    ('the path is empty', 'a read-only in-memory da')
-    """
-    if path == ":memory:":
-        return ("a read-only in-memory database would be new and empty; give a file"
-                if readonly else "")
-    if not path.strip():
-        return "the path is empty"  # SQLite would open a private temporary database
-    if "\0" in path:
-        return "the path contains a NUL character"
-    p = Path(path)
-    if p.is_dir():
-        return "is a folder, not a database file"
-    if p.exists():
-        return "" if p.is_file() else "is not a regular file (a database is one)"
-    if not p.parent.is_dir():
-        return f"the folder {str(p.parent)!r} does not exist"
-    return "no such file" if readonly else side_files_fault(path)
-
-
-#: The longest suffix of the files SQLite makes beside a database it writes (-wal, -shm too).
-SIDE_SUFFIX = "-journal"
-
-
-def side_files_fault(path: str | os.PathLike) -> str:
-    """Why SQLite could not write a database at ``path`` ("" when it can be tried): a
-    name the file system takes, but with no room for the ``-journal`` file SQLite makes
-    beside it (the database file would be created, empty, and nothing stored in it).
-
-    >>> side_files_fault("d" * 250 + ".db")[:31], side_files_fault("tuning.db")
-    ('the file name is too long (253 ', '')
-    """
-    p = Path(os.fspath(path))
-    try:
-        name_max = os.pathconf(p.parent if p.parent.is_dir() else ".", "PC_NAME_MAX")
-    except (OSError, ValueError):
-        name_max = 255
-    size = len(os.fsencode(p.name))
-    if size + len(SIDE_SUFFIX) <= name_max:
-        return ""
-    return (f"the file name is too long ({size} bytes) for the {SIDE_SUFFIX} file SQLite "
-            f"makes beside it: at most {name_max - len(SIDE_SUFFIX)} bytes")
-
-
 def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating or migrating) the database at ``path``; ``":memory:"`` works.
 
@@ -294,7 +231,7 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
     if not isinstance(readonly, bool):
         raise InvalidInputError(f"readonly must be True or False, got {readonly!r}")
     where = os.fspath(path)
-    fault = _path_fault(where, readonly)
+    fault = path_fault(where, readonly)
     if fault:
         raise DatabaseFileError(where, fault)
     try:

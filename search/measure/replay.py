@@ -79,6 +79,6 @@ class ReplayMeasurer(Measurer):
         return [invalid_config(c) or self._one(c) for c in check_configs(configs)]
 
     def toolchain(self) -> str:
-        from ..kt_cache import file_name  # text SQLite stores, whatever the locale decoded
+        from ..file_names import file_name  # text SQLite stores, whatever the locale decoded
         name = file_name(self.cache.path) if self.cache.path else ""
         return f"replay:{name or 'memory'}:{self.cache.device_name}"

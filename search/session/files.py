@@ -165,7 +165,7 @@ def check_history(path: str | None) -> None:
         return
     if not os.path.exists(path):
         check_output_file("--history", path)
-        from ..db.schema import side_files_fault
+        from ..db.db_file import side_files_fault
         fault = side_files_fault(path)  # else refused only at the end, storing nothing
         if fault:
             raise InvalidInputError(f"--history {str(path)[:80]!r}: {fault}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 from search.executors import ray_executor
 from search.executors.options import ExecutorOptions
@@ -50,7 +51,11 @@ def test_a_session_sweeps_the_scratch_folder_a_cancelled_build_held(tmp_path, mo
         monkeypatch.setattr(ray_executor, "connect", lambda options: True)  # started here
         monkeypatch.setattr(ray_executor, "import_ray", lambda: fake)
         with ray_executor.ray_session(ExecutorOptions(executor="ray", workers=1)):
-            pass  # an executor inside ran, timed the build out, and closed (swept: held)
+            # an executor inside timed the build out and closed: its sweep finds the
+            # folder still held by the worker Ray keeps, and must leave it
+            from search.executors.local import _remove_orphans
+            _remove_orphans()
+            assert sorted(p.name for p in emu.iterdir()) == [Path(scratch).name]
     finally:
         worker.kill()
         worker.wait()
