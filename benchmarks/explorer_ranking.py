@@ -17,11 +17,6 @@ Usage::
         '{"mean8": {}, "topk16": {"pair_method": "topk", "pairs_per_sample": 16}}'
 
 (each variant is a dict of :class:`search.cost_model.XGBOptions` fields).
-
-Examples
---------
->>> ranks_of(np.array([3.0, 1.0, 2.0]), np.array([0, 1, 2]))
-array([2, 0, 1])
 """
 
 from __future__ import annotations
@@ -37,13 +32,6 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.search_quality import default_spaces
-
-
-def ranks_of(pred: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """Each candidate's position (0 = best) when ``candidates`` are sorted by ``pred``."""
-    out = np.empty(len(candidates), dtype=np.int64)
-    out[np.argsort(pred[candidates], kind="stable")] = np.arange(len(candidates))
-    return out
 
 
 def traced(path: Path, seeds: list[int], budget: int, options: dict):

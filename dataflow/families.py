@@ -83,10 +83,6 @@ class DataflowFamily(ABC):
         """(R of the optimality condition, the dataflow's own reuse R_df)."""
 
     @abstractmethod
-    def optimal_tiles(self, layer: ConvLayer, fast_memory: int, e, divisors: bool):
-        """The :class:`~dataflow.optimal_tiles.TileChoice` of ``fast_memory`` words."""
-
-    @abstractmethod
     def continuous_optimum(self, layer: ConvLayer, fast_memory: int, tiling):
         """The halo-free SymPy optimum for ``fast_memory`` words (and the tiling's alpha/e)."""
 
@@ -157,10 +153,6 @@ class DirectDataflow(DataflowFamily):
     def reuse(self, layer):
         from .optimal_tiles import dataflow_reuse
         return float(layer.reuse_max), dataflow_reuse(layer)
-
-    def optimal_tiles(self, layer, fast_memory, e, divisors):
-        from .optimal_tiles import optimal_direct_tiles
-        return optimal_direct_tiles(layer, fast_memory, divisors=divisors)
 
     def continuous_optimum(self, layer, fast_memory, tiling):
         from .optimal_tiles import direct_continuous_optimum
@@ -256,10 +248,6 @@ class WinogradDataflow(DataflowFamily):
     def reuse(self, layer):
         r = float(layer.k_h * layer.k_w)
         return r, r
-
-    def optimal_tiles(self, layer, fast_memory, e, divisors):
-        from .optimal_tiles import optimal_winograd_tiles
-        return optimal_winograd_tiles(layer, fast_memory, e, divisors=divisors)
 
     def continuous_optimum(self, layer, fast_memory, tiling):
         from .optimal_tiles import winograd_continuous_optimum

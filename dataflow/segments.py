@@ -23,7 +23,7 @@ Examples
 >>> layer = ConvLayer(n=1, c_in=2, h_in=3, w_in=3, c_out=2, k_h=2, k_w=2)
 >>> dag = direct_conv_dag(layer)
 >>> res = play(dag, topological_schedule(dag), S=10, record_moves=True)
->>> segs = chain_segments(dag, res.moves, S=10, Y=20)
+>>> segs = chain_segments(dag, res.moves, Y=20)
 >>> sum(s.fresh for s in segs), all(s.needed <= s.start_budget for s in segs)
 (8, True)
 """
@@ -120,7 +120,7 @@ def _is_product(dag: nx.DiGraph, v) -> bool:
         dag.nodes[v]["kind"] == "output" and dag.nodes[v]["op"] == "mul")
 
 
-def chain_segments(dag: nx.DiGraph, moves, S: int, Y: int) -> list[ChainSegment]:
+def chain_segments(dag: nx.DiGraph, moves, Y: int) -> list[ChainSegment]:
     """Measure the chain X-partition quantities of every segment of ``Y`` loads (stores do not cut).
 
     Raises

@@ -112,7 +112,7 @@ def _first_sum(dag: nx.DiGraph, v) -> bool:
     return all(dag.nodes[u]["kind"] == "product" for u in dag.predecessors(v))
 
 
-def _cut(dag: nx.DiGraph, moves: list, Y: int, fresh_moves: set) -> tuple[list, list[WinogradSegment]]:
+def _cut(moves: list, Y: int, fresh_moves: set) -> tuple[list, list[WinogradSegment]]:
     seg_of, red, virtual = [], set(), 0
     segs = [WinogradSegment()]
     for k, (op, v) in enumerate(moves):
@@ -139,7 +139,7 @@ def winograd_segments(dag: nx.DiGraph, moves, Y: int) -> list[WinogradSegment]:
     moves = list(moves)
     ev = traced_events(dag, moves)
     fresh_moves = {k for v, k in ev.items() if _first_sum(dag, v)}
-    seg_of, segs = _cut(dag, moves, Y, fresh_moves)
+    seg_of, segs = _cut(moves, Y, fresh_moves)
     for v, k in ev.items():
         d = dag.nodes[v]
         if d["kind"] == "product":

@@ -210,11 +210,6 @@ class ConvLayer:
             self.k_w, self.stride[1], self.dilation[1]
         )
 
-    @property
-    def r_eff(self) -> int:
-        """The reuse factor the toolkit's bounds use (``reuse_max``)."""
-        return self.reuse_max
-
     # -- Winograd applicability ---------------------------------------------
     def winograd_problem(self) -> str | None:
         """Why Winograd F(e x e, r x r) does not apply, or None when it does."""

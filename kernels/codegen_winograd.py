@@ -40,8 +40,8 @@ __all__ = ["generate_winograd", "transform_functions"]
 KERNEL_NAME = "iobound_winograd"
 
 
-def _two_sided(name: str, L, src: str, src_rows: int, dst_elems: str) -> str:
-    """C function computing ``dst = L * S * L^T`` (S given by ``src(a, b)`` names), unrolled."""
+def _two_sided(L, src: str, src_rows: int, dst_elems: str) -> str:
+    """The unrolled C statements computing ``dst = L * S * L^T`` (S given by ``src(a, b)`` names)."""
     p, q = L.shape
     lines = [f"  float t[{p}][{src_rows}];"]
     for i in range(p):
@@ -63,9 +63,9 @@ def transform_functions(e: int, r: int) -> str:
     """
     t = winograd_transforms(e, r)
     n = t.n
-    inp = _two_sided("input_transform", t.BT, "d[{a} * IN_COLS + {b}]", n, "v[{i} * NT + {j}]")
-    ker = _two_sided("kernel_transform", t.G, "g[{a} * R + {b}]", r, "u[{i} * NT + {j}]")
-    out = _two_sided("output_transform", t.AT, "m[{a} * NT + {b}]", n, "y[{i} * E + {j}]")
+    inp = _two_sided(t.BT, "d[{a} * IN_COLS + {b}]", n, "v[{i} * NT + {j}]")
+    ker = _two_sided(t.G, "g[{a} * R + {b}]", r, "u[{i} * NT + {j}]")
+    out = _two_sided(t.AT, "m[{a} * NT + {b}]", n, "y[{i} * E + {j}]")
     return f"""// V = B^T d B for one tile (d: rows of the staged input, stride IN_COLS).
 __device__ __forceinline__ void input_transform(const float* d, float* v) {{
 {inp}

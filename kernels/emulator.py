@@ -61,11 +61,13 @@ _STATUS = {1: "out-of-bounds global access (fault)", 2: "launch refused by the e
 
 
 class EmulatorBuildError(IoboundError):
-    """g++ rejected the emulator build; ``log`` holds the compiler output."""
+    """g++ rejected the emulator build (or, ``timed_out``, ran past its timeout: nothing was
+    rejected); ``log`` holds the compiler output."""
 
-    def __init__(self, message: str, log_text: str):
+    def __init__(self, message: str, log_text: str, timed_out: bool = False):
         super().__init__(message)
         self.log = log_text
+        self.timed_out = timed_out
 
 
 class EmulatorRunError(IoboundError):
@@ -244,7 +246,8 @@ def _build(cxx: str, code: str, folder: Path, lib: Path, start: float,
                 left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
                 proc = run_compiler(cmd, timeout=left, env=compiler_env(tmp))
             except subprocess.TimeoutExpired as exc:
-                raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc)) from None
+                raise EmulatorBuildError(f"g++ timed out after {timeout} s", str(exc),
+                                         timed_out=True) from None
             if proc.returncode != 0:
                 if not tmp.is_dir():  # g++ could not read or write its files: they were removed
                     return False

@@ -183,7 +183,7 @@ def test_segment_claims_on_played_games(case):
         if kind == "recompute":
             order = with_recomputation(dag, order, rng)
     res = play(dag, order, s, policy, record_moves=True)
-    segs = chain_segments(dag, res.moves, S=s, Y=2 * s)    # asserts the availability claims
+    segs = chain_segments(dag, res.moves, Y=2 * s)    # asserts the availability claims
     n_out = sum(1 for v in dag if dag.out_degree(v) == 0)
     assert sum(g.fresh for g in segs) == n_out
     assert math.isclose(sum(g.weighted for g in segs), weighted_products(layer), rel_tol=1e-9)

@@ -174,7 +174,8 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
     """
     t = entry.get("time")
     if isinstance(t, str):
-        stored = _FAILURE_BY_VALUE.get(entry.get("status"))
+        status = entry.get("status")  # from the file: any JSON value (a list is unhashable)
+        stored = _FAILURE_BY_VALUE.get(status) if isinstance(status, str) else None
         return stored or FAILURE_STATUS.get(t, Status.RUNTIME_ERROR)
     return Status.OK if as_time(t) is not None else Status.INVALID
 

@@ -117,11 +117,6 @@ class ReplaySpace(Space):
             for c, vals in enumerate(self._values)])
         self._status = [entry_status(e) for e in cache.entries]
 
-    @classmethod
-    def from_file(cls, path: str | os.PathLike, neighbourhood: str = "hamming") -> "ReplaySpace":
-        """Load a cache file into a space."""
-        return cls(load_cache(path), neighbourhood=neighbourhood)
-
     @property
     def params(self) -> tuple[str, ...]:
         return self._params

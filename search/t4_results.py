@@ -5,8 +5,8 @@ auto-tuning output format: ``{"schema_version", "results": [{"configuration": {.
 "invalidity": ..., "measurements": [{"name", "value", "unit"}, ...], "objectives", ...}]}``.
 It holds no value lists, device, kernel name or problem size; :func:`as_cache_dict` turns
 it into the dict a cache file holds (each parameter's values as the results show them,
-sorted; the device and kernel empty), so replay, import and the benchmarks read both
-alike. The device is in the T4 *metadata* file Kernel Tuner writes beside it
+sorted; the device and kernel empty; each result's ``timestamp`` kept), so replay,
+import and the benchmarks read both alike. The device is in the T4 *metadata* file Kernel Tuner writes beside it
 (``store_metadata_file``: nvidia-smi's or rocm-smi's report of the machine's GPUs): when
 ``NAME-results.json[.gz]`` has a ``NAME-metadata.json[.gz]`` (or ``_results`` /
 ``_metadata``) whose GPUs all have one name, :func:`metadata_device` gives it; else the
@@ -16,7 +16,8 @@ device stays empty, and ``history import`` takes ``--device`` or the file's name
 T4 ``invalidity``  Kernel Tuner cache ``time`` (and our ``status``)
 =================  ===========================================================
 ``correct``        the ``time`` measurement in ms (its ``unit``: s, ms, us or ns;
-                   ``""`` or none is ms, as Kernel Tuner writes it)
+                   ``""`` or none is ms, as Kernel Tuner writes it); ``times.runtimes``,
+                   the timed launches, as ``times``
 ``compile``        ``CompilationFailedConfig``
 ``runtime``        ``RuntimeFailedConfig``
 ``timeout``        ``RuntimeFailedConfig``, status ``timeout``
@@ -82,7 +83,10 @@ def _time(result: dict, objective: str, where: str, n: int) -> dict:
             raise InvalidInputError(f"{where}: result {n} has invalidity {str(bad)[:40]!r}; "
                                     f"expected correct, {', '.join([*T4_FAILURE, *T4_STATUS])}")
         return {"time": T4_FAILURE[bad]}
-    measured = {m.get("name"): m for m in result.get("measurements") or [] if isinstance(m, dict)}
+    ms = result.get("measurements") or []
+    if not isinstance(ms, list):
+        raise InvalidInputError(f"{where}: result {n} has 'measurements' that is not a list")
+    measured = {m["name"]: m for m in ms if isinstance(m, dict) and isinstance(m.get("name"), str)}
     if "time" not in measured:
         raise InvalidInputError(f"{where}: result {n} has no 'time' measurement (objective "
                                 f"{objective!r}); replay and history need times")
@@ -95,7 +99,23 @@ def _time(result: dict, objective: str, where: str, n: int) -> dict:
             value = value * TIME_UNITS_MS[unit]
         except OverflowError:  # an integer past float range: no time either
             value = float("inf")
-    return {"time": value}
+    out = {"time": value}
+    timings = result.get("times")
+    runtimes = timings.get("runtimes") if isinstance(timings, dict) else None
+    if isinstance(runtimes, list) and runtimes:  # the timed launches, in the time's unit
+        out["times"] = [_in_ms(r, TIME_UNITS_MS[unit]) for r in runtimes]
+    return out
+
+
+def _in_ms(value: Any, factor: float) -> Any:
+    """A number times ``factor`` (inf past float range); anything else as it is (load_cache
+    drops a repeat that is not a time)."""
+    if factor == 1.0 or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    try:
+        return value * factor
+    except OverflowError:
+        return float("inf")
 
 
 def _values(seen: list) -> list:
@@ -127,7 +147,10 @@ def as_cache_dict(raw: dict, where: str) -> dict:
         if not keys:
             keys = list(config)
             seen = {k: [] for k in keys}
-            objective = str((result.get("objectives") or ["time"])[0])
+            objectives = result.get("objectives") or ["time"]
+            if not isinstance(objectives, list):
+                raise InvalidInputError(f"{where}: result {n} has 'objectives' that is not a list")
+            objective = str(objectives[0])
         if set(config) != set(keys):
             raise InvalidInputError(f"{where}: result {n} has parameters {sorted(config)}; the "
                                     f"first has {sorted(keys)}")
@@ -135,6 +158,8 @@ def as_cache_dict(raw: dict, where: str) -> dict:
             if config[k] not in seen[k]:
                 seen[k].append(config[k])
         entry = {**{k: config[k] for k in keys}, **_time(result, objective, where, n)}
+        if result.get("timestamp") is not None:  # when it was measured (a cache entry's)
+            entry["timestamp"] = result["timestamp"]
         # 1 and 1.0 one configuration, 1 and "1" two; a value that is no parameter value
         # (load_cache refuses it) by its JSON
         same = tuple(value_key(v) if is_param_value(v) else json.dumps(v, sort_keys=True)

@@ -8,8 +8,8 @@ dataflow's exact formula.
 Statuses: ``OK`` (numerics within the fp32 error bound and traffic equal to the
 formula), ``WRONG_RESULT`` (either check failed; the message says which),
 ``INVALID`` (``check_config`` reasons, or a launch larger than the emulator
-accepts), ``COMPILE_ERROR`` (g++ rejected the source), ``RUNTIME_ERROR`` (the
-emulated launch faulted).
+accepts), ``COMPILE_ERROR`` (g++ rejected the source), ``TIMEOUT`` (g++ ran past its
+timeout), ``RUNTIME_ERROR`` (the emulated launch faulted).
 
 Decision on time: the emulator does not run at GPU speed, so records carry
 ``costs=()`` and ``time_ms=None``: nothing here is a time. The documented
@@ -94,7 +94,8 @@ class EmulateMeasurer(Measurer):
         except InvalidConfigError as exc:
             return MeasureRecord.failed(cfg, Status.INVALID, "; ".join(exc.reasons))
         except EmulatorBuildError as exc:
-            return MeasureRecord.failed(cfg, Status.COMPILE_ERROR, f"{exc}: {exc.log[-1500:]}")
+            status = Status.TIMEOUT if exc.timed_out else Status.COMPILE_ERROR
+            return MeasureRecord.failed(cfg, status, f"{exc}: {exc.log[-1500:]}")
         except EmulatorRunError as exc:
             return MeasureRecord.failed(cfg, Status.RUNTIME_ERROR, str(exc))
         except ValueError as exc:  # launch beyond the emulator's limits

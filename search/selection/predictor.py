@@ -210,6 +210,8 @@ class GbtSelector:
 
     def to_json(self) -> str:
         """The margin and the booster (xgboost's own JSON) as one JSON document; no pickle."""
+        if self.booster is None:
+            raise InvalidInputError("the selector is not fitted")
         return json.dumps({"margin": self.margin,
                            "booster": json.loads(bytes(self.booster.save_raw("json")))})
 

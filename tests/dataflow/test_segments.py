@@ -45,7 +45,7 @@ def test_useful_event_is_the_only_compute_without_recomputation(case):
 def test_segments_are_cut_by_loads_only(case, y):
     """All segments but the last have Y loads; per-segment loads, stores and fresh runs add up."""
     dag, res, s = case
-    segs = chain_segments(dag, res.moves, S=s, Y=y)
+    segs = chain_segments(dag, res.moves, Y=y)
     assert len(segs) == res.loads // y + 1
     assert [g.loads for g in segs[:-1]] == [y] * (len(segs) - 1) and segs[-1].loads < y
     assert sum(g.loads for g in segs) == res.loads and sum(g.stores for g in segs) == res.stores
@@ -70,5 +70,5 @@ def test_stores_between_loads_do_not_cut():
     dag = direct_conv_dag(layer)
     res = play(dag, topological_schedule(dag), 3, record_moves=True)
     assert (res.loads, res.stores) == (5, 4)
-    segs = chain_segments(dag, res.moves, S=3, Y=2)
+    segs = chain_segments(dag, res.moves, Y=2)
     assert [g.loads for g in segs] == [2, 2, 1] and sum(g.stores for g in segs) == 4
