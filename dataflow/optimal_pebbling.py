@@ -205,13 +205,16 @@ def _solve_keeping_ctrl_c(solver, model) -> int:
     While it runs, CP-SAT stops its search on Ctrl-C (``catch_sigint_signal``), but it
     leaves SIGINT at the C default when done: the next Ctrl-C would kill the process with
     no ``KeyboardInterrupt`` (no ``finally``, no partial results). Only the main thread
-    can set handlers, and receives them.
+    can set handlers, and receives them: from another thread CP-SAT is kept off SIGINT
+    (the solve then runs to its time limit; Ctrl-C reaches the main thread as before).
     """
     import signal
     import threading
 
     main = threading.current_thread() is threading.main_thread()
     handler = signal.getsignal(signal.SIGINT) if main else None
+    if not main:  # no handler can be put back from here: CP-SAT must not take SIGINT
+        solver.parameters.catch_sigint_signal = False
     try:
         return solver.Solve(model)
     finally:

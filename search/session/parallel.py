@@ -41,7 +41,7 @@ import time
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..interrupts import Interrupted
+from ..interrupts import Interrupted, signals_deferred
 from .files import logged_count, per_layer_path
 from .settings import Builders, Observer
 
@@ -169,16 +169,23 @@ class _Run:
         """Run the layers on ``width`` threads; whether a Ctrl-C stopped them."""
         threads = [threading.Thread(target=self.work, name=f"layer-{n}", daemon=True)
                    for n in range(width)]
-        for t in threads:
-            t.start()
         interrupted = False
-        while any(t.is_alive() for t in threads):
-            try:
-                time.sleep(0.05)  # not Thread.join: a Ctrl-C inside join can break it (gh-90882)
-            except KeyboardInterrupt:
-                interrupted = True
-                self.stop()
-        return interrupted
+        # A signal is noted, not raised: raised, it could land anywhere in this loop (not
+        # only in the sleep) and leave it while the layer threads still store their runs.
+        with signals_deferred() as signalled:
+            for t in threads:
+                t.start()
+            while any(t.is_alive() for t in threads):
+                if signalled.signal is not None:
+                    signalled.signal, interrupted = None, True
+                    self.stop()
+                    continue
+                try:
+                    time.sleep(0.05)  # not Thread.join: a Ctrl-C inside join can break it (gh-90882)
+                except KeyboardInterrupt:  # not deferred (e.g. a handler of the caller's)
+                    interrupted = True
+                    self.stop()
+        return interrupted or signalled.signal is not None
 
 
 def run_layers_parallel(jobs: Sequence["LayerJob"], observer: Observer,

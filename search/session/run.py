@@ -142,7 +142,9 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
             else:
                 reports.append(next(ran) if ran is not None else run_layer(job, observer, builders))
     except KeyboardInterrupt as exc:  # one line for the run: every layer's measurements
-        if at_once or (len(jobs) == 1 and isinstance(exc, Interrupted)):
+        # Interrupted: it says already what every log keeps; a plain one of the layers run
+        # at once came before any layer started (while the pool started its workers)
+        if isinstance(exc, Interrupted) and (at_once or len(jobs) == 1):
             raise
         from .parallel import interrupted_run
         run = interrupted_run(jobs, reports, {len(reports): exc})
