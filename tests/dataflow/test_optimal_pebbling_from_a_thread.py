@@ -1,5 +1,5 @@
 """optimal_pebbling called from a thread other than the main one (a user's worker thread,
-a thread pool) must not take Ctrl-C away from the process (review round 18, rv_threads).
+a thread pool) must not take Ctrl-C away from the process.
 
 CP-SAT's ``catch_sigint_signal`` (on by default) installs a C-level SIGINT handler for
 the solve and leaves SIGINT at the C default (SIG_DFL) when it ends. In the main thread
