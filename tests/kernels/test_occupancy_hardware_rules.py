@@ -25,19 +25,8 @@ import pytest
 
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
+from benchmarks.register_estimate import calculator_blocks  # the Calculator's rules
 from kernels.limits import resident_blocks_per_sm
-
-
-def calculator_blocks(device, threads: int, shared: int, regs: int) -> int:
-    """Blocks per SM by the CUDA Occupancy Calculator's rules (independent reference)."""
-    warps = -(-threads // 32)
-    by_warps = min(device.max_blocks_per_sm, device.max_threads_per_sm // 32 // warps)
-    regs_per_warp = -(-regs * 32 // 256) * 256
-    by_regs = (device.registers_per_sm // regs_per_warp // 4 * 4) // warps
-    unit, reserved = (128, 1024) if device.compute_capability >= (8, 0) else (256, 0)
-    block_shared = -(-shared // unit) * unit + reserved
-    by_shared = device.shared_mem_per_sm_bytes // block_shared if block_shared else device.max_blocks_per_sm
-    return min(by_warps, by_regs, by_shared)
 
 
 @pytest.mark.parametrize("device, threads, shared, regs, expected", [

@@ -1,0 +1,285 @@
+"""How far the analytic model's registers and occupancy are from what ptxas gives.
+
+The analytic model (v4) estimates a thread's registers as its register words plus a flat
+``REGISTER_OVERHEAD`` of its algorithm (:func:`kernels.limits.thread_registers`) and its
+resident blocks per SM without the CUDA Occupancy Calculator's allocation units
+(:func:`kernels.limits.resident_blocks_per_sm`); :mod:`kernels.analytic` turns them into
+the features ``regs_per_thread``, ``blocks_per_sm`` and ``occupancy``. This benchmark
+measures the gap, as data a later model version can calibrate on (it changes nothing).
+
+For each case (a layer preset, its algorithm and Winograd ``e``) it draws ``--samples``
+configurations uniformly from the pruned CP-SAT domain the tuner searches
+(:class:`search.conv_space.ConvSpace`, seeded), compiles each with nvcc for ``--arch``
+(:func:`kernels.nvcc.compile_cubin`, a temporary cache) and compares, on the matching
+device preset (sm_70: V100, sm_80: A100, ...):
+
+- ptxas' registers over the model's estimate, and the share of configs that spill;
+- the model's blocks per SM against the Occupancy Calculator's blocks from ptxas'
+  registers and shared memory (:func:`calculator_blocks`: registers in units of 256 a
+  warp, warps in fours, shared memory in units of 256 B, or 128 B plus 1 KiB reserved
+  per block from CC 8.0); 0 blocks means the kernel cannot be launched at all (its block
+  needs more registers than an SM has). ``units alone`` is the share that differs when the
+  calculator is given the model's own registers: the part of the gap due to the
+  allocation rules, not the register estimate;
+- the model's static shared memory against ptxas' (they should agree).
+
+Per algorithm it also fits a candidate register estimate for model v5, ``ptxas registers
+~ a + b * register words`` (numpy least squares over the configs ptxas did not cap at
+the device's maximum, whose count is censored; predictions capped at that maximum), and
+prints its median absolute error next to v4's. Printed only: the model is not changed.
+
+Writes JSON (``--out``, default ``benchmarks/results/register_estimate.json``); exit code
+1 when a sampled config fails to compile or the shared memory of model and ptxas differs.
+Without a compiler for ``--arch``: one line, exit code 2.
+
+Run: ``.venv/bin/python benchmarks/register_estimate.py [--arch sm_80] [--samples 12]
+[--layers resnet50.conv2_1b resnet50.conv2_1b:winograd:2 ...] [--seed 0]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a file: make the packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "register_estimate.json"
+#: ``LAYER[:ALGORITHM[:E]]``: a 3x3, a 1x1 and a 7x7 direct layer; Winograd F(2x2) and F(4x4).
+DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1",
+                 "resnet50.conv2_1b:winograd:2", "resnet50.conv2_1b:winograd:4")
+#: The device preset each arch is measured against.
+ARCH_DEVICE = {"sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a4000", "sm_90": "h100"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One layer preset with its algorithm (and Winograd ``e``)."""
+
+    spec: str
+    layer: object
+    algorithm: str
+    e: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.layer.name} {self.algorithm}" + (f" e={self.e}" if self.e else "")
+
+
+def parse_case(spec: str) -> Case:
+    """``"resnet50.conv2_1b"`` (direct) or ``"resnet50.conv2_1b:winograd:2"``."""
+    from iobound.errors import InvalidInputError
+    from iobound.networks import get_layer
+
+    name, _, rest = spec.partition(":")
+    algorithm, _, e_text = rest.partition(":")
+    algorithm = algorithm or "direct"
+    if algorithm not in ("direct", "winograd"):
+        raise InvalidInputError(f"case {spec!r}: algorithm must be direct or winograd, "
+                                f"got {algorithm!r}")
+    layer = get_layer(name)
+    if algorithm == "direct":
+        if e_text:
+            raise InvalidInputError(f"case {spec!r}: only Winograd takes an e")
+        return Case(spec, layer, algorithm)
+    if not e_text.isdigit() or int(e_text) < 2:
+        raise InvalidInputError(f"case {spec!r}: Winograd needs an e >= 2 (LAYER:winograd:E)")
+    if not layer.winograd_applicable or layer.k_h < 2:
+        raise InvalidInputError(f"case {spec!r}: Winograd does not apply to {layer.short()}")
+    return Case(spec, layer, algorithm, int(e_text))
+
+
+def calculator_blocks(device, threads: int, shared: int, regs: int) -> int:
+    """Blocks per SM by the CUDA Occupancy Calculator's rules (0: cannot launch)."""
+    warps = -(-threads // device.warp_size)
+    by_warps = min(device.max_blocks_per_sm, device.max_threads_per_sm // device.warp_size // warps)
+    regs_per_warp = -(-regs * device.warp_size // 256) * 256
+    by_regs = (device.registers_per_sm // regs_per_warp // 4 * 4) // warps
+    unit, reserved = (128, 1024) if device.compute_capability >= (8, 0) else (256, 0)
+    block_shared = -(-shared // unit) * unit + reserved
+    by_shared = (device.shared_mem_per_sm_bytes // block_shared if block_shared
+                 else device.max_blocks_per_sm)
+    return int(min(by_warps, by_regs, by_shared))
+
+
+def measure_case(case: Case, device, arch: str, samples: int, seed: int, cache_root) -> list[dict]:
+    """One row per sampled config of ``case``: the model's numbers and ptxas'."""
+    from kernels.analytic import FEATURE_NAMES, analytic_features
+    from kernels.config import config_from_dict
+    from kernels.generate import generate
+    from kernels.nvcc import compile_cubin
+    from kernels.ptxas import parse_ptxas
+    from search.conv_space import ConvSpace
+
+    extra = {"winograd_e": (case.e,)} if case.e else {}
+    space = ConvSpace(case.layer, device, case.algorithm, **extra)
+    idx = space.sample(min(samples, len(space)), np.random.default_rng(seed))
+    rows = []
+    for i in sorted(int(i) for i in idx):
+        knobs = space.get(i)
+        cfg = config_from_dict(knobs, case.algorithm)
+        f = dict(zip(FEATURE_NAMES, analytic_features(
+            case.layer, device, case.algorithm, np.array([[knobs[p] for p in space.params]]))[0]))
+        built = compile_cubin(generate(case.layer, cfg), arch, cache_root=cache_root)
+        row = {"case": case.label, "layer": case.layer.name, "algorithm": case.algorithm,
+               "e": case.e, "config": knobs, "threads": cfg.threads,
+               "register_words": int(f["ilp"]), "estimated_registers": int(f["regs_per_thread"]),
+               "model_shared_bytes": int(f["shared_bytes"]),
+               "model_blocks_per_sm": int(f["blocks_per_sm"]),
+               "model_occupancy": float(f["occupancy"]),
+               "calculator_blocks_from_estimate": calculator_blocks(
+                   device, cfg.threads, int(f["shared_bytes"]), int(f["regs_per_thread"])),
+               "status": built.status.value, "compile_seconds": round(built.seconds, 3)}
+        if built.ok:
+            info = next(iter(parse_ptxas(built.log).values()), None)
+            calc = calculator_blocks(device, cfg.threads, built.shared_bytes, built.registers)
+            row.update(ptxas_registers=built.registers, ptxas_shared_bytes=built.shared_bytes,
+                       spill_stores=built.spill_stores, spill_loads=built.spill_loads,
+                       stack_bytes=info.stack_bytes if info else None,
+                       calculator_blocks_per_sm=calc,
+                       calculator_occupancy=calc * -(-cfg.threads // device.warp_size)
+                       / (device.max_threads_per_sm / device.warp_size))
+        else:
+            row["log_tail"] = built.log[-400:]
+        rows.append(row)
+    return rows
+
+
+def summarise(label: str, rows: list[dict]) -> dict:
+    """Counts, register ratios, spills, blocks and shared memory of ``rows`` (compiled ones)."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    out = {"group": label, "configs": len(rows), "compiled": len(ok),
+           "compile_errors": len(rows) - len(ok)}
+    if not ok:
+        return out
+    ratio = np.array([r["ptxas_registers"] / r["estimated_registers"] for r in ok])
+    model = np.array([r["model_blocks_per_sm"] for r in ok])
+    calc = np.array([r["calculator_blocks_per_sm"] for r in ok])
+    units = np.array([r["calculator_blocks_from_estimate"] for r in ok])
+    launch = calc > 0
+    out.update(
+        registers_ratio_median=float(np.median(ratio)), registers_ratio_min=float(ratio.min()),
+        registers_ratio_max=float(ratio.max()),
+        spill_share=float(np.mean([r["spill_stores"] + r["spill_loads"] > 0 for r in ok])),
+        cannot_launch_share=float(np.mean(~launch)),
+        blocks_differ_share=float(np.mean(model != calc)),
+        blocks_differ_by_units_alone_share=float(np.mean(model != units)),
+        blocks_ratio_median=float(np.median(model[launch] / calc[launch])) if launch.any() else None,
+        shared_equal_share=float(np.mean([r["model_shared_bytes"] == r["ptxas_shared_bytes"]
+                                          for r in ok])))
+    return out
+
+
+def fit_registers(algorithm: str, rows: list[dict], cap: int) -> dict | None:
+    """``ptxas ~ a + b * register words`` by least squares over the uncapped configs;
+    median absolute errors of the fit (capped at ``cap``) and of model v4 over all."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    words = np.array([r["register_words"] for r in ok], dtype=float)
+    ptxas = np.array([r["ptxas_registers"] for r in ok], dtype=float)
+    fit = ptxas < cap
+    if len(np.unique(words[fit])) < 2:
+        return None
+    (a, b), *_ = np.linalg.lstsq(np.stack([np.ones(fit.sum()), words[fit]], axis=1),
+                                 ptxas[fit], rcond=None)
+    pred = np.minimum(a + b * words, cap)
+    v4 = np.array([r["estimated_registers"] for r in ok], dtype=float)
+    return {"algorithm": algorithm, "configs": len(ok), "fitted_on": int(fit.sum()),
+            "a": float(a), "b": float(b), "median_abs_error": float(np.median(np.abs(pred - ptxas))),
+            "v4_median_abs_error": float(np.median(np.abs(v4 - ptxas)))}
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def table(summary: list[dict], fits: list[dict]) -> str:
+    """The summary rows and the candidate fits as text."""
+    head = (f"{'group':<34} {'n':>3} {'err':>3}  {'ptxas/est: median [min, max]':<28} "
+            f"{'spills':>6} {'no launch':>9} {'blocks differ':>13} {'units alone':>11} "
+            f"{'model/calc':>10} {'smem equal':>10}")
+    lines = [head, "-" * len(head)]
+    for s in summary:
+        if not s["compiled"]:
+            lines.append(f"{s['group']:<34} {s['configs']:>3} {s['compile_errors']:>3}  (none compiled)")
+            continue
+        ratio = (f"{s['registers_ratio_median']:.2f} [{s['registers_ratio_min']:.2f}, "
+                 f"{s['registers_ratio_max']:.2f}]")
+        med = "-" if s["blocks_ratio_median"] is None else f"{s['blocks_ratio_median']:.2f}"
+        lines.append(f"{s['group']:<34} {s['compiled']:>3} {s['compile_errors']:>3}  {ratio:<28} "
+                     f"{_pct(s['spill_share']):>6} {_pct(s['cannot_launch_share']):>9} "
+                     f"{_pct(s['blocks_differ_share']):>13} "
+                     f"{_pct(s['blocks_differ_by_units_alone_share']):>11} {med:>10} "
+                     f"{_pct(s['shared_equal_share']):>10}")
+    lines += ["", "candidate v5 register estimate: ptxas registers ~ a + b * register words "
+              "(least squares over uncapped configs, capped at 255)"]
+    for f in fits:
+        lines.append(f"  {f['algorithm']:<9} n={f['configs']:<3} (fit on {f['fitted_on']}) "
+                     f"a={f['a']:7.2f} b={f['b']:5.2f}  median |error| {f['median_abs_error']:5.1f}"
+                     f" registers (v4: {f['v4_median_abs_error']:5.1f})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layers", nargs="+", default=list(DEFAULT_CASES), metavar="LAYER[:ALG[:E]]")
+    ap.add_argument("--arch", default="sm_80", choices=sorted(ARCH_DEVICE))
+    ap.add_argument("--samples", type=int, default=12, help="configs per case")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    if args.samples < 1:
+        ap.error(f"--samples must be >= 1, got {args.samples}")
+
+    from iobound.devices import get_device
+    from iobound.errors import ToolchainError
+    from kernels.nvcc import find_toolchain
+
+    cases = [parse_case(spec) for spec in args.layers]  # every spec checked first
+    device = get_device(ARCH_DEVICE[args.arch])
+    tc = find_toolchain(args.arch)
+    if tc is None:
+        raise ToolchainError(f"no nvcc (nor NVRTC + ptxas) supports {args.arch}: this "
+                             "benchmark needs ptxas' register counts")
+    start = time.perf_counter()
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as cache:
+        for case in cases:
+            t0 = time.perf_counter()
+            new = measure_case(case, device, args.arch, args.samples, args.seed, cache)
+            rows += new
+            print(f"{case.label}: {len(new)} configs ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr, flush=True)
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    summary = [summarise(c.label, [r for r in rows if r["case"] == c.label]) for c in cases]
+    summary += [summarise(f"all {a}", [r for r in rows if r["algorithm"] == a]) for a in algorithms]
+    fits = [f for a in algorithms if (f := fit_registers(
+        a, [r for r in rows if r["algorithm"] == a], device.registers_per_thread_max))]
+    seconds = time.perf_counter() - start
+    print(f"{device.name}, {args.arch} ({tc.release}), {args.samples} samples a case, seed {args.seed}")
+    print(table(summary, fits))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "device": device.name, "arch": args.arch, "toolchain": tc.release, "samples": args.samples,
+        "seed": args.seed, "cases": [c.spec for c in cases], "seconds": round(seconds, 1),
+        "summary": summary, "fits": fits, "rows": rows}, indent=1))
+    print(f"wrote {args.out} ({seconds:.0f} s)")
+    bad = [r for r in rows if r["status"] != "ok"
+           or r["model_shared_bytes"] != r["ptxas_shared_bytes"]]
+    for r in bad:
+        print(f"FAILED: {r['case']} {r['config']}: " + (
+            r["status"] if r["status"] != "ok" else
+            f"shared memory model {r['model_shared_bytes']} B, ptxas {r['ptxas_shared_bytes']} B"),
+            file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    from search.cli.script_entry import run_script
+    sys.exit(run_script(main))
