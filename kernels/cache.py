@@ -8,7 +8,9 @@ onto the GPU, a precompiled header into g++), so it is used only when it is what
 built:
 
 * the cache folder (and the root above it) is owned by this user and writable by no
-  one else; otherwise the artefacts go to a private temporary folder for this process,
+  one else, and no folder above them can be changed by anyone but this user and root
+  (the folder is used by its path without symlinks, so none can be re-pointed after the
+  check); otherwise the artefacts go to a private temporary folder for this process,
   i.e. everything is rebuilt (:func:`cache_dir` logs a warning once);
 * each artefact's sha256 is recorded beside it at build time (:func:`record_digest`,
   a ``.sha256`` file) and checked before use (:func:`is_trusted`); a missing, changed,
@@ -108,11 +110,51 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     if not os.access(path, os.W_OK | os.X_OK):
         _warn_once(f"cannot write to the cache folder {path}; using a private folder")
         return _fallback(kind)
-    if not (_owned_and_private(base) and _owned_and_private(path)):
-        if kind != "src":  # sources are only written, never loaded: any folder will do
-            _warn_unsafe(str(path))
-            return private_folder(kind)
-    return path
+    # what is checked must be what is used: the folder without symlinks (another user's
+    # link, or one in a folder others may write, could be re-pointed after the checks)
+    real = Path(os.path.realpath(path))
+    if not (_owned_and_private(Path(os.path.realpath(base))) and _owned_and_private(real)
+            and _only_ours_can_change(real)):
+        # sources are only written, never loaded, but a folder others may write is no
+        # place for them either: a link planted at a name would be written through
+        _warn_unsafe(str(path))
+        return _fallback(kind)
+    return real
+
+
+def _only_ours_can_change(path: Path) -> bool:
+    """Whether no one but this user and root can change what the absolute, symlink-free
+    ``path`` names: every folder above it is owned by one of them and writable by no one
+    else, or is sticky (``/tmp``) and its entry on the way is owned by one of them."""
+    ours = (0, os.getuid())
+    parts = path.parts
+    for i in range(1, len(parts)):
+        try:
+            folder, entry = os.lstat(Path(*parts[:i])), os.lstat(Path(*parts[:i + 1]))
+        except OSError:
+            return False
+        if folder.st_uid not in ours or stat.S_ISLNK(entry.st_mode):
+            return False
+        shared = folder.st_mode & stat.S_IWOTH or (folder.st_mode & stat.S_IWGRP
+                                                   and not _private_group(folder.st_gid))
+        if shared and not (folder.st_mode & stat.S_ISVTX and entry.st_uid in ours):
+            return False
+    return True
+
+
+def _private_group(gid: int) -> bool:
+    """Whether group ``gid`` is this user's own (a user private group, as a umask of 002
+    assumes: named after the user, the user's primary group, no other members)."""
+    import grp
+    import pwd
+
+    try:
+        group = grp.getgrgid(gid)
+        user = pwd.getpwnam(group.gr_name)
+    except (KeyError, OverflowError):
+        return False
+    return (user.pw_uid == os.getuid() and user.pw_gid == gid
+            and all(member == group.gr_name for member in group.gr_mem))
 
 
 @lru_cache(maxsize=None)

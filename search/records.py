@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import io
 import json
 import math
 import os
@@ -95,9 +96,9 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     if not path.is_file():
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
-        data = path.read_bytes()
-        if _is_gzip(data):  # a finished log, compressed (a log written at a .gz name is not)
-            data = gzip.decompress(data)
+        data = _log_bytes(path, where)
+    except MemoryError:
+        raise InvalidInputError(f"{where} is too large to read into memory") from None
     except (OSError, EOFError, zlib.error) as exc:  # unreadable, not gzip, cut short
         raise InvalidInputError(f"{where} cannot be read: "
                                 f"{getattr(exc, 'strerror', None) or exc}") from None
@@ -125,6 +126,32 @@ def read_log(path: str | os.PathLike) -> TuneLog:
             continue
         entries.append(_entry(obj, f"{where} line {n}"))
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
+
+
+def _log_bytes(path: Path, where: str) -> bytes:
+    """The log's bytes, gunzipped when they are gzip's (a finished log, compressed: a log
+    written at a .gz name is not); InvalidInputError past
+    :data:`iobound.limits.TUNING_FILE_CHARS` bytes, gunzipped, before they are held (a
+    small gzip file may unpack to gigabytes)."""
+    from iobound import limits
+
+    limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
+    too_large = InvalidInputError(f"{where} is too large: more than {limit} bytes (gunzipped; "
+                                  "iobound.limits.TUNING_FILE_CHARS)")
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            raise too_large
+        data = fh.read()
+    if not _is_gzip(data):
+        return data
+    parts, size = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+        while part := gz.read(min(1 << 24, limit + 1 - size)):
+            parts.append(part)
+            size += len(part)
+            if size > limit:
+                raise too_large
+    return b"".join(parts)
 
 
 def has_log(path: str) -> bool:

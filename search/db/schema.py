@@ -250,6 +250,7 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
 def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Connection:
     """``conn`` in WAL mode, created or migrated, and checked; closed when it cannot be."""
     try:
+        _check_stored_columns(conn)  # before any row is read (meta's, a version 0 file's)
         version = schema_version(conn)
         if version > SCHEMA_VERSION:
             raise InvalidInputError(f"schema version {version}; this iobound reads versions up "
@@ -268,6 +269,17 @@ def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Conne
     except BaseException:
         conn.close()
         raise
+
+
+def _check_stored_columns(conn: sqlite3.Connection) -> None:
+    """InvalidInputError when a table we read has a generated column: its values are not
+    stored but computed on every read (a few bytes of schema can compute a gigabyte per
+    row), so such a file is no tuning database of ours."""
+    for table in {"meta", "workloads", "devices", "measurements"} & _tables(conn):
+        for row in conn.execute(f"PRAGMA table_xinfo({table})"):
+            if row[6] in (2, 3):  # hidden: 2 a virtual, 3 a stored generated column
+                raise InvalidInputError(f"not an iobound tuning database: its column "
+                                        f"{table}.{str(row[1])[:40]} is computed, not stored")
 
 
 def _wal(conn: sqlite3.Connection) -> None:
