@@ -93,7 +93,6 @@ class ReplaySpace(Space):
                     pos_maps[col][v] = k
                 pos[row, col] = k
         self._pos_maps = pos_maps
-        self._pos = pos
         total = 1
         for vals in self._values:  # Python ints: the product itself cannot overflow
             total *= len(vals)
@@ -106,16 +105,22 @@ class ReplaySpace(Space):
         for k in range(len(self._params) - 2, -1, -1):
             self._stride[k] = self._stride[k + 1] * self._radix[k + 1]
         codes = pos @ self._stride
+        # Index i is the i-th configuration in the order of its value positions (as Kernel
+        # Tuner enumerates tune_params), not the file's i-th entry: a cache is a JSON
+        # object, whose key order means nothing (a space exported from a tuning database
+        # or rewritten by another tool lists it in another order), and a seeded run of the
+        # same recorded space must take the same path.
         order = np.argsort(codes, kind="stable")
-        self._sorted_codes = codes[order]
-        self._order = order
+        pos, codes = pos[order], codes[order]
+        entries = [cache.entries[int(k)] for k in order]
+        self._pos = pos
         if len(np.unique(codes)) != len(codes):
             raise InvalidInputError(f"cache {cache.path or '(in memory)'} records a configuration twice")
         self._codes = codes
         self._knobs = np.column_stack([
             np.array([knob_value(v, vals) for v in vals], dtype=float)[pos[:, c]]
             for c, vals in enumerate(self._values)])
-        self._status = [entry_status(e) for e in cache.entries]
+        self._status = [entry_status(e) for e in entries]
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -130,10 +135,10 @@ class ReplaySpace(Space):
 
     def _lookup(self, codes: np.ndarray) -> np.ndarray:
         """Indices of the given codes, -1 where absent."""
-        at = np.searchsorted(self._sorted_codes, codes)
-        at_c = np.minimum(at, len(self._sorted_codes) - 1)
-        found = self._sorted_codes[at_c] == codes
-        return np.where(found, self._order[at_c], -1)
+        at = np.searchsorted(self._codes, codes)  # the codes are sorted: index order
+        at_c = np.minimum(at, len(self._codes) - 1)
+        found = self._codes[at_c] == codes
+        return np.where(found, at_c, -1)
 
     def index(self, config: Mapping[str, Any]) -> int | None:
         try:

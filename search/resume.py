@@ -104,10 +104,13 @@ def check_resume_identity(path, header: Mapping[str, Any], now: Mapping[str, Any
                          f"not {measurer!r}; start a new log for this run")
 
 
-def load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureRecord]:
+def load_resume(path, space: Space, measurer: Measurer,
+                reused: set | None = None) -> dict[int, MeasureRecord]:
     """The records of the log at ``path`` by index in ``space`` (the first of each index).
 
-    Logged configurations that are not in ``space`` are dropped with a warning.
+    Logged configurations that are not in ``space`` are dropped with a warning. ``reused``,
+    when given, gets the indices whose record the log marks as another run's (taken from
+    the tuning database, ``--reuse``): the resumed run still counts them as reused.
     """
     known: dict[int, MeasureRecord] = {}
     dropped = 0
@@ -118,6 +121,8 @@ def load_resume(path, space: Space, measurer: Measurer) -> dict[int, MeasureReco
         if i is None:
             dropped += 1
             continue
+        if i not in known and e.reused and reused is not None:
+            reused.add(i)
         known.setdefault(i, e.record)
     if dropped:
         log.warning("resume: %d logged configurations are not in this space; ignored", dropped)

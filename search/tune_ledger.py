@@ -24,7 +24,7 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import AbstractSet as Set, Mapping, Sequence
 
 from .measure.base import MeasureRecord
 from .space import Space
@@ -44,8 +44,11 @@ class Ledger:
     """
 
     def __init__(self, known: Mapping[int, MeasureRecord] | None = None,
-                 reusable: Mapping[int, MeasureRecord] | None = None):
+                 reusable: Mapping[int, MeasureRecord] | None = None,
+                 known_reused: Set[int] = frozenset()):
         self.known: dict[int, MeasureRecord] = dict(known or {})
+        #: the known indices the resumed log marks as reused (another run's records)
+        self.known_reused = frozenset(i for i in known_reused if i in self.known)
         self.reusable: dict[int, MeasureRecord] = {i: r for i, r in (reusable or {}).items()
                                                    if i not in self.known}
         self.seen: dict[int, MeasureRecord] = {}
@@ -70,7 +73,8 @@ class Ledger:
         return self.best.record.cost if self.best is not None else math.inf
 
     def _trial(self, i: int, config: dict, record: MeasureRecord) -> Trial:
-        return Trial(i, config, record, resumed=i in self.known, reused=i in self.reusable)
+        return Trial(i, config, record, resumed=i in self.known,
+                     reused=i in self.reusable or i in self.known_reused)
 
     def add_trial(self, i: int, config: dict, record: MeasureRecord) -> None:
         """Record index ``i`` as a trial (resumed when the log knew it, reused when the
@@ -99,7 +103,7 @@ class Ledger:
         done = {t.index for t in self.trials}
         for i, rec in self.known.items():
             if i not in self.seen and i not in done:
-                t = Trial(i, space.get(i), rec, resumed=True)
+                t = Trial(i, space.get(i), rec, resumed=True, reused=i in self.known_reused)
                 self.trials.append(t)
                 if rec.cost < self.best_cost:
                     self.best = t

@@ -286,8 +286,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         strat.set_horizon(budget)
         if not isinstance(strategy, Strategy) and seed is None:
             seed = 0
-        ledger = Ledger(load_resume(resume, space, measurer) if resume is not None else {},
-                        reusable=reusable)
+        logged_reused: set[int] = set()  # what the resumed log took from the database
+        known = load_resume(resume, space, measurer, logged_reused) if resume is not None else {}
+        ledger = Ledger(known, reusable=reusable, known_reused=logged_reused)
         described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole

@@ -94,12 +94,36 @@ def _layer_key(problem: dict) -> dict:
 
 
 def timed_by_source(history: Sequence) -> dict[tuple, list]:
-    """The timed records of ``history`` by source, ``(workload, device)``, in its order."""
+    """The timed records of ``history`` by source, ``(workload, device)``: the sources by
+    their best time (ties by workload and device), each one's records fastest first (ties
+    by configuration, then timestamp). An order of what the records are, never of where
+    they stand in ``history``: a database's row order (the same files imported in another
+    order) must not change the models fitted on them, whose ranking objective samples
+    its pairs by row position."""
     out: dict[tuple, list] = {}
     for h in history:
         if h.time_ms is not None:
             out.setdefault((h.workload, h.device), []).append(h)
-    return out
+    for ms in out.values():
+        _fastest_first(ms)
+    return dict(sorted(out.items(), key=lambda kv: (kv[1][0].time_ms, kv[0][0].key(), kv[0][1])))
+
+
+def _fastest_first(ms: list) -> None:
+    """Sort one source's records by time, equal times by configuration then timestamp (the
+    configuration's canonical text is made for the tied ones only: a source may hold a
+    whole recorded space)."""
+    from ..db.model import canon
+    ms.sort(key=lambda m: m.time_ms)
+    start = 0
+    while start < len(ms):
+        end = start + 1
+        while end < len(ms) and ms[end].time_ms == ms[start].time_ms:
+            end += 1
+        if end - start > 1:
+            ms[start:end] = sorted(ms[start:end],
+                                   key=lambda m: (canon(m.record.config), m.record.timestamp))
+        start = end
 
 
 def source_groups(space, history: Sequence, target_problem: Any = None,

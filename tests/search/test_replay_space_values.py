@@ -1,9 +1,11 @@
 """ReplaySpace (search.replay_space) on value lists the file does not fully declare.
 
-Reference: brute force over the entries: configuration ``i`` is entry ``i``; every entry
-is found at its own index; any other combination is no member (``None``, also for a value
-that cannot be hashed); a parameter's values are the declared ones, then the values only
-entries use, in the order they first appear; list values (JSON arrays) are values too.
+Reference: brute force over the entries: a parameter's values are the declared ones, then
+the values only entries use, in the order they first appear; configuration ``i`` is the
+``i``-th entry in the order of its values' positions in those lists (as Kernel Tuner
+enumerates tune_params; not the file's entry order, which a JSON object does not keep);
+every entry is found at its own index; any other combination is no member (``None``, also
+for a value that cannot be hashed); list values (JSON arrays) are values too.
 """
 
 from __future__ import annotations
@@ -31,18 +33,21 @@ def test_members_indices_and_values_match_brute_force(entries, declared_a, decla
                     entries=rows)
     space = ReplaySpace(cache)
     assert len(space) == len(rows)
-    for k, row in enumerate(rows):
+    lists = {}
+    for name, values, declared in (("a", A_VALUES, declared_a), ("b", B_VALUES, declared_b)):
+        extra = []
+        for r in rows:
+            if r[name] not in values[:declared] and r[name] not in extra:
+                extra.append(r[name])
+        lists[name] = values[:declared] + extra
+        assert space.values(name) == lists[name]
+    ordered = sorted(rows, key=lambda r: (lists["a"].index(r["a"]), lists["b"].index(r["b"])))
+    for k, row in enumerate(ordered):
         assert space.get(k) == {"a": row["a"], "b": row["b"]}
         assert space.index({"a": row["a"], "b": row["b"]}) == k
     present = {(r["a"], tuple(r["b"])) for r in rows}
     for a, b in itertools.product(A_VALUES, B_VALUES):
         if (a, tuple(b)) not in present:
             assert space.index({"a": a, "b": b}) is None
-    for name, values, declared in (("a", A_VALUES, declared_a), ("b", B_VALUES, declared_b)):
-        extra = []
-        for r in rows:
-            if r[name] not in values[:declared] and r[name] not in extra:
-                extra.append(r[name])
-        assert space.values(name) == values[:declared] + extra
     assert space.index({"a": {"not": "hashable"}, "b": B_VALUES[0]}) is None
     assert space.index({"a": A_VALUES[0]}) is None
