@@ -82,10 +82,11 @@ def _readable(layer: ConvLayer, cand: Candidate, config: dict) -> bool:
 def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
     (only ``device``'s when given); see the module doc."""
+    from iobound.devices import canonical_device_name
     from search.measure.model import stale_model_toolchain
     for key in history.keys():
-        if device is not None and key.device != device:
-            continue
+        if device is not None and device not in (key.device, canonical_device_name(key.device)):
+            continue  # a file's own name of the preset (history import keeps it) is the device
         if stale_model_toolchain(key.toolchain):
             continue
         layer = _layer(key.layer)
@@ -110,6 +111,6 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
             for est in (False, True):
                 rec = best.get((cand, est))
                 if rec is not None:
-                    yield LabelRecord(layer, key.device, cand.algorithm, cand.e, dict(rec.config),
-                                      rec.time_ms, rec.estimate,
+                    yield LabelRecord(layer, device or key.device, cand.algorithm, cand.e,
+                                      dict(rec.config), rec.time_ms, rec.estimate,
                                       f"history {history.path}: {key.toolchain}")

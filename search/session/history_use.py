@@ -268,11 +268,21 @@ def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict
     key = history_key(space, measurer)
     with History(settings.history) as h:
         if isinstance(space, ReplaySpace):
-            records = h.records(key)
+            # every record under the key, the latest first: the toolchain names the
+            # replayed file by its base name only, so another file of that name (another
+            # folder, a re-measured cache) may have stored records under it too
+            from ..db.layer_keys import layer_key_workload
+            named = [w for w in h.db.workloads() if layer_key_workload(key.layer, w.params) == w]
+            records = [m.record for w in named for m in h.db.measurements(
+                w, device=key.device, toolchain=key.toolchain, order="stored")][::-1]
         else:  # a layer's space (history_key has checked it has a layer and a device)
             params = set(space.params)
             same = [w for w in layer_workloads(h.db, space.layer) if set(w.params) == params]
             records = h.latest_of(same, key.device, key.toolchain)
+    if isinstance(space, ReplaySpace) and records:  # only what this file records alike
+        mine = measurer.measure([r.config for r in records])
+        records = [r for r, m in zip(records, mine) if (m.status, m.time_ms, bool(m.estimate))
+                   == (r.status, r.time_ms, bool(r.estimate))]
     out = {}
     for rec in records:
         i = space.index(rec.config)

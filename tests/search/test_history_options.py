@@ -165,7 +165,9 @@ def test_reusable_records_are_configurations_of_the_space(tmp_path, synth_space,
     outside = {"bx": 256, "by": 4, "tile": 1, "shm": 0}  # bx*by > 512: not recorded
     assert synth_space.index(outside) is None
     with History(db) as h:
-        h.add(key, [MeasureRecord.ok(c, time_ms=1.0 + k) for k, c in enumerate(inside + [outside])])
+        # the file's own records of the configurations inside (a replay reuses only what
+        # its file records alike: tests/search/test_workflow_replay_reuse_same_name.py)
+        h.add(key, synth_measurer.measure(inside) + [MeasureRecord.ok(outside, time_ms=1.0)])
     got = reusable_records(TuneSettings(strategy="random", history=db, reuse=True), synth_space,
                            synth_measurer)
     assert sorted(got) == [0, 5, 9] and all(got[i].config == synth_space.get(i) for i in got)
