@@ -113,8 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         per = [score_variant(X, c, runs, args.checkpoints, opts) for X, c, runs in traces]
         cells = []
         for n in args.checkpoints:
-            r, h4, h16 = (np.mean([s[n][k] for s in per]) for k in range(3))
-            cells.append(f"{r:.0f} / {h4:.2f} / {h16:.2f}")
+            ranks = [s[n][0] for s in per if not np.isnan(s[n][0])]  # NaN: optimum measured
+            h4, h16 = (np.mean([s[n][k] for s in per]) for k in (1, 2))
+            rank = f"{np.mean(ranks):.0f}" if ranks else "-"
+            cells.append(f"{rank} / {h4:.2f} / {h16:.2f}")
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
     return 0
 

@@ -76,8 +76,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from benchmarks.sq.recorded import space_name
+    paths = args.spaces or default_spaces()
+    names = [space_name(p) for p in paths]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # their runs would be one cell: two spaces' scores as seeds of one
+        raise SystemExit(f"error: two spaces are named {twice[0]!r}; rename one file")
     start = time.process_time()
-    runs = [r for path in (args.spaces or default_spaces())
+    runs = [r for path in paths
             for r in screen(path, args.strategy, args.options, args.budgets,
                             list(range(args.first_seed, args.first_seed + args.seeds)))]
     rows = summarise(runs)

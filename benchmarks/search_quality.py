@@ -313,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     for g in gaps:
         print(f"{g['space']} @ {g['budget']}: explorer {g['ours_mean_score']:.3f} vs best "
               f"{g['best_kt']} {g['best_kt_mean_score']:.3f}: {g['gap']:+.3f} "
-              f"(standard error {g['gap_se']:.3f})")
+              + (f"(standard error {g['gap_se']:.3f})" if g["gap_se"] is not None
+                 else "(one run: no standard error)"))
     print(f"{len(runs)} runs in {wall:.0f} s on {args.jobs} processes ({cpu_total:.0f} CPU s in "
           f"the runs{', reused ones included' if kept else ''}); outputs in {args.out}")
     if errors:

@@ -198,13 +198,19 @@ def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
 
 
 def recorded_relevance(space) -> np.ndarray | None:
-    """optimum / time for every configuration of a recorded space (0 for failures), else None."""
+    """optimum / time for every configuration of a recorded space (0 for failures), else None;
+    by the space's index, which need not be the file's order of entries (a replayed space
+    numbers its configurations in Kernel Tuner's enumeration order)."""
+    from .kt_cache import recorded_time
     cache = getattr(space, "cache", None)
     if cache is None:
         return None
-    t = np.array([e["time"] if not isinstance(e.get("time"), str) and e.get("time") else np.inf
-                  for e in cache.entries], dtype=float)
-    t[~(t > 0)] = np.inf
+    t = np.full(len(space), np.inf)
+    for e in cache.entries:
+        i = space.index({p: e[p] for p in space.params})
+        time = recorded_time(e)
+        if i is not None and time is not None:
+            t[i] = time
     return np.where(np.isfinite(t), t.min() / t, 0.0) if np.isfinite(t).any() else None
 
 

@@ -28,7 +28,7 @@ class SummaryRow:
     """The runs of one (space, strategy, budget) cell, summarised.
 
     ``se_score`` is the standard error of the mean score (sample standard deviation
-    over sqrt(n); 0 for one run). ``median_evals_to_5pct`` is over the ``n_reached``
+    over sqrt(n); ``None`` for one run, whose standard error is undefined). ``median_evals_to_5pct`` is over the ``n_reached``
     runs that came within 5% (``None`` when none did); ``mean_evals`` is the mean
     number of unique evaluations made (below the budget for strategies that stop early);
     ``mean_stall`` the mean number of evaluations since the last improvement at the end
@@ -41,7 +41,7 @@ class SummaryRow:
     n_runs: int
     mean_score: float
     std_score: float
-    se_score: float
+    se_score: float | None
     min_score: float
     frac_within_5pct: float
     median_evals_to_5pct: float | None
@@ -69,7 +69,7 @@ def summarise(runs: Iterable[RunResult]) -> list[SummaryRow]:
             space=space, strategy=strategy, budget=budget, n_runs=len(rs),
             mean_score=statistics.fmean(scores),
             std_score=statistics.stdev(scores) if len(scores) > 1 else 0.0,
-            se_score=statistics.stdev(scores) / len(scores) ** 0.5 if len(scores) > 1 else 0.0,
+            se_score=statistics.stdev(scores) / len(scores) ** 0.5 if len(scores) > 1 else None,
             min_score=min(scores),
             frac_within_5pct=sum(r.within_5pct for r in rs) / len(rs),
             median_evals_to_5pct=float(statistics.median(reached)) if reached else None,
@@ -112,7 +112,8 @@ def markdown_tables(rows: Sequence[SummaryRow]) -> str:
                     cells.append("-")
                     continue
                 stall = "" if r.mean_stall is None else f", stall {r.mean_stall:.0f}"
-                text = f"{r.mean_score:.3f} ±{r.se_score:.3f} ({100 * r.frac_within_5pct:.0f}%{stall})"
+                se = "" if r.se_score is None else f" ±{r.se_score:.3f}"  # none for one run
+                text = f"{r.mean_score:.3f}{se} ({100 * r.frac_within_5pct:.0f}%{stall})"
                 if r.mean_evals < b - 0.5:
                     text += f" *{r.mean_evals:.0f}"
                 cells.append(text)
@@ -132,7 +133,7 @@ def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dic
     """Per (space, budget): ``ours``'s mean score against the best Kernel Tuner strategy's.
 
     ``gap`` = ours - best (positive: ours is better); ``gap_se`` its standard error
-    (independent runs). Note that the best of several noisy means is biased upwards.
+    (independent runs; ``None`` when either cell has one run). Note that the best of several noisy means is biased upwards.
 
     Examples
     --------
@@ -154,7 +155,8 @@ def best_kt_gaps(rows: Sequence[SummaryRow], ours: str = "explorer") -> list[dic
                         "ours_mean_score": mine[0].mean_score, "best_kt": best.strategy,
                         "best_kt_mean_score": best.mean_score,
                         "gap": mine[0].mean_score - best.mean_score,
-                        "gap_se": (mine[0].se_score ** 2 + best.se_score ** 2) ** 0.5,
+                        "gap_se": None if None in (mine[0].se_score, best.se_score)
+                        else (mine[0].se_score ** 2 + best.se_score ** 2) ** 0.5,
                         "ours_frac_within_5pct": mine[0].frac_within_5pct,
                         "best_kt_frac_within_5pct": best.frac_within_5pct})
     return out

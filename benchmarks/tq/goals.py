@@ -88,8 +88,8 @@ def paired_cells(scores: dict, method: str, base: str) -> list[dict]:
         diff = statistics.fmean(d)
         se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else None  # one seed: unknown
         out.append({"target": t, "method": method, "base": base, "budget": b,
-                    "seeds": len(d), "diff": round(diff, 4),
-                    "se": None if se is None else round(se, 4), "below": diff < 0,
+                    "seeds": len(d), "diff": diff,  # unrounded: rounded once, where printed
+                    "se": se, "below": diff < 0,
                     "significant": se is not None and diff < -2 * se})
     return out
 
