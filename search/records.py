@@ -11,11 +11,13 @@ Layout (schema ``iobound.tune-log`` version 1):
 Each line is written with a single ``write`` and flushed, so a run killed at any
 point (even with SIGKILL) leaves every finished measurement in the file; at most
 the last line can be cut short, and :func:`read_log` drops such a line (and
-:class:`LogWriter` truncates it before appending). No pickle anywhere.
+:class:`search.log_writer.LogWriter` truncates it before appending). No pickle anywhere.
+This module is the format and its reading; writing is :mod:`search.log_writer`.
 
 Examples
 --------
 >>> import tempfile, os
+>>> from search.log_writer import LogWriter
 >>> from search.measure.base import MeasureRecord
 >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
 >>> with LogWriter(path, header={"strategy": "random"}) as log:
@@ -27,18 +29,15 @@ Examples
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import io
 import json
 import math
 import os
-import secrets
-import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from iobound.errors import InvalidInputError
 
@@ -48,8 +47,8 @@ from .measure.base import MeasureRecord
 from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "LogWriter", "read_log", "has_log", "as_logged",
-           "bad_time", "as_measured", "copy_entries"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "read_log", "has_log",
+           "is_gzip", "as_logged", "jsonable", "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -142,7 +141,7 @@ def _log_bytes(path: Path, where: str) -> bytes:
         if os.fstat(fh.fileno()).st_size > limit:
             raise too_large
         data = fh.read()
-    if not _is_gzip(data):
+    if not is_gzip(data):
         return data
     parts, size = [], 0
     with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
@@ -172,7 +171,7 @@ def has_log(path: str) -> bool:
     return first.endswith(b"\n") or first[:2] == b"\x1f\x8b" or len(first) == 1 << 20
 
 
-def _is_gzip(data: bytes) -> bool:
+def is_gzip(data: bytes) -> bool:
     """Whether ``data`` is gzip's (its magic number), whatever the file's name."""
     return data[:2] == b"\x1f\x8b"
 
@@ -256,92 +255,6 @@ def as_measured(rec: MeasureRecord) -> MeasureRecord:
                                 extra={**rec.extra, "measured_status": rec.status.value})
 
 
-class LogWriter:
-    """Appends records to a tuning log, one flushed line each.
-
-    Parameters
-    ----------
-    path : path
-        The log file, plain text whatever its name. A new file gets ``header`` (so does
-        an empty one, or one holding only a cut header: no measurement was logged); an
-        existing one (resume) is appended to after dropping a cut-short last line; a
-        compressed one (``gzip run.jsonl``) is refused, left as it is.
-    header : dict
-        The run description written on the first line of a new file.
-    """
-
-    def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
-        self.path = Path(path)
-        try:
-            self._open(header)
-        except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
-            raise InvalidInputError(f"cannot write the log {str(path)!r}: "
-                                    f"{exc.strerror or exc}") from None
-
-    def _open(self, header: Mapping[str, Any] | None) -> None:
-        if self.path.is_file():
-            with open(self.path, "rb") as fh:
-                if _is_gzip(fh.read(2)):  # appended to, its records would be lost
-                    raise InvalidInputError(
-                        f"log file {str(self.path)!r} is compressed (gzip): a run cannot append "
-                        f"to it; decompress it (gunzip) and resume from the plain file")
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        # opened to append (every line lands at the end) and nothing cut before the lock is
-        # ours: a log another process still writes is refused, never written over
-        self._fh = open(self.path, "a", encoding="utf-8")
-        try:
-            fd = self._fh.fileno()
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)  # a device or a pipe is only written
-            if regular:
-                _lock_log(fd, self.path)
-            data = self.path.read_bytes() if regular else b""
-            if b"\n" in data:  # a header at least: append, after a cut-short last line
-                if not data.endswith(b"\n"):
-                    os.ftruncate(fd, data.rfind(b"\n") + 1)
-            else:  # new, empty, or only a cut header (killed while writing it): a new log
-                if data:
-                    os.ftruncate(fd, 0)
-                self._write({**LOG_HEAD, **(header or {})})
-        except BaseException:
-            self._fh.close()
-            raise
-
-    def _write(self, obj: Mapping[str, Any]) -> None:
-        self._fh.write(json.dumps(obj, sort_keys=True, default=_jsonable) + "\n")
-        self._fh.flush()
-
-    def append(self, index: int, record: MeasureRecord, reused: bool = False) -> None:
-        """Write one record line and flush it (``reused``: another run's record, marked so
-        that a resume tells the run's own measurements from its history's)."""
-        line = {"kind": "record", "index": int(index), "record": record.to_dict()}
-        self._write({**line, "reused": True} if reused else line)
-
-    def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
-
-    def __enter__(self) -> "LogWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _lock_log(fd: int, path: Path) -> None:
-    """Hold an exclusive lock on the log open at ``fd`` while this writer lives (released
-    when it is closed or its process ends); ``InvalidInputError`` when another writer, of
-    this process or another, holds it. A file system without locks is written unlocked."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise InvalidInputError(
-            f"log file {str(path)!r} is being written by another run that is still going; "
-            f"resume it once that run has ended, or give this run its own log") from None
-    except OSError:  # no locks here
-        pass
-
-
 def as_logged(obj: Any) -> Any:
     """``obj`` as it reads back from JSON (a log, the tuning database): numpy scalars as
     the Python values they hold, tuples and sets as lists, in dicts and lists too.
@@ -350,78 +263,13 @@ def as_logged(obj: Any) -> Any:
     >>> as_logged({"x": np.int64(4), "s": (np.float32(0.5), 2)})
     {'x': 4, 's': [0.5, 2]}
     """
-    return json.loads(json.dumps(obj, default=_jsonable))
+    return json.loads(json.dumps(obj, default=jsonable))
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
     """numpy scalars and other simple objects in JSON."""
     if hasattr(obj, "item"):
         return obj.item()
     if isinstance(obj, (set, tuple)):
         return list(obj)
     raise TypeError(f"cannot write {type(obj).__name__} to a tuning log")
-
-
-#: The mark in the name of a log being copied (see :func:`copy_log`).
-COPY_MARK = "iobound-resume"
-
-
-def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
-             header: Mapping[str, Any]) -> int | None:
-    """Every entry of the log ``resume`` into the new log ``log`` (starting with
-    ``header``), written beside it and renamed into place: a run killed (SIGKILL) while
-    copying leaves no log holding only some of them (resumed, it would measure the others
-    again). How many were copied; None where ``log`` is no regular file (a device, a pipe)
-    or nothing can be written beside it: the caller copies into its own writer.
-
-    The copy is named ``.NAME.iobound-resume.`` + 8 random hex digits + ``.copy`` and
-    created as a new log is (its mode from the umask): the leftovers of a killed copy are
-    removed by the next, and nothing else is (a fixed name could be the resumed log
-    itself, or a file of the user's; a copy another run is still writing holds its lock).
-    """
-    import glob
-    target = os.path.realpath(log)  # a link is written through, as write_atomic does
-    if os.path.exists(target) and not os.path.isfile(target):
-        return None
-    folder, base = os.path.dirname(target) or ".", os.path.basename(target)
-    prefix = f".{base}.{COPY_MARK}."
-    try:
-        os.makedirs(folder, exist_ok=True)
-        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
-                                            + "[a-z0-9_]" * 8 + ".copy")):
-            if os.path.isfile(stale) and not os.path.samefile(stale, resume) \
-                    and not _is_locked(stale):
-                os.unlink(stale)
-        tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(4)}.copy")
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask applies
-    except OSError:  # a folder that cannot be made or written to
-        return None
-    try:
-        with LogWriter(tmp, header) as writer:
-            copied = copy_entries(writer, resume)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return copied
-
-
-def _is_locked(path: str) -> bool:
-    """Whether a writer (:func:`_lock_log`) holds the file at ``path``: a live copy."""
-    try:
-        with open(path, "rb") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:  # gone meanwhile, or no locks here
-        return False
-    return False
-
-
-def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:
-    """Append every entry of the log at ``log`` to ``writer`` (a run resumed into a new
-    log, which then holds the whole run); how many were copied."""
-    entries = read_log(log).entries
-    for e in entries:
-        writer.append(e.index, e.record, reused=e.reused)
-    return len(entries)

@@ -9,7 +9,7 @@ Examples
 --------
 >>> import os, tempfile
 >>> from search.measure.base import MeasureRecord, Measurer
->>> from search.records import LogWriter
+>>> from search.log_writer import LogWriter
 >>> from search.space import GridSpace
 >>> class Bowl(Measurer):
 ...     name = "bowl"

@@ -53,7 +53,8 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .records import LogWriter, as_measured, copy_entries, copy_log, has_log
+from .records import as_measured, has_log
+from .log_writer import LogWriter, copy_entries, copy_log
 from .option_checks import check_type
 from .resume import load_resume
 from .space import Space

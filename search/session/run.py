@@ -83,7 +83,8 @@ def _into_new_logs(jobs: list[LayerJob]) -> list[LayerJob]:
     Copied when each layer starts instead, an interrupt would leave the layers not reached
     with their records only in the old logs, which ``--resume new`` does not read: they
     would be measured again. A signal meanwhile waits for the copies."""
-    from ..records import LogWriter, copy_entries, copy_log, has_log, read_log
+    from ..records import has_log, read_log
+    from ..log_writer import LogWriter, copy_entries, copy_log
     todo = [k for k, job in enumerate(jobs)
             if len(jobs) > 1 and job.settings.log and job.settings.resume
             and job.settings.log != job.settings.resume and not has_log(job.settings.log)]

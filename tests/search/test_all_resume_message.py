@@ -7,7 +7,7 @@ import pytest
 
 from iobound.errors import InvalidInputError
 from iobound.layer_spec import parse_layer_spec as get_layer
-from search.records import LogWriter
+from search.log_writer import LogWriter
 from search.session import TuneSettings
 from search.session.plan import plan_layers
 

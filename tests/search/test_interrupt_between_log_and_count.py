@@ -14,7 +14,8 @@ import signal
 import pytest
 
 from search.cli.main import main
-from search.records import LogWriter, read_log
+from search.records import read_log
+from search.log_writer import LogWriter
 from tests.search.stored_rows import stored_measurements
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from search.cli.main import main
-from search.records import LogWriter, read_log
+from search.records import read_log
+from search.log_writer import LogWriter
 from tests.search.stored_rows import stored_measurements
 
 LAYER = ["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,pad=1", "--measure", "model",

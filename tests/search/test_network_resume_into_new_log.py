@@ -19,7 +19,7 @@ import shlex
 import signal
 
 from iobound.networks import network_layers
-from search import records
+from search import log_writer
 from search.cli.main import main
 
 LAYERS = [l.name for l in network_layers("alexnet")]
@@ -41,7 +41,7 @@ def test_following_the_interrupt_line_keeps_the_old_logs_of_layers_not_reached(
     assert all(len(r) == 4 for r in kept.values())
     capsys.readouterr()
 
-    append = records.LogWriter.append
+    append = log_writer.LogWriter.append
 
     def append_then_signal(self, index, record, *args, **kwargs):
         append(self, index, record, *args, **kwargs)
@@ -49,9 +49,9 @@ def test_following_the_interrupt_line_keeps_the_old_logs_of_layers_not_reached(
                 and (index, record.timestamp) not in kept[LAYERS[0]]):
             os.kill(os.getpid(), signal.SIGINT)  # the first layer's first new measurement
 
-    monkeypatch.setattr(records.LogWriter, "append", append_then_signal)
+    monkeypatch.setattr(log_writer.LogWriter, "append", append_then_signal)
     assert main(base + ["--budget", "8", "--resume", str(old), "--log", str(new)]) == 130
-    monkeypatch.setattr(records.LogWriter, "append", append)
+    monkeypatch.setattr(log_writer.LogWriter, "append", append)
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert "resume with " in line, line
     advice = shlex.split(line.split("resume with ", 1)[1])

@@ -7,7 +7,8 @@ from hypothesis import given, strategies as st
 
 from kernels.status import Status
 from search.measure.base import MeasureRecord
-from search.records import SCHEMA, LogWriter, read_log
+from search.records import SCHEMA, read_log
+from search.log_writer import LogWriter
 
 values = st.one_of(st.integers(-1000, 1000), st.text(max_size=5), st.booleans())
 

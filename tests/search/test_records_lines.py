@@ -14,7 +14,8 @@ import pytest
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord
-from search.records import SCHEMA, LogWriter, has_log, read_log
+from search.records import SCHEMA, has_log, read_log
+from search.log_writer import LogWriter
 
 HEADER = json.dumps({"schema": SCHEMA, "version": 1, "kind": "header"})
 GOOD = {"config": {"a": 1}, "status": "ok", "time_ms": 1.0}

@@ -86,7 +86,7 @@ def test_the_new_log_of_a_resumed_run_takes_its_mode_from_the_umask(tmp_path):
 def test_a_copy_another_run_is_still_writing_is_kept_and_a_killed_ones_removed(tmp_path):
     """Two runs resuming into one new log: the second must not delete the first's copy in
     progress (its writer holds the log lock); a killed copy's leftover (no lock) goes."""
-    from search.records import COPY_MARK, LogWriter
+    from search.log_writer import COPY_MARK, LogWriter
     old = tmp_path / "old.jsonl"
     tune(SPACE, Bowl(), strategy="grid", budget=3, seed=0, log=str(old))
     live = tmp_path / f".run.jsonl.{COPY_MARK}.0a1b2c3d.copy"

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 
-from search import records
+from search import log_writer
 from search.cli.main import main
 
 
@@ -33,7 +33,7 @@ def test_a_signal_while_the_resumed_records_are_copied_loses_none(tmp_path, monk
     assert len(_indices(old)) == 6
     capsys.readouterr()
 
-    append, calls = records.LogWriter.append, []
+    append, calls = log_writer.LogWriter.append, []
 
     def append_then_signal(self, *args, **kwargs):
         append(self, *args, **kwargs)
@@ -41,9 +41,9 @@ def test_a_signal_while_the_resumed_records_are_copied_loses_none(tmp_path, monk
         if len(calls) == 2:  # Ctrl-C lands while the third resumed record is still to copy
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(records.LogWriter, "append", append_then_signal)
+    monkeypatch.setattr(log_writer.LogWriter, "append", append_then_signal)
     rc = main(base + ["--budget", "12", "--resume", old, "--log", new])
-    monkeypatch.setattr(records.LogWriter, "append", append)
+    monkeypatch.setattr(log_writer.LogWriter, "append", append)
     err = capsys.readouterr().err.strip().splitlines()
 
     assert rc == 130

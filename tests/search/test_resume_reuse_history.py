@@ -72,7 +72,7 @@ def test_the_reused_mark_reads_back_and_old_lines_are_measured(tmp_path):
     """Property of the log format: the mark is written only on reused records, read back
     as written; a line without it (every log before the mark) is the run's own."""
     from search.measure.base import MeasureRecord
-    from search.records import LogWriter
+    from search.log_writer import LogWriter
     path = tmp_path / "run.jsonl"
     with LogWriter(path, header={"strategy": "random"}) as w:
         w.append(0, MeasureRecord.ok({"a": 0}, time_ms=1.0))

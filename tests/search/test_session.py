@@ -8,7 +8,8 @@ import pytest
 from iobound.layer_spec import parse_layer_spec
 from iobound.networks import network_layers
 from search.measure.base import MeasureRecord, Measurer
-from search.records import LogWriter, read_log
+from search.records import read_log
+from search.log_writer import LogWriter
 from search.session import (Builders, LayerReport, Observer, ReplayReport, TuneSettings,
                             history_key, plan_layers, tune_layers, tune_replay)
 

@@ -19,7 +19,8 @@ import pytest
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord
-from search.records import LogWriter, read_log
+from search.records import read_log
+from search.log_writer import LogWriter
 
 REPO = Path(__file__).resolve().parents[2]
 LAYER = "cin=4,hin=8,cout=8,kh=3,pad=1"

@@ -27,15 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    from search import records
+    from search import log_writer
     from search.cli.main import main
-    append, n = records.LogWriter.append, [0]
+    append, n = log_writer.LogWriter.append, [0]
     def append_then_die(self, *args, **kwargs):
         append(self, *args, **kwargs)
         n[0] += 1
         if n[0] == 3:   # three of the six old records copied: the power goes, kill -9
             os.kill(os.getpid(), signal.SIGKILL)
-    records.LogWriter.append = append_then_die
+    log_writer.LogWriter.append = append_then_die
     sys.exit(main(sys.argv[1:]))
 """)
 

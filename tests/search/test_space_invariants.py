@@ -20,7 +20,7 @@ from search.db import Measurement, Workload
 from search.kt_cache import KtCache
 from search.kt_cache_write import records_to_cache
 from search.measure.base import MeasureRecord, Measurer
-from search.records import LogWriter
+from search.log_writer import LogWriter
 from search.replay_space import ReplaySpace
 from search.resume import load_resume
 from search.space import GridSpace

@@ -15,7 +15,8 @@ import pytest
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from search.cli.main import main
-from search.records import LogWriter, read_log
+from search.records import read_log
+from search.log_writer import LogWriter
 from tests.search.stored_rows import stored_measurements
 
 #: A layer whose Winograd space holds no configuration on the V100 (an 11x11 kernel: no

@@ -1,0 +1,183 @@
+"""Writing a tuning log (its format and reading: :mod:`search.records`): a
+:class:`LogWriter` appends one flushed line per record under an exclusive lock, and a
+resumed run's records are copied into a new log whole or not at all (:func:`copy_log`).
+
+Examples
+--------
+>>> import tempfile, os
+>>> from search.measure.base import MeasureRecord
+>>> from search.records import read_log
+>>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+>>> with LogWriter(path, header={"strategy": "random"}) as log:
+...     log.append(3, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+>>> [e.index for e in read_log(path).entries]
+[3]
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any, Mapping
+
+from iobound.errors import InvalidInputError
+
+from .measure.base import MeasureRecord
+from .records import LOG_HEAD, jsonable, is_gzip, read_log
+
+__all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries"]
+
+
+class LogWriter:
+    """Appends records to a tuning log, one flushed line each.
+
+    Parameters
+    ----------
+    path : path
+        The log file, plain text whatever its name. A new file gets ``header`` (so does
+        an empty one, or one holding only a cut header: no measurement was logged); an
+        existing one (resume) is appended to after dropping a cut-short last line; a
+        compressed one (``gzip run.jsonl``) is refused, left as it is.
+    header : dict
+        The run description written on the first line of a new file.
+    """
+
+    def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
+        self.path = Path(path)
+        try:
+            self._open(header)
+        except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
+            raise InvalidInputError(f"cannot write the log {str(path)!r}: "
+                                    f"{exc.strerror or exc}") from None
+
+    def _open(self, header: Mapping[str, Any] | None) -> None:
+        if self.path.is_file():
+            with open(self.path, "rb") as fh:
+                if is_gzip(fh.read(2)):  # appended to, its records would be lost
+                    raise InvalidInputError(
+                        f"log file {str(self.path)!r} is compressed (gzip): a run cannot append "
+                        f"to it; decompress it (gunzip) and resume from the plain file")
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # opened to append (every line lands at the end) and nothing cut before the lock is
+        # ours: a log another process still writes is refused, never written over
+        self._fh = open(self.path, "a", encoding="utf-8")
+        try:
+            fd = self._fh.fileno()
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)  # a device or a pipe is only written
+            if regular:
+                _lock_log(fd, self.path)
+            data = self.path.read_bytes() if regular else b""
+            if b"\n" in data:  # a header at least: append, after a cut-short last line
+                if not data.endswith(b"\n"):
+                    os.ftruncate(fd, data.rfind(b"\n") + 1)
+            else:  # new, empty, or only a cut header (killed while writing it): a new log
+                if data:
+                    os.ftruncate(fd, 0)
+                self._write({**LOG_HEAD, **(header or {})})
+        except BaseException:
+            self._fh.close()
+            raise
+
+    def _write(self, obj: Mapping[str, Any]) -> None:
+        self._fh.write(json.dumps(obj, sort_keys=True, default=jsonable) + "\n")
+        self._fh.flush()
+
+    def append(self, index: int, record: MeasureRecord, reused: bool = False) -> None:
+        """Write one record line and flush it (``reused``: another run's record, marked so
+        that a resume tells the run's own measurements from its history's)."""
+        line = {"kind": "record", "index": int(index), "record": record.to_dict()}
+        self._write({**line, "reused": True} if reused else line)
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+
+    def __enter__(self) -> "LogWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _lock_log(fd: int, path: Path) -> None:
+    """Hold an exclusive lock on the log open at ``fd`` while this writer lives (released
+    when it is closed or its process ends); ``InvalidInputError`` when another writer, of
+    this process or another, holds it. A file system without locks is written unlocked."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InvalidInputError(
+            f"log file {str(path)!r} is being written by another run that is still going; "
+            f"resume it once that run has ended, or give this run its own log") from None
+    except OSError:  # no locks here
+        pass
+
+
+#: The mark in the name of a log being copied (see :func:`copy_log`).
+COPY_MARK = "iobound-resume"
+
+
+def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
+             header: Mapping[str, Any]) -> int | None:
+    """Every entry of the log ``resume`` into the new log ``log`` (starting with
+    ``header``), written beside it and renamed into place: a run killed (SIGKILL) while
+    copying leaves no log holding only some of them (resumed, it would measure the others
+    again). How many were copied; None where ``log`` is no regular file (a device, a pipe)
+    or nothing can be written beside it: the caller copies into its own writer.
+
+    The copy is named ``.NAME.iobound-resume.`` + 8 random hex digits + ``.copy`` and
+    created as a new log is (its mode from the umask): the leftovers of a killed copy are
+    removed by the next, and nothing else is (a fixed name could be the resumed log
+    itself, or a file of the user's; a copy another run is still writing holds its lock).
+    """
+    import glob
+    target = os.path.realpath(log)  # a link is written through, as write_atomic does
+    if os.path.exists(target) and not os.path.isfile(target):
+        return None
+    folder, base = os.path.dirname(target) or ".", os.path.basename(target)
+    prefix = f".{base}.{COPY_MARK}."
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix)
+                                            + "[a-z0-9_]" * 8 + ".copy")):
+            if os.path.isfile(stale) and not os.path.samefile(stale, resume) \
+                    and not _is_locked(stale):
+                os.unlink(stale)
+        tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(4)}.copy")
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # the umask applies
+    except OSError:  # a folder that cannot be made or written to
+        return None
+    try:
+        with LogWriter(tmp, header) as writer:
+            copied = copy_entries(writer, resume)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return copied
+
+
+def _is_locked(path: str) -> bool:
+    """Whether a writer (:func:`_lock_log`) holds the file at ``path``: a live copy."""
+    try:
+        with open(path, "rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # gone meanwhile, or no locks here
+        return False
+    return False
+
+
+def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:
+    """Append every entry of the log at ``log`` to ``writer`` (a run resumed into a new
+    log, which then holds the whole run); how many were copied."""
+    entries = read_log(log).entries
+    for e in entries:
+        writer.append(e.index, e.record, reused=e.reused)
+    return len(entries)
