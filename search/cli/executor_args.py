@@ -31,6 +31,9 @@ from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETR
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
 
+#: --retries when not given (the help's default).
+DEFAULT_RETRIES = 1
+
 #: What a private local Ray refused for too many workers suggests instead.
 PRIVATE_RAY_MORE = "give --ray-address of a Ray cluster for more"
 
@@ -53,13 +56,13 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ray-address", metavar="ADDR",
                        help="an existing Ray cluster (HOST:PORT of `ray start --head`); "
                             "default: a private Ray on this machine, bound to 127.0.0.1")
-    group.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+    group.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="seconds a build or a run of one configuration may take before "
                             f"its worker is killed (default {DEFAULT_TIMEOUT_S:g})")
-    group.add_argument("--retries", type=int, default=1, metavar="N",
+    group.add_argument("--retries", type=int, default=None, metavar="N",
                        help="retries of a configuration whose worker died or timed out, on a "
                             f"fresh worker, before it is recorded as failed (0-{MAX_RETRIES}, "
-                            "default 1)")
+                            f"default {DEFAULT_RETRIES})")
     group.add_argument("--parallel-layers", type=int, metavar="N",
                        help="with --network: layers tuned at once, all measuring through one "
                             "pool of workers (default: 2 per worker on ray, 1 on local: one "
@@ -69,8 +72,9 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_executor_options(args: argparse.Namespace, default: str | None = "local") -> ExecutorOptions | None:
     """The validated options (``None`` without ``--executor`` and no ``default``); the error
     names the command-line option. Without an executor the values are checked all the
-    same (a bad one is bad input whether or not it is used), and ``--workers`` and
-    ``--ray-address``, which name workers and a cluster nothing would use, are refused.
+    same (a bad one is bad input whether or not it is used), and ``--workers``,
+    ``--timeout``, ``--retries`` and ``--ray-address``, which name workers and a cluster
+    nothing would use, are refused.
 
     >>> parser = argparse.ArgumentParser(); add_executor_arguments(parser)
     >>> resolve_executor_options(parser.parse_args(["--workers", "-5"]), default=None)
@@ -87,9 +91,12 @@ def resolve_executor_options(args: argparse.Namespace, default: str | None = "lo
             raise InvalidInputError("--ray-address needs --executor ray (this measurer runs in "
                                     "process)")
         _options(args, "local")  # checked, not used
-        if args.workers is not None:
-            raise InvalidInputError("--workers needs --executor local|ray (this measurer runs "
-                                    "in process)")
+        for flag, value in (("--workers", args.workers), ("--timeout", args.timeout),
+                            ("--retries", args.retries)):
+            if value is not None:  # they name workers: none runs (README, "Options that
+                # would be ignored")
+                raise InvalidInputError(f"{flag} needs --executor local|ray (this measurer "
+                                        "runs in process)")
         return None
     return _options(args, executor)
 
@@ -102,8 +109,9 @@ def _options(args: argparse.Namespace, executor: str) -> ExecutorOptions:
         check_local_workers(args.workers, more=PRIVATE_RAY_MORE)
     try:
         return ExecutorOptions(executor=executor, workers=args.workers,
-                               ray_address=args.ray_address, timeout_s=args.timeout,
-                               retries=args.retries,
+                               ray_address=args.ray_address,
+                               timeout_s=DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout,
+                               retries=DEFAULT_RETRIES if args.retries is None else args.retries,
                                parallel_layers=getattr(args, "parallel_layers", None))
     except InvalidInputError as exc:
         text = str(exc)

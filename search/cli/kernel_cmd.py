@@ -62,11 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the source here (default: a file in the cache folder)")
     parser.add_argument("--compile", action="store_true", help="compile with nvcc to a cubin")
     parser.add_argument("--arch", default=None,
-                        help="nvcc target for --compile (default: the device's, sm_80 for a100)")
+                        help="nvcc target for --compile (default: the device's, sm_80 for a100; "
+                             "refused without --compile)")
     parser.add_argument("--emulate", action="store_true",
                         help="run on the CPU emulator and check numerics, traffic and bound")
-    parser.add_argument("--seed", type=int_option("--seed", limits.SEED), default=0,
-                        help="random data seed for --emulate")
+    parser.add_argument("--seed", type=int_option("--seed", limits.SEED), default=None,
+                        help="random data seed for --emulate (default 0; refused without "
+                             "--emulate)")
     add_json_argument(parser)
 
 
@@ -130,6 +132,12 @@ def run(args: argparse.Namespace) -> int:
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
 
+    # options of a step not asked for would be dropped: refused (README, "Options that
+    # would be ignored")
+    if args.arch is not None and not args.compile:
+        raise InvalidInputError("--arch is the nvcc target of --compile; give --compile")
+    if args.seed is not None and not args.emulate:
+        raise InvalidInputError("--seed is the data seed of --emulate; give --emulate")
     if args.arch is not None:  # an empty or malformed --arch refused before anything is written
         from kernels.nvcc import check_arch
         check_arch(args.arch)
@@ -173,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             result["compile"]["log"] = built.log
             failed = True
     if args.emulate:
-        result["emulate"] = _emulate(layer, config, args.seed)
+        result["emulate"] = _emulate(layer, config, 0 if args.seed is None else args.seed)
         failed = failed or not result["emulate"]["ok"]
     if args.json:
         print(json.dumps(json_safe(result), allow_nan=False))

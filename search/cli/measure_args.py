@@ -28,12 +28,12 @@ def resolve_measure(args) -> tuple[str, str | None, str | None]:
             return "cuda", None, None
         return "model", None, ("no GPU with pycuda here: measuring with the analytic model "
                                "(estimates); the winner is checked by the CPU emulator")
-    kind, _, file = args.measure.partition(":")
+    kind, colon, file = args.measure.partition(":")
     if kind == "replay":
         if not file:
             raise InvalidInputError("--measure replay needs a file: replay:FILE")
         return "replay", file, None
-    if kind not in ("cuda", "emulate", "model") or file:
+    if kind not in ("cuda", "emulate", "model") or colon:
         raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
     return kind, None, None
 

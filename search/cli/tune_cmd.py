@@ -23,6 +23,9 @@ from .tune_print import print_choice, print_replay, printer
 from .zero_shot_args import (DEFAULT_BUDGET, add_zero_shot_arguments, check_zero_shot_resume,
                              resolve_zero_shot, zero_shot_options)
 
+#: --out-dir when not given (a replay, which writes no kernel, refuses a given one).
+DEFAULT_OUT_DIR = "iobound-kernels"
+
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"
 DESCRIPTION = (
     "Search the tile/thread configurations of our direct (or Winograd) kernel for a layer "
@@ -84,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "layer has (by default it takes that layer's result and kernel, "
                              "measuring nothing)")
     parser.add_argument("--no-verify", action="store_true",
-                        help="skip the emulator check of the winner")
+                        help="skip the emulator check of the winner (not with --measure "
+                             "replay:FILE, which checks none)")
     add_executor_arguments(parser)
     add_json_argument(parser)
 
@@ -93,8 +97,9 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """What a run writes besides its report: the cache, the kernel, the network table."""
     parser.add_argument("--export-cache", metavar="FILE",
                         help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
-    parser.add_argument("--out-dir", default="iobound-kernels", metavar="DIR",
-                        help="where the best kernel's .cu is written (default ./iobound-kernels)")
+    parser.add_argument("--out-dir", default=None, metavar="DIR",
+                        help=f"where the best kernel's .cu is written (default ./{DEFAULT_OUT_DIR}; "
+                             "not with --measure replay:FILE, which writes none)")
     parser.add_argument("--network-json", metavar="FILE",
                         help="with --network: write the network table (per layer: best time, "
                              "lower bound, ratio, kernel, log) as JSON to FILE")
@@ -164,6 +169,12 @@ def _run_replay(args, file: str, settings) -> int:
     if args.layer or args.network or args.device or args.algorithm:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                                 "do not give --layer/--network/--device/--algorithm")
+    # no kernel is written or checked, no network table: these would be dropped
+    given = [flag for flag, value in (("--out-dir", args.out_dir), ("--no-verify", args.no_verify),
+                                      ("--network-json", args.network_json)) if value]
+    if given or args.out_dir is not None:
+        raise InvalidInputError("--measure replay:FILE writes no kernel and no network table; "
+                                f"do not give {'/'.join(given or ['--out-dir'])}")
     check_zero_shot_resume(args, [settings.resume])
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
@@ -178,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
     if kind == "replay":
         return _run_replay(args, file, settings)
     args.algorithm = args.algorithm or "direct"
+    args.out_dir = DEFAULT_OUT_DIR if args.out_dir is None else args.out_dir
     from search.session import plan_layers, run_layers
     from search.session.plan import check_resumes
 

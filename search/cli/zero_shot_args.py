@@ -60,6 +60,8 @@ def resolve_zero_shot(args) -> None:
     if k is not None:
         if k < 1:
             raise InvalidInputError(f"--zero-shot must be >= 1, got {k}")
+        from iobound import limits
+        limits.check_int("--zero-shot", k, limits.BUDGET)  # K is the budget: its limit
         if args.strategy not in (None, "zero_shot"):
             raise InvalidInputError(f"--zero-shot K runs strategy zero_shot; "
                                     f"do not give --strategy {args.strategy}")

@@ -82,10 +82,11 @@ def test_cli_interrupt_after_the_last_measurement(tmp_path, capsys, monkeypatch,
     all 12 records, one line says how many are kept, exit 130."""
     monkeypatch.setattr(strategy_class("explorer"), "stats", _raise_interrupt)
     log, db, ex = tmp_path / "run.jsonl", tmp_path / "n.db", tmp_path / "ex.json"
-    space = (["--layer", SMALL, "--measure", "model", "--no-verify"] if what == "layer"
-             else ["--measure", f"replay:{synth_cache_path}"])
+    space = (["--layer", SMALL, "--measure", "model", "--no-verify", "--out-dir",
+              str(tmp_path / "k")] if what == "layer"
+             else ["--measure", f"replay:{synth_cache_path}"])  # a replay writes no kernel
     code = main(["tune", *space, "--budget", "12", "--history", str(db), "--export-cache", str(ex),
-                 "--log", str(log), "--out-dir", str(tmp_path / "k")])
+                 "--log", str(log)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 130 and err == [f"iobound tune: interrupted: 12 measurements kept in {log}; "
                                    f"resume with --resume {log}"]

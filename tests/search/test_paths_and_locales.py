@@ -221,8 +221,8 @@ def test_replay_of_a_file_whose_name_is_not_utf8_stores_its_history(tmp_path, ca
                                entries=[{"x": x, "time": 1.0 + x} for x in (1, 2, 3, 4)],
                                device_name="A100", kernel_name="k"))
     db = str(tmp_path / "h.db")
-    code = main(["tune", "--measure", f"replay:{space}", "--budget", "4", "--no-verify",
-                 "--out-dir", str(tmp_path / "k"), "--history", db, "--json"])
+    code = main(["tune", "--measure", f"replay:{space}", "--budget", "4",
+                 "--history", db, "--json"])
     assert code == 0, capsys.readouterr().err[-600:]
     capsys.readouterr()
     assert main(["history", "list", "--db", db, "--json"]) == 0
