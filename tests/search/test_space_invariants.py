@@ -56,13 +56,16 @@ def _brute_neighbours(space, i, hamming):
 @settings(deadline=None, max_examples=40)
 @given(recorded())
 def test_replay_space_of_any_shape_and_entry_order_matches_brute_force(case):
-    """Entry ``i`` is configuration ``i``; ``index`` finds it back, answers None for a grid
-    point not recorded; neighbours are those of a scan (adjacent ones falling back to the
-    Hamming ones where a configuration has none)."""
+    """Configuration ``i`` is the ``i``-th recorded one in the order of its values'
+    positions in ``tune_params`` (Kernel Tuner's enumeration order, whatever the entries'
+    order); ``index`` finds it back, answers None for a grid point not recorded; neighbours
+    are those of a scan (adjacent ones falling back to the Hamming ones where a
+    configuration has none)."""
     cache, hood = case
     space = ReplaySpace(cache, hood)
     keys = list(cache.tune_params)
-    recorded_cfgs = [{k: e[k] for k in keys} for e in cache.entries]
+    recorded_cfgs = sorted(({k: e[k] for k in keys} for e in cache.entries),
+                           key=lambda c: [cache.tune_params[k].index(c[k]) for k in keys])
     assert [space.get(i) for i in range(len(space))] == recorded_cfgs
     assert [space.index(c) for c in recorded_cfgs] == list(range(len(space)))
     for combo in itertools.product(*cache.tune_params.values()):
