@@ -228,6 +228,16 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
+def _ledger(space: Space, measurer: Measurer, resume, reusable) -> Ledger:
+    """The run's ledger: the resumed log's records (those it took from the tuning
+    database still counted as reused) and what may be reused."""
+    if resume is None:
+        return Ledger({}, reusable=reusable)
+    logged_reused: set[int] = set()
+    known = load_resume(resume, space, measurer, logged_reused)
+    return Ledger(known, reusable=reusable, known_reused=logged_reused)
+
+
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -287,9 +297,7 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         strat.set_horizon(budget)
         if not isinstance(strategy, Strategy) and seed is None:
             seed = 0
-        logged_reused: set[int] = set()  # what the resumed log took from the database
-        known = load_resume(resume, space, measurer, logged_reused) if resume is not None else {}
-        ledger = Ledger(known, reusable=reusable, known_reused=logged_reused)
+        ledger = _ledger(space, measurer, resume, reusable)
         described = space.describe()  # now: after the loop it could be cut short (tens of ms)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole

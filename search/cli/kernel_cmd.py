@@ -126,24 +126,29 @@ def _write_source(path, code: str) -> None:
                                f"{exc.strerror or exc}") from None
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Bad options refused before anything is written: those of a step not asked for
+    (they would be dropped; README, "Options that would be ignored"), a malformed
+    ``--arch``, an ``--emit`` path that cannot be written."""
+    if args.arch is not None and not args.compile:
+        raise InvalidInputError("--arch is the nvcc target of --compile; give --compile")
+    if args.seed is not None and not args.emulate:
+        raise InvalidInputError("--seed is the data seed of --emulate; give --emulate")
+    if args.arch is not None:
+        from kernels.nvcc import check_arch
+        check_arch(args.arch)
+    if args.emit is not None:
+        check_output_file("--emit", args.emit)
+        check_distinct_files([("--from-history", args.from_history), ("--emit", args.emit)])
+
+
 def run(args: argparse.Namespace) -> int:
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
     from kernels.generate import generate
     from kernels.source import InvalidConfigError
 
-    # options of a step not asked for would be dropped: refused (README, "Options that
-    # would be ignored")
-    if args.arch is not None and not args.compile:
-        raise InvalidInputError("--arch is the nvcc target of --compile; give --compile")
-    if args.seed is not None and not args.emulate:
-        raise InvalidInputError("--seed is the data seed of --emulate; give --emulate")
-    if args.arch is not None:  # an empty or malformed --arch refused before anything is written
-        from kernels.nvcc import check_arch
-        check_arch(args.arch)
-    if args.emit is not None:
-        check_output_file("--emit", args.emit)
-        check_distinct_files([("--from-history", args.from_history), ("--emit", args.emit)])
+    _check_options(args)
     layer = resolve_layer(args)
     stored = None
     if args.from_history is not None:

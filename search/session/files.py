@@ -211,8 +211,7 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
     failed = []
     if settings.history:
         try:
-            history = store_history(settings.history, result, space, measurer,
-                                    _reused_in_log(settings.resume))
+            history = store_history(settings.history, result, space, measurer)
         except (OSError, sqlite3.Error, InvalidInputError) as exc:  # the file gone bad, or
             # records it refuses (a recorded problem size holding NaN)
             failed.append(f"--history {settings.history} ({_reason(exc)})")
@@ -258,38 +257,22 @@ def cache_meta(space: "Space") -> dict:
             "problem_size": space.layer.to_dict()}
 
 
-def _reused_in_log(path: str | None) -> frozenset:
-    """The configurations (canonical JSON) the log at ``path`` (a resumed run's) marks
-    as answered from the tuning database (``--reuse``): earlier runs' records."""
-    if not path or not has_log(path):
-        return frozenset()
-    from ..db.model import canon
-    try:
-        return frozenset(canon(e.record.config) for e in read_log(path).entries if e.reused)
-    except IoboundError:
-        return frozenset()
-
-
-def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Measurer",
-                  reused_logged: frozenset = frozenset()) -> HistoryOutcome:
+def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Measurer") -> HistoryOutcome:
     """Add the run's records to the history database ``db``; the best ever under its key
     of this space's parameter names (a Winograd run's best is never the direct kernel's).
-    Records the run answered from the database (``--reuse``: trials marked ``reused``, and
-    those a resumed log marks so, ``reused_logged``) are earlier runs', not stored again:
-    not as a copy under another spelling of the layer, nor back after a ``history remove``."""
-    from ..db.model import canon
+    Records the run answered from the database (``--reuse``: trials marked ``reused``, also
+    those a resumed log marks so) are earlier runs', not stored again: not as a copy under
+    another spelling of the layer, nor back after a ``history remove``."""
     from ..history import History
     key = history_key(space, measurer)
-    own = [t.record for t in result.trials
-           if not t.reused and not (t.resumed and canon(t.record.config) in reused_logged)]
+    own = [t.record for t in result.trials if not t.reused]
     with History(db) as h:
         h.add(key, own, run=f"{result.strategy}:seed{result.seed}")
         best = h.best(key, space.params)
     times = [best.time_ms] if best else []
     # the reused records are the database's too (under the layer's other spellings)
-    times += [t.record.time_ms for t in result.trials if t.record.is_ok
-              and t.record.time_ms is not None and 0 < t.record.time_ms < float("inf")
-              and (t.reused or canon(t.record.config) in reused_logged)]
+    times += [t.record.time_ms for t in result.trials if t.reused and t.record.is_ok
+              and t.record.time_ms is not None and 0 < t.record.time_ms < float("inf")]
     return HistoryOutcome(db=db, key=key, best_ever_ms=min(times) if times else None)
 
 

@@ -33,22 +33,18 @@ def _one_line_exit_2(capsys, code: int, needle: str) -> None:
 
 # -- iobound kernel ---------------------------------------------------------------------
 
-def test_kernel_arch_without_compile_is_refused(capsys, tmp_path):
-    """--arch: "nvcc target for --compile". Without --compile nothing is compiled: the
-    target was checked and dropped (exit 0, the source written)."""
+@pytest.mark.parametrize("option, value", [
+    # --arch: "nvcc target for --compile". Without --compile nothing is compiled: the
+    # target was checked and dropped (exit 0, the source written)
+    ("--arch", "sm_75"),
+    # --seed: "random data seed for --emulate". Without --emulate no data is drawn
+    ("--seed", "7"),
+])
+def test_kernel_option_of_a_step_not_asked_for_is_refused(capsys, tmp_path, option, value):
     emit = tmp_path / "k.cu"
-    code = main(["kernel", "--layer", LAYER, "--config", DIRECT, "--arch", "sm_75",
+    code = main(["kernel", "--layer", LAYER, "--config", DIRECT, option, value,
                  "--emit", str(emit)])
-    _one_line_exit_2(capsys, code, "--arch")
-    assert not emit.exists()
-
-
-def test_kernel_seed_without_emulate_is_refused(capsys, tmp_path):
-    """--seed: "random data seed for --emulate". Without --emulate no data is drawn."""
-    emit = tmp_path / "k.cu"
-    code = main(["kernel", "--layer", LAYER, "--config", DIRECT, "--seed", "7",
-                 "--emit", str(emit)])
-    _one_line_exit_2(capsys, code, "--seed")
+    _one_line_exit_2(capsys, code, option)
     assert not emit.exists()
 
 
