@@ -1,11 +1,12 @@
 """How far the analytic model's registers and occupancy are from what ptxas gives.
 
-The analytic model (v4) estimates a thread's registers as its register words plus a flat
-``REGISTER_OVERHEAD`` of its algorithm (:func:`kernels.limits.thread_registers`) and its
-resident blocks per SM without the CUDA Occupancy Calculator's allocation units
-(:func:`kernels.limits.resident_blocks_per_sm`); :mod:`kernels.analytic` turns them into
-the features ``regs_per_thread``, ``blocks_per_sm`` and ``occupancy``. This benchmark
-measures the gap, as data a later model version can calibrate on (it changes nothing).
+The analytic model (v5) estimates a thread's registers by a fit to ptxas' counts capped
+by the launch bounds (:func:`kernels.limits.compiled_registers`, constants
+:data:`kernels.limits.COMPILED_REGISTERS`) and its resident blocks per SM by the CUDA
+Occupancy Calculator's rules (:func:`kernels.limits.resident_blocks_per_sm`);
+:mod:`kernels.analytic` turns them into the features ``regs_per_thread``,
+``blocks_per_sm`` and ``occupancy``. This benchmark measures the gap, and is the data the
+constants were fitted on (the default cases, ``--arch sm_70`` and ``sm_80``).
 
 For each case (a layer preset, its algorithm and Winograd ``e``) it draws ``--samples``
 configurations uniformly from the pruned CP-SAT domain the tuner searches
@@ -23,16 +24,17 @@ device preset (sm_70: V100, sm_80: A100, ...):
   allocation rules, not the register estimate;
 - the model's static shared memory against ptxas' (they should agree).
 
-Per algorithm it also fits a candidate register estimate for model v5, ``ptxas registers
-~ a + b * register words`` (numpy least squares over the configs ptxas did not cap at
-the device's maximum, whose count is censored; predictions capped at that maximum), and
-prints its median absolute error next to v4's. Printed only: the model is not changed.
+Per algorithm it also fits the register estimate's form again, ``ptxas registers ~ a + b
+* register words + c * Winograd tile elements`` (numpy least squares over the configs
+ptxas did not cap at the device's maximum, whose count is censored; predictions capped at
+that maximum), and prints its median absolute error next to the model's. Printed only:
+the model is not changed.
 
-Writes JSON (``--out``, default ``benchmarks/results/register_estimate.json``); exit code
+Writes JSON (``--out``, default ``benchmarks/results/register_estimate_<arch>.json``); exit code
 1 when a sampled config fails to compile or the shared memory of model and ptxas differs.
 Without a compiler for ``--arch``: one line, exit code 2.
 
-Run: ``.venv/bin/python benchmarks/register_estimate.py [--arch sm_80] [--samples 12]
+Run: ``.venv/bin/python benchmarks/register_estimate.py [--arch sm_80] [--samples 20]
 [--layers resnet50.conv2_1b resnet50.conv2_1b:winograd:2 ...] [--seed 0]``
 """
 
@@ -51,10 +53,14 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make the packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "register_estimate.json"
-#: ``LAYER[:ALGORITHM[:E]]``: a 3x3, a 1x1 and a 7x7 direct layer; Winograd F(2x2) and F(4x4).
-DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1",
-                 "resnet50.conv2_1b:winograd:2", "resnet50.conv2_1b:winograd:4")
+RESULTS = Path(__file__).resolve().parent / "results"
+#: ``LAYER[:ALGORITHM[:E]]``: direct 3x3, 1x1, 7x7 and 5x5 layers, depthwise, stride 2;
+#: Winograd F(2x2), F(3x3), F(4x4) on 3x3 layers and F(2x2) on a 5x5 one.
+DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1", "alexnet.conv2",
+                 "mobilenet.conv_dw_1", "resnet50.conv4_1b", "inception_v3.mixed_5b_branch5x5_2",
+                 "resnet50.conv2_1b:winograd:2", "resnet50.conv2_1b:winograd:3",
+                 "resnet50.conv2_1b:winograd:4", "vgg16.conv1_2:winograd:2",
+                 "alexnet.conv2:winograd:2", "resnet18.conv5_2a:winograd:4")
 #: The device preset each arch is measured against.
 ARCH_DEVICE = {"sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a4000", "sm_90": "h100"}
 
@@ -130,6 +136,8 @@ def measure_case(case: Case, device, arch: str, samples: int, seed: int, cache_r
         built = compile_cubin(generate(case.layer, cfg), arch, cache_root=cache_root)
         row = {"case": case.label, "layer": case.layer.name, "algorithm": case.algorithm,
                "e": case.e, "config": knobs, "threads": cfg.threads,
+               "tile_elements": ((case.e + case.layer.k_h - 1) * (case.e + case.layer.k_w - 1)
+                                 if case.e else 0),
                "register_words": int(f["ilp"]), "estimated_registers": int(f["regs_per_thread"]),
                "model_shared_bytes": int(f["shared_bytes"]),
                "model_blocks_per_sm": int(f["blocks_per_sm"]),
@@ -178,21 +186,25 @@ def summarise(label: str, rows: list[dict]) -> dict:
 
 
 def fit_registers(algorithm: str, rows: list[dict], cap: int) -> dict | None:
-    """``ptxas ~ a + b * register words`` by least squares over the uncapped configs;
-    median absolute errors of the fit (capped at ``cap``) and of model v4 over all."""
+    """``ptxas ~ a + b * register words (+ c * tile elements)`` by least squares over the
+    uncapped configs; median absolute errors of the fit (capped at ``cap``) and of the
+    model's estimate over all."""
     ok = [r for r in rows if r["status"] == "ok"]
-    words = np.array([r["register_words"] for r in ok], dtype=float)
+    cols = [np.ones(len(ok)), [r["register_words"] for r in ok]]
+    if algorithm == "winograd":
+        cols.append([r["tile_elements"] for r in ok])
+    x = np.array(cols, dtype=float).T
     ptxas = np.array([r["ptxas_registers"] for r in ok], dtype=float)
     fit = ptxas < cap
-    if len(np.unique(words[fit])) < 2:
+    if len(np.unique(x[fit], axis=0)) < x.shape[1]:
         return None
-    (a, b), *_ = np.linalg.lstsq(np.stack([np.ones(fit.sum()), words[fit]], axis=1),
-                                 ptxas[fit], rcond=None)
-    pred = np.minimum(a + b * words, cap)
-    v4 = np.array([r["estimated_registers"] for r in ok], dtype=float)
+    coef, *_ = np.linalg.lstsq(x[fit], ptxas[fit], rcond=None)
+    pred = np.minimum(x @ coef, cap)
+    model = np.array([r["estimated_registers"] for r in ok], dtype=float)
     return {"algorithm": algorithm, "configs": len(ok), "fitted_on": int(fit.sum()),
-            "a": float(a), "b": float(b), "median_abs_error": float(np.median(np.abs(pred - ptxas))),
-            "v4_median_abs_error": float(np.median(np.abs(v4 - ptxas)))}
+            "a": float(coef[0]), "b": float(coef[1]), "c": float(coef[2]) if len(coef) > 2 else 0.0,
+            "median_abs_error": float(np.median(np.abs(pred - ptxas))),
+            "model_median_abs_error": float(np.median(np.abs(model - ptxas)))}
 
 
 def _pct(x) -> str:
@@ -217,12 +229,13 @@ def table(summary: list[dict], fits: list[dict]) -> str:
                      f"{_pct(s['blocks_differ_share']):>13} "
                      f"{_pct(s['blocks_differ_by_units_alone_share']):>11} {med:>10} "
                      f"{_pct(s['shared_equal_share']):>10}")
-    lines += ["", "candidate v5 register estimate: ptxas registers ~ a + b * register words "
-              "(least squares over uncapped configs, capped at 255)"]
+    lines += ["", "register estimate refitted: ptxas registers ~ a + b * register words + c * "
+              "Winograd tile elements (least squares over uncapped configs, capped at 255)"]
     for f in fits:
         lines.append(f"  {f['algorithm']:<9} n={f['configs']:<3} (fit on {f['fitted_on']}) "
-                     f"a={f['a']:7.2f} b={f['b']:5.2f}  median |error| {f['median_abs_error']:5.1f}"
-                     f" registers (v4: {f['v4_median_abs_error']:5.1f})")
+                     f"a={f['a']:7.2f} b={f['b']:5.2f} c={f['c']:5.2f}  median |error| "
+                     f"{f['median_abs_error']:5.1f} registers (model: "
+                     f"{f['model_median_abs_error']:5.1f})")
     return "\n".join(lines)
 
 
@@ -230,10 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", nargs="+", default=list(DEFAULT_CASES), metavar="LAYER[:ALG[:E]]")
     ap.add_argument("--arch", default="sm_80", choices=sorted(ARCH_DEVICE))
-    ap.add_argument("--samples", type=int, default=12, help="configs per case")
+    ap.add_argument("--samples", type=int, default=20, help="configs per case")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, help="default: benchmarks/results/register_estimate_<arch>.json")
     args = ap.parse_args(argv)
+    args.out = args.out or RESULTS / f"register_estimate_{args.arch}.json"
     if args.samples < 1:
         ap.error(f"--samples must be >= 1, got {args.samples}")
 

@@ -17,11 +17,13 @@ the ``ConvSpace.params`` order) :func:`analytic_features` returns the columns of
   with the config's ``e`` (a Winograd block's words depend on its threads: each holds its
   own transformed kernels and tiles, so the S is the config's own, threads included);
 - ``footprint_words``: shared plus register words of a block (``onchip_words``);
-- ``shared_bytes``, ``threads``, ``regs_per_thread`` (:func:`kernels.limits.thread_registers`
-  of the register words per thread), ``ilp`` (register words per thread: independent
+- ``shared_bytes``, ``threads``, ``regs_per_thread`` (ptxas' registers estimated from
+  the register words per thread and, for Winograd, the tile, capped by the launch bounds:
+  :func:`kernels.limits.compiled_registers`), ``ilp`` (register words per thread: independent
   accumulations a thread has in flight);
 - ``blocks``: thread blocks in the grid;
-- ``blocks_per_sm``: resident blocks per SM (:func:`kernels.limits.resident_blocks_per_sm`);
+- ``blocks_per_sm``: resident blocks per SM by the Occupancy Calculator's rules
+  (:func:`kernels.limits.resident_blocks_per_sm`);
 - ``occupancy``: resident warps over the SM's maximum warps;
 - ``waves``: ``blocks / (sm_count * blocks_per_sm)``;
 - ``flops``: floating-point operations the kernel executes (:mod:`kernels.kernel_flops`:
@@ -57,7 +59,7 @@ from .config import _device, config_from_dict, onchip_words, register_words, sha
 from .families import kernel_family
 from .grouping import kernel_io
 from .kernel_flops import tile_flops
-from .limits import resident_blocks_per_sm, thread_registers
+from .limits import compiled_registers, resident_blocks_per_sm
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "knob_matrix", "io_words", "flops"]
 
@@ -233,7 +235,8 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     onchip, bound = _onchip_and_bound(layer, algorithm, fam.config_type, knobs)
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
-    regs = thread_registers(ilp, algorithm, device.registers_per_thread_max).astype(float)
+    regs = compiled_registers(ilp, algorithm, device, threads,
+                              fam.transform_tile(layer, knobs)).astype(float)
     warp = device.warp_size
     warps = np.ceil(threads / warp)
     bps = resident_blocks_per_sm(device, threads, shared, regs)

@@ -54,6 +54,10 @@ class KernelFamily:
     tile_flops : callable
         ``(layer, tiling) -> int``: the flops the kernel of a tiling executes, whatever
         its threads (:mod:`kernels.kernel_flops`).
+    transform_tile : callable
+        ``(layer, knobs) -> array``: per knob row, the elements of the input tile a thread
+        transforms (Winograd's ``(e + k_h - 1)(e + k_w - 1)``; 0 for direct), an input of
+        the register estimate (:func:`kernels.limits.compiled_registers`).
     """
 
     dataflow: DataflowFamily
@@ -62,6 +66,7 @@ class KernelFamily:
     tolerance: Callable
     chunk_param: str | None
     tile_flops: Callable
+    transform_tile: Callable
 
     def problem(self, layer: ConvLayer) -> str | None:
         """Why this family's kernel cannot compute ``layer`` (None: it can): the
@@ -96,12 +101,21 @@ def _winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) 
     return winograd_tolerance(x, w, layer, config.e)
 
 
+def _no_transform_tile(layer: ConvLayer, knobs: np.ndarray) -> np.ndarray:
+    return np.zeros(len(knobs))
+
+
+def _winograd_transform_tile(layer: ConvLayer, knobs: np.ndarray) -> np.ndarray:
+    e = np.asarray(knobs)[:, WinogradConfig.params.index("e")]
+    return (e + layer.k_h - 1) * (e + layer.k_w - 1)
+
+
 #: The kernel families, keyed by algorithm name.
 KERNELS: Registry[KernelFamily] = Registry("algorithm")
 for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_direct, _direct_tolerance,
-                          "alpha", direct_tile_flops),
+                          "alpha", direct_tile_flops, _no_transform_tile),
              KernelFamily(dataflow_family("winograd"), WinogradConfig, generate_winograd,
-                          _winograd_tolerance, None, winograd_tile_flops)):
+                          _winograd_tolerance, None, winograd_tile_flops, _winograd_transform_tile)):
     KERNELS.register(_fam.name, _fam)
 
 

@@ -12,17 +12,18 @@ every user imports them: :func:`kernels.config.check_config` (one config),
 * a thread may hold at most :data:`MAX_ACCUMULATORS_PER_THREAD` register words
   (accumulators, Winograd temporaries): ptxas caps a thread at 255 registers and the
   rest are needed for indices, pointers and operands;
-* a thread's registers are estimated as its register words plus
-  :data:`REGISTER_OVERHEAD` of its algorithm, capped at the device's maximum, and a
-  block's threads times that must fit in an SM's register file (an estimate, and a rough
-  one: ptxas gives direct kernels about twice as many, past 255 with spills on 7x7 layers,
-  and Winograd kernels fewer);
-* resident blocks per SM are the minimum of the device's block limit, its shared memory,
-  its threads (rounded up to warps) and its register file over a block's needs (without
-  the CUDA Occupancy Calculator's allocation units for registers and shared memory).
-
-The two known gaps are strict-xfail tests (tests/kernels/test_occupancy_hardware_rules.py),
-to be closed together with the analytic model's next version.
+* a block passes the pruning rule when its threads times the registers each needs at the
+  least (:func:`thread_registers`: register words plus :data:`REGISTER_OVERHEAD`) fit in
+  an SM's register file;
+* the registers a compiled thread has (what occupancy follows) are estimated by
+  :func:`compiled_registers`: a fit to ptxas' counts (:data:`COMPILED_REGISTERS`), capped
+  at what ``__launch_bounds__(THREADS)`` leaves a thread (:func:`launch_bounds_registers`;
+  past it ptxas spills);
+* resident blocks per SM (:func:`resident_blocks_per_sm`) follow the CUDA Occupancy
+  Calculator: the minimum of the device's block limit, its warps, its register file (a
+  warp's registers in units of :data:`REGISTER_ALLOCATION_UNIT`, warps in groups of
+  :data:`WARP_ALLOCATION_GRANULARITY`) and its shared memory (:func:`shared_allocation`:
+  256 B units before compute capability 8.0, 128 B units plus 1 KiB per block from it).
 
 Examples
 --------
@@ -33,6 +34,8 @@ Examples
 >>> bool(fits_register_file(16, 1024, "direct", v100.registers_per_sm))
 True
 >>> int(resident_blocks_per_sm(v100, threads=256, shared_bytes=12288, regs_per_thread=40))
+6
+>>> int(resident_blocks_per_sm(v100, threads=256, shared_bytes=0, regs_per_thread=33))
 6
 >>> grid_fits((10, 70000, 1))
 False
@@ -47,8 +50,10 @@ import numpy as np
 from iobound.limits import check_number
 
 __all__ = ["GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
-           "MAX_REGISTERS_PER_THREAD", "MAX_BLOCK_DIM", "thread_registers", "fits_register_file",
-           "grid_fits", "block_fits", "resident_blocks_per_sm", "check_timeout"]
+           "MAX_REGISTERS_PER_THREAD", "MAX_BLOCK_DIM", "COMPILED_REGISTERS",
+           "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
+           "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
+           "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout"]
 
 #: Most blocks a CUDA grid may have along y and along z.
 GRID_YZ_LIMIT = 65535
@@ -56,25 +61,69 @@ GRID_YZ_LIMIT = 65535
 MAX_BLOCK_DIM = (1024, 1024, 64)
 #: Most per-thread accumulator words a config may ask for (ptxas caps a thread at 255).
 MAX_ACCUMULATORS_PER_THREAD = 128
-#: Registers a thread needs besides its accumulators (indices, pointers, operands);
-#: an estimate used only for the pre-compilation register-file check.
+#: Registers a thread needs at the least besides its accumulators (indices, pointers,
+#: operands): the pruning rule of the domain and of check_config, not the compiled count
+#: (:data:`COMPILED_REGISTERS` is that).
 REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
+#: ptxas' registers of a thread ~ a + b * register words + c * Winograd tile elements
+#: ((e + k_h - 1)(e + k_w - 1)), before the __launch_bounds__ cap: least squares on 520
+#: sampled configs of 13 layer/algorithm cases compiled for sm_70 and sm_80
+#: (benchmarks/register_estimate.py, nvcc 12.9/13.0). Median error: direct 16 registers
+#: (ptxas' unrolling of the k_h x k_w loop varies more than any one feature explains),
+#: Winograd 2.
+COMPILED_REGISTERS = {"direct": (63.0, 1.37, 0.0), "winograd": (6.0, 0.69, 1.81)}
 #: ptxas' register cap of one thread on every listed device.
 MAX_REGISTERS_PER_THREAD = 255
+#: Registers of one warp are allocated in units of this many (CC 5.2 to 9.0).
+REGISTER_ALLOCATION_UNIT = 256
+#: An SM's register file holds whole groups of this many warps (CC 5.2 to 9.0).
+WARP_ALLOCATION_GRANULARITY = 4
 
 
-def _overhead(algorithm: str) -> int:
+def _per_algorithm(table: dict, algorithm: str):
     try:
-        return REGISTER_OVERHEAD[algorithm]
+        return table[algorithm]
     except (KeyError, TypeError):
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"unknown algorithm {algorithm!r:.60}; choose one of "
-                                f"{', '.join(REGISTER_OVERHEAD)}") from None
+                                f"{', '.join(table)}") from None
 
 
 def thread_registers(words_per_thread, algorithm: str, max_per_thread: int = MAX_REGISTERS_PER_THREAD):
-    """Estimated registers of one thread: register words plus overhead, capped."""
-    return np.minimum(np.asarray(words_per_thread) + _overhead(algorithm), max_per_thread)
+    """Registers one thread needs at the least: register words plus
+    :data:`REGISTER_OVERHEAD`, capped (the pruning rule; see :func:`compiled_registers`)."""
+    return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
+                      max_per_thread)
+
+
+def launch_bounds_registers(device, threads):
+    """Most registers ptxas gives a thread of a ``threads``-thread block compiled with
+    ``__launch_bounds__(threads)``: one block must fit the register file under the
+    allocation units (:func:`resident_blocks_per_sm`), and a thread has at most 255.
+
+    >>> from iobound.devices import get_device
+    >>> [int(launch_bounds_registers(get_device("v100"), t)) for t in (32, 448, 1024)]
+    [255, 128, 64]
+    """
+    warps = np.ceil(np.asarray(threads, dtype=float) / device.warp_size)
+    groups = np.ceil(warps / WARP_ALLOCATION_GRANULARITY) * WARP_ALLOCATION_GRANULARITY
+    per_warp = np.floor(device.registers_per_sm / groups / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
+    return np.minimum(per_warp / device.warp_size, device.registers_per_thread_max)
+
+
+def compiled_registers(words_per_thread, algorithm: str, device, threads, tile_elements=0):
+    """ptxas' registers of a thread, estimated (:data:`COMPILED_REGISTERS`) and capped by
+    :func:`launch_bounds_registers`: what occupancy is computed from.
+
+    >>> from iobound.devices import get_device
+    >>> int(compiled_registers(16, "direct", get_device("v100"), 128))
+    85
+    >>> int(compiled_registers(64, "winograd", get_device("v100"), 1024, tile_elements=16))
+    64
+    """
+    a, b, c = _per_algorithm(COMPILED_REGISTERS, algorithm)
+    words, tile = np.asarray(words_per_thread, dtype=float), np.asarray(tile_elements, dtype=float)
+    return np.minimum(np.ceil(a + b * words + c * tile), launch_bounds_registers(device, threads))
 
 
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
@@ -100,8 +149,11 @@ def block_fits(block):
 def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np.ndarray:
     """Blocks of a config resident on one SM (occupancy's numerator), vectorised.
 
-    ``threads`` are rounded up to whole warps; a block without shared memory counts as
-    one byte, so the limit stays finite.
+    The CUDA Occupancy Calculator's rules: ``threads`` are rounded up to whole warps, a
+    warp's registers to :data:`REGISTER_ALLOCATION_UNIT`, the warps a register file holds
+    down to :data:`WARP_ALLOCATION_GRANULARITY`, a block's shared memory by
+    :func:`shared_allocation` (at least one byte, so the limit stays finite). 0 means the
+    block cannot be launched.
     """
     from iobound.devices import Device
     from iobound.errors import InvalidInputError
@@ -120,13 +172,32 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
         if not np.all(np.isfinite(a) & (a >= low)):
             raise InvalidInputError(f"{name} must be finite numbers >= {low}, got "
                                     f"{a[~(np.isfinite(a) & (a >= low))][:3].tolist()}")
-    warp_threads = np.ceil(threads / device.warp_size) * device.warp_size
+    warps = np.ceil(threads / device.warp_size)
+    # the Occupancy Calculator's units: a warp's registers in REGISTER_ALLOCATION_UNIT,
+    # the warps a register file holds in multiples of WARP_ALLOCATION_GRANULARITY
+    warp_regs = np.ceil(regs * device.warp_size / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
+    with np.errstate(divide="ignore"):  # 0 registers: the file limits nothing
+        file_warps = np.floor(np.floor(device.registers_per_sm / warp_regs)
+                              / WARP_ALLOCATION_GRANULARITY) * WARP_ALLOCATION_GRANULARITY
     return np.minimum.reduce([
         np.full(np.broadcast(threads, shared, regs).shape, float(device.max_blocks_per_sm)),
-        np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared, 1.0)),
-        np.floor(device.max_threads_per_sm / warp_threads),
-        np.floor(device.registers_per_sm / (regs * warp_threads)),
+        np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared_allocation(device, shared), 1.0)),
+        np.floor(device.max_threads_per_sm / device.warp_size / warps),
+        np.floor(file_warps / warps),
     ])
+
+
+def shared_allocation(device, shared_bytes):
+    """Shared memory one block takes from its SM: ``shared_bytes`` rounded up to the
+    allocation unit (256 B before compute capability 8.0, 128 B from it), plus the 1 KiB
+    the system reserves per block from 8.0 on (``cudaDevAttrReservedSharedMemoryPerBlock``).
+
+    >>> from iobound.devices import get_device
+    >>> int(shared_allocation(get_device("v100"), 19600)), int(shared_allocation(get_device("a100"), 0))
+    (19712, 1024)
+    """
+    unit, reserved = ((128, 1024) if tuple(device.compute_capability) >= (8, 0) else (256, 0))
+    return np.ceil(np.asarray(shared_bytes, dtype=float) / unit) * unit + reserved
 
 
 def check_timeout(name: str, value):

@@ -60,7 +60,10 @@ __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM"
 #: it, so no estimate of a direct space changed).
 #: 4: the Winograd kernel transforms each kernel and tile once per block, into shared memory
 #: (kernels/templates/winograd.cu): fewer flops, more shared memory; direct unchanged.
-MODEL_VERSION = "4"
+#: 5: resident blocks per SM follow the CUDA Occupancy Calculator's allocation units, from
+#: registers estimated by a fit to ptxas' counts (kernels.limits.compiled_registers) instead
+#: of register words plus a flat overhead: every estimate may change.
+MODEL_VERSION = "5"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64
 #: Accumulators per thread beyond which ILP no longer helps.

@@ -44,6 +44,7 @@ def test_rows_hold_ptxas_numbers_and_the_model_s_shared_memory(run):
         assert min(r["spill_stores"], r["spill_loads"], r["stack_bytes"]) >= 0
         assert isinstance(r["estimated_registers"], int)
         assert r["estimated_registers"] > r["register_words"]
+        assert r["tile_elements"] == 36  # (4 + 3 - 1)^2
         assert r["calculator_blocks_per_sm"] == rb.calculator_blocks(
             get_device("a100"), r["threads"], r["ptxas_shared_bytes"], r["ptxas_registers"])
 
@@ -70,7 +71,17 @@ def test_fit_recovers_a_line_and_leaves_out_the_capped_configs():
     assert fit["fitted_on"] == 5 and fit["configs"] == 7
     assert fit["a"] == pytest.approx(50) and fit["b"] == pytest.approx(2)
     assert fit["median_abs_error"] == pytest.approx(0, abs=1e-9)
-    assert fit["v4_median_abs_error"] == 58  # |w + 24 - (50 + 2 w)| at the median w = 32
+    assert fit["c"] == 0.0
+    assert fit["model_median_abs_error"] == 58  # |w + 24 - (50 + 2 w)| at the median w = 32
+
+
+def test_winograd_fit_takes_the_tile_as_a_second_input():
+    """ptxas = 6 + 0.5 * words + 2 * tile elements exactly: a, b and c come back."""
+    rows = [{"status": "ok", "register_words": w, "tile_elements": t, "estimated_registers": 0,
+             "ptxas_registers": 6 + 0.5 * w + 2 * t}
+            for w, t in ((64, 16), (128, 16), (72, 36), (144, 36), (50, 25))]
+    fit = rb.fit_registers("winograd", rows, 255)
+    assert (fit["a"], fit["b"], fit["c"]) == (pytest.approx(6), pytest.approx(0.5), pytest.approx(2))
 
 
 @pytest.mark.parametrize("spec", ["resnet50.conv2_1b:winograd", "resnet50.conv2_1b:winograd:1",

@@ -55,12 +55,14 @@ def test_blocks_per_sm_is_the_largest_that_fits():
     """blocks_per_sm respects every SM limit and one more block would break one."""
     space = ConvSpace(LAYER, V100, pruned=False)
     _, f = _feats(space, n=200)
-    b, warps = f["blocks_per_sm"], np.ceil(f["threads"] / 32) * 32
+    b, warps = f["blocks_per_sm"], np.ceil(f["threads"] / 32)
+    shared = np.ceil(np.maximum(f["shared_bytes"], 1) / 256) * 256   # V100: 256 B units
+    warp_regs = np.ceil(f["regs_per_thread"] * 32 / 256) * 256        # a warp's, in 256s
 
     def fits(k):
-        return ((k <= V100.max_blocks_per_sm) & (k * f["shared_bytes"] <= V100.shared_mem_per_sm_bytes)
-                & (k * warps <= V100.max_threads_per_sm)
-                & (k * warps * f["regs_per_thread"] <= V100.registers_per_sm))
+        return ((k <= V100.max_blocks_per_sm) & (k * shared <= V100.shared_mem_per_sm_bytes)
+                & (k * warps * 32 <= V100.max_threads_per_sm)
+                & (np.ceil(k * warps / 4) * 4 * warp_regs <= V100.registers_per_sm))
 
     assert fits(b).all() and not fits(b + 1).any()
     assert ((f["occupancy"] > 0) & (f["occupancy"] <= 1)).all()

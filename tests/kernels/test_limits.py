@@ -4,25 +4,41 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from iobound.devices import DEVICES
-from kernels.limits import (GRID_YZ_LIMIT, REGISTER_OVERHEAD, fits_register_file, grid_fits,
-                            resident_blocks_per_sm, thread_registers)
+from kernels.limits import (GRID_YZ_LIMIT, REGISTER_OVERHEAD, compiled_registers,
+                            fits_register_file, grid_fits, launch_bounds_registers,
+                            resident_blocks_per_sm, shared_allocation, thread_registers)
 
 devices = st.sampled_from(sorted(DEVICES))
 
 
 @given(devices, st.integers(1, 1024), st.integers(0, 200_000), st.integers(1, 255))
 def test_resident_blocks_respect_every_sm_limit(name, threads, shared, regs):
-    """The resident blocks fit the SM's block, shared memory, thread and register limits,
-    and one more block would break one of them."""
+    """The resident blocks fit the SM's block, shared memory, thread and register limits
+    under the allocation units, and one more block would break one of them."""
     d = DEVICES[name]
     b = int(resident_blocks_per_sm(d, threads, shared, regs))
-    warp_threads = -(-threads // d.warp_size) * d.warp_size
+    warps = -(-threads // d.warp_size)
+    warp_regs = -(-regs * d.warp_size // 256) * 256
 
     def fits(k):
-        return (k <= d.max_blocks_per_sm and k * max(shared, 1) <= d.shared_mem_per_sm_bytes
-                and k * warp_threads <= d.max_threads_per_sm
-                and k * warp_threads * regs <= d.registers_per_sm)
+        return (k <= d.max_blocks_per_sm
+                and k * shared_allocation(d, max(shared, 1)) <= d.shared_mem_per_sm_bytes
+                and k * warps * d.warp_size <= d.max_threads_per_sm
+                # the file holds warps in groups of 4
+                and -(-k * warps // 4) * 4 * warp_regs <= d.registers_per_sm)
     assert fits(b) and not fits(b + 1)
+
+
+@given(devices, st.integers(1, 1024), st.integers(0, 300), st.sampled_from(["direct", "winograd"]),
+       st.integers(0, 64))
+def test_compiled_registers_let_one_block_launch(name, threads, words, algorithm, tile):
+    """However many words a thread holds, the estimate stays within what
+    __launch_bounds__ leaves (one block resident, at most 255) and grows with the words."""
+    d = DEVICES[name]
+    regs = int(compiled_registers(words, algorithm, d, threads, tile))
+    assert 1 <= regs <= launch_bounds_registers(d, threads) <= 255
+    assert resident_blocks_per_sm(d, threads, 0, regs) >= 1
+    assert compiled_registers(words + 1, algorithm, d, threads, tile) >= regs
 
 
 @given(st.integers(0, 300), st.sampled_from(sorted(REGISTER_OVERHEAD)), st.integers(1, 1024))

@@ -125,7 +125,7 @@ def _documented_model(layer, device, cfg):
     from dataflow.direct import DirectTiling, direct_io
     from kernels.config import accumulators_per_thread, shared_memory_bytes
     from kernels.kernel_flops import kernel_flops
-    from kernels.limits import thread_registers
+    from kernels.limits import COMPILED_REGISTERS
     from kernels.perf_model import FMA_PARALLELISM, ILP_CAP, ITERATION_CYCLES, LAUNCH_OVERHEAD_MS, MEMORY_WARPS
 
     kc = config_from_dict(cfg)
@@ -133,12 +133,17 @@ def _documented_model(layer, device, cfg):
     threads = kc.tx * kc.ty * kc.tz
     warps = -(-threads // device.warp_size)
     ilp = accumulators_per_thread(layer, kc)
-    regs = int(thread_registers(ilp, "direct", device.registers_per_thread_max))
-    shared = shared_memory_bytes(layer, kc)
-    b_sm = max(k for k in range(device.max_blocks_per_sm + 1)
-               if k * max(shared, 1) <= device.shared_mem_per_sm_bytes
-               and k * warps * device.warp_size <= device.max_threads_per_sm
-               and k * warps * device.warp_size * regs <= device.registers_per_sm)
+    shared = -(-max(shared_memory_bytes(layer, kc), 1) // 256) * 256  # V100: 256 B units
+
+    def blocks_fit(k, regs):  # a warp's registers in 256s, the file's warps in fours
+        return (k <= device.max_blocks_per_sm and k * shared <= device.shared_mem_per_sm_bytes
+                and k * warps * device.warp_size <= device.max_threads_per_sm
+                and -(-k * warps // 4) * 4 * -(-regs * device.warp_size // 256) * 256
+                <= device.registers_per_sm)
+    a, b, _ = COMPILED_REGISTERS["direct"]
+    # ptxas' estimated count, within what __launch_bounds__ leaves one block
+    regs = min(math.ceil(a + b * ilp), max(r for r in range(1, 256) if blocks_fit(1, r)))
+    b_sm = max(k for k in range(device.max_blocks_per_sm + 1) if blocks_fit(k, regs))
     resident = min(b_sm, -(-blocks // device.sm_count))        # b
     w_active = resident * warps                                   # W
     v = blocks / (device.sm_count * resident)
