@@ -114,7 +114,7 @@ def check_goals(runs: Iterable) -> dict:
         got = _mean_over_targets(scores, m, b, targets)
         unscored = [t for t in targets if not scores.get((t, m, b))]
         checks.append({"goal": f"mean >= {goal:.2f}", "method": m, "budget": b,
-                       "measured": None if got is None else round(got, 4),
+                       "measured": got,  # printed to 3 places from this: rounded once, as the table
                        "met": got is not None and got >= goal,
                        **({"unscored": unscored} if unscored else {})})
     for m in methods:

@@ -3,7 +3,7 @@
 - the goals' table of cells below their base (benchmarks/tq/goals.py) prints the paired mean
   difference and its standard error rounded once, as the correctly rounded 3-decimal value of
   the numpy statistic (rounding to 4 decimals first moves the third decimal: -0.13149 is
-  -0.131, not -0.132);
+  -0.131, not -0.132), and so does each goal's mean;
 - search quality (benchmarks/sq/report.py): one run has no standard error (the sample
   standard deviation with ddof=1 is undefined), so the table must not print one as
   "±0.000", nor the explorer-vs-best-Kernel-Tuner gap claim a zero standard error.
@@ -42,6 +42,14 @@ def test_paired_difference_near_a_half_is_not_rounded_twice():
 
 def _run(strategy: str, seed: int, score: float) -> RunResult:
     return RunResult("s", strategy, 25, seed, 25, 1.0 / score, score, score >= 1 / 1.05, None)
+
+
+def test_goal_mean_is_printed_rounded_once_as_the_table_mean():
+    """A mean over targets of 0.96549 prints 0.965, the table's mean row, not 0.966 (from a
+    stored 0.9655): the leave-network-out run printed both for the same number."""
+    runs = [TargetRun("A", "explorer+history", 0, {25: 0.96549}), TargetRun("A", "explorer", 0, {25: 0.5})]
+    text = goals_markdown(check_goals(runs))
+    assert "explorer+history at 25: mean 0.965, goal 0.95; met" in text
 
 
 def test_search_quality_one_run_prints_no_standard_error():
