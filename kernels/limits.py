@@ -67,10 +67,12 @@ MAX_ACCUMULATORS_PER_THREAD = 128
 REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
 #: ptxas' registers of a thread ~ a + b * register words + c * Winograd tile elements
 #: ((e + k_h - 1)(e + k_w - 1)), before the __launch_bounds__ cap: least squares on 520
-#: sampled configs of 13 layer/algorithm cases compiled for sm_70 and sm_80
-#: (benchmarks/register_estimate.py, nvcc 12.9/13.0). Median error: direct 16 registers
-#: (ptxas' unrolling of the k_h x k_w loop varies more than any one feature explains),
-#: Winograd 2.
+#: sampled configs of benchmarks/register_estimate.py's 13 default cases (seed 1 compiled
+#: for sm_80 with nvcc 13.0, seed 2 for sm_70 with 12.9; direct fitted on both, Winograd
+#: on sm_70's: its median error on sm_80's configs, 1.8, is below sm_80's own fit's, 3.5).
+#: Median error: direct 16 registers (ptxas' unrolling of the k_h x k_w loop varies more
+#: than any one feature explains), Winograd 2; tests/kernels/test_register_fit.py checks
+#: it on seed 0.
 COMPILED_REGISTERS = {"direct": (63.0, 1.37, 0.0), "winograd": (6.0, 0.69, 1.81)}
 #: ptxas' register cap of one thread on every listed device.
 MAX_REGISTERS_PER_THREAD = 255
@@ -128,7 +130,8 @@ def compiled_registers(words_per_thread, algorithm: str, device, threads, tile_e
 
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
                        max_per_thread: int = MAX_REGISTERS_PER_THREAD):
-    """Whether a block's threads times their estimated registers fit in an SM's file."""
+    """Whether a block's threads times the registers each needs at the least
+    (:func:`thread_registers`) fit in an SM's file: the pruning rule."""
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
 
 
