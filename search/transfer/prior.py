@@ -68,6 +68,7 @@ from iobound import limits
 from ..cost_model import make_targets, model_rows, source_caps, training_rows
 from .picker import Picker
 from .prior_options import PriorOptions
+from .rank_test import kendall_greater
 from .rows import rows_for
 from .sources import SourceGroup, consensus, same_problem, source_groups
 
@@ -183,8 +184,9 @@ class HistoryPrior:
     def agreement(self, known: dict[int, float]) -> list[tuple[float, float]]:
         """Per source (``self.groups``' order), how its times order the configurations of
         ``known`` (index -> the target's cost) that it measured: Kendall's tau with the
-        target's costs and its one-sided p-value (``(0.0, 1.0)`` below 3 such
-        configurations or when either side is constant).
+        target's costs and its one-sided p-value, exact on a few tied configurations
+        (:func:`.rank_test.kendall_greater`; ``(0.0, 1.0)`` below 3 such configurations
+        or when either side is constant).
 
         Examples
         --------
@@ -199,15 +201,13 @@ class HistoryPrior:
         ...     {0: 1.0, 2: 2.0, 5: 3.0, 7: 4.0}))]
         [('down', -1.0), ('up', 1.0)]
         """
-        from scipy.stats import kendalltau
-
         out = []
         for pos in self._rel_times:
             both = [(pos[i], c) for i, c in known.items() if i in pos]
             if len(both) < 3:
                 out.append((0.0, 1.0))
                 continue
-            tau, p = kendalltau(*zip(*both), alternative="greater")
+            tau, p = kendall_greater(*zip(*both))
             out.append((0.0, 1.0) if math.isnan(tau) else (float(tau), float(p)))
         return out
 

@@ -74,6 +74,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..space import Space
+from .rank_test import kendall_greater
 
 __all__ = ["PriorFeatureSpace"]
 
@@ -106,15 +107,13 @@ class PriorFeatureSpace(Space):
         the finite ones count): active while its ranks order them with Kendall's tau
         significantly above 0 (one-sided p <= ``alpha``); below :attr:`MIN_JUDGED`
         measurements every column stays as it is, and the prior's column always does."""
-        from scipy.stats import kendalltau
-
         done = [(i, c) for i, c in known.items() if np.isfinite(c)]
         if len(done) < self.MIN_JUDGED:
             return
         idx = np.array([i for i, _ in done], dtype=np.int64)
         cost = np.array([c for _, c in done])
         for k in range(1, self._rank.shape[1]):
-            tau, p = kendalltau(self._rank[idx, k], cost, alternative="greater")
+            tau, p = kendall_greater(self._rank[idx, k], cost)
             self.active[k] = bool(np.isfinite(tau) and p <= alpha)
 
     @property
