@@ -206,11 +206,30 @@ def _main_network(a, ks) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_spaces_argument(ap: argparse.ArgumentParser) -> None:
+    """``--spaces FILE...``: the cache files, each a target in turn (default: the shared
+    convolution spaces, when ../shared is there); see :func:`check_spaces`."""
     ap.add_argument("--spaces", nargs="+", type=Path,
                     default=sorted(SPACES_DIR.glob("convolution_*.json.gz")),
                     help="Kernel Tuner cache files, each a target in turn")
+
+
+def check_spaces(spaces: list[Path]) -> None:
+    """``--spaces`` as the leave-one-device-out scripts take it: at least two files, each
+    there and a target (``check_targets``); else one error line naming what is wrong."""
+    missing = [str(p) for p in spaces if not Path(p).is_file()]
+    if missing:
+        raise SystemExit(f"error: --spaces: no such file: {', '.join(missing)}")
+    if len(spaces) < 2:
+        where = "" if spaces else f" (none given, none found in {SPACES_DIR})"
+        raise SystemExit(f"error: need at least two Kernel Tuner cache files, each a target in "
+                         f"turn{where}: give them with --spaces FILE FILE ...")
+    check_targets(spaces)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_spaces_argument(ap)
     ap.add_argument("--ks", type=int, nargs="+", default=list(DEFAULT_KS))
     ap.add_argument("--thresholds", type=float, nargs="+", default=list(DEFAULT_THRESHOLDS))
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
@@ -223,17 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         if any(k < 1 for k in a.ks):
             raise SystemExit("error: --ks must be >= 1")
         return _main_network(a, sorted(set(a.ks)))
-    missing = [str(p) for p in a.spaces if not Path(p).is_file()]
-    if missing:
-        raise SystemExit(f"error: --spaces: no such file: {', '.join(missing)}")
-    if len(a.spaces) < 2:
-        where = "" if a.spaces else f" (none given, none found in {SPACES_DIR})"
-        raise SystemExit(f"error: need at least two Kernel Tuner cache files, each a target in "
-                         f"turn{where}: give them with --spaces FILE FILE ...")
     if any(k < 1 for k in a.ks) or any(not 0 < t <= 1 for t in a.thresholds):
         raise SystemExit("error: --ks must be >= 1 and --thresholds in (0, 1]")
     ks, ts = sorted(set(a.ks)), sorted(set(a.thresholds))
-    check_targets(a.spaces)
+    check_spaces(a.spaces)
     targets = load_targets([str(p) for p in a.spaces], space_names(list(a.spaces)))
     rows = [{"target": t.name, "device": t.device, **ceiling(t, ks),
              "rank": best_source_rank(t, ts), "alone": alone(t, ks, ts)} for t in targets]

@@ -38,8 +38,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.history_ceiling import target_scores
-from benchmarks.transfer_quality import REPO, SPACES_DIR, check_targets, space_names
+from benchmarks.history_ceiling import add_spaces_argument, check_spaces, target_scores
+from benchmarks.transfer_quality import REPO, space_names
 from benchmarks.tq.runner import Target, load_targets
 
 LIKENESSES = ("kendall", "weighted")
@@ -119,9 +119,7 @@ def markdown(rows: list[dict], ks) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--spaces", nargs="+", type=Path,
-                    default=sorted(SPACES_DIR.glob("convolution_*.json.gz")),
-                    help="Kernel Tuner cache files, each a target in turn")
+    add_spaces_argument(ap)
     ap.add_argument("--ks", type=int, nargs="+", default=list(DEFAULT_KS))
     ap.add_argument("--first", type=int, default=8,
                     help="picks of the picker before the judged rounds (default 8: two "
@@ -132,17 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--tag", default="source_similarity", help="output file name prefix")
     a = ap.parse_args(argv)
-    missing = [str(p) for p in a.spaces if not Path(p).is_file()]
-    if missing:
-        raise SystemExit(f"error: --spaces: no such file: {', '.join(missing)}")
-    if len(a.spaces) < 2:
-        where = "" if a.spaces else f" (none given, none found in {SPACES_DIR})"
-        raise SystemExit(f"error: need at least two Kernel Tuner cache files, each a target in "
-                         f"turn{where}: give them with --spaces FILE FILE ...")
     if any(k < 1 for k in a.ks) or a.first < 1 or a.batch < 1 or a.match < 0:
         raise SystemExit("error: --ks, --first and --batch must be >= 1 and --match >= 0")
     ks = sorted(set(a.ks))
-    check_targets(a.spaces)
+    check_spaces(a.spaces)
     targets = load_targets([str(p) for p in a.spaces], space_names(list(a.spaces)))
     rows = [{"target": t.name, "device": t.device,
              "best": best_at(t, sequences(t, a.first, a.batch, max(ks), a.match), ks)}
