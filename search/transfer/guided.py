@@ -30,7 +30,8 @@ device is heard once; or each model's), at most ``first_rounds``. Their measurem
 say which sources are like the target: the round right after them is again a history
 round, without a draw, when one source orders the target's measurements as the target
 does (Kendall's tau at least ``trust``, significant at ``trust_alpha`` over the
-sources, so that four configurations agreeing by chance earn nothing), and every later
+sources, so that four configurations agreeing by chance earn nothing; the p-value exact
+on a few tied configurations, :mod:`.rank_test`), and every later
 history round picks from the consensus re-weighted by each source's tau with the
 target (:meth:`~.prior.HistoryPrior.matched_order`, ``match``): with many devices, the
 nearest ones' next best. Afterwards the history earns its rounds on the target, by
