@@ -4,13 +4,13 @@ How far a source's times order the target's few measurements like the target dec
 whether history earns a round (:meth:`.prior.HistoryPrior.agreement`). scipy's
 ``kendalltau`` takes the exact null distribution only when neither side has a tie; with
 one it falls back to the normal approximation, which on the handful of configurations
-the first history rounds measure is far off: a perfect order of 7 configurations, three of
+the first history rounds measure is off: a perfect order of 7 configurations, three of
 which tie on both sides (as an analytic cost model gives configurations it cannot tell
 apart), gets p = 0.0016 from it against 0.0012 exact, on the wrong side of 0.01 / 7 sources.
 Here such samples (up to :data:`EXACT_UP_TO` pairs) get the exact p-value of the
 permutation test: the share of all pairings of ``x`` with ``y`` whose concordance (tau-b's
 numerator; its denominator is the same for every pairing) is at least the observed one.
-``scipy.stats.permutation_test`` computes the same (the tests check it), six times slower
+``scipy.stats.permutation_test`` computes the same (the tests check it), several times slower
 on 8 pairs, and this runs for every source each time history is judged. Tau is scipy's
 tau-b either way.
 
