@@ -214,6 +214,9 @@ class HistoryGuided(Strategy):
         if (self._last_was_history and self._history_rounds == self._unjudged
                 and self._trusted()):
             return True
+        if (self.guided.keep_trusted and self._last_was_history and self._trusted_source
+                and self._trusted()):
+            return True  # the twin the trusted round followed is still one
         if not (self._open and (self._last_was_history or self.guided.lottery)):
             return False
         draw = bool(self.rng.random() < self.guided.decay ** (self._misses + self._doubt))

@@ -79,6 +79,13 @@ class GuidedOptions:
         when a source orders the target's measurements with Kendall tau at least
         ``trust``, significant at ``trust_alpha`` over the sources (Bonferroni:
         ``p <= trust_alpha / sources``); ``trust`` above 1: never.
+    keep_trusted : bool
+        After the trusted round, history keeps its rounds, misses or not, while a source
+        still passes the same bar (``trust``, ``trust_alpha``) on everything the target
+        has measured: a twin found by the first measurements is followed while it stays
+        one, not only while each of its rounds improves. Off by default: measured on the
+        presets only (``benchmarks/results/transfer_experiments.md``, "A trusted source
+        followed while it stays trusted").
     model_picks : str
         Whether the history rounds walk the orders of the prior's two models, the ranking
         model's and the regression's (zero-shot's model, :meth:`~.prior.HistoryPrior.picker`),
@@ -108,6 +115,7 @@ class GuidedOptions:
     match: float = 15.0
     trust: float = 0.8
     trust_alpha: float = 0.01
+    keep_trusted: bool = False
     model_picks: str = "alone"
     follow_model: bool = True
 
@@ -123,6 +131,7 @@ class GuidedOptions:
         check_flag("lottery", self.lottery)
         check_flag("prior_feature", self.prior_feature)
         check_flag("follow_model", self.follow_model)
+        check_flag("keep_trusted", self.keep_trusted)
         if self.escape is not None and self.escape not in SOURCES:
             raise InvalidInputError(f"escape must be one of {', '.join(SOURCES)} or None; "
                                     f"got {self.escape!r}")

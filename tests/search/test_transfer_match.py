@@ -116,3 +116,42 @@ def test_match_options_reject_bad_values():
     for bad in ({"match": -1.0}, {"trust_alpha": 0.0}, {"trust_alpha": 1.5}):
         with pytest.raises(InvalidInputError, match=f"^{next(iter(bad))} must be"):
             GuidedOptions(**bad)
+
+
+def test_keep_trusted_follows_the_twin_while_it_stays_one():
+    """The target is one source's twin: with ``keep_trusted`` every round after the trusted
+    one is history's too (decay 0: no draw), each taking the matched order's next unasked
+    picks, since the twin orders every measurement as the target does; without it history
+    stops after the trusted round's miss or a later one."""
+    hist = sum((_hist(f"gpu{k}", _bowl(c)) for k, c in enumerate(CENTRES)), [])
+    twin = CENTRES[4]
+    prior, stats, asked = _run(twin, hist, GuidedOptions(decay=0.0, keep_trusted=True))
+    assert stats["history_rounds"] == 10 and stats["trusted"] == "k [64,64]@gpu4"
+    cost = _bowl(twin)
+    for r in range(2, 10):
+        known = {i: cost(SPACE.get(i)) for i in asked[:4 * r]}
+        assert asked[4 * r:4 * r + 4] == [int(i) for i in prior.matched_order(known, 15.0)
+                                          if int(i) not in known][:4]
+    _, stats, _ = _run(twin, hist, GuidedOptions(decay=0.0))
+    assert stats["history_rounds"] < 10
+
+
+def test_keep_trusted_stops_when_no_source_passes_the_bar_any_more(monkeypatch):
+    """Trusted once, then judged again after a history round that missed and refused: no
+    history round after the refusal (decay 0: no draw either)."""
+    from search.transfer.guided import HistoryGuided
+
+    verdicts, refused_at = iter([True, False]), []
+
+    def judged(self):
+        v = next(verdicts)
+        self._trusted_source = "k [64,64]@gpu4" if v else None
+        if not v:
+            refused_at.append(self._history_rounds)
+        return v
+
+    monkeypatch.setattr(HistoryGuided, "_trusted", judged)
+    hist = sum((_hist(f"gpu{k}", _bowl(c)) for k, c in enumerate(CENTRES)), [])
+    _, stats, _ = _run((3, 3, 3), hist, GuidedOptions(decay=0.0, keep_trusted=True))
+    assert len(refused_at) == 1 and refused_at[0] >= 3
+    assert stats["history_rounds"] == refused_at[0] and stats["trusted"] is None
