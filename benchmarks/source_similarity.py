@@ -4,7 +4,8 @@ The history rounds first measure the picker's order (the consensus's best, every
 source's best, the consensus's next...: ``prior@K`` of ``benchmarks/history_ceiling.py``).
 After those, a judged round could instead take the consensus with each source weighted
 by how like the target it has been on what the target measured so far
-(``exp(match * (s - the best s))``, as :meth:`search.transfer.HistoryPrior.matched_order`).
+(``exp(match * (s - the best s))``, :meth:`search.transfer.HistoryPrior.weighted_order`,
+as ``matched_order`` does).
 Which likeness ``s`` to use decides which source is followed. Without tuning, the
 target's recorded times standing in for its measurements, leave one device out as
 ``benchmarks/transfer_quality.py`` builds the history, this prints the best target score
@@ -73,23 +74,19 @@ def likeness(source_times: dict[int, float], known: dict[int, float], kind: str)
 def sequences(target: Target, first: int, batch: int, length: int,
               match: float) -> dict[str, list[int]]:
     """``{name: the first length picks}`` for each of :data:`SEQUENCES` (module doc)."""
-    from search.transfer.sources import consensus
-
     score = target_scores(target)
     prior = target.prior
     picker = prior.picker()
     start = picker.picks(min(first, length), set())
     out = {"picker": start + picker.picks(length - len(start), set(start))}
     times = [dict(zip(g.indices.tolist(), g.rel_time.tolist())) for g in prior.groups]
-    rest = prior.order().tolist()
     for kind in LIKENESSES:
         seq = list(start)
         while len(seq) < length:
             known = {i: 1.0 / score[i] for i in seq if score[i] > 0}
-            s = np.array([likeness(t, known, kind) for t in times])
-            order = consensus(prior.groups, np.exp(match * (s - s.max()))).tolist()
+            s = [likeness(t, known, kind) for t in times]
             asked = set(seq)
-            new = [i for i in dict.fromkeys(order + rest) if i not in asked][:batch]
+            new = [int(i) for i in prior.weighted_order(s, match) if int(i) not in asked][:batch]
             if not new:
                 break
             seq += new

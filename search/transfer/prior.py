@@ -220,8 +220,15 @@ class HistoryPrior:
         target's ``known`` costs (by ``exp(sharpness * (tau - the best tau))``,
         :meth:`agreement`), then the rest of :meth:`order`: what the sources most like the
         target found fast."""
-        tau = np.array([t for t, _ in self.agreement(known)])
-        return _each_once(consensus(self.groups, np.exp(sharpness * (tau - tau.max()))),
+        return self.weighted_order(np.array([t for t, _ in self.agreement(known)]), sharpness)
+
+    def weighted_order(self, likeness: np.ndarray, sharpness: float) -> np.ndarray:
+        """The consensus with each source's weight scaled by ``exp(sharpness * (its likeness
+        - the best likeness))`` (``likeness`` in ``self.groups``' order), then the rest of
+        :meth:`order`: :meth:`matched_order` with Kendall's tau as the likeness, or any
+        other (``benchmarks/source_similarity.py`` compares some)."""
+        likeness = np.asarray(likeness, dtype=float)
+        return _each_once(consensus(self.groups, np.exp(sharpness * (likeness - likeness.max()))),
                           self.order())
 
     def picker(self, model: bool = False, alone: bool = False) -> "Picker":
