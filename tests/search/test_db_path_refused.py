@@ -30,3 +30,21 @@ def test_a_refused_database_name_is_named_for_what_it_is(argv, capsys, tmp_path,
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "File name too long" in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["history", "list", "--db", "{folder}"],
+    ["history", "best", "--db", "{folder}"],
+    ["kernel", "--layer", SMALL, "--from-history", "{folder}"],
+    ["history", "list", "--db", "/dev/null"],
+])
+def test_a_folder_or_device_is_named_for_what_it_is(argv, capsys, tmp_path, monkeypatch):
+    """A folder (or a device) where a database is read is not "no such database": it was
+    said so, the wrong reason, before the check asked whether the path was missing."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "held.db").mkdir()
+    argv = [a.format(folder="held.db") for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no such" not in err, err
+    assert ("folder" if "held.db" in argv else "not a regular file") in err, err
