@@ -28,8 +28,8 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     ...
     iobound.errors.InvalidInputError: --db /nonexistent/t.db: no such database (iobound history import or iobound tune --history create one)
     """
-    # a name the system refuses (too long, a loop of links) is said as such, not "no such"
-    # a folder or a device is said as such (TuningDB's path_fault), not "no such"
+    # only a missing path is "no such": a name the system refuses (too long, a loop of
+    # links; path_kind), a folder or a device (TuningDB's path_fault) are said as such
     if (readonly if must_exist is None else must_exist) and path_kind(path, option) == "missing":
         raise InvalidInputError(f"{option} {path}: no such database (iobound history import "
                                 f"or iobound tune --history create one)")
