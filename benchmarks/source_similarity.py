@@ -79,7 +79,7 @@ def sequences(target: Target, first: int, batch: int, length: int,
     picker = prior.picker()
     start = picker.picks(min(first, length), set())
     out = {"picker": start + picker.picks(length - len(start), set(start))}
-    times = [dict(zip(g.indices.tolist(), g.rel_time.tolist())) for g in prior.groups]
+    times = prior.rel_times
     for kind in LIKENESSES:
         seq = list(start)
         while len(seq) < length:

@@ -202,7 +202,7 @@ class HistoryPrior:
         [('down', -1.0), ('up', 1.0)]
         """
         out = []
-        for pos in self._rel_times:
+        for pos in self.rel_times:
             both = [(pos[i], c) for i, c in known.items() if i in pos]
             if len(both) < 3:
                 out.append((0.0, 1.0))
@@ -212,7 +212,8 @@ class HistoryPrior:
         return out
 
     @cached_property
-    def _rel_times(self) -> list[dict[int, float]]:  # per group: index -> relative time
+    def rel_times(self) -> list[dict[int, float]]:
+        """Per source (``self.groups``' order): configuration index -> its relative time."""
         return [dict(zip(g.indices.tolist(), g.rel_time.tolist())) for g in self.groups]
 
     def matched_order(self, known: dict[int, float], sharpness: float) -> np.ndarray:
