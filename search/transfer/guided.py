@@ -44,7 +44,9 @@ picks stop improving anything) thus costs its first rounds (and the trusted one,
 when a source agreed with them) plus at most
 ``decay ** doubt / (1 - decay)`` batches on average, whatever the budget.
 (``lottery=True`` draws again before every round instead; that tail grows with
-the number of rounds.)
+the number of rounds.) With ``reopen=n``, where the history rounds walk the models' orders
+(no source measured the target's problem), ``n`` inner rounds in a row without improving
+the best earn the history one more round, kept by the same rule.
 
 ``share="isolated"`` tells the inner strategy only what it asked
 itself: it runs as it would without history (but for the feature), only later (a configuration
@@ -180,6 +182,7 @@ class HistoryGuided(Strategy):
         self._last_was_history = self._last_won = False
         self._best = math.inf
         self._trusted_source: str | None = None
+        self._stalled = 0  # inner rounds in a row without improving the best
 
     @property
     def batch_size(self) -> int:
@@ -217,12 +220,21 @@ class HistoryGuided(Strategy):
         if (self.guided.keep_trusted and self._last_was_history and self._trusted_source
                 and self._trusted()):
             return True  # the twin the trusted round followed is still one
+        if self._reopen_due():
+            self._stalled = 0
+            return True
         if not (self._open and (self._last_was_history or self.guided.lottery)):
             return False
         draw = bool(self.rng.random() < self.guided.decay ** (self._misses + self._doubt))
         if not self.guided.lottery:
             self._open = draw
         return draw
+
+    def _reopen_due(self) -> bool:
+        """Whether the inner rounds stalled long enough to hear the models again (``reopen``)."""
+        return (self.guided.reopen > 0 and self._model_listed and not self._last_was_history
+                and self._history_rounds >= self._unjudged
+                and self._stalled >= self.guided.reopen)
 
     def ask(self, n: int) -> list[int]:
         self._last_was_history, self._round_is_history = self._round_is_history, False
@@ -290,6 +302,7 @@ class HistoryGuided(Strategy):
             elif self.guided.share == "hints" and hasattr(self.inner, "hint"):
                 self.inner.hint(indices, records)
         else:
+            self._stalled = 0 if best_round < self._best else self._stalled + 1
             held, self._held = self._held, []
             self.inner.tell(held + indices, [self._known[i] for i in held] + list(records))
         self._best = min(self._best, best_round)

@@ -98,6 +98,14 @@ class GuidedOptions:
         sources' own; ``"always"`` as two more lists whatever the sources; ``"never"``
         not at all. Where a source measured the target's problem, ``"alone"`` and
         ``"unmatched"`` walk the sources' lists only.
+    reopen : int
+        Where the history rounds walk the models' orders (no source measured the target's
+        problem), after this many inner rounds in a row that did not improve the best, the
+        next round is a history round again (its picks as any judged round's, kept by the
+        same rule: a win keeps the next); 0 (default): never. Inert where sources measured
+        the target's problem (their lists mislead for as long as the device differs:
+        ``benchmarks/results/transfer_experiments.md``, "History rounds again when the
+        explorer stalls").
     follow_model : bool
         With the models' orders heard, when the target's best after the unjudged rounds is
         a model's pick, the next round is a history round again and it and every later
@@ -120,12 +128,14 @@ class GuidedOptions:
     keep_trusted: bool = False
     model_picks: str = "alone"
     follow_model: bool = True
+    reopen: int = 0
 
     def __post_init__(self) -> None:
         check_number("decay", self.decay, 0, 1, high_open=True)
         check_count("doubt", self.doubt)
         check_count("source_features", self.source_features)
         check_count("first_rounds", self.first_rounds, low=1)
+        check_count("reopen", self.reopen)
         check_number("match", self.match, 0)
         check_number("trust", self.trust)
         check_number("trust_alpha", self.trust_alpha, 0, 1, low_open=True)
