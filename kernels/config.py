@@ -52,7 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DirectConfig", "WinogradConfig", "KernelConfig", "config_from_dict", "parse_config",
     "parse_config_items", "input_tile_shape", "shared_memory_words", "shared_memory_bytes",
-    "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "check_config",
+    "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "grid_of",
+    "check_config",
 ]
 
 FP32_BYTES = WORD_BYTES  # the generated kernels compute in fp32
@@ -196,8 +197,17 @@ def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
     """CUDA grid (x, y, z): tile columns, tile rows, images * channel groups."""
-    return (-(-layer.w_out // config.x), -(-layer.h_out // config.y),
-            layer.n * -(-layer.c_out // config.z))
+    return grid_of(layer, config.x, config.y, config.z)
+
+
+def grid_of(layer: ConvLayer, x: int, y: int, z: int) -> tuple[int, int, int]:
+    """:func:`grid_shape` of output tiles ``x * y * z`` (unchecked: for callers holding a
+    checked tiling rather than a config, such as :mod:`kernels.kernel_flops`).
+
+    >>> grid_of(ConvLayer(n=2, c_in=1, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3), 4, 4, 3)
+    (2, 2, 6)
+    """
+    return -(-layer.w_out // x), -(-layer.h_out // y), layer.n * -(-layer.c_out // z)
 
 
 # -- validity ----------------------------------------------------------------------
