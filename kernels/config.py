@@ -141,8 +141,13 @@ def parse_config_items(text: str) -> dict[str, int]:
 
 # -- sizes -------------------------------------------------------------------------
 
+# Each public size checks its operands (_check_operands): a None or a dict is an
+# InvalidInputError naming it, not an AttributeError. Sizes are defined for any config,
+# also one whose tiles exceed the layer (check_config names that), so a search can rank it.
+
 def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
     """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
+    _check_operands(layer, config)
     return config.input_tile_shape(layer)
 
 
@@ -153,6 +158,7 @@ def _footprint(layer: ConvLayer, config: KernelConfig):
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Floats of static shared memory the generated kernel declares."""
+    _check_operands(layer, config)
     return config.shared_words(layer)
 
 
@@ -163,6 +169,7 @@ def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
 
 def register_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
+    _check_operands(layer, config)
     return _footprint(layer, config).register_words
 
 
@@ -187,6 +194,7 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 440 + 4*4*4*16 + 32*(2+2)*16
     (440, 3512)
     """
+    _check_operands(layer, config)
     return config.onchip_words(layer)
 
 
@@ -197,6 +205,7 @@ def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
     """CUDA grid (x, y, z): tile columns, tile rows, images * channel groups."""
+    _check_operands(layer, config)
     return grid_of(layer, config.x, config.y, config.z)
 
 
