@@ -49,6 +49,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import networkx as nx
 
 from iobound import limits
@@ -56,6 +58,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .io_volume import takes_layer
+from .pebble_moves import check_dag
 
 __all__ = ["MAX_VERTICES", "check_dag_size", "direct_chain", "direct_conv_dag", "direct_taps",
            "evaluate_dag", "group_channels"]
@@ -99,6 +102,11 @@ def group_channels(layer: ConvLayer, co: int) -> range:
     return range(start, start + cg)
 
 
+def _index(name: str, value, size: int, dim: str) -> int:
+    """``value`` as an index ``0..size - 1`` along ``dim`` (InvalidInputError naming ``name``)."""
+    return limits.check_int(name, value, limits.Limit(0, size - 1, f"{dim}={size}"))
+
+
 @takes_layer
 def direct_chain(layer: ConvLayer, b: int, co: int, oh: int, ow: int) -> list[tuple[int, tuple]]:
     """The computation order of one output's product/sum chain as ``[(ci, vertex), ...]``.
@@ -113,7 +121,13 @@ def direct_chain(layer: ConvLayer, b: int, co: int, oh: int, ow: int) -> list[tu
     >>> layer = ConvLayer(n=1, c_in=2, h_in=1, w_in=1, c_out=1, k_h=1, k_w=1)
     >>> direct_chain(layer, 0, 0, 0, 0)
     [(0, ('prod', 0, 0, 0, 0, 0, 0, 0)), (1, ('prod', 0, 0, 0, 0, 1, 0, 0)), (1, ('out', 0, 0, 0, 0))]
+    >>> direct_chain(layer, 0, 0, 0, -1)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ow=-1 is below the minimum 0
     """
+    b, co = _index("b", b, layer.n, "n"), _index("co", co, layer.c_out, "c_out")
+    oh, ow = _index("oh", oh, layer.h_out, "h_out"), _index("ow", ow, layer.w_out, "w_out")
     rows, cols = direct_taps(layer, oh, ow)
     terms = [(ci, ("prod", b, co, oh, ow, ci, i, j))
              for ci in group_channels(layer, co) for i, _ in rows for j, _ in cols]
@@ -212,7 +226,9 @@ def evaluate_dag(dag: nx.DiGraph, sources: dict) -> dict:
     """Evaluate every vertex of a conv DAG from the values of its sources.
 
     Each non-source vertex's ``op`` says how: ``"mul"`` multiplies its predecessors,
-    ``"add"`` adds them, ``"lin"`` sums ``coef * value`` over its in-edges.
+    ``"add"`` adds them, ``"lin"`` sums ``coef * value`` over its in-edges. ``sources`` maps
+    every source (at least) to its value; a source without one, or a vertex without a
+    known ``op``, is an InvalidInputError.
 
     Examples
     --------
@@ -222,6 +238,10 @@ def evaluate_dag(dag: nx.DiGraph, sources: dict) -> dict:
     >>> evaluate_dag(g, {"a": 2.0, "b": 3.0})["c"]
     6.0
     """
+    check_dag(dag)
+    if not isinstance(sources, Mapping):
+        raise InvalidInputError(f"sources must be a mapping of source vertices to values, "
+                                f"got {type(sources).__name__}")
     val = dict(sources)
     for v in nx.topological_sort(dag):
         if v in val:
@@ -229,7 +249,7 @@ def evaluate_dag(dag: nx.DiGraph, sources: dict) -> dict:
         op = dag.nodes[v].get("op")
         preds = list(dag.predecessors(v))
         if not preds:
-            raise ValueError(f"source {v!r} has no value")
+            raise InvalidInputError(f"source {v!r} has no value in sources")
         if op == "mul":
             x = 1.0
             for u in preds:
@@ -239,6 +259,6 @@ def evaluate_dag(dag: nx.DiGraph, sources: dict) -> dict:
         elif op == "lin":
             x = sum(d["coef"] * val[u] for u, _, d in dag.in_edges(v, data=True))
         else:
-            raise ValueError(f"vertex {v!r} has no known op (got {op!r})")
+            raise InvalidInputError(f"vertex {v!r} has no known op (got {op!r})")
         val[v] = x
     return val

@@ -36,7 +36,9 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .io_volume import DataflowIO, Footprint, channel_group_spans, takes_layer, used_total
+from .io_volume import (DataflowIO, Footprint, channel_group_spans, check_block_memory, takes_layer,
+                        used_total)
+from .runs import RunTiling, check_run_tiling
 
 __all__ = [
     "DirectTiling",
@@ -44,9 +46,11 @@ __all__ = [
     "check_direct_tiling",
     "direct_io",
     "direct_footprint",
+    "direct_block_words",
     "direct_paper_io",
     "direct_paper_total",
     "direct_optimality_gap",
+    "relative_gap",
     "satisfies_optimality",
 ]
 
@@ -94,8 +98,17 @@ class DirectTiling:
         return cls(x=d["x"], y=d["y"], z=d["z"], alpha=d.get("alpha", 1))
 
 
+def _shown_tiling(tiling) -> str:
+    """A tiling (or whatever was given instead) for an error message: its short repr,
+    after its type unless the repr names it."""
+    text, kind = f"{tiling!r:.80}", type(tiling).__name__
+    return text if text.startswith(kind) else f"{kind} {text}"
+
+
+@takes_layer
 def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
-    """Raise ValueError naming the field when a tile is larger than its dimension.
+    """InvalidInputError unless ``tiling`` is a :class:`DirectTiling` whose tiles fit the
+    layer (naming the field of a tile larger than its dimension).
 
     Examples
     --------
@@ -105,6 +118,9 @@ def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
     ...
     iobound.errors.InvalidInputError: tile x=4 is larger than w_out=3
     """
+    if not isinstance(tiling, DirectTiling):
+        raise InvalidInputError(f"tiling must be a DirectTiling (x, y, z, alpha), got "
+                                f"{_shown_tiling(tiling)}")
     for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out"),
                                 ("z", layer.c_out, "c_out"), ("alpha", layer.c_in, "c_in")):
         v = getattr(tiling, name)
@@ -179,10 +195,27 @@ def direct_footprint(layer: ConvLayer, tiling: DirectTiling) -> Footprint:
     >>> direct_footprint(ConvLayer(1, 8, 9, 9, 8, 3, 3), DirectTiling(7, 7, 8, 2))
     Footprint(shared_words=306, register_words=392, total=698)
     """
-    in_rows = (tiling.y - 1) * layer.stride[0] + layer.extent_h
-    in_cols = (tiling.x - 1) * layer.stride[1] + layer.extent_w
-    shared = tiling.alpha * in_rows * in_cols + tiling.z * tiling.alpha * layer.k_h * layer.k_w
-    return Footprint.of(shared, tiling.x * tiling.y * tiling.z)
+    check_direct_tiling(layer, tiling)
+    return direct_block_words(layer, tiling.x, tiling.y, tiling.z, tiling.alpha)
+
+
+@takes_layer
+def direct_block_words(layer: ConvLayer, x: int, y: int, z: int, alpha: int) -> Footprint:
+    """The formula of :func:`direct_footprint` without its checks.
+
+    For callers that must size points which are not valid tilings (tiles larger than the
+    layer), such as ``kernels.config`` for a search that keeps invalid configurations.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> direct_block_words(ConvLayer(1, 8, 9, 9, 8, 3, 3), 70, 7, 8, 2).total  # x > w_out
+    5360
+    """
+    in_rows = (y - 1) * layer.stride[0] + layer.extent_h
+    in_cols = (x - 1) * layer.stride[1] + layer.extent_w
+    shared = alpha * in_rows * in_cols + z * alpha * layer.k_h * layer.k_w
+    return Footprint.of(shared, x * y * z)
 
 
 @takes_layer
@@ -207,7 +240,9 @@ def direct_paper_io(layer: ConvLayer, tiling: DirectTiling) -> float:
     >>> direct_paper_io(layer, DirectTiling(4, 4, 4))
     2176.0
     """
-    if isinstance(tiling, DirectTiling):   # a dataflow.runs.RunTiling has x y = m, alpha 1
+    if isinstance(tiling, RunTiling):   # a dataflow.runs.RunTiling has x y = m, alpha 1
+        check_run_tiling(layer, tiling)
+    else:
         check_direct_tiling(layer, tiling)
     x, y, z = tiling.x, tiling.y, tiling.z
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
@@ -230,8 +265,8 @@ def direct_paper_total(layer: ConvLayer, fast_memory: int, processors: int = 1) 
     >>> round(direct_paper_total(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=(1, 1)), 64))
     2048
     """
-    limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
-    limits.check_int("processors", processors, limits.PROCESSORS)
+    check_block_memory(limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS),
+                       limits.check_int("processors", processors, limits.PROCESSORS))
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     per_block = fast_memory / processors
     return float(2 * hwc * layer.k_h * layer.k_w * layer.c_in_per_group
@@ -253,8 +288,21 @@ def direct_optimality_gap(layer: ConvLayer, tiling: DirectTiling, reuse: float |
     >>> direct_optimality_gap(ConvLayer(1, 4, 8, 8, 8, 3, 3), DirectTiling(6, 3, 2))
     0.0
     """
+    check_direct_tiling(layer, tiling)
     r = float(layer.reuse_max if reuse is None else limits.check_number("reuse", reuse, 0, low_open=True))
-    xy, rz = float(tiling.x * tiling.y), r * tiling.z
+    return relative_gap(tiling.x * tiling.y, r * tiling.z)
+
+
+def relative_gap(xy: float, rz: float) -> float:
+    """``(x y - R z) / max(x y, R z)`` of the two sides of ``x y = R z`` (positive numbers;
+    no tiling or layer check: the public gaps check theirs and call this).
+
+    Examples
+    --------
+    >>> relative_gap(18, 18.0), relative_gap(9, 18.0)
+    (0.0, -0.5)
+    """
+    xy, rz = float(xy), float(rz)
     return (xy - rz) / max(xy, rz)
 
 

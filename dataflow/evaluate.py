@@ -26,9 +26,9 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from iobound.multi_block import bound_fast_memory
 
-from .direct import DirectTiling, direct_optimality_gap
+from .direct import DirectTiling, relative_gap
 from .families import dataflow_family
-from .io_volume import DataflowIO, Footprint
+from .io_volume import DataflowIO, Footprint, check_block_memory
 from .optimal_tiles import ContinuousOptimum
 from .winograd import WinogradTiling
 
@@ -199,20 +199,19 @@ def _checked(fast_memory, processors, tolerance) -> tuple[int, int, int]:
     s = limits.check_int("fast memory S (words)", fast_memory, _DATAFLOW_FAST_MEMORY)
     n_p = limits.check_int("processors", processors, limits.PROCESSORS)
     limits.check_number("tolerance", tolerance, 0)
-    if s // n_p < 1:
-        raise InvalidInputError(f"fast memory of {s} words leaves no word for each of {n_p} "
-                                "processors")
-    return s, n_p, s // n_p
+    return s, n_p, check_block_memory(s, n_p)
 
 
 def _optimality(layer: ConvLayer, tiling, reuse: float, r_df: float,
                 tolerance: float) -> OptimalityCondition:
     """How far the tiles are from ``x y = R z`` at the bound's R and at the dataflow's own."""
-    gap = direct_optimality_gap(layer, tiling, reuse=reuse)
-    return OptimalityCondition(reuse=reuse, xy=float(tiling.x * tiling.y), rz=reuse * tiling.z,
+    # the tiling (direct, run or Winograd) was checked against the layer by the caller
+    xy = tiling.x * tiling.y
+    gap = relative_gap(xy, float(reuse) * tiling.z)
+    return OptimalityCondition(reuse=reuse, xy=float(xy), rz=reuse * tiling.z,
                                relative_gap=gap, satisfied=bool(abs(gap) <= tolerance),
                                tolerance=float(tolerance), dataflow_reuse=r_df,
-                               dataflow_gap=direct_optimality_gap(layer, tiling, reuse=r_df))
+                               dataflow_gap=relative_gap(xy, float(r_df) * tiling.z))
 
 
 def _tiles(fam, layer: ConvLayer, block: int, e: int | None, divisors: bool, order: str | None,
@@ -264,6 +263,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     fam = dataflow_family(algorithm)
     fast_memory, processors, block = _checked(fast_memory, processors, tolerance)
+    divisors = limits.check_flag("divisors", divisors)
     fam.check_order(order)
     e = fam.resolve(layer, e, tiling)
     if layer.groups > 1:   # Winograd refused in resolve; direct: per group (dataflow/grouped.py)

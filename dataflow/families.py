@@ -51,8 +51,19 @@ class DataflowFamily(ABC):
         return self.algorithm.name
 
     def tiling_from(self, values) -> object:
-        """A tiling of ``values`` in :attr:`Algorithm.tile_params` order."""
-        return self.tiling_type(*(int(v) for v in values))
+        """A tiling of ``values``, a tuple of integers in :attr:`Algorithm.tile_params` order
+        (the tiling type checks each: 7.5, ``"7"`` and ``True`` are refused, never converted).
+
+        >>> dataflow_family("direct").tiling_from((4, 4, 2))
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: a direct tile must be a tuple of 4 integers (x, y, z, alpha), got (4, 4, 2)
+        """
+        params = self.algorithm.tile_params
+        if not isinstance(values, tuple) or len(values) != len(params):
+            raise InvalidInputError(f"a {self.name} tile must be a tuple of {len(params)} integers "
+                                    f"({', '.join(params)}), got {values!r:.80}")
+        return self.tiling_type(*values)
 
     @abstractmethod
     def check_tiling(self, layer: ConvLayer, tiling) -> None:

@@ -26,11 +26,13 @@ import functools
 from iobound.layer import ConvLayer
 from iobound.winograd_transforms import winograd_transforms
 
-from .winograd import WinogradTiling
+from .io_volume import takes_layer
+from .winograd import WinogradTiling, check_winograd_tiling
 
 __all__ = ["direct_flops", "winograd_flops", "transform_flops"]
 
 
+@takes_layer
 def direct_flops(layer: ConvLayer) -> int:
     """``2 * MACs`` of the direct convolution."""
     return 2 * layer.macs
@@ -58,8 +60,11 @@ def transform_flops(e: int, r: int) -> tuple[int, int, int]:
     return _sandwich_flops(tf.BT, tf.n), _sandwich_flops(tf.G, r), _sandwich_flops(tf.AT, tf.n)
 
 
+@takes_layer
 def winograd_flops(layer: ConvLayer, tiling: WinogradTiling) -> int:
-    """Products and transforms of the Winograd dataflow with ``tiling`` (see module doc)."""
+    """Products and transforms of the Winograd dataflow with ``tiling`` (see module doc;
+    InvalidInputError when the tiling does not fit the layer, as for its I/O)."""
+    check_winograd_tiling(layer, tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     r = layer.k_h
     n = e + r - 1

@@ -34,6 +34,7 @@ __all__ = [
     "used_per_tile",
     "used_total",
     "channel_group_spans",
+    "check_block_memory",
 ]
 
 
@@ -232,3 +233,21 @@ def takes_layer(func):
             raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
         return func(layer, *args, **kwargs)
     return wrapper
+
+
+def check_block_memory(fast_memory: int, processors: int) -> int:
+    """``fast_memory // processors``, the words one of ``processors`` blocks sharing
+    ``fast_memory`` may use (both already checked integers); InvalidInputError when that
+    is not one word (a block of no word has no dataflow and no bound).
+
+    >>> check_block_memory(12288, 4)
+    3072
+    >>> check_block_memory(12288, 10**6)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: fast memory of 12288 words leaves no word for each of 1000000 processors
+    """
+    if fast_memory // processors < 1:
+        raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of "
+                                f"{processors} processors")
+    return fast_memory // processors

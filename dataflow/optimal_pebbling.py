@@ -51,13 +51,15 @@ from dataclasses import dataclass
 import networkx as nx
 
 from iobound import limits
+from iobound.errors import InvalidInputError
 
 from .brute_force_pebbling import brute_force_pebbling
 from .pebble import play, validate_moves
 from .pebble_moves import check_dag, check_pebbles
 from .schedules import topological_schedule
 
-__all__ = ["OptimalPebbling", "brute_force_pebbling", "optimal_pebbling"]
+__all__ = ["MAX_MODEL_VERTEX_STEPS", "OptimalPebbling", "brute_force_pebbling", "check_model_size",
+           "optimal_pebbling"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,14 @@ RECOMPUTE = limits.Limit(0, 1 << 12, "extra compute steps: each adds a step of v
                                      "per vertex to the CP-SAT model")
 #: ``workers`` of :func:`optimal_pebbling`.
 WORKERS = limits.Limit(1, 1 << 10, "CP-SAT search workers")
+#: Largest CP-SAT model :func:`optimal_pebbling` builds, in vertex-steps: vertices times
+#: the ``T + 2`` states of the horizon. The model has about six Boolean variables and ten
+#: constraints per vertex-step (plus one per edge and step), and building it in Python, before
+#: the time limit applies, takes about 0.15 ms and 6 kB per vertex-step (measured: 34k
+#: vertex-steps, a 190-vertex DAG, 5 s and 0.3 GB; 565k, 716 vertices, 87 s and 3.4 GB). At
+#: 20k a model builds in about 3 s; that is some 120 vertices, and proofs of optimality
+#: stop long before (tens of vertices, module docstring).
+MAX_MODEL_VERTEX_STEPS = 20_000
 
 
 @dataclass(frozen=True)
@@ -222,6 +232,24 @@ def _solve_keeping_ctrl_c(solver, model) -> int:
             signal.signal(signal.SIGINT, handler)
 
 
+def check_model_size(vertices: int, horizon: int, limit: int = MAX_MODEL_VERTEX_STEPS) -> None:
+    """InvalidInputError when the CP-SAT model of ``vertices`` over ``horizon`` compute steps
+    would exceed ``limit`` vertex-steps (:data:`MAX_MODEL_VERTEX_STEPS`).
+
+    >>> check_model_size(8336, 6000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the exact pebbling model of a DAG of 8,336 vertices over 6,002 steps has 50,032,672 vertex-steps, more than the limit 20,000 ...
+    """
+    cells = vertices * (horizon + 2)
+    if cells > limit:
+        raise InvalidInputError(
+            f"the exact pebbling model of a DAG of {vertices:,} vertices over {horizon + 2:,} "
+            f"steps has {cells:,} vertex-steps, more than the limit {limit:,} (the model is built "
+            "before the time limit applies, at about 0.15 ms and 6 kB per vertex-step); use a "
+            "DAG of a few dozen vertices, or play a schedule (dataflow.play) for an upper bound")
+
+
 def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                      recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
     """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.
@@ -229,7 +257,9 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     Parameters
     ----------
     dag : networkx.DiGraph
-        A tiny DAG (a few dozen vertices); sources start blue, sinks must end blue.
+        A tiny DAG (a few dozen vertices; the model may have at most
+        :data:`MAX_MODEL_VERTEX_STEPS` vertices x steps); sources start blue, sinks must end
+        blue.
     S : int
         Red pebbles; at least the largest in-degree + 1.
     time_limit : float
@@ -246,8 +276,9 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
 
     Raises
     ------
-    ValueError
-        When ``S`` is too small for some vertex (from the heuristic play).
+    InvalidInputError
+        When ``S`` is too small for some vertex (from the heuristic play), or the model
+        would be larger than :data:`MAX_MODEL_VERTEX_STEPS` (:func:`check_model_size`).
     """
     from ortools.sat.python import cp_model
 
@@ -255,11 +286,12 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     S = check_pebbles(S)
     limits.check_number("time_limit", time_limit, 0, low_open=True)
     workers = limits.check_int("workers", workers, WORKERS)
-    best = _heuristic(dag, S)
     non_sources = sum(1 for v in dag if dag.in_degree(v) > 0)
     extra = max(2, non_sources // 4) if recompute is None else \
         limits.check_int("recompute", recompute, RECOMPUTE)
     T = non_sources + extra
+    check_model_size(dag.number_of_nodes(), T)
+    best = _heuristic(dag, S)
     model = _PebbleModel(dag, S, T)
     compulsory = model.minimise_io(best.total)
     solver = cp_model.CpSolver()

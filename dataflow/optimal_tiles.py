@@ -203,6 +203,7 @@ def optimal_direct_tiles(layer: ConvLayer, fast_memory: int, alpha: int = 1,
     """
     _check_layer(layer)
     fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    divisors = limits.check_flag("divisors", divisors)
     check_dense(layer, "optimal_direct_tiles")
     alpha = limits.check_int("alpha", alpha, limits.Limit(1, layer.c_in, f"c_in={layer.c_in}"))
     mu_h, mu_w = layer.stride
@@ -269,6 +270,7 @@ def optimal_winograd_tiles(layer: ConvLayer, fast_memory: int, e: int = DEFAULT_
     layer.check_winograd()
     e = limits.check_int("winograd e", e, limits.WINOGRAD_E)
     fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    divisors = limits.check_flag("divisors", divisors)
     r, n = layer.k_h, e + layer.k_h - 1
 
     def fixed(X, Y):

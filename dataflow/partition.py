@@ -35,6 +35,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from iobound import limits
+
+from .pebble_moves import check_dag
+
 __all__ = ["PartitionViolation", "PartitionCheck", "StepPart", "check_multistep_partition",
            "step_parts"]
 
@@ -120,7 +124,16 @@ def check_multistep_partition(dag: nx.DiGraph, attr: str = "step",
     -------
     PartitionCheck
         ``ok`` and which rule failed where.
+
+    Raises
+    ------
+    InvalidInputError
+        When ``dag`` is no ``networkx.DiGraph`` without a cycle, or ``max_violations`` is
+        no integer >= 0.
     """
+    check_dag(dag)
+    max_violations = limits.check_int("max_violations", max_violations,
+                                      limits.Limit(0, limits.DAG_VERTICES.high, "violations kept"))
     found: list[PartitionViolation] = []
     count = 0
 
@@ -165,6 +178,7 @@ def step_parts(dag: nx.DiGraph, attr: str = "step") -> tuple[StepPart, ...]:
     >>> step_parts(g)
     (StepPart(step=1, internal=1, inputs=1, outputs=1), StepPart(step=2, internal=1, inputs=1, outputs=1))
     """
+    check_dag(dag)
     label = dict(dag.nodes(data=attr))
     parts = []
     for s in sorted({x for x in label.values() if isinstance(x, int) and x > 0}):

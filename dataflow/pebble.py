@@ -286,11 +286,16 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
         When a move the player makes would break a rule (a compute without all
         predecessors red, more than ``S`` red pebbles, an output not blue at the end).
     """
-    if policy not in POLICIES:
+    if not isinstance(policy, str) or policy not in POLICIES:
         raise InvalidInputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     check_dag(dag)
     S = check_pebbles(S)
-    order = list(getattr(schedule, "order", schedule))
+    record_moves = limits.check_flag("record_moves", record_moves)
+    order = getattr(schedule, "order", schedule)
+    if isinstance(order, (str, bytes)) or not isinstance(order, Iterable):
+        raise InvalidInputError(f"schedule must be a sequence of vertices or a TiledSchedule, "
+                                f"got {type(schedule).__name__} {schedule!r:.60}")
+    order = list(order)
     _check_order(dag, order, S)
     game = _Game(dag, order, S, policy, record_moves)
     flush = _flush_positions(flush_at, len(order))

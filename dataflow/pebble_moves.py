@@ -97,6 +97,9 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
     """
     check_dag(dag)
     S = check_pebbles(S)
+    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
+        raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
+                                f"{type(moves).__name__} {moves!r:.60}")
     red: set = set()
     blue = {v for v in dag if dag.in_degree(v) == 0}
     count = {"load": 0, "store": 0, "compute": 0, "evict": 0}

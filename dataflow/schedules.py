@@ -49,8 +49,8 @@ from iobound.layer import ConvLayer
 
 from .dag_direct import direct_chain
 from .pebble_moves import check_dag
-from .direct import DirectTiling
-from .winograd import WinogradTiling
+from .direct import DirectTiling, _shown_tiling, check_direct_tiling
+from .winograd import WinogradTiling, check_winograd_tiling
 
 __all__ = ["TiledSchedule", "tiled_schedule", "topological_schedule", "with_recomputation"]
 
@@ -90,6 +90,9 @@ def topological_schedule(dag: nx.DiGraph, rng: np.random.Generator | None = None
     ('b', 'c')
     """
     check_dag(dag)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise InvalidInputError(f"rng must be a numpy.random.Generator (np.random.default_rng) "
+                                f"or None, got {type(rng).__name__} {rng!r:.60}")
     if rng is None:
         return tuple(v for v in nx.topological_sort(dag) if dag.in_degree(v) > 0)
     indeg = dict(dag.in_degree())
@@ -223,27 +226,36 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
 
     Raises
     ------
-    ValueError
-        When the tiling type does not match the DAG, or the schedule misses a vertex.
+    InvalidInputError
+        When the DAG was built from another layer, the tiling type does not match the DAG
+        or does not fit the layer, or the schedule misses a vertex.
     """
     if not isinstance(layer, ConvLayer):
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_dag(dag)
+    built = dag.graph.get("layer")
+    if isinstance(built, ConvLayer) and built != layer:
+        raise InvalidInputError(f"the DAG was built from the layer {built.short()}, not from "
+                                f"{layer.short()}")
     algorithm = dag.graph.get("algorithm")
     if isinstance(tiling, WinogradTiling):
         if algorithm != "winograd" or dag.graph.get("e") != tiling.e:
             raise InvalidInputError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "
                              f"same e, got a {algorithm} DAG (e={dag.graph.get('e')})")
+        check_winograd_tiling(layer, tiling)
         order, starts = _winograd_order(dag, layer, tiling)
     elif isinstance(tiling, DirectTiling):
         if algorithm != "direct":
             raise InvalidInputError(f"a DirectTiling needs the direct DAG, got a {algorithm} DAG")
+        check_direct_tiling(layer, tiling)
         order, starts = _direct_order(layer, tiling)
     else:
-        raise InvalidInputError(f"tiling must be a DirectTiling or a WinogradTiling, got {tiling!r}")
+        raise InvalidInputError(f"tiling must be a DirectTiling or a WinogradTiling, got "
+                                f"{_shown_tiling(tiling)}")
     covered = set(order)
     missing = [v for v in dag if dag.in_degree(v) > 0 and v not in covered]
     if missing:
-        raise ValueError(f"the tiled order misses {len(missing)} vertices, e.g. {missing[0]!r} "
-                         "(is the DAG built from this layer?)")
+        raise InvalidInputError(f"the tiled order misses {len(missing)} vertices, e.g. "
+                                f"{missing[0]!r} (is the DAG built from this layer?)")
     return TiledSchedule(order=tuple(order), block_starts=tuple(starts),
                          algorithm=algorithm, tiling=tiling)

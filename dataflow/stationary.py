@@ -37,11 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, check_dense, check_direct_tiling, direct_footprint, direct_io
-from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, takes_layer, used_total
 
 __all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
            "best_direct_dataflow", "stationary_schedule"]
@@ -63,6 +64,7 @@ def _tile_in(layer: ConvLayer, x, y):
             * ((x - 1) * layer.stride[1] + layer.extent_w))
 
 
+@takes_layer
 def stationary_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> DataflowIO:
     """Exact global loads and stores (words) of the dataflow ``order`` with ``tiling``.
 
@@ -84,6 +86,7 @@ def stationary_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output")
     return DataflowIO.of(base.input_loads // n_z, base.weight_loads, base.output_stores)
 
 
+@takes_layer
 def stationary_footprint(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> Footprint:
     """On-chip words of one block: staged or resident operands plus the tile's accumulators.
 
@@ -186,6 +189,7 @@ def _search(layer: ConvLayer, s: int, order: str, divisors: bool, alpha: int, pa
     return best
 
 
+@takes_layer
 def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = True,
                          orders: tuple[str, ...] = ORDERS, alpha: int = 1) -> StationaryChoice:
     """The order and tiling of least exact I/O within ``fast_memory`` words (ties: smaller footprint).
@@ -212,10 +216,12 @@ def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = Tr
     check_dense(layer, "best_direct_dataflow")
     if not orders:
         raise InvalidInputError(f"orders must name at least one of {', '.join(ORDERS)}")
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    divisors = limits.check_flag("divisors", divisors)
     found = []
-    pairs = _pairs(layer, int(fast_memory), divisors)
+    pairs = _pairs(layer, fast_memory, divisors)
     for o in orders if pairs is not None else ():
-        hit = _search(layer, int(fast_memory), o, divisors, alpha, pairs)
+        hit = _search(layer, fast_memory, o, divisors, alpha, pairs)
         if hit is not None:
             found.append((hit[:2], ORDERS.index(o), o, hit[2:]))
     if not found:

@@ -32,8 +32,8 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .direct import DirectTiling, _positive_ints, direct_io, direct_optimality_gap
-from .io_volume import DataflowIO, Footprint, takes_layer
+from .direct import DirectTiling, _positive_ints, _shown_tiling, direct_io, relative_gap
+from .io_volume import DataflowIO, Footprint, check_block_memory, takes_layer
 
 __all__ = [
     "WinogradTiling",
@@ -96,8 +96,10 @@ class WinogradTiling:
         return cls(e=d["e"], x=d["x"], y=d["y"], z=d["z"])
 
 
+@takes_layer
 def check_winograd_tiling(layer: ConvLayer, tiling: WinogradTiling) -> None:
-    """Raise ValueError when Winograd does not apply or a tile exceeds its dimension.
+    """InvalidInputError unless ``tiling`` is a :class:`WinogradTiling`, Winograd applies to
+    the layer and no tile exceeds its dimension.
 
     A tile may exceed the output by less than ``e`` (one partial Winograd tile).
 
@@ -109,6 +111,9 @@ def check_winograd_tiling(layer: ConvLayer, tiling: WinogradTiling) -> None:
     ...
     iobound.errors.InvalidInputError: Winograd needs stride 1, got stride=(2, 2)
     """
+    if not isinstance(tiling, WinogradTiling):
+        raise InvalidInputError(f"tiling must be a WinogradTiling (e, x, y, z), got "
+                                f"{_shown_tiling(tiling)}")
     layer.check_winograd()
     for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out")):
         v = getattr(tiling, name)
@@ -153,10 +158,11 @@ def winograd_footprint(layer: ConvLayer, tiling: WinogradTiling) -> Footprint:
     >>> winograd_footprint(ConvLayer(1, 1, 6, 6, 2, 3, 3), WinogradTiling(2, 4, 4, 2)).register_words
     256
     """
-    layer.check_winograd()
+    check_winograd_tiling(layer, tiling)
     return winograd_block_words(layer, tiling.e, tiling.x, tiling.y, tiling.z)
 
 
+@takes_layer
 def winograd_block_words(layer: ConvLayer, e: int, x: int, y: int, z: int) -> Footprint:
     """The formula of :func:`winograd_footprint` without its checks.
 
@@ -214,8 +220,8 @@ def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors:
     """
     layer.check_winograd()
     limits.check_int("winograd e", e, limits.WINOGRAD_E)
-    limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
-    limits.check_int("processors", processors, limits.PROCESSORS)
+    check_block_memory(limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS),
+                       limits.check_int("processors", processors, limits.PROCESSORS))
     r = layer.k_h
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     return float(2 * hwc * layer.c_in * r * (e + r - 1) / (e * math.sqrt(fast_memory / processors)) + hwc)
@@ -231,8 +237,8 @@ def winograd_optimality_gap(layer: ConvLayer, tiling: WinogradTiling) -> float:
     >>> winograd_optimality_gap(ConvLayer(1, 4, 8, 8, 8, 3, 3), WinogradTiling(2, 6, 6, 4))
     0.0
     """
-    layer.check_winograd()
-    return direct_optimality_gap(layer, tiling, reuse=layer.k_h * layer.k_w)
+    check_winograd_tiling(layer, tiling)
+    return relative_gap(tiling.x * tiling.y, float(layer.k_h * layer.k_w) * tiling.z)
 
 
 @takes_layer

@@ -33,11 +33,13 @@ Examples
 
 from __future__ import annotations
 
+from iobound import limits
 from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.layer import ConvLayer
 
 from .io_volume import Footprint
-from .optimal_tiles import TileChoice, _divisible, winograd_continuous_optimum, winograd_search
+from .optimal_tiles import (TileChoice, _check_layer, _divisible, winograd_continuous_optimum,
+                            winograd_search)
 from .winograd import WinogradTiling, check_winograd_tiling, winograd_io
 
 __all__ = ["winograd_accumulate_footprint", "optimal_winograd_accumulate_tiles"]
@@ -80,7 +82,11 @@ def optimal_winograd_accumulate_tiles(layer: ConvLayer, fast_memory: int, e: int
     >>> best.tiling, best.io.total, best.footprint.total
     (WinogradTiling(e=2, x=4, y=4, z=3), 2864, 337)
     """
+    _check_layer(layer)
     layer.check_winograd()
+    e = limits.check_int("winograd e", e, limits.WINOGRAD_E)
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    divisors = limits.check_flag("divisors", divisors)
     found = winograd_search(layer, fast_memory, e, divisors, *_parts(layer, e), free_z=True)
     if found is None:
         return None

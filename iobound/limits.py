@@ -33,11 +33,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .errors import InvalidInputError
 
-__all__ = ["Limit", "check_int", "check_number", "parse_int", "SPATIAL", "CHANNELS", "BATCH", "KERNEL",
-           "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS", "WINOGRAD_E",
-           "WINOGRAD_E_COUNT", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
+__all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPATIAL", "CHANNELS",
+           "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
+           "WINOGRAD_E", "WINOGRAD_E_COUNT", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
            "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS", "DAG_VERTICES"]
 
 
@@ -181,3 +183,18 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
     if not math.isfinite(x) or not inside:
         raise InvalidInputError(f"{what}, got {value!r}")
     return value
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` as a ``bool`` when it is ``True`` or ``False`` (numpy's bools too); else
+    InvalidInputError naming ``name`` (``None``, ``0``, ``2`` or ``"yes"`` are no flags: a
+    truthy stand-in would switch behaviour silently).
+
+    >>> check_flag("divisors", "yes")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: divisors must be True or False, got 'yes'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(f"{name} must be True or False, got {value!r:.60}")
+    return bool(value)

@@ -50,6 +50,7 @@ import logging
 import numpy as np
 
 from dataflow.families import dataflow_family
+from dataflow.io_volume import takes_layer
 from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
@@ -72,9 +73,13 @@ FEATURE_NAMES = (
 )
 
 
-@functools.lru_cache(maxsize=1 << 16)
+# io_words and flops check their arguments before the caches see them (a list tile is
+# unhashable; a tile of floats or strings must be refused, not cached as a key).
+
+@takes_layer
 def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Exact kernel traffic (words) of one tile: ``(x, y, z, alpha)`` or ``(e, x, y, z)``.
+    """Exact kernel traffic (words) of one tile: a tuple ``(x, y, z, alpha)`` or
+    ``(e, x, y, z)`` of integers; InvalidInputError when it does not fit the layer.
 
     Examples
     --------
@@ -82,20 +87,36 @@ def io_words(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     86
     """
     fam = dataflow_family(algorithm)
-    return kernel_io(layer, fam.algorithm, fam.tiling_from(tile)).total
+    return _io_words(layer, fam.name, fam.tiling_from(tile))
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def _io_words(layer: ConvLayer, algorithm: str, tiling) -> int:
+    return kernel_io(layer, algorithm, tiling).total
+
+
+@takes_layer
 def flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     """Floating-point operations the kernel of ``tile`` executes (FMA = 2), whatever its
-    threads: :func:`kernels.kernel_flops.tile_flops`.
+    threads: :func:`kernels.kernel_flops.tile_flops` (which refuses the tiles
+    :func:`io_words` refuses).
 
     Examples
     --------
     >>> flops(ConvLayer(1, 1, 6, 6, 2, 3, 3), "direct", (4, 4, 2, 1)) == 2 * 2 * 16 * 9
     True
     """
+    fam = dataflow_family(algorithm)
+    fam.tiling_from(tile)  # the tile's shape and values, before the cache hashes it
+    return _flops(layer, fam.name, tile)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     return tile_flops(layer, algorithm, tile)
+
+
+io_words.cache_clear, flops.cache_clear = _io_words.cache_clear, _flops.cache_clear
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -48,8 +48,8 @@ from pathlib import Path
 from .build_folders import (compiler_env, private_folder, remove_all_orphans, remove_orphans,
                             scratch_folder)
 
-__all__ = ["cache_root", "cache_dir", "content_key", "file_digest", "record_digest",
-           "is_trusted", "private_folder", "scratch_folder", "remove_orphans",
+__all__ = ["cache_root", "cache_dir", "check_cache_root", "content_key", "file_digest",
+           "record_digest", "is_trusted", "private_folder", "scratch_folder", "remove_orphans",
            "remove_all_orphans", "compiler_env"]  # the last five: kernels.build_folders
 
 log = logging.getLogger(__name__)
@@ -82,17 +82,41 @@ def _owned_and_private(path: Path, follow: bool = True) -> bool:
     return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
+def check_cache_root(root: Path | str) -> None:
+    """InvalidInputError unless ``root``, a cache root a caller gives, is a path whose parent
+    folder exists: the cache creates its root, never the folders above it (a mistyped
+    ``/nonexistent/x/y`` must not become a tree of new folders).
+
+    >>> check_cache_root("/nonexistent/x/y")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cache root '/nonexistent/x/y': the folder '/nonexistent/x' does not exist (the cache creates its root folder, not the folders above it)
+    """
+    from iobound.errors import InvalidInputError
+
+    if not isinstance(root, (str, os.PathLike)):
+        raise InvalidInputError(f"cache root must be a path, got {type(root).__name__} "
+                                f"{root!r:.60}")
+    base = absolute_root(root)
+    if base is not None and not base.parent.is_dir():  # None: ~user unknown, cache_dir says so
+        raise InvalidInputError(f"cache root {str(root)!r}: the folder {str(base.parent)!r} does "
+                                "not exist (the cache creates its root folder, not the folders "
+                                "above it)")
+
+
 def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     """The cache folder for ``kind`` ("cubin", "emu", "src"), created (mode 0700) if missing.
+
+    A ``root`` given here must have an existing parent folder (:func:`check_cache_root`);
+    the default root (``$IOBOUND_CACHE`` or ``~/.cache/iobound``) is created with its parents.
 
     When the folder or the root is not owned by this user or is writable by others,
     a private per-process folder is returned instead (so nothing cached there is used);
     so it is when the folder cannot be created or written (a file, a read-only folder).
     The folder is absolute (``~`` expanded): compilers run in scratch folders of their own.
     """
-    if root is not None and not isinstance(root, (str, os.PathLike)):
-        from iobound.errors import InvalidInputError
-        raise InvalidInputError(f"cache root must be a path, got {type(root).__name__} {root!r:.60}")
+    if root is not None:
+        check_cache_root(root)
     base = absolute_root(root)
     if base is None:
         _warn_once(f"cannot find the home folder of the cache root {str(root or cache_root())!r}; "
@@ -102,7 +126,7 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     try:
         # the root too is made 0700 (as a parent, mkdir would give it the umask's mode, and
         # under a umask of 002 the cache would then fail its own check below, every time)
-        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        base.mkdir(parents=root is None, exist_ok=True, mode=0o700)
         path.mkdir(exist_ok=True, mode=0o700)
     except OSError as exc:
         _warn_once(f"cannot create the cache folder {path} ({exc}); using a private folder")

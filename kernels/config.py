@@ -52,7 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DirectConfig", "WinogradConfig", "KernelConfig", "config_from_dict", "parse_config",
     "parse_config_items", "input_tile_shape", "shared_memory_words", "shared_memory_bytes",
-    "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "check_config",
+    "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "grid_of",
+    "check_config",
 ]
 
 FP32_BYTES = WORD_BYTES  # the generated kernels compute in fp32
@@ -140,8 +141,13 @@ def parse_config_items(text: str) -> dict[str, int]:
 
 # -- sizes -------------------------------------------------------------------------
 
+# Each public size checks its operands (_check_operands): a None or a dict is an
+# InvalidInputError naming it, not an AttributeError. Sizes are defined for any config,
+# also one whose tiles exceed the layer (check_config names that), so a search can rank it.
+
 def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
     """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
+    _check_operands(layer, config)
     return config.input_tile_shape(layer)
 
 
@@ -152,6 +158,7 @@ def _footprint(layer: ConvLayer, config: KernelConfig):
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Floats of static shared memory the generated kernel declares."""
+    _check_operands(layer, config)
     return config.shared_words(layer)
 
 
@@ -162,6 +169,7 @@ def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
 
 def register_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
+    _check_operands(layer, config)
     return _footprint(layer, config).register_words
 
 
@@ -186,6 +194,7 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 440 + 4*4*4*16 + 32*(2+2)*16
     (440, 3512)
     """
+    _check_operands(layer, config)
     return config.onchip_words(layer)
 
 
@@ -196,8 +205,18 @@ def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
     """CUDA grid (x, y, z): tile columns, tile rows, images * channel groups."""
-    return (-(-layer.w_out // config.x), -(-layer.h_out // config.y),
-            layer.n * -(-layer.c_out // config.z))
+    _check_operands(layer, config)
+    return grid_of(layer, config.x, config.y, config.z)
+
+
+def grid_of(layer: ConvLayer, x: int, y: int, z: int) -> tuple[int, int, int]:
+    """:func:`grid_shape` of output tiles ``x * y * z`` (unchecked: for callers holding a
+    checked tiling rather than a config, such as :mod:`kernels.kernel_flops`).
+
+    >>> grid_of(ConvLayer(n=2, c_in=1, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3), 4, 4, 3)
+    (2, 2, 6)
+    """
+    return -(-layer.w_out // x), -(-layer.h_out // y), layer.n * -(-layer.c_out // z)
 
 
 # -- validity ----------------------------------------------------------------------

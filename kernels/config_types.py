@@ -105,9 +105,11 @@ class DirectConfig(_ConfigMixin):
                 (self.x - 1) * layer.stride[1] + layer.extent_w)
 
     def footprint(self, layer: ConvLayer):
-        """The dataflow's on-chip footprint of one block (``dataflow.direct.direct_footprint``)."""
-        from dataflow.direct import direct_footprint
-        return direct_footprint(layer, self.tiling)
+        """The dataflow's on-chip footprint of one block (``dataflow.direct.direct_footprint``'s
+        formula, :func:`~dataflow.direct.direct_block_words`: defined for tiles larger than
+        the layer too, which :func:`kernels.config.check_config` names)."""
+        from dataflow.direct import direct_block_words
+        return direct_block_words(layer, self.x, self.y, self.z, self.alpha)
 
     def shared_words(self, layer: ConvLayer) -> int:
         """Floats of shared memory the kernel declares: the dataflow's staged inputs and weights."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from iobound import limits
 from iobound.devices import DEVICES, Device, get_device
-from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
+from iobound.errors import IoboundError, ToolchainError, UnknownPresetError
 
 from .reference import compare, conv2d_reference, random_problem
 from .source import KernelSource
@@ -70,8 +70,7 @@ class GpuOptions:
         object.__setattr__(self, "warmup", limits.check_int("warmup", self.warmup, _WARMUP))
         limits.check_number("timeout_s", self.timeout_s, 0, low_open=True)
         object.__setattr__(self, "seed", limits.check_int("seed", self.seed, limits.SEED))
-        if not isinstance(self.check, (bool, np.bool_)):
-            raise InvalidInputError(f"check must be True or False, got {self.check!r:.60}")
+        limits.check_flag("check", self.check)
 
 
 @dataclass(frozen=True)

@@ -31,31 +31,46 @@ from __future__ import annotations
 
 import math
 
+from dataflow.families import dataflow_family
 from dataflow.flops import transform_flops
+from dataflow.io_volume import takes_layer
 from iobound.layer import ConvLayer
 
-from .config import grid_shape
+from .config import _check_operands, grid_of
+from .grouping import per_group_layer
 
-__all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops"]
+__all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops",
+           "check_kernel_tiling"]
 
 
 def _blocks(layer: ConvLayer, tiling) -> int:
     """Thread blocks of the kernel's grid (:func:`kernels.config.grid_shape`; a tiling has
     the config's ``x``, ``y``, ``z``)."""
-    return math.prod(grid_shape(layer, tiling))
+    return math.prod(grid_of(layer, tiling.x, tiling.y, tiling.z))
 
 
+def check_kernel_tiling(layer: ConvLayer, algorithm, tiling) -> None:
+    """InvalidInputError unless ``tiling`` is the algorithm's tiling and fits ``layer`` (one
+    group's layer for a grouped one): the check of the kernel's exact I/O
+    (:func:`kernels.grouping.kernel_io`), so flops and traffic refuse the same tiles."""
+    dataflow_family(algorithm).check_tiling(per_group_layer(layer), tiling)
+
+
+@takes_layer
 def direct_tile_flops(layer: ConvLayer, tiling) -> int:
     """Flops of the direct kernel of ``tiling``: every block computes its whole ``x * y * z``
     tile, one FMA per channel of its group and kernel tap."""
+    check_kernel_tiling(layer, "direct", tiling)
     x, y, z = tiling.x, tiling.y, tiling.z
     return 2 * _blocks(layer, tiling) * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
 
 
+@takes_layer
 def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
     """Flops of the Winograd kernel of ``tiling``: per block and input channel each of its
     tiles and kernels transformed once and every (tile, channel) product accumulated, then
     every pair output-transformed once."""
+    check_kernel_tiling(layer, "winograd", tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     n = e + layer.k_h - 1
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)
@@ -64,9 +79,11 @@ def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
     return _blocks(layer, tiling) * (layer.c_in * per_channel + tiles * z * f_out)
 
 
+@takes_layer
 def tile_flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
-    """Flops the kernel of ``tile`` (``(x, y, z, alpha)`` or ``(e, x, y, z)``) executes,
-    whatever its threads (the algorithm's :attr:`kernels.families.KernelFamily.tile_flops`)."""
+    """Flops the kernel of ``tile`` (a tuple ``(x, y, z, alpha)`` or ``(e, x, y, z)`` of
+    integers fitting the layer) executes, whatever its threads (the algorithm's
+    :attr:`kernels.families.KernelFamily.tile_flops`)."""
     from .families import kernel_family  # families imports this module's counts
 
     fam = kernel_family(algorithm)
@@ -85,5 +102,6 @@ def kernel_flops(layer: ConvLayer, config) -> int:
     """
     from .families import kernel_family
 
+    _check_operands(layer, config)
     fam = kernel_family(config)
     return fam.tile_flops(layer, config.tiling)

@@ -91,8 +91,9 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     if device is None:
         raise InvalidInputError("estimate_ms needs a device (a Device or a preset name)")
     io_bytes, flops, warps, ilp, util, steps = (
-        np.asarray(a, dtype=float) for a in (io_bytes, flops, active_warps, ilp, utilisation,
-                                             loop_steps))
+        _numbers(name, a) for name, a in (("io_bytes", io_bytes), ("flops", flops),
+                                          ("active_warps", active_warps), ("ilp", ilp),
+                                          ("utilisation", utilisation), ("loop_steps", loop_steps)))
     t_mem = io_bytes / (device.dram_bandwidth_gbs * 1e9) * 1e3
     t_fp = flops / (device.fp32_peak_gflops * 1e9) * 1e3
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
@@ -100,6 +101,19 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     util = np.clip(util, 1e-9, 1.0)
     t_loop = steps * ITERATION_CYCLES / (device.clock_mhz * 1e3)
     return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
+
+
+def _numbers(name: str, value) -> np.ndarray:
+    """``value`` as a float array of finite numbers >= 0 (InvalidInputError naming ``name``:
+    a string, a NaN or a negative count would give a meaningless time, not an error)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or not np.all(np.isfinite(arr) & (arr >= 0)):
+        raise InvalidInputError(f"{name} must be finite numbers >= 0 (a number or an array), "
+                                f"got {value!r:.60}")
+    return arr
 
 
 def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> dict[str, np.ndarray]:

@@ -263,12 +263,17 @@ class Comparison:
 
 
 def compare(y: np.ndarray, ref: np.ndarray, tol: np.ndarray) -> Comparison:
-    """Compare elementwise; NaN outputs (never stored) fail.
+    """Compare elementwise; NaN outputs (never stored) fail; a NaN or negative tolerance
+    is an InvalidInputError (it would fail every output, as if the kernel were wrong).
 
     >>> compare(np.array([1.0, 2.0]), np.array([1.0, 2.5]), np.array([0.1, 0.1])).ok
     False
     """
     y, ref, tol = (np.asarray(a, np.float64) for a in (y, ref, tol))
+    bad = tol[~(tol >= 0)]  # a NaN or negative tolerance fails every output: refuse it
+    if bad.size:
+        raise InvalidInputError(f"compare needs a tolerance >= 0, got {float(bad.flat[0])} "
+                                f"({bad.size} of {tol.size} values)")
     try:
         if y.shape != ref.shape:
             raise ValueError

@@ -42,6 +42,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
+from .cache import check_cache_root
 from .config import KernelConfig, _check_operands, check_config, onchip_words
 from .emulator import check_problem_size, emulate
 from .families import kernel_family
@@ -94,16 +95,18 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
         (a ValueError) when the config cannot run.
     InvalidInputError
         (a ValueError) ``seed`` is no integer in :data:`iobound.limits.SEED`, the layer's
-        tensors are past :data:`iobound.limits.EMULATED_ELEMENTS`, or an argument is of the
-        wrong type.
+        tensors are past :data:`iobound.limits.EMULATED_ELEMENTS`, ``cache_root``'s parent
+        folder does not exist (:func:`kernels.cache.check_cache_root`), or an argument is of
+        the wrong type.
     EmulatorBuildError, EmulatorRunError, ToolchainError
         When the emulator cannot build or run the kernel.
     """
     seed = limits.check_int("seed", seed, limits.SEED)
-    if not isinstance(with_bound, (bool, np.bool_)):
-        raise InvalidInputError(f"with_bound must be True or False, got {with_bound!r:.60}")
+    with_bound = limits.check_flag("with_bound", with_bound)
     if not isinstance(layer, ConvLayer):
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    if cache_root is not None:
+        check_cache_root(cache_root)
     check_problem_size(layer)  # before the random tensors are allocated
     source = generate(layer, config)
     x, w = random_problem(layer, np.random.default_rng(seed))

@@ -36,7 +36,9 @@ def winograd_cases(draw):
     layer = ConvLayer(n=1, c_in=draw(st.integers(1, 2)), h_in=draw(st.integers(r, 6)),
                       w_in=draw(st.integers(r, 6)), c_out=draw(st.integers(1, 2)), k_h=r, k_w=r,
                       padding=draw(st.integers(0, 1)))
-    tiling = WinogradTiling(e=e, x=e * draw(st.integers(1, 2)), y=e * draw(st.integers(1, 2)),
+    # one or two Winograd tiles a side, at most ceil(out / e) (a larger tile does not fit)
+    tiling = WinogradTiling(e=e, x=e * draw(st.integers(1, min(2, -(-layer.w_out // e)))),
+                            y=e * draw(st.integers(1, min(2, -(-layer.h_out // e)))),
                             z=draw(st.integers(1, layer.c_out)))
     return layer, tiling, draw(st.integers(0, 120)), draw(st.integers(0, 2**32 - 1))
 

@@ -11,7 +11,9 @@ from kernels.cache import cache_dir
 
 
 def test_a_cache_root_iobound_creates_under_umask_002_is_used(tmp_path):
-    root = tmp_path / "fresh" / "iobound"  # neither exists: both made by cache_dir
+    # made by cache_dir (a root given by a caller needs an existing parent: the cache makes
+    # its root folder, not the folders above it; test_kernel_arguments_checked.py)
+    root = tmp_path / "iobound"
     old = os.umask(0o002)
     try:
         folder = cache_dir("emu", root=root)
