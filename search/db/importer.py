@@ -61,7 +61,6 @@ from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
 from .log_reader import is_log, read_log_file
 from .model import check_device_name
-from .schema import write
 from .store import TuningDB, insert
 
 __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
@@ -158,7 +157,7 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
         for f in files:  # a file with nothing usable adds no (empty) workload either
             f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
 
-    write(db.connection, store)
+    db.write(store)
     return list(files)
 
 

@@ -32,7 +32,6 @@ from pathlib import PurePath
 from iobound.errors import InvalidInputError
 
 from .model import Workload, workload_from_row
-from .schema import write
 from .store import ID_HIGH_WATER, TuningDB, last_id_ever
 
 __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
@@ -134,7 +133,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
                           [(i, i) for i in ids])
         return groups
 
-    return write(db.connection, delete)
+    return db.write(delete)
 
 
 def _groups(conn, selection: Selection) -> list[RemovalGroup]:

@@ -21,19 +21,23 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Callable, TypeVar
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..measure.base import MeasureRecord
-from ..option_checks import check_choice, check_flag, check_records, check_type
+from ..option_checks import check_choice, check_flag, check_records, check_type, shown
 from ..records import as_logged
 from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
                     workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever",
+           "check_tune_params", "check_mark", "MARK"]
+
+T = TypeVar("T")
 
 
 def device_properties(name: str) -> dict:
@@ -77,6 +81,26 @@ def storable(m: Measurement) -> Measurement:
     return dataclasses.replace(m, record=dataclasses.replace(r, config=config, extra=extra))
 
 
+def check_tune_params(tune_params: Mapping) -> None:
+    """Refuse ``tune_params`` of :meth:`TuningDB.add` unless it maps workloads to mappings
+    of parameter name -> list of values (a string or a number is no list of values: it
+    would be taken letter by letter, or fail inside the write).
+
+    >>> check_tune_params({Workload("k", [8], ("x",)): {"x": 5}})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: tune_params of k: the values of 'x' must be a list, got 5
+    """
+    check_type("tune_params", tune_params, Mapping)
+    for w, values in tune_params.items():
+        check_type("a tune_params key", w, Workload)
+        check_type(f"tune_params of {w.template}", values, Mapping)
+        for name, listed in values.items():
+            if not isinstance(listed, (list, tuple)):
+                raise InvalidInputError(f"tune_params of {w.template}: the values of {name!r} "
+                                        f"must be a list, got {shown(listed)}")
+
+
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],
            tune_params: Mapping[Workload, Mapping[str, Sequence]]) -> int:
     """Insert ``items`` inside the caller's transaction; returns how many were new."""
@@ -85,15 +109,35 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
     dids = {name: _device_id(c, name) for name in {m.device for m in items}}
     before = c.total_changes
     base = last_id_ever(c)  # ids only grow: a mark (TuningDB.last_id) stays a mark
+    # only a stored digest (the same measurement: import is idempotent) is passed over; any
+    # other constraint a row breaks fails the call (OR IGNORE would drop the row silently)
     c.executemany(
-        "INSERT OR IGNORE INTO measurements (id, workload, device, toolchain, config, status, "
+        "INSERT INTO measurements (id, workload, device, toolchain, config, status, "
         "time_ms, estimate, timestamp, features, record, run, source, digest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
         [(base + k, wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
           m.record.status.value, m.time_ms, int(m.record.estimate), m.record.timestamp,
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
           m.source, m.digest()) for k, m in enumerate(items, start=1)])
     return c.total_changes - before
+
+
+#: A mark of what the database held (:meth:`TuningDB.last_id`): a measurement id or 0.
+MARK = limits.Limit(0, (1 << 63) - 1, "a measurement id: SQLite's integers are signed 64-bit")
+
+
+def check_mark(up_to: Any) -> int:
+    """``up_to``, a mark (:meth:`TuningDB.last_id`), as an ``int``; anything else (a string,
+    NaN, a float, a number past SQLite's integers) is InvalidInputError naming ``up_to``.
+
+    >>> check_mark(0)
+    0
+    >>> check_mark("12")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: up_to must be an integer, got '12'
+    """
+    return limits.check_int("up_to", up_to, MARK)
 
 
 #: The ``meta`` key of the largest measurement id the database ever held (kept when the
@@ -171,13 +215,44 @@ class TuningDB:
     """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`).
 
     With ``readonly`` the file is never written (to read it: ``list``, ``best``,
-    ``export``); :meth:`add` then fails.
+    ``export``); :meth:`add` (and every other write: :meth:`write`) is then refused.
     """
 
     def __init__(self, path: str | os.PathLike, readonly: bool = False):
         self._conn: sqlite3.Connection | None = None
         self._conn = connect(path, readonly=readonly)
         self.path = os.fspath(path)
+        self.readonly = readonly
+
+    # -- writing ------------------------------------------------------------------------
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn(connection)`` in one write transaction (:func:`~.schema.write`): the one way
+        anything is stored in or removed from the database. Refused
+        (:class:`~iobound.errors.InvalidInputError`) when the database was opened
+        ``readonly`` (a version-0 file opened so is migrated in memory only: a write would
+        be lost when it is closed) or its file cannot be written (SQLite's "attempt to
+        write a readonly database").
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
+        >>> TuningDB(path).close()
+        >>> TuningDB(path, readonly=True).write(lambda c: None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: the tuning database '...t.db' was opened read-only: nothing can be stored in it or removed from it
+        """
+        if self.readonly:
+            raise InvalidInputError(f"the tuning database {self.path!r} was opened read-only: "
+                                    f"nothing can be stored in it or removed from it")
+        try:
+            return write(self._db, fn)
+        except sqlite3.OperationalError as exc:
+            if not (getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY")
+                    or "readonly database" in str(exc)):
+                raise
+            raise InvalidInputError(f"the tuning database {self.path!r} cannot be written "
+                                    f"({' '.join(str(exc).split())}): check the file's and its "
+                                    f"folder's permissions") from None
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -185,7 +260,6 @@ class TuningDB:
             raise InvalidInputError(f"the tuning database {self.path!r} is closed")
         return self._conn
 
-    # -- writing ------------------------------------------------------------------------
     def add(self, measurements: Iterable[Measurement],
             tune_params: Mapping[Workload, Mapping[str, Sequence]] | None = None) -> int:
         """Store measurements in one transaction; returns how many were new.
@@ -196,11 +270,8 @@ class TuningDB:
         """
         items = [storable(m) for m in check_records("measurements", measurements, Measurement)]
         if tune_params is not None:
-            check_type("tune_params", tune_params, Mapping)
-            for w, values in tune_params.items():
-                check_type("a tune_params key", w, Workload)
-                check_type(f"tune_params of {w.template}", values, Mapping)
-        return write(self._db, lambda c: insert(c, items, tune_params or {}))
+            check_tune_params(tune_params)
+        return self.write(lambda c: insert(c, items, tune_params or {}))
 
     # -- reading ------------------------------------------------------------------------
     def workloads(self) -> list[Workload]:
@@ -290,7 +361,7 @@ class TuningDB:
             "JOIN devices d ON m.device = d.id "
             "WHERE w.params=? AND m.status='ok' AND m.time_ms IS NOT NULL AND m.id <= ? "
             "ORDER BY m.time_ms, w.template, w.problem, w.params, m.id",
-            (canon(names), (1 << 63) - 1 if up_to is None else int(up_to)))
+            (canon(names), MARK.high if up_to is None else check_mark(up_to)))
         workloads: dict[tuple, Workload] = {}
         out = []
         for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
