@@ -35,7 +35,7 @@ from .model import (Measurement, Workload, canon, config_fault, problem_fault, s
 from .schema import connect, write
 
 __all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever",
-           "check_tune_params", "check_mark", "MARK"]
+           "check_tune_params", "check_mark", "MARK", "param_names"]
 
 T = TypeVar("T")
 
@@ -120,6 +120,25 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
           m.source, m.digest()) for k, m in enumerate(items, start=1)])
     return c.total_changes - before
+
+
+def param_names(params: Any) -> list[str]:
+    """``params``, a collection of parameter names, sorted (as a workload's identity holds
+    them); a string (its letters), None or names that are not strings are refused.
+
+    >>> param_names(("y", "x"))
+    ['x', 'y']
+    >>> param_names(None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: params must be a list of parameter names, got None
+    """
+    if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
+        raise InvalidInputError(f"params must be a list of parameter names, got {shown(params)}")
+    names = list(params)
+    for name in names:
+        check_type("a parameter name", name, str)
+    return sorted(names)
 
 
 #: A mark of what the database held (:meth:`TuningDB.last_id`): a measurement id or 0.
@@ -348,12 +367,7 @@ class TuningDB:
         >>> [(m.record.config, m.time_ms, m.record.costs) for m in db.timings(["x"])]
         [({'x': 1}, 2.1, ())]
         """
-        if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
-            raise InvalidInputError(f"params must be a list of parameter names, got {params!r:.60}")
-        names = list(params)
-        for name in names:
-            check_type("a parameter name", name, str)
-        names.sort()
+        names = param_names(params)
         rows = self._db.execute(
             "SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.config, "
             "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features "
