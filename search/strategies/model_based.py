@@ -68,6 +68,8 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Mapping
 
+import numpy as np
+
 from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
@@ -88,6 +90,9 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
     if len(seen.best()) < min_ok:
         return None
     idx, cost = seen.arrays()
+    # a cost that is no number (a record told directly, not through the tuner, which makes
+    # it invalid) is a failure here, as it always was: the model refuses NaN from callers
+    cost = np.where(np.isnan(cost) | (cost == -np.inf), np.inf, cost)
     return XGBCostModel(options, seed=seed).fit(space.features(idx), cost)
 
 
