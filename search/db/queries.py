@@ -26,10 +26,11 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..option_checks import check_type, shown
+from .checks import param_names
 from .device_names import device_as_stored, devices_as_stored
 from .model import (CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer,
                     workload_from_row)
-from .store import TuningDB, param_names
+from .store import TuningDB
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
            "history_for_space", "other_space_timings", "LayerBest", "best_for_layer", "layer_workloads"]

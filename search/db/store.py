@@ -21,21 +21,21 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from iobound import limits
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..measure.base import MeasureRecord
-from ..option_checks import check_choice, check_flag, check_records, check_type, shown
+from ..option_checks import check_choice, check_flag, check_records, check_type
+from .checks import MARK, check_mark, check_tune_params, param_names
 from ..records import as_logged
 from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
                     workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever",
-           "check_tune_params", "check_mark", "MARK", "param_names"]
+__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever"]
 
 T = TypeVar("T")
 
@@ -81,26 +81,6 @@ def storable(m: Measurement) -> Measurement:
     return dataclasses.replace(m, record=dataclasses.replace(r, config=config, extra=extra))
 
 
-def check_tune_params(tune_params: Mapping) -> None:
-    """Refuse ``tune_params`` of :meth:`TuningDB.add` unless it maps workloads to mappings
-    of parameter name -> list of values (a string or a number is no list of values: it
-    would be taken letter by letter, or fail inside the write).
-
-    >>> check_tune_params({Workload("k", [8], ("x",)): {"x": 5}})
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: tune_params of k: the values of 'x' must be a list, got 5
-    """
-    check_type("tune_params", tune_params, Mapping)
-    for w, values in tune_params.items():
-        check_type("a tune_params key", w, Workload)
-        check_type(f"tune_params of {w.template}", values, Mapping)
-        for name, listed in values.items():
-            if not isinstance(listed, (list, tuple)):
-                raise InvalidInputError(f"tune_params of {w.template}: the values of {name!r} "
-                                        f"must be a list, got {shown(listed)}")
-
-
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],
            tune_params: Mapping[Workload, Mapping[str, Sequence]]) -> int:
     """Insert ``items`` inside the caller's transaction; returns how many were new."""
@@ -120,43 +100,6 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
           m.source, m.digest()) for k, m in enumerate(items, start=1)])
     return c.total_changes - before
-
-
-def param_names(params: Any) -> list[str]:
-    """``params``, a collection of parameter names, sorted (as a workload's identity holds
-    them); a string (its letters), None or names that are not strings are refused.
-
-    >>> param_names(("y", "x"))
-    ['x', 'y']
-    >>> param_names(None)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: params must be a list of parameter names, got None
-    """
-    if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
-        raise InvalidInputError(f"params must be a list of parameter names, got {shown(params)}")
-    names = list(params)
-    for name in names:
-        check_type("a parameter name", name, str)
-    return sorted(names)
-
-
-#: A mark of what the database held (:meth:`TuningDB.last_id`): a measurement id or 0.
-MARK = limits.Limit(0, (1 << 63) - 1, "a measurement id: SQLite's integers are signed 64-bit")
-
-
-def check_mark(up_to: Any) -> int:
-    """``up_to``, a mark (:meth:`TuningDB.last_id`), as an ``int``; anything else (a string,
-    NaN, a float, a number past SQLite's integers) is InvalidInputError naming ``up_to``.
-
-    >>> check_mark(0)
-    0
-    >>> check_mark("12")
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: up_to must be an integer, got '12'
-    """
-    return limits.check_int("up_to", up_to, MARK)
 
 
 #: The ``meta`` key of the largest measurement id the database ever held (kept when the
