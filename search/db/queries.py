@@ -30,7 +30,7 @@ from .checks import param_names
 from .device_names import device_as_stored, devices_as_stored
 from .model import (CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer,
                     workload_from_row)
-from .store import TuningDB
+from .store import TuningDB, damaged_row, time_fault
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
            "history_for_space", "other_space_timings", "LayerBest", "best_for_layer", "layer_workloads"]
@@ -56,13 +56,19 @@ def summary(db: TuningDB) -> list[SummaryRow]:
         "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
         "SUM(m.status='ok' AND m.time_ms IS NOT NULL), "
         "MIN(CASE WHEN m.status='ok' THEN m.time_ms END), "
-        "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END) "
+        "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END), "
+        "MIN(CASE WHEN typeof(m.time_ms) NOT IN ('real', 'integer', 'null') THEN m.id END) "
         "FROM measurements m JOIN workloads w ON m.workload = w.id "
         "JOIN devices d ON m.device = d.id GROUP BY w.id, d.id "
-        "ORDER BY w.template, w.problem, d.name")
+        "ORDER BY w.template, w.problem, d.name").fetchall()
+    for *_, damaged in rows:  # a time stored as text: SQLite's MIN would pick a number or it
+        if damaged is not None:
+            t = db.connection.execute("SELECT time_ms FROM measurements WHERE id=?",
+                                      (damaged,)).fetchone()[0]
+            raise damaged_row(db.path, damaged, time_fault(t))
     return [SummaryRow(workload_from_row(t, p, tp), dev, int(n), int(timed or 0), best_ms,
                        best_ms is not None and (measured is None or best_ms < measured))
-            for t, p, tp, dev, n, timed, best_ms, measured in rows]
+            for t, p, tp, dev, n, timed, best_ms, measured, _ in rows]
 
 
 def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,

@@ -263,12 +263,41 @@ def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Conne
         if missing:
             raise InvalidInputError(f"damaged: its meta table says schema version {version} but "
                                     f"it lacks the tables {', '.join(sorted(missing))}")
+        _check_columns(conn)
         if path != ":memory:" and not readonly:  # last: WAL mode rewrites the file's header
             _wal(conn)
         return conn
     except BaseException:
         conn.close()
         raise
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+_EXPECTED: dict[str, list[str]] = {}
+
+
+def _expected_columns() -> dict[str, list[str]]:
+    """Each table's columns as this version creates them."""
+    if not _EXPECTED:
+        mem = sqlite3.connect(":memory:")
+        mem.executescript(_TABLES)
+        _EXPECTED.update({t: _columns(mem, t) for t in _tables(mem)})
+        mem.close()
+    return _EXPECTED
+
+
+def _check_columns(conn: sqlite3.Connection) -> None:
+    """InvalidInputError naming the first table that lacks a column this version reads
+    (a file changed by another program: a query would fail later with SQLite's "no such
+    column", after a tuning run had measured)."""
+    for table, wanted in sorted(_expected_columns().items()):
+        missing = [c for c in wanted if c not in set(_columns(conn, table))]
+        if missing:
+            raise InvalidInputError(f"damaged: its table {table} lacks the column"
+                                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
 
 
 def _check_stored_columns(conn: sqlite3.Connection) -> None:

@@ -35,7 +35,8 @@ from .model import (Measurement, Workload, canon, config_fault, problem_fault, s
                     workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever"]
+__all__ = ["TuningDB", "damaged_row", "device_properties", "insert", "storable", "time_fault",
+           "last_id_ever"]
 
 T = TypeVar("T")
 
@@ -169,6 +170,28 @@ def _in_order(config: dict, w: Workload) -> dict:
     return {**{k: config[k] for k in w.params if k in config}, **config}
 
 
+def time_fault(time_ms) -> str:
+    """Why a stored ``time_ms`` is not one ("" when it is): NULL, or a positive finite
+    number (the column's CHECK lets text such as ``'fast'`` through: SQLite compares
+    text as greater than any number).
+
+    >>> time_fault(1.5), time_fault(None), time_fault("fast")
+    ('', '', "its time_ms 'fast' is not a number")
+    """
+    if time_ms is None:
+        return ""
+    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
+        return f"its time_ms {str(time_ms)[:40]!r} is not a number"
+    return "" if 0 < time_ms < float("inf") else f"its time_ms {time_ms!r} is not positive and finite"
+
+
+def damaged_row(path: str, row_id, fault: str) -> InvalidInputError:
+    """The error of a measurement row the database holds but that cannot be one (changed
+    by another program or by hand): it names the file and the row, never skipped."""
+    return InvalidInputError(f"the tuning database {path!r}: measurement id {row_id} is "
+                             f"damaged: {fault}"[:300])
+
+
 MEASUREMENT_ORDERS = {"fastest": " ORDER BY m.time_ms IS NULL, m.time_ms, m.id",
                       "stored": " ORDER BY m.id"}
 
@@ -285,7 +308,7 @@ class TuningDB:
         if counted_only:
             where.append("m.status='ok' AND m.time_ms IS NOT NULL")
         sql = ("SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.record, m.run, "
-               "m.source, m.features FROM measurements m JOIN workloads w ON m.workload = w.id "
+               "m.source, m.features, m.id, m.config, m.time_ms FROM measurements m JOIN workloads w ON m.workload = w.id "
                "JOIN devices d ON m.device = d.id")
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -313,7 +336,7 @@ class TuningDB:
         names = param_names(params)
         rows = self._db.execute(
             "SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.config, "
-            "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features "
+            "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features, m.id "
             "FROM measurements m JOIN workloads w ON m.workload = w.id "
             "JOIN devices d ON m.device = d.id "
             "WHERE w.params=? AND m.status='ok' AND m.time_ms IS NOT NULL AND m.id <= ? "
@@ -321,27 +344,56 @@ class TuningDB:
             (canon(names), MARK.high if up_to is None else check_mark(up_to)))
         workloads: dict[tuple, Workload] = {}
         out = []
-        for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
+        for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats, rid in rows:
             w = _shared_workload(workloads, t, p, ps)
-            out.append(Measurement(w, dev, tool, MeasureRecord(
-                _in_order(stored_json(cfg, f"a config of {w.label()}"), w), Status.OK,
-                time_ms=time_ms, estimate=bool(est), timestamp=stamp), run=run, source=src,
-                features=stored_json(feats, f"features of {w.label()}") or {}))
+            config = self._stored_config(rid, cfg, time_ms, w)
+            try:
+                record = MeasureRecord(_in_order(config, w), Status.OK, time_ms=time_ms,
+                                       estimate=bool(est), timestamp=stamp)
+            except (TypeError, ValueError) as exc:  # e.g. a timestamp written by hand
+                raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}") from None
+            out.append(Measurement(w, dev, tool, record, run=run, source=src,
+                                   features=self._stored_features(rid, feats, w)))
         return out
 
-    @staticmethod
-    def _row(r, workloads: dict) -> Measurement:
-        t, p, ps, dev, tool, rec, run, src, feats = r
+    def _stored_config(self, rid, cfg, time_ms, w: Workload) -> dict:
+        """The config column of measurement ``rid``, checked with its time (damaged_row)."""
+        try:
+            config = stored_json(cfg, "its config")
+        except InvalidInputError as exc:
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: ")) from None
+        if not isinstance(config, dict):
+            raise damaged_row(self.path, rid, f"its config {str(cfg)[:40]!r} is not a JSON object")
+        fault = config_fault(config, w.params) or time_fault(time_ms)
+        if fault:
+            raise damaged_row(self.path, rid, fault if fault.startswith("its ") else
+                              f"its config {canon(config)[:60]} of {w.label()}: {fault}")
+        return config
+
+    def _stored_features(self, rid, feats, w: Workload) -> dict:
+        try:
+            features = stored_json(feats, "its features")
+        except InvalidInputError as exc:
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: ")) from None
+        if features is not None and not isinstance(features, dict):
+            raise damaged_row(self.path, rid, f"its features {str(feats)[:40]!r} are not a "
+                                              f"JSON object")
+        return features or {}
+
+    def _row(self, r, workloads: dict) -> Measurement:
+        t, p, ps, dev, tool, rec, run, src, feats, rid, cfg, time_ms = r
         w = _shared_workload(workloads, t, p, ps)
+        self._stored_config(rid, cfg, time_ms, w)
         try:
             d = json.loads(rec)
+            if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
+                raise TypeError("its record is not a JSON object with a config object")
             d["config"] = _in_order(d["config"], w)
             record = MeasureRecord.from_dict(d)
-        except (KeyError, TypeError, ValueError) as exc:  # a row written by hand, or damaged
-            raise InvalidInputError(f"a damaged measurement of {w.label()} on {dev!r}: "
-                                    f"{type(exc).__name__}: {exc}"[:240]) from None
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:  # by hand, or damaged
+            raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}") from None
         return Measurement(w, dev, tool, record, run=run, source=src,
-                           features=stored_json(feats, f"features of {w.label()}") or {})
+                           features=self._stored_features(rid, feats, w))
 
     def last_id(self) -> int:
         """The id of the last measurement stored (0 for none): a mark of what the database
