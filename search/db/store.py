@@ -185,11 +185,14 @@ def time_fault(time_ms) -> str:
     return "" if 0 < time_ms < float("inf") else f"its time_ms {time_ms!r} is not positive and finite"
 
 
-def damaged_row(path: str, row_id, fault: str) -> InvalidInputError:
+def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,
+                dev: str | None = None) -> InvalidInputError:
     """The error of a measurement row the database holds but that cannot be one (changed
-    by another program or by hand): it names the file and the row, never skipped."""
-    return InvalidInputError(f"the tuning database {path!r}: measurement id {row_id} is "
-                             f"damaged: {fault}"[:300])
+    by another program or by hand): it names the file, the row (and its workload and
+    device when known), never skipped."""
+    of = f" of {w.label()} on {dev!r}" if w is not None else ""
+    return InvalidInputError(f"the tuning database {path!r}: damaged measurement id {row_id}"
+                             f"{of}: {fault}"[:300])
 
 
 MEASUREMENT_ORDERS = {"fastest": " ORDER BY m.time_ms IS NULL, m.time_ms, m.id",
@@ -346,44 +349,45 @@ class TuningDB:
         out = []
         for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats, rid in rows:
             w = _shared_workload(workloads, t, p, ps)
-            config = self._stored_config(rid, cfg, time_ms, w)
+            config = self._stored_config(rid, cfg, time_ms, w, dev)
             try:
                 record = MeasureRecord(_in_order(config, w), Status.OK, time_ms=time_ms,
                                        estimate=bool(est), timestamp=stamp)
             except (TypeError, ValueError) as exc:  # e.g. a timestamp written by hand
-                raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}") from None
+                raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
             out.append(Measurement(w, dev, tool, record, run=run, source=src,
-                                   features=self._stored_features(rid, feats, w)))
+                                   features=self._stored_features(rid, feats, w, dev)))
         return out
 
-    def _stored_config(self, rid, cfg, time_ms, w: Workload) -> dict:
+    def _stored_config(self, rid, cfg, time_ms, w: Workload, dev: str) -> dict:
         """The config column of measurement ``rid``, checked with its time (damaged_row)."""
         try:
             config = stored_json(cfg, "its config")
         except InvalidInputError as exc:
-            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: ")) from None
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
         if not isinstance(config, dict):
-            raise damaged_row(self.path, rid, f"its config {str(cfg)[:40]!r} is not a JSON object")
+            raise damaged_row(self.path, rid, f"its config {str(cfg)[:40]!r} is not a JSON object",
+                              w, dev)
         fault = config_fault(config, w.params) or time_fault(time_ms)
         if fault:
             raise damaged_row(self.path, rid, fault if fault.startswith("its ") else
-                              f"its config {canon(config)[:60]} of {w.label()}: {fault}")
+                              f"its config {canon(config)[:60]}: {fault}", w, dev)
         return config
 
-    def _stored_features(self, rid, feats, w: Workload) -> dict:
+    def _stored_features(self, rid, feats, w: Workload, dev: str) -> dict:
         try:
             features = stored_json(feats, "its features")
         except InvalidInputError as exc:
-            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: ")) from None
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
         if features is not None and not isinstance(features, dict):
             raise damaged_row(self.path, rid, f"its features {str(feats)[:40]!r} are not a "
-                                              f"JSON object")
+                                              f"JSON object", w, dev)
         return features or {}
 
     def _row(self, r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats, rid, cfg, time_ms = r
         w = _shared_workload(workloads, t, p, ps)
-        self._stored_config(rid, cfg, time_ms, w)
+        self._stored_config(rid, cfg, time_ms, w, dev)
         try:
             d = json.loads(rec)
             if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
@@ -391,9 +395,9 @@ class TuningDB:
             d["config"] = _in_order(d["config"], w)
             record = MeasureRecord.from_dict(d)
         except (KeyError, TypeError, ValueError, RecursionError) as exc:  # by hand, or damaged
-            raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}") from None
+            raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
         return Measurement(w, dev, tool, record, run=run, source=src,
-                           features=self._stored_features(rid, feats, w))
+                           features=self._stored_features(rid, feats, w, dev))
 
     def last_id(self) -> int:
         """The id of the last measurement stored (0 for none): a mark of what the database
