@@ -20,7 +20,11 @@ another device's name.
 
 A tuning log's records must hold exactly the log's parameters, each a number,
 string or flat list (as a cache entry does); a record that does not refuses the
-file.
+file. A log of our conv template must name a layer, and each record's config must be a
+kernel config of integers; a timed ``ok`` one must also pass
+:func:`kernels.config.check_config` for the layer (else it would be stored as the
+layer's fastest). A device name that is not a string (a cache's ``device_name`` 5) is
+refused, never stored as ``"5"``.
 
 A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
 another (a top-level or an entry's ``toolchain``, written by our export).
