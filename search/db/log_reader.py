@@ -28,7 +28,7 @@ from .file_import import FileImport, check_problem, file_device
 from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, current_layer_problem,
                     finite, recorded_workload, stored_layer)
 
-__all__ = ["is_log", "read_log_file"]
+__all__ = ["is_log", "read_log_file", "conv_config_fault"]
 
 
 def is_log(path: Path) -> bool:
@@ -92,12 +92,13 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
                                 f"are {', '.join(params)}")
 
 
-def _check_kernel_config(index: int, r: MeasureRecord, layer, algorithm) -> None:
-    """Refuse a record of our conv template whose config is no kernel config (integers of
-    its algorithm's knobs) or, timed ``ok``, one that cannot run for the layer
-    (:func:`kernels.config.check_config`, device aside): stored, it would be the layer's
-    fastest, and ``kernel --from-history`` could not build it. A failed or invalid
-    record may hold a config the tuner found invalid: that is what it records."""
+def conv_config_fault(r: MeasureRecord, layer, algorithm: str | None) -> str:
+    """Why a record of our conv template cannot be stored for ``layer`` ("" when it can):
+    its config is no kernel config (integers of its algorithm's knobs:
+    :func:`kernels.config.config_from_dict`) or, timed ``ok``, one that cannot run for the
+    layer (:func:`kernels.config.check_config`, device aside): stored, it would be the
+    layer's fastest, and ``kernel --from-history`` could not build it. A failed or
+    invalid record may hold a config the tuner found invalid: that is what it records."""
     from kernels.config import check_config, config_from_dict
     try:
         reasons, typed = check_config(layer, config_from_dict(r.config, algorithm)), True
@@ -105,9 +106,9 @@ def _check_kernel_config(index: int, r: MeasureRecord, layer, algorithm) -> None
         reasons, typed = [str(exc)], False
     if reasons and (not typed or r.is_ok):
         shown = ", ".join(f"{k}={v!r}" for k, v in r.config.items())[:100]
-        raise InvalidInputError(f"the record at index {index}: config {shown} is not a "
-                                f"valid kernel config of the header's layer: "
-                                f"{'; '.join(reasons)[:160]}")
+        return (f"config {shown} is not a valid kernel config of the layer: "
+                f"{'; '.join(reasons)[:160]}")
+    return ""
 
 
 def read_log_file(path: Path, device: str | None) -> FileImport:
@@ -129,8 +130,9 @@ def read_log_file(path: Path, device: str | None) -> FileImport:
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
         _check_config(e.index, e.record.config, w.params)
-        if layer is not None:
-            _check_kernel_config(e.index, e.record, layer, algorithm)
+        fault = conv_config_fault(e.record, layer, algorithm) if layer is not None else ""
+        if fault:
+            raise InvalidInputError(f"the record at index {e.index}: {fault} (the header's)")
         r = e.record
         bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):

@@ -133,3 +133,22 @@ def test_a_cache_device_name_that_is_no_string_is_refused(tmp_path):
         with pytest.raises(InvalidInputError, match="device_name '5' is not a device name"):
             import_files(db, [path])
         assert db.devices() == {}
+
+
+def test_importing_a_database_holding_a_config_outside_its_layer_is_refused(tmp_path):
+    """A database (merged from another machine, written by hand) whose conv measurement
+    is no valid config of its layer is refused as a log's record is; nothing imported."""
+    from search.db import Measurement, Workload
+    other = tmp_path / "other.db"
+    w = Workload("iobound.conv", LAYER.to_dict(), tuple(PARAMS))
+    with TuningDB(other) as db:
+        db.add([Measurement(w, "V100-SXM2", "t", MeasureRecord.ok(GOOD, time_ms=1.0)),
+                Measurement(w, "V100-SXM2", "t",
+                            MeasureRecord.ok({**GOOD, "x": 99}, time_ms=0.0001))])
+    target = tmp_path / "t.db"
+    TuningDB(target).close()
+    with TuningDB(target) as db:
+        with pytest.raises(InvalidInputError, match=r"other.db: a measurement of .* config "
+                                                    r"x=99.* is not a valid kernel config"):
+            import_files(db, [other])
+        assert db.count() == 0
