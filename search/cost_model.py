@@ -44,10 +44,10 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from .option_checks import INT64_LOW, check_count, check_flag, check_number
+from .option_checks import INT64_LOW, check_count, check_flag, check_number, shown
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
-           "model_rows", "training_rows", "source_caps"]
+           "model_rows", "feature_rows", "check_training", "training_rows", "source_caps"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -150,6 +150,73 @@ def model_rows(X: np.ndarray) -> np.ndarray:
     return np.clip(np.asarray(X, dtype=float), -_F32_MAX, _F32_MAX)
 
 
+def feature_rows(X, columns: int | None = None) -> np.ndarray:
+    """``X`` as :func:`model_rows` when it is a 2-D array of numbers (one row per
+    configuration) with at least one column, ``columns`` of them when given; else
+    InvalidInputError naming what is wrong (was an IndexError on None, or XGBoost's
+    ValueError).
+
+    >>> feature_rows([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: X must be a 2-D array of features (one row per configuration), got shape (2,)
+    >>> feature_rows([[1.0, 2.0]], columns=3)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: X has 2 feature columns; the model was fitted on 3
+    """
+    try:
+        rows = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"X must be a 2-D array of numbers, got {shown(X)}: "
+                                f"{' '.join(str(exc).split())[:80]}") from None
+    if rows.ndim != 2:
+        raise InvalidInputError(f"X must be a 2-D array of features (one row per configuration), "
+                                f"got shape {rows.shape}")
+    if rows.shape[1] == 0:
+        raise InvalidInputError("X has no feature columns")
+    if columns is not None and rows.shape[1] != columns:
+        raise InvalidInputError(f"X has {rows.shape[1]} feature columns; the model was fitted "
+                                f"on {columns}")
+    return model_rows(rows)
+
+
+def check_training(X, costs) -> tuple[np.ndarray, np.ndarray]:
+    """(``X`` as :func:`feature_rows`, ``costs`` as floats) when they can train a cost
+    model: at least one row, one cost per row, each a number or ``inf`` (a failed
+    configuration, as the strategies give it), at least one of them a positive finite
+    time; else InvalidInputError. A NaN cost (or ``-inf``) is refused, not taken as a
+    failure, and costs with no successful configuration are refused, not fitted into a
+    constant model: either would order the candidates by nothing, silently.
+
+    >>> check_training([[1.0]], [2.0])[1].tolist()
+    [2.0]
+    >>> check_training([[1.0], [2.0]], [float("inf")] * 2)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: costs hold no positive finite time (2 costs, all failures): nothing to learn an order from
+    """
+    rows = feature_rows(X)
+    try:
+        y = np.asarray(costs, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"costs must be an array of numbers, got {shown(costs)}: "
+                                f"{' '.join(str(exc).split())[:80]}") from None
+    if y.ndim != 1 or len(y) != len(rows):
+        raise InvalidInputError(f"costs must hold one number per row of X ({len(rows)} rows), "
+                                f"got shape {y.shape}")
+    if len(y) == 0:
+        raise InvalidInputError("cannot fit a cost model on no data")
+    bad = np.flatnonzero(np.isnan(y) | (y == -np.inf))
+    if len(bad):
+        raise InvalidInputError(f"costs[{bad[0]}] is {y[bad[0]]}: a cost is a number (inf for "
+                                f"a failed configuration)")
+    if not (np.isfinite(y) & (y > 0)).any():
+        raise InvalidInputError(f"costs hold no positive finite time ({len(y)} costs, all "
+                                f"failures): nothing to learn an order from")
+    return rows, y
+
+
 def make_targets(costs: np.ndarray) -> np.ndarray:
     """log(time) per config; failures get log(worst ok time) + log 2.
 
@@ -187,15 +254,22 @@ class XGBCostModel(CostModel):
         self._booster = None
         self._parts: list = []  # ranking: (booster, mean, std of its training scores) per part
         self._fitted = False
+        self._columns: int | None = None  # the feature columns fit saw
         self._const = 0.0
         self._objective = self.options.objective
 
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
-        """Train on ``X`` (:func:`model_rows`: values beyond float32 clipped) and costs."""
-        X = model_rows(X)
+        """Train on ``X`` (:func:`model_rows`: values beyond float32 clipped) and costs
+        (checked by :func:`check_training`: one per row, ``inf`` for a failure, no NaN).
+
+        >>> XGBCostModel().fit([[1.0], [2.0]], [1.0, float("nan")])
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: costs[1] is nan: a cost is a number (inf for a failed configuration)
+        """
+        X, costs = check_training(X, costs)
         y = make_targets(costs)
-        if len(y) == 0:
-            raise ValueError("cannot fit a cost model on no data")
+        self._columns = X.shape[1]
         o = self.options
         if o.bootstrap:  # Thompson sampling: each fit sees one bootstrap resample of the data
             pick = np.random.default_rng(self.seed).integers(0, len(y), len(y))
@@ -237,9 +311,17 @@ class XGBCostModel(CostModel):
         return xgb.train(params, dtrain, num_boost_round=o.n_estimators)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
+        """Scores of the rows of ``X`` (lower is better), which must have the columns the
+        model was fitted on; before :meth:`fit`, InvalidInputError.
+
+        >>> XGBCostModel().predict([[1.0]])
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: predict() before fit(): the cost model is not fitted
+        """
         if not self._fitted:
-            raise RuntimeError("predict() before fit()")
-        X = model_rows(X)  # as fit saw them
+            raise InvalidInputError("predict() before fit(): the cost model is not fitted")
+        X = feature_rows(X, columns=self._columns)  # as fit saw them
         if self._booster is None:
             return np.full(len(X), self._const)
         if self._objective == "reg":

@@ -302,6 +302,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     meta = {k: v for k, v in raw.items() if k not in
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
              "problem_size", "objective")}
+    if not isinstance(raw.get("device_name"), (str, type(None))):  # 5 would be device "5"
+        raise InvalidInputError(f"{where}: device_name {str(raw['device_name'])[:40]!r} is not "
+                                f"a device name (a string)")
     return KtCache(tune_params=tune_params, entries=entries,
                    device_name=_text(raw.get("device_name"), ""),
                    kernel_name=_text(raw.get("kernel_name"), ""),

@@ -33,6 +33,7 @@ from iobound.errors import InvalidInputError
 
 from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
+from .option_checks import check_path, check_type
 from .outputs import write_atomic
 from .kt_keys import value_key
 from .times import as_time
@@ -134,8 +135,13 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
     ...     {"a": [1]}, [{"a": 1, "time": 1.0}], meta={"toolchain": "nvcc"}))
     >>> text = p.read_text(); list(json.loads(text))[-1], text[-3:]
     ('cache', '}\n}')
+    >>> write_cache(None, KtCache({"a": [1]}, []))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: path must be a path (str or os.PathLike), got None
     """
-    path = Path(path)
+    path = Path(check_path("path", path))
+    check_type("cache", cache, KtCache)
     keys = list(cache.keys)
     raw = {
         "device_name": cache.device_name, "kernel_name": cache.kernel_name,

@@ -39,7 +39,7 @@ from iobound.errors import InvalidInputError
 from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
 from .records import as_measured
-from .option_checks import check_choice, check_count
+from .option_checks import check_choice, check_count, check_type
 from .space import Space
 
 __all__ = ["ORDERS", "ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
@@ -70,6 +70,7 @@ class ZeroShotOptions:
 
     def __post_init__(self) -> None:
         check_choice("order", self.order, ORDERS)
+        check_type("model", self.model, XGBOptions)
         check_count("loso_sources", self.loso_sources, low=2)
         check_count("k", self.k, low=1)
         check_count("max_rows_per_source", self.max_rows_per_source, low=1)
@@ -221,7 +222,7 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
     ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`)."""
     from iobound import limits
     from .db.model import Measurement
-    from .option_checks import check_records, check_type
+    from .option_checks import check_records
     from .zero_shot_order import zero_shot_ranking
     check_type("space", space, Space)
     check_type("measurer", measurer, Measurer)

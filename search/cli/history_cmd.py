@@ -126,9 +126,10 @@ def _known_device(name: str | None, devices) -> str | None:
     ``V100-SXM2``, what ``tune --device v100`` and ``import --device v100`` store), else
     the one stored name of that preset (a recorded file's own, ``NVIDIA RTX A4000`` for
     ``RTX-A4000``)."""
-    if name is None or name in devices:
+    from search.db.device_names import stored_device_name
+    if name is None:
         return name
-    canonical = canonical_device_name(name)
+    canonical = stored_device_name(name, devices)  # itself if held, else its preset's name
     if canonical in devices:
         return canonical
     # a file's own name of that preset (``NVIDIA RTX A4000`` for ``RTX-A4000``), as

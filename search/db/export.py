@@ -42,6 +42,7 @@ from pathlib import Path
 
 from ..kt_cache import KtCache
 from ..kt_cache_write import cache_entry, write_cache
+from ..option_checks import check_path, check_type
 from .importer import KT_TOOLCHAIN
 from .model import (CONV_TEMPLATE, Measurement, Workload, canon, config_fault, conv_algorithm,
                     exported_kernel_name, stored_layer)
@@ -147,6 +148,8 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
         When ``path`` is the database file itself (or its journal), or as
         :func:`workload_cache`.
     """
+    check_type("db", db, TuningDB)
+    check_path("path", path)
     if _is_database(Path(path), db.path):
         raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
                                 f"write the cache to another file")

@@ -20,7 +20,11 @@ another device's name.
 
 A tuning log's records must hold exactly the log's parameters, each a number,
 string or flat list (as a cache entry does); a record that does not refuses the
-file.
+file. A log of our conv template must name a layer, and each record's config must be a
+kernel config of integers; a timed ``ok`` one must also pass
+:func:`kernels.config.check_config` for the layer (else it would be stored as the
+layer's fastest). A device name that is not a string (a cache's ``device_name`` 5) is
+refused, never stored as ``"5"``.
 
 A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
 another (a top-level or an entry's ``toolchain``, written by our export).
@@ -50,22 +54,23 @@ from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Sequence
 
 from iobound.errors import InvalidInputError
 
 from ..kt_cache import NoMeasurementsError
+from ..option_checks import check_path, check_type, shown
 from ..path_kind import path_kind
 from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
 from .log_reader import is_log, read_log_file
 from .model import check_device_name
-from .schema import write
 from .store import TuningDB, insert
 
 __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
-           "import_files", "KT_TOOLCHAIN"]
+           "import_files", "import_paths", "KT_TOOLCHAIN"]
 
 
 def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
@@ -158,7 +163,7 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
         for f in files:  # a file with nothing usable adds no (empty) workload either
             f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
 
-    write(db.connection, store)
+    db.write(store)
     return list(files)
 
 
@@ -179,7 +184,29 @@ def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.Pat
     tuning database among them gives one :class:`FileImport` per workload and device; a
     folder stands for the files in it (:func:`read_paths`: description files passed over).
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
+    check_type("db", db, TuningDB)
+    paths = import_paths(paths)
     check_not_itself(paths, db.path)
     return store_files(db, read_paths(paths, device, db.path)[0])
+
+
+def import_paths(paths) -> list:
+    """``paths`` of :func:`import_files` as a list of paths: one path given alone (a
+    ``str`` or an ``os.PathLike``) or a collection of them; else InvalidInputError
+    (None or a number is no path, nor a list of them).
+
+    >>> import_paths("a.json"), import_paths(["a.json", "b.db"])
+    (['a.json'], ['a.json', 'b.db'])
+    >>> import_paths([5])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: paths[0] must be a path (str or os.PathLike), got 5
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    if isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
+        raise InvalidInputError(f"paths must be a path or a list of paths, got {shown(paths)}")
+    paths = list(paths)
+    for i, p in enumerate(paths):
+        check_path(f"paths[{i}]", p)
+    return paths

@@ -26,9 +26,9 @@ from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .file_import import FileImport, check_problem, file_device
 from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, current_layer_problem,
-                    finite, recorded_workload)
+                    finite, recorded_workload, stored_layer)
 
-__all__ = ["is_log", "read_log_file"]
+__all__ = ["is_log", "read_log_file", "conv_config_fault"]
 
 
 def is_log(path: Path) -> bool:
@@ -74,6 +74,9 @@ def _log_workload(header: dict, log_path: Path) -> tuple[Workload, dict]:
         problem = _replayed_problem(header, log_path)
         return recorded_workload(str(space.get("kernel") or ""), problem, params), values
     if "layer" in header:
+        if stored_layer(header["layer"]) is None:
+            raise InvalidInputError(f"the header's layer {str(header['layer'])[:60]!r} is not "
+                                    f"a convolution layer (the fields of a ConvLayer)")
         return Workload(CONV_TEMPLATE, current_layer_problem(header["layer"]), params), values
     template = header.get("template")  # null is absent
     template = space.get("kind") if template is None else template
@@ -89,19 +92,47 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
                                 f"are {', '.join(params)}")
 
 
+def conv_config_fault(r: MeasureRecord, layer, algorithm: str | None) -> str:
+    """Why a record of our conv template cannot be stored for ``layer`` ("" when it can):
+    its config is no kernel config (integers of its algorithm's knobs:
+    :func:`kernels.config.config_from_dict`) or, timed ``ok``, one that cannot run for the
+    layer (:func:`kernels.config.check_config`, device aside): stored, it would be the
+    layer's fastest, and ``kernel --from-history`` could not build it. A failed or
+    invalid record may hold a config the tuner found invalid: that is what it records."""
+    from kernels.config import check_config, config_from_dict
+    try:
+        reasons, typed = check_config(layer, config_from_dict(r.config, algorithm)), True
+    except InvalidInputError as exc:  # not a kernel config at all: refused whatever its status
+        reasons, typed = [str(exc)], False
+    if reasons and (not typed or r.is_ok):
+        shown = ", ".join(f"{k}={v!r}" for k, v in r.config.items())[:100]
+        return (f"config {shown} is not a valid kernel config of the layer: "
+                f"{'; '.join(reasons)[:160]}")
+    return ""
+
+
 def read_log_file(path: Path, device: str | None) -> FileImport:
     log = read_log(path)
     h = log.header
     meas = h.get("measurer") or {}
-    own = str(h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or "")
+    own = h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or ""
+    if not isinstance(own, str):  # 5 would be stored as the device "5"
+        raise InvalidInputError(f"the header's device {str(own)[:40]!r} is not a device name "
+                                f"(a string)")
     dev = file_device(path, own, device)
     w, values = _log_workload(h, Path(path))
     check_problem(w.problem, "the header's problem (layer or problem_size)")
+    layer = stored_layer(w.problem) if w.template == CONV_TEMPLATE else None
+    algorithm = h.get("algorithm") or (h.get("space") or {}).get("algorithm")
+    algorithm = algorithm if isinstance(algorithm, str) else None
     toolchain = str(meas.get("toolchain") or meas.get("name") or "")
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:
         _check_config(e.index, e.record.config, w.params)
+        fault = conv_config_fault(e.record, layer, algorithm) if layer is not None else ""
+        if fault:
+            raise InvalidInputError(f"the record at index {e.index}: {fault} (the header's)")
         r = e.record
         bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
         if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):

@@ -29,7 +29,8 @@ from pathlib import Path
 from iobound.errors import InvalidInputError
 
 from .importer import FileImport, file_device
-from .model import check_device_name
+from .log_reader import conv_config_fault
+from .model import CONV_TEMPLATE, check_device_name, conv_algorithm, stored_layer
 from .db_file import DatabaseFileError
 from .store import TuningDB
 
@@ -59,13 +60,22 @@ def read_database(path: str | os.PathLike, device: str | None = None) -> list[Fi
     try:
         with TuningDB(path, readonly=True) as db:
             groups: dict[tuple, FileImport] = {}
+            layers: dict = {}  # our conv template's workloads: their layer, algorithm
             for m in db.measurements():
                 f = groups.get((m.workload, m.device))
                 if f is None:
                     file_device(path, m.device, device)
+                    if m.workload.template == CONV_TEMPLATE:
+                        layers[m.workload] = (stored_layer(m.workload.problem),
+                                              conv_algorithm(m.workload.params))
                     f = groups[(m.workload, m.device)] = FileImport(
                         str(path), "tuning-db", m.device, m.workload,
                         tune_params={m.workload: db.tune_params(m.workload)})
+                layer, algorithm = layers.get(m.workload, (None, None))
+                fault = conv_config_fault(m.record, layer, algorithm) if layer else ""
+                if fault:  # as a tuning log's record is refused (log_reader)
+                    raise InvalidInputError(f"{path}: a measurement of {m.workload.label()} on "
+                                            f"{m.device!r}: {fault}")
                 f.measurements.append(m)
     except DatabaseFileError as exc:
         raise InvalidInputError(f"{path}: {exc.reason}") from None

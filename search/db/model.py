@@ -24,15 +24,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
+from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
 
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
+from ..option_checks import check_type, shown
 
-__all__ = ["Workload", "Measurement", "canon", "check_device_name", "config_fault",
+__all__ = ["Workload", "Measurement", "canon", "check_device_name", "check_toolchain", "config_fault",
            "finite", "problem_fault", "CONV_TEMPLATE", "record_features", "stored_layer",
            "conv_algorithm", "recorded_workload", "exported_kernel_name",
            "current_layer_problem", "stored_json", "workload_from_row"]
@@ -60,23 +63,22 @@ def config_fault(config: Mapping[str, Any], params) -> str:
     return f"parameter {bad[0]!r} is not a finite number, string or flat list" if bad else ""
 
 
-def check_device_name(name: Any) -> str:
-    """``name`` when it is a device name: a string, not blank, of printable characters.
-    Anything else is refused: ``5`` and ``"5"`` would share one stored device under two
-    digests (the same file imported twice), ``str()`` of an object would store its repr as
-    a name, and a blank name or one with a line break would break every one-line listing.
+def check_toolchain(toolchain: Any) -> str:
+    """``toolchain`` when it is a string: what made the numbers, ``""`` when unknown (as a
+    tuning log that names none is imported). Anything else is refused: ``None`` is not
+    stored as some other value (``""`` says unknown), and ``5`` would be stored as ``"5"``.
 
-    >>> check_device_name("A100")
-    'A100'
-    >>> check_device_name(5)
+    >>> check_toolchain(""), check_toolchain("nvcc 12.4")
+    ('', 'nvcc 12.4')
+    >>> check_toolchain(None)
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: a device name must be a printable, not blank string, got 5 (int)
+    iobound.errors.InvalidInputError: a toolchain must be a string ("" when unknown), got None
     """
-    if not isinstance(name, str) or not name.strip() or not name.isprintable():
-        raise InvalidInputError(f"a device name must be a printable, not blank string, "
-                                f"got {name!r}"[:120] + f" ({type(name).__name__})")
-    return name
+    if not isinstance(toolchain, str):
+        raise InvalidInputError(f'a toolchain must be a string ("" when unknown), '
+                                f"got {shown(toolchain)}")
+    return toolchain
 
 
 def finite(value: Any) -> Any:
@@ -122,12 +124,25 @@ class Workload:
     params: tuple[str, ...]
 
     def __post_init__(self) -> None:
+        # checked where it is made: a template of None fails here, not as an SQLite
+        # NOT NULL error when stored; a string of names is not taken letter by letter
+        check_type("a workload's template", self.template, str)
+        if isinstance(self.params, (str, bytes, Mapping)) or not hasattr(self.params, "__iter__"):
+            raise InvalidInputError(f"workload {self.template!r}: params must be a sequence of "
+                                    f"parameter names, got {shown(self.params)}")
         object.__setattr__(self, "params", tuple(self.params))
         if not self.params:
             raise InvalidInputError(f"workload {self.template!r} names no parameters")
+        for name in self.params:
+            check_type(f"a parameter name of workload {self.template!r}", name, str)
+        try:
+            problem = canon(self.problem)
+        except (TypeError, ValueError, RecursionError) as exc:  # a set, an object, a cycle
+            raise InvalidInputError(f"workload {self.template!r}: its problem must be a JSON "
+                                    f"value (numbers, strings, lists, dicts), got "
+                                    f"{shown(self.problem)}: {exc}") from None
         # The identity, once: history of a million records groups and compares by it.
-        object.__setattr__(self, "_key", (self.template, canon(self.problem),
-                                          canon(sorted(self.params))))
+        object.__setattr__(self, "_key", (self.template, problem, canon(sorted(self.params))))
 
     def key(self) -> tuple[str, str, str]:
         """The identity as stored: (template, canonical problem, sorted parameter names),
@@ -294,7 +309,14 @@ class Measurement:
     features: dict | None = field(default=None)
 
     def __post_init__(self) -> None:
+        check_type("a measurement's workload", self.workload, Workload)
         check_device_name(self.device)
+        check_toolchain(self.toolchain)
+        check_type("a measurement's record", self.record, MeasureRecord)
+        check_type("a measurement's run", self.run, str)
+        check_type("a measurement's source", self.source, str)
+        if self.features is not None:
+            check_type("a measurement's features", self.features, Mapping)
         if self.features is None:
             object.__setattr__(self, "features", record_features(self.record))
 

@@ -25,9 +25,12 @@ from typing import Iterable
 from iobound import limits
 from iobound.errors import InvalidInputError
 
+from ..option_checks import check_type, shown
+from .checks import param_names
+from .device_names import device_as_stored, devices_as_stored
 from .model import (CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer,
                     workload_from_row)
-from .store import TuningDB
+from .store import TuningDB, damaged_row, time_fault
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
            "history_for_space", "other_space_timings", "LayerBest", "best_for_layer", "layer_workloads"]
@@ -48,23 +51,35 @@ class SummaryRow:
 def summary(db: TuningDB) -> list[SummaryRow]:
     """Every (workload, device) pair with counts and the best time (and whether it is an
     estimate: no measurement is as fast), by workload then device."""
+    check_type("db", db, TuningDB)
     rows = db.connection.execute(
         "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
         "SUM(m.status='ok' AND m.time_ms IS NOT NULL), "
         "MIN(CASE WHEN m.status='ok' THEN m.time_ms END), "
-        "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END) "
+        "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END), "
+        "MIN(CASE WHEN typeof(m.time_ms) NOT IN ('real', 'integer', 'null') THEN m.id END) "
         "FROM measurements m JOIN workloads w ON m.workload = w.id "
         "JOIN devices d ON m.device = d.id GROUP BY w.id, d.id "
-        "ORDER BY w.template, w.problem, d.name")
+        "ORDER BY w.template, w.problem, d.name").fetchall()
+    for *_, damaged in rows:  # a time stored as text: SQLite's MIN would pick a number or it
+        if damaged is not None:
+            t = db.connection.execute("SELECT time_ms FROM measurements WHERE id=?",
+                                      (damaged,)).fetchone()[0]
+            raise damaged_row(db.path, damaged, time_fault(t))
     return [SummaryRow(workload_from_row(t, p, tp), dev, int(n), int(timed or 0), best_ms,
                        best_ms is not None and (measured is None or best_ms < measured))
-            for t, p, tp, dev, n, timed, best_ms, measured in rows]
+            for t, p, tp, dev, n, timed, best_ms, measured, _ in rows]
 
 
 def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,
          k: int = 1) -> list[Measurement]:
-    """The ``k`` fastest timed measurements (of one workload and/or device when given)."""
+    """The ``k`` fastest timed measurements (of one workload and/or device when given; a
+    device by the name the database holds: :func:`~.device_names.device_as_stored`,
+    ``v100`` finds ``V100-SXM2``)."""
+    check_type("db", db, TuningDB)
     k = limits.check_int("k", k, limits.ROWS)
+    if device is not None:
+        device = device_as_stored(db.connection, device)
     return db.measurements(workload, device=device, counted_only=True, limit=k)
 
 
@@ -84,6 +99,9 @@ def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
 def select_workloads(db: TuningDB, text: str | None = None) -> list[Workload]:
     """The stored workloads whose label (``template problem (params)``) contains ``text``
     (all if None); a label given whole selects only the workloads it names exactly."""
+    check_type("db", db, TuningDB)
+    if text is not None:
+        check_type("text", text, str)
     ws = db.workloads()
     if not text:
         return ws
@@ -103,14 +121,17 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     :func:`search.measure.model.stale_model_toolchain`). Workloads of every
     problem are returned; the strategy weighs them by how well they match; ``up_to``
     keeps those stored by a mark (:meth:`TuningDB.last_id`). Each of
-    the two is a collection of names; one name given as a string is refused
-    (:func:`_names`).
+    the two is a collection of names, each name as the database holds it
+    (:func:`~.device_names.devices_as_stored`: ``v100`` is ``V100-SXM2``); one name given
+    as a string is refused.
     """
     from search.measure.model import stale_model_toolchain
 
-    skip = _names("exclude_devices", exclude_devices)
-    keep = None if devices is None else _names("devices", devices)
-    return [m for m in db.timings(space.params, up_to)
+    check_type("db", db, TuningDB)
+    params = space_params(space)
+    skip = devices_as_stored(db.connection, "exclude_devices", exclude_devices)
+    keep = None if devices is None else devices_as_stored(db.connection, "devices", devices)
+    return [m for m in db.timings(params, up_to)
             if m.device not in skip and (keep is None or m.device in keep)
             and not stale_model_toolchain(m.toolchain)]
 
@@ -127,30 +148,25 @@ def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:
     (1, 1)
     """
     from .model import canon
+    check_type("db", db, TuningDB)
     return int(db.connection.execute(
         "SELECT COUNT(*) FROM measurements m JOIN workloads w ON m.workload = w.id "
         "WHERE w.params != ? AND m.status='ok' AND m.time_ms IS NOT NULL",
-        (canon(sorted(params)),)).fetchone()[0])
+        (canon(param_names(params)),)).fetchone()[0])
 
 
-def _names(arg: str, names: Iterable[str]) -> set[str]:
-    """The device names of ``names``, a collection of them; a lone string is refused,
-    since iterating it gives its characters (``exclude_devices="A100"`` would keep the
-    target's records in its own history). Refused, not taken as one name: a caller
-    who passes ``"a,b"`` or one name where the API wants a list learns so at once.
+def space_params(space) -> list[str]:
+    """The parameter names of ``space`` (a search space: anything with ``params``); else
+    InvalidInputError (was an AttributeError on None).
 
-    >>> sorted(_names("devices", ["a", "b"]))
-    ['a', 'b']
-    >>> _names("exclude_devices", "A100")
+    >>> space_params(None)
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: exclude_devices must be a list of device names, \
-got the string 'A100' (write ['A100'] for one)
+    iobound.errors.InvalidInputError: space must be a search space (with params), got None
     """
-    if isinstance(names, (str, bytes)):
-        raise InvalidInputError(f"{arg} must be a list of device names, got the string "
-                                f"{names!r} (write [{names!r}] for one)")
-    return set(names)
+    if not hasattr(space, "params") or isinstance(space, (str, bytes)):
+        raise InvalidInputError(f"space must be a search space (with params), got {shown(space)}")
+    return param_names(space.params)
 
 
 @dataclass(frozen=True)
@@ -180,12 +196,21 @@ def best_for_layer(db: TuningDB, layer, device: str,
     >>> _ = db.add([Measurement(w, "V100-SXM2", "model", MeasureRecord.ok({"x": 1}, time_ms=1.0,
     ...             estimate=True)), Measurement(w, "V100-SXM2", "cuda",
     ...             MeasureRecord.ok({"x": 2}, time_ms=2.0))])
-    >>> b = best_for_layer(db, layer, "V100-SXM2")
+    >>> b = best_for_layer(db, layer, "v100")  # the name the database holds: V100-SXM2
     >>> b.measurement.record.config, b.records, b.measured
     ({'x': 2}, 2, 1)
+
+    ``layer`` that is no layer, ``algorithm`` that is no algorithm
+    (:func:`iobound.algorithms.algorithm_name`) and ``device`` that is no device name are
+    refused (each would find nothing: None said "no record" of a question never asked).
     """
+    from iobound.algorithms import algorithm_name
+    if algorithm is not None:
+        algorithm = algorithm_name(algorithm)
+    workloads = layer_workloads(db, layer)
+    device = device_as_stored(db.connection, device)
     timed = []
-    for w in layer_workloads(db, layer):
+    for w in workloads:
         if algorithm is not None and conv_algorithm(w.params) != algorithm:
             continue
         timed += db.measurements(w, device=device, counted_only=True)
@@ -202,5 +227,8 @@ def best_for_layer(db: TuningDB, layer, device: str,
 def layer_workloads(db: TuningDB, layer) -> list[Workload]:
     """The workloads of our conv template whose stored layer has ``layer``'s shape (a
     :class:`~iobound.layer.ConvLayer`; names aside): its direct and Winograd ones."""
+    from iobound.layer import ConvLayer
+    check_type("db", db, TuningDB)
+    check_type("layer", layer, ConvLayer)
     return [w for w in db.workloads()
             if w.template == CONV_TEMPLATE and stored_layer(w.problem) == layer]

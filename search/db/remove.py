@@ -26,13 +26,17 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
 
-from .model import Workload, workload_from_row
-from .schema import write
+from ..option_checks import check_path, check_records, check_type
+from .device_names import device_as_stored
+from .model import Workload, check_toolchain, workload_from_row
 from .store import ID_HIGH_WATER, TuningDB, last_id_ever
 
 __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
@@ -63,12 +67,18 @@ source); to remove everything, delete the database file
     def __post_init__(self) -> None:
         if self.source is not None:
             from ..file_names import file_name  # as the import stored it
+            check_path("source", self.source)
             object.__setattr__(self, "source", (file_name(self.source) if PurePath(self.source).name
-                                                else self.source))
+                                                else os.fspath(self.source)))
         if self.workloads is not None:
-            object.__setattr__(self, "workloads", tuple(self.workloads))
+            object.__setattr__(self, "workloads", check_records("workloads", self.workloads,
+                                                                Workload))
             if not self.workloads:
                 raise InvalidInputError("an empty list of workloads selects nothing to remove")
+        if self.device is not None:
+            check_device_name(self.device)
+        if self.toolchain is not None:
+            check_toolchain(self.toolchain)
         if all(v is None for v in (self.workloads, self.device, self.toolchain, self.source)):
             raise InvalidInputError("name what to remove (a workload, device, toolchain or "
                                     "source); to remove everything, delete the database file")
@@ -107,8 +117,20 @@ _JOINED = ("FROM measurements m JOIN workloads w ON m.workload = w.id "
 
 def plan(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     """What :func:`remove` would take out, grouped, ordered by workload, device,
-    toolchain and source; nothing changes."""
+    toolchain and source; nothing changes. The selection's device is the name the
+    database holds (:func:`~.device_names.device_as_stored`: ``v100`` is ``V100-SXM2``
+    where the database holds that)."""
+    selection = _as_stored(db, selection)
     return _groups(db.connection, selection)
+
+
+def _as_stored(db: TuningDB, selection: Selection) -> Selection:
+    """``selection`` (checked) with its device as ``db`` stores it."""
+    check_type("db", db, TuningDB)
+    check_type("selection", selection, Selection)
+    if selection.device is None:
+        return selection
+    return dataclasses.replace(selection, device=device_as_stored(db.connection, selection.device))
 
 
 def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
@@ -116,6 +138,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     leaves without any (one that held none before stays), in one transaction; returns
     what went, as :func:`plan` gives it (read in the same transaction, so a process
     writing the database meanwhile cannot make the two differ)."""
+    selection = _as_stored(db, selection)
     where, args = selection.where()
 
     def delete(c) -> list[RemovalGroup]:
@@ -134,7 +157,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
                           [(i, i) for i in ids])
         return groups
 
-    return write(db.connection, delete)
+    return db.write(delete)
 
 
 def _groups(conn, selection: Selection) -> list[RemovalGroup]:

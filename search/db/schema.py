@@ -25,7 +25,10 @@ changed): one with another program's tables (no ``meta`` table, no version-0
 one whose ``meta`` says version 1 without the other tables. A file opened
 ``readonly`` is never written: one that needs creating or migrating (empty, version
 0) is copied into memory and migrated there; reading a WAL database leaves no -wal
-and -shm files behind when this process may write the file and its folder. A path
+and -shm files behind when this process may write the file and its folder; a WAL
+database on a read-only file system (where SQLite cannot create its -shm file) is read
+with SQLite's ``immutable=1`` unless its -wal file holds changes, else refused saying
+so. Each table must have the columns this version creates. A path
 that cannot be one (empty, a folder, a device, in a missing folder, a file that is
 not SQLite's) is a :class:`DatabaseFileError` naming it.
 
@@ -179,10 +182,12 @@ def schema_version(conn: sqlite3.Connection) -> int:
                             f"{', '.join(sorted(tables))[:80]})")
 
 
-def _open(path: str, readonly: bool) -> sqlite3.Connection:
-    tidy = readonly and _may_write(path)
+def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connection:
+    tidy = readonly and not immutable and _may_write(path)
     if readonly:
         path = Path(path).resolve().as_uri() + ("?mode=rw" if tidy else "?mode=ro")
+        if immutable:  # see _read_only_medium: nothing can change the file
+            path += "&immutable=1"
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            uri=readonly)
     if tidy:
@@ -198,6 +203,52 @@ def _open(path: str, readonly: bool) -> sqlite3.Connection:
 def _may_write(path: str) -> bool:
     """Whether this process may write the file ``path`` and create files beside it."""
     return os.access(path, os.W_OK) and os.access(Path(path).resolve().parent, os.W_OK)
+
+
+def _is_wal(path: str) -> bool:
+    """Whether the file's header says WAL mode (bytes 18 and 19 of an SQLite file are 2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[18:20] == b"\x02\x02"
+
+
+def _read_only_medium(path: str) -> bool:
+    """Whether the file's folder is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(Path(path).resolve().parent).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _immutable_ok(path: str) -> bool:
+    """Whether a WAL database SQLite could not open read-only may be opened with the
+    ``immutable=1`` URI parameter: SQLite needs its -shm file (created beside it unless
+    present) to read a WAL database, or ``immutable``, which "causes SQLite to assume the
+    file cannot be changed". True only on a read-only file system (so nothing can change
+    the file) and with no -wal file holding content (immutable would not read it)."""
+    if not (_is_wal(path) and _read_only_medium(path)):
+        return False
+    try:
+        return os.path.getsize(path + "-wal") == 0
+    except OSError:
+        return True  # no -wal file: everything is in the database file
+
+
+def _cannot_open(path: str, exc: Exception) -> str:
+    """The reason SQLite's "unable to open database file" has for a file that exists."""
+    folder = Path(path).resolve().parent
+    if Path(path).is_file() and _is_wal(path) and (
+            _read_only_medium(path) or not os.access(folder, os.W_OK)):
+        where = "on a read-only file system" if _read_only_medium(path) else "not writable"
+        return (f"cannot open it: its folder {str(folder)!r} is {where}, and SQLite must "
+                f"create the -wal and -shm files beside a WAL-mode database to read it"
+                + (" (its -wal file holds changes not yet in the file)"
+                   if os.path.exists(path + "-wal") else "")
+                + "; copy it to a writable folder")
+    return f"cannot open it: {' '.join(str(exc).split())}"
 
 
 def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -235,13 +286,19 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
     if fault:
         raise DatabaseFileError(where, fault)
     try:
-        return _ready(_open(where, readonly), where, readonly)
+        try:
+            return _ready(_open(where, readonly), where, readonly)
+        except sqlite3.OperationalError as exc:
+            if not (readonly and "unable to open" in str(exc) and _immutable_ok(where)):
+                raise
+        # a WAL database on a read-only medium: SQLite cannot create its -shm file
+        return _ready(_open(where, readonly, immutable=True), where, readonly)
     except InvalidInputError as exc:
         raise DatabaseFileError(where, str(exc)) from None
     except sqlite3.OperationalError as exc:
         if "unable to open" not in str(exc):
             raise
-        raise DatabaseFileError(where, f"cannot open it: {exc}") from None
+        raise DatabaseFileError(where, _cannot_open(where, exc)) from None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
         raise DatabaseFileError(where, f"not an SQLite database, or a damaged one: "
                                        f"{' '.join(str(exc).split())}") from None
@@ -263,12 +320,41 @@ def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Conne
         if missing:
             raise InvalidInputError(f"damaged: its meta table says schema version {version} but "
                                     f"it lacks the tables {', '.join(sorted(missing))}")
+        _check_columns(conn)
         if path != ":memory:" and not readonly:  # last: WAL mode rewrites the file's header
             _wal(conn)
         return conn
     except BaseException:
         conn.close()
         raise
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+_EXPECTED: dict[str, list[str]] = {}
+
+
+def _expected_columns() -> dict[str, list[str]]:
+    """Each table's columns as this version creates them."""
+    if not _EXPECTED:
+        mem = sqlite3.connect(":memory:")
+        mem.executescript(_TABLES)
+        _EXPECTED.update({t: _columns(mem, t) for t in _tables(mem)})
+        mem.close()
+    return _EXPECTED
+
+
+def _check_columns(conn: sqlite3.Connection) -> None:
+    """InvalidInputError naming the first table that lacks a column this version reads
+    (a file changed by another program: a query would fail later with SQLite's "no such
+    column", after a tuning run had measured)."""
+    for table, wanted in sorted(_expected_columns().items()):
+        missing = [c for c in wanted if c not in set(_columns(conn, table))]
+        if missing:
+            raise InvalidInputError(f"damaged: its table {table} lacks the column"
+                                    f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
 
 
 def _check_stored_columns(conn: sqlite3.Connection) -> None:

@@ -21,6 +21,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Callable, TypeVar
 
 from iobound import limits
 from iobound.errors import InvalidInputError
@@ -28,12 +29,16 @@ from kernels.status import Status
 
 from ..measure.base import MeasureRecord
 from ..option_checks import check_choice, check_flag, check_records, check_type
+from .checks import MARK, check_mark, check_tune_params, param_names
 from ..records import as_logged
 from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
                     workload_from_row)
 from .schema import connect, write
 
-__all__ = ["TuningDB", "device_properties", "insert", "storable", "last_id_ever"]
+__all__ = ["TuningDB", "damaged_row", "device_properties", "insert", "storable", "time_fault",
+           "last_id_ever"]
+
+T = TypeVar("T")
 
 
 def device_properties(name: str) -> dict:
@@ -85,10 +90,12 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
     dids = {name: _device_id(c, name) for name in {m.device for m in items}}
     before = c.total_changes
     base = last_id_ever(c)  # ids only grow: a mark (TuningDB.last_id) stays a mark
+    # only a stored digest (the same measurement: import is idempotent) is passed over; any
+    # other constraint a row breaks fails the call (OR IGNORE would drop the row silently)
     c.executemany(
-        "INSERT OR IGNORE INTO measurements (id, workload, device, toolchain, config, status, "
+        "INSERT INTO measurements (id, workload, device, toolchain, config, status, "
         "time_ms, estimate, timestamp, features, record, run, source, digest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
         [(base + k, wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
           m.record.status.value, m.time_ms, int(m.record.estimate), m.record.timestamp,
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
@@ -163,6 +170,31 @@ def _in_order(config: dict, w: Workload) -> dict:
     return {**{k: config[k] for k in w.params if k in config}, **config}
 
 
+def time_fault(time_ms) -> str:
+    """Why a stored ``time_ms`` is not one ("" when it is): NULL, or a positive finite
+    number (the column's CHECK lets text such as ``'fast'`` through: SQLite compares
+    text as greater than any number).
+
+    >>> time_fault(1.5), time_fault(None), time_fault("fast")
+    ('', '', "its time_ms 'fast' is not a number")
+    """
+    if time_ms is None:
+        return ""
+    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
+        return f"its time_ms {str(time_ms)[:40]!r} is not a number"
+    return "" if 0 < time_ms < float("inf") else f"its time_ms {time_ms!r} is not positive and finite"
+
+
+def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,
+                dev: str | None = None) -> InvalidInputError:
+    """The error of a measurement row the database holds but that cannot be one (changed
+    by another program or by hand): it names the file, the row (and its workload and
+    device when known), never skipped."""
+    of = f" of {w.label()} on {dev!r}" if w is not None else ""
+    return InvalidInputError(f"the tuning database {path!r}: damaged measurement id {row_id}"
+                             f"{of}: {fault}"[:300])
+
+
 MEASUREMENT_ORDERS = {"fastest": " ORDER BY m.time_ms IS NULL, m.time_ms, m.id",
                       "stored": " ORDER BY m.id"}
 
@@ -171,13 +203,44 @@ class TuningDB:
     """The tuning database at ``path`` (created or migrated on open; see :mod:`.schema`).
 
     With ``readonly`` the file is never written (to read it: ``list``, ``best``,
-    ``export``); :meth:`add` then fails.
+    ``export``); :meth:`add` (and every other write: :meth:`write`) is then refused.
     """
 
     def __init__(self, path: str | os.PathLike, readonly: bool = False):
         self._conn: sqlite3.Connection | None = None
         self._conn = connect(path, readonly=readonly)
         self.path = os.fspath(path)
+        self.readonly = readonly
+
+    # -- writing ------------------------------------------------------------------------
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn(connection)`` in one write transaction (:func:`~.schema.write`): the one way
+        anything is stored in or removed from the database. Refused
+        (:class:`~iobound.errors.InvalidInputError`) when the database was opened
+        ``readonly`` (a version-0 file opened so is migrated in memory only: a write would
+        be lost when it is closed) or its file cannot be written (SQLite's "attempt to
+        write a readonly database").
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
+        >>> TuningDB(path).close()
+        >>> TuningDB(path, readonly=True).write(lambda c: None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: the tuning database '...t.db' was opened read-only: nothing can be stored in it or removed from it
+        """
+        if self.readonly:
+            raise InvalidInputError(f"the tuning database {self.path!r} was opened read-only: "
+                                    f"nothing can be stored in it or removed from it")
+        try:
+            return write(self._db, fn)
+        except sqlite3.OperationalError as exc:
+            if not (getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY")
+                    or "readonly database" in str(exc)):
+                raise
+            raise InvalidInputError(f"the tuning database {self.path!r} cannot be written "
+                                    f"({' '.join(str(exc).split())}): check the file's and its "
+                                    f"folder's permissions") from None
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -185,7 +248,6 @@ class TuningDB:
             raise InvalidInputError(f"the tuning database {self.path!r} is closed")
         return self._conn
 
-    # -- writing ------------------------------------------------------------------------
     def add(self, measurements: Iterable[Measurement],
             tune_params: Mapping[Workload, Mapping[str, Sequence]] | None = None) -> int:
         """Store measurements in one transaction; returns how many were new.
@@ -196,11 +258,8 @@ class TuningDB:
         """
         items = [storable(m) for m in check_records("measurements", measurements, Measurement)]
         if tune_params is not None:
-            check_type("tune_params", tune_params, Mapping)
-            for w, values in tune_params.items():
-                check_type("a tune_params key", w, Workload)
-                check_type(f"tune_params of {w.template}", values, Mapping)
-        return write(self._db, lambda c: insert(c, items, tune_params or {}))
+            check_tune_params(tune_params)
+        return self.write(lambda c: insert(c, items, tune_params or {}))
 
     # -- reading ------------------------------------------------------------------------
     def workloads(self) -> list[Workload]:
@@ -252,7 +311,7 @@ class TuningDB:
         if counted_only:
             where.append("m.status='ok' AND m.time_ms IS NOT NULL")
         sql = ("SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.record, m.run, "
-               "m.source, m.features FROM measurements m JOIN workloads w ON m.workload = w.id "
+               "m.source, m.features, m.id, m.config, m.time_ms FROM measurements m JOIN workloads w ON m.workload = w.id "
                "JOIN devices d ON m.device = d.id")
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -277,43 +336,68 @@ class TuningDB:
         >>> [(m.record.config, m.time_ms, m.record.costs) for m in db.timings(["x"])]
         [({'x': 1}, 2.1, ())]
         """
-        if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
-            raise InvalidInputError(f"params must be a list of parameter names, got {params!r:.60}")
-        names = list(params)
-        for name in names:
-            check_type("a parameter name", name, str)
-        names.sort()
+        names = param_names(params)
         rows = self._db.execute(
             "SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.config, "
-            "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features "
+            "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features, m.id "
             "FROM measurements m JOIN workloads w ON m.workload = w.id "
             "JOIN devices d ON m.device = d.id "
             "WHERE w.params=? AND m.status='ok' AND m.time_ms IS NOT NULL AND m.id <= ? "
             "ORDER BY m.time_ms, w.template, w.problem, w.params, m.id",
-            (canon(names), (1 << 63) - 1 if up_to is None else int(up_to)))
+            (canon(names), MARK.high if up_to is None else check_mark(up_to)))
         workloads: dict[tuple, Workload] = {}
         out = []
-        for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats in rows:
+        for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats, rid in rows:
             w = _shared_workload(workloads, t, p, ps)
-            out.append(Measurement(w, dev, tool, MeasureRecord(
-                _in_order(stored_json(cfg, f"a config of {w.label()}"), w), Status.OK,
-                time_ms=time_ms, estimate=bool(est), timestamp=stamp), run=run, source=src,
-                features=stored_json(feats, f"features of {w.label()}") or {}))
+            config = self._stored_config(rid, cfg, time_ms, w, dev)
+            try:
+                record = MeasureRecord(_in_order(config, w), Status.OK, time_ms=time_ms,
+                                       estimate=bool(est), timestamp=stamp)
+            except (TypeError, ValueError) as exc:  # e.g. a timestamp written by hand
+                raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
+            out.append(Measurement(w, dev, tool, record, run=run, source=src,
+                                   features=self._stored_features(rid, feats, w, dev)))
         return out
 
-    @staticmethod
-    def _row(r, workloads: dict) -> Measurement:
-        t, p, ps, dev, tool, rec, run, src, feats = r
+    def _stored_config(self, rid, cfg, time_ms, w: Workload, dev: str) -> dict:
+        """The config column of measurement ``rid``, checked with its time (damaged_row)."""
+        try:
+            config = stored_json(cfg, "its config")
+        except InvalidInputError as exc:
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
+        if not isinstance(config, dict):
+            raise damaged_row(self.path, rid, f"its config {str(cfg)[:40]!r} is not a JSON object",
+                              w, dev)
+        fault = config_fault(config, w.params) or time_fault(time_ms)
+        if fault:
+            raise damaged_row(self.path, rid, fault if fault.startswith("its ") else
+                              f"its config {canon(config)[:60]}: {fault}", w, dev)
+        return config
+
+    def _stored_features(self, rid, feats, w: Workload, dev: str) -> dict:
+        try:
+            features = stored_json(feats, "its features")
+        except InvalidInputError as exc:
+            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
+        if features is not None and not isinstance(features, dict):
+            raise damaged_row(self.path, rid, f"its features {str(feats)[:40]!r} are not a "
+                                              f"JSON object", w, dev)
+        return features or {}
+
+    def _row(self, r, workloads: dict) -> Measurement:
+        t, p, ps, dev, tool, rec, run, src, feats, rid, cfg, time_ms = r
         w = _shared_workload(workloads, t, p, ps)
+        self._stored_config(rid, cfg, time_ms, w, dev)
         try:
             d = json.loads(rec)
+            if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
+                raise TypeError("its record is not a JSON object with a config object")
             d["config"] = _in_order(d["config"], w)
             record = MeasureRecord.from_dict(d)
-        except (KeyError, TypeError, ValueError) as exc:  # a row written by hand, or damaged
-            raise InvalidInputError(f"a damaged measurement of {w.label()} on {dev!r}: "
-                                    f"{type(exc).__name__}: {exc}"[:240]) from None
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:  # by hand, or damaged
+            raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
         return Measurement(w, dev, tool, record, run=run, source=src,
-                           features=stored_json(feats, f"features of {w.label()}") or {})
+                           features=self._stored_features(rid, feats, w, dev))
 
     def last_id(self) -> int:
         """The id of the last measurement stored (0 for none): a mark of what the database

@@ -27,7 +27,9 @@ import dataclasses
 import importlib
 from typing import Iterator, Sequence
 
-from search.measure.base import MeasureRecord
+from iobound.errors import InvalidInputError
+from search.measure.base import MeasureRecord, Measurer
+from search.option_checks import check_type
 
 from .base import Executor
 from .bridge import ExecutorMeasurer
@@ -50,8 +52,22 @@ def make_executor(measurer, options: ExecutorOptions | None = None, **changes) -
     :class:`~search.executors.shared.SharedExecutor` lanes).
 
     ``changes`` override fields of ``options`` (``make_executor(m, workers=2)``) and are
-    validated like them.
+    validated like them; a name that is no field is refused, listing the fields.
+
+    >>> make_executor(None, bogus=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown executor option 'bogus'; allowed: executor, workers, ...
     """
+    if measurer is not None:
+        check_type("measurer", measurer, (Measurer, Stages))
+    if options is not None:
+        check_type("options", options, ExecutorOptions)
+    allowed = [f.name for f in dataclasses.fields(ExecutorOptions)]
+    unknown = [k for k in changes if k not in allowed]
+    if unknown:
+        raise InvalidInputError(f"unknown executor option {unknown[0]!r}; allowed: "
+                                f"{', '.join(allowed)}")
     options = dataclasses.replace(options or ExecutorOptions(), **changes)
     module, _, cls = EXECUTORS[options.executor].partition(":")
     stages = None if measurer is None else stages_for(measurer)

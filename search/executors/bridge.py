@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Sequence
 
+from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer, check_configs, invalid_config
+from search.option_checks import check_type, shown
 
 from .base import Executor
 
@@ -38,6 +40,10 @@ class ExecutorMeasurer(Measurer):
     """``measurer``'s records, measured on ``executor`` (see the module doc)."""
 
     def __init__(self, measurer: Measurer, executor: Executor):
+        check_type("measurer", measurer, Measurer)  # here, not an error at the first batch
+        if not callable(getattr(executor, "submit", None)):  # an Executor or a shared lane
+            raise InvalidInputError(f"executor must be an Executor (make_executor) or a "
+                                    f"SharedExecutor lane, got {shown(executor)}")
         self.measurer, self.executor = measurer, executor
         self.name, self.estimate = measurer.name, measurer.estimate
 

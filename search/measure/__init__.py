@@ -39,7 +39,7 @@ MEASURERS = {
 
 def measurer_class(name: str) -> type[Measurer]:
     """The measurer class registered as ``name`` (``ValueError`` listing the names if unknown)."""
-    if name not in MEASURERS:
+    if not isinstance(name, str) or name not in MEASURERS:  # ['model']: no TypeError
         raise InvalidInputError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
     module, _, cls = MEASURERS[name].partition(":")
     return getattr(importlib.import_module(module), cls)

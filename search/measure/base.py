@@ -29,17 +29,57 @@ from __future__ import annotations
 
 import abc
 import math
+import numbers
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from iobound.errors import InvalidInputError, IoboundError
 from kernels.status import Status
-from search.option_checks import shown
+from search.option_checks import check_flag, check_number, check_type, shown
 
 __all__ = ["Status", "MeasureRecord", "Measurer", "MeasurerError", "check_configs",
            "invalid_config"]
+
+
+def _real(name: str, value: Any) -> float:
+    """``value`` as a float when it is a real number (not a bool, not a string: ``"1"`` or
+    ``True`` is no time); else InvalidInputError naming ``name``.
+
+    >>> _real("a cost", 2), _real("a cost", float("inf"))
+    (2.0, inf)
+    >>> _real("a cost", "1")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a cost must be a real number, got '1'
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{name} must be a real number, got {shown(value)}")
+    return float(value)
+
+
+def _costs(value: Any) -> tuple[float, ...]:
+    """``value``, a sequence of real numbers (:func:`_real`), as a tuple of floats."""
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise InvalidInputError(f"costs must be a sequence of numbers, got {shown(value)}")
+    return tuple(_real("a cost", c) for c in value)
+
+
+def _status(value: Any) -> Status:
+    """``value`` as a :class:`Status` (its string value parsed); else InvalidInputError.
+
+    >>> _status("ok"), _status("fine")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: status must be one of ok, ...; got 'fine'
+    """
+    try:
+        return Status.parse(value)
+    except (ValueError, TypeError):
+        raise InvalidInputError(f"status must be one of {', '.join(s.value for s in Status)}; "
+                                f"got {shown(value)}") from None
 
 
 class MeasurerError(IoboundError):
@@ -86,17 +126,21 @@ class MeasureRecord:
     surrogate_cost: float | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "status", Status.parse(self.status))
-        object.__setattr__(self, "costs", tuple(float(c) for c in self.costs))
+        # each field checked here, where the record is made: a bad one is one line naming
+        # it, never an AttributeError when the record is logged or stored
+        check_type("a record's config", self.config, Mapping)
+        object.__setattr__(self, "status", _status(self.status))
+        object.__setattr__(self, "costs", _costs(self.costs))
         if self.surrogate_cost is not None:
-            object.__setattr__(self, "surrogate_cost", float(self.surrogate_cost))
-        if self.time_ms is not None:
-            t = float(self.time_ms)
-            if not math.isfinite(t):
-                raise ValueError(f"time_ms must be finite or None, got {self.time_ms!r}")
-            object.__setattr__(self, "time_ms", t)
+            object.__setattr__(self, "surrogate_cost", _real("surrogate_cost", self.surrogate_cost))
+        if self.time_ms is not None:  # finite: a NaN or infinite time is no time
+            object.__setattr__(self, "time_ms", float(check_number("time_ms", self.time_ms)))
         if not self.status.is_ok and self.time_ms is not None:
-            raise ValueError(f"time_ms must be None for status {self.status.value!r}")
+            raise InvalidInputError(f"time_ms must be None for status {self.status.value!r}")
+        check_type("error", self.error, str)
+        check_flag("estimate", self.estimate)
+        check_number("timestamp", self.timestamp)  # stored NOT NULL: a NaN would be NULL
+        check_type("extra", self.extra, Mapping)
 
     @property
     def is_ok(self) -> bool:
@@ -123,6 +167,8 @@ class MeasureRecord:
            extra: Mapping[str, Any] | None = None,
            surrogate_cost: float | None = None) -> "MeasureRecord":
         """An ``ok`` record; ``time_ms`` defaults to the median of ``costs``."""
+        check_type("a record's config", config, Mapping)
+        costs = _costs(costs)
         if time_ms is None and len(costs):
             time_ms = statistics.median(costs)
         return cls(config=dict(config), status=Status.OK, costs=tuple(costs), time_ms=time_ms,
@@ -132,8 +178,9 @@ class MeasureRecord:
     def failed(cls, config: Mapping[str, Any], status: Status, error: str = "", *,
                extra: Mapping[str, Any] | None = None) -> "MeasureRecord":
         """A failed record (any status but ``OK``)."""
-        if Status.parse(status).is_ok:
-            raise ValueError("failed() needs a failure status, not 'ok'")
+        check_type("a record's config", config, Mapping)
+        if _status(status).is_ok:
+            raise InvalidInputError("failed() needs a failure status, not 'ok'")
         return cls(config=dict(config), status=status, error=error, extra=dict(extra or {}))
 
     def to_dict(self) -> dict:

@@ -205,13 +205,20 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
     a layer whose shape they cover is selected from them alone (``source`` "history"); the
     other layers are labelled with ``measure`` (``source`` "<measure> oracle").
     """
-    from iobound.devices import get_device
+    from iobound.devices import Device, get_device
 
+    from ..option_checks import check_callable, check_records, check_type
+    from .dataset import LabelRecord
     from .labels import label_layers
 
-    layers = list(layers)
+    # each argument checked first, by name: never an AttributeError mid-selection
+    layers = list(check_records("layers", layers, ConvLayer))
+    check_type("device", device, (Device, str))
     dev = get_device(device) if isinstance(device, str) else device
-    have = _known_examples(known or (), dev.name)
+    if progress is not None:
+        check_callable("progress", progress, "i, layer")
+    known = () if known is None else check_records("known", known, LabelRecord)
+    have = _known_examples(known, dev.name)
     todo = [l for l in layers if shape_key(l) not in have]
     records = iter(label_layers(todo, dev, measure, progress))
     out = []

@@ -84,6 +84,9 @@ def choose_algorithms(reports: Sequence["LayerReport"]) -> list[AlgorithmChoice]
     layer (equal name and shape) with distinct algorithms, so two equal layers in a row
     are two groups.
     """
+    from ..option_checks import check_records
+    from .reports import LayerReport
+    reports = check_records("reports", reports, LayerReport)
     groups: list[list] = []
     for rep in reports:
         last = groups[-1] if groups else None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from iobound.errors import InvalidInputError
 
-from ..option_checks import check_records, check_type
+from ..option_checks import check_flag, check_path, check_records, check_type
 from .files import (check_history, check_log_paths, check_outputs, file_part, log_and_resume,
                     per_layer_path)
 from .history_use import check_zero_shot_db
@@ -137,6 +137,8 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
         raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {measure!r}")
     check_type("device", device, (Device, str))
     check_type("algorithm", algorithm, str)
+    check_flag("verify", verify)  # 'yes', None or 2 is no answer: refused, not taken as truthy
+    check_path("out_dir", out_dir)
     device = get_device(device) if isinstance(device, str) else device
     check_type("settings", settings, TuneSettings)
     pairs = layer_algorithms(layers, algorithm)

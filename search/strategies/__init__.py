@@ -30,6 +30,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
+from ..option_checks import shown
 from .base import Strategy, StrategyOptions
 
 __all__ = ["STRATEGIES", "strategy_names", "strategy_class", "make_options", "make_strategy",
@@ -53,8 +54,15 @@ def strategy_names() -> list[str]:
 
 
 def strategy_class(name: str) -> type[Strategy]:
-    """The strategy class registered as ``name``."""
-    if name not in STRATEGIES:
+    """The strategy class registered as ``name`` (a name that is not a string, such as a
+    list, is unknown too: never a TypeError from the look-up).
+
+    >>> strategy_class(["random"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown strategy ['random']; choose one of explorer, ...
+    """
+    if not isinstance(name, str) or name not in STRATEGIES:
         raise InvalidInputError(f"unknown strategy {name!r}; choose one of {', '.join(strategy_names())}")
     module, _, cls = STRATEGIES[name].partition(":")
     return getattr(importlib.import_module(module), cls)
@@ -78,8 +86,18 @@ def _build(cls: type, values: Mapping[str, Any], where: str):
 
 
 def make_options(name: str, values: Mapping[str, Any] | None = None):
-    """The options dataclass of strategy ``name`` from a dict (nested dicts for nested options)."""
+    """The options dataclass of strategy ``name`` from a dict (nested dicts for nested
+    options); ``values`` that is not a mapping (``"batch_size=4"``, ``5``) is refused.
+
+    >>> make_options("random", "batch_size=4")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: options of strategy 'random' must be a mapping of option names to values, got 'batch_size=4'
+    """
     cls = strategy_class(name).Options
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidInputError(f"options of strategy {name!r} must be a mapping of option "
+                                f"names to values, got {shown(values)}")
     return _build(cls, dict(values or {}), f"strategy {name!r}")
 
 

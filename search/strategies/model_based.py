@@ -68,11 +68,13 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Mapping
 
+import numpy as np
+
 from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
-from ..option_checks import check_count, check_number
+from ..option_checks import check_count, check_number, check_type
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
 from .stall import (StallOptions, StallTracker, spread_elites, stall_candidates,
@@ -88,6 +90,9 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
     if len(seen.best()) < min_ok:
         return None
     idx, cost = seen.arrays()
+    # a cost that is no number (a record told directly, not through the tuner, which makes
+    # it invalid) is a failure here, as it always was: the model refuses NaN from callers
+    cost = np.where(np.isnan(cost) | (cost == -np.inf), np.inf, cost)
     return XGBCostModel(options, seed=seed).fit(space.features(idx), cost)
 
 
@@ -143,6 +148,8 @@ class ModelBasedOptions(StrategyOptions):
         check_number("endgame", self.endgame, 0, 1, high_open=True)
         check_count("endgame_elite", self.endgame_elite, low=1)
         check_count("endgame_spread", self.endgame_spread, low=1)
+        # here, not when the first model is fitted, after measuring (TuneSettings builds these)
+        check_type("model", self.model, XGBOptions)
         if self.plan_size is not None:
             check_count("plan_size", self.plan_size, low=1)
         if isinstance(self.stall, Mapping):  # from a plain dict of options (CLI, JSON)

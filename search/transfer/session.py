@@ -42,6 +42,7 @@ import numpy as np
 
 from iobound import limits
 
+from ..option_checks import check_type
 from .guided import GuidedOptions, HistoryGuided, check_wrapped, guided_options
 from .prior import HistoryPrior, PriorOptions
 
@@ -102,6 +103,8 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     from ..db.queries import other_space_timings
 
     limits.check_int("seed", seed, limits.SEED)
+    if options is not None:  # checked with or without history: 'x' was ignored when none fit
+        check_type("options", options, PriorOptions)
     if not isinstance(db, TuningDB):
         with TuningDB(db) as handle:
             return transfer_options(handle, space, problem, exclude_devices=exclude_devices,

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+from iobound.errors import InvalidInputError
 from search.cost_model import XGBCostModel, XGBOptions, make_targets, source_caps, training_rows
 from tests.search.test_cost_model import _data
 
@@ -47,7 +48,7 @@ def test_targets_are_finite_and_a_zero_or_negative_time_counts_as_a_failure():
 def test_fit_on_no_data_and_predict_before_fit_are_refused():
     with pytest.raises(ValueError, match="no data"):
         XGBCostModel().fit(np.empty((0, 2)), np.empty(0))
-    with pytest.raises(RuntimeError, match="before fit"):
+    with pytest.raises(InvalidInputError, match="before fit"):
         XGBCostModel().predict(np.zeros((1, 2)))
 
 

@@ -147,13 +147,19 @@ def test_non_positive_or_nan_times_are_skipped(tmp_path):
 def test_tune_log_import_keeps_device_toolchain_and_workload(tmp_path):
     """A JSON-lines log becomes measurements of its layer on its device with its toolchain."""
     path = tmp_path / "run.jsonl"
-    header = {"layer": {"cin": 4}, "device": "V100-SXM2-16GB", "strategy": "ga", "seed": 1,
-              "space": {"kind": "ConvSpace", "params": ["x", "y"], "values": {"x": [1, 2], "y": [1]}},
+    from iobound.networks import get_layer
+    # a real layer and kernel configs: a conv log's ok records are checked (check_config)
+    params = ["x", "y", "z", "alpha", "tx", "ty", "tz"]
+    header = {"layer": get_layer("resnet18.conv4_1b").to_dict(), "device": "V100-SXM2-16GB",
+              "strategy": "ga", "seed": 1, "algorithm": "direct",
+              "space": {"kind": "ConvSpace", "params": params,
+                        "values": {p: [1, 2] for p in params}},
               "measurer": {"name": "model", "toolchain": "analytic model v1", "estimate": True}}
+    ok = dict(zip(params, (2, 2, 2, 1, 1, 1, 1)))
     with LogWriter(path, header) as log:
-        log.append(0, MeasureRecord.ok({"x": 1, "y": 1}, time_ms=2.0, estimate=True,
+        log.append(0, MeasureRecord.ok(ok, time_ms=2.0, estimate=True,
                                        extra={"io_words": 100}))
-        log.append(1, MeasureRecord.failed({"x": 2, "y": 1}, "invalid"))
+        log.append(1, MeasureRecord.failed({**ok, "x": 1}, "invalid"))
     with TuningDB(":memory:") as db:
         (f,) = import_files(db, [path])
         assert (f.kind, f.device, f.added) == ("tune-log", "V100-SXM2-16GB", 2)

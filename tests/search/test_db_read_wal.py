@@ -14,6 +14,7 @@ import sqlite3
 
 import pytest
 
+from iobound.errors import InvalidInputError
 from search.cli.main import main
 from search.db import Measurement, TuningDB, Workload, schema
 from search.measure.base import MeasureRecord
@@ -65,8 +66,10 @@ def test_a_reader_sees_what_a_connected_writer_committed_and_cannot_write(wal_db
     writer.add([_m(3, 0.5)])
     reader = TuningDB(wal_db, readonly=True)
     assert [m.record.time_ms for m in reader.measurements()] == [0.5, 1.0, 2.0]
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with pytest.raises(InvalidInputError, match="opened read-only"):
         reader.add([_m(4, 0.1)])
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):  # SQLite refuses it too
+        reader.connection.execute("INSERT INTO devices (name) VALUES ('x')")
     writer.close()
     reader.close()
     assert _files(wal_db.parent) == ["h.db"]
@@ -81,8 +84,10 @@ def test_where_it_may_not_write_it_reads_with_sqlites_read_only_mode(wal_db, mon
     with TuningDB(wal_db, readonly=True) as db:
         assert len(db.measurements()) == 2
         assert db.connection.execute("PRAGMA query_only").fetchone()[0] == 0
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with pytest.raises(InvalidInputError, match="opened read-only"):
             db.add([_m(4, 0.1)])
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):  # SQLite refuses it too
+            db.connection.execute("INSERT INTO devices (name) VALUES ('x')")
     assert wal_db.read_bytes() == before
 
 
