@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.limits import check_number
+from iobound.limits import check_flag, check_number
 
 __all__ = ["check_count", "check_number", "check_choice", "check_flag", "check_type", "check_records",
            "check_callable", "check_path", "shown"]
@@ -68,13 +68,6 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     """
     if not isinstance(value, str) or value not in choices:
         raise InvalidInputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def check_flag(name: str, value: Any) -> bool:
-    """``value`` when it is ``True`` or ``False`` (a bool, not a truthy stand-in)."""
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be True or False, got {value!r}")
     return value
 
 
