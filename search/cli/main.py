@@ -69,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
             "with a unit (48KiB) are converted with --dtype."
         ),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # required: `iobound` alone is a usage error, one line naming what is missing (as
+    # `iobound history` without its action), not the help on stdout and a silent exit 2
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                required=True)
     for name, mod in _modules().items():
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         mod.add_arguments(p)
@@ -89,9 +92,6 @@ def main(argv: list[str] | None = None) -> int:
             with printable_stdout():
                 parser = build_parser()
                 args = parser.parse_args(argv)
-                if getattr(args, "_run", None) is None:
-                    parser.print_help()
-                    return EXIT_USAGE
                 return int(args._run(args) or 0)
     except KeyboardInterrupt as exc:
         cmd = getattr(args, "command", None)
