@@ -274,6 +274,8 @@ def _export(args, db) -> int:
     from search.db.export import export_cache
     from search.db.queries import summary
     from search.kt_cache import load_cache
+    if args.device:  # an unknown device first: not "N workloads; choose one with --workload"
+        _check_device(args, db)
     w = _one_workload(args, db)
     label = _labels(db)[w]
     if not args.device:

@@ -169,12 +169,16 @@ def _run_replay(args, file: str, settings) -> int:
     if args.layer or args.network or args.device or args.algorithm:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                                 "do not give --layer/--network/--device/--algorithm")
-    # no kernel is written or checked, no network table: these would be dropped
+    # no kernel is written or checked, no network table: these would be dropped; the
+    # message gives the reason of each flag given (--no-verify: there is nothing to verify)
+    reasons = {"--out-dir": "writes no kernel", "--no-verify": "verifies nothing (it runs no kernel)",
+               "--network-json": "writes no network table"}
     given = [flag for flag, value in (("--out-dir", args.out_dir), ("--no-verify", args.no_verify),
                                       ("--network-json", args.network_json)) if value]
     if given or args.out_dir is not None:
-        raise InvalidInputError("--measure replay:FILE writes no kernel and no network table; "
-                                f"do not give {'/'.join(given or ['--out-dir'])}")
+        given = given or ["--out-dir"]
+        raise InvalidInputError(f"--measure replay:FILE {' and '.join(reasons[f] for f in given)}; "
+                                f"do not give {'/'.join(given)}")
     check_zero_shot_resume(args, [settings.resume])
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
