@@ -126,9 +126,10 @@ def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None
     try:
         socket.create_connection(target, timeout=timeout_s).close()
     except OSError as exc:  # refused, no route, an unknown host, timed out
-        reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+        reason = (f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError)
+                  else exc.strerror or " ".join(str(exc).split()) or type(exc).__name__)
         raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
-                             f"{reason} (nothing answered within {timeout_s:g} s)") from None
+                             f"{reason}") from None
 
 
 def connect(options: ExecutorOptions) -> bool:

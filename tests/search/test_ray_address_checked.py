@@ -48,3 +48,15 @@ def test_an_address_where_nothing_listens_fails_at_once(scheme, monkeypatch):
     with pytest.raises(ToolchainError, match="could not connect to the Ray cluster at"):
         ray_executor.connect(ExecutorOptions(executor="ray", ray_address=address))
     assert time.monotonic() - start < 5
+
+
+def test_a_cluster_that_does_not_answer_is_named_with_the_timeout(monkeypatch):
+    """A host that drops the connection attempt (simulated: no traffic leaves the machine)."""
+    from iobound.errors import ToolchainError
+    from search.executors import ray_executor
+
+    def silent(target, timeout):
+        raise TimeoutError("timed out")
+    monkeypatch.setattr(socket, "create_connection", silent)
+    with pytest.raises(ToolchainError, match=r"'10\.0\.0\.5:6379': no answer within 10 s"):
+        ray_executor._check_reachable("10.0.0.5:6379")
