@@ -38,7 +38,7 @@ __all__ = [
     "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
-    "check_output_dir", "check_distinct_files", "json_safe", "print_notice",
+    "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
 ]
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
@@ -67,7 +67,7 @@ def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
 def add_device_argument(parser: argparse.ArgumentParser, default: str, purpose: str = "") -> None:
     """Add ``--device PRESET`` with ``default``; ``purpose`` says what the device is used for."""
     what = f" {purpose}" if purpose else ""
-    parser.add_argument("--device", default=default, metavar="PRESET",
+    parser.add_argument("--device", default=default, metavar="PRESET", type=nonempty("device name"),
                         help=f"device preset{what} (default {default})")
 
 
@@ -125,6 +125,27 @@ def int_option(flag: str, limit: limits.Limit) -> Callable[[str], int]:
             text = str(exc).removeprefix(f"{flag}: ").removeprefix(f"{flag}=")
             raise argparse.ArgumentTypeError(text) from None
     parse.__name__ = "integer"
+    return parse
+
+
+def nonempty(what: str = "value") -> Callable[[str], str]:
+    """An argparse ``type`` refusing an empty or blank string (``--device ""`` was taken
+    as not given, so the default ran silently); ``what`` names it in the message.
+
+    >>> p = argparse.ArgumentParser(exit_on_error=False)
+    >>> _ = p.add_argument("--history", type=nonempty("path"))
+    >>> p.parse_args(["--history", "h.db"]).history
+    'h.db'
+    >>> p.parse_args(["--history", " "])
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentError: argument --history: the path is empty
+    """
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"the {what} is empty")
+        return text
+    parse.__name__ = what
     return parse
 
 

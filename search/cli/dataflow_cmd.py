@@ -18,7 +18,8 @@ from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, format_rows, int_option, print_result, resolve_fast_memory, resolve_layer,
+    check_winograd_e, format_rows, int_option, nonempty, print_result, resolve_fast_memory,
+    resolve_layer,
 )
 
 HELP = "near I/O-optimal dataflow tiles, their exact I/O and the ratio to the best lower bound"
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
                         help=f"Winograd output tile F(e x e, r x r) (default {DEFAULT_WINOGRAD_E})")
-    parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]",
+    parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]", type=nonempty("tile list"),
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from "
                              "--winograd-e; with a -runs --order: m,z, runs of m consecutive "
                              "output positions times z channels)")

@@ -49,12 +49,15 @@ def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
         return (2, 3, 4)
     if algorithm != "winograd":
         raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or not all(p.isascii() and p.isdigit() for p in parts):
+    parts = [p.strip() for p in text.split(",")]
+    if "" in parts:  # "2,,3", "3,": an item left out is a typo, not to be passed over
+        raise InvalidInputError(f"--winograd-e {text[:40]!r}: an item is empty; give integers "
+                                ">= 2, e.g. 2,4")
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise InvalidInputError(f"--winograd-e {text[:40]!r}: give integers >= 2, e.g. 2,4")
+    if any(len(p.lstrip("0")) <= 1 and int(p) < 2 for p in parts):  # before the limit's minimum, 1
         raise InvalidInputError(f"--winograd-e {text[:40]!r}: give integers >= 2, e.g. 2,4")
     es = sorted({limits.parse_int("--winograd-e", p, limits.WINOGRAD_E) for p in parts})
-    if es[0] < 2:
-        raise InvalidInputError(f"--winograd-e {text[:40]!r}: give integers >= 2, e.g. 2,4")
     limits.check_int("--winograd-e (number of values)", len(es), limits.WINOGRAD_E_COUNT)
     return tuple(es)
 

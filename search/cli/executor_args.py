@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 
 from iobound.errors import InvalidInputError
+from search.cli.common import nonempty
 from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETRIES, ExecutorOptions
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
@@ -45,7 +46,7 @@ _FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ra
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the executor options (read with :func:`resolve_executor_options`)."""
     group = parser.add_argument_group("where measurements run")
-    group.add_argument("--executor", metavar="NAME",
+    group.add_argument("--executor", metavar="NAME", type=nonempty("executor name"),
                        help=f"{' | '.join(EXECUTOR_NAMES)}: worker processes on this machine, or "
                             "a Ray cluster (pip install 'iobound[distributed]'); default: local "
                             "for the compile-heavy measurers (emulate, cuda), in process for "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, aligned_table, format_rows, print_notice
+from search.cli.common import add_json_argument, aligned_table, format_rows, nonempty, print_notice
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -50,11 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("import", help="import Kernel Tuner cache files, tuning logs and "
                                       "other tuning databases")
-    p.add_argument("files", nargs="+", metavar="FILE",
+    p.add_argument("files", nargs="+", metavar="FILE", type=nonempty("path"),
                    help="cache files (.json, .json.gz), T4 results files, logs or tuning "
                         "databases; a folder stands for its files of these kinds (T4 "
                         "metadata and T1 description files in it are passed over)")
-    p.add_argument("--device", metavar="NAME",
+    p.add_argument("--device", metavar="NAME", type=nonempty("device name"),
                    help="device of files that name none (default: the file's name); a file "
                         "that names another device is refused")
     _db_and_json(p)
@@ -68,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("export", help="one workload on one device as a Kernel Tuner cache file")
     _select(p)
     p.add_argument("--toolchain", help="only measurements of this toolchain")
-    p.add_argument("file", metavar="FILE", help="the cache file to write (.json or .json.gz)")
+    p.add_argument("file", metavar="FILE", type=nonempty("path"),
+                   help="the cache file to write (.json or .json.gz)")
     _db_and_json(p)
     p = sub.add_parser("remove", help="take measurements out: by workload, device, toolchain "
                                       "or source file")
@@ -88,13 +89,13 @@ def _db_and_json(p: argparse.ArgumentParser) -> None:
 
 
 def _select(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", metavar="TEXT",
+    p.add_argument("--workload", metavar="TEXT", type=nonempty("workload text"),
                    help="the workload whose label ('template problem', and '(parameters)' where "
                         "two share that) contains TEXT; a whole label selects only its own")
-    p.add_argument("--layer", metavar="SPEC",
+    p.add_argument("--layer", metavar="SPEC", type=nonempty("layer name"),
                    help="the workloads of this layer of our conv template (a preset or "
                         "key=value spec, as tune --layer takes; any stored layer of its shape)")
-    p.add_argument("--device", metavar="NAME", help="the device")
+    p.add_argument("--device", metavar="NAME", type=nonempty("device name"), help="the device")
 
 
 def _open(args, readonly: bool, must_exist: bool | None = None):
@@ -274,6 +275,8 @@ def _export(args, db) -> int:
     from search.db.export import export_cache
     from search.db.queries import summary
     from search.kt_cache import load_cache
+    if args.device:  # an unknown device first: not "N workloads; choose one with --workload"
+        _check_device(args, db)
     w = _one_workload(args, db)
     label = _labels(db)[w]
     if not args.device:

@@ -15,7 +15,8 @@ import importlib
 import os
 import sys
 
-from iobound.errors import InvalidInputError, IoboundError
+# nothing heavy here: the console script imports this module before ``main`` can set the
+# signal handlers, so iobound (SymPy, ~0.5 s) and the subcommands are imported inside main
 from search.interrupts import EXIT_INTERRUPTED, Interrupted, signals_interrupt
 
 from .printable import printable_stdout
@@ -31,14 +32,20 @@ EXIT_NOT_WRITTEN = 1  # README: "1 no result (or a result that could not be writ
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-class CliError(InvalidInputError):
-    """A usage problem found while parsing; printed as one line, exit 2."""
+def __getattr__(name: str):
+    """``CliError`` (a usage problem found while parsing; one line, exit 2), made on first
+    use: its base class is iobound's, whose import is what ``main`` must guard."""
+    if name == "CliError":
+        from .usage_error import CliError
+        return CliError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr and exit code 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
+        from .usage_error import CliError
         raise CliError(f"{self.prog}: error: {message}")
 
 
@@ -62,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
             "with a unit (48KiB) are converted with --dtype."
         ),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # required: `iobound` alone is a usage error, one line naming what is missing (as
+    # `iobound history` without its action), not the help on stdout and a silent exit 2
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                required=True)
     for name, mod in _modules().items():
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         mod.add_arguments(p)
@@ -72,48 +82,54 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input, 130 interrupted)."""
+    args = None
     try:
-        # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: building
-        # the parser imports every subcommand, and either signal may land there too
-        with signals_interrupt(), printable_stdout():
-            parser = build_parser()
-            args = parser.parse_args(argv)
-            if getattr(args, "_run", None) is None:
-                parser.print_help()
-                return EXIT_USAGE
-            return int(args._run(args) or 0)
-    except CliError as exc:
+        # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: iobound's
+        # import (SymPy) and building the parser (every subcommand) take most of a second,
+        # and either signal may land there too
+        with signals_interrupt():
+            importlib.import_module("iobound")  # here, under the handlers (see the imports)
+            with printable_stdout():
+                parser = build_parser()
+                args = parser.parse_args(argv)
+                return int(args._run(args) or 0)
+    except KeyboardInterrupt as exc:
+        cmd = getattr(args, "command", None)
+        what = exc if isinstance(exc, Interrupted) else "interrupted"  # Interrupted: where the log is
+        print(f"iobound {cmd}: {what}" if cmd else "iobound: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        return _failed(exc, getattr(args, "command", None))
+
+
+def _failed(exc: Exception, cmd: str | None) -> int:
+    """Say why the run ``cmd`` failed with ``exc``, in one line; the exit code for it (an
+    exception that is not ours, a bug, is raised again with its traceback)."""
+    from iobound.errors import IoboundError
+
+    from .usage_error import CliError
+    if isinstance(exc, CliError):
         print(str(exc).splitlines()[0], file=sys.stderr)
         return EXIT_USAGE
-    except IoboundError as exc:
-        cmd = getattr(locals().get("args"), "command", None)
+    if isinstance(exc, IoboundError):
         prefix = f"iobound {cmd}" if cmd else "iobound"
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"{prefix}: error: {msg}", file=sys.stderr)
         return getattr(exc, "exit_code", EXIT_USAGE)  # not bad input: e.g. a write at the end
-    except KeyboardInterrupt as exc:
-        cmd = getattr(locals().get("args"), "command", None)
-        what = exc if isinstance(exc, Interrupted) else "interrupted"  # Interrupted: where the log is
-        print(f"iobound {cmd}: {what}" if cmd else "iobound: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         # the reader went away (``iobound ... | head``): stop quietly; point stdout at
         # devnull so the interpreter's final flush does not raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as exc:  # a path the system refuses (name too long, a device...)
-        cmd = getattr(locals().get("args"), "command", None)
-        if _from_interrupt(exc):
-            return _interrupted(cmd)
+    if _from_interrupt(exc):
+        # e.g. Ctrl-C while a C extension initialises: ImportError "initialization failed"
+        return _interrupted(cmd)
+    if isinstance(exc, OSError):  # a path the system refuses (name too long, a device...)
         print(f"iobound {cmd}: error: {_os_error_line(exc)}" if cmd
               else f"iobound: error: {_os_error_line(exc)}", file=sys.stderr)
         # a full disk (stdout on /dev/full, a log that cannot grow) is no bad input
         return EXIT_NOT_WRITTEN if exc.errno in _FULL else EXIT_USAGE
-    except Exception as exc:
-        if not _from_interrupt(exc):
-            raise
-        # e.g. Ctrl-C while a C extension initialises: ImportError "initialization failed"
-        return _interrupted(getattr(locals().get("args"), "command", None))
+    raise exc
 
 
 def _interrupted(cmd: str | None) -> int:

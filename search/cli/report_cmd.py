@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
                           *((f"--out-dir's {p.name}", p) for p in files.values())])
     sels = run_selection(args)
     title = f"{args.network or sels[0].layer.name or 'layer'} on {sels[0].device}"
-    for path in write_report(sels, args.out_dir, title, html_page=args.html).values():
+    try:
+        written = write_report(sels, args.out_dir, title, html_page=args.html)
+    except OSError as exc:  # the paths were checked: a full disk, not bad input (exit 1)
+        from search.session.files import OutputWriteError
+        raise OutputWriteError(f"cannot write the report file {exc.filename!r}: "
+                               f"{exc.strerror or exc}") from None
+    for path in written.values():
         print(f"wrote {path}")
     return 0

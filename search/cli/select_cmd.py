@@ -15,7 +15,8 @@ import sys
 
 from iobound.errors import InvalidInputError
 
-from .common import LAYER_HELP, add_device_argument, add_json_argument, aligned_table, print_result
+from .common import (LAYER_HELP, add_device_argument, add_json_argument, aligned_table, nonempty,
+                     print_result)
 
 HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
 DESCRIPTION = (
@@ -47,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_history_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--history DB`` (read with :func:`history_records`)."""
-    parser.add_argument("--history", metavar="DB",
+    parser.add_argument("--history", metavar="DB", type=nonempty("path"),
                         help="tuning history database (iobound tune --history): layers it holds "
                              "are selected from their tuned results, the others measured")
 

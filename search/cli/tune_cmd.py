@@ -16,7 +16,7 @@ import json
 from iobound.errors import InvalidInputError
 from search.interrupts import Interrupted
 
-from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, print_notice
+from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, nonempty, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
 from .tune_print import print_choice, print_replay, printer
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
-    parser.add_argument("--device", metavar="PRESET",
+    parser.add_argument("--device", metavar="PRESET", type=nonempty("device name"),
                         help=f"device preset (default: with --measure cuda the GPU's own "
                              f"preset, or for a GPU without one its own name and the limits "
                              f"its driver gives; else {DEFAULT_DEVICE}, the paper's GPU)")
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--patience", type=int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
     parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")
-    parser.add_argument("--resume", metavar="FILE",
+    parser.add_argument("--resume", metavar="FILE", type=nonempty("path"),
                         help="continue the run logged in FILE (nothing is measured twice)")
     parser.add_argument("--history", metavar="DB",
                         help="tuning database: the run's measurements are stored in it, and "
@@ -169,12 +169,16 @@ def _run_replay(args, file: str, settings) -> int:
     if args.layer or args.network or args.device or args.algorithm:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                                 "do not give --layer/--network/--device/--algorithm")
-    # no kernel is written or checked, no network table: these would be dropped
+    # no kernel is written or checked, no network table: these would be dropped; the
+    # message gives the reason of each flag given (--no-verify: there is nothing to verify)
+    reasons = {"--out-dir": "writes no kernel", "--no-verify": "verifies nothing (it runs no kernel)",
+               "--network-json": "writes no network table"}
     given = [flag for flag, value in (("--out-dir", args.out_dir), ("--no-verify", args.no_verify),
                                       ("--network-json", args.network_json)) if value]
     if given or args.out_dir is not None:
-        raise InvalidInputError("--measure replay:FILE writes no kernel and no network table; "
-                                f"do not give {'/'.join(given or ['--out-dir'])}")
+        given = given or ["--out-dir"]
+        raise InvalidInputError(f"--measure replay:FILE {' and '.join(reasons[f] for f in given)}; "
+                                f"do not give {'/'.join(given)}")
     check_zero_shot_resume(args, [settings.resume])
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "MAX_RETRIES", "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S"]
+__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "ray_address_target", "MAX_RETRIES", "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S"]
 
 #: The executors that exist (``search.executors.EXECUTORS`` maps them to classes).
 EXECUTOR_NAMES = ("local", "ray")
@@ -37,6 +37,43 @@ DEFAULT_TIMEOUT_S = 300.0
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def ray_address_target(address) -> tuple[str, int] | None:
+    """``(host, port)`` of a Ray cluster address as Ray documents it for ``ray.init``:
+    ``HOST:PORT`` or ``ray://HOST:PORT`` (``[v6]:PORT`` too), port 1 to 65535; ``None``
+    for ``auto`` (Ray finds the cluster: ``$RAY_ADDRESS`` or the latest started here).
+    Anything else is an InvalidInputError: a port out of range was passed to Ray, whose
+    connection attempts then went on for minutes. ``local`` (a new Ray here, bound to every
+    interface) is refused too: without an address the executor starts a private one.
+
+    >>> ray_address_target("ray://10.0.0.5:10001"), ray_address_target("auto")
+    (('10.0.0.5', 10001), None)
+    >>> ray_address_target("127.0.0.1:99999")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ray_address '127.0.0.1:99999': the port must be from 1 to 65535
+    """
+    form = "give HOST:PORT, ray://HOST:PORT or 'auto'"
+    if not isinstance(address, str) or not address.strip() or any(c.isspace() for c in address):
+        raise InvalidInputError(f"ray_address must be HOST:PORT, ray://HOST:PORT or 'auto', "
+                                f"got {address!r}")
+    if address == "auto":
+        return None
+    shown = repr(address[:80])
+    if address == "local":
+        raise InvalidInputError("ray_address 'local' would start a new Ray here; leave it out "
+                                "for a private Ray on this machine, or " + form)
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = rest.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or "/" in rest or not (port.isascii() and port.isdigit()):
+        raise InvalidInputError(f"ray_address {shown}: {form}")
+    digits = port.lstrip("0")
+    if len(digits) > 5 or not 1 <= int(digits or "0") <= 65535:
+        raise InvalidInputError(f"ray_address {shown}: the port must be from 1 to 65535")
+    return host, int(port)
 
 
 @dataclass(frozen=True)
@@ -84,10 +121,7 @@ class ExecutorOptions:
             if self.executor != "ray":
                 raise InvalidInputError("ray_address needs executor 'ray', "
                                         f"got executor {self.executor!r}")
-            if not isinstance(self.ray_address, str) or not self.ray_address.strip() \
-                    or any(c.isspace() for c in self.ray_address):
-                raise InvalidInputError(f"ray_address must be HOST:PORT, ray://HOST:PORT or "
-                                        f"'auto', got {self.ray_address!r}")
+            ray_address_target(self.ray_address)  # its form: HOST:PORT, ray://HOST:PORT, auto
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) \
                 or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
             raise InvalidInputError(f"timeout must be a finite number of seconds > 0, "

@@ -109,6 +109,29 @@ def _init(ray, what: str, **kwargs) -> None:
         raise ToolchainError(f"{what}: {type(exc).__name__}: {reason}") from None
 
 
+#: Seconds to wait for a Ray cluster's port to accept a connection before ``ray.init``.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """A ToolchainError unless something accepts a TCP connection at ``address``'s host
+    and port within ``timeout_s``: ``ray.init`` retries an address where nothing listens
+    for minutes (over 300 s for 127.0.0.1:1). ``auto`` is Ray's to look up."""
+    import socket
+
+    from .options import ray_address_target
+    target = ray_address_target(address)
+    if target is None:
+        return
+    try:
+        socket.create_connection(target, timeout=timeout_s).close()
+    except OSError as exc:  # refused, no route, an unknown host, timed out
+        reason = (f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError)
+                  else exc.strerror or " ".join(str(exc).split()) or type(exc).__name__)
+        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
+                             f"{reason}") from None
+
+
 def connect(options: ExecutorOptions) -> bool:
     """Connect to ``options.ray_address`` or start a private local Ray, unless Ray is
     already initialised here; whether this call started it (and so should shut it down)."""
@@ -116,6 +139,7 @@ def connect(options: ExecutorOptions) -> bool:
     if ray.is_initialized():
         return False
     if options.ray_address:  # ray://... without ray[client], a cluster not there, ...
+        _check_reachable(options.ray_address)
         _init(ray, f"could not connect to the Ray cluster at {options.ray_address[:100]!r}",
               address=options.ray_address, log_to_driver=False)
     else:  # its workers are processes on this machine: the local executor's limit

@@ -215,7 +215,10 @@ def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -
             "time": _render(plot_time, sels, f"{title}: time vs the roofline floor")}
     if html_page:
         data["html"] = _html(title, sels, {"I/O": data["io"], "time": data["time"]}).encode()
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
     for name, path in files.items():
-        write_atomic(path, data[name])
+        try:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            write_atomic(path, data[name])
+        except OSError as exc:  # a full disk: say which file (the error named none)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     return files

@@ -96,6 +96,9 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
     afresh, so one layer's log is enough)."""
     many = len(layers) > 1
     if resume:
+        if os.path.isdir(resume):  # not "missing, empty or cut" (below): it is no file at all
+            raise InvalidInputError(f"--resume {resume[:80]!r} is a folder; give the log of a run "
+                                    "(--log FILE)")
         paths = [per_layer_path(resume, layer, many) for layer in layers]
         if not any(has_log(p) for p in paths):
             per_layer = (f" (one per layer, e.g. {paths[0]!r})" if many

@@ -276,3 +276,15 @@ def test_remove_workload_must_name_one_workload(capsys, tmp_path):
     assert "2 workloads matching" in err and "k [8] (x,y)" in err and "k [8] (x,z)" in err
     assert main(["history", "list", "--db", db, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_export_names_an_unknown_device_before_the_workload(capsys, tmp_path, synth_cache_path):
+    """`history export --device X` with X not in a database of several workloads said
+    "2 workloads in the database; choose one with --workload": the device is what is wrong."""
+    db, _ = _two_workload_db(tmp_path, synth_cache_path)
+    capsys.readouterr()
+    assert main(["history", "export", "--db", db, "--device", "nonexistent gpu",
+                 str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no device 'nonexistent gpu' in" in err, err
+    assert not (tmp_path / "out.json").exists()

@@ -33,9 +33,18 @@ def test_an_error_keeps_its_own_exit_code(monkeypatch, capsys, exc, code):
     assert capsys.readouterr().err == f"iobound boom: error: {exc}\n"
 
 
-def test_no_subcommand_prints_the_help_and_is_exit_2(capsys):
-    """`iobound` alone is a usage error: the help (naming every subcommand) and exit 2."""
+def test_no_subcommand_is_one_error_line_and_exit_2(capsys):
+    """`iobound` alone is a usage error as `iobound history` alone is: one stderr line
+    naming the missing command, exit 2 (it was the help on stdout and nothing on stderr)."""
     assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert err == "iobound: error: the following arguments are required: COMMAND\n"
+    assert out == ""
+
+
+def test_the_help_names_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
     out = capsys.readouterr().out
     assert out.startswith("usage: iobound") and all(name in out for name in cli_main.SUBCOMMANDS)
 

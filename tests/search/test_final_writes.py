@@ -63,6 +63,21 @@ def test_kernel_write_fails_at_the_end(capsys, tmp_path, monkeypatch):
     assert len(read_log(log).entries) == 4
 
 
+def test_kernel_disk_full_inside_the_writer_is_the_same_end(capsys, tmp_path, monkeypatch):
+    """The disk filling up inside the real kernel writer was exit 2 ("cannot write the best
+    kernel ...", as if bad input) naming no log; it is the end-of-run failure: exit 1."""
+    import search.outputs
+    monkeypatch.setattr(search.outputs, "write_atomic", _disk_full)
+    log = tmp_path / "run.jsonl"
+    code = main(["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,pad=1", "--measure", "model",
+                 "--strategy", "random", "--budget", "4", "--log", str(log),
+                 "--out-dir", str(tmp_path / "kk"), "--no-verify"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert "could not write the kernel into --out-dir" in err[0] and "No space left" in err[0]
+    assert f"kept in {log}" in err[0] and len(read_log(log).entries) == 4
+
+
 def test_history_that_went_bad_during_the_run_keeps_the_log(capsys, tmp_path, synth_cache_path,
                                                              monkeypatch):
     """The --history file replaced by a folder while the run went on: one line naming the

@@ -86,3 +86,20 @@ def test_report_numbers_equal_the_selection(tmp_path, capsys, cached_labels):
     imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(imgs) == 2 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
     assert "alexnet.conv3" in page and "analytic estimates" in page
+
+
+def test_report_on_a_full_disk_names_the_file(capsys, tmp_path, monkeypatch):
+    """`report --out-dir` on a full disk said "error: No space left on device" naming no
+    file; one line names the file, exit 1 (a write that failed at the end, not bad input)."""
+    import errno
+
+    import search.selection.report as report
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(report, "write_atomic", full)
+    out = tmp_path / "rep"
+    code = main(["report", "--layer", "cin=4,hin=8,cout=8,kh=3,pad=1", "--out-dir", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1, err
+    assert "No space left on device" in err and str(out) in err

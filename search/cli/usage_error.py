@@ -1,0 +1,12 @@
+"""The usage error of the ``iobound`` parser (apart from search.cli.main, which imports
+nothing heavy: this class's base is iobound's, and importing iobound imports SymPy)."""
+
+from __future__ import annotations
+
+from iobound.errors import InvalidInputError
+
+__all__ = ["CliError"]
+
+
+class CliError(InvalidInputError):
+    """A usage problem found while parsing; printed as one line, exit 2."""

@@ -1,0 +1,62 @@
+"""--ray-address is checked: a malformed address (a port out of 1-65535, no port) is one
+line and exit 2 before any work, and one where nothing listens fails in one line at once;
+both were passed to ray.init, which kept trying for over 300 s. Loopback only."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from search.cli.main import main
+
+TUNE = ["tune", "--layer", "cin=8,hin=8,cout=16,kh=3,pad=1", "--measure", "model",
+        "--budget", "2", "--no-verify", "--executor", "ray"]
+
+
+@pytest.mark.parametrize("address, says", [
+    ("127.0.0.1:99999", "the port must be from 1 to 65535"),
+    ("127.0.0.1:0", "the port must be from 1 to 65535"),
+    ("127.0.0.1", "give HOST:PORT, ray://HOST:PORT or 'auto'"),
+    ("local", "would start a new Ray here"),
+])
+def test_a_malformed_address_is_one_line_and_exit_2(address, says, capsys):
+    assert main([*TUNE, "--ray-address", address]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--ray-address '{address}'" in err and says in err, err
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_address_where_nothing_listens_fails_at_once(scheme, monkeypatch):
+    pytest.importorskip("ray")
+    from iobound.errors import ToolchainError
+    from search.executors import ray_executor
+    from search.executors.options import ExecutorOptions
+
+    def never(**kwargs):
+        raise AssertionError("ray.init was called for an address where nothing listens")
+    monkeypatch.setattr(ray_executor.import_ray(), "init", never)
+    address = f"{scheme}127.0.0.1:{_closed_port()}"
+    start = time.monotonic()
+    with pytest.raises(ToolchainError, match="could not connect to the Ray cluster at"):
+        ray_executor.connect(ExecutorOptions(executor="ray", ray_address=address))
+    assert time.monotonic() - start < 5
+
+
+def test_a_cluster_that_does_not_answer_is_named_with_the_timeout(monkeypatch):
+    """A host that drops the connection attempt (simulated: no traffic leaves the machine)."""
+    from iobound.errors import ToolchainError
+    from search.executors import ray_executor
+
+    def silent(target, timeout):
+        raise TimeoutError("timed out")
+    monkeypatch.setattr(socket, "create_connection", silent)
+    with pytest.raises(ToolchainError, match=r"'10\.0\.0\.5:6379': no answer within 10 s"):
+        ray_executor._check_reachable("10.0.0.5:6379")
