@@ -141,9 +141,8 @@ def _known_device(name: str | None, devices) -> str | None:
 
 def _import(args) -> int:
     from search.db.importer import check_not_itself, read_paths, store_files
-    device = None if args.device is None else canonical_device_name(args.device)
     check_not_itself(args.files, args.db)
-    files, passed = read_paths(args.files, device, args.db)  # all read before the DB
+    files, passed = read_paths(args.files, args.device, args.db)  # all read before the DB
     # One transaction: a failed or interrupted import stores nothing. A database file it
     # created stays (empty): another process may have opened it meanwhile, and deleting
     # it would lose what that process stores.

@@ -58,6 +58,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Sequence
 
+from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
 
 from ..kt_cache import NoMeasurementsError
@@ -123,7 +124,9 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
     why). A folder's T4 metadata and T1 description files hold no measurements and are
     passed over (a metadata file still names its results file's device), and the database
     ``db_path`` is left out when it lies in the folder; a file given by name is read or
-    refused whatever it is, and a folder with nothing to read is refused.
+    refused whatever it is, and a folder with nothing to read is refused. ``device``, the
+    name for files that carry none, is stored as ``iobound tune --device`` stores it (a
+    preset's name for any of its aliases: :func:`~iobound.devices.canonical_device_name`).
 
     >>> import tempfile
     >>> read_paths([tempfile.mkdtemp()])  # doctest: +ELLIPSIS
@@ -131,6 +134,8 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
     ...
     iobound.errors.InvalidInputError: folder '...' holds no cache file, tuning log or tuning database (.json, .json.gz, .jsonl, .db, .sqlite, .sqlite3)
     """
+    if device is not None:  # a name the user gives: a preset's stored as tune stores it
+        device = canonical_device_name(check_device_name(device))
     files: list[FileImport] = []
     passed: list[tuple[str, str]] = []
     target = Path(db_path).resolve() if db_path and db_path != ":memory:" else None

@@ -250,3 +250,15 @@ def test_a_label_given_whole_selects_that_workload_only():
         assert select_workloads(db, "j 1 (y)") == [ws[3]]
         assert workload_labels(ws) == {ws[0]: "k [8]", ws[1]: "kk [8]", ws[2]: "j 1 (x)",
                                        ws[3]: "j 1 (y)"}
+
+
+@pytest.mark.parametrize("given, stored", [("v100", "V100-SXM2"), ("my lab GPU", "my lab GPU")])
+def test_import_files_stores_a_presets_alias_under_its_name_as_the_cli_does(tmp_path, given,
+                                                                           stored):
+    """``import_files(..., device="v100")`` (the API) stores what ``history import --device
+    v100`` and ``tune --device v100`` store, the preset's name: one device, one name; a name
+    of no preset is stored as given."""
+    path = _cache(tmp_path / "c.json", device=None)
+    with TuningDB(tmp_path / "h.db") as db:
+        import_files(db, [path], device=given)
+        assert {r[0] for r in db.connection.execute("SELECT name FROM devices")} == {stored}
