@@ -48,8 +48,10 @@ def _wheel_bins() -> list[Path]:
 def nvcc_candidates() -> list[str]:
     """Every nvcc found, in lookup order, duplicates (same real file) removed.
 
-    ``$IOBOUND_NVCC`` is a choice: naming no executable file is a
-    :class:`~iobound.errors.ToolchainError`, not a silent fall-back to another nvcc."""
+    ``$IOBOUND_NVCC`` is a choice: naming no executable file, or a program whose
+    ``--version`` names no CUDA release, is a :class:`~iobound.errors.ToolchainError`, not
+    a silent fall-back to another nvcc (an nvcc that cannot target an arch is passed over
+    for one that can, as the README says)."""
     paths: list[Path] = []
     chosen = os.environ.get("IOBOUND_NVCC")
     if chosen:
@@ -57,6 +59,11 @@ def nvcc_candidates() -> list[str]:
             from iobound.errors import ToolchainError
             raise ToolchainError(f"IOBOUND_NVCC={chosen[:200]!r} is not an executable file (set "
                                  "it to an nvcc, or unset it to look on PATH and CUDA_HOME)")
+        if toolchain(chosen).release == "unknown":  # /bin/false: not an nvcc, not a choice
+            from iobound.errors import ToolchainError
+            raise ToolchainError(f"IOBOUND_NVCC={chosen[:200]!r} is no nvcc: its --version names "
+                                 "no CUDA release (set it to an nvcc, or unset it to look on "
+                                 "PATH and CUDA_HOME)")
         paths.append(Path(chosen))
     which = shutil.which("nvcc")
     if which:

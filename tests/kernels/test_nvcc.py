@@ -313,6 +313,20 @@ def test_an_iobound_nvcc_naming_no_program_is_an_error_not_a_fall_back(tmp_path,
     assert nv.nvcc_candidates()[0] == str(fake)
 
 
+def test_an_iobound_nvcc_that_is_no_nvcc_is_an_error_not_a_fall_back(tmp_path, monkeypatch):
+    """IOBOUND_NVCC=/bin/false (an executable, but no nvcc) was passed over for the next nvcc,
+    which then compiled with status ok: a program whose --version names no CUDA release is
+    refused, naming the variable."""
+    from iobound.errors import ToolchainError
+    fake = tmp_path / "false"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    nv.toolchain.cache_clear()
+    monkeypatch.setenv("IOBOUND_NVCC", str(fake))
+    with pytest.raises(ToolchainError, match="IOBOUND_NVCC=.* is no nvcc"):
+        nv.nvcc_candidates()
+
+
 @pytest.mark.parametrize("said, cached", [
     ('kernel.cu(3): error: identifier \\"q\\" is undefined', True),
     ("ptxas error   : Entry function 'k' uses too much shared data", True),
