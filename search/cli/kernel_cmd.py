@@ -111,7 +111,19 @@ def _history_config(args, layer):
         raise InvalidInputError(
             f"--from-history {path}: no timed {what}record of {layer.short()} on {device}"
             + (f"; it holds the layer on {', '.join(elsewhere)} (--device)" if elsewhere else ""))
-    return config_from_dict(best.measurement.record.config), None, best
+    stored = best.measurement.record.config
+    try:
+        return config_from_dict(stored), None, best
+    except InvalidInputError as exc:
+        raise _not_runnable(path, layer, device, stored, str(exc)) from None
+
+
+def _not_runnable(path, layer, device, config, why: str) -> InvalidInputError:
+    """The error for a stored best configuration that is no kernel config of the layer (a
+    damaged or hand-made database: imports check what they store)."""
+    return InvalidInputError(f"--from-history {path}: the best record of {layer.short()} on "
+                             f"{device} holds {json.dumps(config)[:120]}, no valid kernel "
+                             f"config: {why}")
 
 
 def _write_source(path, code: str) -> None:
@@ -156,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         config, default_threads = _config(args)
     reasons = check_config(layer, config, args.device)
+    if reasons and stored is not None:
+        raise _not_runnable(args.from_history, layer, stored.measurement.device,
+                            stored.measurement.record.config, "; ".join(reasons))
     if reasons:
         raise InvalidConfigError(reasons)
     source = generate(layer, config, args.device)

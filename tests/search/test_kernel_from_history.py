@@ -105,3 +105,24 @@ def test_best_for_layer_is_the_fastest_measured_else_the_fastest_estimate(items,
     assert (got.records, got.measured) == (len(mine), len(measured))
     assert got.measurement.time_ms == min(m.time_ms for m in (measured or mine))
     assert got.measurement.record.estimate == (not measured)
+
+
+@pytest.mark.parametrize("config, needle", [
+    ({"x": 99, "y": 99, "z": 999, "alpha": 9999, "tx": 4, "ty": 2, "tz": 2}, "must divide"),
+    ({"x": 4, "y": 4, "z": "a", "alpha": 2, "tx": 4, "ty": 2, "tz": 2}, "not an integer"),
+])
+def test_a_stored_best_that_is_no_config_of_the_layer_says_it_came_from_the_database(
+        capsys, tmp_path, config, needle):
+    """A database written by hand or damaged may hold a best record that is no kernel config
+    of its layer: the one line names the database and the stored config, not only the
+    config's fault (which read as if the user had given it)."""
+    db = str(tmp_path / "t.db")
+    with TuningDB(db) as t:
+        t.add([Measurement(Workload(CONV_TEMPLATE, _layer_dict(), ("x", "y", "z", "alpha", "tx",
+                                                                   "ty", "tz")),
+                           "V100-SXM2", "model", MeasureRecord.ok(config, time_ms=1.0,
+                                                                  estimate=True))])
+    code, out, err = _run(capsys, "kernel", "--layer", LAYER, "--device", "v100",
+                          "--from-history", db)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert f"--from-history {db}: the best record of" in err and needle in err
