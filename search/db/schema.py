@@ -58,6 +58,8 @@ from typing import Callable, TypeVar
 from iobound.errors import InvalidInputError
 
 from .db_file import DatabaseFileError, path_fault
+from .file_access import cannot_open_reason, immutable_ok
+from .file_access import may_write as _may_write  # a module global: tests replace it
 
 __all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
            "write"]
@@ -186,7 +188,7 @@ def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connect
     tidy = readonly and not immutable and _may_write(path)
     if readonly:
         path = Path(path).resolve().as_uri() + ("?mode=rw" if tidy else "?mode=ro")
-        if immutable:  # see _read_only_medium: nothing can change the file
+        if immutable:  # see file_access.read_only_medium: nothing can change the file
             path += "&immutable=1"
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            uri=readonly)
@@ -198,57 +200,6 @@ def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connect
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
-
-
-def _may_write(path: str) -> bool:
-    """Whether this process may write the file ``path`` and create files beside it."""
-    return os.access(path, os.W_OK) and os.access(Path(path).resolve().parent, os.W_OK)
-
-
-def _is_wal(path: str) -> bool:
-    """Whether the file's header says WAL mode (bytes 18 and 19 of an SQLite file are 2)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(20)
-    except OSError:
-        return False
-    return len(head) == 20 and head[18:20] == b"\x02\x02"
-
-
-def _read_only_medium(path: str) -> bool:
-    """Whether the file's folder is on a file system mounted read-only."""
-    try:
-        return bool(os.statvfs(Path(path).resolve().parent).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):
-        return False
-
-
-def _immutable_ok(path: str) -> bool:
-    """Whether a WAL database SQLite could not open read-only may be opened with the
-    ``immutable=1`` URI parameter: SQLite needs its -shm file (created beside it unless
-    present) to read a WAL database, or ``immutable``, which "causes SQLite to assume the
-    file cannot be changed". True only on a read-only file system (so nothing can change
-    the file) and with no -wal file holding content (immutable would not read it)."""
-    if not (_is_wal(path) and _read_only_medium(path)):
-        return False
-    try:
-        return os.path.getsize(path + "-wal") == 0
-    except OSError:
-        return True  # no -wal file: everything is in the database file
-
-
-def _cannot_open(path: str, exc: Exception) -> str:
-    """The reason SQLite's "unable to open database file" has for a file that exists."""
-    folder = Path(path).resolve().parent
-    if Path(path).is_file() and _is_wal(path) and (
-            _read_only_medium(path) or not os.access(folder, os.W_OK)):
-        where = "on a read-only file system" if _read_only_medium(path) else "not writable"
-        return (f"cannot open it: its folder {str(folder)!r} is {where}, and SQLite must "
-                f"create the -wal and -shm files beside a WAL-mode database to read it"
-                + (" (its -wal file holds changes not yet in the file)"
-                   if os.path.exists(path + "-wal") else "")
-                + "; copy it to a writable folder")
-    return f"cannot open it: {' '.join(str(exc).split())}"
 
 
 def _in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -289,7 +240,7 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
         try:
             return _ready(_open(where, readonly), where, readonly)
         except sqlite3.OperationalError as exc:
-            if not (readonly and "unable to open" in str(exc) and _immutable_ok(where)):
+            if not (readonly and "unable to open" in str(exc) and immutable_ok(where)):
                 raise
         # a WAL database on a read-only medium: SQLite cannot create its -shm file
         return _ready(_open(where, readonly, immutable=True), where, readonly)
@@ -298,7 +249,7 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
     except sqlite3.OperationalError as exc:
         if "unable to open" not in str(exc):
             raise
-        raise DatabaseFileError(where, _cannot_open(where, exc)) from None
+        raise DatabaseFileError(where, cannot_open_reason(where, exc)) from None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
         raise DatabaseFileError(where, f"not an SQLite database, or a damaged one: "
                                        f"{' '.join(str(exc).split())}") from None
