@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
-from typing import Any
 
+from .device_checks import check_arch_of, check_consistent, check_device_name
 from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
 
@@ -57,53 +57,6 @@ _CC_LIMITS: dict[tuple[int, int], tuple[int, int, int, int]] = {
     (8, 6): (100 * KIB, 99 * KIB, 1536, 16),
     (9, 0): (228 * KIB, 227 * KIB, 2048, 32),
 }
-
-
-#: nvcc's spelling of a GPU architecture: ``sm_`` and the compute capability's digits,
-#: with a letter for the architecture-specific features (``sm_90a``).
-_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)
-
-
-def check_device_name(name: Any) -> str:
-    """``name`` when it is a device name: a string, not blank, of printable characters.
-    Anything else is refused: ``5`` and ``"5"`` would share one stored device under two
-    digests (the same file imported twice), ``str()`` of an object would store its repr as
-    a name, and a blank name or one with a line break would break every one-line listing.
-
-    >>> check_device_name("A100")
-    'A100'
-    >>> check_device_name(5)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: a device name must be a printable, not blank string, got 5 (int)
-    """
-    if not isinstance(name, str) or not name.strip() or not name.isprintable():
-        raise InvalidInputError(f"a device name must be a printable, not blank string, "
-                                f"got {name!r}"[:120] + f" ({type(name).__name__})")
-    return name
-
-
-def check_arch_of(arch: Any, compute_capability: tuple[int, int]) -> str:
-    """``arch`` when it is nvcc's name of ``compute_capability`` (``sm_`` and its digits,
-    a feature letter allowed: ``sm_90a``); else InvalidInputError. The form is the one
-    :func:`kernels.toolchains.check_arch` accepts (iobound imports no kernels).
-
-    >>> check_arch_of("sm_90a", (9, 0))
-    'sm_90a'
-    >>> check_arch_of("sm_80", (7, 0))
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: device arch 'sm_80' is not that of compute capability (7, 0) (sm_70)
-    """
-    match = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
-    if match is None:
-        raise InvalidInputError(f"device arch must be spelled sm_<digits> (sm_80, sm_90a), "
-                                f"got {arch!r:.60}")
-    want = f"{compute_capability[0]}{compute_capability[1]}"
-    if match.group(1) != want:
-        raise InvalidInputError(f"device arch {arch!r} is not that of compute capability "
-                                f"{tuple(compute_capability)} (sm_{want})")
-    return arch
 
 
 @dataclass(frozen=True)
@@ -192,25 +145,7 @@ class Device:
             raise InvalidInputError(f"device aliases must be a tuple of strings, got "
                                     f"{self.aliases!r:.60}")
         object.__setattr__(self, "aliases", tuple(self.aliases))
-        self._check_consistent()
-
-    def _check_consistent(self) -> None:
-        """Refuse fields that no GPU has together: a block larger than an SM (threads or
-        static shared memory), a warp that is not a power of two or larger than a block."""
-        if self.max_threads_per_block > self.max_threads_per_sm:
-            raise InvalidInputError(f"device max_threads_per_block={self.max_threads_per_block} "
-                                    f"is above max_threads_per_sm={self.max_threads_per_sm}: "
-                                    f"a block runs on one SM")
-        if self.shared_mem_per_block_bytes > self.shared_mem_per_sm_bytes:
-            raise InvalidInputError(f"device shared_mem_per_block_bytes="
-                                    f"{self.shared_mem_per_block_bytes} is above "
-                                    f"shared_mem_per_sm_bytes={self.shared_mem_per_sm_bytes}: "
-                                    f"a block's shared memory is on one SM")
-        w = self.warp_size
-        if w & (w - 1) or w > self.max_threads_per_block:
-            raise InvalidInputError(f"device warp_size={w} must be a power of two (32 on NVIDIA "
-                                    f"GPUs, 64 on AMD ones) of at most max_threads_per_block="
-                                    f"{self.max_threads_per_block}")
+        check_consistent(self)
 
     def shared_mem_per_block_words(self, dtype: str = "fp32", opt_in: bool = False) -> int:
         """Shared memory one block can use, in values of ``dtype``.
