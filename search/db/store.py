@@ -34,6 +34,7 @@ from ..records import as_logged
 from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
                     workload_from_row)
 from .schema import connect, write
+from .stored_rows import damaged_row, stored_config, stored_features, time_fault
 
 __all__ = ["TuningDB", "damaged_row", "device_properties", "insert", "storable", "time_fault",
            "last_id_ever"]
@@ -168,31 +169,6 @@ def _shared_workload(seen: dict, template: str, problem: str, tune_params: str) 
 def _in_order(config: dict, w: Workload) -> dict:
     """``config`` (stored canonically, keys sorted) in the order of ``w``'s parameters."""
     return {**{k: config[k] for k in w.params if k in config}, **config}
-
-
-def time_fault(time_ms) -> str:
-    """Why a stored ``time_ms`` is not one ("" when it is): NULL, or a positive finite
-    number (the column's CHECK lets text such as ``'fast'`` through: SQLite compares
-    text as greater than any number).
-
-    >>> time_fault(1.5), time_fault(None), time_fault("fast")
-    ('', '', "its time_ms 'fast' is not a number")
-    """
-    if time_ms is None:
-        return ""
-    if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
-        return f"its time_ms {str(time_ms)[:40]!r} is not a number"
-    return "" if 0 < time_ms < float("inf") else f"its time_ms {time_ms!r} is not positive and finite"
-
-
-def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,
-                dev: str | None = None) -> InvalidInputError:
-    """The error of a measurement row the database holds but that cannot be one (changed
-    by another program or by hand): it names the file, the row (and its workload and
-    device when known), never skipped."""
-    of = f" of {w.label()} on {dev!r}" if w is not None else ""
-    return InvalidInputError(f"the tuning database {path!r}: damaged measurement id {row_id}"
-                             f"{of}: {fault}"[:300])
 
 
 MEASUREMENT_ORDERS = {"fastest": " ORDER BY m.time_ms IS NULL, m.time_ms, m.id",
@@ -349,45 +325,20 @@ class TuningDB:
         out = []
         for t, p, ps, dev, tool, cfg, time_ms, est, stamp, run, src, feats, rid in rows:
             w = _shared_workload(workloads, t, p, ps)
-            config = self._stored_config(rid, cfg, time_ms, w, dev)
+            config = stored_config(self.path, rid, cfg, time_ms, w, dev)
             try:
                 record = MeasureRecord(_in_order(config, w), Status.OK, time_ms=time_ms,
                                        estimate=bool(est), timestamp=stamp)
             except (TypeError, ValueError) as exc:  # e.g. a timestamp written by hand
                 raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
             out.append(Measurement(w, dev, tool, record, run=run, source=src,
-                                   features=self._stored_features(rid, feats, w, dev)))
+                                   features=stored_features(self.path, rid, feats, w, dev)))
         return out
-
-    def _stored_config(self, rid, cfg, time_ms, w: Workload, dev: str) -> dict:
-        """The config column of measurement ``rid``, checked with its time (damaged_row)."""
-        try:
-            config = stored_json(cfg, "its config")
-        except InvalidInputError as exc:
-            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
-        if not isinstance(config, dict):
-            raise damaged_row(self.path, rid, f"its config {str(cfg)[:40]!r} is not a JSON object",
-                              w, dev)
-        fault = config_fault(config, w.params) or time_fault(time_ms)
-        if fault:
-            raise damaged_row(self.path, rid, fault if fault.startswith("its ") else
-                              f"its config {canon(config)[:60]}: {fault}", w, dev)
-        return config
-
-    def _stored_features(self, rid, feats, w: Workload, dev: str) -> dict:
-        try:
-            features = stored_json(feats, "its features")
-        except InvalidInputError as exc:
-            raise damaged_row(self.path, rid, str(exc).removeprefix("damaged: "), w, dev) from None
-        if features is not None and not isinstance(features, dict):
-            raise damaged_row(self.path, rid, f"its features {str(feats)[:40]!r} are not a "
-                                              f"JSON object", w, dev)
-        return features or {}
 
     def _row(self, r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats, rid, cfg, time_ms = r
         w = _shared_workload(workloads, t, p, ps)
-        self._stored_config(rid, cfg, time_ms, w, dev)
+        stored_config(self.path, rid, cfg, time_ms, w, dev)
         try:
             d = json.loads(rec)
             if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
@@ -397,7 +348,7 @@ class TuningDB:
         except (KeyError, TypeError, ValueError, RecursionError) as exc:  # by hand, or damaged
             raise damaged_row(self.path, rid, f"{type(exc).__name__}: {exc}", w, dev) from None
         return Measurement(w, dev, tool, record, run=run, source=src,
-                           features=self._stored_features(rid, feats, w, dev))
+                           features=stored_features(self.path, rid, feats, w, dev))
 
     def last_id(self) -> int:
         """The id of the last measurement stored (0 for none): a mark of what the database
