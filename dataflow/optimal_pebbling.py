@@ -250,6 +250,17 @@ def check_model_size(vertices: int, horizon: int, limit: int = MAX_MODEL_VERTEX_
             "DAG of a few dozen vertices, or play a schedule (dataflow.play) for an upper bound")
 
 
+def _horizon(dag: nx.DiGraph, recompute: int | None) -> int:
+    """The model's compute steps: one per non-source and ``recompute`` more (default a
+    quarter of the non-sources, at least 2), the model's size checked
+    (:func:`check_model_size`)."""
+    non_sources = sum(1 for v in dag if dag.in_degree(v) > 0)
+    extra = max(2, non_sources // 4) if recompute is None else \
+        limits.check_int("recompute", recompute, RECOMPUTE)
+    check_model_size(dag.number_of_nodes(), non_sources + extra)
+    return non_sources + extra
+
+
 def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
                      recompute: int | None = None, workers: int = 8) -> OptimalPebbling:
     """Minimum loads + stores of ``dag`` with ``S`` red pebbles, by CP-SAT.
@@ -286,11 +297,7 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     S = check_pebbles(S)
     limits.check_number("time_limit", time_limit, 0, low_open=True)
     workers = limits.check_int("workers", workers, WORKERS)
-    non_sources = sum(1 for v in dag if dag.in_degree(v) > 0)
-    extra = max(2, non_sources // 4) if recompute is None else \
-        limits.check_int("recompute", recompute, RECOMPUTE)
-    T = non_sources + extra
-    check_model_size(dag.number_of_nodes(), T)
+    T = _horizon(dag, recompute)
     best = _heuristic(dag, S)
     model = _PebbleModel(dag, S, T)
     compulsory = model.minimise_io(best.total)
