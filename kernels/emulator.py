@@ -4,8 +4,10 @@
 cached by the hash of the source, the header and the compiler version (and loaded from
 the cache only when :func:`kernels.cache.is_trusted`: the sha256 recorded at build time
 matches, in a folder only this user can write); :func:`emulate`
-runs it through ctypes on numpy arrays and returns the output tensor with the exact
-numbers of global loads and stores the kernel's ``LDG``/``STG`` performed.
+runs it on numpy arrays and returns the output tensor with the exact
+numbers of global loads and stores the kernel's ``LDG``/``STG`` performed. The launch
+runs in a child process (:mod:`kernels.emulator_launch`): a kernel that crashes it is an
+:class:`EmulatorRunError`, never the caller's end.
 
 Examples
 --------
@@ -23,7 +25,6 @@ Examples
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import shutil
@@ -39,13 +40,15 @@ from iobound import limits
 from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .compiler_process import run_compiler
+from .emulator_launch import LAUNCHER_SOURCE, LaunchCrash, run_launch
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
 from .limits import MAX_BLOCK_DIM, block_fits, check_timeout
 from .reference import check_shapes
 from .source import KernelSource
 
-__all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError", "build_emulator", "emulate",
+__all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError",
+           "build_emulator", "build_launcher", "emulate",
            "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size",
            "check_launch", "check_emulable"]
 
@@ -204,17 +207,50 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     if not isinstance(code, str):
         raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
     check_timeout("timeout", timeout)
-    cxx = _cxx()
-    key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(CXX_FLAGS))
+    return _cached_build(_cxx(), code, KERNEL_BUILD, cache_root, timeout)
+
+
+def build_launcher(cache_root: str | Path | None = None, timeout: float = 120.0) -> Path:
+    """The launcher that runs each emulated launch in a process of its own
+    (:mod:`kernels.emulator_launch`), built once per compiler into the emulator cache.
+
+    Raises ToolchainError without g++ and EmulatorBuildError when it cannot be built.
+    """
+    check_timeout("timeout", timeout)
+    return _cached_build(_cxx(), LAUNCHER_SOURCE.read_text(), LAUNCHER_BUILD, cache_root,
+                         timeout)[0]
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """How one kind of emulator artefact is built: g++'s flags before the source and the
+    libraries after it, whether cuda_emu.h (and its precompiled form) is included, and
+    the names of the source and of the cached file's suffix."""
+
+    flags: tuple[str, ...]
+    libraries: tuple[str, ...]
+    header: bool
+    source: str
+    suffix: str
+
+
+KERNEL_BUILD = _Recipe(CXX_FLAGS, (), True, "kernel.cu", ".so")
+LAUNCHER_BUILD = _Recipe(("-O2", "-std=c++17"), ("-ldl",), False, "launcher.cpp", ".launcher")
+
+
+def _cached_build(cxx: str, code: str, recipe: _Recipe, cache_root, timeout: float):
+    """(path, build seconds, cache hit) of ``code`` built by ``recipe`` in the emulator
+    cache, reused when the trusted cache holds it (:func:`kernels.cache.is_trusted`)."""
+    key = content_key(code, HEADER.read_text(), _cxx_version(cxx), " ".join(recipe.flags))
     start = time.perf_counter()
     for attempt in range(2):  # again once when the cache folder went away under the build
         folder = cache_dir("emu", cache_root)
-        lib = folder / f"{key}.so"
-        if is_trusted(lib) and not _truncated_elf(lib):  # only what we built, unchanged, is loaded
-            return lib, 0.0, True
+        target = folder / f"{key}{recipe.suffix}"
+        if is_trusted(target) and not _truncated_elf(target):  # only what we built, unchanged
+            return target, 0.0, True
         remove_orphans(folder)  # the scratch folders of builders that were killed
         try:
-            if _build(cxx, code, folder, lib, start, timeout):
+            if _build(cxx, code, recipe, folder, target, start, timeout):
                 break
         except OSError as exc:  # a full disk, a file-size limit: not the kernel's fault
             if attempt == 0 and isinstance(exc, FileNotFoundError):  # the folder went away
@@ -225,24 +261,27 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
         raise EmulatorBuildError(f"cannot build in {folder}: it was removed during the build "
                                  "twice", "")
     seconds = time.perf_counter() - start
-    log.debug("built emulator %s in %.2f s", lib.name, seconds)
-    return lib, seconds, False
+    log.debug("built emulator %s in %.2f s", target.name, seconds)
+    return target, seconds, False
 
 
-def _build(cxx: str, code: str, folder: Path, lib: Path, start: float,
+def _build(cxx: str, code: str, recipe: _Recipe, folder: Path, target: Path, start: float,
            timeout: float | None) -> bool:
-    """Build ``code`` into ``lib`` in a scratch folder of ``folder``; False when g++ failed
-    because that scratch folder was removed under it (the cache deleted by another
+    """Build ``code`` into ``target`` in a scratch folder of ``folder``; False when g++
+    failed because that scratch folder was removed under it (the cache deleted by another
     process: nothing the kernel did), else EmulatorBuildError for a failed build."""
     with scratch_folder(folder) as tmp:
         try:
-            src = tmp / "kernel.cu"
+            src = tmp / recipe.source
             src.write_text(code)
-            out = tmp / "kernel.so"
+            out = tmp / f"build{recipe.suffix}"
             try:
-                pch = _pch_dir(cxx, folder, timeout)  # the build's one timeout covers both
-                includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
-                cmd = [cxx, *CXX_FLAGS, *includes, "-x", "c++", str(src), "-o", str(out)]
+                includes = []
+                if recipe.header:  # the build's one timeout covers the precompiled header too
+                    pch = _pch_dir(cxx, folder, timeout)
+                    includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
+                cmd = [cxx, *recipe.flags, *includes, "-x", "c++", str(src), "-x", "none",
+                       *recipe.libraries, "-o", str(out)]
                 left = None if timeout is None else max(timeout - (time.perf_counter() - start), 1e-3)
                 proc = run_compiler(cmd, timeout=left, env=compiler_env(tmp))
             except subprocess.TimeoutExpired as exc:
@@ -254,21 +293,13 @@ def _build(cxx: str, code: str, folder: Path, lib: Path, start: float,
                 raise EmulatorBuildError(f"g++ failed (exit {proc.returncode})",
                                          proc.stdout + proc.stderr)
             digest = file_digest(out)
-            os.replace(out, lib)  # atomic: concurrent builders of one key agree
-            record_digest(lib, digest)
+            os.replace(out, target)  # atomic: concurrent builders of one key agree
+            record_digest(target, digest)
         except OSError:
             if not tmp.is_dir():
                 return False
             raise
     return True
-
-
-@lru_cache(maxsize=64)
-def _load(path: str):
-    fn = ctypes.CDLL(path).iobound_emulate
-    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.POINTER(ctypes.c_ulonglong)]
-    fn.restype = ctypes.c_int
-    return fn
 
 
 def check_problem_size(layer) -> None:
@@ -316,7 +347,8 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     ValueError
         Wrong array shapes, or a launch larger than the emulator's limits.
     EmulatorRunError
-        The kernel touched memory outside its buffers or the launch failed.
+        The kernel touched memory outside its buffers, the launch failed, or the kernel
+        crashed the child process that ran it (the message names the signal).
     """
     if not isinstance(source, KernelSource):
         raise InvalidInputError(f"source must be a KernelSource (kernels.generate), "
@@ -325,13 +357,12 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     check_shapes(x, w, layer)
     check_emulable(source)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)
-    xs = np.ascontiguousarray(x, dtype=np.float32)
-    ws = np.ascontiguousarray(w, dtype=np.float32)
-    out = np.full((layer.n, layer.c_out, layer.h_out, layer.w_out), np.nan, dtype=np.float32)
-    counts = (ctypes.c_ulonglong * 3)()
-    start = time.perf_counter()
-    status = _load(str(lib))(xs.ctypes.data, ws.ctypes.data, out.ctypes.data, counts)
-    seconds = time.perf_counter() - start
+    launcher = build_launcher(cache_root)
+    shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
+    try:
+        out, counts, status, seconds = run_launch(launcher, lib, x, w, shape)
+    except LaunchCrash as exc:
+        raise EmulatorRunError(f"emulated launch crashed: {exc}") from None
     if status != 0:
         raise EmulatorRunError(f"emulated launch failed: {_STATUS.get(status, f'status {status}')} "
                                f"({counts[2]} faulty accesses)")

@@ -85,7 +85,7 @@ def _leftovers(folder: Path) -> list[str]:
     if not folder.exists():
         return []
     return sorted(p.name for p in folder.iterdir()
-                  if not (p.name.startswith("pch-") or p.suffix in (".so", ".sha256", ".cubin", ".json")))
+                  if not (p.name.startswith("pch-") or p.suffix in (".so", ".launcher", ".sha256", ".cubin", ".json")))
 
 
 def _env(**extra: str) -> dict:

@@ -1,7 +1,7 @@
 """The compile cache must not load a library another user can swap in after the trust check.
 
 ``kernels.cache`` checks the cache root and kind folder (owned by us, writable by no one
-else), then ``is_trusted`` checks the library and its digest, and only then ``ctypes``
+else), then ``is_trusted`` checks the library and its digest, and only then the emulator's launcher
 opens the library by its path. When the root is reached through a path another user can
 change (a symlink they own, in a folder they may write, as a shared team folder or
 ``IOBOUND_CACHE=/tmp/...`` is), they can re-point it between the check and the load, and
@@ -32,10 +32,11 @@ _STUB = ("int iobound_emulate(void *x, void *w, void *o, unsigned long long *c)"
          " {{ c[0] = {loads}; c[1] = 0; c[2] = 0; return 0; }}\n")
 
 # A fake g++: answers --version; "precompiles" by writing a file; builds any kernel into
-# the stub library whose launch reports 1 global load.
+# the stub library whose launch reports 1 global load (and the emulator's launcher as g++).
 _FAKE_CXX = textwrap.dedent("""\
     #!/bin/sh
     if [ "$1" = "--version" ]; then echo "g++ (fake) 13.0"; exit 0; fi
+    case "$*" in *launcher.cpp*) exec g++ "$@";; esac
     out=""; prev=""
     for a; do [ "$prev" = "-o" ] && out=$a; prev=$a; done
     case "$out" in *.gch) echo pch > "$out"; exit 0;; esac
@@ -95,12 +96,10 @@ def test_cache_root_re_pointed_after_the_trust_check_loads_no_foreign_library(
         return ok
 
     monkeypatch.setattr(emu, "is_trusted", attacker_wins_the_race)
-    emu._load.cache_clear()
     x = np.ones((1, 2, 5, 5), np.float32)
     w = np.ones((2, 2, 3, 3), np.float32)
     try:
         run = emu.emulate(src, x, w, cache_root=link)
     finally:
-        emu._load.cache_clear()
         emu._cxx_version.cache_clear()
     assert run.global_loads == 1, "the attacker's library was loaded"

@@ -1,0 +1,97 @@
+"""One emulated launch in a child process, so that a kernel that crashes ends it alone.
+
+The emulator's bounds checks catch faulty *global* accesses, but a kernel can still
+dereference a wild pointer, overflow its stack or abort. In the caller's process that
+ended ``iobound kernel --emulate`` or a tuning run's final check with a segmentation
+fault. :func:`run_launch` instead runs the launcher (``emulator_runner.cpp``, built once
+per compiler by :func:`kernels.emulator.build_launcher`) on a file both processes map:
+the input, weights and output tensors (fp32) back to back, then the three traffic
+counters and the launch's status and seconds, at the offsets of :func:`layout`. The
+output is read where the launcher wrote it; a launcher killed by a signal is an
+:class:`~kernels.emulator.EmulatorRunError` naming the signal.
+
+Examples
+--------
+>>> layout(nx=2, nw=3, nout=1)
+Layout(x=0, w=8, out=20, counts=24, status=48, size=64)
+"""
+
+from __future__ import annotations
+
+import mmap
+import signal
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["LAUNCHER_SOURCE", "Layout", "layout", "run_launch", "LaunchCrash"]
+
+LAUNCHER_SOURCE = Path(__file__).with_name("emulator_runner.cpp")
+#: The launch's status (int32; -1 until the launcher writes it) and seconds (float64).
+STATUS_FORMAT = "=i4xd"
+
+
+class LaunchCrash(Exception):
+    """The launcher did not write the launch's status (the message says why)."""
+
+
+class Layout(NamedTuple):
+    """Byte offsets in the shared file of one launch (``size``: its length)."""
+
+    x: int
+    w: int
+    out: int
+    counts: int
+    status: int
+    size: int
+
+
+def layout(nx: int, nw: int, nout: int) -> Layout:
+    """Where the tensors of ``nx``, ``nw`` and ``nout`` floats, the counters and the status lie."""
+    w, out = 4 * nx, 4 * (nx + nw)
+    counts = -(-(out + 4 * nout) // 8) * 8  # the uint64 counters 8-byte aligned
+    status = counts + 3 * 8
+    return Layout(0, w, out, counts, status, status + struct.calcsize(STATUS_FORMAT))
+
+
+def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...]):
+    """Run ``lib``'s ``iobound_emulate`` on ``x`` and ``w`` in a child process; returns
+    (output of ``shape``, the three counters, status, seconds). An output element the
+    kernel never stores comes back NaN. LaunchCrash when the child died or failed."""
+    x = np.ascontiguousarray(x, np.float32).reshape(-1)
+    w = np.ascontiguousarray(w, np.float32).reshape(-1)
+    size = int(np.prod(shape))
+    at = layout(x.size, w.size, size)
+    with tempfile.TemporaryFile(prefix="iobound-emu-") as shared:
+        shared.truncate(at.size)
+        with mmap.mmap(shared.fileno(), at.size) as view:
+            view[at.x:at.w] = x.tobytes()
+            view[at.w:at.out] = w.tobytes()
+            view[at.out:at.out + 4 * size] = np.full(size, np.nan, np.float32).tobytes()
+            struct.pack_into(STATUS_FORMAT, view, at.status, -1, 0.0)
+            fd = shared.fileno()
+            proc = subprocess.run([str(launcher), str(lib), str(fd),
+                                   *map(str, (at.size, at.x, at.w, at.out, at.counts, at.status))],
+                                  pass_fds=(fd,), capture_output=True, text=True, errors="replace")
+            if proc.returncode < 0:
+                raise LaunchCrash(f"the kernel killed the emulator with {_signal_name(-proc.returncode)} "
+                                  "(a wild pointer, a stack overflow, an abort: nothing the bounds "
+                                  "checks see)")
+            if proc.returncode != 0:
+                raise LaunchCrash(f"the launcher failed (exit {proc.returncode}): "
+                                  f"{proc.stderr.strip()[-1500:]}")
+            out = np.frombuffer(view[at.out:at.out + 4 * size], np.float32).reshape(shape)
+            counts = struct.unpack_from("=3Q", view, at.counts)
+            status, seconds = struct.unpack_from(STATUS_FORMAT, view, at.status)
+    return out, counts, status, seconds
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

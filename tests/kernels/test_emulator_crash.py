@@ -1,0 +1,114 @@
+"""A kernel that crashes the emulator ends its own launch, never the caller.
+
+The emulator's bounds checks see faulty global accesses, not a wild pointer or an
+abort; those killed the process that loaded the library: ``iobound kernel --emulate``
+and the winner's check at the end of ``iobound tune`` died with exit 139. The launch
+now runs in a child process (:mod:`kernels.emulator_child`) and its death by a signal is
+an :class:`EmulatorRunError` naming the signal. Provoked with hand-written kernels, and
+for the CLI with a $CXX that plants a NULL store in every kernel it builds.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kernels.emulator import EmulatorRunError, emulate
+from kernels.emulator_launch import layout
+from search.measure.base import Status
+from search.measure.emulate import EmulateMeasurer
+from tests.kernels.test_cache_leftovers import _script
+from tests.kernels.test_compiler_hostile_env import KERNEL, _cli, _python
+from tests.kernels.test_emulator import LAYER, _hand_kernel, _ones
+
+_NULL_STORE = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+               'float* output) { *(volatile int*)nullptr = 1; }')
+_ABORT = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+          'float* output) { if (threadIdx.x == 0) abort(); }')
+_STORE_ALL = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+              'float* output) { STG(&output[threadIdx.x + TX * threadIdx.y], 2.0f); }')
+# Builds every kernel.cu with a NULL store at the top of its emulator entry point.
+_CRASHING_CXX = textwrap.dedent("""\
+    #!/bin/sh
+    for arg; do
+      case "$arg" in *kernel.cu)
+        sed -i 's/unsigned long long\\* counts) {/& *(volatile int*)0 = 1;/' "$arg";;
+      esac
+    done
+    exec g++ "$@"
+    """)
+CONFIG = dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+
+
+@pytest.mark.parametrize("body, signal_name", [(_NULL_STORE, "SIGSEGV"), (_ABORT, "SIGABRT")])
+def test_a_crashing_kernel_is_a_run_error_naming_the_signal(body, signal_name):
+    with pytest.raises(EmulatorRunError, match=signal_name):
+        emulate(_hand_kernel(body), *_ones())
+    run = emulate(_hand_kernel(_STORE_ALL), *_ones())  # and this process emulates on
+    assert run.global_stores == 4 and (run.output.reshape(-1)[:4] == 2.0).all()
+
+
+def test_the_measurer_records_a_crash_and_measures_the_next_config(tmp_path):
+    """In the caller's own process (no executor worker to die instead): runtime_error."""
+    code = textwrap.dedent(f"""\
+        from iobound.layer import ConvLayer
+        from search.measure.emulate import EmulateMeasurer
+        layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+        for rec in EmulateMeasurer(layer).measure([{CONFIG!r}, {CONFIG | dict(z=1, tz=1)!r}]):
+            print(rec.status.value, rec.error)
+        """)
+    got = _python(code, tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
+    assert got is not None
+    rc, out, err = got
+    assert rc == 0 and "Traceback" not in err, err[-800:]
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == [Status.RUNTIME_ERROR.value] * 2
+    assert all("SIGSEGV" in line for line in lines)
+
+
+def test_kernel_emulate_of_a_crashing_kernel_is_exit_1_with_the_signal(tmp_path):
+    got = _python(_cli(KERNEL), tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
+    assert got is not None
+    code, out, err = got
+    assert code == 1 and "Traceback" not in err, (code, err[-800:])
+    record = json.loads(out)["emulate"]
+    assert record["ok"] is False and "SIGSEGV" in record["error"]
+
+
+def test_tune_reports_a_winner_check_that_crashed_and_ends(tmp_path):
+    argv = ["tune", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1", "--measure", "model",
+            "--budget", "4", "--out-dir", str(tmp_path / "out"), "--json"]
+    got = _python(_cli(argv), tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
+    assert got is not None
+    code, out, err = got
+    assert code == 0 and "Traceback" not in err, (code, err[-800:])
+    check = json.loads(out)["emulator_check"]
+    assert check["checked"] is False and "SIGSEGV" in check["reason"]
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50))
+def test_layout_keeps_every_region_apart_and_the_counters_aligned(nx, nw, nout):
+    at = layout(nx, nw, nout)
+    assert at.x + 4 * nx == at.w and at.w + 4 * nw == at.out
+    assert at.out + 4 * nout <= at.counts and at.counts % 8 == 0
+    assert at.counts + 24 <= at.status < at.size
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31))
+def test_the_child_hands_back_exactly_what_a_kernel_stores(seed):
+    """Inputs go in and outputs come back bit for bit: a copy kernel returns its input."""
+    body = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+            'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
+            'STG(&output[i], LDG(&input[i]) + LDG(&weight[i % 4])); }')
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+    run = emulate(_hand_kernel(body), x, w)
+    assert np.array_equal(run.output.reshape(-1)[:4], x.reshape(-1)[:4] + w.reshape(-1)[:4])
+    assert run.global_loads == 8 and run.global_stores == 4
+    assert np.isnan(run.output.reshape(-1)[4:]).all()
