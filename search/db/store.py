@@ -286,13 +286,13 @@ class TuningDB:
             args.append(toolchain)
         if counted_only:
             where.append("m.status='ok' AND m.time_ms IS NOT NULL")
+        rows = ("FROM measurements m JOIN workloads w ON m.workload = w.id "
+                "JOIN devices d ON m.device = d.id" + "".join(
+                    f" {'WHERE' if i == 0 else 'AND'} {cond}" for i, cond in enumerate(where)))
         sql = ("SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.record, m.run, "
-               "m.source, m.features, m.id, m.config, m.time_ms FROM measurements m JOIN workloads w ON m.workload = w.id "
-               "JOIN devices d ON m.device = d.id")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += MEASUREMENT_ORDERS[order]
+               f"m.source, m.features, m.id, m.config, m.time_ms {rows}{MEASUREMENT_ORDERS[order]}")
         if limit is not None:
+            self._refuse_text_times(rows, bool(where), args)  # else the limit could hide them
             sql += f" LIMIT {limit}"
         workloads: dict[tuple, Workload] = {}  # one object per workload, not per row
         return [self._row(r, workloads) for r in self._db.execute(sql, args)]
@@ -334,6 +334,18 @@ class TuningDB:
             out.append(Measurement(w, dev, tool, record, run=run, source=src,
                                    features=stored_features(self.path, rid, feats, w, dev)))
         return out
+
+    def _refuse_text_times(self, rows: str, filtered: bool, args: list) -> None:
+        """A damaged row among ``rows``: a time stored as text (the column's CHECK lets it
+        through) sorts after every number, where a limited read never reaches it."""
+        bad = self._db.execute(
+            f"SELECT w.template, w.problem, w.tune_params, d.name, m.id, m.time_ms {rows} "
+            f"{'AND' if filtered else 'WHERE'} typeof(m.time_ms) NOT IN ('integer', 'real', 'null') "
+            "LIMIT 1", args).fetchone()
+        if bad is not None:
+            t, p, ps, dev, rid, time_ms = bad
+            raise damaged_row(self.path, rid, time_fault(time_ms), _shared_workload({}, t, p, ps),
+                              dev)
 
     def _row(self, r, workloads: dict) -> Measurement:
         t, p, ps, dev, tool, rec, run, src, feats, rid, cfg, time_ms = r

@@ -111,3 +111,27 @@ def test_tune_with_a_damaged_history_is_one_line_exit_2(tmp_path, capsys, sql):
     lines = err.strip().splitlines()
     assert code == 2 and "Traceback" not in err and "w.db" in lines[-1], err
     assert "damaged" in lines[-1], err
+
+
+@settings(max_examples=25, deadline=None)
+@given(damaged=st.integers(1, 3), k=st.integers(1, 4), device=st.sampled_from([None, "gpu"]))
+def test_a_time_stored_as_text_is_refused_by_a_limited_read_too(tmp_path_factory, damaged, k,
+                                                                device):
+    """Text sorts after every number, so ``history best -k`` (a read with a limit) never
+    reached the damaged row unless k covered it, and answered as if it were not there."""
+    from search.db.queries import best
+
+    path = _db(tmp_path_factory.mktemp("d") / "t.db",
+               f"UPDATE measurements SET time_ms='fast' WHERE id={damaged}")
+    with TuningDB(path, readonly=True) as db:
+        with pytest.raises(InvalidInputError, match=f"measurement id {damaged}.*'fast'"):
+            best(db, W, device=device, k=k)
+        with pytest.raises(InvalidInputError, match=f"measurement id {damaged}"):
+            db.measurements(limit=k, order="stored")
+
+
+def test_history_best_of_a_time_stored_as_text_is_one_line(tmp_path, capsys):
+    path = _db(tmp_path / "t.db", "UPDATE measurements SET time_ms='fast' WHERE id=3")
+    code, err = _cli(["history", "best", "-k", "1", "--db", str(path)], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "measurement id 3" in err and "'fast'" in err, err
