@@ -362,7 +362,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     try:
         out, counts, status, seconds = run_launch(launcher, lib, x, w, shape)
     except LaunchCrash as exc:
-        raise EmulatorRunError(f"emulated launch crashed: {exc}") from None
+        raise EmulatorRunError(f"emulated launch failed: {exc}") from None
     if status != 0:
         raise EmulatorRunError(f"emulated launch failed: {_STATUS.get(status, f'status {status}')} "
                                f"({counts[2]} faulty accesses)")

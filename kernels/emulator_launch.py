@@ -19,6 +19,7 @@ Layout(x=0, w=8, out=20, counts=24, status=48, size=64)
 from __future__ import annotations
 
 import mmap
+import os
 import signal
 import struct
 import subprocess
@@ -36,7 +37,8 @@ STATUS_FORMAT = "=i4xd"
 
 
 class LaunchCrash(Exception):
-    """The launcher did not write the launch's status (the message says why)."""
+    """The launch did not run to its status (the message says why: a signal, the
+    launcher's own failure, no room for the shared file)."""
 
 
 class Layout(NamedTuple):
@@ -67,7 +69,11 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
     size = int(np.prod(shape))
     at = layout(x.size, w.size, size)
     with tempfile.TemporaryFile(prefix="iobound-emu-") as shared:
-        shared.truncate(at.size)
+        try:  # reserved, not sparse: a page written into a full disk would be SIGBUS here
+            os.posix_fallocate(shared.fileno(), 0, at.size)
+        except OSError as exc:
+            raise LaunchCrash(f"cannot make the launch's {at.size}-byte file in "
+                              f"{tempfile.gettempdir()}: {exc.strerror or exc}") from None
         with mmap.mmap(shared.fileno(), at.size) as view:
             view[at.x:at.w] = x.tobytes()
             view[at.w:at.out] = w.tobytes()

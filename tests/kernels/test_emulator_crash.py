@@ -20,10 +20,9 @@ from hypothesis import given, settings, strategies as st
 from kernels.emulator import EmulatorRunError, emulate
 from kernels.emulator_launch import layout
 from search.measure.base import Status
-from search.measure.emulate import EmulateMeasurer
 from tests.kernels.test_cache_leftovers import _script
 from tests.kernels.test_compiler_hostile_env import KERNEL, _cli, _python
-from tests.kernels.test_emulator import LAYER, _hand_kernel, _ones
+from tests.kernels.test_emulator import _hand_kernel, _ones
 
 _NULL_STORE = ('extern "C" void iobound_direct(const float* input, const float* weight, '
                'float* output) { *(volatile int*)nullptr = 1; }')
@@ -112,3 +111,27 @@ def test_the_child_hands_back_exactly_what_a_kernel_stores(seed):
     assert np.array_equal(run.output.reshape(-1)[:4], x.reshape(-1)[:4] + w.reshape(-1)[:4])
     assert run.global_loads == 8 and run.global_stores == 4
     assert np.isnan(run.output.reshape(-1)[4:]).all()
+
+
+def test_no_room_for_the_launch_file_is_a_run_error_not_a_bus_error(tmp_path):
+    """The shared file is reserved before it is mapped: a sparse one on a full disk (here a
+    file-size limit) killed the caller with SIGBUS at the first page it wrote."""
+    code = textwrap.dedent("""\
+        import resource, signal
+        from kernels.emulator import EmulatorRunError, emulate
+        from tests.kernels.test_emulator import CFG, LAYER, _ones
+        from kernels.generate import generate
+        src = generate(LAYER, CFG)
+        emulate(src, *_ones())  # built while files may still grow
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+        try:
+            emulate(src, *_ones())
+        except EmulatorRunError as exc:
+            print(exc)
+        """)
+    got = _python(code, tmp_path)
+    assert got is not None
+    rc, out, err = got
+    assert rc == 0 and "Traceback" not in err, (rc, err[-800:])
+    assert "cannot make the launch's" in out and "File too large" in out, out
