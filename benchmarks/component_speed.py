@@ -13,7 +13,10 @@ caches emptied first:
 - ``analytic_features_3000``: the analytic features of 3000 sampled ResNet-50
   conv2-shaped configurations (caches emptied); target 1.5 s;
 - ``replay_load_a4000``: loading a ~1 MB recorded space into a ``ReplaySpace``;
-  target 2 s (skipped when the shared tuning spaces are not found).
+  target 2 s (skipped when the shared tuning spaces are not found);
+- ``emulated_launches_100``: 100 emulated launches of a small built kernel, each in a
+  process of its own (``kernels.emulator_launch``; the kernel and the launcher built
+  before timing); target 2 s (20 ms a launch).
 
 Run: ``.venv/bin/python benchmarks/component_speed.py [--repeats 3] [--shared-data DIR]
 [--out benchmarks/results/component_speed.json]``; exit code 1 when a median misses
@@ -79,6 +82,26 @@ def _features_3000(layer, device, knobs) -> None:
     analytic_features(layer, device, "direct", knobs)
 
 
+def _launch_setup():
+    from iobound.layer import ConvLayer
+    from kernels.config import DirectConfig
+    from kernels.emulator import emulate
+    from kernels.generate import generate
+    layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    source = generate(layer, DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((2, 2, 3, 3)).astype(np.float32)
+    emulate(source, x, w)  # the builds, outside the timing
+    return source, x, w
+
+
+def _launches_100(source, x, w) -> None:
+    from kernels.emulator import emulate
+    for _ in range(100):
+        emulate(source, x, w)
+
+
 def _replay_load(path: Path) -> None:
     from search.replay_space import ReplaySpace
     ReplaySpace(path)
@@ -105,7 +128,8 @@ def main(argv=None) -> int:
     cases = [("winograd_f16_3", 5.0, _winograd_f16_3, ()),
              ("resnet50_vertex_counts", 1.0, _resnet50_counts, ()),
              ("pebble_20k", 10.0, _pebble_20k, _pebble_setup()),
-             ("analytic_features_3000", 1.5, _features_3000, _features_setup())]
+             ("analytic_features_3000", 1.5, _features_3000, _features_setup()),
+             ("emulated_launches_100", 2.0, _launches_100, _launch_setup())]
     a4000 = Path(args.shared_data) / "tuning-spaces" / "convolution_A4000.json.gz"
     if a4000.is_file():
         cases.append(("replay_load_a4000", 2.0, _replay_load, (a4000,)))
