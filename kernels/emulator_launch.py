@@ -80,9 +80,13 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
             view[at.out:at.out + 4 * size] = np.full(size, np.nan, np.float32).tobytes()
             struct.pack_into(STATUS_FORMAT, view, at.status, -1, 0.0)
             fd = shared.fileno()
-            proc = subprocess.run([str(launcher), str(lib), str(fd),
-                                   *map(str, (at.size, at.x, at.w, at.out, at.counts, at.status))],
-                                  pass_fds=(fd,), capture_output=True, text=True, errors="replace")
+            try:
+                proc = subprocess.run([str(launcher), str(lib), str(fd), *map(str, (
+                    at.size, at.x, at.w, at.out, at.counts, at.status))], pass_fds=(fd,),
+                    capture_output=True, text=True, errors="replace")
+            except OSError as exc:  # removed from the cache since it was built, say
+                raise LaunchCrash(f"cannot run the launcher {launcher}: "
+                                  f"{exc.strerror or exc}") from None
             if proc.returncode < 0:
                 raise LaunchCrash(f"the kernel killed the emulator with {_signal_name(-proc.returncode)} "
                                   "(a wild pointer, a stack overflow, an abort: nothing the bounds "

@@ -135,3 +135,12 @@ def test_no_room_for_the_launch_file_is_a_run_error_not_a_bus_error(tmp_path):
     rc, out, err = got
     assert rc == 0 and "Traceback" not in err, (rc, err[-800:])
     assert "cannot make the launch's" in out and "File too large" in out, out
+
+
+def test_a_launcher_gone_from_the_cache_is_a_run_error(tmp_path, monkeypatch):
+    """Removed (another process emptied the cache) between its build and its run."""
+    import kernels.emulator as emu
+
+    monkeypatch.setattr(emu, "build_launcher", lambda cache_root=None: tmp_path / "gone")
+    with pytest.raises(EmulatorRunError, match="cannot run the launcher .*gone"):
+        emulate(_hand_kernel(_STORE_ALL), *_ones())
