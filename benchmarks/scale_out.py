@@ -232,7 +232,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def _start_ray() -> float:
     """Start one local Ray (2 CPUs, loopback) for every Ray run; its start-up in seconds."""
-    from search.executors.ray_executor import start_local_ray
+    from search.executors.ray_cluster import start_local_ray
     t0 = time.perf_counter()
     start_local_ray(2)
     return round(time.perf_counter() - t0, 2)

@@ -7,7 +7,8 @@ which Ray advertised the machine's interface address to its workers) and shuts i
 :meth:`RayExecutor.close`; with an address (``ray start --head`` on one node,
 ``ray start --address HEAD:6379`` on the others) it connects to that cluster. A Ray that
 is already initialised in this process is used as it is and left running;
-:func:`ray_session` keeps one Ray up around several executors (one per layer of a network).
+:func:`~search.executors.ray_cluster.ray_session` keeps one Ray up around several executors
+(one per layer of a network); connecting and starting are :mod:`search.executors.ray_cluster`'s.
 
 Builds are Ray tasks (``num_cpus=1``) anywhere in the cluster. Runs go to actors that keep
 their state between configurations: one per GPU (``num_gpus=1``, Ray pins it to its GPU,
@@ -27,11 +28,8 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import signal
-import threading
 import time
 from typing import Any
 
@@ -41,128 +39,12 @@ from .base import Executor
 from .dispatch import Event, Slot
 from .ledger import BUILD, RUN
 from .options import ExecutorOptions
+from .ray_cluster import connect, import_ray
 from .stages import Stages, stages_for
 from .worker import call_stage
 
-__all__ = ["RayExecutor", "import_ray", "start_local_ray", "connect", "ray_session"]
+__all__ = ["RayExecutor"]
 
-
-
-def import_ray():
-    """The ``ray`` module, or ToolchainError saying how to install it."""
-    try:
-        import ray
-    except ImportError as exc:
-        raise ToolchainError(f"the ray executor needs Ray ({exc}); "
-                             "pip install 'iobound[distributed]'") from None
-    return ray
-
-
-@contextlib.contextmanager
-def _sigterm_kept():
-    """Keep this process's SIGTERM handler across ``ray.init``, which replaces it with one
-    that exits (``sys.exit``; the process then aborts) instead of the run's clean stop
-    (:func:`search.interrupts.signals_interrupt`: SIGTERM stops a run as Ctrl-C does)."""
-    main = threading.current_thread() is threading.main_thread()
-    before = signal.getsignal(signal.SIGTERM) if main else None
-    try:
-        yield
-    finally:
-        if main and before is not None:
-            signal.signal(signal.SIGTERM, before)
-
-
-def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
-    """Start a private Ray on this machine, reachable on 127.0.0.1 only.
-
-    ``_node_ip_address="127.0.0.1"`` alone is not enough: Ray 2.60's gRPC servers then
-    still listen on every interface and its runtime-env agent on the machine's address.
-    With ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` everything stays on 127.0.0.1, but Ray
-    reads that variable when it is imported, so it is set in the environment (for Ray's
-    processes) and, for a Ray already imported here, on its constant as well.
-    ``address="local"``: without it ``ray.init`` connects to the cluster named by
-    ``RAY_ADDRESS`` or by the last ``ray start`` (``/tmp/ray/ray_current_cluster``)
-    instead of starting a private one.
-    """
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    ray = import_ray()
-    from ray._private import ray_constants
-
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    # Ray's own failures: a TMPDIR whose path holds non-ASCII letters, or one so long
-    # that Ray's sockets cannot be named in it
-    _init(ray, "could not start a local Ray (its session folder is under TMPDIR or "
-               "RAY_TMPDIR)", address="local", num_cpus=num_cpus,
-          _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False, **kwargs)
-
-
-def _init(ray, what: str, **kwargs) -> None:
-    """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
-    ``what`` failed and why, in one line, after shutting down what Ray started."""
-    try:
-        with _sigterm_kept():
-            ray.init(**kwargs)
-    except Exception as exc:
-        with contextlib.suppress(Exception):
-            ray.shutdown()  # what it started before it failed
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-        raise ToolchainError(f"{what}: {type(exc).__name__}: {reason}") from None
-
-
-#: Seconds to wait for a Ray cluster's port to accept a connection before ``ray.init``.
-CONNECT_TIMEOUT_S = 10.0
-
-
-def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """A ToolchainError unless something accepts a TCP connection at ``address``'s host
-    and port within ``timeout_s``: ``ray.init`` retries an address where nothing listens
-    for minutes (over 300 s for 127.0.0.1:1). ``auto`` is Ray's to look up."""
-    import socket
-
-    from .options import ray_address_target
-    target = ray_address_target(address)
-    if target is None:
-        return
-    try:
-        socket.create_connection(target, timeout=timeout_s).close()
-    except OSError as exc:  # refused, no route, an unknown host, timed out
-        reason = (f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError)
-                  else exc.strerror or " ".join(str(exc).split()) or type(exc).__name__)
-        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
-                             f"{reason}") from None
-
-
-def connect(options: ExecutorOptions) -> bool:
-    """Connect to ``options.ray_address`` or start a private local Ray, unless Ray is
-    already initialised here; whether this call started it (and so should shut it down)."""
-    ray = import_ray()
-    if ray.is_initialized():
-        return False
-    if options.ray_address:  # ray://... without ray[client], a cluster not there, ...
-        _check_reachable(options.ray_address)
-        _init(ray, f"could not connect to the Ray cluster at {options.ray_address[:100]!r}",
-              address=options.ray_address, log_to_driver=False)
-    else:  # its workers are processes on this machine: the local executor's limit
-        from .local import check_local_workers
-        check_local_workers(options.workers, more="give ray_address of a Ray cluster for more")
-        start_local_ray(options.workers or os.cpu_count() or 1)
-    return True
-
-
-@contextlib.contextmanager
-def ray_session(options: ExecutorOptions):
-    """Ray for a block of several executors (e.g. one per layer of a network): connected
-    or started once, shut down at the end if started here; executors inside reuse it."""
-    started = connect(options)
-    try:
-        yield import_ray()
-    finally:
-        if started:
-            import_ray().shutdown()
-            # a build its executor cancelled at the timeout could not be swept while Ray
-            # kept that worker (the executor's close ran before this shutdown)
-            from .local import _remove_orphans
-            _remove_orphans()
 
 
 def _build_task(stages: Stages, config: dict) -> tuple[str, Any]:

@@ -92,7 +92,7 @@ def ray_session(request):
     module's ``RAY_BY_VALUE`` helper modules are pickled by value (Ray's workers cannot
     import tests/)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'iobound[distributed]')")
-    from search.executors.ray_executor import start_local_ray
+    from search.executors.ray_cluster import start_local_ray
 
     if not ray.is_initialized():
         start_local_ray(2)

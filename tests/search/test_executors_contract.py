@@ -239,7 +239,8 @@ def test_local_ray_listens_on_loopback_only(ray_session):
 
 def test_a_ray_started_elsewhere_is_reused_and_left_running(ray_session, tmp_path):
     """Executors and ray_session inside an initialised Ray neither restart nor stop it."""
-    from search.executors.ray_executor import RayExecutor, connect, ray_session as session
+    from search.executors.ray_cluster import connect, ray_session as session
+    from search.executors.ray_executor import RayExecutor
 
     options = ExecutorOptions(executor="ray", workers=1)
     assert connect(options) is False

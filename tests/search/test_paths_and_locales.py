@@ -112,7 +112,7 @@ def test_ray_that_cannot_start_is_one_line(monkeypatch):
     107 bytes') is an error of ours (one line from the CLI), not a traceback."""
     ray = pytest.importorskip("ray")
     from iobound.errors import IoboundError
-    from search.executors.ray_executor import start_local_ray
+    from search.executors.ray_cluster import start_local_ray
 
     def refuse(*args, **kwargs):
         raise UnicodeEncodeError("ascii", "/tmp/é/ray", 5, 6, "ordinal not in range(128)")
@@ -129,7 +129,7 @@ def test_ray_cluster_address_that_cannot_be_used_is_one_line(monkeypatch):
     ray = pytest.importorskip("ray")
     from iobound.errors import IoboundError
     from search.executors.options import ExecutorOptions
-    from search.executors.ray_executor import connect
+    from search.executors.ray_cluster import connect
 
     def refuse(*args, **kwargs):
         raise ValueError("Ray Client requires pip package `ray[client]`.")

@@ -1,5 +1,5 @@
 """README "Distributed": without ``--ray-address``, ``--executor ray`` starts "a private Ray
-on this machine, bound to 127.0.0.1" (:func:`search.executors.ray_executor.start_local_ray`,
+on this machine, bound to 127.0.0.1" (:func:`search.executors.ray_cluster.start_local_ray`,
 also the tests' ``ray_session``), and no test sends traffic anywhere but loopback.
 
 ``ray.init()`` without an address does not start a new Ray when ``RAY_ADDRESS`` is set (a
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = r"""
 import ipaddress, json, os
 from pathlib import Path
-from search.executors.ray_executor import start_local_ray
+from search.executors.ray_cluster import start_local_ray
 import ray
 
 def descendants(root):

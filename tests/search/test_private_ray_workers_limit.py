@@ -16,14 +16,14 @@ from search.cli.main import main
 @pytest.mark.parametrize("workers", [10 ** 6, 10 ** 30])
 def test_huge_workers_for_a_private_ray_are_refused_before_ray_starts(workers, capsys, tmp_path,
                                                                       monkeypatch):
-    from search.executors import ray_executor
+    from search.executors import ray_cluster, ray_executor
 
     def no_ray(*args, **kwargs):
         raise AssertionError(f"--workers {workers} reached Ray: it would start {workers} "
                              "worker processes on this machine")
 
     monkeypatch.setattr(ray_executor, "connect", no_ray)
-    monkeypatch.setattr(ray_executor, "start_local_ray", no_ray)
+    monkeypatch.setattr(ray_cluster, "start_local_ray", no_ray)
     rc = main(["tune", "--layer", "resnet50.conv3_1", "--measure", "model", "--executor", "ray",
                "--workers", str(workers), "--budget", "2", "--strategy", "random", "--no-verify",
                "--out-dir", str(tmp_path / "k")])

@@ -37,26 +37,26 @@ def _closed_port() -> int:
 def test_an_address_where_nothing_listens_fails_at_once(scheme, monkeypatch):
     pytest.importorskip("ray")
     from iobound.errors import ToolchainError
-    from search.executors import ray_executor
+    from search.executors import ray_cluster
     from search.executors.options import ExecutorOptions
 
     def never(**kwargs):
         raise AssertionError("ray.init was called for an address where nothing listens")
-    monkeypatch.setattr(ray_executor.import_ray(), "init", never)
+    monkeypatch.setattr(ray_cluster.import_ray(), "init", never)
     address = f"{scheme}127.0.0.1:{_closed_port()}"
     start = time.monotonic()
     with pytest.raises(ToolchainError, match="could not connect to the Ray cluster at"):
-        ray_executor.connect(ExecutorOptions(executor="ray", ray_address=address))
+        ray_cluster.connect(ExecutorOptions(executor="ray", ray_address=address))
     assert time.monotonic() - start < 5
 
 
 def test_a_cluster_that_does_not_answer_is_named_with_the_timeout(monkeypatch):
     """A host that drops the connection attempt (simulated: no traffic leaves the machine)."""
     from iobound.errors import ToolchainError
-    from search.executors import ray_executor
+    from search.executors import ray_cluster
 
     def silent(target, timeout):
         raise TimeoutError("timed out")
     monkeypatch.setattr(socket, "create_connection", silent)
     with pytest.raises(ToolchainError, match=r"'10\.0\.0\.5:6379': no answer within 10 s"):
-        ray_executor._check_reachable("10.0.0.5:6379")
+        ray_cluster._check_reachable("10.0.0.5:6379")

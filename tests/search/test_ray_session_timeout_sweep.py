@@ -2,7 +2,7 @@
 behind: neither its scratch folder in the cache nor the compiler's temporary files."
 
 The Ray executor cancels a build past its timeout, and its ``close`` sweeps the cache; but
-inside :func:`search.executors.ray_executor.ray_session` (a network's layers share one Ray)
+inside :func:`search.executors.ray_cluster.ray_session` (a network's layers share one Ray)
 the cancelled task's worker process is still alive at that sweep, holding its scratch
 folder's lock, and is only gone once the session shuts Ray down. The session then has to
 sweep again. Here Ray's shutdown is that of a stand-in whose one "worker" is a real
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from search.executors import ray_executor
+from search.executors import ray_cluster
 from search.executors.options import ExecutorOptions
 
 HOLDER = ("import fcntl, os, sys, time\n"
@@ -48,9 +48,9 @@ def test_a_session_sweeps_the_scratch_folder_a_cancelled_build_held(tmp_path, mo
     try:
         assert worker.stdout.readline().strip() == "held"
         fake = _Ray([worker])
-        monkeypatch.setattr(ray_executor, "connect", lambda options: True)  # started here
-        monkeypatch.setattr(ray_executor, "import_ray", lambda: fake)
-        with ray_executor.ray_session(ExecutorOptions(executor="ray", workers=1)):
+        monkeypatch.setattr(ray_cluster, "connect", lambda options: True)  # started here
+        monkeypatch.setattr(ray_cluster, "import_ray", lambda: fake)
+        with ray_cluster.ray_session(ExecutorOptions(executor="ray", workers=1)):
             # an executor inside timed the build out and closed: its sweep finds the
             # folder still held by the worker Ray keeps, and must leave it
             from search.executors.local import _remove_orphans
