@@ -25,10 +25,10 @@ from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .file_import import FileImport, check_problem, file_device
-from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, current_layer_problem,
-                    finite, recorded_workload, stored_layer)
+from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, conv_config_fault,
+                    current_layer_problem, finite, recorded_workload, stored_layer)
 
-__all__ = ["is_log", "read_log_file", "conv_config_fault"]
+__all__ = ["is_log", "read_log_file"]
 
 
 def is_log(path: Path) -> bool:
@@ -90,25 +90,6 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
     if fault:
         raise InvalidInputError(f"the record at index {index}: {fault}; the log's parameters "
                                 f"are {', '.join(params)}")
-
-
-def conv_config_fault(r: MeasureRecord, layer, algorithm: str | None) -> str:
-    """Why a record of our conv template cannot be stored for ``layer`` ("" when it can):
-    its config is no kernel config (integers of its algorithm's knobs:
-    :func:`kernels.config.config_from_dict`) or, timed ``ok``, one that cannot run for the
-    layer (:func:`kernels.config.check_config`, device aside): stored, it would be the
-    layer's fastest, and ``kernel --from-history`` could not build it. A failed or
-    invalid record may hold a config the tuner found invalid: that is what it records."""
-    from kernels.config import check_config, config_from_dict
-    try:
-        reasons, typed = check_config(layer, config_from_dict(r.config, algorithm)), True
-    except InvalidInputError as exc:  # not a kernel config at all: refused whatever its status
-        reasons, typed = [str(exc)], False
-    if reasons and (not typed or r.is_ok):
-        shown = ", ".join(f"{k}={v!r}" for k, v in r.config.items())[:100]
-        return (f"config {shown} is not a valid kernel config of the layer: "
-                f"{'; '.join(reasons)[:160]}")
-    return ""
 
 
 def read_log_file(path: Path, device: str | None) -> FileImport:

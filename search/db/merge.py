@@ -29,8 +29,7 @@ from pathlib import Path
 from iobound.errors import InvalidInputError
 
 from .importer import FileImport, file_device
-from .log_reader import conv_config_fault
-from .model import CONV_TEMPLATE, check_device_name, conv_algorithm, stored_layer
+from .model import CONV_TEMPLATE, check_device_name, conv_algorithm, conv_config_fault, stored_layer
 from .db_file import DatabaseFileError
 from .store import TuningDB
 

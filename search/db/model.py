@@ -281,6 +281,25 @@ def stored_layer(problem: Any):
         return None
 
 
+def conv_config_fault(r: MeasureRecord, layer, algorithm: str | None) -> str:
+    """Why a record of our conv template cannot be stored for ``layer`` ("" when it can):
+    its config is no kernel config (integers of its algorithm's knobs:
+    :func:`kernels.config.config_from_dict`) or, timed ``ok``, one that cannot run for the
+    layer (:func:`kernels.config.check_config`, device aside): stored, it would be the
+    layer's fastest, and ``kernel --from-history`` could not build it. A failed or
+    invalid record may hold a config the tuner found invalid: that is what it records."""
+    from kernels.config import check_config, config_from_dict
+    try:
+        reasons, typed = check_config(layer, config_from_dict(r.config, algorithm)), True
+    except InvalidInputError as exc:  # not a kernel config at all: refused whatever its status
+        reasons, typed = [str(exc)], False
+    if reasons and (not typed or r.is_ok):
+        shown = ", ".join(f"{k}={v!r}" for k, v in r.config.items())[:100]
+        return (f"config {shown} is not a valid kernel config of the layer: "
+                f"{'; '.join(reasons)[:160]}")
+    return ""
+
+
 def record_features(record: MeasureRecord) -> dict | None:
     """The cost-model features a record carries (the analytic ones), or None.
 

@@ -192,13 +192,14 @@ def best_for_layer(db: TuningDB, layer, device: str,
     >>> from iobound.layer import ConvLayer
     >>> from search.measure.base import MeasureRecord
     >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="mine")
-    >>> db, w = TuningDB(":memory:"), Workload(CONV_TEMPLATE, layer.replace(name="b").to_dict(), ("x",))
-    >>> _ = db.add([Measurement(w, "V100-SXM2", "model", MeasureRecord.ok({"x": 1}, time_ms=1.0,
+    >>> cfg = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}  # one of layer's
+    >>> db, w = TuningDB(":memory:"), Workload(CONV_TEMPLATE, layer.replace(name="b").to_dict(), tuple(cfg))
+    >>> _ = db.add([Measurement(w, "V100-SXM2", "model", MeasureRecord.ok(cfg, time_ms=1.0,
     ...             estimate=True)), Measurement(w, "V100-SXM2", "cuda",
-    ...             MeasureRecord.ok({"x": 2}, time_ms=2.0))])
+    ...             MeasureRecord.ok({**cfg, "z": 4}, time_ms=2.0))])
     >>> b = best_for_layer(db, layer, "v100")  # the name the database holds: V100-SXM2
-    >>> b.measurement.record.config, b.records, b.measured
-    ({'x': 2}, 2, 1)
+    >>> b.measurement.record.config["z"], b.records, b.measured
+    (4, 2, 1)
 
     ``layer`` that is no layer, ``algorithm`` that is no algorithm
     (:func:`iobound.algorithms.algorithm_name`) and ``device`` that is no device name are

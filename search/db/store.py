@@ -31,8 +31,8 @@ from ..measure.base import MeasureRecord
 from ..option_checks import check_choice, check_flag, check_records, check_type
 from .checks import MARK, check_mark, check_tune_params, param_names
 from ..records import as_logged
-from .model import (Measurement, Workload, canon, config_fault, problem_fault, stored_json,
-                    workload_from_row)
+from .model import (CONV_TEMPLATE, Measurement, Workload, canon, config_fault, conv_algorithm,
+                    conv_config_fault, problem_fault, stored_json, stored_layer, workload_from_row)
 from .schema import connect, write
 from .stored_rows import damaged_row, stored_config, stored_features, time_fault
 
@@ -67,8 +67,10 @@ def storable(m: Measurement) -> Measurement:
     ------
     InvalidInputError
         When the config is not the workload's parameters, each a finite number, a
-        string or a flat list (:func:`~.model.config_fault`, as import requires), or
-        the workload's problem holds NaN or Infinity (:func:`~.model.problem_fault`).
+        string or a flat list (:func:`~.model.config_fault`, as import requires), the
+        workload's problem holds NaN or Infinity (:func:`~.model.problem_fault`), or, of
+        our conv template, the config is no kernel config of the layer
+        (:func:`~.model.conv_config_fault`; a timed ``ok`` one must also be valid).
     """
     r, w = m.record, m.workload
     fault = problem_fault(w.problem)
@@ -80,7 +82,12 @@ def storable(m: Measurement) -> Measurement:
     if fault:
         raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r} has config "
                                 f"{canon(config)[:80]}: {fault}")
-    return dataclasses.replace(m, record=dataclasses.replace(r, config=config, extra=extra))
+    record = dataclasses.replace(r, config=config, extra=extra)
+    layer = stored_layer(w.problem) if w.template == CONV_TEMPLATE else None
+    fault = conv_config_fault(record, layer, conv_algorithm(w.params)) if layer else ""
+    if fault:  # as import refuses it: stored, kernel --from-history could not build it
+        raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r}: {fault}")
+    return dataclasses.replace(m, record=record)
 
 
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],

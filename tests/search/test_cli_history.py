@@ -222,9 +222,11 @@ def test_layer_selects_a_layers_workloads_by_shape(capsys, tmp_path):
     layer, other = parse_layer_spec(spec), parse_layer_spec("cin=8,hin=8,cout=16,kh=3,pad=1")
     db = str(tmp_path / "t.db")
     direct, wino = ("x", "y", "z", "alpha", "tx", "ty", "tz"), ("e", "x", "y", "z", "tx", "ty", "tz")
+    config = {direct: dict.fromkeys(direct, 2),  # kernel configs of both layers
+              wino: {**dict.fromkeys(wino, 2), "tx": 1, "ty": 1}}  # tx, ty divide x/e = y/e = 1
     with TuningDB(db) as t:
         t.add([Measurement(Workload(CONV_TEMPLATE, lay.replace(name=name).to_dict(), params),
-                           "V100-SXM2", "model", MeasureRecord.ok(dict.fromkeys(params, 2),
+                           "V100-SXM2", "model", MeasureRecord.ok(config[params],
                                                                   time_ms=ms, estimate=True))
                for lay, name, params, ms in ((layer, "net.a", direct, 2.0),
                                              (layer, "", wino, 1.0),

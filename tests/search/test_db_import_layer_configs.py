@@ -27,6 +27,7 @@ from search.kt_cache import KtCache
 from search.kt_cache_write import write_cache
 from search.log_writer import LogWriter
 from search.measure.base import MeasureRecord
+from tests.search.stored_rows import write_config_by_hand
 
 PARAMS = ["x", "y", "z", "alpha", "tx", "ty", "tz"]
 GOOD = dict(zip(PARAMS, (2, 2, 2, 1, 1, 1, 1)))
@@ -144,7 +145,9 @@ def test_importing_a_database_holding_a_config_outside_its_layer_is_refused(tmp_
     with TuningDB(other) as db:
         db.add([Measurement(w, "V100-SXM2", "t", MeasureRecord.ok(GOOD, time_ms=1.0)),
                 Measurement(w, "V100-SXM2", "t",
-                            MeasureRecord.ok({**GOOD, "x": 99}, time_ms=0.0001))])
+                            MeasureRecord.ok({**GOOD, "x": 1}, time_ms=0.0001))])
+    # TuningDB.add refuses x=99 (larger than the layer): written by hand, as another program would
+    write_config_by_hand(other, "time_ms = 0.0001", {**GOOD, "x": 99})
     target = tmp_path / "t.db"
     TuningDB(target).close()
     with TuningDB(target) as db:

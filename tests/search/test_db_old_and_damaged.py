@@ -119,14 +119,15 @@ def test_a_v0_layer_migrates_to_the_workload_a_fresh_run_of_that_layer_stores(tm
 
     layer = network_layers("alexnet")[1]
     then = {k: v for k, v in layer.to_dict().items() if k != "groups"}
-    fast = MeasureRecord({"x": 1, "y": 2}, "ok", time_ms=1.0, timestamp=1.0)
+    config = {"x": 1, "y": 2, "z": 1, "alpha": 1, "tx": 1, "ty": 1, "tz": 1}  # of the layer
+    fast = MeasureRecord(config, "ok", time_ms=1.0, timestamp=1.0)
     old = _v0_file(tmp_path / "h.db",
                    [(json.dumps(then, sort_keys=True), "V100-SXM2", "model v2", fast)])
     key = HistoryKey(json.dumps(layer.to_dict(), sort_keys=True), "V100-SXM2", "model v2")
     with History(old) as h:
-        h.add(key, [MeasureRecord({"x": 2, "y": 2}, "ok", time_ms=3.0, timestamp=2.0)])
+        h.add(key, [MeasureRecord({**config, "x": 2}, "ok", time_ms=3.0, timestamp=2.0)])
         assert len(h.db.workloads()) == 1
-        assert h.best(key).config == {"x": 1, "y": 2}
+        assert h.best(key).config == config
     code = main(["history", "export", "--db", str(old), "--layer", "alexnet.conv2",
                  str(tmp_path / "o.json"), "--json"])
     assert code == 0
@@ -143,12 +144,14 @@ def test_an_exported_cache_of_a_layer_written_before_groups_imports_to_todays_wo
 
     layer = network_layers("alexnet")[1]
     then = {k: v for k, v in layer.to_dict().items() if k != "groups"}
+    config = {"x": 1, "y": 2, "z": 1, "alpha": 1, "tx": 1, "ty": 1, "tz": 1}  # of the layer
     path = write_cache(tmp_path / "old.json", KtCache(
-        tune_params={"x": [1]}, entries=[{"x": 1, "time": 1.0}], device_name="V100-SXM2",
-        kernel_name="iobound_direct", problem_size=then))
-    today = Workload(CONV_TEMPLATE, layer.to_dict(), ("x",))
+        tune_params={k: [v] for k, v in config.items()}, entries=[{**config, "time": 1.0}],
+        device_name="V100-SXM2", kernel_name="iobound_direct", problem_size=then))
+    today = Workload(CONV_TEMPLATE, layer.to_dict(), tuple(config))
     with TuningDB(":memory:") as db:
-        db.add([Measurement(today, "V100-SXM2", "nvcc", MeasureRecord.ok({"x": 2}, time_ms=2.0))])
+        db.add([Measurement(today, "V100-SXM2", "nvcc", MeasureRecord.ok({**config, "x": 2},
+                                                                          time_ms=2.0))])
         (f,) = import_files(db, [path])
         assert f.workload == today
         assert db.workloads() == [today]

@@ -161,26 +161,54 @@ def test_unnamed_conv_layers_have_the_same_label_exactly_when_they_have_one_shap
     assert (wa.label() == wb.label()) == (a == b)
 
 
-@given(stored, conv_layers, st.sampled_from(["direct", "winograd"]))
-def test_a_runs_exported_cache_imports_as_the_measurements_the_run_stored(rows, layer, algorithm):
+#: Layers Winograd applies to (stride 1, groups 1): the layers a Winograd run tunes.
+winograd_layers = st.builds(
+    lambda c, h, w, o, k, p: ConvLayer(n=1, c_in=c, h_in=h, w_in=w, c_out=o, k_h=k, k_w=k,
+                                       padding=p),
+    st.integers(1, 4), st.integers(3, 9), st.integers(3, 9), st.integers(1, 4), st.integers(1, 3),
+    st.integers(0, 1))
+
+
+def _run_config(layer: ConvLayer, algorithm: str, a: int, b: int) -> dict:
+    """A kernel config of ``layer`` (what a run of it stores: TuningDB.add stores no other
+    of our conv template), told apart by ``a`` (0..3) and ``b`` (0..2) as far as the
+    layer's sizes allow: one thread per output of a direct tile of at most 4 x 3, or a
+    Winograd F(2x2) tile of up to 4 channels and ``b + 1`` tile rows (one thread row each:
+    at most 128 register words per thread)."""
+    if algorithm == "direct":
+        return {"x": min(a + 1, layer.w_out), "y": min(b + 1, layer.h_out), "z": 1, "alpha": 1,
+                "tx": 1, "ty": 1, "tz": 1}
+    rows = min(b + 1, (layer.h_out + 1) // 2)  # y may exceed h_out by less than e
+    return {"e": 2, "x": 2, "y": 2 * rows, "z": min(a + 1, layer.c_out), "tx": 1, "ty": rows,
+            "tz": 1}
+
+
+@given(stored, st.one_of(st.tuples(conv_layers, st.just("direct")),
+                         st.tuples(winograd_layers, st.just("winograd"))))
+def test_a_runs_exported_cache_imports_as_the_measurements_the_run_stored(rows, run):
     """``tune --export-cache`` and ``tune --history`` keep one run twice: importing the
     cache into the database adds nothing, and it is the workload the run stored (our conv
     template, not a second workload named after the file's kernel)."""
+    from kernels.config import check_config, config_from_dict
     from search.db.layer_keys import layer_key_workload
     from search.db.model import exported_kernel_name
     from search.kt_cache_write import records_to_cache
 
-    params = ("x", "y", "e") if algorithm == "winograd" else ("x", "y")
+    layer, algorithm = run
+    configs = [_run_config(layer, algorithm, x, y) for x, y, *_ in rows]
+    assert all(check_config(layer, config_from_dict(c)) == [] for c in configs)
+    params = tuple(configs[0])
     w = layer_key_workload(json.dumps(layer.to_dict(), sort_keys=True), params)
     tool = rows[0][-1]
-    recs = [MeasureRecord({"x": x, "y": y, "e": 2} if "e" in params else {"x": x, "y": y}, status, time_ms=t if status == "ok" else None,
+    recs = [MeasureRecord(config, status, time_ms=t if status == "ok" else None,
                           estimate=est, timestamp=stamp, error="" if status == "ok" else "failed")
-            for x, y, status, t, est, stamp, _ in rows]
+            for config, (_, _, status, t, est, stamp, _) in zip(configs, rows)]
     with tempfile.TemporaryDirectory() as tmp:
         with TuningDB(Path(tmp) / "t.db") as db:
             db.add([Measurement(w, "gpu", tool, r) for r in recs])
             n = db.count()
-            cache = records_to_cache(recs, {p: [0, 1, 2, 3] for p in params}, device_name="gpu",
+            values = {p: sorted({c[p] for c in configs}) for p in params}
+            cache = records_to_cache(recs, values, device_name="gpu",
                                      kernel_name=exported_kernel_name(algorithm),
                                      problem_size=layer.to_dict(), toolchain=tool)
             (again,) = import_files(db, [write_cache(Path(tmp) / "run.json", cache)])

@@ -121,17 +121,25 @@ def test_select_workloads_by_label_text(text):
 LAYER = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
 
 
+def _config(params, i: int) -> dict:
+    """A kernel config of LAYER (8x8 -> 6x6, 8 output channels), one per row ``i`` < 4
+    (its z): TuningDB.add stores no other of our conv template, failed ones included."""
+    if "e" in params:
+        return {"e": 2, "x": 2, "y": 2, "z": i + 1, "tx": 1, "ty": 1, "tz": 1}
+    return {"x": 3, "y": 3, "z": i + 1, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}
+
+
 def _layer_db(rows) -> TuningDB:
     """rows: (params, device, time, estimate, template)."""
     db = TuningDB(":memory:")
     db.add([Measurement(Workload(template, LAYER.replace(name=f"n{i}").to_dict(), params), device,
-                        "t", MeasureRecord.ok({p: i for p in params}, time_ms=t, estimate=est)
-                        if t else MeasureRecord.failed({p: i for p in params}, "runtime_error", ""))
+                        "t", MeasureRecord.ok(_config(params, i), time_ms=t, estimate=est)
+                        if t else MeasureRecord.failed(_config(params, i), "runtime_error", ""))
             for i, (params, device, t, est, template) in enumerate(rows)])
     return db
 
 
-DIRECT, WINO = ("x",), ("e", "x")
+DIRECT, WINO = ("x", "y", "z", "alpha", "tx", "ty", "tz"), ("e", "x", "y", "z", "tx", "ty", "tz")
 
 
 @pytest.mark.parametrize("rows, algorithm, want", [

@@ -21,13 +21,14 @@ from search.measure.base import MeasureRecord
 from search.space import GridSpace
 
 LAYER = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
-CONV = Workload(CONV_TEMPLATE, LAYER.to_dict(), ("x",))
-SPACE = GridSpace({"x": [1, 2]})
+CONFIG = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}  # one of LAYER's
+CONV = Workload(CONV_TEMPLATE, LAYER.to_dict(), tuple(CONFIG))
+SPACE = GridSpace({p: [v] for p, v in CONFIG.items()})
 
 
 def _db(*devices: str) -> TuningDB:
     db = TuningDB(":memory:")
-    db.add([Measurement(CONV, d, "t", MeasureRecord.ok({"x": 1}, time_ms=1.0 + k))
+    db.add([Measurement(CONV, d, "t", MeasureRecord.ok(CONFIG, time_ms=1.0 + k))
             for k, d in enumerate(devices)])
     return db
 

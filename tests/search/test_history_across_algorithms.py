@@ -70,7 +70,7 @@ def test_select_history_never_mixes_in_estimates_of_another_model_version(tmp_pa
     old = str(int(MODEL_VERSION) - 1)
     layer, db = parse_layer_spec(SPEC), str(tmp_path / "h.db")
     direct = {"x": 8, "y": 8, "z": 8, "alpha": 4, "tx": 8, "ty": 8, "tz": 1}
-    wino = {"e": 2, "x": 8, "y": 8, "z": 8, "tx": 4, "ty": 4, "tz": 1}
+    wino = {"e": 2, "x": 8, "y": 8, "z": 8, "tx": 4, "ty": 4, "tz": 2}  # a config of the layer
     layer_key = json.dumps(layer.to_dict(), sort_keys=True)
     with History(db) as h:  # tuned with the old model, then both again with the current one
         h.add(HistoryKey(layer_key, "V100-SXM2", _model(old)),
@@ -91,7 +91,7 @@ def test_select_history_with_only_stale_estimates_evaluates_with_the_current_mod
         tmp_path, capsys):
     old = str(int(MODEL_VERSION) - 1)
     layer, db = parse_layer_spec(SPEC), str(tmp_path / "h.db")
-    wino = {"e": 2, "x": 8, "y": 8, "z": 8, "tx": 4, "ty": 4, "tz": 1}
+    wino = {"e": 2, "x": 8, "y": 8, "z": 8, "tx": 4, "ty": 4, "tz": 2}  # a config of the layer
     with History(db) as h:
         h.add(HistoryKey(json.dumps(layer.to_dict(), sort_keys=True), "V100-SXM2", _model(old)),
               [MeasureRecord.ok(wino, time_ms=1e-6, estimate=True)])
@@ -141,14 +141,16 @@ def test_kernel_from_history_prefers_the_current_model_to_an_older_ones_estimate
     from search.measure.base import MeasureRecord
 
     layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="l")
-    w = Workload(CONV_TEMPLATE, layer.to_dict(), ("x",))
+    a = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}  # two configs of the layer
+    b = {"x": 6, "y": 6, "z": 4, "alpha": 2, "tx": 3, "ty": 3, "tz": 2}
+    w = Workload(CONV_TEMPLATE, layer.to_dict(), tuple(a))
     old = "analytic model v0 for V100-SXM2 (estimate, not measured)"
     now = f"analytic model v{MODEL_VERSION} for V100-SXM2 (estimate, not measured)"
     db = TuningDB(":memory:")
-    db.add([Measurement(w, "V100-SXM2", old, MeasureRecord.ok({"x": 1}, time_ms=0.5, estimate=True))])
-    assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == {"x": 1}
-    db.add([Measurement(w, "V100-SXM2", now, MeasureRecord.ok({"x": 2}, time_ms=1.5, estimate=True))])
-    assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == {"x": 2}
+    db.add([Measurement(w, "V100-SXM2", old, MeasureRecord.ok(a, time_ms=0.5, estimate=True))])
+    assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == a
+    db.add([Measurement(w, "V100-SXM2", now, MeasureRecord.ok(b, time_ms=1.5, estimate=True))])
+    assert best_for_layer(db, layer, "V100-SXM2").measurement.record.config == b
 
 
 def test_tuning_history_leaves_out_estimates_of_another_model_version():

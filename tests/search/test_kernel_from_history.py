@@ -13,10 +13,19 @@ from search.cli.main import main
 from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
 from search.db.queries import best_for_layer
 from search.measure.base import MeasureRecord
+from tests.search.stored_rows import write_config_by_hand
 
 LAYER = "cin=3,hin=8,cout=4,kh=3,pad=1"
-DIRECT, WINOGRAD = ("x", "alpha"), ("e", "x")
+DIRECT, WINOGRAD = ("x", "y", "z", "alpha", "tx", "ty", "tz"), ("e", "x", "y", "z", "tx", "ty", "tz")
 LAYERS = [ConvLayer(n=1, c_in=c, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3) for c in (3, 4)]
+
+
+def _config(params, v: int) -> dict:
+    """A kernel config of both LAYERS (8x8 -> 6x6, 4 output channels), one per ``v`` in
+    1..4 (its z): TuningDB.add stores no other of our conv template."""
+    if "e" in params:
+        return {"e": 2, "x": 2, "y": 2, "z": v, "tx": 1, "ty": 1, "tz": 1}
+    return {"x": 3, "y": 3, "z": v, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}
 
 
 def _run(capsys, *argv):
@@ -90,7 +99,7 @@ def test_best_for_layer_is_the_fastest_measured_else_the_fastest_estimate(items,
     algorithm; the fastest measured one wins over every estimate."""
     db = TuningDB(":memory:")
     ms = [Measurement(Workload(CONV_TEMPLATE, LAYERS[li].replace(name=f"net.l{v}").to_dict(), params), dev,
-                      "t", MeasureRecord.ok({p: v for p in params}, time_ms=t, estimate=est))
+                      "t", MeasureRecord.ok(_config(params, v), time_ms=t, estimate=est))
           for li, dev, params, est, t, v in items]
     db.add(ms)
     stored = db.measurements()
@@ -118,10 +127,10 @@ def test_a_stored_best_that_is_no_config_of_the_layer_says_it_came_from_the_data
     config's fault (which read as if the user had given it)."""
     db = str(tmp_path / "t.db")
     with TuningDB(db) as t:
-        t.add([Measurement(Workload(CONV_TEMPLATE, _layer_dict(), ("x", "y", "z", "alpha", "tx",
-                                                                   "ty", "tz")),
-                           "V100-SXM2", "model", MeasureRecord.ok(config, time_ms=1.0,
-                                                                  estimate=True))])
+        t.add([Measurement(Workload(CONV_TEMPLATE, _layer_dict(), DIRECT), "V100-SXM2", "model",
+                           MeasureRecord.ok(_config(DIRECT, 4), time_ms=1.0, estimate=True))])
+    # TuningDB.add refuses such a config: another program (or damage) writes it
+    write_config_by_hand(db, "time_ms = 1.0", config)
     code, out, err = _run(capsys, "kernel", "--layer", LAYER, "--device", "v100",
                           "--from-history", db)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1

@@ -20,7 +20,9 @@ DIRECT_CFG = {"x": 6, "y": 6, "z": 4, "alpha": 1, "tx": 6, "ty": 6, "tz": 1}
 
 
 def _wino(e):
-    return {"e": e, "x": 6, "y": 6, "z": 4, "tx": 3, "ty": 3, "tz": 1}
+    """A Winograd config of LAYER (tx, ty divide x/e = y/e; tz=4 keeps a thread within the
+    128 register words of the cap): TuningDB.add stores no other of our conv template."""
+    return {"e": e, "x": 6, "y": 6, "z": 4, "tx": 6 // e, "ty": 6 // e, "tz": 4}
 
 
 def test_candidates_devices_and_flags_come_from_the_records():
