@@ -20,8 +20,8 @@ another device's name.
 
 A tuning log's records must hold exactly the log's parameters, each a number,
 string or flat list (as a cache entry does); a record that does not refuses the
-file. A log of our conv template must name a layer, and each record's config must be a
-kernel config of integers; a timed ``ok`` one must also pass
+file. A log or cache of our conv template must name a layer, and each record's config must
+be a kernel config of integers; a timed ``ok`` one must also pass
 :func:`kernels.config.check_config` for the layer (else it would be stored as the
 layer's fastest). A device name that is not a string (a cache's ``device_name`` 5) is
 refused, never stored as ``"5"``.
@@ -68,7 +68,7 @@ from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
 from .log_reader import is_log, read_log_file
 from .model import check_device_name
-from .store import TuningDB, insert
+from .store import TuningDB, insert, storable
 
 __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
            "import_files", "import_paths", "KT_TOOLCHAIN"]
@@ -89,7 +89,11 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         what = "not a regular file" if path.exists() else "no such file"
         raise InvalidInputError(f"{path}: {what}")
     try:
-        return read_log_file(path, device) if is_log(path) else read_cache(path, device)
+        read = read_log_file(path, device) if is_log(path) else read_cache(path, device)
+        # what TuningDB.add would refuse is refused here, before anything is stored (a
+        # cache of our conv template is checked against its layer as a log is)
+        read.measurements = [storable(m) for m in read.measurements]
+        return read
     except NoMeasurementsError:  # kept apart: a folder's import passes it over
         raise
     except ValueError as exc:

@@ -155,3 +155,27 @@ def test_importing_a_database_holding_a_config_outside_its_layer_is_refused(tmp_
                                                     r"x=99.* is not a valid kernel config"):
             import_files(db, [other])
         assert db.count() == 0
+
+
+@pytest.mark.parametrize("config, why", BAD_CONFIGS[:2])
+def test_a_cache_of_our_template_holding_a_config_outside_its_layer_is_refused(tmp_path, config,
+                                                                              why):
+    """A Kernel Tuner cache of our conv template (as ``tune --export-cache`` writes it) is
+    checked against its layer as a log is: its entry x=99 with 0.0001 ms was stored as the
+    layer's fastest, though ``TuningDB.add`` refuses it."""
+    from search.db import Measurement, Workload
+    from search.db.export import export_cache
+    w = Workload("iobound.conv", LAYER.to_dict(), tuple(PARAMS))
+    with TuningDB(tmp_path / "src.db") as db:
+        db.add([Measurement(w, "V100-SXM2", "t", MeasureRecord.ok(GOOD, time_ms=1.0))])
+        export_cache(db, tmp_path / "run.json", w, "V100-SXM2")
+    raw = json.loads((tmp_path / "run.json").read_text())
+    (key, entry), = raw["cache"].items()
+    bad = {**entry, **config, "time": 0.0001, "times": [0.0001]}
+    raw["cache"][",".join(str(config[p]) for p in raw["tune_params_keys"])] = bad
+    (tmp_path / "run.json").write_text(json.dumps(raw))
+    with TuningDB(":memory:") as db:
+        with pytest.raises(InvalidInputError, match=rf"run.json: .*is not a valid kernel config"
+                                                    rf".*{why}"):
+            import_files(db, [tmp_path / "run.json"])
+        assert db.count() == 0
