@@ -43,6 +43,16 @@ _CRASHING_CXX = textwrap.dedent("""\
 CONFIG = dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
 
 
+def _with_crashing_cxx(code: str, tmp_path) -> tuple[int, str]:
+    """(exit code, stdout) of ``code`` run in a fresh interpreter whose kernels all crash;
+    it must end in time and without a traceback."""
+    got = _python(code, tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
+    assert got is not None, "it did not end"
+    rc, out, err = got
+    assert "Traceback" not in err, (rc, err[-800:])
+    return rc, out
+
+
 @pytest.mark.parametrize("body, signal_name", [(_NULL_STORE, "SIGSEGV"), (_ABORT, "SIGABRT")])
 def test_a_crashing_kernel_is_a_run_error_naming_the_signal(body, signal_name):
     with pytest.raises(EmulatorRunError, match=signal_name):
@@ -60,20 +70,16 @@ def test_the_measurer_records_a_crash_and_measures_the_next_config(tmp_path):
         for rec in EmulateMeasurer(layer).measure([{CONFIG!r}, {CONFIG | dict(z=1, tz=1)!r}]):
             print(rec.status.value, rec.error)
         """)
-    got = _python(code, tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
-    assert got is not None
-    rc, out, err = got
-    assert rc == 0 and "Traceback" not in err, err[-800:]
+    rc, out = _with_crashing_cxx(code, tmp_path)
+    assert rc == 0
     lines = out.splitlines()
     assert [line.split()[0] for line in lines] == [Status.RUNTIME_ERROR.value] * 2
     assert all("SIGSEGV" in line for line in lines)
 
 
 def test_kernel_emulate_of_a_crashing_kernel_is_exit_1_with_the_signal(tmp_path):
-    got = _python(_cli(KERNEL), tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
-    assert got is not None
-    code, out, err = got
-    assert code == 1 and "Traceback" not in err, (code, err[-800:])
+    code, out = _with_crashing_cxx(_cli(KERNEL), tmp_path)
+    assert code == 1
     record = json.loads(out)["emulate"]
     assert record["ok"] is False and "SIGSEGV" in record["error"]
 
@@ -81,10 +87,8 @@ def test_kernel_emulate_of_a_crashing_kernel_is_exit_1_with_the_signal(tmp_path)
 def test_tune_reports_a_winner_check_that_crashed_and_ends(tmp_path):
     argv = ["tune", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1", "--measure", "model",
             "--budget", "4", "--out-dir", str(tmp_path / "out"), "--json"]
-    got = _python(_cli(argv), tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
-    assert got is not None
-    code, out, err = got
-    assert code == 0 and "Traceback" not in err, (code, err[-800:])
+    code, out = _with_crashing_cxx(_cli(argv), tmp_path)
+    assert code == 0
     check = json.loads(out)["emulator_check"]
     assert check["checked"] is False and "SIGSEGV" in check["reason"]
 
