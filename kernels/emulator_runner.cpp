@@ -11,49 +11,55 @@
 //           further) are written.
 // Exit 0 once the status is written; 64 for bad arguments, 65 when LIB cannot be loaded,
 // 66 when FD cannot be mapped (the message on stderr).
+// C headers only: the launcher is built once per compiler and cache, in tests often
 #include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
-
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <time.h>
 
 typedef int (*emulate_fn)(const float*, const float*, float*, unsigned long long*);
 
+static double now_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
 int main(int argc, char** argv) {
   if (argc != 9) {
-    std::fprintf(stderr, "usage: %s LIB FD SIZE X W OUT COUNTS STATUS\n", argv[0]);
+    fprintf(stderr, "usage: %s LIB FD SIZE X W OUT COUNTS STATUS\n", argv[0]);
     return 64;
   }
   unsigned long long at[7];
   for (int i = 0; i < 7; ++i) {
     char* end = nullptr;
-    at[i] = std::strtoull(argv[2 + i], &end, 10);
+    at[i] = strtoull(argv[2 + i], &end, 10);
     if (end == argv[2 + i] || *end != '\0') {
-      std::fprintf(stderr, "not a number: %s\n", argv[2 + i]);
+      fprintf(stderr, "not a number: %s\n", argv[2 + i]);
       return 64;
     }
   }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   emulate_fn launch = lib ? (emulate_fn)dlsym(lib, "iobound_emulate") : nullptr;
   if (!launch) {
-    std::fprintf(stderr, "%s\n", dlerror());
+    fprintf(stderr, "%s\n", dlerror());
     return 65;
   }
   void* mapped = mmap(nullptr, at[1], PROT_READ | PROT_WRITE, MAP_SHARED, (int)at[0], 0);
   if (mapped == MAP_FAILED) {
-    std::perror("mmap");
+    perror("mmap");
     return 66;
   }
   char* base = static_cast<char*>(mapped);
-  auto start = std::chrono::steady_clock::now();
+  double start = now_seconds();
   int status = launch(reinterpret_cast<const float*>(base + at[2]),
                       reinterpret_cast<const float*>(base + at[3]),
                       reinterpret_cast<float*>(base + at[4]),
                       reinterpret_cast<unsigned long long*>(base + at[5]));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::memcpy(base + at[6], &status, sizeof status);
-  std::memcpy(base + at[6] + 8, &seconds, sizeof seconds);
+  double seconds = now_seconds() - start;
+  memcpy(base + at[6], &status, sizeof status);
+  memcpy(base + at[6] + 8, &seconds, sizeof seconds);
   return 0;
 }
