@@ -74,7 +74,12 @@ class EmulatorBuildError(IoboundError):
 
 
 class EmulatorRunError(IoboundError):
-    """The emulated launch failed (refused launch, out-of-bounds access)."""
+    """The emulated launch failed (refused launch, out-of-bounds access, a crash) or, with
+    ``timed_out``, ran past its time limit and was stopped."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,12 @@ def _cxx() -> str:
                              "a g++ >= 11, or unset it to use g++ from PATH)")
     return cxx
 
+
+#: Seconds an emulated launch of ``iobound kernel --emulate`` or of a tuning run's check of
+#: its winner may take: what one configuration's run may take by default under an executor
+#: (``search.executors.options.DEFAULT_TIMEOUT_S``); the emulate measurer's launches have
+#: the executor's ``--timeout`` instead.
+LAUNCH_TIMEOUT_S = 300.0
 
 #: Seconds ``$CXX --version`` may take (a compiler that hangs is no compiler).
 VERSION_TIMEOUT_S = 60.0
@@ -337,18 +348,21 @@ def check_emulable(source: KernelSource) -> None:
 
 
 def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
-            cache_root: str | Path | None = None) -> EmulationResult:
+            cache_root: str | Path | None = None, timeout: float | None = None) -> EmulationResult:
     """Run ``source`` on input ``x`` (NCHW) and weights ``w`` (KCRS); fp32 in and out.
 
-    The output starts as NaN, so an output the kernel never stores stays NaN.
+    The output starts as NaN, so an output the kernel never stores stays NaN. ``timeout``:
+    seconds the launch may run before it is stopped (None: no limit; the build has its own,
+    :func:`build_emulator`).
 
     Raises
     ------
     ValueError
         Wrong array shapes, or a launch larger than the emulator's limits.
     EmulatorRunError
-        The kernel touched memory outside its buffers, the launch failed, or the kernel
-        crashed the child process that ran it (the message names the signal).
+        The kernel touched memory outside its buffers, the launch failed, the kernel
+        crashed the child process that ran it (the message names the signal), or it ran
+        past ``timeout`` (``timed_out``).
     """
     if not isinstance(source, KernelSource):
         raise InvalidInputError(f"source must be a KernelSource (kernels.generate), "
@@ -356,13 +370,15 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     layer = source.layer
     check_shapes(x, w, layer)
     check_emulable(source)
+    if timeout is not None:
+        check_timeout("timeout", timeout)
     lib, build_seconds, cached = build_emulator(source.code, cache_root)
     launcher = build_launcher(cache_root)
     shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
     try:
-        out, counts, status, seconds = run_launch(launcher, lib, x, w, shape)
+        out, counts, status, seconds = run_launch(launcher, lib, x, w, shape, timeout)
     except LaunchCrash as exc:
-        raise EmulatorRunError(f"emulated launch failed: {exc}") from None
+        raise EmulatorRunError(f"emulated launch failed: {exc}", exc.timed_out) from None
     if status != 0:
         raise EmulatorRunError(f"emulated launch failed: {_STATUS.get(status, f'status {status}')} "
                                f"({counts[2]} faulty accesses)")

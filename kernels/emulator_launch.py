@@ -38,7 +38,11 @@ STATUS_FORMAT = "=i4xd"
 
 class LaunchCrash(Exception):
     """The launch did not run to its status (the message says why: a signal, the
-    launcher's own failure, no room for the shared file)."""
+    launcher's own failure, no room for the shared file, its time limit)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class Layout(NamedTuple):
@@ -60,10 +64,12 @@ def layout(nx: int, nw: int, nout: int) -> Layout:
     return Layout(0, w, out, counts, status, status + struct.calcsize(STATUS_FORMAT))
 
 
-def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...]):
+def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...],
+               timeout: float | None = None):
     """Run ``lib``'s ``iobound_emulate`` on ``x`` and ``w`` in a child process; returns
     (output of ``shape``, the three counters, status, seconds). An output element the
-    kernel never stores comes back NaN. LaunchCrash when the child died or failed."""
+    kernel never stores comes back NaN. LaunchCrash when the child died or failed, or
+    (``timed_out``) was killed after ``timeout`` seconds (None: no limit)."""
     x = np.ascontiguousarray(x, np.float32).reshape(-1)
     w = np.ascontiguousarray(w, np.float32).reshape(-1)
     size = int(np.prod(shape))
@@ -83,7 +89,10 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
             try:
                 proc = subprocess.run([str(launcher), str(lib), str(fd), *map(str, (
                     at.size, at.x, at.w, at.out, at.counts, at.status))], pass_fds=(fd,),
-                    capture_output=True, text=True, errors="replace")
+                    capture_output=True, text=True, errors="replace", timeout=timeout)
+            except subprocess.TimeoutExpired:  # subprocess.run has killed it
+                raise LaunchCrash(f"the launch ran past {timeout:g} s and was stopped (a kernel "
+                                  "that never ends?)", timed_out=True) from None
             except OSError as exc:  # removed from the cache since it was built, say
                 raise LaunchCrash(f"cannot run the launcher {launcher}: "
                                   f"{exc.strerror or exc}") from None

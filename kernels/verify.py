@@ -44,6 +44,7 @@ from iobound.layer import ConvLayer
 
 from .cache import check_cache_root
 from .config import KernelConfig, _check_operands, check_config, onchip_words
+from . import emulator
 from .emulator import check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
@@ -86,8 +87,10 @@ def expected_io(layer: ConvLayer, config: KernelConfig):
 
 
 def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
-                      cache_root: str | Path | None = None, with_bound: bool = True) -> EmulationCheck:
-    """Generate, emulate on uniform [-1, 1) data from ``seed``, and check (see module doc).
+                      cache_root: str | Path | None = None, with_bound: bool = True,
+                      timeout: float | None = None) -> EmulationCheck:
+    """Generate, emulate on uniform [-1, 1) data from ``seed``, and check (see module doc);
+    ``timeout``: seconds the launch may run (:func:`kernels.emulator.emulate`).
 
     Raises
     ------
@@ -110,7 +113,7 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     check_problem_size(layer)  # before the random tensors are allocated
     source = generate(layer, config)
     x, w = random_problem(layer, np.random.default_rng(seed))
-    run = emulate(source, x, w, cache_root=cache_root)
+    run = emulate(source, x, w, cache_root=cache_root, timeout=timeout)
     ref = conv2d_reference(x, w, layer)
     cmp = compare(run.output, ref, kernel_family(config).tolerance(x, w, layer, config))
     io = expected_io(layer, config)
@@ -196,7 +199,8 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
     """Emulate ``config`` on :func:`reduced_layer`: numerics vs numpy, traffic vs formula.
 
     A configuration that does not fit the reduced copy, or that the emulator cannot
-    build or run, gives an unchecked result with the reason; nothing is raised.
+    build or run (within :data:`kernels.emulator.LAUNCH_TIMEOUT_S`), gives an unchecked
+    result with the reason; nothing is raised.
     """
     _check_operands(layer, config)
     small = reduced_layer(layer, config)
@@ -204,7 +208,8 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
     if reasons:
         return ReducedCheck(checked=False, layer=small.short(), reason="; ".join(reasons))
     try:
-        chk = emulate_and_check(small, config, with_bound=False)
+        chk = emulate_and_check(small, config, with_bound=False,
+                                timeout=emulator.LAUNCH_TIMEOUT_S)
     except Exception as exc:  # build/run failures are reported, not raised
         return ReducedCheck(checked=False, layer=small.short(),
                             reason=f"{type(exc).__name__}: {exc}")

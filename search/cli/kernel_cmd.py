@@ -214,11 +214,13 @@ def _emulate(layer, config, seed: int) -> dict:
     """The emulation record; a kernel g++ rejects or that faults is ``ok: false`` with the error."""
     import dataclasses
 
+    from kernels import emulator
     from kernels.emulator import EmulatorBuildError, EmulatorRunError
     from kernels.verify import EmulationCheck, emulate_and_check
 
     try:
-        return emulate_and_check(layer, config, seed=seed).to_dict()
+        return emulate_and_check(layer, config, seed=seed,
+                                 timeout=emulator.LAUNCH_TIMEOUT_S).to_dict()
     except (EmulatorBuildError, EmulatorRunError) as exc:
         keys = [f.name for f in dataclasses.fields(EmulationCheck)]  # the same keys, all None
         record = {**dict.fromkeys(keys), "ok": False, "error": str(exc)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -40,13 +41,17 @@ _CRASHING_CXX = textwrap.dedent("""\
     done
     exec g++ "$@"
     """)
+# Builds every kernel.cu with an endless loop at the top of its emulator entry point.
+_LOOPING_CXX = _CRASHING_CXX.replace("*(volatile int*)0 = 1;", "for (volatile int i = 0;; ) (void)i;")
+_LOOP = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+         'float* output) { for (volatile int i = 0;; ) (void)i; }')
 CONFIG = dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
 
 
-def _with_crashing_cxx(code: str, tmp_path) -> tuple[int, str]:
-    """(exit code, stdout) of ``code`` run in a fresh interpreter whose kernels all crash;
-    it must end in time and without a traceback."""
-    got = _python(code, tmp_path, CXX=str(_script(tmp_path / "bin", "g++", _CRASHING_CXX)))
+def _with_crashing_cxx(code: str, tmp_path, cxx: str = _CRASHING_CXX) -> tuple[int, str]:
+    """(exit code, stdout) of ``code`` run in a fresh interpreter whose kernels all crash
+    (or, ``_LOOPING_CXX``, never end); it must end in time and without a traceback."""
+    got = _python(code, tmp_path, CXX=str(_script(tmp_path / "bin", "g++", cxx)))
     assert got is not None, "it did not end"
     rc, out, err = got
     assert "Traceback" not in err, (rc, err[-800:])
@@ -148,3 +153,29 @@ def test_a_launcher_gone_from_the_cache_is_a_run_error(tmp_path, monkeypatch):
     monkeypatch.setattr(emu, "build_launcher", lambda cache_root=None: tmp_path / "gone")
     with pytest.raises(EmulatorRunError, match="cannot run the launcher .*gone"):
         emulate(_hand_kernel(_STORE_ALL), *_ones())
+
+
+def test_a_launch_past_its_timeout_is_stopped_and_a_timed_out_run_error():
+    start = time.monotonic()
+    with pytest.raises(EmulatorRunError, match="ran past 1 s") as info:
+        emulate(_hand_kernel(_LOOP), *_ones(), timeout=1.0)
+    assert info.value.timed_out and time.monotonic() - start < 20
+    assert emulate(_hand_kernel(_STORE_ALL), *_ones(), timeout=30.0).global_stores == 4
+
+
+def test_kernel_emulate_and_the_winner_check_stop_a_kernel_that_never_ends(tmp_path):
+    """Both had no limit: an endless kernel hung ``kernel --emulate`` and the end of
+    ``tune`` (the measurer's launches have the executor's --timeout instead)."""
+    code, out = _with_crashing_cxx(_cli(KERNEL, LAUNCH_TIMEOUT_S=1.0), tmp_path, _LOOPING_CXX)
+    assert code == 1 and "ran past 1 s" in json.loads(out)["emulate"]["error"]
+    argv = ["tune", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1", "--measure", "model",
+            "--budget", "4", "--out-dir", str(tmp_path / "out"), "--json"]
+    code, out = _with_crashing_cxx(_cli(argv, LAUNCH_TIMEOUT_S=1.0), tmp_path, _LOOPING_CXX)
+    check = json.loads(out)["emulator_check"]
+    assert code == 0 and check["checked"] is False and "ran past 1 s" in check["reason"]
+
+
+def test_the_launch_timeout_is_the_executors_default_run_time():
+    from kernels.emulator import LAUNCH_TIMEOUT_S
+    from search.executors.options import DEFAULT_TIMEOUT_S
+    assert LAUNCH_TIMEOUT_S == DEFAULT_TIMEOUT_S
