@@ -10,7 +10,7 @@
 //           counters, and where the launch's status (int32) and seconds (double, 8 bytes
 //           further) are written.
 // Exit 0 once the status is written; 64 for bad arguments, 65 when LIB cannot be loaded,
-// 66 when FD cannot be mapped (the message on stderr).
+// 66 when FD cannot be mapped (the message on stderr), 67 when its caller is gone.
 // C headers only: the launcher is built once per compiler and cache, in tests often
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,6 +18,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
 
 typedef int (*emulate_fn)(const float*, const float*, float*, unsigned long long*);
 
@@ -28,6 +33,13 @@ static double now_seconds() {
 }
 
 int main(int argc, char** argv) {
+#ifdef __linux__
+  // Ends with its caller: an executor that kills a worker mid-launch (a Ray actor past its
+  // timeout) would otherwise leave a kernel that never ends running here forever.
+  pid_t caller = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != caller) return 67;  // the caller died between the two calls
+#endif
   if (argc != 9) {
     fprintf(stderr, "usage: %s LIB FD SIZE X W OUT COUNTS STATUS\n", argv[0]);
     return 64;

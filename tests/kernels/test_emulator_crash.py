@@ -11,6 +11,10 @@ for the CLI with a $CXX that plants a NULL store in every kernel it builds.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -22,7 +26,7 @@ from kernels.emulator import EmulatorRunError, emulate
 from kernels.emulator_launch import layout
 from search.measure.base import Status
 from tests.kernels.test_cache_leftovers import _script
-from tests.kernels.test_compiler_hostile_env import KERNEL, _cli, _python
+from tests.kernels.test_compiler_hostile_env import KERNEL, ROOT, _alive, _cli, _python
 from tests.kernels.test_emulator import _hand_kernel, _ones
 
 _NULL_STORE = ('extern "C" void iobound_direct(const float* input, const float* weight, '
@@ -179,3 +183,47 @@ def test_the_launch_timeout_is_the_executors_default_run_time():
     from kernels.emulator import LAUNCH_TIMEOUT_S
     from search.executors.options import DEFAULT_TIMEOUT_S
     assert LAUNCH_TIMEOUT_S == DEFAULT_TIMEOUT_S
+
+
+def _launchers_of(pid: int) -> list[int]:
+    """The emulator launchers ``pid`` runs (its children whose program is a .launcher)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                program = fh.read().split(b"\0")[0]
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and program.endswith(b".launcher"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_caller_killed_mid_launch_leaves_no_launcher_running(tmp_path):
+    """A worker killed with SIGKILL alone (as Ray kills an actor past its timeout) took
+    nothing with it: its launcher ran an endless kernel on, an orphan, for ever."""
+    code = textwrap.dedent("""\
+        from kernels.emulator import emulate
+        from tests.kernels.test_emulator_crash import _LOOP, _hand_kernel, _ones
+        emulate(_hand_kernel(_LOOP), *_ones())
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not (launchers := _launchers_of(proc.pid)):
+            assert proc.poll() is None and time.monotonic() < deadline, "no launch started"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in launchers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in launchers if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the launcher outlived its caller"
