@@ -97,9 +97,7 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
                 raise LaunchCrash(f"cannot run the launcher {launcher}: "
                                   f"{exc.strerror or exc}") from None
             if proc.returncode < 0:
-                raise LaunchCrash(f"the kernel killed the emulator with {_signal_name(-proc.returncode)} "
-                                  "(a wild pointer, a stack overflow, an abort: nothing the bounds "
-                                  "checks see)")
+                raise LaunchCrash(_death(-proc.returncode))
             if proc.returncode != 0:
                 raise LaunchCrash(f"the launcher failed (exit {proc.returncode}): "
                                   f"{proc.stderr.strip()[-1500:]}")
@@ -109,8 +107,23 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
     return out, counts, status, seconds
 
 
-def _signal_name(number: int) -> str:
+#: Signals a process raises on itself when it faults or aborts (the kernel's doing).
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE,
+                           signal.SIGILL, signal.SIGTRAP, signal.SIGSYS})
+
+
+def _death(number: int) -> str:
+    """Why the launcher died of signal ``number``: the kernel crashed it, or something
+    stopped it (Ctrl-C reaching its process group, a kill, the out-of-memory killer).
+
+    >>> _death(11).split(" (")[0], _death(2)
+    ('the kernel killed the emulator with SIGSEGV', 'the launch was stopped by SIGINT')
+    """
     try:
-        return signal.Signals(number).name
+        name = signal.Signals(number).name
     except ValueError:
-        return f"signal {number}"
+        return f"the launch was stopped by signal {number}"
+    if number in CRASH_SIGNALS:
+        return (f"the kernel killed the emulator with {name} (a wild pointer, a stack "
+                "overflow, an abort: nothing the bounds checks see)")
+    return f"the launch was stopped by {name}"
