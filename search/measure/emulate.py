@@ -71,7 +71,7 @@ class EmulateMeasurer(Measurer):
         self.with_bound = check_flag("with_bound", with_bound)
 
     def toolchain(self) -> str:
-        from kernels.emulator import _cxx, _cxx_version
+        from kernels.emulator_build import _cxx, _cxx_version
 
         try:
             version = _cxx_version(_cxx()).splitlines()[0]

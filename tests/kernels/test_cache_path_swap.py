@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import textwrap
 
@@ -20,6 +19,7 @@ import numpy as np
 import pytest
 
 from kernels import emulator as emu
+from kernels import emulator_build
 
 pytestmark = [
     pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user"),
@@ -62,7 +62,7 @@ def test_cache_root_re_pointed_after_the_trust_check_loads_no_foreign_library(
     cxx.write_text(_FAKE_CXX)
     cxx.chmod(0o755)
     monkeypatch.setenv("CXX", str(cxx))
-    emu._cxx_version.cache_clear()
+    emulator_build._cxx_version.cache_clear()
 
     # the user's real cache, private; reached through a link in a folder others may write
     mine = tmp_path / "mine"
@@ -86,7 +86,7 @@ def test_cache_root_re_pointed_after_the_trust_check_loads_no_foreign_library(
     for p in (evil, evil / "emu", evil / "emu" / lib.name):
         os.chown(p, ATTACKER, ATTACKER)
 
-    real_is_trusted = emu.is_trusted
+    real_is_trusted = emulator_build.is_trusted
 
     def attacker_wins_the_race(path):  # the link re-pointed right after the check
         ok = real_is_trusted(path)
@@ -95,11 +95,11 @@ def test_cache_root_re_pointed_after_the_trust_check_loads_no_foreign_library(
             link.symlink_to(evil)
         return ok
 
-    monkeypatch.setattr(emu, "is_trusted", attacker_wins_the_race)
+    monkeypatch.setattr(emulator_build, "is_trusted", attacker_wins_the_race)
     x = np.ones((1, 2, 5, 5), np.float32)
     w = np.ones((2, 2, 3, 3), np.float32)
     try:
         run = emu.emulate(src, x, w, cache_root=link)
     finally:
-        emu._cxx_version.cache_clear()
+        emulator_build._cxx_version.cache_clear()
     assert run.global_loads == 1, "the attacker's library was loaded"

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from iobound.layer import ConvLayer
-from kernels import emulator, nvcc
+from kernels import emulator_build, nvcc
 from kernels.config import DirectConfig
 from kernels.generate import generate
 from search.measure.emulate import EmulateMeasurer
@@ -42,8 +42,8 @@ def test_a_build_whose_cache_is_removed_under_it_is_not_the_kernels_compile_erro
         tmp_path, monkeypatch):
     root = tmp_path / "cache"
     monkeypatch.setenv("IOBOUND_CACHE", str(root))
-    monkeypatch.setattr(emulator, "_pch_dir", lambda *a, **k: None)  # one g++ run per build
-    removed = _remove_at_first_compile(emulator, root, monkeypatch)
+    monkeypatch.setattr(emulator_build, "_pch_dir", lambda *a, **k: None)  # one g++ run per build
+    removed = _remove_at_first_compile(emulator_build, root, monkeypatch)
     (record,) = EmulateMeasurer(LAYER).measure([CONFIG])
     assert removed
     assert record.status.value == "ok", record.error[:300]

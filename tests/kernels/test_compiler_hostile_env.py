@@ -96,8 +96,8 @@ def _python(code: str, tmp_path: Path, timeout: float = 30, **env: str):
 
 
 def _cli(argv, **fixups) -> str:
-    lines = ["import sys", "import kernels.emulator as e"]
-    lines += [f"e.{k} = {v!r}" for k, v in fixups.items()]
+    lines = ["import sys", "import kernels.emulator as e", "import kernels.emulator_build as b"]
+    lines += [f"setattr(b if hasattr(b, {k!r}) else e, {k!r}, {v!r})" for k, v in fixups.items()]
     lines += ["from search.cli.main import main", f"sys.exit(main({list(argv)!r}))"]
     return "\n".join(lines)
 

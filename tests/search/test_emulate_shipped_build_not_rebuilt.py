@@ -7,7 +7,7 @@ written, but without the digest the trusted cache requires (kernels.cache.is_tru
 so the measurer compiled the kernel again with g++: on a Ray cluster every emulated
 configuration was built twice, once by the build task and once by the run actor on
 another node. Reference: the compiler is not called during the run (the node builds
-the emulator's launcher once, kernels.emulator.build_launcher, before its first run).
+the emulator's launcher once, kernels.emulator_build.build_launcher, before its first run).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ GOOD = dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
 
 
 def test_a_run_on_another_node_does_not_compile_again(tmp_path, monkeypatch):
-    import kernels.emulator as emulator
+    import kernels.emulator_build as emulator
 
     stages = EmulateStages.of(EmulateMeasurer(LAYER))
     art = stages.build(GOOD)  # in this machine's cache (its precompiled header is there)

@@ -11,7 +11,6 @@ import json
 import subprocess
 from datetime import datetime, timezone
 
-import pytest
 
 from kernels.status import Status
 
@@ -64,18 +63,18 @@ def test_a_g_plus_plus_timeout_is_a_timeout_not_a_compile_error(tmp_path, monkey
     ("g++ rejected the source", its doc says), although nothing was rejected; the cuda
     stages record an nvcc timeout as ``timeout``."""
     from iobound.layer import ConvLayer
-    from kernels import emulator
+    from kernels import emulator_build
     from search.measure.emulate import EmulateMeasurer
 
     monkeypatch.setenv("IOBOUND_CACHE", str(tmp_path / "cache"))
-    real = emulator.run_compiler
+    real = emulator_build.run_compiler
 
     def slow(cmd, timeout=None, **kw):
         if "--version" in cmd:
             return real(cmd, timeout=timeout, **kw)
         raise subprocess.TimeoutExpired(cmd, timeout)
 
-    monkeypatch.setattr(emulator, "run_compiler", slow)
+    monkeypatch.setattr(emulator_build, "run_compiler", slow)
     layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
     [rec] = EmulateMeasurer(layer).measure([dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)])
     assert rec.status is Status.TIMEOUT, (rec.status, rec.error)
