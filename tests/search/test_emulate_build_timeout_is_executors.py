@@ -5,6 +5,7 @@
 builder's default limit is made 1 s and the compiler takes ~2 s; the build stage must
 still deliver the library."""
 
+import shutil
 import stat
 import textwrap
 
@@ -16,7 +17,7 @@ from search.executors.emulate_stages import EmulateStages
 from search.measure.emulate import EmulateMeasurer
 
 
-@pytest.mark.skipif(not emulator.shutil.which("g++"), reason="needs g++")
+@pytest.mark.skipif(not shutil.which("g++"), reason="needs g++")
 def test_emulate_build_stage_not_cut_by_builder_default(tmp_path, monkeypatch):
     slow = tmp_path / "slowgxx"
     slow.write_text(textwrap.dedent("""\
