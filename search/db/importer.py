@@ -68,7 +68,8 @@ from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
 from .log_reader import is_log, read_log_file
 from .model import check_device_name
-from .store import TuningDB, insert, storable
+from .insertion import insert, storable
+from .store import TuningDB
 
 __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
            "import_files", "import_paths", "KT_TOOLCHAIN"]

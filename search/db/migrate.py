@@ -56,7 +56,7 @@ def migrate_v0(conn: sqlite3.Connection) -> int:
         Naming the row, when one holds a record that is not a measurement record (the
         caller's transaction then leaves the file as it was).
     """
-    from .store import insert
+    from .insertion import insert
     items = []
     for n, (layer, device, toolchain, record, run) in enumerate(conn.execute(
             "SELECT layer, device, toolchain, record, run FROM measurements_v0"), start=1):

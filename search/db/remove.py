@@ -37,7 +37,8 @@ from iobound.errors import InvalidInputError
 from ..option_checks import check_path, check_records, check_type
 from .device_names import device_as_stored
 from .model import Workload, check_toolchain, workload_from_row
-from .store import ID_HIGH_WATER, TuningDB, last_id_ever
+from .insertion import ID_HIGH_WATER, last_id_ever
+from .store import TuningDB
 
 __all__ = ["Selection", "RemovalGroup", "plan", "remove"]
 
@@ -143,7 +144,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
 
     def delete(c) -> list[RemovalGroup]:
         groups = _groups(c, selection)
-        # the ids removed are never given again (store.last_id_ever)
+        # the ids removed are never given again (insertion.last_id_ever)
         c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                   (ID_HIGH_WATER, str(last_id_ever(c))))
         touched = c.execute(f"SELECT DISTINCT m.workload, m.device {_JOINED} WHERE {where}",

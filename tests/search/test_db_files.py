@@ -191,7 +191,7 @@ def test_export_refuses_a_stored_config_that_is_no_cache_entry(capsys, tmp_path)
     line, exit 2. (Stored here past add's check, as an older iobound did.)"""
     from search.db import Measurement, Workload
     from search.db.schema import write
-    from search.db.store import insert
+    from search.db.insertion import insert
     from search.measure.base import MeasureRecord
     db = tmp_path / "t.db"
     w = Workload("k", [8], ("x", "y"))

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from iobound.errors import InvalidInputError
 from search.db import Measurement, TuningDB, Workload, queries, remove
 from search.db.importer import import_files
-from search.db.store import insert
+from search.db.insertion import insert
 from search.kt_cache import KtCache
 from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
