@@ -6,7 +6,9 @@ timeout (its worker process is killed outright) and left the task's ``.build-*``
 the cache after the run. Reference: the cache folder's entries after the run.
 
 One run in a subprocess with a private local Ray (the fake g++ and the cache must be in
-the environment the Ray workers start with).
+the environment the Ray workers start with). An invalid configuration goes first, so Ray's
+worker process is up before the build that hangs is submitted: the timeout need not cover
+a worker's start on a loaded machine.
 """
 
 from __future__ import annotations
@@ -41,12 +43,13 @@ _RUN = textwrap.dedent("""\
 
     if __name__ == "__main__":
         layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
-        # the timeout counts from the task's submission, so it covers Ray starting a worker
-        # process: more than 6 s on a loaded machine (the build never started)
-        options = ExecutorOptions(executor="ray", workers=1, timeout_s=30.0, retries=0)
+        # the timeout counts from the task's submission: an invalid configuration (no g++)
+        # starts the worker process the hanging build then runs on
+        options = ExecutorOptions(executor="ray", workers=1, timeout_s=8.0, retries=0)
         with RayExecutor(EmulateMeasurer(layer), options) as ex:
-            (_, record), = ex.submit([(0, dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))])
-        print(record.status.value)
+            (_, warm), = ex.submit([(0, dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1))])
+            (_, record), = ex.submit([(1, dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))])
+        print(warm.status.value, record.status.value)
     """)
 
 
@@ -61,7 +64,7 @@ def test_a_ray_build_killed_at_its_timeout_leaves_no_scratch_folder(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CXX": str(slow), "IOBOUND_CACHE": str(root)}
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          cwd=ROOT, timeout=240, env=env)
-    assert out.stdout.split()[-1:] == ["timeout"], out.stdout + out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["invalid", "timeout"], out.stdout + out.stderr[-2000:]
     assert (slow.parent / "started").exists(), "the build never started: the test proves nothing"
     left = sorted(p.name for p in (root / "emu").iterdir() if p.name.startswith(".build-"))
     assert left == [], f"scratch folders left in the cache after the run: {left}"
