@@ -74,10 +74,13 @@ class History:
         """The latest record of each config under ``key``, fastest first (failures last);
         only the workload of parameter names ``params`` when given (a layer's direct and
         Winograd configurations are two workloads under one key)."""
-        # the workload the key names (it may have two strings)
-        named = [w for w in self.db.workloads() if layer_key_workload(key.layer, w.params) == w
-                 and (params is None or set(w.params) == set(params))]
-        return self.latest_of(named, key.device, key.toolchain)
+        return self.latest_of(self._named(key, params), key.device, key.toolchain)
+
+    def _named(self, key: HistoryKey, params=None) -> list[Workload]:
+        """The workloads ``key.layer`` names (it may have two strings), of parameter names
+        ``params`` only when given."""
+        return [w for w in self.db.workloads() if layer_key_workload(key.layer, w.params) == w
+                and (params is None or set(w.params) == set(params))]
 
     def latest_of(self, workloads: Iterable[Workload], device: str,
                   toolchain: str) -> list[MeasureRecord]:
@@ -102,10 +105,14 @@ class History:
         return self._latest(key)
 
     def best(self, key: HistoryKey, params=None) -> MeasureRecord | None:
-        """The fastest ok record under ``key`` (None when there is none); of the workload
-        of parameter names ``params`` only, when given."""
-        ok = [r for r in self._latest(key, params) if r.is_ok and r.time_ms is not None and r.time_ms > 0]
-        return ok[0] if ok else None
+        """The fastest ok measurement under ``key`` (None when there is none), of the
+        workload of parameter names ``params`` only, when given: a configuration measured
+        again keeps its fastest time, as ``iobound history best`` ranks it (a later
+        failure does not undo an earlier timing; :meth:`records` shows the latest)."""
+        fastest = [m for w in self._named(key, params) for m in self.db.measurements(
+            w, device=key.device, toolchain=key.toolchain, counted_only=True, limit=1)
+            if m.time_ms is not None]
+        return min(fastest, key=lambda m: m.time_ms).record if fastest else None
 
     def keys(self) -> list[HistoryKey]:
         """Every key with stored measurements."""

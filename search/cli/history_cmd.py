@@ -27,7 +27,6 @@ import os
 import sqlite3
 from pathlib import Path
 
-from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
 from search.cli.common import add_json_argument, aligned_table, format_rows, nonempty, print_notice
 
@@ -61,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("list", help="workloads x devices with counts and the best time")
     _select(p)
     _db_and_json(p)
-    p = sub.add_parser("best", help="the fastest configurations")
+    p = sub.add_parser("best", help="the fastest configurations (each once, at its fastest "
+                                    "measurement)")
     _select(p)
     p.add_argument("-k", type=int, default=5, help="how many (default 5)")
     _db_and_json(p)
@@ -95,7 +95,9 @@ def _select(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layer", metavar="SPEC", type=nonempty("layer name"),
                    help="the workloads of this layer of our conv template (a preset or "
                         "key=value spec, as tune --layer takes; any stored layer of its shape)")
-    p.add_argument("--device", metavar="NAME", type=nonempty("device name"), help="the device")
+    p.add_argument("--device", metavar="NAME", type=nonempty("device name"),
+                   help="the device, under every name the database holds of it (a cache's "
+                        "'NVIDIA RTX A4000' and the preset's 'RTX-A4000' are one)")
 
 
 def _open(args, readonly: bool, must_exist: bool | None = None):
@@ -120,23 +122,6 @@ def run(args: argparse.Namespace) -> int:
 def _labels(db) -> dict:
     from search.db.queries import workload_labels
     return workload_labels(db.workloads())
-
-
-def _known_device(name: str | None, devices) -> str | None:
-    """``name`` as the database holds it: itself, else its preset name (``v100`` for
-    ``V100-SXM2``, what ``tune --device v100`` and ``import --device v100`` store), else
-    the one stored name of that preset (a recorded file's own, ``NVIDIA RTX A4000`` for
-    ``RTX-A4000``)."""
-    from search.db.device_names import stored_device_name
-    if name is None:
-        return name
-    canonical = stored_device_name(name, devices)  # itself if held, else its preset's name
-    if canonical in devices:
-        return canonical
-    # a file's own name of that preset (``NVIDIA RTX A4000`` for ``RTX-A4000``), as
-    # import --device accepts it (search.db.file_import.file_device); only when one
-    same = [d for d in devices if canonical_device_name(d) == canonical]
-    return same[0] if len(same) == 1 else name
 
 
 def _import(args) -> int:
@@ -173,8 +158,8 @@ def _list(args, db) -> int:
     if chosen is not None:
         rows = [r for r in rows if r.workload in chosen]
     if args.device:
-        _check_device(args, db)
-        rows = [r for r in rows if r.device == args.device]
+        names = _check_device(args, db)
+        rows = [r for r in rows if r.device in names]
     nothing_selected = not rows and bool(chosen is not None or args.device)
     if args.json:
         print(json.dumps([{"workload": labels[r.workload], "template": r.workload.template,
@@ -199,15 +184,31 @@ def _list(args, db) -> int:
     return 0
 
 
-def _check_device(args, db) -> None:
-    """``args.device`` as the database holds it (:func:`_known_device`); one it does not
-    hold is bad input, named with those it does."""
+def _check_device(args, db) -> tuple[str, ...]:
+    """The names the database holds of ``args.device``'s device
+    (:func:`~search.db.device_names.held_names`: ``v100`` is ``V100-SXM2`` and a cache's
+    ``Tesla V100-SXM2-16GB``); a device it does not hold is bad input, named with those it
+    does."""
+    from search.db.device_names import held_names
     devices = db.devices()
-    given = args.device
-    args.device = _known_device(given, devices)
-    if args.device is not None and args.device not in devices:
-        raise InvalidInputError(f"no device {given!r} in {args.db}; it holds: "
+    names = held_names(args.device, devices)
+    if not names:
+        raise InvalidInputError(f"no device {args.device!r} in {args.db}; it holds: "
                                 + (", ".join(devices) or "none"))
+    return names
+
+
+def _export_device(args, db) -> str:
+    """The one stored name ``export --device`` writes: the name given when the database
+    holds it, else the one name it holds of that device (a cache file names one device
+    name, so several are bad input naming them)."""
+    names = _check_device(args, db)
+    if args.device in names:
+        return args.device
+    if len(names) > 1:
+        raise InvalidInputError(f"--device {args.device!r} is held under {len(names)} names in "
+                                f"{args.db}: {', '.join(names)}; give the one to export")
+    return names[0]
 
 
 def _chosen_workloads(args, db) -> list | None:
@@ -250,7 +251,8 @@ def _best(args, db) -> int:
     if args.k < 1:
         raise InvalidInputError(f"-k must be >= 1, got {args.k}")
     chosen = _chosen_workloads(args, db)
-    _check_device(args, db)
+    if args.device is not None:
+        _check_device(args, db)
     picks = [m for w in (db.workloads() if chosen is None else chosen)
              for m in best(db, w, args.device, args.k)]
     picks = sorted(picks, key=lambda m: m.time_ms)[: args.k]
@@ -275,7 +277,7 @@ def _export(args, db) -> int:
     from search.db.queries import summary
     from search.kt_cache import load_cache
     if args.device:  # an unknown device first: not "N workloads; choose one with --workload"
-        _check_device(args, db)
+        args.device = _export_device(args, db)
     w = _one_workload(args, db)
     label = _labels(db)[w]
     if not args.device:
@@ -284,7 +286,6 @@ def _export(args, db) -> int:
             raise InvalidInputError(f"{len(devices)} devices hold {label}; choose one with "
                                     f"--device: " + ", ".join(devices))
         args.device = devices[0]
-    _check_device(args, db)  # a device the database does not hold: the error names those it does
     # the file the write lands in, named before it: a link into /proc/self/fd
     # (/dev/stdout redirected to a file) still names the replaced file afterwards
     real = Path(os.path.realpath(args.file))

@@ -42,7 +42,8 @@ def _selection(args: argparse.Namespace, db):
     else:
         chosen = _chosen_workloads(args, db)
         workloads = None if chosen is None else tuple(chosen)
-    _check_device(args, db)
+    if args.device is not None:
+        _check_device(args, db)
     selection = Selection(workloads=workloads, device=args.device, toolchain=args.toolchain,
                           source=args.source)
     for column, value in (("source", selection.source), ("toolchain", args.toolchain)):

@@ -88,7 +88,7 @@ def _history_config(args, layer):
     when the file is no tuning database or holds no timed record of the layer there."""
     import sqlite3
 
-    from iobound.devices import canonical_device_name, get_device
+    from iobound.devices import get_device
     from kernels.config import config_from_dict
     from search.db.opening import open_database
     from search.db.queries import best_for_layer
@@ -96,12 +96,9 @@ def _history_config(args, layer):
     path, device = args.from_history, get_device(args.device).name
     try:
         with open_database(path, "--from-history", readonly=True) as db:
+            # under every name the database holds of the device: the preset's, and a
+            # file's own ("Tesla V100-SXM2-16GB" from a Kernel Tuner cache)
             best = best_for_layer(db, layer, device, args.algorithm)
-            # the preset stored under a file's own name (a Kernel Tuner cache's
-            # "Tesla V100-SXM2-16GB"), as history list/best --device find it: one only
-            same = [d for d in db.devices() if d != device and canonical_device_name(d) == device]
-            if best is None and len(same) == 1:
-                best = best_for_layer(db, layer, same[0], args.algorithm)
             elsewhere = [] if best else [d for d in db.devices() if best_for_layer(
                 db, layer, d, args.algorithm)]
     except sqlite3.Error as exc:  # damage found while reading

@@ -1,34 +1,45 @@
-"""The device name a tuning database holds for a name a user gives.
+"""Which stored device names a device name given to a query stands for.
 
 ``iobound tune --device v100`` and ``history import --device v100`` store their records
 under the preset's name, ``V100-SXM2`` (:func:`iobound.devices.canonical_device_name`);
 an imported file keeps its own name (a Kernel Tuner cache's ``device_name``, any GPU's).
-So a name given to a query is the stored one when the database holds it, else its
-preset's name; a name of no preset stays as given.
+So one GPU can be held under several names: ``NVIDIA RTX A4000`` from a cache file and
+``RTX-A4000`` from ``import --device a4000``. Two names are one device when they are
+equal or name the same preset (:func:`same_device`); a name given to a query stands for
+every name the database holds of its device (:func:`held_names`), so a question about a
+device answers with all its records, and a device left out of a history is left out
+under every name. A name of no preset stands only for itself.
 
 Examples
 --------
->>> stored_device_name("v100", {"V100-SXM2"}), stored_device_name("v100", {"v100"})
-('V100-SXM2', 'v100')
->>> stored_device_name("my lab GPU", {"V100-SXM2"})
-'my lab GPU'
+>>> held_names("v100", {"V100-SXM2", "Tesla V100-SXM2-16GB", "A100-PCIE-40GB"})
+('Tesla V100-SXM2-16GB', 'V100-SXM2')
+>>> held_names("my lab GPU", {"V100-SXM2"}), same_device("NVIDIA RTX A4000", "a4000")
+((), True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Iterable
 
 from iobound.devices import canonical_device_name, check_device_name
 from iobound.errors import InvalidInputError
 
 from ..option_checks import shown
 
-__all__ = ["stored_device_name", "held_devices", "device_as_stored", "devices_as_stored"]
+__all__ = ["same_device", "held_names", "held_devices", "device_as_stored", "devices_as_stored"]
 
 
-def stored_device_name(name: str, held: Container[str]) -> str:
-    """``name`` as a database holding the device names ``held`` stores it (module doc)."""
-    return name if name in held else canonical_device_name(name)
+def same_device(name: str, other: str) -> bool:
+    """Whether the device names ``name`` and ``other`` are one device: equal, or names or
+    aliases of the same preset."""
+    return name == other or canonical_device_name(name) == canonical_device_name(other)
+
+
+def held_names(name: str, held: Iterable[str]) -> tuple[str, ...]:
+    """The names among ``held`` that are ``name``'s device (:func:`same_device`), sorted."""
+    canonical = canonical_device_name(name)
+    return tuple(sorted(d for d in held if d == name or canonical_device_name(d) == canonical))
 
 
 def held_devices(conn) -> set[str]:
@@ -36,17 +47,18 @@ def held_devices(conn) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM devices")}
 
 
-def device_as_stored(conn, name) -> str:
-    """``name`` (a device name: :func:`~iobound.devices.check_device_name`) as the database
-    of ``conn`` stores it (:func:`stored_device_name`)."""
-    return stored_device_name(check_device_name(name), held_devices(conn))
+def device_as_stored(conn, name) -> tuple[str, ...]:
+    """The names the database of ``conn`` holds of the device ``name`` (a device name:
+    :func:`~iobound.devices.check_device_name`): :func:`held_names`, empty when it holds
+    none."""
+    return held_names(check_device_name(name), held_devices(conn))
 
 
 def devices_as_stored(conn, arg: str, names: Iterable[str]) -> set[str]:
-    """Each of ``names``, a collection of device names, as the database of ``conn`` stores
-    it; a lone string is refused, since iterating it gives its characters
-    (``exclude_devices="A100"`` would keep the target's records in its own history), and
-    so is anything else that is not a collection of names.
+    """Every name the database of ``conn`` holds of each device of ``names``, a
+    collection of device names; a lone string is refused, since iterating it gives its
+    characters (``exclude_devices="A100"`` would keep the target's records in its own
+    history), and so is anything else that is not a collection of names.
 
     >>> from search.db.store import TuningDB
     >>> devices_as_stored(TuningDB(":memory:").connection, "exclude_devices", "A100")
@@ -67,5 +79,5 @@ got the string 'A100' (write ['A100'] for one)
             check_device_name(name)
         except InvalidInputError as exc:
             raise InvalidInputError(f"{arg}: {exc}") from None
-        out.add(stored_device_name(name, held))
+        out.update(held_names(name, held))
     return out

@@ -49,10 +49,10 @@ def file_device(path: Path, own: str, device: str | None) -> str:
     >>> file_device(Path("a.json"), "NVIDIA RTX A4000", "RTX-A4000")
     'NVIDIA RTX A4000'
     """
-    from iobound.devices import canonical_device_name
+    from .device_names import same_device
     own = named(own)
     # --device arrives as its preset's name: "NVIDIA RTX A4000" in a file is "RTX-A4000"
-    if own and device and own != device and canonical_device_name(own) != device:
+    if own and device and not same_device(own, device):
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
     return check_device_name(own or device or file_stem(path))

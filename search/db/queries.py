@@ -73,14 +73,18 @@ def summary(db: TuningDB) -> list[SummaryRow]:
 
 def best(db: TuningDB, workload: Workload | None = None, device: str | None = None,
          k: int = 1) -> list[Measurement]:
-    """The ``k`` fastest timed measurements (of one workload and/or device when given; a
-    device by the name the database holds: :func:`~.device_names.device_as_stored`,
-    ``v100`` finds ``V100-SXM2``)."""
+    """The ``k`` fastest configurations: the fastest timed measurement of each
+    configuration (of one workload and/or device when given), fastest first. A
+    configuration measured more than once counts once, at its fastest (as TVM's
+    ``ApplyHistoryBest`` picks over a log); a device is every name the database holds of
+    it (:func:`~.device_names.device_as_stored`: ``v100`` finds ``V100-SXM2`` and a
+    cache's ``Tesla V100-SXM2-16GB``)."""
     check_type("db", db, TuningDB)
     k = limits.check_int("k", k, limits.ROWS)
     if device is not None:
         device = device_as_stored(db.connection, device)
-    return db.measurements(workload, device=device, counted_only=True, limit=k)
+    return db.measurements(workload, device=device, counted_only=True, limit=k,
+                           fastest_per_config=True)
 
 
 def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
@@ -121,9 +125,10 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     :func:`search.measure.model.stale_model_toolchain`). Workloads of every
     problem are returned; the strategy weighs them by how well they match; ``up_to``
     keeps those stored by a mark (:meth:`TuningDB.last_id`). Each of
-    the two is a collection of names, each name as the database holds it
-    (:func:`~.device_names.devices_as_stored`: ``v100`` is ``V100-SXM2``); one name given
-    as a string is refused.
+    the two is a collection of device names, each standing for every name the database
+    holds of its device (:func:`~.device_names.devices_as_stored`: ``v100`` is
+    ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``); one name given as a string is
+    refused.
     """
     from search.measure.model import stale_model_toolchain
 
@@ -184,7 +189,7 @@ def best_for_layer(db: TuningDB, layer, device: str,
                    algorithm: str | None = None) -> LayerBest | None:
     """The fastest ``ok`` record of our conv template for ``layer`` (a
     :class:`~iobound.layer.ConvLayer`: any stored layer of its shape, whatever its name)
-    on ``device`` (the name stored, a preset's), of ``algorithm`` when given (a Winograd
+    on ``device`` (under any name the database holds of it), of ``algorithm`` when given (a Winograd
     configuration has ``e``): the fastest measured one, and the fastest estimate only
     when nothing was measured (an analytic model's time is not a timing; of the current
     model version when it has any); None when there is none.
@@ -197,7 +202,7 @@ def best_for_layer(db: TuningDB, layer, device: str,
     >>> _ = db.add([Measurement(w, "V100-SXM2", "model", MeasureRecord.ok(cfg, time_ms=1.0,
     ...             estimate=True)), Measurement(w, "V100-SXM2", "cuda",
     ...             MeasureRecord.ok({**cfg, "z": 4}, time_ms=2.0))])
-    >>> b = best_for_layer(db, layer, "v100")  # the name the database holds: V100-SXM2
+    >>> b = best_for_layer(db, layer, "v100")  # a name the database holds of it: V100-SXM2
     >>> b.measurement.record.config["z"], b.records, b.measured
     (4, 2, 1)
 

@@ -26,7 +26,6 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -84,17 +83,20 @@ source); to remove everything, delete the database file
             raise InvalidInputError("name what to remove (a workload, device, toolchain or "
                                     "source); to remove everything, delete the database file")
 
-    def where(self) -> tuple[str, list]:
+    def where(self, device_names: tuple[str, ...] = ()) -> tuple[str, list]:
         """The SQL condition on ``measurements m`` (joined as :func:`plan` does) and its
-        arguments."""
+        arguments; the device, when the selection names one, is any of ``device_names``
+        (the names a database holds of it)."""
         clauses, args = [], []
         if self.workloads is not None:
             one = "(w.template=? AND w.problem=? AND w.params=?)"
             clauses.append("(" + " OR ".join([one] * len(self.workloads)) + ")")
             for w in self.workloads:
                 args.extend(w.key())
-        for column, value in (("d.name", self.device), ("m.toolchain", self.toolchain),
-                              ("m.source", self.source)):
+        if self.device is not None:
+            clauses.append(f"d.name IN ({', '.join('?' * len(device_names))})")
+            args.extend(device_names)
+        for column, value in (("m.toolchain", self.toolchain), ("m.source", self.source)):
             if value is not None:
                 clauses.append(f"{column}=?")
                 args.append(value)
@@ -118,20 +120,20 @@ _JOINED = ("FROM measurements m JOIN workloads w ON m.workload = w.id "
 
 def plan(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     """What :func:`remove` would take out, grouped, ordered by workload, device,
-    toolchain and source; nothing changes. The selection's device is the name the
-    database holds (:func:`~.device_names.device_as_stored`: ``v100`` is ``V100-SXM2``
-    where the database holds that)."""
-    selection = _as_stored(db, selection)
-    return _groups(db.connection, selection)
+    toolchain and source; nothing changes. The selection's device is every name the
+    database holds of it (:func:`~.device_names.device_as_stored`: ``v100`` is
+    ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``)."""
+    where, args = _where(db, selection)
+    return _groups(db.connection, where, args)
 
 
-def _as_stored(db: TuningDB, selection: Selection) -> Selection:
-    """``selection`` (checked) with its device as ``db`` stores it."""
+def _where(db: TuningDB, selection: Selection) -> tuple[str, list]:
+    """The condition of ``selection`` (checked) on ``db``'s rows, its device under every
+    name ``db`` holds of it."""
     check_type("db", db, TuningDB)
     check_type("selection", selection, Selection)
-    if selection.device is None:
-        return selection
-    return dataclasses.replace(selection, device=device_as_stored(db.connection, selection.device))
+    names = () if selection.device is None else device_as_stored(db.connection, selection.device)
+    return selection.where(names)
 
 
 def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
@@ -139,11 +141,10 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     leaves without any (one that held none before stays), in one transaction; returns
     what went, as :func:`plan` gives it (read in the same transaction, so a process
     writing the database meanwhile cannot make the two differ)."""
-    selection = _as_stored(db, selection)
-    where, args = selection.where()
+    where, args = _where(db, selection)
 
     def delete(c) -> list[RemovalGroup]:
-        groups = _groups(c, selection)
+        groups = _groups(c, where, args)
         # the ids removed are never given again (insertion.last_id_ever)
         c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                   (ID_HIGH_WATER, str(last_id_ever(c))))
@@ -161,8 +162,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     return db.write(delete)
 
 
-def _groups(conn, selection: Selection) -> list[RemovalGroup]:
-    where, args = selection.where()
+def _groups(conn, where: str, args: list) -> list[RemovalGroup]:
     rows = conn.execute(
         f"SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.source, COUNT(*) "
         f"{_JOINED} WHERE {where} GROUP BY w.id, d.id, m.toolchain, m.source "

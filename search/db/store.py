@@ -137,21 +137,32 @@ class TuningDB:
         return {n: stored_json(p, f"the properties of device {n!r}") for n, p in
                 self._db.execute("SELECT name, properties FROM devices ORDER BY name")}
 
-    def measurements(self, workload: Workload | None = None, *, device: str | None = None,
-                     toolchain: str | None = None, counted_only: bool = False,
-                     limit: int | None = None, order: str = "fastest") -> list[Measurement]:
+    def measurements(self, workload: Workload | None = None, *,
+                     device: str | tuple[str, ...] | None = None, toolchain: str | None = None,
+                     counted_only: bool = False, limit: int | None = None,
+                     order: str = "fastest", fastest_per_config: bool = False
+                     ) -> list[Measurement]:
         """Stored measurements, fastest first (untimed last, then in insertion order).
 
-        Each filter left ``None`` matches everything; ``counted_only`` keeps the
-        ``ok`` ones with a positive, finite time; ``limit`` keeps the first that many;
-        ``order="stored"`` gives them in the order they were stored instead.
+        Each filter left ``None`` matches everything (``device``: a stored name, or a
+        tuple of them, any of which matches); ``counted_only`` keeps the ``ok`` ones with
+        a positive, finite time; ``fastest_per_config`` (with ``counted_only``) keeps
+        only the fastest of each configuration of a workload on a device (the names of a
+        ``device`` tuple count as one device: the names a database holds of it); ``limit``
+        keeps the first that many; ``order="stored"`` gives them in the order they were
+        stored instead.
         """
         if workload is not None:
             check_type("workload", workload, Workload)
-        for name, value in (("device", device), ("toolchain", toolchain)):
-            if value is not None:
-                check_type(name, value, str)
+        devices = device if isinstance(device, tuple) else None if device is None else (device,)
+        for value in devices or ():
+            check_type("device", value, str)
+        if toolchain is not None:
+            check_type("toolchain", toolchain, str)
         check_flag("counted_only", counted_only)
+        if check_flag("fastest_per_config", fastest_per_config) and not counted_only:
+            raise InvalidInputError("fastest_per_config ranks timed measurements: give it "
+                                    "with counted_only=True")
         check_choice("order", order, tuple(MEASUREMENT_ORDERS))
         if limit is not None:
             limit = limits.check_int("limit", limit, limits.ROWS)
@@ -159,9 +170,9 @@ class TuningDB:
         if workload is not None:
             where.append("w.template=? AND w.problem=? AND w.params=?")
             args.extend(workload.key())
-        if device is not None:
-            where.append("d.name=?")
-            args.append(device)
+        if devices is not None:
+            where.append(f"d.name IN ({', '.join('?' * len(devices))})")
+            args.extend(devices)
         if toolchain is not None:
             where.append("m.toolchain=?")
             args.append(toolchain)
@@ -170,10 +181,16 @@ class TuningDB:
         rows = ("FROM measurements m JOIN workloads w ON m.workload = w.id "
                 "JOIN devices d ON m.device = d.id" + "".join(
                     f" {'WHERE' if i == 0 else 'AND'} {cond}" for i, cond in enumerate(where)))
+        if limit is not None or fastest_per_config:  # else these could hide them
+            self._refuse_text_times(rows, bool(where), args)
+        if fastest_per_config:  # ties: the one stored first, as the fastest-first order has it
+            by = "m.workload, m.config" + (", m.device" if devices is None else "")
+            rows = (f"FROM (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY {by} ORDER BY "
+                    f"m.time_ms, m.id) AS nth {rows}) AS m JOIN workloads w "
+                    "ON m.workload = w.id JOIN devices d ON m.device = d.id WHERE m.nth = 1")
         sql = ("SELECT w.template, w.problem, w.tune_params, d.name, m.toolchain, m.record, m.run, "
                f"m.source, m.features, m.id, m.config, m.time_ms {rows}{MEASUREMENT_ORDERS[order]}")
         if limit is not None:
-            self._refuse_text_times(rows, bool(where), args)  # else the limit could hide them
             sql += f" LIMIT {limit}"
         workloads: dict[tuple, Workload] = {}  # one object per workload, not per row
         return [self._row(r, workloads) for r in self._db.execute(sql, args)]

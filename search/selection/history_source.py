@@ -82,10 +82,10 @@ def _readable(layer: ConvLayer, cand: Candidate, config: dict) -> bool:
 def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
     (only ``device``'s when given); see the module doc."""
-    from iobound.devices import canonical_device_name
+    from search.db.device_names import same_device
     from search.measure.model import stale_model_toolchain
     for key in history.keys():
-        if device is not None and device not in (key.device, canonical_device_name(key.device)):
+        if device is not None and not same_device(device, key.device):
             continue  # a file's own name of the preset (history import keeps it) is the device
         if stale_model_toolchain(key.toolchain):
             continue

@@ -32,15 +32,21 @@ def _ok(config: dict, t: float | None, timestamp: float = 0.0) -> MeasureRecord:
 @given(st.lists(st.tuples(st.integers(0, 5), st.one_of(st.none(), st.just(0.0), times)),
                 min_size=1, max_size=12))
 def test_counted_only_keeps_exactly_the_timed_ok_records(rows):
-    """``counted_only`` (and ``best``) keep the ``ok`` records with a positive time, never an
-    untimed (emulated) one or one of time 0: brute force over what was stored."""
+    """``counted_only`` keeps the ``ok`` records with a positive time, never an untimed
+    (emulated) one or one of time 0, and ``best`` the fastest of each configuration among
+    them: brute force over what was stored."""
     db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
     db.add([Measurement(w, "d", "t", _ok({"x": x}, t, timestamp=float(k)))
             for k, (x, t) in enumerate(rows)])
     want = sorted(t for _, t in rows if t)
     got = db.measurements(w, counted_only=True)
     assert [m.time_ms for m in got] == want
-    assert [m.time_ms for m in best(db, w, k=len(rows))] == want
+    fastest = {}  # config -> (its fastest time, the order that row was stored in)
+    for k, (x, t) in enumerate(rows):
+        if t:
+            fastest[x] = min((t, k), fastest.get(x, (t, k)))
+    assert [(m.record.config["x"], m.time_ms) for m in best(db, w, k=len(rows))] == \
+        [(x, t) for x, (t, _) in sorted(fastest.items(), key=lambda item: item[1])]
 
 
 @settings(deadline=None, max_examples=25)

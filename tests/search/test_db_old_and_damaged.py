@@ -174,7 +174,7 @@ def test_a_damaged_json_column_is_one_line_exit_2(tmp_path, sql, capsys):
     conn.execute(sql)
     conn.commit()
     conn.close()
-    for argv in (["best"], ["export", str(tmp_path / "o.json")]):
+    for argv in (["best", "--device", "gpu"], ["export", str(tmp_path / "o.json"), "--device", "gpu"]):
         capsys.readouterr()
         try:
             code = main(["history", *argv, "--db", str(path)])

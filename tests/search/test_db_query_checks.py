@@ -1,8 +1,9 @@
 """Tests of the questions asked of the tuning database with a user's names and bad arguments.
 
-A device named by a user is the name the database holds: itself when held, else its
-preset's name (``v100`` -> ``V100-SXM2``, what ``tune --device v100`` stores); a name
-of no preset stays as given. Arguments of the wrong kind are one InvalidInputError
+A device named by a user stands for every name the database holds of it: itself, and
+for a preset's name or alias every held name of that preset (``v100`` -> ``V100-SXM2``,
+what ``tune --device v100`` stores, and a cache's ``Tesla V100-SXM2-16GB``); a name of
+no preset stands only for itself. Arguments of the wrong kind are one InvalidInputError
 naming them (were AttributeError/TypeError, or None/[] as if nothing were stored).
 """
 
@@ -46,14 +47,20 @@ def test_an_alias_finds_the_records_stored_under_the_preset_name():
         assert sorted(db.devices()) == ["A100-SXM4-40GB"]
 
 
-def test_a_held_name_is_taken_as_it_is():
-    """A name the database holds is that device's, even where it is an alias of a preset
-    whose own name is held too (an API import stored it so): no result changes."""
-    with _db("v100", "V100-SXM2") as db:
-        assert [m.device for m in queries.best(db, device="v100", k=5)] == ["v100"]
-        assert [m.device for m in queries.best(db, device="V100-SXM2", k=5)] == ["V100-SXM2"]
-        assert [m.device for m in queries.history_for_space(db, SPACE, exclude_devices=["v100"])] \
-            == ["V100-SXM2"]
+def test_every_held_name_of_one_device_answers_for_it():
+    """Two held names of one preset (an alias stored through the API, the preset's name by
+    tune) are one device: either name finds both's records (``best``: the configuration
+    once, at its fastest), and a history leaving the device out leaves out both (it kept
+    the other name's, the target's own records)."""
+    with _db("v100", "V100-SXM2", "A100-SXM4-40GB") as db:
+        for name in ("v100", "V100-SXM2", "Tesla V100-SXM2-16GB"):
+            assert [(m.device, m.time_ms) for m in queries.best(db, device=name, k=5)] == \
+                [("v100", 1.0)]
+            assert [m.device for m in queries.history_for_space(
+                db, SPACE, exclude_devices=[name])] == ["A100-SXM4-40GB"]
+            assert sorted(g.device for g in remove.plan(db, remove.Selection(device=name))) == \
+                ["V100-SXM2", "v100"]
+        assert queries.best_for_layer(db, LAYER, "Tesla V100-SXM2-16GB").records == 2
 
 
 @settings(max_examples=30, deadline=None)
