@@ -99,8 +99,10 @@ def _loso_means(space: Space, history: Sequence, target_problem: Any, o: ZeroSho
     groups = _same_problem_groups(space, history, target_problem)
     devices = list(dict.fromkeys(g.device for g in groups))[:o.loso_sources]
     scores: dict[int, tuple[list, list]] = {k: ([], []) for k in ks}
+    from .transfer.sources import source_devices
+    source_of = source_devices(history)  # the groups' device names
     for device in devices if len(devices) >= 2 else ():
-        rest = [m for m in history if m.device != device]
+        rest = [m for m in history if source_of[m.device] != device]
         rel: dict[int, float] = {}  # the device's time over its best, per configuration
         for g in groups:
             if g.device == device:

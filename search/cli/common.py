@@ -35,11 +35,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from iobound.layer import ConvLayer
 
 __all__ = [
-    "ALGORITHMS", "add_layer_argument", "add_memory_arguments", "add_device_argument",
+    "ALGORITHMS", "DEFAULT_DEVICE", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
     "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
 ]
+
+#: The device preset of every command that names one when the user does not: the paper's
+#: GPU (``iobound kernel`` excepted: :data:`search.cli.kernel_cmd.DEFAULT_KERNEL_DEVICE`).
+DEFAULT_DEVICE = "v100"
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
               "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "

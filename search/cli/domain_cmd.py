@@ -17,7 +17,7 @@ import time
 from iobound import limits
 from iobound.errors import InvalidInputError
 from search.cli.common import (
-    add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
+    DEFAULT_DEVICE, add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
     format_rows, print_result, resolve_layer,
 )
 
@@ -37,7 +37,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_layer_argument(parser)
-    add_device_argument(parser, "v100", "whose limits bound the domain")
+    add_device_argument(parser, DEFAULT_DEVICE, "whose limits bound the domain")
     add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", default=None, metavar="E[,E...]",
                         help="Winograd output tile sizes to offer (default 2,3,4)")

@@ -69,7 +69,9 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
              g.measurements) for g in groups]
     if args.json:
         keys = ("workload", "device", "toolchain", "source", "measurements")
-        print(json.dumps({"db": args.db, "dry_run": args.dry_run, "removed": n, "left": left,
+        # with --dry-run, what removing would take and leave (the file is unchanged)
+        print(json.dumps({"db": args.db, "dry_run": args.dry_run, "removed": n,
+                          "left": left - n if args.dry_run else left,
                           "groups": [dict(zip(keys, r)) for r in rows]}))
         return 0 if groups else 1
     if not groups:

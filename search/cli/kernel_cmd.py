@@ -18,9 +18,13 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 from search.cli.common import (
-    add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
-    check_distinct_files, check_output_file, int_option, json_safe, resolve_layer,
+    add_algorithm_argument, add_json_argument, add_layer_argument, check_distinct_files,
+    check_output_file, int_option, json_safe, nonempty, resolve_layer,
 )
+
+#: The device a kernel is made for when none is named: the A100 (sm_80), since CUDA 13's
+#: nvcc no longer targets the V100 (sm_70) that the other commands default to.
+DEFAULT_KERNEL_DEVICE = "a100"
 
 HELP = "generate a CUDA kernel for a layer and config; compile it (nvcc) and emulate it (CPU)"
 DESCRIPTION = (
@@ -37,7 +41,8 @@ DESCRIPTION = (
     "(CUDA's limit on blockDim.z); not always "
     "the block with the most threads) and printed. "
     "--from-history DB takes the configuration a tuning database holds as the fastest for "
-    "the layer on --device instead of --config. "
+    "the layer on --device (without --device: the one device it holds the layer on) "
+    "instead of --config. "
     "Exit 0 when everything asked for succeeded, 1 when a compile or check failed, 2 for "
     "bad input (including a config that cannot run, with the reasons)."
 )
@@ -57,7 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_algorithm_argument(
         parser, default=None,
         help="kernel family (default: winograd when the config has e, else direct)")
-    add_device_argument(parser, "a100", "whose limits the config must respect")
+    parser.add_argument("--device", default=None, metavar="PRESET", type=nonempty("device name"),
+                        help=f"device preset whose limits the config must respect (default "
+                             f"{DEFAULT_KERNEL_DEVICE}; with --from-history, the device the "
+                             f"database holds the layer on when it holds it on one)")
     parser.add_argument("--emit", metavar="FILE.cu",
                         help="write the source here (default: a file in the cache folder)")
     parser.add_argument("--compile", action="store_true", help="compile with nvcc to a cubin")
@@ -93,9 +101,12 @@ def _history_config(args, layer):
     from search.db.opening import open_database
     from search.db.queries import best_for_layer
 
-    path, device = args.from_history, get_device(args.device).name
+    path = args.from_history
     try:
         with open_database(path, "--from-history", readonly=True) as db:
+            if args.device is None:
+                args.device = _device_of_layer(args, db, layer)
+            device = get_device(args.device).name
             # under every name the database holds of the device: the preset's, and a
             # file's own ("Tesla V100-SXM2-16GB" from a Kernel Tuner cache)
             best = best_for_layer(db, layer, device, args.algorithm)
@@ -113,6 +124,23 @@ def _history_config(args, layer):
         return config_from_dict(stored), None, best
     except InvalidInputError as exc:
         raise _not_runnable(path, layer, device, stored, str(exc)) from None
+
+
+def _device_of_layer(args, db, layer) -> str:
+    """The device ``--from-history`` builds for when ``--device`` is not given: the one
+    device (under any of its names) the database holds timed records of ``layer`` on;
+    :data:`DEFAULT_KERNEL_DEVICE` when it holds none (the error then names it), bad input
+    naming them when several."""
+    from iobound.devices import canonical_device_name
+    from search.db.queries import best_for_layer
+    held = sorted(d for d in db.devices() if best_for_layer(db, layer, d, args.algorithm))
+    devices = sorted({canonical_device_name(d) for d in held})
+    if not devices:
+        return DEFAULT_KERNEL_DEVICE
+    if len(devices) > 1:
+        raise InvalidInputError(f"--from-history {args.from_history}: it holds {layer.short()} "
+                                f"on {', '.join(held)}; choose one with --device")
+    return held[0]
 
 
 def _not_runnable(path, layer, device, config, why: str) -> InvalidInputError:
@@ -160,9 +188,10 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     layer = resolve_layer(args)
     stored = None
-    if args.from_history is not None:
+    if args.from_history is not None:  # sets --device when it was not given
         config, default_threads, stored = _history_config(args, layer)
     else:
+        args.device = DEFAULT_KERNEL_DEVICE if args.device is None else args.device
         config, default_threads = _config(args)
     reasons = check_config(layer, config, args.device)
     if reasons and stored is not None:

@@ -91,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module("iobound")  # here, under the handlers (see the imports)
             with printable_stdout():
                 parser = build_parser()
-                args = parser.parse_args(argv)
+                args, unknown = parser.parse_known_args(argv)
+                if unknown:  # named by the subcommand's prog, as its own errors are
+                    from .usage_error import CliError
+                    raise CliError(f"iobound {args.command}: error: unrecognized arguments: "
+                                   + " ".join(unknown))
                 return int(args._run(args) or 0)
     except KeyboardInterrupt as exc:
         cmd = getattr(args, "command", None)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from iobound.errors import InvalidInputError
 
+from .common import DEFAULT_DEVICE
+
 __all__ = ["DEFAULT_DEVICE", "MEASURES", "resolve_measure", "device_for"]
 
-DEFAULT_DEVICE = "v100"
 MEASURES = ("cuda", "emulate", "model", "replay:FILE")
 
 

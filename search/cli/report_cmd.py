@@ -15,8 +15,8 @@ import argparse
 
 from iobound.errors import InvalidInputError
 
-from .common import LAYER_HELP, add_device_argument, check_distinct_files, check_output_dir
-from .select_cmd import DEFAULT_DEVICE, add_history_argument, run_selection
+from .common import DEFAULT_DEVICE, LAYER_HELP, add_device_argument, check_distinct_files, check_output_dir
+from .select_cmd import add_history_argument, run_selection
 
 HELP = "write a network's per-layer selection as a table and PNG plots (and HTML)"
 DESCRIPTION = (

@@ -15,7 +15,7 @@ import sys
 
 from iobound.errors import InvalidInputError
 
-from .common import (LAYER_HELP, add_device_argument, add_json_argument, aligned_table, nonempty,
+from .common import (DEFAULT_DEVICE, LAYER_HELP, add_device_argument, add_json_argument, aligned_table, nonempty,
                      print_result)
 
 HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
@@ -31,7 +31,6 @@ DESCRIPTION = (
     "database holds are selected from their tuned results instead (measured ones preferred "
     "to estimates), each layer's \"source\" says which."
 )
-DEFAULT_DEVICE = "v100"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

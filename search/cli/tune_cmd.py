@@ -46,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"its driver gives; else {DEFAULT_DEVICE}, the paper's GPU)")
     add_algorithm_argument(parser, default=None, extra=("all",),
                            help="kernel template: direct (default), winograd, or all: each "
-                                "layer with every template that computes it (Winograd not on "
-                                "a 1x1 kernel, as select), each tuned with "
+                                "layer with every template that computes it (Winograd only "
+                                "on a dense, square, stride-1, undilated kernel larger than "
+                                "1x1, as select), each tuned with "
                                 "the whole --budget, and the fastest kept (its own log, "
                                 "resume and export files: run.<layer>.<algorithm>.jsonl)")
     parser.add_argument("--measure", metavar="KIND",

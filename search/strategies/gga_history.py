@@ -189,10 +189,12 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
     ``history`` holds records with ``workload.problem``, ``device``, ``time_ms``
     and ``record.config`` (:class:`search.db.Measurement`); untimed ones are ignored.
     """
+    from search.transfer.sources import source_devices  # (that module imports this one)
+    device = source_devices(history)  # one GPU held under two names is one group
     group_best: dict[tuple, float] = {}
     for h in history:
         if h.time_ms is not None:
-            g = (h.workload, h.device)
+            g = (h.workload, device[h.device])
             group_best[g] = min(group_best.get(g, math.inf), h.time_ms)
     sums: dict[int, list] = {}
     weights: dict[str, dict] = {p: {} for p in space.params}  # key -> [value, summed metric]
@@ -206,12 +208,12 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
         i = space.index(h.record.config)
         if i is None:  # gamma = 0: it cannot run in the target space
             continue
-        m = group_best[(h.workload, h.device)] / h.time_ms * s ** omega
+        m = group_best[(h.workload, device[h.device])] / h.time_ms * s ** omega
         acc = sums.setdefault(int(i), [0.0, 0])
         acc[0] += m
         acc[1] += 1
         usable += 1
-        devices.add(h.device)
+        devices.add(device[h.device])
         for p in space.params:
             v = h.record.config[p]
             weights[p].setdefault(_key(v), [v, 0.0])[1] += m

@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -34,7 +35,7 @@ from ..strategies.gga_history import full_layer, match_score, problem_dims
 from .prior_options import PriorOptions
 from .rows import rows_for
 
-__all__ = ["SourceGroup", "same_problem", "timed_by_source", "source_groups", "consensus"]
+__all__ = ["SourceGroup", "same_problem", "source_devices", "timed_by_source", "source_groups", "consensus"]
 
 
 @dataclass(frozen=True)
@@ -93,17 +94,36 @@ def _layer_key(problem: dict) -> dict:
     return {k: v for k, v in full_layer(problem).items() if k != "name"}
 
 
+def source_devices(history: Sequence) -> dict[str, str]:
+    """Each device name of ``history`` -> the device its records are a source of: itself,
+    or the preset's name where the history holds several names of one preset (a cache's
+    ``NVIDIA RTX A4000`` and tune's ``RTX-A4000``: one GPU, one source, not two that
+    agree; :func:`search.db.device_names.same_device`).
+
+    >>> from types import SimpleNamespace as M
+    >>> source_devices([M(device="NVIDIA RTX A4000"), M(device="a4000"), M(device="T4")])
+    {'NVIDIA RTX A4000': 'RTX-A4000', 'a4000': 'RTX-A4000', 'T4': 'T4'}
+    """
+    from iobound.devices import canonical_device_name
+    names = list(dict.fromkeys(h.device for h in history))
+    preset = {n: canonical_device_name(n) for n in names}
+    shared = Counter(preset.values())
+    return {n: preset[n] if shared[preset[n]] > 1 else n for n in names}
+
+
 def timed_by_source(history: Sequence) -> dict[tuple, list]:
-    """The timed records of ``history`` by source, ``(workload, device)``: the sources by
+    """The timed records of ``history`` by source, ``(workload, device)`` (the device as
+    :func:`source_devices` names it): the sources by
     their best time (ties by workload and device), each one's records fastest first (ties
     by configuration, then timestamp). An order of what the records are, never of where
     they stand in ``history``: a database's row order (the same files imported in another
     order) must not change the models fitted on them, whose ranking objective samples
     its pairs by row position."""
     out: dict[tuple, list] = {}
+    device = source_devices(history)
     for h in history:
         if h.time_ms is not None:
-            out.setdefault((h.workload, h.device), []).append(h)
+            out.setdefault((h.workload, device[h.device]), []).append(h)
     for ms in out.values():
         _fastest_first(ms)
     return dict(sorted(out.items(), key=lambda kv: (kv[1][0].time_ms, kv[0][0].key(), kv[0][1])))

@@ -13,7 +13,20 @@ def test_unrecognized_argument_with_a_line_break_is_one_line(capsys):
     code = main(["bound", "--layer", "alexnet.conv1", "--fast-memory", "1KiB", "stray\nargument"])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith("iobound: error: unrecognized arguments: stray")
+    assert err.startswith("iobound bound: error: unrecognized arguments: stray")
+
+
+@pytest.mark.parametrize("argv", [["tune", "--layer", "alexnet.conv1", "--bogus"],
+                                  ["history", "list", "--db", "x.db", "--bogus"],
+                                  ["bound", "--layer", "alexnet.conv1", "--fast-memory", "1", "x"]])
+def test_an_unknown_option_is_named_by_its_subcommand(capsys, argv):
+    """README: every error is "iobound <command>: error: ..."; an unknown option was
+    "iobound: error: unrecognized arguments" (argparse reports them from the top parser)."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    prefix = "iobound " + argv[0]  # as the command's other errors are named
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"{prefix}: error: unrecognized arguments: "), err
 
 
 class _WriteFailed(IoboundError):

@@ -153,3 +153,40 @@ def test_a_later_failure_does_not_undo_the_best_ever(capsys, tmp_path):
     code, out, _ = _run(capsys, "history", "best", "--db", db, "-k", "3", "--json")
     assert code == 0 and [(b["config"]["z"], b["time_ms"]) for b in json.loads(out)] == \
         [(1, 0.5), (2, 0.7)]
+
+
+def test_one_gpu_under_two_names_is_one_source_of_history(monkeypatch):
+    """A history holding one GPU under a cache's name and the preset's is one source (it
+    was two that agree: twice the weight in the consensus), and zero-shot's leave-one-
+    device-out leaves out both names."""
+    from search.transfer.sources import source_groups, timed_by_source
+    db = TuningDB(":memory:")
+    db.add([Measurement(CONV, name, "t", MeasureRecord.ok(_config(z), time_ms=float(t)))
+            for name, z, t in (("NVIDIA RTX A4000", 1, 2.0), ("RTX-A4000", 2, 1.0),
+                               ("T4", 4, 3.0))])
+    history = queries.history_for_space(db, SPACE)
+    assert sorted(d for _, d in timed_by_source(history)) == ["RTX-A4000", "T4"]
+    assert sorted(g.device for g in source_groups(SPACE, history, LAYER.to_dict())) == \
+        ["RTX-A4000", "T4"]
+    import search.zero_shot_order as order
+    left: list = []
+
+    def ranking(space, rest, options, seed):  # what each left-one-out model is fitted on
+        left.append(sorted({m.device for m in rest}))
+        raise order.InvalidInputError("stop here")
+    monkeypatch.setattr(order, "history_ranking", ranking)
+    order._loso_means(SPACE, history, LAYER.to_dict(), order.ZeroShotOptions(), 0, [1])
+    assert sorted(left) == [["NVIDIA RTX A4000", "RTX-A4000"], ["T4"]]
+
+
+def test_guided_ga_normalises_one_gpu_by_its_best_under_either_name():
+    """Mu et al.'s filtering metric divides a source's best time by each of its times:
+    one GPU under two names was two sources, each normalised by its own best (the slower
+    name's best scored 1.0 as if it were the GPU's optimum)."""
+    from search.strategies.gga_history import filter_history
+    db = TuningDB(":memory:")
+    db.add([Measurement(CONV, name, "t", MeasureRecord.ok(_config(z), time_ms=t))
+            for name, z, t in (("NVIDIA RTX A4000", 1, 1.0), ("RTX-A4000", 2, 2.0))])
+    f = filter_history(SPACE, queries.history_for_space(db, SPACE), LAYER.to_dict())
+    assert f.devices == ("RTX-A4000",)
+    assert sorted(round(m, 9) for _, m in f.seeds) == [0.5, 1.0]

@@ -135,3 +135,31 @@ def test_a_stored_best_that_is_no_config_of_the_layer_says_it_came_from_the_data
                           "--from-history", db)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert f"--from-history {db}: the best record of" in err and needle in err
+
+
+def _held_on(tmp_path, *devices: str) -> str:
+    db = str(tmp_path / "held.db")
+    w = Workload(CONV_TEMPLATE, _layer_dict(), DIRECT)
+    with TuningDB(db) as t:
+        t.add([Measurement(w, dev, "nvcc", MeasureRecord.ok(_config(DIRECT, 1 + k), time_ms=1.0 + k))
+               for k, dev in enumerate(devices)])
+    return db
+
+
+def test_without_device_the_one_device_holding_the_layer_is_taken(capsys, tmp_path):
+    """``kernel --from-history DB`` without --device after ``tune --history DB`` (whose
+    default device is the V100): it took the kernel's own default, the A100, and failed
+    with "no timed record ... on A100"; it builds the V100's now, also when the V100 is held
+    under two names (one device)."""
+    db = _held_on(tmp_path, "V100-SXM2", "Tesla V100-SXM2-16GB")
+    code, out, err = _run(capsys, "kernel", "--layer", LAYER, "--from-history", db, "--json")
+    res = json.loads(out)
+    assert code == 0 and res["from_history"]["device"] == "V100-SXM2", err
+    assert res["config"] == _config(DIRECT, 1)
+
+
+def test_without_device_two_devices_holding_the_layer_are_named(capsys, tmp_path):
+    db = _held_on(tmp_path, "V100-SXM2", "A100-SXM4-40GB")
+    code, out, err = _run(capsys, "kernel", "--layer", LAYER, "--from-history", db)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "on A100-SXM4-40GB, V100-SXM2; choose one with --device" in err
