@@ -114,7 +114,9 @@ class DataflowReport:
         the padding; ``None`` in :meth:`to_dict`).
     optimality : OptimalityCondition
     continuous : ContinuousOptimum
-        The SymPy (halo-free, real-valued) optimum for ``block_memory_words``.
+        The SymPy (halo-free, real-valued) optimum for ``block_memory_words``, within the
+        layer's box (``bound_by`` says whether the memory, c_out, h_out w_out or the whole
+        layer fixes it).
     order : str
         Direct: the operand kept on chip (``output``, ``weight``, ``input``); Winograd: the
         footprint model (``paper``, ``accumulate``).
@@ -174,7 +176,8 @@ class DataflowReport:
             "optimality_condition": self.optimality.to_dict(),
             "continuous_optimum": {"x": self.continuous.x, "y": self.continuous.y,
                                    "z": self.continuous.z, "reuse": self.continuous.reuse,
-                                   "io_halo_free": self.continuous.io},
+                                   "io_halo_free": self.continuous.io,
+                                   "bound_by": self.continuous.bound_by},
         }
 
 

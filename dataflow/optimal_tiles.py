@@ -18,9 +18,13 @@ subject to ``g = S`` gives ``a P = K z``, i.e. ``x y = R_df z`` with the dataflo
 ``R_df = K / a``; this is the paper's optimality condition ``x y = R z`` (Sec. 5.2/5.3)
 with R the paper's ``k_h k_w / mu^2`` for overlapping windows and ``k_h k_w`` (= ``reuse_max``)
 for stride 1. Within this model the staging term ``alpha (a P + K z)`` does not move the
-condition; a real block stages the whole input rectangle its tile reads, which is not
-``a P`` when the stride exceeds the window (a 1x1 kernel of stride 2), so the continuous
-optimum is only where the integer search below, on exact footprints, starts.
+condition. A tile cannot exceed the layer (``z <=`` one group's ``c_out``,
+``P <= h_out w_out``): where that point lies outside, the optimum is on the cap with
+``g = S`` (or the whole layer), and ``ContinuousOptimum.bound_by`` says which (a convex
+program in ``ln P``, ``ln z``; :mod:`dataflow.continuous_optimum`). A real block stages
+the whole input rectangle its tile reads, which is not ``a P`` when the stride exceeds the
+window (a 1x1 kernel of stride 2), so the continuous optimum is only where the integer
+search below, on exact footprints, starts.
 
 Integer tiles: an exact search over all spatial tiles (divisors of w_out and h_out; for
 Winograd multiples of e that divide them when such tiles fit, otherwise multiples of e
@@ -90,7 +94,8 @@ class TileChoice:
     divisible : bool
         Whether x, y, z divide w_out, h_out, c_out (the search domain's requirement).
     continuous : ContinuousOptimum
-        The SymPy optimum the integer search improves on.
+        The SymPy optimum (halo-free, within the layer's box) the integer tiles are
+        compared with; the search itself is exhaustive and does not depend on it.
     """
 
     algorithm: str

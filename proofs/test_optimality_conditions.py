@@ -75,3 +75,65 @@ def test_the_toolkits_tile_optimum():
         at = f_on_g(best_p)
         assert all(f_on_g(best_p * t) >= at * (1 - 1e-12)
                    for t in (0.25, 0.5, 0.9, 0.99, 1.01, 1.1, 2.0, 4.0))
+
+
+def _tile_model_log():
+    """f and g of dataflow.continuous_optimum in log coordinates u = ln P, v = ln z."""
+    from dataflow.continuous_optimum import A, ALPHA, C, C_IN, K
+    u, v = sp.symbols("u v", real=True)
+    f = C_IN * (A * sp.exp(u) + K * sp.exp(v)) / (sp.exp(u) * sp.exp(v))
+    g = C * sp.exp(u + v) + ALPHA * (A * sp.exp(u) + K * sp.exp(v))
+    return (u, v), f, g
+
+
+def test_tile_problem_is_convex_in_log_coordinates():
+    """In (u, v) = (ln P, ln z), f = C_in (a e^-v + K e^-u) and g = c e^(u+v) + alpha (a e^u
+    + K e^v) have positive-definite Hessians for all positive constants (diagonal entries
+    and determinant positive after simplification): f is strictly convex and {g <= S} is
+    convex, so with the box u <= ln P_max, v <= ln Z_max the problem is a convex program
+    whose KKT points are its unique optimum (what dataflow.continuous_optimum relies on)."""
+    uv, f, g = _tile_model_log()
+    for expr in (f, g):
+        hess = sp.hessian(expr, uv)
+        for i in range(2):
+            assert sp.simplify(hess[i, i]).is_positive
+        assert sp.simplify(sp.expand(hess.det())).is_positive
+    # f falls as P or z grows: with room to spare (g < S) a larger tile is better, so the
+    # optimum is the corner (P_max, Z_max) when it fits, and on g = S otherwise
+    for w in uv:
+        assert sp.simplify(sp.diff(f, w)).is_negative
+
+
+def test_tile_optimum_on_a_cap():
+    """When the interior point (P*, z*) has z* > Z_max, the optimum is z = Z_max with P from
+    g = S: that P solves g = S and falls with z (dP/dz = -(c S + alpha^2 a K)/(c z + alpha a)^2),
+    so a P - K z falls with z and vanishes at z* (a P* = K z*): a P > K z at z = Z_max < z*.
+    The KKT multipliers (grad f + lambda grad g + mu e_v = 0 in log coordinates) are then
+    lambda = C_in K / (P^2 (c z + alpha a)) > 0 and
+    mu = C_in (a P - K z) g / (P^2 z (c z + alpha a)) > 0: a KKT point of the convex
+    program, hence its optimum. Symmetrically for the cap P = P_max (z from g = S)."""
+    from dataflow.continuous_optimum import (A, ALPHA, C, C_IN, K, P, S, Z, boundary_expressions,
+                                             continuous_optimum_expressions)
+    p_of_z, z_of_p = boundary_expressions()
+    g = C * P * Z + ALPHA * (A * P + K * Z)
+    assert sp.simplify(g.subs(P, p_of_z) - S) == 0
+    assert sp.simplify(g.subs(Z, z_of_p) - S) == 0
+    assert sp.simplify(sp.diff(p_of_z, Z) + (C * S + ALPHA**2 * A * K) / (C * Z + ALPHA * A)**2) == 0
+    assert sp.simplify(sp.diff(z_of_p, P) + (C * S + ALPHA**2 * A * K) / (C * P + ALPHA * K)**2) == 0
+    assert sp.simplify(sp.diff(A * p_of_z - K * Z, Z)).is_negative
+    assert sp.simplify(sp.diff(K * z_of_p - A * P, P)).is_negative
+    p_opt, z_opt = continuous_optimum_expressions()
+    assert sp.simplify((A * p_of_z - K * Z).subs(Z, z_opt)) == 0
+    assert sp.simplify((K * z_of_p - A * P).subs(P, p_opt)) == 0
+
+    f = C_IN * (A * P + K * Z) / (P * Z)
+    f_u, f_v = P * sp.diff(f, P), Z * sp.diff(f, Z)      # d/du = P d/dP, d/dv = z d/dz
+    g_u, g_v = P * sp.diff(g, P), Z * sp.diff(g, Z)
+    lam = sp.simplify(-f_u / g_u)                          # z capped: P free
+    assert sp.simplify(lam - C_IN * K / (P**2 * (C * Z + ALPHA * A))) == 0 and lam.is_positive
+    mu = -(f_v + lam * g_v)
+    assert sp.simplify(mu - C_IN * (A * P - K * Z) * g / (P**2 * Z * (C * Z + ALPHA * A))) == 0
+    lam_p = sp.simplify(-f_v / g_v)                        # P capped: z free
+    assert lam_p.is_positive
+    mu_p = -(f_u + lam_p * g_u)
+    assert sp.simplify(mu_p - C_IN * (K * Z - A * P) * g / (P * Z**2 * (C * P + ALPHA * K))) == 0

@@ -108,6 +108,24 @@ def _order_text(rep) -> str:
     return f"{rep.order}-stationary"
 
 
+def _size(v: float) -> str:
+    """A continuous tile size: whole numbers (a cap) as integers, else two decimals."""
+    return f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.2f}"
+
+
+def _continuous_text(rep) -> str:
+    """The halo-free optimum and what fixes it; ``x*y = R*z`` only where it holds."""
+    c = rep.continuous
+    xy = f"x=y={_size(c.x)}" if c.x == c.y else f"x={_size(c.x)}, y={_size(c.y)}"
+    c_out = "c_out/groups" if rep.layer.groups > 1 else "c_out"
+    why = {"memory": f": x*y = {c.reuse:g}*z",
+           "c_out": f", z capped at {c_out}:",
+           "spatial": ", x*y capped at h_out*w_out:",
+           "layer": ", the whole layer fits:"}[c.bound_by]
+    sep = "," if c.bound_by == "memory" else ""
+    return f"{xy}, z={_size(c.z)} (SymPy, halo-free{why}{sep} I/O {c.io:,.0f} words)"
+
+
 def _table(rep) -> str:
     from dataflow.families import dataflow_family
 
@@ -122,8 +140,7 @@ def _table(rep) -> str:
                         f"{rep.block_memory_words} words per block"),
         (f"tiles ({rep.tiles_source})", tiles),
         ("order", _order_text(rep)),
-        ("continuous optimum", f"x=y={rep.continuous.x:.2f}, z={rep.continuous.z:.2f} (SymPy, halo-free: "
-                               f"x*y = {rep.continuous.reuse:g}*z, I/O {rep.continuous.io:,.0f} words)"),
+        ("continuous optimum", _continuous_text(rep)),
         ("footprint", f"{fp['total']} words (shared {fp['shared_words']}, registers {fp['register_words']})"),
         ("I/O exact", f"{io['total']:,} words (inputs {io['input_loads']:,}, weights "
                       f"{io['weight_loads']:,}, outputs {io['output_stores']:,})"),
