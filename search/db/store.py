@@ -152,32 +152,14 @@ class TuningDB:
         keeps the first that many; ``order="stored"`` gives them in the order they were
         stored instead.
         """
-        if workload is not None:
-            check_type("workload", workload, Workload)
         devices = device if isinstance(device, tuple) else None if device is None else (device,)
-        for value in devices or ():
-            check_type("device", value, str)
-        if toolchain is not None:
-            check_type("toolchain", toolchain, str)
-        check_flag("counted_only", counted_only)
+        where, args = _filters(workload, devices, toolchain, counted_only)
         if check_flag("fastest_per_config", fastest_per_config) and not counted_only:
             raise InvalidInputError("fastest_per_config ranks timed measurements: give it "
                                     "with counted_only=True")
         check_choice("order", order, tuple(MEASUREMENT_ORDERS))
         if limit is not None:
             limit = limits.check_int("limit", limit, limits.ROWS)
-        where, args = [], []
-        if workload is not None:
-            where.append("w.template=? AND w.problem=? AND w.params=?")
-            args.extend(workload.key())
-        if devices is not None:
-            where.append(f"d.name IN ({', '.join('?' * len(devices))})")
-            args.extend(devices)
-        if toolchain is not None:
-            where.append("m.toolchain=?")
-            args.append(toolchain)
-        if counted_only:
-            where.append("m.status='ok' AND m.time_ms IS NOT NULL")
         rows = ("FROM measurements m JOIN workloads w ON m.workload = w.id "
                 "JOIN devices d ON m.device = d.id" + "".join(
                     f" {'WHERE' if i == 0 else 'AND'} {cond}" for i, cond in enumerate(where)))
@@ -289,3 +271,26 @@ class TuningDB:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _filters(workload: Workload | None, devices: tuple[str, ...] | None, toolchain: str | None,
+             counted_only: bool) -> tuple[list[str], list]:
+    """The conditions of :meth:`TuningDB.measurements`' filters (checked) on ``m``, ``w``
+    and ``d``, and their arguments."""
+    where, args = [], []
+    if workload is not None:
+        check_type("workload", workload, Workload)
+        where.append("w.template=? AND w.problem=? AND w.params=?")
+        args.extend(workload.key())
+    if devices is not None:
+        for value in devices:
+            check_type("device", value, str)
+        where.append(f"d.name IN ({', '.join('?' * len(devices))})")
+        args.extend(devices)
+    if toolchain is not None:
+        check_type("toolchain", toolchain, str)
+        where.append("m.toolchain=?")
+        args.append(toolchain)
+    if check_flag("counted_only", counted_only):
+        where.append("m.status='ok' AND m.time_ms IS NOT NULL")
+    return where, args
