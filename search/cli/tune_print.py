@@ -137,7 +137,7 @@ def print_choice(choice) -> None:
         return
     timed = choice.chosen.result.best.record.time_ms is not None
     if not others:
-        how = "(the only one whose kernel computes the layer)"
+        how = "(the only one with a configuration of the layer on this device)"
     else:  # the emulator times nothing: its costs are words moved
         how = "is the fastest" if timed else "moves the fewest words (emulated, not timed)"
     print(f"algorithm: {choice.chosen.algorithm} {how}, {cost(choice.chosen)}"

@@ -196,6 +196,18 @@ def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
     return out
 
 
+def _has_configurations(layer: ConvLayer, device, candidate) -> bool:
+    """Whether ``candidate``'s Table 1 pruned space of ``layer`` on ``device`` has a
+    configuration (the oracle gives an empty one no time: ``labels.oracle_record``)."""
+    from search.conv_space import ConvSpace
+    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
+    try:
+        ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
+    except ValueError:
+        return False
+    return True
+
+
 def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
                   progress: Callable[[int, ConvLayer], None] | None = None,
                   known: Iterable | None = None) -> list[LayerSelection]:
@@ -233,7 +245,11 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
                     f"layer {layer.name or shape_key(layer)}: no candidate algorithm has a "
                     f"valid configuration on {dev.name} (every pruned space is empty)")
             ex, source = found[0], f"{measure} oracle"
-        ex = Example(layer, ex.device, ex.times, ex.configs, ex.estimate)
+        times, configs = dict(ex.times), dict(ex.configs)
+        for c in candidates(layer):  # no record, and none can exist: unavailable, not untuned
+            if c not in times and not _has_configurations(layer, dev, c):
+                times[c], configs[c] = None, {}
+        ex = Example(layer, ex.device, times, configs, ex.estimate)
         untuned = tuple(c.label for c in candidates(layer) if c not in ex.times)
         out.append(selection_from_example(ex, source=source, untuned=untuned, device=dev))
     return out

@@ -98,3 +98,14 @@ def test_select_history_reads_an_all_run_on_a_1x1_layer_to_its_choice(tmp_path, 
     [picked] = json.loads(capsys.readouterr().out)["layers"]
     assert picked["source"] == "history"
     assert (picked["algorithm"], picked["time_ms"]) == (choice["algorithm"], choice["best_cost"])
+
+
+def test_winograd_with_an_empty_space_is_not_said_not_to_compute_the_layer(tmp_path, capsys):
+    """A 9x9 kernel at stride 1: Winograd computes it, but its Table 1 pruned space on the
+    V100 is empty, so --algorithm all tunes direct alone; the line said direct was "the
+    only one whose kernel computes the layer", which is false."""
+    assert main(BASE + ["--layer", "cin=8,hin=20,cout=16,kh=9,pad=4", "--algorithm", "all",
+                        "--budget", "3", "--out-dir", str(tmp_path)]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("algorithm: direct (the only one with a configuration of the "
+                           "layer on this device)"), last

@@ -57,3 +57,22 @@ def test_a_layer_no_candidate_can_run_is_one_error_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("iobound select: error: layer ")
     assert "no candidate algorithm has a valid configuration" in err[0]
+
+
+def test_candidates_with_no_configuration_are_unavailable_not_untuned(tmp_path, capsys):
+    """A 7x7 kernel on the V100: Winograd e = 3 and 4 have no configuration after Table 1
+    pruning (``domain --winograd-e 3`` says so; select without history prints "-"). With a
+    history holding direct and e = 2 they were "untuned", with the advice to tune them,
+    which can never be followed: they are unavailable, as without history."""
+    spec, db = "cin=64,hin=28,cout=128,kh=7,pad=3", str(tmp_path / "h.sqlite")
+    for algorithm in ("direct", "winograd"):
+        assert main(["tune", "--layer", spec, "--algorithm", algorithm, "--measure", "model",
+                     "--budget", "4", "--history", db, "--no-verify", "--json",
+                     "--out-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["select", "--layer", spec, "--json"]) == 0
+    (oracle,) = json.loads(capsys.readouterr().out)["layers"]
+    assert main(["select", "--layer", spec, "--history", db, "--json"]) == 0
+    (sel,) = json.loads(capsys.readouterr().out)["layers"]
+    assert sel["source"] == "history" and sel["untuned"] == []
+    assert sel["unavailable"] == oracle["unavailable"] == ["winograd-e3", "winograd-e4"]
