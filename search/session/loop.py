@@ -120,6 +120,9 @@ def tune_and_store(space: "Space", measurer: "Measurer", settings: TuneSettings,
     a signal after the loop, or a second one, waits for the writes. (result, seconds,
     history use, history outcome, export outcome); raises
     :class:`~search.interrupts.Interrupted` after the writes when a signal came."""
+    if settings.budget > len(space):  # said once, before the loop: the run is longer
+        observer.notice(f"--budget {settings.budget} is more than the space's {len(space):,} "
+                        f"configurations: every one is measured, then the search stops")
     with signals_deferred() as late:
         result, seconds, history_use = tune_space(space, measurer, settings, header, observer,
                                                   builders, problem, executor_for)
