@@ -131,13 +131,12 @@ def _device_of_layer(args, db, layer) -> str:
     device (under any of its names) the database holds timed records of ``layer`` on;
     :data:`DEFAULT_KERNEL_DEVICE` when it holds none (the error then names it), bad input
     naming them when several."""
-    from iobound.devices import canonical_device_name
+    from search.db.device_names import same_device
     from search.db.queries import best_for_layer
     held = sorted(d for d in db.devices() if best_for_layer(db, layer, d, args.algorithm))
-    devices = sorted({canonical_device_name(d) for d in held})
-    if not devices:
+    if not held:
         return DEFAULT_KERNEL_DEVICE
-    if len(devices) > 1:
+    if not all(same_device(held[0], d) for d in held[1:]):
         raise InvalidInputError(f"--from-history {args.from_history}: it holds {layer.short()} "
                                 f"on {', '.join(held)}; choose one with --device")
     return held[0]

@@ -38,8 +38,7 @@ def same_device(name: str, other: str) -> bool:
 
 def held_names(name: str, held: Iterable[str]) -> tuple[str, ...]:
     """The names among ``held`` that are ``name``'s device (:func:`same_device`), sorted."""
-    canonical = canonical_device_name(name)
-    return tuple(sorted(d for d in held if d == name or canonical_device_name(d) == canonical))
+    return tuple(sorted(d for d in held if same_device(name, d)))
 
 
 def held_devices(conn) -> set[str]:

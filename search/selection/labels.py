@@ -28,7 +28,7 @@ from iobound.layer import ConvLayer
 
 from .dataset import Candidate, LabelRecord, shape_key, candidates
 
-__all__ = ["ORACLE_MEASURES", "oracle_record", "label_layer", "label_layers"]
+__all__ = ["ORACLE_MEASURES", "candidate_space", "oracle_record", "label_layer", "label_layers"]
 
 log = logging.getLogger(__name__)
 
@@ -51,21 +51,27 @@ def _device_name(device) -> str:
     return device.name
 
 
+def candidate_space(layer: ConvLayer, device, candidate: Candidate):
+    """``candidate``'s Table 1 pruned space of ``layer`` on ``device`` (a
+    :class:`~search.conv_space.ConvSpace`); ValueError, naming why, when it is empty."""
+    from search.conv_space import ConvSpace
+    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
+    return ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
+
+
 def oracle_record(layer: ConvLayer, device, candidate: Candidate,
                   measure: str = "model") -> LabelRecord:
     """The fastest configuration of ``candidate``'s pruned space under ``measure``.
 
     ``time_ms`` is None when the space is empty or no configuration is ``ok``.
     """
-    from search.conv_space import ConvSpace
     from search.measure import make_measurer
     from search.records import as_measured
 
     _check_measure(measure)
     name = _device_name(device)
-    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
     try:
-        space = ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
+        space = candidate_space(layer, device, candidate)
     except ValueError as exc:
         log.info("%s %s: %s", layer.name, candidate.label, exc)
         return LabelRecord(layer, name, candidate.algorithm, candidate.e, {}, None, True,

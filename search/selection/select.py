@@ -199,10 +199,9 @@ def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
 def _has_configurations(layer: ConvLayer, device, candidate) -> bool:
     """Whether ``candidate``'s Table 1 pruned space of ``layer`` on ``device`` has a
     configuration (the oracle gives an empty one no time: ``labels.oracle_record``)."""
-    from search.conv_space import ConvSpace
-    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
+    from .labels import candidate_space
     try:
-        ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
+        candidate_space(layer, device, candidate)
     except ValueError:
         return False
     return True
