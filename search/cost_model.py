@@ -179,6 +179,7 @@ class XGBCostModel(CostModel):
         self._columns: int | None = None  # the feature columns fit saw
         self._const = 0.0
         self._objective = self.options.objective
+        self.fit_count = 0  # which fit the predictions are of (a memo of them checks it)
 
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "XGBCostModel":
         """Train on ``X`` (:func:`model_rows`: values beyond float32 clipped) and costs
@@ -191,6 +192,7 @@ class XGBCostModel(CostModel):
         """
         X, costs = check_training(X, costs)
         y = make_targets(costs)
+        self.fit_count += 1
         self._columns = X.shape[1]
         o = self.options
         if o.bootstrap:  # Thompson sampling: each fit sees one bootstrap resample of the data

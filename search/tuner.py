@@ -294,7 +294,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
             space, measurer, budget, patience, seed, log, resume, progress, header, reusable,
             build_strategy)
         strat = _build_strategy(strategy, space, seed, options, build_strategy)
-        strat.set_horizon(budget)
+        # what the run will measure: a budget beyond the space ends when the space does
+        strat.set_horizon(None if budget is None else min(budget, len(space)))
         if not isinstance(strategy, Strategy) and seed is None:
             seed = 0
         ledger = _ledger(space, measurer, resume, reusable)

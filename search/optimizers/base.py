@@ -40,7 +40,7 @@ from iobound.errors import InvalidInputError
 from ..cost_model import CostModel
 from ..space import Space, sample_excluding
 
-__all__ = ["ModelOptimizer", "score_memo", "NeighbourMemo"]
+__all__ = ["ModelOptimizer", "score_memo", "NeighbourMemo", "PredictionMemo"]
 
 
 class ModelOptimizer(abc.ABC):
@@ -94,25 +94,76 @@ class ModelOptimizer(abc.ABC):
         """Up to ``n`` distinct unexcluded indices, lowest prediction first (``n >= 1``)."""
 
 
-def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float]) -> np.ndarray:
-    """Predictions for ``idx`` in one model call, remembering new ones in ``memo``.
+def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float],
+               known: dict[int, float] | None = None) -> np.ndarray:
+    """Predictions for ``idx`` in one model call, remembering new ones in ``memo``;
+    ``known`` (a :class:`PredictionMemo`'s) are the same model's from earlier calls,
+    taken instead of predicted and added to.
 
     Examples
     --------
     >>> from search.space import GridSpace
     >>> class Double:
     ...     def predict(self, X): return 2 * X[:, 0]
-    >>> memo = {}
-    >>> score_memo(Double(), GridSpace({"a": [5, 6, 7]}), np.array([2, 0, 2]), memo).tolist()
-    [14.0, 10.0, 14.0]
-    >>> sorted(memo)
-    [0, 2]
+    >>> memo, known = {}, {1: 12.0}
+    >>> score_memo(Double(), GridSpace({"a": [5, 6, 7]}), np.array([2, 1, 2]), memo, known).tolist()
+    [14.0, 12.0, 14.0]
+    >>> sorted(memo), sorted(known)
+    ([1, 2], [1, 2])
     """
     new = [int(i) for i in dict.fromkeys(idx.tolist()) if int(i) not in memo]
+    if known:
+        for i in new:
+            if i in known:
+                memo[i] = known[i]
+        new = [i for i in new if i not in memo]
     if new:
         for i, s in zip(new, model.predict(space.features(new))):
             memo[i] = float(s)
+        if known is not None:
+            known.update((i, memo[i]) for i in new)
     return np.array([memo[int(i)] for i in idx], dtype=float)
+
+
+class PredictionMemo:
+    """One fitted model's predictions over one space, kept across searches: between two
+    refits a strategy proposes from the same model round after round
+    (:mod:`search.strategies.model_based`), and the walks score the same configurations
+    again.
+
+    Kept only for a model that counts its fits (``fit_count``, as
+    :class:`~search.cost_model.XGBCostModel` does), so a model refitted in place is
+    never answered from its earlier fit; another model, fit or space starts afresh, and
+    past ``limit`` predictions it starts afresh too.
+
+    Examples
+    --------
+    >>> from search.space import GridSpace
+    >>> class Fitted:
+    ...     fit_count = 1
+    >>> memo, model, space = PredictionMemo(), Fitted(), GridSpace({"a": [1, 2]})
+    >>> memo(model, space)[0] = 3.0
+    >>> memo(model, space), memo(object(), space)
+    ({0: 3.0}, None)
+    >>> model.fit_count = 2
+    >>> memo(model, space)
+    {}
+    """
+
+    def __init__(self, limit: int = 1_000_000):
+        self.limit = limit
+        self._key: tuple | None = None
+        self._memo: dict[int, float] = {}
+
+    def __call__(self, model: CostModel, space: Space) -> dict[int, float] | None:
+        count = getattr(model, "fit_count", None)
+        if count is None:
+            return None
+        last = self._key
+        if (last is None or last[0] is not model or last[1] != count or last[2] is not space
+                or len(self._memo) > self.limit):
+            self._key, self._memo = (model, count, space), {}
+        return self._memo
 
 
 class NeighbourMemo:

@@ -38,7 +38,7 @@ import numpy as np
 from ..cost_model import CostModel
 from ..option_checks import check_count, check_flag, check_number
 from ..space import Space
-from .base import ModelOptimizer, NeighbourMemo, score_memo
+from .base import ModelOptimizer, NeighbourMemo, PredictionMemo, score_memo
 
 __all__ = ["WalkOptions", "WalkOptimizer"]
 
@@ -95,6 +95,7 @@ class WalkOptimizer(ModelOptimizer):
         super().__init__(options)
         self.last_steps = 0  # steps taken by the last search() (for diagnostics)
         self.neighbours = NeighbourMemo()
+        self.predictions = PredictionMemo()
 
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
@@ -105,12 +106,13 @@ class WalkOptimizer(ModelOptimizer):
         starts = [int(i) for i in best[:n_best]]
         starts += space.sample(n_walk - n_best, rng)
         cur = np.array(starts, dtype=np.int64)
-        scored: dict[int, float] = {}
-        cur_score = score_memo(model, space, cur, scored)
+        scored: dict[int, float] = {}  # this search's: the pool it ranks
+        known = self.predictions(model, space)
+        cur_score = score_memo(model, space, cur, scored, known)
         threshold = o.threshold
         if threshold is None and len(best):
-            threshold = float(score_memo(model, space, np.array([best[0]]), {})[0])
-        self.last_steps = self._walk(model, space, cur, cur_score, scored, threshold, rng)
+            threshold = float(score_memo(model, space, np.array([best[0]]), {}, known)[0])
+        self.last_steps = self._walk(model, space, cur, cur_score, scored, threshold, known, rng)
         ends = {int(i) for i in cur}
         cand = [i for i in scored if i not in exclude]
         ties = rng.random(len(cand))  # equal predictions: random order, not index order
@@ -119,7 +121,8 @@ class WalkOptimizer(ModelOptimizer):
         return self._diverse(space, ranked, n) if o.diverse else ranked[:n]
 
     def _walk(self, model: CostModel, space: Space, cur: np.ndarray, cur_score: np.ndarray,
-              scored: dict[int, float], threshold: float | None, rng: np.random.Generator) -> int:
+              scored: dict[int, float], threshold: float | None, known: dict[int, float] | None,
+              rng: np.random.Generator) -> int:
         """Move the walkers ``cur`` (in place) until all stop; returns the steps taken."""
         o = self.options
         active = np.ones(len(cur), dtype=bool)
@@ -143,7 +146,7 @@ class WalkOptimizer(ModelOptimizer):
                 break
             cands_a = np.array(cands, dtype=np.int64)
             walkers_a = np.array(walkers, dtype=np.int64)
-            scores = score_memo(model, space, cands_a, scored)
+            scores = score_memo(model, space, cands_a, scored, known)
             # per walker: the best candidate of this step
             order = np.lexsort((scores, walkers_a))
             first = np.ones(len(order), dtype=bool)

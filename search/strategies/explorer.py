@@ -2,7 +2,10 @@
 
 The model-based strategy (:mod:`.model_based`) with the random-walk optimizer
 (:class:`~search.optimizers.walk.WalkOptimizer`): each round fits the XGBoost cost
-model on every measurement so far and the walks propose the batch. A share
+model on every measurement so far and the walks propose the batch (past 256
+measurements, a round refits once they have grown by a sixteenth since the last fit,
+and the rounds between propose from the last model: a run measured to exhaustion is
+not quadratic in its length). A share
 ``epsilon`` of each batch is random (exploration, so a wrong model cannot trap
 the search); the first ``init_random`` configurations are random too, since there
 is no model before there is data.

@@ -75,6 +75,10 @@ def test_tune_tells_the_strategy_its_budget_and_no_budget_means_no_endgame():
     s = make_strategy("explorer", GRID, None, np.random.default_rng(0))
     tune(GRID, Rugged(), s, budget=20)
     assert s.horizon == 20
+    beyond = make_strategy("explorer", GRID, LIGHT, np.random.default_rng(0))
+    res = tune(GRID, Rugged(), beyond, budget=len(GRID) + 50)
+    # the horizon is what the run measures: a budget past the space ends with the space
+    assert beyond.horizon == len(GRID) == res.evaluations
     free = make_strategy("explorer", GRID, None, np.random.default_rng(0))
     for _ in range(10):  # ask/tell by hand: no horizon
         got = free.ask(4)

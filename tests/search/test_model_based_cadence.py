@@ -289,3 +289,58 @@ def test_the_stall_share_is_taken_out_of_the_optimizers_batch():
         s.tell(got, [MeasureRecord.ok(GRID.get(i), time_ms=1.0) for i in got])
     assert min(spy.sizes) < 4 and s.stats()["explored"] > 0
     assert 0 < s.stats()["explored"] <= sum(4 - n for n in spy.sizes)
+
+
+class ModelSpy(Proposals):
+    """Records the model each proposal came from."""
+
+    def __init__(self):
+        super().__init__()
+        self.models = []
+
+    def propose(self, model, space, n, exclude, rng, best=()):
+        self.models.append(model)
+        return super().propose(model, space, n, exclude, rng, best)
+
+
+@pytest.mark.parametrize("until, growth", [(8, 0.5), (12, 0.25), (0, 1.0)])
+def test_past_refit_all_until_a_round_refits_only_once_the_training_set_grew(until, growth):
+    """Batches of 4 on GRID (120): every round refits while the last fit learnt from at
+    most ``until``; after, only once the training set is ``1 + growth`` times the last
+    fit's; every round between proposes from the last model all the same."""
+    s = _strategy(init_random=4, epsilon=0.0, endgame=0.0, refit_all_until=until,
+                  refit_growth=growth)
+    s.optimizer = spy = ModelSpy()
+    fitted_at, want = None, []
+    for _ in range(20):
+        told = len(s.seen)
+        if told >= 4 and (fitted_at is None or fitted_at <= until
+                          or told >= fitted_at * (1 + growth)):
+            fitted_at = told
+        if told >= 4:
+            want.append(fitted_at)
+        got = s.ask(4)
+        s.tell(got, _ok(got))
+    assert s.stats()["fits"] == len(set(want))
+    # a proposal per round after the first; the same model object while no refit
+    changes = [i for i in range(1, len(spy.models)) if spy.models[i] is not spy.models[i - 1]]
+    assert len(spy.models) == len(want)
+    assert changes == [i for i in range(1, len(want)) if want[i] != want[i - 1]]
+
+
+def test_up_to_refit_all_until_the_run_is_the_one_that_refits_every_round():
+    """The cadence changes nothing for short runs: the asks of a run on GRID with
+    refit_all_until 64 are those of a run that refits every round up to the round after
+    its last fit past 64 (at 68 told); the rounds after it fit less."""
+    def run(**options):
+        s = _strategy(seed=3, **options)
+        asked = []
+        while len(asked) < 84:
+            got = s.ask(4)
+            s.tell(got, _ok(got))
+            asked += got
+        return asked, s.stats()["fits"]
+    every, every_fits = run(refit_growth=0.0)
+    lazy, lazy_fits = run(refit_all_until=64, refit_growth=0.5)
+    assert lazy[:72] == every[:72]
+    assert (lazy_fits, every_fits) == (17, 20)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from search.optimizers import AnnealOptimizer, AnnealOptions, WalkOptimizer, WalkOptions, make_optimizer
-from search.optimizers.base import NeighbourMemo, score_memo
+from search.optimizers.base import NeighbourMemo, PredictionMemo, score_memo
 from search.space import GridSpace
 
 LINE = GridSpace({"a": list(range(40))})
@@ -159,3 +159,37 @@ def test_score_memo_predicts_only_what_it_does_not_remember():
     memo = {0: 99.0}
     assert score_memo(model, LINE, np.array([0, 3, 3]), memo).tolist() == [99.0, 6.0, 6.0]
     assert model.calls == [1] and memo == {0: 99.0, 3: 6.0}
+
+
+class Fitted(Table):
+    """A :class:`Table` that counts its fits, as the XGBoost model does."""
+
+    fit_count = 1
+
+
+def test_walks_of_one_fitted_model_predict_each_configuration_once_and_choose_as_before():
+    """Three searches with one fitted model predict no configuration twice and propose
+    what a fresh optimizer (which remembers nothing) proposes with the same random
+    stream; a refit (``fit_count``) or another space is predicted afresh, and a model
+    that does not count its fits is never remembered."""
+    f = lambda a: abs(a - 17) + 0.1 * (a % 3)
+    model, opt = Fitted(f), _walk(n_walkers=8)
+    rngs = [np.random.default_rng(5), np.random.default_rng(5)]
+    for exclude in (set(), {17}, {16, 17, 18}):
+        fresh = _walk(n_walkers=8).propose(Table(f), LINE, 3, exclude, rngs[0], best=[])
+        assert opt.propose(model, LINE, 3, exclude, rngs[1], best=[]) == fresh
+    assert sum(model.calls) == len(opt.predictions(model, LINE)) <= len(LINE)
+    before = sum(model.calls)
+    model.fit_count = 2
+    opt.propose(model, LINE, 3, set(), np.random.default_rng(0))
+    assert sum(model.calls) > before
+    assert PredictionMemo()(Table(f), LINE) is None
+
+
+def test_a_prediction_memo_past_its_limit_starts_afresh():
+    memo, model = PredictionMemo(limit=2), Fitted(lambda a: a)
+    got = memo(model, LINE)
+    got.update({0: 0.0, 1: 1.0, 2: 2.0})
+    assert memo(model, LINE) == {}
+    memo(model, LINE)[5] = 5.0
+    assert memo(model, GridSpace({"a": [1]})) == {}
