@@ -139,10 +139,13 @@ def _check_zero_shot(settings: "TuneSettings", space: "Space", records: list, ot
     if not records:
         also = f" (only {other} workload(s) of other parameters)" if other else ""
         raise InvalidInputError(f"{what}; {settings.history} holds none{also}")
+    from ..transfer.rows import LayerRows, rows_for
     from ..zero_shot import rankable
     if not rankable(space, records):
+        why = ("is of a device preset and a layer, whose features the ranking learns from"
+               if isinstance(rows_for(space), LayerRows) else "is a configuration of this space")
         raise InvalidInputError(f"{what}; none of the {len(records)} in {settings.history} "
-                                "is a configuration of this space or has its features")
+                                f"{why}")
 
 
 def history_options(settings: "TuneSettings", space: "Space", problem: Any):

@@ -245,14 +245,16 @@ def options_from_db(db, space, target_problem: Any = None, exclude_devices=(),
                     **options) -> GuidedGAOptions:
     """``gga`` options whose history is the database's records for ``space``.
 
-    ``db`` is a :class:`search.db.TuningDB` or a path; ``options`` are further
-    :class:`GuidedGAOptions` fields (``batch_size``, ``population``...).
+    ``db`` is a :class:`search.db.TuningDB` or the path of one that exists (reading
+    never creates a database); ``options`` are further :class:`GuidedGAOptions` fields
+    (``batch_size``, ``population``...).
     """
     from ..db import TuningDB
+    from ..db.opening import open_database
     from ..db.queries import history_for_space
     if isinstance(db, TuningDB):
         hist = history_for_space(db, space, exclude_devices=exclude_devices)
     else:
-        with TuningDB(db) as handle:
+        with open_database(db, "db", readonly=True) as handle:
             hist = history_for_space(handle, space, exclude_devices=exclude_devices)
     return GuidedGAOptions(history=tuple(hist), target_problem=target_problem, **options)

@@ -51,8 +51,10 @@ __all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "
 
 @dataclass(frozen=True)
 class HistoryInfo:
-    """What the history held for a space: records used, their devices, a notice, and the
-    seconds taken to read it and make the prior (set by the tuning session)."""
+    """What the history held for a space (its timed records of this space's parameters,
+    the target's own left out: what every strategy reads, whatever share its own rules
+    then keep), their devices, whether the strategy used them, a notice, and the seconds
+    taken to read it and make the prior (set by the tuning session)."""
 
     records: int
     devices: tuple[str, ...]
@@ -91,7 +93,8 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
                      exclude: frozenset = frozenset(), options: PriorOptions | None = None,
                      seed: int = 0, up_to: int | None = None
                      ) -> tuple[HistoryPrior | None, HistoryInfo]:
-    """The history prior for ``space`` from ``db`` (a TuningDB or a path) and what it used.
+    """The history prior for ``space`` from ``db`` (a TuningDB, or the path of one that
+    exists: reading never creates a database) and what it used.
 
     ``problem`` is the target's problem (a layer dict, a recorded problem size)
     for the match score; ``exclude_devices`` keeps devices out of the history;
@@ -100,13 +103,14 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     ``up_to`` reads only what was stored by that mark (:meth:`~search.db.TuningDB.last_id`).
     """
     from ..db import TuningDB
+    from ..db.opening import open_database
     from ..db.queries import other_space_timings
 
     limits.check_int("seed", seed, limits.SEED)
     if options is not None:  # checked with or without history: 'x' was ignored when none fit
         check_type("options", options, PriorOptions)
     if not isinstance(db, TuningDB):
-        with TuningDB(db) as handle:
+        with open_database(db, "db", readonly=True) as handle:
             return transfer_options(handle, space, problem, exclude_devices=exclude_devices,
                                     exclude=exclude, options=options, seed=seed, up_to=up_to)
     hist = usable_history(db, space, problem, exclude_devices=exclude_devices, exclude=exclude,
@@ -120,7 +124,9 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
         notice = f"history: none of {len(hist)} records matches this space and problem"
     if prior is None:
         return None, HistoryInfo(0, (), False, notice)
-    return prior, HistoryInfo(prior.records, prior.devices, True, notice)
+    # what the history held for this space, as every strategy reports it (the prior's
+    # sources may keep fewer: a replayed space's records of configurations outside it)
+    return prior, HistoryInfo(len(hist), tuple(sorted({m.device for m in hist})), True, notice)
 
 
 def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),

@@ -96,3 +96,31 @@ def test_zero_shot_strategy_never_repeats(synth_space):
     s = ZeroShotStrategy(synth_space, rng=np.random.default_rng(1))
     asked = s.ask(len(synth_space) + 5)
     assert sorted(asked) == list(range(len(synth_space))) and s.ask(3) == []
+
+
+
+def test_every_strategy_reports_the_same_history_records(capsys, tmp_path):
+    """"records" is what the database held for this space, whichever strategy reads it: on
+    our conv template a device with no preset has no features, so the guided explorer's
+    prior keeps none of its records, yet it reports them as gga and random do (it
+    reported its prior's count: 5 where gga said 8)."""
+    log = tmp_path / "l.jsonl"
+    assert _run(capsys, "tune", "--layer", "resnet18.conv2_1", "--measure", "model", "--budget", 8,
+                "--log", log, "--no-verify", "--out-dir", tmp_path / "k")[0] == 0
+    lines = log.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["device"] = header["measurer"]["device"] = "Imaginary GPU"
+    (tmp_path / "imag.jsonl").write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    db = tmp_path / "h.db"
+    assert _run(capsys, "history", "import", tmp_path / "imag.jsonl", "--db", db)[0] == 0
+    timed = sum(json.loads(line)["record"]["status"] == "ok" for line in lines[1:])
+    got = {}
+    for strategy in ("explorer", "gga", "random"):
+        copy = tmp_path / f"{strategy}.db"
+        copy.write_bytes(db.read_bytes())
+        code, out, _ = _run(capsys, "tune", "--layer", "resnet18.conv3_1a", "--measure", "model",
+                            "--budget", 4, "--no-verify", "--out-dir", tmp_path / "k",
+                            "--history", copy, "--strategy", strategy, "--json")
+        h = json.loads(out)["history"]
+        got[strategy] = (h["records"], tuple(h["devices"]))
+    assert set(got.values()) == {(timed, ("Imaginary GPU",))}, got

@@ -115,3 +115,18 @@ def test_history_records_are_kept_as_a_tuple():
     """A list or any iterable of records becomes the tuple the options hold."""
     assert GuidedGAOptions(history=iter(HIST[:2])).history == tuple(HIST[:2])
     assert ZeroShotStrategyOptions(history=HIST[:3]).history == tuple(HIST[:3])
+
+
+def test_reading_history_from_a_path_never_creates_a_database(tmp_path):
+    """transfer_options and gga's options_from_db refuse a path with no database (a typo
+    read as "no history" would run without it, silently) and leave no file there."""
+    from search.strategies.gga import options_from_db
+    for read in (lambda p: transfer_options(p, SPACE), lambda p: options_from_db(p, SPACE)):
+        path = tmp_path / "typo.db"
+        with pytest.raises(InvalidInputError, match="typo.db: no such database"):
+            read(path)
+        assert not path.exists()
+    existing = tmp_path / "t.db"
+    TuningDB(existing).close()
+    assert transfer_options(existing, SPACE)[1].records == 0
+    assert options_from_db(existing, SPACE).history == ()

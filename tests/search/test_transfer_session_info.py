@@ -65,7 +65,10 @@ def test_a_path_is_read_as_the_open_database_with_every_argument(db_path, monkey
     assert seen[0] == seen[1]
     assert seen[0]["devices"] == ["gpu0", "gpu2"] and seen[0]["options"] is opts
     assert seen[0]["seed"] == 5 and seen[0]["records"] == 2 * len(SPACE) - 1
-    assert by_path[1] == by_db[1] and by_path[1].devices == ("gpu0",)  # gpu2: match too low
+    # what the history held for the space, as every strategy reports it; the prior keeps
+    # gpu0 alone (gpu2: match too low)
+    assert by_path[1] == by_db[1] and by_path[1].devices == ("gpu0", "gpu2")
+    assert by_path[1].records == 2 * len(SPACE) - 1 and by_path[0].devices == ("gpu0",)
     assert np.array_equal(by_path[0].order(), by_db[0].order())
 
 
@@ -89,6 +92,7 @@ def test_own_records_are_config_and_timestamp():
 
 
 def test_an_empty_database_has_no_notice(tmp_path):
+    TuningDB(tmp_path / "empty.db").close()
     prior, info = transfer_options(str(tmp_path / "empty.db"), SPACE, [64, 64])
     assert prior is None and info == HistoryInfo(0, (), False, None)
 
