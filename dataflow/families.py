@@ -210,9 +210,9 @@ class DirectDataflow(DataflowFamily):
                 if not found:
                     raise
         if not found:
-            if not _runs.runs_apply(layer):
-                raise InvalidInputError(f"run tiles need windows that do not overlap (extent <= "
-                                        f"stride) and one group; {layer.short()} has neither")
+            refusal = _runs.runs_refusal(layer)
+            if refusal:
+                raise InvalidInputError(refusal)
             raise InvalidInputError(f"fast memory of {fast_memory} words is too small for any run "
                                     f"block of the orders {', '.join(runs)}")
         _, _, best_order, tiling = min(found, key=lambda f: f[:2])

@@ -45,7 +45,7 @@ from iobound.layer import ConvLayer
 
 from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
 
-__all__ = ["RUN_ORDERS", "RunTiling", "RunChoice", "runs_apply", "check_run_tiling", "run_io",
+__all__ = ["RUN_ORDERS", "RunTiling", "RunChoice", "runs_apply", "runs_refusal", "check_run_tiling", "run_io",
            "run_footprint", "best_run_dataflow"]
 
 #: Run dataflows by the operand a block keeps between tiles (the stationary orders' names + "-runs").
@@ -91,6 +91,26 @@ class RunTiling:
         return {"m": self.m, "z": self.z}
 
 
+def runs_refusal(layer: ConvLayer) -> str | None:
+    """Why run tiles do not apply to ``layer`` (what it has of overlapping windows and
+    groups), or ``None`` when they do.
+
+    Examples
+    --------
+    >>> runs_refusal(ConvLayer(1, 4, 8, 8, 4, 3, 3))
+    'run tiles need windows that do not overlap (extent <= stride); n1 4x8x8 -> 4x6x6 k3x3 s1x1 p0x0 has overlapping windows'
+    """
+    parts = []  # (what run tiles need, what the layer has instead)
+    if layer.extent_h > layer.stride[0] or layer.extent_w > layer.stride[1]:
+        parts.append(("windows that do not overlap (extent <= stride)", "overlapping windows"))
+    if layer.groups != 1:
+        parts.append(("one group", f"{layer.groups} groups"))
+    if not parts:
+        return None
+    need, has = (" and ".join(p) for p in zip(*parts))
+    return f"run tiles need {need}; {layer.short()} has {has}"
+
+
 def runs_apply(layer: ConvLayer) -> bool:
     """Whether no two outputs share an input (``extent <= stride`` on both axes, one group).
 
@@ -99,15 +119,14 @@ def runs_apply(layer: ConvLayer) -> bool:
     >>> runs_apply(ConvLayer(1, 4, 8, 8, 4, 1, 1)), runs_apply(ConvLayer(1, 4, 8, 8, 4, 3, 3))
     (True, False)
     """
-    return (layer.extent_h <= layer.stride[0] and layer.extent_w <= layer.stride[1]
-            and layer.groups == 1)
+    return runs_refusal(layer) is None
 
 
 def check_run_tiling(layer: ConvLayer, tiling: RunTiling) -> None:
     """InvalidInputError when runs do not apply to ``layer`` or a tile exceeds its dimension."""
-    if not runs_apply(layer):
-        raise InvalidInputError(f"run tiles need windows that do not overlap (extent <= stride) "
-                                f"and one group; {layer.short()} has overlapping windows or groups")
+    refusal = runs_refusal(layer)
+    if refusal:
+        raise InvalidInputError(refusal)
     positions = layer.h_out * layer.w_out
     if tiling.m > positions:
         raise InvalidInputError(f"run m={tiling.m} is larger than h_out*w_out={positions}")

@@ -174,24 +174,43 @@ def _reduced_extent(n: int, tile: int) -> int:
     return n if n <= 2 * tile else tile + (n - 1) % tile + 1
 
 
+def _reduced_axis(n_out: int, tile: int, stride: int, extent: int, pad: int) -> tuple[int, int]:
+    """(output, input) extents of one axis of the reduced copy: :func:`_reduced_extent`'s
+    output, unless a padding wider than the kernel's window makes even a 1-pixel input's
+    output longer; then the fewest more whole tiles reach it, so the last tile still
+    overhangs as the layer's does.
+
+    >>> _reduced_axis(13, 4, 1, 1, 5)  # a 1-pixel input has 11 outputs: 13, not 5
+    (13, 3)
+    >>> _reduced_axis(56, 8, 1, 3, 1)
+    (16, 16)
+    """
+    out = _reduced_extent(n_out, tile)
+    shortest = max((1 + 2 * pad - extent) // stride + 1, 1)  # a 1-pixel input's output
+    if out < shortest:
+        out += tile * -(-(shortest - out) // tile)  # never past n_out: n_out = out mod tile
+    # inputs from this value up to stride - 1 more have the same output; the lowest is at
+    # least 2 - stride once out >= shortest, so at least 1 of them is positive
+    return out, max((out - 1) * stride + extent - 2 * pad, 1)
+
+
 def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
-    """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis,
+    """A small copy of ``layer`` on which ``config`` still fits: at most 2 tiles per axis
+    (more only where the padding is wider than the kernel's window: :func:`_reduced_axis`),
     2 channel chunks (direct; 4 input channels for Winograd), at most 2 channel groups,
     each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
     batch 1. No axis is larger than the layer's, and a tile that overhangs the layer's
     edge overhangs the copy's by as much (the clipped edge block is checked too)."""
     _check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
-    h_out = _reduced_extent(layer.h_out, y)
-    w_out = _reduced_extent(layer.w_out, x)
+    _, h_in = _reduced_axis(layer.h_out, y, layer.stride[0], layer.extent_h, layer.padding[0])
+    _, w_in = _reduced_axis(layer.w_out, x, layer.stride[1], layer.extent_w, layer.padding[1])
     groups = min(layer.groups, 2)
     c_out = groups * _reduced_extent(layer.c_out_per_group, z)
     chunk = kernel_family(config).chunk_param  # Winograd stages one channel a step
     c_in_g = layer.c_in_per_group
     c_in = groups * (min(c_in_g, 2 * getattr(config, chunk)) if chunk else min(c_in_g, 4))
-    h_in = (h_out - 1) * layer.stride[0] + layer.extent_h - 2 * layer.padding[0]
-    w_in = (w_out - 1) * layer.stride[1] + layer.extent_w - 2 * layer.padding[1]
-    return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=max(h_in, 1), w_in=max(w_in, 1),
+    return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=h_in, w_in=w_in,
                          groups=groups, name=f"{layer.name or 'layer'} (reduced)")
 
 

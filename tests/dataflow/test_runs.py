@@ -11,7 +11,7 @@ from dataflow.dag_direct import direct_conv_dag
 from dataflow.direct import DirectTiling
 from dataflow.pebble import play
 from dataflow.runs import (RUN_ORDERS, RunTiling, best_run_dataflow, check_run_tiling, run_footprint,
-                           run_io, runs_apply)
+                           run_io, runs_apply, runs_refusal)
 from dataflow.runs_schedule import run_schedule
 from dataflow.stationary import stationary_io
 from iobound.errors import InvalidInputError
@@ -94,8 +94,12 @@ def test_runs_need_non_overlapping_windows():
     assert not runs_apply(ConvLayer(1, 2, 6, 6, 2, 3, 3))
     assert not runs_apply(ConvLayer(1, 2, 6, 6, 2, 1, 1, groups=2))
     assert runs_apply(ConvLayer(1, 2, 6, 6, 2, 2, 2, stride=2))
-    with pytest.raises(InvalidInputError, match="do not overlap"):
+    with pytest.raises(InvalidInputError, match="do not overlap.*has overlapping windows$"):
         check_run_tiling(ConvLayer(1, 2, 6, 6, 2, 3, 3), RunTiling(1, 1))
+    with pytest.raises(InvalidInputError, match="need one group;.* has 2 groups$"):
+        check_run_tiling(ConvLayer(1, 2, 6, 6, 2, 1, 1, groups=2), RunTiling(1, 1))
+    assert runs_refusal(ConvLayer(1, 2, 6, 6, 2, 3, 3, groups=2)).endswith(
+        "has overlapping windows and 2 groups")
     with pytest.raises(InvalidInputError, match="m=37 is larger"):
         run_io(ConvLayer(1, 2, 6, 6, 2, 1, 1), RunTiling(37, 1))
     with pytest.raises(InvalidInputError, match="unknown run order 'rows'"):

@@ -1,7 +1,7 @@
 """Tests of the reduced-copy emulator check (kernels.verify.reduced_layer / emulator_check)."""
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import assume, given, strategies as st
 
 from iobound.layer import ConvLayer
 from kernels.config import DirectConfig, check_config, config_from_dict
@@ -109,3 +109,22 @@ def test_emulate_still_takes_nested_lists_and_float64():
     x, w = random_problem(TINY, np.random.default_rng(0))
     want = emulate(src, x, w).output
     assert np.array_equal(emulate(src, x.tolist(), w.astype(np.float64)).output, want)
+
+
+@given(st.integers(1, 40), st.integers(1, 5), st.integers(1, 4), st.integers(0, 9),
+       st.integers(1, 3), st.integers(1, 8))
+def test_the_reduced_copy_keeps_the_edge_tile_whatever_the_padding(h_in, k, stride, pad,
+                                                                    dilation, tile):
+    """The copy's output ends in a tile that overhangs it as the layer's last tile
+    overhangs the layer (same output modulo the tile), is no longer than the layer's, and
+    has at most 2 tiles unless a 1-pixel input's output needs more, then the fewest
+    whole tiles more (a padding of 5 around a 1x1 kernel made a 3-tile copy whose edge
+    tile was full where the layer's held one row)."""
+    assume((h_in + 2 * pad - dilation * (k - 1) - 1) >= 0)
+    layer = ConvLayer(n=1, c_in=2, h_in=h_in, w_in=h_in, c_out=2, k_h=k, k_w=k, stride=stride,
+                      padding=pad, dilation=dilation)
+    small = reduced_layer(layer, DirectConfig(x=tile, y=tile, z=2, alpha=1, tx=1, ty=1, tz=1))
+    for got, full, size in ((small.h_out, layer.h_out, small.h_in), (small.w_out, layer.w_out, small.w_in)):
+        assert got % tile == full % tile and got <= full and 1 <= size
+        shortest = max((1 + 2 * pad - layer.extent_h) // stride + 1, 1)
+        assert got <= max(2 * tile, shortest + tile - 1) or got == full

@@ -130,6 +130,7 @@ def test_run_order_on_overlapping_windows_is_named(capsys):
                  "--order", "output-runs"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "windows that do not overlap" in err
+    assert "group" not in err  # a dense layer: only what is wrong is named (it said "neither")
 
 
 def test_json_continuous_optimum_satisfies_condition(capsys):
