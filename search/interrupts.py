@@ -4,7 +4,10 @@
   does (a ``KeyboardInterrupt`` in the main thread), so the tuning loop can keep what
   it measured and the session can write the history and the export.
 - :func:`signals_deferred`: within the block (the final writes), a signal is noted,
-  not raised, so a second Ctrl-C cannot cut the history or the export short.
+  not raised, so a second Ctrl-C cannot cut the history or the export short; a block
+  opened with ``give_up_waits`` lets a signal end a wait for another process's lock
+  (:func:`waits_given_up`, asked by the tuning database's writes): what it would write
+  is kept elsewhere (the run's log), and a signal must not wait minutes for a lock.
 - :func:`signals_raised`: within a deferred block, the part that may be stopped (the
   tuning loop) raises again; a signal noted before it raises as it starts. A run's
   layer is tuned and stored under one deferred block with the loop raised in it, so
@@ -35,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 __all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "signals_raised",
-           "solve_stoppable", "STOP_SIGNALS"]
+           "solve_stoppable", "STOP_SIGNALS", "waits_given_up"]
 
 #: The exit code of a run stopped by a signal (the shell's code for SIGINT).
 EXIT_INTERRUPTED = 130
@@ -95,9 +98,11 @@ def signals_interrupt():
 
 @dataclass(eq=False)  # each block its own: told apart by identity (the open blocks' list)
 class Deferred:
-    """The signal noted while deferred (``None`` if none came)."""
+    """The signal noted while deferred (``None`` if none came), and whether it ends a
+    wait for a lock (:func:`waits_given_up`)."""
 
     signal: int | None = None
+    give_up_waits: bool = False
 
 
 #: The main thread's deferred blocks now open, innermost last.
@@ -105,10 +110,12 @@ _OPEN: list[Deferred] = []
 
 
 @contextlib.contextmanager
-def signals_deferred() -> Iterator[Deferred]:
+def signals_deferred(give_up_waits: bool = False) -> Iterator[Deferred]:
     """Within the block, SIGINT and SIGTERM are noted in the yielded :class:`Deferred`,
-    not raised: the caller finishes the block and then acts on it."""
-    deferred = Deferred()
+    not raised: the caller finishes the block and then acts on it. With
+    ``give_up_waits``, a signal noted also ends a wait for a lock within it
+    (:func:`waits_given_up`)."""
+    deferred = Deferred(give_up_waits=give_up_waits)
 
     def note(signum: int, frame: Any) -> None:
         deferred.signal = signum
@@ -122,6 +129,20 @@ def signals_deferred() -> Iterator[Deferred]:
         finally:
             if main:
                 _OPEN.remove(deferred)
+
+
+def waits_given_up() -> bool:
+    """Whether a wait for another process's lock should end now: an open
+    :func:`signals_deferred` block with ``give_up_waits`` has noted a signal.
+
+    >>> with signals_deferred(give_up_waits=True) as deferred:
+    ...     before = waits_given_up()
+    ...     deferred.signal = signal.SIGINT  # as a Ctrl-C would note it
+    ...     after = waits_given_up()
+    >>> before, after, waits_given_up()
+    (False, True, False)
+    """
+    return any(d.give_up_waits and d.signal is not None for d in _OPEN)
 
 
 @contextlib.contextmanager

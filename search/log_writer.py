@@ -29,7 +29,8 @@ from iobound.errors import InvalidInputError
 from .measure.base import MeasureRecord
 from .records import LOG_HEAD, jsonable, is_gzip, read_log
 
-__all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries"]
+__all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
+           "check_not_written"]
 
 
 class LogWriter:
@@ -93,15 +94,29 @@ class LogWriter:
         line = {"kind": "record", "index": int(index), "record": record.to_dict()}
         self._write({**line, "reused": True} if reused else line)
 
+    def hold(self, held) -> None:
+        """Keep ``held`` (a :func:`hold_log` handle) open, and so locked, while this writer
+        lives: the resumed log a run continues into this new one."""
+        self._held = held
+
     def close(self) -> None:
         if not self._fh.closed:
             self._fh.close()
+        held, self._held = getattr(self, "_held", None), None
+        if held is not None:
+            held.close()
 
     def __enter__(self) -> "LogWriter":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _written_elsewhere(path) -> InvalidInputError:
+    return InvalidInputError(
+        f"log file {str(path)!r} is being written by another run that is still going; "
+        f"resume it once that run has ended, or give this run its own log")
 
 
 def _lock_log(fd: int, path: Path) -> None:
@@ -111,11 +126,36 @@ def _lock_log(fd: int, path: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise InvalidInputError(
-            f"log file {str(path)!r} is being written by another run that is still going; "
-            f"resume it once that run has ended, or give this run its own log") from None
+        raise _written_elsewhere(path) from None
     except OSError:  # no locks here
         pass
+
+
+def check_not_written(path: str | os.PathLike) -> None:
+    """``InvalidInputError`` when a live run writes the log at ``path`` (holds its lock):
+    resumed meanwhile, its configurations would be measured by both runs."""
+    if _is_locked(str(path)):
+        raise _written_elsewhere(path)
+
+
+def hold_log(path: str | os.PathLike):
+    """The log at ``path`` opened and locked as its writer locks it, so that no other run
+    writes or resumes it while the handle is open (a run that continues it into a new
+    log, :meth:`LogWriter.hold`); ``InvalidInputError`` when a live run holds it; ``None``
+    when it cannot be opened (a device, gone): there is nothing to hold."""
+    try:
+        fh = open(path, "rb")
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            fh.close()
+            return None
+    except OSError:
+        return None
+    try:
+        _lock_log(fh.fileno(), Path(path))
+    except BaseException:
+        fh.close()
+        raise
+    return fh
 
 
 #: The mark in the name of a log being copied (see :func:`copy_log`).

@@ -73,9 +73,14 @@ DB_FILE_ENDINGS = ("", "-wal", "-shm", "-journal")
 #: The columns that make a ``measurements`` table without ``meta`` a version-0 one.
 _V0_COLUMNS = {"layer", "device", "toolchain", "config", "record"}
 
-#: How long one statement waits for a lock, and how often :func:`write` starts over.
+#: How long one statement waits for a lock, and how often switching to WAL starts over.
 BUSY_TIMEOUT_MS = 10_000
 WRITE_ATTEMPTS = 20
+#: How long :func:`write` waits in all for another writer's lock before it raises, in
+#: waits of WAIT_SLICE_MS between which a signal may end it
+#: (:func:`search.interrupts.waits_given_up`).
+WRITE_WAIT_S = BUSY_TIMEOUT_MS / 1000 * WRITE_ATTEMPTS
+WAIT_SLICE_MS = 250
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -118,21 +123,27 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
 
 
 def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, retrying while locked.
+    """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting while locked.
 
-    All of ``fn``'s statements commit together or not at all. A lock held by
-    another writer longer than the busy timeout starts the transaction over, at
-    most :data:`WRITE_ATTEMPTS` times (with a short random pause), then raises.
-    Any other error is raised as it is: one after which SQLite has already rolled
-    back (a full disk, an I/O error) is not hidden behind a failed ROLLBACK.
+    All of ``fn``'s statements commit together or not at all. A lock held by another
+    writer is waited for in slices of :data:`WAIT_SLICE_MS` (with a short random pause
+    between), for :data:`WRITE_WAIT_S` in all, then raises; a signal the caller lets end
+    waits (:func:`search.interrupts.waits_given_up`) ends it at the next slice, raising
+    the lock's error. Any other error is raised as it is: one after which SQLite has
+    already rolled back (a full disk, an I/O error) is not hidden behind a failed
+    ROLLBACK.
     """
-    for attempt in range(WRITE_ATTEMPTS):
+    from ..interrupts import waits_given_up
+    deadline = time.monotonic() + WRITE_WAIT_S
+    while True:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            _begin_immediate(conn)
         except sqlite3.OperationalError as exc:
-            if not _is_locked(exc) or attempt == WRITE_ATTEMPTS - 1:
+            if not _is_locked(exc) or time.monotonic() >= deadline:
                 raise
-            time.sleep(random.uniform(0.01, 0.1) * (attempt + 1))
+            if waits_given_up():
+                raise sqlite3.OperationalError(f"{exc} (not waited for: interrupted)") from None
+            time.sleep(random.uniform(0.01, 0.1))
             continue
         try:
             out = fn(conn)
@@ -142,7 +153,16 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
             if conn.in_transaction:  # SQLite already rolled back on a full disk or I/O error
                 conn.execute("ROLLBACK")
             raise
-    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _begin_immediate(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting at most :data:`WAIT_SLICE_MS` for a lock (SQLite's
+    wait runs in C, where no signal handler runs)."""
+    conn.execute(f"PRAGMA busy_timeout = {WAIT_SLICE_MS}")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:

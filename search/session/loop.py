@@ -197,12 +197,14 @@ def store_outcomes(settings: TuneSettings, result: "TuneResult", space: "Space",
                    measurer: "Measurer", resume_as: str | None = None):
     """(history outcome, export outcome), each ``None`` when not asked for, written for
     whatever was measured: a signal during the writes waits for them (a second Ctrl-C
-    cannot cut them short). Then :class:`~search.interrupts.Interrupted` if the run was
-    interrupted, or :class:`~search.session.files.OutputWriteError` if a write failed;
-    both say where the log is."""
-    with signals_deferred() as deferred, HISTORY_LOCK:
-        history, export, failed = write_outcomes(settings, result, space, measurer)
+    cannot cut them short), but not for another process's lock on the history database
+    when the log holds the run: the write is then given up, and said so. Then
+    :class:`~search.interrupts.Interrupted` if the run was interrupted, or
+    :class:`~search.session.files.OutputWriteError` if a write failed; both say where the
+    log is."""
     log = settings.log or settings.resume
+    with signals_deferred(give_up_waits=log is not None) as deferred, HISTORY_LOCK:
+        history, export, failed = write_outcomes(settings, result, space, measurer)
     if result.stop_reason is StopReason.INTERRUPTED or deferred.signal is not None:
         raise Interrupted(len(result.trials), log, failed, resume_as)
     if failed:

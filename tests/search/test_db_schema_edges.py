@@ -109,7 +109,15 @@ class _Scripted:
 
 @pytest.fixture
 def no_pause(monkeypatch):
-    monkeypatch.setattr(schema, "time", types.SimpleNamespace(sleep=lambda s: None))
+    """No real pause: a clock that moves only by each pause plus the slice a
+    ``BEGIN IMMEDIATE`` waited (the scripted connection waits none)."""
+    now = [0.0]
+
+    def sleep(s):
+        now[0] += s + schema.WAIT_SLICE_MS / 1000
+
+    monkeypatch.setattr(schema, "time", types.SimpleNamespace(sleep=sleep, monotonic=lambda: now[0]))
+    return now
 
 
 @pytest.mark.parametrize("message", ["database is locked", "database is busy",
@@ -121,12 +129,33 @@ def test_write_starts_over_while_the_database_is_locked_or_busy(no_pause, messag
     assert conn.begins == 4 and not conn.in_transaction
 
 
-def test_write_gives_up_with_sqlites_error_after_its_attempts(no_pause):
-    """Locked on every attempt: exactly WRITE_ATTEMPTS tries, then the lock error itself."""
-    conn = _Scripted(["database is locked"] * (schema.WRITE_ATTEMPTS + 5))
-    with pytest.raises(sqlite3.OperationalError, match="locked"):
+def test_write_gives_up_with_sqlites_error_after_its_wait(no_pause):
+    """Locked on every attempt: tries again until WRITE_WAIT_S has passed, then the lock
+    error itself."""
+    conn = _Scripted(["database is locked"] * 100_000)
+    with pytest.raises(sqlite3.OperationalError, match="^database is locked$"):
         write(conn, lambda c: "never")
-    assert conn.begins == schema.WRITE_ATTEMPTS
+    assert schema.WRITE_WAIT_S <= no_pause[0] < schema.WRITE_WAIT_S + 1
+    assert conn.begins >= schema.WRITE_WAIT_S / (schema.WAIT_SLICE_MS / 1000 + 0.1)
+
+
+def test_a_signal_the_caller_lets_end_waits_ends_the_wait_for_a_lock(no_pause):
+    """Within signals_deferred(give_up_waits=True) a noted signal ends the wait at the next
+    slice (the run's log holds what was to be stored); a deferred block that does not
+    let it (the default) waits on, and so does a write with no signal noted."""
+    import signal
+
+    from search.interrupts import signals_deferred
+    with signals_deferred(give_up_waits=True) as deferred:
+        conn = _Scripted(["database is locked"] * 100_000)
+        deferred.signal = signal.SIGINT
+        with pytest.raises(sqlite3.OperationalError, match="locked .not waited for: interrupted"):
+            write(conn, lambda c: "never")
+        assert conn.begins == 1
+    with signals_deferred() as deferred:
+        deferred.signal = signal.SIGINT
+        conn = _Scripted(["database is locked"] * 3)
+        assert write(conn, lambda c: "done") == "done" and conn.begins == 4
 
 
 def test_write_raises_another_error_at_once(no_pause):

@@ -57,12 +57,14 @@ def _main(args: list[str]) -> tuple[int, str]:
     return rc, err.getvalue()
 
 
-def test_resuming_a_log_a_live_run_still_writes_is_refused(tmp_path):
+@pytest.mark.parametrize("new_log", [False, True])
+def test_resuming_a_log_a_live_run_still_writes_is_refused(tmp_path, new_log):
     """Run A logs to run.jsonl and is stopped mid-way (its measurer waits); run B is given
     ``--resume run.jsonl`` meanwhile. B must be refused (one line, exit 2): resumed, it
     appends its own records to the file A still writes, A's later lines land over them
     (A's log is not opened to append) and the log ends in a broken line, which no resume
-    reads again. Once A ends, its log holds its 12 measurements, whole."""
+    reads again; resumed into a new log (``--log``), it measures what A measures too.
+    Once A ends, its log holds its 12 measurements, whole."""
     script = tmp_path / "pausing_cli.py"
     script.write_text(_PAUSING_CLI)
     log, go = tmp_path / "run.jsonl", tmp_path / "go"
@@ -76,13 +78,15 @@ def test_resuming_a_log_a_live_run_still_writes_is_refused(tmp_path):
             assert a.poll() is None, a.stderr.read()
             assert time.monotonic() < deadline, "run A never reached its pause"
             time.sleep(0.05)
-        rc, err = _main(_tune_args("--seed", "1", "--resume", str(log),
+        into = ["--log", str(tmp_path / "new.jsonl")] if new_log else []
+        rc, err = _main(_tune_args("--seed", "1", "--resume", str(log), *into,
                                    "--out-dir", str(tmp_path / "kb")))
     finally:
         go.touch()
         _, a_err = a.communicate(timeout=120)
     assert a.returncode == 0, a_err
     assert rc == 2 and len(err.strip().splitlines()) == 1, (rc, err)
+    assert "still going" in err and not (tmp_path / "new.jsonl").exists()
     entries = read_log(log).entries  # whole: no broken line
     assert len(entries) == 12 and len({e.index for e in entries}) == 12
 
@@ -150,3 +154,35 @@ def test_a_mark_of_the_database_excludes_measurements_stored_after_it_across_a_r
     with TuningDB(path) as db:  # the run resumed: what it read, less what was removed
         got = sorted(m.record.config["x"] for m in db.timings(["x"], up_to=mark))
     assert got == [0, 1, 2]
+
+
+def test_a_run_continuing_a_log_into_a_new_one_holds_the_old_one(tmp_path):
+    """While a run resumes old.jsonl into new.jsonl, old.jsonl is held as its writer holds
+    it: another run resuming it meanwhile (into any log) is refused. Once the run ends,
+    both are free."""
+    from search.log_writer import check_not_written
+    from search.measure.base import Measurer
+    from search.space import GridSpace
+    from search.tuner import tune
+    space = GridSpace({"a": list(range(8))})
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+
+    class Probe(Measurer):
+        name = "probe"
+        refused: list = []
+
+        def measure(self, configs):
+            try:
+                check_not_written(old)
+                self.refused.append(False)
+            except InvalidInputError:
+                self.refused.append(True)
+            return [MeasureRecord.ok(c, time_ms=1.0 + c["a"]) for c in configs]
+
+    tune(space, Probe(), "random", budget=3, seed=0, log=old)
+    Probe.refused.clear()
+    res = tune(space, Probe(), "random", budget=6, seed=0, resume=old, log=new)
+    assert res.evaluations == 6 and Probe.refused and all(Probe.refused)
+    check_not_written(old)
+    check_not_written(new)
+    assert len(read_log(new).entries) == 6 and len(read_log(old).entries) == 3
