@@ -17,8 +17,9 @@ caches emptied first:
 - ``explorer_exhausts_a100``: the explorer (default options, seed 0) tuning the
   recorded 4,362-configuration A100 convolution space to exhaustion by replay;
   target 120 s (the model is refitted only as its data grows by a share past 256
-  measurements and its predictions are kept between refits: refitting every round
-  made it 347 s; skipped with the shared tuning spaces);
+  measurements and its predictions are kept between refits: 71 s, where refitting
+  every round took 443 s, both on 2 cores beside other jobs; skipped without the
+  shared tuning spaces);
 - ``emulated_launches_100``: 100 emulated launches of a small built kernel, each in a
   process of its own (``kernels.emulator_launch``; the kernel and the launcher built
   before timing); target 2 s (20 ms a launch).
