@@ -62,9 +62,9 @@ def hamming_to_set(points: np.ndarray, measured: np.ndarray) -> np.ndarray:
 class _TracingWalk:
     """Mixin for a walk optimizer: records every search's walker starts and ends."""
 
-    def _walk(self, model, space, cur, cur_score, scored, threshold, rng):
+    def _walk(self, model, space, cur, *rest):
         starts = cur.copy()
-        steps = super()._walk(model, space, cur, cur_score, scored, threshold, rng)
+        steps = super()._walk(model, space, cur, *rest)
         self.walks.append({"starts": starts, "ends": cur.copy(), "steps": steps})
         return steps
 

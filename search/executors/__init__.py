@@ -31,7 +31,7 @@ from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer
 from search.option_checks import check_type
 
-from .base import Executor
+from .base import Executor, batch_index
 from .bridge import ExecutorMeasurer
 from .options import ExecutorOptions
 from .stages import Artifact, MeasurerStages, Stages, stages_for
@@ -91,4 +91,4 @@ def measure_batch(executor: Executor, space, indices: Sequence[int]
     ...     sorted((i, r.status.value) for i, r in measure_batch(ex, space, [0, 1]))
     [(0, 'ok'), (1, 'invalid')]
     """
-    yield from executor.submit((int(i), space.get(int(i))) for i in indices)
+    yield from executor.submit((i, space.get(i)) for i in map(batch_index, indices))

@@ -24,9 +24,11 @@ Examples
 from __future__ import annotations
 
 import abc
+import numbers
 import os
 from typing import Any, Iterable, Iterator, Mapping
 
+from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord
 
 from .dispatch import Event, Slot, drive
@@ -37,17 +39,31 @@ from .stages import Stages
 __all__ = ["Executor", "check_batch"]
 
 
+def batch_index(index) -> int:
+    """``index`` as an ``int`` (numpy's integers too); InvalidInputError for anything else
+    (a bool, ``1.7``, ``"3"``): an index is handed back as given, so it is never rounded."""
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise InvalidInputError(f"a batch index must be an integer, got {index!r:.40}")
+    return int(index)
+
+
 def check_batch(batch: Iterable[tuple[int, Mapping[str, Any]]]) -> list[tuple[int, dict]]:
-    """The batch as a list of ``(int index, dict config)``; ``ValueError`` on a repeated index.
+    """The batch as a list of ``(int index, dict config)``; ``ValueError`` on a repeated
+    index, InvalidInputError (a ValueError too) on one that is no integer: every index
+    comes back as it was given, never ``1`` for ``1.7``.
 
     >>> check_batch([(3, {"a": 1}), (3, {"a": 1})])
     Traceback (most recent call last):
     ...
     ValueError: index 3 appears twice in the batch; each configuration is measured once
+    >>> check_batch([(1.7, {"a": 1})])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a batch index must be an integer, got 1.7
     """
     out, seen = [], set()
     for index, config in batch:
-        index = int(index)
+        index = batch_index(index)
         if index in seen:
             raise ValueError(f"index {index} appears twice in the batch; "
                              "each configuration is measured once")

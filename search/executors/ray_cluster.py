@@ -77,9 +77,11 @@ def _init(ray, what: str, **kwargs) -> None:
     try:
         with _sigterm_kept():
             ray.init(**kwargs)
-    except Exception as exc:
+    except BaseException as exc:
         with contextlib.suppress(Exception):
-            ray.shutdown()  # what it started before it failed
+            ray.shutdown()  # what it started before it failed (or before Ctrl-C)
+        if not isinstance(exc, Exception):
+            raise
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
         raise ToolchainError(f"{what}: {type(exc).__name__}: {reason}") from None
 
@@ -88,23 +90,51 @@ def _init(ray, what: str, **kwargs) -> None:
 CONNECT_TIMEOUT_S = 10.0
 
 
+def _dialled(address: str) -> str:
+    """The ``HOST:PORT`` ``ray.init(address=address)`` dials: Ray's own reading of it
+    (``ray._private.services.canonicalize_bootstrap_address``, what ``ray.init`` calls),
+    which looks ``auto`` up (``$RAY_ADDRESS``, the last ``ray start`` here) and rewrites
+    a loopback host to this machine's address (unless Ray runs as the private one does:
+    :func:`start_local_ray`). A ``ray://`` client address is dialled as given. A
+    ToolchainError when Ray finds none."""
+    if address.startswith("ray://"):
+        return address
+    from ray._private import services
+    try:
+        dialled = services.canonicalize_bootstrap_address(address)
+    except Exception as exc:  # auto with no cluster: ConnectionError
+        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
+                             f"{' '.join(str(exc).split())[:200]}") from None
+    if dialled is None:
+        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
+                             "Ray found no cluster to connect to")
+    return dialled
+
+
 def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """A ToolchainError unless something accepts a TCP connection at ``address``'s host
-    and port within ``timeout_s``: ``ray.init`` retries an address where nothing listens
-    for minutes (over 300 s for 127.0.0.1:1). ``auto`` is Ray's to look up."""
+    """A ToolchainError unless something accepts a TCP connection, within ``timeout_s``,
+    at the host and port ``ray.init`` will dial for ``address`` (:func:`_dialled`): it
+    retries one where nothing listens for minutes (over 300 s for 127.0.0.1:1)."""
     import socket
 
     from .options import ray_address_target
-    target = ray_address_target(address)
-    if target is None:
-        return
+    ray_address_target(address)  # the form given
+    dialled = _dialled(address)
+    target = ray_address_target(dialled)
     try:
         socket.create_connection(target, timeout=timeout_s).close()
     except OSError as exc:  # refused, no route, an unknown host, timed out
         reason = (f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError)
                   else exc.strerror or " ".join(str(exc).split()) or type(exc).__name__)
-        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}: "
-                             f"{reason}") from None
+        via = "" if dialled == address else f" (Ray dials it as {dialled[:100]!r})"
+        hint = ""
+        if via and target[0] not in ("127.0.0.1", "::1", "localhost") and \
+                (ray_address_target(address) or ("",))[0] in ("127.0.0.1", "::1", "localhost"):
+            hint = ("; Ray dials a loopback host as this machine's address, so a cluster "
+                    "listening on 127.0.0.1 only cannot be reached (start it on this "
+                    "machine's address)")
+        raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}{via}: "
+                             f"{reason}{hint}") from None
 
 
 def connect(options: ExecutorOptions) -> bool:

@@ -33,7 +33,7 @@ import os
 import time
 from typing import Any
 
-from iobound.errors import ToolchainError
+from iobound.errors import InvalidInputError, ToolchainError
 
 from .base import Executor
 from .dispatch import Event, Slot
@@ -174,6 +174,24 @@ def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
     return [by_ref[r].event(ray.get) for r in done]
 
 
+def _check_cluster_workers(workers: int, resources: dict) -> None:
+    """Refuse more workers than :data:`~.local.WORKERS_PER_CORE` per CPU of the cluster:
+    each is an actor process that asks Ray for no CPU (so that builds and runs share the
+    CPUs as local workers do), so Ray would start every one of them.
+
+    >>> _check_cluster_workers(8, {"CPU": 2.0})
+    >>> _check_cluster_workers(100, {"CPU": 2.0})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --workers 100: the Ray cluster has 2 CPUs, so at most 8 workers (each is a process)
+    """
+    from .local import WORKERS_PER_CORE
+    cpus = max(1, int(resources.get("CPU", 1)))
+    if workers > WORKERS_PER_CORE * cpus:
+        raise InvalidInputError(f"--workers {workers}: the Ray cluster has {cpus} CPUs, so at "
+                                f"most {WORKERS_PER_CORE * cpus} workers (each is a process)")
+
+
 class RayExecutor(Executor):
     """Measures on a Ray cluster (see the module doc).
 
@@ -218,6 +236,7 @@ class RayExecutor(Executor):
         ray = self._connect()
         resources = ray.cluster_resources()
         workers = self.capacity()
+        _check_cluster_workers(workers, resources)
         timeout = self.options.timeout_s
         if self.needs_gpu:
             gpus = int(resources.get("GPU", 0))

@@ -179,6 +179,15 @@ def test_a_repeated_index_is_refused(make):
         list(make().submit([(1, {"n": 1}), (1, {"n": 1})]))
 
 
+@pytest.mark.parametrize("index", [1.7, "3", True, None])
+def test_an_index_that_is_no_integer_is_refused(make, index):
+    """Every index comes back as given: one that is no integer (1.7 came back as 1, and
+    beside a 1 was "twice") is refused before anything runs."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match="a batch index must be an integer"):
+        list(make().submit([(index, {"n": 1})]))
+
+
 # -- Ray specifics ----------------------------------------------------------------------
 
 def _descendants(pid: int) -> set[int]:
@@ -249,6 +258,20 @@ def test_a_ray_started_elsewhere_is_reused_and_left_running(ray_session, tmp_pat
             with RayExecutor(FaultStages(tmp_path), options) as ex:
                 assert dict(ex.submit(cfgs("ok")))[10].status.value == "ok"
     assert ray.is_initialized()
+
+
+def test_more_workers_than_4_per_cpu_of_the_cluster_are_refused(ray_session, tmp_path):
+    """Each Ray worker is an actor process asking for no CPU, so Ray started all that were
+    asked (12 on the 2 CPUs here): past 4 per CPU they are refused before any starts."""
+    from iobound.errors import InvalidInputError
+    from search.executors.ray_executor import RayExecutor
+
+    with RayExecutor(FaultStages(tmp_path), ExecutorOptions(executor="ray", workers=9)) as ex:
+        with pytest.raises(InvalidInputError, match="--workers 9: the Ray cluster has 2 CPUs"):
+            list(ex.submit(cfgs("ok")))
+        assert ex._slots is None
+    with RayExecutor(FaultStages(tmp_path), ExecutorOptions(executor="ray", workers=8)) as ex:
+        assert dict(ex.submit(cfgs("ok")))[10].status.value == "ok"
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
