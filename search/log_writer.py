@@ -49,6 +49,7 @@ class LogWriter:
 
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
         self.path = Path(path)
+        self._held = None  # a resumed log this one continues (:meth:`hold`)
         try:
             self._open(header)
         except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
@@ -102,7 +103,7 @@ class LogWriter:
     def close(self) -> None:
         if not self._fh.closed:
             self._fh.close()
-        held, self._held = getattr(self, "_held", None), None
+        held, self._held = self._held, None
         if held is not None:
             held.close()
 

@@ -118,7 +118,7 @@ def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None
     import socket
 
     from .options import ray_address_target
-    ray_address_target(address)  # the form given
+    given = ray_address_target(address)  # the form given (None: auto)
     dialled = _dialled(address)
     target = ray_address_target(dialled)
     try:
@@ -127,14 +127,16 @@ def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None
         reason = (f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError)
                   else exc.strerror or " ".join(str(exc).split()) or type(exc).__name__)
         via = "" if dialled == address else f" (Ray dials it as {dialled[:100]!r})"
-        hint = ""
-        if via and target[0] not in ("127.0.0.1", "::1", "localhost") and \
-                (ray_address_target(address) or ("",))[0] in ("127.0.0.1", "::1", "localhost"):
-            hint = ("; Ray dials a loopback host as this machine's address, so a cluster "
-                    "listening on 127.0.0.1 only cannot be reached (start it on this "
-                    "machine's address)")
+        if given and given[0] in _LOOPBACK and target[0] not in _LOOPBACK:
+            reason += ("; Ray dials a loopback host as this machine's address, so a cluster "
+                       "listening on 127.0.0.1 only cannot be reached (start it on this "
+                       "machine's address)")
         raise ToolchainError(f"could not connect to the Ray cluster at {address[:100]!r}{via}: "
-                             f"{reason}{hint}") from None
+                             f"{reason}") from None
+
+
+#: Host names Ray reads as this machine's loopback (and rewrites: :func:`_dialled`).
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def connect(options: ExecutorOptions) -> bool:
