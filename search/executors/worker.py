@@ -81,6 +81,18 @@ def process_main(conn, stages_pickle: bytes | None, env: dict[str, str]) -> None
     os.environ.update(env)
     stages: dict[Any, Stages] = {}
     try:
+        _serve(conn, stages, stages_pickle)
+    except (BrokenPipeError, ConnectionResetError):  # the driver went away (killed): quietly
+        pass
+    finally:
+        for own in stages.values():
+            if isinstance(own, Stages):
+                own.close()
+
+
+def _serve(conn, stages: dict, stages_pickle: bytes | None) -> None:
+    """:func:`process_main`'s work: load the first stages, then answer jobs."""
+    try:
         first = _load_stages(stages_pickle)
         if first is not None:
             stages[None] = first
@@ -88,27 +100,22 @@ def process_main(conn, stages_pickle: bytes | None, env: dict[str, str]) -> None
         conn.send(("fatal", f"a worker process failed to start ({type(exc).__name__}: {exc})"))
         return
     conn.send(("ready", None))
-    try:
-        while True:
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        if msg[0] == "stages":
             try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                return
-            if msg is None:
-                return
-            if msg[0] == "stages":
-                try:
-                    stages[msg[1]] = _load_stages(msg[2])
-                except Exception as exc:  # answered at the first job of that key
-                    stages[msg[1]] = exc
-                continue
-            stage, key, payload = msg
-            own = stages.get(key)
-            if not isinstance(own, Stages):
-                conn.send(("fatal", f"a worker process has no stages for {key!r} ({own})"))
-                continue
-            conn.send(call_stage(own, stage, payload))
-    finally:
-        for own in stages.values():
-            if isinstance(own, Stages):
-                own.close()
+                stages[msg[1]] = _load_stages(msg[2])
+            except Exception as exc:  # answered at the first job of that key
+                stages[msg[1]] = exc
+            continue
+        stage, key, payload = msg
+        own = stages.get(key)
+        if not isinstance(own, Stages):
+            conn.send(("fatal", f"a worker process has no stages for {key!r} ({own})"))
+            continue
+        conn.send(call_stage(own, stage, payload))
