@@ -256,6 +256,23 @@ def _ledger(space: Space, measurer: Measurer, resume, reusable) -> Ledger:
     return Ledger(known, reusable=reusable, known_reused=logged_reused)
 
 
+def _prepare(space, measurer, strategy, budget, seed, log, resume, options, patience, progress,
+             header, build_strategy, reusable):
+    """:func:`tune`'s checked arguments and what it builds before anything is written:
+    (budget, patience, seed, header, strategy, ledger, the space's description)."""
+    budget, patience, seed, header, reusable = check_tune_arguments(
+        space, measurer, budget, patience, seed, log, resume, progress, header, reusable,
+        build_strategy)
+    strat = _build_strategy(strategy, space, seed, options, build_strategy)
+    # what the run will measure: a budget beyond the space ends when the space does
+    strat.set_horizon(None if budget is None else min(budget, len(space)))
+    if not isinstance(strategy, Strategy) and seed is None:
+        seed = 0
+    ledger = _ledger(space, measurer, resume, reusable)
+    described = space.describe()  # now: after the loop it could be cut short (tens of ms)
+    return budget, patience, seed, header, strat, ledger, described
+
+
 def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
          seed: int | None = None, log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
@@ -308,16 +325,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
     An interrupt ends the run early with what was measured (see the module doc).
     """
     with signals_raised():  # nothing is written yet: a signal may stop it all
-        budget, patience, seed, header, reusable = check_tune_arguments(
-            space, measurer, budget, patience, seed, log, resume, progress, header, reusable,
-            build_strategy)
-        strat = _build_strategy(strategy, space, seed, options, build_strategy)
-        # what the run will measure: a budget beyond the space ends when the space does
-        strat.set_horizon(None if budget is None else min(budget, len(space)))
-        if not isinstance(strategy, Strategy) and seed is None:
-            seed = 0
-        ledger = _ledger(space, measurer, resume, reusable)
-        described = space.describe()  # now: after the loop it could be cut short (tens of ms)
+        budget, patience, seed, header, strat, ledger, described = _prepare(
+            space, measurer, strategy, budget, seed, log, resume, options, patience, progress,
+            header, build_strategy, reusable)
     with signals_deferred() as opening:  # a new log gets every resumed record, or none of
         # them is lost: a signal meanwhile stops the run once the log is whole
         run = dict(zip(RUN_KEYS, (strat.name, seed, budget, described, measurer.describe())))

@@ -33,8 +33,8 @@ that cannot be one (empty, a folder, a device, in a missing folder, a file that 
 not SQLite's) is a :class:`DatabaseFileError` naming it.
 
 Concurrency: files are opened in WAL mode with a busy timeout, and every write runs
-in ``BEGIN IMMEDIATE`` through :func:`write`, which retries a bounded number of
-times when another process holds the lock, so two tuning processes writing one
+in ``BEGIN IMMEDIATE`` through :func:`write` (:mod:`.transactions`), which waits a
+bounded time while another process holds the lock, so two tuning processes writing one
 database lose nothing.
 
 Examples
@@ -49,38 +49,27 @@ Examples
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from iobound.errors import InvalidInputError
 
 from .db_file import DatabaseFileError, path_fault
 from .file_access import cannot_open_reason, immutable_ok
 from .file_access import may_write as _may_write  # a module global: tests replace it
+from .transactions import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, is_locked as _is_locked, write
 
 __all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
            "write"]
 
 SCHEMA_VERSION = 1
-T = TypeVar("T")
 
 #: What SQLite appends to a database's name for its files: the database, its journals.
 DB_FILE_ENDINGS = ("", "-wal", "-shm", "-journal")
 
 #: The columns that make a ``measurements`` table without ``meta`` a version-0 one.
 _V0_COLUMNS = {"layer", "device", "toolchain", "config", "record"}
-
-#: How long one statement waits for a lock, and how often switching to WAL starts over.
-BUSY_TIMEOUT_MS = 10_000
-WRITE_ATTEMPTS = 20
-#: How long :func:`write` waits in all for another writer's lock before it raises, in
-#: waits of WAIT_SLICE_MS between which a signal may end it
-#: (:func:`search.interrupts.waits_given_up`).
-WRITE_WAIT_S = BUSY_TIMEOUT_MS / 1000 * WRITE_ATTEMPTS
-WAIT_SLICE_MS = 250
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -115,54 +104,6 @@ CREATE TABLE IF NOT EXISTS measurements (
 );
 CREATE INDEX IF NOT EXISTS by_workload_device ON measurements (workload, device, time_ms);
 """
-
-
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    msg = str(exc).lower()
-    return "locked" in msg or "busy" in msg
-
-
-def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction, waiting while locked.
-
-    All of ``fn``'s statements commit together or not at all. A lock held by another
-    writer is waited for in slices of :data:`WAIT_SLICE_MS` (with a short random pause
-    between), for :data:`WRITE_WAIT_S` in all, then raises; a signal the caller lets end
-    waits (:func:`search.interrupts.waits_given_up`) ends it at the next slice, raising
-    the lock's error. Any other error is raised as it is: one after which SQLite has
-    already rolled back (a full disk, an I/O error) is not hidden behind a failed
-    ROLLBACK.
-    """
-    from ..interrupts import waits_given_up
-    deadline = time.monotonic() + WRITE_WAIT_S
-    while True:
-        try:
-            _begin_immediate(conn)
-        except sqlite3.OperationalError as exc:
-            if not _is_locked(exc) or time.monotonic() >= deadline:
-                raise
-            if waits_given_up():
-                raise sqlite3.OperationalError(f"{exc} (not waited for: interrupted)") from None
-            time.sleep(random.uniform(0.01, 0.1))
-            continue
-        try:
-            out = fn(conn)
-            conn.execute("COMMIT")
-            return out
-        except BaseException:
-            if conn.in_transaction:  # SQLite already rolled back on a full disk or I/O error
-                conn.execute("ROLLBACK")
-            raise
-
-
-def _begin_immediate(conn: sqlite3.Connection) -> None:
-    """``BEGIN IMMEDIATE``, waiting at most :data:`WAIT_SLICE_MS` for a lock (SQLite's
-    wait runs in C, where no signal handler runs)."""
-    conn.execute(f"PRAGMA busy_timeout = {WAIT_SLICE_MS}")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:

@@ -31,7 +31,8 @@ from ..option_checks import check_choice, check_flag, check_records, check_type
 from .checks import MARK, check_mark, check_tune_params, param_names
 from .insertion import insert, storable
 from .model import Measurement, Workload, canon, stored_json, workload_from_row
-from .schema import connect, write
+from .schema import connect
+from .transactions import write
 from .stored_rows import damaged_row, stored_config, stored_features, time_fault
 
 __all__ = ["TuningDB", "damaged_row", "time_fault"]
@@ -71,7 +72,7 @@ class TuningDB:
 
     # -- writing ------------------------------------------------------------------------
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """``fn(connection)`` in one write transaction (:func:`~.schema.write`): the one way
+        """``fn(connection)`` in one write transaction (:func:`~.transactions.write`): the one way
         anything is stored in or removed from the database. Refused
         (:class:`~iobound.errors.InvalidInputError`) when the database was opened
         ``readonly`` (a version-0 file opened so is migrated in memory only: a write would

@@ -212,10 +212,25 @@ def check_local_workers(workers: int | None, cores: int | None = None,
     iobound.errors.InvalidInputError: --workers 1000: this machine has 2 CPU cores, so at most 8 local workers (each is a process); use --executor ray for more
     """
     cores = cores or os.cpu_count() or 1
-    if workers is not None and workers > WORKERS_PER_CORE * cores:
-        raise InvalidInputError(f"--workers {workers}: this machine has {cores} CPU cores, so at "
-                                f"most {WORKERS_PER_CORE * cores} local workers (each is a "
-                                f"process); {more}")
+    check_workers_per_cpu(workers, cores, f"this machine has {cores} CPU cores", "local workers",
+                          more)
+
+
+def check_workers_per_cpu(workers: int | None, cpus: int, has: str, noun: str = "workers",
+                          more: str | None = None) -> None:
+    """The one rule of local workers and Ray's: each is a process, so at most
+    :data:`WORKERS_PER_CORE` per CPU of where they run (``has`` says it, ``more`` what to
+    do instead).
+
+    >>> check_workers_per_cpu(9, 2, "the Ray cluster has 2 CPUs")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --workers 9: the Ray cluster has 2 CPUs, so at most 8 workers (each is a process)
+    """
+    most = WORKERS_PER_CORE * cpus
+    if workers is not None and workers > most:
+        raise InvalidInputError(f"--workers {workers}: {has}, so at most {most} {noun} (each is "
+                                f"a process)" + (f"; {more}" if more else ""))
 
 
 class LocalExecutor(Executor):

@@ -33,7 +33,7 @@ import os
 import time
 from typing import Any
 
-from iobound.errors import InvalidInputError, ToolchainError
+from iobound.errors import ToolchainError
 
 from .base import Executor
 from .dispatch import Event, Slot
@@ -185,11 +185,9 @@ def _check_cluster_workers(workers: int, resources: dict) -> None:
     ...
     iobound.errors.InvalidInputError: --workers 100: the Ray cluster has 2 CPUs, so at most 8 workers (each is a process)
     """
-    from .local import WORKERS_PER_CORE
+    from .local import check_workers_per_cpu
     cpus = max(1, int(resources.get("CPU", 1)))
-    if workers > WORKERS_PER_CORE * cpus:
-        raise InvalidInputError(f"--workers {workers}: the Ray cluster has {cpus} CPUs, so at "
-                                f"most {WORKERS_PER_CORE * cpus} workers (each is a process)")
+    check_workers_per_cpu(workers, cpus, f"the Ray cluster has {cpus} CPUs")
 
 
 class RayExecutor(Executor):

@@ -1,4 +1,4 @@
-"""Edges of search/db/schema.py that the CLI-level tests do not reach.
+"""Edges of search/db/schema.py and search/db/transactions.py that the CLI-level tests do not reach.
 
 References: the module's documented contract (the version of an empty file is the
 current one, a newer version is refused, a ``readonly`` file is never written, a
@@ -17,7 +17,7 @@ import types
 import pytest
 
 from iobound.errors import InvalidInputError
-from search.db import schema
+from search.db import schema, transactions
 from search.db.migrate import V0_SCHEMA
 from search.db.schema import SCHEMA_VERSION, DatabaseFileError, connect, schema_version, write
 from search.measure.base import MeasureRecord
@@ -114,9 +114,11 @@ def no_pause(monkeypatch):
     now = [0.0]
 
     def sleep(s):
-        now[0] += s + schema.WAIT_SLICE_MS / 1000
+        now[0] += s + transactions.WAIT_SLICE_MS / 1000
 
-    monkeypatch.setattr(schema, "time", types.SimpleNamespace(sleep=sleep, monotonic=lambda: now[0]))
+    clock = types.SimpleNamespace(sleep=sleep, monotonic=lambda: now[0])
+    monkeypatch.setattr(schema, "time", clock)  # _wal's pauses
+    monkeypatch.setattr(transactions, "time", clock)  # write's
     return now
 
 
@@ -135,8 +137,8 @@ def test_write_gives_up_with_sqlites_error_after_its_wait(no_pause):
     conn = _Scripted(["database is locked"] * 100_000)
     with pytest.raises(sqlite3.OperationalError, match="^database is locked$"):
         write(conn, lambda c: "never")
-    assert schema.WRITE_WAIT_S <= no_pause[0] < schema.WRITE_WAIT_S + 1
-    assert conn.begins >= schema.WRITE_WAIT_S / (schema.WAIT_SLICE_MS / 1000 + 0.1)
+    assert transactions.WRITE_WAIT_S <= no_pause[0] < transactions.WRITE_WAIT_S + 1
+    assert conn.begins >= transactions.WRITE_WAIT_S / (transactions.WAIT_SLICE_MS / 1000 + 0.1)
 
 
 def test_a_signal_the_caller_lets_end_waits_ends_the_wait_for_a_lock(no_pause):
