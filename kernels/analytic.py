@@ -245,6 +245,7 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     if device is None:
         raise InvalidInputError("analytic features need a device (a Device or a preset name)")
     fam = kernel_family(algorithm)
+    algorithm = fam.name  # an Algorithm object or a config names its family too
     knobs = knob_matrix(knobs, fam.config_type.params)
     out = np.empty((len(knobs), len(FEATURE_NAMES)), dtype=float)
     if len(knobs) == 0:

@@ -52,7 +52,7 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
-from kernels.limits import block_fits, fits_register_file
+from kernels.limits import GRID_YZ_LIMIT, block_fits, fits_register_file
 from search.option_checks import check_type
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
@@ -121,6 +121,9 @@ class ConvSpace(Space):
         template-and-hardware space. Both sizes are always reported.
     winograd_e : tuple of int
         The Winograd output tile sizes ``e`` to offer (Winograd only).
+    empty_ok : bool
+        Keep a space with no configuration instead of refusing it (to report its sizes,
+        as ``iobound domain`` does); a space to search is refused when empty.
 
     Attributes
     ----------
@@ -131,9 +134,12 @@ class ConvSpace(Space):
     """
 
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
-                 pruned: bool = True, winograd_e: tuple[int, ...] = (2, 3, 4)):
+                 pruned: bool = True, winograd_e: tuple[int, ...] = (2, 3, 4),
+                 empty_ok: bool = False):
+        from iobound.algorithms import algorithm_name
         from iobound.devices import Device, get_device
         check_type("layer", layer, ConvLayer)
+        algorithm = algorithm_name(algorithm)  # an Algorithm object is kept by its name
         check_type("device", device, (Device, str))
         device = get_device(device) if isinstance(device, str) else device
         winograd_e = _winograd_es(winograd_e)
@@ -161,11 +167,21 @@ class ConvSpace(Space):
         self.tile_solutions = sols
         self._nb_cache: dict[int, tuple[int, ...]] = {}
         self._row_positions: dict[int, dict] = {}  # tile row -> thread triple -> position
-        if len(self) == 0:
-            raise InvalidInputError(f"no valid {algorithm} configuration for {layer.short()} on "
-                             f"{device.name}{' after Table 1 pruning' if pruned else ''}")
+        if len(self) == 0 and not empty_ok:
+            raise InvalidInputError(self.empty_reason())
         log.debug("ConvSpace %s %s: %d tiles, unpruned %d, pruned %d", layer.name, algorithm,
                   len(sols.rows), self.unpruned_size, self.pruned_size)
+
+    def empty_reason(self) -> str:
+        """Why this space is empty: Table 1's pruning, or the template and the device."""
+        head = (f"no valid {self.algorithm} configuration for {self.layer.short()} on "
+                f"{self.device.name}")
+        if self.pruned and self.unpruned_size:
+            return (f"{head}: Table 1's pruning leaves none of its {self.unpruned_size:,} "
+                    "configurations (`iobound domain` shows both sizes)")
+        return (f"{head}: no tile and thread split fits the kernel template and the device's "
+                "limits (threads, shared memory and registers per block; grid y and z at most "
+                f"{GRID_YZ_LIMIT:,} blocks, grid z being n * c_out / z)")
 
     # -- tables ---------------------------------------------------------------
     def _axes(self, tile: tuple[int, ...]) -> tuple[int, int, int]:

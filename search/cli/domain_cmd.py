@@ -83,8 +83,11 @@ def _text(d: dict) -> str:
         ("ratio", f"{d['ratio']:.2%} (pruned / unpruned)"),
     ]
     lines = [format_rows(rows)]
-    lines.append("knobs (values taken in the pruned space):")
-    lines += [f"  {p:<6} {_values_text(d['values'][p])}" for p in d["params"]]
+    if d["pruned_size"]:
+        lines.append("knobs (values taken in the pruned space):")
+        lines += [f"  {p:<6} {_values_text(d['values'][p])}" for p in d["params"]]
+    else:
+        lines.append("knobs: none (the pruned space is empty)")
     lines.append(f"built in {d['build_seconds']:.2f} s (OR-Tools CP-SAT)")
     return "\n".join(lines)
 
@@ -97,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
     device = get_device(args.device)
     es = _parse_e(args.winograd_e, args.algorithm)
     t0 = time.perf_counter()
-    space = ConvSpace(layer, device, args.algorithm, winograd_e=es)
+    space = ConvSpace(layer, device, args.algorithm, winograd_e=es, empty_ok=True)
+    if not space.unpruned_size:  # an empty pruned space is a size to report; no space is not
+        raise InvalidInputError(space.empty_reason())
     elapsed = time.perf_counter() - t0
     desc = space.describe()
     d = {"unpruned_size": space.unpruned_size, "pruned_size": space.pruned_size,

@@ -94,6 +94,16 @@ def test_winograd_executes_fewer_flops_than_direct_whatever_the_threads():
 
 
 
+def test_an_algorithm_object_gives_its_names_features():
+    """``analytic_features`` takes an Algorithm as ``kernel_family`` does, not only a name."""
+    from iobound.algorithms import get_algorithm
+    for name, layer in (("direct", LAYER), ("winograd", WINO)):
+        space = ConvSpace(layer, V100, name)
+        knobs = np.array([[space.get(i)[p] for p in space.params] for i in range(0, len(space), 97)])
+        assert np.array_equal(analytic_features(layer, V100, get_algorithm(name), knobs),
+                              analytic_features(layer, V100, name, knobs))
+
+
 def test_empty_input_gives_empty_matrix():
     """No configs, no rows."""
     assert analytic_features(LAYER, V100, "direct", np.zeros((0, 7))).shape == (0, len(FEATURE_NAMES))

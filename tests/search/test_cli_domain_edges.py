@@ -33,3 +33,20 @@ def test_winograd_e_takes_spaces_and_at_most_eight_values(capsys):
 def test_a_direct_domain_names_no_winograd_e(capsys):
     assert main(["domain", "--layer", WINO, "--json"]) == 0
     assert "winograd_e" not in json.loads(capsys.readouterr().out)
+
+
+def test_an_empty_pruned_space_is_a_size_to_report(capsys):
+    """A 65x65 kernel on the T4: one unpruned configuration, none after Table 1."""
+    assert main(["domain", "--layer", "cin=1,hin=65,cout=1,kh=65", "--device", "t4"]) == 0
+    out = capsys.readouterr().out
+    assert "pruned size    0 configs" in out and "knobs: none (the pruned space is empty)" in out
+    assert main(["domain", "--layer", "cin=1,hin=65,cout=1,kh=65", "--device", "t4",
+                 "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["unpruned_size"], got["pruned_size"], got["ratio"]) == (1, 0, 0.0)
+
+
+def test_a_layer_with_no_configuration_at_all_is_one_line(capsys):
+    assert main(["domain", "--layer", "n=65536,cin=1,hin=3,cout=1,kh=1"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "grid y and z at most 65,535" in err

@@ -181,3 +181,30 @@ def test_grid_z_counts_every_image_of_the_batch():
 def test_winograd_e_values_are_sorted_whatever_their_order():
     """{9, 2} iterates as 9, 2 in CPython: the value list (neighbour steps bisect it) is sorted."""
     assert domain_for(WINO, V100, "winograd", (9, 2)).values["e"] == (2, 9)
+
+
+def test_an_empty_pruned_space_names_table_1_and_the_unpruned_size():
+    """n = 4096 images of 1024 channels: grid z forces z >= 64, Table 1's z <= sqrt(S_b/R)
+    then leaves nothing of the 2,255 unpruned configurations."""
+    layer = ConvLayer(n=4096, c_in=3, h_in=8, w_in=8, c_out=1024, k_h=3, k_w=3, padding=1)
+    with pytest.raises(InvalidInputError, match="Table 1's pruning leaves none of its 2,255"):
+        ConvSpace(layer, V100)
+    kept = ConvSpace(layer, V100, empty_ok=True)
+    assert (len(kept), kept.unpruned_size, kept.pruned_size) == (0, 2255, 0)
+    assert all(kept.values(p) == [] for p in kept.params)
+
+
+def test_an_empty_unpruned_space_names_the_limits_not_table_1():
+    """65,536 images cannot fit grid z's 65,535 blocks whatever z is."""
+    layer = ConvLayer(n=65536, c_in=1, h_in=3, w_in=3, c_out=1, k_h=1, k_w=1)
+    with pytest.raises(InvalidInputError, match="grid y and z at most 65,535") as err:
+        ConvSpace(layer, V100)
+    assert "Table 1" not in str(err.value)
+
+
+def test_an_algorithm_object_is_kept_by_its_name():
+    """``Algorithm`` objects are accepted like their names; features need the name."""
+    from iobound.algorithms import DIRECT
+    space = ConvSpace(ASYM, V100, DIRECT)
+    assert space.algorithm == "direct" and space.describe()["algorithm"] == "direct"
+    assert np.array_equal(space.features([0]), ConvSpace(ASYM, V100).features([0]))
