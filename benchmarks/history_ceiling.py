@@ -36,7 +36,9 @@ template instead (:mod:`benchmarks.tq.network_ceiling`): for each summary a
 ``benchmarks.transfer_quality --leave-network-out`` run wrote, the history it used is built
 again (the same networks, device and budget) and each target layer gets, against that run's
 reference, the best score among the first K of the ranking model's order, the regression's
-(zero-shot's) and the history rounds' first picks (tag ``history_ceiling_network``)::
+(zero-shot's) and the history rounds' first picks (tag ``history_ceiling_network``; a
+summary with the history and targets of an earlier one, another method's run on the same
+set, is skipped)::
 
     .venv/bin/python -m benchmarks.history_ceiling --leave-network-out \
         benchmarks/results/transfer_network_resnext50_h100_summary.json
@@ -173,27 +175,48 @@ def network_markdown(sets: list[dict], ks) -> str:
     return "\n".join(lines)
 
 
+def _summary_set(path: Path) -> tuple:
+    """What a leave-network-out summary's ceilings depend on: its history (networks, device,
+    budget) and its targets with their references; the method that ran does not enter."""
+    try:
+        meta = json.loads(Path(path).read_text())["meta"]
+        return (tuple(meta["history_networks"]), meta["device"], meta["history_budget"],
+                tuple((t["target"], float(t["reference_ms"])) for t in meta["targets"]),
+                meta.get("target_network", "?"))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"error: {path} is not a leave-network-out summary "
+                         f"(benchmarks.transfer_quality --leave-network-out): {e}") from None
+
+
 def _network_set(path: Path, ks) -> dict:
     """The ceilings of every target of one leave-network-out summary."""
     from benchmarks.tq.network import network_history
     from benchmarks.tq.network_ceiling import layer_ceiling, mean_ceiling
     from iobound.networks import get_layer
-    try:
-        meta = json.loads(Path(path).read_text())["meta"]
-        nets, device, budget = meta["history_networks"], meta["device"], meta["history_budget"]
-        targets = [(t["target"], float(t["reference_ms"])) for t in meta["targets"]]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise SystemExit(f"error: {path} is not a leave-network-out summary "
-                         f"(benchmarks.transfer_quality --leave-network-out): {e}") from None
-    history = network_history(nets, device, budget)
+    nets, device, budget, targets, target_network = _summary_set(path)
+    history = network_history(list(nets), device, budget)
     rows = [layer_ceiling(get_layer(name), device, history, ref, ks) for name, ref in targets]
     name = Path(path).name.removesuffix(".json").removesuffix("_summary")
-    return {"set": f"{meta.get('target_network', '?')}/{device} ({name})", "summary": str(path),
+    return {"set": f"{target_network}/{device} ({name})", "summary": str(path),
             "rows": rows, "mean": mean_ceiling(rows, ks)}
 
 
+def distinct_summaries(paths: list[Path]) -> list[Path]:
+    """``paths`` keeping one summary of each history and targets: another method's run on
+    the same set (``*_reopen``, ``*_keep_trusted``) has the same ceilings. The one with the
+    shortest name (the plain run) stands for them, where the first of them stood."""
+    kept: dict[tuple, Path] = {}
+    for p in paths:
+        key = _summary_set(p)
+        if key in kept:
+            p, other = sorted((p, kept[key]), key=lambda q: (len(q.name), q.name))
+            print(f"skipped {other}: the same history and targets as {p}")
+        kept[key] = p
+    return list(kept.values())
+
+
 def _main_network(a, ks) -> int:
-    sets = [_network_set(p, ks) for p in a.leave_network_out]
+    sets = [_network_set(p, ks) for p in distinct_summaries(a.leave_network_out)]
     table = network_markdown(sets, ks)
     tag = "history_ceiling_network" if a.tag == "history_ceiling" else a.tag
     a.out.mkdir(parents=True, exist_ok=True)

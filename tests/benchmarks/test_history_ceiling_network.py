@@ -75,3 +75,16 @@ def test_a_file_that_is_not_a_summary_is_one_error(tmp_path):
         hc.main(["--leave-network-out", str(bad), "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="not a leave-network-out summary"):
         hc.main(["--leave-network-out", str(tmp_path / "missing.json"), "--out", str(tmp_path)])
+
+
+def test_another_methods_run_on_the_same_set_is_counted_once(summary, tmp_path, capsys):
+    """``*_reopen`` beside its plain run: one set, named after the plain run, wherever the
+    variant came; a summary of other targets stays."""
+    reopen = tmp_path / "transfer_network_reopen_summary.json"
+    meta = json.loads(summary.read_text())
+    reopen.write_text(json.dumps({**meta, "note": "another method"}))
+    other = tmp_path / "transfer_network_other_summary.json"
+    meta["meta"]["targets"][0]["reference_ms"] *= 2
+    other.write_text(json.dumps(meta))
+    assert hc.distinct_summaries([reopen, other, summary]) == [summary, other]
+    assert f"skipped {reopen}: the same history and targets as {summary}" in capsys.readouterr().out
