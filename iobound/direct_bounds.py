@@ -38,6 +38,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from functools import lru_cache
 
 import sympy as sp
@@ -141,7 +142,7 @@ def _args(layer: ConvLayer, s: int) -> tuple:
 def _check_s(s) -> None:
     """S: a finite number of words in the range of :data:`iobound.limits.FAST_MEMORY_WORDS`
     (the limit :func:`iobound.report.bound_report` applies); else InvalidInputError naming S."""
-    if isinstance(s, bool) or not isinstance(s, (int, float)):
+    if isinstance(s, bool) or not isinstance(s, numbers.Real):  # numpy's numbers too
         raise InvalidInputError(f"fast memory S must be a number of words >= 1, got {s!r}")
     limits.check_number("fast memory S (words)", s,
                         limits.FAST_MEMORY_WORDS.low, limits.FAST_MEMORY_WORDS.high)

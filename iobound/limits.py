@@ -39,7 +39,7 @@ from .errors import InvalidInputError
 
 __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPATIAL", "CHANNELS",
            "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
-           "WINOGRAD_E", "WINOGRAD_E_COUNT", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
+           "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
            "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS", "DAG_VERTICES"]
 
 
@@ -133,6 +133,15 @@ def check_int(field: str, value: int, limit: Limit) -> int:
         raise InvalidInputError(f"{field}={_shown(value)} is above the limit {limit.high} "
                                 f"({limit.reason})")
     return value
+
+
+def check_winograd_e(e) -> int:
+    """A Winograd output tile ``e``, checked against :data:`WINOGRAD_E`.
+
+    >>> check_winograd_e(2)
+    2
+    """
+    return check_int("Winograd output tile e", e, WINOGRAD_E)
 
 
 def parse_int(field: str, text: str, limit: Limit) -> int:

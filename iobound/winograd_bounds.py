@@ -30,10 +30,10 @@ Both bounds are valid but weak (gamma enters them). ``x_partition_chain``
 (:mod:`iobound.winograd_chain`, proofs/test_winograd_chain.py) charges transformed
 operands to their raw ancestors by a routing instead of the fan-out gamma and treats
 each ``Pi[nu]`` as one accumulation chain: ``Q >= 2 MACs / (kappa sqrt(S)) - N + O - 2S``
-with ``kappa = 1`` for F(2x2, 3x3) (larger on small images). At e = 2 its leading term
-is 4/3 of the paper's Thm 4.12 leading term ``W_out H_out C_out C_in (e + r - 1) r /
-(e sqrt(S))``; Thm 4.12 itself is reported for reference only (it does not follow from
-the paper's lemmas, proofs/README.md, errata).
+with ``kappa = 1`` for F(2x2, 3x3) (larger on small images). Its leading term is
+``2n / (e r kappa)`` times the paper's Thm 4.12 leading term ``W_out H_out C_out C_in
+(e + r - 1) r / (e sqrt(S))``, 4/3 for F(2x2, 3x3); Thm 4.12 itself is reported for
+reference only (it does not follow from the paper's lemmas, proofs/README.md, errata).
 
 Examples
 --------
@@ -144,7 +144,7 @@ def _args(layer: ConvLayer, e: int) -> tuple:
 def _check_e(e) -> int:
     """``e`` as an ``int``, checked here and not by the caches below: they compare keys by
     equality, so ``True`` or ``2.0`` would be answered as ``1`` or ``2`` once those were cached."""
-    return limits.check_int("Winograd output tile e", e, limits.WINOGRAD_E)
+    return limits.check_winograd_e(e)
 
 
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:

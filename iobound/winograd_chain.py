@@ -50,6 +50,7 @@ import sympy as sp
 
 from .direct_bounds import _check_s
 from .layer import ConvLayer
+from .limits import check_winograd_e
 from .symbols import OUTPUTS, S
 from .vertex_counts import direct_counts
 from .winograd_vertex_counts import winograd_chain_count
@@ -78,10 +79,14 @@ def winograd_chain_leading_expr() -> sp.Expr:
     return 2 * C_IN * N_CHAINS / (KAPPA * sp.sqrt(S))
 
 
-@lru_cache(maxsize=4096)
 def winograd_layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
     """The routing caps of this layer's DAG (:func:`iobound.winograd_routing.winograd_caps`)."""
     layer.check_winograd()
+    return _layer_caps(layer, check_winograd_e(e))
+
+
+@lru_cache(maxsize=4096)
+def _layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
     tiles = (-(-layer.h_out // e), -(-layer.w_out // e))
     return winograd_caps(e, layer.k_h, layer.padding, (layer.h_in, layer.w_in), tiles)
 

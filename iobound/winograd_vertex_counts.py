@@ -14,7 +14,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from .errors import InvalidInputError
 from .layer import ConvLayer
+from .limits import check_winograd_e
 from .winograd_transforms import winograd_transforms
 
 __all__ = ["WinogradCounts", "winograd_counts", "winograd_vertex_count", "winograd_vertex_count_lower",
@@ -48,10 +48,6 @@ class WinogradCounts:
         return (self.used_inputs + self.weights + self.transformed_weights
                 + self.transformed_inputs + self.products + self.sums + self.outputs)
 
-    @property
-    def compulsory(self) -> int:
-        return self.used_inputs + self.weights + self.outputs
-
 
 def _tiles_axis(size: int, out: int, e: int, n: int, pad: int, full_only: bool):
     """(tiles, used input positions, outputs covered) along one axis."""
@@ -70,8 +66,7 @@ def _tiles_axis(size: int, out: int, e: int, n: int, pad: int, full_only: bool):
 
 def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
     layer.check_winograd()
-    if not isinstance(e, int) or isinstance(e, bool) or e < 1:
-        raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
+    e = check_winograd_e(e)
     r = layer.k_h
     n = e + r - 1
     th, uh, oh = _tiles_axis(layer.h_in, layer.h_out, e, n, layer.padding[0], full_only)
@@ -105,8 +100,10 @@ def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
     outputs inside ``h_out x w_out``; plus ``c_out c_in`` kernels of ``r^2`` raw and
     ``n^2`` transformed weights. It leaves out the builder's intermediate transform
     passes (``B^T d``, ``G g``, ``A^T Pi``) and its border zero-dropping: the exact
-    |V| is :func:`winograd_vertex_count`. Used for the element-product count of
-    the leading term.
+    |V| is :func:`winograd_vertex_count`. Its counts include the padding's: an output
+    tile whose window holds one input counts all its products and outputs, so its sums
+    are no lower bound (:func:`winograd_products_lower` is; the bounds take only ``r``
+    from here).
     """
     return _winograd(layer, e, full_only=False)
 
@@ -185,9 +182,7 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     if not isinstance(layer, ConvLayer):
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     layer.check_winograd()
-    if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
-        raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
-    return _vertex_count(layer, int(e))
+    return _vertex_count(layer, check_winograd_e(e))
 
 
 @lru_cache(maxsize=4096)
@@ -254,5 +249,6 @@ def winograd_gamma(layer: ConvLayer, e: int) -> int:
     ``n`` successors, each with at most ``n`` successors in ``P = (B^T d) B``. A raw
     weight feeds at most ``n`` entries of ``G g`` and ``n^2`` of ``J``.
     """
-    n = e + layer.k_h - 1
+    layer.check_winograd()
+    n = check_winograd_e(e) + layer.k_h - 1
     return n * n * math.ceil(n / e) ** 2

@@ -63,3 +63,32 @@ def test_chain_bound_refuses_a_bad_fast_memory(s):
     layer = ConvLayer(n=1, c_in=256, h_in=16, w_in=16, c_out=256, k_h=3, k_w=3, padding=1)
     with pytest.raises(InvalidInputError):
         winograd_chain_bound(layer, 2, s)
+
+
+@pytest.mark.parametrize("fn", [winograd_layer_caps, winograd_chain_details,
+                                "winograd_gamma", "winograd_counts"])
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, 33])
+def test_every_public_function_of_e_refuses_a_bad_e_by_name(fn, bad):
+    """e = 0 divided by zero, e = -1, True or 2.5 gave numbers: each is refused naming e."""
+    if isinstance(fn, str):
+        import iobound.winograd_vertex_counts as wvc
+        fn = getattr(wvc, fn)
+    layer = ConvLayer(n=1, c_in=3, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    with pytest.raises(InvalidInputError, match="Winograd output tile e"):
+        fn(layer, bad)
+
+
+@pytest.mark.parametrize("layer", [ConvLayer(1, 8, 8, 8, 8, 3, 3, stride=2),
+                                   ConvLayer(1, 8, 8, 8, 8, 3, 1)])
+def test_gamma_refuses_a_layer_winograd_does_not_apply_to(layer):
+    from iobound.winograd_vertex_counts import winograd_gamma
+    with pytest.raises(InvalidInputError):
+        winograd_gamma(layer, 2)
+
+
+def test_a_numpy_integer_s_is_a_number_of_words():
+    """np.int64(100) was refused as 'not a number of words' where bound_report took it."""
+    from iobound.direct_bounds import direct_bound_values
+    layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    assert direct_bound_values(layer, np.int64(100)) == direct_bound_values(layer, 100)
+    assert winograd_chain_bound(layer, 2, np.float32(100)) == winograd_chain_bound(layer, 2, 100.0)

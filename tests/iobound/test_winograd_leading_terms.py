@@ -39,3 +39,18 @@ def test_chain_leading_term_is_four_thirds_of_the_paper_at_f2x3(ci, co, half, s)
     assert macs == 16 * ci * co * half * half
     want = math.sqrt(2) * macs / (4 * math.sqrt(winograd_gamma(layer, 2)) * math.sqrt(s))
     assert lead["x_partition"] == pytest.approx(want, rel=1e-12)
+
+
+@settings(deadline=None, max_examples=20)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 3), st.integers(1, 6),
+       st.integers(9, 4096))
+def test_chain_leading_term_is_2n_over_e_r_kappa_of_the_papers(e, r, tiles, ci, s):
+    """Every tile full: the chain leading term over Thm 4.12's is ``2n / (e r kappa)``,
+    n = e + r - 1 (the winograd_bounds docstring; 4/3 only at F(2x2, 3x3))."""
+    from iobound.winograd_chain import winograd_layer_caps
+    h_out = e * tiles
+    layer = ConvLayer(n=1, c_in=ci, h_in=h_out + r - 1, w_in=h_out + r - 1, c_out=2, k_h=r, k_w=r)
+    lead = winograd_leading_terms(layer, e, s)
+    kappa = winograd_layer_caps(layer, e).kappa
+    want = 2 * (e + r - 1) / (e * r * kappa)
+    assert lead["x_partition_chain"] / lead["paper_thm_4_12"] == pytest.approx(want, rel=1e-9)
