@@ -80,3 +80,40 @@ def test_larger_tiles_for_the_same_memory():
 def test_none_when_nothing_fits():
     """A memory below the smallest block gives None."""
     assert optimal_winograd_accumulate_tiles(ConvLayer(1, 2, 6, 6, 2, 3, 3), 20) is None
+
+
+@given(st.integers(1, 2), st.integers(1, 4), st.integers(1, 3), st.integers(1, 2),
+       st.integers(1, 2), st.integers(0, 400))
+def test_the_default_winograd_dataflow_moves_its_io_within_its_footprint(ci, e, r, co, tiles, extra):
+    """Whichever model ``evaluate_dataflow`` picks unasked, the tiled schedule played with
+    its footprint + 2 moves at most the reported I/O. The paper's two arrays once won with
+    one tile and one channel a block and a game with them moved more (226 words against
+    182 at F(6x6, 3x3) with 201 words)."""
+    from dataflow.evaluate import evaluate_dataflow
+    from iobound.errors import InvalidInputError
+    side = e * tiles + r - 1
+    layer = ConvLayer(n=1, c_in=ci, h_in=side, w_in=side, c_out=co, k_h=r, k_w=r)
+    s = min(winograd_footprint(layer, WinogradTiling(e, e, e, 1)).total,
+            winograd_accumulate_footprint(layer, WinogradTiling(e, e, e, 1)).total) + extra
+    try:
+        rep = evaluate_dataflow(layer, s, algorithm="winograd", e=e)
+    except InvalidInputError:  # no block fits: nothing claimed
+        return
+    dag = winograd_conv_dag(layer, e)
+    sched = tiled_schedule(dag, layer, rep.tiling)
+    played = play(dag, sched.order, bound_fast_memory(rep.footprint.total), "belady",
+                  flush_at=sched.block_starts).total
+    assert played <= rep.io.total
+
+
+def test_the_papers_footprint_is_not_taken_unasked_where_its_schedule_does_not_fit():
+    from dataflow.evaluate import evaluate_dataflow
+    from iobound.errors import InvalidInputError
+    layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=1, k_h=3, k_w=3)
+    assert evaluate_dataflow(layer, 201, algorithm="winograd", e=6, order="paper").order == "paper"
+    try:
+        evaluate_dataflow(layer, 201, algorithm="winograd", e=6)
+    except InvalidInputError as err:
+        assert "too small" in str(err)
+    else:
+        raise AssertionError("201 words took the paper's tiling its schedule does not fit")
