@@ -244,7 +244,7 @@ class CompositeAlgorithm:
             When the enumeration would exceed ``max_points`` points, a parameter has no
             value, or phi / psi is not a finite real number on the grid.
         """
-        if not isinstance(s, (int, np.integer)) or s < 0:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise InvalidInputError(f"s must be a non-negative integer, got {s!r}")
         n = len(self.steps)
         count = 1

@@ -158,6 +158,8 @@ class Device:
         >>> get_device("h100").shared_mem_per_block_words("fp16", opt_in=True)
         116224
         """
+        if not isinstance(opt_in, bool):  # "no" is truthy: not taken for True
+            raise InvalidInputError(f"opt_in must be True or False, got {opt_in!r}")
         size = self.shared_mem_per_block_optin_bytes if opt_in else self.shared_mem_per_block_bytes
         return size // dtype_bytes(dtype)
 

@@ -31,7 +31,7 @@ from iobound.errors import InvalidInputError
 __all__ = ["nvcc_candidates", "Toolchain", "toolchain", "check_arch", "find_nvcc",
            "find_toolchain"]
 
-_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?")
+_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)  # "sm_٨٠" is no arch
 
 
 def _wheel_bins() -> list[Path]:

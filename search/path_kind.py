@@ -23,7 +23,7 @@ import stat
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["path_kind"]
+__all__ = ["path_kind", "same_file"]
 
 #: Errors that mean "nothing there" (as Path.exists() takes them), not a refused lookup.
 _MISSING = (errno.ENOENT, errno.ENOTDIR)
@@ -45,3 +45,16 @@ def path_kind(path: str | os.PathLike, what: str = "path") -> str:
     if stat.S_ISREG(mode):
         return "file"
     return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def same_file(a, b) -> bool:
+    """Whether ``a`` and ``b`` name one existing file, however spelt (``./``, links);
+    False when either does not exist.
+
+    >>> same_file("/", "/tmp/.."), same_file("/", "/no/such/file")
+    (True, False)
+    """
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # missing, refused, or a NUL in the name
+        return False

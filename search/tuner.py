@@ -54,6 +54,7 @@ from iobound.errors import InvalidInputError
 from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
 from .records import as_measured, has_log
+from .path_kind import same_file
 from .log_writer import LogWriter, check_not_written, copy_entries, copy_log, hold_log
 from .option_checks import check_type
 from .resume import load_resume
@@ -173,7 +174,7 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     # a resumed log continued into a new one stays locked while the run lives: resumed
     # again meanwhile (or still written by its own run), its configurations would be
     # measured twice
-    held = None if resume is None or _same_file(log, resume) else hold_log(resume)
+    held = None if resume is None or same_file(log, resume) else hold_log(resume)
     try:
         # has_log(resume): the same file is no copy; a new log gets the resumed records first
         copy = resume is not None and not has_log(log) and copy_log(resume, log, head) is None
@@ -186,13 +187,6 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     if copy:  # a device or a pipe (or no room beside the log): written into
         copy_entries(writer, resume)
     return writer
-
-
-def _same_file(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist yet
-        return False
 
 
 def _play_rounds(space: Space, measurer: Measurer, strat: Strategy, ledger: "Ledger", budget: int,

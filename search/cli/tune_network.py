@@ -42,13 +42,14 @@ def check_network_json(args, layers=(), settings=None) -> None:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_output_file
     from search.session.files import per_layer_path
+    from search.session.files import continues_in_place
     from search.session.plan import job_file_parts, kernel_files, layer_algorithms
     check_output_file("--network-json", args.network_json)
     pairs = layer_algorithms(layers, args.algorithm)
     parts = job_file_parts(pairs, args.algorithm)
     many = len(parts) > 1
     # a --log that is the --resume it continues is one file, not two (as check_outputs)
-    log = None if settings is None or settings.log == settings.resume else settings.log
+    log = None if settings is None or continues_in_place(settings.log, settings.resume) else settings.log
     per_layer = [] if settings is None else [
         (flag, per_layer_path(path, part, many))
         for flag, path in (("--log", log), ("--resume", settings.resume),

@@ -99,10 +99,13 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
         only untimed ``ok`` ones (an emulator's: no entry without a time), or one
         whose config is not the workload's parameters with plain values.
     """
+    check_type("device", device, str)  # None would mix every device's times in one cache
+    if toolchain is not None:
+        check_type("toolchain", toolchain, str)
     ms = db.measurements(workload, device=device, toolchain=toolchain, order="stored")
     if not ms:
         raise InvalidInputError(f"no measurements of {workload.label()} on device {device!r}"
-                         + (f" with toolchain {toolchain!r}" if toolchain else ""))
+                         + (f" with toolchain {toolchain!r}" if toolchain is not None else ""))
     known = db.tune_params(workload)
     keys = [p for p in known if p in workload.params] or list(workload.params)
     latest = list(_latest(ms, keys).values())

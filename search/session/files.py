@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 from iobound.errors import InvalidInputError, IoboundError
 
 from ..outputs import check_distinct_files, check_output_dir, check_output_file
+from ..path_kind import same_file
 from ..records import has_log, read_log
 from .reports import ExportOutcome, HistoryOutcome
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tune_result import TuneResult
     from .settings import TuneSettings
 
-__all__ = ["per_layer_path", "FilePart", "file_part", "logged_count", "has_log", "check_log_paths", "check_outputs", "log_and_resume",
+__all__ = ["per_layer_path", "FilePart", "file_part", "logged_count", "has_log", "continues_in_place", "check_log_paths", "check_outputs", "log_and_resume",
            "check_history", "history_key", "cache_meta", "store_history", "export_cache",
            "write_outcomes", "OutputWriteError", "kept_where"]
 
@@ -89,6 +90,18 @@ def logged_count(settings: "TuneSettings | None") -> int:
         return 0
 
 
+def continues_in_place(log: str | None, resume: str | None) -> bool:
+    """Whether ``--log`` names the ``--resume`` log itself, however spelt (``./``, a link):
+    the run continues that log rather than copying it into a new one.
+
+    >>> continues_in_place("run.jsonl", "./run.jsonl"), continues_in_place("a.jsonl", "b.jsonl")
+    (True, False)
+    """
+    if not log or not resume:
+        return False
+    return log == resume or os.path.realpath(log) == os.path.realpath(resume) or same_file(log, resume)
+
+
 def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> None:
     """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer, or per
     :func:`file_part`, for several:
@@ -113,7 +126,7 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
                                         "(a database is read with --history)")
         if many and len(set(paths)) < len(paths):
             raise InvalidInputError("layers need distinct names for their per-layer logs")
-    if log and log != resume:
+    if log and not continues_in_place(log, resume):
         paths = [per_layer_path(log, layer, many) for layer in layers]
         if many and len(set(paths)) < len(paths):
             raise InvalidInputError("layers need distinct names for their per-layer logs")
@@ -134,7 +147,7 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
     pairs: the best-kernel files the run writes into ``out_dir`` at its end) is refused:
     each write would destroy what another keeps."""
     many = len(layers) > 1
-    log = settings.log if settings.log != settings.resume else None
+    log = None if continues_in_place(settings.log, settings.resume) else settings.log
     check_distinct_files([*inputs, ("--history", settings.history)] + [
         (flag, per_layer_path(path, layer, many))
         for flag, path in (("--resume", settings.resume), ("--log", log),

@@ -109,7 +109,8 @@ class TuneSettings:
                                     "measurements from (--history DB)")
         for name in ("budget", "patience"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (numbers.Integral, type(None))):
+            none_ok = (type(None),) if name == "patience" else ()  # no patience; a budget always
+            if isinstance(value, bool) or not isinstance(value, (numbers.Integral, *none_ok)):
                 raise InvalidInputError(f"{name} must be an integer, got {value!r}")
             if value is not None and value < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {value}")

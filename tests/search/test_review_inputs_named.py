@@ -1,0 +1,77 @@
+"""Inputs a hostile-input review found taken for something else: each is now refused
+naming what is wrong, or taken as what it is (a log resumed in place under another
+spelling)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sympy as sp
+
+from iobound.composite import CompositeAlgorithm, CompositeStep
+from iobound.devices import get_device
+from iobound.errors import InvalidInputError
+from iobound.symbols import k
+from search.cli.main import main
+from search.db import Measurement, TuningDB, Workload
+from search.db.export import workload_cache
+from search.measure.base import MeasureRecord
+from search.session.files import continues_in_place
+from search.session.settings import TuneSettings
+
+TINY = ["--layer", "cin=4,hin=6,cout=4,kh=3,pad=1", "--measure", "model", "--no-verify"]
+
+
+def test_a_log_resumed_in_place_under_another_spelling_continues_it(tmp_path, capsys):
+    log = tmp_path / "run.jsonl"
+    assert main(["tune", *TINY, "--budget", "3", "--log", str(log)]) == 0
+    before = len(log.read_text().splitlines())
+    spelt = str(tmp_path / "." / "run.jsonl")
+    assert main(["tune", *TINY, "--budget", "6", "--resume", str(log), "--log", spelt]) == 0
+    assert len(log.read_text().splitlines()) == before + 3
+    assert continues_in_place(spelt, str(log)) and not continues_in_place(str(log), None)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(log)
+    assert continues_in_place(str(link), str(log))
+
+
+def test_an_arch_in_other_digits_is_bad_input(capsys):
+    """sm_٨٠ ran nvcc and came back as a compile error (exit 1)."""
+    assert main(["kernel", "--layer", "cin=4,hin=6,cout=4,kh=3,pad=1",
+                 "--config", "x=3,y=3,z=2,alpha=1", "--compile", "--arch", "sm_٨٠"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "arch must look like sm_80" in err
+
+
+def test_a_budget_of_none_is_refused_where_patience_may_be_none():
+    with pytest.raises(InvalidInputError, match="budget must be an integer"):
+        TuneSettings(budget=None)
+    assert TuneSettings(patience=None).patience is None
+
+
+def test_a_cache_is_one_device_s():
+    """device=None took the latest time of each config over every device."""
+    w = Workload("k", [8], ("x",))
+    with TuningDB(":memory:") as db:
+        for device, t in (("a", 1.0), ("b", 2.0)):
+            db.add([Measurement(w, device, "t", MeasureRecord.ok({"x": 1}, time_ms=t))])
+        with pytest.raises(InvalidInputError, match="device must be"):
+            workload_cache(db, w, None)
+        assert workload_cache(db, w, "a").entries[0]["time"] == 1.0
+        with pytest.raises(InvalidInputError, match="with toolchain ''"):
+            workload_cache(db, w, "a", toolchain="")
+
+
+def test_opt_in_must_be_a_bool():
+    v100 = get_device("v100")
+    with pytest.raises(InvalidInputError, match="opt_in must be True or False"):
+        v100.shared_mem_per_block_words("fp32", opt_in="no")
+    assert v100.shared_mem_per_block_words("fp32") == 12288
+
+
+def test_exact_t_refuses_true_for_s():
+    alg = CompositeAlgorithm((CompositeStep("a", k * (sp.Symbol("S") - k)),))
+    with pytest.raises(InvalidInputError, match="s must be a non-negative integer"):
+        alg.T_exact(True)
+    assert alg.T_exact(1) >= 1
