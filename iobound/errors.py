@@ -15,8 +15,10 @@ True
 True
 """
 
+import errno
+
 __all__ = ["IoboundError", "InvalidInputError", "UnknownPresetError", "ToolchainError",
-           "SolverError"]
+           "SolverError", "OutputWriteError", "SYSTEM_WRITE_ERRNOS"]
 
 
 class IoboundError(Exception):
@@ -40,3 +42,16 @@ class ToolchainError(IoboundError):
 
 class SolverError(IoboundError):
     """A solver (CP-SAT) stopped without an answer (time limit, model invalid)."""
+
+
+class OutputWriteError(IoboundError):
+    """A write the system could not complete (a full disk, a file-size limit); the message
+    says what was not written and where the measurements are kept.
+
+    Not bad input: the CLI exits with :attr:`exit_code` 1, not 2."""
+
+    exit_code = 1
+
+
+#: errno values of a write the system failed, not of a path the user gave wrongly.
+SYSTEM_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EIO, errno.EDQUOT})

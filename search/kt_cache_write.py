@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from iobound.errors import InvalidInputError
+from iobound.errors import SYSTEM_WRITE_ERRNOS, InvalidInputError, OutputWriteError
 
 from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
@@ -158,7 +158,7 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
                                 f"Infinity, which JSON cannot represent") from None
     try:  # whole or not at all: an existing file is never left cut off
         write_atomic(path, gzip.compress(data) if path.suffix == ".gz" else data)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write the cache file {str(path)!r}: "
-                                f"{exc.strerror or exc}") from None
+    except OSError as exc:  # a full disk is no bad input (exit 1); a read-only folder is
+        error = OutputWriteError if exc.errno in SYSTEM_WRITE_ERRNOS else InvalidInputError
+        raise error(f"cannot write the cache file {str(path)!r}: {exc.strerror or exc}") from None
     return path

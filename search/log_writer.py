@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 from typing import Any, Mapping
 
-from iobound.errors import InvalidInputError
+from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
 from .records import LOG_HEAD, jsonable, is_gzip, read_log
@@ -86,8 +86,18 @@ class LogWriter:
             raise
 
     def _write(self, obj: Mapping[str, Any]) -> None:
-        self._fh.write(json.dumps(obj, sort_keys=True, default=jsonable) + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(json.dumps(obj, sort_keys=True, default=jsonable) + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> OutputWriteError:
+        """A write the system refused mid-run (a full disk, a file-size limit): what the
+        log holds is kept, a cut last line is dropped when it is resumed."""
+        return OutputWriteError(f"could not write the log {str(self.path)!r} "
+                                f"({exc.strerror or exc}); the records written before are "
+                                f"kept in it (resume with --resume {self.path})")
 
     def append(self, index: int, record: MeasureRecord, reused: bool = False) -> None:
         """Write one record line and flush it (``reused``: another run's record, marked so
@@ -101,11 +111,15 @@ class LogWriter:
         self._held = held
 
     def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
         held, self._held = self._held, None
-        if held is not None:
-            held.close()
+        try:
+            if not self._fh.closed:
+                self._fh.close()
+        except OSError as exc:  # the last flush
+            raise self._failed(exc) from None
+        finally:
+            if held is not None:
+                held.close()
 
     def __enter__(self) -> "LogWriter":
         return self

@@ -29,7 +29,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
-from iobound.errors import InvalidInputError, IoboundError
+from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 
 from ..outputs import check_distinct_files, check_output_dir, check_output_file
 from ..path_kind import same_file
@@ -190,14 +190,6 @@ def check_history(path: str | None) -> None:
     open_database(path, "--history", readonly=False).close()  # migrated now, if old
 
 
-class OutputWriteError(IoboundError):
-    """A write at the end of a run failed; the message says where the measurements are kept.
-
-    Not bad input: the CLI exits with :attr:`exit_code` 1, not 2."""
-
-    exit_code = 1
-
-
 def kept_where(measurements: int, log: str | None, resume_as: str | None = None) -> str:
     """Where a run's measurements are, for a message about a write that failed, and the
     ``--resume`` that continues it (``resume_as``: a network's run name, whose per-layer
@@ -234,8 +226,8 @@ def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space
     if settings.export_cache:
         try:
             export = export_cache(settings.export_cache, result, space, measurer.toolchain())
-        except (OSError, InvalidInputError) as exc:  # write_cache names a full disk as the
-            # latter: at the end of a run it is no bad input, the measurements are in the log
+        except (OSError, InvalidInputError, OutputWriteError) as exc:  # at the end of a run
+            # no write is bad input: the measurements are in the log
             failed.append(f"--export-cache {settings.export_cache} ({_reason(exc)})")
     return history, export, ", ".join(failed) or None
 

@@ -35,8 +35,8 @@ def test_export_fails_at_the_end_log_kept_history_written(capsys, tmp_path, synt
 
 def test_export_disk_full_inside_the_cache_writer_is_the_same_end(capsys, tmp_path,
                                                                   synth_cache_path, monkeypatch):
-    """The disk filling up inside the real writer (write_cache names it as bad input) was
-    exit 2 with a bare error; it is the end-of-run failure above: exit 1, where the log is."""
+    """The disk filling up inside the real writer (an OutputWriteError of its own) is the
+    end-of-run failure above: exit 1, where the log is."""
     import search.kt_cache_write as writer
     monkeypatch.setattr(writer, "write_atomic", _disk_full)
     log = tmp_path / "run.jsonl"
