@@ -61,9 +61,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = write_report(sels, args.out_dir, title, html_page=args.html)
     except OSError as exc:  # the paths were checked: a full disk, not bad input (exit 1)
-        from search.session.files import OutputWriteError
-        raise OutputWriteError(f"cannot write the report file {exc.filename!r}: "
-                               f"{exc.strerror or exc}") from None
+        from iobound.errors import OutputWriteError
+        # a plot drawn in a temporary folder fails with no file name
+        where = (f"the report file {exc.filename!r}" if exc.filename
+                 else f"the report into {str(args.out_dir)!r}")
+        raise OutputWriteError(f"cannot write {where}: {exc.strerror or exc}") from None
     for path in written.values():
         print(f"wrote {path}")
     return 0

@@ -33,6 +33,9 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     if (readonly if must_exist is None else must_exist) and path_kind(path, option) == "missing":
         raise InvalidInputError(f"{option} {path}: no such database (iobound history import "
                                 f"or iobound tune --history create one)")
+    if must_exist and not readonly and _empty_file(path):  # SQLite would make one in it
+        raise InvalidInputError(f"{option} {path}: an empty file, no tuning database "
+                                f"(iobound history import or iobound tune --history create one)")
     try:
         return TuningDB(path, readonly=readonly)
     except DatabaseFileError as exc:
@@ -40,3 +43,10 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     except sqlite3.Error as exc:
         raise InvalidInputError(f"{option} {path}: cannot open the database: "
                                 f"{' '.join(str(exc).split())}") from None
+
+
+def _empty_file(path) -> bool:
+    try:
+        return os.path.isfile(path) and os.path.getsize(path) == 0
+    except (OSError, ValueError):
+        return False

@@ -201,19 +201,27 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
         try:
             return _ready(_open(where, readonly), where, readonly)
         except sqlite3.OperationalError as exc:
-            if not (readonly and "unable to open" in str(exc) and immutable_ok(where)):
+            if not (readonly and _cannot_open(exc) and immutable_ok(where)):
                 raise
-        # a WAL database on a read-only medium: SQLite cannot create its -shm file
+        # a WAL database on a read-only medium or in a folder we cannot write: SQLite
+        # cannot create its -shm file
         return _ready(_open(where, readonly, immutable=True), where, readonly)
     except InvalidInputError as exc:
         raise DatabaseFileError(where, str(exc)) from None
     except sqlite3.OperationalError as exc:
-        if "unable to open" not in str(exc):
+        if not _cannot_open(exc):
             raise
         raise DatabaseFileError(where, cannot_open_reason(where, exc)) from None
     except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
         raise DatabaseFileError(where, f"not an SQLite database, or a damaged one: "
                                        f"{' '.join(str(exc).split())}") from None
+
+
+def _cannot_open(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's words for a file it may not open as asked: "unable to open database file",
+    or, for a WAL database in a folder it cannot write (no -shm file), "attempt to write a
+    readonly database"."""
+    return any(words in str(exc) for words in ("unable to open", "attempt to write a readonly"))
 
 
 def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Connection:

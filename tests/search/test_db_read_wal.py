@@ -98,3 +98,35 @@ def test_may_write_follows_the_file_and_its_folder(tmp_path):
     if os.geteuid() != 0:  # root may write anything
         path.chmod(0o444)
         assert not schema._may_write(str(path))
+
+
+def test_a_wal_database_in_a_folder_we_cannot_write_says_why(wal_db, tmp_path):
+    """Without root's override of permissions, SQLite says "attempt to write a readonly
+    database" there; the refusal explains the folder and the -shm file instead."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed: cannot drop the permission override")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    shutil.copy(wal_db, folder / "h.db")
+    folder.chmod(0o555)
+    drop = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    try:
+        probe = subprocess.run([*drop, sys.executable, "-c",
+                                f"import os; print(os.access({str(folder)!r}, os.W_OK))"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0 or probe.stdout.strip() != "False":
+            pytest.skip("cannot run without write permission to the folder here")
+        root = Path(__file__).resolve().parents[2]
+        got = subprocess.run([*drop, sys.executable, "-m", "search.cli.main", "history", "list",
+                              "--db", str(folder / "h.db")], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    finally:
+        folder.chmod(0o755)
+    assert got.returncode == 2, got.stderr
+    assert "is not writable, and SQLite must create the -wal and -shm files" in got.stderr
+    assert "attempt to write" not in got.stderr

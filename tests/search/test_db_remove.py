@@ -150,3 +150,12 @@ def test_cli_remove_from_a_missing_database_creates_nothing(capsys, tmp_path):
     db = tmp_path / "absent.db"
     code, _, err = _run(capsys, "remove", "--db", str(db), "--device", "x")
     assert code == 2 and "no such database" in err and not db.exists()
+
+
+def test_remove_from_an_empty_file_writes_nothing_into_it(tmp_path, capsys):
+    """A 0-byte --db was made a 40 KiB database while the removal failed."""
+    empty = tmp_path / "z0.db"
+    empty.write_bytes(b"")
+    assert main(["history", "remove", "--db", str(empty), "--source", "tune"]) == 2
+    assert "an empty file, no tuning database" in capsys.readouterr().err
+    assert empty.stat().st_size == 0

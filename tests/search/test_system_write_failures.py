@@ -43,3 +43,20 @@ def test_an_export_to_a_full_disk_is_exit_1(tmp_path, capsys):
     assert main(["history", "export", "--db", str(db), "/dev/full"]) == 1
     err = capsys.readouterr().err
     assert "cannot write the cache file '/dev/full': No space left on device" in err
+
+
+def test_a_report_plot_failing_in_its_temporary_folder_names_the_out_dir(tmp_path, capsys,
+                                                                       monkeypatch):
+    """The PNG is drawn in a temporary folder; its OSError has no file name (was 'None')."""
+    pytest.importorskip("matplotlib")
+    import errno
+
+    import search.selection.report as report
+
+    def too_large(*args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+    monkeypatch.setattr(report, "write_report", too_large)
+    out = tmp_path / "rep"
+    assert main(["report", "--layer", "cin=4,hin=6,cout=4,kh=3,pad=1", "--out-dir", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write the report into {str(out)!r}: File too large" in err and "None" not in err
