@@ -41,8 +41,7 @@ def check_network_json(args, layers=(), settings=None) -> None:
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_output_file
-    from search.session.files import per_layer_path
-    from search.session.files import continues_in_place
+    from search.session.files import continues_in_place, per_layer_path
     from search.session.plan import job_file_parts, kernel_files, layer_algorithms
     check_output_file("--network-json", args.network_json)
     pairs = layer_algorithms(layers, args.algorithm)
