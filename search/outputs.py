@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_output_file", "check_output_dir", "check_distinct_files", "json_safe",
+__all__ = ["check_output_file", "check_not_database", "check_output_dir", "check_distinct_files", "json_safe",
            "write_atomic"]
 
 
@@ -49,6 +49,24 @@ def _writable_parent(flag: str, path: Path) -> None:
         raise InvalidInputError(f"{flag} {str(path)!r}: {str(parent)!r} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InvalidInputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable")
+
+
+def check_not_database(flag: str, path: str | os.PathLike) -> None:
+    """Refuse a cache output that would replace an existing SQLite database (another
+    tuning database named by mistake: the export replaces the file whole).
+
+    >>> check_not_database("--export-cache", "/no/such/file.json")
+    """
+    try:
+        if not os.path.isfile(path):  # a pipe is not read (that would wait or take its bytes)
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except (OSError, ValueError):  # refused: said by check_output_file
+        return
+    if head == b"SQLite format 3\x00":
+        raise InvalidInputError(f"{flag} {str(path)[:80]!r} is an SQLite database; the cache "
+                                "would replace it: give another file")
 
 
 def check_output_file(flag: str, path: str | os.PathLike) -> Path:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 
-from ..outputs import check_distinct_files, check_output_dir, check_output_file
+from ..outputs import check_distinct_files, check_not_database, check_output_dir, check_output_file
 from ..path_kind import same_file
 from ..records import has_log, read_log
 from .reports import ExportOutcome, HistoryOutcome
@@ -159,6 +159,9 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
         if path is not None:
             for layer in layers:
                 check_output_file(flag, per_layer_path(path, layer, many) if path else path)
+    if settings.export_cache:
+        for layer in layers:
+            check_not_database("--export-cache", per_layer_path(settings.export_cache, layer, many))
     if out_dir is not None:
         check_output_dir("--out-dir", out_dir)
 

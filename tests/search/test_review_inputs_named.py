@@ -75,3 +75,16 @@ def test_exact_t_refuses_true_for_s():
     with pytest.raises(InvalidInputError, match="s must be a non-negative integer"):
         alg.T_exact(True)
     assert alg.T_exact(1) >= 1
+
+
+def test_an_export_never_replaces_another_database(tmp_path, capsys):
+    """history export and tune --export-cache wrote a cache over another tuning database."""
+    db, other = tmp_path / "h.db", tmp_path / "other.db"
+    assert main(["tune", *TINY, "--budget", "2", "--history", str(db)]) == 0
+    assert main(["tune", *TINY, "--budget", "2", "--history", str(other)]) == 0
+    before = other.read_bytes()
+    capsys.readouterr()
+    assert main(["history", "export", "--db", str(db), str(other)]) == 2
+    assert "is an SQLite database; the cache would replace it" in capsys.readouterr().err
+    assert main(["tune", *TINY, "--budget", "2", "--export-cache", str(other)]) == 2
+    assert "--export-cache" in capsys.readouterr().err and other.read_bytes() == before
