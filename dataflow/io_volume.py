@@ -235,6 +235,17 @@ def takes_layer(func):
     return wrapper
 
 
+def shown_tiling(tiling) -> str:
+    """A tiling (or whatever was given instead) for an error message: its short repr,
+    after its type unless the repr names it.
+
+    >>> shown_tiling((7, 7, 16))
+    'tuple (7, 7, 16)'
+    """
+    text, kind = f"{tiling!r:.80}", type(tiling).__name__
+    return text if text.startswith(kind) else f"{kind} {text}"
+
+
 def check_block_memory(fast_memory: int, processors: int) -> int:
     """``fast_memory // processors``, the words one of ``processors`` blocks sharing
     ``fast_memory`` may use (both already checked integers); InvalidInputError when that
