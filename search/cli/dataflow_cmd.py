@@ -117,7 +117,10 @@ def _continuous_text(rep) -> str:
     why = {"memory": f": x*y = {c.reuse:g}*z",
            "c_out": f", z capped at {c_out}:",
            "spatial": ", x*y capped at h_out*w_out:",
-           "layer": ", the whole layer fits:"}[c.bound_by]
+           "layer": ", the whole layer fits:",
+           "one channel": ", z held at 1 channel:",
+           "one position": ", x*y held at 1 output position:",
+           "smallest tile": ", not even one output of one channel fits S in this model:"}[c.bound_by]
     sep = "," if c.bound_by == "memory" else ""
     return f"{xy}, z={_size(c.z)} (SymPy, halo-free{why}{sep} I/O {c.io:,.0f} words)"
 
