@@ -10,31 +10,40 @@ names).
 
 A tile cannot exceed the layer: ``z <= Z_max`` (the layer's ``c_out``; one group's
 ``c_out / groups`` for a grouped layer, which is tiled per group, :mod:`dataflow.grouped`)
-and ``P <= P_max = h_out w_out``. The optimum is taken within that box.
+and ``P <= P_max = h_out w_out``; and a tile has at least one output channel and one
+output position: ``z >= 1``, ``P >= 1``. The optimum is taken within that box (before
+the floors, a small S gave ``z < 1`` and an I/O below that of any tile).
 
 Principle. In log coordinates ``u = ln P``, ``v = ln z``,
 ``f = C_in (a e^-v + K e^-u)`` and ``g = c e^(u+v) + alpha a e^u + alpha K e^v`` are
 positive sums of exponentials of linear forms: convex (``f`` strictly), so ``{g <= S}`` is
-convex and, with the box ``u <= ln P_max``, ``v <= ln Z_max``, minimising ``f`` is a convex
-program with a unique solution (``proofs/test_optimality_conditions.py`` checks the
-convexity and, on a cap, the signs of the KKT multipliers in SymPy). ``f`` falls as ``P`` or ``z`` grows and ``g`` rises, so:
+convex and, with the box ``0 <= u <= ln P_max``, ``0 <= v <= ln Z_max``, minimising ``f``
+is a convex program with a unique solution (``proofs/test_optimality_conditions.py`` checks
+the convexity and, on each of the four sides of the box, the signs of the KKT multipliers
+in SymPy). ``f`` falls as ``P`` or ``z`` grows and ``g`` rises, so:
 
 * ``g(P_max, Z_max) <= S`` (the whole layer fits one block): the corner
   ``P = P_max, z = Z_max`` (``bound_by = "layer"``);
-* otherwise ``g = S`` holds at the optimum. If the interior (Lagrange) point lies in the
-  box, it is the optimum (``"memory"``, ``x y = R_df z``). If it breaks ``z <= Z_max``,
-  the optimum has ``z = Z_max`` (were that cap slack there, the point would be a local,
-  hence by convexity the global and unique, optimum of the problem without it, which is
-  the interior point: a contradiction) and ``P`` from ``g = S`` (``"c_out"``);
-  symmetrically ``P = P_max`` and ``z`` from ``g = S`` (``"spatial"``). Both cannot break:
-  then ``g(P_max, Z_max) < g(P*, z*) = S``, the first case.
+* ``g(1, 1) > S``: not even one output position of one channel fits the model's memory;
+  no point of the box does. The smallest tile ``P = z = 1`` is reported (``"smallest
+  tile"``, with ``g > S``): the rectangle searches stage at least ``g`` words and find no
+  tile either, but a dataflow that streams an operand (the run orders of
+  :mod:`dataflow.runs`, weight-stationary) can fit a block in fewer words;
+* otherwise ``g = S`` holds at the optimum (a point with ``g < S`` could grow ``P`` or
+  ``z``: the floors never stop that). Along ``g = S``, ``P`` falls as ``z`` grows, and the
+  box leaves ``z`` the interval ``[max(1, z(P_max)), min(Z_max, z(1))]`` (``z(P)`` the
+  ``z`` on ``g = S``), non-empty between the two cases above. If the interior (Lagrange)
+  point ``z*`` lies in it, it is the optimum (``"memory"``, ``x y = R_df z``). Above it,
+  the optimum is its upper end (were that end slack, the point would be a local, hence by
+  convexity the global and unique, optimum of the problem without it, which is the
+  interior point: a contradiction): ``z = Z_max`` with ``P`` from ``g = S``
+  (``"c_out"``), or, when ``Z_max`` leaves ``P < 1``, ``P = 1`` with ``z`` from ``g = S``
+  (``"one position"``). Below it, the lower end: ``P = P_max`` with ``z`` from ``g = S``
+  (``"spatial"``) or ``z = 1`` with ``P`` from ``g = S`` (``"one channel"``).
 
-``P`` from ``g = S`` at ``z = Z_max`` is ``(S - alpha K Z_max) / (c Z_max + alpha a)``,
-which falls with ``z``; it is used only when ``Z_max < z*``, so it exceeds ``P* > 0`` and
-is positive (likewise ``z`` at ``P_max``), and it is at most ``P_max`` because
-``g(P_max, Z_max) > S``. So the cap point is always a valid tile: it is clamped to the box
-only against rounding, and a non-positive value (impossible in exact arithmetic) raises
-``ArithmeticError`` rather than being reported.
+The end point lies on ``g = S`` within the box in exact arithmetic (that is how the
+interval is made); it is clamped to the box only against rounding, and a value outside
+it by more than rounding raises ``ArithmeticError`` rather than being reported.
 
 The spatial tile is reported as ``x = y = sqrt(P)`` when that fits both axes, else as
 the smaller axis whole and the other ``P`` divided by it (``x <= w_out``, ``y <= h_out``).
@@ -51,6 +60,9 @@ Examples
 >>> opt = direct_continuous_optimum(ConvLayer(1, 8, 10, 10, 8, 3, 3), 4096)
 >>> (opt.x, opt.y, opt.z), opt.bound_by        # 8 x 8 x 8 outputs fit one block
 ((8.0, 8.0, 8.0), 'layer')
+>>> opt = direct_continuous_optimum(ConvLayer(1, 3, 16, 16, 8, 7, 7), 99)
+>>> (opt.x, opt.y, opt.z), opt.bound_by        # the interior point has z = 0.74
+((5.0, 5.0, 1.0), 'one channel')
 """
 
 from __future__ import annotations
@@ -69,8 +81,10 @@ __all__ = ["BOUND_BY", "ContinuousOptimum", "boundary_expressions", "continuous_
            "dataflow_reuse", "direct_continuous_optimum", "winograd_continuous_optimum"]
 
 #: What fixes the optimum: the memory alone (the interior Lagrange point), the channel cap
-#: z = Z_max with g = S, the spatial cap P = P_max with g = S, or both caps (the layer fits).
-BOUND_BY = ("memory", "c_out", "spatial", "layer")
+#: z = Z_max with g = S, the spatial cap P = P_max with g = S, both caps (the layer fits),
+#: a floor with g = S: one output channel (z = 1) or one output position (P = 1), or
+#: both floors with g > S (not even the smallest tile fits the model's memory).
+BOUND_BY = ("memory", "c_out", "spatial", "layer", "one channel", "one position", "smallest tile")
 
 # Symbols of the derivation, declared once.
 P, Z = sp.symbols("P z", positive=True)
@@ -86,8 +100,8 @@ class ContinuousOptimum:
     ----------
     x, y, z : float
         Tile sizes: ``x = y = sqrt(P)`` when that fits both axes, else the smaller axis
-        whole; ``x <= w_out``, ``y <= h_out``, ``z <=`` (one group's) ``c_out``.
-        ``x y = reuse * z`` when ``bound_by == "memory"``.
+        whole; ``1 <= x <= w_out``, ``1 <= y <= h_out``, ``1 <= z <=`` (one group's)
+        ``c_out``. ``x y = reuse * z`` when ``bound_by == "memory"``.
     reuse : float
         The dataflow's reuse ``R_df = K / a`` in the condition ``x y = R_df z``.
     io : float
@@ -95,8 +109,10 @@ class ContinuousOptimum:
     bound_by : str
         One of :data:`BOUND_BY`: ``"memory"`` (the interior optimum, ``x y = R_df z``),
         ``"c_out"`` (z capped at c_out, P from the memory), ``"spatial"`` (``x y``
-        capped at ``h_out w_out``, z from the memory) or ``"layer"`` (both capped: the
-        whole layer fits one block).
+        capped at ``h_out w_out``, z from the memory), ``"layer"`` (both capped: the
+        whole layer fits one block), ``"one channel"`` (z held at 1, P from the memory),
+        ``"one position"`` (``x y`` held at 1, z from the memory) or ``"smallest tile"``
+        (``x y = z = 1``, which needs more than S words in the model: no tile fits it).
     """
 
     x: float
@@ -166,23 +182,41 @@ def _numeric_optimum():
             sp.lambdify(args + (Z,), p_of_z, "math"), sp.lambdify(args + (P,), z_of_p, "math"))
 
 
+def _in_box(v: float, low: float, high: float, what: str) -> float:
+    """``v`` clamped to ``[low, high]`` against rounding; ArithmeticError when it lies
+    outside by more (impossible in exact arithmetic: module docstring)."""
+    if not low * (1 - 1e-9) <= v <= high * (1 + 1e-9):
+        raise ArithmeticError(f"the end point on g = S has {what}={v}, outside [{low}, {high}]")
+    return min(max(float(v), float(low)), float(high))
+
+
 def _boxed(a: float, k: float, c: float, alpha: float, s: int, p_max: int,
            z_max: int) -> tuple[float, float, str]:
-    """``(P, z, bound_by)`` minimising f on ``g <= S``, ``P <= p_max``, ``z <= z_max``
-    (the case analysis of the module docstring)."""
+    """``(P, z, bound_by)`` minimising f on ``g <= S``, ``1 <= P <= p_max``,
+    ``1 <= z <= z_max`` (the case analysis of the module docstring; ``(1, 1)`` when no
+    point has ``g <= S``)."""
     p_fn, z_fn, p_of_z, z_of_p = _numeric_optimum()
     if c * p_max * z_max + alpha * (a * p_max + k * z_max) <= s:
         return float(p_max), float(z_max), "layer"
+    if c + alpha * (a + k) > s:       # no point of the box fits: the smallest tile
+        return 1.0, 1.0, "smallest tile"
     p, z = p_fn(a, k, c, alpha, s), z_fn(a, k, c, alpha, s)
-    if z > z_max:
-        p, z, by = min(p_of_z(a, k, c, alpha, s, z_max), p_max), float(z_max), "c_out"
-    elif p > p_max:
-        p, z, by = float(p_max), min(z_of_p(a, k, c, alpha, s, p_max), z_max), "spatial"
+    z_at_one, z_at_p_max = z_of_p(a, k, c, alpha, s, 1), z_of_p(a, k, c, alpha, s, p_max)
+    if z > min(z_max, z_at_one):      # above the interval of z: its upper end
+        if z_max <= z_at_one:
+            z, by = float(z_max), "c_out"
+            p = p_of_z(a, k, c, alpha, s, z)
+        else:
+            p, z, by = 1.0, z_at_one, "one position"
+    elif z < max(1, z_at_p_max):      # below it: its lower end
+        if z_at_p_max >= 1:
+            p, z, by = float(p_max), z_at_p_max, "spatial"
+        else:
+            z, by = 1.0, "one channel"
+            p = p_of_z(a, k, c, alpha, s, z)
     else:
         return p, z, "memory"
-    if not (p > 0 and z > 0):   # impossible in exact arithmetic (module docstring)
-        raise ArithmeticError(f"no positive tile on g = S at the cap: P={p}, z={z}")
-    return p, z, by
+    return _in_box(p, 1, p_max, "P"), _in_box(z, 1, z_max, "z"), by
 
 
 def _spatial(p: float, h_out: int, w_out: int) -> tuple[float, float]:

@@ -38,6 +38,7 @@ from iobound.layer import ConvLayer
 
 from .io_volume import (DataflowIO, Footprint, channel_group_spans, check_block_memory, takes_layer,
                         used_total)
+from .io_volume import shown_tiling as _shown_tiling
 from .runs import RunTiling, check_run_tiling
 
 __all__ = [
@@ -96,13 +97,6 @@ class DirectTiling:
             raise InvalidInputError(f"direct tiling dict must be a mapping with x, y, z; "
                                     f"got {d!r:.80}")
         return cls(x=d["x"], y=d["y"], z=d["z"], alpha=d.get("alpha", 1))
-
-
-def _shown_tiling(tiling) -> str:
-    """A tiling (or whatever was given instead) for an error message: its short repr,
-    after its type unless the repr names it."""
-    text, kind = f"{tiling!r:.80}", type(tiling).__name__
-    return text if text.startswith(kind) else f"{kind} {text}"
 
 
 @takes_layer

@@ -44,13 +44,14 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling
-from .io_volume import DataflowIO
+from .io_volume import DataflowIO, shown_tiling, takes_layer
 from .stationary import ORDERS, StationaryChoice, best_direct_dataflow, stationary_footprint, stationary_io
 
 __all__ = ["group_sublayer", "check_group_tiling", "grouped_io", "grouped_footprint",
            "best_grouped_dataflow", "grouped_schedule", "evaluate_grouped"]
 
 
+@takes_layer
 def group_sublayer(layer: ConvLayer) -> ConvLayer:
     """The dense layer of one group: ``c_in/G -> c_out/G`` channels, the same spatial shape.
 
@@ -66,6 +67,7 @@ def group_sublayer(layer: ConvLayer) -> ConvLayer:
                          name=label)
 
 
+@takes_layer
 def check_group_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
     """InvalidInputError when a per-group tiling is larger than one group (or the output).
 
@@ -77,7 +79,7 @@ def check_group_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
     iobound.errors.InvalidInputError: tile z=4 is larger than one group's c_out/groups=2 (grouped layers are tiled per group)
     """
     if not isinstance(tiling, DirectTiling):
-        raise InvalidInputError(f"a grouped layer needs a DirectTiling, got {tiling!r}")
+        raise InvalidInputError(f"a grouped layer needs a DirectTiling, got {shown_tiling(tiling)}")
     for name, dim, dim_name in (("x", layer.w_out, "w_out"), ("y", layer.h_out, "h_out"),
                                 ("z", layer.c_out_per_group, "one group's c_out/groups"),
                                 ("alpha", layer.c_in_per_group, "one group's c_in/groups")):
@@ -91,18 +93,21 @@ def _scaled(io: DataflowIO, g: int) -> DataflowIO:
     return DataflowIO.of(g * io.input_loads, g * io.weight_loads, g * io.output_stores)
 
 
+@takes_layer
 def grouped_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> DataflowIO:
     """Exact traffic of the per-group dataflow: G times the sub-layer's (``groups == 1``: the dense)."""
     check_group_tiling(layer, tiling)
     return _scaled(stationary_io(group_sublayer(layer), tiling, order), layer.groups)
 
 
+@takes_layer
 def grouped_footprint(layer: ConvLayer, tiling: DirectTiling, order: str = "output"):
     """On-chip words of one block of the per-group dataflow (the sub-layer's footprint)."""
     check_group_tiling(layer, tiling)
     return stationary_footprint(group_sublayer(layer), tiling, order)
 
 
+@takes_layer
 def best_grouped_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = True,
                           orders: tuple[str, ...] = ORDERS) -> StationaryChoice:
     """The per-group order and tiling of least exact I/O (:func:`dataflow.stationary.best_direct_dataflow`
@@ -118,6 +123,7 @@ def _shift(v: tuple, g: int, og: int, cg: int) -> tuple:
     return v[:2] + (v[2] + g * og,) + v[3:]
 
 
+@takes_layer
 def grouped_schedule(layer: ConvLayer, tiling: DirectTiling, order: str = "output"):
     """The per-group dataflow's computation order on the grouped DAG (a ``TiledSchedule``).
 
@@ -153,6 +159,7 @@ def grouped_schedule(layer: ConvLayer, tiling: DirectTiling, order: str = "outpu
                          tiling=tiling)
 
 
+@takes_layer
 def evaluate_grouped(layer: ConvLayer, fast_memory: int, processors: int = 1,
                      tiling: DirectTiling | None = None, tolerance: float | None = None,
                      divisors: bool = True, order: str | None = None):

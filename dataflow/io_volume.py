@@ -14,11 +14,14 @@ Examples
 [3, 4, 2]
 >>> tile_extents(5, 2).tolist()
 [2, 2, 1]
+>>> used_totals(n_out=5, stride=1, dilation=1, k=3, pad=1, n_in=5).tolist()   # sizes 1..5
+[13, 9, 7, 7, 5]
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +36,7 @@ __all__ = [
     "tile_extents",
     "used_per_tile",
     "used_total",
+    "used_totals",
     "channel_group_spans",
     "check_block_memory",
 ]
@@ -201,6 +205,56 @@ def used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: i
     return int(used_per_tile(n_out, tile, stride, dilation, k, pad, n_in).sum())
 
 
+def _taps_in_bounds(base: np.ndarray, taps: int, dilation: int, n_in: int) -> np.ndarray:
+    """``#{t in [0, taps) : 0 <= base + t * dilation < n_in}`` for each ``base``."""
+    lo = np.maximum(0, -(base // dilation))                    # ceil(-base / dilation)
+    hi = np.minimum(taps - 1, (n_in - 1 - base) // dilation)
+    return np.maximum(hi - lo + 1, 0)
+
+
+def used_totals(n_out: int, stride: int, dilation: int, k: int, pad: int, n_in: int) -> np.ndarray:
+    """:func:`used_total` of every tile size ``1 .. n_out`` of one axis at once (entry
+    ``size - 1``), in ``O(n_out log n_out)`` time and ``O(n_out)`` memory.
+
+    The outputs that read one input are ``g0 = d / gcd(mu, d)`` apart (taps ``r = mu /
+    gcd(mu, d)`` apart), a contiguous run: so a tiling reads each input once per tile its
+    run meets, ``T - G`` distinct inputs plus one per pair ``(o, o + g0)`` of outputs sharing
+    an input that a tile boundary splits (``T`` the in-bounds taps of all outputs, ``G`` the
+    sharing pairs, ``cnt[o]`` of them at ``o``: the in-bounds taps ``t < k - r`` of
+    ``o + g0``). Tiles of ``size <= g0`` split every pair; a larger size has at most one
+    boundary ``m * size`` in ``(o, o + g0]``, which splits the pairs at ``o`` in
+    ``[b - g0, b)``: a prefix-sum difference per boundary, ``n_out / size`` boundaries.
+
+    Examples
+    --------
+    Dilation 2, two taps, 5 outputs: sizes 3 and 4 both make two tiles, but 3 + 2 outputs
+    read 5 + 4 inputs and 4 + 1 read 6 + 2:
+
+    >>> used_totals(n_out=5, stride=1, dilation=2, k=2, pad=0, n_in=7).tolist()
+    [10, 10, 9, 8, 7]
+    >>> [used_total(5, s, 1, 2, 2, 0, 7) for s in range(1, 6)]
+    [10, 10, 9, 8, 7]
+    """
+    g = math.gcd(stride, dilation)
+    r, g0 = stride // g, dilation // g
+    o = np.arange(n_out, dtype=np.int64)
+    total = int(_taps_in_bounds(o * stride - pad, k, dilation, n_in).sum())
+    cnt = np.zeros(n_out, dtype=np.int64)                       # pairs (o, o + g0) sharing an input
+    if k > r and n_out > g0:
+        cnt[:n_out - g0] = _taps_in_bounds((o[:n_out - g0] + g0) * stride - pad, k - r, dilation, n_in)
+    shared = int(cnt.sum())
+    out = np.full(n_out, total, dtype=np.int64)                 # size <= g0: every pair split
+    big = np.arange(g0 + 1, n_out + 1, dtype=np.int64)
+    if shared and big.size:
+        prefix = np.concatenate([[0], np.cumsum(cnt)])
+        q = (n_out - 1) // big                                  # boundaries m * size < n_out
+        b = np.repeat(big, q) * (np.arange(q.sum()) - np.repeat(np.cumsum(q) - q, q) + 1)
+        cover = np.concatenate([[0], np.cumsum(prefix[b] - prefix[np.maximum(b - g0, 0)])])
+        ends = np.cumsum(q)
+        out[big - 1] = total - shared + cover[ends] - cover[ends - q]
+    return out
+
+
 def channel_group_spans(c_out: int, per_group: int, z: int) -> int:
     """Sum over the output-channel tiles ``[c, c + z)`` of the channel groups each touches.
 
@@ -233,6 +287,17 @@ def takes_layer(func):
             raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
         return func(layer, *args, **kwargs)
     return wrapper
+
+
+def shown_tiling(tiling) -> str:
+    """A tiling (or whatever was given instead) for an error message: its short repr,
+    after its type unless the repr names it.
+
+    >>> shown_tiling((7, 7, 16))
+    'tuple (7, 7, 16)'
+    """
+    text, kind = f"{tiling!r:.80}", type(tiling).__name__
+    return text if text.startswith(kind) else f"{kind} {text}"
 
 
 def check_block_memory(fast_memory: int, processors: int) -> int:

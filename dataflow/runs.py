@@ -40,16 +40,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-from .io_volume import DataflowIO, Footprint, least_size_per_count, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, shown_tiling, takes_layer, used_total
 
-__all__ = ["RUN_ORDERS", "RunTiling", "RunChoice", "runs_apply", "runs_refusal", "check_run_tiling", "run_io",
-           "run_footprint", "best_run_dataflow"]
+__all__ = ["RUN_ORDERS", "RUN_LENGTH", "RunTiling", "RunChoice", "runs_apply", "runs_refusal", "check_run_tiling",
+           "run_io", "run_footprint", "best_run_dataflow"]
 
 #: Run dataflows by the operand a block keeps between tiles (the stationary orders' names + "-runs").
 RUN_ORDERS = ("output-runs", "weight-runs", "input-runs")
+
+#: A run tile's m is at most h_out * w_out (the TILE limit is for one edge); an output edge
+#: is at most the padded input, 3x the spatial limit (:data:`iobound.limits.PADDING`).
+RUN_LENGTH = limits.Limit(1, (3 * limits.SPATIAL.high) ** 2, "run length: at most h_out*w_out")
 
 
 @dataclass(frozen=True)
@@ -57,23 +62,28 @@ class RunTiling:
     """``m`` consecutive output positions (raster order) times ``z`` output channels.
 
     ``x``, ``y`` and ``alpha`` let it stand where a rectangle's are read: ``x y = m``
-    spatial outputs, one channel a step.
+    spatial outputs, one channel a step. ``m`` is checked against :data:`RUN_LENGTH`, ``z``
+    against :data:`iobound.limits.TILE`; numpy integers are stored as ``int``.
 
     Examples
     --------
     >>> t = RunTiling(88, 128)
     >>> t.to_dict(), t.x * t.y
     ({'m': 88, 'z': 128}, 88)
+    >>> RunTiling(np.int64(4), 2).m.__class__.__name__
+    'int'
+    >>> RunTiling(0, 2)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: run tile m=0 is below the minimum 1
     """
 
     m: int
     z: int
 
     def __post_init__(self) -> None:
-        for name in ("m", "z"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InvalidInputError(f"run tile {name} must be an integer >= 1, got {v!r}")
+        for name, limit in (("m", RUN_LENGTH), ("z", limits.TILE)):
+            object.__setattr__(self, name, limits.check_int(f"run tile {name}", getattr(self, name), limit))
 
     @property
     def x(self) -> int:
@@ -91,6 +101,7 @@ class RunTiling:
         return {"m": self.m, "z": self.z}
 
 
+@takes_layer
 def runs_refusal(layer: ConvLayer) -> str | None:
     """Why run tiles do not apply to ``layer`` (what it has of overlapping windows and
     groups), or ``None`` when they do.
@@ -111,6 +122,7 @@ def runs_refusal(layer: ConvLayer) -> str | None:
     return f"run tiles need {need}; {layer.short()} has {has}"
 
 
+@takes_layer
 def runs_apply(layer: ConvLayer) -> bool:
     """Whether no two outputs share an input (``extent <= stride`` on both axes, one group).
 
@@ -122,8 +134,21 @@ def runs_apply(layer: ConvLayer) -> bool:
     return runs_refusal(layer) is None
 
 
+@takes_layer
 def check_run_tiling(layer: ConvLayer, tiling: RunTiling) -> None:
-    """InvalidInputError when runs do not apply to ``layer`` or a tile exceeds its dimension."""
+    """InvalidInputError unless ``tiling`` is a :class:`RunTiling`, runs apply to ``layer``
+    and no tile exceeds its dimension.
+
+    Examples
+    --------
+    >>> from dataflow.direct import DirectTiling
+    >>> check_run_tiling(ConvLayer(1, 2, 4, 4, 2, 1, 1), DirectTiling(1, 1, 1))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: tiling must be a RunTiling (m, z), got DirectTiling(x=1, y=1, z=1, alpha=1)
+    """
+    if not isinstance(tiling, RunTiling):
+        raise InvalidInputError(f"tiling must be a RunTiling (m, z), got {shown_tiling(tiling)}")
     refusal = runs_refusal(layer)
     if refusal:
         raise InvalidInputError(refusal)
@@ -171,6 +196,7 @@ def _footprint(layer: ConvLayer, m, z, order: str):
     return layer.c_in * m * kk + 1, m * z
 
 
+@takes_layer
 def run_io(layer: ConvLayer, tiling: RunTiling, order: str = "output-runs") -> DataflowIO:
     """Exact global loads and stores (words) of the run dataflow ``order``.
 
@@ -190,6 +216,7 @@ def run_io(layer: ConvLayer, tiling: RunTiling, order: str = "output-runs") -> D
     return DataflowIO.of(inputs, weights, layer.output_size)
 
 
+@takes_layer
 def run_footprint(layer: ConvLayer, tiling: RunTiling, order: str = "output-runs") -> Footprint:
     """On-chip words of one block of the run dataflow ``order`` (module docstring).
 
@@ -214,6 +241,7 @@ class RunChoice:
     footprint: Footprint
 
 
+@takes_layer
 def best_run_dataflow(layer: ConvLayer, fast_memory: int,
                       orders: tuple[str, ...] = RUN_ORDERS) -> RunChoice | None:
     """The run order and tiling of least exact I/O within ``fast_memory`` words (ties: smaller
@@ -226,6 +254,7 @@ def best_run_dataflow(layer: ConvLayer, fast_memory: int,
     >>> best_run_dataflow(ConvLayer(1, 64, 56, 56, 64, 1, 1), 12288).io.total   # compulsory
     405504
     """
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
     for o in orders:
         _check_order(o)
     if not runs_apply(layer):

@@ -42,16 +42,13 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .direct import DirectTiling, check_dense, check_direct_tiling, direct_footprint, direct_io
-from .io_volume import DataflowIO, Footprint, least_size_per_count, takes_layer, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, takes_layer, used_totals
 
 __all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
            "best_direct_dataflow", "stationary_schedule"]
 
 #: Which operand a block keeps on chip between tiles.
 ORDERS = ("output", "weight", "input")
-
-#: Tile sizes of any size are all tried up to this many per axis (beyond: one per tile count).
-EXHAUSTIVE_SIZES = 512
 
 
 def _check_order(order: str) -> None:
@@ -121,39 +118,58 @@ class StationaryChoice:
     divisible: bool
 
 
-def _axis_used(layer: ConvLayer, tiles: np.ndarray, i: int) -> np.ndarray:
-    n_out, n_in, k = ((layer.h_out, layer.h_in, layer.k_h) if i == 0
-                      else (layer.w_out, layer.w_in, layer.k_w))
-    return np.array([used_total(n_out, int(t), layer.stride[i], layer.dilation[i], k,
-                                layer.padding[i], n_in) for t in tiles], dtype=np.int64)
-
-
 def _z_values(c_out: int, divisors: bool) -> np.ndarray:
     if divisors:
         return np.array([d for d in range(1, c_out + 1) if c_out % d == 0], dtype=np.int64)
     return least_size_per_count(c_out)
 
 
-def _sizes(n: int, divisors: bool, s: int) -> np.ndarray:
-    """Candidate tile sizes of an axis of ``n`` outputs (none above ``s``: a block holds x y z <= s).
+def _fewest_reads_per_count(n: int, used: np.ndarray) -> np.ndarray:
+    """Whether each size ``1 .. n`` reads fewer inputs (``used``, entry ``size - 1``) than
+    every smaller size of its tile count ``ceil(n / size)``.
 
-    Any size: every size up to :data:`EXHAUSTIVE_SIZES`, and beyond it the least size of each
-    tile count (same count of tiles, the smallest footprint)."""
-    if divisors:
-        sizes = np.array([d for d in range(1, n + 1) if n % d == 0], dtype=np.int64)
-    else:
-        sizes = least_size_per_count(n)
-        sizes = np.union1d(np.arange(1, min(n, EXHAUSTIVE_SIZES) + 1, dtype=np.int64), sizes)
-    return sizes[sizes <= s]
+    The only sizes a search of any size needs: another size of the same count makes the
+    same tiles along the axis (the same weight reloads) with a larger footprint, so it can
+    only do better by reading fewer inputs.
+
+    Examples
+    --------
+    >>> _fewest_reads_per_count(5, np.array([10, 10, 9, 8, 7])).tolist()   # 4 reads less than 3
+    [True, True, True, True, True]
+    >>> _fewest_reads_per_count(5, np.array([5, 5, 5, 5, 5])).tolist()      # counts 5, 3, 2, 2, 1
+    [True, True, True, False, True]
+    """
+    sizes = np.arange(1, n + 1, dtype=np.int64)
+    counts = -(-n // sizes)                       # non-increasing: each count's sizes are a run
+    keep = np.zeros(n, dtype=bool)
+    starts = np.flatnonzero(np.diff(counts, prepend=n + 1))
+    for a, b in zip(starts, np.append(starts[1:], n)):
+        run = used[a:b]
+        keep[a:b] = run < np.minimum.accumulate(np.concatenate([[run[0] + 1], run[:-1]]))
+    return keep
+
+
+def _axis(layer: ConvLayer, i: int, divisors: bool, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate tile sizes of axis ``i`` (0: rows, 1: columns), the inputs each reads per
+    channel, :func:`dataflow.io_volume.used_total`), none above ``s`` (a block holds
+    ``x y z <= s``): the divisors of the axis, or for any size, per tile count the sizes
+    that read fewer inputs than every smaller size of that count (exact:
+    :func:`_fewest_reads_per_count`)."""
+    n_out, n_in, k = ((layer.h_out, layer.h_in, layer.k_h) if i == 0
+                      else (layer.w_out, layer.w_in, layer.k_w))
+    used = used_totals(n_out, layer.stride[i], layer.dilation[i], k, layer.padding[i], n_in)
+    sizes = np.arange(1, n_out + 1, dtype=np.int64)
+    keep = (n_out % sizes == 0) if divisors else _fewest_reads_per_count(n_out, used)
+    keep &= sizes <= s
+    return sizes[keep], used[keep]
 
 
 def _pairs(layer: ConvLayer, s: int, divisors: bool):
     """(x, y, used inputs of all blocks per channel pass) for the spatial tiles with x y <= s."""
-    xs, ys = _sizes(layer.w_out, divisors, s), _sizes(layer.h_out, divisors, s)
+    (xs, ux), (ys, uy) = _axis(layer, 1, divisors, s), _axis(layer, 0, divisors, s)
     counts = np.searchsorted(ys, s // xs, side="right")
     if counts.sum() == 0:
         return None
-    ux, uy = _axis_used(layer, xs, 1), _axis_used(layer, ys, 0)
     x = np.repeat(xs, counts)
     y = np.concatenate([ys[:c] for c in counts])
     used = np.repeat(ux, counts) * np.concatenate([uy[:c] for c in counts])
@@ -200,7 +216,9 @@ def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = Tr
     fast_memory : int
         Words one block may hold.
     divisors : bool
-        Only tiles that divide w_out, h_out, c_out (the search domain's rule).
+        Only tiles that divide w_out, h_out, c_out (the search domain's rule). ``False``:
+        tiles of any size, exactly (per axis and tile count, every size that reads fewer
+        inputs than each smaller size of that count; the others cannot do better).
     orders : tuple of str
         The orders to consider (default all of :data:`ORDERS`).
     alpha : int

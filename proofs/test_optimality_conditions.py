@@ -90,8 +90,9 @@ def test_tile_problem_is_convex_in_log_coordinates():
     """In (u, v) = (ln P, ln z), f = C_in (a e^-v + K e^-u) and g = c e^(u+v) + alpha (a e^u
     + K e^v) have positive-definite Hessians for all positive constants (diagonal entries
     and determinant positive after simplification): f is strictly convex and {g <= S} is
-    convex, so with the box u <= ln P_max, v <= ln Z_max the problem is a convex program
-    whose KKT points are its unique optimum (what dataflow.continuous_optimum relies on)."""
+    convex, so with the box 0 <= u <= ln P_max, 0 <= v <= ln Z_max the problem is a convex
+    program whose KKT points are its unique optimum (what dataflow.continuous_optimum relies
+    on)."""
     uv, f, g = _tile_model_log()
     for expr in (f, g):
         hess = sp.hessian(expr, uv)
@@ -137,3 +138,46 @@ def test_tile_optimum_on_a_cap():
     assert lam_p.is_positive
     mu_p = -(f_u + lam_p * g_u)
     assert sp.simplify(mu_p - C_IN * (K * Z - A * P) * g / (P * Z**2 * (C * P + ALPHA * K))) == 0
+
+
+def test_tile_optimum_on_a_floor():
+    """A tile has z >= 1 and P >= 1 (one output channel, one output position). The box
+    holds a point of g <= S exactly when g(1, 1) <= S: on g = S the z at P = 1 is
+    1 + (S - g(1, 1)) / (c + alpha K) (and the P at z = 1 likewise), so both floors are
+    reachable then. When the interior point has z* < 1, the optimum is z = 1 with P from
+    g = S: there z > z*, so a P - K z < 0 (it falls with z and vanishes at z*), and the
+    KKT multiplier of the floor -v <= 0 (grad f + lambda grad g - nu e_v = 0 in log
+    coordinates, lambda as on the cap z = Z_max) is
+    nu = C_in (K z - a P) g / (P^2 z (c z + alpha a)) > 0. Symmetrically P = 1 when P* < 1:
+    K z - a P < 0 there and nu_P = C_in (a P - K z) g / (P z^2 (c P + alpha K)) > 0. A KKT
+    point of the convex program, hence its unique optimum (dataflow.continuous_optimum)."""
+    from dataflow.continuous_optimum import (A, ALPHA, C, C_IN, K, P, S, Z, boundary_expressions,
+                                             continuous_optimum_expressions)
+    p_of_z, z_of_p = boundary_expressions()
+    g = C * P * Z + ALPHA * (A * P + K * Z)
+    g11 = g.subs({P: 1, Z: 1})
+    assert sp.simplify(z_of_p.subs(P, 1) - (1 + (S - g11) / (C + ALPHA * K))) == 0
+    assert sp.simplify(p_of_z.subs(Z, 1) - (1 + (S - g11) / (C + ALPHA * A))) == 0
+    # a P - K z on g = S falls with z and vanishes at z* (so it is negative at z = 1 > z*);
+    # K z - a P falls with P and vanishes at P* (negative at P = 1 > P*)
+    p_opt, z_opt = continuous_optimum_expressions()
+    assert sp.simplify(sp.diff(A * p_of_z - K * Z, Z)).is_negative
+    assert sp.simplify((A * p_of_z - K * Z).subs(Z, z_opt)) == 0
+    assert sp.simplify(sp.diff(K * z_of_p - A * P, P)).is_negative
+    assert sp.simplify((K * z_of_p - A * P).subs(P, p_opt)) == 0
+
+    f = C_IN * (A * P + K * Z) / (P * Z)
+    f_u, f_v = P * sp.diff(f, P), Z * sp.diff(f, Z)
+    g_u, g_v = P * sp.diff(g, P), Z * sp.diff(g, Z)
+    lam = sp.simplify(-f_u / g_u)                          # z held at 1: P free
+    assert lam.is_positive
+    nu = f_v + lam * g_v                                   # the floor's multiplier
+    assert sp.simplify(nu - C_IN * (K * Z - A * P) * g / (P**2 * Z * (C * Z + ALPHA * A))) == 0
+    lam_p = sp.simplify(-f_v / g_v)                        # P held at 1: z free
+    assert lam_p.is_positive
+    nu_p = f_u + lam_p * g_u
+    assert sp.simplify(nu_p - C_IN * (A * P - K * Z) * g / (P * Z**2 * (C * P + ALPHA * K))) == 0
+    # with a P < K z (z = 1 > z*) or K z < a P (P = 1 > P*) and every factor else positive,
+    # the multiplier is positive: its sign is that of the bracket
+    for mult, bracket in ((nu, K * Z - A * P), (nu_p, A * P - K * Z)):
+        assert sp.simplify(mult / bracket).is_positive

@@ -68,13 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
 
 
-#: A run tile's m is at most h_out * w_out (the TILE limit is for one edge).
-_RUN_LENGTH = limits.Limit(1, limits.SPATIAL.high ** 2, "run length: at most h_out*w_out")
-
-
 def _parse_tiles(text: str, algorithm: str, e: int | None, order: str | None = None):
     from dataflow.direct import DirectTiling
-    from dataflow.runs import RUN_ORDERS, RunTiling
+    from dataflow.runs import RUN_LENGTH, RUN_ORDERS, RunTiling
     from dataflow.winograd import WinogradTiling
 
     parts = [p.strip() for p in text.split(",")]
@@ -86,7 +82,7 @@ def _parse_tiles(text: str, algorithm: str, e: int | None, order: str | None = N
         if len(parts) != 2:
             raise InvalidInputError(f"--tiles {text[:40]!r}: --order {order} needs run tiles m,z "
                                     "(m consecutive output positions, z output channels)")
-        return RunTiling(limits.parse_int("--tiles m", parts[0], _RUN_LENGTH),
+        return RunTiling(limits.parse_int("--tiles m", parts[0], RUN_LENGTH),
                          limits.parse_int("--tiles z", parts[1], limits.TILE))
     vals = [limits.parse_int("--tiles", p, limits.TILE) for p in parts]
     if algorithm == "direct":
@@ -121,7 +117,10 @@ def _continuous_text(rep) -> str:
     why = {"memory": f": x*y = {c.reuse:g}*z",
            "c_out": f", z capped at {c_out}:",
            "spatial": ", x*y capped at h_out*w_out:",
-           "layer": ", the whole layer fits:"}[c.bound_by]
+           "layer": ", the whole layer fits:",
+           "one channel": ", z held at 1 channel:",
+           "one position": ", x*y held at 1 output position:",
+           "smallest tile": ", not even one output of one channel fits S in this model:"}[c.bound_by]
     sep = "," if c.bound_by == "memory" else ""
     return f"{xy}, z={_size(c.z)} (SymPy, halo-free{why}{sep} I/O {c.io:,.0f} words)"
 

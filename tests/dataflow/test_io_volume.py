@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from dataflow.direct import DirectTiling, direct_io
-from dataflow.io_volume import DataflowIO, tile_extents, used_per_tile
+from dataflow.io_volume import DataflowIO, tile_extents, used_per_tile, used_total
 from dataflow.winograd import WinogradTiling, winograd_io
 from iobound.layer import ConvLayer
 
@@ -107,3 +107,36 @@ def test_least_size_per_count_is_the_enumeration(n):
 
     sizes = np.arange(1, n + 1)
     assert least_size_per_count(n).tolist() == np.unique(-(-n // (-(-n // sizes)))).tolist()
+
+
+@st.composite
+def axes(draw):
+    """One axis: outputs, stride, dilation, kernel, padding and an input size (any; the
+    counts only read indices in [0, n_in)), dilations past the kernel and strides past the
+    window included."""
+    n_out, stride = draw(st.integers(1, 60)), draw(st.integers(1, 5))
+    dilation, k, pad = draw(st.integers(1, 8)), draw(st.integers(1, 5)), draw(st.integers(0, 8))
+    n_in = max(1, (n_out - 1) * stride + (k - 1) * dilation + 1 - 2 * pad + draw(st.integers(-4, 4)))
+    return n_out, stride, dilation, k, pad, n_in
+
+
+@settings(max_examples=300, deadline=None)
+@given(axes())
+def test_used_totals_is_used_total_of_every_size(axis):
+    """The O(n log n) count of every tile size at once (outputs sharing an input g0 apart,
+    one per boundary that splits them) equals counting the used set of each size."""
+    from dataflow.io_volume import used_totals
+
+    n_out, stride, dilation, k, pad, n_in = axis
+    want = [used_total(n_out, s, stride, dilation, k, pad, n_in) for s in range(1, n_out + 1)]
+    assert used_totals(n_out, stride, dilation, k, pad, n_in).tolist() == want
+
+
+def test_used_totals_of_the_dilated_wide_axis():
+    """The reviewer's axis (1625 inputs, 2 taps 600 apart, 1025 outputs): 1024 + 1 outputs
+    read 1626 inputs, 513 + 512 (the least size of two tiles) read 2050."""
+    from dataflow.io_volume import used_totals
+
+    used = used_totals(1025, 1, 600, 2, 0, 1625)
+    assert used[1023] == used_total(1025, 1024, 1, 600, 2, 0, 1625) == 1626
+    assert used[512] == used_total(1025, 513, 1, 600, 2, 0, 1625) == 2050

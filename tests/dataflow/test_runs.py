@@ -104,5 +104,5 @@ def test_runs_need_non_overlapping_windows():
         run_io(ConvLayer(1, 2, 6, 6, 2, 1, 1), RunTiling(37, 1))
     with pytest.raises(InvalidInputError, match="unknown run order 'rows'"):
         run_io(ConvLayer(1, 2, 6, 6, 2, 1, 1), RunTiling(1, 1), "rows")
-    with pytest.raises(InvalidInputError, match="must be an integer >= 1"):
+    with pytest.raises(InvalidInputError, match="run tile m=0 is below the minimum 1"):
         RunTiling(0, 1)

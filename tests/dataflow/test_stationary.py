@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from dataflow.dag_direct import direct_conv_dag
 from dataflow.direct import DirectTiling
@@ -94,19 +94,57 @@ def test_best_dataflow_never_beats_a_bound(c_in, size, c_out, k, stride, s, divi
         assert all(choice.io.total >= b.value - 1e-9 for b in bounds.values()), (order, choice)
 
 
-def test_large_axes_search_the_least_size_of_each_tile_count():
-    """Beyond EXHAUSTIVE_SIZES per axis the search tries one size per tile count: on a very wide
-    1-row layer the choice fits, moves its exact I/O and no more than the best of those sizes."""
-    from dataflow.io_volume import least_size_per_count
-    from dataflow.stationary import EXHAUSTIVE_SIZES
+def _best_on_one_row(layer, s, orders=ORDERS):
+    """Brute force over every x (y = 1, every z, every order) of a one-row layer: the least
+    (I/O, footprint) that fits ``s`` words."""
+    return min((stationary_io(layer, t, o).total, stationary_footprint(layer, t, o).total)
+               for x in range(1, layer.w_out + 1) for z in range(1, layer.c_out + 1)
+               for t in [DirectTiling(x, 1, z)] for o in orders
+               if stationary_footprint(layer, t, o).total <= s)
 
-    layer = ConvLayer(1, 2, 3, 3 * EXHAUSTIVE_SIZES, 2, 3, 3)
+
+def test_large_axes_search_every_size():
+    """A very wide 1-row layer (1534 outputs): the choice fits, moves its exact I/O and is
+    the least of every size."""
+    layer = ConvLayer(1, 2, 3, 3 * 512, 2, 3, 3)
     best = best_direct_dataflow(layer, 4096, divisors=False, orders=("output",))
     assert best.footprint.total <= 4096 and best.io == stationary_io(layer, best.tiling, "output")
-    sizes = [x for x in least_size_per_count(layer.w_out).tolist() if x > EXHAUSTIVE_SIZES]
-    assert all(best.io.total <= stationary_io(layer, DirectTiling(x, 1, z), "output").total
-               for x in sizes for z in (1, 2)
-               if stationary_footprint(layer, DirectTiling(x, 1, z), "output").total <= 4096)
+    assert (best.io.total, best.footprint.total) == _best_on_one_row(layer, 4096, ("output",))
+
+
+def test_a_wide_dilated_axis_finds_the_largest_size_of_a_count():
+    """1025 outputs of two taps 600 apart, 2650 words: past 512 outputs the search tried only
+    the least size of each tile count (513 for two tiles) and chose x = 1 at 3,077 words;
+    x = 1024 (also two tiles) reads 1626 inputs instead of 2050 and moves 2,653."""
+    layer = ConvLayer(1, 1, 1, 1625, 1, 1, 2, dilation=(1, 600))
+    best = best_direct_dataflow(layer, 2650, divisors=False)
+    assert (best.io.total, best.tiling.x, best.order) == (2653, 1024, "weight")
+    assert (best.io.total, best.footprint.total) == _best_on_one_row(layer, 2650)
+
+
+@st.composite
+def wide_rows(draw):
+    """A one-row layer of 513..700 outputs (dilated, strided, padded) and a fast memory just
+    above the footprint of a tile wider than 512 (where a larger size of a tile count may
+    read fewer inputs and just fit)."""
+    w_out, stride, dilation = draw(st.integers(513, 700)), draw(st.integers(1, 2)), draw(st.integers(1, 400))
+    k, pad, c_out = draw(st.integers(2, 3)), draw(st.integers(0, 2)), draw(st.integers(1, 2))
+    w_in = (w_out - 1) * stride + (k - 1) * dilation + 1 - 2 * pad
+    layer = ConvLayer(1, 1, 1, w_in, c_out, 1, k, stride=(1, stride), padding=(0, pad),
+                      dilation=(1, dilation))
+    t = DirectTiling(draw(st.integers(513, w_out)), 1, draw(st.integers(1, c_out)))
+    s = stationary_footprint(layer, t, draw(st.sampled_from(ORDERS))).total + draw(st.integers(0, 40))
+    return layer, s
+
+
+@settings(max_examples=10, deadline=None)
+@given(wide_rows())
+def test_wide_axes_match_brute_force(case):
+    """Past 512 outputs (where the search once kept one size per tile count) the any-size
+    search reaches the least (I/O, footprint) of every x, z and order."""
+    layer, s = case
+    best = best_direct_dataflow(layer, s, divisors=False)
+    assert (best.io.total, best.footprint.total) == _best_on_one_row(layer, s)
 
 
 def _held_words(layer, t, order):
