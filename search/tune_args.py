@@ -26,7 +26,7 @@ from iobound.errors import InvalidInputError
 
 from .measure.base import MeasureRecord, Measurer
 from .option_checks import check_callable, check_path, check_type, shown
-from .records import LOG_HEAD, as_logged
+from .records import LOG_HEAD, as_logged, as_measured
 from .space import Space
 
 __all__ = ["RUN_KEYS", "check_tune_arguments", "check_header", "check_reusable"]
@@ -93,7 +93,9 @@ def check_header(header: Any) -> dict:
 
 def check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | None:
     """``reusable`` as index -> record, each index in ``space`` and each value a
-    :class:`MeasureRecord` (InvalidInputError naming the first that is not)."""
+    :class:`MeasureRecord` of that index's configuration (InvalidInputError naming the
+    first that is not); a time that cannot be a measurement makes it invalid, as a
+    measured or resumed record's does (:func:`~search.records.as_measured`)."""
     if reusable is None:
         return None
     check_type("reusable", reusable, abc.Mapping)
@@ -103,5 +105,9 @@ def check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | No
         if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < size:
             raise InvalidInputError(f"reusable keys must be indices of the space (0 to "
                                     f"{size - 1}), got {shown(i)}")
-        out[int(i)] = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
+        rec = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
+        if space.index(dict(rec.config)) != int(i):
+            raise InvalidInputError(f"reusable[{int(i)}] is a record of {shown(rec.config)}, "
+                                    f"not of configuration {int(i)} {shown(space.get(int(i)))}")
+        out[int(i)] = as_measured(rec)
     return out

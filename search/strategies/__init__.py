@@ -105,4 +105,18 @@ def make_strategy(name: str, space, options=None, rng: np.random.Generator | Non
     """Construct strategy ``name`` over ``space``; ``options`` a dataclass, a dict or None."""
     if options is None or isinstance(options, Mapping):
         options = make_options(name, options)
-    return strategy_class(name)(space, options, rng)
+    cls = strategy_class(name)
+    foreign = _foreign_fields(options, cls.Options)
+    if foreign:  # another strategy's options (all derive from StrategyOptions): ignored
+        raise InvalidInputError(f"strategy {name!r} takes {cls.Options.__name__}, got "
+                                f"{type(options).__name__} (its {', '.join(sorted(foreign))} "
+                                f"would be ignored)")
+    return cls(space, options, rng)
+
+
+def _foreign_fields(options, expected: type) -> set[str]:
+    """The fields of the dataclass ``options`` that ``expected`` lacks."""
+    if not (dataclasses.is_dataclass(options) and dataclasses.is_dataclass(expected)):
+        return set()
+    return ({f.name for f in dataclasses.fields(options)}
+            - {f.name for f in dataclasses.fields(expected)})

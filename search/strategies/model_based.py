@@ -92,10 +92,12 @@ __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions
 def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int,
                 min_ok: int = 2) -> CostModel | None:
     """An XGBoost model fitted on everything told so far; ``None`` when fewer than
-    ``min_ok`` successful measurements exist (nothing to learn from yet)."""
-    if len(seen.best()) < min_ok:
-        return None
+    ``min_ok`` successful measurements exist (nothing to learn from yet): a positive
+    finite cost each, as the model's targets count them (a 0 ms record told directly,
+    not through the tuner, which makes it invalid, is none)."""
     idx, cost = seen.arrays()
+    if int(np.count_nonzero(np.isfinite(cost) & (cost > 0))) < min_ok:
+        return None
     # a cost that is no number (a record told directly, not through the tuner, which makes
     # it invalid) is a failure here, as it always was: the model refuses NaN from callers
     cost = np.where(np.isnan(cost) | (cost == -np.inf), np.inf, cost)
