@@ -56,7 +56,8 @@ class AnnealOptions:
         if isinstance(temp, (str, bytes)) or not hasattr(temp, "__len__") or len(temp) != 2:
             raise InvalidInputError(f"temp must be a pair (start, end) of finite numbers, "
                                     f"got {temp!r}")
-        object.__setattr__(self, "temp", tuple(check_number(f"temp[{i}]", t)
+        # a negative temperature would turn the acceptance rule round (worse moves taken)
+        object.__setattr__(self, "temp", tuple(check_number(f"temp[{i}]", t, 0)
                                                for i, t in enumerate(temp)))
 
 

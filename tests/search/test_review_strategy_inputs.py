@@ -60,3 +60,11 @@ def test_another_strategys_options_are_refused(strategy, options):
 def test_options_with_the_same_fields_are_taken():
     """SAOptions has the explorer's fields (a subclass adding none): still accepted."""
     assert tune(SPACE, Parabola(), "explorer", budget=3, seed=0, options=SAOptions()).evaluations == 3
+
+
+def test_a_negative_annealing_temperature_is_refused():
+    """temp=(-1, -2) took every worse move as the better one."""
+    from search.optimizers.anneal import AnnealOptions
+    with pytest.raises(InvalidInputError, match=r"temp\[0\] must be a finite number >= 0"):
+        AnnealOptions(temp=(-1, -2))
+    assert AnnealOptions(temp=(1, 0)).temp == (1, 0)
