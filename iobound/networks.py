@@ -47,7 +47,9 @@ mobilenet
     MobileNet v1 (Howard et al. 2017, Table 1), width 1.0, 224x224: the full first
     conv ``conv1``, then per block the depthwise 3x3 ``conv_dw_{i}`` (groups = channels,
     pad 1, stride 2 in blocks 2, 4, 6, 12) and the pointwise 1x1 ``conv_pw_{i}``,
-    i = 1..13, in execution order.
+    i = 1..13, in execution order. Table 1 prints stride 2 for block 13 too, a misprint:
+    block 13 runs at 7x7 as block 12's output, as the reference model and the paper's
+    569 million multiply-adds have it.
 
 Examples
 --------
