@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from iobound import limits
@@ -112,6 +113,25 @@ def check_winograd_e(e: int | None) -> None:
     """
     if e is not None:
         limits.check_int("--winograd-e", e, limits.WINOGRAD_E)
+
+
+_ASCII_INT = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def ascii_int(text: str) -> int:
+    """An argparse ``type`` like ``int`` taking ASCII digits only: ``int()`` also reads
+    "４" (a full-width digit) and "1_0" (as 10), which layer specs and ``int_option``
+    refuse; argparse names the flag ("argument --budget: invalid int value: '1_0'").
+
+    >>> ascii_int(" 12 "), ascii_int("-3")
+    (12, -3)
+    """
+    if not _ASCII_INT.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
+
+
+ascii_int.__name__ = "int"  # argparse's message names the type by it
 
 
 def int_option(flag: str, limit: limits.Limit) -> Callable[[str], int]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 
 from iobound.errors import InvalidInputError
-from search.cli.common import nonempty
+from search.cli.common import ascii_int, nonempty
 from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETRIES, ExecutorOptions
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
@@ -51,7 +51,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                             "a Ray cluster (pip install 'iobound[distributed]'); default: local "
                             "for the compile-heavy measurers (emulate, cuda), in process for "
                             "model and replay (a pool would only add overhead)")
-    group.add_argument("--workers", type=int, metavar="N",
+    group.add_argument("--workers", type=ascii_int, metavar="N",
                        help="CPU workers that compile (and run the emulate/model measurers); "
                             "default: the cores here, or the Ray cluster's CPUs")
     group.add_argument("--ray-address", metavar="ADDR",
@@ -60,11 +60,11 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="seconds a build or a run of one configuration may take before "
                             f"its worker is killed (default {DEFAULT_TIMEOUT_S:g})")
-    group.add_argument("--retries", type=int, default=None, metavar="N",
+    group.add_argument("--retries", type=ascii_int, default=None, metavar="N",
                        help="retries of a configuration whose worker died or timed out, on a "
                             f"fresh worker, before it is recorded as failed (0-{MAX_RETRIES}, "
                             f"default {DEFAULT_RETRIES})")
-    group.add_argument("--parallel-layers", type=int, metavar="N",
+    group.add_argument("--parallel-layers", type=ascii_int, metavar="N",
                        help="with --network: layers tuned at once, all measuring through one "
                             "pool of workers (default: 2 per worker on ray, 1 on local: one "
                             "after another)")

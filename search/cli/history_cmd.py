@@ -28,7 +28,7 @@ import sqlite3
 from pathlib import Path
 
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, aligned_table, format_rows, nonempty, print_notice
+from search.cli.common import add_json_argument, ascii_int, aligned_table, format_rows, nonempty, print_notice
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("best", help="the fastest configurations (each once, at its fastest "
                                     "measurement)")
     _select(p)
-    p.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    p.add_argument("-k", type=ascii_int, default=5, help="how many (default 5)")
     _db_and_json(p)
     p = sub.add_parser("export", help="one workload on one device as a Kernel Tuner cache file")
     _select(p)

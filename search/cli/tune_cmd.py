@@ -16,7 +16,7 @@ import json
 from iobound.errors import InvalidInputError
 from search.interrupts import Interrupted
 
-from .common import LAYER_HELP, add_algorithm_argument, add_json_argument, nonempty, print_notice
+from .common import LAYER_HELP, add_algorithm_argument, ascii_int, add_json_argument, nonempty, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
 from .tune_print import print_choice, print_replay, printer
@@ -58,12 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="explorer (default) | random | grid | ga | sa | gga (history-guided "
                              "GA; plain ga, with a notice, without history records of this "
                              "space) | zero_shot (see --zero-shot)")
-    parser.add_argument("--budget", type=int, metavar="N",
+    parser.add_argument("--budget", type=ascii_int, metavar="N",
                         help=f"unique configurations to measure (default {DEFAULT_BUDGET})")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    parser.add_argument("--batch-size", type=int, metavar="N",
+    parser.add_argument("--seed", type=ascii_int, default=0, metavar="S", help="random seed (default 0)")
+    parser.add_argument("--batch-size", type=ascii_int, metavar="N",
                         help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
-    parser.add_argument("--patience", type=int, metavar="R",
+    parser.add_argument("--patience", type=ascii_int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
     parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")
     parser.add_argument("--resume", metavar="FILE", type=nonempty("path"),

@@ -31,8 +31,9 @@ DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
 
 def add_zero_shot_arguments(parser) -> None:
     """``--zero-shot K`` and ``--zero-shot-order ORDER`` of ``iobound tune``."""
+    from search.cli.common import ascii_int
     from search.zero_shot import ORDERS
-    parser.add_argument("--zero-shot", type=int, metavar="K",
+    parser.add_argument("--zero-shot", type=ascii_int, metavar="K",
                         help="zero-shot tuning: rank the space with a model of the --history "
                              "records and measure only the top K (strategy zero_shot, budget K: "
                              "another --strategy or --budget is refused; a --history without "

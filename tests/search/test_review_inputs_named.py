@@ -88,3 +88,14 @@ def test_an_export_never_replaces_another_database(tmp_path, capsys):
     assert "is an SQLite database; the cache would replace it" in capsys.readouterr().err
     assert main(["tune", *TINY, "--budget", "2", "--export-cache", str(other)]) == 2
     assert "--export-cache" in capsys.readouterr().err and other.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", *TINY, "--budget", "４"], ["tune", *TINY, "--budget", "4", "--seed", "1_0"],
+    ["tune", *TINY, "--budget", "4", "--patience", "٣"],
+    ["tune", *TINY, "--budget", "4", "--workers", "２"]])
+def test_integer_options_take_ascii_digits_only(argv, capsys):
+    """int() read '４' as 4 and '1_0' as 10, where layer specs refuse both."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "invalid int value" in err
