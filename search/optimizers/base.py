@@ -160,9 +160,10 @@ class PredictionMemo:
         if count is None:
             return None
         last = self._key
+        version = getattr(space, "features_version", 0)  # features changed under the model
         if (last is None or last[0] is not model or last[1] != count or last[2] is not space
-                or len(self._memo) > self.limit):
-            self._key, self._memo = (model, count, space), {}
+                or last[3] != version or len(self._memo) > self.limit):
+            self._key, self._memo = (model, count, space, version), {}
         return self._memo
 
 

@@ -20,6 +20,8 @@ Two cadences (``plan_size``):
   what it learns from, so refitting every round makes a run quadratic in its
   length (a 4,362-configuration space tuned to exhaustion spent 650 s in 1,090
   fits), while a model that learnt from hundreds changes little with a few more.
+  A space whose features change (``features_version``: the history's rank columns
+  gated, :mod:`search.transfer.prior_feature`) is refitted on at once.
 - ``k``: AutoTVM's plan: whenever another ``k`` measurements have been told the
   model is refitted and the optimizer proposes a plan of ``k`` configurations, of
   which the last ``epsilon`` share is left to random picks; rounds take the
@@ -199,6 +201,7 @@ class ModelBasedStrategy(Strategy):
         self._trained_at = 0
         self._model: CostModel | None = None
         self._fitted_size = 0  # the training set's size at the last fit
+        self._fitted_version = 0  # the space's features_version at the last fit
         self._seed = int(rng.integers(2**31 - 1))
         self.model_seconds = 0.0
         self.explore_seconds = 0.0
@@ -260,16 +263,18 @@ class ModelBasedStrategy(Strategy):
         training set is past ``refit_all_until`` and has not grown by ``refit_growth``."""
         o = self.options
         training = self.training_set()
+        version = getattr(self.space, "features_version", 0)  # features changed: refit
         if (o.plan_size is None and self._model is not None
                 and self._fitted_size > o.refit_all_until
-                and len(training) < self._fitted_size * (1 + o.refit_growth)):
+                and len(training) < self._fitted_size * (1 + o.refit_growth)
+                and version == self._fitted_version):
             return self._model
         t0 = time.perf_counter()
         model = train_model(self.space, training, o.model, self._seed + self.fits, o.min_ok)
         self.model_seconds += time.perf_counter() - t0
         if model is not None:
             self.fits += 1
-            self._model, self._fitted_size = model, len(training)
+            self._model, self._fitted_size, self._fitted_version = model, len(training), version
         return model
 
     def _in_endgame(self, n: int) -> bool:

@@ -99,6 +99,9 @@ class PriorFeatureSpace(Space):
         self._rank = np.column_stack([_ranks(len(space), o)
                                       for o in [order, *(o for _, o in sources)]])
         self.active = np.ones(self._rank.shape[1], dtype=bool)
+        #: counts the changes of :meth:`features` (a gated column): a model fitted before
+        #: one, or predictions kept from it, no longer match the features
+        self.features_version = 0
 
     MIN_JUDGED = 5  # measurements before a column is judged at all
 
@@ -112,9 +115,11 @@ class PriorFeatureSpace(Space):
             return
         idx = np.array([i for i, _ in done], dtype=np.int64)
         cost = np.array([c for _, c in done])
+        before = self.active.copy()
         for k in range(1, self._rank.shape[1]):
             tau, p = kendall_greater(self._rank[idx, k], cost)
             self.active[k] = bool(np.isfinite(tau) and p <= alpha)
+        self.features_version += int(not np.array_equal(before, self.active))
 
     @property
     def params(self) -> tuple[str, ...]:

@@ -344,3 +344,27 @@ def test_up_to_refit_all_until_the_run_is_the_one_that_refits_every_round():
     lazy, lazy_fits = run(refit_all_until=64, refit_growth=0.5)
     assert lazy[:72] == every[:72]
     assert (lazy_fits, every_fits) == (17, 20)
+
+
+class VersionedGrid(GridSpace):
+    """GRID whose features change when ``features_version`` moves (as gated rank columns do)."""
+
+    features_version = 0
+
+
+def test_a_change_of_the_spaces_features_refits_at_once():
+    """Past refit_all_until, rounds between refits reuse the last model, unless the
+    space's features changed since it was fitted: a model of the old columns is refitted."""
+    space = VersionedGrid({"a": list(range(6)), "b": list(range(5)), "c": list(range(4))})
+    s = ModelBasedStrategy(space, ModelBasedOptions(init_random=4, epsilon=0.0, endgame=0.0,
+                                                    refit_all_until=0, refit_growth=1.0),
+                           rng=np.random.default_rng(0))
+    for _ in range(3):  # fits on 4 and on 8 told; 12 told now
+        got = s.ask(4)
+        s.tell(got, _ok(got))
+    assert s.stats()["fits"] == 2
+    s.ask(1)
+    assert s.stats()["fits"] == 2  # 12 told, fitted on 8: not doubled, no refit
+    space.features_version += 1
+    s.ask(1)
+    assert s.stats()["fits"] == 3

@@ -65,3 +65,18 @@ def test_a_column_exactly_at_alpha_is_kept():
     assert s.active[1]
     s.gate(known, alpha=np.nextafter(p, 0))
     assert not s.active[1]
+
+
+def test_the_features_version_counts_the_gates_that_change_a_column():
+    """A model fitted on the columns before a gate change, or its kept predictions, no
+    longer match the features: the version tells the strategy and the walks so."""
+    from search.optimizers.base import PredictionMemo
+    u = PriorFeatureSpace(GridSpace({"x": list(range(8))}), np.arange(8),
+                          sources=[("k@gpu0", np.arange(8))])
+    assert u.features_version == 0
+    u.gate({i: float(i) for i in range(8)}, alpha=0.05)  # agrees: the column stays on
+    assert u.features_version == 0
+    memo, model = PredictionMemo(), type("Fitted", (), {"fit_count": 1})()
+    memo(model, u)[0] = 3.0
+    u.gate({i: float(8 - i) for i in range(8)}, alpha=0.05)  # reversed: gated off
+    assert u.features_version == 1 and memo(model, u) == {}
