@@ -131,9 +131,10 @@ def check_goals(runs: Iterable) -> dict:
     return {"targets": targets, "checks": checks, "below": below}
 
 
-def goals_markdown(goals: dict) -> str:
-    """The goals as Markdown: one line per goal, then the cells below their base."""
-    lines = [f"Goals of issue 12 on these {len(goals['targets'])} targets:", ""]
+def goals_markdown(goals: dict, which: str = "these") -> str:
+    """The goals as Markdown: one line per goal, then the cells below their base;
+    ``which`` targets they were checked on ("these N targets")."""
+    lines = [f"Goals of issue 12 on {which} {len(goals['targets'])} targets:", ""]
     for c in goals["checks"]:
         verdict = "met" if c["met"] else "NOT met"
         if c["budget"] is None:

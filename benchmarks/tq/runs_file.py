@@ -29,7 +29,7 @@ from .goals import check_goals, goals_markdown
 from .report import markdown_table, plot_scores, summarise
 from .runner import TargetRun
 
-__all__ = ["write_outputs", "read_runs", "reused_runs", "runs_title"]
+__all__ = ["write_outputs", "read_runs", "new_shape_targets", "reused_runs", "runs_title"]
 
 
 def write_outputs(out: Path, tag: str, runs: list, meta: dict, title: str,
@@ -39,16 +39,37 @@ def write_outputs(out: Path, tag: str, runs: list, meta: dict, title: str,
     rows = summarise(runs)
     goals = check_goals(runs)
     text = f"{markdown_table(rows)}\n\n{goals_markdown(goals)}"
+    extra = {}
+    new = new_shape_targets(meta)
+    if new and len(new) < len(goals["targets"]):  # some targets' shapes are in the history
+        extra["goals_new_shapes"] = check_goals([r for r in runs if r.target in new])
+        text += "\n\n" + goals_markdown(extra["goals_new_shapes"],
+                                         "the targets no history layer has the shape of, these")
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{tag}_runs.json").write_text(json.dumps(
         {"meta": meta, "runs": [r.__dict__ for r in runs]}, indent=1))
     (out / f"{tag}_summary.json").write_text(json.dumps(
-        {"meta": meta, "summary": rows, "goals": goals}, indent=1))
+        {"meta": meta, "summary": rows, "goals": goals, **extra}, indent=1))
     (out / f"{tag}.md").write_text(f"# {title} ({meta['seeds']} seeds)\n\n{text}\n",
                                    encoding="utf-8")  # ± and — whatever the locale
     if plot:
         plot_scores(rows, out / f"{tag}.png")
     return text
+
+
+def new_shape_targets(meta: dict) -> set[str] | None:
+    """The targets of a leave-network-out run whose shape no history layer has (their
+    history holds no measurement of their own problem); None for runs without the record.
+
+    >>> sorted(new_shape_targets({"targets": [{"target": "a", "same_shape_in_history": []},
+    ...                                       {"target": "b", "same_shape_in_history": ["x"]}]}))
+    ['a']
+    """
+    targets = meta.get("targets")
+    if not isinstance(targets, list) or not all(
+            isinstance(t, dict) and "same_shape_in_history" in t for t in targets):
+        return None
+    return {t["target"] for t in targets if not t["same_shape_in_history"]}
 
 
 def read_runs(path: Path) -> tuple[list[TargetRun], dict]:

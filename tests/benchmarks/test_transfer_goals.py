@@ -109,3 +109,24 @@ def test_summarise_writes_an_earlier_runs_files_table_and_goals(cache_files, tmp
     with pytest.raises(SystemExit, match="not a runs file of this benchmark") as e:
         tq_cli.main(["--summarise", str(bad)])
     assert "\n" not in str(e.value)
+
+
+def test_targets_with_their_shape_in_the_history_are_left_out_of_a_second_check(tmp_path):
+    """A leave-network-out target whose shape a history layer has is tuned with records of
+    its own problem: the goals are checked again without it, and only then."""
+    import json
+
+    from benchmarks.tq.runner import TargetRun
+    from benchmarks.tq.runs_file import write_outputs
+    runs = [TargetRun(t, m, s, {25: v, 50: v})
+            for s in range(2) for t, v in (("own", 1.0), ("new", 0.9))
+            for m in ("explorer", "explorer+history")]
+    meta = {"seeds": 2, "targets": [{"target": "own", "same_shape_in_history": ["h.conv1"]},
+                                    {"target": "new", "same_shape_in_history": []}]}
+    text = write_outputs(tmp_path, "t", runs, meta, "T", plot=False)
+    assert "Goals of issue 12 on these 2 targets" in text
+    assert "no history layer has the shape of, these 1 targets" in text
+    second = json.loads((tmp_path / "t_summary.json").read_text())["goals_new_shapes"]
+    assert second["targets"] == ["new"] and second["checks"][0]["measured"] == 0.9
+    meta["targets"][0]["same_shape_in_history"] = []
+    assert "no history layer" not in write_outputs(tmp_path, "u", runs, meta, "T", plot=False)
