@@ -92,3 +92,30 @@ def test_a_numpy_integer_s_is_a_number_of_words():
     layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
     assert direct_bound_values(layer, np.int64(100)) == direct_bound_values(layer, 100)
     assert winograd_chain_bound(layer, 2, np.float32(100)) == winograd_chain_bound(layer, 2, 100.0)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.integers(0, 2),
+       st.integers(4, 12), st.integers(1, 3), st.floats(1, 5000))
+def test_the_chain_bound_evaluates_its_symbolic_expression(ci, co, r, pad, h, e, s):
+    """winograd_chain_bound types the formula again for speed: it must be
+    winograd_chain_expr with this layer's numbers (clamped at 0, S at least CHAIN_MIN_S);
+    a changed constant in either (- 2S as - S, say) passed every other test."""
+    import sympy as sp
+    from hypothesis import assume
+
+    from iobound.symbols import OUTPUTS, S
+    from iobound.vertex_counts import direct_counts
+    from iobound.winograd_chain import C_IN, CHAIN_MIN_S, KAPPA, N_CHAINS, winograd_chain_expr
+    from iobound.winograd_vertex_counts import winograd_chain_count
+    layer = ConvLayer(n=1, c_in=ci, h_in=h, w_in=h, c_out=co, k_h=r, k_w=r, padding=pad)
+    assume(layer.h_out >= 1)
+    value = winograd_chain_expr().subs({
+        C_IN: ci, N_CHAINS: winograd_chain_count(layer, e),
+        KAPPA: sp.Float(winograd_layer_caps(layer, e).kappa, 30),
+        OUTPUTS: direct_counts(layer).outputs, S: sp.Float(max(s, CHAIN_MIN_S), 30)})
+    assert winograd_chain_bound(layer, e, s) == pytest.approx(max(0.0, float(value)), rel=1e-9,
+                                                              abs=1e-6)
