@@ -209,7 +209,8 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     c_out = groups * _reduced_extent(layer.c_out_per_group, z)
     chunk = kernel_family(config).chunk_param  # Winograd stages one channel a step
     c_in_g = layer.c_in_per_group
-    c_in = groups * (min(c_in_g, 2 * getattr(config, chunk)) if chunk else min(c_in_g, 4))
+    # a last chunk shorter than alpha stays short, as the layer's does
+    c_in = groups * (_reduced_extent(c_in_g, getattr(config, chunk)) if chunk else min(c_in_g, 4))
     return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=h_in, w_in=w_in,
                          groups=groups, name=f"{layer.name or 'layer'} (reduced)")
 

@@ -128,3 +128,13 @@ def test_the_reduced_copy_keeps_the_edge_tile_whatever_the_padding(h_in, k, stri
         assert got % tile == full % tile and got <= full and 1 <= size
         shortest = max((1 + 2 * pad - layer.extent_h) // stride + 1, 1)
         assert got <= max(2 * tile, shortest + tile - 1) or got == full
+
+
+@given(st.integers(1, 40), st.integers(1, 12))
+def test_the_reduced_copy_keeps_a_short_last_channel_chunk(c_in, alpha):
+    """alpha not dividing c_in: the copy's last chunk is as short as the layer's (it was
+    min(c_in, 2 alpha), which alpha divides whenever c_in > 2 alpha), never longer."""
+    assume(alpha <= c_in)
+    layer = ConvLayer(n=1, c_in=c_in, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    got = reduced_layer(layer, DirectConfig(x=2, y=2, z=2, alpha=alpha, tx=1, ty=1, tz=1))
+    assert got.c_in <= c_in and got.c_in % alpha == c_in % alpha
