@@ -122,7 +122,9 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     another parameter space says nothing about this one), and the device is not in
     ``exclude_devices`` (and is in ``devices`` when given), and the record is no estimate
     of another version of the analytic model (its times are not the model's as it is:
-    :func:`search.measure.model.stale_model_toolchain`). Workloads of every
+    :func:`search.measure.model.stale_model_toolchain`), nor an estimate of a workload
+    measured on its device (timings and estimates are on different scales; the
+    timings are kept, as :func:`best_for_layer` keeps them). Workloads of every
     problem are returned; the strategy weighs them by how well they match; ``up_to``
     keeps those stored by a mark (:meth:`TuningDB.last_id`). Each of
     the two is a collection of device names, each standing for every name the database
@@ -136,9 +138,13 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     params = space_params(space)
     skip = devices_as_stored(db.connection, "exclude_devices", exclude_devices)
     keep = None if devices is None else devices_as_stored(db.connection, "devices", devices)
-    return [m for m in db.timings(params, up_to)
-            if m.device not in skip and (keep is None or m.device in keep)
-            and not stale_model_toolchain(m.toolchain)]
+    got = [m for m in db.timings(params, up_to)
+           if m.device not in skip and (keep is None or m.device in keep)
+           and not stale_model_toolchain(m.toolchain)]
+    # an analytic estimate is no rival of a timing (as in best_for_layer): where a workload
+    # was measured on a device, its estimates there would rank on another scale in one source
+    measured = {(m.workload, m.device) for m in got if not m.record.estimate}
+    return [m for m in got if not (m.record.estimate and (m.workload, m.device) in measured)]
 
 
 def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:

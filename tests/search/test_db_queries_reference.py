@@ -95,6 +95,9 @@ def test_history_and_other_space_timings_split_the_timings_by_parameter_names(it
     db, ms = _db(items)
     same = [m for m in ms if m.counts and set(m.workload.params) == set(params)]
     want = [m for m in same if m.device not in skip and (keep is None or m.device in keep)]
+    # an estimate of a workload with a timing on its device is left out
+    timed = {(m.workload, m.device) for m in want if not m.record.estimate}
+    want = [m for m in want if not (m.record.estimate and (m.workload, m.device) in timed)]
     space = GridSpace({p: [1, 2, 3] for p in params})
     got = history_for_space(db, space, exclude_devices=skip, devices=keep)
     assert sorted(m.digest() for m in got) == sorted(m.digest() for m in want)

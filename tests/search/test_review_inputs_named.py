@@ -99,3 +99,23 @@ def test_integer_options_take_ascii_digits_only(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "invalid int value" in err
+
+
+def test_history_keeps_timings_over_estimates_of_the_same_workload_and_device():
+    """tune --measure model then --measure cuda on one V100 stored both under V100-SXM2;
+    the sources ranked analytic estimates and real times on one scale. A workload measured
+    on a device keeps only its timings there; one only estimated keeps its estimates."""
+    from search.db.queries import history_for_space
+    from search.space import GridSpace
+    w, other = Workload("k", [8], ("x",)), Workload("k", [16], ("x",))
+    rows = [Measurement(w, "V100-SXM2", "model", MeasureRecord.ok({"x": 0}, time_ms=0.1,
+                                                                   estimate=True)),
+            Measurement(w, "V100-SXM2", "cuda", MeasureRecord.ok({"x": 5}, time_ms=5.0)),
+            Measurement(w, "T4", "model", MeasureRecord.ok({"x": 1}, time_ms=0.2, estimate=True)),
+            Measurement(other, "V100-SXM2", "model",
+                        MeasureRecord.ok({"x": 2}, time_ms=0.3, estimate=True))]
+    with TuningDB(":memory:") as db:
+        db.add(rows)
+        got = history_for_space(db, GridSpace({"x": list(range(8))}))
+    assert sorted((m.workload.problem[0], m.device, m.record.config["x"]) for m in got) == [
+        (8, "T4", 1), (8, "V100-SXM2", 5), (16, "V100-SXM2", 2)]
