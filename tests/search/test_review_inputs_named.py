@@ -4,7 +4,6 @@ spelling)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import sympy as sp
