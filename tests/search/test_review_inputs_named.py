@@ -1,9 +1,8 @@
-"""Inputs a hostile-input review found taken for something else: each is now refused
-naming what is wrong, or taken as what it is (a log resumed in place under another
-spelling)."""
+"""Inputs reviews found taken for something else: each is now refused naming what is
+wrong, or taken as what it is (a log resumed in place under another spelling, a history
+holding estimates and timings of one workload)."""
 
 from __future__ import annotations
-
 
 import pytest
 import sympy as sp
