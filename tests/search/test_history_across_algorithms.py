@@ -156,7 +156,8 @@ def test_kernel_from_history_prefers_the_current_model_to_an_older_ones_estimate
 def test_tuning_history_leaves_out_estimates_of_another_model_version():
     """history_for_space (what every history-aware strategy reads): an older analytic
     model's estimates are not history of the model as it is; the current one's and any
-    other toolchain's records are."""
+    other toolchain's records are (the timing on another device: on the same one it
+    would leave the workload's estimates out there, tested in test_review_inputs_named)."""
     from kernels.perf_model import MODEL_VERSION
     from search.db import Measurement, TuningDB, Workload
     from search.db.queries import history_for_space
@@ -168,8 +169,8 @@ def test_tuning_history_leaves_out_estimates_of_another_model_version():
              f"analytic model v{MODEL_VERSION} for V100-SXM2 (estimate, not measured)",
              "nvcc 12.4"]
     db = TuningDB(":memory:")
-    db.add([Measurement(w, "V100-SXM2", t, MeasureRecord.ok({"x": i}, time_ms=1.0 + i,
-                                                           estimate=t != "nvcc 12.4"))
+    db.add([Measurement(w, "V100-SXM2" if t != "nvcc 12.4" else "T4", t,
+                        MeasureRecord.ok({"x": i}, time_ms=1.0 + i, estimate=t != "nvcc 12.4"))
             for i, t in enumerate(tools)])
     got = history_for_space(db, GridSpace({"x": [0, 1, 2]}))
     assert sorted(m.toolchain for m in got) == sorted(tools[1:])

@@ -55,9 +55,12 @@ def _store(db: TuningDB, drawn) -> None:
 
 
 def _plain_history(db: TuningDB, params) -> list:
-    """What history_for_space was before :meth:`TuningDB.timings`: workload by workload."""
+    """What history_for_space was before :meth:`TuningDB.timings`: workload by workload
+    (a workload's estimates left out on a device where it was timed)."""
     out = [m for w in db.workloads() if set(w.params) == set(params)
            for m in db.measurements(w, counted_only=True)]
+    timed = {(m.workload, m.device) for m in out if not m.record.estimate}
+    out = [m for m in out if not (m.record.estimate and (m.workload, m.device) in timed)]
     out.sort(key=lambda m: m.time_ms)
     return out
 
