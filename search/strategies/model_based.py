@@ -15,13 +15,9 @@ Two cadences (``plan_size``):
   ``Binomial(n, epsilon)`` of the ``n`` configurations are random instead (none
   of a batch of one: a sequential round is the model's pick). Beyond
   ``refit_all_until`` measurements (and hints) learnt from, a round refits only
-  once they have grown by a ``refit_growth`` share since the last fit, and the
-  rounds between propose from the last model: a fit takes time in proportion to
-  what it learns from, so refitting every round makes a run quadratic in its
-  length (a 4,362-configuration space tuned to exhaustion spent 650 s in 1,090
-  fits), while a model that learnt from hundreds changes little with a few more.
-  A space whose features change (``features_version``: the history's rank columns
-  gated, :mod:`search.transfer.prior_feature`) is refitted on at once.
+  once they have grown by a ``refit_growth`` share since the last fit, or the
+  space's features changed (:mod:`.model_refit`); the rounds between propose from
+  the last model.
 - ``k``: AutoTVM's plan: whenever another ``k`` measurements have been told the
   model is refitted and the optimizer proposes a plan of ``k`` configurations, of
   which the last ``epsilon`` share is left to random picks; rounds take the
@@ -57,14 +53,6 @@ Examples
 --------
 >>> import numpy as np
 >>> from search.space import GridSpace
->>> from search.strategies.base import Observations
->>> from search.measure.base import MeasureRecord
->>> space = GridSpace({"a": list(range(6))})
->>> seen = Observations()
->>> seen.add([0, 3, 5], [MeasureRecord.ok(space.get(i), time_ms=1.0 + i) for i in (0, 3, 5)])
->>> m = train_model(space, seen, XGBOptions(n_estimators=10), seed=0, min_ok=2)
->>> m is not None and m.fitted
-True
 >>> s = ModelBasedStrategy(GridSpace({"a": list(range(30))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(8)))
 8
@@ -76,34 +64,18 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Mapping
 
-import numpy as np
-
 from iobound.errors import InvalidInputError
 
-from ..cost_model import CostModel, XGBCostModel, XGBOptions
+from ..cost_model import CostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..option_checks import check_count, check_number, check_type
 from ..space import Space, sample_excluding
 from .base import Observations, Strategy, StrategyOptions
+from .model_refit import ModelRefit, train_model
 from .stall import (StallOptions, StallTracker, spread_elites, stall_candidates,
                     sweep_candidates)
 
 __all__ = ["ModelBasedOptions", "ModelBasedStrategy", "train_model", "XGBOptions"]
-
-
-def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int,
-                min_ok: int = 2) -> CostModel | None:
-    """An XGBoost model fitted on everything told so far; ``None`` when fewer than
-    ``min_ok`` successful measurements exist (nothing to learn from yet): a positive
-    finite cost each, as the model's targets count them (a 0 ms record told directly,
-    not through the tuner, which makes it invalid, is none)."""
-    idx, cost = seen.arrays()
-    if int(np.count_nonzero(np.isfinite(cost) & (cost > 0))) < min_ok:
-        return None
-    # a cost that is no number (a record told directly, not through the tuner, which makes
-    # it invalid) is a failure here, as it always was: the model refuses NaN from callers
-    cost = np.where(np.isnan(cost) | (cost == -np.inf), np.inf, cost)
-    return XGBCostModel(options, seed=seed).fit(space.features(idx), cost)
 
 
 @dataclass(frozen=True)
@@ -199,13 +171,8 @@ class ModelBasedStrategy(Strategy):
         self._asked: set[int] = set()
         self._plan: list[int] = []
         self._trained_at = 0
-        self._model: CostModel | None = None
-        self._fitted_size = 0  # the training set's size at the last fit
-        self._fitted_version = 0  # the space's features_version at the last fit
-        self._seed = int(rng.integers(2**31 - 1))
-        self.model_seconds = 0.0
+        self.refit = ModelRefit(int(rng.integers(2**31 - 1)))
         self.explore_seconds = 0.0
-        self.fits = 0
         self.stalled = StallTracker()
         self.explored = 0  # configurations taken from the stall source
         self.swept = 0  # configurations taken by the endgame
@@ -259,23 +226,8 @@ class ModelBasedStrategy(Strategy):
         return True
 
     def _train(self) -> CostModel | None:
-        """A model fitted now, or on the every-round cadence the last one while its
-        training set is past ``refit_all_until`` and has not grown by ``refit_growth``."""
-        o = self.options
-        training = self.training_set()
-        version = getattr(self.space, "features_version", 0)  # features changed: refit
-        if (o.plan_size is None and self._model is not None
-                and self._fitted_size > o.refit_all_until
-                and len(training) < self._fitted_size * (1 + o.refit_growth)
-                and version == self._fitted_version):
-            return self._model
-        t0 = time.perf_counter()
-        model = train_model(self.space, training, o.model, self._seed + self.fits, o.min_ok)
-        self.model_seconds += time.perf_counter() - t0
-        if model is not None:
-            self.fits += 1
-            self._model, self._fitted_size, self._fitted_version = model, len(training), version
-        return model
+        """The model this ask proposes from (:class:`.model_refit.ModelRefit`)."""
+        return self.refit.model(self.space, self.training_set(), self.options)
 
     def _in_endgame(self, n: int) -> bool:
         """Whether a batch of ``n`` reaches into the budget's last ``endgame`` share."""
@@ -348,6 +300,6 @@ class ModelBasedStrategy(Strategy):
             self.stalled.update(min(r.cost for r in records))
 
     def stats(self) -> dict:
-        return {"fits": self.fits, "model_seconds": round(self.model_seconds, 4),
+        return {"fits": self.refit.fits, "model_seconds": round(self.refit.seconds, 4),
                 "explore_seconds": round(self.explore_seconds, 4), "explored": self.explored,
                 "swept": self.swept}

@@ -257,7 +257,7 @@ class Recording(Proposals):
 def test_the_optimizer_starts_from_the_best_measured_and_each_fit_has_its_own_seed(monkeypatch):
     """The walks start from the best measured configurations (``best``); every refit seeds
     the model anew, so that a subsampling model does not draw the same rows each time."""
-    import search.strategies.model_based as mb
+    import search.strategies.model_refit as mb
     seeds = []
     fit = mb.train_model
 
