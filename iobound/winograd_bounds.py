@@ -141,16 +141,12 @@ def _args(layer: ConvLayer, e: int) -> tuple:
             winograd_layer_caps(layer, e).kappa, float(winograd_chain_count(layer, e)), float(layer.c_in))
 
 
-def _check_e(e) -> int:
-    """``e`` as an ``int``, checked here and not by the caches below: they compare keys by
-    equality, so ``True`` or ``2.0`` would be answered as ``1`` or ``2`` once those were cached."""
-    return limits.check_winograd_e(e)
-
-
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> bound value (compiled)."""
     _check_s(s)
-    args = (float(s),) + _args(layer, _check_e(e))
+    # e checked here, not by the caches below: they compare keys by equality, so True or
+    # 2.0 would be answered as 1 or 2 once those were cached
+    args = (float(s),) + _args(layer, limits.check_winograd_e(e))
     fns = _compiled()
     return {m: float(fns[m](*args)) for m in winograd_bound_exprs()}
 
@@ -158,7 +154,7 @@ def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
 def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> leading term value (``paper_thm_4_12`` for reference)."""
     _check_s(s)
-    args = (float(s),) + _args(layer, _check_e(e))
+    args = (float(s),) + _args(layer, limits.check_winograd_e(e))  # checked before the cache
     fns = _compiled()
     return {m: float(fns[f"lead:{m}"](*args)) for m in winograd_leading_exprs()}
 

@@ -57,14 +57,13 @@ def check_not_database(flag: str, path: str | os.PathLike) -> None:
 
     >>> check_not_database("--export-cache", "/no/such/file.json")
     """
+    from .db.merge import is_sqlite  # lazily: the database modules build on this one
     try:
-        if not os.path.isfile(path):  # a pipe is not read (that would wait or take its bytes)
-            return
-        with open(path, "rb") as fh:
-            head = fh.read(16)
+        # a pipe is not read (that would wait or take its bytes)
+        database = os.path.isfile(path) and is_sqlite(Path(path))
     except (OSError, ValueError):  # refused: said by check_output_file
         return
-    if head == b"SQLite format 3\x00":
+    if database:
         raise InvalidInputError(f"{flag} {str(path)[:80]!r} is an SQLite database; the cache "
                                 "would replace it: give another file")
 
