@@ -1,8 +1,9 @@
 """How far the analytic model's registers and occupancy are from what ptxas gives.
 
-The analytic model (v5) estimates a thread's registers by a fit to ptxas' counts capped
+The analytic model (v6) estimates a thread's registers by a fit to ptxas' counts capped
 by the launch bounds (:func:`kernels.limits.compiled_registers`, constants
-:data:`kernels.limits.COMPILED_REGISTERS`) and its resident blocks per SM by the CUDA
+:data:`kernels.limits.COMPILED_REGISTERS`, one row per :func:`kernels.limits.register_kind`:
+direct, depthwise, Winograd) and its resident blocks per SM by the CUDA
 Occupancy Calculator's rules (:func:`kernels.limits.resident_blocks_per_sm`);
 :mod:`kernels.analytic` turns them into the features ``regs_per_thread``,
 ``blocks_per_sm`` and ``occupancy``. This benchmark measures the gap, and is the data the
@@ -24,7 +25,7 @@ device preset (sm_70: V100, sm_80: A100, ...):
   allocation rules, not the register estimate;
 - the model's static shared memory against ptxas' (they should agree).
 
-Per algorithm it also fits the register estimate's form again, ``ptxas registers ~ a + b
+Per register kind it also fits the register estimate's form again, ``ptxas registers ~ a + b
 * register words + c * Winograd tile elements`` (numpy least squares over the configs
 ptxas did not cap at the device's maximum, whose count is censored; predictions capped at
 that maximum), and prints its median absolute error next to the model's. Printed only:
@@ -54,13 +55,16 @@ if __package__ in (None, ""):  # run as a file: make the packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 RESULTS = Path(__file__).resolve().parent / "results"
-#: ``LAYER[:ALGORITHM[:E]]``: direct 3x3, 1x1, 7x7 and 5x5 layers, depthwise, stride 2;
-#: Winograd F(2x2), F(3x3), F(4x4) on 3x3 layers and F(2x2) on a 5x5 one.
+#: ``LAYER[:ALGORITHM[:E]]``: direct 3x3, 1x1, 7x7 and 5x5 layers, stride 2, grouped;
+#: depthwise (stride 1 and 2, 32 to 1,024 channels); Winograd F(2x2), F(3x3), F(4x4) on 3x3
+#: layers and F(2x2) on a 5x5 one.
 DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1", "alexnet.conv2",
                  "mobilenet.conv_dw_1", "resnet50.conv4_1b", "inception_v3.mixed_5b_branch5x5_2",
                  "resnet50.conv2_1b:winograd:2", "resnet50.conv2_1b:winograd:3",
                  "resnet50.conv2_1b:winograd:4", "vgg16.conv1_2:winograd:2",
-                 "alexnet.conv2:winograd:2", "resnet18.conv5_2a:winograd:4")
+                 "alexnet.conv2:winograd:2", "resnet18.conv5_2a:winograd:4",
+                 "mobilenet.conv_dw_2", "mobilenet.conv_dw_6", "mobilenet.conv_dw_13",
+                 "resnext50.conv3_1b")
 #: The device preset each arch is measured against.
 ARCH_DEVICE = {"sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a4000", "sm_90": "h100"}
 
@@ -120,6 +124,7 @@ def measure_case(case: Case, device, arch: str, samples: int, seed: int, cache_r
     from kernels.analytic import FEATURE_NAMES, analytic_features
     from kernels.config import config_from_dict
     from kernels.generate import generate
+    from kernels.limits import register_kind
     from kernels.nvcc import compile_cubin
     from kernels.ptxas import parse_ptxas
     from search.conv_space import ConvSpace
@@ -135,7 +140,7 @@ def measure_case(case: Case, device, arch: str, samples: int, seed: int, cache_r
             case.layer, device, case.algorithm, np.array([[knobs[p] for p in space.params]]))[0]))
         built = compile_cubin(generate(case.layer, cfg), arch, cache_root=cache_root)
         row = {"case": case.label, "layer": case.layer.name, "algorithm": case.algorithm,
-               "e": case.e, "config": knobs, "threads": cfg.threads,
+               "kind": register_kind(case.layer, case.algorithm), "e": case.e, "config": knobs, "threads": cfg.threads,
                "tile_elements": ((case.e + case.layer.k_h - 1) * (case.e + case.layer.k_w - 1)
                                  if case.e else 0),
                "register_words": int(f["ilp"]), "estimated_registers": int(f["regs_per_thread"]),
@@ -185,13 +190,13 @@ def summarise(label: str, rows: list[dict]) -> dict:
     return out
 
 
-def fit_registers(algorithm: str, rows: list[dict], cap: int) -> dict | None:
+def fit_registers(kind: str, rows: list[dict], cap: int) -> dict | None:
     """``ptxas ~ a + b * register words (+ c * tile elements)`` by least squares over the
-    uncapped configs; median absolute errors of the fit (capped at ``cap``) and of the
-    model's estimate over all."""
+    uncapped configs of one register ``kind`` (their tile column only for Winograd); median
+    absolute errors of the fit (capped at ``cap``) and of the model's estimate over all."""
     ok = [r for r in rows if r["status"] == "ok"]
     cols = [np.ones(len(ok)), [r["register_words"] for r in ok]]
-    if algorithm == "winograd":
+    if kind == "winograd":
         cols.append([r["tile_elements"] for r in ok])
     x = np.array(cols, dtype=float).T
     ptxas = np.array([r["ptxas_registers"] for r in ok], dtype=float)
@@ -201,7 +206,7 @@ def fit_registers(algorithm: str, rows: list[dict], cap: int) -> dict | None:
     coef, *_ = np.linalg.lstsq(x[fit], ptxas[fit], rcond=None)
     pred = np.minimum(x @ coef, cap)
     model = np.array([r["estimated_registers"] for r in ok], dtype=float)
-    return {"algorithm": algorithm, "configs": len(ok), "fitted_on": int(fit.sum()),
+    return {"kind": kind, "configs": len(ok), "fitted_on": int(fit.sum()),
             "a": float(coef[0]), "b": float(coef[1]), "c": float(coef[2]) if len(coef) > 2 else 0.0,
             "median_abs_error": float(np.median(np.abs(pred - ptxas))),
             "model_median_abs_error": float(np.median(np.abs(model - ptxas)))}
@@ -232,7 +237,7 @@ def table(summary: list[dict], fits: list[dict]) -> str:
     lines += ["", "register estimate refitted: ptxas registers ~ a + b * register words + c * "
               "Winograd tile elements (least squares over uncapped configs, capped at 255)"]
     for f in fits:
-        lines.append(f"  {f['algorithm']:<9} n={f['configs']:<3} (fit on {f['fitted_on']}) "
+        lines.append(f"  {f['kind']:<9} n={f['configs']:<3} (fit on {f['fitted_on']}) "
                      f"a={f['a']:7.2f} b={f['b']:5.2f} c={f['c']:5.2f}  median |error| "
                      f"{f['median_abs_error']:5.1f} registers (model: "
                      f"{f['model_median_abs_error']:5.1f})")
@@ -270,11 +275,11 @@ def main(argv: list[str] | None = None) -> int:
             rows += new
             print(f"{case.label}: {len(new)} configs ({time.perf_counter() - t0:.1f} s)",
                   file=sys.stderr, flush=True)
-    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
     summary = [summarise(c.label, [r for r in rows if r["case"] == c.label]) for c in cases]
-    summary += [summarise(f"all {a}", [r for r in rows if r["algorithm"] == a]) for a in algorithms]
-    fits = [f for a in algorithms if (f := fit_registers(
-        a, [r for r in rows if r["algorithm"] == a], device.registers_per_thread_max))]
+    summary += [summarise(f"all {k}", [r for r in rows if r["kind"] == k]) for k in kinds]
+    fits = [f for k in kinds if (f := fit_registers(
+        k, [r for r in rows if r["kind"] == k], device.registers_per_thread_max))]
     seconds = time.perf_counter() - start
     print(f"{device.name}, {args.arch} ({tc.release}), {args.samples} samples a case, seed {args.seed}")
     print(table(summary, fits))

@@ -60,7 +60,7 @@ from .config import _device, config_from_dict, onchip_words, register_words, sha
 from .families import kernel_family
 from .grouping import kernel_io
 from .kernel_flops import tile_flops
-from .limits import compiled_registers, resident_blocks_per_sm
+from .limits import compiled_registers, register_kind, resident_blocks_per_sm
 
 __all__ = ["FEATURE_NAMES", "analytic_features", "knob_matrix", "io_words", "flops"]
 
@@ -257,7 +257,7 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     onchip, bound = _onchip_and_bound(layer, algorithm, fam.config_type, knobs)
     threads = knobs[:, 4:].prod(axis=1).astype(float)
     ilp = np.ceil(regw / threads)
-    regs = compiled_registers(ilp, algorithm, device, threads,
+    regs = compiled_registers(ilp, register_kind(layer, algorithm), device, threads,
                               fam.transform_tile(layer, knobs)).astype(float)
     warp = device.warp_size
     warps = np.ceil(threads / warp)

@@ -63,7 +63,9 @@ __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM"
 #: 5: resident blocks per SM follow the CUDA Occupancy Calculator's allocation units, from
 #: registers estimated by a fit to ptxas' counts (kernels.limits.compiled_registers) instead
 #: of register words plus a flat overhead: every estimate may change.
-MODEL_VERSION = "5"
+#: 6: a direct kernel of one input channel a group (depthwise) has its own register fit
+#: (kernels.limits.register_kind): only such layers' estimates may change.
+MODEL_VERSION = "6"
 #: Independent warp instructions in flight per SM needed for the FMA peak.
 FMA_PARALLELISM = 64
 #: Accumulators per thread beyond which ILP no longer helps.

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from iobound.devices import DEVICES
-from kernels.limits import (GRID_YZ_LIMIT, REGISTER_OVERHEAD, compiled_registers,
+from kernels.limits import (COMPILED_REGISTERS, GRID_YZ_LIMIT, REGISTER_OVERHEAD, compiled_registers,
                             fits_register_file, grid_fits, launch_bounds_registers,
                             resident_blocks_per_sm, shared_allocation, thread_registers)
 
@@ -29,7 +29,7 @@ def test_resident_blocks_respect_every_sm_limit(name, threads, shared, regs):
     assert fits(b) and not fits(b + 1)
 
 
-@given(devices, st.integers(1, 1024), st.integers(0, 300), st.sampled_from(["direct", "winograd"]),
+@given(devices, st.integers(1, 1024), st.integers(0, 300), st.sampled_from(sorted(COMPILED_REGISTERS)),
        st.integers(0, 64))
 def test_compiled_registers_let_one_block_launch(name, threads, words, algorithm, tile):
     """However many words a thread holds, the estimate stays within what

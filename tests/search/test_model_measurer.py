@@ -20,8 +20,8 @@ pos = st.floats(1.0, 1e9, allow_nan=False)
 frac = st.floats(0.01, 1.0)
 
 
-def _space_configs(n=40, seed=0):
-    space = ConvSpace(LAYER, V100, pruned=False)
+def _space_configs(n=40, seed=0, layer=LAYER):
+    space = ConvSpace(layer, V100, pruned=False)
     return [space.get(i) for i in space.sample(n, np.random.default_rng(seed))]
 
 
@@ -140,7 +140,8 @@ def _documented_model(layer, device, cfg):
                 and k * warps * device.warp_size <= device.max_threads_per_sm
                 and -(-k * warps // 4) * 4 * -(-regs * device.warp_size // 256) * 256
                 <= device.registers_per_sm)
-    a, b, _ = COMPILED_REGISTERS["direct"]
+    # a depthwise layer's channel loop runs once: ptxas' count follows a leaner line
+    a, b, _ = COMPILED_REGISTERS["depthwise" if layer.c_in_per_group == 1 else "direct"]
     # ptxas' estimated count, within what __launch_bounds__ leaves one block
     regs = min(math.ceil(a + b * ilp), max(r for r in range(1, 256) if blocks_fit(1, r)))
     b_sm = max(k for k in range(device.max_blocks_per_sm + 1) if blocks_fit(k, regs))
@@ -184,3 +185,20 @@ def test_estimates_follow_the_documented_model():
         checked += 1
     assert checked >= 30 and all(r.status is Status.OK for r in recs[:3])
     assert recs[0].extra["sm_utilisation"] == pytest.approx(1 / V100.sm_count)
+
+
+def test_depthwise_estimates_follow_the_documented_model():
+    """A layer of one input channel a group is estimated with the ``depthwise`` register
+    row (kernels.limits.register_kind) and otherwise by the same documented model."""
+    import pytest
+
+    layer = ConvLayer(n=1, c_in=32, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1,
+                      groups=32)
+    cfgs = _space_configs(40, seed=4, layer=layer)
+    recs = ModelMeasurer(layer, V100).measure(cfgs)
+    ok = [(c, r) for c, r in zip(cfgs, recs) if r.status is Status.OK]
+    assert len(ok) >= 30
+    for cfg, rec in ok:
+        want = _documented_model(layer, V100, cfg)
+        assert rec.time_ms == pytest.approx(want["time_ms"], rel=1e-9), cfg
+        assert rec.extra["occupancy"] == pytest.approx(want["occupancy"], rel=1e-9), cfg
