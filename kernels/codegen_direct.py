@@ -127,7 +127,7 @@ def generate_direct(layer: ConvLayer, config: DirectConfig, device=None) -> Kern
         f"constexpr int TX = {c.tx}, TY = {c.ty}, TZ = {c.tz}, THREADS = TX * TY * TZ;",
         "constexpr int XT = X / TX, YT = Y / TY, ZT = Z / TZ;  // outputs per thread per axis",
         f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // staged rectangle of a full tile",
-        "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",
+        "constexpr int X_BLOCKS = (W_OUT + X - 1) / X;  // tile columns of an image",
         "static_assert(N_IMG >= 1 && P_H >= 0 && P_W >= 0, \"layer sizes\");",
     ]) + _group_constants(layer)
     group = _group_text(layer)

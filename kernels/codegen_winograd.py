@@ -110,7 +110,7 @@ def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> 
         "constexpr int TSTRIDE = (NT * NT) | 1;  // a transformed tile's row in shared memory",
         "constexpr int XW = X / E / TX, YW = Y / E / TY, ZT = Z / TZ;  // tiles/channels per thread",
         f"constexpr int IN_ROWS = {rows}, IN_COLS = {cols};  // one channel's input rectangle",
-        "constexpr int Z_BLOCKS = (C_OUT + Z - 1) / Z;",
+        "constexpr int X_BLOCKS = (W_OUT + X - 1) / X;  // tile columns of an image",
         "static_assert(N_IMG >= 1 && P_H >= 0 && P_W >= 0, \"layer sizes\");",
     ])
     code = render_template("winograd.cu", layer=layer.short(), config=c.to_dict(), prelude=PRELUDE,

@@ -42,7 +42,7 @@ from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
 
 from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
-from .limits import (GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, block_fits,
+from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, block_fits,
                      fits_register_file, grid_fits, thread_registers)
 from .thread_block import THREAD_KEYS, default_thread_block
 
@@ -204,7 +204,7 @@ def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
 
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
-    """CUDA grid (x, y, z): tile columns, tile rows, images * channel groups."""
+    """CUDA grid (x, y, z): images * tile columns, tile rows, output-channel blocks."""
     _check_operands(layer, config)
     return grid_of(layer, config.x, config.y, config.z)
 
@@ -214,9 +214,9 @@ def grid_of(layer: ConvLayer, x: int, y: int, z: int) -> tuple[int, int, int]:
     checked tiling rather than a config, such as :mod:`kernels.kernel_flops`).
 
     >>> grid_of(ConvLayer(n=2, c_in=1, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3), 4, 4, 3)
-    (2, 2, 6)
+    (4, 2, 3)
     """
-    return -(-layer.w_out // x), -(-layer.h_out // y), layer.n * -(-layer.c_out // z)
+    return layer.n * -(-layer.w_out // x), -(-layer.h_out // y), -(-layer.c_out // z)
 
 
 # -- validity ----------------------------------------------------------------------
@@ -269,7 +269,8 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
                        f"{MAX_ACCUMULATORS_PER_THREAD}")
     gx, gy, gz = grid_shape(layer, config)
     if not grid_fits((gx, gy, gz)):
-        reasons.append(f"grid {gx}x{gy}x{gz} exceeds the {GRID_YZ_LIMIT} limit of grid y/z")
+        reasons.append(f"grid {gx}x{gy}x{gz} exceeds CUDA's limits ({GRID_X_LIMIT} blocks "
+                       f"along x, {GRID_YZ_LIMIT} along y and z)")
     if not block_fits((config.tx, config.ty, config.tz)):
         reasons.append(f"block {config.tx}x{config.ty}x{config.tz} exceeds CUDA's "
                        f"{'x'.join(map(str, MAX_BLOCK_DIM))} limit of block x/y/z")

@@ -6,7 +6,8 @@ every user imports them: :func:`kernels.config.check_config` (one config),
 :mod:`search.table1` (the CP-SAT model), :mod:`search.conv_space` (thread tables) and
 :mod:`kernels.analytic` (features, occupancy). Functions take numbers or numpy arrays.
 
-* CUDA grids may have at most :data:`GRID_YZ_LIMIT` blocks along y and z, and a block
+* CUDA grids may have at most :data:`GRID_X_LIMIT` blocks along x and
+  :data:`GRID_YZ_LIMIT` along y and z (our kernels put images and tile columns on x), and a block
   at most :data:`MAX_BLOCK_DIM` threads along x, y and z (z: 64 on every compute
   capability, however few threads the block has);
 * a thread may hold at most :data:`MAX_ACCUMULATORS_PER_THREAD` register words
@@ -50,12 +51,14 @@ import numpy as np
 
 from iobound.limits import check_number
 
-__all__ = ["GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
+__all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
            "MAX_REGISTERS_PER_THREAD", "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
            "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout"]
 
+#: Most blocks a CUDA grid may have along x (compute capability 3.0 on).
+GRID_X_LIMIT = 2**31 - 1
 #: Most blocks a CUDA grid may have along y and along z.
 GRID_YZ_LIMIT = 65535
 #: Most threads a CUDA block may have along x, y and z (every compute capability).
@@ -156,11 +159,11 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
 
 
 def grid_fits(grid: tuple[int, int, int]) -> bool:
-    """Whether a grid (x, y, z) respects the y and z limits."""
+    """Whether a grid (x, y, z) respects CUDA's x, y and z limits."""
     if not isinstance(grid, (tuple, list)) or len(grid) != 3:
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"grid must be a triple (x, y, z), got {grid!r:.60}")
-    return grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
+    return grid[0] <= GRID_X_LIMIT and grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
 
 
 def block_fits(block):

@@ -72,13 +72,14 @@ PRELUDE = r"""
 
 
 #: The first lines of every kernel body: shared memory, thread and block coordinates, and
-#: the clipped tile extents (borders). Needs TX, TY, X, Y, Z, Z_BLOCKS, H_OUT, W_OUT.
+#: the clipped tile extents (borders). Needs TX, TY, X, Y, Z, X_BLOCKS, H_OUT, W_OUT. Images
+#: share grid x with the tile columns (x allows 2**31 - 1 blocks; y and z only 65,535).
 BLOCK_PROLOGUE = """\
   SHARED_DECL(SharedMem, sm);
   const int tix = threadIdx.x, tiy = threadIdx.y, tiz = threadIdx.z;
   const int tid = tix + TX * (tiy + TY * tiz);
-  const int img = blockIdx.z / Z_BLOCKS;
-  const int ox0 = blockIdx.x * X, oy0 = blockIdx.y * Y, oz0 = (blockIdx.z % Z_BLOCKS) * Z;
+  const int img = blockIdx.x / X_BLOCKS;
+  const int ox0 = (blockIdx.x % X_BLOCKS) * X, oy0 = blockIdx.y * Y, oz0 = blockIdx.z * Z;
   const int x_eff = W_OUT - ox0 < X ? W_OUT - ox0 : X;
   const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;"""
 

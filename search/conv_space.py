@@ -181,7 +181,7 @@ class ConvSpace(Space):
                     "configurations (`iobound domain` shows both sizes)")
         return (f"{head}: no tile and thread split fits the kernel template and the device's "
                 "limits (threads, shared memory and registers per block; grid y and z at most "
-                f"{GRID_YZ_LIMIT:,} blocks, grid z being n * c_out / z)")
+                f"{GRID_YZ_LIMIT:,} blocks: h_out / y and c_out / z)")
 
     # -- tables ---------------------------------------------------------------
     def _axes(self, tile: tuple[int, ...]) -> tuple[int, int, int]:

@@ -60,7 +60,7 @@ from iobound.algorithms import ALGORITHMS, algorithm_name
 from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
-from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, REGISTER_OVERHEAD
+from kernels.limits import GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, REGISTER_OVERHEAD
 from search.interrupts import solve_stoppable
 
 from .domain_families import cp_product, divisors, domain_family  # divisors: re-exported
@@ -148,15 +148,16 @@ class _TileModel:
         big = 1 << 40
         xy_ub = max(dom.values["x"]) * max(dom.values["y"])
         self.vars = {p: _var(m, dom.values[p], p) for p in dom.tile_params}
-        y, z = self.vars["y"], self.vars["z"]
+        x, y, z = self.vars["x"], self.vars["y"], self.vars["z"]
         shared_words, reg_words, xy, xyz = domain_family(dom.algorithm).tile_exprs(
             m, L, self.vars, dom.tile_pairs)
         self.shared_words, self.reg_words = shared_words, reg_words
         # hardware: shared bytes per block; some thread count <= max gives <= max regs.
         m.Add(shared_words * WORD_BYTES <= dom.shared_limit_bytes)
         m.Add(reg_words <= dom.max_regs * dom.max_threads)
+        m.Add(x * (GRID_X_LIMIT // L.n) >= L.w_out)  # grid x = n * ceil(w_out / x)
         m.Add(y * GRID_YZ_LIMIT >= L.h_out)  # grid y = ceil(h_out / y)
-        m.Add(z * GRID_YZ_LIMIT >= L.n * L.c_out)  # grid z = n * c_out / z
+        m.Add(z * GRID_YZ_LIMIT >= L.c_out)  # grid z = ceil(c_out / z)
         # Table 1, reified into one flag.
         S, R = dom.s_b_words, dom.reuse
         conds = [(shared_words * WORD_BYTES, dom.prune_shared_bytes), (xyz, S),

@@ -10,7 +10,7 @@ from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from kernels.analytic import FEATURE_NAMES, analytic_features
 from kernels.config import (DirectConfig, WinogradConfig, accumulators_per_thread, check_config,
-                            config_from_dict, onchip_words, shared_memory_bytes)
+                            config_from_dict, grid_shape, onchip_words, shared_memory_bytes)
 from kernels.limits import GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, fits_register_file, thread_registers
 
 V100 = get_device("v100")
@@ -56,13 +56,20 @@ def test_register_file_fit_is_inclusive():
 
 
 def test_grid_past_the_z_limit_is_refused():
-    """n * ceil(c_out / z) blocks along grid z beyond GRID_YZ_LIMIT is a reason, not a crash."""
-    layer = ConvLayer(n=2, c_in=1, h_in=1, w_in=1, c_out=GRID_YZ_LIMIT, k_h=1, k_w=1)
+    """ceil(c_out / z) blocks along grid z beyond GRID_YZ_LIMIT is a reason, not a crash;
+    the images are on grid x, so a batch does not count against it."""
+    layer = ConvLayer(n=2, c_in=1, h_in=1, w_in=1, c_out=GRID_YZ_LIMIT + 1, k_h=1, k_w=1)
     cfg = DirectConfig(x=1, y=1, z=1, alpha=1, tx=1, ty=1, tz=1)
-    assert any("grid" in r for r in check_config(layer, cfg))
-    ok = DirectConfig(x=1, y=1, z=2, alpha=1, tx=1, ty=1, tz=1)  # 2 * ceil(65535 / 2) = 65536 > limit
-    assert any("grid" in r for r in check_config(layer, ok))
-    assert check_config(layer.replace(n=1), cfg) == []
+    assert any("grid" in r and str(GRID_YZ_LIMIT) in r for r in check_config(layer, cfg))
+    assert check_config(layer, DirectConfig(x=1, y=1, z=2, alpha=1, tx=1, ty=1, tz=1)) == []  # 32,768
+    assert check_config(layer.replace(n=1 << 16, c_out=GRID_YZ_LIMIT), cfg) == []
+
+
+def test_grid_x_holds_every_image_and_tile_column():
+    """Grid x is n * ceil(w_out / x) (2**31 - 1 allowed): the largest batch and width."""
+    layer = ConvLayer(n=1 << 16, c_in=1, h_in=1, w_in=1 << 13, c_out=1, k_h=1, k_w=1)
+    cfg = DirectConfig(x=1, y=1, z=1, alpha=1, tx=1, ty=1, tz=1)
+    assert grid_shape(layer, cfg) == (1 << 29, 1, 1) and check_config(layer, cfg) == []
 
 
 @given(e=st.sampled_from([2, 3, 4]), x=st.integers(1, 12), y=st.integers(1, 12))

@@ -89,8 +89,8 @@ def test_winograd_sizes_are_the_dataflow_footprint_with_transformed_operands(e, 
 
 
 def test_grid_covers_every_output_with_partial_tiles():
-    """The grid has ceil(w_out/x) x ceil(h_out/y) x n*ceil(c_out/z) blocks."""
-    assert grid_shape(LAYER, DirectConfig(5, 3, 6, 1, 1, 1, 1)) == (4, 6, 2 * 3)
+    """The grid has n*ceil(w_out/x) x ceil(h_out/y) x ceil(c_out/z) blocks."""
+    assert grid_shape(LAYER, DirectConfig(5, 3, 6, 1, 1, 1, 1)) == (2 * 4, 6, 3)
 
 
 def test_valid_config_has_no_reasons():

@@ -169,13 +169,16 @@ def test_winograd_tiles_are_e_times_a_divisor_of_their_own_axis_tile_count():
             assert tiles == tuple(e * b for b in range(1, count + 1) if count % b == 0)
 
 
-def test_grid_z_counts_every_image_of_the_batch():
-    """Grid z is n * c_out / z blocks, at most 65535 (check_config): z = 1 is out for a batch
-    of 2 with 40000 channels, z = 2 is in (grid y cannot reach the limit: h_in <= 8192)."""
-    layer = ConvLayer(n=2, c_in=1, h_in=1, w_in=1, c_out=40000, k_h=1, k_w=1)
-    unpruned, pruned = brute_force(layer, V100)
-    space = ConvSpace(layer, V100)
-    assert (space.unpruned_size, space.pruned_size) == (len(unpruned), len(pruned))
+def test_grid_z_counts_channel_blocks_not_images():
+    """Grid z is c_out / z blocks, at most 65535 (check_config); the images share grid x. A
+    batch of 2 with 40000 channels keeps z = 1 (it did not when images were on grid z); 65,536
+    channels need z >= 2 (grid y cannot reach the limit: h_in <= 8192)."""
+    for c_out, least_z in ((40000, 1), (65536, 2)):
+        layer = ConvLayer(n=2, c_in=1, h_in=1, w_in=1, c_out=c_out, k_h=1, k_w=1)
+        unpruned, pruned = brute_force(layer, V100)
+        space = ConvSpace(layer, V100)
+        assert (space.unpruned_size, space.pruned_size) == (len(unpruned), len(pruned))
+        assert min(space.values("z")) == least_z
 
 
 def test_winograd_e_values_are_sorted_whatever_their_order():
@@ -184,20 +187,20 @@ def test_winograd_e_values_are_sorted_whatever_their_order():
 
 
 def test_an_empty_pruned_space_names_table_1_and_the_unpruned_size():
-    """n = 4096 images of 1024 channels: grid z forces z >= 64, Table 1's z <= sqrt(S_b/R)
-    then leaves nothing of the 2,255 unpruned configurations."""
-    layer = ConvLayer(n=4096, c_in=3, h_in=8, w_in=8, c_out=1024, k_h=3, k_w=3, padding=1)
-    with pytest.raises(InvalidInputError, match="Table 1's pruning leaves none of its 2,255"):
+    """65,536 channels of a 56x56 kernel: grid z forces z >= 2, Table 1's z <= sqrt(S_b/R)
+    (R = 3,136, S_b = 12,288 words) then leaves nothing of the 2 unpruned configurations."""
+    layer = ConvLayer(n=1, c_in=1, h_in=56, w_in=56, c_out=65536, k_h=56, k_w=56)
+    with pytest.raises(InvalidInputError, match="Table 1's pruning leaves none of its 2 "):
         ConvSpace(layer, V100)
     kept = ConvSpace(layer, V100, empty_ok=True)
-    assert (len(kept), kept.unpruned_size, kept.pruned_size) == (0, 2255, 0)
+    assert (len(kept), kept.unpruned_size, kept.pruned_size) == (0, 2, 0)
     assert all(kept.values(p) == [] for p in kept.params)
 
 
 def test_an_empty_unpruned_space_names_the_limits_not_table_1():
-    """65,536 images cannot fit grid z's 65,535 blocks whatever z is."""
-    layer = ConvLayer(n=65536, c_in=1, h_in=3, w_in=3, c_out=1, k_h=1, k_w=1)
-    with pytest.raises(InvalidInputError, match="grid y and z at most 65,535") as err:
+    """A 100x100 kernel's weights and input rectangle exceed a block's shared memory."""
+    layer = ConvLayer(n=1, c_in=1, h_in=200, w_in=200, c_out=1, k_h=100, k_w=100)
+    with pytest.raises(InvalidInputError, match="shared memory and registers per block") as err:
         ConvSpace(layer, V100)
     assert "Table 1" not in str(err.value)
 
