@@ -189,7 +189,9 @@ class WinogradConfig(_ConfigMixin):
 
     def onchip_words(self, layer: ConvLayer) -> int:
         """Words a block of the kernel holds: shared, ``acc`` and per thread ``u, v, partial``
-        (see :func:`kernels.config.onchip_words`)."""
+        (see :func:`kernels.config.onchip_words`). The transforms' temporaries are not added:
+        they live while ``u, v, partial`` are dead and are never more words
+        (proofs/test_winograd_kernel_words.py)."""
         n = self.e + layer.k_h - 1
         acc = (self.x // self.e) * (self.y // self.e) * self.z * n * n
         per_thread = (-(-self.z // self.tz) + 2) * n * n  # u, v and partial
