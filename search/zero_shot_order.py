@@ -153,7 +153,9 @@ def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
     fitted once for all of them (as the benchmark measures every budget); ``orders``, a
     :func:`choose_orders` made before, saves making it again for ``order="auto"``. Where no
     source measured ``target_problem`` the sources' order is the model's, and is named so
-    (``"model"``), whatever was asked."""
+    (``"model"``), whatever was asked. The sources' order ranks as many configurations as
+    the model did (``options.candidates`` when set): the sources' lists take their turns
+    among them, and what the walk reaches past that count is left out."""
     o = options or ZeroShotOptions()
     ranked, scores, used = history_ranking(space, history, o, seed)
     if o.order != "auto":
@@ -163,7 +165,7 @@ def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
     groups = (_same_problem_groups(space, history, target_problem)
               if "sources" in orders.values() else [])
     # no source measured the target's problem: the walk is the model's order, and says so
-    walked = _walk(ranked, groups) if groups else None
+    walked = _walk(ranked, groups)[:len(ranked)] if groups else None
     return {k: ZeroShotRanking(ranked, scores, used, "model") if walked is None
             or orders[k] == "model" else
             ZeroShotRanking(walked, np.arange(len(walked), dtype=float), used, "sources")

@@ -190,3 +190,19 @@ def test_the_sources_order_asked_without_a_source_of_the_problem_is_named_the_mo
     assert got.order == "model" and got.ranked.tolist() == model.ranked.tolist()
     assert zero_shot_ranking(SPACE, history, ZeroShotOptions(order="sources", k=4), 0).order \
         == "sources"  # no target problem given: every source is of it
+
+
+def test_the_sources_order_ranks_no_more_than_the_candidates():
+    """``candidates=7`` with the sources' order: the strategy asks 7 configurations in
+    all, the walk's first 7 (the model's sample and the sources' lists in turn), as the
+    model's order would. The walk used to run on through every source's list (24 here)."""
+    history = [m for n, b in enumerate((3, 17)) for m in _device(f"d{n}", b, 0.5, n)]
+    s = ZeroShotStrategy(SPACE, ZeroShotStrategyOptions(
+        history=tuple(history), candidates=7, target_problem=[8], order="sources", k=5),
+        rng=np.random.default_rng(0))
+    asked = s.ask(len(SPACE))
+    assert s.order == "sources" and len(asked) == 7 == len(set(asked)) and s.ask(1) == []
+    ranking = zero_shot_ranking(SPACE, history, ZeroShotOptions(k=5, candidates=7,
+                                                                order="sources"), 1, [8])
+    assert ranking.order == "sources" and len(ranking.ranked) == 7
+    assert {3, 17} <= set(ranking.ranked.tolist())  # each source's optimum among them
