@@ -1,8 +1,9 @@
 """I/O lower bounds of Winograd F(e x e, r x r) convolution.
 
 The DAG is the one of :func:`iobound.winograd_vertex_counts.winograd_vertex_count`. Its four
-steps and the vertex-generation functions proven for it (proofs/test_winograd.py)
-go through the composite API:
+steps and the vertex-generation functions proven for it (proofs/test_winograd.py; the
+DAG facts steps 2-4 rest on are checked on built DAGs in
+proofs/test_winograd_composite_steps.py) go through the composite API:
 
 1. input and kernel transforms (two separable passes each, as the DAG builder
    makes them): ``psi_1 = gamma k`` transformed entries P, J and
