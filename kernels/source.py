@@ -72,14 +72,16 @@ PRELUDE = r"""
 
 
 #: The first lines of every kernel body: shared memory, thread and block coordinates, and
-#: the clipped tile extents (borders). Needs TX, TY, X, Y, Z, X_BLOCKS, H_OUT, W_OUT. Images
-#: share grid x with the tile columns (x allows 2**31 - 1 blocks; y and z only 65,535).
+#: the clipped tile extents (borders). Needs N_IMG, TX, TY, X, Y, Z, X_BLOCKS, H_OUT,
+#: W_OUT. Images share grid x with the tile columns (x allows 2**31 - 1 blocks; y and z
+#: only 65,535); with one image the division and remainder fold away at compile time.
 BLOCK_PROLOGUE = """\
   SHARED_DECL(SharedMem, sm);
   const int tix = threadIdx.x, tiy = threadIdx.y, tiz = threadIdx.z;
   const int tid = tix + TX * (tiy + TY * tiz);
-  const int img = blockIdx.x / X_BLOCKS;
-  const int ox0 = (blockIdx.x % X_BLOCKS) * X, oy0 = blockIdx.y * Y, oz0 = blockIdx.z * Z;
+  const int img = N_IMG == 1 ? 0 : blockIdx.x / X_BLOCKS;  // folded for one image
+  const int ox0 = (N_IMG == 1 ? blockIdx.x : blockIdx.x % X_BLOCKS) * X;
+  const int oy0 = blockIdx.y * Y, oz0 = blockIdx.z * Z;
   const int x_eff = W_OUT - ox0 < X ? W_OUT - ox0 : X;
   const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;"""
 
