@@ -42,8 +42,8 @@ from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
 
 from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
-from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, block_fits,
-                     fits_register_file, grid_fits, thread_registers)
+from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM,
+                     block_fits, fits_register_file, grid_fits, thread_registers)
 from .thread_block import THREAD_KEYS, default_thread_block
 
 if TYPE_CHECKING:  # pragma: no cover

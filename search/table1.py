@@ -60,7 +60,8 @@ from iobound.algorithms import ALGORITHMS, algorithm_name
 from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
-from kernels.limits import GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM, REGISTER_OVERHEAD
+from kernels.limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM,
+                            REGISTER_OVERHEAD)
 from search.interrupts import solve_stoppable
 
 from .domain_families import cp_product, divisors, domain_family  # divisors: re-exported
