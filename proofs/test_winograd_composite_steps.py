@@ -10,9 +10,10 @@ breaks one fails:
   outputs of that group only, so the groups a set V_i touches are at most its minimum
   set, <= S. (b) Per frequency nu the products are a matrix multiply over (b, tile) x
   c_in x c_out: with their P operands in A, J operands in B and group in C there are at
-  most sqrt(|A| |B| |C|) of them (Loomis-Whitney; brute force on random subsets). With
-  Cauchy-Schwarz over nu (test_frequency_cauchy_schwarz) and |A| + |B| <= k, |C| <= S:
-  <= sqrt(|A||B| S) <= k sqrt(S) / 2.
+  most sqrt(|A| |B| |C|) of them (Loomis-Whitney; brute force on random subsets). (c) Every
+  P and J entry feeds products of its own frequency only, so the A_nu and B_nu of the
+  frequencies are disjoint and sum_nu (|A_nu| + |B_nu|) <= k. With Cauchy-Schwarz over nu
+  (test_frequency_cauchy_schwarz) and |C| <= S: <= sqrt(|A||B| S) <= k sqrt(S) / 2.
 * phi_3 = psi_3 = k (channel sums). The sums form binary in-trees (every sum has two
   predecessors, at most one successor that is a sum), so any set U of sums has at most as
   many vertices as predecessors outside U, its leaves: sums not in D <= generated leaves
@@ -33,14 +34,15 @@ import numpy as np
 from dataflow.dag_winograd import winograd_conv_dag
 from iobound.layer import ConvLayer
 
-#: (e, r, h_in, padding, c_in, c_out): full tiles, borders, padding, F(2), F(3), F(4), 2x2 and 5x5 kernels
-CASES = ((2, 3, 6, 0, 2, 2), (2, 3, 7, 1, 2, 3), (3, 2, 8, 0, 3, 2), (4, 3, 9, 1, 1, 2),
-         (2, 5, 8, 2, 2, 2))
+#: (e, r, h_in, padding, c_in, c_out, n): full tiles, borders, padding, a batch of two,
+#: F(2), F(3), F(4), 2x2 and 5x5 kernels
+CASES = ((2, 3, 6, 0, 2, 2, 1), (2, 3, 7, 1, 2, 3, 2), (3, 2, 8, 0, 3, 2, 1),
+         (4, 3, 9, 1, 1, 2, 1), (2, 5, 8, 2, 2, 2, 2))
 
 
 def _dag(case):
-    e, r, h, p, ci, co = case
-    layer = ConvLayer(n=1, c_in=ci, h_in=h, w_in=h, c_out=co, k_h=r, k_w=r, padding=(p, p))
+    e, r, h, p, ci, co, n = case
+    layer = ConvLayer(n=n, c_in=ci, h_in=h, w_in=h, c_out=co, k_h=r, k_w=r, padding=(p, p))
     return e, r, winograd_conv_dag(layer, e)
 
 
@@ -90,8 +92,7 @@ def test_a_group_has_at_most_e_n_output_transform_entries_and_outputs_are_sinks(
 
 def test_products_of_a_frequency_obey_loomis_whitney():
     """Products of one frequency with their P operand in A, J operand in B and group in C
-    number at most sqrt(|A| |B| |C|), on random subsets (and on every subset of a small
-    frequency's operands)."""
+    number at most sqrt(|A| |B| |C|), on random subsets and on the whole frequency."""
     rng = np.random.default_rng(7)
     for case in CASES:
         e, _, dag = _dag(case)
@@ -141,3 +142,18 @@ def test_channel_sums_are_binary_in_trees():
         for size in range(1, len(tree) + 1):
             for u_set in combinations(tree, size):
                 assert size <= len(leaves(set(u_set)))
+
+
+def test_each_transformed_entry_feeds_one_frequency():
+    """phi_2's sum over frequencies: a P entry (input transform, second pass) and a J entry
+    (kernel transform, second pass) feed products of their own frequency (i, j) only."""
+    for case in CASES:
+        _, _, dag = _dag(case)
+        fed = 0
+        for v, d in dag.nodes(data=True):
+            if d["kind"] == "transform" and d.get("stage") == 2 and d["transform"] != "output":
+                freqs = {(dag.nodes[u]["i"], dag.nodes[u]["j"]) for u in dag.successors(v)
+                         if dag.nodes[u]["kind"] == "product"}
+                assert freqs <= {(d["i"], d["j"])}, (case, v, freqs)
+                fed += bool(freqs)
+        assert fed

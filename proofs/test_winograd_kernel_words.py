@@ -21,9 +21,14 @@ e < n give r^2 + n r < 2 n^2, e n + e^2 < 2 n^2 <= (ZT + 2) n^2 (SymPy below, fo
 e, r >= 2). So the block's peak is shared + acc + threads (ZT + 2) n^2 = onchip_words,
 and the bound at S_b + 2 holds for the kernel (the two: the multiply-add in flight).
 
-The sizes are read from the kernel source the generator emits (every ``float name[...]``
-it declares, evaluated with its own constants), so a template change that adds a register
-array, or grows one, fails here until the count is revisited.
+The check reads the kernel source the generator emits and follows scopes, not names: an
+array of the kernel body is live from its declaration to the end of its enclosing block,
+a ``__device__`` function's arrays while it is called (sizes evaluated with the kernel's
+own constants; an array of another type than float is refused). The peak over those
+points, times the threads, plus the shared arrays must be ``onchip_words``: a template
+change that adds an array, grows one or keeps one live into another phase fails here.
+Scalars (indices, the staged input value) are not counted: one or two words at a time,
+within the two of S_b + 2.
 """
 
 import re
@@ -35,13 +40,10 @@ from iobound.layer import ConvLayer
 from kernels.codegen_winograd import generate_winograd
 from kernels.config import WinogradConfig, check_config
 
-#: The kernel body's register arrays by phase (``acc`` lives through all of them).
-BODY_PHASES = {"g": "kernel", "u": "product", "v": "product", "partial": "product",
-               "yv": "output", "acc": "all"}
-#: The transform each phase calls (its ``t`` array is that phase's too).
-TRANSFORM_PHASES = {"kernel_transform": "kernel", "input_transform": "input",
-                    "output_transform": "output"}
-DECLARATION = re.compile(r"\bfloat\s+(\w+)((?:\[[^\]]+\])+)\s*;")
+#: A declaration of any C type: the type, then its declarators up to the ``;``.
+DECLARATION = re.compile(r"\b(float|double|half|int|unsigned|long|short|char|bool)\s+"
+                         r"(?!\w+\s*\()([^;()]*?);")
+ARRAY = re.compile(r"^\s*\*?\s*(\w+)\s*((?:\[[^\]]+\])+)")
 
 
 def _constants(code: str) -> dict:
@@ -61,30 +63,57 @@ def _size(dims: str, env: dict) -> int:
     return size
 
 
-def _section(code: str, start: str, end: str) -> str:
-    i = code.index(start)
-    return code[i:code.index(end, i)]
+def _arrays(text: str, env: dict):
+    """(position, name, words) of every array declared in ``text``; any other type than
+    ``float`` is an AssertionError (the count knows 4-byte words only)."""
+    for m in DECLARATION.finditer(text):
+        for declarator in m.group(2).split(","):
+            a = ARRAY.match(declarator.split("=")[0])
+            if a:
+                assert m.group(1) == "float", f"{m.group(1)} array {a.group(1)}: revisit the count"
+                yield m.start(), a.group(1), _size(a.group(2), env)
 
 
-def declared_words(code: str) -> tuple[int, int, dict]:
-    """(shared words, ``acc`` words a thread, other register words a thread per phase) of
-    a generated Winograd kernel; an array of unknown phase is an AssertionError."""
+def _block(code: str, open_brace: int) -> int:
+    """The index of the ``}`` that closes the ``{`` at ``open_brace``."""
+    depth = 0
+    for i in range(open_brace, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[i], 0)
+        if depth == 0:
+            return i
+    raise AssertionError("unbalanced braces")
+
+
+def declared_words(code: str) -> tuple[int, int]:
+    """(shared words, most register words a thread holds at once) of a generated Winograd
+    kernel, by scope: an array of the kernel body is live from its declaration to the end
+    of its enclosing block, a called ``__device__`` function's arrays at the call."""
     env = _constants(code)
-    shared = sum(_size(dims, env) for _, dims in
-                 DECLARATION.findall(_section(code, "struct SharedMem", "};")))
-    phases = {"kernel": 0, "input": 0, "product": 0, "output": 0}
-    for fn, phase in TRANSFORM_PHASES.items():
-        body = _section(code, f"void {fn}(", "\n}")
-        phases[phase] += sum(_size(dims, env) for _, dims in DECLARATION.findall(body))
-    acc = 0
-    kernel_body = code[code.index("__global__"):]
-    for name, dims in DECLARATION.findall(kernel_body):
-        assert name in BODY_PHASES, f"register array {name} is in no phase: revisit the count"
-        if BODY_PHASES[name] == "all":
-            acc += _size(dims, env)
-        else:
-            phases[BODY_PHASES[name]] += _size(dims, env)
-    return shared, acc, phases
+    struct = code.index("struct SharedMem")
+    shared = sum(w for _, _, w in _arrays(code[struct:_block(code, code.index("{", struct))], env))
+    functions = {}
+    for m in re.finditer(r"__device__[^{;]*?\b(\w+)\s*\([^)]*\)\s*\{", code):
+        functions[m.group(1)] = sum(w for _, _, w in _arrays(code[m.end():_block(code, m.end() - 1)],
+                                                                env))
+    kernel_open = code.index("{", code.index("__global__"))
+    body = code[kernel_open:_block(code, kernel_open) + 1]
+    opens: list[int] = []
+    ends = {}
+    for i, ch in enumerate(body):  # each position's innermost enclosing block end
+        if ch == "{":
+            opens.append(i)
+        elif ch == "}":
+            ends[opens.pop()] = i
+
+    def scope_end(pos: int) -> int:
+        return min(end for start, end in ends.items() if start < pos <= end)
+
+    live = [(pos, scope_end(pos), words) for pos, _, words in _arrays(body, env)]
+    live += [(m.start(), m.start(), functions[m.group(1)])
+             for m in re.finditer(r"\b(\w+)\s*\(", body) if functions.get(m.group(1))]
+    points = [pos for pos, _, _ in live]
+    peak = max(sum(w for start, stop, w in live if start <= p <= stop) for p in points)
+    return shared, peak
 
 
 def test_the_product_phase_is_the_largest_for_every_transform():
@@ -116,31 +145,44 @@ def winograd_kernels(draw):
 
 @given(winograd_kernels())
 def test_a_block_holds_at_most_its_onchip_words(case):
-    """The emitted kernel's shared arrays are ``shared_words``, its ``acc`` the
-    accumulator term, its product phase (ZT + 2) n^2 a thread, every other phase at most
-    that, and so the block's peak is exactly ``onchip_words``."""
+    """The emitted kernel's shared arrays are ``shared_words``, and its shared words plus
+    the threads times a thread's peak of live register words are exactly ``onchip_words``."""
     layer, cfg = case
     assume(not check_config(layer, cfg))
-    code = generate_winograd(layer, cfg).code
-    shared, acc, phases = declared_words(code)
-    n = cfg.e + layer.k_h - 1
+    shared, per_thread = declared_words(generate_winograd(layer, cfg).code)
     assert shared == cfg.shared_words(layer)
-    assert acc * cfg.threads == (cfg.x // cfg.e) * (cfg.y // cfg.e) * cfg.z * n * n
-    assert phases["product"] == (cfg.z // cfg.tz + 2) * n * n
-    assert max(phases.values()) == phases["product"], phases
-    peak = shared + cfg.threads * (acc + max(phases.values()))
-    assert peak == cfg.onchip_words(layer)
+    assert shared + cfg.threads * per_thread == cfg.onchip_words(layer)
 
 
-def test_an_unaccounted_register_array_is_caught():
-    """The parser sees a new array the template would declare: the claim is then revisited."""
+def _kernel(**changes):
     layer = ConvLayer(n=1, c_in=1, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
-    code = generate_winograd(layer, WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=2)).code
-    marker = "  float partial[NT * NT];"
-    assert marker in code
+    cfg = WinogradConfig(e=2, x=4, y=4, z=2, tx=2, ty=2, tz=2)
+    return layer, cfg, generate_winograd(layer, cfg).code
+
+
+def test_an_array_kept_live_too_long_or_added_is_counted():
+    """The count follows scopes, not names: ``yv`` declared beside ``acc`` (live through
+    the product phase), a new array in a helper function, or two arrays in one
+    declaration all raise the peak above ``onchip_words``; a double array is refused."""
+    layer, cfg, code = _kernel()
+    words = cfg.onchip_words(layer)
+    assert sum(declared_words(code)[i] * (cfg.threads if i else 1) for i in (0, 1)) == words
+    acc = "  float acc[ZT][YW][XW][NT * NT];"
+    yv = "        float yv[E * E];"
+    assert acc in code and yv in code and "  float partial[NT * NT];" in code
+    mutants = [
+        code.replace(yv, "").replace(acc, acc + "\n  float yv[E * E];"),
+        code.replace("  float partial[NT * NT];", "  float partial[NT * NT], extra[NT];"),
+        code.replace("__device__ __forceinline__ void input_transform(const float* d, float* v) {",
+                     "__device__ __forceinline__ void input_transform(const float* d, float* v) {\n"
+                     "  float big[4 * NT * NT] = {0};"),
+    ]
+    for mutant in mutants:
+        shared, per_thread = declared_words(mutant)
+        assert shared + cfg.threads * per_thread > words
     try:
-        declared_words(code.replace(marker, "  float scratch[NT];\n" + marker))
+        declared_words(code.replace("  float partial[NT * NT];", "  double partial[NT * NT];"))
     except AssertionError as err:
-        assert "scratch" in str(err)
+        assert "double array partial" in str(err)
     else:
-        raise AssertionError("an array of no phase went uncounted")
+        raise AssertionError("a double array went uncounted")

@@ -112,7 +112,8 @@ def _loso_means(space: Space, history: Sequence, target_problem: Any, o: ZeroSho
             model = history_ranking(space, rest, o, seed)[0]
         except InvalidInputError:  # the others' records cannot train a model
             continue
-        walked = _walk(model, [g for g in groups if g.device != device])  # the rest's sources
+        # the rest's sources, as many as the model ranked (what zero_shot_rankings runs)
+        walked = _walk(model, [g for g in groups if g.device != device])[:len(model)]
         for k in ks:
             scores[k][0].append(_first_k_score(model, rel, k))
             scores[k][1].append(_first_k_score(walked, rel, k))

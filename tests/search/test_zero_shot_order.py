@@ -206,3 +206,15 @@ def test_the_sources_order_ranks_no_more_than_the_candidates():
                                                                 order="sources"), 1, [8])
     assert ranking.order == "sources" and len(ranking.ranked) == 7
     assert {3, 17} <= set(ranking.ranked.tolist())  # each source's optimum among them
+
+
+def test_the_order_is_chosen_on_the_walk_it_would_run(monkeypatch):
+    """``"auto"`` scores each left-out device on the orders zero-shot would run: with
+    ``candidates`` the sources' walk is cut to the model's candidates there too."""
+    seen = []
+    real = zero_shot_order._first_k_score
+    monkeypatch.setattr(zero_shot_order, "_first_k_score",
+                        lambda order, rel, k: seen.append(len(order)) or real(order, rel, k))
+    history = [m for n, b in enumerate((3, 17, 9)) for m in _device(f"d{n}", b, 0.5, n)]
+    choose_order(SPACE, history, [8], ZeroShotOptions(k=5, candidates=7))
+    assert seen and max(seen) == 7
