@@ -71,17 +71,20 @@ MAX_ACCUMULATORS_PER_THREAD = 128
 REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
 #: ptxas' registers of a thread ~ a + b * register words + c * Winograd tile elements
 #: ((e + k_h - 1)(e + k_w - 1)), before the __launch_bounds__ cap: least squares on 520
-#: sampled configs of benchmarks/register_estimate.py's 13 default cases (seed 1 compiled
-#: for sm_80 with nvcc 13.0, seed 2 for sm_70 with 12.9; direct fitted on both, Winograd
-#: on sm_70's: its median error on sm_80's configs, 1.8, is below sm_80's own fit's, 3.5).
-#: Median error: direct 16 registers (ptxas' unrolling of the k_h x k_w loop varies more
-#: than any one feature explains), Winograd 2; tests/kernels/test_register_fit.py checks
-#: it on seed 0.
+#: sampled configs of benchmarks/register_estimate.py's 13 default cases of the time
+#: (seed 1 compiled for sm_80 with nvcc 13.0, seed 2 for sm_70 with 12.9; direct fitted on
+#: both, Winograd on sm_70's: its median error on sm_80's configs, 1.8, is below sm_80's
+#: own fit's, 3.5). Median error: direct 16 registers (ptxas' unrolling of the k_h x k_w
+#: loop varies more than any one feature explains), Winograd 2;
+#: tests/kernels/test_register_fit.py checks it on seed 0.
 #: ``depthwise``: a direct kernel of one input channel a group (:func:`register_kind`),
 #: whose channel loop runs once and which ptxas compiles about 20 registers leaner than the
 #: ``direct`` line says: least squares on the 138 configs of mobilenet.conv_dw_1, _2, _6 and
 #: _13 (sm_80 seed 1, sm_70 seed 2), median error 6 (``direct``'s constants on them: 22).
-#: ``direct`` was not fitted again without them: that would change every estimate.
+#: Those layers have one output channel a group; channel multipliers and dense layers of
+#: one input channel share the kind but were not fitted (ptxas is closer to this line than
+#: to ``direct`` there, less close than on MobileNet's). ``direct`` was not fitted again
+#: without them: that would change every estimate.
 COMPILED_REGISTERS = {"direct": (63.0, 1.37, 0.0), "depthwise": (41.0, 1.21, 0.0),
                       "winograd": (6.0, 0.69, 1.81)}
 #: ptxas' register cap of one thread on every listed device.
@@ -125,7 +128,9 @@ def launch_bounds_registers(device, threads):
 
 def register_kind(layer, algorithm: str) -> str:
     """The row of :data:`COMPILED_REGISTERS` a layer's kernels are estimated by: the
-    algorithm's, or ``"depthwise"`` for a direct kernel of one input channel a group.
+    algorithm's, or ``"depthwise"`` for a direct kernel of one input channel a group
+    (``c_in / groups == 1``: wider than :attr:`iobound.layer.ConvLayer.depthwise`, which
+    also asks for ``groups > 1``; what ptxas sees is the channel loop that runs once).
 
     >>> from iobound.networks import get_layer
     >>> [register_kind(get_layer(name), "direct") for name in ("mobilenet.conv_dw_2",

@@ -199,7 +199,8 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     (more only where the padding is wider than the kernel's window: :func:`_reduced_axis`),
     2 channel chunks (direct; 4 input channels for Winograd), at most 2 channel groups,
     each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
-    batch 1. No axis is larger than the layer's, and a tile that overhangs the layer's
+    at most 2 images (a batch's images share grid x with the tile columns, so a batched
+    layer's copy keeps that indexing checked). No axis is larger than the layer's, and a tile that overhangs the layer's
     edge overhangs the copy's by as much (the clipped edge block is checked too)."""
     _check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
@@ -211,7 +212,7 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     c_in_g = layer.c_in_per_group
     # a last chunk shorter than alpha stays short, as the layer's does
     c_in = groups * (_reduced_extent(c_in_g, getattr(config, chunk)) if chunk else min(c_in_g, 4))
-    return layer.replace(n=1, c_in=c_in, c_out=c_out, h_in=h_in, w_in=w_in,
+    return layer.replace(n=min(layer.n, 2), c_in=c_in, c_out=c_out, h_in=h_in, w_in=w_in,
                          groups=groups, name=f"{layer.name or 'layer'} (reduced)")
 
 

@@ -66,10 +66,12 @@ def test_grid_past_the_z_limit_is_refused():
 
 
 def test_grid_x_holds_every_image_and_tile_column():
-    """Grid x is n * ceil(w_out / x) (2**31 - 1 allowed): the largest batch and width."""
-    layer = ConvLayer(n=1 << 16, c_in=1, h_in=1, w_in=1 << 13, c_out=1, k_h=1, k_w=1)
+    """Grid x is n * ceil(w_out / x) (2**31 - 1 allowed): the largest batch and the widest
+    output the layer limits allow (8,192 columns padded by 8,192 on each side)."""
+    layer = ConvLayer(n=1 << 16, c_in=1, h_in=1, w_in=1 << 13, c_out=1, k_h=1, k_w=1,
+                      padding=(0, 1 << 13))
     cfg = DirectConfig(x=1, y=1, z=1, alpha=1, tx=1, ty=1, tz=1)
-    assert grid_shape(layer, cfg) == (1 << 29, 1, 1) and check_config(layer, cfg) == []
+    assert grid_shape(layer, cfg) == (3 << 29, 1, 1) and check_config(layer, cfg) == []
 
 
 @given(e=st.sampled_from([2, 3, 4]), x=st.integers(1, 12), y=st.integers(1, 12))

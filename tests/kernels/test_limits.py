@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from iobound.devices import DEVICES
-from kernels.limits import (COMPILED_REGISTERS, GRID_YZ_LIMIT, REGISTER_OVERHEAD, compiled_registers,
+from kernels.limits import (COMPILED_REGISTERS, GRID_X_LIMIT, GRID_YZ_LIMIT, REGISTER_OVERHEAD, compiled_registers,
                             fits_register_file, grid_fits, launch_bounds_registers,
                             resident_blocks_per_sm, shared_allocation, thread_registers)
 
@@ -50,9 +50,10 @@ def test_register_estimate_is_capped_and_monotone(words, algorithm, threads):
         assert fits_register_file(words, threads, algorithm, 65536)
 
 
-def test_grid_limit_is_on_y_and_z_only():
-    """x may exceed 65535; y and z may not."""
-    assert grid_fits((10 * GRID_YZ_LIMIT, GRID_YZ_LIMIT, GRID_YZ_LIMIT))
+def test_grid_limits_are_x_2_31_and_y_z_65535():
+    """x may exceed 65535 up to 2**31 - 1; y and z may not."""
+    assert grid_fits((GRID_X_LIMIT, GRID_YZ_LIMIT, GRID_YZ_LIMIT))
+    assert not grid_fits((GRID_X_LIMIT + 1, 1, 1))
     assert not grid_fits((1, GRID_YZ_LIMIT + 1, 1)) and not grid_fits((1, 1, GRID_YZ_LIMIT + 1))
 
 

@@ -9,7 +9,7 @@ C++ Programming Guide: an A100 SM has 164 KiB, a block gets at most 163 KiB;
 ``cudaDevAttrReservedSharedMemoryPerBlock``).
 
 Model v4 ignored the allocation units and estimated registers as a flat overhead (direct
-kernels use about twice that); model v5 follows the Calculator exactly and estimates
+kernels use about twice that); model v5 on follows the Calculator exactly and estimates
 registers by a fit to ptxas (``kernels.limits.COMPILED_REGISTERS``), so the blocks per SM
 it gives are the Calculator's from the estimated registers, and the estimate is within the
 fit's spread of ptxas' count.

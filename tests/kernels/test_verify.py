@@ -138,3 +138,14 @@ def test_the_reduced_copy_keeps_a_short_last_channel_chunk(c_in, alpha):
     layer = ConvLayer(n=1, c_in=c_in, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
     got = reduced_layer(layer, DirectConfig(x=2, y=2, z=2, alpha=alpha, tx=1, ty=1, tz=1))
     assert got.c_in <= c_in and got.c_in % alpha == c_in % alpha
+
+
+def test_a_batched_layers_copy_keeps_two_images_and_checks_them():
+    """A batch of 5 is checked on 2 images (the images share grid x with the tile columns,
+    an indexing a one-image copy never runs); the copy still matches numpy and the formula."""
+    from kernels.verify import emulator_check, reduced_layer
+    layer = ConvLayer(n=5, c_in=3, h_in=9, w_in=11, c_out=4, k_h=3, k_w=3, padding=1)
+    cfg = DirectConfig(4, 4, 2, 2, 2, 2, 1)
+    assert reduced_layer(layer, cfg).n == 2 and reduced_layer(layer.replace(n=1), cfg).n == 1
+    chk = emulator_check(layer, cfg)
+    assert chk.checked and chk.matches_numpy and chk.traffic_matches, chk
