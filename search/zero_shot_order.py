@@ -86,6 +86,12 @@ def _walk(model_order: np.ndarray, groups: list) -> np.ndarray:
     return np.array(Picker(lists).picks(total, set()), dtype=np.int64)
 
 
+def _walk_run(model_order: np.ndarray, groups: list) -> np.ndarray:
+    """The walk zero-shot runs: :func:`_walk` cut to as many configurations as the model
+    ranked (``candidates`` when set)."""
+    return _walk(model_order, groups)[:len(model_order)]
+
+
 def _first_k_score(order: np.ndarray, rel_time: dict[int, float], k: int) -> float:
     """best / time of the best of ``order``'s first ``k`` configurations in ``rel_time``."""
     seen = [rel_time[i] for i in order.tolist() if i in rel_time][:k]
@@ -112,8 +118,7 @@ def _loso_means(space: Space, history: Sequence, target_problem: Any, o: ZeroSho
             model = history_ranking(space, rest, o, seed)[0]
         except InvalidInputError:  # the others' records cannot train a model
             continue
-        # the rest's sources, as many as the model ranked (what zero_shot_rankings runs)
-        walked = _walk(model, [g for g in groups if g.device != device])[:len(model)]
+        walked = _walk_run(model, [g for g in groups if g.device != device])  # the rest's
         for k in ks:
             scores[k][0].append(_first_k_score(model, rel, k))
             scores[k][1].append(_first_k_score(walked, rel, k))
@@ -166,7 +171,7 @@ def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
     groups = (_same_problem_groups(space, history, target_problem)
               if "sources" in orders.values() else [])
     # no source measured the target's problem: the walk is the model's order, and says so
-    walked = _walk(ranked, groups)[:len(ranked)] if groups else None
+    walked = _walk_run(ranked, groups) if groups else None
     return {k: ZeroShotRanking(ranked, scores, used, "model") if walked is None
             or orders[k] == "model" else
             ZeroShotRanking(walked, np.arange(len(walked), dtype=float), used, "sources")
