@@ -6,6 +6,10 @@
 // NaN output). LDG/STG count global loads and stores per thread (summed at the end) and
 // check that every access falls inside a buffer the launcher registered (stores only to
 // writable ones); a stray access is counted as a fault and not performed.
+//
+// With -DIOBOUND_COUNT_FLOPS (a source whose `float` is `emu::real`, see
+// kernels/emulator_build.py) every binary +, -, * and / on floats counts one flop, so an
+// FMA counts two; a negation, a copy or a conversion counts none.
 #pragma once
 
 #include <atomic>
@@ -38,17 +42,44 @@ constexpr unsigned long long kMaxTotalThreads = 1ull << 22;
 
 enum Status : int { kOk = 0, kFault = 1, kBadLaunch = 2, kThreadError = 3 };
 
+inline thread_local dim3 tl_thread_idx, tl_block_idx, tl_block_dim, tl_grid_dim;
+inline thread_local void* tl_shared = nullptr;
+inline thread_local std::barrier<>* tl_barrier = nullptr;
+inline thread_local unsigned long long tl_loads = 0, tl_stores = 0, tl_faults = 0, tl_flops = 0;
+
+#ifdef IOBOUND_COUNT_FLOPS
+// A float that counts the arithmetic done on it (layout-compatible with float: buffers and
+// shared memory are reinterpreted in place).
+struct real {
+  float v;
+  real() = default;
+  constexpr real(float x) : v(x) {}
+  friend real operator+(real a, real b) { ++tl_flops; return a.v + b.v; }
+  friend real operator-(real a, real b) { ++tl_flops; return a.v - b.v; }
+  friend real operator*(real a, real b) { ++tl_flops; return a.v * b.v; }
+  friend real operator/(real a, real b) { ++tl_flops; return a.v / b.v; }
+  friend real operator-(real a) { return -a.v; }
+  real& operator+=(real b) { return *this = *this + b; }
+  real& operator-=(real b) { return *this = *this - b; }
+  real& operator*=(real b) { return *this = *this * b; }
+  real& operator/=(real b) { return *this = *this / b; }
+};
+static_assert(sizeof(real) == sizeof(float) && alignof(real) == alignof(float));
+#endif
+
 struct Buffer {
   const float* base;
   std::size_t size;  // elements
   bool writable;
+  Buffer(const float* base_, std::size_t size_, bool writable_)
+      : base(base_), size(size_), writable(writable_) {}
+#ifdef IOBOUND_COUNT_FLOPS
+  Buffer(const real* base_, std::size_t size_, bool writable_)
+      : Buffer(reinterpret_cast<const float*>(base_), size_, writable_) {}
+#endif
 };
 
-inline thread_local dim3 tl_thread_idx, tl_block_idx, tl_block_dim, tl_grid_dim;
-inline thread_local void* tl_shared = nullptr;
-inline thread_local std::barrier<>* tl_barrier = nullptr;
 inline thread_local const std::vector<Buffer>* tl_buffers = nullptr;
-inline thread_local unsigned long long tl_loads = 0, tl_stores = 0, tl_faults = 0;
 
 inline bool in_buffers(const float* p, bool write) {
   for (const Buffer& b : *tl_buffers) {
@@ -69,9 +100,15 @@ inline void stg(float* p, float v) {
   *p = v;
 }
 
+#ifdef IOBOUND_COUNT_FLOPS
+inline real ldg(const real* p) { return ldg(reinterpret_cast<const float*>(p)); }
+inline void stg(real* p, real v) { stg(reinterpret_cast<float*>(p), v.v); }
+#endif
+
 inline void syncthreads() { tl_barrier->arrive_and_wait(); }
 
-// Run `kernel` over the grid. counts[0..2] receive global loads, stores and faults.
+// Run `kernel` over the grid. counts[0..3] receive global loads, stores, faults and flops
+// (0 unless counted, IOBOUND_COUNT_FLOPS).
 template <class Kernel>
 int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Buffer>& buffers,
            const Kernel& kernel, unsigned long long* counts) {
@@ -83,7 +120,7 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
     return kBadLaunch;
   std::vector<float> shared((shared_bytes + sizeof(float) - 1) / sizeof(float) + 1);
   std::barrier<> barrier(threads);
-  std::atomic<unsigned long long> loads{0}, stores{0}, faults{0};
+  std::atomic<unsigned long long> loads{0}, stores{0}, faults{0}, flops{0};
   std::atomic<bool> thread_error{false};
   std::vector<std::thread> team;
   team.reserve(threads);
@@ -101,7 +138,7 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
         tl_barrier = &barrier;
         tl_shared = shared.data();
         tl_buffers = &buffers;
-        tl_loads = tl_stores = tl_faults = 0;
+        tl_loads = tl_stores = tl_faults = tl_flops = 0;
         for (unsigned long long b = 0; b < blocks; ++b) {
           tl_block_idx = dim3(b % grid.x, (b / grid.x) % grid.y, b / (1ull * grid.x * grid.y));
           if (t == 0)
@@ -117,6 +154,7 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
         loads += tl_loads;
         stores += tl_stores;
         faults += tl_faults;
+        flops += tl_flops;
       });
     }
   } catch (...) {
@@ -131,6 +169,7 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
   counts[0] = loads;
   counts[1] = stores;
   counts[2] = faults;
+  counts[3] = flops;
   if (thread_error) return kThreadError;
   return faults ? kFault : kOk;
 }

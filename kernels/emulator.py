@@ -70,6 +70,8 @@ class EmulationResult:
     seconds: float
     build_seconds: float
     cached_build: bool
+    #: Floating-point operations executed (FMA = 2), when counted (``emulate(count_flops=True)``).
+    flops: int | None = None
 
 
 #: Seconds an emulated launch of ``iobound kernel --emulate`` or of a tuning run's check of
@@ -114,12 +116,26 @@ def check_emulable(source: KernelSource) -> None:
 
 
 def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
-            cache_root: str | Path | None = None, timeout: float | None = None) -> EmulationResult:
+            cache_root: str | Path | None = None, timeout: float | None = None,
+            count_flops: bool = False) -> EmulationResult:
     """Run ``source`` on input ``x`` (NCHW) and weights ``w`` (KCRS); fp32 in and out.
 
     The output starts as NaN, so an output the kernel never stores stays NaN. ``timeout``:
     seconds the launch may run before it is stopped (None: no limit; the build has its own,
-    :func:`build_emulator`).
+    :func:`build_emulator`). ``count_flops``: run the counting build, whose result also
+    has the flops the kernel executed (each binary float operation one, an FMA two).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from kernels.codegen_direct import generate_direct
+    >>> from kernels.config import DirectConfig
+    >>> from kernels.kernel_flops import kernel_flops
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
+    >>> c = DirectConfig(x=2, y=3, z=2, alpha=1, tx=2, ty=1, tz=1)  # w_out = 3: 2 + 1 clipped
+    >>> src = generate_direct(layer, c)
+    >>> run = emulate(src, np.ones((1, 2, 5, 5), np.float32), np.ones((2, 2, 3, 3), np.float32),
+    ...               count_flops=True)
+    >>> run.flops, kernel_flops(layer, c), 2 * layer.macs
+    (864, 864, 648)
 
     Raises
     ------
@@ -138,7 +154,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     check_emulable(source)
     if timeout is not None:
         check_timeout("timeout", timeout)
-    lib, build_seconds, cached = build_emulator(source.code, cache_root)
+    lib, build_seconds, cached = build_emulator(source.code, cache_root, count_flops=count_flops)
     launcher = build_launcher(cache_root)
     shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
     try:
@@ -149,4 +165,5 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
         raise EmulatorRunError(f"emulated launch failed: {_STATUS.get(status, f'status {status}')} "
                                f"({counts[2]} faulty accesses)")
     return EmulationResult(output=out, global_loads=int(counts[0]), global_stores=int(counts[1]),
-                           seconds=seconds, build_seconds=build_seconds, cached_build=cached)
+                           seconds=seconds, build_seconds=build_seconds, cached_build=cached,
+                           flops=int(counts[3]) if count_flops else None)

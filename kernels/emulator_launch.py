@@ -5,15 +5,15 @@ dereference a wild pointer, overflow its stack or abort. In the caller's process
 ended ``iobound kernel --emulate`` or a tuning run's final check with a segmentation
 fault. :func:`run_launch` instead runs the launcher (``emulator_runner.cpp``, built once
 per compiler by :func:`kernels.emulator.build_launcher`) on a file both processes map:
-the input, weights and output tensors (fp32) back to back, then the three traffic
-counters and the launch's status and seconds, at the offsets of :func:`layout`. The
+the input, weights and output tensors (fp32) back to back, then the four counters
+(global loads, stores, faults, flops) and the launch's status and seconds, at the offsets of :func:`layout`. The
 output is read where the launcher wrote it; a launcher killed by a signal is an
 :class:`~kernels.emulator.EmulatorRunError` naming the signal.
 
 Examples
 --------
 >>> layout(nx=2, nw=3, nout=1)
-Layout(x=0, w=8, out=20, counts=24, status=48, size=64)
+Layout(x=0, w=8, out=20, counts=24, status=56, size=72)
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["LAUNCHER_SOURCE", "Layout", "layout", "run_launch", "LaunchCrash"]
+__all__ = ["LAUNCHER_SOURCE", "COUNTERS", "Layout", "layout", "run_launch", "LaunchCrash"]
 
 LAUNCHER_SOURCE = Path(__file__).with_name("emulator_runner.cpp")
 #: The launch's status (int32; -1 until the launcher writes it) and seconds (float64).
 STATUS_FORMAT = "=i4xd"
+#: The launch's uint64 counters: global loads, stores, faulty accesses, flops (cuda_emu.h).
+COUNTERS = 4
 
 
 class LaunchCrash(Exception):
@@ -60,14 +62,14 @@ def layout(nx: int, nw: int, nout: int) -> Layout:
     """Where the tensors of ``nx``, ``nw`` and ``nout`` floats, the counters and the status lie."""
     w, out = 4 * nx, 4 * (nx + nw)
     counts = -(-(out + 4 * nout) // 8) * 8  # the uint64 counters 8-byte aligned
-    status = counts + 3 * 8
+    status = counts + COUNTERS * 8
     return Layout(0, w, out, counts, status, status + struct.calcsize(STATUS_FORMAT))
 
 
 def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...],
                timeout: float | None = None):
     """Run ``lib``'s ``iobound_emulate`` on ``x`` and ``w`` in a child process; returns
-    (output of ``shape``, the three counters, status, seconds). An output element the
+    (output of ``shape``, the :data:`COUNTERS` counters, status, seconds). An output element the
     kernel never stores comes back NaN. LaunchCrash when the child died or failed, or
     (``timed_out``) was killed after ``timeout`` seconds (None: no limit)."""
     x = np.ascontiguousarray(x, np.float32).reshape(-1)
@@ -102,7 +104,7 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
                 raise LaunchCrash(f"the launcher failed (exit {proc.returncode}): "
                                   f"{proc.stderr.strip()[-1500:]}")
             out = np.frombuffer(view[at.out:at.out + 4 * size], np.float32).reshape(shape)
-            counts = struct.unpack_from("=3Q", view, at.counts)
+            counts = struct.unpack_from(f"={COUNTERS}Q", view, at.counts)
             status, seconds = struct.unpack_from(STATUS_FORMAT, view, at.status)
     return out, counts, status, seconds
 

@@ -6,7 +6,7 @@
 // usage: launcher LIB FD SIZE X W OUT COUNTS STATUS
 //   LIB     the kernel's emulator library (exports iobound_emulate)
 //   FD      an open file of SIZE bytes shared with the caller; X, W, OUT, COUNTS, STATUS are
-//           byte offsets in it: the input, weights and output (fp32), the three uint64
+//           byte offsets in it: the input, weights and output (fp32), the four uint64
 //           counters, and where the launch's status (int32) and seconds (double, 8 bytes
 //           further) are written.
 // Exit 0 once the status is written; 64 for bad arguments, 65 when LIB cannot be loaded,

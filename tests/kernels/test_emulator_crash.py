@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kernels.emulator import EmulatorRunError, emulate
-from kernels.emulator_launch import layout
+from kernels.emulator_launch import COUNTERS, layout
 from search.measure.base import Status
 from tests.kernels.test_cache_leftovers import _script
 from tests.kernels.test_compiler_hostile_env import KERNEL, ROOT, _alive, _cli, _python
@@ -107,7 +107,7 @@ def test_layout_keeps_every_region_apart_and_the_counters_aligned(nx, nw, nout):
     at = layout(nx, nw, nout)
     assert at.x + 4 * nx == at.w and at.w + 4 * nw == at.out
     assert at.out + 4 * nout <= at.counts and at.counts % 8 == 0
-    assert at.counts + 24 <= at.status < at.size
+    assert at.counts + 8 * COUNTERS <= at.status < at.size
 
 
 @settings(max_examples=10, deadline=None)

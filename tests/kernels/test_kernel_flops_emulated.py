@@ -1,0 +1,70 @@
+"""The flops model (kernels/kernel_flops.py, the cost model's ``flops`` feature) against the
+arithmetic a generated kernel really executes: the emulator's counting build
+(``emulate(count_flops=True)``), in which every binary float operation of the kernel counts
+one.
+
+tests/kernels/test_kernel_flops.py checks the same model against walks of the templates'
+loops; this checks it against the compiled kernels themselves, so a template change that
+adds or drops arithmetic (and a walk not updated with it) fails here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+
+from kernel_matrix import CASES
+from kernels.config import check_config
+from kernels.emulator import emulate
+from kernels.generate import generate
+from kernels.kernel_flops import kernel_flops
+from kernels.reference import random_problem
+from tests.kernels.test_emulator import _hand_kernel, _ones
+from tests.kernels.test_kernel_flops import clipped_cases, winograd_cases
+
+
+def _assert_emulated_flops(layer, config, seed: int = 0) -> None:
+    """The counting build executes ``kernel_flops`` operations and computes exactly what
+    the plain build computes (the same operations in the same order: the count changes
+    no arithmetic)."""
+    src = generate(layer, config)
+    x, w = random_problem(layer, np.random.default_rng(seed))
+    counted, plain = emulate(src, x, w, count_flops=True), emulate(src, x, w)
+    assert counted.flops == kernel_flops(layer, config)
+    assert plain.flops is None
+    assert np.array_equal(counted.output, plain.output)
+    assert (counted.global_loads, counted.global_stores) == (plain.global_loads,
+                                                             plain.global_stores)
+
+
+@pytest.mark.parametrize("name,layer,config", CASES, ids=[name for name, _, _ in CASES])
+def test_the_matrix_kernels_execute_the_modelled_flops(name, layer, config):
+    """Strides, dilation, padding, batches, groups, F(2..4), clipped blocks."""
+    _assert_emulated_flops(layer, config)
+
+
+@settings(max_examples=4, deadline=None)
+@given(clipped_cases())
+def test_direct_kernels_execute_the_modelled_flops(case):
+    _assert_emulated_flops(*case)
+
+
+@settings(max_examples=4, deadline=None)
+@given(winograd_cases())
+def test_winograd_kernels_execute_the_modelled_flops(case):
+    assume(check_config(*case) == [])  # the model counts configs past the register cap too
+    _assert_emulated_flops(*case)
+
+
+@pytest.mark.parametrize("expression,flops", [
+    ("a * b + c", 2), ("-a", 0), ("a / b - c * a", 3), ("0.5f * a", 1), ("a", 0)])
+def test_the_counter_counts_binary_float_operations(expression, flops):
+    """Per thread: an FMA two, a negation or a copy none, a literal operand one."""
+    body = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+            'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
+            'float a = LDG(&input[i]), b = LDG(&weight[i % 4]), c = 1.0f; '
+            f'float r = {expression}; r += 0.0f; STG(&output[i], r); }}')
+    run = emulate(_hand_kernel(body), *_ones(), count_flops=True)
+    threads = 4  # CFG's 2 x 2 x 1 block, one block
+    assert run.flops == threads * (flops + 1)  # + 1: the r += 0.0f
