@@ -9,9 +9,9 @@ Modules, in pipeline order:
   -- a config to CUDA C source (compile-time sizes, LDG/STG macros, :mod:`kernels.source`);
 * :mod:`kernels.nvcc` (+ :mod:`kernels.nvrtc`) -- cubins, ptxas resource usage, a compile cache;
 * :mod:`kernels.emulator` with ``cuda_emu.h`` -- the same source on the CPU, counting
-  global loads and stores;
+  global loads and stores and floating-point operations;
 * :mod:`kernels.reference` -- the float64 numpy convolution and fp32 error bounds;
-* :mod:`kernels.verify` -- emulate and check numerics, exact traffic and the lower bound;
+* :mod:`kernels.verify` -- emulate and check numerics, exact traffic, flops and the lower bound;
 * :mod:`kernels.analytic`, :mod:`kernels.perf_model` -- a config's analytic features and the
   performance model's time estimate (the ``model`` measurer's numbers);
 * :mod:`kernels.gpu` -- pycuda timing on a real GPU (optional extra ``cuda``);

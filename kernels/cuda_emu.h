@@ -6,10 +6,9 @@
 // NaN output). LDG/STG count global loads and stores per thread (summed at the end) and
 // check that every access falls inside a buffer the launcher registered (stores only to
 // writable ones); a stray access is counted as a fault and not performed.
-//
-// With -DIOBOUND_COUNT_FLOPS (a source whose `float` is `emu::real`, see
-// kernels/emulator_build.py) every binary +, -, * and / on floats counts one flop, so an
-// FMA counts two; a negation, a copy or a conversion counts none.
+// The kernel's `float` is `emu::real` here (kernels/emulator_build.py renames it): every
+// binary +, -, * and / on it counts one flop, so an FMA counts two; a negation, a copy or
+// a conversion counts none.
 #pragma once
 
 #include <atomic>
@@ -47,7 +46,6 @@ inline thread_local void* tl_shared = nullptr;
 inline thread_local std::barrier<>* tl_barrier = nullptr;
 inline thread_local unsigned long long tl_loads = 0, tl_stores = 0, tl_faults = 0, tl_flops = 0;
 
-#ifdef IOBOUND_COUNT_FLOPS
 // A float that counts the arithmetic done on it (layout-compatible with float: buffers and
 // shared memory are reinterpreted in place).
 struct real {
@@ -65,7 +63,6 @@ struct real {
   real& operator/=(real b) { return *this = *this / b; }
 };
 static_assert(sizeof(real) == sizeof(float) && alignof(real) == alignof(float));
-#endif
 
 struct Buffer {
   const float* base;
@@ -73,10 +70,8 @@ struct Buffer {
   bool writable;
   Buffer(const float* base_, std::size_t size_, bool writable_)
       : base(base_), size(size_), writable(writable_) {}
-#ifdef IOBOUND_COUNT_FLOPS
   Buffer(const real* base_, std::size_t size_, bool writable_)
       : Buffer(reinterpret_cast<const float*>(base_), size_, writable_) {}
-#endif
 };
 
 inline thread_local const std::vector<Buffer>* tl_buffers = nullptr;
@@ -100,15 +95,12 @@ inline void stg(float* p, float v) {
   *p = v;
 }
 
-#ifdef IOBOUND_COUNT_FLOPS
 inline real ldg(const real* p) { return ldg(reinterpret_cast<const float*>(p)); }
 inline void stg(real* p, real v) { stg(reinterpret_cast<float*>(p), v.v); }
-#endif
 
 inline void syncthreads() { tl_barrier->arrive_and_wait(); }
 
-// Run `kernel` over the grid. counts[0..3] receive global loads, stores, faults and flops
-// (0 unless counted, IOBOUND_COUNT_FLOPS).
+// Run `kernel` over the grid. counts[0..3] receive global loads, stores, faults and flops.
 template <class Kernel>
 int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Buffer>& buffers,
            const Kernel& kernel, unsigned long long* counts) {

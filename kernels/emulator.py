@@ -70,8 +70,7 @@ class EmulationResult:
     seconds: float
     build_seconds: float
     cached_build: bool
-    #: Floating-point operations executed (FMA = 2), when counted (``emulate(count_flops=True)``).
-    flops: int | None = None
+    flops: int  # floating-point operations executed: each binary one, an FMA two
 
 
 #: Seconds an emulated launch of ``iobound kernel --emulate`` or of a tuning run's check of
@@ -116,14 +115,16 @@ def check_emulable(source: KernelSource) -> None:
 
 
 def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
-            cache_root: str | Path | None = None, timeout: float | None = None,
-            count_flops: bool = False) -> EmulationResult:
+            cache_root: str | Path | None = None, timeout: float | None = None) -> EmulationResult:
     """Run ``source`` on input ``x`` (NCHW) and weights ``w`` (KCRS); fp32 in and out.
 
     The output starts as NaN, so an output the kernel never stores stays NaN. ``timeout``:
     seconds the launch may run before it is stopped (None: no limit; the build has its own,
-    :func:`build_emulator`). ``count_flops``: run the counting build, whose result also
-    has the flops the kernel executed (each binary float operation one, an FMA two).
+    :func:`build_emulator`).
+
+    The result counts the global loads and stores, and the flops the kernel executed
+    (each binary float operation one, an FMA two: ``cuda_emu.h``), clipped blocks' whole
+    tiles included, as :func:`kernels.kernel_flops.kernel_flops` counts them:
 
     >>> from iobound.layer import ConvLayer
     >>> from kernels.codegen_direct import generate_direct
@@ -132,8 +133,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     >>> layer = ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
     >>> c = DirectConfig(x=2, y=3, z=2, alpha=1, tx=2, ty=1, tz=1)  # w_out = 3: 2 + 1 clipped
     >>> src = generate_direct(layer, c)
-    >>> run = emulate(src, np.ones((1, 2, 5, 5), np.float32), np.ones((2, 2, 3, 3), np.float32),
-    ...               count_flops=True)
+    >>> run = emulate(src, np.ones((1, 2, 5, 5), np.float32), np.ones((2, 2, 3, 3), np.float32))
     >>> run.flops, kernel_flops(layer, c), 2 * layer.macs
     (864, 864, 648)
 
@@ -154,7 +154,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     check_emulable(source)
     if timeout is not None:
         check_timeout("timeout", timeout)
-    lib, build_seconds, cached = build_emulator(source.code, cache_root, count_flops=count_flops)
+    lib, build_seconds, cached = build_emulator(source.code, cache_root)
     launcher = build_launcher(cache_root)
     shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
     try:
@@ -166,4 +166,4 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
                                f"({counts[2]} faulty accesses)")
     return EmulationResult(output=out, global_loads=int(counts[0]), global_stores=int(counts[1]),
                            seconds=seconds, build_seconds=build_seconds, cached_build=cached,
-                           flops=int(counts[3]) if count_flops else None)
+                           flops=int(counts[3]))

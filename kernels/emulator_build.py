@@ -35,7 +35,7 @@ from .compiler_process import run_compiler
 from .emulator_launch import LAUNCHER_SOURCE
 from .limits import check_timeout
 
-__all__ = ["EmulatorBuildError", "build_emulator", "build_launcher", "compiler_version", "counting_source",
+__all__ = ["EmulatorBuildError", "build_emulator", "build_launcher", "compiler_version", "emulated_source",
            "HEADER", "CXX_FLAGS", "VERSION_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
@@ -86,15 +86,13 @@ def compiler_version() -> str:
     return _cxx_version(_cxx()).splitlines()[0]
 
 
-def _pch_dir(cxx: str, flags: tuple[str, ...], folder: Path,
-             timeout: float | None = None) -> Path | None:
-    """A folder holding ``cuda_emu.h.gch`` (precompiled header), built once per header, g++
-    and build ``flags`` (g++ ignores a header precompiled under other macros).
+def _pch_dir(cxx: str, folder: Path, timeout: float | None = None) -> Path | None:
+    """A folder holding ``cuda_emu.h.gch`` (precompiled header), built once per header and g++.
 
     The C++ standard headers dominate a build; precompiling them halves it. None when the
     header cannot be precompiled (the build then simply includes the header).
     """
-    flags = [f for f in flags if f != "-shared"]
+    flags = [f for f in CXX_FLAGS if f != "-shared"]
     key = content_key(HEADER.read_text(), _cxx_version(cxx), " ".join(flags))
     pch = folder / f"pch-{key[:20]}"
     if is_trusted(pch / "cuda_emu.h.gch"):
@@ -158,12 +156,10 @@ def _truncated_elf(path: Path) -> bool:
     return False
 
 
-def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0,
-                   count_flops: bool = False) -> tuple[Path, float, bool]:
-    """Compile ``code`` for the emulator; returns (library path, build seconds, cache hit).
-
-    ``count_flops``: the counting build (:func:`counting_source`), whose launches also
-    return the flops the kernel executed; several times slower, for checks.
+def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
+    """Compile ``code``, a source that includes ``cuda_emu.h`` as generated kernels do, for
+    the emulator (:func:`emulated_source` of it: its floats count their arithmetic);
+    returns (library path, build seconds, cache hit).
 
     Raises
     ------
@@ -178,17 +174,15 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
     if not isinstance(code, str):
         raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
     check_timeout("timeout", timeout)
-    if count_flops:
-        return _cached_build(_cxx(), counting_source(code), COUNTING_BUILD, cache_root, timeout)
-    return _cached_build(_cxx(), code, KERNEL_BUILD, cache_root, timeout)
+    return _cached_build(_cxx(), emulated_source(code), KERNEL_BUILD, cache_root, timeout)
 
 
-def counting_source(code: str) -> str:
-    """``code`` with every ``float`` the counting ``emu::real`` of ``cuda_emu.h``
-    (``-DIOBOUND_COUNT_FLOPS``): the same arithmetic, each binary operation counted. The
-    kernel's C text is rewritten, not its CUDA: a word-bounded rename of one type.
+def emulated_source(code: str) -> str:
+    """``code`` as the emulator compiles it: every ``float`` the ``emu::real`` of
+    ``cuda_emu.h``, a float that counts each binary operation done on it (the launch's flops
+    counter). The same arithmetic in the same order; a word-bounded rename of one type.
 
-    >>> counting_source("float a = 0.5f * b[i]; // floats")
+    >>> emulated_source("float a = 0.5f * b[i]; // floats")
     'emu::real a = 0.5f * b[i]; // floats'
     """
     return re.sub(r"\bfloat\b", "emu::real", code)
@@ -219,7 +213,6 @@ class _Recipe:
 
 
 KERNEL_BUILD = _Recipe(CXX_FLAGS, (), True, "kernel.cu", ".so")
-COUNTING_BUILD = _Recipe((*CXX_FLAGS, "-DIOBOUND_COUNT_FLOPS"), (), True, "kernel.cu", ".so")
 LAUNCHER_BUILD = _Recipe(("-O2", "-std=c++17"), ("-ldl",), False, "launcher.cpp", ".launcher")
 
 
@@ -263,7 +256,7 @@ def _build(cxx: str, code: str, recipe: _Recipe, folder: Path, target: Path, sta
             try:
                 includes = []
                 if recipe.header:  # the build's one timeout covers the precompiled header too
-                    pch = _pch_dir(cxx, recipe.flags, folder, timeout)
+                    pch = _pch_dir(cxx, folder, timeout)
                     includes = ([f"-I{pch}"] if pch else []) + [f"-I{HEADER.parent}"]
                 cmd = [cxx, *recipe.flags, *includes, "-x", "c++", str(src), "-x", "none",
                        *recipe.libraries, "-o", str(out)]

@@ -1,4 +1,4 @@
-"""Emulate a configuration and check it three ways: numerics, exact traffic, lower bound.
+"""Emulate a configuration and check it four ways: numerics, exact traffic, flops, lower bound.
 
 :func:`emulate_and_check` generates the kernel, runs it in the CPU emulator on random
 data and compares
@@ -8,13 +8,15 @@ data and compares
 * the counted global loads and stores with the dataflow's exact I/O formula
   (``dataflow.direct.direct_io`` / ``dataflow.winograd.winograd_io``; grouped layers:
   ``groups`` times one group's, :func:`kernels.grouping.kernel_io`);
+* the flops the kernel executed (the emulator counts every binary float operation) with
+  the model's count, :func:`kernels.kernel_flops.kernel_flops`;
 * the counted total with the best I/O lower bound at S = the on-chip words the kernel
   really uses (shared memory plus register words, :func:`kernels.config.onchip_words`;
   ``onchip_words``) + 2: blocks share nothing on chip, so the single-processor bound
   holds at a block's words + 2 (:func:`iobound.multi_block.bound_fast_memory`;
   ``lower_bound_fast_memory_words``).
 
-:func:`emulator_check` does the first two on :func:`reduced_layer`, a small copy of a
+:func:`emulator_check` does the first three on :func:`reduced_layer`, a small copy of a
 layer on which the configuration still fits (how a tuned winner is checked quickly).
 
 Examples
@@ -23,8 +25,8 @@ Examples
 >>> from kernels.config import DirectConfig
 >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
 >>> chk = emulate_and_check(layer, DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))
->>> chk.ok, chk.traffic_matches, chk.global_loads == chk.expected_loads
-(True, True, True)
+>>> chk.ok, chk.traffic_matches, chk.global_loads == chk.expected_loads, chk.flops_matches
+(True, True, True, True)
 >>> from iobound.networks import get_layer
 >>> reduced_layer(get_layer("resnet50.conv3_1"), DirectConfig(x=14, y=2, z=16, alpha=4,
 ...               tx=7, ty=2, tz=8)).short()
@@ -49,6 +51,7 @@ from .emulator import check_problem_size, emulate
 from .families import kernel_family
 from .generate import generate
 from .grouping import kernel_io
+from .kernel_flops import kernel_flops
 from .reference import compare, conv2d_reference, random_problem
 
 __all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck",
@@ -59,7 +62,7 @@ __all__ = ["EmulationCheck", "expected_io", "emulate_and_check", "ReducedCheck",
 class EmulationCheck:
     """Outcome of one emulated run against the reference, the formula and the bound."""
 
-    ok: bool                 # numerics_ok and traffic_matches and above_lower_bound
+    ok: bool                 # numerics_ok, traffic_matches, flops_matches, above_lower_bound
     numerics_ok: bool
     max_abs_err: float
     max_rel_err: float
@@ -69,6 +72,9 @@ class EmulationCheck:
     expected_loads: int      # the dataflow formula's input + weight loads
     expected_stores: int
     traffic_matches: bool
+    flops: int               # floating-point operations executed (FMA = 2)
+    expected_flops: int      # the model's, kernels.kernel_flops.kernel_flops
+    flops_matches: bool
     onchip_words: int        # a block's shared plus register words
     lower_bound: float | None
     above_lower_bound: bool
@@ -119,6 +125,7 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     io = expected_io(layer, config)
     expected_loads = io.input_loads + io.weight_loads
     matches = run.global_loads == expected_loads and run.global_stores == io.output_stores
+    expected_flops = kernel_flops(layer, config)
     s_words = onchip_words(layer, config)
     bound = bound_s = None
     above = True
@@ -131,10 +138,11 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
                                        getattr(config, "e", None)))
         above = run.global_loads + run.global_stores >= bound
     return EmulationCheck(
-        ok=cmp.ok and matches and above, numerics_ok=cmp.ok, max_abs_err=cmp.max_abs_err,
+        ok=cmp.ok and matches and run.flops == expected_flops and above, numerics_ok=cmp.ok, max_abs_err=cmp.max_abs_err,
         max_rel_err=cmp.max_rel_err, worst_ratio=cmp.worst_ratio, global_loads=run.global_loads,
         global_stores=run.global_stores, expected_loads=expected_loads,
-        expected_stores=io.output_stores, traffic_matches=matches, onchip_words=s_words,
+        expected_stores=io.output_stores, traffic_matches=matches, flops=run.flops,
+        expected_flops=expected_flops, flops_matches=run.flops == expected_flops, onchip_words=s_words,
         lower_bound=bound, above_lower_bound=above, seconds=run.seconds + run.build_seconds,
         lower_bound_fast_memory_words=bound_s)
 
@@ -156,6 +164,9 @@ class ReducedCheck:
     traffic_words: int | None = None  # counted global loads + stores
     formula_words: int | None = None  # the dataflow formula's loads + stores
     traffic_matches: bool | None = None
+    flops: int | None = None          # floating-point operations executed (FMA = 2)
+    model_flops: int | None = None    # the model's count, kernels.kernel_flops
+    flops_matches: bool | None = None
 
     def to_dict(self) -> dict:
         """JSON-able: ``checked``, ``reason`` and ``layer`` when not checked, else the outcome."""
@@ -163,7 +174,9 @@ class ReducedCheck:
             return {"checked": False, "reason": self.reason, "layer": self.layer}
         return {"checked": True, "layer": self.layer, "matches_numpy": self.matches_numpy,
                 "max_rel_err": self.max_rel_err, "traffic_words": self.traffic_words,
-                "formula_words": self.formula_words, "traffic_matches": self.traffic_matches}
+                "formula_words": self.formula_words, "traffic_matches": self.traffic_matches,
+                "flops": self.flops, "model_flops": self.model_flops,
+                "flops_matches": self.flops_matches}
 
 
 def _reduced_extent(n: int, tile: int) -> int:
@@ -217,7 +230,8 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
 
 
 def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
-    """Emulate ``config`` on :func:`reduced_layer`: numerics vs numpy, traffic vs formula.
+    """Emulate ``config`` on :func:`reduced_layer`: numerics vs numpy, traffic vs formula,
+    flops vs model.
 
     A configuration that does not fit the reduced copy, or that the emulator cannot
     build or run (within :data:`kernels.emulator.LAUNCH_TIMEOUT_S`), gives an unchecked
@@ -238,4 +252,5 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
                         max_rel_err=chk.max_rel_err,
                         traffic_words=chk.global_loads + chk.global_stores,
                         formula_words=chk.expected_loads + chk.expected_stores,
-                        traffic_matches=chk.traffic_matches)
+                        traffic_matches=chk.traffic_matches, flops=chk.flops,
+                        model_flops=chk.expected_flops, flops_matches=chk.flops_matches)

@@ -288,6 +288,8 @@ def _print(res: dict, layer) -> None:
         print(f"traffic  loads {e['global_loads']:,} (formula {e['expected_loads']:,}), stores "
               f"{e['global_stores']:,} (formula {e['expected_stores']:,}): "
               f"{'match' if e['traffic_matches'] else 'MISMATCH'}")
+        print(f"flops    executed {e['flops']:,} (model {e['expected_flops']:,}): "
+              f"{'match' if e['flops_matches'] else 'MISMATCH'}")
         if e["lower_bound"] is not None:
             total = e["global_loads"] + e["global_stores"]
             # a bound of 0 (every output in the padding: no I/O is compulsory) has no ratio

@@ -45,9 +45,11 @@ def _print_check(chk) -> None:
     if chk.checked:
         verdict = "matches numpy" if chk.matches_numpy else "DIFFERS from numpy"
         traffic = "=" if chk.traffic_matches else "!="
+        flops = "=" if chk.flops_matches else "!="
         print(f"emulator check on a reduced copy ({chk.layer}): {verdict} "
               f"(max rel err {chk.max_rel_err:.2g}); traffic {chk.traffic_words:,} "
-              f"words {traffic} formula {chk.formula_words:,}")
+              f"words {traffic} formula {chk.formula_words:,}; flops {chk.flops:,} {flops} "
+              f"model")
     else:
         print(f"emulator check skipped: {chk.reason}")
 

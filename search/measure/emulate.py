@@ -16,7 +16,7 @@ Decision on time: the emulator does not run at GPU speed, so records carry
 surrogate that a tuner minimises instead is the emulated global traffic in words
 (:attr:`MeasureRecord.surrogate_cost`, see :attr:`MeasureRecord.cost`), which is what the
 I/O bound is about. The full check is in ``extra`` (loads, stores, the formula's
-counts, errors, on-chip words, the lower bound).
+counts, the flops executed and the model's, errors, on-chip words, the lower bound).
 
 Examples
 --------

@@ -231,7 +231,8 @@ def test_the_fallback_warning_is_one_line(tmp_path, caplog):
     assert len([r for r in caplog.records if "private folder" in r.getMessage()]) == 1
 
 
-_CALLABLE = 'extern "C" int iobound_emulate(const float*, const float*, float*, unsigned long long*) { return 0; }\n'
+_CALLABLE = ('#include "cuda_emu.h"\nextern "C" int iobound_emulate(const float*, const float*, '
+             'float*, unsigned long long*) { return 0; }\n')
 
 
 @pytest.mark.skipif(not __import__("shutil").which("g++"), reason="needs g++")

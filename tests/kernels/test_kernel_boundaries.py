@@ -196,6 +196,18 @@ def test_traffic_mismatch_in_loads_or_stores_fails_the_check(monkeypatch, loads,
     assert chk.numerics_ok and not chk.traffic_matches and not chk.ok
 
 
+def test_flops_other_than_the_model_s_fail_the_check(monkeypatch):
+    """The kernel executes the model's flops; a model off by one operation fails the check."""
+    from kernels import verify
+
+    chk = verify.emulate_and_check(SMALL, SMALL_CFG)
+    assert chk.ok and chk.flops_matches and chk.flops == chk.expected_flops > 0
+    monkeypatch.setattr(verify, "kernel_flops", lambda layer, config: chk.flops + 1)
+    off = verify.emulate_and_check(SMALL, SMALL_CFG)
+    assert off.numerics_ok and off.traffic_matches and off.above_lower_bound
+    assert off.flops == chk.flops and not off.flops_matches and not off.ok
+
+
 def test_traffic_below_the_lower_bound_fails_the_check(monkeypatch):
     """Below the bound fails even when the counts equal the formula (here a zero formula)."""
     from dataflow.io_volume import DataflowIO

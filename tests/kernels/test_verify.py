@@ -31,8 +31,10 @@ def test_emulator_check_passes_for_a_good_config():
     chk = emulator_check(SMALL, DirectConfig(x=4, y=4, z=8, alpha=4, tx=4, ty=4, tz=2))
     assert chk.checked and chk.matches_numpy and chk.traffic_matches
     assert chk.traffic_words == chk.formula_words > 0
+    assert chk.flops_matches and chk.flops == chk.model_flops > 0
     assert list(chk.to_dict()) == ["checked", "layer", "matches_numpy", "max_rel_err",
-                                   "traffic_words", "formula_words", "traffic_matches"]
+                                   "traffic_words", "formula_words", "traffic_matches",
+                                   "flops", "model_flops", "flops_matches"]
 
 
 def test_config_that_does_not_fit_is_reported_not_raised():

@@ -27,6 +27,7 @@ def test_emulate_json_has_the_documented_keys(capsys, tmp_path):
     for key in ("ok", "max_abs_err", "max_rel_err", "global_loads", "global_stores"):
         assert key in emu
     assert emu["ok"] and emu["global_loads"] == emu["expected_loads"] and emu["global_stores"] == 4 * 8 * 8
+    assert emu["flops_matches"] and emu["flops"] == emu["expected_flops"] > 0
     assert res["compile"] is None
 
 
@@ -49,9 +50,11 @@ def test_winograd_on_strided_layer_exits_2(capsys):
 
 
 def test_human_output_mentions_traffic_match(capsys):
-    """Without --json the report shows the traffic check and the bound ratio."""
+    """Without --json the report shows the traffic and flops checks and the bound ratio."""
     code, out, _ = _run(capsys, "--layer", LAYER, "--config", DIRECT, "--emulate")
     assert code == 0 and "match" in out and "lower bound" in out
+    flops = next(line for line in out.splitlines() if line.startswith("flops "))
+    assert flops.endswith(": match") and "model" in flops
 
 
 @pytest.mark.nvcc
