@@ -80,13 +80,15 @@ class Case:
 
     @property
     def label(self) -> str:
-        return f"{self.layer.name} {self.algorithm}" + (f" e={self.e}" if self.e else "")
+        name = self.layer.name or self.layer.short()
+        return f"{name} {self.algorithm}" + (f" e={self.e}" if self.e else "")
 
 
 def parse_case(spec: str) -> Case:
-    """``"resnet50.conv2_1b"`` (direct) or ``"resnet50.conv2_1b:winograd:2"``."""
+    """``"resnet50.conv2_1b"`` (direct), ``"resnet50.conv2_1b:winograd:2"``, or a layer spec
+    in the place of the preset (``"cin=3,hin=56,cout=48,kh=3,pad=1,groups=3"``)."""
     from iobound.errors import InvalidInputError
-    from iobound.networks import get_layer
+    from iobound.layer_spec import parse_layer_spec
 
     name, _, rest = spec.partition(":")
     algorithm, _, e_text = rest.partition(":")
@@ -94,7 +96,7 @@ def parse_case(spec: str) -> Case:
     if algorithm not in ("direct", "winograd"):
         raise InvalidInputError(f"case {spec!r}: algorithm must be direct or winograd, "
                                 f"got {algorithm!r}")
-    layer = get_layer(name)
+    layer = parse_layer_spec(name)
     if algorithm == "direct":
         if e_text:
             raise InvalidInputError(f"case {spec!r}: only Winograd takes an e")

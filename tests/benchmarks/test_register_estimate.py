@@ -113,3 +113,11 @@ def test_without_a_compiler_it_says_so_in_one_line_and_exits_2(monkeypatch, caps
     err = capsys.readouterr().err
     assert err.startswith("error: no nvcc") and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_case_may_be_a_layer_spec():
+    """A channel multiplier or a one-channel dense layer has no preset: a spec names it."""
+    case = rb.parse_case("cin=3,hin=56,cout=48,kh=3,pad=1,groups=3")
+    assert (case.layer.c_in_per_group, case.layer.c_out_per_group, case.algorithm) == (1, 16, "direct")
+    assert case.label == f"{case.layer.short()} direct"
+    assert rb.parse_case("cin=8,hin=16,cout=8,kh=3:winograd:2").e == 2
