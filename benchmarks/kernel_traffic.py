@@ -6,8 +6,8 @@ sizes, channel chunks 1..8, Winograd e = 2, 3, 4) that runs on the device (A100 
 48 KiB static shared memory, <= 256 threads for the emulator, the register cap) and
 uses at most S on-chip words (shared + register words) is scored by the dataflow's
 exact I/O formula. The config with the least traffic is then **run in the CPU
-emulator**: its LDG/STG counts (which must equal the formula) and its numerics are
-checked, and the counted traffic is divided by the best lower bound at S
+emulator**: its LDG/STG counts (which must equal the formula), the flops it executed
+(which must equal the model's, ``kernels.kernel_flops``) and its numerics are checked, and the counted traffic is divided by the best lower bound at S
 (``iobound.report.best_lower_bound``). A ratio >= 1 always; near 1 means the dataflow
 is near I/O-optimal at that S.
 
@@ -121,6 +121,7 @@ def row(layer, algorithm: str, budget: int, device) -> dict | None:
         "config": cfg.to_dict(), "onchip_words": chk.onchip_words,
         "counted_traffic": counted, "formula_traffic": chk.expected_loads + chk.expected_stores,
         "traffic_matches": chk.traffic_matches, "numerics_ok": chk.numerics_ok,
+        "flops": chk.flops, "model_flops": chk.expected_flops, "flops_matches": chk.flops_matches,
         "lower_bound": rep.best, "bound_method": rep.best_method,
         "ratio": counted / rep.best, "seconds": time.perf_counter() - start,
     }
@@ -128,13 +129,14 @@ def row(layer, algorithm: str, budget: int, device) -> dict | None:
 
 def _table(rows: list[dict]) -> str:
     head = ("| layer | algorithm | S (words) | best config | on-chip | counted traffic | "
-            "= formula | lower bound (method) | ratio |")
-    lines = [head, "|" + "---|" * 9]
+            "= formula | flops = model | lower bound (method) | ratio |")
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
         cfg = ",".join(f"{k}={v}" for k, v in r["config"].items())
         alg = r["algorithm"] + (f" F({r['config']['e']})" if r["algorithm"] == "winograd" else "")
         lines.append(f"| {r['layer']} | {alg} | {r['budget_words']} | {cfg} | {r['onchip_words']} | "
                      f"{r['counted_traffic']:,} | {'yes' if r['traffic_matches'] else 'NO'} | "
+                     f"{'yes' if r['flops_matches'] else 'NO'} | "
                      f"{r['lower_bound']:,.0f} ({r['bound_method']}) | {r['ratio']:.2f} |")
     return "\n".join(lines)
 
@@ -175,9 +177,11 @@ def main(argv=None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"device": device.name, "rows": rows}, indent=1))
     print(_table(rows))
-    # Exit 1 when a kernel's counted traffic differs from the formula, its output is wrong,
-    # or it beat the lower bound (ratio < 1: a bug in the kernel, the counter or the bound).
-    bad = [r for r in rows if not (r["traffic_matches"] and r["numerics_ok"] and r["ratio"] >= 1.0)]
+    # Exit 1 when a kernel's counted traffic differs from the formula or its flops from the
+    # model's, its output is wrong, or it beat the lower bound (ratio < 1: a bug in the
+    # kernel, the counter or the bound).
+    bad = [r for r in rows if not (r["traffic_matches"] and r["flops_matches"] and r["numerics_ok"]
+                                   and r["ratio"] >= 1.0)]
     for r in bad:
         print(f"FAILED: {r['layer']} {r['algorithm']} S={r['budget_words']}", file=sys.stderr)
     if missing:  # a cell without a kernel is a cell not checked

@@ -146,7 +146,7 @@ def test_kernel_traffic_fails_without_rows_or_with_a_cell_without_config(capsys,
 
     good = {"layer": "L", "algorithm": "direct", "budget_words": 512, "config": {"e": 2},
             "onchip_words": 1, "counted_traffic": 2, "formula_traffic": 2, "traffic_matches": True,
-            "numerics_ok": True, "lower_bound": 1.0, "bound_method": "m", "ratio": 2.0,
+            "numerics_ok": True, "flops_matches": True, "lower_bound": 1.0, "bound_method": "m", "ratio": 2.0,
             "seconds": 0.0}
     monkeypatch.setattr(kt, "row", lambda layer, algorithm, budget, device:
                         dict(good, algorithm=algorithm) if budget == 512 else None)
@@ -196,3 +196,19 @@ def test_selection_quality_checks_max_leaves_first(capsys, monkeypatch, tmp_path
     assert "--max-leaves" in bad_input(capsys, sq.main, [
         "--seeds", "1", "--max-leaves", "0", "--labels", str(tmp_path / "l.jsonl"),
         "--out", str(tmp_path / "s.json")])
+
+
+def test_kernel_traffic_fails_when_a_kernel_s_flops_are_not_the_model_s(capsys, monkeypatch,
+                                                                         tmp_path):
+    from benchmarks import kernel_traffic as kt
+    row = {"layer": "L", "algorithm": "direct", "budget_words": 512, "config": {"x": 1},
+           "onchip_words": 1, "counted_traffic": 2, "formula_traffic": 2, "traffic_matches": True,
+           "numerics_ok": True, "lower_bound": 1.0, "bound_method": "m", "ratio": 2.0,
+           "seconds": 0.0}
+    out = tmp_path / "k.json"
+    for matches, code in ((True, 0), (False, 1)):
+        monkeypatch.setattr(kt, "row", lambda layer, algorithm, budget, device:
+                            dict(row, algorithm=algorithm, flops_matches=matches))
+        assert kt.main(["--budgets", "512", "--layers", "cin=2,hin=6,cout=2,kh=1",
+                        "--out", str(out)]) == code
+        assert ("FAILED" in capsys.readouterr().err) == (not matches)

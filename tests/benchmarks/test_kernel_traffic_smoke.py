@@ -35,6 +35,7 @@ def test_run_writes_rows_with_counted_equal_formula_and_ratio_at_least_one(tmp_p
     assert {r["algorithm"] for r in rows} == {"direct", "winograd"}
     for r in rows:
         assert r["traffic_matches"] and r["numerics_ok"]
+        assert r["flops_matches"] and r["flops"] == r["model_flops"] > 0
         assert r["counted_traffic"] == r["formula_traffic"] and r["ratio"] >= 1.0
         assert r["onchip_words"] <= r["budget_words"] == 512
     assert "| layer | algorithm |" in capsys.readouterr().out
