@@ -52,6 +52,8 @@ struct real {
   float v;
   real() = default;
   constexpr real(float x) : v(x) {}
+  // A double operand would be rounded to float here but not under nvcc: refused instead.
+  real(double) = delete;
   friend real operator+(real a, real b) { ++tl_flops; return a.v + b.v; }
   friend real operator-(real a, real b) { ++tl_flops; return a.v - b.v; }
   friend real operator*(real a, real b) { ++tl_flops; return a.v * b.v; }
@@ -61,6 +63,9 @@ struct real {
   real& operator-=(real b) { return *this = *this - b; }
   real& operator*=(real b) { return *this = *this * b; }
   real& operator/=(real b) { return *this = *this / b; }
+  // Comparisons are no flops (the model counts arithmetic only).
+  friend bool operator==(real a, real b) { return a.v == b.v; }
+  friend auto operator<=>(real a, real b) { return a.v <=> b.v; }
 };
 static_assert(sizeof(real) == sizeof(float) && alignof(real) == alignof(float));
 
@@ -167,6 +172,10 @@ int launch(dim3 grid, dim3 block, std::size_t shared_bytes, const std::vector<Bu
 }
 
 }  // namespace emu
+
+// numeric_limits<float> of a kernel (renamed) answers as float's, not as an unknown type's zeros.
+template <>
+struct std::numeric_limits<emu::real> : std::numeric_limits<float> {};
 
 #define threadIdx (emu::tl_thread_idx)
 #define blockIdx (emu::tl_block_idx)

@@ -178,14 +178,21 @@ def build_emulator(code: str, cache_root: str | Path | None = None, timeout: flo
 
 
 def emulated_source(code: str) -> str:
-    """``code`` as the emulator compiles it: every ``float`` the ``emu::real`` of
+    r"""``code`` as the emulator compiles it: every ``float`` the ``emu::real`` of
     ``cuda_emu.h``, a float that counts each binary operation done on it (the launch's flops
-    counter). The same arithmetic in the same order; a word-bounded rename of one type.
+    counter). The same arithmetic in the same order (a double operand, which nvcc would
+    compute in double, does not compile); a word-bounded rename of one type, outside
+    ``#include`` lines.
 
-    >>> emulated_source("float a = 0.5f * b[i]; // floats")
-    'emu::real a = 0.5f * b[i]; // floats'
+    >>> emulated_source("#include <float.h>\nfloat a = 0.5f * b[i]; // floats")
+    '#include <float.h>\nemu::real a = 0.5f * b[i]; // floats'
     """
-    return re.sub(r"\bfloat\b", "emu::real", code)
+    return "".join(line if _INCLUDE.match(line) else _FLOAT.sub("emu::real", line)
+                   for line in code.splitlines(keepends=True))
+
+
+_INCLUDE = re.compile(r"\s*#\s*include\b")
+_FLOAT = re.compile(r"\bfloat\b")
 
 
 def build_launcher(cache_root: str | Path | None = None, timeout: float = 120.0) -> Path:

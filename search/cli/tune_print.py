@@ -49,7 +49,7 @@ def _print_check(chk) -> None:
         print(f"emulator check on a reduced copy ({chk.layer}): {verdict} "
               f"(max rel err {chk.max_rel_err:.2g}); traffic {chk.traffic_words:,} "
               f"words {traffic} formula {chk.formula_words:,}; flops {chk.flops:,} {flops} "
-              f"model")
+              f"model {chk.model_flops:,}")
     else:
         print(f"emulator check skipped: {chk.reason}")
 

@@ -6,7 +6,9 @@ output with the numpy reference and the counted global traffic with the
 dataflow's exact formula.
 
 Statuses: ``OK`` (numerics within the fp32 error bound and traffic equal to the
-formula), ``WRONG_RESULT`` (either check failed; the message says which),
+formula; flops other than the model's are recorded in ``extra``, ``flops_matches``, and
+do not fail the record: that is the model's error, not the kernel's),
+``WRONG_RESULT`` (numerics or traffic failed; the message says which),
 ``INVALID`` (``check_config`` reasons, or a launch larger than the emulator
 accepts), ``COMPILE_ERROR`` (g++ rejected the source), ``TIMEOUT`` (g++ ran past its
 timeout), ``RUNTIME_ERROR`` (the emulated launch faulted).

@@ -66,6 +66,50 @@ def test_the_counter_counts_binary_float_operations(expression, flops):
 
 
 def test_only_the_type_float_is_renamed():
-    code = "const float* p; float a = 0.5f * floatish(p[0]); // a float, 1.0f"
-    assert emulated_source(code) == ("const emu::real* p; emu::real a = 0.5f * floatish(p[0]); "
-                                     "// a emu::real, 1.0f")
+    code = ("#include <float.h>\nconst float* p; float4 q; float a = 0.5f * floatish(p[0]); "
+            "// a float, 1.0f")
+    assert emulated_source(code) == ("#include <float.h>\nconst emu::real* p; float4 q; "
+                                     "emu::real a = 0.5f * floatish(p[0]); // a emu::real, 1.0f")
+
+
+def test_the_counting_float_computes_bit_for_bit_what_float_does():
+    """The same kernels built with plain floats (the header included, nothing renamed):
+    identical outputs and traffic, on x86-64 where g++ contracts nothing into FMAs."""
+    from kernels import emulator_build
+    from kernels.emulator_launch import run_launch
+
+    for _, layer, config in (CASES[1], CASES[-5], CASES[-1]):  # batch 2, Winograd F(4), grouped
+        src = generate(layer, config)
+        x, w = random_problem(layer, np.random.default_rng(1))
+        plain, *_ = emulator_build._cached_build(emulator_build._cxx(), src.code,
+                                                 emulator_build.KERNEL_BUILD, None, 120.0)
+        shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
+        out, counts, status, _ = run_launch(emulator_build.build_launcher(), plain, x, w, shape)
+        run = emulate(src, x, w)
+        assert status == 0 and counts[3] == 0  # plain floats count nothing
+        assert np.array_equal(out, run.output) and tuple(counts[:2]) == (run.global_loads,
+                                                                          run.global_stores)
+
+
+@pytest.mark.parametrize("statement,builds", [
+    ("r = a * 0.1;", False),  # a double operand: computed in double by nvcc, refused here
+    ("r = a * 0.1f;", True),
+    ("r = a < b ? a : b;", True),  # comparisons compile (and count nothing)
+    ("r = std::numeric_limits<float>::max();", True)])
+def test_what_the_counting_float_takes(statement, builds):
+    from kernels.emulator import EmulatorBuildError
+
+    body = ('extern "C" void iobound_direct(const float* input, const float* weight, '
+            'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
+            'float a = LDG(&input[i]), b = LDG(&weight[i % 4]), r; '
+            f'{statement} STG(&output[i], r); }}')
+    if not builds:
+        with pytest.raises(EmulatorBuildError):
+            emulate(_hand_kernel(body), *_ones())
+        return
+    x, w = _ones()
+    x[0, 0, 0, 0] = 2.0
+    run = emulate(_hand_kernel(body), x, w)
+    first = {"r = a * 0.1f;": np.float32(2.0) * np.float32(0.1), "r = a < b ? a : b;": 1.0,
+             "r = std::numeric_limits<float>::max();": np.finfo(np.float32).max}[statement]
+    assert run.output.reshape(-1)[0] == np.float32(first)
