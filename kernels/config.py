@@ -178,7 +178,9 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     register arrays it declares.
 
     This is the S at which the kernel's counted traffic must respect the lower bound.
-    Direct: the ``x * y * z`` accumulators (the dataflow's footprint). Winograd: the
+    Direct: the ``x * y * z`` accumulators (the dataflow's footprint; a thread's ``wv`` and
+    ``iv`` are copies of values in shared memory, which the pebble game counts once, not
+    more values). Winograd: the
     accumulators ``acc`` of every (output channel, tile), ``(x/e) * (y/e) * z * n**2``
     with ``n = e + r - 1``, plus per thread the transformed kernels ``u`` of its
     ``ceil(z / tz)`` channels, the transformed input tile ``v`` and the product

@@ -66,6 +66,7 @@ def test_layer_with_model_writes_kernel_and_checks_it(capsys, tmp_path):
     assert (tmp_path / out["kernel_path"].split("/")[-1]).read_text().count("__global__") >= 1
     chk = out["emulator_check"]
     assert chk["checked"] and chk["matches_numpy"] and chk["traffic_matches"]
+    assert chk["flops_matches"] and chk["flops"] == chk["model_flops"] > 0
 
 
 def test_log_then_resume_measures_nothing_more(capsys, tmp_path, synth_cache_path):
