@@ -28,8 +28,9 @@ device preset (sm_70: V100, sm_80: A100, ...):
 Per register kind it also fits the register estimate's form again, ``ptxas registers ~ a + b
 * register words + c * Winograd tile elements`` (numpy least squares over the configs
 ptxas did not cap at the device's maximum, whose count is censored; predictions capped at
-that maximum), and prints its median absolute error next to the model's. Printed only:
-the model is not changed.
+that maximum), and prints its median absolute error next to the model's, and next to the
+error of the template's other line (depthwise configs by the direct line and the other way
+round: :data:`SIBLING_KINDS`). Printed only: the model is not changed.
 
 Writes JSON (``--out``, default ``benchmarks/results/register_estimate_<arch>.json``); exit code
 1 when a sampled config fails to compile or the shared memory of model and ptxas differs.
@@ -56,15 +57,19 @@ if __package__ in (None, ""):  # run as a file: make the packages importable
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: ``LAYER[:ALGORITHM[:E]]``: direct 3x3, 1x1, 7x7 and 5x5 layers, stride 2, grouped;
-#: depthwise (stride 1 and 2, 32 to 1,024 channels); Winograd F(2x2), F(3x3), F(4x4) on 3x3
-#: layers and F(2x2) on a 5x5 one.
+#: depthwise (stride 1 and 2, 32 to 1,024 channels); the other layers of one input channel a
+#: group (:func:`kernels.limits.register_kind`): channel multipliers of 4 and 16, dense
+#: layers of one input channel (5x5, 3x3); Winograd F(2x2), F(3x3), F(4x4) on 3x3 layers
+#: and F(2x2) on a 5x5 one.
 DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1", "alexnet.conv2",
                  "mobilenet.conv_dw_1", "resnet50.conv4_1b", "inception_v3.mixed_5b_branch5x5_2",
                  "resnet50.conv2_1b:winograd:2", "resnet50.conv2_1b:winograd:3",
                  "resnet50.conv2_1b:winograd:4", "vgg16.conv1_2:winograd:2",
                  "alexnet.conv2:winograd:2", "resnet18.conv5_2a:winograd:4",
                  "mobilenet.conv_dw_2", "mobilenet.conv_dw_6", "mobilenet.conv_dw_13",
-                 "resnext50.conv3_1b")
+                 "resnext50.conv3_1b", "cin=32,hin=56,cout=128,kh=3,pad=1,groups=32",
+                 "cin=3,hin=112,cout=48,kh=3,pad=1,groups=3", "cin=1,hin=28,cout=32,kh=5",
+                 "cin=1,hin=224,cout=64,kh=3,pad=1")
 #: The device preset each arch is measured against.
 ARCH_DEVICE = {"sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a4000", "sm_90": "h100"}
 
@@ -192,6 +197,24 @@ def summarise(label: str, rows: list[dict]) -> dict:
     return out
 
 
+#: The register kinds of one kernel template: each one's configs are also estimated by the
+#: others' lines, to show the kind's own line is the one that fits them.
+SIBLING_KINDS = {"direct": ("depthwise",), "depthwise": ("direct",), "winograd": ()}
+
+
+def sibling_line_errors(kind: str, rows: list[dict], device) -> dict[str, float]:
+    """Median absolute error, over the compiled configs of ``rows`` (all of register
+    ``kind``), of each :data:`SIBLING_KINDS` line's estimate, capped as the model caps its
+    own (:func:`kernels.limits.compiled_registers`)."""
+    from kernels.limits import compiled_registers
+
+    ok = [r for r in rows if r["status"] == "ok"]
+    ptxas = np.array([r["ptxas_registers"] for r in ok], dtype=float)
+    return {other: float(np.median(np.abs(np.array([compiled_registers(
+        r["register_words"], other, device, r["threads"], r["tile_elements"]) for r in ok]) - ptxas)))
+        for other in SIBLING_KINDS[kind]} if ok else {}
+
+
 def fit_registers(kind: str, rows: list[dict], cap: int) -> dict | None:
     """``ptxas ~ a + b * register words (+ c * tile elements)`` by least squares over the
     uncapped configs of one register ``kind`` (their tile column only for Winograd); median
@@ -242,7 +265,9 @@ def table(summary: list[dict], fits: list[dict]) -> str:
         lines.append(f"  {f['kind']:<9} n={f['configs']:<3} (fit on {f['fitted_on']}) "
                      f"a={f['a']:7.2f} b={f['b']:5.2f} c={f['c']:5.2f}  median |error| "
                      f"{f['median_abs_error']:5.1f} registers (model: "
-                     f"{f['model_median_abs_error']:5.1f})")
+                     f"{f['model_median_abs_error']:5.1f}"
+                     + "".join(f"; by the {k} line: {v:5.1f}"
+                               for k, v in f.get("sibling_lines", {}).items()) + ")")
     return "\n".join(lines)
 
 
@@ -280,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     summary = [summarise(c.label, [r for r in rows if r["case"] == c.label]) for c in cases]
     summary += [summarise(f"all {k}", [r for r in rows if r["kind"] == k]) for k in kinds]
-    fits = [f for k in kinds if (f := fit_registers(
-        k, [r for r in rows if r["kind"] == k], device.registers_per_thread_max))]
+    fits = []
+    for k in kinds:
+        of_kind = [r for r in rows if r["kind"] == k]
+        if fit := fit_registers(k, of_kind, device.registers_per_thread_max):
+            fits.append(dict(fit, sibling_lines=sibling_line_errors(k, of_kind, device)))
     seconds = time.perf_counter() - start
     print(f"{device.name}, {args.arch} ({tc.release}), {args.samples} samples a case, seed {args.seed}")
     print(table(summary, fits))

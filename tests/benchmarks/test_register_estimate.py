@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 
+import numpy as np
 import pytest
 
 from benchmarks import register_estimate as rb
@@ -121,3 +122,19 @@ def test_a_case_may_be_a_layer_spec():
     assert (case.layer.c_in_per_group, case.layer.c_out_per_group, case.algorithm) == (1, 16, "direct")
     assert case.label == f"{case.layer.short()} direct"
     assert rb.parse_case("cin=8,hin=16,cout=8,kh=3:winograd:2").e == 2
+
+
+def test_a_kind_s_configs_are_also_scored_by_the_template_s_other_line():
+    """Configs whose ptxas counts lie exactly on the direct line (uncapped: 32 threads on
+    the V100): error 0 by the direct line, and the depthwise line's own gap."""
+    from iobound.devices import get_device
+    from kernels.limits import COMPILED_REGISTERS
+
+    (a, b, _), (da, db, _) = COMPILED_REGISTERS["direct"], COMPILED_REGISTERS["depthwise"]
+    rows = [{"status": "ok", "register_words": w, "threads": 32, "tile_elements": 0,
+             "ptxas_registers": int(np.ceil(a + b * w))} for w in (2, 8, 20)]
+    errors = rb.sibling_line_errors("depthwise", rows, get_device("v100"))
+    assert list(errors) == ["direct"] and errors["direct"] == 0
+    gap = np.median([abs(np.ceil(da + db * w) - np.ceil(a + b * w)) for w in (2, 8, 20)])
+    assert rb.sibling_line_errors("direct", rows, get_device("v100")) == {"depthwise": gap}
+    assert rb.sibling_line_errors("winograd", rows, get_device("v100")) == {}
