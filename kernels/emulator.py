@@ -3,10 +3,10 @@
 :func:`emulate` builds the source into a shared library (:mod:`kernels.emulator_build`,
 cached and trusted), runs it on numpy arrays and returns the output tensor with the exact
 numbers of global loads and stores the kernel's ``LDG``/``STG`` performed and of the
-floating-point operations it executed. The launch
-runs in a child process (:mod:`kernels.emulator_launch`): a kernel that crashes it, or
-runs past its time limit, is an :class:`EmulatorRunError`, never the caller's end.
-:func:`check_emulable` says beforehand whether the emulator takes a launch at all.
+floating-point operations it executed. The launch runs in a child process
+(:mod:`kernels.emulator_launch`): a kernel that crashes it, or runs past its time limit,
+is an :class:`EmulatorRunError`, never the caller's end. :func:`check_emulable` says
+beforehand whether the emulator takes a launch at all.
 
 Examples
 --------

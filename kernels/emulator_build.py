@@ -35,8 +35,8 @@ from .compiler_process import run_compiler
 from .emulator_launch import LAUNCHER_SOURCE
 from .limits import check_timeout
 
-__all__ = ["EmulatorBuildError", "build_emulator", "build_launcher", "compiler_version", "emulated_source",
-           "HEADER", "CXX_FLAGS", "VERSION_TIMEOUT_S"]
+__all__ = ["EmulatorBuildError", "build_emulator", "build_launcher", "compiler_version",
+           "emulated_source", "HEADER", "CXX_FLAGS", "VERSION_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 

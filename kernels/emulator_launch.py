@@ -6,9 +6,9 @@ ended ``iobound kernel --emulate`` or a tuning run's final check with a segmenta
 fault. :func:`run_launch` instead runs the launcher (``emulator_runner.cpp``, built once
 per compiler by :func:`kernels.emulator.build_launcher`) on a file both processes map:
 the input, weights and output tensors (fp32) back to back, then the four counters
-(global loads, stores, faults, flops) and the launch's status and seconds, at the offsets of :func:`layout`. The
-output is read where the launcher wrote it; a launcher killed by a signal is an
-:class:`~kernels.emulator.EmulatorRunError` naming the signal.
+(global loads, stores, faults, flops) and the launch's status and seconds, at the offsets
+of :func:`layout`. The output is read where the launcher wrote it; a launcher killed by a
+signal is an :class:`~kernels.emulator.EmulatorRunError` naming the signal.
 
 Examples
 --------
@@ -69,9 +69,9 @@ def layout(nx: int, nw: int, nout: int) -> Layout:
 def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...],
                timeout: float | None = None):
     """Run ``lib``'s ``iobound_emulate`` on ``x`` and ``w`` in a child process; returns
-    (output of ``shape``, the :data:`COUNTERS` counters, status, seconds). An output element the
-    kernel never stores comes back NaN. LaunchCrash when the child died or failed, or
-    (``timed_out``) was killed after ``timeout`` seconds (None: no limit)."""
+    (output of ``shape``, the :data:`COUNTERS` counters, status, seconds). An output
+    element the kernel never stores comes back NaN. LaunchCrash when the child died or
+    failed, or (``timed_out``) was killed after ``timeout`` seconds (None: no limit)."""
     x = np.ascontiguousarray(x, np.float32).reshape(-1)
     w = np.ascontiguousarray(w, np.float32).reshape(-1)
     size = int(np.prod(shape))
