@@ -52,6 +52,7 @@ struct real {
   float v;
   real() = default;
   constexpr real(float x) : v(x) {}
+  constexpr real(int x) : v(static_cast<float>(x)) {}  // float op int: the int made float
   // A double operand would be rounded to float here but not under nvcc: refused instead.
   real(double) = delete;
   friend real operator+(real a, real b) { ++tl_flops; return a.v + b.v; }

@@ -29,7 +29,7 @@ pytestmark = [
 ATTACKER = 4242
 
 _STUB = ("int iobound_emulate(void *x, void *w, void *o, unsigned long long *c)"
-         " {{ c[0] = {loads}; c[1] = 0; c[2] = 0; return 0; }}\n")
+         " {{ c[0] = {loads}; c[1] = 0; c[2] = 0; c[3] = 0; return 0; }}\n")
 
 # A fake g++: answers --version; "precompiles" by writing a file; builds any kernel into
 # the stub library whose launch reports 1 global load (and the emulator's launcher as g++).

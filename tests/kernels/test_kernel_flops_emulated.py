@@ -94,6 +94,7 @@ def test_the_counting_float_computes_bit_for_bit_what_float_does():
 @pytest.mark.parametrize("statement,builds", [
     ("r = a * 0.1;", False),  # a double operand: computed in double by nvcc, refused here
     ("r = a * 0.1f;", True),
+    ("r = a * 3 + 0;", True),  # int operands are made float, as in CUDA
     ("r = a < b ? a : b;", True),  # comparisons compile (and count nothing)
     ("r = std::numeric_limits<float>::max();", True)])
 def test_what_the_counting_float_takes(statement, builds):
@@ -110,6 +111,8 @@ def test_what_the_counting_float_takes(statement, builds):
     x, w = _ones()
     x[0, 0, 0, 0] = 2.0
     run = emulate(_hand_kernel(body), x, w)
-    first = {"r = a * 0.1f;": np.float32(2.0) * np.float32(0.1), "r = a < b ? a : b;": 1.0,
+    assert run.flops == 4 * {"r = a * 3 + 0;": 2, "r = a * 0.1f;": 1}.get(statement, 0)
+    first = {"r = a * 0.1f;": np.float32(2.0) * np.float32(0.1), "r = a * 3 + 0;": 6.0,
+             "r = a < b ? a : b;": 1.0,
              "r = std::numeric_limits<float>::max();": np.finfo(np.float32).max}[statement]
     assert run.output.reshape(-1)[0] == np.float32(first)
