@@ -132,6 +132,7 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``); one name given as a string is
     refused.
     """
+    from iobound.devices import canonical_device_name
     from search.measure.model import stale_model_toolchain
 
     check_type("db", db, TuningDB)
@@ -142,9 +143,11 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
            if m.device not in skip and (keep is None or m.device in keep)
            and not stale_model_toolchain(m.toolchain)]
     # an analytic estimate is no rival of a timing (as in best_for_layer): where a workload
-    # was measured on a device, its estimates there would rank on another scale in one source
-    measured = {(m.workload, m.device) for m in got if not m.record.estimate}
-    return [m for m in got if not (m.record.estimate and (m.workload, m.device) in measured)]
+    # was measured on a device (under any of its names: they are one source), its estimates
+    # there would rank on another scale in one source
+    measured = {(m.workload, canonical_device_name(m.device)) for m in got if not m.record.estimate}
+    return [m for m in got if not (m.record.estimate and (
+        m.workload, canonical_device_name(m.device)) in measured)]
 
 
 def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:

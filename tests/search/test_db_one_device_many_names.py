@@ -190,3 +190,24 @@ def test_guided_ga_normalises_one_gpu_by_its_best_under_either_name():
     f = filter_history(SPACE, queries.history_for_space(db, SPACE), LAYER.to_dict())
     assert f.devices == ("RTX-A4000",)
     assert sorted(round(m, 9) for _, m in f.seeds) == [0.5, 1.0]
+
+
+def test_estimates_of_a_gpu_measured_under_its_other_name_are_left_out_of_history():
+    """Timings under a cache's name and estimates under the preset's are one source: the
+    estimates (another scale, 1000x faster here) must not rank in it beside the timings,
+    as they do not where a device has one name."""
+    from kernels.perf_model import MODEL_VERSION
+
+    w = Workload("k", [8], ("x",))
+    est = f"analytic model v{MODEL_VERSION} for RTX-A4000 (estimate, not measured)"
+    db = TuningDB(":memory:")
+    db.add([Measurement(w, "NVIDIA RTX A4000", "nvcc 12", MeasureRecord.ok({"x": x}, time_ms=10.0 + x))
+            for x in range(3)]
+           + [Measurement(w, "RTX-A4000", est, MeasureRecord.ok({"x": x}, time_ms=0.01, estimate=True))
+              for x in range(3, 6)]
+           + [Measurement(Workload("k", [16], ("x",)), "RTX-A4000", est,  # nothing measured: kept
+                          MeasureRecord.ok({"x": 1}, time_ms=0.02, estimate=True))])
+    history = queries.history_for_space(db, GridSpace({"x": list(range(6))}))
+    assert sorted((m.device, m.record.config["x"], m.record.estimate) for m in history) == [
+        ("NVIDIA RTX A4000", 0, False), ("NVIDIA RTX A4000", 1, False),
+        ("NVIDIA RTX A4000", 2, False), ("RTX-A4000", 1, True)]
