@@ -284,9 +284,10 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
         if config.threads > dev.max_threads_per_block:
             reasons.append(f"{config.threads} threads exceed {dev.max_threads_per_block} "
                            f"per block on {dev.name}")
-        regs = int(thread_registers(acc, config.algorithm, dev.registers_per_thread_max))
-        if not fits_register_file(acc, config.threads, config.algorithm, dev.registers_per_sm,
-                                  dev.registers_per_thread_max):
+        # the domain's rule (search/conv_space.py): a thread's need capped at ptxas' 255
+        # only, not at the device's maximum (that would count a larger need as fitting)
+        regs = int(thread_registers(acc, config.algorithm))
+        if not fits_register_file(acc, config.threads, config.algorithm, dev.registers_per_sm):
             reasons.append(f"about {regs} registers x {config.threads} threads exceed the "
                            f"{dev.registers_per_sm} registers of an SM on {dev.name} (estimate)")
     return reasons

@@ -267,3 +267,19 @@ def test_check_config_operands_of_the_wrong_type(layer, config, device, match):
     if config is not None and not isinstance(config, dict):
         with pytest.raises(InvalidInputError, match=match):
             generate(layer, config, device)
+
+
+def test_a_device_of_fewer_registers_a_thread_is_not_more_lenient():
+    """The register-file rule is the domain's: a thread's need is not capped at the device's
+    maximum (a 152-register need counted as 63 fitted a device of 63 a thread)."""
+    import dataclasses
+
+    from search.conv_space import ConvSpace
+
+    layer = ConvLayer(1, 1, 64, 64, 64, 1, 1)
+    cfg = DirectConfig(x=32, y=32, z=64, alpha=1, tx=16, ty=16, tz=2)
+    small = dataclasses.replace(get_device("v100"), name="v100-63regs", registers_per_thread_max=63)
+    for dev in (get_device("v100"), small):
+        reasons = check_config(layer, cfg, dev)
+        assert any("about 152 registers" in r for r in reasons), reasons
+        assert ConvSpace(layer, dev, "direct", pruned=False).index(cfg) is None
