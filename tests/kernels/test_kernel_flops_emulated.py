@@ -52,17 +52,24 @@ def test_winograd_kernels_execute_the_modelled_flops(case):
     _assert_emulated_flops(*case)
 
 
+def _one_statement(statement: str):
+    """A hand kernel whose threads (CFG's 2 x 2 x 1 block, one block) load ``a`` and ``b``,
+    set ``c = 1``, run ``statement`` on them into ``r`` and store ``r``."""
+    return _hand_kernel('extern "C" void iobound_direct(const float* input, const float* weight, '
+                        'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
+                        'float a = LDG(&input[i]), b = LDG(&weight[i % 4]), c = 1.0f, r; '
+                        f'{statement} STG(&output[i], r); }}')
+
+
+THREADS = 4  # of _one_statement's kernel
+
+
 @pytest.mark.parametrize("expression,flops", [
     ("a * b + c", 2), ("-a", 0), ("a / b - c * a", 3), ("0.5f * a", 1), ("a", 0)])
 def test_the_counter_counts_binary_float_operations(expression, flops):
     """Per thread: an FMA two, a negation or a copy none, a literal operand one."""
-    body = ('extern "C" void iobound_direct(const float* input, const float* weight, '
-            'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
-            'float a = LDG(&input[i]), b = LDG(&weight[i % 4]), c = 1.0f; '
-            f'float r = {expression}; r += 0.0f; STG(&output[i], r); }}')
-    run = emulate(_hand_kernel(body), *_ones())
-    threads = 4  # CFG's 2 x 2 x 1 block, one block
-    assert run.flops == threads * (flops + 1)  # + 1: the r += 0.0f
+    run = emulate(_one_statement(f"r = {expression}; r += 0.0f;"), *_ones())
+    assert run.flops == THREADS * (flops + 1)  # + 1: the r += 0.0f
 
 
 def test_only_the_type_float_is_renamed():
@@ -91,28 +98,22 @@ def test_the_counting_float_computes_bit_for_bit_what_float_does():
                                                                           run.global_stores)
 
 
-@pytest.mark.parametrize("statement,builds", [
-    ("r = a * 0.1;", False),  # a double operand: computed in double by nvcc, refused here
-    ("r = a * 0.1f;", True),
-    ("r = a * 3 + 0;", True),  # int operands are made float, as in CUDA
-    ("r = a < b ? a : b;", True),  # comparisons compile (and count nothing)
-    ("r = std::numeric_limits<float>::max();", True)])
-def test_what_the_counting_float_takes(statement, builds):
+def test_a_double_operand_is_refused():
+    """nvcc computes ``a * 0.1`` in double; counted as float it would differ: no build."""
     from kernels.emulator import EmulatorBuildError
 
-    body = ('extern "C" void iobound_direct(const float* input, const float* weight, '
-            'float* output) { int i = threadIdx.x + TX * threadIdx.y; '
-            'float a = LDG(&input[i]), b = LDG(&weight[i % 4]), r; '
-            f'{statement} STG(&output[i], r); }}')
-    if not builds:
-        with pytest.raises(EmulatorBuildError):
-            emulate(_hand_kernel(body), *_ones())
-        return
+    with pytest.raises(EmulatorBuildError):
+        emulate(_one_statement("r = a * 0.1;"), *_ones())
+
+
+@pytest.mark.parametrize("statement,flops,first", [
+    ("r = a * 0.1f;", 1, np.float32(2.0) * np.float32(0.1)),
+    ("r = a * 3 + 0;", 2, 6.0),  # int operands are made float, as in CUDA
+    ("r = a < b ? a : b;", 0, 1.0),  # comparisons compile (and count nothing)
+    ("r = std::numeric_limits<float>::max();", 0, np.finfo(np.float32).max)])
+def test_what_the_counting_float_takes(statement, flops, first):
     x, w = _ones()
     x[0, 0, 0, 0] = 2.0
-    run = emulate(_hand_kernel(body), x, w)
-    assert run.flops == 4 * {"r = a * 3 + 0;": 2, "r = a * 0.1f;": 1}.get(statement, 0)
-    first = {"r = a * 0.1f;": np.float32(2.0) * np.float32(0.1), "r = a * 3 + 0;": 6.0,
-             "r = a < b ? a : b;": 1.0,
-             "r = std::numeric_limits<float>::max();": np.finfo(np.float32).max}[statement]
+    run = emulate(_one_statement(statement), x, w)
+    assert run.flops == THREADS * flops
     assert run.output.reshape(-1)[0] == np.float32(first)
