@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     check_distinct_files([("--history", args.history),
                           *((f"--out-dir's {p.name}", p) for p in files.values())])
     sels = run_selection(args)
-    title = f"{args.network or sels[0].layer.name or 'layer'} on {sels[0].device}"
+    title = f"{args.network or sels[0].layer.name or sels[0].layer.short()} on {sels[0].device}"
     try:
         written = write_report(sels, args.out_dir, title, html_page=args.html)
     except OSError as exc:  # the paths were checked: a full disk, not bad input (exit 1)

@@ -108,7 +108,7 @@ def run_selection(args: argparse.Namespace) -> list:
 
 
 def _ms(t, estimate: bool) -> str:
-    return "-" if t is None else f"{t:.4f}{'*' if estimate else ''}"
+    return "none" if t is None else f"{t:.4f}{'*' if estimate else ''}"
 
 
 def format_table(sels: list) -> str:
@@ -125,9 +125,14 @@ def format_table(sels: list) -> str:
                      str(s.io_words), f"{s.lower_bound:.4g}",
                      "-" if s.io_gap is None else f"{s.io_gap:.2f}"))
     lines = aligned_table(rows).split("\n")
+    cells = {cell for row in rows[1:] for cell in row[3:7]}
     if any(s.estimate for s in sels):
-        lines.append("* analytic estimate (model measurer), not a measurement; "
-                     "n/a: not a candidate for this layer")
+        lines.append("* analytic estimate (model measurer), not a measurement")
+    if "n/a" in cells:
+        lines.append("n/a: not a candidate for this layer")
+    if "none" in cells:
+        lines.append("none: a candidate with no valid configuration on this device "
+                     "(its pruned space is empty)")
     if any(s.untuned for s in sels):
         lines.append("untuned: a candidate the history holds no record of, or only estimates "
                      "of where the layer has measurements (not evaluated; tune it with "

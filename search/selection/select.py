@@ -10,14 +10,17 @@ chosen configuration its exact dataflow I/O (``dataflow.direct.direct_io`` or
 (``kernels.config.onchip_words``, ``fast_memory_words``) + 2: blocks share nothing on
 chip, so the single-processor bound holds at a block's words + 2
 (``iobound.multi_block.bound_fast_memory``; ``lower_bound_fast_memory_words``).
-``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth,
+``io_floor_ms`` is the time to move the bound's traffic at the device's DRAM bandwidth (the
+bound counts every global load and store, an L2 hit included, so this is a floor for a
+kernel whose global accesses all reach DRAM; a floor on DRAM traffic alone behind the L2
+takes the bound at the L2 plus every resident block's words, ``bound_fast_memory``),
 ``compute_floor_ms`` the time of the algorithm's multiplications at the FP32 peak (direct:
 ``2 MACs``; Winograd F(e): ``2 n c_out c_in tiles (e+r-1)^2``, the element-wise products
 alone, transforms not counted; both count the products of padding taps and of whole
 tiles at the edges, as the toolkit's kernels compute them, so the floor is one for those
 kernels, not for a kernel that skips zeros), and ``time_floor_ms`` the larger of the two (a
-roofline floor no kernel of that algorithm, computing every tap, with that on-chip memory
-beats).
+roofline floor of a kernel of that algorithm computing every tap with that on-chip memory;
+the model's estimates never beat it, a measured kernel whose loads hit in the L2 may).
 
 :func:`select_layers` labels layers with a measurer first (:mod:`search.selection.labels`),
 except those covered by label records at hand (the tuning history database).
@@ -103,7 +106,8 @@ class LayerSelection:
 
     @property
     def time_gap(self) -> float:
-        """Time over the roofline floor (>= 1 for a real measurement)."""
+        """Time over the roofline floor (>= 1 for the model's estimates; a measured kernel
+        whose global loads hit in the L2 may go below, see the module doc)."""
         return self.time_ms / self.time_floor_ms
 
     def to_dict(self) -> dict:
@@ -241,7 +245,7 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
             found = examples_from_records([next(records) for _ in candidates(layer)])
             if not found:
                 raise InvalidInputError(
-                    f"layer {layer.name or shape_key(layer)}: no candidate algorithm has a "
+                    f"layer {layer.name or layer.short()}: no candidate algorithm has a "
                     f"valid configuration on {dev.name} (every pruned space is empty)")
             ex, source = found[0], f"{measure} oracle"
         times, configs = dict(ex.times), dict(ex.configs)

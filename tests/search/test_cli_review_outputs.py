@@ -148,3 +148,17 @@ def test_bound_all_json_lists_what_it_left_out(capsys):
 def test_select_history_folder_is_named_a_folder(tmp_path, capsys):
     code = main(["select", "--layer", TINY, "--history", str(tmp_path)])
     _one_line_error(capsys, code, "is a folder")
+
+
+def test_report_of_an_unnamed_layer_is_titled_by_its_shape(tmp_path, capsys):
+    """An unnamed ``--layer`` was titled "layer on V100-SXM2"; now by the shape, as the table
+    names it."""
+    pytest.importorskip("matplotlib")
+    import html
+
+    from iobound.layer_spec import parse_layer_spec
+
+    assert main(["report", "--layer", TINY, "--out-dir", str(tmp_path), "--html"]) == 0
+    page = (tmp_path / "report.html").read_text()
+    title = html.escape(f"{parse_layer_spec(TINY).short()} on V100-SXM2")
+    assert f"<title>{title}</title>" in page

@@ -57,11 +57,13 @@ def test_a_layer_no_candidate_can_run_is_one_error_line(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("iobound select: error: layer ")
     assert "no candidate algorithm has a valid configuration" in err[0]
+    # the layer by its short form, as everywhere else (it was the layer's sorted JSON)
+    assert err[0].startswith(f"iobound select: error: layer {parse_layer_spec(spec).short()}: ")
 
 
 def test_candidates_with_no_configuration_are_unavailable_not_untuned(tmp_path, capsys):
     """A 7x7 kernel on the V100: Winograd e = 3 and 4 have no configuration after Table 1
-    pruning (``domain --winograd-e 3`` says so; select without history prints "-"). With a
+    pruning (``domain --winograd-e 3`` says so; select prints "none"). With a
     history holding direct and e = 2 they were "untuned", with the advice to tune them,
     which can never be followed: they are unavailable, as without history."""
     spec, db = "cin=64,hin=28,cout=128,kh=7,pad=3", str(tmp_path / "h.sqlite")
@@ -76,3 +78,19 @@ def test_candidates_with_no_configuration_are_unavailable_not_untuned(tmp_path, 
     (sel,) = json.loads(capsys.readouterr().out)["layers"]
     assert sel["source"] == "history" and sel["untuned"] == []
     assert sel["unavailable"] == oracle["unavailable"] == ["winograd-e3", "winograd-e4"]
+
+
+def test_the_table_explains_each_marker_it_prints(capsys):
+    """Each cell marker has its legend line, and only a marker printed has one: "none" (a
+    candidate with an empty pruned space, the JSON's "unavailable") was "-", which the
+    legend never explained, and "n/a" was explained on tables that had none."""
+    assert main(["select", "--layer", "cin=64,hin=28,cout=128,kh=7,pad=3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cell = dict(zip(reversed(lines[0].split()), reversed(lines[1].split())))
+    assert cell["wino-e3"] == cell["wino-e4"] == "none" and cell["wino-e2"].endswith("*")
+    legend = [line.split(":")[0] for line in lines[2:]]
+    assert legend == ["* analytic estimate (model measurer), not a measurement", "none"]
+    assert main(["select", "--layer", "cin=8,hin=12,cout=8,kh=1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines[2:]] == [
+        "* analytic estimate (model measurer), not a measurement", "n/a"]
