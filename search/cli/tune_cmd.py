@@ -11,7 +11,9 @@ iobound tune: error: --measure replay needs a file: replay:FILE
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sys
 
 from iobound.errors import InvalidInputError
 from search.interrupts import Interrupted
@@ -217,7 +219,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"device {device.name}{dev_note}; measure {kind}; strategy {args.strategy}; "
               f"budget {args.budget}; seed {args.seed}")
     many = len(jobs) > 1
-    reports = run_layers(jobs, None if args.json else printer(args, many, jobs))
+    # with --json, stdout is the JSON document only: what else prints while tuning goes to
+    # stderr (Ray prints a worker's death to stdout, from a thread of its own)
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        reports = run_layers(jobs, None if args.json else printer(args, many, jobs))
     try:
         return _finish(args, jobs, reports, device, kind, notice, skipped)
     except KeyboardInterrupt as exc:  # every layer is tuned and stored: say so, and where

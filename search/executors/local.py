@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import time
 from multiprocessing.connection import wait as mp_wait
 from typing import Mapping
 
@@ -75,6 +76,12 @@ def _context(preload: tuple[str, ...] = ()):
 KILLED_STARTING_LIMIT = 3
 
 
+#: Tries to start one worker process: the forkserver every worker is forked from may have
+#: died (the out-of-memory killer, a user's kill); multiprocessing starts a new one when a
+#: start finds it gone, which a start that lost the race to its death does not.
+START_TRIES = 3
+
+
 class ProcessSlot(Slot):
     """A worker process and the pipe to it."""
 
@@ -89,11 +96,21 @@ class ProcessSlot(Slot):
 
     def _spawn(self) -> None:
         ctx = _context(self._preload)
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=process_main,
-                                   args=(child, self._pickles.get(None), self._env), daemon=True)
-        self.process.start()
-        child.close()
+        for attempt in range(1, START_TRIES + 1):
+            self.conn, child = ctx.Pipe()
+            self.process = ctx.Process(target=process_main, daemon=True,
+                                       args=(child, self._pickles.get(None), self._env))
+            try:
+                self.process.start()
+                break
+            except (EOFError, OSError) as exc:  # the forkserver died; the next start makes one
+                self.conn.close()
+                if attempt == START_TRIES:
+                    raise ToolchainError(f"could not start a worker process: "
+                                         f"{type(exc).__name__}: {exc}") from None
+                time.sleep(0.2 * attempt)
+            finally:
+                child.close()
         self.ready = False
         self.known = {None}  # the keys whose stages this process holds
 

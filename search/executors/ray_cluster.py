@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import threading
 
 from iobound.errors import ToolchainError
+from search.interrupts import signals_held
 
 from .options import ExecutorOptions
 
-__all__ = ["import_ray", "start_local_ray", "connect", "ray_session", "CONNECT_TIMEOUT_S"]
+__all__ = ["import_ray", "start_local_ray", "connect", "shutdown", "ray_session", "CONNECT_TIMEOUT_S"]
 
 
 def import_ray():
@@ -33,18 +32,11 @@ def import_ray():
     return ray
 
 
-@contextlib.contextmanager
-def _sigterm_kept():
-    """Keep this process's SIGTERM handler across ``ray.init``, which replaces it with one
-    that exits (``sys.exit``; the process then aborts) instead of the run's clean stop
-    (:func:`search.interrupts.signals_interrupt`: SIGTERM stops a run as Ctrl-C does)."""
-    main = threading.current_thread() is threading.main_thread()
-    before = signal.getsignal(signal.SIGTERM) if main else None
-    try:
-        yield
-    finally:
-        if main and before is not None:
-            signal.signal(signal.SIGTERM, before)
+def shutdown() -> None:
+    """``ray.shutdown()`` with SIGINT and SIGTERM held (:func:`search.interrupts.signals_held`:
+    Ray resets SIGTERM to the default action in the kernel, which then killed the run)."""
+    with signals_held():
+        import_ray().shutdown()
 
 
 def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
@@ -75,11 +67,11 @@ def _init(ray, what: str, **kwargs) -> None:
     """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
     ``what`` failed and why, in one line, after shutting down what Ray started."""
     try:
-        with _sigterm_kept():
+        with signals_held():  # Ray's SIGTERM handler exits; a Ctrl-C in ray.init can crash it
             ray.init(**kwargs)
     except BaseException as exc:
         with contextlib.suppress(Exception):
-            ray.shutdown()  # what it started before it failed (or before Ctrl-C)
+            shutdown()  # what it started before it failed (or before Ctrl-C)
         if not isinstance(exc, Exception):
             raise
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
@@ -165,7 +157,7 @@ def ray_session(options: ExecutorOptions):
         yield import_ray()
     finally:
         if started:
-            import_ray().shutdown()
+            shutdown()
             # a build its executor cancelled at the timeout could not be swept while Ray
             # kept that worker (the executor's close ran before this shutdown)
             from .local import _remove_orphans

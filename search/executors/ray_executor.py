@@ -38,8 +38,9 @@ from iobound.errors import ToolchainError
 from .base import Executor
 from .dispatch import Event, Slot
 from .ledger import BUILD, RUN
+from .local import KILLED_STARTING_LIMIT
 from .options import ExecutorOptions
-from .ray_cluster import connect, import_ray
+from .ray_cluster import connect, import_ray, shutdown
 from .stages import Stages, stages_for
 from .worker import call_stage
 
@@ -86,6 +87,7 @@ class RaySlot(Slot):
         super().__init__(timeout_s)
         self.serves, self._refs, self._gpu = set(serves), refs, gpu  # refs: key -> stages ref
         self.ref = self.actor = None
+        self._killed_starting = 0  # actors killed before ready, in a row (see event)
         if RUN in self.serves:
             self._new_actor()
 
@@ -127,19 +129,28 @@ class RaySlot(Slot):
         else:
             self.ref = self.actor.run.remote(job.stage, job.key, [ref], job.payload)
 
-    def event(self, get) -> Event:
-        """The event of this slot's finished ref (``get`` is ``ray.get``)."""
+    def event(self, get) -> Event | None:
+        """The event of this slot's finished ref (``get`` is ``ray.get``); ``None`` for an
+        actor killed while starting, replaced (up to ``KILLED_STARTING_LIMIT`` in a row)."""
         ray = import_ray()
         ref, self.ref, starting = self.ref, None, not self.ready
         try:
             value = get(ref)
         except ray.exceptions.RayError as exc:
             if starting:
-                return self, "fatal", f"a Ray worker failed to start: {exc}"
+                # an actor whose __init__ raised would again; one killed from outside (the
+                # out-of-memory killer, a user) is replaced, as the local executor does
+                self._killed_starting += 1
+                if (not isinstance(exc, ray.exceptions.RayActorError) or exc.actor_init_failed
+                        or self._killed_starting > KILLED_STARTING_LIMIT):
+                    return self, "fatal", f"a Ray worker failed to start: {exc}"
+                self._replace_actor()
+                return None
             if self.job is not None and self.job.stage == RUN:
                 self._replace_actor()
             return self, "died", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         if starting:
+            self._killed_starting = 0
             return self, "ready", value
         return self, *value
 
@@ -171,7 +182,8 @@ def _wait_events(slots: list[Slot], timeout: float) -> list[Event]:
     if done and rest:
         more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
         done += more
-    return [by_ref[r].event(ray.get) for r in done]
+    events = (by_ref[r].event(ray.get) for r in done)
+    return [e for e in events if e is not None]  # None: an actor replaced while starting
 
 
 def _check_cluster_workers(workers: int, resources: dict) -> None:
@@ -261,7 +273,7 @@ class RayExecutor(Executor):
     def close(self) -> None:
         self._stop_slots()
         if self._started_ray:
-            import_ray().shutdown()
+            shutdown()
             self._started_ray = False
         # a build task killed at its timeout (or at the stop) cannot remove its scratch
         # folder: sweep this machine's cache, as the local executor does after a kill
