@@ -81,7 +81,10 @@ class Slot(abc.ABC):
 
 
 def _fail(ledger: Ledger, job: Job, status: Status, reason: str) -> None:
-    log.warning("configuration %d, attempt %d: %s", job.index, job.failures + 1, reason)
+    # by the configuration itself: the index is the job's place in its batch, which no log holds
+    config = ",".join(f"{k}={v}" for k, v in job.config.items()) if isinstance(job.config, dict) \
+        else job.config
+    log.warning("configuration %s, attempt %d: %s", config, job.failures + 1, reason)
     ledger.failed(job, status, reason)
 
 

@@ -12,7 +12,8 @@ from outside is replaced). Found by a review of the executors:
 - with ``--json``, Ray printed a dead worker's message on stdout (from a thread of its
   own), so stdout was no JSON document;
 - a killed forkserver (every local worker is forked from it) was a traceback at the next
-  worker's start.
+  worker's start;
+- a retry's warning named the configuration by its place in the batch.
 """
 
 from __future__ import annotations
@@ -184,3 +185,16 @@ def test_a_forkserver_that_cannot_start_is_one_error_line(forkserver_gone, tmp_p
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == ("iobound tune: error: could not start a worker process: "
                        "EOFError: unexpected EOF") and "Traceback" not in "".join(err)
+
+
+def test_a_retry_warning_names_the_configuration(caplog):
+    """It named the configuration's place in its batch ("configuration 0"), which no log
+    holds."""
+    from search.executors.dispatch import _fail
+    from search.executors.ledger import BUILD, Ledger
+    from search.measure.base import Status
+
+    ledger = Ledger([(0, CFG)], retries=1)
+    _fail(ledger, ledger.next_job({BUILD}), Status.TIMEOUT, "the build exceeded the 1 s timeout")
+    assert caplog.messages == ["configuration x=8,y=8,z=8,alpha=4,tx=8,ty=8,tz=2, attempt 1: "
+                               "the build exceeded the 1 s timeout"]
