@@ -103,6 +103,8 @@ def source_devices(history: Sequence) -> dict[str, str]:
     >>> from types import SimpleNamespace as M
     >>> source_devices([M(device="NVIDIA RTX A4000"), M(device="a4000"), M(device="T4")])
     {'NVIDIA RTX A4000': 'RTX-A4000', 'a4000': 'RTX-A4000', 'T4': 'T4'}
+    >>> source_devices([M(device="Tesla T4")])  # one name of the preset: kept as it is
+    {'Tesla T4': 'Tesla T4'}
     """
     from iobound.devices import canonical_device_name
     names = list(dict.fromkeys(h.device for h in history))

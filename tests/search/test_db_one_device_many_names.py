@@ -211,3 +211,16 @@ def test_estimates_of_a_gpu_measured_under_its_other_name_are_left_out_of_histor
     assert sorted((m.device, m.record.config["x"], m.record.estimate) for m in history) == [
         ("NVIDIA RTX A4000", 0, False), ("NVIDIA RTX A4000", 1, False),
         ("NVIDIA RTX A4000", 2, False), ("RTX-A4000", 1, True)]
+
+
+def test_a_lone_name_of_a_preset_is_the_sources_name():
+    """Only where the history holds several names of one preset are they the preset's: a
+    lone ``Tesla T4`` stays ``Tesla T4`` in the source's name (``label@device``)."""
+    from search.transfer.sources import source_groups
+
+    space, w = GridSpace({"x": list(range(4))}), Workload("k", [4], ("x",))
+    hist = [Measurement(w, "Tesla T4", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + x))
+            for x in range(4)]
+    assert canonical_device_name("Tesla T4") == "T4"  # an alias, which is the point
+    (g,) = source_groups(space, hist, target_problem=[4])
+    assert g.device == "Tesla T4" and g.name == "k [4]@Tesla T4"

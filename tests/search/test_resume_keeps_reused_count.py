@@ -59,3 +59,18 @@ def test_resumed_run_counts_what_the_database_answered_before_the_interruption(t
     bare = tune(SPACE, Bowl(), "random", budget=16, seed=2, resume=copy)
     assert bare.reused == logged_reused
     assert np.isclose(bare.best.record.time_ms, full.best.record.time_ms)
+
+
+def test_resumed_into_a_new_log_the_reused_marks_are_copied(tmp_path):
+    """``--resume old --log new`` copies the old log into the new one; the copy must keep
+    each record's ``reused`` mark, or a later resume from the new log alone reports fewer
+    reused and stores the database's own records back as this run's."""
+    full = tune(SPACE, Bowl(), "random", budget=16, seed=2, reusable=REUSABLE)
+    log, new = tmp_path / "run.jsonl", tmp_path / "new.jsonl"
+    tune(SPACE, Bowl(stop_after=3), "random", budget=16, seed=2, log=log, reusable=REUSABLE)
+    assert any(e.reused for e in read_log(log).entries)
+    tune(SPACE, Bowl(), "random", budget=16, seed=2, resume=log, log=new, reusable=REUSABLE)
+    assert [e.reused for e in read_log(new).entries][:len(read_log(log).entries)] == \
+        [e.reused for e in read_log(log).entries]
+    bare = tune(SPACE, Bowl(), "random", budget=16, seed=2, resume=new)
+    assert bare.reused == full.reused

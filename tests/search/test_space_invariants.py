@@ -134,6 +134,17 @@ def test_resume_refuses_a_log_of_another_measurer(logged, now):
             load_resume(path, space, _Named(now))
 
 
+def test_resume_takes_a_log_whose_header_names_no_measurer():
+    """A field the header does not record (an older log's) is not compared: a measurer
+    description with no name resumes under any measurer."""
+    space = GridSpace({"a": [1, 2, 3]})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "run.jsonl")
+        with LogWriter(path, {"space": space.describe(), "measurer": {"estimate": False}}) as w:
+            w.append(1, MeasureRecord.ok({"a": 2}, time_ms=1.0))
+        assert sorted(load_resume(path, space, _Named("bowl"))) == [1]
+
+
 @settings(deadline=None, max_examples=30)
 @given(st.lists(st.tuples(st.integers(0, 3), st.floats(0.1, 10.0)), min_size=1, max_size=12))
 def test_a_source_keeps_its_best_time_of_each_configuration(rows):

@@ -218,3 +218,13 @@ def test_the_order_is_chosen_on_the_walk_it_would_run(monkeypatch):
     history = [m for n, b in enumerate((3, 17, 9)) for m in _device(f"d{n}", b, 0.5, n)]
     choose_order(SPACE, history, [8], ZeroShotOptions(k=5, candidates=7))
     assert seen and max(seen) == 7
+
+
+def test_an_order_is_scored_on_the_first_k_the_left_out_device_measured():
+    """A budgeted history measured part of the space: an order's score is the best of the
+    first k configurations the left-out device measured (skipping ones it never did), not
+    of the order's first k, which would score 0 whenever those were never measured."""
+    order, rel_time = np.array([5, 1, 2, 3]), {1: 2.0, 3: 1.0}  # 5 and 2 not measured
+    assert zero_shot_order._first_k_score(order, rel_time, 1) == 0.5
+    assert zero_shot_order._first_k_score(order, rel_time, 2) == 1.0
+    assert zero_shot_order._first_k_score(order, {}, 3) == 0.0
