@@ -12,9 +12,6 @@
   tuning loop) raises again; a signal noted before it raises as it starts. A run's
   layer is tuned and stored under one deferred block with the loop raised in it, so
   no instant between the loop's end and the stored outcomes can lose them.
-- :func:`signals_held`: within the block (a library call that starts threads and sets
-  handlers: ``ray.init``, ``ray.shutdown``), SIGINT and SIGTERM wait, blocked in this
-  thread, and reach the handlers of before the block once it ends.
 - :func:`solve_stoppable`: CP-SAT's ``Solve`` runs in a worker thread with OR-Tools'
   own SIGINT handler off (it would replace ours and stop the search silently, and a
   solve blocks the main thread, where Python runs signal handlers); a signal stops
@@ -41,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 __all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "signals_raised",
-           "signals_held", "solve_stoppable", "STOP_SIGNALS", "waits_given_up"]
+           "solve_stoppable", "STOP_SIGNALS", "waits_given_up"]
 
 #: The exit code of a run stopped by a signal (the shell's code for SIGINT).
 EXIT_INTERRUPTED = 130
@@ -162,48 +159,6 @@ def signals_raised() -> Iterator[None]:
         if noted is not None:
             raise KeyboardInterrupt(signal.Signals(noted).name)
         yield
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM wait; at its end they reach the handlers this
-    process had before it, which the block also puts back in the kernel.
-
-    For a library call that starts threads and changes handlers, as Ray's do: ``ray.init``
-    installs a SIGTERM handler that exits with no word, a Ctrl-C that cuts it short can
-    crash Ray's core worker at exit, and ``ray.shutdown`` resets SIGTERM to the default
-    action in the kernel while ``signal.getsignal`` still names Python's handler (a later
-    SIGTERM killed the run). The signals are blocked in this thread, so the threads the
-    call starts inherit the block and never take them; one another thread takes is noted
-    and raised again at the end. Outside the main thread the block changes nothing.
-
-    >>> caught = []
-    >>> old = signal.signal(signal.SIGTERM, lambda signum, frame: caught.append(signum))
-    >>> with signals_held():
-    ...     signal.raise_signal(signal.SIGTERM)  # waits
-    ...     during = list(caught)
-    ...     _ = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as ray.shutdown does
-    >>> during, caught == [signal.SIGTERM]
-    ([], True)
-    >>> _ = signal.signal(signal.SIGTERM, old)
-    """
-    if not _in_main_thread():
-        yield
-        return
-    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    noted: list[int] = []
-    for s in STOP_SIGNALS:  # a signal taken by a thread started before the block
-        signal.signal(s, lambda signum, frame: noted.append(signum))
-    try:
-        yield
-    finally:
-        for s, handler in before.items():
-            if handler is not None:  # None: set outside Python, left as it is
-                signal.signal(s, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending signal is handled here
-        if noted:
-            signal.raise_signal(noted[0])
 
 
 def solve_stoppable(solver, model, callback=None) -> int:

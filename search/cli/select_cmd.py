@@ -133,6 +133,8 @@ def format_table(sels: list) -> str:
     if "none" in cells:
         lines.append("none: a candidate with no valid configuration on this device "
                      "(its pruned space is empty)")
+    if any(s.io_gap is None for s in sels):
+        lines.append("io_gap -: a bound of 0 (every output in the padding: no word must move)")
     if any(s.untuned for s in sels):
         lines.append("untuned: a candidate the history holds no record of, or only estimates "
                      "of where the layer has measurements (not evaluated; tune it with "

@@ -37,11 +37,16 @@ from search.measure.base import MeasureRecord
 from .ledger import BUILD, RUN, Job, Ledger
 from .stages import Artifact  # noqa: F401  (the doctest builds artifacts)
 
-__all__ = ["Slot", "Event", "drive", "step", "RUNTIME_ERROR", "TIMEOUT"]
+__all__ = ["Slot", "Event", "drive", "step", "RUNTIME_ERROR", "TIMEOUT", "KILLED_STARTING_LIMIT"]
 
 log = logging.getLogger(__name__)
 
 RUNTIME_ERROR, TIMEOUT = Status.RUNTIME_ERROR, Status.TIMEOUT
+
+#: Workers of one slot killed from outside (the out-of-memory killer, a user) in a row
+#: before they were ready that are replaced; one more is taken for a worker that cannot
+#: start. A worker whose own set-up fails is not replaced: it would fail again.
+KILLED_STARTING_LIMIT = 3
 
 #: (slot, kind, value): kind "ok" (value: the stage's result), "error" (value: the
 #: message of an exception the stage raised), "died" (value: why the worker is gone),

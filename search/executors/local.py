@@ -35,7 +35,7 @@ from typing import Mapping
 from iobound.errors import InvalidInputError, ToolchainError
 
 from .base import Executor
-from .dispatch import Event, Slot
+from .dispatch import KILLED_STARTING_LIMIT, Event, Slot
 from .ledger import BUILD, RUN
 from .options import ExecutorOptions
 from .stages import Stages, stages_for
@@ -71,11 +71,6 @@ def _context(preload: tuple[str, ...] = ()):
     return ctx
 
 
-#: Workers of one slot killed (SIGKILL) in a row before they were ready that are replaced;
-#: one more is taken for a worker that cannot start.
-KILLED_STARTING_LIMIT = 3
-
-
 #: Tries to start one worker process: the forkserver every worker is forked from may have
 #: died (the out-of-memory killer, a user's kill); multiprocessing starts a new one when a
 #: start finds it gone, which a start that lost the race to its death does not.
@@ -97,20 +92,21 @@ class ProcessSlot(Slot):
     def _spawn(self) -> None:
         ctx = _context(self._preload)
         for attempt in range(1, START_TRIES + 1):
-            self.conn, child = ctx.Pipe()
-            self.process = ctx.Process(target=process_main, daemon=True,
-                                       args=(child, self._pickles.get(None), self._env))
+            conn, child = ctx.Pipe()
+            process = ctx.Process(target=process_main, daemon=True,
+                                  args=(child, self._pickles.get(None), self._env))
             try:
-                self.process.start()
+                process.start()
                 break
             except (EOFError, OSError) as exc:  # the forkserver died; the next start makes one
-                self.conn.close()
-                if attempt == START_TRIES:
+                conn.close()
+                if attempt == START_TRIES:  # the slot keeps its last (ended) process
                     raise ToolchainError(f"could not start a worker process: "
                                          f"{type(exc).__name__}: {exc}") from None
                 time.sleep(0.2 * attempt)
             finally:
                 child.close()
+        self.conn, self.process = conn, process
         self.ready = False
         self.known = {None}  # the keys whose stages this process holds
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 
 from iobound.errors import ToolchainError
-from search.interrupts import signals_held
+from search.interrupts import STOP_SIGNALS
 
 from .options import ExecutorOptions
 
@@ -32,10 +34,29 @@ def import_ray():
     return ray
 
 
+@contextlib.contextmanager
+def _handlers_kept():
+    """Keep this process's SIGINT and SIGTERM handlers across a Ray call: ``ray.init``
+    replaces SIGTERM's with one that exits (``sys.exit(15)``) instead of the run's clean
+    stop (:func:`search.interrupts.signals_interrupt`: SIGTERM stops a run as Ctrl-C does),
+    and ``ray.shutdown`` resets SIGTERM to the default action in the kernel while Python
+    still names its handler (a later SIGTERM killed the run): setting each handler again
+    puts it back in both."""
+    main = threading.current_thread() is threading.main_thread()
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS} if main else {}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            if handler is not None:  # None: set outside Python, left as it is
+                signal.signal(s, handler)
+
+
 def shutdown() -> None:
-    """``ray.shutdown()`` with SIGINT and SIGTERM held (:func:`search.interrupts.signals_held`:
-    Ray resets SIGTERM to the default action in the kernel, which then killed the run)."""
-    with signals_held():
+    """``ray.shutdown()``, this process's signal handlers kept (:func:`_handlers_kept`). A
+    SIGTERM within the call itself (about a second) still ends the process: Ray's threads
+    take it while the kernel's action is the default."""
+    with _handlers_kept():
         import_ray().shutdown()
 
 
@@ -67,11 +88,14 @@ def _init(ray, what: str, **kwargs) -> None:
     """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
     ``what`` failed and why, in one line, after shutting down what Ray started."""
     try:
-        with signals_held():  # Ray's SIGTERM handler exits; a Ctrl-C in ray.init can crash it
+        with _handlers_kept():
             ray.init(**kwargs)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             shutdown()  # what it started before it failed (or before Ctrl-C)
+        if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+            # Ray's handler, in force for the call: the run's clean stop instead of exit 15
+            raise KeyboardInterrupt("SIGTERM") from None
         if not isinstance(exc, Exception):
             raise
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__

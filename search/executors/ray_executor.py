@@ -36,9 +36,8 @@ from typing import Any
 from iobound.errors import ToolchainError
 
 from .base import Executor
-from .dispatch import Event, Slot
+from .dispatch import KILLED_STARTING_LIMIT, Event, Slot
 from .ledger import BUILD, RUN
-from .local import KILLED_STARTING_LIMIT
 from .options import ExecutorOptions
 from .ray_cluster import connect, import_ray, shutdown
 from .stages import Stages, stages_for

@@ -94,3 +94,11 @@ def test_the_table_explains_each_marker_it_prints(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines[2:]] == [
         "* analytic estimate (model measurer), not a measurement", "n/a"]
+
+
+def test_an_io_gap_of_no_bound_has_its_legend_line(capsys):
+    """A layer whose every output lies in the padding has a bound of 0 and no io_gap."""
+    assert main(["select", "--layer", "cin=2,hin=1,cout=2,kh=1,pad=2,stride=4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-2:] == ["0", "-"]
+    assert lines[-1].startswith("io_gap -: a bound of 0")
