@@ -65,6 +65,15 @@ class Slot(abc.ABC):
         self.job: Job | None = None
         self.deadline = float("inf")
         self.ready = True
+        self.killed_starting = 0  # workers that ended before ready, in a row
+
+    def replaces_starting_worker(self, killed: bool) -> bool:
+        """Whether a worker that ended before it was ready is replaced: only one ``killed``
+        from outside (the out-of-memory killer, a user; one whose own set-up failed would
+        fail again), up to :data:`KILLED_STARTING_LIMIT` in a row (a ready worker resets
+        the count)."""
+        self.killed_starting += 1
+        return killed and self.killed_starting <= KILLED_STARTING_LIMIT
 
     def start(self, job: Job) -> None:
         """Send ``job`` to the worker; the timeout counts from now."""
@@ -95,7 +104,7 @@ def _fail(ledger: Ledger, job: Job, status: Status, reason: str) -> None:
 
 def _handle(ledger: Ledger, slot: Slot, kind: str, value: Any) -> None:
     if kind == "ready":
-        slot.ready = True
+        slot.ready, slot.killed_starting = True, 0
         return
     if kind == "fatal":  # with or without a job: retrying cannot help
         raise ToolchainError(value)

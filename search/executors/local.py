@@ -35,7 +35,7 @@ from typing import Mapping
 from iobound.errors import InvalidInputError, ToolchainError
 
 from .base import Executor
-from .dispatch import KILLED_STARTING_LIMIT, Event, Slot
+from .dispatch import Event, Slot
 from .ledger import BUILD, RUN
 from .options import ExecutorOptions
 from .stages import Stages, stages_for
@@ -86,7 +86,6 @@ class ProcessSlot(Slot):
         self.serves = set(serves)
         self._pickles, self._env = pickles, dict(env or {})  # key -> pickled stages (shared)
         self._preload = preload
-        self._killed_starting = 0  # workers killed before ready, in a row (see poll)
         self._spawn()
 
     def _spawn(self) -> None:
@@ -122,8 +121,6 @@ class ProcessSlot(Slot):
         try:
             if self.conn.poll():
                 kind, value = self.conn.recv()
-                if kind == "ready":
-                    self._killed_starting = 0
                 return self, kind, value
         except (EOFError, OSError):
             pass
@@ -131,11 +128,8 @@ class ProcessSlot(Slot):
             return None
         self.process.join()
         why = describe_exit(self.process.exitcode)
-        if not self.ready:  # it never got as far as serving: a new one would fail the same way,
-            # unless it was killed from outside (SIGKILL: the out-of-memory killer, a user)
-            self._killed_starting += 1
-            if (self.process.exitcode != -signal.SIGKILL
-                    or self._killed_starting > KILLED_STARTING_LIMIT):
+        if not self.ready:  # it never got as far as serving (killed from outside: SIGKILL)
+            if not self.replaces_starting_worker(self.process.exitcode == -signal.SIGKILL):
                 return self, "fatal", f"a worker process failed to start ({why})"
             self._respawn()
             return None

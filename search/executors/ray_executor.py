@@ -36,7 +36,7 @@ from typing import Any
 from iobound.errors import ToolchainError
 
 from .base import Executor
-from .dispatch import KILLED_STARTING_LIMIT, Event, Slot
+from .dispatch import Event, Slot
 from .ledger import BUILD, RUN
 from .options import ExecutorOptions
 from .ray_cluster import connect, import_ray, shutdown
@@ -86,7 +86,6 @@ class RaySlot(Slot):
         super().__init__(timeout_s)
         self.serves, self._refs, self._gpu = set(serves), refs, gpu  # refs: key -> stages ref
         self.ref = self.actor = None
-        self._killed_starting = 0  # actors killed before ready, in a row (see event)
         if RUN in self.serves:
             self._new_actor()
 
@@ -136,12 +135,9 @@ class RaySlot(Slot):
         try:
             value = get(ref)
         except ray.exceptions.RayError as exc:
-            if starting:
-                # an actor whose __init__ raised would again; one killed from outside (the
-                # out-of-memory killer, a user) is replaced, as the local executor does
-                self._killed_starting += 1
-                if (not isinstance(exc, ray.exceptions.RayActorError) or exc.actor_init_failed
-                        or self._killed_starting > KILLED_STARTING_LIMIT):
+            if starting:  # killed from outside, unless its __init__ raised
+                killed = isinstance(exc, ray.exceptions.RayActorError) and not exc.actor_init_failed
+                if not self.replaces_starting_worker(killed):
                     return self, "fatal", f"a Ray worker failed to start: {exc}"
                 self._replace_actor()
                 return None
@@ -149,7 +145,6 @@ class RaySlot(Slot):
                 self._replace_actor()
             return self, "died", f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         if starting:
-            self._killed_starting = 0
             return self, "ready", value
         return self, *value
 
