@@ -100,7 +100,8 @@ class RaySlot(Slot):
 
     def finish(self):
         job = super().finish()
-        self._idle_since = time.monotonic()
+        if job.stage == RUN:  # a build runs as a task: the actor sat idle through it
+            self._idle_since = time.monotonic()
         return job
 
     def revive(self) -> None:

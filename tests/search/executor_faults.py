@@ -8,7 +8,9 @@ unless KIND says otherwise:
 - ``hang``: the run sleeps for an hour; ``build_hang``: the build does;
 - ``build_segfault``: the build crashes its process;
 - ``raise``: the run raises RuntimeError; ``toolchain``: the run raises ToolchainError;
-- ``slow``: the run writes its pid to ``FOLDER/pid-N`` and sleeps ``delay`` seconds.
+- ``slow``: the run writes its pid to ``FOLDER/pid-N`` and sleeps ``delay`` seconds;
+- ``kill_runner``: the build SIGKILLs the process whose pid is in ``FOLDER/runner-pid``
+  (a Ray run actor, idle while its slot builds), removes the file and sleeps ``delay``.
 
 Markers live in ``folder`` (one per test), so "first attempt" holds across processes.
 """
@@ -39,6 +41,11 @@ class FaultStages(Stages):
             time.sleep(3600)
         if fault == "build_segfault":
             os.kill(os.getpid(), signal.SIGSEGV)
+        if fault == "kill_runner":
+            runner = Path(self.folder) / "runner-pid"
+            os.kill(int(runner.read_text()), signal.SIGKILL)
+            runner.unlink()
+            time.sleep(self.delay)
         return Artifact(config=dict(config), payload=b"built", name=f"fault-{config['n']}")
 
     def run(self, artifact):

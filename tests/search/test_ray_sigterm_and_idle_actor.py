@@ -7,7 +7,8 @@ input" that the local executor keeps:
   ``--executor ray`` then died with SIGABRT (exit -6) on SIGTERM, no "interrupted" line;
 - a worker killed while idle is replaced before it gets a job: a Ray run actor killed
   between batches (the out-of-memory killer, a user's kill) made the next configuration
-  a ``runtime_error`` (with ``--retries 0``) although it never ran.
+  a ``runtime_error`` (with ``--retries 0``) although it never ran. So did one killed
+  while its slot built the next configuration (a build is a Ray task; the actor waits).
 
 One loopback Ray for the module (conftest ``ray_session``, 2 CPUs, 127.0.0.1 only),
 started here under ``signals_interrupt`` as the CLI starts it.
@@ -21,10 +22,14 @@ import time
 
 import pytest
 
+import executor_faults
+from executor_faults import FaultStages
 from iobound.layer import ConvLayer
 from search.executors import ExecutorOptions, make_executor
 from search.interrupts import signals_interrupt
 from search.measure.model import ModelMeasurer
+
+RAY_BY_VALUE = (executor_faults,)
 
 LAYER = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
 CFG = dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)
@@ -58,4 +63,17 @@ def test_an_actor_killed_while_idle_does_not_fail_the_next_configuration(ray_ses
         os.kill(pid, signal.SIGKILL)  # idle: it holds no job
         time.sleep(1.0)
         second = dict(ex.submit([(1, CFG)]))[1]
+    assert second.status.value == "ok", second.error
+
+
+def test_an_actor_killed_while_its_slot_builds_does_not_fail_that_configuration(ray_session, tmp_path):
+    # the build of configuration 1 kills the slot's actor, then takes 1 s: the actor has
+    # been idle since configuration 0 ran, so it is pinged (and replaced) before the run
+    options = ExecutorOptions(executor="ray", workers=1, timeout_s=300.0, retries=0)
+    with make_executor(FaultStages(tmp_path, delay=1.0), options) as ex:
+        assert dict(ex.submit([(0, {"n": 1})]))[0].status.value == "ok"
+        (slot,) = ex._slots
+        (tmp_path / "runner-pid").write_text(str(ray_session.get(slot.actor.ready.remote())))
+        second = dict(ex.submit([(1, {"n": 2, "fault": "kill_runner"})]))[1]
+    assert not (tmp_path / "runner-pid").exists(), "the build did not kill the actor"
     assert second.status.value == "ok", second.error
