@@ -12,7 +12,8 @@ permutation test: the share of all pairings of ``x`` with ``y`` whose concordanc
 numerator; its denominator is the same for every pairing) is at least the observed one.
 ``scipy.stats.permutation_test`` computes the same (the tests check it), several times slower
 on 8 pairs, and this runs for every source each time history is judged. Tau is scipy's
-tau-b either way.
+tau-b either way, but a perfect order is exactly 1 (scipy's can be 1 - 2e-16, which
+``GuidedOptions(trust=1.0)`` would refuse).
 
 >>> round(kendall_greater([1, 2, 3, 4], [10, 20, 30, 40])[1], 4)  # 1 / 4!, no tie
 0.0417
@@ -49,6 +50,8 @@ def kendall_greater(x, y) -> tuple[float, float]:
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     tau, p = kendalltau(x, y, alternative="greater")
+    if abs(abs(tau) - 1.0) < 1e-12:  # scipy's tau-b of a perfect order can be 1 - 2e-16
+        tau = math.copysign(1.0, tau)
     n = len(x)
     if math.isnan(tau) or n > EXACT_UP_TO or (len(set(x)) == n and len(set(y)) == n):
         return float(tau), float(p)
