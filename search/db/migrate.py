@@ -3,7 +3,9 @@
 Version 0 kept one row per (layer, device, toolchain, config), the latest
 measurement, with the record JSON. Each row becomes one measurement of the
 workload its ``layer`` string names (see :func:`search.db.layer_keys.layer_key_workload`),
-with its record, run and timestamp kept.
+with its record, run and timestamp kept. Rows of a replayed in-memory cache that named no
+device (toolchain ``replay:memory:``, device ``""``) are left out with a warning: no name
+tells them from the target's own measurements, and a run today refuses to store them.
 
 Examples
 --------
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import sqlite3
 
 from iobound.errors import InvalidInputError
@@ -35,6 +38,11 @@ from .layer_keys import layer_key_workload
 from .model import CONV_TEMPLATE, Measurement, Workload, current_layer_problem, recorded_workload
 
 __all__ = ["V0_SCHEMA", "migrate_v0"]
+
+log = logging.getLogger(__name__)
+
+#: The toolchain version 0 stored for a replay of a cache held in memory (no file name).
+_V0_MEMORY_REPLAY = "replay:memory:"
 
 #: The version-0 table, as the first ``search/history.py`` created it.
 V0_SCHEMA = """
@@ -57,9 +65,12 @@ def migrate_v0(conn: sqlite3.Connection) -> int:
         caller's transaction then leaves the file as it was).
     """
     from .insertion import insert
-    items = []
+    items, unnamed = [], 0
     for n, (layer, device, toolchain, record, run) in enumerate(conn.execute(
             "SELECT layer, device, toolchain, record, run FROM measurements_v0"), start=1):
+        if toolchain == _V0_MEMORY_REPLAY and isinstance(device, str) and not device.strip():
+            unnamed += 1
+            continue
         try:
             rec = MeasureRecord.from_dict(json.loads(record))
             items.append(Measurement(_v0_workload(layer, tuple(rec.config)),
@@ -70,6 +81,9 @@ def migrate_v0(conn: sqlite3.Connection) -> int:
             raise InvalidInputError(f"damaged: version-0 row {n} (device {str(device)[:40]!r}) "
                                     f"holds no measurement record: {type(exc).__name__}: "
                                     f"{' '.join(str(exc).split())[:80]}") from None
+    if unnamed:
+        log.warning("%d version-0 rows of a replayed in-memory cache were left out: they "
+                    "name no device", unnamed)
     return insert(conn, items, {})
 
 
@@ -118,6 +132,6 @@ def _v0_device(device: str, toolchain: str) -> str:
     if isinstance(device, str) and not device.strip() and isinstance(toolchain, str) \
             and toolchain.startswith("replay:") and toolchain.endswith(":"):
         name = toolchain[len("replay:"):-1]
-        if name and name != "memory":
+        if name and toolchain != _V0_MEMORY_REPLAY:
             return file_stem(name)
     return device

@@ -59,6 +59,9 @@ def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
     check_zero_shot_db(settings)
     space = ReplaySpace(cache)
     file = cache if isinstance(cache, str) else space.cache.path
+    if settings.history and not space.cache.device:  # only an in-memory cache has no name
+        raise InvalidInputError("the replayed cache names no device, so its measurements "
+                                "cannot go into --history: give the KtCache a device_name")
     try:  # refused now, not when the run's measurements are stored (or logged)
         if space.cache.device:
             check_device_name(space.cache.device)

@@ -74,3 +74,16 @@ def test_migrate_v0_returns_how_many_rows_it_stored():
     assert migrate_v0(conn) == len(ROWS)
     conn.execute("COMMIT")
     assert conn.execute("SELECT COUNT(*) FROM measurements").fetchone()[0] == len(ROWS)
+
+
+def test_rows_of_an_unnamed_in_memory_replay_are_left_out_with_a_warning(tmp_path, caplog):
+    """Version 0 stored a replay of a cache held in memory that named no device under device
+    "" and toolchain ``replay:memory:``: no name tells those rows from the target's own, so
+    the file opens with them left out (and a warning counting them), the others migrated."""
+    path = tmp_path / "old.db"
+    unnamed = ("replay:k:[8]", "", "replay:memory:", MeasureRecord.ok({"a": 1}, time_ms=2.0), "")
+    _v0(path, [ROWS[0], unnamed])
+    with caplog.at_level("WARNING", logger="search.db.migrate"), TuningDB(path) as db:
+        devices = [m.device for m in db.measurements()]
+    assert devices == ["v100"]
+    assert "1 version-0 rows of a replayed in-memory cache were left out" in caplog.text

@@ -90,3 +90,19 @@ def test_gga_on_a_replay_matches_against_the_files_problem(tmp_path, synth_cache
     tune_replay(str(synth_cache_path), TuneSettings(strategy="gga", budget=2, history=db),
                 builders=Builders(strategy=build))
     assert seen == [load_cache(synth_cache_path).problem_size] == [[64, 64]]
+
+
+def test_an_unnamed_in_memory_cache_with_history_is_refused_before_it_runs(tmp_path):
+    """A cache held in memory with no device_name has no device to store under: with
+    --history the run is refused up front (it used to run, then fail to store), and
+    without --history it runs."""
+    from search.kt_cache import KtCache
+
+    cache = KtCache(tune_params={"a": [1, 2]},
+                    entries=[{"a": 1, "time": 2.0}, {"a": 2, "time": 3.0}])
+    db = tmp_path / "h.sqlite"
+    with pytest.raises(InvalidInputError, match="names no device.*give the KtCache a device_name"):
+        tune_replay(cache, TuneSettings(strategy="random", budget=2, history=str(db)))
+    assert not db.exists()
+    report = tune_replay(cache, TuneSettings(strategy="random", budget=2))
+    assert report.result.best.record.time_ms == 2.0
