@@ -128,10 +128,11 @@ def _v0_workload(layer: str, params):
 def _v0_device(device: str, toolchain: str) -> str:
     """A version-0 row's device; a replayed cache that named none was stored under ``""``
     with the toolchain ``replay:FILE:``, and goes under the file's name without its
-    endings, as a run on that file stores it today (:attr:`search.kt_cache.KtCache.device`)."""
+    endings, as a run on that file stores it today (:attr:`search.kt_cache.KtCache.device`).
+    (A cache held in memory had no file: :func:`migrate_v0` leaves its rows out first.)"""
     if isinstance(device, str) and not device.strip() and isinstance(toolchain, str) \
             and toolchain.startswith("replay:") and toolchain.endswith(":"):
         name = toolchain[len("replay:"):-1]
-        if name and toolchain != _V0_MEMORY_REPLAY:
+        if name:
             return file_stem(name)
     return device
