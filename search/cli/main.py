@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input or an unusable set-up, 130 interrupted)."""
+    """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input or an unusable
+    set-up, 130 interrupted)."""
     args = None
     try:
         # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: iobound's

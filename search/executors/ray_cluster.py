@@ -21,7 +21,8 @@ from search.interrupts import STOP_SIGNALS
 
 from .options import ExecutorOptions
 
-__all__ = ["import_ray", "start_local_ray", "connect", "shutdown", "ray_session", "CONNECT_TIMEOUT_S"]
+__all__ = ["import_ray", "start_local_ray", "connect", "shutdown", "ray_session",
+           "CONNECT_TIMEOUT_S"]
 
 
 def import_ray():

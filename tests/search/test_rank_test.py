@@ -85,3 +85,16 @@ def test_a_source_tied_where_the_target_is_tied_is_significant_over_seven_source
     assert tau == pytest.approx(1.0) and p == pytest.approx(6 / 5040)
     assert p <= 0.01 / 7 < kendalltau(list(known.values()), list(known.values()),
                                       alternative="greater")[1]
+
+
+@pytest.mark.parametrize("n", range(3, 13))
+def test_a_perfect_order_has_tau_exactly_one(n):
+    """scipy's tau-b of a perfect order is 1 - 2e-16 for some
+    sizes (5, 6, 8, 10, 12 without ties), so ``GuidedOptions(trust=1.0)`` (a source must
+    order every measurement as the target does) refused a perfect twin, depending on how
+    many configurations it was judged on. The reversed order is exactly -1."""
+    x = list(range(n))
+    tied = [0, 0] + list(range(1, n - 1))
+    assert kendall_greater(x, [2.0 * v + 1 for v in x])[0] == 1.0
+    assert kendall_greater(tied, tied)[0] == 1.0
+    assert kendall_greater(x, [-v for v in x])[0] == -1.0
