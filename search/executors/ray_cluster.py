@@ -54,9 +54,10 @@ def _handlers_kept():
 
 
 def shutdown() -> None:
-    """``ray.shutdown()``, this process's signal handlers kept (:func:`_handlers_kept`). A
-    SIGTERM within the call itself (about a second) still ends the process: Ray's threads
-    take it while the kernel's action is the default."""
+    """``ray.shutdown()``, this process's signal handlers kept (:func:`_handlers_kept`).
+    A SIGTERM within the call itself (about a second) is the run's too: a Ray started
+    here runs without its failure signal handlers (:func:`_without_failure_signal_handlers`),
+    whose removal would reset SIGTERM's action to the default."""
     with _handlers_kept():
         import_ray().shutdown()
 
@@ -85,11 +86,35 @@ def start_local_ray(num_cpus: int | None = None, **kwargs) -> None:
           _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False, **kwargs)
 
 
+@contextlib.contextmanager
+def _without_failure_signal_handlers():
+    """``ray.init`` without Ray's C++ failure signal handlers (which print a stack trace on
+    a crash): ``RAY_DISABLE_FAILURE_SIGNAL_HANDLER`` set in the environment (read by the
+    driver's C++ code and by the processes a private Ray starts, whose crashes Ray still
+    reports) and on Ray's constant of that name (read when Ray is imported), both as they
+    were afterwards. With those handlers, ``ray.shutdown`` resets SIGTERM's action to the
+    default (twice: a few and some 250 milliseconds in), then waits about a second for
+    Ray's threads and processes: a SIGTERM then ended the run without its last line."""
+    from ray._private import ray_constants
+    name = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
+    env, constant = os.environ.get(name), getattr(ray_constants, name, False)
+    os.environ[name] = "1"
+    setattr(ray_constants, name, True)
+    try:
+        yield
+    finally:
+        setattr(ray_constants, name, constant)
+        if env is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = env
+
+
 def _init(ray, what: str, **kwargs) -> None:
     """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
     ``what`` failed and why, in one line, after shutting down what Ray started."""
     try:
-        with _handlers_kept():
+        with _handlers_kept(), _without_failure_signal_handlers():
             ray.init(**kwargs)
     except BaseException as exc:
         with contextlib.suppress(Exception):

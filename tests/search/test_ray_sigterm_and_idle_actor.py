@@ -5,6 +5,9 @@ input" that the local executor keeps:
   written): ``ray.init`` replaced the SIGTERM handler the CLI installs
   (search.interrupts.signals_interrupt) with its own ``sys.exit``, and a run with
   ``--executor ray`` then died with SIGABRT (exit -6) on SIGTERM, no "interrupted" line;
+- SIGTERM while Ray shuts down (about a second at the end of every run) is noted like any
+  other: Ray's failure signal handlers, removed early in ``ray.shutdown``, left SIGTERM's
+  action at the default while Ray's threads still ran, and the process ended there;
 - a worker killed while idle is replaced before it gets a job: a Ray run actor killed
   between batches (the out-of-memory killer, a user's kill) made the next configuration
   a ``runtime_error`` (with ``--retries 0``) although it never ran. So did one killed
@@ -18,7 +21,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +36,7 @@ from search.interrupts import signals_interrupt
 from search.measure.model import ModelMeasurer
 
 RAY_BY_VALUE = (executor_faults,)
+REPO = Path(__file__).resolve().parents[2]
 
 LAYER = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)
 CFG = dict(x=8, y=8, z=8, alpha=4, tx=8, ty=8, tz=2)
@@ -77,3 +84,42 @@ def test_an_actor_killed_while_its_slot_builds_does_not_fail_that_configuration(
         second = dict(ex.submit([(1, {"n": 2, "fault": "kill_runner"})]))[1]
     assert not (tmp_path / "runner-pid").exists(), "the build did not kill the actor"
     assert second.status.value == "ok", second.error
+
+
+# A private Ray started as the CLI starts it, then shut down under a deferred block (as a
+# run's executor is closed) while SIGTERM comes every 20 ms until the shutdown returns.
+SHUTDOWN_UNDER_SIGTERM = r"""
+import os, signal, threading
+from search.executors.ray_cluster import shutdown, start_local_ray
+from search.interrupts import signals_deferred, signals_interrupt
+
+def keep_sending(done):
+    while not done.wait(0.02):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+with signals_interrupt():
+    start_local_ray(1)
+    print("ENV", os.environ.get("RAY_DISABLE_FAILURE_SIGNAL_HANDLER"), flush=True)
+    done = threading.Event()
+    with signals_deferred() as deferred:
+        sender = threading.Thread(target=keep_sending, args=(done,))
+        sender.start()
+        try:
+            shutdown()
+        finally:
+            done.set()
+            sender.join()
+    print("NOTED", deferred.signal, flush=True)
+"""
+
+
+def test_sigterm_while_ray_shuts_down_is_noted_not_fatal():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_ADDRESS", "RAY_DISABLE_FAILURE_SIGNAL_HANDLER")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", SHUTDOWN_UNDER_SIGTERM], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, (f"SIGTERM during ray.shutdown ended the process (rc "
+                                  f"{proc.returncode}): {proc.stderr[-800:]}")
+    assert "ENV None" in proc.stdout, "starting Ray left RAY_DISABLE_FAILURE_SIGNAL_HANDLER set"
+    assert f"NOTED {int(signal.SIGTERM)}" in proc.stdout, proc.stdout
