@@ -20,6 +20,7 @@ from search.interrupts import Interrupted
 
 from .common import LAYER_HELP, add_algorithm_argument, ascii_int, add_json_argument, nonempty, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
+from .resume_args import fill_from_log
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
 from .tune_print import print_choice, print_replay, printer
 from .zero_shot_args import (DEFAULT_BUDGET, add_zero_shot_arguments, check_zero_shot_resume,
@@ -62,14 +63,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "space) | zero_shot (see --zero-shot)")
     parser.add_argument("--budget", type=ascii_int, metavar="N",
                         help=f"unique configurations to measure (default {DEFAULT_BUDGET})")
-    parser.add_argument("--seed", type=ascii_int, default=0, metavar="S", help="random seed (default 0)")
+    parser.add_argument("--seed", type=ascii_int, metavar="S",
+                        help="random seed (default 0, or with --resume alone the log's)")
     parser.add_argument("--batch-size", type=ascii_int, metavar="N",
                         help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
     parser.add_argument("--patience", type=ascii_int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
     parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")
     parser.add_argument("--resume", metavar="FILE", type=nonempty("path"),
-                        help="continue the run logged in FILE (nothing is measured twice)")
+                        help="continue the run logged in FILE (nothing is measured twice); "
+                             "without --layer, --network and --measure, the run's layer, "
+                             "device, measurer, strategy, budget, seed and history are the "
+                             "log's")
     parser.add_argument("--history", metavar="DB",
                         help="tuning database: the run's measurements are stored in it, and "
                              "explorer / sa / ga / gga / zero_shot learn from its timed records "
@@ -167,7 +172,7 @@ def _layers(args):
 
 # -- run --------------------------------------------------------------------------------
 
-def _run_replay(args, file: str, settings) -> int:
+def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
     from search.session import tune_replay
     if args.layer or args.network or args.device or args.algorithm:
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
@@ -183,6 +188,8 @@ def _run_replay(args, file: str, settings) -> int:
         raise InvalidInputError(f"--measure replay:FILE {' and '.join(reasons[f] for f in given)}; "
                                 f"do not give {'/'.join(given)}")
     check_zero_shot_resume(args, [settings.resume])
+    if notice and not args.json:
+        print_notice(notice)
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
         print(json.dumps(rep.to_dict()))
@@ -191,10 +198,12 @@ def _run_replay(args, file: str, settings) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    resumed = fill_from_log(args)  # --resume FILE alone: the run's own command
     kind, file, notice = _resolve_measure(args)
+    notice = "; ".join(filter(None, (resumed, notice))) or None
     settings = _settings(args, kind)
     if kind == "replay":
-        return _run_replay(args, file, settings)
+        return _run_replay(args, file, settings, notice)
     args.algorithm = args.algorithm or "direct"
     args.out_dir = DEFAULT_OUT_DIR if args.out_dir is None else args.out_dir
     from search.session import plan_layers, run_layers
