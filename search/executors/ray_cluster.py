@@ -92,8 +92,9 @@ def _without_failure_signal_handlers():
     a crash): ``RAY_DISABLE_FAILURE_SIGNAL_HANDLER`` set in the environment (read by the
     driver's C++ code and by the processes a private Ray starts, whose crashes Ray still
     reports) and on Ray's constant of that name (read when Ray is imported), both as they
-    were afterwards. With those handlers, ``ray.shutdown`` resets SIGTERM's action to the
-    default (twice: a few and some 250 milliseconds in), then waits about a second for
+    were afterwards. With those handlers, a SIGTERM late in ``ray.init`` was theirs (a stack
+    trace, then the process aborted), and ``ray.shutdown`` reset SIGTERM's action to the
+    default (twice: a few and some 250 milliseconds in), then waited about a second for
     Ray's threads and processes: a SIGTERM then ended the run without its last line."""
     from ray._private import ray_constants
     name = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
