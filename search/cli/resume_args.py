@@ -28,6 +28,8 @@ from iobound.networks import get_layer
 
 __all__ = ["fill_from_log", "spec_of"]
 
+_KINDS = {int: "an integer", str: "text"}
+
 
 def spec_of(layer: dict) -> str:
     """The ``--layer`` spec of a logged layer: its preset's name when it names a preset of
@@ -68,10 +70,14 @@ def _taken(args) -> list[str]:
     header = read_log(args.resume).header
     taken: list[str] = []
 
-    def take(attr: str, flag: str, value) -> None:
-        if value is not None and getattr(args, attr) is None:
-            setattr(args, attr, value)
-            taken.append(f"{flag} {value}")
+    def take(attr: str, flag: str, value, kind: type = str) -> None:
+        if value is None or getattr(args, attr) is not None:
+            return
+        if not isinstance(value, kind) or isinstance(value, bool):  # a damaged header
+            raise InvalidInputError(f"--resume {args.resume}: its header's {flag} "
+                                    f"{str(value)[:40]!r} is not {_KINDS[kind]}; give {flag}")
+        setattr(args, attr, value)
+        taken.append(f"{flag} {value}")
 
     measurer = header.get("measurer") if isinstance(header.get("measurer"), dict) else {}
     if isinstance(header.get("replay"), str):
@@ -91,8 +97,8 @@ def _taken(args) -> list[str]:
                                 "--measure")
     if args.zero_shot is None:
         take("strategy", "--strategy", header.get("strategy"))
-        take("budget", "--budget", header.get("budget"))
-    take("seed", "--seed", header.get("seed"))
+        take("budget", "--budget", header.get("budget"), int)
+    take("seed", "--seed", header.get("seed"), int)
     take("history", "--history", header.get("history_db"))
     return taken
 

@@ -18,6 +18,10 @@ from search.cli.resume_args import spec_of
 from search.records import read_log
 
 LAYER = "cin=4,hin=8,cout=4,kh=3,pad=1"
+#: A log header with a layer and a measurer, for damaged ones
+DAMAGED = {"kind": "header", "schema": "iobound.tune-log", "version": 1,
+           "measurer": {"name": "model"},
+           "layer": {"n": 1, "c_in": 4, "h_in": 8, "w_in": 8, "c_out": 4, "k_h": 3, "k_w": 3}}
 
 
 def _records(path):
@@ -91,6 +95,14 @@ def test_resume_alone_of_a_replay(tmp_path, capsys, synth_cache_path):
     (lambda p: p.write_text("not json\n"), "bad header line"),
     (lambda p: p.write_text(json.dumps({"kind": "header", "schema": "iobound.tune-log",
                                         "version": 1}) + "\n"), "names no layer and measurer"),
+    (lambda p: p.write_text(json.dumps({**DAMAGED, "budget": "x"}) + "\n"),
+     "header's --budget 'x' is not an integer"),
+    (lambda p: p.write_text(json.dumps({**DAMAGED, "seed": True}) + "\n"),
+     "header's --seed 'True' is not an integer"),
+    (lambda p: p.write_text(json.dumps({**DAMAGED, "strategy": 5}) + "\n"),
+     "header's --strategy '5' is not text"),
+    (lambda p: p.write_text(json.dumps({**DAMAGED, "layer": {"n": 1}}) + "\n"),
+     "its header's layer is not one"),
 ])
 def test_resume_alone_of_no_runs_log_is_one_line(tmp_path, capsys, make, needle):
     path = tmp_path / "run.jsonl"
