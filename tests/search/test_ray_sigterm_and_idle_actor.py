@@ -115,12 +115,18 @@ with signals_interrupt():
 """
 
 
-def test_sigterm_while_ray_shuts_down_is_noted_not_fatal():
+def _run_with_private_ray(script: str) -> subprocess.CompletedProcess:
+    """``script`` in a Python process of its own (its own private Ray), in an environment
+    that names no cluster and leaves Ray's failure handlers to iobound."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("RAY_ADDRESS", "RAY_DISABLE_FAILURE_SIGNAL_HANDLER")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", SHUTDOWN_UNDER_SIGTERM], env=env, cwd=REPO,
+    return subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=180)
+
+
+def test_sigterm_while_ray_shuts_down_is_noted_not_fatal():
+    proc = _run_with_private_ray(SHUTDOWN_UNDER_SIGTERM)
     assert proc.returncode == 0, (f"SIGTERM during ray.shutdown ended the process (rc "
                                   f"{proc.returncode}): {proc.stderr[-800:]}")
     assert "ENV None" in proc.stdout, "starting Ray left RAY_DISABLE_FAILURE_SIGNAL_HANDLER set"
@@ -167,11 +173,7 @@ print("PYTHONS", sorted(pythons), flush=True)
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads glibc's struct sigaction")
 def test_sigterm_stays_pythons_while_ray_starts_and_stops():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RAY_ADDRESS", "RAY_DISABLE_FAILURE_SIGNAL_HANDLER")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, "-c", HANDLER_THROUGH_START], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=180)
+    proc = _run_with_private_ray(HANDLER_THROUGH_START)
     assert proc.returncode == 0, proc.stderr[-800:]
     assert "PYTHONS [True]" in proc.stdout, (
         f"SIGTERM had another handler than Python's while Ray started or stopped: {proc.stdout}")
