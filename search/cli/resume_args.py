@@ -53,8 +53,8 @@ def fill_from_log(args) -> str | None:
     command names no ``--layer``, ``--network`` or ``--measure``; the notice saying what
     was taken (``None`` when nothing was). ``args.seed`` is 0 when neither gives one.
     A header without what a run needs is refused in one line, naming the file."""
-    taken = _taken(args) if args.resume and not (args.layer or args.network or args.measure) \
-        else []
+    alone = args.resume and not (args.layer or args.network or args.measure)
+    taken = _taken(args) if alone else []
     args.seed = 0 if args.seed is None else args.seed
     if not taken:
         return None

@@ -192,7 +192,10 @@ def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
         print_notice(notice)
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
     if args.json:
-        print(json.dumps(rep.to_dict()))
+        payload = rep.to_dict()
+        if notice:
+            payload["notice"] = notice
+        print(json.dumps(payload))
         return 0 if rep.result.best else 1
     return print_replay(rep)
 

@@ -88,6 +88,10 @@ def test_resume_alone_of_a_replay(tmp_path, capsys, synth_cache_path):
     out, err = capsys.readouterr()
     assert f"--measure replay:{synth_cache_path}" in err and "--seed 2" in err, err
     assert "budget 10, seed 2" in out and len(_records(log)) == 10, out
+    assert main(["tune", "--resume", str(log), "--budget", "12", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert f"--measure replay:{synth_cache_path}" in payload["notice"], payload
+    assert payload["evaluations"] == 12
 
 
 @pytest.mark.parametrize("make, needle", [
