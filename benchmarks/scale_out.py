@@ -300,5 +300,6 @@ def _measure(args) -> int:
 
 
 if __name__ == "__main__":
+    from search.cli.process_exit import exit_process
     from search.cli.script_entry import run_script
-    sys.exit(run_script(main))
+    exit_process(run_script(main))

@@ -21,7 +21,7 @@ from search.interrupts import EXIT_INTERRUPTED, Interrupted, signals_interrupt
 
 from .printable import printable_stdout
 
-__all__ = ["main", "build_parser", "SUBCOMMANDS"]
+__all__ = ["main", "console_main", "build_parser", "SUBCOMMANDS"]
 
 # name -> module under search.cli; order is the order shown in --help.
 SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history", "select", "report")
@@ -167,5 +167,12 @@ def _from_interrupt(exc: BaseException) -> bool:
     return False
 
 
+def console_main() -> None:
+    """The ``iobound`` console script: :func:`main` on ``sys.argv``, then the process ends
+    with its exit code (:func:`~search.cli.process_exit.exit_process`)."""
+    from .process_exit import exit_process
+    exit_process(main())
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()
