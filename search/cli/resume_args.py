@@ -6,8 +6,11 @@ the run tuned (the layer, device, algorithm and measurer, or the replayed file) 
 or measurer takes them from there; an option the command gives is kept (a larger
 ``--budget``, another ``--strategy``: a resume allows them). What the header cannot say
 (``--export-cache``, ``--executor``, ``--batch-size``, ``--out-dir``) is as the command
-gives it. A ``--network`` run's logs are one per layer (``run.<layer>.jsonl``): its
-resume name is no log, so it is resumed with its command.
+gives it. A ``--network`` run's logs are one per layer (``run.<layer>.jsonl``, or
+``run.<layer>.<algorithm>.jsonl`` with ``--algorithm all``): a resume name that is no log
+but names such logs of one network's layers resumes that network, the rest taken from
+the header of its first layer's log (its command's ``--parallel-layers``,
+``--tune-repeats`` and ``--network-json`` are as the command gives them).
 
 Examples
 --------
@@ -54,20 +57,21 @@ def fill_from_log(args) -> str | None:
     was taken (``None`` when nothing was). ``args.seed`` is 0 when neither gives one.
     A header without what a run needs is refused in one line, naming the file."""
     alone = args.resume and not (args.layer or args.network or args.measure)
-    taken = _taken(args) if alone else []
+    source, taken = _taken(args) if alone else (args.resume, [])
     args.seed = 0 if args.seed is None else args.seed
     if not taken:
         return None
-    return f"resuming as {args.resume} records: " + " ".join(taken)
+    where = source if source == args.resume else f"{source} (a layer's log of {args.resume})"
+    return f"resuming as {where} records: " + " ".join(taken)
 
 
-def _taken(args) -> list[str]:
+def _taken(args) -> tuple[str, list[str]]:
+    """The log whose header is read, and the options taken from it."""
     from search.records import read_log
-    if not Path(args.resume).is_file():  # a network's resume name, or a missing file:
-        raise InvalidInputError(     # the command would fail on what it does not name
-            f"--resume {args.resume}: no log of one run there (a --network run's logs are "
-            f"<name>.<layer>.jsonl); give --layer SPEC or --network NAME as the run was started")
-    header = read_log(args.resume).header
+    network, source, per_algorithm = None, args.resume, False
+    if not Path(args.resume).is_file():  # a network's resume name, or a missing file
+        network, source, per_algorithm = _network_logs(args.resume)
+    header = read_log(source).header
     taken: list[str] = []
 
     def take(attr: str, flag: str, value, kind: type = str) -> None:
@@ -80,27 +84,62 @@ def _taken(args) -> list[str]:
         taken.append(f"{flag} {value}")
 
     measurer = header.get("measurer") if isinstance(header.get("measurer"), dict) else {}
-    if isinstance(header.get("replay"), str):
+    named = isinstance(measurer.get("name"), str)
+    if network is not None and named:
+        args.network = network
+        taken.append(f"--network {network}")
+    elif network is None and isinstance(header.get("replay"), str):
         take("measure", "--measure", f"replay:{header['replay']}")
-    elif isinstance(header.get("layer"), dict) and isinstance(measurer.get("name"), str):
+    elif network is None and isinstance(header.get("layer"), dict) and named:
         try:
             take("layer", "--layer", spec_of(header["layer"]))
         except IoboundError as exc:
             raise InvalidInputError(f"--resume {args.resume}: its header's layer is not one "
                                     f"({exc})") from None
+    else:
+        raise InvalidInputError(f"--resume {args.resume}: the header of {source} names no "
+                                "layer and measurer, nor a replayed file; give the run's "
+                                "--layer (or --network) and --measure")
+    if args.measure is None:  # a layer's or a network's
+        from search.session.plan import ALL_ALGORITHMS
         take("measure", "--measure", measurer["name"])
         take("device", "--device", _preset(header.get("device")))
-        take("algorithm", "--algorithm", header.get("algorithm"))
-    else:
-        raise InvalidInputError(f"--resume {args.resume}: its header names no layer and "
-                                "measurer, nor a replayed file; give the run's --layer and "
-                                "--measure")
+        take("algorithm", "--algorithm", ALL_ALGORITHMS if per_algorithm else header.get("algorithm"))
     if args.zero_shot is None:
         take("strategy", "--strategy", header.get("strategy"))
         take("budget", "--budget", header.get("budget"), int)
     take("seed", "--seed", header.get("seed"), int)
     take("history", "--history", header.get("history_db"))
-    return taken
+    return source, taken
+
+
+def _network_logs(resume: str) -> tuple[str, str, bool]:
+    """The network whose layers' logs the resume name ``resume`` names, the log of its
+    first layer that has one, and whether the logs are per algorithm (``--algorithm
+    all``); one line naming what is wrong when no network's logs, or several kinds, are
+    there."""
+    from iobound.algorithms import ALGORITHMS
+    from iobound.networks import network_layers, network_names
+    from search.records import has_log
+    from search.session.files import file_part, per_layer_path
+
+    found = []
+    for network in network_names():
+        for per_algorithm in (False, True):
+            parts = [file_part(layer, a) for layer in network_layers(network)
+                     for a in (ALGORITHMS if per_algorithm else (None,))]
+            logs = [p for p in (per_layer_path(resume, part, True) for part in parts) if has_log(p)]
+            if logs:
+                found.append((network, logs[0], per_algorithm))
+    if not found:  # the command would fail on what it does not name
+        raise InvalidInputError(
+            f"--resume {resume}: no log of one run there, nor a network's logs "
+            f"(<name>.<layer>.jsonl); give --layer SPEC or --network NAME as the run was started")
+    if len(found) > 1:
+        kinds = ", ".join(f"{n}{' per algorithm' if a else ''}" for n, _, a in found)
+        raise InvalidInputError(f"--resume {resume}: logs of several network runs there "
+                                f"({kinds}); give --network NAME (and --algorithm)")
+    return found[0]
 
 
 def _preset(name) -> str | None:

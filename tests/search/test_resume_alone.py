@@ -1,7 +1,8 @@
 """``iobound tune --resume run.jsonl`` on its own continues the run, as the interrupted
 line tells a user to do (``resume with --resume run.jsonl``): the layer, device,
 algorithm, measurer, strategy, budget, seed and history database come from the log's
-header (search/cli/resume_args.py). Before, it stopped with "give --layer SPEC or
+header (search/cli/resume_args.py), and a network run's resume name (no log itself) finds
+the network from its layers' logs. Before, it stopped with "give --layer SPEC or
 --network NAME". Options the command gives are kept; a file that is no run's log is one
 line, exit 2."""
 
@@ -114,6 +115,50 @@ def test_resume_alone_of_no_runs_log_is_one_line(tmp_path, capsys, make, needle)
     assert main(["tune", "--resume", str(path)]) == 2
     out, err = capsys.readouterr()
     assert needle in err and len(err.splitlines()) == 1 and out == "", err
+
+
+NETWORK = ["--network", "alexnet", "--measure", "model", "--device", "t4", "--strategy",
+           "random", "--seed", "5", "--no-verify"]
+
+
+def _network_records(stem):
+    return {p.name.split(".", 1)[1]: _records(p) for p in sorted(stem.parent.glob(stem.name + ".*"))}
+
+
+@pytest.mark.parametrize("algorithm", [[], ["--algorithm", "all"]])
+def test_resume_alone_of_a_network_equals_resume_with_its_command(tmp_path, capsys, algorithm):
+    """The interrupted line of a network run names its resume name, which is no log: its
+    layers' logs (one per algorithm with --algorithm all) say which network it was."""
+    run, copy = tmp_path / "run.jsonl", tmp_path / "copy.jsonl"
+    assert main(["tune", *NETWORK, *algorithm, "--budget", "3", "--log", str(run),
+                 "--out-dir", str(tmp_path / "k")]) == 0
+    for log in tmp_path.glob("run.*.jsonl"):
+        (tmp_path / log.name.replace("run.", "copy.", 1)).write_bytes(log.read_bytes())
+    for log in tmp_path.glob("*.alexnet.conv1.*"):  # stopped before it: that layer afresh
+        log.unlink()
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(run), "--budget", "5", "--out-dir",
+                 str(tmp_path / "k"), "--no-verify"]) == 0
+    out, err = capsys.readouterr()
+    first = "run.alexnet.conv2" + (".direct" if algorithm else "") + ".jsonl"
+    assert f"resuming as {tmp_path / first} (a layer's log of {run}) records:" in err, err
+    assert ("--network alexnet --measure model --device T4" in err and "--seed 5" in err
+            and "--strategy random" in err and ("--algorithm all" in err) == bool(algorithm)), err
+    assert "strategy random; budget 5; seed 5" in out, out
+    assert main(["tune", *NETWORK, *algorithm, "--budget", "5", "--resume", str(copy),
+                 "--out-dir", str(tmp_path / "k")]) == 0
+    alone, full = _network_records(tmp_path / "run"), _network_records(tmp_path / "copy")
+    assert len(alone) == (9 if algorithm else 5) and alone == full  # conv1: no Winograd
+    assert all(len(records) == 5 for records in alone.values())
+
+
+def test_resume_alone_of_two_networks_logs_under_one_name_is_one_line(tmp_path, capsys):
+    for name in ("run.alexnet.conv1.jsonl", "run.vgg16.conv1_1.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    assert main(["tune", "--resume", str(tmp_path / "run.jsonl")]) == 2
+    out, err = capsys.readouterr()
+    assert "logs of several network runs there (alexnet, vgg16)" in err, err
+    assert len(err.splitlines()) == 1 and out == ""
 
 
 def test_a_command_that_names_its_layer_takes_nothing_from_the_log(tmp_path, capsys):
