@@ -3,8 +3,8 @@
 A process that ran a Ray driver (the ``ray`` executor) ends without the interpreter's
 teardown: Ray 2.60's driver threads outlive ``ray.shutdown`` and, while the interpreter
 frees Ray's objects at exit, a timer of theirs can use one already freed (a segmentation
-fault after the run's last line: 5-7 of 30 runs stopped in their first seconds, 0 of 90
-ending this way). Everything the run writes is written and closed before: the exit
+fault after the run's last line: 7 of 30 runs stopped 2-4 s in, 0 of 30 ending this way;
+``benchmarks/early_stop.py``). Everything the run writes is written and closed before: the exit
 handlers (``atexit``: logging, temporary folders, build folders) still run, then stdout
 and stderr are flushed and the process ends with ``os._exit``. Any other process ends as
 usual (``sys.exit``).

@@ -10,7 +10,9 @@ gives it. A ``--network`` run's logs are one per layer (``run.<layer>.jsonl``, o
 ``run.<layer>.<algorithm>.jsonl`` with ``--algorithm all``): a resume name that is no log
 but names such logs of one network's layers resumes that network, the rest taken from
 the header of its first layer's log (its command's ``--parallel-layers``,
-``--tune-repeats`` and ``--network-json`` are as the command gives them).
+``--tune-repeats`` and ``--network-json`` are as the command gives them). One layer's logs
+per algorithm are that layer tuned with ``--algorithm all`` (or a network stopped in its
+first layer: the smaller run is resumed).
 
 Examples
 --------
@@ -70,7 +72,9 @@ def _taken(args) -> tuple[str, list[str]]:
     from search.records import read_log
     network, source, per_algorithm = None, args.resume, False
     if not Path(args.resume).is_file():  # a network's resume name, or a missing file
-        network, source, per_algorithm = _network_logs(args.resume)
+        network, source, per_algorithm, layers = _network_logs(args.resume)
+        if per_algorithm and layers == 1:  # one layer tuned with every algorithm (or a
+            network = None                 # network stopped in its first: the smaller run)
     header = read_log(source).header
     taken: list[str] = []
 
@@ -113,11 +117,11 @@ def _taken(args) -> tuple[str, list[str]]:
     return source, taken
 
 
-def _network_logs(resume: str) -> tuple[str, str, bool]:
+def _network_logs(resume: str) -> tuple[str, str, bool, int]:
     """The network whose layers' logs the resume name ``resume`` names, the log of its
-    first layer that has one, and whether the logs are per algorithm (``--algorithm
-    all``); one line naming what is wrong when no network's logs, or several kinds, are
-    there."""
+    first layer that has one, whether the logs are per algorithm (``--algorithm all``)
+    and how many of its layers have one; one line naming what is wrong when no network's
+    logs, or several kinds, are there."""
     from iobound.algorithms import ALGORITHMS
     from iobound.networks import network_layers, network_names
     from search.records import has_log
@@ -126,17 +130,20 @@ def _network_logs(resume: str) -> tuple[str, str, bool]:
     found = []
     for network in network_names():
         for per_algorithm in (False, True):
-            parts = [file_part(layer, a) for layer in network_layers(network)
-                     for a in (ALGORITHMS if per_algorithm else (None,))]
-            logs = [p for p in (per_layer_path(resume, part, True) for part in parts) if has_log(p)]
-            if logs:
-                found.append((network, logs[0], per_algorithm))
+            algorithms = ALGORITHMS if per_algorithm else (None,)
+            logged = []  # per layer that has any, its logs
+            for layer in network_layers(network):
+                paths = [per_layer_path(resume, file_part(layer, a), True) for a in algorithms]
+                if any(has_log(p) for p in paths):
+                    logged.append([p for p in paths if has_log(p)])
+            if logged:
+                found.append((network, logged[0][0], per_algorithm, len(logged)))
     if not found:  # the command would fail on what it does not name
         raise InvalidInputError(
             f"--resume {resume}: no log of one run there, nor a network's logs "
             f"(<name>.<layer>.jsonl); give --layer SPEC or --network NAME as the run was started")
     if len(found) > 1:
-        kinds = ", ".join(f"{n}{' per algorithm' if a else ''}" for n, _, a in found)
+        kinds = ", ".join(f"{n}{' per algorithm' if a else ''}" for n, _, a, _ in found)
         raise InvalidInputError(f"--resume {resume}: logs of several network runs there "
                                 f"({kinds}); give --network NAME (and --algorithm)")
     return found[0]

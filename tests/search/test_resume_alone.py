@@ -152,6 +152,23 @@ def test_resume_alone_of_a_network_equals_resume_with_its_command(tmp_path, caps
     assert all(len(records) == 5 for records in alone.values())
 
 
+def test_resume_alone_of_one_layer_tuned_with_every_algorithm_stays_that_layer(tmp_path, capsys):
+    """Its logs are per algorithm (run.<layer>.<algorithm>.jsonl), as a network's would be:
+    one layer's logs resume that layer, not its whole network."""
+    run = tmp_path / "run.jsonl"
+    assert main(["tune", "--layer", "alexnet.conv2", *NETWORK[2:], "--algorithm", "all",
+                 "--budget", "3", "--log", str(run), "--out-dir", str(tmp_path / "k")]) == 0
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(run), "--budget", "4", "--out-dir",
+                 str(tmp_path / "k"), "--no-verify"]) == 0
+    out, err = capsys.readouterr()
+    assert "--layer alexnet.conv2 --measure model --device T4 --algorithm all" in err, err
+    assert "--network" not in err and "alexnet.conv3" not in out, out
+    logs = _network_records(tmp_path / "run")
+    assert sorted(logs) == ["alexnet.conv2.direct.jsonl", "alexnet.conv2.winograd.jsonl"]
+    assert all(len(records) == 4 for records in logs.values())
+
+
 def test_resume_alone_of_two_networks_logs_under_one_name_is_one_line(tmp_path, capsys):
     for name in ("run.alexnet.conv1.jsonl", "run.vgg16.conv1_1.jsonl"):
         (tmp_path / name).write_text("{}\n")
