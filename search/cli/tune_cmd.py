@@ -71,10 +71,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after R rounds without improvement (default: off)")
     parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")
     parser.add_argument("--resume", metavar="FILE", type=nonempty("path"),
-                        help="continue the run logged in FILE (nothing is measured twice); "
-                             "without --layer, --network and --measure, the run's layer, "
-                             "device, measurer, strategy, budget, seed and history are the "
-                             "log's")
+                        help="continue the run logged in FILE (nothing is measured twice; "
+                             "a network run's name, whose logs are FILE's stem.<layer>.jsonl); "
+                             "without --layer, --network and --measure, the run's layer or "
+                             "network, device, measurer, strategy, budget, seed and history "
+                             "are its log's")
     parser.add_argument("--history", metavar="DB",
                         help="tuning database: the run's measurements are stored in it, and "
                              "explorer / sa / ga / gga / zero_shot learn from its timed records "
