@@ -11,10 +11,12 @@ runs another command line in place of the installed ``iobound`` (another checkou
 one that ends as every Python program does:
 ``--iobound "python -c 'import sys; from search.cli.main import main; sys.exit(main(sys.argv[1:]))'"``).
 
-Measured here (``--runs 30 --seed 1``, results/early_stop_ray*.json): Ray 2.60's driver
-threads outlive ``ray.shutdown`` and crashed the interpreter's teardown in 7 of 30 Ray
-runs ending as every Python program does, 0 of 30 since the ``iobound`` process skips
-that teardown (search/cli/process_exit.py).
+Measured here (``--runs 30 --seed 1``, results/early_stop_*.json; ``*_teardown``: the
+process ending as every Python program does): Ray 2.60's driver threads outlive
+``ray.shutdown`` and crashed the interpreter's teardown in 7 of 30 Ray runs, and with the
+local executor (``--stop-after 0.5 5``) a stop during the teardown killed 8 of 30 finished
+runs without their line; none of either since ``iobound`` skips that teardown
+(search/cli/process_exit.py).
 
 Run: ``.venv/bin/python benchmarks/early_stop.py [--runs 30] [--executor ray] [--stop-after 2 4]``
 """

@@ -22,16 +22,7 @@ from search.interrupts import STOP_SIGNALS
 from .options import ExecutorOptions
 
 __all__ = ["import_ray", "start_local_ray", "connect", "shutdown", "ray_session",
-           "driver_started", "CONNECT_TIMEOUT_S"]
-
-_driver_started = False  # set as a ray.init of ours begins
-
-
-def driver_started() -> bool:
-    """Whether this module called ``ray.init`` in this process, successfully or not (a
-    Ctrl-C late in the call leaves Ray's driver threads started): the process then ends
-    without the interpreter's teardown (:mod:`search.cli.process_exit`)."""
-    return _driver_started
+           "CONNECT_TIMEOUT_S"]
 
 
 def import_ray():
@@ -123,8 +114,6 @@ def _without_failure_signal_handlers():
 def _init(ray, what: str, **kwargs) -> None:
     """``ray.init(**kwargs)``; a failure of Ray's (not Ctrl-C) is a ToolchainError saying
     ``what`` failed and why, in one line, after shutting down what Ray started."""
-    global _driver_started
-    _driver_started = True
     try:
         with _handlers_kept(), _without_failure_signal_handlers():
             ray.init(**kwargs)
