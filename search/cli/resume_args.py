@@ -131,13 +131,14 @@ def _network_logs(resume: str) -> tuple[str, str, bool, int]:
     for network in network_names():
         for per_algorithm in (False, True):
             algorithms = ALGORITHMS if per_algorithm else (None,)
-            logged = []  # per layer that has any, its logs
+            first, layers = None, 0  # the first log, and how many layers have one
             for layer in network_layers(network):
                 paths = [per_layer_path(resume, file_part(layer, a), True) for a in algorithms]
-                if any(has_log(p) for p in paths):
-                    logged.append([p for p in paths if has_log(p)])
-            if logged:
-                found.append((network, logged[0][0], per_algorithm, len(logged)))
+                logs = [p for p in paths if has_log(p)]
+                if logs:
+                    first, layers = first or logs[0], layers + 1
+            if layers:
+                found.append((network, first, per_algorithm, layers))
     if not found:  # the command would fail on what it does not name
         raise InvalidInputError(
             f"--resume {resume}: no log of one run there, nor a network's logs "

@@ -22,7 +22,7 @@ def test_every_script_ends_through_run_script(script):
     """A script whose __main__ called main() directly printed a traceback for an unknown
     device and exited 1 for its own argument checks."""
     main_block = script.read_text().split('if __name__ == "__main__":')[-1]
-    # exit_process: a script that ran a Ray driver skips the interpreter's teardown
+    # exit_process: a script that starts Ray ends as iobound does (search/cli/process_exit.py)
     assert re.search(r"(sys\.exit|exit_process)\(run_script\(main\)\)", main_block), script.name
 
 
