@@ -45,7 +45,7 @@ from search.records import read_log  # noqa: E402
 STOPS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
 
 
-def _iobound() -> list[str]:
+def installed_iobound() -> list[str]:
     """The installed console script (what a user runs), else the module."""
     script = Path(sys.executable).with_name("iobound")
     return [str(script)] if script.exists() else [sys.executable, "-m", "search.cli.main"]
@@ -121,9 +121,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     rng = random.Random(args.seed)
-    cmd = (args.iobound or _iobound()) + ["tune", "--layer", args.layer, "--budget", str(args.budget),
-                        "--executor", args.executor, "--workers", str(args.workers),
-                        "--seed", str(args.seed)]
+    cmd = (args.iobound or installed_iobound()) + [
+        "tune", "--layer", args.layer, "--budget", str(args.budget), "--executor", args.executor,
+        "--workers", str(args.workers), "--seed", str(args.seed)]
     folder = Path(tempfile.mkdtemp(prefix="iobound-early-stop-"))
     runs = []
     try:

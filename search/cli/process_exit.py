@@ -4,9 +4,9 @@ is done: without the interpreter's teardown.
 Everything a run writes is written and closed by then. The exit handlers (``atexit``:
 logging, multiprocessing's workers, temporary and build folders) run, stdout and stderr
 are flushed, and ``os._exit`` ends the process, skipping what is left: freeing every
-module and object, which after a tune took 0.6-0.9 s (XGBoost's alone 0.35 s), a window
-where SIGTERM killed a finished run without its line (exit -15 in 3 of 30 local runs
-stopped 0.5-5 s in), and where Ray 2.60's driver threads, which outlive
+module and object, which after a tune took 0.28-0.36 s (``benchmarks/exit_time.py``), a window
+where SIGTERM or Ctrl-C killed a finished run without its line (exit -15 or -2 in 8 of 30
+local runs stopped 0.5-5 s in), and where Ray 2.60's driver threads, which outlive
 ``ray.shutdown``, used freed memory (a segmentation fault after the run's last line in 7
 of 30 Ray runs stopped 2-4 s in; ``benchmarks/early_stop.py``).
 
