@@ -43,6 +43,10 @@ from iobound.errors import InvalidInputError  # noqa: E402
 from search.records import read_log  # noqa: E402
 
 STOPS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
+#: iobound ending as every Python program does, with the interpreter's teardown (what
+#: search/cli/process_exit.py skips): the ``--iobound`` of the "before" runs
+TEARDOWN = [sys.executable, "-c",
+            "import sys; from search.cli.main import main; sys.exit(main(sys.argv[1:]))"]
 
 
 def installed_iobound() -> list[str]:

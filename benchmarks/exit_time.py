@@ -25,10 +25,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.early_stop import installed_iobound  # noqa: E402
+from benchmarks.early_stop import TEARDOWN, installed_iobound  # noqa: E402
 
-TEARDOWN = [sys.executable, "-c",
-            "import sys; from search.cli.main import main; sys.exit(main(sys.argv[1:]))"]
 DEFAULT_ARGS = ["tune", "--layer", "resnet50.conv3_1", "--budget", "48"]  # README's first
 
 

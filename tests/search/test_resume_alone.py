@@ -25,15 +25,19 @@ DAMAGED = {"kind": "header", "schema": "iobound.tune-log", "version": 1,
            "layer": {"n": 1, "c_in": 4, "h_in": 8, "w_in": 8, "c_out": 4, "k_h": 3, "k_w": 3}}
 
 
+#: How every run here is made (a resume alone must find each of these in the log)
+RUN = ["--measure", "model", "--device", "t4", "--strategy", "random", "--seed", "5",
+       "--no-verify"]
+
+
 def _records(path):
     return [(e.record.config, e.record.time_ms) for e in read_log(path).entries]
 
 
 def _start(tmp_path, capsys, budget="4", *extra):
     log = tmp_path / "run.jsonl"
-    assert main(["tune", "--layer", LAYER, "--measure", "model", "--device", "t4",
-                 "--strategy", "random", "--budget", budget, "--seed", "5", "--no-verify",
-                 "--json", "--log", str(log), "--out-dir", str(tmp_path / "k"), *extra]) == 0
+    assert main(["tune", "--layer", LAYER, *RUN, "--budget", budget, "--json", "--log",
+                 str(log), "--out-dir", str(tmp_path / "k"), *extra]) == 0
     capsys.readouterr()
     return log
 
@@ -117,8 +121,7 @@ def test_resume_alone_of_no_runs_log_is_one_line(tmp_path, capsys, make, needle)
     assert needle in err and len(err.splitlines()) == 1 and out == "", err
 
 
-NETWORK = ["--network", "alexnet", "--measure", "model", "--device", "t4", "--strategy",
-           "random", "--seed", "5", "--no-verify"]
+NETWORK = ["--network", "alexnet", *RUN]
 
 
 def _network_records(stem):
@@ -156,7 +159,7 @@ def test_resume_alone_of_one_layer_tuned_with_every_algorithm_stays_that_layer(t
     """Its logs are per algorithm (run.<layer>.<algorithm>.jsonl), as a network's would be:
     one layer's logs resume that layer, not its whole network."""
     run = tmp_path / "run.jsonl"
-    assert main(["tune", "--layer", "alexnet.conv2", *NETWORK[2:], "--algorithm", "all",
+    assert main(["tune", "--layer", "alexnet.conv2", *RUN, "--algorithm", "all",
                  "--budget", "3", "--log", str(run), "--out-dir", str(tmp_path / "k")]) == 0
     capsys.readouterr()
     assert main(["tune", "--resume", str(run), "--budget", "4", "--out-dir",
