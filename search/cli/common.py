@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Sequence
 
 from iobound import limits
 from iobound.algorithms import ALGORITHMS  # the families every subcommand knows
@@ -84,10 +84,10 @@ def add_algorithm_argument(parser: argparse.ArgumentParser, default: str | None 
         help=help or f"direct convolution or Winograd F(e x e, r x r) (default {default})")
 
 
-def add_json_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--json``: print one JSON object (see :func:`print_result`) instead of text."""
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object instead of text")
+def add_json_argument(parser: argparse.ArgumentParser, document: str = "one JSON object") -> None:
+    """Add ``--json``: print ``document`` (one JSON object, see :func:`print_result`, unless
+    the subcommand prints another) instead of text."""
+    parser.add_argument("--json", action="store_true", help=f"print {document} instead of text")
 
 
 def resolve_layer(args: argparse.Namespace) -> "ConvLayer":
@@ -179,17 +179,24 @@ def format_rows(rows: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
-def aligned_table(rows: Sequence[Sequence[str]], text_columns: int = 1) -> str:
-    """Rows of cells as aligned columns two spaces apart: the first ``text_columns``
-    left-aligned (names), the others right-aligned (numbers); no trailing blanks.
+def aligned_table(rows: Sequence[Sequence[str]],
+                  text_columns: int | Collection[int] = 1) -> str:
+    """Rows of cells as aligned columns two spaces apart: the text columns left-aligned
+    (names), the others right-aligned (numbers); no trailing blanks. ``text_columns`` is
+    how many columns from the left are text, or the indices of the text columns.
 
     >>> print(aligned_table([("layer", "ms"), ("conv1", "0.25"), ("conv10", "12.5")]))
     layer     ms
     conv1   0.25
     conv10  12.5
+    >>> print(aligned_table([("ms", "layer"), ("0.25", "conv1"), ("12.5", "conv10")], {1}))
+      ms  layer
+    0.25  conv1
+    12.5  conv10
     """
+    text = range(text_columns) if isinstance(text_columns, int) else text_columns
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(v.ljust(w) if c < text_columns else v.rjust(w)
+    return "\n".join("  ".join(v.ljust(w) if c in text else v.rjust(w)
                                for c, (v, w) in enumerate(zip(r, widths))).rstrip()
                      for r in rows)
 

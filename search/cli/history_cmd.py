@@ -59,12 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _db_and_json(p)
     p = sub.add_parser("list", help="workloads x devices with counts and the best time")
     _select(p)
-    _db_and_json(p)
+    _db_and_json(p, rows=True)
     p = sub.add_parser("best", help="the fastest configurations (each once, at its fastest "
                                     "measurement)")
     _select(p)
     p.add_argument("-k", type=ascii_int, default=5, help="how many (default 5)")
-    _db_and_json(p)
+    _db_and_json(p, rows=True)
     p = sub.add_parser("export", help="one workload on one device as a Kernel Tuner cache file")
     _select(p)
     p.add_argument("--toolchain", help="only measurements of this toolchain")
@@ -83,9 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _db_and_json(p)
 
 
-def _db_and_json(p: argparse.ArgumentParser) -> None:
+def _db_and_json(p: argparse.ArgumentParser, rows: bool = False) -> None:
     p.add_argument("--db", required=True, metavar="DB", help="the tuning database (SQLite file)")
-    add_json_argument(p)
+    add_json_argument(p, "one JSON list of rows" if rows else "one JSON object")
 
 
 def _select(p: argparse.ArgumentParser) -> None:
@@ -265,10 +265,13 @@ def _best(args, db) -> int:
     if not picks:
         print("no timed measurement matches")
         return 1
-    for m in picks:
-        cfg = ", ".join(f"{k}={v}" for k, v in m.record.config.items())
-        est = " (estimate)" if m.record.estimate else ""
-        print(f"{m.time_ms:.4f} ms{est}  {m.device}  {labels[m.workload]}  {cfg}")
+    table = [("best ms", "device", "workload", "config")]
+    table += [(f"{m.time_ms:.4f}{'*' if m.record.estimate else ''}", m.device,
+               labels[m.workload], ", ".join(f"{k}={v}" for k, v in m.record.config.items()))
+              for m in picks]
+    print(aligned_table(table, text_columns={1, 2, 3}))
+    if any(m.record.estimate for m in picks):
+        print("(* analytic estimate, not a measurement)")
     return 0
 
 

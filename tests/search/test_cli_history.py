@@ -295,3 +295,30 @@ def test_import_device_naming_the_files_own_preset_agrees(capsys, tmp_path, give
         assert list(t.devices()) == ["NVIDIA RTX A4000"] and t.count() == 2
     code, _, err = _run(capsys, "history", "import", str(src), "--device", "a6000", "--db", db)
     assert code == 2 and "disagrees" in err
+
+
+def test_best_prints_an_aligned_table_of_the_json_rows(capsys, tmp_path, two_device_db):
+    """``history best`` as text: a header and one row per pick, in the JSON's order, each
+    column starting where its header does; the estimate legend only under estimates."""
+    db, _, _ = two_device_db
+    capsys.readouterr()  # the fixture's import
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "-k", "3", "--json")
+    picks = json.loads(out)
+    code, out, _ = _run(capsys, "history", "best", "--db", db, "-k", "3")
+    header, *rows = out.splitlines()
+    assert code == 0 and len(rows) == len(picks) == 3
+    starts = [header.index(name) for name in ("device", "workload", "config")]
+    for row, pick in zip(rows, picks):
+        assert row[:starts[0]].strip() == f"{pick['time_ms']:.4f}"
+        assert row[starts[0]:starts[1]].strip() == pick["device"]
+        assert row[starts[1]:starts[2]].strip() == pick["workload"]
+        assert row[starts[2]:] == ", ".join(f"{k}={v}" for k, v in pick["config"].items())
+    assert "estimate" not in out  # the synthetic caches are measurements
+    model_db = str(tmp_path / "m.db")
+    assert main(["tune", "--layer", "cin=8,hin=8,cout=8,kh=3,pad=1", "--budget", "2",
+                 "--measure", "model", "--history", model_db, "--no-verify"]) == 0
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "history", "best", "--db", model_db, "-k", "1")
+    header, row, legend = out.splitlines()
+    assert code == 0 and row.split()[0].endswith("*")
+    assert legend == "(* analytic estimate, not a measurement)"
