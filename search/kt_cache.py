@@ -88,7 +88,12 @@ class NoMeasurementsError(InvalidInputError):
     """A file of the tuning formats that describes and holds no measurements: a T4
     metadata file (the machine and software) or a T1 description (parameters and
     restrictions). Given by name it is bad input; in a folder being imported it is
-    passed over (:func:`search.db.importer.read_paths`)."""
+    passed over (:func:`search.db.importer.read_paths`). ``what`` says which file it is
+    ("a T1 tuning-problem description (...)")."""
+
+    def __init__(self, message: str, what: str) -> None:
+        super().__init__(message)
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,11 @@ class KtCache:
         'A100'
         """
         return named(self.device_name) or (file_stem(self.path) if self.path else "")
+
+    @property
+    def file_kind(self) -> str:
+        """``"t4-results"`` for a T4 results file read as a cache, else ``"kt-cache"``."""
+        return "t4-results" if "t4_schema_version" in self.meta else "kt-cache"
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -283,12 +293,12 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     if t4:
         raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
     elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
-        raise NoMeasurementsError(f"{where} is a T4 metadata file (the machine and software, no "
-                                  f"measurements); give its results file or the cache")
+        what = "a T4 metadata file (the machine and software, no measurements)"
+        raise NoMeasurementsError(f"{where} is {what}; give its results file or the cache", what)
     if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        raise NoMeasurementsError(f"{where} is a T1 tuning-problem description "
-                                  f"(parameters and restrictions, no measurements); give a Kernel "
-                                  f"Tuner cache file with recorded times")
+        what = "a T1 tuning-problem description (parameters and restrictions, no measurements)"
+        raise NoMeasurementsError(f"{where} is {what}; give a Kernel Tuner cache file with "
+                                  "recorded times", what)
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
         raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
     tune_params = _tune_params(raw, where)

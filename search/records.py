@@ -108,11 +108,14 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     elif lines:  # no final newline: the last line was being written when the run died
         lines.pop()
         truncated = True
-    if not lines:
-        raise InvalidInputError(f"{where} is empty (no header)")
-    header = _json_line(lines[0], f"{where}: bad header line")
+    if not lines:  # nothing, or one line without its newline: no log, maybe another file
+        raise InvalidInputError(_other_kind(path, data) or f"{where} is empty (no header)")
+    try:
+        header = _json_line(lines[0], f"{where}: bad header line")
+    except InvalidInputError as exc:
+        raise InvalidInputError(_other_kind(path, data) or str(exc)) from None
     if not isinstance(header, dict) or header.get("schema") != SCHEMA:
-        raise InvalidInputError(f"{where} is not an iobound tuning log")
+        raise InvalidInputError(_other_kind(path, data) or f"{where} is not an iobound tuning log")
     if header.get("version") != SCHEMA_VERSION:
         raise InvalidInputError(f"{where} has schema version {repr(header.get('version'))[:20]}; "
                                 f"this iobound reads version {SCHEMA_VERSION}")
@@ -125,6 +128,26 @@ def read_log(path: str | os.PathLike) -> TuneLog:
             continue
         entries.append(_entry(obj, f"{where} line {n}"))
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
+
+
+def _other_kind(path: Path, data: bytes) -> str | None:
+    """What a file that is no tuning log is, when it is one of the other files iobound
+    reads (a tuning database, a Kernel Tuner cache, a T1 or T4 file), else None."""
+    from .db.merge import is_sqlite
+    from .kt_cache import NoMeasurementsError, load_cache
+    if is_sqlite(path):
+        return f"{str(path)!r} is a tuning database, not a run's log (a database is read with --history)"
+    if not data.lstrip()[:1] == b"{":  # no JSON document: not worth parsing as a cache
+        return None
+    try:
+        cache = load_cache(path)
+    except NoMeasurementsError as exc:
+        return f"{str(path)!r} is {exc.what}, not a run's log"
+    except InvalidInputError:
+        return None
+    what = "a T4 results file" if cache.file_kind == "t4-results" else "a Kernel Tuner cache file"
+    return (f"{str(path)!r} is {what}, not a run's log (replayed with --measure replay:FILE, "
+            f"imported with iobound history import)")
 
 
 def _log_bytes(path: Path, where: str) -> bytes:

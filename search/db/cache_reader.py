@@ -82,8 +82,7 @@ def read_cache(path: Path, device: str | None) -> FileImport:
     check_problem(cache.problem_size, "problem_size")
     w = recorded_workload(cache.kernel_name, cache.problem_size, cache.keys)
     tool = _toolchain(cache.meta.get("toolchain"), KT_TOOLCHAIN)
-    kind = "t4-results" if "t4_schema_version" in cache.meta else "kt-cache"
-    out = FileImport(str(path), kind, dev, w, tune_params={w: cache.tune_params})
+    out = FileImport(str(path), cache.file_kind, dev, w, tune_params={w: cache.tune_params})
     for entry in cache.entries:
         rec = _kt_record(entry, cache.keys)
         if rec is None or "invalid_reason" in entry:  # a bad time (load_cache)

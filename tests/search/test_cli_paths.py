@@ -1,6 +1,7 @@
 """Output paths are checked before any work starts (search/cli/common.py)."""
 
 import argparse
+import json
 import os
 import re
 import stat
@@ -268,6 +269,45 @@ def test_a_file_of_the_wrong_kind_is_named_for_what_it_is(capsys, tmp_path, synt
         code = main(argv)
         out, err = capsys.readouterr()
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and needle in err, argv
+
+
+T4_RESULTS = {"schema_version": "1.0.0", "results": [
+    {"timestamp": "2024-01-01 00:00:00", "configuration": {"a": 1}, "times": {},
+     "correctness": 1, "objectives": ["time"], "invalidity": "correct",
+     "measurements": [{"name": "time", "value": 1.5, "unit": "ms"}]}]}
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("database", "is a tuning database, not a run's log"),
+    ("cache", "is a Kernel Tuner cache file, not a run's log"),
+    ("gzip_cache", "is a Kernel Tuner cache file, not a run's log"),
+    ("t4_results", "is a T4 results file, not a run's log"),
+    ("t4_metadata", "is a T4 metadata file (the machine and software, no measurements), not a"),
+    ("t1", "is a T1 tuning-problem description (parameters and restrictions, no measurements), "),
+])
+@pytest.mark.parametrize("alone", [True, False])
+def test_resume_names_the_kind_of_a_file_that_is_no_log(capsys, tmp_path, synth_cache_path,
+                                                          kind, said, alone):
+    """Every other file iobound reads, given to --resume (alone, where its header is read
+    for the run's options, or with the run's options): one line saying what it is, not a
+    JSON or UTF-8 decoding error of its first line."""
+    from tests.search.conftest import synth_cache_dict
+    path = tmp_path / ("t.db" if kind == "database" else f"{kind}.json")
+    if kind == "database":
+        assert main(["history", "import", str(synth_cache_path), "--db", str(path)]) == 0
+    elif kind == "gzip_cache":  # one line of JSON, gzipped: its first line is a JSON object
+        path = synth_cache_path
+    else:  # JSON over many lines: the first, "{", is no JSON at all
+        path.write_text(json.dumps({
+            "cache": synth_cache_dict(), "t4_results": T4_RESULTS,
+            "t4_metadata": {"metadata": {"hardware": {}}},
+            "t1": {"ConfigurationSpace": {"parameters": []}}}[kind], indent=1))
+    capsys.readouterr()
+    options = [] if alone else ["--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model",
+                                "--budget", "2"]
+    code = main(["tune", "--resume", str(path), *options])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and said in err, err
 
 
 LONG_NAME = "x" * 300  # longer than any file name the system takes (255 bytes)
