@@ -11,7 +11,6 @@ Examples
 from __future__ import annotations
 
 import argparse
-import sys
 
 from iobound.errors import InvalidInputError
 
@@ -95,15 +94,19 @@ def run_selection(args: argparse.Namespace) -> list:
                          f"{args.measure!r} (cuda and emulate need a tuner run per candidate)")
     layers = resolve_layers(args)
     device = get_device(args.device)
-    progress = None
-    if len(layers) > 1 and not args.json:
-        def progress(i, layer):
-            print(f"\r[{i + 1}/{len(layers)}] {layer.name:<48}", end="", file=sys.stderr,
-                  flush=True)
+    from search.progress import ProgressBar
+    # drawn on a terminal only, as tune's bar
+    bar = ProgressBar(len(layers), unit="") if len(layers) > 1 and not args.json else None
+
+    def progress(i, layer):
+        bar.label = f"select {layer.name}"
+        bar(i)
     known = history_records(args, device.name)
-    sels = select_layers(layers, device, args.measure, progress, known=known)
-    if progress is not None:
-        print("", file=sys.stderr)
+    sels = select_layers(layers, device, args.measure, progress if bar else None, known=known)
+    if bar is not None:
+        bar.label = "select"
+        bar(len(layers))
+        bar.close()
     return sels
 
 

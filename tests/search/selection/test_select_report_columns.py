@@ -5,6 +5,7 @@ estimates, HTML text escaped, and progress only where the CLI doc says."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -115,7 +116,14 @@ def test_report_files(sels, tmp_path, monkeypatch):
     (["select", "--network", "alexnet", "--json"], False),
     (["select", "--network", "alexnet"], True),
 ])
-def test_progress_only_for_several_layers_without_json(capsys, cached_labels, argv, progress):
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_only_for_several_layers_without_json(capsys, monkeypatch, cached_labels, argv,
+                                                       progress, terminal):
+    """A bar on stderr for a network's layers, drawn only on a terminal (as tune's): logs
+    and pipes get none."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     assert main(argv) == 0
     err = capsys.readouterr().err
-    assert ("[1/5]" in err) == progress and (err == "") == (not progress)
+    shown = progress and terminal
+    assert ("select alexnet.conv1 [" in err and "] 5/5\n" in err) == shown
+    assert (err == "") == (not shown), err
