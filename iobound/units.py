@@ -24,11 +24,10 @@ DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
 #: Bytes of one word of the generated kernels (fp32): the one definition.
 WORD_BYTES = DTYPE_BYTES["fp32"]
 
-_UNITS = {
-    "b": 1,
-    "kb": 1000, "mb": 1000**2, "gb": 1000**3,
-    "kib": 1024, "mib": 1024**2, "gib": 1024**3,
-}
+#: The byte units a size may name (any letter case), as the error lists them.
+UNIT_BYTES = {"B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3,
+              "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+_UNITS = {unit.lower(): n for unit, n in UNIT_BYTES.items()}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$", re.ASCII)
 #: Digits a size may have: 2^40 words of fp64 in bytes has 14; longer text is refused
 #: before any arithmetic on it.
@@ -54,7 +53,7 @@ def parse_bytes(text: str) -> int:
     if not m or m.group(2).lower() not in _UNITS:
         raise InvalidInputError(
             f"cannot read size {str(text)[:40]!r}: give words (12288) or bytes with a unit "
-            f"({', '.join(u for u in ('B', 'KiB', 'MiB', 'KB', 'MB'))})"
+            f"({', '.join(UNIT_BYTES)})"
         )
     number = m.group(1)
     if len(number.lstrip("0")) > _MAX_DIGITS:
@@ -68,7 +67,8 @@ def parse_bytes(text: str) -> int:
 
 
 def fast_memory_words(text: str | int, dtype: str = "fp32") -> int:
-    """Fast memory S in words from words (a bare integer) or bytes with a unit.
+    """Fast memory S in words from words (a bare integer) or bytes with a unit (rounded
+    down to whole words of ``dtype``: ``6B`` of fp32 holds one).
 
     Raises
     ------

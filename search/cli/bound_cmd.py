@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, get_algorithm
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, int_option, json_safe, resolve_fast_memory, resolve_layer,
+    add_winograd_e_argument, check_winograd_e, json_safe, resolve_fast_memory, resolve_layer,
 )
 
 HELP = "I/O lower bounds (Hong-Kung composite, X-partition, chain X-partition, compulsory) of a layer"
@@ -44,11 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="direct convolution (default), Winograd F(e x e, r x r), or all that apply "
              "(Winograd is left out, with a note, where it does not apply; --json lists "
              "it in \"omitted\" with the reason)")
-    parser.add_argument(
-        "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E),
-        default=None, metavar="E",
-        help=f"Winograd output tile edge e of F(e x e, r x r) (default {DEFAULT_WINOGRAD_E}; "
-             "the input tile e + r - 1 must be at most 32)")
+    add_winograd_e_argument(parser)
     add_json_argument(parser)
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ALGORITHMS", "DEFAULT_DEVICE", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
-    "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
+    "add_winograd_e_argument", "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
     "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
 ]
 
@@ -48,7 +48,8 @@ DEFAULT_DEVICE = "v100"
 
 LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value pairs "
               "'cin=64,hin=56,cout=64,kh=3,pad=1' (keys n, cin, hin, win, cout, kh, kw, "
-              "stride, pad, dilation, groups; pairs as 'a' or 'axb'; groups=G divides cin "
+              "stride, pad, dilation, groups; stride, pad and dilation as 'a' or 'axb' "
+              "(height x width); groups=G divides cin "
               "and cout, groups=cin is depthwise)")
 
 
@@ -100,6 +101,16 @@ def resolve_fast_memory(args: argparse.Namespace) -> int:
     """Fast memory in words from ``args.fast_memory`` and ``args.dtype``."""
     from iobound.units import fast_memory_words
     return fast_memory_words(args.fast_memory, dtype=args.dtype)
+
+
+def add_winograd_e_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--winograd-e E``, one output tile edge (``None`` when not given)."""
+    from iobound.algorithms import DEFAULT_WINOGRAD_E
+    parser.add_argument(
+        "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None,
+        metavar="E", help=f"Winograd output tile edge e of F(e x e, r x r) (default "
+                          f"{DEFAULT_WINOGRAD_E}; the input tile e + r - 1 must be at most "
+                          f"{limits.WINOGRAD_E.high})")
 
 
 def check_winograd_e(e: int | None) -> None:

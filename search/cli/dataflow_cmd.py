@@ -18,7 +18,7 @@ from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, add_memory_arguments,
-    check_winograd_e, format_rows, int_option, nonempty, print_result, resolve_fast_memory,
+    add_winograd_e_argument, check_winograd_e, format_rows, int_option, nonempty, print_result, resolve_fast_memory,
     resolve_layer,
 )
 
@@ -34,7 +34,8 @@ DESCRIPTION = (
     "stride) tiles may also be runs of consecutive output positions. Reports the exact I/O (halos and borders included), the paper's estimate "
     "(Eq. 12/13 direct, Eq. 14 Winograd), the on-chip footprint, the optimality condition "
     "x*y = R*z (R = reuse_max; r^2 for Winograd) and the ratio to the best lower bound, "
-    "evaluated at the S/N_p words one block may use."
+    "evaluated at the S/N_p words one block may use + 2 (the two red pebbles an operation "
+    "needs beyond what it keeps, as the bounds count them)."
 )
 
 
@@ -48,8 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--processors", type=int_option("--processors", limits.PROCESSORS), default=1, metavar="N",
                         help="N_p blocks sharing S; each may use S/N_p words (default 1)")
     add_algorithm_argument(parser)
-    parser.add_argument("--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None, metavar="E",
-                        help=f"Winograd output tile F(e x e, r x r) (default {DEFAULT_WINOGRAD_E})")
+    add_winograd_e_argument(parser)
     parser.add_argument("--tiles", default=None, metavar="x,y,z[,alpha]", type=nonempty("tile list"),
                         help="evaluate these tiles instead of searching (Winograd: x,y,z, e from "
                              "--winograd-e; with a -runs --order: m,z, runs of m consecutive "

@@ -40,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_device_argument(parser, DEFAULT_DEVICE, "whose limits bound the domain")
     add_algorithm_argument(parser)
     parser.add_argument("--winograd-e", default=None, metavar="E[,E...]",
-                        help="Winograd output tile sizes to offer (default 2,3,4)")
+                        help="Winograd output tile edges to offer, each >= 2 (F(1 x 1, r x r) "
+                             "is direct convolution with transforms) and with e + r - 1 at most "
+                             f"{limits.WINOGRAD_E.high} (default 2,3,4)")
     add_json_argument(parser)
 
 

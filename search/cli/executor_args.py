@@ -28,6 +28,7 @@ import argparse
 
 from iobound.errors import InvalidInputError
 from search.cli.common import ascii_int, nonempty
+from search.executors.local import WORKERS_PER_CORE
 from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETRIES, ExecutorOptions
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
@@ -52,8 +53,9 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                             "for the compile-heavy measurers (emulate, cuda), in process for "
                             "model and replay (a pool would only add overhead)")
     group.add_argument("--workers", type=ascii_int, metavar="N",
-                       help="CPU workers that compile (and run the emulate/model measurers); "
-                            "default: the cores here, or the Ray cluster's CPUs")
+                       help="with --executor: CPU workers that compile (and run the "
+                            "emulate/model measurers); default: the cores here (at most "
+                            f"{WORKERS_PER_CORE} per core), or the Ray cluster's CPUs")
     group.add_argument("--ray-address", metavar="ADDR",
                        help="an existing Ray cluster (HOST:PORT of `ray start --head`); "
                             "default: a private Ray on this machine, bound to 127.0.0.1")

@@ -36,7 +36,7 @@ DESCRIPTION = (
     "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
     "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz; T4 "
     "results files too), iobound tuning logs (--log) and other iobound tuning databases (a "
-    "merge: every record keeps its device); importing a file twice adds nothing, and a file "
+    "merge: every record keeps its device); importing a file twice (to one device) adds nothing, and a file "
     "that cannot be read leaves the database unchanged. 'list' shows workloads x devices, "
     "'best' the fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
     "cache file; these three open the database read-only. 'remove' takes out the measurements "
@@ -69,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _select(p)
     p.add_argument("--toolchain", help="only measurements of this toolchain")
     p.add_argument("file", metavar="FILE", type=nonempty("path"),
-                   help="the cache file to write (.json or .json.gz)")
+                   help="the cache file to write (gzipped when it ends in .gz, else "
+                        "plain JSON)")
     _db_and_json(p)
     p = sub.add_parser("remove", help="take measurements out: by workload, device, toolchain "
                                       "or source file")
@@ -232,13 +233,19 @@ def _what(args) -> str:
                                                       ("--layer", args.layer)) if v)
 
 
-def _one_workload(args, db):
-    """The one workload the options select (any, when the database holds one only)."""
+def _one_workload(args, db, device: str | None = None):
+    """The one workload the options select (any, when the database holds one only), of
+    those ``device`` holds when given."""
     chosen = _chosen_workloads(args, db)
     ws = db.workloads() if chosen is None else chosen
+    if device is not None:
+        from search.db.queries import summary
+        held = {r.workload for r in summary(db) if r.device == device}
+        ws = [w for w in ws if w in held]
     if len(ws) == 1:
         return ws[0]
     what = f"matching {_what(args)}" if chosen is not None else "in the database"
+    what += f" on {device}" if device is not None else ""
     if not ws:
         raise InvalidInputError(f"no workload {what}")
     labels = _labels(db)
@@ -281,7 +288,7 @@ def _export(args, db) -> int:
     from search.kt_cache import load_cache
     if args.device:  # an unknown device first: not "N workloads; choose one with --workload"
         args.device = _export_device(args, db)
-    w = _one_workload(args, db)
+    w = _one_workload(args, db, args.device)
     label = _labels(db)[w]
     if not args.device:
         devices = sorted({r.device for r in summary(db) if r.workload == w})

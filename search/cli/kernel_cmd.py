@@ -30,15 +30,17 @@ HELP = "generate a CUDA kernel for a layer and config; compile it (nvcc) and emu
 DESCRIPTION = (
     "Generate the CUDA C source of the direct or Winograd dataflow kernel for one layer and "
     "one configuration (tiles x,y,z, channel chunk alpha or Winograd e, threads tx,ty,tz). "
-    "--compile runs nvcc for --arch and reports ptxas' registers, shared memory and spills; "
+    "--compile builds it for --arch with nvcc (for an arch the installed nvcc no longer "
+    "targets, sm_70 under CUDA 13: NVRTC and ptxas of the volta extra) and reports "
+    "ptxas' registers, shared memory and spills; "
     "--emulate runs the same source on the CPU emulator and checks the output against "
     "numpy, the counted global loads/stores against the dataflow's exact I/O formula, and "
     "the total against the best I/O lower bound at S = the on-chip words the kernel uses + 2 "
     "(blocks share nothing on chip; JSON: onchip_words, lower_bound_fast_memory_words). "
     "Without tx,ty,tz the thread block is chosen from the tiles, greedily along x, then y, "
     "then z (tx the largest divisor of x -- x/e for Winograd -- of at most 256, ty the "
-    "largest divisor of y -- y/e -- that keeps tx*ty within 256, then tz of z, at most 64 "
-    "(CUDA's limit on blockDim.z); not always "
+    "largest divisor of y -- y/e -- that keeps tx*ty within 256, then tz of z, keeping "
+    "tx*ty*tz within 256 and at most 64 (CUDA's limit on blockDim.z); not always "
     "the block with the most threads) and printed. "
     "--from-history DB takes the configuration a tuning database holds as the fastest for "
     "the layer on --device (without --device: the one device it holds the layer on) "
@@ -128,14 +130,15 @@ def _history_config(args, layer):
 
 def _device_of_layer(args, db, layer) -> str:
     """The device ``--from-history`` builds for when ``--device`` is not given: the one
-    device (under any of its names) the database holds timed records of ``layer`` on;
-    :data:`DEFAULT_KERNEL_DEVICE` when it holds none (the error then names it), bad input
-    naming them when several."""
+    device (under any of its names) the database holds timed records of ``layer`` on; bad
+    input when it holds none, naming them when several."""
     from search.db.device_names import same_device
     from search.db.queries import best_for_layer
     held = sorted(d for d in db.devices() if best_for_layer(db, layer, d, args.algorithm))
     if not held:
-        return DEFAULT_KERNEL_DEVICE
+        what = f"{args.algorithm} " if args.algorithm else ""
+        raise InvalidInputError(f"--from-history {args.from_history}: no timed {what}record "
+                                f"of {layer.short()} on any device")
     if not all(same_device(held[0], d) for d in held[1:]):
         raise InvalidInputError(f"--from-history {args.from_history}: it holds {layer.short()} "
                                 f"on {', '.join(held)}; choose one with --device")

@@ -95,16 +95,23 @@ def main(argv: list[str] | None = None) -> int:
                 args, unknown = parser.parse_known_args(argv)
                 if unknown:  # named by the subcommand's prog, as its own errors are
                     from .usage_error import CliError
-                    raise CliError(f"iobound {args.command}: error: unrecognized arguments: "
+                    raise CliError(f"iobound {_command(args)}: error: unrecognized arguments: "
                                    + " ".join(unknown))
                 return int(args._run(args) or 0)
     except KeyboardInterrupt as exc:
-        cmd = getattr(args, "command", None)
+        cmd = _command(args)
         what = exc if isinstance(exc, Interrupted) else "interrupted"  # Interrupted: where the log is
         print(f"iobound {cmd}: {what}" if cmd else "iobound: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
-        return _failed(exc, getattr(args, "command", None))
+        return _failed(exc, _command(args))
+
+
+def _command(args) -> str | None:
+    """The subcommand its errors are named by, with its action (``history best``), as
+    argparse names its own; None before the command line was read."""
+    words = [getattr(args, "command", None), getattr(args, "action", None)]
+    return " ".join(w for w in words if w) or None
 
 
 def _failed(exc: Exception, cmd: str | None) -> int:

@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     add_device_argument(parser, DEFAULT_DEVICE)
     parser.add_argument("--measure", default="model", metavar="KIND",
-                        help="measurer of the candidates: model (default; analytic estimate)")
+                        help="measurer of the candidates: model, the only one taken (the "
+                             "analytic estimate, as select's)")
     add_history_argument(parser)
     parser.add_argument("--out-dir", default="iobound-report", metavar="DIR",
                         help="directory for the files (default ./iobound-report)")

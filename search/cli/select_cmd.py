@@ -38,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--network", metavar="NAME", help="every layer of a network preset")
     add_device_argument(parser, DEFAULT_DEVICE)
     parser.add_argument("--measure", default="model", metavar="KIND",
-                        help="measurer of the candidates: model (default; analytic estimate, "
-                             "the only one whose whole space is evaluated)")
+                        help="measurer of the candidates: model, the only one taken (the "
+                             "analytic estimate; cuda and emulate would need a tuner run per "
+                             "candidate: tune --algorithm all measures the choice)")
     add_history_argument(parser)
     add_json_argument(parser)
 

@@ -69,10 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
     parser.add_argument("--patience", type=ascii_int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
-    parser.add_argument("--log", metavar="FILE", help="write every measurement to this JSON-lines log")
+    parser.add_argument("--log", metavar="FILE",
+                        help="write every measurement to this JSON-lines log (with --network "
+                             "or --algorithm all, one per layer and algorithm: FILE's name "
+                             "with .<layer>[.<algorithm>] before its ending)")
     parser.add_argument("--resume", metavar="FILE", type=nonempty("path"),
                         help="continue the run logged in FILE (nothing is measured twice; "
-                             "a network run's name, whose logs are FILE's stem.<layer>.jsonl); "
+                             "or a network run's --log name, whose logs are named as --log "
+                             "says); "
                              "without --layer, --network and --measure, the run's layer or "
                              "network, device, measurer, strategy, budget, seed and history "
                              "are its log's")
@@ -105,7 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """What a run writes besides its report: the cache, the kernel, the network table."""
     parser.add_argument("--export-cache", metavar="FILE",
-                        help="write the measurements as a Kernel Tuner cache file (.json[.gz])")
+                        help="write the measurements as a Kernel Tuner cache file (gzipped "
+                             "when FILE ends in .gz, else plain JSON; per layer and algorithm "
+                             "named as --log's)")
     parser.add_argument("--out-dir", default=None, metavar="DIR",
                         help=f"where the best kernel's .cu is written (default ./{DEFAULT_OUT_DIR}; "
                              "not with --measure replay:FILE, which writes none)")

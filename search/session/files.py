@@ -69,12 +69,21 @@ def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
                    many: bool) -> str | None:
     """``path`` itself for one layer; ``<stem>.<layer name><suffix>`` for several
     (``layer``: a layer, or the :func:`file_part` of a layer and an algorithm, which
-    names its own files however many there are)."""
+    names its own files however many there are). A gzip name keeps its two endings
+    together (``c.json.gz`` -> ``c.<layer>.json.gz``): a folder import and the cache
+    reader know a cache by them.
+
+    >>> per_layer_path("c.json.gz", FilePart("conv1"), many=True)
+    'c.conv1.json.gz'
+    """
     if path is None or not (many or isinstance(layer, FilePart)):
         return path
     p = Path(path)
+    stem, suffix = p.stem, p.suffix or ".jsonl"
+    if suffix == ".gz" and Path(stem).suffix:
+        stem, suffix = Path(stem).stem, Path(stem).suffix + suffix
     name = (layer.name or "layer").replace("/", "_")  # as the kernel file's (search.winner)
-    return str(p.with_name(f"{p.stem}.{name}{p.suffix or '.jsonl'}"))
+    return str(p.with_name(f"{stem}.{name}{suffix}"))
 
 
 def logged_count(settings: "TuneSettings | None") -> int:

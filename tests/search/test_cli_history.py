@@ -275,7 +275,7 @@ def test_import_with_an_empty_db_path_is_one_line_and_removes_nothing(capsys, tm
     (tmp_path / "-wal").write_text("a user's file")
     code, out, err = _run(capsys, "history", "import", "--db", "", str(synth_cache_path))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert err.startswith("iobound history: error: --db") and "the path is empty" in err
+    assert err.startswith("iobound history import: error: --db") and "the path is empty" in err
     assert (tmp_path / "-wal").read_text() == "a user's file"
 
 
@@ -322,3 +322,21 @@ def test_best_prints_an_aligned_table_of_the_json_rows(capsys, tmp_path, two_dev
     header, row, legend = out.splitlines()
     assert code == 0 and row.split()[0].endswith("*")
     assert legend == "(* analytic estimate, not a measurement)"
+
+
+def test_export_device_alone_picks_the_one_workload_it_holds(capsys, tmp_path, synth_cache_path):
+    """Two workloads, each on its own device: ``export --device`` names the workload (it
+    was "2 workloads in the database; choose one with --workload"); without --device the
+    choice is still asked for."""
+    db = str(tmp_path / "t.db")
+    assert main(["history", "import", str(synth_cache_path), "--db", db]) == 0
+    assert main(["tune", "--layer", "cin=8,hin=8,cout=8,kh=3,pad=1", "--budget", "2",
+                 "--measure", "model", "--history", db, "--no-verify",
+                 "--out-dir", str(tmp_path / "k")]) == 0
+    capsys.readouterr()
+    for device, workload in (("Synthetic GPU", "synth_kernel"), ("v100", "iobound.conv")):
+        code, out, _ = _run(capsys, "history", "export", "--db", db, "--device", device,
+                            str(tmp_path / "out.json"), "--json")
+        assert code == 0 and json.loads(out)["workload"].startswith(workload), out
+    code, _, err = _run(capsys, "history", "export", "--db", db, str(tmp_path / "out.json"))
+    assert code == 2 and "2 workloads in the database; choose one with --workload" in err

@@ -24,9 +24,23 @@ def test_an_unknown_option_is_named_by_its_subcommand(capsys, argv):
     "iobound: error: unrecognized arguments" (argparse reports them from the top parser)."""
     code = main(argv)
     out, err = capsys.readouterr()
-    prefix = "iobound " + argv[0]  # as the command's other errors are named
+    # as the command's other errors are named (history's with its action, as argparse's)
+    prefix = "iobound " + " ".join(argv[:2] if argv[0] == "history" else argv[:1])
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"{prefix}: error: unrecognized arguments: "), err
+
+
+@pytest.mark.parametrize("argv", [["-k", "x"], ["-k", "0"]])
+def test_a_history_actions_errors_name_the_action(capsys, tmp_path, argv):
+    """argparse's own error (-k x) and ours (-k 0) name one command: "iobound history best"
+    (ours said "iobound history")."""
+    from search.db import TuningDB
+    with TuningDB(str(tmp_path / "t.db")):
+        pass
+    code = main(["history", "best", "--db", str(tmp_path / "t.db"), *argv])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith(("iobound history best: error: -k",
+                                         "iobound history best: error: argument -k")), err
 
 
 class _WriteFailed(IoboundError):

@@ -56,6 +56,8 @@ def test_tuned_layer_gives_its_best_kernel_back(capsys, tmp_path):
     (["--device", "a100"], "it holds the layer on V100-SXM2 (--device)"),
     (["--device", "v100", "--algorithm", "winograd"], "no timed winograd record"),
     (["--device", "v100", "--config", "x=1"], "not allowed with"),
+    (["--algorithm", "winograd"], "no timed winograd record of n1 3x8x8 -> 4x8x8 k3x3 s1x1 p1x1 "
+                                  "on any device"),  # no --device: it was "on A100-SXM4-40GB"
 ])
 def test_no_record_there_is_one_line_naming_where_it_is(capsys, tmp_path, argv, needle):
     db = str(tmp_path / "t.db")

@@ -67,6 +67,26 @@ def test_per_layer_path_keeps_a_suffix_and_names_an_unnamed_layer():
     assert per_layer_path("out/run", named, False) == "out/run"
 
 
+def test_per_layer_path_keeps_a_gzip_names_endings_together(tmp_path, capsys):
+    """``c.json.gz`` -> ``c.<layer>.json.gz`` (it was ``c.json.<layer>.gz``, which a folder
+    import passed over: no cache ending); a name with one ending keeps it whole. A
+    network's caches exported so import as the folder they were written to."""
+    named = dataclasses.replace(SMALL, name="c1")
+    assert per_layer_path("out/c.json.gz", named, True) == "out/c.c1.json.gz"
+    assert per_layer_path("out/run.jsonl.gz", named, True) == "out/run.c1.jsonl.gz"
+    assert per_layer_path("out/c.gz", named, True) == "out/c.c1.gz"
+    from search.cli.main import main
+    (tmp_path / "caches").mkdir()
+    assert main(["tune", "--network", "alexnet", "--budget", "2", "--measure", "model",
+                 "--no-verify", "--out-dir", str(tmp_path / "k"),
+                 "--export-cache", str(tmp_path / "caches" / "net.json.gz")]) == 0
+    assert main(["history", "import", str(tmp_path / "caches"), "--db",
+                 str(tmp_path / "h.db"), "--json"]) == 0
+    files = json.loads(capsys.readouterr().out.splitlines()[-1])["files"]
+    assert sorted(f["file"].rsplit("/", 1)[1] for f in files) == [
+        f"net.alexnet.conv{i}.json.gz" for i in range(1, 6)]
+
+
 def test_resuming_layers_of_one_name_is_refused(tmp_path):
     """Two layers of one name would resume one per-layer log: refused before anything runs."""
     first = tmp_path / "net.layer.jsonl"
