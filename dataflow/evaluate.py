@@ -3,8 +3,10 @@
 :func:`evaluate_dataflow` picks the optimal tiles (or takes given ones), and reports the
 exact I/O, the paper's estimate, the footprint, the optimality condition and the ratio
 to :func:`iobound.report.best_lower_bound`. The bound is evaluated at the fast memory one
-block may use (``S / N_p`` words): a block is a processor of the red-blue pebble game
-with that many red pebbles, and the dataflow's footprint is at most that.
+block may use plus 2 (``S / N_p + 2`` words, :func:`iobound.multi_block.bound_fast_memory`):
+a block is a processor of the red-blue pebble game, the dataflow's footprint is at most
+``S / N_p``, and the DAG needs two pebbles more for an update the kernel makes in place
+(:data:`iobound.multi_block.IN_PLACE_SLACK`).
 
 Examples
 --------
@@ -107,7 +109,8 @@ class DataflowReport:
         The paper's closed form for S / N_p (Eq. 13; the Winograd total after Eq. 14).
     footprint : Footprint
     lower_bound : float
-        :func:`iobound.report.best_lower_bound` at ``block_memory_words``.
+        :func:`iobound.report.best_lower_bound` at ``block_memory_words + 2`` (see the
+        module doc; :meth:`to_dict` names it ``lower_bound_fast_memory_words``).
     bound_method : str
     ratio_to_bound : float
         ``io.total / lower_bound`` (``inf`` when the bound is 0, i.e. every window lies in

@@ -37,6 +37,7 @@ Examples
 Hong & Kung's matrix multiply: products from k operands with at most S output
 trees (Loomis-Whitney: k sqrt(S)/2), then summation trees (k - 1 sums):
 
+>>> import sympy as sp
 >>> from iobound.symbols import S, k
 >>> mm = CompositeAlgorithm((CompositeStep("products", k * sp.sqrt(S) / 2),
 ...                          CompositeStep("sums", k - 1)))
@@ -241,8 +242,10 @@ class CompositeAlgorithm:
         Raises
         ------
         InvalidInputError
-            When the enumeration would exceed ``max_points`` points, a parameter has no
-            value, or phi / psi is not a finite real number on the grid.
+            When the enumeration would exceed ``max_points`` points, more than two steps
+            are asked for ``s`` above 60 (the grid is built from every tuple of ``s + 1``
+            values, the sum rule applied after), a parameter has no value, or phi / psi
+            is not a finite real number on the grid.
         """
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
             raise InvalidInputError(f"s must be a non-negative integer, got {s!r}")

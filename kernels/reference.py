@@ -67,6 +67,8 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
     Grouped, output channel ``k`` of group ``g = k // (c_out / groups)`` reads input
     channels ``g * c_in / groups ...`` with its weights ``w[k]``.
 
+    >>> import numpy as np
+    >>> from iobound.layer import ConvLayer
     >>> layer = ConvLayer(n=1, c_in=2, h_in=2, w_in=2, c_out=2, k_h=1, k_w=1, groups=2)
     >>> x = np.arange(8.0).reshape(1, 2, 2, 2); w = np.array([2.0, -1.0]).reshape(2, 1, 1, 1)
     >>> conv2d_reference(x, w, layer)[0].tolist()
@@ -138,6 +140,8 @@ def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
     of channels it accepted a result missing a whole input channel. The factor 2 leaves room
     for the higher-order terms.
 
+    >>> import numpy as np
+    >>> from iobound.layer import ConvLayer
     >>> layer = ConvLayer(n=1, c_in=1024, h_in=5, w_in=5, c_out=2, k_h=5, k_w=5, padding=2)
     >>> x, w = random_problem(layer, np.random.default_rng(0))
     >>> ref = conv2d_reference(x, w, layer)

@@ -53,7 +53,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import GRID_YZ_LIMIT, block_fits, fits_register_file
-from search.option_checks import check_type
+from search.option_checks import check_flag, check_type
 from search.space import Space
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
 
@@ -141,6 +141,8 @@ class ConvSpace(Space):
         check_type("layer", layer, ConvLayer)
         algorithm = algorithm_name(algorithm)  # an Algorithm object is kept by its name
         check_type("device", device, (Device, str))
+        check_flag("pruned", pruned)
+        check_flag("empty_ok", empty_ok)
         device = get_device(device) if isinstance(device, str) else device
         winograd_e = _winograd_es(winograd_e)
         self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned

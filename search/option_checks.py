@@ -149,8 +149,12 @@ def check_callable(name: str, value: Any, params: str) -> Any:
 
 
 def check_path(name: str, value: Any) -> Any:
-    """``value`` when it is a path (``str`` or ``os.PathLike``); else InvalidInputError.
+    """``value`` as ``str`` (``os.fspath``) when it is a path (``str`` or ``os.PathLike``);
+    else InvalidInputError.
 
+    >>> from pathlib import Path
+    >>> check_path("log", Path("run.jsonl"))
+    'run.jsonl'
     >>> check_path("log", 5)
     Traceback (most recent call last):
     ...
@@ -158,4 +162,7 @@ def check_path(name: str, value: Any) -> Any:
     """
     if not isinstance(value, (str, os.PathLike)):
         raise InvalidInputError(f"{name} must be a path (str or os.PathLike), got {shown(value)}")
-    return value
+    path = os.fspath(value)
+    if not isinstance(path, str):  # a PathLike of bytes
+        raise InvalidInputError(f"{name} must be a path of text, got {shown(value)}")
+    return path

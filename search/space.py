@@ -28,8 +28,7 @@ Contract
 Examples
 --------
 >>> import math
-
-import numpy as np
+>>> import numpy as np
 >>> s = GridSpace({"a": [1, 2, 3], "b": [0, 1]})
 >>> len(s), s.get(4), s.index({"a": 3, "b": 0})
 (6, {'a': 3, 'b': 0}, 4)
@@ -51,7 +50,7 @@ import numpy as np
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from search.option_checks import INT64_LOW, check_count, shown
+from search.option_checks import INT64_LOW, check_count, check_type, shown
 
 __all__ = ["Space", "GridSpace", "knob_value", "numeric_knob", "sample_excluding"]
 
@@ -203,6 +202,7 @@ class Space(abc.ABC):
     def sample(self, n: int, rng: np.random.Generator) -> list[int]:
         """``min(n, len(self))`` distinct indices drawn uniformly without replacement."""
         n = check_count("n", n)
+        check_type("rng", rng, np.random.Generator)
         size = len(self)
         n = min(n, size)
         if n == 0:

@@ -68,7 +68,8 @@ class TuneResult:
 
     @property
     def evaluations(self) -> int:
-        """Unique configurations measured (including those resumed from a log)."""
+        """Unique configurations evaluated: measured, resumed from a log, or answered from
+        the tuning database (``reuse``)."""
         return len(self.trials)
 
     @property

@@ -34,8 +34,8 @@ DESCRIPTION = (
     "stride) tiles may also be runs of consecutive output positions. Reports the exact I/O (halos and borders included), the paper's estimate "
     "(Eq. 12/13 direct, Eq. 14 Winograd), the on-chip footprint, the optimality condition "
     "x*y = R*z (R = reuse_max; r^2 for Winograd) and the ratio to the best lower bound, "
-    "evaluated at the S/N_p words one block may use + 2 (the two red pebbles an operation "
-    "needs beyond what it keeps, as the bounds count them)."
+    "evaluated at the S/N_p words one block may use + 2 (the DAG's two pebbles for an "
+    "update the kernel makes in place)."
 )
 
 

@@ -2,6 +2,7 @@
 
 Examples
 --------
+>>> from search.db import Measurement, TuningDB, Workload
 >>> from search.measure.base import MeasureRecord
 >>> from search.space import GridSpace
 >>> db = TuningDB(":memory:")
@@ -204,6 +205,7 @@ def best_for_layer(db: TuningDB, layer, device: str,
     model version when it has any); None when there is none.
 
     >>> from iobound.layer import ConvLayer
+    >>> from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
     >>> from search.measure.base import MeasureRecord
     >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="mine")
     >>> cfg = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}  # one of layer's

@@ -130,7 +130,10 @@ class ProcessSlot(Slot):
         why = describe_exit(self.process.exitcode)
         if not self.ready:  # it never got as far as serving (killed from outside: SIGKILL)
             if not self.replaces_starting_worker(self.process.exitcode == -signal.SIGKILL):
-                return self, "fatal", f"a worker process failed to start ({why})"
+                hint = ("; a script that starts workers keeps that code under `if __name__ == "
+                        "\"__main__\":` (each worker imports the main module)"
+                        if (self.process.exitcode or 0) > 0 else "")
+                return self, "fatal", f"a worker process failed to start ({why}){hint}"
             self._respawn()
             return None
         self._respawn()

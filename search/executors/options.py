@@ -19,6 +19,7 @@ iobound.errors.InvalidInputError: retries must be an integer from 0 to 10, got -
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
@@ -36,7 +37,8 @@ DEFAULT_TIMEOUT_S = 300.0
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integral number but a bool (``numpy.int64`` too, as ``iobound.limits.check_int``)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def ray_address_target(address) -> tuple[str, int] | None:
@@ -133,3 +135,6 @@ class ExecutorOptions:
         if not _is_int(self.retries) or not 0 <= self.retries <= MAX_RETRIES:
             raise InvalidInputError(f"retries must be an integer from 0 to {MAX_RETRIES}, "
                                     f"got {self.retries!r}")
+        for name in ("workers", "parallel_layers", "retries"):  # numpy's as Python's int
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, int(getattr(self, name)))

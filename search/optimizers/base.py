@@ -38,6 +38,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
+from ..option_checks import check_count, check_type
 from ..space import Space, sample_excluding
 
 __all__ = ["ModelOptimizer", "score_memo", "NeighbourMemo", "PredictionMemo"]
@@ -79,6 +80,8 @@ class ModelOptimizer(abc.ABC):
         best : sequence of int
             Measured indices, best first (starting points, thresholds).
         """
+        n = check_count("n", n)
+        check_type("rng", rng, np.random.Generator)
         exclude = set(int(i) for i in exclude)
         n = min(n, len(space) - len(exclude))
         if n <= 0:

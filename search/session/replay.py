@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from iobound.errors import InvalidInputError
@@ -41,15 +42,17 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["tune_replay"]
 
 
-def tune_replay(cache: "KtCache | str", settings: TuneSettings | None = None, *,
+def tune_replay(cache: "KtCache | str | os.PathLike", settings: TuneSettings | None = None, *,
                 observer: Observer | None = None, builders: Builders | None = None) -> ReplayReport:
     """Tune a recorded Kernel Tuner space by replaying its measurements.
 
     ``cache`` is a loaded :class:`~search.kt_cache.KtCache` or the path of a cache
-    file, which defines the space and the device.
+    file (``str`` or ``Path``), which defines the space and the device.
     """
     from ..measure.replay import ReplayMeasurer
     from ..replay_space import ReplaySpace
+    if isinstance(cache, os.PathLike):  # a Path is the file's name, as a str is
+        cache = os.fspath(cache)
     settings = settings or TuneSettings()
     observer = observer or NO_OBSERVER
     builders = builders or DEFAULT_BUILDERS

@@ -171,15 +171,21 @@ def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
         Strategy, budget, seed and the run's files (default ``TuneSettings()``). With
         ``settings.executor`` several layers are tuned at once over one pool of workers
         (``ExecutorOptions.parallel_layers`` of them; :mod:`search.session.parallel`).
+        Local workers import the main module, so a script that runs this with an executor
+        keeps its code under ``if __name__ == "__main__":``. With ``settings.history``
+        the database is read too: the strategies that learn from history use its records.
     measure : {"model", "emulate", "cuda"}
         How configurations are measured.
     algorithm : {"direct", "winograd", "all"}
-        The kernel template; ``"all"``: each layer with every template that computes it,
-        one report each (:func:`search.session.choice.choose_algorithms` picks the fastest).
+        The kernel template; ``"all"``: each layer with every template that computes it
+        (Winograd on ungrouped stride-1 layers with a square kernel of 2x2 or more) and has
+        a configuration there, one report each (:func:`search.session.choice.choose_algorithms`
+        picks the fastest).
     out_dir : str
         Where each winner's ``.cu`` is written.
     verify : bool
-        Check each winner with the CPU emulator on a reduced copy of its layer.
+        Check each winner with the CPU emulator on a reduced copy of its layer (not with
+        ``measure="emulate"``, whose measurements are that check already).
     observer : Observer, optional
         Told as the session goes (progress, reports).
     builders : Builders, optional

@@ -62,7 +62,9 @@ class TuneSettings:
         The JSON-lines log to write, and a log to continue (per layer for several layers:
         ``run.jsonl`` becomes ``run.<layer>.jsonl``).
     history : path, optional
-        An SQLite history database to store the measurements in.
+        An SQLite tuning database: the measurements are stored in it, and the strategies
+        that learn from history (explorer, sa, ga, gga, zero_shot) read its records of
+        this parameter space first.
     reuse : bool
         With ``history``: configurations this space has measurements of on this device
         with this toolchain in the database are answered from them instead of measured
@@ -98,7 +100,8 @@ class TuneSettings:
         check_flag("reuse", self.reuse)
         for name in ("log", "resume", "history", "export_cache"):  # named here, not a
             if getattr(self, name) is not None:  # TypeError from open() mid-session
-                check_path(name, getattr(self, name))
+                # a Path is kept as its str: messages and log headers name the file
+                object.__setattr__(self, name, check_path(name, getattr(self, name)))
         if self.executor is not None:
             from ..executors.options import ExecutorOptions
             if not isinstance(self.executor, ExecutorOptions):
@@ -122,10 +125,9 @@ class TuneSettings:
         if self.options is not None and not isinstance(self.options, Mapping):
             raise InvalidInputError(f"options must be a mapping of option names to values, "
                                     f"got {self.options!r}")
-        batch = (self.options or {}).get("batch_size")
-        if isinstance(batch, int):
-            limits.check_int("batch_size", batch, limits.BATCH_SIZE)
-        self.options_dataclass()  # unknown strategy or option -> InvalidInputError naming it
+        # an unknown strategy or option, or a value out of its range (batch_size past
+        # iobound.limits.BATCH_SIZE): InvalidInputError naming it
+        self.options_dataclass()
 
     def options_dataclass(self):
         """The strategy's frozen options built from :attr:`options`."""

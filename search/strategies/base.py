@@ -30,10 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
-from ..option_checks import check_count
 from ..space import Space
 
 __all__ = ["Strategy", "StrategyOptions", "Observations"]
@@ -46,13 +46,15 @@ class StrategyOptions:
     Attributes
     ----------
     batch_size : int
-        Indices asked per round (the tuner asks ``min(batch_size, budget left)``).
+        Indices asked per round (the tuner asks ``min(batch_size, budget left)``), within
+        :data:`iobound.limits.BATCH_SIZE`.
     """
 
     batch_size: int = 8
 
     def __post_init__(self) -> None:
-        check_count("batch_size", self.batch_size, low=1)
+        object.__setattr__(self, "batch_size",
+                           limits.check_int("batch_size", self.batch_size, limits.BATCH_SIZE))
 
 
 class Observations:

@@ -198,3 +198,32 @@ def test_history_add_checks_key_and_records():
         h.add(HistoryKey("alexnet.conv1", "V100-SXM2", "t"), [1])
     with pytest.raises(InvalidInputError):
         h.add("alexnet.conv1", [])
+
+
+# -- flags, counts and generators the search API was handed wrongly -----------------------
+
+def test_conv_space_flags_are_bools():
+    """ConvSpace(pruned="no") was taken as True and recorded "no" in describe()."""
+    from search.conv_space import ConvSpace
+    for kw in ({"pruned": "no"}, {"empty_ok": 1}):
+        with pytest.raises(InvalidInputError, match=f"{next(iter(kw))} must be"):
+            ConvSpace(SMALL, "v100", **kw)
+
+
+@pytest.mark.parametrize("n, rng, said", [(2.5, None, "n must be an integer"),
+                                          (2, 0, "rng must be a numpy.random")])
+def test_propose_and_sample_name_a_bad_count_or_generator(n, rng, said):
+    """A float count was a TypeError from a slice and an int seed for the generator an
+    AttributeError ('int' object has no attribute 'choice'), from inside."""
+    from search.cost_model import XGBCostModel
+    from search.optimizers import WalkOptimizer
+    from search.space import GridSpace
+    space = GridSpace({"a": list(range(8)), "b": list(range(4))})
+    rng = np.random.default_rng(0) if rng is None else rng
+    model = XGBCostModel()
+    idx = list(range(8))
+    model.fit(space.features(idx), np.arange(8, dtype=float))
+    with pytest.raises(InvalidInputError, match=said):
+        WalkOptimizer().propose(model, space, n, set(), rng)
+    with pytest.raises(InvalidInputError, match=said):
+        space.sample(n, rng)

@@ -186,3 +186,28 @@ def test_stall_options_of_another_type_are_named():
     from search.strategies.model_based import ModelBasedOptions
     with pytest.raises(InvalidInputError, match="stall must be"):
         ModelBasedOptions(stall=5)
+
+
+# -- numpy integers where ints are asked, and the batch size's limit everywhere -----------
+
+def test_numpy_integers_are_taken_as_ints_by_executor_and_strategy_options():
+    """README: numpy integers work wherever ints do. ExecutorOptions refused them
+    ("workers must be an integer >= 1, got np.int64(2)"); they are kept as Python ints."""
+    from search.executors import ExecutorOptions
+    from search.strategies import make_options
+    o = ExecutorOptions(workers=np.int64(2), retries=np.int32(1), parallel_layers=np.int64(3))
+    assert (o.workers, o.retries, o.parallel_layers) == (2, 1, 3)
+    assert all(type(v) is int for v in (o.workers, o.retries, o.parallel_layers))
+    assert type(make_options("random", {"batch_size": np.int64(16)}).batch_size) is int
+
+
+@pytest.mark.parametrize("batch", [1 << 20, np.int64(1 << 20)])
+def test_a_batch_past_the_limit_is_refused_by_every_way_in(batch):
+    """iobound.limits.BATCH_SIZE held only for a Python int given to TuneSettings: a numpy
+    one passed, and make_options (so tune(options=...)) never checked it."""
+    from search.session import TuneSettings
+    from search.strategies import make_options
+    for make in (lambda: TuneSettings(strategy="random", options={"batch_size": batch}),
+                 lambda: make_options("random", {"batch_size": batch})):
+        with pytest.raises(InvalidInputError, match="batch_size=1048576 is above the limit"):
+            make()

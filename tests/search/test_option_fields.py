@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from search.cost_model import XGBOptions
 from search.measure.base import MeasureRecord, Measurer
@@ -121,6 +122,17 @@ COUNTS = [(StrategyOptions, "batch_size", 1), (GAOptions, "population", 2),
           (ModelBasedOptions, "endgame_elite", 1), (AnnealOptions, "n_iter", 1),
           (WalkOptions, "max_steps", 0), (StallOptions, "n_pool", 1),
           (XGBOptions, "max_depth", 1)]
+#: Counts with a limit of their own (iobound.limits), past which they are refused.
+HIGHS = {"batch_size": limits.BATCH_SIZE.high}
+
+
+def _kept_or_refused(cls, field, value):
+    """``cls(field=value)``'s field as given when in range, refused above its own limit."""
+    if value > HIGHS.get(field, math.inf):
+        with pytest.raises(InvalidInputError, match=f"{field}=.* is above the limit"):
+            cls(**{field: value})
+        return value
+    return getattr(cls(**{field: value}), field)
 
 
 @given(st.sampled_from(COUNTS), st.floats().filter(lambda x: not x.is_integer()))
@@ -133,9 +145,10 @@ def test_any_non_integer_float_is_refused_for_a_count(case, x):
 
 @given(st.sampled_from(COUNTS), st.integers(0, 1 << 20))
 def test_any_int_in_range_is_accepted_for_a_count(case, k):
-    """Property: every int from the field's minimum up is kept as given."""
+    """Property: every int from the field's minimum up is kept as given (up to its own
+    limit, where it has one)."""
     cls, field, low = case
-    assert getattr(cls(**{field: low + k}), field) == low + k
+    assert _kept_or_refused(cls, field, low + k) == low + k
 
 
 @given(st.floats(0, 1))
@@ -189,7 +202,7 @@ def test_a_numpy_integer_is_an_integer_for_a_count(case, k, kind):
     value = low + k
     if value > np.iinfo(kind).max:
         return
-    assert getattr(cls(**{field: kind(value)}), field) == value
+    assert _kept_or_refused(cls, field, kind(value)) == value
 
 
 @pytest.mark.parametrize("kw, needle", [

@@ -21,12 +21,14 @@ from search.session import (HistoryOutcome, HistoryUse, Observer, ReplayReport, 
                             tune_replay)
 
 
-@pytest.mark.parametrize("loaded", [False, True])
-def test_an_export_over_the_replayed_file_is_refused(synth_cache_path, loaded):
-    """--export-cache naming the replayed file (given as a path or loaded from it) is
-    refused before anything runs, and the file is left as it was."""
+@pytest.mark.parametrize("given", ["str", "Path", "loaded"])
+def test_an_export_over_the_replayed_file_is_refused(synth_cache_path, given):
+    """--export-cache naming the replayed file (given as a path, str or Path, or loaded
+    from it) is refused before anything runs, and the file is left as it was (a Path was
+    written over)."""
     before = synth_cache_path.read_bytes()
-    cache = load_cache(synth_cache_path) if loaded else str(synth_cache_path)
+    cache = {"str": str(synth_cache_path), "Path": synth_cache_path,
+             "loaded": load_cache(synth_cache_path)}[given]
     with pytest.raises(InvalidInputError, match="also given as --measure replay:FILE"):
         tune_replay(cache, TuneSettings(strategy="random", budget=2,
                                         export_cache=str(synth_cache_path)))

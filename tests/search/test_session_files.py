@@ -174,3 +174,16 @@ def test_the_winner_is_checked_with_the_emulator_unless_measured_with_it(measure
     [job] = plan_layers([SMALL], "v100", TuneSettings(strategy="random", budget=2),
                         measure=measure, verify=verify)
     assert job.verify is want
+
+
+def test_settings_keep_a_path_as_its_text(tmp_path):
+    """``TuneSettings(log=Path(...))`` holds the file's name as ``str`` (messages named
+    ``PosixPath('run.jsonl')``), and a log written through it is read back by that name."""
+    from pathlib import Path
+    settings = TuneSettings(strategy="random", budget=2, log=tmp_path / "run.jsonl",
+                            export_cache=Path(tmp_path / "c.json"))
+    assert settings.log == str(tmp_path / "run.jsonl") and isinstance(settings.export_cache, str)
+    tune_layers([SMALL], "v100", settings, out_dir=str(tmp_path), verify=False)
+    assert len(read_log(settings.log).entries) == 2
+    with pytest.raises(InvalidInputError, match="no log 'missing.jsonl'"):
+        plan_layers([SMALL], "v100", TuneSettings(strategy="random", resume=Path("missing.jsonl")))
