@@ -32,10 +32,13 @@ from .errors import InvalidInputError
 from .layer import ConvLayer
 
 __all__ = ["Algorithm", "Direct", "Winograd", "DIRECT", "WINOGRAD", "ALGORITHMS",
-           "DEFAULT_WINOGRAD_E", "Registry", "get_algorithm", "algorithm_name", "BoundParts"]
+           "DEFAULT_WINOGRAD_E", "OFFERED_WINOGRAD_ES", "Registry", "get_algorithm",
+           "algorithm_name", "BoundParts"]
 
 #: Winograd's output tile e when none is given: F(2x2, r x r).
 DEFAULT_WINOGRAD_E = 2
+#: The Winograd output tiles e the search domain offers unless told otherwise.
+OFFERED_WINOGRAD_ES = (2, 3, 4)
 
 T = TypeVar("T")
 

@@ -50,6 +50,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from iobound import limits
+from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import GRID_YZ_LIMIT, block_fits, fits_register_file
@@ -134,7 +135,7 @@ class ConvSpace(Space):
     """
 
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
-                 pruned: bool = True, winograd_e: tuple[int, ...] = (2, 3, 4),
+                 pruned: bool = True, winograd_e: tuple[int, ...] = OFFERED_WINOGRAD_ES,
                  empty_ok: bool = False):
         from iobound.algorithms import algorithm_name
         from iobound.devices import Device, get_device

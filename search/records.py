@@ -137,7 +137,7 @@ def _other_kind(path: Path, data: bytes) -> str | None:
     from .kt_cache import NoMeasurementsError, load_cache
     if is_sqlite(path):
         return f"{str(path)!r} is a tuning database, not a run's log (a database is read with --history)"
-    if not data.lstrip()[:1] == b"{":  # no JSON document: not worth parsing as a cache
+    if data.lstrip()[:1] != b"{":  # no JSON object: not worth parsing as a cache
         return None
     try:
         cache = load_cache(path)

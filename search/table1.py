@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from iobound.algorithms import ALGORITHMS, algorithm_name
+from iobound.algorithms import ALGORITHMS, OFFERED_WINOGRAD_ES, algorithm_name
 from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
@@ -121,7 +121,7 @@ class Domain:
 
 
 def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
-               winograd_e: tuple[int, ...] = (2, 3, 4),
+               winograd_e: tuple[int, ...] = OFFERED_WINOGRAD_ES,
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
     algorithm = algorithm_name(algorithm)

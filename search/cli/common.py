@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ALGORITHMS", "DEFAULT_DEVICE", "add_layer_argument", "add_memory_arguments", "add_device_argument",
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
-    "add_winograd_e_argument", "check_winograd_e", "format_rows", "print_result", "int_option", "check_output_file",
-    "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
+    "add_winograd_e_argument", "check_winograd_e", "format_rows", "print_result", "int_option",
+    "check_output_file", "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
 ]
 
 #: The device preset of every command that names one when the user does not: the paper's

@@ -15,6 +15,7 @@ import argparse
 import time
 
 from iobound import limits
+from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from search.cli.common import (
     DEFAULT_DEVICE, add_algorithm_argument, add_device_argument, add_json_argument, add_layer_argument,
@@ -42,13 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--winograd-e", default=None, metavar="E[,E...]",
                         help="Winograd output tile edges to offer, each >= 2 (F(1 x 1, r x r) "
                              "is direct convolution with transforms) and with e + r - 1 at most "
-                             f"{limits.WINOGRAD_E.high} (default 2,3,4)")
+                             f"{limits.WINOGRAD_E.high} (default "
+                             f"{','.join(map(str, OFFERED_WINOGRAD_ES))})")
     add_json_argument(parser)
 
 
 def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
     if text is None:
-        return (2, 3, 4)
+        return OFFERED_WINOGRAD_ES
     if algorithm != "winograd":
         raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     parts = [p.strip() for p in text.split(",")]

@@ -28,7 +28,9 @@ SUBCOMMANDS = ("bound", "dataflow", "domain", "kernel", "tune", "history", "sele
 
 EXIT_USAGE = 2
 EXIT_NOT_WRITTEN = 1  # README: "1 no result (or a result that could not be written)"
-#: errno values of a write the system could not complete: not the user's input.
+#: errno values of a write the system could not complete: not the user's input. A copy of
+#: iobound.errors.SYSTEM_WRITE_ERRNOS (tests/search/test_cli_main_errors.py holds them
+#: equal): this module may not import iobound, whose import ``main`` guards.
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 

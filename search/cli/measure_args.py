@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from iobound.errors import InvalidInputError
 
+from search.measure import LAYER_MEASURES
+
 from .common import DEFAULT_DEVICE
 
 __all__ = ["DEFAULT_DEVICE", "MEASURES", "resolve_measure", "device_for"]
 
-MEASURES = ("cuda", "emulate", "model", "replay:FILE")
+MEASURES = (*LAYER_MEASURES, "replay:FILE")
 
 
 def resolve_measure(args) -> tuple[str, str | None, str | None]:
@@ -34,7 +36,7 @@ def resolve_measure(args) -> tuple[str, str | None, str | None]:
         if not file:
             raise InvalidInputError("--measure replay needs a file: replay:FILE")
         return "replay", file, None
-    if kind not in ("cuda", "emulate", "model") or colon:
+    if kind not in LAYER_MEASURES or colon:
         raise InvalidInputError(f"--measure must be one of {', '.join(MEASURES)}; got {args.measure!r}")
     return kind, None, None
 

@@ -28,6 +28,8 @@ from typing import Callable, Sequence
 
 __all__ = ["run_script"]
 
+# main's and search.interrupts' codes, copied: importing either imports iobound (SymPy),
+# which run_script guards (tests/search/test_cli_main_errors.py holds them equal)
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 

@@ -103,7 +103,8 @@ def run_selection(args: argparse.Namespace) -> list:
         bar.label = f"select {layer.name}"
         bar(i)
     known = history_records(args, device.name)
-    sels = select_layers(layers, device, args.measure, progress if bar else None, known=known)
+    sels = select_layers(layers, device, args.measure, None if bar is None else progress,
+                         known=known)
     if bar is not None:
         bar.label = "select"
         bar(len(layers))

@@ -20,6 +20,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..file_names import file_name
+from ..times import as_time
 from ..kt_cache import is_param_value, load_cache
 from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
@@ -116,7 +117,7 @@ def read_log_file(path: Path, device: str | None) -> FileImport:
             raise InvalidInputError(f"the record at index {e.index}: {fault} (the header's)")
         r = e.record
         bad_time = r.status is Status.INVALID and "logged_status" in r.extra  # marked by read_log
-        if bad_time or (r.is_ok and r.time_ms is not None and not r.time_ms > 0):
+        if bad_time or (r.is_ok and r.time_ms is not None and as_time(r.time_ms) is None):
             out.skipped += 1
             continue
         r = MeasureRecord(**{**r.__dict__, "extra": finite(r.extra)})

@@ -34,6 +34,7 @@ from iobound.errors import InvalidInputError
 from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 from ..option_checks import check_type, shown
+from ..times import as_time
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "check_toolchain", "config_fault",
            "finite", "problem_fault", "CONV_TEMPLATE", "record_features", "stored_layer",
@@ -342,8 +343,7 @@ class Measurement:
     @property
     def time_ms(self) -> float | None:
         """The measured (or estimated) time, only when it is positive and finite."""
-        t = self.record.time_ms
-        return t if t is not None and math.isfinite(t) and t > 0 else None
+        return as_time(self.record.time_ms)
 
     @property
     def counts(self) -> bool:

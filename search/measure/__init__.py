@@ -26,7 +26,8 @@ from iobound.errors import InvalidInputError
 
 from .base import MeasureRecord, Measurer, Status
 
-__all__ = ["MEASURERS", "measurer_class", "make_measurer", "MeasureRecord", "Measurer", "Status"]
+__all__ = ["MEASURERS", "LAYER_MEASURES", "measurer_class", "make_measurer", "MeasureRecord",
+           "Measurer", "Status"]
 
 #: name -> "module:Class" (imported on first use).
 MEASURERS = {
@@ -35,6 +36,8 @@ MEASURERS = {
     "model": "search.measure.model:ModelMeasurer",
     "replay": "search.measure.replay:ReplayMeasurer",
 }
+#: The measurers of a layer's kernels (a recorded space is replayed: ``tune_replay``).
+LAYER_MEASURES = tuple(name for name in MEASURERS if name != "replay")
 
 
 def measurer_class(name: str) -> type[Measurer]:

@@ -36,6 +36,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -44,7 +45,7 @@ __all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "winog
            "read_records", "synthetic_layers"]
 
 #: Winograd output tiles offered as candidates.
-WINOGRAD_ES = (2, 3, 4)
+WINOGRAD_ES = OFFERED_WINOGRAD_ES
 
 
 @dataclass(frozen=True)

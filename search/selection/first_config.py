@@ -26,6 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.layer import ConvLayer
 
 from .dataset import Candidate, Example
@@ -46,7 +47,7 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
              if ex.times.get(candidate) is not None and ex.configs.get(candidate)]
     if not known:
         return None
-    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
+    es = (candidate.e,) if candidate.e is not None else OFFERED_WINOGRAD_ES
     try:
         space = ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
     except ValueError:

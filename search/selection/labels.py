@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable
 
+from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -55,7 +56,7 @@ def candidate_space(layer: ConvLayer, device, candidate: Candidate):
     """``candidate``'s Table 1 pruned space of ``layer`` on ``device`` (a
     :class:`~search.conv_space.ConvSpace`); ValueError, naming why, when it is empty."""
     from search.conv_space import ConvSpace
-    es = (candidate.e,) if candidate.e is not None else (2, 3, 4)
+    es = (candidate.e,) if candidate.e is not None else OFFERED_WINOGRAD_ES
     return ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
 
 

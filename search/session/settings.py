@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from iobound import limits
 from iobound.errors import InvalidInputError
 
+from ..measure import LAYER_MEASURES
 from ..option_checks import check_flag, check_path
 from ..strategies import make_strategy
 
@@ -38,8 +39,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TuneSettings", "Builders", "Observer", "LAYER_MEASURES"]
 
-#: How a layer's kernels can be measured (a recorded space is replayed by ``tune_replay``).
-LAYER_MEASURES = ("cuda", "emulate", "model")
 
 
 @dataclass(frozen=True)

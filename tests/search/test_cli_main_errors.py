@@ -88,3 +88,14 @@ def test_an_error_raised_while_handling_ctrl_c_is_the_interrupt(monkeypatch, cap
         "M", (), {"HELP": "h", "add_arguments": staticmethod(lambda p: None), "run": staticmethod(run)})})
     assert main(["boom"]) == 130
     assert capsys.readouterr().err == "iobound boom: interrupted\n"
+
+
+def test_the_exit_codes_copied_to_avoid_importing_iobound_agree():
+    """main.py and script_entry.py keep copies of codes whose homes import iobound (their
+    own imports are guarded): the copies must not drift from the originals."""
+    from iobound.errors import SYSTEM_WRITE_ERRNOS
+    from search.cli import script_entry
+    from search.interrupts import EXIT_INTERRUPTED
+    assert cli_main._FULL == SYSTEM_WRITE_ERRNOS
+    assert (script_entry.EXIT_USAGE, script_entry.EXIT_INTERRUPTED) == (cli_main.EXIT_USAGE,
+                                                                         EXIT_INTERRUPTED)
