@@ -18,7 +18,7 @@ The parts (imported lazily, so ``import search`` stays light)::
 
 - :func:`search.tuner.tune` ``(space, measurer, strategy="explorer", budget=50, seed=0,
   log=None, resume=None, options=None, patience=None, progress=None) -> TuneResult``;
-- spaces: :class:`~search.space.Space` (abc), :class:`~search.space.GridSpace`,
+- spaces: :class:`~search.space.Space` (abc), :class:`~search.grid_space.GridSpace`,
   :class:`~search.replay_space.ReplaySpace`, ``search.conv_space.ConvSpace``;
 - measurers: :func:`~search.measure.make_measurer` (``cuda``, ``emulate``, ``model``, ``replay``);
 - strategies: :func:`~search.strategies.strategy_names`, :func:`~search.strategies.make_options`.
@@ -56,7 +56,7 @@ _WHERE = {
     "ReplayReport": "search.session", "Builders": "search.session", "Observer": "search.session",
     "tune": "search.tuner", "TuneResult": "search.tuner", "Trial": "search.tuner",
     "StopReason": "search.tuner",
-    "Space": "search.space", "GridSpace": "search.space",
+    "Space": "search.space", "GridSpace": "search.grid_space",
     "ReplaySpace": "search.replay_space", "ReplayMeasurer": "search.measure.replay",
     "MeasureRecord": "search.measure.base", "Measurer": "search.measure.base",
     "make_measurer": "search.measure",

@@ -10,7 +10,7 @@ Examples
 >>> import os, tempfile
 >>> from search.measure.base import MeasureRecord, Measurer
 >>> from search.log_writer import LogWriter
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> class Bowl(Measurer):
 ...     name = "bowl"
 ...     def measure(self, configs):
@@ -53,7 +53,7 @@ def _shown(key: str, value: Any) -> str:
     >>> _shown("layer", {"n": 1, "c_in": 8, "h_in": 8, "w_in": 8, "c_out": 8, "k_h": 3, "k_w": 3})
     'n1 8x8x8 -> 8x6x6 k3x3 s1x1 p0x0'
     """
-    from .db.model import stored_layer
+    from .db.conv_template import stored_layer
     layer = stored_layer(value) if key == "layer" else None
     text = layer.short() if layer is not None else json.dumps(value)
     return text if len(text) <= 80 else text[:77] + "..."

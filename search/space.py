@@ -5,7 +5,8 @@ name to value) numbered ``0 .. len(space) - 1``. Strategies, the explorer and th
 tuner loop only ever handle indices; they turn them into configs with
 :meth:`Space.get` when a measurer needs them. Two implementations exist:
 ``search.conv_space.ConvSpace`` (our kernels, Table 1 constraints) and
-``search.replay_space.ReplaySpace`` (a recorded Kernel Tuner cache file).
+``search.replay_space.ReplaySpace`` (a recorded Kernel Tuner cache file);
+``search.grid_space.GridSpace`` is the simplest, for tests and examples.
 
 Contract
 --------
@@ -27,8 +28,8 @@ Contract
 
 Examples
 --------
->>> import math
 >>> import numpy as np
+>>> from search.grid_space import GridSpace
 >>> s = GridSpace({"a": [1, 2, 3], "b": [0, 1]})
 >>> len(s), s.get(4), s.index({"a": 3, "b": 0})
 (6, {'a': 3, 'b': 0}, 4)
@@ -41,18 +42,16 @@ Examples
 from __future__ import annotations
 
 import abc
-import itertools
 import math
 import numbers
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from iobound import limits
 from iobound.errors import InvalidInputError
 from search.option_checks import INT64_LOW, check_count, check_type, shown
 
-__all__ = ["Space", "GridSpace", "knob_value", "numeric_knob", "sample_excluding"]
+__all__ = ["Space", "knob_value", "numeric_knob", "sample_excluding"]
 
 
 def knob_value(value: Any, choices: Sequence[Any]) -> float:
@@ -93,6 +92,7 @@ def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) 
 
     Examples
     --------
+    >>> from search.grid_space import GridSpace
     >>> sorted(sample_excluding(GridSpace({"a": [1, 2, 3, 4]}), 5, {0, 2}, np.random.default_rng(0)))
     [1, 3]
     """
@@ -141,6 +141,7 @@ class Space(abc.ABC):
         ``0 .. len(self) - 1``: InvalidInputError when it is not an integer (``"4"``,
         ``2.5``, ``None``), IndexError when it is outside the range.
 
+        >>> from search.grid_space import GridSpace
         >>> GridSpace({"a": [1, 2]}).checked_index(2.0)
         Traceback (most recent call last):
         ...
@@ -156,6 +157,7 @@ class Space(abc.ABC):
         """The position of ``param`` in :attr:`params`; InvalidInputError naming the
         space's parameters when it has no such one.
 
+        >>> from search.grid_space import GridSpace
         >>> GridSpace({"a": [1, 2]}).param_position("q")
         Traceback (most recent call last):
         ...
@@ -173,6 +175,7 @@ class Space(abc.ABC):
         integers (``2.7`` is not index 2, ``"2"`` not 2, ``True`` not 1), IndexError
         when one is outside the range (``-1`` is not the last).
 
+        >>> from search.grid_space import GridSpace
         >>> GridSpace({"a": [1, 2]}).checked_indices([2.7])
         Traceback (most recent call last):
         ...
@@ -249,6 +252,7 @@ class Space(abc.ABC):
 
         Examples
         --------
+        >>> from search.grid_space import GridSpace
         >>> GridSpace({"a": [1, 2], "b": ["x", "y"]}).knobs([3]).tolist()
         [[2.0, 1.0]]
         """
@@ -257,104 +261,3 @@ class Space(abc.ABC):
     def describe(self) -> dict:
         """A JSON-able summary of the space."""
         return {"kind": type(self).__name__, "size": len(self), "params": list(self.params)}
-
-
-class GridSpace(Space):
-    """The full Cartesian product of value lists (no constraints); small and exact.
-
-    Neighbours of a config are those that change one parameter to the adjacent
-    value in its list. Used by tests and as the simplest example of the contract.
-
-    Parameters
-    ----------
-    tune_params : mapping
-        Parameter name (a string) -> list of distinct hashable values (order kept).
-        Anything else (a non-mapping, an empty or unordered value list, an unhashable
-        or repeated value, which would repeat configurations) is an InvalidInputError.
-    """
-
-    def __init__(self, tune_params: Mapping[str, Sequence[Any]]):
-        if not isinstance(tune_params, Mapping) or not tune_params:
-            raise InvalidInputError("tune_params must be a mapping naming at least one "
-                                    f"parameter, got {shown(tune_params)}")
-        self._params = tuple(tune_params)
-        self._values, self._pos = [], []
-        for name, vals in tune_params.items():
-            if not isinstance(name, str):
-                raise InvalidInputError(f"parameter names must be strings, got {name!r}")
-            if (isinstance(vals, (str, bytes, Mapping, set, frozenset))
-                    or not hasattr(vals, "__iter__")):
-                raise InvalidInputError(f"parameter {name!r}: the values must be a list, "
-                                        f"got {shown(vals)}")
-            vals = list(vals)
-            if not vals:
-                raise InvalidInputError(f"parameter {name!r} has no values")
-            pos: dict = {}
-            for k, v in enumerate(vals):
-                try:
-                    if v in pos:
-                        raise InvalidInputError(f"parameter {name!r}: value {shown(v)} appears "
-                                                "twice (configurations would repeat)")
-                except TypeError:
-                    raise InvalidInputError(f"parameter {name!r}: value {shown(v)} is not "
-                                            "hashable") from None
-                pos[v] = k
-            self._values.append(vals)
-            self._pos.append(pos)
-        self._sizes = [len(v) for v in self._values]
-        self._len = math.prod(self._sizes)  # Python ints: np.prod wraps past 2^63 silently
-        if self._len > limits.SPACE_INDEX.high:
-            raise InvalidInputError(
-                f"tune_params: the product of the parameters' value counts is "
-                f"{self._len:.3g}, past {limits.SPACE_INDEX.reason} (2^63 - 1)")
-
-    @property
-    def params(self) -> tuple[str, ...]:
-        return self._params
-
-    def __len__(self) -> int:
-        return self._len
-
-    def _digits(self, i: int) -> list[int]:
-        i = self.checked_index(i)
-        digits = []
-        for size in reversed(self._sizes):
-            i, d = divmod(i, size)
-            digits.append(d)
-        return digits[::-1]
-
-    def _number(self, digits: Sequence[int]) -> int:
-        i = 0
-        for d, size in zip(digits, self._sizes):
-            i = i * size + d
-        return i
-
-    def get(self, i: int) -> dict:
-        return {p: vals[d] for p, vals, d in zip(self._params, self._values, self._digits(i))}
-
-    def index(self, config: Mapping[str, Any]) -> int | None:
-        try:
-            digits = [pos[config[p]] for p, pos in zip(self._params, self._pos)]
-        except (KeyError, TypeError):
-            return None
-        return self._number(digits)
-
-    def values(self, param: str) -> list:
-        return list(self._values[self.param_position(param)])
-
-    def neighbours(self, i: int) -> list[int]:
-        digits = self._digits(i)
-        out = []
-        for k, size in enumerate(self._sizes):
-            for step in (-1, 1):
-                d = digits[k] + step
-                if 0 <= d < size:
-                    nd = list(digits)
-                    nd[k] = d
-                    out.append(self._number(nd))
-        return out
-
-    def configs(self):
-        """Iterate over all configurations in index order."""
-        for combo in itertools.product(*self._values):
-            yield dict(zip(self._params, combo))

@@ -28,7 +28,7 @@ but one landing after it is noted by the caller's block: the result always reach
 
 Examples
 --------
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.measure.base import Measurer, MeasureRecord
 >>> class Bowl(Measurer):
 ...     name = "bowl"

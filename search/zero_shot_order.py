@@ -22,7 +22,7 @@ Examples
 --------
 >>> from search.db import Measurement, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
 >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
 ...         for d, b in (("a", 2), ("b", 9)) for x in range(12)]

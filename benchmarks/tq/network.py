@@ -37,7 +37,7 @@ from iobound.layer_spec import parse_layer_spec
 from iobound.networks import network_layers
 from search.conv_space import ConvSpace
 from search.db import Measurement, Workload
-from search.db.model import CONV_TEMPLATE
+from search.db.conv_template import CONV_TEMPLATE
 from search.measure.model import ModelMeasurer
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history

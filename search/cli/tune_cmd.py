@@ -40,6 +40,24 @@ DESCRIPTION = (
 )
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_target_arguments(parser)
+    _add_search_arguments(parser)
+    _add_run_file_arguments(parser)
+    add_zero_shot_arguments(parser)
+    _add_output_arguments(parser)
+    parser.add_argument("--tune-repeats", action="store_true",
+                        help="with --network: tune every layer, also one whose shape an earlier "
+                             "layer has (by default it takes that layer's result and kernel, "
+                             "measuring nothing)")
+    parser.add_argument("--no-verify", action="store_true",
+                        help="skip the emulator check of the winner (not with --measure "
+                             "replay:FILE, which checks none)")
+    add_executor_arguments(parser)
+    add_json_argument(parser)
+
+
+def _add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is tuned, for which device, and how it is measured."""
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="tune every layer of a network preset")
@@ -57,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measure", metavar="KIND",
                         help="cuda | emulate | model | replay:FILE (default: cuda if a GPU and "
                              "pycuda are present, else model)")
+
+
+def _add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """The strategy and what bounds its search."""
     parser.add_argument("--strategy",
                         help="explorer (default) | random | grid | ga | sa | gga (history-guided "
                              "GA; plain ga, with a notice, without history records of this "
@@ -69,6 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="configurations per round (default: the strategy's: 4 for explorer, 8 for the others)")
     parser.add_argument("--patience", type=ascii_int, metavar="R",
                         help="stop after R rounds without improvement (default: off)")
+
+
+def _add_run_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run's log, its resume, and the tuning database it reads and writes."""
     parser.add_argument("--log", metavar="FILE",
                         help="write every measurement to this JSON-lines log (with --network "
                              "or --algorithm all, one per layer and algorithm: FILE's name "
@@ -93,17 +119,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "from the database instead of measured again; each counts toward "
                              "the budget when the search asks for it, as a Kernel Tuner cache "
                              "hit does")
-    add_zero_shot_arguments(parser)
-    _add_output_arguments(parser)
-    parser.add_argument("--tune-repeats", action="store_true",
-                        help="with --network: tune every layer, also one whose shape an earlier "
-                             "layer has (by default it takes that layer's result and kernel, "
-                             "measuring nothing)")
-    parser.add_argument("--no-verify", action="store_true",
-                        help="skip the emulator check of the winner (not with --measure "
-                             "replay:FILE, which checks none)")
-    add_executor_arguments(parser)
-    add_json_argument(parser)
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,8 @@ read), :mod:`.importer` (Kernel Tuner caches and our tuning logs in), :mod:`.mer
 the history that fits a search space).
 """
 
-from .model import CONV_TEMPLATE, Measurement, Workload
+from .conv_template import CONV_TEMPLATE
+from .model import Measurement, Workload
 from .store import TuningDB
 
 __all__ = ["TuningDB", "Workload", "Measurement", "CONV_TEMPLATE"]

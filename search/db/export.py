@@ -45,8 +45,8 @@ from ..kt_cache_write import cache_entry, write_cache
 from ..option_checks import check_path, check_type
 from ..outputs import check_not_database
 from .importer import KT_TOOLCHAIN
-from .model import (CONV_TEMPLATE, Measurement, Workload, canon, config_fault, conv_algorithm,
-                    exported_kernel_name, stored_layer)
+from .conv_template import CONV_TEMPLATE, conv_algorithm, exported_kernel_name, stored_layer
+from .model import Measurement, Workload, canon, config_fault
 from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from iobound.errors import InvalidInputError
 
 from ..records import as_logged
-from .model import (CONV_TEMPLATE, Measurement, Workload, canon, config_fault, conv_algorithm,
-                    conv_config_fault, problem_fault, stored_json, stored_layer)
+from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
+from .model import Measurement, Workload, canon, config_fault, problem_fault, stored_json
 
 __all__ = ["device_properties", "storable", "insert", "last_id_ever", "ID_HIGH_WATER"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import CONV_TEMPLATE, Workload, recorded_workload
+from .conv_template import CONV_TEMPLATE
+from .model import Workload, recorded_workload
 
 __all__ = ["replay_layer_key", "layer_key_workload", "workload_layer_key"]
 

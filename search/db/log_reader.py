@@ -26,8 +26,8 @@ from ..measure.base import MeasureRecord
 from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .file_import import FileImport, check_problem, file_device
-from .model import (CONV_TEMPLATE, Measurement, Workload, config_fault, conv_config_fault,
-                    current_layer_problem, finite, recorded_workload, stored_layer)
+from .conv_template import CONV_TEMPLATE, conv_config_fault, current_layer_problem, stored_layer
+from .model import Measurement, Workload, config_fault, finite, recorded_workload
 
 __all__ = ["is_log", "read_log_file"]
 

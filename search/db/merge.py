@@ -29,7 +29,8 @@ from pathlib import Path
 from iobound.errors import InvalidInputError
 
 from .importer import FileImport, file_device
-from .model import CONV_TEMPLATE, check_device_name, conv_algorithm, conv_config_fault, stored_layer
+from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
+from .model import check_device_name
 from .db_file import DatabaseFileError
 from .store import TuningDB
 

@@ -35,7 +35,8 @@ from iobound.errors import InvalidInputError
 from ..measure.base import MeasureRecord
 from ..file_names import file_stem
 from .layer_keys import layer_key_workload
-from .model import CONV_TEMPLATE, Measurement, Workload, current_layer_problem, recorded_workload
+from .conv_template import CONV_TEMPLATE, current_layer_problem
+from .model import Measurement, Workload, recorded_workload
 
 __all__ = ["V0_SCHEMA", "migrate_v0"]
 

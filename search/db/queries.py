@@ -4,7 +4,7 @@ Examples
 --------
 >>> from search.db import Measurement, TuningDB, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> db = TuningDB(":memory:")
 >>> w = Workload("k", [8], ("x",))
 >>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=t))
@@ -29,8 +29,8 @@ from iobound.errors import InvalidInputError
 from ..option_checks import check_type, shown
 from .checks import param_names
 from .device_names import device_as_stored, devices_as_stored
-from .model import (CONV_TEMPLATE, Measurement, Workload, conv_algorithm, stored_layer,
-                    workload_from_row)
+from .conv_template import CONV_TEMPLATE, conv_algorithm, stored_layer
+from .model import Measurement, Workload, workload_from_row
 from .store import TuningDB, damaged_row, time_fault
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",

@@ -82,7 +82,7 @@ def measure_batch(executor: Executor, space, indices: Sequence[int]
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> from search.measure.replay import ReplayMeasurer
     >>> from search.kt_cache import KtCache
     >>> space = GridSpace({"a": [1, 2]})

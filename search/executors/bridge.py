@@ -10,7 +10,7 @@ order) this bridge is no longer needed.
 
 Examples
 --------
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.tuner import tune
 >>> from search.measure.replay import ReplayMeasurer
 >>> from search.kt_cache import KtCache

@@ -11,7 +11,7 @@ starts where the last one ended; the first starts from random configurations.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> class Bowl:  # predicted cost: distance from a = 17
 ...     def predict(self, X): return np.abs(X[:, 0] - 17.0)
 >>> opt = AnnealOptimizer(AnnealOptions(n_chains=4, n_iter=200))

@@ -16,7 +16,7 @@ own instance; all randomness comes from the ``rng`` passed in.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.cost_model import XGBCostModel
 >>> from search.optimizers import make_optimizer, WalkOptions
 >>> space = GridSpace({"a": list(range(12)), "b": list(range(12))})
@@ -105,7 +105,7 @@ def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, 
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> class Double:
     ...     def predict(self, X): return 2 * X[:, 0]
     >>> memo, known = {}, {1: 12.0}
@@ -141,7 +141,7 @@ class PredictionMemo:
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> class Fitted:
     ...     fit_count = 1
     >>> memo, model, space = PredictionMemo(), Fitted(), GridSpace({"a": [1, 2]})
@@ -179,7 +179,7 @@ class NeighbourMemo:
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> space = GridSpace({"a": [1, 2, 3]})
     >>> nb = NeighbourMemo(limit=2)
     >>> nb(space, 0), nb(space, 0) is nb(space, 0), len(nb.memo)

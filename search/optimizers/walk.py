@@ -18,7 +18,7 @@ fills a short batch with random unexcluded configurations.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.cost_model import XGBCostModel
 >>> space = GridSpace({"a": list(range(12)), "b": list(range(12))})
 >>> X = space.features(range(len(space)))

@@ -44,7 +44,7 @@ __all__ = ["records_from_history"]
 
 
 def _layer(text: str) -> ConvLayer | None:
-    from search.db.model import stored_layer
+    from search.db.conv_template import stored_layer
     try:
         return stored_layer(json.loads(text))
     except ValueError:  # not JSON: a replayed space's key

@@ -272,7 +272,7 @@ def cache_meta(space: "Space") -> dict:
         c = space.cache
         return {"device_name": c.device_name, "kernel_name": c.kernel_name,
                 "problem_size": c.problem_size}
-    from ..db.model import exported_kernel_name
+    from ..db.conv_template import exported_kernel_name
     return {"device_name": space.device.name, "kernel_name": exported_kernel_name(space.algorithm),
             "problem_size": space.layer.to_dict()}
 

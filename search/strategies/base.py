@@ -14,7 +14,7 @@ the same indices (the tuner relies on this to resume a killed run exactly).
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.strategies.random import RandomStrategy
 >>> s = RandomStrategy(GridSpace({"a": [1, 2, 3]}), rng=np.random.default_rng(0))
 >>> sorted(s.ask(5))

@@ -36,7 +36,7 @@ fits): they rank the optimum higher on traced runs but lost at 100 evaluations.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = ExplorerStrategy(GridSpace({"a": list(range(30))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(8)))
 8

@@ -10,7 +10,7 @@ place. The first generation is random.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = GeneticStrategy(GridSpace({"a": list(range(8)), "b": list(range(8))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(8)))
 8

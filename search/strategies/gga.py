@@ -39,7 +39,7 @@ for the same seed), and ``stats()["history"]["used"]`` says so.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = GuidedGAStrategy(GridSpace({"a": list(range(8))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(4))), s.stats()["history"]["used"]
 (4, False)

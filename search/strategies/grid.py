@@ -8,7 +8,7 @@ whole range evenly; ``spread=False`` is plain index order.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = GridStrategy(GridSpace({"a": list(range(6))}), GridOptions(spread=False), rng=np.random.default_rng(0))
 >>> s.ask(4), s.ask(4)
 ([0, 1, 2, 3], [4, 5])

@@ -52,7 +52,7 @@ observations: no walk, elite or stall count starts from them.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = ModelBasedStrategy(GridSpace({"a": list(range(30))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(8)))
 8
@@ -190,7 +190,7 @@ class ModelBasedStrategy(Strategy):
         """Measurements this strategy did not ask for, for its model only (module doc).
 
         >>> import numpy as np
-        >>> from search.space import GridSpace
+        >>> from search.grid_space import GridSpace
         >>> from search.measure.base import MeasureRecord
         >>> s = ModelBasedStrategy(GridSpace({"a": list(range(9))}), rng=np.random.default_rng(0))
         >>> s.hint([4, 5], [MeasureRecord.ok({"a": a}, time_ms=float(a)) for a in (4, 5)])

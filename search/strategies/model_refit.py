@@ -14,7 +14,7 @@ that learnt from hundreds changes little with a few more. A space whose features
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.strategies.base import Observations
 >>> from search.measure.base import MeasureRecord
 >>> space = GridSpace({"a": list(range(6))})
@@ -58,7 +58,7 @@ class ModelRefit:
     ``seed + fits``, so that a subsampling model does not draw the same rows each time.
 
     >>> from search.measure.base import MeasureRecord
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> from search.strategies.model_based import ModelBasedOptions
     >>> space, seen = GridSpace({"a": list(range(6))}), Observations()
     >>> seen.add([0, 3, 5], [MeasureRecord.ok(space.get(i), time_ms=1.0 + i) for i in (0, 3, 5)])

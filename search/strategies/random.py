@@ -3,7 +3,7 @@
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = RandomStrategy(GridSpace({"a": list(range(10))}), rng=np.random.default_rng(1))
 >>> first = s.ask(4); second = s.ask(10)
 >>> len(first), len(second), sorted(first + second) == list(range(10))

@@ -12,7 +12,7 @@ unmeasured predictions as the new plan. Batches are epsilon-greedy: the last
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = SAStrategy(GridSpace({"a": list(range(40))}), rng=np.random.default_rng(0))
 >>> len(set(s.ask(8)))
 8

@@ -28,7 +28,7 @@ beat the explorer without them over 30 seeds on the recorded spaces
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> space = GridSpace({"a": list(range(6)), "b": list(range(6))})
 >>> near = elite_candidates(space, [0], np.random.default_rng(0))  # around (0, 0)
 >>> max(sum(v != 0 for v in space.get(i).values()) for i in near)  # Hamming distance
@@ -177,7 +177,7 @@ def sweep_candidates(model: CostModel, space: Space, elite: Sequence[int], k: in
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> class ByA:
     ...     def predict(self, X): return X[:, 0]
     >>> line = GridSpace({"a": list(range(10))})
@@ -204,7 +204,7 @@ def spread_elites(space: Space, ranked: Sequence[int], k: int, min_dist: int = 2
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> line = GridSpace({"a": list(range(10)), "b": [0, 1]})
     >>> ranked = [line.index(c) for c in ({"a": 5, "b": 0}, {"a": 5, "b": 1},
     ...                                   {"a": 6, "b": 0}, {"a": 2, "b": 1})]

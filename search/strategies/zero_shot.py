@@ -13,7 +13,7 @@ configuration of the space) the order is random, and :meth:`stats` says so.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> s = ZeroShotStrategy(GridSpace({"a": list(range(6))}), rng=np.random.default_rng(0))
 >>> sorted(s.ask(6)), s.stats()["used"]
 ([0, 1, 2, 3, 4, 5], False)

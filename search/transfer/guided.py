@@ -66,7 +66,7 @@ Examples
 >>> import numpy as np
 >>> from search.db import Measurement, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> from search.strategies.random import RandomStrategy
 >>> from search.transfer.prior import HistoryPrior
 >>> space = GridSpace({"x": list(range(20))})
@@ -133,7 +133,7 @@ def history_picker(prior, options: GuidedOptions | None = None):
 
     >>> from search.db import Measurement, Workload
     >>> from search.measure.base import MeasureRecord
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> from search.transfer.prior import HistoryPrior
     >>> w = Workload("k", [8], ("x",))
     >>> hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - 3)))

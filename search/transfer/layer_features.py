@@ -97,7 +97,7 @@ def measurement_layer(problem: Any, device: str, params) -> tuple | None:
     from iobound.devices import get_device
     from iobound.errors import IoboundError
 
-    from ..db.model import conv_algorithm, stored_layer
+    from ..db.conv_template import conv_algorithm, stored_layer
     layer = stored_layer(problem)
     if layer is None:
         return None

@@ -43,7 +43,7 @@ Examples
 --------
 >>> from search.db import Measurement, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> space = GridSpace({"x": list(range(8))})
 >>> w = Workload("k", [8], ("x",))
 >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
@@ -192,7 +192,7 @@ class HistoryPrior:
         --------
         >>> from search.db import Measurement, Workload
         >>> from search.measure.base import MeasureRecord
-        >>> from search.space import GridSpace
+        >>> from search.grid_space import GridSpace
         >>> space, w = GridSpace({"x": list(range(8))}), Workload("k", [8], ("x",))
         >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + s * x))
         ...         for d, s in (("up", 1), ("down", -0.1)) for x in range(8)]

@@ -43,7 +43,7 @@ columns, in ``benchmarks/results/transfer_experiments.md``.
 Examples
 --------
 >>> import numpy as np
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> space = GridSpace({"x": list(range(4))})
 >>> s = PriorFeatureSpace(space, np.array([2, 0]))
 >>> s.feature_names()

@@ -15,7 +15,7 @@ Two ways, chosen by the target space (:func:`rows_for`):
 
 Examples
 --------
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> rows = rows_for(GridSpace({"x": [1, 2]}))
 >>> type(rows).__name__, rows.space_rows([1]).tolist()
 ('SpaceRows', [[2.0]])
@@ -42,7 +42,7 @@ def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None
 
     Examples
     --------
-    >>> from search.space import GridSpace
+    >>> from search.grid_space import GridSpace
     >>> feature_row(GridSpace({"x": [1, 2]}), {"x": 7}, None).tolist()
     [7.0]
     >>> feature_row(GridSpace({"x": [1, 2, "max"]}), {"x": 7}, None) is None

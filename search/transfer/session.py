@@ -22,7 +22,7 @@ Examples
 >>> import numpy as np
 >>> from search.db import Measurement, TuningDB, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> db = TuningDB(":memory:")
 >>> _ = db.add([Measurement(Workload("k", [8], ("y",)), "gpu0", "t",
 ...                         MeasureRecord.ok({"y": 1}, time_ms=1.0))])

@@ -13,7 +13,7 @@ Examples
 --------
 >>> from search.db import Measurement, Workload
 >>> from search.measure.base import MeasureRecord
->>> from search.space import GridSpace
+>>> from search.grid_space import GridSpace
 >>> space, w = GridSpace({"x": list(range(4))}), Workload("k", [4], ("x",))
 >>> hist = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + x))
 ...         for x in range(4)]

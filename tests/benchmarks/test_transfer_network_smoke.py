@@ -107,7 +107,7 @@ def test_the_leak_check_sees_the_target_networks_records_whatever_the_case():
     from iobound.networks import get_layer
     from search.conv_space import ConvSpace
     from search.db import Measurement, Workload
-    from search.db.model import CONV_TEMPLATE
+    from search.db.conv_template import CONV_TEMPLATE
     from search.measure.model import ModelMeasurer
     from search.tuner import tune
     layer = get_layer("resnet50.conv5_1b")

@@ -21,7 +21,7 @@ from search.selection.select import select_layers
 from search.session.choice import choose_algorithms
 from search.session.run import tune_layers
 from search.session.settings import TuneSettings
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_options, strategy_class
 from search.strategies.gga import options_from_db
 from search.transfer import transfer_options

@@ -217,7 +217,7 @@ def test_propose_and_sample_name_a_bad_count_or_generator(n, rng, said):
     AttributeError ('int' object has no attribute 'choice'), from inside."""
     from search.cost_model import XGBCostModel
     from search.optimizers import WalkOptimizer
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     space = GridSpace({"a": list(range(8)), "b": list(range(4))})
     rng = np.random.default_rng(0) if rng is None else rng
     model = XGBCostModel()

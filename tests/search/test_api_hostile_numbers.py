@@ -175,7 +175,7 @@ def test_space_features_take_numpy_indices(kind):
 
 
 def test_values_of_an_unknown_parameter_name_the_space_parameters():
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     space = GridSpace({"a": [1, 2], "b": [3]})
     with pytest.raises(InvalidInputError, match=r"unknown parameter 'q'.*a, b"):
         space.values("q")

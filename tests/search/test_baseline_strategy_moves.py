@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.ga import GAOptions, GeneticStrategy
 from search.strategies.grid import GridOptions, GridStrategy
 from search.optimizers import AnnealOptions

@@ -15,8 +15,8 @@ import pytest
 
 from iobound.devices import get_device
 from iobound.layer_spec import parse_layer_spec
+from search.grid_space import GridSpace
 from search.conv_space import ConvSpace
-from search.space import GridSpace
 
 
 def _space():

@@ -21,7 +21,7 @@ from kernels.status import Status
 from iobound.layer import ConvLayer
 from search.measure import MEASURERS, make_measurer
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import STRATEGIES, make_options, make_strategy, strategy_names
 from search.tuner import tune
 

@@ -64,7 +64,7 @@ def test_predict_before_fit_is_bad_input():
 def test_inf_is_a_failure_and_a_nan_told_to_a_strategy_too(failed):
     """Property: with at least one success, inf costs train (the failures rank last), and
     train_model takes a NaN cost as such a failure, as before (same model, same scores)."""
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     from search.strategies.base import Observations
     from search.strategies.model_based import train_model
     from search.measure.base import MeasureRecord

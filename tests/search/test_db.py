@@ -21,7 +21,7 @@ from search.kt_cache import KtCache, load_cache
 from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
 from search.log_writer import LogWriter
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 W = Workload("k", [8, 8], ("x", "y"))
 

@@ -19,7 +19,7 @@ from search.db.queries import best, history_for_space, other_space_timings
 from search.kt_cache import KtCache
 from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 times = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
 

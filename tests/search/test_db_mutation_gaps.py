@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.db import Measurement, TuningDB, Workload
-from search.db.model import current_layer_problem, recorded_workload
+from search.db.conv_template import current_layer_problem
+from search.db.model import recorded_workload
 from search.db.queries import best
 from search.measure.base import MeasureRecord
 

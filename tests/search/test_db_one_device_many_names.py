@@ -26,7 +26,7 @@ from iobound.layer import ConvLayer
 from search.cli.main import main
 from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload, queries, remove
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 LAYER = ConvLayer(n=1, c_in=8, h_in=10, w_in=10, c_out=8, k_h=3, k_w=3)
 SPEC = "cin=8,hin=10,cout=8,kh=3"

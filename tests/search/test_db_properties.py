@@ -19,7 +19,7 @@ from search.db.queries import history_for_space
 from search.kt_cache import KtCache, cache_key
 from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 FAILURES = ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 times = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -191,7 +191,7 @@ def test_a_runs_exported_cache_imports_as_the_measurements_the_run_stored(rows, 
     template, not a second workload named after the file's kernel)."""
     from kernels.config import check_config, config_from_dict
     from search.db.layer_keys import layer_key_workload
-    from search.db.model import exported_kernel_name
+    from search.db.conv_template import exported_kernel_name
     from search.kt_cache_write import records_to_cache
 
     layer, algorithm = run

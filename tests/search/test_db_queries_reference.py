@@ -19,11 +19,11 @@ from hypothesis import given, settings, strategies as st
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from search.db import Measurement, TuningDB, Workload
-from search.db.model import CONV_TEMPLATE
+from search.db.conv_template import CONV_TEMPLATE
 from search.db.queries import (best, best_for_layer, history_for_space, other_space_timings,
                                select_workloads, summary, workload_labels)
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 WORKLOADS = [Workload("k", [16], ("x",)), Workload("k", [16], ("x", "y")), Workload("k", [8], ("x",)),
              Workload("j", 1, ("y", "x")), Workload("a", [2], ("y",)), Workload("kk", [16], ("x",))]

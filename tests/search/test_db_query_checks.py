@@ -19,7 +19,7 @@ from iobound.layer import ConvLayer
 from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload, queries, remove
 from search.db.importer import import_files
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 LAYER = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
 CONFIG = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}  # one of LAYER's

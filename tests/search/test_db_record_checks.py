@@ -25,7 +25,7 @@ from search.db.insertion import insert
 from search.kt_cache import KtCache
 from search.kt_cache_write import write_cache
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 W = Workload("k", [64], ("x",))
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.strategies.stall import spread_elites
 from search.tuner import tune

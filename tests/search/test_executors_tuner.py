@@ -10,7 +10,7 @@ from search.conv_space import ConvSpace
 from search.executors import ExecutorMeasurer, make_executor, measure_batch, stages_for
 from search.measure.model import ModelMeasurer
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 LAYER = ConvLayer(n=1, c_in=16, h_in=16, w_in=16, c_out=32, k_h=3, k_w=3, padding=1)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_options, make_strategy
 from search.strategies.gga import GuidedGAOptions, GuidedGAStrategy, options_from_db
 from search.strategies.gga_history import filter_history, match_score

@@ -12,7 +12,7 @@ import pytest
 
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.gga import GuidedGAOptions, GuidedGAStrategy
 from search.tuner import tune
 

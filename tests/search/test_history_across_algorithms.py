@@ -136,7 +136,7 @@ def test_kernel_from_history_prefers_the_current_model_to_an_older_ones_estimate
     from iobound.layer import ConvLayer
     from kernels.perf_model import MODEL_VERSION
     from search.db import Measurement, TuningDB, Workload
-    from search.db.model import CONV_TEMPLATE
+    from search.db.conv_template import CONV_TEMPLATE
     from search.db.queries import best_for_layer
     from search.measure.base import MeasureRecord
 
@@ -162,7 +162,7 @@ def test_tuning_history_leaves_out_estimates_of_another_model_version():
     from search.db import Measurement, TuningDB, Workload
     from search.db.queries import history_for_space
     from search.measure.base import MeasureRecord
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
 
     w = Workload("k", [8], ("x",))
     tools = ["analytic model v0 for V100-SXM2 (estimate, not measured)",

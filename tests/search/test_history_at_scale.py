@@ -24,7 +24,7 @@ from search.cost_model import source_caps
 from search.db import CONV_TEMPLATE, Measurement, TuningDB, Workload
 from search.db.queries import best, history_for_space, other_space_timings
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.transfer import HistoryPrior, PriorOptions
 from search.transfer import rows as rows_module
 from search.transfer.layer_features import cross_layer_features

@@ -19,7 +19,7 @@ import numpy as np
 from search.db import Measurement, TuningDB, Workload
 from search.db.queries import history_for_space
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.transfer.prior import HistoryPrior
 from search.zero_shot import ZeroShotOptions, history_ranking
 

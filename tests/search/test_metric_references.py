@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from search.db import Measurement, Workload
 from search.kt_cache import KtCache
 from search.measure.base import MeasureRecord
+from search.grid_space import GridSpace
 from search.replay_space import ReplaySpace
-from search.space import GridSpace
 from search.strategies.gga_history import filter_history, match_score
 from search.zero_shot import ndcg_at_k, recorded_relevance
 

@@ -17,7 +17,7 @@ import pytest
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.model_based import ModelBasedOptions, ModelBasedStrategy
 
 GRID = GridSpace({"a": list(range(6)), "b": list(range(5)), "c": list(range(4))})

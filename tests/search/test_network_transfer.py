@@ -12,7 +12,7 @@ from iobound.layer import ConvLayer
 from search.cli.main import main
 from search.conv_space import ConvSpace
 from search.db import Measurement, TuningDB, Workload
-from search.db.model import CONV_TEMPLATE
+from search.db.conv_template import CONV_TEMPLATE
 from search.measure.model import ModelMeasurer
 from search.session import TuneSettings, tune_layers
 from search.strategies import make_strategy

@@ -10,7 +10,7 @@ import pytest
 
 from search.optimizers import AnnealOptimizer, AnnealOptions, WalkOptimizer, WalkOptions, make_optimizer
 from search.optimizers.base import NeighbourMemo, PredictionMemo, score_memo
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 LINE = GridSpace({"a": list(range(40))})
 

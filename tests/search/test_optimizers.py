@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from search.cost_model import XGBCostModel, XGBOptions
 from search.optimizers import (AnnealOptimizer, AnnealOptions, WalkOptimizer, WalkOptions,
                                make_optimizer)
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 SPACE = GridSpace({"a": list(range(10)), "b": list(range(10)), "c": [0, 1, 2]})
 X = SPACE.features(range(len(SPACE)))

@@ -20,7 +20,7 @@ from iobound.errors import InvalidInputError
 from search.cost_model import XGBOptions
 from search.measure.base import MeasureRecord, Measurer
 from search.optimizers import AnnealOptions, WalkOptions
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.base import StrategyOptions
 from search.strategies.ga import GAOptions
 from search.strategies.gga import GuidedGAOptions

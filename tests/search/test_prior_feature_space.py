@@ -1,7 +1,7 @@
 """The history's ranks as feature columns (:class:`search.transfer.prior_feature.PriorFeatureSpace`):
 everything but the features is the wrapped space's, and the gate's edges.
 
-References: the wrapped :class:`~search.space.GridSpace` itself (same draws from the same
+References: the wrapped :class:`~search.grid_space.GridSpace` itself (same draws from the same
 seed, same neighbours, same description plus the feature names); a copy or a pickle (what
 a parallel executor sends) is the same space; the gate judges a source's column from
 :attr:`~PriorFeatureSpace.MIN_JUDGED` finite costs on, with ``p <= alpha`` (SciPy's
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.transfer.prior_feature import PriorFeatureSpace
 
 INNER = GridSpace({"a": list(range(6)), "b": list(range(4))})

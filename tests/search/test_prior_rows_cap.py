@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.transfer import HistoryPrior, PriorOptions
 from search.cost_model import training_rows
 from search.zero_shot import ZeroShotOptions, history_ranking

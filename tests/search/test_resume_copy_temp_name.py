@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from search.measure.base import MeasureRecord, Measurer
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 

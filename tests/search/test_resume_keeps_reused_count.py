@@ -11,7 +11,7 @@ import numpy as np
 
 from search.measure.base import MeasureRecord, Measurer
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 SPACE = GridSpace({"a": list(range(12)), "b": list(range(4))})

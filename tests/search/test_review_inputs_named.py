@@ -104,7 +104,7 @@ def test_history_keeps_timings_over_estimates_of_the_same_workload_and_device():
     the sources ranked analytic estimates and real times on one scale. A workload measured
     on a device keeps only its timings there; one only estimated keeps its estimates."""
     from search.db.queries import history_for_space
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     w, other = Workload("k", [8], ("x",)), Workload("k", [16], ("x",))
     rows = [Measurement(w, "V100-SXM2", "model", MeasureRecord.ok({"x": 0}, time_ms=0.1,
                                                                    estimate=True)),

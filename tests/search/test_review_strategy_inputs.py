@@ -9,7 +9,7 @@ import pytest
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord, Measurer, Status
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.strategies.ga import GAOptions
 from search.strategies.model_based import ModelBasedOptions

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from search.kt_cache import KtCache
 from search.measure.base import MeasureRecord, Measurer, MeasurerError
 from search.optimizers.anneal import AnnealOptimizer, AnnealOptions
+from search.grid_space import GridSpace
 from search.replay_space import ReplaySpace
-from search.space import GridSpace
 from search.strategies.base import Observations
 from search.strategies.stall import spread_elites
 from search.tuner import tune

@@ -19,7 +19,7 @@ from search.path_kind import path_kind
 from search.records import has_log
 from search.resume import check_resume_identity, load_resume
 from search.session import TuneSettings, tune_replay
-from search.space import GridSpace
+from search.grid_space import GridSpace
 
 LAYER = "cin=2,hin=4,cout=2,kh=3"  # 54 configurations on the V100
 #: What resume.py documents must agree (written out here: a field dropped from its tuple

@@ -266,7 +266,7 @@ def test_tune_refuses_a_budget_or_patience_of_zero(tmp_path, field):
     < 0; 0 <= i <= size.)"""
     from iobound.errors import InvalidInputError
     from search.measure.base import Measurer, MeasureRecord
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     from search.tuner import tune
 
     class Counting(Measurer):

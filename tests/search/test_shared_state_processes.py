@@ -162,7 +162,7 @@ def test_a_run_continuing_a_log_into_a_new_one_holds_the_old_one(tmp_path):
     both are free."""
     from search.log_writer import check_not_written
     from search.measure.base import Measurer
-    from search.space import GridSpace
+    from search.grid_space import GridSpace
     from search.tuner import tune
     space = GridSpace({"a": list(range(8))})
     old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from iobound.errors import InvalidInputError
-from search.space import GridSpace, sample_excluding
+from search.grid_space import GridSpace
+from search.space import sample_excluding
 
 GRID = GridSpace({"a": [1, 2, 3, 4], "b": ["x", "y", "z"], "c": [0, 1]})
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from search.space import GridSpace, Space, knob_value
+from search.grid_space import GridSpace
+from search.space import Space, knob_value
 
 
 def test_numpy_numbers_are_numbers_in_the_features():

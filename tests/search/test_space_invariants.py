@@ -23,7 +23,7 @@ from search.measure.base import MeasureRecord, Measurer
 from search.log_writer import LogWriter
 from search.replay_space import ReplaySpace
 from search.resume import load_resume
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.transfer.prior_options import PriorOptions
 from search.transfer.sources import source_groups
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.model_based import ModelBasedOptions, ModelBasedStrategy
 from search.strategies.stall import (SOURCES, StallOptions, StallTracker, best_predicted, elite_candidates,
                                      far_candidates)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.stall import (StallOptions, elite_candidates, far_candidates,
                                      spread_elites, stall_candidates, sweep_candidates)
 

@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from search.measure.base import MeasureRecord, Status
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_options, make_strategy
 from search.strategies.ga import GAOptions, GeneticStrategy
 from search.tune_ledger import Ledger

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.cost_model import XGBCostModel
 from search.strategies.model_based import XGBOptions, train_model

@@ -11,7 +11,7 @@ from iobound.errors import InvalidInputError
 from search.db import Measurement, TuningDB, Workload
 from search.measure.base import MeasureRecord
 from search.session import TuneSettings
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_options, make_strategy
 from search.strategies.gga import GuidedGAOptions
 from search.strategies.zero_shot import ZeroShotStrategyOptions

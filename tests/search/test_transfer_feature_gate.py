@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, PriorFeatureSpace, with_history
 from search.transfer.rank_test import kendall_greater

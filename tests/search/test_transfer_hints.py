@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.strategies.model_based import ModelBasedStrategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history

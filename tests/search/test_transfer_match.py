@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from iobound.errors import InvalidInputError
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune

@@ -11,7 +11,7 @@ import pytest
 
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies import make_strategy
 from search.transfer import GuidedOptions, HistoryGuided, HistoryPrior
 

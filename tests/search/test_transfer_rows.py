@@ -23,7 +23,8 @@ from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from search.db import CONV_TEMPLATE, Measurement, Workload
 from search.measure.base import MeasureRecord
-from search.space import GridSpace, knob_value
+from search.grid_space import GridSpace
+from search.space import knob_value
 from search.transfer import rows as rows_module
 from search.transfer.layer_features import cross_layer_features
 from search.transfer.rows import LayerRows, SpaceRows, feature_row

@@ -24,7 +24,7 @@ from search.db.importer import import_files
 from search.kt_cache import load_cache
 from search.kt_cache_write import records_to_cache, write_cache
 from search.measure.base import Measurer, MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from search.cli.main import main
 from search.measure.base import MeasureRecord, Measurer
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 SPACE = GridSpace({"a": list(range(6)), "b": list(range(5))})

@@ -11,7 +11,7 @@ import pytest
 
 from search.measure.base import MeasureRecord, Measurer
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.base import Strategy
 from search.tuner import tune
 

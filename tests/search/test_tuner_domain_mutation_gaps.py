@@ -13,7 +13,8 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from search.conv_space import ConvSpace
 from search.cost_model import XGBCostModel, XGBOptions
-from search.space import GridSpace, sample_excluding
+from search.grid_space import GridSpace
+from search.space import sample_excluding
 from search.table1 import count_full_model, domain_for
 
 FAST = XGBOptions(n_estimators=5)

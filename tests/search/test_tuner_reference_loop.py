@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from search.measure.base import MeasureRecord, Measurer, Status
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.base import Strategy, StrategyOptions
 from search.tuner import MAX_IDLE_ROUNDS, tune
 

@@ -19,7 +19,7 @@ import pytest
 
 from search.measure.base import MeasureRecord, Measurer, MeasurerError
 from search.records import SCHEMA, SCHEMA_VERSION, read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tune_ledger import Ledger
 from search.tuner import tune
 

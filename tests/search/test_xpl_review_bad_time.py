@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from search.measure.base import MeasureRecord, Measurer, Status
 from search.records import read_log
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 SPACE = GridSpace({"a": list(range(4)), "b": list(range(3))})

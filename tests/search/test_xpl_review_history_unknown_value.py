@@ -9,7 +9,7 @@ import pytest
 
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.zero_shot import ZeroShotStrategy, ZeroShotStrategyOptions
 from search.transfer.rows import feature_row
 

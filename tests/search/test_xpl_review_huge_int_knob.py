@@ -3,7 +3,8 @@ for the model-based strategies and for the history prior built from records of i
 import math
 
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace, knob_value
+from search.grid_space import GridSpace
+from search.space import knob_value
 from search.tuner import tune
 
 

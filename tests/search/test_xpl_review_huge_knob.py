@@ -10,7 +10,7 @@ import pytest
 
 from search.cost_model import XGBCostModel, XGBOptions, model_rows
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 F32_MAX = float(np.finfo(np.float32).max)

@@ -8,7 +8,7 @@ import pytest
 from iobound.errors import InvalidInputError
 from search.cost_model import XGBOptions
 from search.measure.base import MeasureRecord, Measurer
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.tuner import tune
 
 BAD = [("subsample", 1.5), ("subsample", 0.0), ("subsample", -0.5),

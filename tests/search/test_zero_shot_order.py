@@ -19,7 +19,7 @@ from iobound.errors import InvalidInputError
 from search import zero_shot_order
 from search.db import Measurement, Workload
 from search.measure.base import MeasureRecord
-from search.space import GridSpace
+from search.grid_space import GridSpace
 from search.strategies.zero_shot import ZeroShotStrategy, ZeroShotStrategyOptions
 from search.transfer.sources import consensus, source_groups
 from search.zero_shot import ZeroShotOptions, measure_top

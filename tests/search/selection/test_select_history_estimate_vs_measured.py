@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from iobound.layer import ConvLayer
 from search.db import TuningDB
-from search.db.model import CONV_TEMPLATE, Measurement, Workload
+from search.db.conv_template import CONV_TEMPLATE
+from search.db.model import Measurement, Workload
 from search.db.queries import best_for_layer
 from search.history import History
 from search.measure.base import MeasureRecord
