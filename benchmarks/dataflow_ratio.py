@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from dataflow.evaluate import evaluate_dataflow
+from iobound.algorithms import winograd_offered
 from iobound.networks import network_layers
 from iobound.units import fast_memory_words
 
@@ -41,7 +42,7 @@ def _row(layer, s: int, e: int) -> dict:
     div = evaluate_dataflow(layer, s, divisors=True).to_dict()
     row["direct_dividing"] = {k: div[k] for k in ("tiles", "order", "io_exact", "ratio_to_bound",
                                                    "footprint_words")}
-    if layer.winograd_applicable and layer.k_h > 1:
+    if winograd_offered(layer):
         w = evaluate_dataflow(layer, s, algorithm="winograd", e=e)
         row["winograd"] = {k: w.to_dict()[k] for k in (
             "tiles", "order", "io_exact", "lower_bound", "lower_bound_method", "ratio_to_bound",

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from iobound.algorithms import winograd_offered
 from iobound.devices import get_device
 from iobound.networks import network_layers
 from search.conv_space import ConvSpace
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     for net in args.networks:
         for layer in network_layers(net):
             algs = ["direct"]
-            if layer.winograd_applicable and layer.k_h > 1:
+            if winograd_offered(layer):
                 algs.append("winograd")
             for alg in algs:
                 r = {"layer": layer.name, "shape": layer.short(), **_build(layer, device, alg)}

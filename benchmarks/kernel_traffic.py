@@ -64,6 +64,7 @@ def _threads(x_units: int, y_units: int, z: int, per_unit: int):
 
 
 def _candidates(layer):
+    from iobound.algorithms import winograd_offered
     from kernels.config import DirectConfig, WinogradConfig
 
     for x in _sizes(layer.w_out):
@@ -73,7 +74,7 @@ def _candidates(layer):
                 for alpha in (a for a in (1, 2, 4, 8) if a <= layer.c_in):
                     if t:
                         yield DirectConfig(x, y, z, alpha, *t)
-    if not layer.winograd_applicable or layer.k_h < 2:
+    if not winograd_offered(layer):
         return
     for e in (2, 3, 4):
         n2 = (e + layer.k_h - 1) ** 2
@@ -151,6 +152,7 @@ def main(argv=None) -> int:
     if min(args.budgets) < 1:
         raise SystemExit(f"error: --budgets must be >= 1 word, got {min(args.budgets)}")
 
+    from iobound.algorithms import winograd_offered
     from iobound.devices import get_device
     from iobound.layer_spec import parse_layer_spec
 
@@ -161,7 +163,7 @@ def main(argv=None) -> int:
     for layer in layers:
         for budget in budgets:
             for algorithm in ("direct", "winograd"):
-                if algorithm == "winograd" and (not layer.winograd_applicable or layer.k_h < 2):
+                if algorithm == "winograd" and not winograd_offered(layer):
                     continue
                 r = row(layer, algorithm, budget, device)
                 if r is None:

@@ -92,6 +92,7 @@ class Case:
 def parse_case(spec: str) -> Case:
     """``"resnet50.conv2_1b"`` (direct), ``"resnet50.conv2_1b:winograd:2"``, or a layer spec
     in the place of the preset (``"cin=3,hin=56,cout=48,kh=3,pad=1,groups=3"``)."""
+    from iobound.algorithms import winograd_offered
     from iobound.errors import InvalidInputError
     from iobound.layer_spec import parse_layer_spec
 
@@ -108,13 +109,16 @@ def parse_case(spec: str) -> Case:
         return Case(spec, layer, algorithm)
     if not e_text.isdigit() or int(e_text) < 2:
         raise InvalidInputError(f"case {spec!r}: Winograd needs an e >= 2 (LAYER:winograd:E)")
-    if not layer.winograd_applicable or layer.k_h < 2:
+    if not winograd_offered(layer):
         raise InvalidInputError(f"case {spec!r}: Winograd does not apply to {layer.short()}")
     return Case(spec, layer, algorithm, int(e_text))
 
 
 def calculator_blocks(device, threads: int, shared: int, regs: int) -> int:
-    """Blocks per SM by the CUDA Occupancy Calculator's rules (0: cannot launch)."""
+    """Blocks per SM by the CUDA Occupancy Calculator's rules (0: cannot launch).
+
+    Written out scalar on purpose, not :func:`kernels.limits.resident_blocks_per_sm`: it is
+    the reference the model's vectorised rules are measured against (``units alone``)."""
     warps = -(-threads // device.warp_size)
     by_warps = min(device.max_blocks_per_sm, device.max_threads_per_sm // device.warp_size // warps)
     regs_per_warp = -(-regs * device.warp_size // 256) * 256

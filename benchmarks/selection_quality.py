@@ -88,7 +88,8 @@ def _fields(r) -> tuple:
 def preset_layers() -> dict:
     """network -> its layers with Winograd candidates, one per shape."""
     from iobound.networks import network_layers, network_names
-    from search.selection.dataset import shape_key, winograd_offered
+    from iobound.algorithms import winograd_offered
+    from search.selection.dataset import shape_key
 
     out = {}
     for net in network_names():

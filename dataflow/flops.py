@@ -29,7 +29,7 @@ from iobound.winograd_transforms import winograd_transforms
 from .io_volume import takes_layer
 from .winograd import WinogradTiling, check_winograd_tiling
 
-__all__ = ["direct_flops", "winograd_flops", "transform_flops"]
+__all__ = ["direct_flops", "winograd_flops", "winograd_product_flops", "transform_flops"]
 
 
 @takes_layer
@@ -61,18 +61,29 @@ def transform_flops(e: int, r: int) -> tuple[int, int, int]:
 
 
 @takes_layer
+def winograd_product_flops(layer: ConvLayer, e: int) -> int:
+    """Flops of F(e x e, r x r)'s element-wise products over the layer (``u * v``, then
+    ``acc +=``): every output tile, clipped or not, times every channel pair; no transforms.
+
+    >>> winograd_product_flops(ConvLayer(1, 2, 6, 6, 4, 3, 3), 2)
+    1024
+    """
+    n = e + layer.k_h - 1
+    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
+
+
+@takes_layer
 def winograd_flops(layer: ConvLayer, tiling: WinogradTiling) -> int:
     """Products and transforms of the Winograd dataflow with ``tiling`` (see module doc;
     InvalidInputError when the tiling does not fit the layer, as for its I/O)."""
     check_winograd_tiling(layer, tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
-    r = layer.k_h
-    n = e + r - 1
-    f_in, f_ker, f_out = transform_flops(e, r)
+    f_in, f_ker, f_out = transform_flops(e, layer.k_h)
     tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
     z_blocks = -(-layer.c_out // z)
     xy_blocks = -(-layer.h_out // y) * -(-layer.w_out // x)
-    products = 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n   # u * v, then acc +=
+    products = winograd_product_flops(layer, e)   # u * v, then acc +=
     input_tf = layer.n * z_blocks * layer.c_in * tiles * f_in     # B^T d B
     weight_tf = layer.n * xy_blocks * layer.c_out * layer.c_in * f_ker
     output_tf = layer.n * layer.c_out * tiles * f_out    # A^T M A

@@ -89,15 +89,11 @@ def check_group_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
             raise InvalidInputError(f"tile {name}={v} is larger than {dim_name}={dim}{hint}")
 
 
-def _scaled(io: DataflowIO, g: int) -> DataflowIO:
-    return DataflowIO.of(g * io.input_loads, g * io.weight_loads, g * io.output_stores)
-
-
 @takes_layer
 def grouped_io(layer: ConvLayer, tiling: DirectTiling, order: str = "output") -> DataflowIO:
     """Exact traffic of the per-group dataflow: G times the sub-layer's (``groups == 1``: the dense)."""
     check_group_tiling(layer, tiling)
-    return _scaled(stationary_io(group_sublayer(layer), tiling, order), layer.groups)
+    return stationary_io(group_sublayer(layer), tiling, order).times(layer.groups)
 
 
 @takes_layer
@@ -113,7 +109,7 @@ def best_grouped_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = T
     """The per-group order and tiling of least exact I/O (:func:`dataflow.stationary.best_direct_dataflow`
     on the sub-layer), its I/O scaled to all groups."""
     choice = best_direct_dataflow(group_sublayer(layer), fast_memory, divisors, orders)
-    return dataclasses.replace(choice, io=_scaled(choice.io, layer.groups))
+    return dataclasses.replace(choice, io=choice.io.times(layer.groups))
 
 
 def _shift(v: tuple, g: int, og: int, cg: int) -> tuple:
@@ -184,7 +180,7 @@ def evaluate_grouped(layer: ConvLayer, fast_memory: int, processors: int = 1,
     rep = evaluate_dataflow(group_sublayer(layer), fast_memory, "direct", processors, None, tiling,
                             OPTIMALITY_TOLERANCE if tolerance is None else tolerance, divisors, order)
     bound, method = _bound(layer, bound_fast_memory(rep.block_memory_words), "direct", None)
-    io = _scaled(rep.io, g)
+    io = rep.io.times(g)
     return dataclasses.replace(
         rep, layer=layer, tiles_source=rep.tiles_source + " per group", io=io,
         io_paper_approx=g * rep.io_paper_approx, io_paper_closed_form=g * rep.io_paper_closed_form,

@@ -33,7 +33,7 @@ from .layer import ConvLayer
 
 __all__ = ["Algorithm", "Direct", "Winograd", "DIRECT", "WINOGRAD", "ALGORITHMS",
            "DEFAULT_WINOGRAD_E", "OFFERED_WINOGRAD_ES", "Registry", "get_algorithm",
-           "algorithm_name", "BoundParts"]
+           "algorithm_name", "BoundParts", "winograd_offered"]
 
 #: Winograd's output tile e when none is given: F(2x2, r x r).
 DEFAULT_WINOGRAD_E = 2
@@ -41,6 +41,18 @@ DEFAULT_WINOGRAD_E = 2
 OFFERED_WINOGRAD_ES = (2, 3, 4)
 
 T = TypeVar("T")
+
+
+def winograd_offered(layer: ConvLayer) -> bool:
+    """Whether Winograd is worth offering for ``layer``: it applies
+    (:meth:`ConvLayer.winograd_problem`) and the kernel is at least 2 x 2 (F(e x e, 1 x 1)
+    multiplies as often as the direct convolution, so it saves nothing). The rule of the
+    algorithm-selection candidates, of ``tune --algorithm all`` and of the benchmarks.
+
+    >>> winograd_offered(ConvLayer(1, 4, 8, 8, 4, 3, 3)), winograd_offered(ConvLayer(1, 4, 8, 8, 4, 1, 1))
+    (True, False)
+    """
+    return layer.winograd_applicable and layer.k_h >= 2
 
 
 class Registry(Generic[T]):

@@ -38,10 +38,19 @@ from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
 
 __all__ = ["Device", "DEVICES", "device_names", "get_device", "canonical_device_name",
-           "check_device_name", "check_arch_of"]
+           "check_device_name", "check_arch_of", "CUDA_MAX_THREADS_PER_BLOCK",
+           "CUDA_MAX_REGISTERS_PER_THREAD"]
 
 KIB = 1024
 MIB = 1024 * KIB
+
+#: Most threads one CUDA block may have (every compute capability from 2.0): the default of
+#: :attr:`Device.max_threads_per_block` and the emulator's limit (kernels/cuda_emu.h).
+CUDA_MAX_THREADS_PER_BLOCK = 1024
+#: Most registers ptxas gives one thread (every compute capability from 3.5): the default
+#: of :attr:`Device.registers_per_thread_max` and the cap of the pruning rule's register
+#: need (:func:`kernels.limits.thread_registers`).
+CUDA_MAX_REGISTERS_PER_THREAD = 255
 
 _CUDA_GUIDE = ("CUDA C++ Programming Guide, 'Technical Specifications per Compute "
                "Capability' table")
@@ -107,8 +116,8 @@ class Device:
     clock_mhz: int
     source: str
     shared_mem_per_block_bytes: int = 48 * KIB
-    registers_per_thread_max: int = 255
-    max_threads_per_block: int = 1024
+    registers_per_thread_max: int = CUDA_MAX_REGISTERS_PER_THREAD
+    max_threads_per_block: int = CUDA_MAX_THREADS_PER_BLOCK
     warp_size: int = 32
     aliases: tuple[str, ...] = ()
 
@@ -167,6 +176,24 @@ class Device:
     def fp32_peak_from_clock_gflops(self) -> float:
         """``sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000`` (FMA = 2 FLOP)."""
         return self.sm_count * self.fp32_cores_per_sm * 2 * self.clock_mhz / 1000
+
+    def memory_time_ms(self, nbytes):
+        """Milliseconds to move ``nbytes`` at the DRAM bandwidth (a number or a numpy array):
+        the roofline's memory floor.
+
+        >>> get_device("v100").memory_time_ms(9e8)   # 0.9 GB at 900 GB/s
+        1.0
+        """
+        return nbytes / (self.dram_bandwidth_gbs * 1e9) * 1e3
+
+    def compute_time_ms(self, flops):
+        """Milliseconds to execute ``flops`` at the FP32 peak (a number or a numpy array): the
+        roofline's compute floor.
+
+        >>> get_device("v100").compute_time_ms(15.7e9)
+        1.0
+        """
+        return flops / (self.fp32_peak_gflops * 1e9) * 1e3
 
     @property
     def machine_balance_flop_per_byte(self) -> float:

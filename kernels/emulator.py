@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from iobound import limits
+from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
 from iobound.errors import InvalidInputError, IoboundError
 
 from .emulator_build import (CXX_FLAGS, HEADER, EmulatorBuildError, build_emulator,
@@ -42,11 +43,11 @@ from .source import KernelSource
 # the builds are emulator_build's; named here too, where callers of the emulator look
 __all__ = ["compiler_version", "EmulationResult", "EmulatorBuildError", "EmulatorRunError",
            "build_emulator", "build_launcher", "emulate", "CXX_FLAGS", "LAUNCH_TIMEOUT_S",
-           "HEADER", "MAX_THREADS_PER_BLOCK", "MAX_TOTAL_THREADS", "check_problem_size",
+           "HEADER", "MAX_TOTAL_THREADS", "check_problem_size",
            "check_launch", "check_emulable"]
 
-#: Launch limits, the same as kMaxThreadsPerBlock / kMaxTotalThreads in cuda_emu.h.
-MAX_THREADS_PER_BLOCK = 1024
+#: Most threads of one emulated launch, the same as kMaxTotalThreads in cuda_emu.h (a block
+#: at most CUDA's CUDA_MAX_THREADS_PER_BLOCK, the header's kMaxThreadsPerBlock).
 MAX_TOTAL_THREADS = 1 << 22
 _STATUS = {1: "out-of-bounds global access (fault)", 2: "launch refused by the emulator",
            3: "a kernel thread raised an exception"}
@@ -95,9 +96,9 @@ def check_problem_size(layer) -> None:
 def check_launch(source: KernelSource) -> None:
     """InvalidInputError when the emulator would refuse ``source``'s launch (threads per
     block, CUDA's per-axis block limit, total threads)."""
-    if source.threads > MAX_THREADS_PER_BLOCK:
+    if source.threads > CUDA_MAX_THREADS_PER_BLOCK:
         raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
-                         f"(at most {MAX_THREADS_PER_BLOCK})")
+                         f"(at most {CUDA_MAX_THREADS_PER_BLOCK})")
     if not block_fits(source.block):
         raise InvalidInputError(f"emulator refuses a block of {'x'.join(map(str, source.block))} "
                                 f"threads (CUDA's limit: {'x'.join(map(str, MAX_BLOCK_DIM))})")

@@ -33,11 +33,11 @@ import math
 
 from dataflow.families import dataflow_family
 from dataflow.flops import transform_flops
+from dataflow.grouped import group_sublayer
 from dataflow.io_volume import takes_layer
 from iobound.layer import ConvLayer
 
 from .config import _check_operands, grid_of
-from .grouping import per_group_layer
 
 __all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops",
            "check_kernel_tiling"]
@@ -53,7 +53,7 @@ def check_kernel_tiling(layer: ConvLayer, algorithm, tiling) -> None:
     """InvalidInputError unless ``tiling`` is the algorithm's tiling and fits ``layer`` (one
     group's layer for a grouped one): the check of the kernel's exact I/O
     (:func:`kernels.grouping.kernel_io`), so flops and traffic refuse the same tiles."""
-    dataflow_family(algorithm).check_tiling(per_group_layer(layer), tiling)
+    dataflow_family(algorithm).check_tiling(group_sublayer(layer), tiling)
 
 
 @takes_layer

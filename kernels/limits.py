@@ -49,10 +49,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from iobound.devices import CUDA_MAX_REGISTERS_PER_THREAD
 from iobound.limits import check_number
 
 __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
-           "MAX_REGISTERS_PER_THREAD", "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
+           "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
            "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout"]
@@ -89,8 +90,6 @@ REGISTER_OVERHEAD = {"direct": 24, "winograd": 40}
 #: no better (13.4 / 13.8, against the constants' 13 / 15).
 COMPILED_REGISTERS = {"direct": (63.0, 1.37, 0.0), "depthwise": (41.0, 1.21, 0.0),
                       "winograd": (6.0, 0.69, 1.81)}
-#: ptxas' register cap of one thread on every listed device.
-MAX_REGISTERS_PER_THREAD = 255
 #: Registers of one warp are allocated in units of this many (CC 5.2 to 9.0).
 REGISTER_ALLOCATION_UNIT = 256
 #: An SM's register file holds whole groups of this many warps (CC 5.2 to 9.0).
@@ -106,7 +105,8 @@ def _per_algorithm(table: dict, algorithm: str):
                                 f"{', '.join(table)}") from None
 
 
-def thread_registers(words_per_thread, algorithm: str, max_per_thread: int = MAX_REGISTERS_PER_THREAD):
+def thread_registers(words_per_thread, algorithm: str,
+                     max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Registers one thread needs at the least: register words plus
     :data:`REGISTER_OVERHEAD`, capped (the pruning rule; see :func:`compiled_registers`)."""
     return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
@@ -159,7 +159,7 @@ def compiled_registers(words_per_thread, kind: str, device, threads, tile_elemen
 
 
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
-                       max_per_thread: int = MAX_REGISTERS_PER_THREAD):
+                       max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Whether a block's threads times the registers each needs at the least
     (:func:`thread_registers`) fit in an SM's file: the pruning rule."""
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm

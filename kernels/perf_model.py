@@ -96,8 +96,7 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
         _numbers(name, a) for name, a in (("io_bytes", io_bytes), ("flops", flops),
                                           ("active_warps", active_warps), ("ilp", ilp),
                                           ("utilisation", utilisation), ("loop_steps", loop_steps)))
-    t_mem = io_bytes / (device.dram_bandwidth_gbs * 1e9) * 1e3
-    t_fp = flops / (device.fp32_peak_gflops * 1e9) * 1e3
+    t_mem, t_fp = device.memory_time_ms(io_bytes), device.compute_time_ms(flops)
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)
     util = np.clip(util, 1e-9, 1.0)

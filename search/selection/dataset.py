@@ -2,9 +2,8 @@
 
 A *candidate* is an algorithm with its Winograd output tile: ``direct`` (``e`` is
 None) or ``winograd`` with ``e`` in :data:`WINOGRAD_ES`. Winograd is a candidate only
-where it applies (``ConvLayer.winograd_applicable``) and the kernel is at least
-2 x 2: F(e x e, 1 x 1) multiplies as often as the direct convolution, so a 1 x 1
-layer has one candidate.
+where it is offered (:func:`iobound.algorithms.winograd_offered`: it applies and the
+kernel is at least 2 x 2), so a 1 x 1 or grouped layer has one candidate.
 
 The interface every source of labels feeds is an iterable of :class:`LabelRecord`
 (layer, device, algorithm, e, config, time_ms, estimate): the best configuration
@@ -36,11 +35,11 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from iobound.algorithms import OFFERED_WINOGRAD_ES
+from iobound.algorithms import OFFERED_WINOGRAD_ES, winograd_offered
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "winograd_offered",
+__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates",
            "shape_key", "LabelRecord", "Example", "examples_from_records", "write_records",
            "read_records", "synthetic_layers"]
 
@@ -75,12 +74,6 @@ class Candidate:
 DIRECT = Candidate("direct")
 #: Every class a selector may answer, in a fixed order (its class index).
 CLASSES = (DIRECT, *(Candidate("winograd", e) for e in WINOGRAD_ES))
-
-
-def winograd_offered(layer: ConvLayer) -> bool:
-    """Whether Winograd candidates exist for ``layer`` (applicable, kernel >= 2 x 2, and
-    ungrouped: the Winograd kernel refuses grouped layers, so they select direct)."""
-    return layer.winograd_applicable and layer.k_h >= 2 and layer.groups == 1
 
 
 def candidates(layer: ConvLayer) -> list[Candidate]:

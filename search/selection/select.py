@@ -154,11 +154,10 @@ def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
     >>> min_flops(l, Candidate("direct")), min_flops(l, Candidate("winograd", 2))
     (2304, 1024)
     """
+    from dataflow.flops import direct_flops, winograd_product_flops
     if candidate.algorithm == "direct":
-        return 2 * layer.macs
-    e, n = candidate.e, candidate.e + layer.k_h - 1
-    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
-    return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
+        return direct_flops(layer)
+    return winograd_product_flops(layer, candidate.e)
 
 
 def selection_from_example(example: Example, predicted: bool = False,
@@ -179,8 +178,8 @@ def selection_from_example(example: Example, predicted: bool = False,
                      for c in CLASSES if c in example.times)
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
                           example.estimate, predicted, evidence, io, bound, method, s,
-                          bound * WORD_BYTES / (dev.dram_bandwidth_gbs * 1e9) * 1e3,
-                          min_flops(layer, best) / (dev.fp32_peak_gflops * 1e9) * 1e3, source,
+                          dev.memory_time_ms(bound * WORD_BYTES),
+                          dev.compute_time_ms(min_flops(layer, best)), source,
                           tuple(untuned))
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from dataflow.grouped import group_sublayer
 from dataflow.io_volume import used_total
 from iobound.devices import get_device
 from iobound.errors import InvalidInputError
@@ -11,7 +12,7 @@ from iobound.layer import ConvLayer
 from kernels.analytic import FEATURE_NAMES, analytic_features, io_words
 from kernels.config import DirectConfig, WinogradConfig, check_config
 from kernels.generate import generate
-from kernels.grouping import kernel_io, per_group_layer
+from kernels.grouping import kernel_io
 from kernels.perf_model import estimate_configs
 from kernels.reference import (conv2d_naive, conv2d_reference, direct_tolerance, random_problem,
                                winograd_tolerance)
@@ -128,7 +129,7 @@ def test_grouped_kernel_examples(layer, cfg):
     """Named shapes: exact output and traffic, and the traffic is G times one group's."""
     chk = emulate_and_check(layer, cfg, with_bound=False)
     assert chk.numerics_ok and chk.traffic_matches
-    one = kernel_io(per_group_layer(layer), cfg, cfg.tiling).total
+    one = kernel_io(group_sublayer(layer), cfg, cfg.tiling).total
     assert chk.global_loads + chk.global_stores == layer.groups * one
 
 
@@ -163,7 +164,7 @@ def test_analytic_io_and_loop_steps_of_a_grouped_layer():
     knobs = np.array([[7, 7, 4, 2, 7, 7, 1]])
     v100 = get_device("v100")
     f = dict(zip(FEATURE_NAMES, analytic_features(layer, v100, "direct", knobs)[0]))
-    one = per_group_layer(layer)
+    one = group_sublayer(layer)
     assert f["io_words"] == 8 * kernel_io(one, "direct", DirectConfig(7, 7, 4, 2, 7, 7, 1).tiling).total
     assert f["flops"] == 2 * layer.macs and f["blocks"] == 2 * 2 * 16
     est = estimate_configs(layer, v100, "direct", knobs)

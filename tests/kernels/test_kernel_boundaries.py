@@ -306,24 +306,46 @@ def test_a_moved_cache_serves_no_stale_cubin_path(tmp_path):
 
 
 def test_emulator_launch_limits_are_inclusive():
-    """The emulator takes exactly MAX_THREADS_PER_BLOCK threads a block and exactly
-    MAX_TOTAL_THREADS in all; one block or one thread more is refused."""
+    """The emulator takes exactly CUDA_MAX_THREADS_PER_BLOCK threads a block and exactly
+    MAX_TOTAL_THREADS in all; one block or one thread more is refused (the header's limits
+    are Python's)."""
     import dataclasses
 
     from iobound.errors import InvalidInputError
-    from kernels.emulator import MAX_THREADS_PER_BLOCK, MAX_TOTAL_THREADS, check_launch
+    from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
+    from kernels.emulator import MAX_TOTAL_THREADS, check_launch
     from kernels.generate import generate
 
     layer = ConvLayer(n=1, c_in=1, h_in=32, w_in=32, c_out=1, k_h=1, k_w=1)
     src = generate(layer, DirectConfig(x=32, y=32, z=1, alpha=1, tx=32, ty=32, tz=1))
-    assert src.threads == MAX_THREADS_PER_BLOCK
+    assert src.threads == CUDA_MAX_THREADS_PER_BLOCK
     check_launch(src)
     with pytest.raises(InvalidInputError):
         check_launch(dataclasses.replace(src, block=(32, 32, 2)))
-    blocks = MAX_TOTAL_THREADS // MAX_THREADS_PER_BLOCK
+    blocks = MAX_TOTAL_THREADS // CUDA_MAX_THREADS_PER_BLOCK
     check_launch(dataclasses.replace(src, grid=(blocks, 1, 1)))
     with pytest.raises(InvalidInputError):
         check_launch(dataclasses.replace(src, grid=(blocks + 1, 1, 1)))
+
+
+def test_emulator_header_limits_are_pythons():
+    """cuda_emu.h refuses launches by its own constants; they are the ones Python checks
+    (iobound.devices' CUDA block limit, kernels.limits' per-axis limit, the emulator's
+    total), so a launch Python lets through is one the header runs."""
+    import re
+
+    from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
+    from kernels.emulator import HEADER, MAX_TOTAL_THREADS
+    from kernels.limits import MAX_BLOCK_DIM
+
+    text = HEADER.read_text()
+    per_block = re.search(r"kMaxThreadsPerBlock = (\d+);", text)
+    per_axis = re.search(r"kMaxBlockDim\[3\] = \{(\d+), (\d+), (\d+)\};", text)
+    total = re.search(r"kMaxTotalThreads = 1ull << (\d+);", text)
+    assert per_block and per_axis and total, "cuda_emu.h no longer spells its limits as read here"
+    assert int(per_block.group(1)) == CUDA_MAX_THREADS_PER_BLOCK
+    assert tuple(map(int, per_axis.groups())) == MAX_BLOCK_DIM
+    assert 1 << int(total.group(1)) == MAX_TOTAL_THREADS
 
 
 @pytest.mark.parametrize("layer, cfg", [
