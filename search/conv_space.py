@@ -50,7 +50,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from iobound import limits
-from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import GRID_YZ_LIMIT, block_fits, fits_register_file
@@ -120,8 +119,9 @@ class ConvSpace(Space):
     pruned : bool
         True (default): the space is the Table 1 pruned domain; False: the unpruned
         template-and-hardware space. Both sizes are always reported.
-    winograd_e : tuple of int
-        The Winograd output tile sizes ``e`` to offer (Winograd only).
+    winograd_e : tuple of int, optional
+        The Winograd output tile sizes ``e`` to offer (Winograd only: given with ``direct``
+        it is refused, not passed over); None: :data:`~iobound.algorithms.OFFERED_WINOGRAD_ES`.
     empty_ok : bool
         Keep a space with no configuration instead of refusing it (to report its sizes,
         as ``iobound domain`` does); a space to search is refused when empty.
@@ -135,7 +135,7 @@ class ConvSpace(Space):
     """
 
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
-                 pruned: bool = True, winograd_e: tuple[int, ...] = OFFERED_WINOGRAD_ES,
+                 pruned: bool = True, winograd_e: tuple[int, ...] | None = None,
                  empty_ok: bool = False):
         from iobound.algorithms import algorithm_name
         from iobound.devices import Device, get_device
@@ -145,9 +145,9 @@ class ConvSpace(Space):
         check_flag("pruned", pruned)
         check_flag("empty_ok", empty_ok)
         device = get_device(device) if isinstance(device, str) else device
-        winograd_e = _winograd_es(winograd_e)
+        winograd_e = None if winograd_e is None else _winograd_es(winograd_e)
         self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned
-        self.domain = dom = domain_for(layer, device, algorithm, tuple(winograd_e))
+        self.domain = dom = domain_for(layer, device, algorithm, winograd_e)
         sols = enumerate_tiles(dom)
         self._tables: dict[tuple, np.ndarray] = {}
         self._positions: dict[tuple, dict] = {}

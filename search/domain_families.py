@@ -9,7 +9,7 @@ Examples
 --------
 >>> from iobound.layer import ConvLayer
 >>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=6, k_h=3, k_w=3)
->>> params, values, pairs = domain_family("direct").knob_values(layer, (2, 3, 4))
+>>> params, values, pairs = domain_family("direct").knob_values(layer, None)
 >>> params, values["x"], values["alpha"], pairs
 (('x', 'y', 'z', 'alpha', 'tx', 'ty', 'tz'), (1, 2, 3, 6), (1, 2, 4), {})
 >>> params, values, pairs = domain_family("winograd").knob_values(layer, (2, 3))
@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from iobound.algorithms import DIRECT, WINOGRAD, Algorithm, Registry
+from iobound.algorithms import DIRECT, OFFERED_WINOGRAD_ES, WINOGRAD, Algorithm, Registry
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.config_types import transformed_row_words
@@ -76,7 +76,8 @@ class DomainFamily(ABC):
 
     @abstractmethod
     def knob_values(self, layer: ConvLayer, winograd_e) -> tuple[tuple[str, ...], dict, dict]:
-        """``(params, values, tile_pairs)``: the knobs, their value lists, Winograd's (x, y) per e."""
+        """``(params, values, tile_pairs)``: the knobs, their value lists, Winograd's (x, y) per e
+        (``winograd_e``: Winograd's tiles, None for the offered ones; direct refuses any)."""
 
     @abstractmethod
     def tile_exprs(self, m: cp_model.CpModel, layer: ConvLayer, variables: dict, tile_pairs: dict) -> TileExprs:
@@ -104,6 +105,9 @@ class DirectDomain(DomainFamily):
     algorithm = DIRECT
 
     def knob_values(self, layer, winograd_e):
+        if winograd_e is not None:
+            raise InvalidInputError(f"winograd_e={winograd_e!r:.40} is for the winograd "
+                                    "algorithm; the direct domain has no e")
         values = {"x": divisors(layer.w_out), "y": divisors(layer.h_out),
                   "z": divisors(layer.c_out_per_group), "alpha": divisors(layer.c_in_per_group)}
         values.update(tx=values["x"], ty=values["y"], tz=values["z"])
@@ -135,7 +139,8 @@ class WinogradDomain(DomainFamily):
         problem = kernel_family(self.algorithm).problem(layer)  # Winograd's, or groups
         if problem is not None:
             raise InvalidInputError(problem)
-        es = tuple(sorted({int(e) for e in winograd_e}))
+        es = tuple(sorted({int(e) for e in (OFFERED_WINOGRAD_ES if winograd_e is None
+                                             else winograd_e)}))
         if not es or es[0] < 2:
             raise InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r}")
         pairs = {e: (tuple(e * b for b in divisors(-(-layer.w_out // e))),

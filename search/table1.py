@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from iobound.algorithms import ALGORITHMS, OFFERED_WINOGRAD_ES, algorithm_name
+from iobound.algorithms import ALGORITHMS, algorithm_name
 from iobound.errors import SolverError
 from iobound.layer import ConvLayer
 from iobound.units import WORD_BYTES
@@ -121,9 +121,10 @@ class Domain:
 
 
 def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
-               winograd_e: tuple[int, ...] = OFFERED_WINOGRAD_ES,
+               winograd_e: tuple[int, ...] | None = None,
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
-    """The knob value lists and limits of ``layer`` on ``device`` (see module doc)."""
+    """The knob value lists and limits of ``layer`` on ``device`` (see module doc);
+    ``winograd_e``: Winograd's output tiles (None: the offered ones; refused for direct)."""
     algorithm = algorithm_name(algorithm)
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),

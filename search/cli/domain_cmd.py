@@ -48,9 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_argument(parser)
 
 
-def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...]:
+def _parse_e(text: str | None, algorithm: str) -> tuple[int, ...] | None:
     if text is None:
-        return OFFERED_WINOGRAD_ES
+        return None
     if algorithm != "winograd":
         raise InvalidInputError("--winograd-e is only meaningful with --algorithm winograd")
     parts = [p.strip() for p in text.split(",")]
@@ -113,6 +113,6 @@ def run(args: argparse.Namespace) -> int:
          "ratio": space.ratio, **{k: v for k, v in desc.items() if k not in ("size", "kind")},
          "layer_short": layer.short(), "build_seconds": round(elapsed, 4)}
     if args.algorithm == "winograd":
-        d["winograd_e"] = list(es)
+        d["winograd_e"] = list(space.domain.values["e"])
     print_result(args, d, lambda: _text(d))
     return 0

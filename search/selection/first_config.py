@@ -26,7 +26,6 @@ from typing import Sequence
 
 import numpy as np
 
-from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.layer import ConvLayer
 
 from .dataset import Candidate, Example
@@ -47,7 +46,7 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
              if ex.times.get(candidate) is not None and ex.configs.get(candidate)]
     if not known:
         return None
-    es = (candidate.e,) if candidate.e is not None else OFFERED_WINOGRAD_ES
+    es = None if candidate.e is None else (candidate.e,)
     try:
         space = ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
     except ValueError:

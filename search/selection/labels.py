@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from typing import Callable, Iterable
 
-from iobound.algorithms import OFFERED_WINOGRAD_ES
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
@@ -56,7 +55,7 @@ def candidate_space(layer: ConvLayer, device, candidate: Candidate):
     """``candidate``'s Table 1 pruned space of ``layer`` on ``device`` (a
     :class:`~search.conv_space.ConvSpace`); ValueError, naming why, when it is empty."""
     from search.conv_space import ConvSpace
-    es = (candidate.e,) if candidate.e is not None else OFFERED_WINOGRAD_ES
+    es = None if candidate.e is None else (candidate.e,)
     return ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
 
 

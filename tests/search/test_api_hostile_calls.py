@@ -78,12 +78,24 @@ def test_search_write_cache_is_the_writer():
 
 # -- ConvSpace: Winograd tile sizes ----------------------------------------------------
 
-@pytest.mark.parametrize("es", [(2.5,), (2.0,), "2", 2, None])
+@pytest.mark.parametrize("es", [(2.5,), (2.0,), "2", 2])
 def test_conv_space_refuses_non_integer_winograd_e(es):
     """A float e is refused, never truncated to another tile size (2.5 -> e=2)."""
     from search.conv_space import ConvSpace
     with pytest.raises(InvalidInputError, match="winograd"):
         ConvSpace(SMALL, "v100", "winograd", winograd_e=es)
+
+
+def test_conv_space_winograd_e_is_winograds_only():
+    """None is the offered tiles; e given with direct is refused, not passed over (it was
+    ignored: a user asking for e = 3 got the direct space with no word)."""
+    from iobound.algorithms import OFFERED_WINOGRAD_ES
+    from search.conv_space import ConvSpace
+    assert tuple(ConvSpace(SMALL, "v100", "winograd", winograd_e=None).values("e")) \
+        == OFFERED_WINOGRAD_ES == tuple(ConvSpace(SMALL, "v100", "winograd").values("e"))
+    with pytest.raises(InvalidInputError, match="winograd_e=.*is for the winograd algorithm"):
+        ConvSpace(SMALL, "v100", "direct", winograd_e=(3,))
+    assert len(ConvSpace(SMALL, "v100", "direct", winograd_e=None)) > 0
 
 
 def test_conv_space_takes_numpy_winograd_e():
