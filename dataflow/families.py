@@ -219,8 +219,7 @@ class DirectDataflow(DataflowFamily):
         return best_order, tiling
 
     def resolve(self, layer, e, tiling):
-        if e is not None:
-            raise InvalidInputError("winograd e is only meaningful with algorithm 'winograd'")
+        self.algorithm.parameter(e)   # refuses an e
         if isinstance(tiling, _runs.RunTiling):   # the run orders' tiles (dataflow.runs)
             return None
         return super().resolve(layer, e, tiling)

@@ -136,7 +136,17 @@ class Algorithm(ABC):
             raise InvalidInputError(problem)
 
     def parameter(self, e) -> int | None:
-        """The algorithm's parameter: ``e`` checked (Winograd) or None (direct)."""
+        """The algorithm's parameter: ``e`` checked (Winograd); None for direct, which has no
+        parameter and refuses one (an ``e`` passed over would read as used).
+
+        >>> DIRECT.parameter(3)
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: winograd e is only meaningful with algorithm 'winograd' (got e=3 for direct)
+        """
+        if e is not None:
+            raise InvalidInputError(f"winograd e is only meaningful with algorithm 'winograd' "
+                                    f"(got e={e!r:.20} for {self.name})")
         return None
 
     def label(self, layer: ConvLayer, e: int | None = None) -> str:

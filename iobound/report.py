@@ -92,7 +92,7 @@ def bound_report(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direc
         Fast memory in words (>= 1).
     algorithm : {"direct", "winograd"} or Algorithm
     e : int, optional
-        Winograd output tile (default 2); ignored for direct.
+        Winograd output tile (default 2); direct takes none (InvalidInputError).
 
     Raises
     ------

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             if tile > MAX_TILE_EDGE:
                 problem = f"input tile e + r - 1 = {tile} is above {MAX_TILE_EDGE}"
         if problem is None:
-            reports.append(bound_report(layer, s, alg, e))
+            reports.append(bound_report(layer, s, alg, e if "e" in alg.tile_params else None))
         else:
             notes.append((alg.name, problem))
     if args.json:

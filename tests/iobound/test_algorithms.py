@@ -38,11 +38,27 @@ def test_registry_rejects_a_second_registration():
 
 @given(st.integers(1, 3), st.integers(1, 3), st.sampled_from([1, 2]), st.integers(1, 5))
 def test_applicability_is_the_layers_winograd_rule(k_h, k_w, stride, e):
-    """Winograd applies exactly where the layer says; direct always; e is checked."""
+    """Winograd applies exactly where the layer says; direct always; e is checked, and
+    direct, which has no e, refuses one."""
     layer = ConvLayer(1, 2, 8, 8, 2, k_h, k_w, stride=stride)
     assert DIRECT.applies_to(layer)
     assert WINOGRAD.applies_to(layer) == layer.winograd_applicable
-    assert WINOGRAD.parameter(e) == e and WINOGRAD.parameter(None) == 2 and DIRECT.parameter(e) is None
+    assert WINOGRAD.parameter(e) == e and WINOGRAD.parameter(None) == 2
+    assert DIRECT.parameter(None) is None
+    with pytest.raises(InvalidInputError, match=f"only meaningful with algorithm 'winograd' \\(got e={e} "):
+        DIRECT.parameter(e)
+
+
+def test_an_e_given_with_direct_is_refused_by_bounds_and_dataflows():
+    """bound_report passed e over for direct (a report read as F(3x3)'s); it and
+    evaluate_dataflow now refuse it with the same words."""
+    from dataflow.evaluate import evaluate_dataflow
+    layer = ConvLayer(1, 4, 10, 10, 8, 3, 3, padding=1)
+    for call in (lambda: bound_report(layer, 500, "direct", 3),
+                 lambda: evaluate_dataflow(layer, 500, "direct", e=3)):
+        with pytest.raises(InvalidInputError, match="winograd e is only meaningful"):
+            call()
+    assert bound_report(layer, 500, "direct").e is None
 
 
 @pytest.mark.parametrize("bad_e", [0, -1, 1.5, True])
