@@ -42,5 +42,6 @@ def test_all_keeps_winograd_up_to_an_input_tile_of_32(capsys, monkeypatch, e, ke
     assert main(["bound", "--layer", "cin=2,hin=40,cout=2,kh=3", "--fast-memory", "4096",
                  "--algorithm", "all", "--winograd-e", str(e)]) == 0
     out = capsys.readouterr().out
-    assert asked == ([("direct", e), ("winograd", e)] if kept else [("direct", e)])
+    # e is Winograd's alone: direct is asked with none (it refuses one)
+    assert asked == ([("direct", None), ("winograd", e)] if kept else [("direct", None)])
     assert ("winograd omitted: input tile e + r - 1 = 33 is above 32" in out) == (not kept)
