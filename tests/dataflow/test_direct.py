@@ -54,13 +54,14 @@ def test_whole_layer_tile_loads_everything_once():
         LAYER.input_size, LAYER.weight_size, LAYER.output_size)
 
 
-@given(st.integers(1, 8), st.integers(1, 8), st.integers(1, 8))
+@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8]),
+       st.sampled_from([1, 2, 4, 8]))
 def test_paper_io_underestimates_stride1_halo(x, y, z):
-    """With stride 1 and no padding the paper's x' = x misses the halo: exact >= paper."""
+    """With stride 1 and no padding the paper's x' = x misses the halo: exact >= paper
+    (tiles dividing the 8 x 8 x 8 output, where Eq. 12 counts whole tiles)."""
     layer = ConvLayer(1, 3, 10, 10, 8, 3, 3)
     t = DirectTiling(x, y, z)
-    if layer.w_out % x == 0 and layer.h_out % y == 0 and layer.c_out % z == 0:
-        assert direct_io(layer, t).total >= direct_paper_io(layer, t)
+    assert direct_io(layer, t).total >= direct_paper_io(layer, t)
 
 
 def test_paper_io_matches_exact_for_1x1_stride1():

@@ -139,13 +139,14 @@ def test_alexnet_conv1_uses_r_max():
     assert "R = R_max = 9" in text and "7.5625" in text
 
 
-@pytest.mark.parametrize("kwargs", [dict(c_in=0), dict(k_h=9), dict(stride=(0, 1)),
-                                    dict(padding=(-1, 0))])
-def test_invalid_layers_rejected(kwargs):
+@pytest.mark.parametrize("kwargs, field", [(dict(c_in=0), "c_in"), (dict(k_h=9), "k_h"),
+                                           (dict(stride=(0, 1)), "stride"),
+                                           (dict(padding=(-1, 0)), "padding")])
+def test_invalid_layers_rejected(kwargs, field):
     """Invalid layers raise ValueError naming the field."""
     base = dict(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
     base.update(kwargs)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=field):
         ConvLayer(**base)
 
 

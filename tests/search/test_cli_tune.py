@@ -133,8 +133,10 @@ def test_t1_file_is_not_a_replay_space(capsys, tmp_path):
     """A T1 description (restrictions only) is refused in one line; nothing is evaluated."""
     t1 = tmp_path / "t1.json"
     t1.write_text(json.dumps({"ConfigurationSpace": {"Conditions": [{"Expression": "1/0"}]}}))
-    assert main(["tune", "--measure", f"replay:{t1}"]) == 2
-    assert "T1 tuning-problem description" in capsys.readouterr().err
+    assert main(["tune", "--measure", f"replay:{t1}", "--log", str(tmp_path / "run.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "T1 tuning-problem description" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run.jsonl").exists()   # no run started, nothing logged
 
 
 def test_resume_with_a_log_of_another_layer_is_refused(capsys, tmp_path):

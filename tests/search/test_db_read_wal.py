@@ -92,12 +92,25 @@ def test_where_it_may_not_write_it_reads_with_sqlites_read_only_mode(wal_db, mon
 
 
 def test_may_write_follows_the_file_and_its_folder(tmp_path):
-    path = tmp_path / "h.db"
-    path.write_bytes(b"")
-    assert schema._may_write(str(path))
-    if os.geteuid() != 0:  # root may write anything
-        path.chmod(0o444)
-        assert not schema._may_write(str(path))
+    """A writable file in a writable folder may be written; a read-only file, or a
+    writable file in a read-only folder, may not (seen without root's override)."""
+    from tests.search.permissions import run_python
+    (tmp_path / "rw.db").write_bytes(b"")
+    (tmp_path / "ro.db").write_bytes(b"")
+    (tmp_path / "ro.db").chmod(0o444)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "h.db").write_bytes(b"")
+    (locked / "h.db").chmod(0o666)
+    locked.chmod(0o555)
+    try:
+        got = run_python("import sys; from search.db import schema; "
+                         "print([schema._may_write(p) for p in sys.argv[1:]])",
+                         *(str(p) for p in (tmp_path / "rw.db", tmp_path / "ro.db", locked / "h.db")))
+    finally:
+        locked.chmod(0o755)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "[True, False, False]"
 
 
 def test_a_wal_database_in_a_folder_we_cannot_write_says_why(wal_db, tmp_path):

@@ -163,10 +163,23 @@ def test_estimates_survive_export_and_replay(tmp_path):
 HEADER = json.dumps({"schema": SCHEMA, "version": 1, "kind": "header"})
 
 
+#: Any number a log may hold where a time belongs: negative, zero, NaN, inf, huge, a bool.
+ANY_TIME = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 10 ** 30),
+                     st.booleans(), st.none())
+#: A record line of a config's time and repeats, well formed but for those numbers.
+RECORD_LINE = st.builds(
+    lambda i, status, t, costs: json.dumps({"kind": "record", "index": i, "record": {
+        "config": {"a": i}, "status": status, "time_ms": t, "costs": costs}}),
+    st.integers(0, 3), st.sampled_from(["ok", "compile_error", "invalid"]), ANY_TIME,
+    st.lists(ANY_TIME, max_size=3))
+
+
 @FILE_SETTINGS
-@given(lines=st.lists(st.one_of(JSON.map(json.dumps), st.text(max_size=20)), max_size=4))
+@given(lines=st.lists(st.one_of(RECORD_LINE, JSON.map(json.dumps), st.text(max_size=20)),
+                      max_size=4))
 def test_any_log_lines_are_read_or_named(tmp_path, lines):
-    """A header followed by any lines: a log, or one InvalidInputError naming the line."""
+    """A header followed by any lines: a log, or one InvalidInputError naming the line; a
+    record read as ok has a positive finite cost whatever numbers its line held."""
     path = tmp_path / "run.jsonl"
     path.write_text("\n".join([HEADER, *lines]) + "\n")
     try:
@@ -175,7 +188,7 @@ def test_any_log_lines_are_read_or_named(tmp_path, lines):
         assert "run.jsonl" in str(exc) and "line" in str(exc)
         return
     for e in log.entries:
-        assert not e.record.is_ok or e.record.cost > 0
+        assert not e.record.is_ok or (math.isfinite(e.record.cost) and e.record.cost > 0)
 
 
 @pytest.mark.parametrize("record,status", [

@@ -67,7 +67,8 @@ def test_link_to_a_file_still_to_be_created_is_accepted(tmp_path):
     write_atomic(link, b"x")                         # the write itself works through the link...
     assert (tmp_path / "t" / "new.json").read_bytes() == b"x"
     (tmp_path / "t" / "new.json").unlink()
-    check_output_file("--export-cache", link)        # ...but the up-front check refuses it
+    assert check_output_file("--export-cache", link) == link   # and the up-front check takes it
+    assert not (tmp_path / "t" / "new.json").exists()           # leaving nothing behind
 
 
 IOBOUND = os.path.join(os.path.dirname(sys.executable), "iobound")
@@ -130,7 +131,7 @@ def test_existing_file_in_unwritable_folder_is_refused_up_front():
     r = subprocess.run([sys.executable, "-c", CHILD, str(f)], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     shutil.rmtree(top)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == 0 and r.stdout.strip() == "refused at start", r.stdout + r.stderr
 
 
 CODE = r"""

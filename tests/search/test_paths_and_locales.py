@@ -2,6 +2,7 @@
 NAME_MAX, shell-special characters in the compile cache path, a Ray that cannot start."""
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -140,15 +141,23 @@ def test_ray_cluster_address_that_cannot_be_used_is_one_line(monkeypatch):
         connect(ExecutorOptions(executor="ray", ray_address="ray://127.0.0.1:1"))
 
 
-def test_cache_root_with_a_tilde_of_no_user_is_no_traceback(tmp_path, monkeypatch, capsys):
+def test_cache_root_with_a_tilde_of_no_user_is_no_traceback(tmp_path, monkeypatch, capsys, caplog):
     """IOBOUND_CACHE='~nosuchuser/c' (or no $HOME and no passwd entry): ~ cannot be
     expanded; the cache is unusable like one that cannot be created (a private folder,
     a warning), not a RuntimeError traceback (kernel) or every emulate measurement
     failing (tune)."""
     monkeypatch.setenv("IOBOUND_CACHE", "~iobound-no-such-user-r17/cache")
+    warning = "cannot find the home folder of the cache root"
     code = main(["kernel", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1",
                  "--config", "x=3,y=3,z=2,alpha=1", "--json"])
-    assert code == 0, capsys.readouterr().err
+    cap = capsys.readouterr()
+    assert code == 0 and json.loads(cap.out)["config"], cap.err
+    assert warning in caplog.text   # logged (the CLI's handler writes it to stderr)
+    code = main(["tune", "--layer", "cin=2,hin=6,cout=2,kh=3,pad=1", "--measure", "emulate",
+                 "--budget", "1", "--no-verify", "--out-dir", str(tmp_path), "--json"])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    assert json.loads(cap.out)["best"] is not None   # the emulated measurement succeeded
 
 
 def test_kernel_source_path_printed_exists_after_the_run(tmp_path):

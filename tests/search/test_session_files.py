@@ -51,9 +51,16 @@ def test_settings_refuse_values_past_the_limits_naming_the_field(kw, field):
 
 
 def test_settings_take_the_edges_of_the_limits():
-    """Both ends of the documented ranges are accepted."""
-    TuneSettings(strategy="random", seed=limits.SEED.high,
-                 options={"batch_size": limits.BATCH_SIZE.high})
+    """Both ends of the documented ranges are accepted, and one past either end is not."""
+    for end in ("low", "high"):
+        s = TuneSettings(strategy="random", seed=getattr(limits.SEED, end),
+                         budget=getattr(limits.BUDGET, end), patience=getattr(limits.PATIENCE, end),
+                         options={"batch_size": getattr(limits.BATCH_SIZE, end)})
+        assert (s.seed, s.budget) == (getattr(limits.SEED, end), getattr(limits.BUDGET, end))
+    for name, past in (("seed", limits.SEED.high + 1), ("budget", limits.BUDGET.high + 1),
+                       ("patience", limits.PATIENCE.high + 1), ("seed", limits.SEED.low - 1)):
+        with pytest.raises(InvalidInputError, match=name):
+            TuneSettings(strategy="random", **{name: past})
 
 
 def test_per_layer_path_keeps_a_suffix_and_names_an_unnamed_layer():
@@ -137,8 +144,8 @@ def test_runs_of_two_seeds_are_told_apart_in_the_database(tmp_path):
 
 def test_an_exported_layer_cache_describes_its_layer_and_counts_its_entries(tmp_path):
     """The exported cache names the layer as its problem, the device, and the measurer's
-    toolchain, and declares every value its entries use; the outcome counts the entries the file holds (an ok record without a time
-    has no entry)."""
+    toolchain, and declares every value its entries use; the outcome counts the entries the
+    file holds (an ok record without a time has no entry)."""
     path = tmp_path / "c.json"
     builders = Builders(measurer=lambda *a: Untimed())
     [rep] = tune_layers([SMALL], "v100",
