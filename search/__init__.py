@@ -16,7 +16,7 @@ The parts (imported lazily, so ``import search`` stays light)::
     result = tune(space, ReplayMeasurer(space.cache), strategy="explorer", budget=50, seed=0)
     result.best.config, result.best.record.time_ms, result.evaluations
 
-- :func:`search.tuner.tune` ``(space, measurer, strategy="explorer", budget=50, seed=0,
+- :func:`search.tuner.tune` ``(space, measurer, strategy="explorer", budget=48, seed=0,
   log=None, resume=None, options=None, patience=None, progress=None) -> TuneResult``;
 - spaces: :class:`~search.space.Space` (abc), :class:`~search.grid_space.GridSpace`,
   :class:`~search.replay_space.ReplaySpace`, ``search.conv_space.ConvSpace``;

@@ -29,7 +29,12 @@ from .option_checks import check_callable, check_path, check_type, shown
 from .records import LOG_HEAD, as_logged, as_measured
 from .space import Space
 
-__all__ = ["RUN_KEYS", "check_tune_arguments", "check_header", "check_reusable"]
+__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "RUN_KEYS", "check_tune_arguments",
+           "check_run_numbers", "check_header", "check_reusable"]
+
+#: The strategy and budget of a run given none: :func:`~search.tuner.tune`'s,
+#: :class:`~search.session.TuneSettings`' and ``iobound tune``'s.
+DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
 
 
 def check_tune_arguments(space, measurer, budget, patience, seed, log, resume, progress, header,
@@ -38,8 +43,7 @@ def check_tune_arguments(space, measurer, budget, patience, seed, log, resume, p
     checked and normalised (ints, a dict header, an index -> record dict or None)."""
     check_type("space", space, Space)
     check_type("measurer", measurer, Measurer)
-    _check_numbers(budget, patience, seed)
-    budget, patience, seed = (None if v is None else int(v) for v in (budget, patience, seed))
+    budget, patience, seed = check_run_numbers(budget, patience, seed)
     for name, value in (("log", log), ("resume", resume)):
         if value is not None:
             check_path(name, value)
@@ -51,11 +55,20 @@ def check_tune_arguments(space, measurer, budget, patience, seed, log, resume, p
     return budget, patience, seed, header, reusable
 
 
-def _check_numbers(budget: int, patience: int | None, seed: int | None) -> None:
-    """Refuse a budget or patience that is no int of at least 1, or a seed that is no int
-    the log can store (InvalidInputError naming the value)."""
-    if seed is not None:
-        limits.check_int("seed", seed, limits.SEED)
+def check_run_numbers(budget: int, patience: int | None, seed: int | None) -> tuple:
+    """(budget, patience, seed) as ints (patience and seed may be None), or an
+    InvalidInputError naming the value: no int, below 1, or past
+    :data:`iobound.limits.BUDGET`, :data:`~iobound.limits.PATIENCE` or
+    :data:`~iobound.limits.SEED` (a run past them overflows, ends only when the space does,
+    or numpy refuses the seed).
+
+    >>> check_run_numbers(48, None, 0)
+    (48, None, 0)
+    >>> check_run_numbers(10**7, None, 0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: budget=10000000 is above the limit 1048576 (budget: each measurement is a log line and a model update)
+    """
     if budget is None:
         raise InvalidInputError("budget must be an integer, got None")
     for name, value in (("budget", budget), ("patience", patience)):
@@ -64,6 +77,12 @@ def _check_numbers(budget: int, patience: int | None, seed: int | None) -> None:
             raise InvalidInputError(f"{name} must be an integer, got {value!r}")
         if value is not None and value < 1:
             raise InvalidInputError(f"{name} must be >= 1, got {value}")
+    for name, value, limit in (("budget", budget, limits.BUDGET),
+                               ("patience", patience, limits.PATIENCE),
+                               ("seed", seed, limits.SEED)):
+        if value is not None:
+            limits.check_int(name, value, limit)
+    return tuple(None if v is None else int(v) for v in (budget, patience, seed))
 
 
 #: Header keys of the run itself, which ``header`` cannot replace (nor the log format's,

@@ -60,7 +60,7 @@ from .option_checks import check_type
 from .resume import load_resume
 from .space import Space
 from .strategies import Strategy, make_strategy
-from .tune_args import RUN_KEYS, check_tune_arguments
+from .tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY, RUN_KEYS, check_tune_arguments
 from .tune_ledger import Ledger
 from .tune_result import StopReason, Trial, TuneResult
 
@@ -267,8 +267,9 @@ def _prepare(space, measurer, strategy, budget, seed, log, resume, options, pati
     return budget, patience, seed, header, strat, ledger, described
 
 
-def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer", budget: int = 50,
-         seed: int | None = None, log: str | os.PathLike | None = None,
+def tune(space: Space, measurer: Measurer, strategy: str | Strategy = DEFAULT_STRATEGY,
+         budget: int = DEFAULT_BUDGET, seed: int | None = None,
+         log: str | os.PathLike | None = None,
          resume: str | os.PathLike | None = None, options: Mapping[str, Any] | Any = None,
          patience: int | None = None, progress: Progress | None = None,
          header: Mapping[str, Any] | None = None,
@@ -287,7 +288,8 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = "explorer"
         rng and options: ``seed`` and ``options`` must then be left out, the result's
         ``seed`` is None, and a resume is exact only if it is built the same way again).
     budget : int
-        Unique configurations to measure (resumed ones included).
+        Unique configurations to measure (resumed ones included; default 48, as
+        ``iobound tune``'s), at most :data:`iobound.limits.BUDGET`.
     seed : int, optional
         Seeds the strategy's ``np.random.Generator`` (default 0); same seed, same run.
         An ``int`` from 0 to ``2**63 - 1`` (:data:`iobound.limits.SEED`: the log stores it).

@@ -17,14 +17,15 @@ import sys
 
 from iobound.errors import InvalidInputError
 from search.interrupts import Interrupted
+from search.tune_args import DEFAULT_BUDGET
 
 from .common import LAYER_HELP, add_algorithm_argument, ascii_int, add_json_argument, nonempty, print_notice
 from .executor_args import add_executor_arguments, resolve_executor_options
 from .resume_args import fill_from_log
 from .measure_args import DEFAULT_DEVICE, device_for as _device, resolve_measure as _resolve_measure
 from .tune_print import print_choice, print_replay, printer
-from .zero_shot_args import (DEFAULT_BUDGET, add_zero_shot_arguments, check_zero_shot_resume,
-                             resolve_zero_shot, zero_shot_options)
+from .zero_shot_args import (add_zero_shot_arguments, check_zero_shot_resume, resolve_zero_shot,
+                             zero_shot_options)
 
 #: --out-dir when not given (a replay, which writes no kernel, refuses a given one).
 DEFAULT_OUT_DIR = "iobound-kernels"

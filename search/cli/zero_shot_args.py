@@ -22,11 +22,13 @@ from typing import Iterable
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "add_zero_shot_arguments", "resolve_zero_shot",
-           "zero_shot_options", "check_zero_shot_resume"]
+from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY
 
-#: Without --strategy / --budget (``None`` when not given, so --zero-shot sees a given one).
-DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
+__all__ = ["add_zero_shot_arguments", "resolve_zero_shot", "zero_shot_options",
+           "check_zero_shot_resume"]
+
+# Without --strategy / --budget (``None`` when not given, so --zero-shot sees a given one):
+# the tuner's defaults.
 
 
 def add_zero_shot_arguments(parser) -> None:

@@ -19,16 +19,15 @@ iobound.errors.InvalidInputError: budget must be >= 1, got 0
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..measure import LAYER_MEASURES
 from ..option_checks import check_flag, check_path
 from ..strategies import make_strategy
+from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY, check_run_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.devices import Device
@@ -81,8 +80,8 @@ class TuneSettings:
         task extraction tunes each distinct workload once.
     """
 
-    strategy: str = "explorer"
-    budget: int = 48
+    strategy: str = DEFAULT_STRATEGY
+    budget: int = DEFAULT_BUDGET
     seed: int = 0
     options: Mapping[str, Any] | None = None
     patience: int | None = None
@@ -109,18 +108,7 @@ class TuneSettings:
         if self.reuse and not self.history:
             raise InvalidInputError("reuse (--reuse) needs the history database to reuse "
                                     "measurements from (--history DB)")
-        for name in ("budget", "patience"):
-            value = getattr(self, name)
-            none_ok = (type(None),) if name == "patience" else ()  # no patience; a budget always
-            if isinstance(value, bool) or not isinstance(value, (numbers.Integral, *none_ok)):
-                raise InvalidInputError(f"{name} must be an integer, got {value!r}")
-            if value is not None and value < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {value}")
-        # past these a run overflows, ends only when the space does, or numpy refuses the seed
-        for name, limit in (("budget", limits.BUDGET), ("patience", limits.PATIENCE),
-                            ("seed", limits.SEED)):
-            if getattr(self, name) is not None:
-                limits.check_int(name, getattr(self, name), limit)
+        check_run_numbers(self.budget, self.patience, self.seed)
         if self.options is not None and not isinstance(self.options, Mapping):
             raise InvalidInputError(f"options must be a mapping of option names to values, "
                                     f"got {self.options!r}")

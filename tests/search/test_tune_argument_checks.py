@@ -69,6 +69,27 @@ def test_tune_refuses_an_odd_argument_naming_it(tmp_path, field, value):
     assert meas.calls == 0 and not log.exists()
 
 
+@pytest.mark.parametrize("field, value", [("budget", 2 ** 20 + 1), ("patience", 2 ** 20 + 1),
+                                          ("seed", 2 ** 63), ("budget", 0), ("budget", 2.0)])
+def test_tune_and_the_session_refuse_the_same_numbers(tmp_path, field, value):
+    """One rule for budget, patience and seed (tune() took a budget past limits.BUDGET that
+    TuneSettings refused), and one default budget and strategy for both."""
+    import inspect
+
+    from search.session import TuneSettings
+    from search.tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY
+    meas = _Bowl()
+    kw = {"budget": 4, "seed": 0, field: value}
+    with pytest.raises(InvalidInputError, match=field):
+        tune(_SPACE, meas, strategy="grid", **kw)
+    with pytest.raises(InvalidInputError, match=field):
+        TuneSettings(strategy="grid", **kw)
+    assert meas.calls == 0
+    params = inspect.signature(tune).parameters
+    assert (params["budget"].default, params["strategy"].default) == (DEFAULT_BUDGET, DEFAULT_STRATEGY)
+    assert (TuneSettings().budget, TuneSettings().strategy) == (DEFAULT_BUDGET, DEFAULT_STRATEGY)
+
+
 def test_tune_still_takes_good_arguments(tmp_path):
     """The checks pass what tune() documents: a progress callable of three arguments, a
     header of JSON values, reusable records by index (numpy indices too)."""
