@@ -102,10 +102,10 @@ EMULATED_ELEMENTS = Limit(1, 1 << 28, "emulator tensors: 2^28 fp32 values is 1 G
 #: The vertex cap a DAG builder is given (``max_vertices``): NetworkX keeps a dict per
 #: vertex, hundreds of bytes each, so 2^32 vertices is beyond any memory.
 DAG_VERTICES = Limit(1, 1 << 32, "DAG vertices: NetworkX holds hundreds of bytes per vertex")
-#: Characters of JSON text one tuning file (a Kernel Tuner cache or T4 results file)
-#: may hold, gunzipped: it is read whole and parsed in memory, which takes several times
-#: its size, and a small .json.gz can unpack to far more. 2 GiB is past any real cache
-#: (millions of entries); a file past it is refused (:mod:`search.kt_json`).
+#: Bytes one tuning file (a log, a Kernel Tuner cache or T4 results file) may hold,
+#: gunzipped: it is read whole and parsed in memory, which takes several times its size,
+#: and a small .json.gz can unpack to far more. 2 GiB is past any real cache (millions of
+#: entries); a file past it is refused (:mod:`search.file_bytes`).
 TUNING_FILE_CHARS = 1 << 31
 
 _DIGITS = re.compile(r"[+-]?\d+", re.ASCII)

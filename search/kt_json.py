@@ -1,51 +1,27 @@
 """The JSON of a tuning file (a Kernel Tuner cache or T4 results file), gzipped or not.
 
 One :class:`~iobound.errors.InvalidInputError` naming the file for any damage (missing,
-bad gzip, bad encoding, not JSON, nested too deeply, too large: more text than
-:data:`iobound.limits.TUNING_FILE_CHARS`, gunzipped, or more than memory holds); a cache Kernel Tuner left open
-while tuning is read closed, as Kernel Tuner reads it. What the JSON must hold is
+bad gzip, bad encoding, not JSON, nested too deeply, too large: more bytes than
+:data:`iobound.limits.TUNING_FILE_CHARS`, gunzipped (:mod:`search.file_bytes`), or more than
+memory holds); a cache Kernel Tuner left open while tuning is read closed, as Kernel Tuner
+reads it. Compression is told by gzip's magic number, not by the name. What the JSON must hold is
 :func:`search.kt_cache.load_cache`'s to check.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import zlib
 from pathlib import Path
 from typing import Any
 
-from iobound import limits
 from iobound.errors import InvalidInputError
 
+from .file_bytes import read_capped
 from .path_kind import path_kind
 
 __all__ = ["read_tuning_json"]
-
-_CHUNK = 1 << 24  # characters read at a time
-
-
-def _open(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _text(fh, path: Path) -> str:
-    """All of ``fh``'s text, read in chunks; refused once past the limit (module doc), so a
-    small .json.gz that unpacks to gigabytes is never held whole."""
-    limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
-    parts, size = [], 0
-    while part := fh.read(min(_CHUNK, limit + 1 - size)):
-        parts.append(part)
-        size += len(part)
-        if size > limit:
-            raise InvalidInputError(f"cache file {str(path)!r} is too large: more than {limit} "
-                                    f"characters of JSON (gunzipped; "
-                                    f"iobound.limits.TUNING_FILE_CHARS)")
-    return "".join(parts)
-
 
 def read_tuning_json(path: str | os.PathLike) -> Any:
     r"""The JSON value in ``path`` (gzipped or not); one InvalidInputError for any damage
@@ -65,8 +41,7 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
     if path_kind(path, "cache file") != "file":
         raise InvalidInputError(f"cache file {str(path)!r} does not exist or is not a file")
     try:
-        with _open(path) as fh:
-            text = _text(fh, path)
+        text = read_capped(path, f"cache file {str(path)!r}").decode("utf-8")
         if not text.strip():
             raise InvalidInputError(f"cache file {str(path)!r} is empty")
         try:

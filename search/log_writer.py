@@ -27,7 +27,8 @@ from typing import Any, Mapping
 from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
-from .records import LOG_HEAD, jsonable, is_gzip, read_log
+from .file_bytes import is_gzip
+from .records import LOG_HEAD, jsonable, read_log
 
 __all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
            "check_not_written"]

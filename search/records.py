@@ -29,8 +29,6 @@ Examples
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import math
 import os
@@ -44,11 +42,12 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .file_bytes import is_gzip, read_capped
 from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "read_log", "has_log",
-           "is_gzip", "as_logged", "jsonable", "bad_time", "as_measured"]
+           "as_logged", "jsonable", "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -95,7 +94,7 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     if not path.is_file():
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
-        data = _log_bytes(path, where)
+        data = read_capped(path, where)
     except MemoryError:
         raise InvalidInputError(f"{where} is too large to read into memory") from None
     except (OSError, EOFError, zlib.error) as exc:  # unreadable, not gzip, cut short
@@ -150,32 +149,6 @@ def _other_kind(path: Path, data: bytes) -> str | None:
             f"imported with iobound history import)")
 
 
-def _log_bytes(path: Path, where: str) -> bytes:
-    """The log's bytes, gunzipped when they are gzip's (a finished log, compressed: a log
-    written at a .gz name is not); InvalidInputError past
-    :data:`iobound.limits.TUNING_FILE_CHARS` bytes, gunzipped, before they are held (a
-    small gzip file may unpack to gigabytes)."""
-    from iobound import limits
-
-    limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
-    too_large = InvalidInputError(f"{where} is too large: more than {limit} bytes (gunzipped; "
-                                  "iobound.limits.TUNING_FILE_CHARS)")
-    with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size > limit:
-            raise too_large
-        data = fh.read()
-    if not is_gzip(data):
-        return data
-    parts, size = [], 0
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-        while part := gz.read(min(1 << 24, limit + 1 - size)):
-            parts.append(part)
-            size += len(part)
-            if size > limit:
-                raise too_large
-    return b"".join(parts)
-
-
 def has_log(path: str) -> bool:
     """Whether ``path`` holds a log: at least one whole line (a run killed before or while
     writing its header leaves 0 bytes or a cut header, which hold no measurement and are
@@ -191,12 +164,7 @@ def has_log(path: str) -> bool:
         return False
     with open(p, "rb") as fh:
         first = fh.readline(1 << 20)
-    return first.endswith(b"\n") or first[:2] == b"\x1f\x8b" or len(first) == 1 << 20
-
-
-def is_gzip(data: bytes) -> bool:
-    """Whether ``data`` is gzip's (its magic number), whatever the file's name."""
-    return data[:2] == b"\x1f\x8b"
+    return first.endswith(b"\n") or is_gzip(first) or len(first) == 1 << 20
 
 
 def _json_line(line: bytes, where: str) -> Any:

@@ -19,6 +19,7 @@ from typing import Sequence
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
+from ..file_bytes import is_gzip
 from ..file_names import file_name
 from ..times import as_time
 from ..kt_cache import is_param_value, load_cache
@@ -34,7 +35,7 @@ __all__ = ["is_log", "read_log_file"]
 
 def is_log(path: Path) -> bool:
     with open(path, "rb") as fh:  # gzip told by its first bytes, as read_log does
-        compressed = fh.read(2) == b"\x1f\x8b"
+        compressed = is_gzip(fh.read(2))
     with (gzip.open if compressed else open)(path, "rb") as fh:
         first = fh.readline(1 << 20)
     try:

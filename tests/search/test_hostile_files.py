@@ -179,7 +179,8 @@ RECORD_LINE = st.builds(
                       max_size=4))
 def test_any_log_lines_are_read_or_named(tmp_path, lines):
     """A header followed by any lines: a log, or one InvalidInputError naming the line; a
-    record read as ok has a positive finite cost whatever numbers its line held."""
+    record read as ok has a positive cost (inf: ok but untimed, never a best) and, if it
+    has a time, a positive finite one, whatever numbers its line held."""
     path = tmp_path / "run.jsonl"
     path.write_text("\n".join([HEADER, *lines]) + "\n")
     try:
@@ -188,7 +189,9 @@ def test_any_log_lines_are_read_or_named(tmp_path, lines):
         assert "run.jsonl" in str(exc) and "line" in str(exc)
         return
     for e in log.entries:
-        assert not e.record.is_ok or (math.isfinite(e.record.cost) and e.record.cost > 0)
+        if e.record.is_ok:
+            t = e.record.time_ms
+            assert e.record.cost > 0 and (t is None or (math.isfinite(t) and t > 0))
 
 
 @pytest.mark.parametrize("record,status", [

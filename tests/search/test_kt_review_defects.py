@@ -140,19 +140,29 @@ def test_gzip_past_the_text_limit_is_refused(tmp_path, monkeypatch, capsys):
     assert len(read_tuning_json(small)["cache"]) == 6
     bomb = tmp_path / "bomb.json.gz"
     bomb.write_bytes(gzip.compress(json.dumps(_cache(GOOD, pad="a" * 8192)).encode()))
-    with pytest.raises(InvalidInputError, match="is too large: more than 4096 characters"):
+    with pytest.raises(InvalidInputError, match="is too large: more than 4096 bytes"):
         read_tuning_json(bomb)
     code = main(["history", "import", str(bomb), "--db", str(tmp_path / "t.db")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "too large" in err[0], err
 
 
+def test_compression_is_told_by_the_bytes_not_the_name(tmp_path):
+    """A gzipped cache named .json reads (it was 'not a Kernel Tuner cache file:
+    UnicodeDecodeError'), and a plain one named .json.gz too, as logs always did."""
+    text = json.dumps(_cache(GOOD)).encode()
+    packed, plain = tmp_path / "packed.json", tmp_path / "plain.json.gz"
+    packed.write_bytes(gzip.compress(text))
+    plain.write_bytes(text)
+    assert read_tuning_json(packed) == read_tuning_json(plain) == json.loads(text)
+
+
 def test_out_of_memory_reading_is_one_error(tmp_path, monkeypatch):
     import search.kt_json as kt_json
 
-    def no_memory(fh, path):
+    def no_memory(path, what):
         raise MemoryError
 
-    monkeypatch.setattr(kt_json, "_text", no_memory)
+    monkeypatch.setattr(kt_json, "read_capped", no_memory)
     with pytest.raises(InvalidInputError, match="too large to read into memory"):
         read_tuning_json(_write(tmp_path / "c.json", _cache(GOOD)))

@@ -4,7 +4,7 @@
 decompressing them whole: a 130 KB file that unpacks to 128 MiB (gzip reaches ~1000:1)
 is held in memory twice over, and a 10 MB file unpacks past any machine's memory. The
 Kernel Tuner cache reader (``search.kt_json``) refuses more than
-``iobound.limits.TUNING_FILE_CHARS`` characters, gunzipped, before holding them; a log
+``iobound.limits.TUNING_FILE_CHARS`` bytes, gunzipped, before holding them; a log
 is a tuning file too and must be refused the same way (one InvalidInputError naming the
 file), its decompressed bytes never held whole."""
 
