@@ -39,7 +39,9 @@ DESCRIPTION = (
 )
 
 
-#: every dataflow order of every algorithm family, in registry order
+#: every dataflow order of every algorithm family, in registry order (spelt here so that
+#: building the parser imports no dataflow module; tests/search/test_cli_dataflow.py holds
+#: it equal to the registry's)
 _ORDERS = ("output", "weight", "input", "output-runs", "weight-runs", "input-runs", "paper", "accumulate")
 
 

@@ -118,19 +118,20 @@ def _ms(t, estimate: bool) -> str:
 
 def format_table(sels: list) -> str:
     """The human table of :func:`run_selection`'s result."""
-    head = ("layer", "choice", "time_ms", "direct", "wino-e2", "wino-e3", "wino-e4",
+    from search.selection.dataset import CLASSES
+    labels = [c.label for c in CLASSES]   # direct, winograd-e2, ...: one column each
+    head = ("layer", "choice", "time_ms", *(k.replace("winograd", "wino") for k in labels),
             "io_words", "bound", "io_gap")
     rows = [head]
     for s in sels:
         times = {c.candidate.label: c.time_ms for c in s.candidates}
         rows.append((s.layer.name or s.layer.short(), s.choice.label, _ms(s.time_ms, s.estimate),
                      *(_ms(times.get(k), s.estimate) if k in times else
-                       "untuned" if k in s.untuned else "n/a"
-                       for k in ("direct", "winograd-e2", "winograd-e3", "winograd-e4")),
+                       "untuned" if k in s.untuned else "n/a" for k in labels),
                      str(s.io_words), f"{s.lower_bound:.4g}",
                      "-" if s.io_gap is None else f"{s.io_gap:.2f}"))
     lines = aligned_table(rows).split("\n")
-    cells = {cell for row in rows[1:] for cell in row[3:7]}
+    cells = {cell for row in rows[1:] for cell in row[3:3 + len(labels)]}
     if any(s.estimate for s in sels):
         lines.append("* analytic estimate (model measurer), not a measurement")
     if "n/a" in cells:

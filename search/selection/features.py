@@ -25,12 +25,14 @@ import numpy as np
 
 from iobound.layer import ConvLayer
 
+from .dataset import WINOGRAD_ES
+
 __all__ = ["FEATURE_NAMES", "layer_features", "feature_matrix"]
 
 FEATURE_NAMES = (
     "c_in", "c_out", "h_out", "w_out", "k", "padding", "macs", "input_size", "weight_size",
     "output_size", "macs_per_word", "outputs_per_sm", "sm_count", "dram_gbs", "peak_gflops",
-    "flop_per_byte", "tile_waste_e2", "tile_waste_e3", "tile_waste_e4",
+    "flop_per_byte", *(f"tile_waste_e{e}" for e in WINOGRAD_ES),
 )
 
 
@@ -54,7 +56,7 @@ def layer_features(layer: ConvLayer, device) -> np.ndarray:
         "dram_gbs": dev.dram_bandwidth_gbs, "peak_gflops": dev.fp32_peak_gflops,
         "flop_per_byte": dev.machine_balance_flop_per_byte,
     }
-    for e in (2, 3, 4):
+    for e in WINOGRAD_ES:
         covered = -(-layer.h_out // e) * e * -(-layer.w_out // e) * e
         vals[f"tile_waste_e{e}"] = covered / (layer.h_out * layer.w_out)
     return np.array([float(vals[n]) for n in FEATURE_NAMES])
