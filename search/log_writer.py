@@ -31,7 +31,19 @@ from .file_bytes import is_gzip
 from .records import LOG_HEAD, jsonable, read_log
 
 __all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
-           "check_not_written"]
+           "check_not_written", "check_appendable"]
+
+
+def check_appendable(path: str | os.PathLike) -> None:
+    """InvalidInputError when ``path`` is a compressed log: appended to, its records would
+    be lost (a run continuing a log in place appends to it)."""
+    path = Path(path)
+    if path.is_file():
+        with open(path, "rb") as fh:
+            if is_gzip(fh.read(2)):
+                raise InvalidInputError(
+                    f"log file {str(path)!r} is compressed (gzip): a run cannot append to it; "
+                    f"decompress it (gunzip) and resume from the plain file")
 
 
 class LogWriter:
@@ -58,12 +70,7 @@ class LogWriter:
                                     f"{exc.strerror or exc}") from None
 
     def _open(self, header: Mapping[str, Any] | None) -> None:
-        if self.path.is_file():
-            with open(self.path, "rb") as fh:
-                if is_gzip(fh.read(2)):  # appended to, its records would be lost
-                    raise InvalidInputError(
-                        f"log file {str(self.path)!r} is compressed (gzip): a run cannot append "
-                        f"to it; decompress it (gunzip) and resume from the plain file")
+        check_appendable(self.path)
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # opened to append (every line lands at the end) and nothing cut before the lock is

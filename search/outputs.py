@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["check_output_file", "check_not_database", "check_output_dir", "check_distinct_files", "json_safe",
-           "write_atomic"]
+__all__ = ["check_output_file", "check_not_tuning_data", "check_output_dir", "check_distinct_files",
+           "json_safe", "write_atomic"]
 
 
 def _nonempty(flag: str, path: str | os.PathLike) -> Path:
@@ -51,21 +51,25 @@ def _writable_parent(flag: str, path: Path) -> None:
         raise InvalidInputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable")
 
 
-def check_not_database(flag: str, path: str | os.PathLike) -> None:
-    """Refuse a cache output that would replace an existing SQLite database (another
-    tuning database named by mistake: the export replaces the file whole).
+def check_not_tuning_data(flag: str, path: str | os.PathLike) -> None:
+    """Refuse an output that would replace an existing SQLite database or tuning log (a
+    tuning database or a run's log named by mistake: the output replaces the file whole,
+    and the measurements in it would be lost).
 
-    >>> check_not_database("--export-cache", "/no/such/file.json")
+    >>> check_not_tuning_data("--export-cache", "/no/such/file.json")
     """
     from .db.merge import is_sqlite  # lazily: the database modules build on this one
+    from .records import is_log_file
     try:
         # a pipe is not read (that would wait or take its bytes)
-        database = os.path.isfile(path) and is_sqlite(Path(path))
-    except (OSError, ValueError):  # refused: said by check_output_file
+        regular = os.path.isfile(path)
+        what = ("an SQLite database" if regular and is_sqlite(Path(path))
+                else "a tuning log" if regular and is_log_file(path) else None)
+    except (OSError, ValueError, EOFError):  # refused (or not ours): said by check_output_file
         return
-    if database:
-        raise InvalidInputError(f"{flag} {str(path)[:80]!r} is an SQLite database; the cache "
-                                "would replace it: give another file")
+    if what:
+        raise InvalidInputError(f"{flag} {str(path)[:80]!r} is {what}; writing would replace it "
+                                "and its measurements: give another file")
 
 
 def check_output_file(flag: str, path: str | os.PathLike) -> Path:

@@ -29,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -47,7 +48,7 @@ from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "read_log", "has_log",
-           "as_logged", "jsonable", "bad_time", "as_measured"]
+           "is_log_file", "database_not_log", "as_logged", "jsonable", "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
 _STATUS_VALUES = tuple(s.value for s in Status)
@@ -135,7 +136,7 @@ def _other_kind(path: Path, data: bytes) -> str | None:
     from .db.merge import is_sqlite
     from .kt_cache import NoMeasurementsError, load_cache
     if is_sqlite(path):
-        return f"{str(path)!r} is a tuning database, not a run's log (a database is read with --history)"
+        return database_not_log(path)
     if data.lstrip()[:1] != b"{":  # no JSON object: not worth parsing as a cache
         return None
     try:
@@ -147,6 +148,33 @@ def _other_kind(path: Path, data: bytes) -> str | None:
     what = "a T4 results file" if cache.file_kind == "t4-results" else "a Kernel Tuner cache file"
     return (f"{str(path)!r} is {what}, not a run's log (replayed with --measure replay:FILE, "
             f"imported with iobound history import)")
+
+
+def database_not_log(path: str | os.PathLike) -> str:
+    """What a resumed SQLite file is said to be (ours or not, it is read with --history)."""
+    return (f"{str(path)!r} is an SQLite database, not a run's log (a tuning database is read "
+            "with --history)")
+
+
+def is_log_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a tuning log: its first line, gunzipped when it is gzip's, is a
+    header of :data:`SCHEMA` (a cut or damaged later line does not matter here).
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "x.jsonl"
+    >>> _ = p.write_text('{"schema": "something else"}')
+    >>> is_log_file(p)
+    False
+    """
+    with open(path, "rb") as fh:
+        compressed = is_gzip(fh.read(2))
+    with (gzip.open if compressed else open)(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(head, dict) and head.get("schema") == SCHEMA
 
 
 def has_log(path: str) -> bool:

@@ -21,6 +21,7 @@ from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, check_distinct_files,
     check_output_file, int_option, json_safe, nonempty, resolve_layer,
 )
+from search.outputs import check_not_tuning_data
 
 #: The device a kernel is made for when none is named: the A100 (sm_80), since CUDA 13's
 #: nvcc no longer targets the V100 (sm_70) that the other commands default to.
@@ -179,6 +180,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.emit is not None:
         check_output_file("--emit", args.emit)
         check_distinct_files([("--from-history", args.from_history), ("--emit", args.emit)])
+        check_not_tuning_data("--emit", args.emit)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -69,13 +69,17 @@ def fill_from_log(args) -> str | None:
 
 def _taken(args) -> tuple[str, list[str]]:
     """The log whose header is read, and the options taken from it."""
+    from search.log_writer import check_appendable
     from search.records import read_log
+    from search.session.files import continues_in_place
     network, source, per_algorithm = None, args.resume, False
     if not Path(args.resume).is_file():  # a network's resume name, or a missing file
         network, source, per_algorithm, layers = _network_logs(args.resume)
         if per_algorithm and layers == 1:  # one layer tuned with every algorithm (or a
             network = None                 # network stopped in its first: the smaller run)
-    header = read_log(source).header
+    header = read_log(source).header   # a file that is no log is named as what it is
+    if not args.log or continues_in_place(args.log, args.resume):  # the run appends to it
+        check_appendable(source)   # refused before a notice says what was taken from it
     taken: list[str] = []
 
     def take(attr: str, flag: str, value, kind: type = str) -> None:

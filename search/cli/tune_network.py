@@ -32,15 +32,17 @@ __all__ = ["check_network_json", "finish_network", "write_network_json", "print_
 
 
 def check_network_json(args, layers=(), settings=None) -> None:
-    """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, or
-    the file of ``--history``, of a layer's ``--log``, ``--resume`` or ``--export-cache``
-    (their per-layer names, for ``layers`` with ``settings`` and ``args.algorithm``) or of
-    a layer's best kernel in ``--out-dir`` (for ``layers``): the table would overwrite it."""
+    """Refuse a ``--network-json`` without ``--network``, a path that cannot be written, an
+    existing tuning database or log, or the file of ``--history``, of ``--log`` or
+    ``--resume`` as given (a later ``--resume FILE`` reads that name first) or per layer, of
+    a layer's ``--export-cache`` (per-layer names, for ``layers`` with ``settings`` and
+    ``args.algorithm``) or of a layer's best kernel in ``--out-dir`` (for ``layers``): the
+    table would overwrite it."""
     if args.network_json is None:
         return
     if not args.network:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
-    from search.outputs import check_distinct_files, check_output_file
+    from search.outputs import check_distinct_files, check_not_tuning_data, check_output_file
     from search.session.files import continues_in_place, per_layer_path
     from search.session.plan import job_file_parts, kernel_files, layer_algorithms
     check_output_file("--network-json", args.network_json)
@@ -49,13 +51,16 @@ def check_network_json(args, layers=(), settings=None) -> None:
     many = len(parts) > 1
     # a --log that is the --resume it continues is one file, not two (as check_outputs)
     log = None if settings is None or continues_in_place(settings.log, settings.resume) else settings.log
+    given = [] if settings is None else [(flag, path) for flag, path in (
+        ("--log", log), ("--resume", settings.resume)) if path]
     per_layer = [] if settings is None else [
         (flag, per_layer_path(path, part, many))
         for flag, path in (("--log", log), ("--resume", settings.resume),
                            ("--export-cache", settings.export_cache)) if path
         for part in parts]
     check_distinct_files([("--history", args.history), ("--network-json", args.network_json),
-                          *per_layer, *kernel_files(pairs, getattr(args, "out_dir", None))])
+                          *given, *per_layer, *kernel_files(pairs, getattr(args, "out_dir", None))])
+    check_not_tuning_data("--network-json", args.network_json)
 
 
 def _table(args, jobs, reports, device, kind: str, skipped=()) -> dict:

@@ -43,7 +43,7 @@ from pathlib import Path
 from ..kt_cache import KtCache
 from ..kt_cache_write import cache_entry, write_cache
 from ..option_checks import check_path, check_type
-from ..outputs import check_not_database
+from ..outputs import check_not_tuning_data
 from .importer import KT_TOOLCHAIN
 from .conv_template import CONV_TEMPLATE, conv_algorithm, exported_kernel_name, stored_layer
 from .model import Measurement, Workload, canon, config_fault
@@ -157,5 +157,5 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
     if _is_database(Path(path), db.path):
         raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
                                 f"write the cache to another file")
-    check_not_database("the cache file", path)  # another database: replaced whole
+    check_not_tuning_data("the cache file", path)  # another database: replaced whole
     return write_cache(path, workload_cache(db, workload, device, toolchain))

@@ -66,7 +66,8 @@ from ..option_checks import check_path, check_type, shown
 from ..path_kind import path_kind
 from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
-from .log_reader import is_log, read_log_file
+from ..records import is_log_file
+from .log_reader import read_log_file
 from .model import check_device_name
 from .insertion import insert, storable
 from .store import TuningDB
@@ -90,7 +91,7 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
         what = "not a regular file" if path.exists() else "no such file"
         raise InvalidInputError(f"{path}: {what}")
     try:
-        read = read_log_file(path, device) if is_log(path) else read_cache(path, device)
+        read = read_log_file(path, device) if is_log_file(path) else read_cache(path, device)
         # what TuningDB.add would refuse is refused here, before anything is stored (a
         # cache of our conv template is checked against its layer as a log is)
         read.measurements = [storable(m) for m in read.measurements]

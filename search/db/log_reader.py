@@ -2,47 +2,27 @@
 :mod:`.importer`): the workload and device from its header, each record checked to hold
 exactly the log's parameters with plain values.
 
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
->>> _ = open(path, "w").write('{"schema": "something else"}')
->>> is_log(Path(path))
-False
+Whether a file is a log at all is :func:`search.records.is_log_file`.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 from typing import Sequence
 
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from ..file_bytes import is_gzip
 from ..file_names import file_name
 from ..times import as_time
 from ..kt_cache import is_param_value, load_cache
 from ..measure.base import MeasureRecord
-from ..records import SCHEMA as LOG_SCHEMA
 from ..records import read_log
 from .file_import import FileImport, check_problem, file_device
 from .conv_template import CONV_TEMPLATE, conv_config_fault, current_layer_problem, stored_layer
 from .model import Measurement, Workload, config_fault, finite, recorded_workload
 
-__all__ = ["is_log", "read_log_file"]
-
-
-def is_log(path: Path) -> bool:
-    with open(path, "rb") as fh:  # gzip told by its first bytes, as read_log does
-        compressed = is_gzip(fh.read(2))
-    with (gzip.open if compressed else open)(path, "rb") as fh:
-        first = fh.readline(1 << 20)
-    try:
-        head = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # not a log; the cache reader names it
-        return False
-    return isinstance(head, dict) and head.get("schema") == LOG_SCHEMA
+__all__ = ["read_log_file"]
 
 
 def _replayed_problem(header: dict, log_path: Path):

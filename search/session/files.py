@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 
-from ..outputs import check_distinct_files, check_not_database, check_output_dir, check_output_file
+from ..outputs import check_distinct_files, check_not_tuning_data, check_output_dir, check_output_file
 from ..path_kind import same_file
-from ..records import has_log, read_log
+from ..records import database_not_log, has_log, read_log
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,8 +131,7 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
         from ..db.merge import is_sqlite
         for p in paths:
             if has_log(p) and os.path.isfile(p) and is_sqlite(p):
-                raise InvalidInputError(f"--resume {p!r} is a tuning database, not a run's log "
-                                        "(a database is read with --history)")
+                raise InvalidInputError(f"--resume {database_not_log(p)}")
         if many and len(set(paths)) < len(paths):
             raise InvalidInputError("layers need distinct names for their per-layer logs")
     if log and not continues_in_place(log, resume):
@@ -170,7 +169,7 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
                 check_output_file(flag, per_layer_path(path, layer, many) if path else path)
     if settings.export_cache:
         for layer in layers:
-            check_not_database("--export-cache", per_layer_path(settings.export_cache, layer, many))
+            check_not_tuning_data("--export-cache", per_layer_path(settings.export_cache, layer, many))
     if out_dir is not None:
         check_output_dir("--out-dir", out_dir)
 

@@ -262,7 +262,7 @@ def test_a_file_of_the_wrong_kind_is_named_for_what_it_is(capsys, tmp_path, synt
     capsys.readouterr()
     for argv, needle in [
         (["tune", "--layer", "cin=2,hin=6,cout=2,kh=3", "--measure", "model", "--budget", "2",
-          "--resume", str(db)], "is a tuning database, not a run's log"),
+          "--resume", str(db)], "is an SQLite database, not a run's log"),
         (["tune", "--measure", f"replay:{tmp_path / 'empty.json'}", "--budget", "2"], "is empty"),
         (["history", "import", str(tmp_path / "empty.json"), "--db", str(db)], "is empty"),
     ]:
@@ -278,7 +278,7 @@ T4_RESULTS = {"schema_version": "1.0.0", "results": [
 
 
 @pytest.mark.parametrize("kind, said", [
-    ("database", "is a tuning database, not a run's log"),
+    ("database", "is an SQLite database, not a run's log"),
     ("cache", "is a Kernel Tuner cache file, not a run's log"),
     ("gzip_cache", "is a Kernel Tuner cache file, not a run's log"),
     ("t4_results", "is a T4 results file, not a run's log"),

@@ -83,7 +83,7 @@ def test_an_export_never_replaces_another_database(tmp_path, capsys):
     before = other.read_bytes()
     capsys.readouterr()
     assert main(["history", "export", "--db", str(db), str(other)]) == 2
-    assert "is an SQLite database; the cache would replace it" in capsys.readouterr().err
+    assert "is an SQLite database; writing would replace it" in capsys.readouterr().err
     assert main(["tune", *TINY, "--budget", "2", "--export-cache", str(other)]) == 2
     assert "--export-cache" in capsys.readouterr().err and other.read_bytes() == before
 
