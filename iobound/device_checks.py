@@ -14,7 +14,12 @@ from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["check_device_name", "check_arch_of", "check_consistent"]
+__all__ = ["check_device_name", "check_new_device_name", "check_arch_of", "check_consistent",
+           "DEVICE_NAME_CHARS"]
+
+#: Longest device name taken: vendors' names are tens of characters ("NVIDIA GeForce RTX
+#: 4090 Laptop GPU"); a name is shown whole in tables and error lines.
+DEVICE_NAME_CHARS = 200
 
 
 #: nvcc's spelling of a GPU architecture: ``sm_`` and the compute capability's digits,
@@ -27,6 +32,7 @@ def check_device_name(name: Any) -> str:
     Anything else is refused: ``5`` and ``"5"`` would share one stored device under two
     digests (the same file imported twice), ``str()`` of an object would store its repr as
     a name, and a blank name or one with a line break would break every one-line listing.
+    A name new to a database is also held to a length (:func:`check_new_device_name`).
 
     >>> check_device_name("A100")
     'A100'
@@ -38,6 +44,23 @@ def check_device_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or not name.isprintable():
         raise InvalidInputError(f"a device name must be a printable, not blank string, "
                                 f"got {name!r}"[:120] + f" ({type(name).__name__})")
+    return name
+
+
+def check_new_device_name(name: Any) -> str:
+    """:func:`check_device_name`, and at most :data:`DEVICE_NAME_CHARS` characters: for a
+    name records are about to be stored under (a device built, a file imported), not for
+    one a database already holds (its records stay readable and removable).
+
+    >>> check_new_device_name("g" * 201)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a device name must be at most 200 characters, got 201 ('gggggggggggggggggggggggggggggggggggggggg'...)
+    """
+    name = check_device_name(name)
+    if len(name) > DEVICE_NAME_CHARS:
+        raise InvalidInputError(f"a device name must be at most {DEVICE_NAME_CHARS} characters, "
+                                f"got {len(name)} ({name[:40]!r}...)")
     return name
 
 

@@ -33,7 +33,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 
-from .device_checks import check_arch_of, check_consistent, check_device_name
+from .device_checks import (check_arch_of, check_consistent, check_device_name,
+                            check_new_device_name)
 from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
 
@@ -130,7 +131,7 @@ class Device:
                 raise InvalidInputError(f"device {f} must be a string, got {getattr(self, f)!r:.60}")
         # a blank name would be stored nowhere (a tune measures everything, then cannot
         # log it): refused here, as the tuning database refuses it
-        check_device_name(self.name)
+        check_new_device_name(self.name)
         cc = self.compute_capability
         if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
             raise InvalidInputError(f"device compute_capability must be a pair of ints, got {cc!r:.60}")

@@ -280,7 +280,7 @@ def get_layer(spec: str) -> ConvLayer:
     network, sep, layer = spec.partition(".")
     if not sep:
         raise UnknownPresetError(
-            f"layer preset {spec!r} must look like 'network.layer', e.g. 'alexnet.conv1'"
+            f"layer preset {spec!r:.60} must look like 'network.layer', e.g. 'alexnet.conv1'"
         )
     layers = {l.name: l for l in network_layers(network)}
     net, key = network.lower(), spec.lower()

@@ -65,9 +65,9 @@ def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
         help="fast memory: words (12288) or bytes with a unit (48KiB, 96KB), converted "
              "to words with --dtype")
     parser.add_argument(
-        "--dtype", default="fp32",
+        "--dtype", default=None,
         help="element type used to convert a byte size to words: fp32 (default), fp16, "
-             "bf16, fp64, tf32, int8")
+             "bf16, fp64, tf32, int8 (only with a size in bytes)")
 
 
 def add_device_argument(parser: argparse.ArgumentParser, default: str, purpose: str = "") -> None:
@@ -98,8 +98,22 @@ def resolve_layer(args: argparse.Namespace) -> "ConvLayer":
 
 
 def resolve_fast_memory(args: argparse.Namespace) -> int:
-    """Fast memory in words from ``args.fast_memory`` and ``args.dtype``."""
-    from iobound.units import fast_memory_words
+    """Fast memory in words from ``args.fast_memory`` and ``args.dtype`` (fp32 when not
+    given); ``--dtype`` with a size in words, which it would not change, is refused.
+
+    >>> resolve_fast_memory(argparse.Namespace(fast_memory="1024", dtype="fp16"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --dtype fp16 converts a size in bytes to words; --fast-memory 1024 is in words already (give bytes with a unit, e.g. 48KiB, or leave --dtype out)
+    """
+    from iobound.units import dtype_bytes, fast_memory_words
+    text = str(args.fast_memory).strip()
+    if args.dtype is not None and text.isascii() and text.isdigit():
+        dtype_bytes(args.dtype)   # an unknown dtype is named first
+        raise InvalidInputError(f"--dtype {args.dtype} converts a size in bytes to words; "
+                                f"--fast-memory {text[:40]} is in words already (give bytes "
+                                "with a unit, e.g. 48KiB, or leave --dtype out)")
+    args.dtype = "fp32" if args.dtype is None else args.dtype
     return fast_memory_words(args.fast_memory, dtype=args.dtype)
 
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iobound.device_checks import check_new_device_name
 from iobound.errors import InvalidInputError
 
 from ..file_names import file_stem
 from ..kt_cache import named
-from .model import Workload, check_device_name, problem_fault
+from .model import Workload, problem_fault
 
 __all__ = ["FileImport", "file_device", "check_problem"]
 
@@ -55,7 +56,7 @@ def file_device(path: Path, own: str, device: str | None) -> str:
     if own and device and not same_device(own, device):
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
-    return check_device_name(own or device or file_stem(path))
+    return check_new_device_name(own or device or file_stem(path))
 
 
 def check_problem(problem: Any, what: str) -> None:

@@ -73,3 +73,21 @@ def test_a_preset_is_looked_up_by_a_string_only(name):
     for look_up in (get_device, canonical_device_name):
         with pytest.raises(InvalidInputError, match="device name must be a string"):
             look_up(name)
+
+
+def test_a_new_device_name_is_held_to_a_length_a_stored_one_is_not(tmp_path):
+    """A 10,000-character --device was stored and then widened every table and error line;
+    a device built or a file imported under such a name is refused, while a database that
+    already holds one is still read (its records stay removable)."""
+    import dataclasses
+
+    from iobound.device_checks import DEVICE_NAME_CHARS, check_device_name
+    from iobound.devices import get_device
+    from search.db.file_import import file_device
+    long = "g" * (DEVICE_NAME_CHARS + 1)
+    with pytest.raises(InvalidInputError, match=f"at most {DEVICE_NAME_CHARS} characters"):
+        dataclasses.replace(get_device("v100"), name=long)
+    with pytest.raises(InvalidInputError, match=f"at most {DEVICE_NAME_CHARS} characters"):
+        file_device(tmp_path / "k.json", "", long)
+    assert file_device(tmp_path / "k.json", "", long[:DEVICE_NAME_CHARS]) == long[:-1]
+    assert check_device_name(long) == long

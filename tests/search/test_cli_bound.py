@@ -129,6 +129,9 @@ def test_dtype_converts_bytes(capsys):
     (["--layer", "cin=2,hin=5,cout=2,kh=3,stride=0", "--fast-memory", "64"], "stride"),
     (["--layer", "cin=2,hin=5,cout=2,kh=7", "--fast-memory", "64"], "k_h"),
     (["--layer", "alexnet.conv3", "--fast-memory", "1KiB", "--dtype", "fp8"], "dtype"),
+    # a size in words: --dtype would change nothing (it was accepted and dropped)
+    (["--layer", "alexnet.conv3", "--fast-memory", "1024", "--dtype", "fp16"],
+     "--fast-memory 1024 is in words already"),
     (["--layer", "alexnet.conv3"], "--fast-memory"),
     (["--layer", "alexnet.conv3", "--fast-memory", "64", "--algorithm", "fft"], "--algorithm"),
 ])
