@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["file_name", "file_stem"]
+__all__ = ["file_name", "file_stem", "layer_file_part"]
 
 
 def file_name(path: str | os.PathLike) -> str:
@@ -44,3 +44,15 @@ def file_stem(path: str | os.PathLike) -> str:
         if name.endswith(ext):
             name = name[: -len(ext)]
     return name
+
+
+def layer_file_part(layer) -> str:
+    """The part of a file name that names ``layer``: its name with ``/`` and blanks as
+    ``_`` (``"layer"`` when it has none), as per-layer logs and kernel files name it.
+
+    >>> from iobound.networks import get_layer
+    >>> conv = get_layer("resnet50.conv3_1")
+    >>> layer_file_part(conv), layer_file_part(conv.replace(name="a b/c"))
+    ('resnet50.conv3_1b', 'a_b_c')
+    """
+    return (layer.name or "layer").replace("/", "_").replace(" ", "_")

@@ -58,29 +58,16 @@ from kernels.status import Status
 from .file_names import file_stem
 from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
-from .kt_keys import cache_key, is_param_value, key_names, value_key
+from .kt_keys import (FAILURE_STATUS, STATUS_FAILURE, cache_key, is_param_value, key_names,
+                      value_key)
 from .t4_results import as_cache_dict, is_t4_results, metadata_device
 
 __all__ = ["KtCache", "NoMeasurementsError", "LEGACY_FAILURE_MS", "named", "load_cache",
            "cache_key", "value_key", "key_names",
            "entry_status", "recorded_time", "is_param_value", "FAILURE_STATUS", "STATUS_FAILURE"]
 
-#: Kernel Tuner failure string -> our status.
-FAILURE_STATUS = {
-    "InvalidConfig": Status.INVALID,
-    "CompilationFailedConfig": Status.COMPILE_ERROR,
-    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
-}
 #: The time (ms) older Kernel Tuner versions recorded for a configuration that failed.
 LEGACY_FAILURE_MS = 1e20
-#: our failure status -> Kernel Tuner failure string (lossy for timeout/wrong_result).
-STATUS_FAILURE = {
-    Status.INVALID: "InvalidConfig",
-    Status.COMPILE_ERROR: "CompilationFailedConfig",
-    Status.RUNTIME_ERROR: "RuntimeFailedConfig",
-    Status.TIMEOUT: "RuntimeFailedConfig",
-    Status.WRONG_RESULT: "RuntimeFailedConfig",
-}
 _FAILURE_BY_VALUE = {s.value: s for s in STATUS_FAILURE}
 
 

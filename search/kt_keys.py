@@ -1,7 +1,8 @@
 """How Kernel Tuner's cache files name a configuration, and which values a parameter may
 take: the cache key (values comma-joined in the parameters' order), whether a key names an
 entry's values, and the value key configurations are compared by (as the replayed space
-compares them: 1 and 1.0 alike, 1 and "1" not).
+compares them: 1 and 1.0 alike, 1 and "1" not); and its failure strings against our
+statuses (:data:`FAILURE_STATUS`, :data:`STATUS_FAILURE`), read by caches and T4 files.
 
 Examples
 --------
@@ -16,7 +17,25 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["value_key", "cache_key", "key_names", "is_param_value"]
+from kernels.status import Status
+
+__all__ = ["value_key", "cache_key", "key_names", "is_param_value", "FAILURE_STATUS",
+           "STATUS_FAILURE"]
+
+#: Kernel Tuner failure string -> our status.
+FAILURE_STATUS = {
+    "InvalidConfig": Status.INVALID,
+    "CompilationFailedConfig": Status.COMPILE_ERROR,
+    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
+}
+#: our failure status -> Kernel Tuner failure string (lossy for timeout/wrong_result).
+STATUS_FAILURE = {
+    Status.INVALID: "InvalidConfig",
+    Status.COMPILE_ERROR: "CompilationFailedConfig",
+    Status.RUNTIME_ERROR: "RuntimeFailedConfig",
+    Status.TIMEOUT: "RuntimeFailedConfig",
+    Status.WRONG_RESULT: "RuntimeFailedConfig",
+}
 
 
 def value_key(value: Any) -> Any:

@@ -51,14 +51,15 @@ from typing import Any
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
-from .kt_keys import is_param_value, value_key
+from .kt_keys import STATUS_FAILURE, cache_key, is_param_value, value_key
 
 __all__ = ["is_t4_results", "as_cache_dict", "T4_FAILURE", "T4_STATUS", "TIME_UNITS_MS",
            "metadata_file", "metadata_device", "query_device"]
 
 #: T4 ``invalidity`` of a configuration that failed -> Kernel Tuner's failure string.
-T4_FAILURE = {"compile": "CompilationFailedConfig", "runtime": "RuntimeFailedConfig",
-              "constraints": "InvalidConfig"}
+T4_FAILURE = {"compile": STATUS_FAILURE[Status.COMPILE_ERROR],
+              "runtime": STATUS_FAILURE[Status.RUNTIME_ERROR],
+              "constraints": STATUS_FAILURE[Status.INVALID]}
 #: T4 ``invalidity`` Kernel Tuner has no failure string for -> our status: the entry is
 #: ``RuntimeFailedConfig`` with the status beside it, as our export writes it
 #: (:mod:`search.kt_cache`, "On export").
@@ -78,7 +79,7 @@ def _time(result: dict, objective: str, where: str, n: int) -> dict:
     bad = result.get("invalidity", "correct")
     if bad != "correct":
         if isinstance(bad, str) and bad in T4_STATUS:
-            return {"time": "RuntimeFailedConfig", "status": T4_STATUS[bad].value}
+            return {"time": STATUS_FAILURE[T4_STATUS[bad]], "status": T4_STATUS[bad].value}
         if not isinstance(bad, str) or bad not in T4_FAILURE:
             raise InvalidInputError(f"{where}: result {n} has invalidity {str(bad)[:40]!r}; "
                                     f"expected correct, {', '.join([*T4_FAILURE, *T4_STATUS])}")
@@ -167,7 +168,7 @@ def as_cache_dict(raw: dict, where: str) -> dict:
         cache.setdefault(same, entry)
     out: dict[str, dict] = {}
     for e in cache.values():
-        key = ",".join(str(e[k]) for k in keys)  # Kernel Tuner's
+        key = cache_key(e, keys)  # Kernel Tuner's
         if key in out:  # an earlier configuration's prints alike
             key = json.dumps([e[k] for k in keys])
         while key in out:  # so does the JSON (a string value spelling it): keep both

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from kernels.verify import ReducedCheck
 
+from .file_names import layer_file_part
+
 __all__ = ["BoundInfo", "WinnerReport", "bound_info", "kernel_file", "write_kernel", "report_winner"]
 
 
@@ -73,8 +75,7 @@ def bound_info(layer, cfg: dict, algorithm: str) -> BoundInfo:
 
 def kernel_file(layer, algorithm: str, out_dir: str) -> Path:
     """``out_dir/<layer>_<algorithm>_best.cu``: where :func:`write_kernel` writes."""
-    name = (layer.name or "layer").replace("/", "_").replace(" ", "_")
-    return Path(out_dir) / f"{name}_{algorithm}_best.cu"
+    return Path(out_dir) / f"{layer_file_part(layer)}_{algorithm}_best.cu"
 
 
 def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:

@@ -21,6 +21,7 @@ from kernels.status import Status
 from ..file_names import file_name
 from ..kt_cache import entry_status, load_cache
 from ..measure.base import MeasureRecord
+from ..times import as_time
 from .file_import import FileImport, check_problem, file_device
 from .model import Measurement, finite, recorded_workload
 
@@ -60,12 +61,12 @@ def _kt_record(entry: dict, keys: Sequence[str]) -> MeasureRecord | None:
     if status is not Status.OK:
         rec = MeasureRecord.failed(config, status, str(entry.get("time")), extra={"kt": other})
     else:
-        t = entry["time"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+        t = as_time(entry["time"])
+        if t is None:
             return None
-        costs = [float(c) for c in entry.get("times") or [] if isinstance(c, (int, float))
-                 and math.isfinite(c)]
-        rec = MeasureRecord.ok(config, costs, time_ms=float(t), extra={"kt": other})
+        # load_cache has kept only measured repeats; here too, by the same rule
+        costs = [c for c in map(as_time, entry.get("times") or []) if c is not None]
+        rec = MeasureRecord.ok(config, costs, time_ms=t, extra={"kt": other})
     return MeasureRecord(**{**rec.__dict__, "timestamp": stamp,
                             "estimate": bool(entry.get("estimate", False))})
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iobound.device_checks import check_new_device_name
+from iobound.device_checks import check_device_name, check_new_device_name
 from iobound.errors import InvalidInputError
 
 from ..file_names import file_stem
@@ -46,6 +46,8 @@ def file_device(path: Path, own: str, device: str | None) -> str:
     """The device a file's records go under (module doc); refused when ``device`` disagrees
     (a preset's name agrees with every name of that preset; the file's own name is kept).
     A blank name in the file is no name; one with a line break is refused, like ``--device``'s.
+    A name new to the toolkit (``device``, or the file's name) is at most
+    :data:`iobound.device_checks.DEVICE_NAME_CHARS` characters; the file's own is kept whole.
 
     >>> file_device(Path("a.json"), "NVIDIA RTX A4000", "RTX-A4000")
     'NVIDIA RTX A4000'
@@ -56,7 +58,9 @@ def file_device(path: Path, own: str, device: str | None) -> str:
     if own and device and not same_device(own, device):
         raise InvalidInputError(f"{path} records device {own!r}; --device {device!r} disagrees "
                          f"(a file's records are never stored under another device)")
-    return check_new_device_name(own or device or file_stem(path))
+    if own:  # the file's own name, whatever its length: what was exported imports back
+        return check_device_name(own)
+    return check_new_device_name(device or file_stem(path))
 
 
 def check_problem(problem: Any, what: str) -> None:

@@ -17,7 +17,18 @@ from typing import Any
 from .conv_template import CONV_TEMPLATE
 from .model import Workload, recorded_workload
 
-__all__ = ["replay_layer_key", "layer_key_workload", "workload_layer_key"]
+__all__ = ["conv_layer_key", "replay_layer_key", "layer_key_workload", "workload_layer_key"]
+
+
+def conv_layer_key(problem: dict) -> str:
+    """The history key string of a layer of our conv template: its dict (``ConvLayer.to_dict``,
+    or a stored workload's problem) as JSON, keys sorted: the one spelling both sides use,
+    since a key spelt otherwise would orphan the history stored under it.
+
+    >>> conv_layer_key({"n": 1, "c_in": 4})
+    '{"c_in": 4, "n": 1}'
+    """
+    return json.dumps(problem, sort_keys=True)
 
 
 def replay_layer_key(kernel: str, problem: Any) -> str:
@@ -74,7 +85,7 @@ def workload_layer_key(w: Workload) -> str:
     layer's JSON, a string problem of template ``""`` that reads back as itself, else the
     :func:`replay_layer_key` of the template and problem."""
     if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
-        return json.dumps(w.problem, sort_keys=True)
+        return conv_layer_key(w.problem)
     if w.template == "" and isinstance(w.problem, str) and \
             layer_key_workload(w.problem, w.params) == w:
         return w.problem

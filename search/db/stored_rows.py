@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from iobound.errors import InvalidInputError
 
+from ..times import as_time
 from .model import Workload, canon, config_fault, stored_json
 
 __all__ = ["time_fault", "damaged_row", "stored_config", "stored_features"]
@@ -29,7 +30,7 @@ def time_fault(time_ms) -> str:
         return ""
     if isinstance(time_ms, bool) or not isinstance(time_ms, (int, float)):
         return f"its time_ms {str(time_ms)[:40]!r} is not a number"
-    return "" if 0 < time_ms < float("inf") else f"its time_ms {time_ms!r} is not positive and finite"
+    return "" if as_time(time_ms) is not None else f"its time_ms {time_ms!r} is not positive and finite"
 
 
 def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,

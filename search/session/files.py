@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
@@ -31,9 +30,11 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 
+from ..file_names import layer_file_part
 from ..outputs import check_distinct_files, check_not_tuning_data, check_output_dir, check_output_file
 from ..path_kind import same_file
 from ..records import database_not_log, has_log, read_log
+from ..times import as_time
 from .reports import ExportOutcome, HistoryOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,8 +83,7 @@ def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
     stem, suffix = p.stem, p.suffix or ".jsonl"
     if suffix == ".gz" and Path(stem).suffix:
         stem, suffix = Path(stem).stem, Path(stem).suffix + suffix
-    name = (layer.name or "layer").replace("/", "_")  # as the kernel file's (search.winner)
-    return str(p.with_name(f"{stem}.{name}{suffix}"))
+    return str(p.with_name(f"{stem}.{layer_file_part(layer)}{suffix}"))
 
 
 def logged_count(settings: "TuneSettings | None") -> int:
@@ -251,14 +251,14 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     the workload ``history import`` makes of the same file, whatever the kernel name
     holds) and the file's device.
     """
-    from ..db.layer_keys import replay_layer_key
+    from ..db.layer_keys import conv_layer_key, replay_layer_key
     from ..history import HistoryKey
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):
         c = space.cache
         layer, device = replay_layer_key(c.kernel_name, c.problem_size), c.device
     elif hasattr(space, "layer") and hasattr(space, "device"):
-        layer, device = json.dumps(space.layer.to_dict(), sort_keys=True), space.device.name
+        layer, device = conv_layer_key(space.layer.to_dict()), space.device.name
     else:
         raise InvalidInputError(f"no history key for a {type(space).__name__}: it has no layer or recorded file")
     return HistoryKey(layer=layer, device=device, toolchain=measurer.toolchain())
@@ -291,7 +291,7 @@ def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Meas
     times = [best.time_ms] if best else []
     # the reused records are the database's too (under the layer's other spellings)
     times += [t.record.time_ms for t in result.trials if t.reused and t.record.is_ok
-              and t.record.time_ms is not None and 0 < t.record.time_ms < float("inf")]
+              and as_time(t.record.time_ms) is not None]
     return HistoryOutcome(db=db, key=key, best_ever_ms=min(times) if times else None)
 
 

@@ -55,7 +55,7 @@ import numpy as np
 from ..option_checks import check_count, check_number, check_records
 from ..space import sample_excluding
 from .ga import GAOptions, GeneticStrategy
-from .gga_history import filter_history
+from .gga_history import MIN_MATCH, OMEGA, filter_history
 
 __all__ = ["GuidedGAOptions", "GuidedGAStrategy", "options_from_db"]
 
@@ -92,8 +92,8 @@ class GuidedGAOptions(GAOptions):
 
     history: tuple = ()
     target_problem: Any = None
-    omega: float = 2.0
-    min_match: float = 0.5
+    omega: float = OMEGA
+    min_match: float = MIN_MATCH
     elite: int = 8
     crossover: float = 0.5
     elite_mutation: float = 0.5

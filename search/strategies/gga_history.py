@@ -53,7 +53,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-__all__ = ["problem_dims", "full_layer", "match_score", "HistoryFilter", "filter_history"]
+from ..kt_keys import value_key
+
+__all__ = ["problem_dims", "full_layer", "match_score", "HistoryFilter", "filter_history",
+           "OMEGA", "MIN_MATCH"]
+
+#: Mu et al.'s exponent of the match score in the filtering metric (their Eq. 2).
+OMEGA = 2.0
+#: Records whose match score is below this are filtered out of the history.
+MIN_MATCH = 0.5
 
 
 def problem_dims(problem: Any) -> tuple[int, ...] | None:
@@ -182,8 +190,8 @@ class HistoryFilter:
     value_weights: dict
 
 
-def filter_history(space, history: Sequence, target_problem: Any = None, omega: float = 2.0,
-                   min_match: float = 0.5) -> HistoryFilter:
+def filter_history(space, history: Sequence, target_problem: Any = None, omega: float = OMEGA,
+                   min_match: float = MIN_MATCH) -> HistoryFilter:
     """Rank the space's configurations by the filtering metric of ``history``.
 
     ``history`` holds records with ``workload.problem``, ``device``, ``time_ms``
@@ -216,18 +224,10 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
         devices.add(device[h.device])
         for p in space.params:
             v = h.record.config[p]
-            weights[p].setdefault(_key(v), [v, 0.0])[1] += m
+            weights[p].setdefault(value_key(v), [v, 0.0])[1] += m
     ranked = sorted(((total / n, i) for i, (total, n) in sums.items()), key=lambda t: (-t[0], t[1]))
     pairs = {p: tuple((v, w) for v, w in by_key.values()) for p, by_key in weights.items()}
     return HistoryFilter(seeds=tuple((i, m) for m, i in ranked), records=len(history),
                          usable=usable, devices=tuple(sorted(devices)), value_weights=pairs)
 
 
-def _key(value: Any) -> Any:
-    """``value`` as a dict key: a list (a Kernel Tuner block shape) as a tuple, the same
-    rule as :class:`search.replay_space.ReplaySpace`'s value tables.
-
-    >>> _key([16, 2]), _key(8)
-    ((16, 2), 8)
-    """
-    return tuple(value) if isinstance(value, list) else value

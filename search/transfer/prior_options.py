@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from ..option_checks import check_count, check_number
+from ..strategies.gga_history import MIN_MATCH, OMEGA
 
 __all__ = ["PriorOptions"]
 
@@ -43,8 +44,8 @@ class PriorOptions:
         equal share), so a database of many devices or layers costs seconds of fitting.
     """
 
-    omega: float = 2.0
-    min_match: float = 0.5
+    omega: float = OMEGA
+    min_match: float = MIN_MATCH
     max_candidates: int = 50_000
     n_estimators: int = 150
     max_depth: int = 6
