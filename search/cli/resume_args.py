@@ -72,6 +72,7 @@ def _taken(args) -> tuple[str, list[str]]:
     from search.log_writer import check_appendable
     from search.records import read_log
     from search.session.files import continues_in_place
+    from search.session.history_use import HISTORY_DB
     network, source, per_algorithm = None, args.resume, False
     if not Path(args.resume).is_file():  # a network's resume name, or a missing file
         network, source, per_algorithm, layers = _network_logs(args.resume)
@@ -117,7 +118,7 @@ def _taken(args) -> tuple[str, list[str]]:
         take("strategy", "--strategy", header.get("strategy"))
         take("budget", "--budget", header.get("budget"), int)
     take("seed", "--seed", header.get("seed"), int)
-    take("history", "--history", header.get("history_db"))
+    take("history", "--history", header.get(HISTORY_DB))
     return source, taken
 
 

@@ -52,6 +52,12 @@ class LayerJob:
     resume_as: str | None = None  # the --resume name of the run (a network's logs are per layer)
     per_algorithm: bool = False  # the files are named per layer and algorithm ("all")
 
+    def identity(self) -> dict:
+        """What the job's log header says it tunes, which a resume must match: the layer
+        (its dict), the device's name and the algorithm."""
+        return {"layer": self.layer.to_dict(), "device": self.device.name,
+                "algorithm": self.algorithm}
+
 
 #: ``algorithm=`` this tunes each layer with every algorithm whose kernel computes it.
 ALL_ALGORITHMS = "all"
@@ -202,8 +208,7 @@ def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
         if job.settings.resume is None:
             continue
         check_resume_identity(job.settings.resume, read_log(job.settings.resume).header,
-                              {"layer": job.layer.to_dict(), "device": job.device.name,
-                               "algorithm": job.algorithm}, job.measure if measurer else None)
+                              job.identity(), job.measure if measurer else None)
 
 
 def _check_zero_shot_spaces(jobs: Sequence[LayerJob]) -> None:

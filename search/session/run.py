@@ -59,13 +59,13 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
     builders = builders or DEFAULT_BUILDERS
     layer, settings = job.layer, job.settings
     space = builders.space(layer, job.device, job.algorithm)
-    header = {"layer": layer.to_dict(), "layer_name": layer.name, "device": job.device.name,
-              "algorithm": job.algorithm}
+    identity = job.identity()
+    header = {"layer": identity["layer"], "layer_name": layer.name, **identity}
     with KeptRun(settings, job.resume_as) as run:
         with builders.measurer(job.measure, layer, job.device, job.algorithm) as measurer:
             observer.layer_started(job, space)
             result, seconds, history_use, history, export = run.store(
-                space, measurer, settings, header, observer, builders, layer.to_dict(),
+                space, measurer, settings, header, observer, builders, identity["layer"],
                 executor_for, job.resume_as)
         winner = _winner(job, result)
         report = LayerReport(layer=layer, device=job.device.name, algorithm=job.algorithm,

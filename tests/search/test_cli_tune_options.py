@@ -196,10 +196,12 @@ def test_zero_shot_resume_of_a_longer_layer_log_is_refused(capsys, monkeypatch, 
     import search.records
     import search.session
 
+    from search.session.plan import LayerJob
     monkeypatch.setattr(search.session, "plan_layers",
-                        lambda layers, device, settings, **kw: [types.SimpleNamespace(
+                        lambda layers, device, settings, **kw: [LayerJob(
                             settings=settings, layer=layers[0], device=device,
-                            algorithm="direct", measure="model")])
+                            algorithm="direct", measure="model", out_dir=str(tmp_path / "k"),
+                            verify=False)])
     _fake_reports(monkeypatch, [1.0])
     logs = []
 
