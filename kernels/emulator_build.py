@@ -33,7 +33,7 @@ from .cache import (cache_dir, compiler_env, content_key, file_digest, is_truste
                     remove_orphans, scratch_folder)
 from .compiler_process import run_compiler
 from .emulator_launch import LAUNCHER_SOURCE
-from .limits import check_timeout
+from .limits import COMPILE_TIMEOUT_S, check_timeout
 
 __all__ = ["EmulatorBuildError", "build_emulator", "build_launcher", "compiler_version",
            "emulated_source", "HEADER", "CXX_FLAGS", "VERSION_TIMEOUT_S"]
@@ -156,7 +156,8 @@ def _truncated_elf(path: Path) -> bool:
     return False
 
 
-def build_emulator(code: str, cache_root: str | Path | None = None, timeout: float = 120.0) -> tuple[Path, float, bool]:
+def build_emulator(code: str, cache_root: str | Path | None = None,
+                   timeout: float = COMPILE_TIMEOUT_S) -> tuple[Path, float, bool]:
     """Compile ``code``, a source that includes ``cuda_emu.h`` as generated kernels do, for
     the emulator (:func:`emulated_source` of it: its floats count their arithmetic);
     returns (library path, build seconds, cache hit).
@@ -195,7 +196,7 @@ _INCLUDE = re.compile(r"\s*#\s*include\b")
 _FLOAT = re.compile(r"\bfloat\b")
 
 
-def build_launcher(cache_root: str | Path | None = None, timeout: float = 120.0) -> Path:
+def build_launcher(cache_root: str | Path | None = None, timeout: float = COMPILE_TIMEOUT_S) -> Path:
     """The launcher that runs each emulated launch in a process of its own
     (:mod:`kernels.emulator_launch`), built once per compiler into the emulator cache.
 

@@ -56,7 +56,8 @@ __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGI
            "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
-           "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout"]
+           "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout",
+           "COMPILE_TIMEOUT_S"]
 
 #: Most blocks a CUDA grid may have along x (compute capability 3.0 on).
 GRID_X_LIMIT = 2**31 - 1
@@ -231,6 +232,11 @@ def shared_allocation(device, shared_bytes):
     """
     unit, reserved = ((128, 1024) if tuple(device.compute_capability) >= (8, 0) else (256, 0))
     return np.ceil(np.asarray(shared_bytes, dtype=float) / unit) * unit + reserved
+
+
+#: Seconds one compile (nvcc and ptxas, or the emulator's C++ compiler) may take before it
+#: is stopped and recorded as a compile failure.
+COMPILE_TIMEOUT_S = 120.0
 
 
 def check_timeout(name: str, value):

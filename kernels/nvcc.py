@@ -40,7 +40,7 @@ from iobound.errors import InvalidInputError
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
 from .compiler_process import run_compiler
-from .limits import check_timeout
+from .limits import COMPILE_TIMEOUT_S, check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
 from .status import Status
@@ -139,7 +139,7 @@ def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: flo
 
 
 def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str | None = None,
-                  cache_root: str | Path | None = None, timeout: float = 120.0,
+                  cache_root: str | Path | None = None, timeout: float = COMPILE_TIMEOUT_S,
                   extra_flags: Sequence[str] = ()) -> CompileResult:
     """Compile ``source`` to a cubin for ``arch``; never raises for a bad kernel.
 

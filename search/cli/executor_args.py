@@ -29,12 +29,10 @@ import argparse
 from iobound.errors import InvalidInputError
 from search.cli.common import ascii_int, nonempty
 from search.executors.local import WORKERS_PER_CORE
-from search.executors.options import DEFAULT_TIMEOUT_S, EXECUTOR_NAMES, MAX_RETRIES, ExecutorOptions
+from search.executors.options import (DEFAULT_RETRIES, DEFAULT_TIMEOUT_S, EXECUTOR_NAMES,
+                                      MAX_RETRIES, ExecutorOptions)
 
 __all__ = ["add_executor_arguments", "resolve_executor_options"]
-
-#: --retries when not given (the help's default).
-DEFAULT_RETRIES = 1
 
 #: What a private local Ray refused for too many workers suggests instead.
 PRIVATE_RAY_MORE = "give --ray-address of a Ray cluster for more"

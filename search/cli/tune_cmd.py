@@ -27,7 +27,9 @@ from .tune_print import print_choice, print_replay, printer
 from .zero_shot_args import (add_zero_shot_arguments, check_zero_shot_resume, resolve_zero_shot,
                              zero_shot_options)
 
-#: --out-dir when not given (a replay, which writes no kernel, refuses a given one).
+#: --out-dir when not given (a replay, which writes no kernel, refuses a given one): the
+#: session's ``search.session.plan.DEFAULT_OUT_DIR``, spelt here so that building the parser
+#: imports no session module (tests/search/test_cli_tune_options.py holds them equal).
 DEFAULT_OUT_DIR = "iobound-kernels"
 
 HELP = "auto-tune kernel configurations (cost model + random-walk explorer)"

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import abc
 import numbers
-import os
 from typing import Any, Iterable, Iterator, Mapping
 
 from iobound.errors import InvalidInputError
@@ -109,7 +108,7 @@ class Executor(abc.ABC):
 
     def capacity(self) -> int:
         """How many CPU workers build (and run, for CPU measurers) at once."""
-        return self.options.workers or os.cpu_count() or 1
+        return self.options.worker_count
 
     def submit(self, batch: Iterable[tuple[int, Mapping[str, Any]]]
                ) -> Iterator[tuple[int, MeasureRecord]]:

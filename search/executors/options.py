@@ -19,12 +19,14 @@ iobound.errors.InvalidInputError: retries must be an integer from 0 to 10, got -
 from __future__ import annotations
 
 import math
+import os
 import numbers
 from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
 
-__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "ray_address_target", "MAX_RETRIES", "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S"]
+__all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "ray_address_target", "MAX_RETRIES",
+           "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S", "DEFAULT_RETRIES"]
 
 #: The executors that exist (``search.executors.EXECUTORS`` maps them to classes).
 EXECUTOR_NAMES = ("local", "ray")
@@ -34,6 +36,8 @@ MAX_RETRIES = 10
 MAX_PARALLEL_LAYERS = 256
 #: Seconds one stage (a build or a run) of one configuration may take before it is killed.
 DEFAULT_TIMEOUT_S = 300.0
+#: Times a configuration whose worker died is measured again before it is a failure.
+DEFAULT_RETRIES = 1
 
 
 def _is_int(value) -> bool:
@@ -110,8 +114,13 @@ class ExecutorOptions:
     workers: int | None = None
     ray_address: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
-    retries: int = 1
+    retries: int = DEFAULT_RETRIES
     parallel_layers: int | None = None
+
+    @property
+    def worker_count(self) -> int:
+        """The workers to start: ``workers``, or one per CPU core of this machine."""
+        return self.workers or os.cpu_count() or 1
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTOR_NAMES:

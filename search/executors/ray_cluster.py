@@ -195,7 +195,7 @@ def connect(options: ExecutorOptions) -> bool:
     else:  # its workers are processes on this machine: the local executor's limit
         from .local import check_local_workers
         check_local_workers(options.workers, more="give ray_address of a Ray cluster for more")
-        start_local_ray(options.workers or os.cpu_count() or 1)
+        start_local_ray(options.worker_count)
     return True
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping, Sequence
 
 from iobound.algorithms import algorithm_name
+from kernels.gpu import GpuOptions
 
 from .base import MeasureRecord, Measurer, Status, check_configs, invalid_config
 
@@ -83,9 +84,9 @@ class CudaMeasurer(Measurer):
     name = "cuda"
     estimate = False
 
-    def __init__(self, layer, algorithm: str = "direct", repeats: int = 10, warmup: int = 2,
-                 timeout_s: float = 10.0, seed: int = 0):
-        from kernels.gpu import GpuOptions
+    def __init__(self, layer, algorithm: str = "direct", repeats: int = GpuOptions.repeats,
+                 warmup: int = GpuOptions.warmup, timeout_s: float = GpuOptions.timeout_s,
+                 seed: int = 0):
 
         algorithm = algorithm_name(algorithm)
         self.layer, self.algorithm = layer, algorithm

@@ -61,6 +61,8 @@ class LayerJob:
 
 #: ``algorithm=`` this tunes each layer with every algorithm whose kernel computes it.
 ALL_ALGORITHMS = "all"
+#: Where the best kernels are written when no folder is given (``iobound tune --out-dir``).
+DEFAULT_OUT_DIR = "iobound-kernels"
 
 
 def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tuple["ConvLayer", str]]:
@@ -122,7 +124,7 @@ def kernel_files(pairs: Sequence[tuple["ConvLayer", str]], out_dir: str | None) 
 
 
 def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings: TuneSettings, *,
-                measure: str = "model", algorithm: str = "direct", out_dir: str = "iobound-kernels",
+                measure: str = "model", algorithm: str = "direct", out_dir: str = DEFAULT_OUT_DIR,
                 verify: bool = True) -> list[LayerJob]:
     """One job per layer (per layer and algorithm for ``algorithm="all"``:
     :func:`layer_algorithms`), after checking what can be checked before anything runs.

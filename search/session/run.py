@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from ..interrupts import Interrupted, signals_deferred
 from .files import OutputWriteError, kept_where
 from .loop import DEFAULT_BUILDERS, NO_OBSERVER, KeptRun
-from .plan import LayerJob, check_resumes, plan_layers
+from .plan import DEFAULT_OUT_DIR, LayerJob, check_resumes, plan_layers
 from .repeats import repeat_report, repeats
 from .reports import LayerReport
 from .settings import Builders, Observer, TuneSettings
@@ -157,7 +157,7 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
 
 def tune_layers(layers: Sequence["ConvLayer"], device: "Device | str",
                 settings: TuneSettings | None = None, *, measure: str = "model",
-                algorithm: str = "direct", out_dir: str = "iobound-kernels", verify: bool = True,
+                algorithm: str = "direct", out_dir: str = DEFAULT_OUT_DIR, verify: bool = True,
                 observer: Observer | None = None, builders: Builders | None = None) -> list[LayerReport]:
     """Tune each layer's kernel on ``device``: :func:`plan_layers` then :func:`run_layers`.
 

@@ -272,3 +272,15 @@ def test_network_json_and_exit_code(capsys, monkeypatch, tmp_path, bests, code):
     assert (out["network"], out["strategy"], out["measure"]) == ("alexnet", "random", "model")
     assert out["evaluations"] == sum(range(1, n + 1)) and out["layers"] == [
         {"layer": i} for i in range(n)]
+
+
+def test_the_cli_default_out_dir_is_the_sessions():
+    """tune's --out-dir default is spelt in the CLI module (no session import to build the
+    parser); it must be the one tune_layers and plan_layers default to."""
+    import inspect
+
+    from search.cli.tune_cmd import DEFAULT_OUT_DIR
+    from search.session import plan, run
+    assert DEFAULT_OUT_DIR == plan.DEFAULT_OUT_DIR
+    for fn in (plan.plan_layers, run.tune_layers):
+        assert inspect.signature(fn).parameters["out_dir"].default == DEFAULT_OUT_DIR
