@@ -190,7 +190,7 @@ class Winograd(Algorithm):
         e = DEFAULT_WINOGRAD_E if e is None else e
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 1:
             raise InvalidInputError(f"Winograd output tile e must be an integer >= 1, got {e!r}")
-        return limits.check_int("Winograd output tile e", e, limits.WINOGRAD_E)
+        return limits.check_winograd_e(e)
 
     def label(self, layer, e=None):
         """``winograd F(e x e, r x r)``.

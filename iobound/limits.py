@@ -39,8 +39,9 @@ from .errors import InvalidInputError
 
 __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPATIAL", "CHANNELS",
            "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
-           "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS", "TILE", "SEED", "BUDGET", "BATCH_SIZE",
-           "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS", "DAG_VERTICES"]
+           "MAX_TILE_EDGE", "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS",
+           "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS",
+           "DAG_VERTICES", "TUNING_FILE_CHARS"]
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,14 @@ MACS = Limit(1, 1 << 53, "MACs: counts are exact in float64 only up to 2^53")
 #: S^2 * R and the bounds' sqrt(S) terms exact in 64-bit arithmetic.
 FAST_MEMORY_WORDS = Limit(1, 1 << 40, "fast memory: 2^40 words keeps S^2 products "
                                       "within 64-bit integers")
-#: Winograd output tile e of F(e x e, r x r): the input tile e + r - 1 is at most 32
-#: (the transform matrices are built exactly with SymPy; larger tiles are useless
-#: numerically and slow to build).
-WINOGRAD_E = Limit(1, 32, "Winograd e: the input tile e + r - 1 is at most 32")
+#: Largest Winograd input tile edge n = e + r - 1 served: the transform matrices are
+#: built exactly with SymPy, O(n^4) rational work (about 3 s at n = 34), and the
+#: interpolation points make larger tiles useless in floating point (practical kernels use
+#: n <= 8). :mod:`iobound.winograd_transforms` refuses a larger tile.
+MAX_TILE_EDGE = 32
+#: Winograd output tile e of F(e x e, r x r): at most :data:`MAX_TILE_EDGE` (r = 1).
+WINOGRAD_E = Limit(1, MAX_TILE_EDGE, f"Winograd e: the input tile e + r - 1 is at most "
+                                     f"{MAX_TILE_EDGE}")
 WINOGRAD_E_COUNT = Limit(1, 8, "number of Winograd e values offered to the domain")
 #: N_p processors sharing S in ``iobound dataflow``.
 PROCESSORS = Limit(1, 1 << 20, "processors: N_p blocks sharing S")

@@ -31,14 +31,11 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidInputError
+from .limits import MAX_TILE_EDGE  # the largest input tile edge served (its reason there)
 
 __all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms",
            "MAX_TILE_EDGE"]
 
-#: Largest input tile edge n = e + r - 1 served. Exact solving costs O(n^4) rational
-#: work (about 3 s at n = 34) and the interpolation points make larger tiles useless in
-#: floating point; practical Winograd kernels use n <= 8.
-MAX_TILE_EDGE = 32
 
 
 @dataclass(frozen=True)

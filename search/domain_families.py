@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 from iobound.algorithms import DIRECT, OFFERED_WINOGRAD_ES, WINOGRAD, Algorithm, Registry
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
-from kernels.config_types import transformed_row_words
+from kernels.config_types import DirectConfig, WinogradConfig, transformed_row_words
 
 __all__ = ["DomainFamily", "TileExprs", "DOMAINS", "domain_family", "divisors", "cp_product"]
 
@@ -111,7 +111,7 @@ class DirectDomain(DomainFamily):
         values = {"x": divisors(layer.w_out), "y": divisors(layer.h_out),
                   "z": divisors(layer.c_out_per_group), "alpha": divisors(layer.c_in_per_group)}
         values.update(tx=values["x"], ty=values["y"], tz=values["z"])
-        return ("x", "y", "z", "alpha", "tx", "ty", "tz"), values, {}
+        return DirectConfig.params, values, {}   # the knob rows' column order
 
     def tile_exprs(self, m, layer, variables, tile_pairs):
         x, y, z, a = (variables[p] for p in ("x", "y", "z", "alpha"))
@@ -154,7 +154,7 @@ class WinogradDomain(DomainFamily):
                       ty=tuple(sorted({b for e, p in pairs.items() for v in p[1]
                                        for b in divisors(v // e)})),
                       tz=values["z"])
-        return ("e", "x", "y", "z", "tx", "ty", "tz"), values, pairs
+        return WinogradConfig.params, values, pairs
 
     def tile_exprs(self, m, layer, variables, tile_pairs):
         e, x, y, z = (variables[p] for p in ("e", "x", "y", "z"))
