@@ -66,12 +66,7 @@ from iobound.winograd_transforms import winograd_transforms
 from .dag_direct import MAX_VERTICES, check_dag_size
 from .io_volume import takes_layer
 
-__all__ = ["winograd_conv_dag", "winograd_tiles", "winograd_supports"]
-
-
-def winograd_tiles(layer: ConvLayer, e: int) -> tuple[int, int]:
-    """Number of output tiles ``(tiles_h, tiles_w)`` of F(e x e, r x r) per image and channel."""
-    return -(-layer.h_out // e), -(-layer.w_out // e)
+__all__ = ["winograd_conv_dag", "winograd_supports"]
 
 
 def winograd_supports(e: int, r: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
@@ -88,7 +83,7 @@ def _coefs(e: int, r: int) -> tuple[list[list[float]], ...]:
 
 def _size_estimate(layer: ConvLayer, e: int) -> int:
     r, nn = layer.k_h, e + layer.k_h - 1
-    th, tw = winograd_tiles(layer, e)
+    th, tw = layer.winograd_tiles(e)
     tiles = layer.n * th * tw
     per_out = e * e + e * nn + (2 * layer.c_in - 1) * nn * nn
     return (layer.input_size + layer.weight_size + tiles * layer.c_out * per_out
@@ -233,7 +228,7 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
     bld = _Builder(layer, e)
     jt = {(co, ci): bld.kernel_transform(co, ci)
           for co in range(layer.c_out) for ci in range(layer.c_in)}     # step 1, kernels
-    tiles_h, tiles_w = winograd_tiles(layer, e)
+    tiles_h, tiles_w = layer.winograd_tiles(e)
     for b in range(layer.n):
         for th in range(tiles_h):
             for tw in range(tiles_w):

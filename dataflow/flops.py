@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import functools
+import math
 
 from iobound.layer import ConvLayer
 from iobound.winograd_transforms import winograd_transforms
@@ -69,7 +70,7 @@ def winograd_product_flops(layer: ConvLayer, e: int) -> int:
     1024
     """
     n = e + layer.k_h - 1
-    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    tiles = math.prod(layer.winograd_tiles(e))
     return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n
 
 
@@ -80,7 +81,7 @@ def winograd_flops(layer: ConvLayer, tiling: WinogradTiling) -> int:
     check_winograd_tiling(layer, tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)
-    tiles = -(-layer.h_out // e) * -(-layer.w_out // e)
+    tiles = math.prod(layer.winograd_tiles(e))
     z_blocks = -(-layer.c_out // z)
     xy_blocks = -(-layer.h_out // y) * -(-layer.w_out // x)
     products = winograd_product_flops(layer, e)   # u * v, then acc +=

@@ -211,6 +211,15 @@ class ConvLayer:
         )
 
     # -- Winograd applicability ---------------------------------------------
+    def winograd_tiles(self, e: int) -> tuple[int, int]:
+        """Output tiles ``(rows, columns)`` of F(e x e, r x r) per image and channel, the
+        last of each clipped when e does not divide the output.
+
+        >>> ConvLayer(1, 1, 9, 9, 1, 3, 3).winograd_tiles(2)   # 7 x 7 outputs
+        (4, 4)
+        """
+        return -(-self.h_out // e), -(-self.w_out // e)
+
     def winograd_problem(self) -> str | None:
         """Why Winograd F(e x e, r x r) does not apply, or None when it does."""
         if self.stride != (1, 1):

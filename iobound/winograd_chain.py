@@ -87,8 +87,8 @@ def winograd_layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
 
 @lru_cache(maxsize=4096)
 def _layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
-    tiles = (-(-layer.h_out // e), -(-layer.w_out // e))
-    return winograd_caps(e, layer.k_h, layer.padding, (layer.h_in, layer.w_in), tiles)
+    return winograd_caps(e, layer.k_h, layer.padding, (layer.h_in, layer.w_in),
+                         layer.winograd_tiles(e))
 
 
 def winograd_chain_bound(layer: ConvLayer, e: int, s: float) -> float:

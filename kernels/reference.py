@@ -162,7 +162,7 @@ def _input_tiles(x: np.ndarray, layer: ConvLayer, e: int, n: int):
     """The zero-padded input's n x n Winograd tiles, (image, channel, tile row, tile
     column, a, b) in float64, and the tile counts (rows, columns)."""
     r, p = layer.k_h, (layer.padding[0], layer.padding[1])
-    tiles_h, tiles_w = -(-layer.h_out // e), -(-layer.w_out // e)
+    tiles_h, tiles_w = layer.winograd_tiles(e)
     h_need, w_need = tiles_h * e + r - 1, tiles_w * e + r - 1
     xp = np.zeros((layer.n, layer.c_in, h_need, w_need))
     hh, ww = min(layer.h_in, h_need - p[0]), min(layer.w_in, w_need - p[1])

@@ -29,7 +29,7 @@ import numpy as np
 import sympy as sp
 from hypothesis import assume, given, strategies as st
 
-from dataflow.dag_winograd import winograd_conv_dag, winograd_tiles
+from dataflow.dag_winograd import winograd_conv_dag
 from dataflow.pebble import play
 from dataflow.schedules import tiled_schedule, topological_schedule, with_recomputation
 from dataflow.winograd import WinogradTiling
@@ -116,7 +116,7 @@ def _kernel_loads(dag, share: dict) -> dict:
 
 
 def _routings(layer: ConvLayer, e: int):
-    th, tw = winograd_tiles(layer, e)
+    th, tw = layer.winograd_tiles(e)
     rows = axis_routing(e, layer.k_h, layer.padding[0], layer.h_in, th)
     cols = axis_routing(e, layer.k_h, layer.padding[1], layer.w_in, tw)
     return rows, cols, kernel_routing(e, layer.k_h)
@@ -163,7 +163,7 @@ def test_cross_loads_within_cap():
     for layer in SMALL:
         for e in (1, 2, 3):
             dag = winograd_conv_dag(layer, e)
-            th, tw = winograd_tiles(layer, e)
+            th, tw = layer.winograd_tiles(e)
             rows = cross_routing(e, layer.k_h, layer.padding[0], layer.h_in, th)
             cols = cross_routing(e, layer.k_h, layer.padding[1], layer.w_in, tw)
             n = e + layer.k_h - 1

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 import numpy as np
@@ -57,7 +58,7 @@ def layer_features(layer: ConvLayer, device) -> np.ndarray:
         "flop_per_byte": dev.machine_balance_flop_per_byte,
     }
     for e in WINOGRAD_ES:
-        covered = -(-layer.h_out // e) * e * -(-layer.w_out // e) * e
+        covered = math.prod(layer.winograd_tiles(e)) * e * e
         vals[f"tile_waste_e{e}"] = covered / (layer.h_out * layer.w_out)
     return np.array([float(vals[n]) for n in FEATURE_NAMES])
 
