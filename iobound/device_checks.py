@@ -14,8 +14,8 @@ from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["check_device_name", "check_new_device_name", "check_arch_of", "check_consistent",
-           "DEVICE_NAME_CHARS"]
+__all__ = ["check_device_name", "check_new_device_name", "check_arch_of", "arch_of",
+           "ARCH_PATTERN", "check_consistent", "DEVICE_NAME_CHARS"]
 
 #: Longest device name taken: vendors' names are tens of characters ("NVIDIA GeForce RTX
 #: 4090 Laptop GPU"); a name is shown whole in tables and error lines.
@@ -24,7 +24,19 @@ DEVICE_NAME_CHARS = 200
 
 #: nvcc's spelling of a GPU architecture: ``sm_`` and the compute capability's digits,
 #: with a letter for the architecture-specific features (``sm_90a``).
-_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)
+#: nvcc's name of an architecture: ``sm_`` and its digits, a feature letter allowed
+#: (``sm_90a``); ASCII digits only ("sm_٨٠" is no arch). Also :mod:`kernels.toolchains`'.
+ARCH_PATTERN = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)
+
+
+def arch_of(compute_capability: tuple[int, int]) -> str:
+    """nvcc's ``sm_XY`` for a device's compute capability.
+
+    >>> arch_of((8, 6))
+    'sm_86'
+    """
+    major, minor = compute_capability
+    return f"sm_{major}{minor}"
 
 
 def check_device_name(name: Any) -> str:
@@ -76,14 +88,14 @@ def check_arch_of(arch: Any, compute_capability: tuple[int, int]) -> str:
     ...
     iobound.errors.InvalidInputError: device arch 'sm_80' is not that of compute capability (7, 0) (sm_70)
     """
-    match = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
+    match = ARCH_PATTERN.fullmatch(arch) if isinstance(arch, str) else None
     if match is None:
         raise InvalidInputError(f"device arch must be spelled sm_<digits> (sm_80, sm_90a), "
                                 f"got {arch!r:.60}")
-    want = f"{compute_capability[0]}{compute_capability[1]}"
-    if match.group(1) != want:
+    want = arch_of(compute_capability)
+    if f"sm_{match.group(1)}" != want:
         raise InvalidInputError(f"device arch {arch!r} is not that of compute capability "
-                                f"{tuple(compute_capability)} (sm_{want})")
+                                f"{tuple(compute_capability)} ({want})")
     return arch
 
 

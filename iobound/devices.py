@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 
-from .device_checks import (check_arch_of, check_consistent, check_device_name,
+from .device_checks import (arch_of, check_arch_of, check_consistent, check_device_name,
                             check_new_device_name)
 from .errors import InvalidInputError, UnknownPresetError
 from .units import dtype_bytes
@@ -230,7 +230,7 @@ def _preset(name: str, cc: tuple[int, int], sm_count: int, cores_per_sm: int,
             source: str, aliases: tuple[str, ...]) -> Device:
     per_sm, optin, threads, blocks = _CC_LIMITS[cc]
     return Device(
-        name=name, arch=f"sm_{cc[0]}{cc[1]}", compute_capability=cc, sm_count=sm_count,
+        name=name, arch=arch_of(cc), compute_capability=cc, sm_count=sm_count,
         fp32_cores_per_sm=cores_per_sm, shared_mem_per_sm_bytes=per_sm,
         shared_mem_per_block_optin_bytes=optin, registers_per_sm=64 * 1024,
         max_threads_per_sm=threads, max_blocks_per_sm=blocks,

@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from iobound import limits
+from iobound.device_checks import arch_of
 from iobound.devices import DEVICES, Device, get_device
 from iobound.errors import IoboundError, ToolchainError, UnknownPresetError
 
@@ -39,7 +40,7 @@ from .source import KernelSource
 from .status import CONTEXT_FATAL, Status
 
 __all__ = ["GpuOptions", "MeasureResult", "KernelTimeoutError", "median_ms", "classify_exception",
-           "arch_of", "measure_cubin", "measure_config", "measure_configs", "import_pycuda",
+           "measure_cubin", "measure_config", "measure_configs", "import_pycuda",
            "device_limits"]
 
 log = logging.getLogger(__name__)
@@ -122,16 +123,6 @@ def import_pycuda():
         raise ToolchainError(f"pycuda is not usable ({type(exc).__name__}: {exc}); "
                              "install the 'cuda' extra on a machine with an NVIDIA GPU") from None
     return drv
-
-
-def arch_of(compute_capability: tuple[int, int]) -> str:
-    """nvcc's ``sm_XY`` for a device's compute capability.
-
-    >>> arch_of((8, 6))
-    'sm_86'
-    """
-    major, minor = compute_capability
-    return f"sm_{major}{minor}"
 
 
 def _wait(event, timeout_s: float) -> None:

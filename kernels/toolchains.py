@@ -26,12 +26,12 @@ from typing import ClassVar
 from functools import lru_cache
 from pathlib import Path
 
+from iobound.device_checks import ARCH_PATTERN
 from iobound.errors import InvalidInputError
 
 __all__ = ["nvcc_candidates", "Toolchain", "toolchain", "check_arch", "find_nvcc",
            "find_toolchain"]
 
-_ARCH = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)  # "sm_٨٠" is no arch
 
 
 def _wheel_bins() -> list[Path]:
@@ -124,7 +124,7 @@ def check_arch(arch) -> str:
     ...
     iobound.errors.InvalidInputError: arch must look like sm_80, got 80
     """
-    if not isinstance(arch, str) or not _ARCH.fullmatch(arch):
+    if not isinstance(arch, str) or not ARCH_PATTERN.fullmatch(arch):
         raise InvalidInputError(f"arch must look like sm_80, got {arch!r:.60}")
     return arch
 

@@ -37,7 +37,8 @@ __all__ = ["CudaStages", "GpuSession", "process_session", "driver_arch"]
 
 def driver_arch() -> str | None:
     """``sm_XY`` of this machine's GPU 0, or ``None`` without a usable GPU."""
-    from kernels.gpu import arch_of, import_pycuda
+    from iobound.device_checks import arch_of
+    from kernels.gpu import import_pycuda
 
     try:
         drv = import_pycuda()

@@ -95,7 +95,8 @@ class CudaMeasurer(Measurer):
     def toolchain(self) -> str:
         """GPU 0's name and the compiler its kernels are built with (what compile_cubin uses
         for its arch: an nvcc supporting it, else the CUDA 12 wheels' NVRTC)."""
-        from kernels.gpu import arch_of, import_pycuda
+        from iobound.device_checks import arch_of
+        from kernels.gpu import import_pycuda
         from kernels.nvcc import find_toolchain
 
         drv = import_pycuda()

@@ -105,7 +105,8 @@ def test_result_status_is_validated():
 
 def test_arch_from_compute_capability():
     """Compute capability (9, 0) is sm_90."""
-    assert gpu.arch_of((9, 0)) == "sm_90"
+    from iobound.device_checks import arch_of
+    assert arch_of((9, 0)) == "sm_90"
 
 
 def test_watchdog_raises_timeout_on_an_event_that_never_completes():
