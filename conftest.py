@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parent
 # tests start (CLI runs, executor workers) use it too.
 os.environ["IOBOUND_CACHE"] = str(Path(tempfile.gettempdir()) / f"iobound-test-cache-{os.getuid()}")
 
-SHARED_DATA = Path(os.environ.get("IOBOUND_SHARED_DATA", REPO.parent / "shared" / "data"))
+# $IOBOUND_SHARED_DATA, else ../shared/data beside the checkout: the benchmarks' rule
+from benchmarks.shared_data import SHARED_DATA  # noqa: E402
 
 
 def _has_gpu() -> str | None:

@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.shared_data import SHARED_DATA
+
 
 def _winograd_f16_3() -> None:
     from iobound.winograd_transforms import winograd_transforms
@@ -137,7 +139,7 @@ def _median_seconds(fn, repeats: int, *args) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--shared-data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    ap.add_argument("--shared-data", default=str(SHARED_DATA))
     ap.add_argument("--baseline", action="store_true",
                     help="also time the explorer refitting every round (minutes; no target)")
     ap.add_argument("--out", default="benchmarks/results/component_speed.json")

@@ -38,6 +38,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.shared_data import SPACES_DIR
 from benchmarks.sq.kt_runner import kt_available, kt_version
 from benchmarks.sq.recorded import TOLERANCE, RunResult, load_recorded_space
 from benchmarks.sq.report import best_kt_gaps, markdown_tables, plot_scores, summarise
@@ -47,7 +48,7 @@ from benchmarks.sq.strategies import check_strategy_names, expand_strategies
 log = logging.getLogger("search_quality")
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_SPACES_DIR = REPO.parent / "shared" / "data" / "tuning-spaces"
+DEFAULT_SPACES_DIR = SPACES_DIR
 DEFAULT_BUDGETS = (25, 50, 100, 200)
 COUNTING_RULE = (
     "A unique evaluation is the first visit of a configuration recorded in the cache file, "

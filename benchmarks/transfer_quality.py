@@ -57,14 +57,11 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 from benchmarks.tq.network import (DEFAULT_NETWORK_METHODS, NETWORK_METHODS, distinct_layers,
                                    network_history, run_network_target, target_layers)
 from benchmarks.tq.runner import history_summary, load_targets, parse_method, run_method
+from benchmarks.shared_data import SPACES_DIR
 from benchmarks.tq.runs_file import read_runs, reused_runs, runs_title, write_outputs
 from search.file_names import file_stem
 
 REPO = Path(__file__).resolve().parents[1]
-#: ``shared/data/tuning-spaces`` next to the checkout (or next to the worktrees' folder).
-SPACES_DIR = next((p / "shared" / "data" / "tuning-spaces" for p in REPO.parents
-                   if (p / "shared" / "data" / "tuning-spaces").is_dir()),
-                  REPO.parent / "shared" / "data" / "tuning-spaces")
 DEFAULT_METHODS = ("explorer", "explorer+history", "gga", "zero-shot")
 DEFAULT_BUDGETS = (10, 25, 50, 100)
 TAG = "transfer_quality"
