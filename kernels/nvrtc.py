@@ -18,7 +18,6 @@ True
 from __future__ import annotations
 
 import ctypes
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,6 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from iobound.errors import IoboundError
+
+from .toolchains import cuda_release
 
 __all__ = ["NvrtcToolchain", "find_nvrtc_toolchain", "nvrtc_ptx", "NvrtcError"]
 
@@ -84,9 +85,9 @@ def _toolchain(lib_path: str, ptxas: str) -> NvrtcToolchain | None:
     except (OSError, AttributeError, subprocess.TimeoutExpired):
         return None
     # ptxas must accept what NVRTC emits: keep the archs both know (ptxas has no list option).
-    m = re.search(r"release (\d+\.\d+)", ptxas_version)
+    ptxas_release = cuda_release(ptxas_version)
     release = f"{major.value}.{minor.value}"
-    if m is None or m.group(1).split(".")[0] != str(major.value):
+    if ptxas_release is None or ptxas_release.split(".")[0] != str(major.value):
         return None
     return NvrtcToolchain(nvrtc=lib_path, ptxas=ptxas, release=release,
                           version_text=f"nvrtc {release}\n{ptxas_version}",

@@ -30,7 +30,17 @@ from iobound.device_checks import ARCH_PATTERN
 from iobound.errors import InvalidInputError
 
 __all__ = ["nvcc_candidates", "Toolchain", "toolchain", "check_arch", "find_nvcc",
-           "find_toolchain"]
+           "find_toolchain", "cuda_release"]
+
+
+def cuda_release(version_text: str) -> str | None:
+    """The CUDA release (``"13.0"``) a tool's ``--version`` prints (nvcc's, ptxas'), or None.
+
+    >>> cuda_release("Cuda compilation tools, release 13.0, V13.0.48")
+    '13.0'
+    """
+    m = re.search(r"release (\d+\.\d+)", version_text)
+    return m.group(1) if m else None
 
 
 
@@ -108,9 +118,8 @@ def toolchain(path: str) -> Toolchain:
         except (OSError, subprocess.TimeoutExpired):
             return ""
     version = run("--version")
-    m = re.search(r"release (\d+\.\d+)", version)
     archs = tuple(f"sm_{n}" for n in re.findall(r"compute_(\d+)", run("--list-gpu-arch")))
-    return Toolchain(path=path, version_text=version, release=m.group(1) if m else "unknown",
+    return Toolchain(path=path, version_text=version, release=cuda_release(version) or "unknown",
                      archs=archs)
 
 

@@ -40,7 +40,11 @@ from .conv_template import (CONV_TEMPLATE, conv_algorithm, current_layer_problem
 
 __all__ = ["Workload", "Measurement", "canon", "check_device_name", "check_toolchain", "config_fault",
            "finite", "problem_fault", "record_features", "recorded_workload", "stored_json",
-           "workload_from_row"]
+           "workload_from_row", "COUNTED_SQL"]
+
+#: :attr:`Measurement.counts` as an SQL condition on ``measurements m``: a stored time is
+#: positive and finite or NULL (the rows are checked on the way in), so NOT NULL suffices.
+COUNTED_SQL = "m.status='ok' AND m.time_ms IS NOT NULL"
 
 def config_fault(config: Mapping[str, Any], params) -> str:
     """Why ``config`` is not a configuration of the parameters ``params`` ("" when it is):
@@ -274,7 +278,8 @@ class Measurement:
 
     @property
     def counts(self) -> bool:
-        """Whether this is a usable timing: ``ok`` with a positive, finite time."""
+        """Whether this is a usable timing: ``ok`` with a positive, finite time
+        (:data:`COUNTED_SQL` in a query)."""
         return self.record.is_ok and self.time_ms is not None
 
     def digest(self) -> str:

@@ -30,7 +30,7 @@ from ..option_checks import check_type, shown
 from .checks import param_names
 from .device_names import device_as_stored, devices_as_stored
 from .conv_template import CONV_TEMPLATE, conv_algorithm, stored_layer
-from .model import Measurement, Workload, workload_from_row
+from .model import COUNTED_SQL, Measurement, Workload, workload_from_row
 from .store import TuningDB, damaged_row, time_fault
 
 __all__ = ["SummaryRow", "summary", "best", "select_workloads", "workload_labels",
@@ -55,7 +55,7 @@ def summary(db: TuningDB) -> list[SummaryRow]:
     check_type("db", db, TuningDB)
     rows = db.connection.execute(
         "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
-        "SUM(m.status='ok' AND m.time_ms IS NOT NULL), "
+        f"SUM({COUNTED_SQL}), "
         "MIN(CASE WHEN m.status='ok' THEN m.time_ms END), "
         "MIN(CASE WHEN m.status='ok' AND NOT m.estimate THEN m.time_ms END), "
         "MIN(CASE WHEN typeof(m.time_ms) NOT IN ('real', 'integer', 'null') THEN m.id END) "
@@ -166,7 +166,7 @@ def other_space_timings(db: TuningDB, params: Iterable[str]) -> int:
     check_type("db", db, TuningDB)
     return int(db.connection.execute(
         "SELECT COUNT(*) FROM measurements m JOIN workloads w ON m.workload = w.id "
-        "WHERE w.params != ? AND m.status='ok' AND m.time_ms IS NOT NULL",
+        f"WHERE w.params != ? AND {COUNTED_SQL}",
         (canon(param_names(params)),)).fetchone()[0])
 
 

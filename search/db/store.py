@@ -30,7 +30,7 @@ from ..measure.base import MeasureRecord
 from ..option_checks import check_choice, check_flag, check_records, check_type
 from .checks import MARK, check_mark, check_tune_params, param_names
 from .insertion import insert, storable
-from .model import Measurement, Workload, canon, stored_json, workload_from_row
+from .model import COUNTED_SQL, Measurement, Workload, canon, stored_json, workload_from_row
 from .schema import connect
 from .transactions import write
 from .stored_rows import damaged_row, stored_config, stored_features, time_fault
@@ -199,7 +199,7 @@ class TuningDB:
             "m.time_ms, m.estimate, m.timestamp, m.run, m.source, m.features, m.id "
             "FROM measurements m JOIN workloads w ON m.workload = w.id "
             "JOIN devices d ON m.device = d.id "
-            "WHERE w.params=? AND m.status='ok' AND m.time_ms IS NOT NULL AND m.id <= ? "
+            f"WHERE w.params=? AND {COUNTED_SQL} AND m.id <= ? "
             "ORDER BY m.time_ms, w.template, w.problem, w.params, m.id",
             (canon(names), MARK.high if up_to is None else check_mark(up_to)))
         workloads: dict[tuple, Workload] = {}
@@ -293,5 +293,5 @@ def _filters(workload: Workload | None, devices: tuple[str, ...] | None, toolcha
         where.append("m.toolchain=?")
         args.append(toolchain)
     if check_flag("counted_only", counted_only):
-        where.append("m.status='ok' AND m.time_ms IS NOT NULL")
+        where.append(COUNTED_SQL)
     return where, args
