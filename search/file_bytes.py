@@ -38,8 +38,12 @@ def read_capped(path: str | os.PathLike, what: str) -> bytes:
     past :data:`iobound.limits.TUNING_FILE_CHARS` bytes. OSError, EOFError and zlib.error
     (unreadable, not gzip after its magic, cut short) are the caller's to name."""
     limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
+    too_large = InvalidInputError(f"{what} is too large: more than {limit} bytes "
+                                  "(gunzipped; iobound.limits.TUNING_FILE_CHARS)")
     with open(path, "rb") as raw:
         compressed = is_gzip(raw.read(2))
+        if not compressed and os.fstat(raw.fileno()).st_size > limit:
+            raise too_large  # told by its size, before gigabytes are read
         raw.seek(0)
         fh = gzip.GzipFile(fileobj=raw) if compressed else raw
         parts, size = [], 0
@@ -47,6 +51,5 @@ def read_capped(path: str | os.PathLike, what: str) -> bytes:
             parts.append(part)
             size += len(part)
             if size > limit:
-                raise InvalidInputError(f"{what} is too large: more than {limit} bytes "
-                                        "(gunzipped; iobound.limits.TUNING_FILE_CHARS)")
+                raise too_large
     return b"".join(parts)

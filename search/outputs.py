@@ -23,6 +23,7 @@ import math
 import os
 import secrets
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -65,7 +66,7 @@ def check_not_tuning_data(flag: str, path: str | os.PathLike) -> None:
         regular = os.path.isfile(path)
         what = ("an SQLite database" if regular and is_sqlite(Path(path))
                 else "a tuning log" if regular and is_log_file(path) else None)
-    except (OSError, ValueError, EOFError):  # refused (or not ours): said by check_output_file
+    except (OSError, ValueError, EOFError, zlib.error):  # refused, or a damaged .gz: not ours
         return
     if what:
         raise InvalidInputError(f"{flag} {str(path)[:80]!r} is {what}; writing would replace it "

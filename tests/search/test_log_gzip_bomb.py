@@ -47,3 +47,21 @@ def test_log_within_the_limit_still_reads(tmp_path, monkeypatch):
     header = json.dumps({"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": "header"})
     path.write_bytes(gzip.compress(header.encode() + b"\n"))
     assert read_log(path).entries == ()
+
+
+def test_a_plain_file_past_the_limit_is_refused_by_its_size(tmp_path, monkeypatch):
+    """A plain (not gzipped) file larger than the limit is refused before it is read: its
+    size says so (a 3 GB file took 21 s to read up to the limit)."""
+    from search.file_bytes import read_capped
+    monkeypatch.setattr(limits, "TUNING_FILE_CHARS", 64 << 20)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(1 << 30)   # sparse: 1 GiB of size, no blocks
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidInputError, match="big.json is too large"):
+            read_capped(big, "big.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB read to refuse a file by its size"
