@@ -49,8 +49,8 @@ def winograd_offered(layer: ConvLayer) -> bool:
     multiplies as often as the direct convolution, so it saves nothing). The rule of the
     algorithm-selection candidates, of ``tune --algorithm all`` and of the benchmarks.
 
-    >>> winograd_offered(ConvLayer(1, 4, 8, 8, 4, 3, 3)), winograd_offered(ConvLayer(1, 4, 8, 8, 4, 1, 1))
-    (True, False)
+    >>> [winograd_offered(ConvLayer(1, 4, 8, 8, 4, k, k)) for k in (3, 1)]
+    [True, False]
     """
     return layer.winograd_applicable and layer.k_h >= 2
 

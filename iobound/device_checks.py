@@ -23,9 +23,8 @@ DEVICE_NAME_CHARS = 200
 
 
 #: nvcc's spelling of a GPU architecture: ``sm_`` and the compute capability's digits,
-#: with a letter for the architecture-specific features (``sm_90a``).
-#: nvcc's name of an architecture: ``sm_`` and its digits, a feature letter allowed
-#: (``sm_90a``); ASCII digits only ("sm_٨٠" is no arch). Also :mod:`kernels.toolchains`'.
+#: with a letter for the architecture-specific features (``sm_90a``); ASCII digits only
+#: ("sm_٨٠" is no arch). Also :mod:`kernels.toolchains`' check.
 ARCH_PATTERN = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)
 
 

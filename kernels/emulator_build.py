@@ -196,7 +196,8 @@ _INCLUDE = re.compile(r"\s*#\s*include\b")
 _FLOAT = re.compile(r"\bfloat\b")
 
 
-def build_launcher(cache_root: str | Path | None = None, timeout: float = COMPILE_TIMEOUT_S) -> Path:
+def build_launcher(cache_root: str | Path | None = None,
+                   timeout: float = COMPILE_TIMEOUT_S) -> Path:
     """The launcher that runs each emulated launch in a process of its own
     (:mod:`kernels.emulator_launch`), built once per compiler into the emulator cache.
 
