@@ -167,6 +167,7 @@ def print_replay(rep) -> int:
 
 def printer(args, many: bool = False, jobs=()):
     """The observer that prints the human output as the session goes."""
+    from search.measure import measurer_class
     from search.progress import ProgressBar
     from search.session import Observer
     executor = jobs[0].settings.executor if jobs else None
@@ -175,7 +176,7 @@ def printer(args, many: bool = False, jobs=()):
         from search.session.repeats import repeats
         tuned = len(jobs) if args.tune_repeats else repeats(jobs).count(None)
         return NetworkPrinter(args.budget * tuned, _print_layer,
-                              "words" if jobs[0].measure == "emulate" else "ms")
+                              measurer_class(jobs[0].measure).cost_unit)
 
     class Printer(Observer):
         bar = None
@@ -189,7 +190,7 @@ def printer(args, many: bool = False, jobs=()):
             print(f"  space: {job.algorithm}, {len(space):,} configurations (Table 1 pruned; "
                   f"{space.unpruned_size:,} unpruned)")
             self.bar = ProgressBar(args.budget, label=layer.name or "tune",
-                                   unit="words" if job.measure == "emulate" else "ms")
+                                   unit=measurer_class(job.measure).cost_unit)
 
         def replay_started(self, file, space):
             c, statuses = space.cache, space.describe()["statuses"]

@@ -245,13 +245,16 @@ class Measurer(abc.ABC):
     InvalidInputError (:func:`check_configs`).
 
     Subclasses set ``name`` (the registry name) and implement :meth:`measure`.
-    ``estimate`` says whether its times are model estimates. ``describe()`` is a
+    ``estimate`` says whether its times are model estimates, ``cost_unit`` what its
+    records' cost is in (``"ms"``; ``"words"`` for a measurer that only counts traffic
+    and ranks by :attr:`MeasureRecord.surrogate_cost`). ``describe()`` is a
     JSON-able summary used in logs and the history database (``toolchain`` names
     what produced the numbers, e.g. the GPU and compiler, or the model version).
     """
 
     name: str = ""
     estimate: bool = False
+    cost_unit: str = "ms"
 
     @abc.abstractmethod
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:

@@ -60,6 +60,7 @@ class EmulateMeasurer(Measurer):
 
     name = "emulate"
     estimate = False
+    cost_unit = "words"   # the emulated traffic (surrogate_cost): the emulator does not time
 
     def __init__(self, layer, algorithm: str = "direct", seed: int = 0, with_bound: bool = False):
         from iobound import limits
