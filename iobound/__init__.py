@@ -10,7 +10,9 @@ Examples
 55
 """
 
-from .devices import Device, canonical_device_name, device_names, get_device
+from .device_spec import Device
+
+from .devices import canonical_device_name, device_names, get_device
 from .errors import IoboundError, ToolchainError, UnknownPresetError
 from .layer import ConvLayer
 from .layer_spec import parse_layer_spec

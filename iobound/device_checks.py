@@ -1,4 +1,4 @@
-"""Checks of a :class:`~iobound.devices.Device`'s fields that need more than a type or a
+"""Checks of a :class:`~iobound.device_spec.Device`'s fields that need more than a type or a
 range: a device name, nvcc's name of its architecture, and fields no GPU has together.
 
 Examples
@@ -99,7 +99,7 @@ def check_arch_of(arch: Any, compute_capability: tuple[int, int]) -> str:
 
 
 def check_consistent(device) -> None:
-    """InvalidInputError for fields of ``device`` (a :class:`~iobound.devices.Device`) that
+    """InvalidInputError for fields of ``device`` (a :class:`~iobound.device_spec.Device`) that
     no GPU has together: a block larger than an SM (threads or
     static shared memory), a warp that is not a power of two or larger than a block."""
     if device.max_threads_per_block > device.max_threads_per_sm:

@@ -1,4 +1,4 @@
-"""Device presets: the GPU numbers that bounds, occupancy and roofline models need.
+"""Device presets (:class:`~iobound.device_spec.Device` values) and their lookup by name.
 
 Two kinds of numbers, from two kinds of sources:
 
@@ -11,7 +11,8 @@ Two kinds of numbers, from two kinds of sources:
 
 ``fp32_peak_gflops`` is the vendor's published figure; it agrees with
 ``sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000`` to within rounding (tested).
-Sizes are bytes; :meth:`Device.shared_mem_per_block_words` converts to words.
+Sizes are bytes; :meth:`~iobound.device_spec.Device.shared_mem_per_block_words` converts
+to words.
 
 Look-ups ignore case, spaces, hyphens and underscores and a leading vendor word
 ("NVIDIA", "GeForce", "Tesla", "Quadro"), so the names CUDA reports work too.
@@ -30,28 +31,13 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, fields
 
-from .device_checks import (arch_of, check_arch_of, check_consistent, check_device_name,
-                            check_new_device_name)
+from .device_checks import arch_of, check_arch_of, check_device_name
+from .device_spec import KIB, MIB, Device
 from .errors import InvalidInputError, UnknownPresetError
-from .units import dtype_bytes
 
-__all__ = ["Device", "DEVICES", "device_names", "get_device", "canonical_device_name",
-           "check_device_name", "check_arch_of", "CUDA_MAX_THREADS_PER_BLOCK",
-           "CUDA_MAX_REGISTERS_PER_THREAD"]
-
-KIB = 1024
-MIB = 1024 * KIB
-
-#: Most threads one CUDA block may have (every compute capability from 2.0): the default of
-#: :attr:`Device.max_threads_per_block` and the emulator's limit (kernels/cuda_emu.h).
-CUDA_MAX_THREADS_PER_BLOCK = 1024
-#: Most registers ptxas gives one thread (every compute capability from 3.5): the default
-#: of :attr:`Device.registers_per_thread_max` and the cap of the pruning rule's register
-#: need (:func:`kernels.limits.thread_registers`).
-CUDA_MAX_REGISTERS_PER_THREAD = 255
+__all__ = ["DEVICES", "device_names", "get_device", "canonical_device_name",
+           "check_device_name", "check_arch_of"]
 
 _CUDA_GUIDE = ("CUDA C++ Programming Guide, 'Technical Specifications per Compute "
                "Capability' table")
@@ -67,162 +53,6 @@ _CC_LIMITS: dict[tuple[int, int], tuple[int, int, int, int]] = {
     (8, 6): (100 * KIB, 99 * KIB, 1536, 16),
     (9, 0): (228 * KIB, 227 * KIB, 2048, 32),
 }
-
-
-@dataclass(frozen=True)
-class Device:
-    """One GPU model: per-SM limits and whole-chip throughput.
-
-    Parameters
-    ----------
-    name : str
-        Canonical preset name, e.g. ``"A100-PCIE-40GB"``.
-    arch, compute_capability : str, (int, int)
-        ``"sm_80"`` and ``(8, 0)``.
-    sm_count, fp32_cores_per_sm : int
-        Streaming multiprocessors and FP32 lanes in each.
-    shared_mem_per_sm_bytes : int
-        Largest shared-memory carve-out of one SM.
-    shared_mem_per_block_optin_bytes : int
-        Largest dynamic shared memory one block may request (after opting in).
-    registers_per_sm, max_threads_per_sm, max_blocks_per_sm : int
-        32-bit registers, resident threads and resident blocks per SM.
-    dram_bandwidth_gbs, fp32_peak_gflops : float
-        Peak DRAM bandwidth (GB/s, 1e9 bytes) and FP32 FMA peak (GFLOP/s).
-    l2_bytes, clock_mhz : int
-        L2 cache size and boost clock.
-    source : str
-        Where the numbers come from.
-    shared_mem_per_block_bytes : int
-        Static shared memory limit of one block (48 KiB on every listed device).
-    registers_per_thread_max, max_threads_per_block, warp_size : int
-        255, 1024 and 32 on every listed device.
-    aliases : tuple of str
-        Other names :func:`get_device` accepts.
-    """
-
-    name: str
-    arch: str
-    compute_capability: tuple[int, int]
-    sm_count: int
-    fp32_cores_per_sm: int
-    shared_mem_per_sm_bytes: int
-    shared_mem_per_block_optin_bytes: int
-    registers_per_sm: int
-    max_threads_per_sm: int
-    max_blocks_per_sm: int
-    dram_bandwidth_gbs: float
-    fp32_peak_gflops: float
-    l2_bytes: int
-    clock_mhz: int
-    source: str
-    shared_mem_per_block_bytes: int = 48 * KIB
-    registers_per_thread_max: int = CUDA_MAX_REGISTERS_PER_THREAD
-    max_threads_per_block: int = CUDA_MAX_THREADS_PER_BLOCK
-    warp_size: int = 32
-    aliases: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        # a Device built by hand (or with dataclasses.replace / from_dict) is checked here,
-        # so an odd field is one line naming it, never a TypeError inside a kernel check
-        from . import limits
-        for f in ("name", "arch", "source"):
-            if not isinstance(getattr(self, f), str):
-                raise InvalidInputError(f"device {f} must be a string, got {getattr(self, f)!r:.60}")
-        # a blank name would be stored nowhere (a tune measures everything, then cannot
-        # log it): refused here, as the tuning database refuses it
-        check_new_device_name(self.name)
-        cc = self.compute_capability
-        if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
-            raise InvalidInputError(f"device compute_capability must be a pair of ints, got {cc!r:.60}")
-        object.__setattr__(self, "compute_capability", tuple(
-            limits.check_int("device compute_capability", v, limits.Limit(0, 1 << 10, "a version"))
-            for v in cc))
-        if self.compute_capability[0] < 1:  # CUDA's first GPUs were 1.0
-            raise InvalidInputError(f"device compute_capability must be at least (1, 0), "
-                                    f"got {self.compute_capability}")
-        check_arch_of(self.arch, self.compute_capability)
-        for f in ("sm_count", "fp32_cores_per_sm", "shared_mem_per_sm_bytes",
-                  "shared_mem_per_block_optin_bytes", "registers_per_sm", "max_threads_per_sm",
-                  "max_blocks_per_sm", "l2_bytes", "clock_mhz", "shared_mem_per_block_bytes",
-                  "registers_per_thread_max", "max_threads_per_block", "warp_size"):
-            object.__setattr__(self, f, limits.check_int(
-                f"device {f}", getattr(self, f), limits.Limit(1, 1 << 48, "a hardware size")))
-        for f in ("dram_bandwidth_gbs", "fp32_peak_gflops"):
-            limits.check_number(f"device {f}", getattr(self, f), 0, low_open=True)
-        if isinstance(self.aliases, (str, bytes)) or not isinstance(self.aliases, (tuple, list)) \
-                or not all(isinstance(a, str) for a in self.aliases):
-            raise InvalidInputError(f"device aliases must be a tuple of strings, got "
-                                    f"{self.aliases!r:.60}")
-        object.__setattr__(self, "aliases", tuple(self.aliases))
-        check_consistent(self)
-
-    def shared_mem_per_block_words(self, dtype: str = "fp32", opt_in: bool = False) -> int:
-        """Shared memory one block can use, in values of ``dtype``.
-
-        ``opt_in=False`` gives the static limit (what a kernel with static
-        ``__shared__`` arrays gets); ``opt_in=True`` the dynamic opt-in maximum.
-
-        Examples
-        --------
-        >>> get_device("h100").shared_mem_per_block_words("fp16", opt_in=True)
-        116224
-        """
-        if not isinstance(opt_in, bool):  # "no" is truthy: not taken for True
-            raise InvalidInputError(f"opt_in must be True or False, got {opt_in!r}")
-        size = self.shared_mem_per_block_optin_bytes if opt_in else self.shared_mem_per_block_bytes
-        return size // dtype_bytes(dtype)
-
-    @property
-    def fp32_peak_from_clock_gflops(self) -> float:
-        """``sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000`` (FMA = 2 FLOP)."""
-        return self.sm_count * self.fp32_cores_per_sm * 2 * self.clock_mhz / 1000
-
-    def memory_time_ms(self, nbytes):
-        """Milliseconds to move ``nbytes`` at the DRAM bandwidth (a number or a numpy array):
-        the roofline's memory floor.
-
-        >>> get_device("v100").memory_time_ms(9e8)   # 0.9 GB at 900 GB/s
-        1.0
-        """
-        return nbytes / (self.dram_bandwidth_gbs * 1e9) * 1e3
-
-    def compute_time_ms(self, flops):
-        """Milliseconds to execute ``flops`` at the FP32 peak (a number or a numpy array): the
-        roofline's compute floor.
-
-        >>> get_device("v100").compute_time_ms(15.7e9)
-        1.0
-        """
-        return flops / (self.fp32_peak_gflops * 1e9) * 1e3
-
-    @property
-    def machine_balance_flop_per_byte(self) -> float:
-        """FP32 peak over DRAM bandwidth: the roofline ridge point."""
-        return self.fp32_peak_gflops / self.dram_bandwidth_gbs
-
-    def to_dict(self) -> dict:
-        """All fields, JSON-ready (tuples become lists)."""
-        d = asdict(self)
-        d["compute_capability"] = list(self.compute_capability)
-        d["aliases"] = list(self.aliases)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Device":
-        """Inverse of :meth:`to_dict`."""
-        if not isinstance(d, Mapping):
-            raise InvalidInputError(f"a device must be a mapping of its fields, got {type(d).__name__}")
-        missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in d]
-        unknown = sorted(str(k)[:40] for k in d if k not in {f.name for f in fields(cls)})
-        if missing or unknown:
-            raise InvalidInputError(f"device fields: missing {', '.join(missing) or 'none'}; "
-                                    f"unknown {', '.join(unknown) or 'none'}")
-        d = dict(d)
-        d["compute_capability"] = tuple(d["compute_capability"]) if isinstance(
-            d["compute_capability"], (list, tuple)) else d["compute_capability"]
-        d["aliases"] = tuple(d.get("aliases", ()))
-        return cls(**d)
 
 
 def _preset(name: str, cc: tuple[int, int], sm_count: int, cores_per_sm: int,

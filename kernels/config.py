@@ -47,7 +47,7 @@ from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, M
 from .thread_block import THREAD_KEYS, default_thread_block
 
 if TYPE_CHECKING:  # pragma: no cover
-    from iobound.devices import Device
+    from iobound.device_spec import Device
 
 __all__ = [
     "DirectConfig", "WinogradConfig", "KernelConfig", "config_from_dict", "parse_config",
@@ -224,8 +224,9 @@ def grid_of(layer: ConvLayer, x: int, y: int, z: int) -> tuple[int, int, int]:
 # -- validity ----------------------------------------------------------------------
 
 def _device(device):
-    """None, a :class:`~iobound.devices.Device`, or the preset a name names."""
-    from iobound.devices import Device, get_device
+    """None, a :class:`~iobound.device_spec.Device`, or the preset a name names."""
+    from iobound.device_spec import Device
+    from iobound.devices import get_device
     if device is None or isinstance(device, Device):
         return device
     if not isinstance(device, str):
@@ -251,7 +252,7 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     layer (the dataflow's ``check_*_tiling``), registers per thread
     (at most :data:`kernels.limits.MAX_ACCUMULATORS_PER_THREAD` accumulator words), grid
     and block-dimension limits and, with
-    a device (a :class:`~iobound.devices.Device` or a preset name), static shared memory,
+    a device (a :class:`~iobound.device_spec.Device` or a preset name), static shared memory,
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
     """

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from iobound import limits
-from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
+from iobound.device_spec import CUDA_MAX_THREADS_PER_BLOCK
 from iobound.errors import InvalidInputError, IoboundError
 
 from .emulator_build import (CXX_FLAGS, HEADER, EmulatorBuildError, build_emulator,

@@ -32,7 +32,8 @@ import numpy as np
 
 from iobound import limits
 from iobound.device_checks import arch_of
-from iobound.devices import DEVICES, Device, get_device
+from iobound.device_spec import Device
+from iobound.devices import DEVICES, get_device
 from iobound.errors import IoboundError, ToolchainError, UnknownPresetError
 
 from .reference import compare, conv2d_reference, random_problem
@@ -194,7 +195,7 @@ def _measure_in_context(drv, source: KernelSource, cubin_path: str, options: Gpu
 
 
 def device_limits(drv, dev) -> Device:
-    """GPU ``dev`` as a :class:`~iobound.devices.Device` whose limits come from the driver.
+    """GPU ``dev`` as a :class:`~iobound.device_spec.Device` whose limits come from the driver.
 
     The limits :func:`kernels.config.check_config` reads (static shared memory and threads
     per block, registers per SM) are queried; the other fields come from the preset of

@@ -1,7 +1,7 @@
 """The hardware rules a kernel config must obey, and the occupancy they imply: one home.
 
 Device facts (shared memory, threads, registers per SM, warp size) live in
-:class:`iobound.devices.Device`; the rules that combine them with a config live here and
+:class:`iobound.device_spec.Device`; the rules that combine them with a config live here and
 every user imports them: :func:`kernels.config.check_config` (one config),
 :mod:`search.table1` (the CP-SAT model), :mod:`search.conv_space` (thread tables) and
 :mod:`kernels.analytic` (features, occupancy). Functions take numbers or numpy arrays.
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iobound.devices import CUDA_MAX_REGISTERS_PER_THREAD
+from iobound.device_spec import CUDA_MAX_REGISTERS_PER_THREAD
 from iobound.limits import check_number
 
 __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
@@ -189,7 +189,7 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     :func:`shared_allocation` (at least one byte, so the limit stays finite). 0 means the
     block cannot be launched.
     """
-    from iobound.devices import Device
+    from iobound.device_spec import Device
     from iobound.errors import InvalidInputError
 
     if not isinstance(device, Device):

@@ -138,7 +138,8 @@ class ConvSpace(Space):
                  pruned: bool = True, winograd_e: tuple[int, ...] | None = None,
                  empty_ok: bool = False):
         from iobound.algorithms import algorithm_name
-        from iobound.devices import Device, get_device
+        from iobound.device_spec import Device
+        from iobound.devices import get_device
         check_type("layer", layer, ConvLayer)
         algorithm = algorithm_name(algorithm)  # an Algorithm object is kept by its name
         check_type("device", device, (Device, str))

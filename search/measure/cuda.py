@@ -45,7 +45,7 @@ def gpu_name() -> str | None:
 
 
 def gpu_device():
-    """GPU 0 as a :class:`~iobound.devices.Device` under its own name, its limits queried
+    """GPU 0 as a :class:`~iobound.device_spec.Device` under its own name, its limits queried
     from the driver (:func:`kernels.gpu.device_limits`: a GPU without a preset takes its
     other fields from the preset of the nearest compute capability); ``None`` without a
     usable GPU."""

@@ -68,7 +68,7 @@ class ModelMeasurer(Measurer):
     estimate = True
 
     def __init__(self, layer, device, algorithm: str = "direct"):
-        from iobound.devices import Device
+        from iobound.device_spec import Device
         from iobound.layer import ConvLayer
         from search.option_checks import check_type
         check_type("layer", layer, ConvLayer)

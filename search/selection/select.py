@@ -165,7 +165,7 @@ def selection_from_example(example: Example, predicted: bool = False,
                            device=None) -> LayerSelection:
     """The fastest candidate of ``example`` with its evidence (see the module doc).
 
-    ``device``: the :class:`~iobound.devices.Device` the example was labelled on (its
+    ``device``: the :class:`~iobound.device_spec.Device` the example was labelled on (its
     bandwidth and peak give the floors); by default the preset ``example.device`` names.
     """
     from iobound.devices import get_device
@@ -219,7 +219,8 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
     a layer whose shape they cover is selected from them alone (``source`` "history"); the
     other layers are labelled with ``measure`` (``source`` "<measure> oracle").
     """
-    from iobound.devices import Device, get_device
+    from iobound.device_spec import Device
+    from iobound.devices import get_device
 
     from ..option_checks import check_callable, check_records, check_type
     from .dataset import LabelRecord

@@ -31,7 +31,7 @@ from .history_use import check_zero_shot_db
 from .settings import LAYER_MEASURES, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from iobound.devices import Device
+    from iobound.device_spec import Device
     from iobound.layer import ConvLayer
 
 __all__ = ["LayerJob", "ALL_ALGORITHMS", "layer_algorithms", "job_file_parts", "kernel_files",
@@ -136,7 +136,8 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     ``log`` that exists, a ``resume`` log that does not, or a history database that cannot
     be opened.
     """
-    from iobound.devices import Device, get_device
+    from iobound.device_spec import Device
+    from iobound.devices import get_device
     from iobound.layer import ConvLayer
     layers = check_records("layers", layers, ConvLayer)
     if not layers:

@@ -26,7 +26,7 @@ from .reports import LayerReport
 from .settings import Builders, Observer, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from iobound.devices import Device
+    from iobound.device_spec import Device
     from iobound.layer import ConvLayer
 
     from ..tune_result import TuneResult

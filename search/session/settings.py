@@ -30,7 +30,7 @@ from ..strategies import make_strategy
 from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY, check_run_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
-    from iobound.devices import Device
+    from iobound.device_spec import Device
     from iobound.layer import ConvLayer
 
     from ..measure.base import Measurer

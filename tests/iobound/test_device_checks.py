@@ -1,4 +1,4 @@
-"""Tests of the checks a Device makes when it is built (iobound/devices.py).
+"""Tests of the checks a Device makes when it is built (iobound/device_spec.py).
 
 A device no GPU could be is refused where it is made, naming the field: a blank name
 (a tune measured everything, then could not log it), an arch that is not ``sm_<digits>``
@@ -15,7 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iobound.devices import DEVICES, Device, canonical_device_name, get_device
+from iobound.device_spec import Device
+
+from iobound.devices import DEVICES, canonical_device_name, get_device
 from iobound.errors import InvalidInputError
 
 V100 = get_device("v100")

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from iobound.devices import DEVICES, Device, device_names, get_device
+from iobound.device_spec import Device
+
+from iobound.devices import DEVICES, device_names, get_device
 from iobound.errors import UnknownPresetError
 
 

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from iobound.devices import Device
+from iobound.device_spec import Device
 from iobound.errors import ToolchainError
 from iobound.layer import ConvLayer
 from kernels import gpu

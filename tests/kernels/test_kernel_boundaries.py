@@ -312,7 +312,7 @@ def test_emulator_launch_limits_are_inclusive():
     import dataclasses
 
     from iobound.errors import InvalidInputError
-    from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
+    from iobound.device_spec import CUDA_MAX_THREADS_PER_BLOCK
     from kernels.emulator import MAX_TOTAL_THREADS, check_launch
     from kernels.generate import generate
 
@@ -330,11 +330,11 @@ def test_emulator_launch_limits_are_inclusive():
 
 def test_emulator_header_limits_are_pythons():
     """cuda_emu.h refuses launches by its own constants; they are the ones Python checks
-    (iobound.devices' CUDA block limit, kernels.limits' per-axis limit, the emulator's
+    (iobound.device_spec's CUDA block limit, kernels.limits' per-axis limit, the emulator's
     total), so a launch Python lets through is one the header runs."""
     import re
 
-    from iobound.devices import CUDA_MAX_THREADS_PER_BLOCK
+    from iobound.device_spec import CUDA_MAX_THREADS_PER_BLOCK
     from kernels.emulator import HEADER, MAX_TOTAL_THREADS
     from kernels.limits import MAX_BLOCK_DIM
 

@@ -260,8 +260,8 @@ def test_knobs_and_memoised_neighbours_agree_with_get(algorithm, layer):
 @pytest.mark.parametrize("layer, device, needle", [
     (None, "v100", "layer must be a iobound.layer.ConvLayer"),
     ("alexnet.conv1", "v100", "layer must be a iobound.layer.ConvLayer"),
-    (ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), None, "device must be a iobound.devices.Device"),
-    (ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), 5, "device must be a iobound.devices.Device"),
+    (ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), None, "device must be a iobound.device_spec.Device"),
+    (ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), 5, "device must be a iobound.device_spec.Device"),
 ])
 def test_wrong_layer_or_device_object_is_named(layer, device, needle):
     """Was an AttributeError from deep inside the domain build."""

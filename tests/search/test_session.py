@@ -156,8 +156,8 @@ def test_a_replay_sessions_workload_is_the_one_import_creates(tmp_path):
 @pytest.mark.parametrize("layers, device, settings, needle", [
     ([None], "v100", RANDOM4, r"layers\[0\] must be a iobound.layer.ConvLayer"),
     (SMALL, "v100", RANDOM4, "layers must be a sequence of iobound.layer.ConvLayer"),
-    ([SMALL], None, RANDOM4, "device must be a iobound.devices.Device or builtins.str"),
-    ([SMALL], 5, RANDOM4, "device must be a iobound.devices.Device or builtins.str"),
+    ([SMALL], None, RANDOM4, "device must be a iobound.device_spec.Device or builtins.str"),
+    ([SMALL], 5, RANDOM4, "device must be a iobound.device_spec.Device or builtins.str"),
     ([SMALL], "v100", {"budget": 3}, "settings must be a search.session.settings.TuneSettings"),
     ([SMALL], "v100", 0, "settings must be a search.session.settings.TuneSettings"),
 ])
