@@ -40,6 +40,7 @@ __all__ = [
     "add_algorithm_argument", "add_json_argument", "resolve_layer", "resolve_fast_memory",
     "add_winograd_e_argument", "check_winograd_e", "format_rows", "print_result", "int_option",
     "check_output_file", "check_output_dir", "check_distinct_files", "json_safe", "print_notice", "nonempty",
+    "ESTIMATE_LEGEND", "ms_text",
 ]
 
 #: The device preset of every command that names one when the user does not: the paper's
@@ -196,6 +197,20 @@ def nonempty(what: str = "value") -> Callable[[str], str]:
         return text
     parse.__name__ = what
     return parse
+
+
+#: The line under a table whose times carry :func:`ms_text`'s estimate mark.
+ESTIMATE_LEGEND = "* analytic estimate, not a measurement"
+
+
+def ms_text(ms: float, estimate: bool = False) -> str:
+    """A time in milliseconds as every command prints it: four significant digits (a
+    kernel's time spans microseconds to seconds), ``*`` marking an analytic estimate.
+
+    >>> ms_text(0.008561358), ms_text(1.02125, estimate=True)
+    ('0.008561', '1.021*')
+    """
+    return f"{ms:.4g}{'*' if estimate else ''}"
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> str:

@@ -28,7 +28,8 @@ import sqlite3
 from pathlib import Path
 
 from iobound.errors import InvalidInputError
-from search.cli.common import add_json_argument, ascii_int, aligned_table, format_rows, nonempty, print_notice
+from search.cli.common import (ESTIMATE_LEGEND, add_json_argument, ascii_int, aligned_table, format_rows, ms_text,
+                               nonempty, print_notice)
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (
@@ -177,11 +178,11 @@ def _list(args, db) -> int:
         return 0
     table = [("workload", "device", "measurements", "timed", "best ms")]
     table += [(labels[r.workload], r.device, str(r.measurements), str(r.timed),
-               f"{r.best_ms:.4f}{'*' if r.best_estimate else ''}" if r.best_ms is not None
+               ms_text(r.best_ms, r.best_estimate) if r.best_ms is not None
                else "-") for r in rows]
     print(aligned_table(table, text_columns=2))
     if any(r.best_estimate for r in rows):
-        print("(* analytic estimate, not a measurement)")
+        print(ESTIMATE_LEGEND)
     return 0
 
 
@@ -273,12 +274,12 @@ def _best(args, db) -> int:
         print("no timed measurement matches")
         return 1
     table = [("best ms", "device", "workload", "config")]
-    table += [(f"{m.time_ms:.4f}{'*' if m.record.estimate else ''}", m.device,
+    table += [(ms_text(m.time_ms, m.record.estimate), m.device,
                labels[m.workload], ", ".join(f"{k}={v}" for k, v in m.record.config.items()))
               for m in picks]
     print(aligned_table(table, text_columns={1, 2, 3}))
     if any(m.record.estimate for m in picks):
-        print("(* analytic estimate, not a measurement)")
+        print(ESTIMATE_LEGEND)
     return 0
 
 

@@ -19,7 +19,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 from search.cli.common import (
     add_algorithm_argument, add_json_argument, add_layer_argument, check_distinct_files,
-    check_output_file, int_option, json_safe, nonempty, resolve_layer,
+    check_output_file, int_option, json_safe, ms_text, nonempty, resolve_layer,
 )
 from search.outputs import check_not_tuning_data
 
@@ -264,7 +264,7 @@ def _print(res: dict, layer) -> None:
     h = res.get("from_history")
     if h is not None:
         print(f"history  the fastest of {h['records']} timed records ({h['measured']} measured) "
-              f"on {h['device']} in {h['db']}: {h['time_ms']:.4f} ms by {h['toolchain']}")
+              f"on {h['device']} in {h['db']}: {ms_text(h['time_ms'])} ms by {h['toolchain']}")
     print(f"kernel   {res['algorithm']} {res['config']}")
     if res["default_threads"] is not None:
         chosen = " ".join(f"{k}={v}" for k, v in res["default_threads"].items())

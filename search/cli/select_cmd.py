@@ -14,8 +14,8 @@ import argparse
 
 from iobound.errors import InvalidInputError
 
-from .common import (DEFAULT_DEVICE, LAYER_HELP, add_device_argument, add_json_argument, aligned_table, nonempty,
-                     print_result)
+from .common import (DEFAULT_DEVICE, ESTIMATE_LEGEND, LAYER_HELP, add_device_argument, add_json_argument,
+                     aligned_table, ms_text, nonempty, print_result)
 
 HELP = "choose direct or Winograd F(e) per layer, with each candidate's time, I/O and bound"
 DESCRIPTION = (
@@ -113,7 +113,7 @@ def run_selection(args: argparse.Namespace) -> list:
 
 
 def _ms(t, estimate: bool) -> str:
-    return "none" if t is None else f"{t:.4f}{'*' if estimate else ''}"
+    return "none" if t is None else ms_text(t, estimate)
 
 
 def format_table(sels: list) -> str:
@@ -133,7 +133,7 @@ def format_table(sels: list) -> str:
     lines = aligned_table(rows).split("\n")
     cells = {cell for row in rows[1:] for cell in row[3:3 + len(labels)]}
     if any(s.estimate for s in sels):
-        lines.append("* analytic estimate (model measurer), not a measurement")
+        lines.append(ESTIMATE_LEGEND)
     if "n/a" in cells:
         lines.append("n/a: not a candidate for this layer")
     if "none" in cells:

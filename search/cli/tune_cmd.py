@@ -17,6 +17,7 @@ import sys
 
 from iobound.errors import InvalidInputError
 from search.interrupts import Interrupted
+from search.measure import KERNEL_MEASURES
 from search.tune_args import DEFAULT_BUDGET
 
 from .common import LAYER_HELP, add_algorithm_argument, ascii_int, add_json_argument, nonempty, print_notice
@@ -158,7 +159,7 @@ def _settings(args, kind: str):
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     resolve_zero_shot(args)  # and the --strategy / --budget defaults
     options = zero_shot_options(args, options)
-    executor = resolve_executor_options(args, "local" if kind in ("emulate", "cuda") else None)
+    executor = resolve_executor_options(args, "local" if kind in KERNEL_MEASURES else None)
     return TuneSettings(strategy=args.strategy, budget=args.budget, seed=args.seed,
                         options=options, patience=args.patience, log=args.log, resume=args.resume,
                         history=args.history, reuse=args.reuse,

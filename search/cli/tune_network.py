@@ -27,6 +27,8 @@ import threading
 from iobound.errors import InvalidInputError
 from search.session.settings import Observer
 
+from .common import ms_text
+
 __all__ = ["check_network_json", "finish_network", "write_network_json", "print_network",
            "NetworkPrinter"]
 
@@ -132,8 +134,7 @@ def _cost(cost, row) -> str:
     """A best cost as the table prints it (``*``: estimate; ``w``: emulated words)."""
     if cost is None:
         return "-"
-    unit = "*" if row["estimate"] else ("w" if row["cost_unit"] == "words" else "")
-    return f"{cost:.4g}{unit}"
+    return f"{cost:.4g}w" if row["cost_unit"] == "words" else ms_text(cost, row["estimate"])
 
 
 class NetworkPrinter(Observer):

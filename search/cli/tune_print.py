@@ -9,7 +9,7 @@ Examples
 
 from __future__ import annotations
 
-from .common import print_notice
+from .common import ESTIMATE_LEGEND, ms_text, print_notice
 
 __all__ = ["printer", "print_replay", "print_choice"]
 
@@ -20,7 +20,7 @@ def _fmt_cfg(cfg: dict) -> str:
 
 def _fmt_ms(rec) -> str:
     if rec.time_ms is not None:
-        return f"{rec.time_ms:.4g}{'*' if rec.estimate else ''}"
+        return ms_text(rec.time_ms, rec.estimate)
     s = rec.surrogate_cost
     return f"{s:.6g}w" if s is not None and rec.is_ok else "-"
 
@@ -32,7 +32,7 @@ def _print_table(result, k: int = 5) -> None:
     for r, t in enumerate(ranked, 1):
         print(f"  {r:>4}  {_fmt_ms(t.record):>10}  {t.record.status.value:<13}  {_fmt_cfg(t.config)}")
     if any(t.record.estimate for t in result.trials):
-        print("        (* analytic estimate, not a measurement)")
+        print(f"  {ESTIMATE_LEGEND}")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
     print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} rounds; "
           f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "
@@ -109,7 +109,7 @@ def _print_layer(rep) -> None:
     print(f"best config: {_fmt_cfg(result.best.config)}")
     if rec.time_ms is not None:
         label = "estimate (analytic model, not measured)" if rec.estimate else "measured median"
-        print(f"{'estimated time' if rec.estimate else 'time'}: {rec.time_ms:.4f} ms  [{label}]")
+        print(f"{'estimated time' if rec.estimate else 'time'}: {ms_text(rec.time_ms)} ms  [{label}]")
     else:
         print(f"emulated traffic: {rec.extra.get('traffic_words')} words  [emulator: no time]")
     b = rep.winner.bound
@@ -157,9 +157,9 @@ def print_replay(rep) -> int:
     print(f"best config: {_fmt_cfg(rep.result.best.config)}")
     what = ("replayed analytic estimate, not a measurement" if b.estimate
             else "replayed measurement")
-    print(f"best time: {b.time_ms:.4f} ms ({what})")
+    print(f"best time: {ms_text(b.time_ms)} ms ({what})")
     if optimum:
-        print(f"recorded optimum of the space: {optimum:.4f} ms "
+        print(f"recorded optimum of the space: {ms_text(optimum)} ms "
               f"(best found is {optimum / b.time_ms:.1%} of optimal speed)")
     print(f"took {rep.seconds:.1f} s")
     return 0

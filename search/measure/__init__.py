@@ -26,7 +26,7 @@ from iobound.errors import InvalidInputError
 
 from .base import MeasureRecord, Measurer, Status
 
-__all__ = ["MEASURERS", "LAYER_MEASURES", "measurer_class", "make_measurer", "MeasureRecord",
+__all__ = ["MEASURERS", "LAYER_MEASURES", "KERNEL_MEASURES", "CHECKING_MEASURES", "measurer_class", "make_measurer", "MeasureRecord",
            "Measurer", "Status"]
 
 #: name -> "module:Class" (imported on first use).
@@ -38,6 +38,12 @@ MEASURERS = {
 }
 #: The measurers of a layer's kernels (a recorded space is replayed: ``tune_replay``).
 LAYER_MEASURES = tuple(name for name in MEASURERS if name != "replay")
+#: The measurers that compile and run our generated kernels: seconds per configuration,
+#: so a run measures in worker processes by default (``--executor local``).
+KERNEL_MEASURES = ("cuda", "emulate")
+#: The measurers whose every measurement checks the kernel's output against the numpy
+#: reference: their winner needs no separate check by the emulator.
+CHECKING_MEASURES = ("emulate",)
 
 
 def measurer_class(name: str) -> type[Measurer]:

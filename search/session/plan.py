@@ -28,6 +28,7 @@ from ..option_checks import check_flag, check_path, check_records, check_type
 from .files import (check_history, check_log_paths, check_outputs, file_part, log_and_resume,
                     per_layer_path)
 from .history_use import check_zero_shot_db
+from ..measure import CHECKING_MEASURES
 from .settings import LAYER_MEASURES, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -166,7 +167,7 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
         own = dataclasses.replace(settings, log=log, resume=resume,
                                   export_cache=per_layer_path(settings.export_cache, part, many))
         jobs.append(LayerJob(layer, device, alg, measure, own, out_dir,
-                             verify and measure != "emulate", settings.log or settings.resume,
+                             verify and measure not in CHECKING_MEASURES, settings.log or settings.resume,
                              algorithm == ALL_ALGORITHMS))
     check_resumes(jobs)
     if algorithm == ALL_ALGORITHMS:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from iobound.errors import InvalidInputError
 
-from ..measure import LAYER_MEASURES
+from ..measure import KERNEL_MEASURES, LAYER_MEASURES
 from ..option_checks import check_flag, check_path
 from ..strategies import make_strategy
 from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY, check_run_numbers
@@ -133,7 +133,7 @@ def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm:
     from ..measure import make_measurer
     if kind == "model":
         return make_measurer("model", layer, device, algorithm)
-    if kind in ("cuda", "emulate"):
+    if kind in KERNEL_MEASURES:  # a kernel runs on the device it is given to
         return make_measurer(kind, layer, algorithm)
     raise InvalidInputError(f"measure must be one of {', '.join(LAYER_MEASURES)}; got {kind!r}")
 

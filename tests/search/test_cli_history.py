@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from search.cli.common import ESTIMATE_LEGEND
 from search.cli.main import main
 from search.db import TuningDB
 from search.kt_cache import load_cache
@@ -309,7 +310,7 @@ def test_best_prints_an_aligned_table_of_the_json_rows(capsys, tmp_path, two_dev
     assert code == 0 and len(rows) == len(picks) == 3
     starts = [header.index(name) for name in ("device", "workload", "config")]
     for row, pick in zip(rows, picks):
-        assert row[:starts[0]].strip() == f"{pick['time_ms']:.4f}"
+        assert row[:starts[0]].strip() == f"{pick['time_ms']:.4g}"
         assert row[starts[0]:starts[1]].strip() == pick["device"]
         assert row[starts[1]:starts[2]].strip() == pick["workload"]
         assert row[starts[2]:] == ", ".join(f"{k}={v}" for k, v in pick["config"].items())
@@ -321,7 +322,7 @@ def test_best_prints_an_aligned_table_of_the_json_rows(capsys, tmp_path, two_dev
     code, out, _ = _run(capsys, "history", "best", "--db", model_db, "-k", "1")
     header, row, legend = out.splitlines()
     assert code == 0 and row.split()[0].endswith("*")
-    assert legend == "(* analytic estimate, not a measurement)"
+    assert legend == ESTIMATE_LEGEND == "* analytic estimate, not a measurement"
 
 
 def test_export_device_alone_picks_the_one_workload_it_holds(capsys, tmp_path, synth_cache_path):

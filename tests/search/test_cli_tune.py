@@ -192,3 +192,18 @@ def test_replay_rejects_algorithm(capsys, synth_cache_path, algorithm):
 def test_replay_rejects_layer(capsys, synth_cache_path):
     """With replay the file is the space: --layer is refused."""
     assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--layer", SMALL]) == 2
+
+
+def test_times_print_as_every_command_prints_them(capsys, tmp_path):
+    """tune's table, its best line and its legend write a time as ``history`` and ``select``
+    do (:func:`search.cli.common.ms_text`: four significant digits, ``*`` an estimate)."""
+    from search.cli.common import ESTIMATE_LEGEND, ms_text
+    argv = ["tune", "--layer", SMALL, "--measure", "model", "--budget", "4", "--no-verify",
+            "--out-dir", str(tmp_path)]
+    best = _json(capsys, argv + ["--json"])["best"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = next(l for l in lines if l.lstrip().startswith("1 "))
+    assert first.split()[1] == ms_text(best["time_ms"], estimate=True)
+    assert [l.strip() for l in lines].count(ESTIMATE_LEGEND) == 1
+    assert f"estimated time: {ms_text(best['time_ms'])} ms " in "\n".join(lines)

@@ -89,11 +89,11 @@ def test_the_table_explains_each_marker_it_prints(capsys):
     cell = dict(zip(reversed(lines[0].split()), reversed(lines[1].split())))
     assert cell["wino-e3"] == cell["wino-e4"] == "none" and cell["wino-e2"].endswith("*")
     legend = [line.split(":")[0] for line in lines[2:]]
-    assert legend == ["* analytic estimate (model measurer), not a measurement", "none"]
+    assert legend == ["* analytic estimate, not a measurement", "none"]
     assert main(["select", "--layer", "cin=8,hin=12,cout=8,kh=1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines[2:]] == [
-        "* analytic estimate (model measurer), not a measurement", "n/a"]
+        "* analytic estimate, not a measurement", "n/a"]
 
 
 def test_an_io_gap_of_no_bound_has_its_legend_line(capsys):
