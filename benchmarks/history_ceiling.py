@@ -56,6 +56,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.score import speed_score
 from benchmarks.transfer_quality import REPO, SPACES_DIR, check_targets, space_names
 from benchmarks.tq.runner import Target, load_targets
 
@@ -70,8 +71,8 @@ def target_scores(target: Target) -> np.ndarray:
     for e in space.cache.entries:
         t = e.get("time")
         i = space.index({p: e[p] for p in space.cache.tune_params})
-        if i is not None and isinstance(t, (int, float)) and t > 0:
-            out[i] = max(out[i], target.optimum / t)
+        if i is not None and isinstance(t, (int, float)):
+            out[i] = max(out[i], speed_score(target.optimum, t))
     return out
 
 

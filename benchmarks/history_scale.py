@@ -51,6 +51,8 @@ from iobound.errors import IoboundError
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.score import speed_score  # noqa: E402 (after the path, when run as a script)
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "history_scale.json"
 
 GEMM_PARAMS = {
@@ -198,7 +200,8 @@ def measure(paths: list[Path], work: Path, uncapped: bool, budget: int) -> dict:
     with open(result, "w") as f:
         _, out["tune_s"] = _timed(lambda: run_iobound(argv, f))
     report = json.loads(result.read_text())
-    out["tune_score"] = round(report["recorded_optimum_ms"] / report["best"]["time_ms"], 3)
+    best = report["best"]["time_ms"] if report.get("best") else None
+    out["tune_score"] = round(speed_score(report["recorded_optimum_ms"], best), 3)
     out["tune_budget"] = budget
     return out
 

@@ -45,6 +45,8 @@ from search.file_names import file_stem
 from search.kt_cache import KtCache, cache_key, load_cache, recorded_time
 from search.kt_cache_write import write_cache
 
+from benchmarks.score import speed_score
+
 __all__ = ["RecordedSpace", "RunResult", "load_recorded_space", "score_run", "unique_trace",
            "TOLERANCE"]
 
@@ -203,7 +205,7 @@ def score_run(space: RecordedSpace, strategy: str, budget: int, seed: int,
     found = math.isfinite(best)
     return RunResult(space=space.name, strategy=strategy, budget=budget, seed=seed,
                      n_evals=len(unique), best_time=best if found else None,
-                     score=optimum / best if found else 0.0,
+                     score=speed_score(optimum, best),
                      within_5pct=evals_to is not None, evals_to_5pct=evals_to,
                      wall_s=wall_s, cpu_s=cpu_s, trace=tuple(unique), notes=dict(notes or {}),
                      stall=len(unique) - last_gain)

@@ -45,6 +45,8 @@ from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, measure_top
 from search.zero_shot_order import choose_orders, zero_shot_rankings
 
+from benchmarks.score import speed_score
+
 __all__ = ["NETWORK_METHODS", "DEFAULT_NETWORK_METHODS", "distinct_layers", "target_layers",
            "shape", "network_history", "run_network_target"]
 
@@ -135,8 +137,7 @@ def run_network_target(layer, device: str, history: list, methods: Sequence[str]
             best = tune(space, meas, s, budget=b).best_so_far()[-1]
             ref = min(ref, best)
             found.setdefault((method, seed), {})[b] = best
-    runs = [NetworkRun(layer.name, m, s, {b: ref / t if math.isfinite(t) else 0.0
-                                          for b, t in times.items()})
+    runs = [NetworkRun(layer.name, m, s, {b: speed_score(ref, t) for b, t in times.items()})
             for (m, s), times in found.items()]
     same = sorted({m.workload.problem["name"] for m in history
                    if shape_of(m.workload.problem) == shape(layer)})

@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -36,6 +35,8 @@ from search.conv_space import ConvSpace
 from search.measure.model import ModelMeasurer
 from search.transfer import HistoryPrior
 from search.transfer.guided import history_picker
+
+from benchmarks.score import speed_score
 
 __all__ = ["LISTS", "best_within", "history_lists", "layer_ceiling", "mean_ceiling"]
 
@@ -66,7 +67,7 @@ def layer_ceiling(layer, device: str, history: list, reference_ms: float,
     lists = history_lists(prior, max(ks))
     wanted = sorted({i for lst in lists.values() for i in lst})
     cost = dict(zip(wanted, (r.cost for r in meas.measure([space.get(i) for i in wanted]))))
-    score = {i: reference_ms / c if math.isfinite(c) and c > 0 else 0.0 for i, c in cost.items()}
+    score = {i: speed_score(reference_ms, c) for i, c in cost.items()}
     return {"target": layer.name, "same_problem": prior.has_target_problem,
             **{name: best_within([score[i] for i in lst], ks) for name, lst in lists.items()}}
 

@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,8 @@ from search.transfer import GuidedOptions, HistoryPrior, with_history
 from search.tuner import tune
 from search.zero_shot import ZeroShotOptions, measure_top
 from search.zero_shot_order import choose_orders, zero_shot_rankings
+
+from benchmarks.score import speed_score
 
 __all__ = ["METHODS", "Target", "TargetRun", "parse_method", "load_targets", "target_histories",
            "history_summary", "history_fingerprint",
@@ -284,11 +285,11 @@ def run_method(target: Target, spec: str, seed: int, budgets: Sequence[int]) -> 
         scores = {}
         for k in budgets:
             r = measure_top(space, measurer, rankings[k], k)
-            scores[k] = target.optimum / r.best[1].time_ms if r.best else 0.0
+            scores[k] = speed_score(target.optimum, r.best[1].time_ms if r.best else None)
         return TargetRun(target.name, spec, seed, scores)
     scores = {}
     for b in budgets:  # a run per budget: the explorer plans for its budget
         strat = _strategy(target, name, opts, seed)
         bsf = tune(space, measurer, strategy=strat, budget=b).best_so_far()
-        scores[b] = target.optimum / bsf[-1] if bsf and math.isfinite(bsf[-1]) else 0.0
+        scores[b] = speed_score(target.optimum, bsf[-1] if bsf else None)
     return TargetRun(target.name, spec, seed, scores)
