@@ -55,6 +55,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make the packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from iobound.devices import DEVICES  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 #: ``LAYER[:ALGORITHM[:E]]``: direct 3x3, 1x1, 7x7 and 5x5 layers, stride 2, grouped;
 #: depthwise (stride 1 and 2, 32 to 1,024 channels); the other layers of one input channel a
@@ -70,8 +72,11 @@ DEFAULT_CASES = ("resnet50.conv2_1b", "resnet50.conv2_1a", "resnet50.conv1", "al
                  "resnext50.conv3_1b", "cin=32,hin=56,cout=128,kh=3,pad=1,groups=32",
                  "cin=3,hin=112,cout=48,kh=3,pad=1,groups=3", "cin=1,hin=28,cout=32,kh=5",
                  "cin=1,hin=224,cout=64,kh=3,pad=1")
-#: The device preset each arch is measured against.
-ARCH_DEVICE = {"sm_70": "v100", "sm_75": "t4", "sm_80": "a100", "sm_86": "a4000", "sm_90": "h100"}
+#: The device preset each arch is measured against: the presets table's first of the arch
+#: (sm_70 V100, sm_80 the A100 SXM4, sm_86 the RTX A4000, ...).
+ARCH_DEVICE = {}
+for _device in DEVICES.values():
+    ARCH_DEVICE.setdefault(_device.arch, _device.name)
 
 
 @dataclass(frozen=True)
