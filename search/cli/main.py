@@ -13,6 +13,7 @@ import argparse
 import errno
 import importlib
 import os
+import re
 import sys
 
 # nothing heavy here: the console script imports this module before ``main`` can set the
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module("iobound")  # here, under the handlers (see the imports)
             with printable_stdout():
                 parser = build_parser()
-                args, unknown = parser.parse_known_args(argv)
+                args, unknown = parser.parse_known_args(_dash_values_attached(argv))
                 if unknown:  # named by the subcommand's prog, as its own errors are
                     from .usage_error import CliError
                     raise CliError(f"iobound {_command(args)}: error: unrecognized arguments: "
@@ -107,6 +108,32 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:
         return _failed(exc, _command(args))
+
+
+def _dash_values_attached(argv: list[str] | None) -> list[str]:
+    """``--opt VALUE`` as ``--opt=VALUE`` where VALUE starts with a minus and a digit but is
+    no plain number (``--tiles -1,2,3``): argparse takes such a VALUE for an option and says
+    only "expected one argument"; attached, the option's own check names what is wrong.
+
+    >>> _dash_values_attached(["dataflow", "--tiles", "-1,2,3", "--seed", "-3", "--json"])
+    ['dataflow', '--tiles=-1,2,3', '--seed', '-3', '--json']
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            return out + argv[i:]
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if (tok.startswith("--") and "=" not in tok and re.match(r"-\d", nxt)
+                and not re.fullmatch(r"-\d+|-\d*\.\d+", nxt)):  # argparse's own numbers
+            out.append(f"{tok}={nxt}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
 
 
 def _command(args) -> str | None:

@@ -58,7 +58,7 @@ def fill_from_log(args) -> str | None:
     command names no ``--layer``, ``--network`` or ``--measure``; the notice saying what
     was taken (``None`` when nothing was). ``args.seed`` is 0 when neither gives one.
     A header without what a run needs is refused in one line, naming the file."""
-    alone = args.resume and not (args.layer or args.network or args.measure)
+    alone = args.resume and all(v is None for v in (args.layer, args.network, args.measure))
     source, taken = _taken(args) if alone else (args.resume, [])
     args.seed = 0 if args.seed is None else args.seed
     if not taken:

@@ -151,10 +151,10 @@ def _settings(args, kind: str):
                         ("--patience", args.patience)):
         if value is not None and value < 1:
             raise InvalidInputError(f"{flag} must be >= 1, got {value}")
-    if args.tune_repeats and not args.network:
+    if args.tune_repeats and args.network is None:
         raise InvalidInputError("--tune-repeats needs --network NAME (the layers of one run that "
                                 "share a shape)")
-    if getattr(args, "parallel_layers", None) is not None and not args.network:
+    if getattr(args, "parallel_layers", None) is not None and args.network is None:
         raise InvalidInputError("--parallel-layers needs --network NAME (the layers tuned at once)")
     options = {"batch_size": args.batch_size} if args.batch_size is not None else None
     resolve_zero_shot(args)  # and the --strategy / --budget defaults
@@ -176,9 +176,9 @@ def _layers(args):
     from iobound.layer_spec import parse_layer_spec
     from iobound.networks import network_layers
 
-    if not args.layer and not args.network:
+    if args.layer is None and args.network is None:  # one given empty is its own error
         raise InvalidInputError("give --layer SPEC or --network NAME (or --measure replay:FILE)")
-    layers = network_layers(args.network) if args.network else [parse_layer_spec(args.layer)]
+    layers = network_layers(args.network) if args.network is not None else [parse_layer_spec(args.layer)]
     names = ALGORITHMS if args.algorithm == "all" else (args.algorithm,)
     kernels = [kernel_family(get_algorithm(name)) for name in names]
 
@@ -200,7 +200,7 @@ def _layers(args):
 
 def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
     from search.session import tune_replay
-    if args.layer or args.network or args.device or args.algorithm:
+    if any(v is not None for v in (args.layer, args.network, args.device, args.algorithm)):
         raise InvalidInputError("--measure replay:FILE defines the space and the device; "
                                 "do not give --layer/--network/--device/--algorithm")
     # no kernel is written or checked, no network table: these would be dropped; the

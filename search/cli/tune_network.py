@@ -42,7 +42,7 @@ def check_network_json(args, layers=(), settings=None) -> None:
     table would overwrite it."""
     if args.network_json is None:
         return
-    if not args.network:
+    if args.network is None:
         raise InvalidInputError("--network-json needs --network NAME (a table of the network's layers)")
     from search.outputs import check_distinct_files, check_not_tuning_data, check_output_file
     from search.session.files import continues_in_place, per_layer_path

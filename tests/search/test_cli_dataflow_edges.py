@@ -68,3 +68,12 @@ def test_options_reach_evaluate_dataflow(monkeypatch, extra, expected):
         main(["dataflow", "--layer", SMALL, "--fast-memory", "4KiB", *extra])
     assert seen["s"] == 1024 and seen["c_in"] == 16
     assert {k: seen[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("tiles", ["-1,2,3", "-4,4,4,2"])
+def test_a_tile_list_that_starts_with_a_minus_is_checked_as_tiles(capsys, tiles):
+    """argparse takes ``-1,2,3`` after ``--tiles`` for an option ("expected one
+    argument"); the CLI hands it to --tiles, whose check says what is wrong."""
+    code = main(["dataflow", "--layer", "alexnet.conv2", "--fast-memory", "1000", "--tiles", tiles])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == f"iobound dataflow: error: --tiles '{tiles}': give positive integers x,y,z[,alpha]"

@@ -284,3 +284,23 @@ def test_the_cli_default_out_dir_is_the_sessions():
     assert DEFAULT_OUT_DIR == plan.DEFAULT_OUT_DIR
     for fn in (plan.plan_layers, run.tune_layers):
         assert inspect.signature(fn).parameters["out_dir"].default == DEFAULT_OUT_DIR
+
+
+@pytest.mark.parametrize("given, said", [
+    (["--network", ""], "unknown network ''"),
+    (["--network", "", "--tune-repeats"], "unknown network ''"),
+    (["--network", "", "--network-json", "t.json"], "unknown network ''"),
+    (["--layer", ""], "layer spec is empty"),
+])
+def test_an_empty_layer_or_network_is_named_as_select_names_it(capsys, tmp_path, monkeypatch, given, said):
+    """An empty --layer or --network is that option's own error (as in ``select``), not
+    "give --layer or --network" nor another option's "needs --network"."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["tune", *given]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_replay_refuses_an_empty_layer_as_it_refuses_any(capsys):
+    """``--measure replay:FILE`` defines the space: ``--layer ""`` given is still given."""
+    assert main(["tune", "--measure", "replay:x.json", "--layer", ""]) == 2
+    assert "do not give --layer/--network/--device/--algorithm" in capsys.readouterr().err
