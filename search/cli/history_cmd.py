@@ -15,7 +15,7 @@ Examples
 0
 >>> main(["history", "list", "--db", db])
 workload  device  measurements  timed  best ms
-k         v100               2      2   1.5000
+k         v100               2      2      1.5
 0
 """
 
