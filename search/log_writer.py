@@ -28,7 +28,7 @@ from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
 from .file_bytes import is_gzip
-from .records import LOG_HEAD, jsonable, read_log
+from .records import LOG_HEAD, LOG_HEAD_TEXT, is_cut_header, jsonable, read_log
 
 __all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
            "check_not_written", "check_appendable"]
@@ -86,16 +86,29 @@ class LogWriter:
                 if not data.endswith(b"\n"):
                     os.ftruncate(fd, data.rfind(b"\n") + 1)
             else:  # new, empty, or only a cut header (killed while writing it): a new log
+                if not is_cut_header(data):
+                    raise InvalidInputError(f"the log {str(self.path)!r} holds a file that is no "
+                                            "run's log; it is not written over")
                 if data:
                     os.ftruncate(fd, 0)
-                self._write({**LOG_HEAD, **(header or {})})
+                self._write_header(header or {})
         except BaseException:
             self._fh.close()
             raise
 
+    def _write_header(self, header: Mapping[str, Any]) -> None:
+        """The header line: :data:`~search.records.LOG_HEAD_TEXT` first (what tells a cut
+        header from another file's bytes), then the run's keys, sorted as every line's."""
+        rest = json.dumps({k: v for k, v in header.items() if k not in LOG_HEAD},
+                          sort_keys=True, default=jsonable)
+        self._write_line(LOG_HEAD_TEXT + (", " + rest[1:] if rest != "{}" else "}"))
+
     def _write(self, obj: Mapping[str, Any]) -> None:
+        self._write_line(json.dumps(obj, sort_keys=True, default=jsonable))
+
+    def _write_line(self, text: str) -> None:
         try:
-            self._fh.write(json.dumps(obj, sort_keys=True, default=jsonable) + "\n")
+            self._fh.write(text + "\n")
             self._fh.flush()
         except OSError as exc:
             raise self._failed(exc) from None

@@ -47,7 +47,8 @@ from .file_bytes import is_gzip, read_capped
 from .path_kind import path_kind
 from .times import as_time, bad_time_reason
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LogEntry", "TuneLog", "read_log", "has_log",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LOG_HEAD_TEXT", "LogEntry", "TuneLog", "read_log",
+           "has_log", "is_cut_header", "log_exists_error",
            "is_log_file", "database_not_log", "as_logged", "jsonable", "bad_time", "as_measured"]
 
 SCHEMA = "iobound.tune-log"
@@ -55,6 +56,9 @@ _STATUS_VALUES = tuple(s.value for s in Status)
 SCHEMA_VERSION = 1
 #: The keys of a log's header line that say what the file is (a run adds its own).
 LOG_HEAD = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": "header"}
+#: How a header line begins: :class:`~search.log_writer.LogWriter` writes these keys first,
+#: so the bytes of a header cut short while written are told from any other file's.
+LOG_HEAD_TEXT = json.dumps(LOG_HEAD)[:-1]
 
 
 @dataclass(frozen=True)
@@ -177,22 +181,49 @@ def is_log_file(path: str | os.PathLike) -> bool:
     return isinstance(head, dict) and head.get("schema") == SCHEMA
 
 
+def is_cut_header(data: bytes) -> bool:
+    """Whether ``data``, a file's bytes with no whole line, are what a run killed before or
+    while writing its header leaves (nothing, or the start of a header line): no
+    measurement, written over by a new log. Any other bytes are someone's file.
+
+    >>> is_cut_header(b""), is_cut_header(b'{"schema": "iob'), is_cut_header(b'{"my": "notes"}')
+    (True, True, False)
+    """
+    head = LOG_HEAD_TEXT.encode()
+    return head.startswith(data) or data.startswith(head)
+
+
 def has_log(path: str) -> bool:
-    """Whether ``path`` holds a log: at least one whole line (a run killed before or while
-    writing its header leaves 0 bytes or a cut header, which hold no measurement and are
-    written over as a new log), or gzip's bytes (a compressed log).
+    """Whether ``path`` holds a log, or anything but a cut header (:func:`is_cut_header`):
+    what a new log must not write over.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "run.jsonl"
     >>> _ = p.write_text('{"schema": "iob'); has_log(str(p))
     False
+    >>> _ = p.write_text('{"my": "notes"}'); has_log(str(p))
+    True
     """
     p = Path(path)
     if path_kind(p, "log") != "file" or p.stat().st_size == 0:
         return False
     with open(p, "rb") as fh:
         first = fh.readline(1 << 20)
-    return first.endswith(b"\n") or is_gzip(first) or len(first) == 1 << 20
+    return first.endswith(b"\n") or not is_cut_header(first)
+
+
+def log_exists_error(path: str, flag: str, resume_flag: str) -> InvalidInputError:
+    """The refusal of a new log at ``path``, which :func:`has_log`: a run's log is
+    continued with ``resume_flag``; any other file is not written over."""
+    try:
+        ours = is_log_file(path)
+    except (OSError, EOFError):  # unreadable, or a damaged gzip: not a log we know
+        ours = False
+    if ours:
+        return InvalidInputError(f"{flag} {str(path)!r} exists; pass it as {resume_flag} to "
+                                 "continue that run")
+    return InvalidInputError(f"{flag} {str(path)!r} exists and is no run's log; it is not "
+                             "written over (give a new file)")
 
 
 def _json_line(line: bytes, where: str) -> Any:

@@ -53,7 +53,7 @@ from iobound.errors import InvalidInputError
 
 from .interrupts import signals_deferred, signals_raised
 from .measure.base import MeasureRecord, Measurer, MeasurerError
-from .records import as_measured, has_log
+from .records import as_measured, has_log, log_exists_error
 from .path_kind import same_file
 from .log_writer import LogWriter, check_not_written, copy_entries, copy_log, hold_log
 from .option_checks import check_type
@@ -168,7 +168,7 @@ def _open_log(log, resume, head: Mapping[str, Any]) -> LogWriter | None:
     if log is None and resume is not None:
         log = resume
     if log is not None and resume is None and has_log(log):  # a cut header is no log
-        raise InvalidInputError(f"log file {str(log)!r} exists; pass it as resume to continue that run")
+        raise log_exists_error(log, "log file", "resume")
     if log is None:
         return None
     # a resumed log continued into a new one stays locked while the run lives: resumed

@@ -33,7 +33,7 @@ from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 from ..file_names import layer_file_part
 from ..outputs import check_distinct_files, check_not_tuning_data, check_output_dir, check_output_file
 from ..path_kind import same_file
-from ..records import database_not_log, has_log, read_log
+from ..records import database_not_log, has_log, log_exists_error, read_log
 from ..times import as_time
 from .reports import ExportOutcome, HistoryOutcome
 
@@ -140,7 +140,7 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
             raise InvalidInputError("layers need distinct names for their per-layer logs")
         for p in paths:
             if has_log(p):
-                raise InvalidInputError(f"--log {p!r} exists; pass it as --resume to continue that run")
+                raise log_exists_error(p, "--log", "--resume")
 
 
 def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | None = None,

@@ -121,12 +121,15 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
 
 
 def test_existing_log_is_refused_before_tuning(capsys, tmp_path, synth_cache_path):
-    """--log of an existing file: exit 2 at once, the file untouched."""
+    """--log of an existing file: exit 2 at once, the file untouched; a file that is no
+    run's log, with or without a whole line, is not offered to --resume."""
     log = tmp_path / "run.jsonl"
-    log.write_text("keep me\n")
-    assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--log", str(log)]) == 2
-    cap = capsys.readouterr()
-    assert "--resume" in cap.err and cap.out == "" and log.read_text() == "keep me\n"
+    for text in ("keep me\n", '{"my": "notes"}', "x"):
+        log.write_text(text)
+        assert main(["tune", "--measure", f"replay:{synth_cache_path}", "--log", str(log)]) == 2
+        cap = capsys.readouterr()
+        assert "exists and is no run's log; it is not written over" in cap.err
+        assert cap.out == "" and log.read_text() == text
 
 
 def test_t1_file_is_not_a_replay_space(capsys, tmp_path):

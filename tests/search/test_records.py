@@ -155,7 +155,7 @@ def test_a_log_killed_while_its_header_was_written_is_started_again(tmp_path, sy
     ('exists; pass it as --resume') and --resume refused it ('empty (no header)'). Now
     --log writes a new log over it, as over an empty file; --resume names what it is."""
     log = tmp_path / "run.jsonl"
-    log.write_bytes(b'{"kind": "header", "schema": "iobound.tun')
+    log.write_bytes(b'{"schema": "iobound.tune-log", "version": 1, "ki')
     assert _tune(synth_cache_path, "--budget", "2", "--resume", str(log)) == 2
     assert "cut before its header was written" in capsys.readouterr().err
     assert _tune(synth_cache_path, "--budget", "4", "--log", str(log)) == 0
@@ -164,6 +164,6 @@ def test_a_log_killed_while_its_header_was_written_is_started_again(tmp_path, sy
     with LogWriter(tmp_path / "w.jsonl", {"a": 1}):  # the writer alone, the same way
         pass
     cut = tmp_path / "cut.jsonl"
-    cut.write_bytes(b'{"kind": "hea')
+    cut.write_bytes(b'{"schema": "iob')
     LogWriter(cut, {"a": 1}).close()
     assert read_log(cut).header["a"] == 1 and read_log(cut).entries == ()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, strategies as st
 
 from iobound.errors import InvalidInputError
 from search.measure.base import MeasureRecord
@@ -100,7 +101,8 @@ def test_a_failure_logged_with_a_time_resumes_as_invalid(tmp_path, status):
 @pytest.mark.parametrize("content, is_log", [
     (b"", False), (b'{"schema": "iob', False), (HEADER.encode() + b"\n", True),
     (b"\x1f\x8b", True),  # gzip's magic number: a compressed log
-    (b"\x1f\x00{", False), (b"\x8b\x1f", False),  # half of it, or reversed: a cut line
+    (b"\x1f\x00{", True), (b"\x8b\x1f", True),  # half of it, or reversed: someone's bytes
+    (b'{"my": "notes"}', True), (b"x", True),  # a line, not a cut header: not written over
     (b"{" + b" " * (1 << 21), True),  # a first line of more than 1 MiB holds a header
 ])
 def test_has_log_is_a_whole_line_or_gzip_magic(tmp_path, content, is_log):
@@ -137,3 +139,24 @@ def test_a_new_log_in_a_missing_folder_creates_the_folder(tmp_path):
         log.append(1, MeasureRecord.ok({"x": 1}, time_ms=1.0))
     got = read_log(path)
     assert got.header["strategy"] == "random" and [e.index for e in got.entries] == [1]
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), st.integers(), max_size=4),
+       st.integers(min_value=0, max_value=400))
+def test_a_written_header_cut_anywhere_is_a_cut_header(tmp_path_factory, header, cut):
+    """Whatever the run's keys, the header line the writer writes, cut anywhere before its
+    newline, is a cut header (written over by the next run); whole, it is a log."""
+    from search.records import is_cut_header
+    path = tmp_path_factory.mktemp("h") / "run.jsonl"
+    LogWriter(path, header).close()
+    line = path.read_bytes()
+    assert line.endswith(b"\n") and read_log(path).header["schema"] == "iobound.tune-log"
+    assert is_cut_header(line[:min(cut, len(line) - 1)])
+
+
+def test_the_writer_alone_does_not_write_over_someones_file(tmp_path):
+    path = tmp_path / "notes.json"
+    path.write_text('{"my": "notes"}')
+    with pytest.raises(InvalidInputError, match="is no run's log; it is not written over"):
+        LogWriter(path, {"a": 1})
+    assert path.read_text() == '{"my": "notes"}'
