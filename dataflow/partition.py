@@ -31,11 +31,13 @@ True
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import networkx as nx
 
 from iobound import limits
+from iobound.errors import InvalidInputError
 
 from .pebble_moves import check_dag
 
@@ -107,6 +109,20 @@ class PartitionCheck:
         return f"{self.n_violations} violation(s); first: {v.rule} at {v.where}: {v.detail}"
 
 
+def _step(label) -> int | None:
+    """A vertex's step label as an int (numpy's integers too), None unless an integer >= 0
+    (a bool is no step)."""
+    if isinstance(label, numbers.Integral) and not isinstance(label, bool) and label >= 0:
+        return int(label)
+    return None
+
+
+def _check_attr(attr) -> None:
+    if not isinstance(attr, str) or not attr:
+        raise InvalidInputError(f"attr must be a vertex attribute's name (a non-empty str), "
+                                f"got {attr!r}")
+
+
 def check_multistep_partition(dag: nx.DiGraph, attr: str = "step",
                               max_violations: int = 20) -> PartitionCheck:
     """Check Def. 4.1 for the sub-DAGs given by the vertex attribute ``attr``.
@@ -132,6 +148,7 @@ def check_multistep_partition(dag: nx.DiGraph, attr: str = "step",
         no integer >= 0.
     """
     check_dag(dag)
+    _check_attr(attr)
     max_violations = limits.check_int("max_violations", max_violations,
                                       limits.Limit(0, limits.DAG_VERTICES.high, "violations kept"))
     found: list[PartitionViolation] = []
@@ -144,9 +161,10 @@ def check_multistep_partition(dag: nx.DiGraph, attr: str = "step",
             found.append(PartitionViolation(rule, where, detail))
 
     label: dict = {}
-    for v, s in dag.nodes(data=attr):
-        if not isinstance(s, int) or isinstance(s, bool) or s < 0:
-            fail("missing_step", (v,), f"vertex has {attr}={s!r}, not an integer >= 0")
+    for v, given in dag.nodes(data=attr):
+        s = _step(given)
+        if s is None:
+            fail("missing_step", (v,), f"vertex has {attr}={given!r}, not an integer >= 0")
             continue
         label[v] = s
         is_source = dag.in_degree(v) == 0
@@ -179,9 +197,12 @@ def step_parts(dag: nx.DiGraph, attr: str = "step") -> tuple[StepPart, ...]:
     (StepPart(step=1, internal=1, inputs=1, outputs=1), StepPart(step=2, internal=1, inputs=1, outputs=1))
     """
     check_dag(dag)
-    label = dict(dag.nodes(data=attr))
+    _check_attr(attr)
+    label = {v: _step(x) for v, x in dag.nodes(data=attr)}
+    if dag.number_of_nodes() and all(x is None for _, x in dag.nodes(data=attr)):
+        raise InvalidInputError(f"no vertex has the step attribute {attr!r}")
     parts = []
-    for s in sorted({x for x in label.values() if isinstance(x, int) and x > 0}):
+    for s in sorted({x for x in label.values() if x is not None and x > 0}):
         internal = [v for v, x in label.items() if x == s]
         inputs = {u for v in internal for u in dag.predecessors(v) if label[u] != s}
         outputs = [v for v in internal

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
 
 from dataflow.dag_direct import direct_conv_dag
-from dataflow.partition import check_multistep_partition
+from dataflow.partition import check_multistep_partition, step_parts
+from iobound.errors import InvalidInputError
 from iobound import ConvLayer
 
 
@@ -63,3 +67,32 @@ def test_relabelled_direct_dag_fails():
     res = check_multistep_partition(g)
     assert not res.ok and all(v.rule == "input_not_previous_output" for v in res.violations)
     assert res.n_violations == 2  # the input and the weight edges into it
+
+
+@given(st.sampled_from([int, np.int64, np.int32, np.uint8]))
+def test_step_labels_of_any_integer_type_are_steps(kind):
+    """numpy's integers label steps as ints do (the project's rule); a bool does not."""
+    g = nx.DiGraph([("a", "b"), ("b", "c")])
+    nx.set_node_attributes(g, {"a": kind(0), "b": kind(1), "c": kind(2)}, "step")
+    plain = nx.DiGraph(g)
+    nx.set_node_attributes(plain, {"a": 0, "b": 1, "c": 2}, "step")
+    assert check_multistep_partition(g) == check_multistep_partition(plain)
+    assert check_multistep_partition(g).ok and step_parts(g) == step_parts(plain)
+    nx.set_node_attributes(g, {"b": True}, "step")
+    assert not check_multistep_partition(g).ok
+    assert [p.step for p in step_parts(g)] == [2]
+
+
+@pytest.mark.parametrize("attr", [False, [1], "", None])
+def test_the_step_attribute_is_a_name(attr):
+    g = nx.DiGraph([("a", "b")])
+    for check in (check_multistep_partition, step_parts):
+        with pytest.raises(InvalidInputError, match="attr must be a vertex attribute's name"):
+            check(g, attr=attr)
+
+
+def test_an_attribute_no_vertex_has_is_named():
+    g = nx.DiGraph([("a", "b")])
+    nx.set_node_attributes(g, {"a": 0, "b": 1}, "step")
+    with pytest.raises(InvalidInputError, match="no vertex has the step attribute 'stpe'"):
+        step_parts(g, attr="stpe")
