@@ -101,7 +101,8 @@ def check_arch_of(arch: Any, compute_capability: tuple[int, int]) -> str:
 def check_consistent(device) -> None:
     """InvalidInputError for fields of ``device`` (a :class:`~iobound.device_spec.Device`) that
     no GPU has together: a block larger than an SM (threads or
-    static shared memory), a warp that is not a power of two or larger than a block."""
+    static shared memory), a warp that is not a power of two or larger than a block, an
+    FP32 peak more than twice what its SMs, cores and clock give."""
     if device.max_threads_per_block > device.max_threads_per_sm:
         raise InvalidInputError(f"device max_threads_per_block={device.max_threads_per_block} "
                                 f"is above max_threads_per_sm={device.max_threads_per_sm}: "
@@ -111,6 +112,14 @@ def check_consistent(device) -> None:
                                 f"{device.shared_mem_per_block_bytes} is above "
                                 f"shared_mem_per_sm_bytes={device.shared_mem_per_sm_bytes}: "
                                 f"a block's shared memory is on one SM")
+    # twice, not equal: a datasheet's peak may use a boost clock and clock_mhz the base one;
+    # beyond that the fields describe no GPU (an SM count changed without the peak: the
+    # performance model would give one SM the whole chip's peak)
+    from_clock = device.fp32_peak_from_clock_gflops
+    if device.fp32_peak_gflops > 2 * from_clock:
+        raise InvalidInputError(f"device fp32_peak_gflops={device.fp32_peak_gflops:g} is more "
+                                f"than twice sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000 "
+                                f"= {from_clock:g}: change the peak with the SMs, cores or clock")
     w = device.warp_size
     if w & (w - 1) or w > device.max_threads_per_block:
         raise InvalidInputError(f"device warp_size={w} must be a power of two (32 on NVIDIA "

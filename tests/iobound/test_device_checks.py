@@ -37,6 +37,8 @@ V100 = get_device("v100")
     ({"warp_size": 2048}, "warp_size=2048 must be a power of two .* of at most max_threads_per_block"),
     ({"aliases": None}, "aliases must be a tuple of strings"),
     ({"aliases": "v100"}, "aliases must be a tuple of strings"),
+    ({"sm_count": 1}, r"fp32_peak_gflops=15700 is more than twice .* = 195\.84"),
+    ({"clock_mhz": 700}, r"fp32_peak_gflops=15700 is more than twice"),
 ])
 def test_a_device_no_gpu_could_be_is_refused(changes, needle):
     """Were all accepted (aliases=None: TypeError)."""
@@ -93,3 +95,11 @@ def test_a_new_device_name_is_held_to_a_length_a_stored_one_is_not(tmp_path):
         file_device(tmp_path / "k.json", "", long)
     assert file_device(tmp_path / "k.json", "", long[:DEVICE_NAME_CHARS]) == long[:-1]
     assert check_device_name(long) == long
+
+
+def test_a_peak_within_twice_its_clock_figure_is_a_device():
+    """A datasheet's boost-clock peak beside a base clock is a GPU; the peak lowered with
+    the SMs is too."""
+    v100 = get_device("v100")
+    dataclasses.replace(v100, clock_mhz=1245)  # the V100's base clock
+    dataclasses.replace(v100, sm_count=1, fp32_peak_gflops=v100.fp32_peak_gflops / 80)
