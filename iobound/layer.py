@@ -41,6 +41,10 @@ def _pair(name: str, value) -> tuple[int, int]:
     raise InvalidInputError(f"{name} must be an int or a pair of ints (h, w), got {value!r}")
 
 
+#: The longest layer name, in UTF-8 bytes: with its algorithm and "_best.cu" it stays
+#: within a file name (255 bytes on Linux filesystems).
+LAYER_NAME_BYTES = 200
+
 _FIELD_LIMITS = {"n": limits.BATCH, "c_in": limits.CHANNELS, "h_in": limits.SPATIAL,
                  "w_in": limits.SPATIAL, "c_out": limits.CHANNELS, "k_h": limits.KERNEL,
                  "k_w": limits.KERNEL}
@@ -91,6 +95,11 @@ class ConvLayer:
             object.__setattr__(self, "name", "")
         if not isinstance(self.name, str):  # kernel files and logs are named after it
             raise InvalidInputError(f"name must be a string, got {self.name!r}")
+        size = len(self.name.encode("utf-8", "surrogatepass"))
+        if not self.name.isprintable() or size > LAYER_NAME_BYTES:  # a file's name
+            raise InvalidInputError(f"name must be printable and at most {LAYER_NAME_BYTES} "
+                                    f"bytes (kernel files and logs are named after it), "
+                                    f"got {self.name[:40]!r}{'...' if len(self.name) > 40 else ''}")
         for fname, limit in _FIELD_LIMITS.items():
             v = getattr(self, fname)
             if not _whole(v):

@@ -165,4 +165,6 @@ def check_path(name: str, value: Any) -> Any:
     path = os.fspath(value)
     if not isinstance(path, str):  # a PathLike of bytes
         raise InvalidInputError(f"{name} must be a path of text, got {shown(value)}")
+    if "\0" in path:  # no system takes it (os.stat's ValueError, deep inside)
+        raise InvalidInputError(f"{name} {path[:40]!r}: not a valid path (a NUL character)")
     return path

@@ -96,7 +96,7 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     """
     path = Path(path)
     where = f"log file {str(path)!r}"
-    if not path.is_file():
+    if path_kind(path, "log file") != "file":  # a name the system refuses: its own words
         raise InvalidInputError(f"{where} does not exist or is not a file")
     try:
         data = read_capped(path, where)

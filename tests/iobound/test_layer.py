@@ -192,3 +192,13 @@ def test_groups_divide_channels_and_scale_macs_and_weights():
 def test_bad_groups_are_named(groups, fragment):
     with pytest.raises(InvalidInputError, match=fragment):
         ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=12, k_h=3, k_w=3, groups=groups)
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "a\nb", "x" * 201, "\u00fc" * 101])
+def test_a_name_no_file_can_carry_is_refused(name):
+    """Kernel files and logs are named after a layer: a control character or a name past
+    LAYER_NAME_BYTES (UTF-8) failed only after the whole budget was measured."""
+    from iobound.errors import InvalidInputError
+    with pytest.raises(InvalidInputError, match="name must be printable and at most 200 bytes"):
+        ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3, name=name)
+    ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3, name="ok \u00fc")

@@ -239,3 +239,17 @@ def test_propose_and_sample_name_a_bad_count_or_generator(n, rng, said):
         WalkOptimizer().propose(model, space, n, set(), rng)
     with pytest.raises(InvalidInputError, match=said):
         space.sample(n, rng)
+
+
+@pytest.mark.parametrize("field", ["log", "resume", "history", "export_cache"])
+def test_a_path_with_a_nul_is_named_by_its_field(field):
+    from search.session import TuneSettings
+    with pytest.raises(InvalidInputError, match=f"^{field} 'a\\\\x00b': not a valid path"):
+        TuneSettings(**{field: "a\x00b"})
+
+
+def test_a_resumed_log_whose_name_the_system_refuses_is_one_error(synth_cache_path):
+    from search import ReplayMeasurer, ReplaySpace, tune
+    with pytest.raises(InvalidInputError, match="File name too long"):
+        tune(ReplaySpace(synth_cache_path), ReplayMeasurer(synth_cache_path), strategy="random",
+             budget=2, resume="x" * 300)
