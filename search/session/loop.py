@@ -53,11 +53,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from ..tune_result import TuneResult
 
-__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "tune_space", "store_outcomes",
+__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "observer_and_builders", "tune_space", "store_outcomes",
            "tune_and_store"]
 
 NO_OBSERVER = Observer()
 DEFAULT_BUILDERS = Builders()
+
+
+def observer_and_builders(observer, builders) -> tuple[Observer, Builders]:
+    """A session's ``observer`` and ``builders`` (None: the silent and the default ones);
+    another kind of value is one InvalidInputError naming it, not an AttributeError when a
+    hook is first called.
+
+    >>> observer_and_builders(None, None) == (NO_OBSERVER, DEFAULT_BUILDERS)
+    True
+    """
+    from ..option_checks import check_type
+    return (NO_OBSERVER if observer is None else check_type("observer", observer, Observer),
+            DEFAULT_BUILDERS if builders is None else check_type("builders", builders, Builders))
 #: Layers tuned at once read and write the history database one at a time.
 HISTORY_LOCK = threading.RLock()
 

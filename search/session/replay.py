@@ -32,7 +32,7 @@ from ..db.file_import import check_problem
 from ..db.model import check_device_name
 from .files import check_history, check_log_paths, check_outputs, log_and_resume, logged_count
 from .history_use import check_zero_shot_db
-from .loop import DEFAULT_BUILDERS, NO_OBSERVER, KeptRun
+from .loop import KeptRun, observer_and_builders
 from .reports import ReplayReport
 from .settings import Builders, Observer, TuneSettings
 
@@ -54,8 +54,7 @@ def tune_replay(cache: "KtCache | str | os.PathLike", settings: TuneSettings | N
     if isinstance(cache, os.PathLike):  # a Path is the file's name, as a str is
         cache = os.fspath(cache)
     settings = settings or TuneSettings()
-    observer = observer or NO_OBSERVER
-    builders = builders or DEFAULT_BUILDERS
+    observer, builders = observer_and_builders(observer, builders)
     check_log_paths(settings.log, settings.resume, [None])
     replayed = cache if isinstance(cache, str) else getattr(cache, "path", None)
     check_outputs(settings, [None], inputs=[("--measure replay:FILE", replayed)])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..interrupts import Interrupted, signals_deferred
 from .files import OutputWriteError, kept_where
-from .loop import DEFAULT_BUILDERS, NO_OBSERVER, KeptRun
+from .loop import DEFAULT_BUILDERS, KeptRun, observer_and_builders
 from .plan import DEFAULT_OUT_DIR, LayerJob, check_resumes, plan_layers
 from .repeats import repeat_report, repeats
 from .reports import LayerReport
@@ -55,8 +55,7 @@ def run_layer(job: LayerJob, observer: Observer | None = None,
               builders: Builders | None = None, executor_for=None) -> LayerReport:
     """Tune one layer and report it (see module doc); ``executor_for(measurer)``: the
     executor to measure through (default: one made from ``settings.executor``, if any)."""
-    observer = observer or NO_OBSERVER
-    builders = builders or DEFAULT_BUILDERS
+    observer, builders = observer_and_builders(observer, builders)
     layer, settings = job.layer, job.settings
     space = builders.space(layer, job.device, job.algorithm)
     identity = job.identity()
@@ -120,11 +119,10 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     layer is stored as it ends).
     """
     jobs = list(jobs)
-    observer = observer or NO_OBSERVER
+    observer, builders = observer_and_builders(observer, builders)
     # another measurer's --resume log refused before anything runs, also through the API
     # (the CLI does it when it plans): not after earlier layers ran and the logs were copied
-    check_resumes(jobs, measurer=(builders or DEFAULT_BUILDERS).measurer
-                  is DEFAULT_BUILDERS.measurer)
+    check_resumes(jobs, measurer=builders.measurer is DEFAULT_BUILDERS.measurer)
     reports: list[LayerReport] = []
     at_once = False  # an interrupt of the layers run at once says already what every log keeps
     try:

@@ -253,3 +253,14 @@ def test_a_resumed_log_whose_name_the_system_refuses_is_one_error(synth_cache_pa
     with pytest.raises(InvalidInputError, match="File name too long"):
         tune(ReplaySpace(synth_cache_path), ReplayMeasurer(synth_cache_path), strategy="random",
              budget=2, resume="x" * 300)
+
+
+@pytest.mark.parametrize("given", [dict(observer="quiet"), dict(observer=False),
+                                   dict(builders={"space": None}), dict(builders=0)])
+def test_an_observer_or_builders_of_another_kind_is_named(given, tmp_path):
+    """Not an AttributeError at the first hook, and a falsy wrong value not taken for None."""
+    from search.session import TuneSettings, tune_layers
+    with pytest.raises(InvalidInputError, match=f"^{next(iter(given))} must be a search"):
+        tune_layers([ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)],
+                    "v100", TuneSettings(strategy="random", budget=2), out_dir=str(tmp_path),
+                    verify=False, **given)
