@@ -49,10 +49,26 @@ def path_fault(path: str, readonly: bool) -> str:
     if p.is_dir():
         return "is a folder, not a database file"
     if p.exists():
-        return "" if p.is_file() else "is not a regular file (a database is one)"
+        return _not_sqlite(p) if p.is_file() else "is not a regular file (a database is one)"
     if not p.parent.is_dir():
         return f"the folder {str(p.parent)!r} does not exist"
     return "no such file" if readonly else side_files_fault(path)
+
+
+#: The first 16 bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _not_sqlite(path: Path) -> str:
+    """"not an SQLite database" for a file whose first bytes are others: SQLite takes a file
+    it reads as empty for a new database, and a file of ``/proc`` says its size is 0 ("" when
+    the file is empty, SQLite's, or unreadable: SQLite says why)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError:
+        return ""
+    return "not an SQLite database" if head and not SQLITE_MAGIC.startswith(head) else ""
 
 
 #: The longest suffix of the files SQLite makes beside a database it writes (-wal, -shm too).

@@ -31,7 +31,7 @@ from iobound.errors import InvalidInputError
 from .importer import FileImport, file_device
 from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
 from .model import check_device_name
-from .db_file import DatabaseFileError
+from .db_file import SQLITE_MAGIC, DatabaseFileError
 from .store import TuningDB
 
 __all__ = ["is_sqlite", "read_database"]
@@ -40,7 +40,7 @@ __all__ = ["is_sqlite", "read_database"]
 def is_sqlite(path: Path) -> bool:
     """Whether ``path`` starts as an SQLite database file does."""
     with open(path, "rb") as fh:
-        return fh.read(16) == b"SQLite format 3\x00"
+        return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
 def read_database(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:

@@ -9,6 +9,7 @@ and the database is unchanged, or it is imported and exports again.
 from __future__ import annotations
 
 import json
+import os
 import math
 import tempfile
 import time
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from search.cli.main import main
 from search.db import TuningDB
+from search.db.db_file import DatabaseFileError
 from search.db.importer import import_files, read_file
 from search.kt_cache import load_cache
 
@@ -293,3 +295,13 @@ def test_export_of_untimed_records_only_is_refused(capsys, tmp_path, time_ms):
     _refused(capsys, ["history", "export", "--db", str(db), "--device", "emu", str(out)],
              "can become a cache entry: its 1 ok record(s) have no positive time")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_a_file_that_reads_as_empty_but_is_not_is_no_database(readonly):
+    """A file of /proc says its size is 0 but reads as text: SQLite took it for an empty
+    database (0 records); its first bytes say what it is."""
+    if not os.path.isfile("/proc/cpuinfo"):
+        pytest.skip("needs /proc/cpuinfo (Linux)")
+    with pytest.raises(DatabaseFileError, match="not an SQLite database$"):
+        TuningDB("/proc/cpuinfo", readonly=readonly)
