@@ -264,3 +264,11 @@ def test_an_observer_or_builders_of_another_kind_is_named(given, tmp_path):
         tune_layers([ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)],
                     "v100", TuneSettings(strategy="random", budget=2), out_dir=str(tmp_path),
                     verify=False, **given)
+
+
+@pytest.mark.parametrize("db", [None, 0, 10**30, b"t.db"])
+def test_a_history_database_that_is_no_path_is_named(db):
+    """An int went to os.stat as a file descriptor (0: stdin; 10**30: OverflowError)."""
+    from search.transfer import transfer_options
+    with pytest.raises(InvalidInputError, match="^db must be a path"):
+        transfer_options(db, None)
