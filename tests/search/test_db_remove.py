@@ -159,3 +159,15 @@ def test_remove_from_an_empty_file_writes_nothing_into_it(tmp_path, capsys):
     assert main(["history", "remove", "--db", str(empty), "--source", "tune"]) == 2
     assert "an empty file, no tuning database" in capsys.readouterr().err
     assert empty.stat().st_size == 0
+
+
+def test_a_selection_of_thousands_of_workloads_removes_exactly_them():
+    """An OR per workload nested past SQLite's expression depth near 1,000 workloads
+    (OperationalError from the API); a row-value IN takes any number."""
+    db = TuningDB(":memory:")
+    stored = [Measurement(Workload("k", [i], ("x",)), "a100", "nvcc",
+                          MeasureRecord.ok({"x": 1}, time_ms=1.0)) for i in range(4)]
+    db.add(stored)
+    chosen = tuple(Workload("k", [i], ("x",)) for i in range(1, 3000, 2))  # stores 1 and 3
+    assert sum(g.measurements for g in remove(db, Selection(workloads=chosen))) == 2
+    assert sorted(m.workload.problem for m in db.measurements()) == [[0], [2]]
