@@ -41,11 +41,15 @@ __all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem",
 UNIT_ROUNDOFF = 2.0 ** -24
 
 
+def _check_layer(layer) -> None:
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+
+
 def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
     """InvalidInputError (a ValueError) unless ``x`` is an (n, c_in, h_in, w_in) and ``w`` a
     (c_out, c_in / groups, k_h, k_w) array of real numbers."""
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    _check_layer(layer)
     want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
     want_w = (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)
     for what, a, want in (("input", x, want_x), ("weight", w, want_w)):
@@ -112,6 +116,7 @@ def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
 
 def random_problem(layer: ConvLayer, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Input and weights drawn uniformly from [-1, 1), as float32."""
+    _check_layer(layer)
     if not isinstance(rng, np.random.Generator):
         raise InvalidInputError(f"rng must be a numpy Generator (numpy.random.default_rng(seed)), "
                                 f"got {type(rng).__name__}")
@@ -149,6 +154,7 @@ def direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
     >>> compare(conv2d_reference(x, w, layer), ref, direct_tolerance(x, w, layer)).ok
     False
     """
+    check_shapes(x, w, layer)
     m = layer.c_in_per_group * layer.k_h * layer.k_w
     paths = min(m, PROBABILISTIC_LAMBDA * np.sqrt(m))
     return 2 * paths * UNIT_ROUNDOFF * conv2d_reference(np.abs(x), np.abs(w), layer)
@@ -221,6 +227,7 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
     """
     from iobound.winograd_transforms import winograd_transforms
 
+    check_shapes(x, w, layer)
     layer.check_winograd()  # also refuses grouped layers
     r = layer.k_h
     t = winograd_transforms(e, r)
@@ -273,7 +280,11 @@ def compare(y: np.ndarray, ref: np.ndarray, tol: np.ndarray) -> Comparison:
     >>> compare(np.array([1.0, 2.0]), np.array([1.0, 2.5]), np.array([0.1, 0.1])).ok
     False
     """
-    y, ref, tol = (np.asarray(a, np.float64) for a in (y, ref, tol))
+    try:
+        y, ref, tol = (np.asarray(a, np.float64) for a in (y, ref, tol))
+    except (TypeError, ValueError):  # text, None, ragged lists
+        raise InvalidInputError("compare needs arrays of real numbers (output, reference, "
+                                "tolerance)") from None
     bad = tol[~(tol >= 0)]  # a NaN or negative tolerance fails every output: refuse it
     if bad.size:
         raise InvalidInputError(f"compare needs a tolerance >= 0, got {float(bad.flat[0])} "

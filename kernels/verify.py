@@ -89,6 +89,7 @@ class EmulationCheck:
 def expected_io(layer: ConvLayer, config: KernelConfig):
     """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
     times one group's, :func:`kernels.grouping.kernel_io`)."""
+    _check_operands(layer, config)
     return kernel_io(layer, config, config.tiling)
 
 

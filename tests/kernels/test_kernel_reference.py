@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.reference import (
     UNIT_ROUNDOFF, compare, conv2d_naive, conv2d_reference, direct_tolerance, random_problem,
@@ -78,3 +79,27 @@ def test_compare_flags_nan_outputs():
     """An output never written (NaN) fails the comparison."""
     cmp = compare(np.array([1.0, np.nan]), np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     assert not cmp.ok and cmp.nan_count == 1
+
+
+LAYER8 = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+
+
+@pytest.mark.parametrize("call, said", [
+    (lambda: winograd_tolerance(np.ones((1, 4, 8, 8)), np.ones((8, 8, 3, 3)), LAYER8, 2),
+     r"input shape must be \(1, 8, 8, 8\)"),
+    (lambda: direct_tolerance(np.ones((1, 8, 8, 8)), np.ones((8, 8, 3, 3)), "alexnet.conv1"),
+     "layer must be a ConvLayer, got str"),
+    (lambda: random_problem("alexnet.conv1", np.random.default_rng(0)), "layer must be a ConvLayer"),
+    (lambda: compare(np.ones(2), np.ones(2), "abc"), "compare needs arrays of real numbers"),
+])
+def test_the_reference_checks_its_operands(call, said):
+    """One InvalidInputError naming what is wrong, not numpy's broadcast error or an
+    AttributeError of a str."""
+    with pytest.raises(InvalidInputError, match=said):
+        call()
+
+
+def test_expected_io_takes_a_config_only():
+    from kernels.verify import expected_io
+    with pytest.raises(InvalidInputError, match="config must be a DirectConfig or WinogradConfig"):
+        expected_io(LAYER8, "x=4,y=4,z=4,alpha=2,tx=2,ty=2,tz=2")
