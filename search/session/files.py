@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
 
 from ..file_names import layer_file_part
+from ..option_checks import check_path, check_type
 from ..outputs import check_distinct_files, check_not_tuning_data, check_output_dir, check_output_file
 from ..path_kind import same_file
 from ..records import database_not_log, has_log, log_exists_error, read_log
@@ -79,7 +80,12 @@ def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
     """
     if path is None or not (many or isinstance(layer, FilePart)):
         return path
+    path = check_path("path", path)
+    from iobound.layer import ConvLayer
+    check_type("layer", layer, (ConvLayer, FilePart))
     p = Path(path)
+    if not p.name:  # "", "/", "..": no file to put the layer's name in
+        raise InvalidInputError(f"path {path!r} names no file to write per layer")
     stem, suffix = p.stem, p.suffix or ".jsonl"
     if suffix == ".gz" and Path(stem).suffix:
         stem, suffix = Path(stem).stem, Path(stem).suffix + suffix

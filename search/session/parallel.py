@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import threading
 import time
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..interrupts import Interrupted, signals_deferred
-from .files import logged_count, per_layer_path
+from .files import FilePart, logged_count, per_layer_path
 from .settings import Builders, Observer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,7 +125,7 @@ def interrupted_run(jobs, reports, errors) -> Interrupted:
         settings = jobs[0].settings
         return Interrupted(kept, settings.log or settings.resume, failed, base)
     part = "<layer>.<algorithm>" if jobs[0].per_algorithm else "<layer>"
-    logs = per_layer_path(base, SimpleNamespace(name=part), True) if base else None
+    logs = per_layer_path(base, FilePart(part), True) if base else None
     return Interrupted(kept, logs, failed, base)
 
 

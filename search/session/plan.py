@@ -79,7 +79,9 @@ def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tupl
     ['direct']
     """
     from iobound.algorithms import ALGORITHMS, get_algorithm
+    from iobound.layer import ConvLayer
     from kernels.families import kernel_family
+    layers = check_records("layers", layers, ConvLayer)
     if algorithm != ALL_ALGORITHMS:
         if algorithm not in ALGORITHMS:  # name "all" among the choices too
             raise InvalidInputError(f"unknown algorithm {algorithm!r}; choose one of "

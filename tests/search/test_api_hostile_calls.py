@@ -272,3 +272,18 @@ def test_a_history_database_that_is_no_path_is_named(db):
     from search.transfer import transfer_options
     with pytest.raises(InvalidInputError, match="^db must be a path"):
         transfer_options(db, None)
+
+
+_LAYER = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1, name="conv1")
+
+
+@pytest.mark.parametrize("helper, args, said", [
+    ("layer_algorithms", (["alexnet.conv3"], "all"), r"layers\[0\] must be a iobound.layer.ConvLayer"),
+    ("per_layer_path", ("", _LAYER, True), "names no file to write per layer"),
+    ("per_layer_path", ("r.jsonl", "conv1", True), "layer must be a iobound.layer.ConvLayer or"),
+    ("per_layer_path", (5, _LAYER, True), "path must be a path"),
+])
+def test_the_session_helpers_check_their_arguments(helper, args, said):
+    import search.session
+    with pytest.raises(InvalidInputError, match=said):
+        getattr(search.session, helper)(*args)
