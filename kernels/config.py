@@ -100,6 +100,8 @@ def parse_config(text: str, algorithm: str | None = None, *,
     >>> parse_config("x=8,y=8,z=8,alpha=2", default_threads=True)
     DirectConfig(x=8, y=8, z=8, alpha=2, tx=8, ty=8, tz=4)
     """
+    from iobound.limits import check_flag
+    check_flag("default_threads", default_threads)
     d = parse_config_items(text)
     _config_type(d, algorithm)  # an unknown key is named before any default is added
     if default_threads and not any(k in d for k in THREAD_KEYS):

@@ -283,3 +283,17 @@ def test_a_device_of_fewer_registers_a_thread_is_not_more_lenient():
         reasons = check_config(layer, cfg, dev)
         assert any("about 152 registers" in r for r in reasons), reasons
         assert ConvSpace(layer, dev, "direct", pruned=False).index(cfg) is None
+
+
+@pytest.mark.parametrize("algorithm", [0, False, ""])
+def test_a_falsy_algorithm_is_no_algorithm_not_a_guess(algorithm):
+    """Only None means "guess from the tiles"; bound_report refuses the same values."""
+    from kernels.thread_block import default_thread_block
+    with pytest.raises(InvalidInputError, match="unknown algorithm"):
+        default_thread_block({"x": 4, "y": 4, "z": 4}, algorithm=algorithm)
+
+
+@pytest.mark.parametrize("flag", ["no", 0, None])
+def test_default_threads_is_a_flag(flag):
+    with pytest.raises(InvalidInputError, match="default_threads must be True or False"):
+        parse_config("x=8,y=8,z=8,alpha=2", default_threads=flag)
