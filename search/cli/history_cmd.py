@@ -28,8 +28,8 @@ import sqlite3
 from pathlib import Path
 
 from iobound.errors import InvalidInputError
-from search.cli.common import (ESTIMATE_LEGEND, add_json_argument, ascii_int, aligned_table, format_rows, ms_text,
-                               nonempty, print_notice)
+from search.cli.common import (ESTIMATE_LEGEND, add_json_argument, ascii_int, aligned_table,
+                               format_rows, ms_text, nonempty, print_notice)
 
 HELP = "the tuning database: import measurements, list, best configurations, export, remove"
 DESCRIPTION = (

@@ -26,8 +26,8 @@ from iobound.errors import InvalidInputError
 
 from .base import MeasureRecord, Measurer, Status
 
-__all__ = ["MEASURERS", "LAYER_MEASURES", "KERNEL_MEASURES", "CHECKING_MEASURES", "measurer_class", "make_measurer", "MeasureRecord",
-           "Measurer", "Status"]
+__all__ = ["MEASURERS", "LAYER_MEASURES", "KERNEL_MEASURES", "CHECKING_MEASURES", "measurer_class",
+           "make_measurer", "MeasureRecord", "Measurer", "Status"]
 
 #: name -> "module:Class" (imported on first use).
 MEASURERS = {

@@ -53,8 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
     from ..tune_result import TuneResult
 
-__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "observer_and_builders", "tune_space", "store_outcomes",
-           "tune_and_store"]
+__all__ = ["HISTORY_LOCK", "NO_OBSERVER", "DEFAULT_BUILDERS", "observer_and_builders", "tune_space",
+           "store_outcomes", "tune_and_store"]
 
 NO_OBSERVER = Observer()
 DEFAULT_BUILDERS = Builders()

@@ -76,4 +76,5 @@ def test_a_tile_list_that_starts_with_a_minus_is_checked_as_tiles(capsys, tiles)
     argument"); the CLI hands it to --tiles, whose check says what is wrong."""
     code = main(["dataflow", "--layer", "alexnet.conv2", "--fast-memory", "1000", "--tiles", tiles])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and err == f"iobound dataflow: error: --tiles '{tiles}': give positive integers x,y,z[,alpha]"
+    assert code == 2
+    assert err == f"iobound dataflow: error: --tiles '{tiles}': give positive integers x,y,z[,alpha]"
