@@ -97,6 +97,10 @@ def check_cache_root(root: Path | str) -> None:
     if not isinstance(root, (str, os.PathLike)):
         raise InvalidInputError(f"cache root must be a path, got {type(root).__name__} "
                                 f"{root!r:.60}")
+    text = os.fspath(root)
+    if isinstance(text, str) and (not text.strip() or "\0" in text):  # "" is the working folder
+        raise InvalidInputError(f"cache root {text[:40]!r}: give a folder (not an empty path or "
+                                "one with a NUL character)")
     base = absolute_root(root)
     if base is not None and not base.parent.is_dir():  # None: ~user unknown, cache_dir says so
         raise InvalidInputError(f"cache root {str(root)!r}: the folder {str(base.parent)!r} does "

@@ -57,7 +57,7 @@ __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGI
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
            "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout",
-           "COMPILE_TIMEOUT_S"]
+           "COMPILE_TIMEOUT_S", "MAX_TIMEOUT_S"]
 
 #: Most blocks a CUDA grid may have along x (compute capability 3.0 on).
 GRID_X_LIMIT = 2**31 - 1
@@ -239,10 +239,17 @@ def shared_allocation(device, shared_bytes):
 COMPILE_TIMEOUT_S = 120.0
 
 
+#: The longest timeout a compile, an emulation or a worker's measurement takes, in seconds
+#: (11.6 days): the operating system's waits refuse more than about 2.1e6 s
+#: (OverflowError from subprocess and selectors).
+MAX_TIMEOUT_S = 1e6
+
+
 def check_timeout(name: str, value):
-    """``value`` when it is a finite number of seconds > 0 or None (no limit); else
-    InvalidInputError naming ``name`` (NaN, inf, 0, a negative number or a string gave a
-    bogus timeout result or an error from deep in subprocess).
+    """``value`` when it is a finite number of seconds > 0 and at most
+    :data:`MAX_TIMEOUT_S`, or None (no limit); else InvalidInputError naming ``name`` (NaN,
+    inf, 0, a negative number or a string gave a bogus timeout result or an error from deep
+    in subprocess).
 
     >>> check_timeout("timeout", 2.5), check_timeout("timeout", None)
     (2.5, None)
@@ -253,4 +260,4 @@ def check_timeout(name: str, value):
     """
     if value is None:
         return value
-    return check_number(name, value, 0, low_open=True)
+    return check_number(name, value, 0, MAX_TIMEOUT_S, low_open=True)

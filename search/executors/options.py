@@ -18,12 +18,12 @@ iobound.errors.InvalidInputError: retries must be an integer from 0 to 10, got -
 
 from __future__ import annotations
 
-import math
 import os
 import numbers
 from dataclasses import dataclass
 
 from iobound.errors import InvalidInputError
+from kernels.limits import MAX_TIMEOUT_S
 
 __all__ = ["EXECUTOR_NAMES", "ExecutorOptions", "ray_address_target", "MAX_RETRIES",
            "MAX_PARALLEL_LAYERS", "DEFAULT_TIMEOUT_S", "DEFAULT_RETRIES"]
@@ -133,10 +133,10 @@ class ExecutorOptions:
                 raise InvalidInputError("ray_address needs executor 'ray', "
                                         f"got executor {self.executor!r}")
             ray_address_target(self.ray_address)  # its form: HOST:PORT, ray://HOST:PORT, auto
-        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) \
-                or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
-            raise InvalidInputError(f"timeout must be a finite number of seconds > 0, "
-                                    f"got {self.timeout_s!r}")
+        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, numbers.Real) \
+                or not 0 < float(self.timeout_s) <= MAX_TIMEOUT_S:  # NaN, inf fail too
+            raise InvalidInputError(f"timeout must be a finite number of seconds > 0 (at most "
+                                    f"{MAX_TIMEOUT_S:g}), got {self.timeout_s!r}")
         if self.parallel_layers is not None and (not _is_int(self.parallel_layers)
                                                  or not 1 <= self.parallel_layers <= MAX_PARALLEL_LAYERS):
             raise InvalidInputError(f"parallel_layers must be an integer from 1 to "

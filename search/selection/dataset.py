@@ -98,6 +98,21 @@ class LabelRecord:
     estimate: bool
     source: str = ""
 
+    def __post_init__(self) -> None:
+        # a NaN or a negative time won the selection (it compares below every real time)
+        if not isinstance(self.layer, ConvLayer):
+            raise InvalidInputError(f"a label's layer must be a ConvLayer, got {self.layer!r:.60}")
+        t = self.time_ms
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.floating,
+                                                                          np.integer))
+                              or not math.isfinite(t) or t <= 0):
+            raise InvalidInputError(f"a label's time_ms must be a finite number > 0 or None "
+                                    f"(no configuration ran), got {t!r:.60}")
+        if not isinstance(self.estimate, (bool, np.bool_)):
+            raise InvalidInputError(f"a label's estimate must be True or False, got {self.estimate!r:.60}")
+        if not isinstance(self.config, dict):
+            raise InvalidInputError(f"a label's config must be a dict, got {self.config!r:.60}")
+
     @property
     def candidate(self) -> Candidate:
         return Candidate(self.algorithm, self.e)

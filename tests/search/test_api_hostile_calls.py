@@ -287,3 +287,34 @@ def test_the_session_helpers_check_their_arguments(helper, args, said):
     import search.session
     with pytest.raises(InvalidInputError, match=said):
         getattr(search.session, helper)(*args)
+
+
+@pytest.mark.parametrize("time_ms", [float("nan"), -1.0, 0.0, float("inf"), "fast", True])
+def test_a_label_time_that_is_no_time_is_refused(time_ms):
+    """A NaN or negative time compared below every real one and won the selection."""
+    from search.selection.dataset import LabelRecord
+    with pytest.raises(InvalidInputError, match="time_ms must be a finite number > 0 or None"):
+        LabelRecord(_LAYER, "V100-SXM2", "direct", None, {"x": 1}, time_ms, True)
+    with pytest.raises(InvalidInputError, match="layer must be a ConvLayer"):
+        LabelRecord(None, "V100-SXM2", "direct", None, {"x": 1}, 1.0, True)
+    with pytest.raises(InvalidInputError, match="estimate must be True or False"):
+        LabelRecord(_LAYER, "V100-SXM2", "direct", None, {"x": 1}, 1.0, "no")
+
+
+@pytest.mark.parametrize("timeout", [3e6, 1e300])
+def test_a_timeout_past_what_the_system_waits_is_refused(timeout):
+    """subprocess and selectors raised OverflowError past ~2.1e6 s."""
+    from kernels.limits import check_timeout
+    from search.executors import ExecutorOptions
+    with pytest.raises(InvalidInputError, match=r"timeout must be a finite number in \(0, 1e\+06\]"):
+        check_timeout("timeout", timeout)
+    with pytest.raises(InvalidInputError, match=r"at most 1e\+06"):
+        ExecutorOptions(timeout_s=timeout)
+    assert ExecutorOptions(timeout_s=np.int64(5)).timeout_s == 5  # numpy's ints are numbers
+
+
+@pytest.mark.parametrize("root", ["", "   ", "/tmp/a\x00b"])
+def test_an_empty_cache_root_is_not_the_working_folder(root):
+    from kernels.cache import check_cache_root
+    with pytest.raises(InvalidInputError, match="give a folder"):
+        check_cache_root(root)

@@ -96,7 +96,7 @@ def test_make_executor_validates_its_overrides():
 @pytest.mark.parametrize("argv, message", [
     (["--executor", "dask"], "--executor must be one of local, ray; got 'dask'"),
     (["--workers", "-2"], "--workers must be an integer >= 1, got -2"),
-    (["--timeout", "-1"], "--timeout must be a finite number of seconds > 0, got -1.0"),
+    (["--timeout", "-1"], "--timeout must be a finite number of seconds > 0 (at most 1e+06), got -1.0"),
     (["--retries", "99"], "--retries must be an integer from 0 to 10, got 99"),
     (["--ray-address", "h:1"], "--ray-address needs executor 'ray'"),
 ])
