@@ -47,25 +47,35 @@ def batch_index(index) -> int:
 
 
 def check_batch(batch: Iterable[tuple[int, Mapping[str, Any]]]) -> list[tuple[int, dict]]:
-    """The batch as a list of ``(int index, dict config)``; ``ValueError`` on a repeated
-    index, InvalidInputError (a ValueError too) on one that is no integer: every index
-    comes back as it was given, never ``1`` for ``1.7``.
+    """The batch as a list of ``(int index, dict config)``; InvalidInputError (a ValueError)
+    on a batch that is no iterable of pairs, a config that is no mapping, an index that is
+    no integer (every index comes back as it was given, never ``1`` for ``1.7``) or one
+    given twice.
 
     >>> check_batch([(3, {"a": 1}), (3, {"a": 1})])
     Traceback (most recent call last):
     ...
-    ValueError: index 3 appears twice in the batch; each configuration is measured once
+    iobound.errors.InvalidInputError: index 3 appears twice in the batch; each configuration is measured once
     >>> check_batch([(1.7, {"a": 1})])
     Traceback (most recent call last):
     ...
     iobound.errors.InvalidInputError: a batch index must be an integer, got 1.7
     """
+    if isinstance(batch, (str, bytes, Mapping)) or not isinstance(batch, Iterable):
+        raise InvalidInputError(f"a batch must be an iterable of (index, config) pairs, "
+                                f"got {batch!r:.60}")
     out, seen = [], set()
-    for index, config in batch:
+    for item in batch:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InvalidInputError(f"a batch item must be an (index, config) pair, got {item!r:.60}")
+        index, config = item
         index = batch_index(index)
+        if not isinstance(config, Mapping):
+            raise InvalidInputError(f"the config of index {index} must be a mapping of "
+                                    f"parameter values, got {config!r:.60}")
         if index in seen:
-            raise ValueError(f"index {index} appears twice in the batch; "
-                             "each configuration is measured once")
+            raise InvalidInputError(f"index {index} appears twice in the batch; "
+                                    "each configuration is measured once")
         seen.add(index)
         out.append((index, dict(config)))
     return out

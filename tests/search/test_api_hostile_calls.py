@@ -318,3 +318,15 @@ def test_an_empty_cache_root_is_not_the_working_folder(root):
     from kernels.cache import check_cache_root
     with pytest.raises(InvalidInputError, match="give a folder"):
         check_cache_root(root)
+
+
+@pytest.mark.parametrize("batch, said", [
+    ([(0, 5)], "the config of index 0 must be a mapping"), ([(0,)], "must be an .index, config. pair"),
+    ([3], "must be an .index, config. pair"), ("ab", "a batch must be an iterable"),
+    (None, "a batch must be an iterable"), ([(0, {"a": 1}), (0, {"a": 1})], "appears twice"),
+])
+def test_an_executor_batch_of_another_shape_is_named(batch, said):
+    """Unpacking a bad batch raised TypeError / ValueError from inside submit."""
+    from search.executors.base import check_batch
+    with pytest.raises(InvalidInputError, match=said):
+        check_batch(batch)
