@@ -110,6 +110,12 @@ def check_wrapped(inner: Any, prior: Any) -> None:
     if prior is not None and not isinstance(prior, HistoryPrior):
         raise InvalidInputError(f"prior must be a HistoryPrior or None (transfer_options "
                                 f"makes one); got {type(prior).__name__}")
+    space = inner.space
+    if prior is not None and prior.space_key not in (None, (tuple(space.params), len(space))):
+        names, size = prior.space_key
+        raise InvalidInputError(f"the prior was fitted on another space ({size} configurations "
+                                f"of {', '.join(names)}), not the strategy's ({len(space)} of "
+                                f"{', '.join(space.params)}): fit it on the space searched")
 
 
 def _escape(inner: Strategy, source: str | None) -> None:

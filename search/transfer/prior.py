@@ -110,8 +110,12 @@ class HistoryPrior:
     """Per-source best lists and a history ranking of a space (see module doc)."""
 
     def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int,
-                 options: PriorOptions | None = None, fitted_on: tuple | None = None):
+                 options: PriorOptions | None = None, fitted_on: tuple | None = None,
+                 space_key: tuple | None = None):
         o = options or PriorOptions()
+        #: (parameter names, size) of the space the indices number: a strategy over another
+        #: space would read them as other configurations
+        self.space_key = space_key
         self.groups = groups
         self.ranking = ranking
         self.records = records
@@ -129,8 +133,10 @@ class HistoryPrior:
         groups = source_groups(space, history, target_problem, o, rows)
         if not groups:
             return None
+        key = (tuple(space.params), len(space))
         if not any(g.X is not None for g in groups):
-            return cls(groups, np.zeros(0, dtype=np.int64), sum(g.size for g in groups), o)
+            return cls(groups, np.zeros(0, dtype=np.int64), sum(g.size for g in groups), o,
+                       space_key=key)
         booster = _fit_ranker(groups, o, seed)
         if len(space) <= o.max_candidates:
             cand = np.arange(len(space))
@@ -140,7 +146,7 @@ class HistoryPrior:
                                             + [g.indices for g in groups]))
         score = booster.inplace_predict(model_rows(rows.space_rows(cand)))
         ranking = cand[np.lexsort((cand, -score))]
-        return cls(groups, ranking, sum(g.size for g in groups), o, (space, history, seed))
+        return cls(groups, ranking, sum(g.size for g in groups), o, (space, history, seed), key)
 
     @cached_property
     def regression(self) -> np.ndarray:

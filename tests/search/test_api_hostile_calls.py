@@ -330,3 +330,21 @@ def test_an_executor_batch_of_another_shape_is_named(batch, said):
     from search.executors.base import check_batch
     with pytest.raises(InvalidInputError, match=said):
         check_batch(batch)
+
+
+def test_a_prior_of_another_space_is_not_read_as_this_ones_indices():
+    """The history's best indices of x were asked as configurations of tile."""
+    from search.db import Measurement, Workload
+    from search.grid_space import GridSpace
+    from search.measure.base import MeasureRecord
+    from search.strategies import make_strategy
+    from search.transfer import HistoryPrior, with_history
+    w = Workload("k", [8], ("x",))
+    prior = HistoryPrior.fit(GridSpace({"x": list(range(8))}),
+                             [Measurement(w, "d", "t", MeasureRecord.ok({"x": x}, time_ms=8.0 - x))
+                              for x in range(8)])
+    other = GridSpace({"tile": [1, 2, 4, 8, 16, 32, 64, 128]})
+    with pytest.raises(InvalidInputError, match="the prior was fitted on another space"):
+        with_history(make_strategy("random", other, rng=np.random.default_rng(0)), prior)
+    same = GridSpace({"x": list(range(8))})
+    with_history(make_strategy("random", same, rng=np.random.default_rng(0)), prior).ask(2)
