@@ -168,3 +168,19 @@ def check_path(name: str, value: Any) -> Any:
     if "\0" in path:  # no system takes it (os.stat's ValueError, deep inside)
         raise InvalidInputError(f"{name} {path[:40]!r}: not a valid path (a NUL character)")
     return path
+
+
+def check_history_inputs(space: Any, history: Any, options: Any, options_type: type,
+                         seed: Any) -> tuple:
+    """(history as a tuple of Measurements, seed as an int) for a model fitted on
+    ``history`` over ``space``, or InvalidInputError naming the argument: a space that is no
+    :class:`~search.space.Space`, a history that is no iterable of Measurements, options
+    (None for the defaults) not of ``options_type``, a seed past :data:`iobound.limits.SEED`.
+    """
+    from .db.model import Measurement
+    from .space import Space
+    check_type("space", space, Space)
+    history = check_records("history", history, Measurement)
+    if options is not None:
+        check_type("options", options, options_type)
+    return history, limits.check_int("seed", seed, limits.SEED)

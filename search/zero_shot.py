@@ -39,7 +39,7 @@ from iobound.errors import InvalidInputError
 from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
 from .records import as_measured
-from .option_checks import check_choice, check_count, check_type
+from .option_checks import check_choice, check_count, check_history_inputs, check_type
 from .space import Space
 
 __all__ = ["ORDERS", "ZeroShotOptions", "ZeroShotResult", "history_ranking", "ndcg_at_k", "zero_shot",
@@ -145,6 +145,7 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     InvalidInputError
         When no history record can train the model (:func:`rankable`).
     """
+    history, seed = check_history_inputs(space, history, options, ZeroShotOptions, seed)
     o = options or ZeroShotOptions()
     X, cost, rows = _training_set(space, history, o.max_rows_per_source,
                                   np.random.default_rng(seed), o.max_rows)
@@ -220,16 +221,9 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
               target_problem=None) -> ZeroShotResult:
     """Rank ``space`` by the history, measure the top K (see module doc; the order,
     ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`)."""
-    from iobound import limits
-    from .db.model import Measurement
-    from .option_checks import check_records
     from .zero_shot_order import zero_shot_ranking
-    check_type("space", space, Space)
+    history, seed = check_history_inputs(space, history, options, ZeroShotOptions, seed)
     check_type("measurer", measurer, Measurer)
-    history = check_records("history", history, Measurement)
-    if options is not None:
-        check_type("options", options, ZeroShotOptions)
-    seed = limits.check_int("seed", seed, limits.SEED)
     o = options or ZeroShotOptions()
     return measure_top(space, measurer, zero_shot_ranking(space, history, o, seed,
                                                           target_problem), o.k)

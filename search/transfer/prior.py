@@ -63,7 +63,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from iobound import limits
 
 from ..cost_model import make_targets, model_rows, source_caps, training_rows
 from .picker import Picker
@@ -127,7 +126,8 @@ class HistoryPrior:
     def fit(cls, space, history: Sequence, target_problem: Any = None,
             options: PriorOptions | None = None, seed: int = 0) -> "HistoryPrior | None":
         """The prior of ``history`` over ``space``; ``None`` when no record is usable."""
-        limits.check_int("seed", seed, limits.SEED)
+        from ..option_checks import check_history_inputs
+        history, seed = check_history_inputs(space, history, options, PriorOptions, seed)
         o = options or PriorOptions()
         rows = rows_for(space)
         groups = source_groups(space, history, target_problem, o, rows)

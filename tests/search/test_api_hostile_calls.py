@@ -348,3 +348,24 @@ def test_a_prior_of_another_space_is_not_read_as_this_ones_indices():
         with_history(make_strategy("random", other, rng=np.random.default_rng(0)), prior)
     same = GridSpace({"x": list(range(8))})
     with_history(make_strategy("random", same, rng=np.random.default_rng(0)), prior).ask(2)
+
+
+@pytest.mark.parametrize("given, said", [
+    (dict(options={"omega": 1}), "^options must be a"), (dict(seed="x"), "^seed"),
+    (dict(history=None), "^history must be"), (dict(space=None), "^space must be a"),
+])
+def test_the_history_models_check_their_arguments(given, said):
+    """HistoryPrior.fit and zero_shot.history_ranking took any options (AttributeError when
+    first read), seed, history or space."""
+    from search.db import Measurement, Workload
+    from search.grid_space import GridSpace
+    from search.measure.base import MeasureRecord
+    from search.transfer import HistoryPrior
+    from search.zero_shot import history_ranking
+    args = dict(space=GridSpace({"x": [1, 2]}),
+                history=[Measurement(Workload("k", [2], ("x",)), "d", "t",
+                                     MeasureRecord.ok({"x": 1}, time_ms=1.0))]) | given
+    rest = {k: v for k, v in given.items() if k not in ("space", "history")}
+    for fit in (HistoryPrior.fit, history_ranking):
+        with pytest.raises(InvalidInputError, match=said):
+            fit(args["space"], args["history"], **rest)
