@@ -250,7 +250,16 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     [4, 3]
     """
     check_count("k", k, low=1)
+    check_type("space", space, Space)
+    if not isinstance(ranking, tuple) or len(ranking) < 3:
+        raise InvalidInputError(f"ranking must be history_ranking's (indices, scores, records), "
+                                f"got {ranking!r:.60}")
     ranked, scores, used = ranking[:3]
+    ranked = np.asarray(ranked)
+    if ranked.ndim != 1 or (len(ranked) and (ranked.dtype.kind not in "iu" or ranked.min() < 0
+                                             or ranked.max() >= len(space))):
+        raise InvalidInputError(f"ranking's indices must be indices of the space (0 to "
+                                f"{len(space) - 1}): it was made for another space")
     order = getattr(ranking, "order", "model")  # a ZeroShotRanking names its order
     top = [int(i) for i in ranked[:k]]
     records = [as_measured(r) for r in measurer.measure([space.get(i) for i in top])]

@@ -369,3 +369,17 @@ def test_the_history_models_check_their_arguments(given, said):
     for fit in (HistoryPrior.fit, history_ranking):
         with pytest.raises(InvalidInputError, match=said):
             fit(args["space"], args["history"], **rest)
+
+
+@pytest.mark.parametrize("ranking, said", [
+    ((np.array([5]), np.array([0.1]), 1), "made for another space"),
+    (None, "ranking must be history_ranking's"), ((1,), "ranking must be history_ranking's"),
+])
+def test_zero_shot_measures_only_a_ranking_of_its_space(ranking, said):
+    from search.grid_space import GridSpace
+    from search.kt_cache import KtCache
+    from search.measure.replay import ReplayMeasurer
+    from search.zero_shot import measure_top
+    cache = KtCache({"x": [1, 2]}, [{"x": 1, "time": 1.0}])
+    with pytest.raises(InvalidInputError, match=said):
+        measure_top(GridSpace({"x": [1, 2]}), ReplayMeasurer(cache), ranking, 1)
