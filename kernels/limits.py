@@ -256,7 +256,7 @@ def check_timeout(name: str, value):
     >>> check_timeout("timeout", float("nan"))
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: timeout must be a finite number > 0, got nan
+    iobound.errors.InvalidInputError: timeout must be a finite number in (0, 1e+06], got nan
     """
     if value is None:
         return value
