@@ -58,7 +58,9 @@ def default_thread_block(tiles: Mapping[str, int], algorithm: str | None = None)
     if not isinstance(tiles, Mapping):
         raise InvalidInputError(f"tiles must be a mapping of tile names to integers, "
                                 f"got {type(tiles).__name__}")
-    alg = get_algorithm(("winograd" if "e" in tiles else "direct") if algorithm is None else algorithm)
+    if algorithm is None:  # only None is "guess": 0 or "" is a wrong name, refused
+        algorithm = "winograd" if "e" in tiles else "direct"
+    alg = get_algorithm(algorithm)
     needed = tuple(p for p in alg.tile_params if p != "alpha")  # threads never split alpha
     bad = [k for k in needed if isinstance(tiles.get(k), bool)
            or not isinstance(tiles.get(k), numbers.Integral) or tiles[k] < 1]
