@@ -97,17 +97,19 @@ class Ledger:
         return None
 
     def completed(self, job: Job, result: Artifact | MeasureRecord) -> None:
-        """A stage returned: a build's artifact is queued to run, a record is final."""
-        if isinstance(result, Artifact):
-            if job.stage != BUILD:
-                raise TypeError(f"the run of index {job.index} returned an artifact, not a record")
+        """A stage returned: a build's artifact is queued to run, a record is final. What
+        is neither (a user's measurer or stages returning a dict) is the configuration's
+        ``runtime_error`` record, not retried: the same code returns the same thing."""
+        if isinstance(result, Artifact) and job.stage == BUILD:
             if job.index not in self._dropped:
                 self._queues[RUN].append(Job(job.index, job.config, RUN, result, job.failures,
                                              job.key))
             return
         if not isinstance(result, MeasureRecord):
-            raise TypeError(f"the {job.stage} of index {job.index} returned "
-                            f"{type(result).__name__}, not an Artifact or a MeasureRecord")
+            wanted = "an Artifact or a MeasureRecord" if job.stage == BUILD else "a MeasureRecord"
+            result = MeasureRecord.failed(job.config, Status.RUNTIME_ERROR,
+                                          f"the {job.stage} returned {type(result).__name__}, "
+                                          f"not {wanted}", extra={"failed_stage": job.stage})
         if job.failures:
             result = dataclasses.replace(result, extra={**result.extra, "attempts": job.failures + 1})
         self._finish(job.index, result)

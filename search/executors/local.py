@@ -243,6 +243,28 @@ def check_workers_per_cpu(workers: int | None, cpus: int, has: str, noun: str = 
                                 f"a process)" + (f"; {more}" if more else ""))
 
 
+def _pickled(stages: Stages) -> bytes:
+    """``stages`` as the bytes sent to each worker, or a clear error when pickle cannot
+    carry them (a class defined inside a function, a lambda, an open file or lock).
+
+    >>> from search.measure.base import Measurer
+    >>> class Held(Measurer):     # inside a function or a doctest: pickle cannot find it again
+    ...     name = "held"
+    ...     def measure(self, configs): return []
+    >>> _pickled(stages_for(Held()))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the measurer 'held' cannot be sent to the local executor's worker processes (PicklingError: ...); its class must be importable (defined at a module's top level) and hold only plain data
+    """
+    try:
+        return pickle.dumps(stages)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise InvalidInputError(
+            f"the measurer {stages.name!r} cannot be sent to the local executor's worker "
+            f"processes ({type(exc).__name__}: {exc}); its class must be importable (defined "
+            "at a module's top level) and hold only plain data") from None
+
+
 class LocalExecutor(Executor):
     """Worker processes on this machine (see the module doc).
 
@@ -260,7 +282,7 @@ class LocalExecutor(Executor):
         check_local_workers(options.workers)
         super().__init__(None if stages is None else stages_for(stages), options)
         self._slots: list[ProcessSlot] | None = None
-        self._pickles: dict = {} if stages is None else {None: pickle.dumps(self.stages)}
+        self._pickles: dict = {} if stages is None else {None: _pickled(self.stages)}
 
     @property
     def workers(self) -> int:
@@ -269,7 +291,7 @@ class LocalExecutor(Executor):
 
     def register(self, key, stages) -> None:
         super().register(key, stages)
-        self._pickles[key] = pickle.dumps(self.keyed[key])  # sent to a worker before its first job
+        self._pickles[key] = _pickled(self.keyed[key])  # sent to a worker before its first job
 
     def _start(self) -> list[ProcessSlot]:
         if self._slots is None:

@@ -12,7 +12,8 @@ from iobound.errors import InvalidInputError
 from search.cli.executor_args import add_executor_arguments, resolve_executor_options
 from search.executors import Artifact, ExecutorOptions, make_executor
 from search.executors.ledger import BUILD, RUN, Ledger
-from search.measure.base import MeasureRecord
+from search.executors.local import LocalExecutor
+from search.measure.base import MeasureRecord, Measurer
 
 OUTCOMES = ("ok", "final", "died", "timeout")
 
@@ -63,11 +64,49 @@ def test_a_second_record_for_an_index_is_a_bug():
 
 
 def test_a_run_must_return_a_record():
-    """A run stage that returns an artifact is a broken stage, not a measurement."""
-    book = Ledger([(0, {})], retries=0)
-    book.completed(book.next_job({BUILD}), Artifact({}))
-    with pytest.raises(TypeError, match="returned an artifact"):
-        book.completed(book.next_job({RUN}), Artifact({}))
+    """A run stage that returns an artifact is a broken stage: its configuration's record
+    is runtime_error naming what came back, not a crash of the whole batch."""
+    book = Ledger([(0, {"a": 1})], retries=3)
+    book.completed(book.next_job({BUILD}), Artifact({"a": 1}))
+    book.completed(book.next_job({RUN}), Artifact({"a": 1}))
+    ((index, record),) = book.drain()
+    assert (index, record.status.value, record.extra["failed_stage"]) == (0, "runtime_error", "run")
+    assert "the run returned Artifact, not a MeasureRecord" in record.error
+    assert book.done and not book.waiting({BUILD, RUN})  # not retried: the same code, the same return
+
+
+class Loose(Measurer):
+    """measure() returns ``self.give`` for each configuration instead of records."""
+
+    name = "loose"
+
+    def __init__(self, give):
+        self.give = give
+
+    def measure(self, configs):
+        return [self.give for _ in configs]
+
+
+@pytest.mark.parametrize("give", [{"time_ms": 1.0}, None, 3.5])
+def test_a_measurer_returning_no_record_is_recorded(give):
+    """A user's measurer whose measure() returns dicts (or anything else) gets each
+    configuration a runtime_error record through the executor, not a TypeError."""
+    with LocalExecutor(Loose(give), ExecutorOptions(workers=1)) as ex:
+        got = dict(ex.submit([(0, {"a": 1}), (1, {"a": 2})]))
+    assert sorted(got) == [0, 1]
+    for record in got.values():
+        assert record.status.value == "runtime_error"
+        assert f"the run returned {type(give).__name__}, not a MeasureRecord" in record.error
+
+
+def test_an_unpicklable_measurer_is_named():
+    """A measurer pickle cannot carry to the workers is a clear InvalidInputError at the
+    executor's construction, not a PicklingError."""
+    import threading
+
+    with pytest.raises(InvalidInputError, match="the measurer 'loose' cannot be sent to the "
+                                                "local executor's worker processes"):
+        LocalExecutor(Loose(threading.Lock()), ExecutorOptions(workers=1))
 
 
 @pytest.mark.parametrize("changes, message", [
