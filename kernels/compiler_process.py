@@ -18,7 +18,28 @@ import signal
 import subprocess
 from typing import Mapping, Sequence
 
-__all__ = ["run_compiler"]
+from iobound.errors import InvalidInputError
+
+__all__ = ["run_compiler", "check_compiler_text"]
+
+
+def check_compiler_text(what: str, text: str) -> None:
+    """Refuse text a compiler cannot be given (a source, a flag): a NUL, which no command
+    line can carry and no CUDA source has, or a lone surrogate, which has no UTF-8 bytes.
+
+    >>> check_compiler_text("extra_flags", "-DN=1\\x00")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: extra_flags: '-DN=1\\x00' holds a NUL character, which no command line can carry and no CUDA source has
+    """
+    if "\x00" in text:
+        raise InvalidInputError(f"{what}: {text!r:.80} holds a NUL character, which no command "
+                                "line can carry and no CUDA source has")
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{what}: the character at {exc.start} is a lone surrogate "
+                                f"({text[exc.start]!r}), which has no UTF-8 bytes") from None
 
 
 def _children() -> dict[int, list[int]]:

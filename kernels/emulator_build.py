@@ -31,7 +31,7 @@ from iobound.errors import InvalidInputError, IoboundError, ToolchainError
 
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
-from .compiler_process import run_compiler
+from .compiler_process import check_compiler_text, run_compiler
 from .emulator_launch import LAUNCHER_SOURCE
 from .limits import COMPILE_TIMEOUT_S, check_timeout
 
@@ -174,6 +174,7 @@ def build_emulator(code: str, cache_root: str | Path | None = None,
     """
     if not isinstance(code, str):
         raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
+    check_compiler_text("code", code)
     check_timeout("timeout", timeout)
     return _cached_build(_cxx(), emulated_source(code), KERNEL_BUILD, cache_root, timeout)
 

@@ -39,7 +39,7 @@ from iobound.errors import InvalidInputError
 
 from .cache import (cache_dir, compiler_env, content_key, file_digest, is_trusted, record_digest,
                     remove_orphans, scratch_folder)
-from .compiler_process import run_compiler
+from .compiler_process import check_compiler_text, run_compiler
 from .limits import COMPILE_TIMEOUT_S, check_timeout
 from .ptxas import PtxasInfo, parse_ptxas
 from .source import KernelSource
@@ -162,6 +162,9 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     if isinstance(extra_flags, (str, bytes)) or not all(isinstance(f, str) for f in extra_flags):
         raise InvalidInputError(f"extra_flags must be a sequence of strings, got {extra_flags!r:.80}")
     code = source.code if isinstance(source, KernelSource) else source
+    check_compiler_text("source", code)
+    for flag in extra_flags:
+        check_compiler_text("extra_flags", flag)
     name = source.name if isinstance(source, KernelSource) else None
     tc = find_toolchain(arch, nvcc)
     if tc is None:
@@ -306,7 +309,11 @@ def compile_many(sources: Sequence[KernelSource | str], arch: str = "sm_80", *,
     if isinstance(sources, (str, bytes, KernelSource)):
         raise InvalidInputError("sources must be a sequence of sources, got one "
                                 f"{type(sources).__name__}")
-    sources = list(sources)
+    try:
+        sources = list(sources)
+    except TypeError:
+        raise InvalidInputError(f"sources must be a sequence of sources, got "
+                                f"{type(sources).__name__}") from None
     if workers is not None:
         workers = limits.check_int("workers", workers, _WORKERS)
     workers = workers or max(1, min(len(sources), 2 * (os.cpu_count() or 1)))

@@ -10,7 +10,7 @@ Examples
 --------
 >>> check_arch("sm_90a")
 'sm_90a'
->>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
+>>> find_nvcc("sm_10") is None  # no toolchain targets a made-up arch
 True
 """
 
@@ -141,11 +141,15 @@ def check_arch(arch) -> str:
 def find_nvcc(arch: str | None = None) -> str | None:
     """Path of an nvcc (supporting ``arch`` when given), or None when there is none.
 
-    >>> find_nvcc("sm_1") is None   # no toolchain targets a made-up arch
+    >>> find_nvcc("sm_10") is None  # no toolchain targets a made-up arch
     True
+    >>> find_nvcc("compute_80")     # spelled as find_toolchain and compile_cubin take it
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: arch must look like sm_80, got 'compute_80'
     """
-    if arch is not None and not isinstance(arch, str):
-        raise InvalidInputError(f"arch must be a string such as sm_80, got {arch!r:.60}")
+    if arch is not None:
+        check_arch(arch)
     for path in nvcc_candidates():
         if arch is None or toolchain(path).supports(arch):
             return path

@@ -166,18 +166,20 @@ def test_bad_arch_string_is_a_value_error(tmp_path):
         nv.compile_cubin("", "80", cache_root=tmp_path)
 
 
-@pytest.mark.parametrize("arch", ["sm_", "sm_abc", "", None, 80, "sm_80\n", b"sm_80", "sm_8O"])
+@pytest.mark.parametrize("arch", ["sm_", "sm_abc", "", None, 80, "sm_80\n", b"sm_80", "sm_8O",
+                                  "compute_80"])
 def test_malformed_arch_is_an_input_error_everywhere(tmp_path, arch):
-    """compile_cubin and find_toolchain refuse an arch not spelled sm_XX with
-    InvalidInputError (None, 80 and b"sm_80" were TypeErrors; "sm_80\n" passed the check
-    and came back as a compile_error for every kernel)."""
+    """compile_cubin, find_toolchain and find_nvcc (given an arch) refuse one not spelled
+    sm_XX with InvalidInputError (None, 80 and b"sm_80" were TypeErrors; "sm_80\n" passed
+    the check and came back as a compile_error for every kernel; find_nvcc answered None
+    for "compute_80" where the others refused it)."""
     from iobound.errors import InvalidInputError
     with pytest.raises(InvalidInputError, match="arch must look like sm_80"):
         nv.compile_cubin("int k;", arch, cache_root=tmp_path)
     with pytest.raises(InvalidInputError, match="arch must look like sm_80"):
         nv.find_toolchain(arch)
-    if arch is not None and not isinstance(arch, str):
-        with pytest.raises(InvalidInputError, match="arch must be a string"):
+    if arch is not None:
+        with pytest.raises(InvalidInputError, match="arch must look like sm_80"):
             nv.find_nvcc(arch)
 
 
@@ -205,6 +207,9 @@ def test_no_limit_and_finite_timeouts_still_compile(tmp_path, timeout):
     ({"source": None}, "source must be"), ({"source": 5}, "source must be"),
     ({"extra_flags": "-lineinfo"}, "extra_flags"), ({"extra_flags": [1]}, "extra_flags"),
     ({"nvcc": 5}, "nvcc must be a path"),
+    ({"extra_flags": ["-DN=1\x00"]}, "extra_flags: .* holds a NUL character"),
+    ({"source": "int k;\x00"}, "source: .* holds a NUL character"),
+    ({"source": "int k\ud800;"}, "source: the character at 5 is a lone surrogate"),
 ])
 def test_compile_arguments_of_the_wrong_type(tmp_path, kwargs, match):
     """No source text, a flags string (was split into one-letter flags) or an nvcc that is
@@ -216,11 +221,13 @@ def test_compile_arguments_of_the_wrong_type(tmp_path, kwargs, match):
 
 
 @pytest.mark.parametrize("sources, workers, match", [
-    ("int k;", None, "sequence of sources"), (["int k;"], 0, "workers"),
+    ("int k;", None, "sequence of sources"), (None, None, "sequence of sources, got NoneType"),
+    (5, None, "sequence of sources, got int"), (["int k;"], 0, "workers"),
     (["int k;"], -1, "workers"), (["int k;"], 2.5, "workers"),
 ])
 def test_compile_many_arguments(sources, workers, match):
-    """One string is not a list of sources (it was compiled letter by letter); workers must
+    """One string is not a list of sources (it was compiled letter by letter), nor is None
+    (a TypeError from list()); workers must
     be an integer >= 1 (-1 was a ValueError from the thread pool)."""
     from iobound.errors import InvalidInputError
     with pytest.raises(InvalidInputError, match=match):
@@ -357,3 +364,16 @@ def test_a_cached_failure_that_was_not_the_kernel_s_is_compiled_again(tmp_path):
     meta = tmp_path / "c" / "cubin" / "stale.json"
     nv._write_record(meta, res)  # what an older version cached for this failure
     assert nv._cached_result(meta, meta.with_suffix(".cubin")) is None
+
+
+@pytest.mark.parametrize("code, match", [
+    ("int k;\x00", "code: .* holds a NUL character"),
+    ("int \udcff;", "code: the character at 4 is a lone surrogate"),
+])
+def test_emulator_source_a_compiler_cannot_be_given(tmp_path, code, match):
+    """A lone surrogate in the source was a UnicodeEncodeError from the cache key; a NUL
+    reached g++ as an odd compile error."""
+    from iobound.errors import InvalidInputError
+    from kernels import emulator_build as emu
+    with pytest.raises(InvalidInputError, match=match):
+        emu.build_emulator(code, cache_root=tmp_path)
