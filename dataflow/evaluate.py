@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from iobound import limits
 from iobound.algorithms import Algorithm
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 from iobound.multi_block import bound_fast_memory
 
 from .direct import DirectTiling, relative_gap
@@ -265,8 +265,7 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
     """
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     fam = dataflow_family(algorithm)
     fast_memory, processors, block = _checked(fast_memory, processors, tolerance)
     divisors = limits.check_flag("divisors", divisors)

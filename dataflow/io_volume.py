@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import check_layer
 
 __all__ = [
     "DataflowIO",
@@ -293,8 +293,7 @@ def takes_layer(func):
     work (not an AttributeError from the first field the function reads)."""
     @functools.wraps(func)
     def wrapper(layer, *args, **kwargs):
-        if not isinstance(layer, ConvLayer):
-            raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+        check_layer(layer)
         return func(layer, *args, **kwargs)
     return wrapper
 

@@ -54,7 +54,7 @@ import numpy as np
 from iobound import limits
 from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 
 from .continuous_optimum import (  # re-exported: the optimum the search starts from
     ALPHA, A, C, C_IN, K, S, ContinuousOptimum, continuous_optimum_expressions, dataflow_reuse,
@@ -172,8 +172,7 @@ def _search(layer, xs, ys, fixed_shared, per_z, divisors_only, fast_memory):
 
 
 def _check_layer(layer) -> None:
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
 
 
 def _divisible(layer: ConvLayer, x: int, y: int, z: int) -> bool:

@@ -45,7 +45,7 @@ import networkx as nx
 import numpy as np
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 
 from .dag_direct import direct_chain
 from .pebble_moves import check_dag
@@ -230,8 +230,7 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
         When the DAG was built from another layer, the tiling type does not match the DAG
         or does not fit the layer, or the schedule misses a vertex.
     """
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     check_dag(dag)
     built = dag.graph.get("layer")
     if isinstance(built, ConvLayer) and built != layer:

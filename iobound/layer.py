@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, fields
 from . import limits
 from .errors import InvalidInputError
 
-__all__ = ["ConvLayer"]
+__all__ = ["ConvLayer", "check_layer"]
 
 
 def _whole(value) -> bool:
@@ -309,3 +309,17 @@ class ConvLayer:
         if self.groups != 1:
             s += f" g{self.groups}"
         return s
+
+
+def check_layer(layer) -> ConvLayer:
+    """``layer`` when it is a :class:`ConvLayer`; else InvalidInputError naming its type
+    (a dict or a name given where a layer is taken fails here, not deep inside).
+
+    >>> check_layer({"c_in": 3})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: layer must be a ConvLayer, got dict
+    """
+    if not isinstance(layer, ConvLayer):
+        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    return layer

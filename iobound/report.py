@@ -22,7 +22,7 @@ import sympy as sp
 from .algorithms import ALGORITHMS, DEFAULT_WINOGRAD_E, Algorithm, get_algorithm
 from . import limits
 from .errors import InvalidInputError
-from .layer import ConvLayer
+from .layer import ConvLayer, check_layer
 
 __all__ = ["Bound", "BoundReport", "bound_report", "best_lower_bound", "ALGORITHMS",
            "DEFAULT_WINOGRAD_E"]
@@ -71,8 +71,7 @@ class BoundReport:
 
 
 def _check(layer: ConvLayer, s, algorithm, e) -> tuple[Algorithm, int | None]:
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1:
         raise InvalidInputError(f"fast memory S must be an integer number of words >= 1, got {s!r}")
     limits.check_int("fast memory S (words)", s, limits.FAST_MEMORY_WORDS)

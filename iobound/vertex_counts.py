@@ -36,8 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .layer import ConvLayer
+from .layer import ConvLayer, check_layer
 
 __all__ = ["DirectCounts", "direct_counts", "direct_vertex_count", "iter_direct_products"]
 
@@ -131,6 +130,5 @@ def iter_direct_products(layer: ConvLayer):
 
 def direct_vertex_count(layer: ConvLayer) -> int:
     """|V| of the direct-convolution DAG (exact; Lemma 4.7 without padding)."""
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     return direct_counts(layer).vertices

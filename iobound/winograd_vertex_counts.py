@@ -19,8 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .layer import ConvLayer
+from .layer import ConvLayer, check_layer
 from .limits import check_winograd_e
 from .winograd_transforms import winograd_transforms
 
@@ -179,8 +178,7 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
         When Winograd does not apply to the layer, or ``e < 1``.
     """
     # checked on every call, not behind the cache (which would answer e=True with e=1)
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     layer.check_winograd()
     return _vertex_count(layer, check_winograd_e(e))
 

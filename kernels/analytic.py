@@ -53,7 +53,7 @@ from dataflow.families import dataflow_family
 from dataflow.io_volume import takes_layer
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 from iobound.units import WORD_BYTES
 
 from .config import _device, config_from_dict, onchip_words, register_words, shared_memory_bytes
@@ -239,8 +239,7 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     numpy.ndarray
         ``(n, len(FEATURE_NAMES))`` floats.
     """
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     device = _device(device)
     if device is None:
         raise InvalidInputError("analytic features need a device (a Device or a preset name)")

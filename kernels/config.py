@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 from iobound.units import WORD_BYTES
 
 from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
@@ -53,7 +53,7 @@ __all__ = [
     "DirectConfig", "WinogradConfig", "KernelConfig", "config_from_dict", "parse_config",
     "parse_config_items", "input_tile_shape", "shared_memory_words", "shared_memory_bytes",
     "register_words", "onchip_words", "accumulators_per_thread", "grid_shape", "grid_of",
-    "check_config",
+    "check_config", "check_operands",
 ]
 
 FP32_BYTES = WORD_BYTES  # the generated kernels compute in fp32
@@ -143,13 +143,13 @@ def parse_config_items(text: str) -> dict[str, int]:
 
 # -- sizes -------------------------------------------------------------------------
 
-# Each public size checks its operands (_check_operands): a None or a dict is an
+# Each public size checks its operands (check_operands): a None or a dict is an
 # InvalidInputError naming it, not an AttributeError. Sizes are defined for any config,
 # also one whose tiles exceed the layer (check_config names that), so a search can rank it.
 
 def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
     """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return config.input_tile_shape(layer)
 
 
@@ -160,7 +160,7 @@ def _footprint(layer: ConvLayer, config: KernelConfig):
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Floats of static shared memory the generated kernel declares."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return config.shared_words(layer)
 
 
@@ -171,7 +171,7 @@ def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
 
 def register_words(layer: ConvLayer, config: KernelConfig) -> int:
     """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return _footprint(layer, config).register_words
 
 
@@ -198,7 +198,7 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
     >>> shared_memory_words(layer, cfg), onchip_words(layer, cfg)  # 440 + 4*4*4*16 + 32*(2+2)*16
     (440, 3512)
     """
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return config.onchip_words(layer)
 
 
@@ -209,7 +209,7 @@ def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
     """CUDA grid (x, y, z): images * tile columns, tile rows, output-channel blocks."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return grid_of(layer, config.x, config.y, config.z)
 
 
@@ -237,13 +237,14 @@ def _device(device):
     return get_device(device)
 
 
-def _check_operands(layer, config) -> None:
+def check_operands(layer, config) -> None:
     """InvalidInputError unless ``layer`` is a ConvLayer and ``config`` a kernel config."""
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
     if not isinstance(config, tuple(CONFIG_TYPES.values())):
+        hint = "; kernels.config.config_from_dict makes one of a dict" if isinstance(config, Mapping) \
+            else ""
         raise InvalidInputError(f"config must be a DirectConfig or WinogradConfig, got "
-                                f"{type(config).__name__} {config!r:.60}")
+                                f"{type(config).__name__} {config!r:.60}{hint}")
 
 
 def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str | None" = None) -> list[str]:
@@ -258,7 +259,7 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
     """
-    _check_operands(layer, config)
+    check_operands(layer, config)
     dev = _device(device)
     reasons = config.group_reasons(layer) or config.divisibility(layer)
     if reasons:

@@ -85,9 +85,8 @@ LAUNCH_TIMEOUT_S = 300.0
 def check_problem_size(layer) -> None:
     """Refuse a layer whose input, weight or output tensor is past
     :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated."""
-    from iobound.layer import ConvLayer
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    from iobound.layer import check_layer
+    check_layer(layer)
     for what, size in (("input", layer.input_size), ("weight", layer.weight_size),
                        ("output", layer.output_size)):
         limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)

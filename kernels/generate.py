@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from iobound.layer import ConvLayer
 
-from .config import KernelConfig
+from .config import KernelConfig, check_operands
 from .families import kernel_family
 from .source import KernelSource
 
@@ -27,5 +27,8 @@ def generate(layer: ConvLayer, config: KernelConfig, device=None) -> KernelSourc
     ------
     InvalidConfigError
         (a ValueError) listing why the config cannot run.
+    InvalidInputError
+        ``layer`` is no ConvLayer or ``config`` no kernel config (a dict, say).
     """
+    check_operands(layer, config)
     return kernel_family(config).generate(layer, config, device)

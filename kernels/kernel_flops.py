@@ -37,7 +37,7 @@ from dataflow.grouped import group_sublayer
 from dataflow.io_volume import takes_layer
 from iobound.layer import ConvLayer
 
-from .config import _check_operands, grid_of
+from .config import check_operands, grid_of
 
 __all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops",
            "check_kernel_tiling"]
@@ -102,6 +102,6 @@ def kernel_flops(layer: ConvLayer, config) -> int:
     """
     from .families import kernel_family
 
-    _check_operands(layer, config)
+    check_operands(layer, config)
     fam = kernel_family(config)
     return fam.tile_flops(layer, config.tiling)

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 
 __all__ = ["check_shapes", "conv2d_reference", "conv2d_naive", "random_problem", "direct_tolerance",
            "winograd_tolerance", "Comparison", "compare", "UNIT_ROUNDOFF", "PROBABILISTIC_LAMBDA"]
@@ -42,8 +42,7 @@ UNIT_ROUNDOFF = 2.0 ** -24
 
 
 def _check_layer(layer) -> None:
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_layer(layer)
 
 
 def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:

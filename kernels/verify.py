@@ -41,11 +41,10 @@ from pathlib import Path
 import numpy as np
 
 from iobound import limits
-from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
 from .cache import check_cache_root
-from .config import KernelConfig, _check_operands, check_config, onchip_words
+from .config import KernelConfig, check_operands, check_config, onchip_words
 from . import emulator
 from .emulator import check_problem_size, emulate
 from .families import kernel_family
@@ -89,7 +88,7 @@ class EmulationCheck:
 def expected_io(layer: ConvLayer, config: KernelConfig):
     """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
     times one group's, :func:`kernels.grouping.kernel_io`)."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     return kernel_io(layer, config, config.tiling)
 
 
@@ -113,8 +112,7 @@ def emulate_and_check(layer: ConvLayer, config: KernelConfig, seed: int = 0,
     """
     seed = limits.check_int("seed", seed, limits.SEED)
     with_bound = limits.check_flag("with_bound", with_bound)
-    if not isinstance(layer, ConvLayer):
-        raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
+    check_operands(layer, config)
     if cache_root is not None:
         check_cache_root(cache_root)
     check_problem_size(layer)  # before the random tensors are allocated
@@ -217,7 +215,7 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     at most 2 images (a batch's images share grid x with the tile columns, so a batched
     layer's copy keeps that indexing checked). No axis is larger than the layer's, and a tile that overhangs the layer's
     edge overhangs the copy's by as much (the clipped edge block is checked too)."""
-    _check_operands(layer, config)
+    check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
     _, h_in = _reduced_axis(layer.h_out, y, layer.stride[0], layer.extent_h, layer.padding[0])
     _, w_in = _reduced_axis(layer.w_out, x, layer.stride[1], layer.extent_w, layer.padding[1])
@@ -239,7 +237,7 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
     build or run (within :data:`kernels.emulator.LAUNCH_TIMEOUT_S`), gives an unchecked
     result with the reason; nothing is raised.
     """
-    _check_operands(layer, config)
+    check_operands(layer, config)
     small = reduced_layer(layer, config)
     reasons = check_config(small, config)
     if reasons:

@@ -39,7 +39,7 @@ from iobound.algorithms import OFFERED_WINOGRAD_ES, winograd_offered
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["Candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates",
+__all__ = ["Candidate", "check_candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates",
            "shape_key", "LabelRecord", "Example", "examples_from_records", "write_records",
            "read_records", "synthetic_layers"]
 
@@ -57,8 +57,11 @@ class Candidate:
     def __post_init__(self) -> None:
         if self.algorithm == "direct" and self.e is not None:
             raise InvalidInputError(f"direct takes no Winograd e, got e={self.e}")
-        if self.algorithm == "winograd" and self.e not in WINOGRAD_ES:
-            raise InvalidInputError(f"winograd e must be one of {WINOGRAD_ES}, got {self.e!r}")
+        if self.algorithm == "winograd":  # e = 2.0 or True compared equal to a tile and passed
+            if isinstance(self.e, (bool, np.bool_)) or not isinstance(self.e, (int, np.integer)) \
+                    or self.e not in WINOGRAD_ES:
+                raise InvalidInputError(f"winograd e must be one of {WINOGRAD_ES}, got {self.e!r}")
+            object.__setattr__(self, "e", int(self.e))  # a numpy integer hashes and prints as int
         if self.algorithm not in ("direct", "winograd"):
             raise InvalidInputError(f"algorithm must be 'direct' or 'winograd', got {self.algorithm!r}")
 
@@ -69,6 +72,20 @@ class Candidate:
 
     def __lt__(self, other: "Candidate") -> bool:  # direct first, then e ascending
         return (self.e or 0, self.algorithm) < (other.e or 0, other.algorithm)
+
+
+def check_candidate(candidate) -> "Candidate":
+    """``candidate`` when it is a :class:`Candidate`; else InvalidInputError naming it.
+
+    >>> check_candidate("winograd")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: candidate must be a Candidate (e.g. Candidate("winograd", 2)), got str 'winograd'
+    """
+    if not isinstance(candidate, Candidate):
+        raise InvalidInputError(f'candidate must be a Candidate (e.g. Candidate("winograd", 2)), '
+                                f"got {type(candidate).__name__} {candidate!r:.60}")
+    return candidate
 
 
 DIRECT = Candidate("direct")

@@ -26,9 +26,10 @@ from typing import Sequence
 
 import numpy as np
 
-from iobound.layer import ConvLayer
+from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer, check_layer
 
-from .dataset import Candidate, Example
+from .dataset import Candidate, Example, check_candidate
 
 __all__ = ["nearest_config", "first_config_quality"]
 
@@ -42,6 +43,10 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
     """The configuration of the nearest example that is valid for ``layer`` (see the module doc)."""
     from search.conv_space import ConvSpace
 
+    check_layer(layer)
+    candidate = check_candidate(candidate)
+    if not isinstance(examples, (list, tuple)) or not all(isinstance(ex, Example) for ex in examples):
+        raise InvalidInputError(f"examples must be a list of Example, got {examples!r:.60}")
     known = [ex for ex in examples
              if ex.times.get(candidate) is not None and ex.configs.get(candidate)]
     if not known:

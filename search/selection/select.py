@@ -42,10 +42,11 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 from iobound.units import WORD_BYTES  # the kernels' word (fp32): one place
 
-from .dataset import CLASSES, Candidate, Example, candidates, examples_from_records, shape_key
+from .dataset import (CLASSES, Candidate, Example, candidates, check_candidate, examples_from_records,
+                      shape_key)
 
 __all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
            "selection_from_example", "select_layers"]
@@ -137,7 +138,9 @@ def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int
     from kernels.config import config_from_dict, onchip_words
     from kernels.grouping import kernel_io
 
-    kc = config_from_dict(dict(config), candidate.algorithm)
+    check_layer(layer)
+    candidate = check_candidate(candidate)
+    kc = config_from_dict(config, candidate.algorithm)
     io = kernel_io(layer, kc, kc.tiling).total  # grouped: groups x one group's
     s = onchip_words(layer, kc)
     # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/test_multi_block.py)
@@ -155,7 +158,8 @@ def min_flops(layer: ConvLayer, candidate: Candidate) -> int:
     (2304, 1024)
     """
     from dataflow.flops import direct_flops, winograd_product_flops
-    if candidate.algorithm == "direct":
+    check_layer(layer)
+    if check_candidate(candidate).algorithm == "direct":
         return direct_flops(layer)
     return winograd_product_flops(layer, candidate.e)
 

@@ -122,3 +122,17 @@ def test_a_cache_root_whose_parent_is_missing_is_refused(tmp_path):
         cache_dir("emu", root)
     assert not (tmp_path / "missing").exists()
     assert cache_dir("emu", tmp_path / "cache") == (tmp_path / "cache" / "emu").resolve()
+
+
+@pytest.mark.parametrize("config", [dict(x=4, y=4, z=4, alpha=2, tx=4, ty=2, tz=2), None, "x=4"])
+def test_generate_and_emulate_take_a_kernel_config_not_a_dict(config):
+    """A dict config was "unknown algorithm" (kernel_family read no algorithm from it):
+    generate and emulate_and_check now name what they take, and for a dict how to make one."""
+    from kernels.generate import generate
+    from kernels.verify import emulate_and_check
+
+    hint = "config_from_dict makes one" if isinstance(config, dict) else ""
+    for call in (lambda: generate(LAYER, config), lambda: emulate_and_check(LAYER, config)):
+        with pytest.raises(InvalidInputError, match=f"config must be a DirectConfig or "
+                                                    f"WinogradConfig, got {type(config).__name__}.*{hint}"):
+            call()
