@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -58,7 +59,7 @@ class Candidate:
         if self.algorithm == "direct" and self.e is not None:
             raise InvalidInputError(f"direct takes no Winograd e, got e={self.e}")
         if self.algorithm == "winograd":  # e = 2.0 or True compared equal to a tile and passed
-            if isinstance(self.e, (bool, np.bool_)) or not isinstance(self.e, (int, np.integer)) \
+            if isinstance(self.e, bool) or not isinstance(self.e, numbers.Integral) \
                     or self.e not in WINOGRAD_ES:
                 raise InvalidInputError(f"winograd e must be one of {WINOGRAD_ES}, got {self.e!r}")
             object.__setattr__(self, "e", int(self.e))  # a numpy integer hashes and prints as int
