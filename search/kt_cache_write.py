@@ -38,7 +38,7 @@ from .outputs import write_atomic
 from .kt_keys import value_key
 from .times import as_time
 
-__all__ = ["cache_entry", "records_to_cache", "write_cache"]
+__all__ = ["cache_entry", "records_to_cache", "write_cache", "check_keeps_measurements"]
 
 
 def cache_entry(rec: MeasureRecord, keys: Sequence[str], toolchain: str | None = None) -> dict:
@@ -122,6 +122,49 @@ def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
     return out
 
 
+def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
+    """Refuse to replace a Kernel Tuner cache file at ``path`` unless ``cache`` holds
+    every one of its measurements (the same configuration with the same recorded time).
+
+    Writing a run's export again over the export of its first part (a resumed run, a
+    second ``history export`` of a workload that gained records) loses nothing and goes
+    ahead; over someone's cache of another kernel, device or run it would destroy
+    measurements, and is an InvalidInputError naming how many. A file that is no cache
+    is not this check's business (:func:`search.outputs.check_not_tuning_data`).
+
+    >>> import tempfile
+    >>> p = write_cache(os.path.join(tempfile.mkdtemp(), "c.json"),
+    ...                 KtCache({"a": [1, 2]}, [{"a": 1, "time": 1.0}]))
+    >>> check_keeps_measurements(p, KtCache({"a": [1, 2]}, [{"a": 1, "time": 1.0},
+    ...                                                     {"a": 2, "time": 3.0}]))
+    >>> check_keeps_measurements(p, KtCache({"a": [1, 2]}, [{"a": 2, "time": 3.0}]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: '...c.json' is a Kernel Tuner cache with 1 measurement this export does not hold (a=1); writing would lose it: give another file
+    """
+    from .kt_cache import load_cache
+
+    path = Path(path)
+    try:
+        if not path.is_file():
+            return
+        old = load_cache(path)
+    except (InvalidInputError, OSError):  # not a readable cache
+        return
+    same_knobs = set(old.keys) == set(cache.keys)
+    new = {cache_key(e, old.keys): e.get("time") for e in cache.entries} if same_knobs else {}
+    absent = object()
+    lost = [e for e in old.entries if new.get(cache_key(e, old.keys), absent) != e.get("time")]
+    if lost:
+        first = ",".join(f"{k}={lost[0][k]}" for k in old.keys)
+        n = len(lost)
+        raise InvalidInputError(
+            f"{str(path)[:80]!r} is a Kernel Tuner cache with {n} measurement{'s' * (n != 1)} "
+            f"this export does not hold ({first[:60]}); writing would lose "
+            f"{'them' if n != 1 else 'it'}: give another file")
+
+
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
     r"""Write ``cache`` as a Kernel Tuner cache file (gzipped when ``path`` ends in .gz),
     atomically (:func:`search.outputs.write_atomic`).
@@ -142,6 +185,7 @@ def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:
     """
     path = Path(check_path("path", path))
     check_type("cache", cache, KtCache)
+    check_keeps_measurements(path, cache)
     keys = list(cache.keys)
     raw = {
         "device_name": cache.device_name, "kernel_name": cache.kernel_name,

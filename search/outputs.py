@@ -52,10 +52,12 @@ def _writable_parent(flag: str, path: Path) -> None:
         raise InvalidInputError(f"{flag} {str(path)!r}: the folder {str(parent)!r} is not writable")
 
 
-def check_not_tuning_data(flag: str, path: str | os.PathLike) -> None:
-    """Refuse an output that would replace an existing SQLite database or tuning log (a
-    tuning database or a run's log named by mistake: the output replaces the file whole,
-    and the measurements in it would be lost).
+def check_not_tuning_data(flag: str, path: str | os.PathLike, cache_export: bool = False) -> None:
+    """Refuse an output that would replace an existing SQLite database, tuning log or
+    Kernel Tuner cache (measurements named by mistake: the output replaces the file whole,
+    and the measurements in it would be lost). A cache export (``cache_export``) may
+    replace a cache whose measurements it keeps; that is checked when it is written
+    (:func:`search.kt_cache_write.check_keeps_measurements`).
 
     >>> check_not_tuning_data("--export-cache", "/no/such/file.json")
     """
@@ -65,12 +67,23 @@ def check_not_tuning_data(flag: str, path: str | os.PathLike) -> None:
         # a pipe is not read (that would wait or take its bytes)
         regular = os.path.isfile(path)
         what = ("an SQLite database" if regular and is_sqlite(Path(path))
-                else "a tuning log" if regular and is_log_file(path) else None)
+                else "a tuning log" if regular and is_log_file(path)
+                else "a Kernel Tuner cache" if regular and not cache_export and _is_cache(path)
+                else None)
     except (OSError, ValueError, EOFError, zlib.error):  # refused, or a damaged .gz: not ours
         return
     if what:
         raise InvalidInputError(f"{flag} {str(path)[:80]!r} is {what}; writing would replace it "
                                 "and its measurements: give another file")
+
+
+def _is_cache(path: str | os.PathLike) -> bool:
+    """Whether ``path`` reads as a Kernel Tuner cache with at least one measurement."""
+    from .kt_cache import load_cache
+    try:
+        return bool(load_cache(path).entries)
+    except InvalidInputError:
+        return False
 
 
 def check_output_file(flag: str, path: str | os.PathLike) -> Path:

@@ -157,5 +157,5 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
     if _is_database(Path(path), db.path):
         raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
                                 f"write the cache to another file")
-    check_not_tuning_data("the cache file", path)  # another database: replaced whole
+    check_not_tuning_data("the cache file", path, cache_export=True)  # another database: replaced whole
     return write_cache(path, workload_cache(db, workload, device, toolchain))

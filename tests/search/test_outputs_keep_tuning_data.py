@@ -94,3 +94,77 @@ def test_network_json_named_as_the_log_is_refused(tmp_path, capsys, monkeypatch)
                  "--no-verify", "--log", "nn.jsonl", "--network-json", "nn.jsonl"]) == 2
     assert "is also given as" in _one_line(capsys)
     assert not list(tmp_path.glob("nn*"))
+
+
+def _kt_cache(path, times=(2.5, 3.0)):
+    """Someone's Kernel Tuner cache: measurements of another kernel on a T4."""
+    cache = {str(a): {"a": a, "time": t} for a, t in zip((1, 2), times)}
+    path.write_text(json.dumps({"device_name": "T4", "kernel_name": "k", "problem_size": [1],
+                                "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]},
+                                "objective": "time", "cache": cache}))
+    return path
+
+
+@pytest.mark.parametrize("command", ["emit", "network-json"])
+def test_an_output_never_replaces_a_kernel_tuner_cache(tmp_path, capsys, monkeypatch, command):
+    """A CLI audit: ``kernel --emit`` wrote CUDA source over a cache of T4 measurements."""
+    monkeypatch.chdir(tmp_path)
+    target = _kt_cache(tmp_path / "kt.json")
+    before = target.read_bytes()
+    argv = {"emit": ["kernel", "--layer", "cin=4,hin=8,cout=8,kh=3,pad=1",
+                     "--config", "x=2,y=2,z=2,alpha=2", "--emit", str(target)],
+            "network-json": ["tune", "--network", "squeezenet", "--measure", "model",
+                             "--budget", "2", "--no-verify", "--network-json", str(target)]}
+    assert main(argv[command]) == 2
+    assert "is a Kernel Tuner cache; writing would replace it" in _one_line(capsys)
+    assert target.read_bytes() == before
+
+
+def test_an_export_never_replaces_a_cache_it_does_not_hold(tmp_path, capsys):
+    """``tune --export-cache`` and ``history export`` over another workload's cache: refused
+    (the run's measurements stay in its log and database), the cache as it was."""
+    foreign = _kt_cache(tmp_path / "kt.json")
+    before = foreign.read_bytes()
+    db, log = tmp_path / "h.db", tmp_path / "r.jsonl"
+    assert main(["tune", *TINY, "--budget", "2", "--history", str(db), "--log", str(log),
+                 "--export-cache", str(foreign)]) == 1
+    err = capsys.readouterr().err
+    assert "is a Kernel Tuner cache with 2 measurements this export does not hold (a=1)" in err
+    assert f"kept in {log}" in err and foreign.read_bytes() == before
+    assert main(["history", "export", "--db", str(db), str(foreign)]) == 2
+    assert "writing would lose them: give another file" in _one_line(capsys)
+    assert foreign.read_bytes() == before
+
+
+def test_an_export_replaces_its_own_earlier_export(tmp_path, capsys):
+    """What the rule must not stop: a resumed run's export over its first part's, and a
+    second ``history export`` of a workload that gained records (nothing is lost)."""
+    from search.kt_cache import load_cache
+
+    log, cache, db = tmp_path / "r.jsonl", tmp_path / "c.json", tmp_path / "h.db"
+    assert main(["tune", *TINY, "--budget", "2", "--log", str(log), "--history", str(db),
+                 "--export-cache", str(cache)]) == 0
+    assert len(load_cache(cache).entries) == 2
+    assert main(["tune", "--resume", str(log), "--budget", "5", "--export-cache", str(cache)]) == 0
+    assert len(load_cache(cache).entries) == 5
+    exported = tmp_path / "x.json"
+    assert main(["history", "export", "--db", str(db), str(exported)]) == 0
+    first = len(load_cache(exported).entries)
+    assert main(["tune", *TINY, "--budget", "12", "--seed", "3", "--history", str(db)]) == 0
+    assert main(["history", "export", "--db", str(db), str(exported)]) == 0
+    assert len(load_cache(exported).entries) > first
+
+
+def test_a_changed_time_counts_as_lost(tmp_path):
+    """The same configuration with another time is a measurement the export does not hold."""
+    from iobound.errors import InvalidInputError
+    from search.kt_cache import KtCache
+    from search.kt_cache_write import check_keeps_measurements
+
+    path = _kt_cache(tmp_path / "kt.json")
+    check_keeps_measurements(path, KtCache({"a": [1, 2]}, [{"a": 1, "time": 2.5},
+                                                          {"a": 2, "time": 3.0}]))
+    with pytest.raises(InvalidInputError, match="1 measurement this export does not hold "
+                                                r"\(a=2\); writing would lose it"):
+        check_keeps_measurements(path, KtCache({"a": [1, 2]}, [{"a": 1, "time": 2.5},
+                                                              {"a": 2, "time": 9.0}]))
