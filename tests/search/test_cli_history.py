@@ -337,7 +337,7 @@ def test_export_device_alone_picks_the_one_workload_it_holds(capsys, tmp_path, s
     capsys.readouterr()
     for device, workload in (("Synthetic GPU", "synth_kernel"), ("v100", "iobound.conv")):
         code, out, _ = _run(capsys, "history", "export", "--db", db, "--device", device,
-                            str(tmp_path / "out.json"), "--json")
+                            str(tmp_path / f"{workload}.json"), "--json")
         assert code == 0 and json.loads(out)["workload"].startswith(workload), out
     code, _, err = _run(capsys, "history", "export", "--db", db, str(tmp_path / "out.json"))
     assert code == 2 and "2 workloads in the database; choose one with --workload" in err

@@ -29,8 +29,9 @@ def _run(capsys, *argv):
 
 
 def _action(action, db, tmp_path, cache):
-    """The argv of ``history ACTION`` on ``db`` (export writes o.json, import reads ``cache``)."""
-    extra = {"export": [str(tmp_path / "o.json")], "import": [str(cache)]}.get(action, [])
+    """The argv of ``history ACTION`` on ``db`` (export writes o_<db>.json: one file per
+    database, as an export never replaces another's measurements; import reads ``cache``)."""
+    extra = {"export": [str(tmp_path / f"o_{db.stem}.json")], "import": [str(cache)]}.get(action, [])
     return ["history", action, *extra, "--db", str(db)]
 
 
