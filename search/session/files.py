@@ -179,6 +179,11 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
                                   cache_export=True)
     if out_dir is not None:
         check_output_dir("--out-dir", out_dir)
+    for what, path in kernels:  # found at the end of the run, these lost its kernels
+        if os.path.isdir(path):
+            raise InvalidInputError(f"{what} {str(path)[:80]!r} is a folder, where the run writes "
+                                    "its best kernel: remove it or give another --out-dir")
+        check_not_tuning_data(what, path)
 
 
 def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str | None]:

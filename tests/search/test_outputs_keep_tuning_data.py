@@ -168,3 +168,19 @@ def test_a_changed_time_counts_as_lost(tmp_path):
                                                 r"\(a=2\); writing would lose it"):
         check_keeps_measurements(path, KtCache({"a": [1, 2]}, [{"a": 1, "time": 2.5},
                                                               {"a": 2, "time": 9.0}]))
+
+
+@pytest.mark.parametrize("there", ["folder", "cache"])
+def test_the_best_kernel_file_is_checked_before_the_run(tmp_path, capsys, there):
+    """A folder (or someone's cache) where ``--out-dir``'s best-kernel file goes: refused
+    before measuring (a folder was found after the budget: exit 1, the run's kernel lost)."""
+    out = tmp_path / "k"
+    out.mkdir()
+    spot = out / "alexnet.conv2_direct_best.cu"
+    spot.mkdir() if there == "folder" else _kt_cache(spot)
+    assert main(["tune", "--layer", "alexnet.conv2", "--measure", "model", "--budget", "2",
+                 "--no-verify", "--out-dir", str(out)]) == 2
+    line = _one_line(capsys)
+    assert "alexnet.conv2_direct_best.cu" in line
+    assert ("is a folder, where the run writes its best kernel" if there == "folder"
+            else "is a Kernel Tuner cache; writing would replace it") in line
