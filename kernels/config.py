@@ -125,6 +125,9 @@ def parse_config_items(text: str) -> dict[str, int]:
     if not isinstance(text, str):
         raise InvalidInputError(f"a config must be a string such as 'x=4,y=4,...', "
                                 f"got {type(text).__name__}")
+    if not text.replace(",", "").strip():  # was "a default thread block needs positive tiles"
+        raise InvalidInputError("the config is empty; give key=value items such as "
+                                "'x=4,y=4,z=8,alpha=2'")
     d: dict[str, int] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, value = item.partition("=")

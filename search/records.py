@@ -113,7 +113,10 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         lines.pop()
         truncated = True
     if not lines:  # nothing, or one line without its newline: no log, maybe another file
-        raise InvalidInputError(_other_kind(path, data) or f"{where} is empty (no header)")
+        raise InvalidInputError(_other_kind(path, data) or (
+            f"{where} is empty (no header)" if not data.strip() else
+            f"{where} holds one unfinished line that is no log header (another kind of file, "
+            "or a header cut short: no measurement is in it)"))
     try:
         header = _json_line(lines[0], f"{where}: bad header line")
     except InvalidInputError as exc:

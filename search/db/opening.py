@@ -30,6 +30,8 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     iobound.errors.InvalidInputError: --db /nonexistent/t.db: no such database (iobound history import or iobound tune --history create one)
     """
     path = check_path(option, path)  # None, an int (a file descriptor to os.stat): refused
+    if not str(path).strip():  # was "--db : no such database"
+        raise InvalidInputError(f"{option}: the path is empty")
     # only a missing path is "no such": a name the system refuses (too long, a loop of
     # links; path_kind), a folder or a device (TuningDB's path_fault) are said as such
     if (readonly if must_exist is None else must_exist) and path_kind(path, option) == "missing":

@@ -1,0 +1,43 @@
+"""Messages a CLI probe found misleading: a log that is one unfinished line was called
+"empty", and an empty --db / --from-history was "no such database"."""
+
+from __future__ import annotations
+
+import pytest
+
+from search.cli.main import main
+
+
+def _line(capsys) -> str:
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    return err
+
+
+@pytest.mark.parametrize("content, said", [
+    (b"", "is empty (no header)"),
+    (b'{"a": [1,2', "holds one unfinished line that is no log header"),
+])
+def test_a_resumed_file_without_a_header_says_what_it_holds(tmp_path, capsys, content, said):
+    log = tmp_path / "r.jsonl"
+    log.write_bytes(content)
+    assert main(["tune", "--resume", str(log)]) == 2
+    assert said in _line(capsys)
+
+
+@pytest.mark.parametrize("argv", [["history", "list", "--db", ""],
+                                  ["history", "best", "--db", " "],
+                                  ["kernel", "--layer", "alexnet.conv2", "--from-history", ""]])
+def test_an_empty_database_path_is_named_empty(capsys, argv):
+    assert main(argv) == 2
+    option = argv[-2]
+    assert f"error: {option}: the path is empty" in _line(capsys)
+
+
+@pytest.mark.parametrize("config", ["", " , "])
+def test_an_empty_config_is_named_empty(capsys, tmp_path, config):
+    """Was "a default thread block needs positive tiles x, y, z"."""
+    argv = ["kernel", "--layer", "alexnet.conv2", "--config", config, "--emit", str(tmp_path / "k.cu")]
+    assert main(argv) == 2
+    assert "the config is empty; give key=value items" in _line(capsys)
+    assert not (tmp_path / "k.cu").exists()
