@@ -34,7 +34,7 @@ from .errors import InvalidInputError
 from .limits import MAX_TILE_EDGE  # the largest input tile edge served (its reason there)
 
 __all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms",
-           "MAX_TILE_EDGE"]
+           "MAX_TILE_EDGE", "check_winograd_tile"]
 
 
 
@@ -87,6 +87,18 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     ValueError
         For e < 1, r < 1 or an input tile e + r - 1 above :data:`MAX_TILE_EDGE`.
     """
+    return _transforms(*check_winograd_tile(e, r))
+
+
+def check_winograd_tile(e: int, r: int) -> tuple[int, int]:
+    """``(e, r)`` as ints when F(e, r) is served: both integers >= 1 and the input tile
+    e + r - 1 at most :data:`MAX_TILE_EDGE`; else InvalidInputError saying which.
+
+    >>> check_winograd_tile(31, 3)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: Winograd e = 31 with r = 3 gives an input tile of 33; e + r - 1 must be <= 32
+    """
     for name, v in (("e", e), ("r", r)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
             raise InvalidInputError(f"Winograd {name} must be an integer >= 1, got {v!r}")
@@ -94,8 +106,8 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     n = e + r - 1
     if n > MAX_TILE_EDGE:
         raise InvalidInputError(f"Winograd e = {e} with r = {r} gives an input tile of {n}; "
-                         f"e + r - 1 must be <= {MAX_TILE_EDGE}")
-    return _transforms(e, r)
+                                f"e + r - 1 must be <= {MAX_TILE_EDGE}")
+    return e, r
 
 
 @lru_cache(maxsize=None)

@@ -147,6 +147,11 @@ class ConvSpace(Space):
         check_flag("empty_ok", empty_ok)
         device = get_device(device) if isinstance(device, str) else device
         winograd_e = None if winograd_e is None else _winograd_es(winograd_e)
+        if winograd_e is not None and algorithm == "winograd":  # before "no configuration fits"
+            from iobound.winograd_transforms import check_winograd_tile
+            for e in winograd_e:
+                if e >= 2:  # below 2: the domain's own message
+                    check_winograd_tile(e, max(layer.k_h, layer.k_w))
         self.layer, self.device, self.algorithm, self.pruned = layer, device, algorithm, pruned
         self.domain = dom = domain_for(layer, device, algorithm, winograd_e)
         sols = enumerate_tiles(dom)

@@ -41,3 +41,11 @@ def test_an_empty_config_is_named_empty(capsys, tmp_path, config):
     assert main(argv) == 2
     assert "the config is empty; give key=value items" in _line(capsys)
     assert not (tmp_path / "k.cu").exists()
+
+
+def test_domain_names_a_winograd_tile_past_the_largest_served(capsys):
+    """``domain --winograd-e 31`` on a 3x3 layer said no configuration fits the template;
+    the reason is the tile, as ``bound`` says."""
+    assert main(["domain", "--layer", "vgg16.conv1_2", "--algorithm", "winograd",
+                 "--winograd-e", "31"]) == 2
+    assert "e = 31 with r = 3 gives an input tile of 33; e + r - 1 must be <= 32" in _line(capsys)
