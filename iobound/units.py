@@ -49,6 +49,9 @@ def dtype_bytes(dtype: str) -> int:
 
 def parse_bytes(text: str) -> int:
     """Parse ``"48KiB"``, ``"96 KB"``, ``"1MiB"`` or ``"512B"`` into bytes."""
+    if str(text).strip().startswith("-"):  # was "cannot read size '-1'"
+        raise InvalidInputError(f"size {str(text)[:40]!r} is negative: a size is a number of "
+                                f"words (12288) or bytes with a unit ({', '.join(UNIT_BYTES)})")
     m = _SIZE.match(str(text))
     if not m or m.group(2).lower() not in _UNITS:
         raise InvalidInputError(

@@ -111,12 +111,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dash_values_attached(argv: list[str] | None) -> list[str]:
-    """``--opt VALUE`` as ``--opt=VALUE`` where VALUE starts with a minus and a digit but is
-    no plain number (``--tiles -1,2,3``): argparse takes such a VALUE for an option and says
-    only "expected one argument"; attached, the option's own check names what is wrong.
+    """``--opt VALUE`` as ``--opt=VALUE`` where VALUE starts with a minus and a digit (or is
+    minus infinity) but is no plain number (``--tiles -1,2,3``, ``--fast-memory -inf``):
+    argparse takes such a VALUE for an option and says only "expected one argument";
+    attached, the option's own check names what is wrong.
 
     >>> _dash_values_attached(["dataflow", "--tiles", "-1,2,3", "--seed", "-3", "--json"])
     ['dataflow', '--tiles=-1,2,3', '--seed', '-3', '--json']
+    >>> _dash_values_attached(["bound", "--fast-memory", "-inf"])
+    ['bound', '--fast-memory=-inf']
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     out: list[str] = []
@@ -126,7 +129,7 @@ def _dash_values_attached(argv: list[str] | None) -> list[str]:
         if tok == "--":
             return out + argv[i:]
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if (tok.startswith("--") and "=" not in tok and re.match(r"-\d", nxt)
+        if (tok.startswith("--") and "=" not in tok and re.match(r"-(\d|inf)", nxt, re.I)
                 and not re.fullmatch(r"-\d+|-\d*\.\d+", nxt)):  # argparse's own numbers
             out.append(f"{tok}={nxt}")
             i += 2

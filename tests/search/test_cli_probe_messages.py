@@ -49,3 +49,10 @@ def test_domain_names_a_winograd_tile_past_the_largest_served(capsys):
     assert main(["domain", "--layer", "vgg16.conv1_2", "--algorithm", "winograd",
                  "--winograd-e", "31"]) == 2
     assert "e = 31 with r = 3 gives an input tile of 33; e + r - 1 must be <= 32" in _line(capsys)
+
+
+@pytest.mark.parametrize("value", ["-1", "-inf", "-48KiB", "-INF"])
+def test_a_negative_fast_memory_is_named_negative(capsys, value):
+    """``-1`` was "cannot read size", ``-inf`` argparse's "expected one argument"."""
+    assert main(["bound", "--layer", "alexnet.conv1", "--fast-memory", value]) == 2
+    assert f"size '{value}' is negative" in _line(capsys)
