@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Sequence
 
 from iobound.errors import InvalidInputError
-from search.outputs import check_output_file, json_safe, write_atomic
+from search.outputs import check_not_tuning_data, check_output_file, json_safe, write_atomic
 
 __all__ = ["TABLE_HEAD", "table_rows", "markdown_table", "plot_io", "plot_time", "report_paths",
            "check_report_paths", "write_report"]
@@ -185,7 +185,11 @@ def check_report_paths(out_dir, html_page: bool = False) -> dict[str, Path]:
     files = report_paths(out_dir, html_page)
     if Path(out_dir).is_dir():
         for path in files.values():
+            if path.is_dir():  # check_output_file's "give a file name" fits no folder option
+                raise InvalidInputError(f"cannot write {path.name} in --out-dir "
+                                        f"{str(out_dir)[:80]!r}: {path.name} there is a folder")
             check_output_file("--out-dir", path)
+            check_not_tuning_data(f"--out-dir's {path.name}", path)
     return files
 
 

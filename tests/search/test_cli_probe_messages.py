@@ -56,3 +56,25 @@ def test_a_negative_fast_memory_is_named_negative(capsys, value):
     """``-1`` was "cannot read size", ``-inf`` argparse's "expected one argument"."""
     assert main(["bound", "--layer", "alexnet.conv1", "--fast-memory", value]) == 2
     assert f"size '{value}' is negative" in _line(capsys)
+
+
+def test_report_names_a_folder_in_its_place_and_keeps_a_cache(tmp_path, capsys):
+    """A folder named io.png in --out-dir was "--out-dir '.../io.png' is a folder; give a
+    file name" (the option takes no file); a Kernel Tuner cache copied there as
+    selection.json was replaced. A report over its own earlier report goes ahead."""
+    taken = tmp_path / "a"
+    (taken / "io.png").mkdir(parents=True)
+    assert main(["report", "--layer", "alexnet.conv2", "--out-dir", str(taken)]) == 2
+    assert "cannot write io.png in --out-dir" in _line(capsys)
+    kept = tmp_path / "b"
+    kept.mkdir()
+    cache = kept / "selection.json"
+    cache.write_text('{"tune_params": {"a": [1]}, "tune_params_keys": ["a"], '
+                     '"cache": {"1": {"a": 1, "time": 2.0}}}')
+    before = cache.read_bytes()
+    assert main(["report", "--layer", "alexnet.conv2", "--out-dir", str(kept)]) == 2
+    assert "selection.json" in _line(capsys) and cache.read_bytes() == before
+    again = tmp_path / "c"
+    for _ in range(2):
+        assert main(["report", "--layer", "alexnet.conv2", "--out-dir", str(again)]) == 0
+    capsys.readouterr()
