@@ -137,7 +137,7 @@ class ConvSpace(Space):
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,
                  pruned: bool = True, winograd_e: tuple[int, ...] | None = None,
                  empty_ok: bool = False):
-        from iobound.algorithms import algorithm_name
+        from iobound.algorithms import algorithm_name, get_algorithm
         from iobound.device_spec import Device
         from iobound.devices import get_device
         check_type("layer", layer, ConvLayer)
@@ -147,8 +147,8 @@ class ConvSpace(Space):
         check_flag("empty_ok", empty_ok)
         device = get_device(device) if isinstance(device, str) else device
         winograd_e = None if winograd_e is None else _winograd_es(winograd_e)
-        if winograd_e is not None and algorithm == "winograd":  # before "no configuration fits"
-            from iobound.winograd_transforms import check_winograd_tile
+        if winograd_e is not None and "e" in get_algorithm(algorithm).tile_params:
+            from iobound.winograd_transforms import check_winograd_tile  # before "none fits"
             for e in winograd_e:
                 if e >= 2:  # below 2: the domain's own message
                     check_winograd_tile(e, max(layer.k_h, layer.k_w))
