@@ -244,8 +244,8 @@ def check_operands(layer, config) -> None:
     """InvalidInputError unless ``layer`` is a ConvLayer and ``config`` a kernel config."""
     check_layer(layer)
     if not isinstance(config, tuple(CONFIG_TYPES.values())):
-        hint = "; kernels.config.config_from_dict makes one of a dict" if isinstance(config, Mapping) \
-            else ""
+        hint = ("; kernels.config.config_from_dict makes one of a dict"
+                if isinstance(config, Mapping) else "")
         raise InvalidInputError(f"config must be a DirectConfig or WinogradConfig, got "
                                 f"{type(config).__name__} {config!r:.60}{hint}")
 

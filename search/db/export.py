@@ -157,5 +157,6 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
     if _is_database(Path(path), db.path):
         raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
                                 f"write the cache to another file")
-    check_not_tuning_data("the cache file", path, cache_export=True)  # another database: replaced whole
+    # another database is replaced whole; a cache only when kept (write_cache checks)
+    check_not_tuning_data("the cache file", path, cache_export=True)
     return write_cache(path, workload_cache(db, workload, device, toolchain))

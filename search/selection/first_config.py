@@ -45,7 +45,8 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
 
     check_layer(layer)
     candidate = check_candidate(candidate)
-    if not isinstance(examples, (list, tuple)) or not all(isinstance(ex, Example) for ex in examples):
+    if not isinstance(examples, (list, tuple)) \
+            or not all(isinstance(ex, Example) for ex in examples):
         raise InvalidInputError(f"examples must be a list of Example, got {examples!r:.60}")
     known = [ex for ex in examples
              if ex.times.get(candidate) is not None and ex.configs.get(candidate)]

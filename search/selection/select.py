@@ -45,8 +45,8 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer, check_layer
 from iobound.units import WORD_BYTES  # the kernels' word (fp32): one place
 
-from .dataset import (CLASSES, Candidate, Example, candidates, check_candidate, examples_from_records,
-                      shape_key)
+from .dataset import (CLASSES, Candidate, Example, candidates, check_candidate,
+                      examples_from_records, shape_key)
 
 __all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
            "selection_from_example", "select_layers"]

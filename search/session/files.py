@@ -175,7 +175,8 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
                 check_output_file(flag, per_layer_path(path, layer, many) if path else path)
     if settings.export_cache:
         for layer in layers:
-            check_not_tuning_data("--export-cache", per_layer_path(settings.export_cache, layer, many),
+            check_not_tuning_data("--export-cache",
+                                  per_layer_path(settings.export_cache, layer, many),
                                   cache_export=True)
     if out_dir is not None:
         check_output_dir("--out-dir", out_dir)
