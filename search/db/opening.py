@@ -14,7 +14,7 @@ from ..path_kind import path_kind
 from .db_file import DatabaseFileError
 from .store import TuningDB
 
-__all__ = ["open_database"]
+__all__ = ["check_new_database_name", "open_database"]
 
 
 def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
@@ -40,6 +40,8 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     if must_exist and not readonly and _empty_file(path):  # SQLite would make one in it
         raise InvalidInputError(f"{option} {path}: an empty file, no tuning database "
                                 f"(iobound history import or iobound tune --history create one)")
+    if not readonly:
+        check_new_database_name(path, option)
     try:
         return TuningDB(path, readonly=readonly)
     except DatabaseFileError as exc:
@@ -47,6 +49,24 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     except sqlite3.Error as exc:
         raise InvalidInputError(f"{option} {path}: cannot open the database: "
                                 f"{' '.join(str(exc).split())}") from None
+
+
+def check_new_database_name(path: str | os.PathLike, option: str) -> None:
+    """Refuse to create a database (at a missing path or in an empty file) under the name
+    of a Kernel Tuner cache or a tuning log: the option was most likely taken for an output
+    or an input of another kind, and an SQLite file named ``cache.json`` misleads later.
+
+    >>> check_new_database_name("/no/such/run.jsonl", "--history")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --history /no/such/run.jsonl: a name for a Kernel Tuner cache or a tuning log, not for a new tuning database (an SQLite file, e.g. tuning.db)
+    >>> check_new_database_name("/no/such/tuning.db", "--history")
+    """
+    data_name = os.fspath(path).lower().endswith((".json", ".json.gz", ".jsonl", ".jsonl.gz"))
+    if data_name and (_empty_file(path) or path_kind(path, option) == "missing"):
+        raise InvalidInputError(f"{option} {path}: a name for a Kernel Tuner cache or a tuning "
+                                f"log, not for a new tuning database (an SQLite file, e.g. "
+                                f"tuning.db)")
 
 
 def _empty_file(path) -> bool:

@@ -203,6 +203,8 @@ def check_history(path: str | None) -> None:
     before then (another run's ``--resume`` log, say) leaves no file behind."""
     if not path:
         return
+    from ..db.opening import check_new_database_name, open_database
+    check_new_database_name(path, "--history")
     if not os.path.exists(path):
         check_output_file("--history", path)
         from ..db.db_file import side_files_fault
@@ -210,7 +212,6 @@ def check_history(path: str | None) -> None:
         if fault:
             raise InvalidInputError(f"--history {str(path)[:80]!r}: {fault}")
         return
-    from ..db.opening import open_database
     open_database(path, "--history", readonly=False).close()  # migrated now, if old
 
 

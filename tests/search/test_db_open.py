@@ -238,3 +238,30 @@ def test_a_closed_database_says_so(tmp_path):
     for call in (db.count, db.workloads, db.devices, db.measurements, lambda: db.add([])):
         with pytest.raises(InvalidInputError, match="is closed"):
             call()
+
+
+@pytest.mark.parametrize("name", ["h.json", "h.JSONL", "h.json.gz"])
+@pytest.mark.parametrize("empty_file", [False, True])
+def test_a_new_database_under_a_cache_or_log_name_is_refused(capsys, tmp_path, cache, name,
+                                                             empty_file):
+    """history import --db cache.json (or tune --history run.jsonl) where the file is
+    missing or empty made an SQLite database under a cache's or a log's name: the option
+    was taken for an output. One line, exit 2, nothing written."""
+    db = tmp_path / name
+    if empty_file:
+        db.write_bytes(b"")
+    for argv in (["history", "import", str(cache), "--db", str(db)],
+                 ["tune", "--layer", "cin=2,hin=4,cout=2,kh=3,pad=1", "--budget", "2",
+                  "--history", str(db)]):
+        code, out, err = _run(capsys, *argv)
+        assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+        assert "not for a new tuning database" in err and str(db) in err
+        assert db.exists() == empty_file and (not empty_file or db.read_bytes() == b"")
+
+
+def test_an_existing_database_under_a_json_name_still_opens(tmp_path, cache):
+    """The refusal is for creating one: a database made before under such a name is read."""
+    db = tmp_path / "old.json"
+    TuningDB(db).close()
+    assert main(["history", "list", "--db", str(db)]) == 0
+    assert main(["history", "import", str(cache), "--db", str(db)]) == 0
