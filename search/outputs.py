@@ -222,6 +222,10 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     tmp = path.with_name(f".{stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    except OSError as exc:  # said of the folder: "No such file" of an existing file misled
+        raise OSError(exc.errno, f"no file can be created in its folder {str(path.parent)!r} "
+                                 f"({exc.strerror or exc})") from None
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

@@ -161,3 +161,14 @@ def test_sigterm_during_startup_is_130():
     r = run("SIGTERM")
     assert r.returncode == 130, (r.returncode, r.stderr)
     assert "interrupted" in r.stderr
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="needs Linux's /proc")
+def test_a_file_whose_folder_takes_no_new_file_is_said_of_the_folder(tmp_path):
+    """write_atomic to /proc/self/status (a file in a folder where nothing can be created)
+    said 'No such file or directory' of a file that exists; the error now names the folder
+    and keeps the system's errno (a full disk stays an exit 1, a refused folder an exit 2)."""
+    with pytest.raises(OSError) as info:
+        write_atomic("/proc/self/status", b"x")
+    assert info.value.errno is not None and "'/proc/self'" in info.value.strerror
+    assert "no file can be created in its folder" in info.value.strerror
