@@ -73,9 +73,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from iobound.layer import ConvLayer
-
-from .io_volume import takes_layer
+from iobound.layer import ConvLayer, takes_layer
 
 __all__ = ["BOUND_BY", "ContinuousOptimum", "boundary_expressions", "continuous_optimum_expressions",
            "dataflow_reuse", "direct_continuous_optimum", "winograd_continuous_optimum"]
@@ -262,6 +260,7 @@ def _optimum(layer: ConvLayer, a: float, k: float, c: float, alpha: float, s: in
     return ContinuousOptimum(x=x, y=y, z=z, reuse=k / a, io=io, bound_by=by)
 
 
+@takes_layer
 def direct_continuous_optimum(layer: ConvLayer, fast_memory: int, alpha: int = 1) -> ContinuousOptimum:
     """The halo-free continuous optimum of the direct dataflow (within the layer's box).
 
@@ -276,6 +275,7 @@ def direct_continuous_optimum(layer: ConvLayer, fast_memory: int, alpha: int = 1
     return _optimum(layer, a, layer.k_h * layer.k_w, 1.0, alpha, fast_memory)
 
 
+@takes_layer
 def winograd_continuous_optimum(layer: ConvLayer, e: int, fast_memory: int) -> ContinuousOptimum:
     """The halo-free continuous optimum of the Winograd dataflow F(e x e, r x r) (within the
     layer's box; the model ignores that x and y are multiples of e).

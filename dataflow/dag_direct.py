@@ -55,9 +55,8 @@ import networkx as nx
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
-from .io_volume import takes_layer
 from .pebble_moves import check_dag
 
 __all__ = ["MAX_VERTICES", "check_dag_size", "direct_chain", "direct_conv_dag", "direct_taps",
@@ -78,6 +77,7 @@ def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
             f"{limit:,}; use a smaller layer (DAGs are for tests and tiny examples)")
 
 
+@takes_layer
 def direct_taps(layer: ConvLayer, oh: int, ow: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """In-bounds kernel taps of output ``(oh, ow)``: ``([(i, h), ...], [(j, w), ...])``."""
     rows = [(i, oh * layer.stride[0] + i * layer.dilation[0] - layer.padding[0])
@@ -88,6 +88,7 @@ def direct_taps(layer: ConvLayer, oh: int, ow: int) -> tuple[list[tuple[int, int
             [(j, w) for j, w in cols if 0 <= w < layer.w_in])
 
 
+@takes_layer
 def group_channels(layer: ConvLayer, co: int) -> range:
     """The input channels output channel ``co`` reads (all of them when ``groups == 1``).
 

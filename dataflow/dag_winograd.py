@@ -60,11 +60,10 @@ from collections import deque
 import networkx as nx
 
 from iobound import limits
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 from iobound.winograd_transforms import winograd_transforms
 
 from .dag_direct import MAX_VERTICES, check_dag_size
-from .io_volume import takes_layer
 
 __all__ = ["winograd_conv_dag", "winograd_supports"]
 

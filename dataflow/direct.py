@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
-from .io_volume import (DataflowIO, Footprint, channel_group_spans, check_block_memory, takes_layer,
-                        used_total)
+from .io_volume import DataflowIO, Footprint, check_block_memory
+from .io_volume import _channel_group_spans, _used_total
 from .io_volume import shown_tiling as _shown_tiling
 from .runs import RunTiling, check_run_tiling
 
@@ -61,6 +61,11 @@ def _positive_ints(obj, names, limit: limits.Limit = limits.TILE) -> None:
     are stored as ``int``)."""
     for name in names:
         object.__setattr__(obj, name, limits.check_int(f"tile {name}", getattr(obj, name), limit))
+
+
+def _tile_ints(**tiles) -> list[int]:
+    """The tile edges ``tiles`` as ints, each checked against :data:`~iobound.limits.TILE`."""
+    return [limits.check_int(f"tile {name}", v, limits.TILE) for name, v in tiles.items()]
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ def check_direct_tiling(layer: ConvLayer, tiling: DirectTiling) -> None:
             raise InvalidInputError(f"tile {name}={v} is larger than {dim_name}={dim}")
 
 
+@takes_layer
 def check_dense(layer: ConvLayer, what: str) -> None:
     """InvalidInputError for a grouped layer where ``what`` models dense layers only.
 
@@ -164,11 +170,11 @@ def direct_io(layer: ConvLayer, tiling: DirectTiling) -> DataflowIO:
     """
     check_direct_tiling(layer, tiling)
     (mu_h, mu_w), (d_h, d_w), (p_h, p_w) = layer.stride, layer.dilation, layer.padding
-    rows = used_total(layer.h_out, tiling.y, mu_h, d_h, layer.k_h, p_h, layer.h_in)
-    cols = used_total(layer.w_out, tiling.x, mu_w, d_w, layer.k_w, p_w, layer.w_in)
+    rows = _used_total(layer.h_out, tiling.y, mu_h, d_h, layer.k_h, p_h, layer.h_in)
+    cols = _used_total(layer.w_out, tiling.x, mu_w, d_w, layer.k_w, p_w, layer.w_in)
     n_x = -(-layer.w_out // tiling.x)
     n_y = -(-layer.h_out // tiling.y)
-    spans = channel_group_spans(layer.c_out, layer.c_out_per_group, tiling.z)  # n_z if dense
+    spans = _channel_group_spans(layer.c_out, layer.c_out_per_group, tiling.z)  # n_z if dense
     inputs = layer.n * spans * layer.c_in_per_group * rows * cols
     weights = layer.n * n_x * n_y * layer.weight_size
     outputs = layer.output_size
@@ -206,6 +212,7 @@ def direct_block_words(layer: ConvLayer, x: int, y: int, z: int, alpha: int) -> 
     >>> direct_block_words(ConvLayer(1, 8, 9, 9, 8, 3, 3), 70, 7, 8, 2).total  # x > w_out
     5360
     """
+    x, y, z, alpha = _tile_ints(x=x, y=y, z=z, alpha=alpha)
     in_rows = (y - 1) * layer.stride[0] + layer.extent_h
     in_cols = (x - 1) * layer.stride[1] + layer.extent_w
     shared = alpha * in_rows * in_cols + z * alpha * layer.k_h * layer.k_w

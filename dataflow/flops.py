@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 import math
 
-from iobound.layer import ConvLayer
+from iobound import limits
+from iobound.layer import ConvLayer, takes_layer
 from iobound.winograd_transforms import winograd_transforms
 
-from .io_volume import takes_layer
 from .winograd import WinogradTiling, check_winograd_tiling
 
 __all__ = ["direct_flops", "winograd_flops", "winograd_product_flops", "transform_flops"]
@@ -69,6 +69,8 @@ def winograd_product_flops(layer: ConvLayer, e: int) -> int:
     >>> winograd_product_flops(ConvLayer(1, 2, 6, 6, 4, 3, 3), 2)
     1024
     """
+    layer.check_winograd()
+    e = limits.check_winograd_e(e)
     n = e + layer.k_h - 1
     tiles = math.prod(layer.winograd_tiles(e))
     return 2 * layer.n * layer.c_out * layer.c_in * tiles * n * n

@@ -41,10 +41,10 @@ from __future__ import annotations
 import dataclasses
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
 from .direct import DirectTiling
-from .io_volume import DataflowIO, shown_tiling, takes_layer
+from .io_volume import DataflowIO, shown_tiling
 from .stationary import ORDERS, StationaryChoice, best_direct_dataflow, stationary_footprint, stationary_io
 
 __all__ = ["group_sublayer", "check_group_tiling", "grouped_io", "grouped_footprint",

@@ -20,14 +20,13 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import check_layer
 
 __all__ = [
     "DataflowIO",
@@ -122,6 +121,19 @@ class Footprint:
                 "total": self.total}
 
 
+def _axis_size(name: str, value) -> int:
+    return limits.check_int(name, value, limits.AXIS)
+
+
+def _axis_args(n_out, tile, stride, dilation, k, pad, n_in) -> tuple[int, ...]:
+    """The arguments of one axis' count as ints, each checked against its limit."""
+    return (_axis_size("n_out", n_out), limits.check_int("tile", tile, limits.TILE),
+            limits.check_int("stride", stride, limits.STRIDE),
+            limits.check_int("dilation", dilation, limits.DILATION),
+            limits.check_int("k", k, limits.KERNEL), limits.check_int("pad", pad, limits.PADDING),
+            _axis_size("n_in", n_in))
+
+
 def tile_extents(n_out: int, tile: int) -> np.ndarray:
     """Sizes of the tiles that cover ``[0, n_out)`` from 0 in steps of ``tile``.
 
@@ -132,8 +144,7 @@ def tile_extents(n_out: int, tile: int) -> np.ndarray:
     >>> tile_extents(7, 3).tolist()
     [3, 3, 1]
     """
-    if tile < 1 or n_out < 1:
-        raise InvalidInputError(f"tile and n_out must be >= 1, got tile={tile}, n_out={n_out}")
+    n_out, tile = _axis_size("n_out", n_out), limits.check_int("tile", tile, limits.TILE)
     starts = np.arange(0, n_out, tile, dtype=np.int64)
     return np.minimum(tile, n_out - starts)
 
@@ -148,8 +159,7 @@ def least_size_per_count(n: int) -> np.ndarray:
     >>> least_size_per_count(10).tolist()
     [1, 2, 3, 4, 5, 10]
     """
-    if n < 1:
-        raise InvalidInputError(f"n must be >= 1, got {n}")
+    n = limits.check_int("n", n, limits.AXIS_PRODUCT)
     root = int(np.sqrt(n)) + 1
     small = np.arange(1, min(n, root) + 1, dtype=np.int64)          # sizes up to sqrt(n)
     counts = np.unique(np.concatenate([-(-n // small), np.arange(1, min(n, root) + 1)]))
@@ -184,7 +194,13 @@ def used_per_tile(n_out: int, tile: int, stride: int, dilation: int, k: int, pad
     >>> used_per_tile(n_out=4, tile=4, stride=3, dilation=1, k=1, pad=0, n_in=10).tolist()
     [4]
     """
-    n_tiles = tile_extents(n_out, tile).size
+    return _used_per_tile(*_axis_args(n_out, tile, stride, dilation, k, pad, n_in))
+
+
+def _used_per_tile(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,
+                   n_in: int) -> np.ndarray:
+    """:func:`used_per_tile` of arguments already checked (the dataflow counts')."""
+    n_tiles = -(-n_out // tile)
     if dilation == 1 and stride <= k:   # a tile's windows overlap or touch: one interval
         starts = np.arange(n_tiles, dtype=np.int64) * tile
         stops = np.minimum(starts + tile, n_out) - 1
@@ -212,7 +228,14 @@ def used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: i
     >>> used_total(n_out=5, tile=2, stride=1, dilation=1, k=3, pad=1, n_in=5)
     9
     """
-    return int(used_per_tile(n_out, tile, stride, dilation, k, pad, n_in).sum())
+    return int(_used_per_tile(*_axis_args(n_out, tile, stride, dilation, k, pad, n_in)).sum())
+
+
+def _used_total(n_out: int, tile: int, stride: int, dilation: int, k: int, pad: int,
+                n_in: int) -> int:
+    """:func:`used_total` of arguments already checked: a checked layer's and tiling's, by
+    the dataflow counts, which call it per tile."""
+    return int(_used_per_tile(n_out, tile, stride, dilation, k, pad, n_in).sum())
 
 
 def _taps_in_bounds(base: np.ndarray, taps: int, dilation: int, n_in: int) -> np.ndarray:
@@ -245,6 +268,8 @@ def used_totals(n_out: int, stride: int, dilation: int, k: int, pad: int, n_in: 
     >>> [used_total(5, s, 1, 2, 2, 0, 7) for s in range(1, 6)]
     [10, 10, 9, 8, 7]
     """
+    n_out, _, stride, dilation, k, pad, n_in = _axis_args(n_out, 1, stride, dilation, k, pad,
+                                                          n_in)
     g = math.gcd(stride, dilation)
     r, g0 = stride // g, dilation // g
     o = np.arange(n_out, dtype=np.int64)
@@ -279,23 +304,18 @@ def channel_group_spans(c_out: int, per_group: int, z: int) -> int:
     >>> channel_group_spans(c_out=8, per_group=2, z=3)     # [0,3) [3,6) [6,8): 2 + 2 + 1
     5
     """
-    if min(c_out, per_group, z) < 1 or c_out % per_group:
-        raise InvalidInputError(f"need c_out, per_group, z >= 1 and per_group | c_out, got "
-                                f"{c_out}, {per_group}, {z}")
+    c_out, per_group = _axis_size("c_out", c_out), _axis_size("per_group", per_group)
+    z = limits.check_int("z", z, limits.TILE)
+    if c_out % per_group:
+        raise InvalidInputError(f"per_group={per_group} does not divide c_out={c_out}")
+    return _channel_group_spans(c_out, per_group, z)
+
+
+def _channel_group_spans(c_out: int, per_group: int, z: int) -> int:
+    """:func:`channel_group_spans` of arguments already checked."""
     starts = np.arange(0, c_out, z, dtype=np.int64)
     ends = np.minimum(starts + z, c_out) - 1
     return int((ends // per_group - starts // per_group + 1).sum())
-
-
-def takes_layer(func):
-    """Decorate a public function whose first argument is ``layer``: anything but a
-    :class:`~iobound.layer.ConvLayer` there is an InvalidInputError naming it, before any
-    work (not an AttributeError from the first field the function reads)."""
-    @functools.wraps(func)
-    def wrapper(layer, *args, **kwargs):
-        check_layer(layer)
-        return func(layer, *args, **kwargs)
-    return wrapper
 
 
 def shown_tiling(tiling) -> str:
@@ -311,7 +331,7 @@ def shown_tiling(tiling) -> str:
 
 def check_block_memory(fast_memory: int, processors: int) -> int:
     """``fast_memory // processors``, the words one of ``processors`` blocks sharing
-    ``fast_memory`` may use (both already checked integers); InvalidInputError when that
+    ``fast_memory`` may use (each checked against its limit); InvalidInputError when that
     is not one word (a block of no word has no dataflow and no bound).
 
     >>> check_block_memory(12288, 4)
@@ -321,6 +341,8 @@ def check_block_memory(fast_memory: int, processors: int) -> int:
     ...
     iobound.errors.InvalidInputError: fast memory of 12288 words leaves no word for each of 1000000 processors
     """
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    processors = limits.check_int("processors", processors, limits.PROCESSORS)
     if fast_memory // processors < 1:
         raise InvalidInputError(f"fast memory of {fast_memory} words leaves no word for each of "
                                 f"{processors} processors")

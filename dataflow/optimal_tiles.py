@@ -60,7 +60,7 @@ from .continuous_optimum import (  # re-exported: the optimum the search starts 
     ALPHA, A, C, C_IN, K, S, ContinuousOptimum, continuous_optimum_expressions, dataflow_reuse,
     direct_continuous_optimum, winograd_continuous_optimum)
 from .direct import DirectTiling, check_dense, direct_footprint, direct_io
-from .io_volume import DataflowIO, Footprint, used_total
+from .io_volume import DataflowIO, Footprint, _used_total
 from .winograd import WinogradTiling, winograd_footprint, winograd_io
 
 __all__ = [
@@ -118,8 +118,8 @@ def _axis_used(layer: ConvLayer, tiles: np.ndarray, axis: str) -> np.ndarray:
     n_out = layer.h_out if axis == "h" else layer.w_out
     n_in = layer.h_in if axis == "h" else layer.w_in
     k = layer.k_h if axis == "h" else layer.k_w
-    return np.array([used_total(n_out, min(int(t), n_out), layer.stride[i], layer.dilation[i], k,
-                                layer.padding[i], n_in) for t in tiles], dtype=np.int64)
+    return np.array([_used_total(n_out, min(int(t), n_out), layer.stride[i], layer.dilation[i], k,
+                                 layer.padding[i], n_in) for t in tiles], dtype=np.int64)
 
 
 def _best_z(z_max: np.ndarray, c_out: int, divisors_only: bool) -> np.ndarray:

@@ -42,9 +42,9 @@ import numpy as np
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
-from .io_volume import DataflowIO, Footprint, least_size_per_count, shown_tiling, takes_layer, used_total
+from .io_volume import DataflowIO, Footprint, least_size_per_count, shown_tiling, used_total
 
 __all__ = ["RUN_ORDERS", "RUN_LENGTH", "RunTiling", "RunChoice", "runs_apply", "runs_refusal", "check_run_tiling",
            "run_io", "run_footprint", "best_run_dataflow"]

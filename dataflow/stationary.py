@@ -39,10 +39,10 @@ import numpy as np
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
 from .direct import DirectTiling, check_dense, check_direct_tiling, direct_footprint, direct_io
-from .io_volume import DataflowIO, Footprint, least_size_per_count, takes_layer, used_totals
+from .io_volume import DataflowIO, Footprint, least_size_per_count, used_totals
 
 __all__ = ["ORDERS", "StationaryChoice", "stationary_io", "stationary_footprint",
            "best_direct_dataflow", "stationary_schedule"]

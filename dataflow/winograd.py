@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
-from .direct import DirectTiling, _positive_ints, _shown_tiling, direct_io, relative_gap
-from .io_volume import DataflowIO, Footprint, check_block_memory, takes_layer
+from .direct import DirectTiling, _positive_ints, _shown_tiling, _tile_ints, direct_io, relative_gap
+from .io_volume import DataflowIO, Footprint, check_block_memory
 
 __all__ = [
     "WinogradTiling",
@@ -176,6 +176,8 @@ def winograd_block_words(layer: ConvLayer, e: int, x: int, y: int, z: int) -> Fo
     >>> winograd_block_words(ConvLayer(1, 1, 6, 6, 2, 3, 3), 2, 4, 4, 2)
     Footprint(shared_words=54, register_words=256, total=310)
     """
+    e = limits.check_winograd_e(e)
+    x, y, z = _tile_ints(x=x, y=y, z=z)
     r, n = layer.k_h, e + layer.k_h - 1
     shared = (y + r - 1) * (x + r - 1) + z * layer.k_h * layer.k_w  # z * r * r when square
     return Footprint.of(shared, 2 * (x // e) * (y // e) * z * n * n)
@@ -219,9 +221,10 @@ def winograd_paper_total(layer: ConvLayer, e: int, fast_memory: int, processors:
     1280
     """
     layer.check_winograd()
-    limits.check_int("winograd e", e, limits.WINOGRAD_E)
-    check_block_memory(limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS),
-                       limits.check_int("processors", processors, limits.PROCESSORS))
+    e = limits.check_winograd_e(e)
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    processors = limits.check_int("processors", processors, limits.PROCESSORS)
+    check_block_memory(fast_memory, processors)
     r = layer.k_h
     hwc = layer.n * layer.h_out * layer.w_out * layer.c_out
     return float(2 * hwc * layer.c_in * r * (e + r - 1) / (e * math.sqrt(fast_memory / processors)) + hwc)

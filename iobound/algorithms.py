@@ -29,7 +29,7 @@ from typing import ClassVar, Generic, Iterator, TypeVar
 
 from . import limits
 from .errors import InvalidInputError
-from .layer import ConvLayer
+from .layer import ConvLayer, takes_layer
 
 __all__ = ["Algorithm", "Direct", "Winograd", "DIRECT", "WINOGRAD", "ALGORITHMS",
            "DEFAULT_WINOGRAD_E", "OFFERED_WINOGRAD_ES", "Registry", "get_algorithm",
@@ -43,6 +43,7 @@ OFFERED_WINOGRAD_ES = (2, 3, 4)
 T = TypeVar("T")
 
 
+@takes_layer
 def winograd_offered(layer: ConvLayer) -> bool:
     """Whether Winograd is worth offering for ``layer``: it applies
     (:meth:`ConvLayer.winograd_problem`) and the kernel is at least 2 x 2 (F(e x e, 1 x 1)

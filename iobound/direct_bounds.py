@@ -38,15 +38,13 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 
 import sympy as sp
 
 from . import limits
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
-from .errors import InvalidInputError
-from .layer import ConvLayer
+from .layer import ConvLayer, takes_layer
 from .reuse_classes import weighted_products
 from .symbols import INPUTS, MACS, OUTPUTS, WEIGHTS, W_CLASS, R, S, V, X_IO, k
 from .vertex_counts import direct_counts
@@ -139,31 +137,30 @@ def _args(layer: ConvLayer, s: int) -> tuple:
             float(weighted_products(layer)))
 
 
-def _check_s(s) -> None:
-    """S: a finite number of words in the range of :data:`iobound.limits.FAST_MEMORY_WORDS`
-    (the limit :func:`iobound.report.bound_report` applies); else InvalidInputError naming S."""
-    if isinstance(s, bool) or not isinstance(s, numbers.Real):  # numpy's numbers too
-        raise InvalidInputError(f"fast memory S must be a number of words >= 1, got {s!r}")
-    limits.check_number("fast memory S (words)", s,
-                        limits.FAST_MEMORY_WORDS.low, limits.FAST_MEMORY_WORDS.high)
+def _check_s(s) -> int:
+    """S as an int: a whole number of words in :data:`iobound.limits.FAST_MEMORY_WORDS`
+    (the pebble game's red pebbles, as :func:`iobound.report.bound_report` takes them);
+    else InvalidInputError naming S."""
+    return limits.check_int("fast memory S (words)", s, limits.FAST_MEMORY_WORDS)
 
 
+@takes_layer
 def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:
     """Method name -> bound value (compiled expressions, no symbolic work)."""
-    _check_s(s)
-    args = _args(layer, s)
+    args = _args(layer, _check_s(s))
     fns = _compiled()
     return {m: float(fns[m](*args)) for m in direct_bound_exprs()}
 
 
+@takes_layer
 def direct_leading_terms(layer: ConvLayer, s: int) -> dict[str, float]:
     """Method name -> leading term value."""
-    _check_s(s)
-    args = _args(layer, s)
+    args = _args(layer, _check_s(s))
     fns = _compiled()
     return {m: float(fns[f"lead:{m}"](*args)) for m in direct_leading_exprs()}
 
 
+@takes_layer
 def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
     """Method name -> assumptions, with this layer's numbers filled in."""
     c = direct_counts(layer)

@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from . import limits
 from .errors import InvalidInputError
 
-__all__ = ["ConvLayer", "check_layer"]
+__all__ = ["ConvLayer", "check_layer", "takes_layer"]
 
 
 def _whole(value) -> bool:
@@ -227,6 +228,7 @@ class ConvLayer:
         >>> ConvLayer(1, 1, 9, 9, 1, 3, 3).winograd_tiles(2)   # 7 x 7 outputs
         (4, 4)
         """
+        e = limits.check_winograd_e(e)
         return -(-self.h_out // e), -(-self.w_out // e)
 
     def winograd_problem(self) -> str | None:
@@ -323,3 +325,23 @@ def check_layer(layer) -> ConvLayer:
     if not isinstance(layer, ConvLayer):
         raise InvalidInputError(f"layer must be a ConvLayer, got {type(layer).__name__}")
     return layer
+
+
+def takes_layer(func):
+    """Decorate a public function whose first argument is ``layer``: anything but a
+    :class:`ConvLayer` there is an InvalidInputError naming it, before any work (not an
+    AttributeError from the first field the function reads).
+
+    >>> @takes_layer
+    ... def outputs(layer):
+    ...     return layer.output_size
+    >>> outputs(None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: layer must be a ConvLayer, got NoneType
+    """
+    @functools.wraps(func)
+    def wrapper(layer, *args, **kwargs):
+        check_layer(layer)
+        return func(layer, *args, **kwargs)
+    return wrapper

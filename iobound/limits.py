@@ -41,7 +41,7 @@ __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPA
            "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
            "MAX_TILE_EDGE", "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS",
            "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS",
-           "DAG_VERTICES", "TUNING_FILE_CHARS"]
+           "DAG_VERTICES", "TUNING_FILE_CHARS", "AXIS", "AXIS_PRODUCT"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,13 @@ WINOGRAD_E_COUNT = Limit(1, 8, "number of Winograd e values offered to the domai
 PROCESSORS = Limit(1, 1 << 20, "processors: N_p blocks sharing S")
 #: A tile edge typed with --tiles / --config (it must also divide the layer).
 TILE = Limit(1, 1 << 16, "tile edge: at most the largest layer dimension")
+#: The size of one axis a dataflow counts over (output or input rows, columns or
+#: channels): the padded input stays within 3x :data:`SPATIAL`, channels within
+#: :data:`CHANNELS`. The per-axis counts allocate O(size) arrays.
+AXIS = Limit(1, 1 << 16, "axis size: at most the largest layer dimension")
+#: A product of two axes (the output pixels ``h_out * w_out`` of one image).
+AXIS_PRODUCT = Limit(1, 1 << 32, "size of two axes: at most the largest layer's output "
+                                 "pixels")
 #: Seeds are stored in logs and the SQLite history, whose integers are signed 64-bit.
 SEED = Limit(0, (1 << 63) - 1, "seed: stored as a signed 64-bit integer")
 #: Unique configurations one tuning run may measure.

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .layer import ConvLayer
+from .layer import ConvLayer, takes_layer
 from .vertex_counts import direct_counts
 
 __all__ = ["axis_tap_classes", "axis_tap_products", "weighted_products", "effective_reuse"]
@@ -64,6 +64,7 @@ def axis_tap_products(size: int, out: int, k: int, stride: int, pad: int, dil: i
     return tuple(int(c) for c in ((pos >= 0) & (pos < size)).sum(axis=0))
 
 
+@takes_layer
 @lru_cache(maxsize=4096)
 def weighted_products(layer: ConvLayer) -> float:
     """``W = sum_p 1 / sqrt(T_c(p))`` over the product vertices of the direct DAG.
@@ -87,6 +88,7 @@ def weighted_products(layer: ConvLayer) -> float:
     return float(layer.n * layer.c_in_per_group * layer.c_out * per_tap.sum())
 
 
+@takes_layer
 def effective_reuse(layer: ConvLayer) -> float:
     """``R_eff = (MACs / W)^2`` (real products only); ``<= R_max``, equal for stride 1 without padding.
 

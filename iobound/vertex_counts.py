@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .layer import ConvLayer, check_layer
+from .layer import ConvLayer, takes_layer
 
 __all__ = ["DirectCounts", "direct_counts", "direct_vertex_count", "iter_direct_products"]
 
@@ -87,6 +87,7 @@ class DirectCounts:
         return self.used_inputs + self.used_weights + self.outputs
 
 
+@takes_layer
 @lru_cache(maxsize=4096)
 def direct_counts(layer: ConvLayer) -> DirectCounts:
     """All vertex classes of the direct DAG (see the module docstring)."""
@@ -110,6 +111,7 @@ def direct_counts(layer: ConvLayer) -> DirectCounts:
     )
 
 
+@takes_layer
 def iter_direct_products(layer: ConvLayer):
     """Yield every product vertex as ``((b, ci, h, w), (co, ci, i, j), (b, co, oh, ow))``.
 
@@ -128,7 +130,7 @@ def iter_direct_products(layer: ConvLayer):
             yield (b, ci, h, w), (co, ci, i, j), (b, co, oh, ow)
 
 
+@takes_layer
 def direct_vertex_count(layer: ConvLayer) -> int:
     """|V| of the direct-convolution DAG (exact; Lemma 4.7 without padding)."""
-    check_layer(layer)
     return direct_counts(layer).vertices

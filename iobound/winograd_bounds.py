@@ -54,7 +54,7 @@ import sympy as sp
 from . import limits
 from .composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
 from .direct_bounds import _check_s
-from .layer import ConvLayer
+from .layer import ConvLayer, takes_layer
 from .symbols import GAMMA, INPUTS, MACS, OUTPUTS, RR, WEIGHTS, X_IO, E, N_TILE, S, V, k
 from .vertex_counts import direct_counts
 from .winograd_vertex_counts import winograd_chain_count, winograd_counts, winograd_gamma, winograd_products_lower, winograd_vertex_count
@@ -142,9 +142,10 @@ def _args(layer: ConvLayer, e: int) -> tuple:
             winograd_layer_caps(layer, e).kappa, float(winograd_chain_count(layer, e)), float(layer.c_in))
 
 
+@takes_layer
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> bound value (compiled)."""
-    _check_s(s)
+    s = _check_s(s)
     # e checked here, not by the caches below: they compare keys by equality, so True or
     # 2.0 would be answered as 1 or 2 once those were cached
     args = (float(s),) + _args(layer, limits.check_winograd_e(e))
@@ -152,14 +153,16 @@ def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     return {m: float(fns[m](*args)) for m in winograd_bound_exprs()}
 
 
+@takes_layer
 def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
     """Method name -> leading term value (``paper_thm_4_12`` for reference)."""
-    _check_s(s)
+    s = _check_s(s)
     args = (float(s),) + _args(layer, limits.check_winograd_e(e))  # checked before the cache
     fns = _compiled()
     return {m: float(fns[f"lead:{m}"](*args)) for m in winograd_leading_exprs()}
 
 
+@takes_layer
 def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...]]:
     """Method name -> assumptions, with this layer's numbers filled in."""
     w = winograd_counts(layer, e)

@@ -49,7 +49,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .direct_bounds import _check_s
-from .layer import ConvLayer
+from .layer import ConvLayer, takes_layer
 from .limits import check_winograd_e
 from .symbols import OUTPUTS, S
 from .vertex_counts import direct_counts
@@ -79,6 +79,7 @@ def winograd_chain_leading_expr() -> sp.Expr:
     return 2 * C_IN * N_CHAINS / (KAPPA * sp.sqrt(S))
 
 
+@takes_layer
 def winograd_layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
     """The routing caps of this layer's DAG (:func:`iobound.winograd_routing.winograd_caps`)."""
     layer.check_winograd()
@@ -91,12 +92,13 @@ def _layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
                          layer.winograd_tiles(e))
 
 
-def winograd_chain_bound(layer: ConvLayer, e: int, s: float) -> float:
+@takes_layer
+def winograd_chain_bound(layer: ConvLayer, e: int, s: int) -> float:
     """The bound's value (clamped at 0; for S < 9 its value at 9).
 
     The symbolic form is :func:`winograd_chain_expr`; this evaluates the same formula.
     """
-    _check_s(s)
+    s = _check_s(s)
     s = max(float(s), CHAIN_MIN_S)
     n = winograd_chain_count(layer, e)
     kappa = winograd_layer_caps(layer, e).kappa
@@ -104,6 +106,7 @@ def winograd_chain_bound(layer: ConvLayer, e: int, s: float) -> float:
     return max(0.0, value)
 
 
+@takes_layer
 def winograd_chain_details(layer: ConvLayer, e: int) -> tuple[str, ...]:
     """The assumptions, with this layer's numbers."""
     caps = winograd_layer_caps(layer, e)

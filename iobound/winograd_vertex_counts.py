@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .layer import ConvLayer, check_layer
+from .layer import ConvLayer, takes_layer
 from .limits import check_winograd_e
 from .winograd_transforms import winograd_transforms
 
@@ -89,6 +89,7 @@ def _winograd(layer: ConvLayer, e: int, full_only: bool) -> WinogradCounts:
     )
 
 
+@takes_layer
 @lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
     """Main vertex classes of the Winograd DAG, tile by tile (a simplified count).
@@ -145,6 +146,7 @@ def _winograd_axis(size: int, out: int, e: int, r: int, pad: int, sup_at, sup_g,
         kernel_raw=sum(any(k in sup_g[i] for i in jset) for k in range(r)))
 
 
+@takes_layer
 def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     """|V| of the Winograd F(e x e, r x r) DAG that :func:`dataflow.winograd_conv_dag` builds.
 
@@ -178,7 +180,6 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
         When Winograd does not apply to the layer, or ``e < 1``.
     """
     # checked on every call, not behind the cache (which would answer e=True with e=1)
-    check_layer(layer)
     layer.check_winograd()
     return _vertex_count(layer, check_winograd_e(e))
 
@@ -198,6 +199,7 @@ def _vertex_count(layer: ConvLayer, e: int) -> int:
                          + h.kernel_raw * w.kernel_mid))
 
 
+@takes_layer
 @lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_chain_count(layer: ConvLayer, e: int) -> int:
     """Channel-sum chains (``Pi`` vertices) of the builder's Winograd DAG, exactly.
@@ -211,6 +213,7 @@ def winograd_chain_count(layer: ConvLayer, e: int) -> int:
     192
     """
     layer.check_winograd()
+    e = check_winograd_e(e)
     t = winograd_transforms(e, layer.k_h)
     sups = (_supports(t.AT), _supports(t.G), _supports(t.BT))
     h = _winograd_axis(layer.h_in, layer.h_out, e, layer.k_h, layer.padding[0], *sups)
@@ -218,6 +221,7 @@ def winograd_chain_count(layer: ConvLayer, e: int) -> int:
     return layer.n * layer.c_out * h.pi * w.pi
 
 
+@takes_layer
 @lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     """A lower count of |V| of the Winograd DAG, independent of border conventions.
@@ -229,6 +233,7 @@ def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     return _winograd(layer, e, full_only=True).vertices
 
 
+@takes_layer
 @lru_cache(maxsize=4096, typed=True)  # typed: True or 2.0 is checked, not answered as 1 or 2
 def winograd_products_lower(layer: ConvLayer, e: int) -> int:
     """Element products of full tiles: a lower count of the DAG's products.
@@ -239,6 +244,7 @@ def winograd_products_lower(layer: ConvLayer, e: int) -> int:
     return _winograd(layer, e, full_only=True).products
 
 
+@takes_layer
 def winograd_gamma(layer: ConvLayer, e: int) -> int:
     """``n^2 ceil(n/e)^2``: most transformed entries (P or J) one raw value feeds.
 
@@ -248,5 +254,6 @@ def winograd_gamma(layer: ConvLayer, e: int) -> int:
     weight feeds at most ``n`` entries of ``G g`` and ``n^2`` of ``J``.
     """
     layer.check_winograd()
-    n = check_winograd_e(e) + layer.k_h - 1
+    e = check_winograd_e(e)
+    n = e + layer.k_h - 1
     return n * n * math.ceil(n / e) ** 2

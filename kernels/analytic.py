@@ -50,10 +50,9 @@ import logging
 import numpy as np
 
 from dataflow.families import dataflow_family
-from dataflow.io_volume import takes_layer
 from iobound import limits
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer, check_layer
+from iobound.layer import ConvLayer, check_layer, takes_layer
 from iobound.units import WORD_BYTES
 
 from .config import _device, config_from_dict, onchip_words, register_words, shared_memory_bytes

@@ -34,8 +34,7 @@ import math
 from dataflow.families import dataflow_family
 from dataflow.flops import transform_flops
 from dataflow.grouped import group_sublayer
-from dataflow.io_volume import takes_layer
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, takes_layer
 
 from .config import check_operands, grid_of
 

@@ -111,7 +111,7 @@ def test_chain_bound_binds_for_vgg_dataflow():
 def test_paper_total_and_tiles_refuse_bad_numbers(v):
     """e, S and N_p are integers within their limits (a TypeError, a NaN total, a
     ZeroDivisionError or an OverflowError before); tol a finite number >= 0."""
-    with pytest.raises(InvalidInputError, match="winograd e"):
+    with pytest.raises(InvalidInputError, match="Winograd output tile e"):
         winograd_paper_total(LAYER, v, 1024)
     with pytest.raises(InvalidInputError, match="fast_memory"):
         winograd_paper_total(LAYER, 2, v)

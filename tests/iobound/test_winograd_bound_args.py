@@ -91,7 +91,22 @@ def test_a_numpy_integer_s_is_a_number_of_words():
     from iobound.direct_bounds import direct_bound_values
     layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
     assert direct_bound_values(layer, np.int64(100)) == direct_bound_values(layer, 100)
-    assert winograd_chain_bound(layer, 2, np.float32(100)) == winograd_chain_bound(layer, 2, 100.0)
+    assert winograd_chain_bound(layer, 2, np.uint32(100)) == winograd_chain_bound(layer, 2, 100)
+
+
+@pytest.mark.parametrize("s", [1.5, 100.0, np.float32(100), True, "100"])
+def test_s_is_a_whole_number_of_words(s):
+    """S counts red pebbles: a float S (1.5, or 100.0) gave values where bound_report
+    refuses it; every bound function now takes S as bound_report does."""
+    from iobound.direct_bounds import direct_bound_values, direct_leading_terms
+    from iobound.winograd_bounds import winograd_bound_values, winograd_leading_terms
+    layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    for call in (lambda: direct_bound_values(layer, s), lambda: direct_leading_terms(layer, s),
+                 lambda: winograd_bound_values(layer, 2, s),
+                 lambda: winograd_leading_terms(layer, 2, s),
+                 lambda: winograd_chain_bound(layer, 2, s)):
+        with pytest.raises(InvalidInputError, match="fast memory S"):
+            call()
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
@@ -99,7 +114,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 @settings(deadline=None, max_examples=40)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3), st.integers(0, 2),
-       st.integers(4, 12), st.integers(1, 3), st.floats(1, 5000))
+       st.integers(4, 12), st.integers(1, 3), st.integers(1, 5000))
 def test_the_chain_bound_evaluates_its_symbolic_expression(ci, co, r, pad, h, e, s):
     """winograd_chain_bound types the formula again for speed: it must be
     winograd_chain_expr with this layer's numbers (clamped at 0, S at least CHAIN_MIN_S);
