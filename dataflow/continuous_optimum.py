@@ -73,6 +73,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from iobound import limits
 from iobound.layer import ConvLayer, takes_layer
 
 __all__ = ["BOUND_BY", "ContinuousOptimum", "boundary_expressions", "continuous_optimum_expressions",
@@ -271,6 +272,8 @@ def direct_continuous_optimum(layer: ConvLayer, fast_memory: int, alpha: int = 1
     >>> round(opt.x * opt.y / opt.z, 9) == opt.reuse == 9
     True
     """
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    alpha = limits.check_int("alpha", alpha, limits.TILE)
     a = layer.k_h * layer.k_w / dataflow_reuse(layer)
     return _optimum(layer, a, layer.k_h * layer.k_w, 1.0, alpha, fast_memory)
 
@@ -288,6 +291,8 @@ def winograd_continuous_optimum(layer: ConvLayer, e: int, fast_memory: int) -> C
     9.0
     """
     layer.check_winograd()
+    e = limits.check_winograd_e(e)
+    fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
     r = layer.k_h
     c = 2.0 * (e + r - 1) ** 2 / e ** 2
     return _optimum(layer, 1.0, r * r, c, 1.0, fast_memory)

@@ -49,6 +49,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 
 import networkx as nx
@@ -71,6 +72,8 @@ def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
     integer in :data:`iobound.limits.DAG_VERTICES`: NaN or an infinity must not switch
     the cap off)."""
     limit = limits.check_int("max_vertices", limit, limits.DAG_VERTICES)
+    if isinstance(estimate, bool) or not isinstance(estimate, numbers.Integral):
+        raise InvalidInputError(f"the vertex estimate must be an integer, got {estimate!r:.60}")
     if estimate > limit:
         raise InvalidInputError(
             f"the {what} DAG would have up to {estimate:,} vertices, more than the limit "
@@ -79,7 +82,14 @@ def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
 
 @takes_layer
 def direct_taps(layer: ConvLayer, oh: int, ow: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """In-bounds kernel taps of output ``(oh, ow)``: ``([(i, h), ...], [(j, w), ...])``."""
+    """In-bounds kernel taps of output ``(oh, ow)``: ``([(i, h), ...], [(j, w), ...])``.
+
+    >>> from iobound import ConvLayer
+    >>> direct_taps(ConvLayer(1, 1, 3, 3, 1, 3, 3, padding=1), 0, 2)
+    ([(1, 0), (2, 1)], [(0, 1), (1, 2)])
+    """
+    oh = limits.check_int("oh", oh, limits.Limit(0, layer.h_out - 1, "an output row"))
+    ow = limits.check_int("ow", ow, limits.Limit(0, layer.w_out - 1, "an output column"))
     rows = [(i, oh * layer.stride[0] + i * layer.dilation[0] - layer.padding[0])
             for i in range(layer.k_h)]
     cols = [(j, ow * layer.stride[1] + j * layer.dilation[1] - layer.padding[1])
@@ -98,6 +108,7 @@ def group_channels(layer: ConvLayer, co: int) -> range:
     >>> group_channels(ConvLayer(1, 4, 3, 3, 6, 1, 1, groups=2), 4)
     range(2, 4)
     """
+    co = limits.check_int("co", co, limits.Limit(0, layer.c_out - 1, "an output channel"))
     cg = layer.c_in_per_group
     start = co // layer.c_out_per_group * cg
     return range(start, start + cg)

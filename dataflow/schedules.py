@@ -39,11 +39,13 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer, check_layer
 
@@ -124,6 +126,18 @@ def with_recomputation(dag: nx.DiGraph, order, rng, share: float = 0.2) -> list:
     >>> with_recomputation(g, ["p", "s"], random.Random(0), share=1.0)
     ['p', 'p', 's']
     """
+    check_dag(dag)
+    if isinstance(order, (str, bytes)) or not isinstance(order, Iterable):
+        raise InvalidInputError(f"order must be an iterable of the DAG's vertices, got "
+                                f"{type(order).__name__}")
+    order = list(order)
+    strangers = [v for v in order if v not in dag]
+    if strangers:
+        raise InvalidInputError(f"order holds {strangers[0]!r:.60}, no vertex of the DAG")
+    if not callable(getattr(rng, "random", None)):
+        raise InvalidInputError(f"rng must have random() (numpy's Generator or random.Random), "
+                                f"got {type(rng).__name__}")
+    share = limits.check_number("share", share, 0, 1)
     out = []
     redo = {v for v in order if dag.nodes[v].get("kind") == "product" and rng.random() < share}
     for v in order:

@@ -31,13 +31,21 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
 
+from iobound import limits
+from iobound.errors import InvalidInputError
 from iobound.reuse_classes import axis_tap_classes
 
+from .pebble_moves import check_dag, validate_moves
+
 __all__ = ["ChainSegment", "useful_events", "chain_segments"]
+
+#: Loads per segment (``Y``): the proofs take a few times S.
+_SEGMENT_LOADS = limits.Limit(1, 1 << 62, "loads per segment: a few times S")
 
 
 def useful_events(dag: nx.DiGraph, moves) -> dict:
@@ -49,6 +57,29 @@ def useful_events(dag: nx.DiGraph, moves) -> dict:
         When two useful computations reach one vertex (a DAG whose non-sources have more
         than one successor; not the direct DAG).
     """
+    return _useful_events(dag, _checked_game(dag, moves))
+
+
+def _checked_game(dag, moves) -> list:
+    """``moves`` as a list once ``dag`` is a DAG whose vertices have their ``kind`` and
+    ``moves`` a legal and complete game on it (any number of red pebbles); else
+    InvalidInputError (what these measures assume, checked first: a KeyError or an
+    AssertionError from deep inside before)."""
+    check_dag(dag)
+    missing = [v for v, d in dag.nodes(data=True) if "kind" not in d]
+    if missing:
+        raise InvalidInputError(f"vertex {missing[0]!r:.60} has no 'kind': the segments measure "
+                                "a direct-convolution DAG (dataflow.direct_conv_dag)")
+    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
+        raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
+                                f"{type(moves).__name__} {moves!r:.60}")
+    moves = list(moves)
+    validate_moves(dag, moves, limits.FAST_MEMORY_WORDS.high)
+    return moves
+
+
+def _useful_events(dag: nx.DiGraph, moves: list) -> dict:
+    """:func:`useful_events` of a checked game."""
     red, blue, feeds = {}, {}, {}
     for k, (op, v) in enumerate(moves):
         if op == "compute":
@@ -129,8 +160,9 @@ def chain_segments(dag: nx.DiGraph, moves, Y: int) -> list[ChainSegment]:
         When a needed vertex was neither red at the segment's start nor loaded in it,
         or a run end neither red at its end nor stored in it (the proof's claims).
     """
-    moves = list(moves)
-    useful = useful_events(dag, moves)
+    moves = _checked_game(dag, moves)
+    Y = limits.check_int("Y", Y, _SEGMENT_LOADS)
+    useful = _useful_events(dag, moves)
     seg_of, starts, loaded, stored, ends, n_io = _cut(moves, Y)
     h, weight = len(starts), _tap_weight(dag)
     need, a_set, b_set, c_set, inc = ([set() for _ in range(h)] for _ in range(5))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import limits
 from .errors import InvalidInputError
 
 __all__ = ["check_device_name", "check_new_device_name", "check_arch_of", "arch_of",
-           "ARCH_PATTERN", "check_consistent", "DEVICE_NAME_CHARS"]
+           "ARCH_PATTERN", "check_consistent", "DEVICE_NAME_CHARS", "check_compute_capability"]
+
+_VERSION = limits.Limit(0, 1 << 10, "a version")
 
 #: Longest device name taken: vendors' names are tens of characters ("NVIDIA GeForce RTX
 #: 4090 Laptop GPU"); a name is shown whole in tables and error lines.
@@ -28,13 +31,33 @@ DEVICE_NAME_CHARS = 200
 ARCH_PATTERN = re.compile(r"sm_(\d{2,3})[a-z]?", re.ASCII)
 
 
+def check_compute_capability(cc: Any) -> tuple[int, int]:
+    """``cc`` as a ``(major, minor)`` pair of ints when it is a tuple or list of two
+    integers, major at least 1 (CUDA's first GPUs were 1.0); else InvalidInputError.
+
+    >>> check_compute_capability([8, 0])
+    (8, 0)
+    >>> check_compute_capability((0, 9))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: device compute_capability must be at least (1, 0), got (0, 9)
+    """
+    if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
+        raise InvalidInputError(f"device compute_capability must be a pair of ints, got {cc!r:.60}")
+    major, minor = (limits.check_int("device compute_capability", v, _VERSION) for v in cc)
+    if major < 1:
+        raise InvalidInputError(f"device compute_capability must be at least (1, 0), "
+                                f"got {(major, minor)}")
+    return major, minor
+
+
 def arch_of(compute_capability: tuple[int, int]) -> str:
-    """nvcc's ``sm_XY`` for a device's compute capability.
+    """nvcc's ``sm_XY`` for a device's compute capability (checked).
 
     >>> arch_of((8, 6))
     'sm_86'
     """
-    major, minor = compute_capability
+    major, minor = check_compute_capability(compute_capability)
     return f"sm_{major}{minor}"
 
 

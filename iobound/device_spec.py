@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 
-from .device_checks import check_arch_of, check_consistent, check_new_device_name
+from .device_checks import (check_arch_of, check_compute_capability, check_consistent,
+                            check_new_device_name)
 from .errors import InvalidInputError
 from .units import dtype_bytes
 
@@ -99,15 +100,8 @@ class Device:
         # a blank name would be stored nowhere (a tune measures everything, then cannot
         # log it): refused here, as the tuning database refuses it
         check_new_device_name(self.name)
-        cc = self.compute_capability
-        if not (isinstance(cc, (tuple, list)) and len(cc) == 2):
-            raise InvalidInputError(f"device compute_capability must be a pair of ints, got {cc!r:.60}")
-        object.__setattr__(self, "compute_capability", tuple(
-            limits.check_int("device compute_capability", v, limits.Limit(0, 1 << 10, "a version"))
-            for v in cc))
-        if self.compute_capability[0] < 1:  # CUDA's first GPUs were 1.0
-            raise InvalidInputError(f"device compute_capability must be at least (1, 0), "
-                                    f"got {self.compute_capability}")
+        object.__setattr__(self, "compute_capability",
+                           check_compute_capability(self.compute_capability))
         check_arch_of(self.arch, self.compute_capability)
         for f in ("sm_count", "fp32_cores_per_sm", "shared_mem_per_sm_bytes",
                   "shared_mem_per_block_optin_bytes", "registers_per_sm", "max_threads_per_sm",

@@ -61,6 +61,7 @@ def direct_composite(paper: bool = True) -> CompositeAlgorithm:
     ``phi_2(k) = k - 1``. ``paper=False``: the tighter ``phi_1(k) = k sqrt(R S)/2``
     proven in proofs/test_direct_composite.py (T four times smaller).
     """
+    paper = limits.check_flag("paper", paper)
     phi1 = 2 * S * sp.sqrt(R * k) if paper else k * sp.sqrt(R * S) / 2
     return CompositeAlgorithm((CompositeStep("products", phi1), CompositeStep("sums", k - 1)),
                               name="direct (paper)" if paper else "direct (tight)")

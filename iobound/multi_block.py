@@ -34,20 +34,14 @@ Examples
 
 from __future__ import annotations
 
-from .errors import InvalidInputError
-
-import numbers
+from . import limits
 
 __all__ = ["IN_PLACE_SLACK", "bound_fast_memory"]
 
 #: Pebbles the DAG needs beyond a kernel's words for one in-place multiply-accumulate.
 IN_PLACE_SLACK = 2
 
-
-def _count(name: str, v, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise InvalidInputError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return int(v)
+_CACHE_WORDS = limits.Limit(0, limits.FAST_MEMORY_WORDS.high, limits.FAST_MEMORY_WORDS.reason)
 
 
 def bound_fast_memory(block_words: int, cluster_blocks: int = 1, resident_blocks: int = 1,
@@ -69,12 +63,14 @@ def bound_fast_memory(block_words: int, cluster_blocks: int = 1, resident_blocks
 
     Raises
     ------
-    ValueError
-        For a non-integer or too small argument (named).
+    InvalidInputError
+        For an argument that is no integer or is outside its limit, or a pooled S past
+        :data:`~iobound.limits.FAST_MEMORY_WORDS` (named).
     """
-    s_b = _count("block_words", block_words, 1)
-    g = _count("cluster_blocks", cluster_blocks, 1)
-    n = _count("resident_blocks", resident_blocks, 1)
-    cache = _count("shared_cache_words", shared_cache_words, 0)
+    s_b = limits.check_int("block_words", block_words, limits.FAST_MEMORY_WORDS)
+    g = limits.check_int("cluster_blocks", cluster_blocks, limits.PROCESSORS)
+    n = limits.check_int("resident_blocks", resident_blocks, limits.PROCESSORS)
+    cache = limits.check_int("shared_cache_words", shared_cache_words, _CACHE_WORDS)
     pooled = g * s_b if cache == 0 else max(g, n) * s_b + cache
-    return pooled + IN_PLACE_SLACK
+    return limits.check_int("the pooled fast memory S", pooled + IN_PLACE_SLACK,
+                            limits.FAST_MEMORY_WORDS)

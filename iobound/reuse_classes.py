@@ -31,6 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import limits
 from .layer import ConvLayer, takes_layer
 from .vertex_counts import direct_counts
 
@@ -47,6 +48,9 @@ def axis_tap_classes(k: int, stride: int, dilation: int) -> tuple[int, ...]:
     >>> axis_tap_classes(k=3, stride=1, dilation=1)
     (3, 3, 3)
     """
+    k = limits.check_int("k", k, limits.KERNEL)
+    stride = limits.check_int("stride", stride, limits.STRIDE)
+    dilation = limits.check_int("dilation", dilation, limits.DILATION)
     res = [(i * dilation) % stride for i in range(k)]
     return tuple(res.count(r) for r in res)
 
@@ -59,6 +63,11 @@ def axis_tap_products(size: int, out: int, k: int, stride: int, pad: int, dil: i
     >>> axis_tap_products(size=5, out=5, k=3, stride=1, pad=1, dil=1)
     (4, 5, 4)
     """
+    size, out = (limits.check_int(n, v, limits.AXIS) for n, v in (("size", size), ("out", out)))
+    k = limits.check_int("k", k, limits.KERNEL)
+    stride = limits.check_int("stride", stride, limits.STRIDE)
+    pad = limits.check_int("pad", pad, limits.PADDING)
+    dil = limits.check_int("dil", dil, limits.DILATION)
     o = np.arange(out)[:, None]
     pos = o * stride - pad + np.arange(k)[None, :] * dil
     return tuple(int(c) for c in ((pos >= 0) & (pos < size)).sum(axis=0))

@@ -38,7 +38,9 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from .winograd_transforms import winograd_transforms
+from . import limits
+from .errors import InvalidInputError
+from .winograd_transforms import check_winograd_tile, winograd_transforms
 
 __all__ = ["AxisRouting", "axis_routing", "kernel_routing", "CrossRouting", "cross_routing",
            "WinogradCaps", "winograd_caps"]
@@ -113,7 +115,21 @@ def _loads(share: dict, n_pos: int, rows=None) -> float:
     return float(load.max()) + _EPS if n_pos else 0.0
 
 
-@lru_cache(maxsize=512)
+def _pair(name: str, value) -> tuple:
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        raise InvalidInputError(f"{name} must be a pair (rows, columns), got {value!r:.60}")
+    return tuple(value)
+
+
+def _axis_args(e, r, pad, size, tiles) -> tuple[int, ...]:
+    """The arguments of one axis' routing as ints, each checked (the caches below compare
+    keys by equality: True would be answered as 1)."""
+    e, r = check_winograd_tile(e, r)
+    return (e, r, limits.check_int("pad", pad, limits.PADDING),
+            limits.check_int("size", size, limits.AXIS),
+            limits.check_int("tiles", tiles, limits.AXIS))
+
+
 def axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting:
     """Routing of the input transform's rows along one axis (``size`` positions, ``tiles`` tiles).
 
@@ -126,6 +142,11 @@ def axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting
     >>> round(axis_routing(2, 3, 1, 56, 28).load, 6)   # F(2, 3), padding 1: every position 2
     2.0
     """
+    return _axis_routing(*_axis_args(e, r, pad, size, tiles))
+
+
+@lru_cache(maxsize=512)
+def _axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting:
     sup = _supports(winograd_transforms(e, r).BT)
     demands = [((t, i), [t * e + k - pad for k in ks if 0 <= t * e + k - pad < size])
                for t in range(tiles) for i, ks in enumerate(sup)]
@@ -136,7 +157,6 @@ def axis_routing(e: int, r: int, pad: int, size: int, tiles: int) -> AxisRouting
                        tuple(_loads(rs, size) for rs in row_share))
 
 
-@lru_cache(maxsize=64)
 def kernel_routing(e: int, r: int) -> AxisRouting:
     """Routing of ``G``'s rows to the ``r`` kernel positions of one axis.
 
@@ -145,6 +165,11 @@ def kernel_routing(e: int, r: int) -> AxisRouting:
     >>> round(kernel_routing(2, 3).load, 6)   # 4/3: rows {0}, {2} and two rows over {0, 1, 2}
     1.333333
     """
+    return _kernel_routing(*check_winograd_tile(e, r))
+
+
+@lru_cache(maxsize=64)
+def _kernel_routing(e: int, r: int) -> AxisRouting:
     sup = _supports(winograd_transforms(e, r).G)
     demands = [((0, i), list(ks)) for i, ks in enumerate(sup) if ks]
     share = _solve(demands, r)
@@ -228,7 +253,6 @@ def _unit_routing(demands: list[tuple], size: int, r: int, pick: list[int]) -> d
     return {key: {int(match[d]) // r: 1.0} for d, (key, _) in enumerate(demands)}
 
 
-@lru_cache(maxsize=512)
 def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouting:
     """The joint routing of least ``cross`` over a few integral kernel routings (one axis).
 
@@ -239,6 +263,11 @@ def cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouti
     >>> round(cross_routing(2, 3, 1, 56, 28).cross, 6)   # F(2, 3): one charge per (input, weight) pair
     1.0
     """
+    return _cross_routing(*_axis_args(e, r, pad, size, tiles))
+
+
+@lru_cache(maxsize=512)
+def _cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRouting:
     t = winograd_transforms(e, r)
     sup_bt, sup_g = _supports(t.BT), _supports(t.G)
     demands = [((tt, i), [tt * e + k - pad for k in ks if 0 <= tt * e + k - pad < size])
@@ -276,7 +305,10 @@ class WinogradCaps:
 
 def winograd_caps(e: int, r: int, padding: tuple[int, int], size: tuple[int, int],
                   tiles: tuple[int, int]) -> WinogradCaps:
-    """Caps of F(e x e, r x r) on an input of ``size = (h_in, w_in)`` with ``tiles = (th, tw)``."""
+    """Caps of F(e x e, r x r) on an input of ``size = (h_in, w_in)`` with ``tiles = (th, tw)``
+    (``padding`` too is one number per axis, ``(rows, columns)``)."""
+    padding, size, tiles = (_pair(n, v) for n, v in (("padding", padding), ("size", size),
+                                                       ("tiles", tiles)))
     rows = axis_routing(e, r, padding[0], size[0], tiles[0])
     cols = axis_routing(e, r, padding[1], size[1], tiles[1])
     lg = kernel_routing(e, r).load

@@ -32,10 +32,14 @@ import sympy as sp
 
 from .errors import InvalidInputError
 from .limits import MAX_TILE_EDGE  # the largest input tile edge served (its reason there)
+from .limits import Limit, check_int
 
 __all__ = ["WinogradTransforms", "winograd_transforms", "interpolation_points", "verify_transforms",
            "MAX_TILE_EDGE", "check_winograd_tile"]
 
+#: Interpolation points a transform of an input tile of at most MAX_TILE_EDGE takes (n - 1;
+#: the point at infinity is the last).
+_POINTS = Limit(0, MAX_TILE_EDGE, f"points: an input tile is at most {MAX_TILE_EDGE} wide")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ def interpolation_points(count: int) -> list[sp.Rational]:
     >>> [str(p) for p in interpolation_points(8)]
     ['0', '1', '-1', '1/2', '-1/2', '2', '-2', '1/3']
     """
+    count = check_int("count", count, _POINTS)
     pts: list[sp.Rational] = [sp.Integer(0)]
     k = 1
     while len(pts) < count:

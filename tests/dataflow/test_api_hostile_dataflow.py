@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from iobound import ConvLayer
 from iobound.errors import InvalidInputError
@@ -36,6 +37,16 @@ def _calls():
         "direct_conv_dag": lambda L: d.direct_conv_dag(L),
         "winograd_conv_dag": lambda L: d.winograd_conv_dag(L, 2),
         "tiled_schedule": lambda L: d.tiled_schedule(d.direct_conv_dag(LAYER), L, dt),
+        "direct_continuous_optimum":
+            lambda L: d.continuous_optimum.direct_continuous_optimum(L, 600),
+        "winograd_continuous_optimum":
+            lambda L: d.continuous_optimum.winograd_continuous_optimum(L, 2, 600),
+        "direct_taps": lambda L: d.dag_direct.direct_taps(L, 0, 0),
+        "group_channels": lambda L: d.dag_direct.group_channels(L, 0),
+        "check_dense": lambda L: d.direct.check_dense(L, "a count"),
+        "winograd_product_flops": lambda L: d.flops.winograd_product_flops(L, 2),
+        "direct_block_words": lambda L: d.direct.direct_block_words(L, 2, 2, 1, 1),
+        "winograd_block_words": lambda L: d.winograd.winograd_block_words(L, 2, 2, 2, 1),
     }
 
 
@@ -88,3 +99,146 @@ def test_a_layer_name_that_is_no_string_is_refused(name):
 def test_a_layer_name_none_is_no_name():
     layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=3, k_w=3, name=None)
     assert layer.name == "" and layer == ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=3, k_w=3)
+
+
+@pytest.mark.parametrize("e", [-1, 0, 1.5, float("nan"), True, "2"])
+def test_winograd_product_flops_refuse_what_is_no_tile(e):
+    """e was not checked: -1 gave 128 flops, 1.5 gave 882.0, nan nan, 0 a ZeroDivisionError."""
+    from dataflow.flops import winograd_product_flops
+    with pytest.raises(InvalidInputError, match="Winograd output tile e"):
+        winograd_product_flops(LAYER, e)
+
+
+@pytest.mark.parametrize("tile", ["2", -1, 0, None, 10 ** 30, 2.0])
+def test_block_words_refuse_what_is_no_tile(tile):
+    """The unchecked formulas took '2' (a string repeated 25 times as the footprint), -1
+    (negative words), None (TypeError) and 10**30."""
+    from dataflow.direct import direct_block_words
+    from dataflow.winograd import winograd_block_words
+    for args in ((tile, 2, 1, 1), (2, tile, 1, 1), (2, 2, tile, 1), (2, 2, 1, tile)):
+        with pytest.raises(InvalidInputError, match="tile"):
+            direct_block_words(LAYER, *args)
+    with pytest.raises(InvalidInputError, match="tile"):
+        winograd_block_words(LAYER, 2, 2, tile, 1)
+    with pytest.raises(InvalidInputError, match="Winograd"):
+        winograd_block_words(LAYER, -10 ** 30 if tile is None else tile, 2, 2, 1)
+
+
+def test_block_words_past_the_layer_are_still_sized():
+    """What the unchecked formulas are for: tiles larger than the layer (kernels.config)."""
+    from dataflow.direct import direct_block_words
+    assert direct_block_words(LAYER, 70, 7, 8, np.int64(2)).total > 0
+
+
+@pytest.mark.parametrize("fast_memory", [-5, 0, float("nan"), 1.5, 2 ** 41, None])
+def test_continuous_optima_check_the_fast_memory(fast_memory):
+    """direct_continuous_optimum(L, -5) gave io=672.0 'smallest tile', nan gave io=nan."""
+    from dataflow.continuous_optimum import direct_continuous_optimum, winograd_continuous_optimum
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        direct_continuous_optimum(LAYER, fast_memory)
+    with pytest.raises(InvalidInputError, match="fast_memory"):
+        winograd_continuous_optimum(LAYER, 2, fast_memory)
+    with pytest.raises(InvalidInputError, match="Winograd"):
+        winograd_continuous_optimum(LAYER, float("nan"), 600)
+
+
+def test_continuous_optima_of_numpy_numbers_are_floats():
+    from dataflow.continuous_optimum import direct_continuous_optimum
+    got = direct_continuous_optimum(LAYER, np.int64(600), alpha=np.int32(2))
+    assert got == direct_continuous_optimum(LAYER, 600, alpha=2)
+    assert all(type(v) is float for v in (got.x, got.y, got.z, got.io))
+
+
+@pytest.mark.parametrize("n", [np.uint64(2 ** 63), 10 ** 18, True, None, "10", 0])
+def test_least_size_per_count_refuses_sizes_no_layer_has(n):
+    """np.uint64(2**63) asked for 22.6 GiB (the process was killed), 10**18 a MemoryError,
+    True and None TypeErrors."""
+    from dataflow.io_volume import least_size_per_count
+    with pytest.raises(InvalidInputError, match="n"):
+        least_size_per_count(n)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda io: io.tile_extents(None, 3), "n_out"),
+    (lambda io: io.tile_extents(7, 0), "tile"),
+    (lambda io: io.used_per_tile(4, 4, "3", 1, 1, 0, 10), "stride"),
+    (lambda io: io.used_total(5, 2, 1, 1, 3, -1, 5), "pad"),
+    (lambda io: io.used_totals(5, 1, 0, 2, 0, 7), "dilation"),
+    (lambda io: io.used_totals(2 ** 40, 1, 1, 2, 0, 7), "n_out"),
+    (lambda io: io.channel_group_spans(8, 3, 3), "per_group"),
+    (lambda io: io.channel_group_spans(8, 2, None), "z"),
+    (lambda io: io.check_block_memory(64, 0), "processors"),
+    (lambda io: io.check_block_memory(None, 1), "fast_memory"),
+])
+def test_axis_counts_name_the_bad_argument(call, name):
+    """Raw TypeError / ValueError / OverflowError / ZeroDivisionError before."""
+    import dataflow.io_volume as io
+    with pytest.raises(InvalidInputError, match=name):
+        call(io)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 3), st.integers(1, 3),
+       st.integers(1, 4), st.integers(0, 3), st.integers(1, 40))
+def test_axis_counts_of_numpy_integers_are_the_int_counts(n_out, tile, stride, dilation, k, pad,
+                                                          n_in):
+    from dataflow.io_volume import used_per_tile, used_total, used_totals
+    args = (n_out, tile, stride, dilation, k, pad, n_in)
+    np_args = tuple(np.int32(v) for v in args)
+    assert used_total(*np_args) == used_total(*args)
+    assert used_per_tile(*np_args).tolist() == used_per_tile(*args).tolist()
+    no_tile = np_args[:1] + np_args[2:]
+    assert used_totals(*no_tile).tolist() == used_totals(*(args[:1] + args[2:])).tolist()
+
+
+def test_the_segments_check_their_game():
+    """Y = 0 was a ZeroDivisionError; a bad DAG or move list an AttributeError, TypeError,
+    KeyError or IndexError from inside."""
+    import networkx as nx
+
+    from dataflow import play
+    from dataflow.segments import chain_segments, useful_events
+    dag, order = _game()
+    moves = play(dag, order, 16, record_moves=True).moves
+    assert chain_segments(dag, moves, 8)
+    with pytest.raises(InvalidInputError, match="Y"):
+        chain_segments(dag, moves, 0)
+    with pytest.raises(InvalidInputError, match="DiGraph"):
+        chain_segments(None, moves, 8)
+    with pytest.raises(InvalidInputError, match="kind"):
+        useful_events(nx.DiGraph([("a", "b")]), [("compute", "b")])
+    with pytest.raises(InvalidInputError, match="moves must be"):
+        useful_events(dag, None)
+    with pytest.raises(InvalidInputError, match="move 0"):
+        chain_segments(dag, [("store", "nowhere")] + list(moves), 8)
+    with pytest.raises(InvalidInputError, match="outputs without a blue pebble"):
+        useful_events(dag, moves[:len(moves) // 2])
+
+
+def test_with_recomputation_checks_its_arguments():
+    """rng None was an AttributeError on .random."""
+    import random
+
+    from dataflow.schedules import with_recomputation
+    dag, order = _game()
+    assert len(with_recomputation(dag, order, random.Random(0), share=1.0)) > len(order)
+    with pytest.raises(InvalidInputError, match="rng"):
+        with_recomputation(dag, order, None)
+    with pytest.raises(InvalidInputError, match="share"):
+        with_recomputation(dag, order, random.Random(0), share=2)
+    with pytest.raises(InvalidInputError, match="no vertex"):
+        with_recomputation(dag, list(order) + ["x"], random.Random(0))
+    with pytest.raises(InvalidInputError, match="DiGraph"):
+        with_recomputation(None, order, random.Random(0))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda m: m.direct_taps(LAYER, None, 0), "oh"),
+    (lambda m: m.direct_taps(LAYER, 0, 4), "ow"),
+    (lambda m: m.group_channels(LAYER, -1), "co"),
+    (lambda m: m.check_dag_size(None, "direct"), "estimate"),
+])
+def test_dag_helpers_name_the_bad_argument(call, name):
+    import dataflow.dag_direct as m
+    with pytest.raises(InvalidInputError, match=name):
+        call(m)

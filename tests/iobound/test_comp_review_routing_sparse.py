@@ -15,8 +15,8 @@ def test_routing_lps_are_sparse(monkeypatch):
 
     monkeypatch.setattr(wr, "linprog", spy)
     size, tiles = 200, 100
-    axis = wr.axis_routing.__wrapped__(2, 3, 1, size, tiles)
-    cross = wr.cross_routing.__wrapped__(2, 3, 1, size, tiles)
+    axis = wr._axis_routing.__wrapped__(2, 3, 1, size, tiles)
+    cross = wr._cross_routing.__wrapped__(2, 3, 1, size, tiles)
     assert seen and all(a and b for a, b, _ in seen)
     assert max(nnz for _, _, nnz in seen) < 20 * size          # linear, not size^2
     assert round(axis.load, 6) == 2.0 and round(cross.cross, 6) == 1.0   # the doctest values
@@ -24,4 +24,4 @@ def test_routing_lps_are_sparse(monkeypatch):
 
 def test_large_axis_is_fast_and_unchanged():
     # 4096 positions: the dense matrices were ~10^8 entries per LP
-    assert round(wr.axis_routing.__wrapped__(2, 3, 1, 4096, 2048).load, 6) == 2.0
+    assert round(wr._axis_routing.__wrapped__(2, 3, 1, 4096, 2048).load, 6) == 2.0

@@ -43,7 +43,7 @@ CASES = [(e, r, pad, size) for e, r in ((1, 3), (2, 2), (2, 3), (3, 3), (4, 3), 
 def test_cross_equals_the_lp_reference(e, r, pad, size):
     h_out = size + 2 * pad - r + 1
     tiles = -(-h_out // e)
-    got = wr.cross_routing.__wrapped__(e, r, pad, size, tiles)
+    got = wr._cross_routing.__wrapped__(e, r, pad, size, tiles)
     cross, kernel = _reference_cross(e, r, pad, size, tiles)
     assert got.cross == cross
     assert kernel is None or got.kernel == kernel
@@ -52,7 +52,7 @@ def test_cross_equals_the_lp_reference(e, r, pad, size):
 def test_a_large_axis_reaches_the_floor_by_a_matching():
     """4096 positions (an image of 4096): the floor is reached, by the matching (the LPs
     took ~20 s here; the speed is benchmarks/bounds_speed.py's to measure)."""
-    got = wr.cross_routing.__wrapped__(2, 3, 1, 4096, 2048)
+    got = wr._cross_routing.__wrapped__(2, 3, 1, 4096, 2048)
     assert got.cross == 1.0 + wr._EPS
 
 
@@ -60,7 +60,7 @@ def test_unit_routing_is_a_valid_routing():
     """The routing behind the floor: every demand's share sums to 1 on its own positions, and
     no (position, kernel position) bin carries more than one unit."""
     e, r, pad, size, tiles = 2, 3, 1, 40, 20
-    got = wr.cross_routing.__wrapped__(e, r, pad, size, tiles)
+    got = wr._cross_routing.__wrapped__(e, r, pad, size, tiles)
     t = winograd_transforms(e, r)
     sup_bt = wr._supports(t.BT)
     load = np.zeros((size, r))
