@@ -21,7 +21,7 @@ import networkx as nx
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-__all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves"]
+__all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves", "legal_game"]
 
 
 class IllegalMoveError(InvalidInputError):
@@ -128,6 +128,24 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
                                f"pebble, e.g. {unstored[0]!r}")
     return MoveCount(loads=count["load"], stores=count["store"], computes=count["compute"],
                      peak_red=peak)
+
+
+def legal_game(dag, moves) -> list:
+    """``moves`` as a list once ``dag`` is a DAG and ``moves`` a legal, complete game on it
+    with any number of red pebbles (what the measures of a played game assume); else
+    InvalidInputError naming the first fault.
+
+    >>> g = nx.DiGraph([("a", "b")])
+    >>> legal_game(g, iter([("load", "a"), ("compute", "b"), ("store", "b")]))
+    [('load', 'a'), ('compute', 'b'), ('store', 'b')]
+    """
+    check_dag(dag)
+    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
+        raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
+                                f"{type(moves).__name__} {moves!r:.60}")
+    moves = list(moves)
+    validate_moves(dag, moves, limits.FAST_MEMORY_WORDS.high)
+    return moves
 
 
 def _broken_rule(dag: nx.DiGraph, red: set, blue: set, op: str, v) -> str | None:

@@ -160,7 +160,7 @@ def check_run_tiling(layer: ConvLayer, tiling: RunTiling) -> None:
 
 
 def _check_order(order: str) -> None:
-    if order not in RUN_ORDERS:
+    if not isinstance(order, str) or order not in RUN_ORDERS:
         raise InvalidInputError(f"unknown run order {order!r}; choose one of {', '.join(RUN_ORDERS)}")
 
 
@@ -255,6 +255,9 @@ def best_run_dataflow(layer: ConvLayer, fast_memory: int,
     405504
     """
     fast_memory = limits.check_int("fast_memory", fast_memory, limits.FAST_MEMORY_WORDS)
+    if isinstance(orders, str) or not isinstance(orders, (tuple, list)) or not orders:
+        raise InvalidInputError(f"orders must be a non-empty tuple of run orders "
+                                f"({', '.join(RUN_ORDERS)}), got {orders!r:.60}")
     for o in orders:
         _check_order(o)
     if not runs_apply(layer):

@@ -34,7 +34,7 @@ from iobound.layer import ConvLayer
 
 from .dag_direct import direct_chain, direct_taps
 from .runs import RunTiling, _check_order, check_run_tiling
-from .schedules import TiledSchedule
+from .schedules import TiledSchedule, check_layer_dag
 
 __all__ = ["run_schedule"]
 
@@ -72,6 +72,7 @@ def run_schedule(dag, layer: ConvLayer, tiling: RunTiling, order: str = "output-
 
     ``block_starts`` marks the blocks (``play(..., flush_at=...)`` empties fast memory there).
     """
+    check_layer_dag(dag, layer, "direct")  # a DAG of this layer is small: so is the order
     _check_order(order)
     check_run_tiling(layer, tiling)
     flat = [(oh, ow) for oh in range(layer.h_out) for ow in range(layer.w_out)]

@@ -54,7 +54,8 @@ from .pebble_moves import check_dag
 from .direct import DirectTiling, _shown_tiling, check_direct_tiling
 from .winograd import WinogradTiling, check_winograd_tiling
 
-__all__ = ["TiledSchedule", "tiled_schedule", "topological_schedule", "with_recomputation"]
+__all__ = ["TiledSchedule", "tiled_schedule", "topological_schedule", "with_recomputation",
+           "check_layer_dag"]
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,30 @@ def _winograd_order(dag: nx.DiGraph, layer: ConvLayer, t: WinogradTiling) -> tup
     return order, starts
 
 
+def check_layer_dag(dag, layer: ConvLayer, algorithm: str | None = None) -> str | None:
+    """The algorithm ``dag`` was built for, once ``dag`` is a DAG built from ``layer`` (by
+    :func:`dataflow.direct_conv_dag` or :func:`dataflow.winograd_conv_dag`, which record
+    both) and, when ``algorithm`` is given, for that algorithm; else InvalidInputError.
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow.dag_direct import direct_conv_dag
+    >>> small = ConvLayer(1, 1, 3, 3, 1, 2, 2)
+    >>> check_layer_dag(direct_conv_dag(small), small, "direct")
+    'direct'
+    """
+    check_layer(layer)
+    check_dag(dag)
+    built = dag.graph.get("layer")
+    if isinstance(built, ConvLayer) and built != layer:
+        raise InvalidInputError(f"the DAG was built from the layer {built.short()}, not from "
+                                f"{layer.short()}")
+    found = dag.graph.get("algorithm")
+    if algorithm is not None and found != algorithm:
+        raise InvalidInputError(f"a {algorithm} schedule needs the {algorithm} DAG of the layer, "
+                                f"got a {found} DAG")
+    return found
+
+
 def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
     """The computation order of the tiled dataflow ``tiling`` on ``dag`` (module docstring).
 
@@ -244,13 +269,7 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
         When the DAG was built from another layer, the tiling type does not match the DAG
         or does not fit the layer, or the schedule misses a vertex.
     """
-    check_layer(layer)
-    check_dag(dag)
-    built = dag.graph.get("layer")
-    if isinstance(built, ConvLayer) and built != layer:
-        raise InvalidInputError(f"the DAG was built from the layer {built.short()}, not from "
-                                f"{layer.short()}")
-    algorithm = dag.graph.get("algorithm")
+    algorithm = check_layer_dag(dag, layer)
     if isinstance(tiling, WinogradTiling):
         if algorithm != "winograd" or dag.graph.get("e") != tiling.e:
             raise InvalidInputError(f"a WinogradTiling with e={tiling.e} needs the Winograd DAG with the "

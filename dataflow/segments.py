@@ -31,7 +31,6 @@ Examples
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -40,12 +39,12 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.reuse_classes import axis_tap_classes
 
-from .pebble_moves import check_dag, validate_moves
+from .pebble_moves import check_dag, legal_game
 
-__all__ = ["ChainSegment", "useful_events", "chain_segments"]
+__all__ = ["ChainSegment", "useful_events", "chain_segments", "SEGMENT_LOADS"]
 
 #: Loads per segment (``Y``): the proofs take a few times S.
-_SEGMENT_LOADS = limits.Limit(1, 1 << 62, "loads per segment: a few times S")
+SEGMENT_LOADS = limits.Limit(1, 1 << 62, "loads per segment: a few times S")
 
 
 def useful_events(dag: nx.DiGraph, moves) -> dict:
@@ -70,12 +69,7 @@ def _checked_game(dag, moves) -> list:
     if missing:
         raise InvalidInputError(f"vertex {missing[0]!r:.60} has no 'kind': the segments measure "
                                 "a direct-convolution DAG (dataflow.direct_conv_dag)")
-    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
-        raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
-                                f"{type(moves).__name__} {moves!r:.60}")
-    moves = list(moves)
-    validate_moves(dag, moves, limits.FAST_MEMORY_WORDS.high)
-    return moves
+    return legal_game(dag, moves)
 
 
 def _useful_events(dag: nx.DiGraph, moves: list) -> dict:
@@ -161,7 +155,7 @@ def chain_segments(dag: nx.DiGraph, moves, Y: int) -> list[ChainSegment]:
         or a run end neither red at its end nor stored in it (the proof's claims).
     """
     moves = _checked_game(dag, moves)
-    Y = limits.check_int("Y", Y, _SEGMENT_LOADS)
+    Y = limits.check_int("Y", Y, SEGMENT_LOADS)
     useful = _useful_events(dag, moves)
     seg_of, starts, loaded, stored, ends, n_io = _cut(moves, Y)
     h, weight = len(starts), _tap_weight(dag)

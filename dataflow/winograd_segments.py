@@ -28,21 +28,52 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
 
+from iobound import limits
+from iobound.errors import InvalidInputError
+
+from .pebble_moves import check_dag, legal_game
+from .segments import SEGMENT_LOADS
+
 __all__ = ["WinogradSegment", "traced_events", "winograd_segments", "is_input_side", "is_kernel_side"]
 
 
+def _kind(d) -> str:
+    if not isinstance(d, Mapping) or "kind" not in d:
+        raise InvalidInputError(f"a vertex's data must be a mapping with its 'kind' (the "
+                                f"Winograd DAG's), got {d!r:.60}")
+    return d["kind"]
+
+
 def is_input_side(d: dict) -> bool:
-    """Raw inputs and input-transform entries (``B^T d``, ``P``)."""
-    return d["kind"] == "input" or (d["kind"] == "transform" and d.get("transform") == "input")
+    """Raw inputs and input-transform entries (``B^T d``, ``P``).
+
+    >>> is_input_side({"kind": "transform", "transform": "input"})
+    True
+    """
+    kind = _kind(d)
+    return kind == "input" or (kind == "transform" and d.get("transform") == "input")
 
 
 def is_kernel_side(d: dict) -> bool:
     """Raw weights and kernel-transform entries (``G g``, ``J``)."""
-    return d["kind"] == "weight" or (d["kind"] == "transform" and d.get("transform") == "kernel")
+    kind = _kind(d)
+    return kind == "weight" or (kind == "transform" and d.get("transform") == "kernel")
+
+
+def _checked_game(dag, moves) -> list:
+    """``moves`` as a list once ``dag`` is a Winograd DAG of the builder and ``moves`` a
+    legal, complete game on it; else InvalidInputError."""
+    check_dag(dag)
+    if dag.graph.get("algorithm") != "winograd":
+        raise InvalidInputError(f"the segments measure the Winograd DAG "
+                                f"(dataflow.winograd_conv_dag), got a "
+                                f"{dag.graph.get('algorithm') or 'another'} DAG")
+    return legal_game(dag, moves)
 
 
 def _is_chain(d: dict) -> bool:
@@ -51,6 +82,10 @@ def _is_chain(d: dict) -> bool:
 
 def traced_events(dag: nx.DiGraph, moves) -> dict:
     """Chain vertex -> the compute move whose value reaches its ``Pi``'s first computation."""
+    return _traced_events(dag, _checked_game(dag, moves))
+
+
+def _traced_events(dag: nx.DiGraph, moves: list) -> dict:
     red, blue, feeds, first_pi = {}, {}, {}, {}
     for k, (op, v) in enumerate(moves):
         if op == "compute":
@@ -136,8 +171,9 @@ def _cut(moves: list, Y: int, fresh_moves: set) -> tuple[list, list[WinogradSegm
 
 def winograd_segments(dag: nx.DiGraph, moves, Y: int) -> list[WinogradSegment]:
     """Measure every segment of ``Y`` virtual loads of a played Winograd game."""
-    moves = list(moves)
-    ev = traced_events(dag, moves)
+    moves = _checked_game(dag, moves)
+    Y = limits.check_int("Y", Y, SEGMENT_LOADS)
+    ev = _traced_events(dag, moves)
     fresh_moves = {k for v, k in ev.items() if _first_sum(dag, v)}
     seg_of, segs = _cut(moves, Y, fresh_moves)
     for v, k in ev.items():

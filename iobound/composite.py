@@ -50,7 +50,7 @@ S**(3/2) + S - 1
 from __future__ import annotations
 
 import inspect
-import itertools
+import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Union
@@ -58,13 +58,19 @@ from typing import Callable, Union
 import numpy as np
 import sympy as sp
 
-from .composite_checks import check_function, check_params, nondecreasing, nonnegative, own_symbols
+from . import limits
+from .composite_checks import (check_function, check_params, finite_real, nondecreasing, nonnegative,
+                               own_symbols)
 from .errors import InvalidInputError
 from .symbols import S, V, k
 
 __all__ = ["CompositeStep", "CompositeAlgorithm", "composite_bound_expr"]
 
 StepFunction = Union[sp.Expr, Callable[..., float]]
+
+#: s of T_exact: the enumeration is for small S (and numpy's int64 sums must not overflow).
+_S_EXACT = limits.Limit(0, 1 << 40, "s: the exact maximum enumerates; for small S only")
+_POINTS = limits.Limit(1, 1 << 32, "points the exact maximum enumerates")
 
 
 def _as_expr(f: StepFunction) -> sp.Expr | None:
@@ -96,6 +102,7 @@ class CompositeStep:
     psi: StepFunction | None = None
 
     def __post_init__(self) -> None:
+        _check_name("step name", self.name)
         # a plain sp.Symbol("k") / sp.Symbol("S") is the toolkit's k / S
         for which in ("phi", "psi"):
             f = getattr(self, which)
@@ -103,6 +110,8 @@ class CompositeStep:
                 object.__setattr__(self, which, own_symbols(f))
 
     def _fn(self, which: str) -> StepFunction:
+        if which not in ("phi", "psi"):
+            raise InvalidInputError(f"which must be 'phi' or 'psi', got {which!r:.60}")
         f = self.phi if which == "phi" or self.psi is None else self.psi
         check_function(self.name, "phi" if f is self.phi else "psi", f)
         return f
@@ -112,8 +121,17 @@ class CompositeStep:
         f = self._fn(which)
         expr = _as_expr(f)
         params = check_params(params)
+        s = limits.check_number("s", s, 0)
+        try:
+            arg = np.asarray(arg, float)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidInputError(f"step {self.name!r}: arg must be real numbers, got "
+                                    f"{arg!r:.60}") from None
         with np.errstate(all="ignore"):
             if expr is not None:
+                if not finite_real(expr):
+                    raise InvalidInputError(f"step {self.name!r}: {which} = {expr} is not a "
+                                            "finite real number")
                 missing = sorted(x.name for x in expr.free_symbols - {k, S}
                                  if x.name not in params)
                 if missing:
@@ -121,13 +139,22 @@ class CompositeStep:
                         f"step {self.name!r}: {which} = {expr} needs a value for "
                         f"{', '.join(missing)}; pass params={{{missing[0]!r}: ...}}")
                 fn = _compiled(expr, tuple(sorted(params)))
-                out = fn(np.asarray(arg, float), float(s), *[params[p] for p in sorted(params)])
+                try:
+                    out = fn(arg, float(s), *[params[p] for p in sorted(params)])
+                except (NameError, OverflowError, TypeError) as exc:  # f(k), 10**400
+                    raise InvalidInputError(f"step {self.name!r}: {which} = {expr} has no "
+                                            f"numeric value ({exc})") from None
             else:
                 n_args = len(inspect.signature(f).parameters)
                 out = f(arg) if n_args == 1 else f(arg, s)
             try:
-                out = np.asarray(out, float) + np.zeros(np.shape(arg))
-            except (TypeError, ValueError) as exc:
+                out = np.asarray(out) + np.zeros(np.shape(arg))
+                if np.iscomplexobj(out):   # float() would drop the imaginary part
+                    if np.any(out.imag != 0):
+                        raise ValueError("an imaginary part")
+                    out = out.real
+                out = np.asarray(out, float)
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise InvalidInputError(f"step {self.name!r}: {which} did not give real "
                                         f"numbers ({exc})") from None
         if not np.all(np.isfinite(out)):
@@ -142,6 +169,10 @@ class CompositeStep:
         if expr is None:
             raise InvalidInputError(f"step {self.name!r}: {which} is a callable, not a SymPy "
                              "expression; use T_exact for a numeric maximum")
+        if not isinstance(arg, sp.Expr) and not (isinstance(arg, numbers.Real)
+                                                 and not isinstance(arg, bool)):
+            raise InvalidInputError(f"step {self.name!r}: arg must be a SymPy expression or a "
+                                    f"number, got {type(arg).__name__} {arg!r:.60}")
         return expr.subs(k, arg, simultaneous=True)
 
 
@@ -176,6 +207,7 @@ class CompositeAlgorithm:
             raise InvalidInputError(f"steps must be a sequence of CompositeStep, got "
                                     f"{self.steps!r}") from None
         object.__setattr__(self, "steps", steps)
+        _check_name("algorithm name", self.name, blank=True)
         if not self.steps:
             raise InvalidInputError("a composite algorithm needs at least one step")
         for i, step in enumerate(self.steps):
@@ -189,6 +221,9 @@ class CompositeAlgorithm:
         for j, step in enumerate(self.steps):
             for which in ("phi", "psi") if j < n - 1 else ("phi",):
                 expr = step.symbolic(which, k)
+                if not finite_real(expr):
+                    raise InvalidInputError(f"step {step.name!r}: {which} = {expr} is not a "
+                                            "finite real number")
                 if not nondecreasing(expr):
                     raise InvalidInputError(
                         f"step {step.name!r}: {which} = {expr} is not provably non-decreasing "
@@ -201,6 +236,10 @@ class CompositeAlgorithm:
 
     def objective(self, ks: tuple[sp.Expr, ...]) -> sp.Expr:
         """The nested sum phi_1(k_1) + phi_2(k_2 + psi_1(k_1)) + ... (symbolic)."""
+        if isinstance(ks, (str, bytes)) or not isinstance(ks, (tuple, list)) \
+                or len(ks) != len(self.steps):
+            raise InvalidInputError(f"ks must be a tuple of {len(self.steps)} expressions, one "
+                                    f"per step, got {ks!r:.60}")
         total, carry = sp.Integer(0), sp.Integer(0)
         for step, kj in zip(self.steps, ks):
             arg = kj + carry
@@ -242,13 +281,12 @@ class CompositeAlgorithm:
         Raises
         ------
         InvalidInputError
-            When the enumeration would exceed ``max_points`` points, more than two steps
-            are asked for ``s`` above 60 (the grid is built from every tuple of ``s + 1``
-            values, the sum rule applied after), a parameter has no value, or phi / psi
-            is not a finite real number on the grid.
+            When the enumeration would exceed ``max_points`` points (``C(s + n, n)`` for
+            ``n`` steps), a parameter has no value, or phi / psi is not a finite real
+            number on the grid.
         """
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise InvalidInputError(f"s must be a non-negative integer, got {s!r}")
+        s = limits.check_int("s", s, _S_EXACT)
+        max_points = limits.check_int("max_points", max_points, _POINTS)
         n = len(self.steps)
         count = 1
         for i in range(n):
@@ -256,10 +294,7 @@ class CompositeAlgorithm:
         if count > max_points:
             raise InvalidInputError(f"exact enumeration needs {count} points (> {max_points}); "
                              "use T_expr('relaxed') for a valid over-estimate")
-        grids = np.array([c for c in itertools.product(range(s + 1), repeat=n)
-                          if sum(c) <= s], dtype=float) if n <= 2 or s <= 60 else None
-        if grids is None:
-            raise InvalidInputError("exact enumeration of more than 2 steps needs s <= 60")
+        grids = _simplex(s, n).astype(float)
         total = np.zeros(len(grids))
         carry = np.zeros(len(grids))
         for j, step in enumerate(self.steps):
@@ -267,6 +302,25 @@ class CompositeAlgorithm:
             total += step.evaluate("phi", arg, s, params)
             carry = step.evaluate("psi", arg, s, params)
         return float(s + total.max())
+
+
+def _simplex(s: int, n: int) -> np.ndarray:
+    """Every ``(k_1, ..., k_n)`` of integers >= 0 with sum <= s, one per row (built
+    column by column: only points of the simplex are made, never the whole cube)."""
+    rows = np.zeros((1, 0), dtype=np.int64)
+    for _ in range(n):
+        left = s - rows.sum(axis=1)                       # what each row may still take
+        reps = left + 1
+        start = np.repeat(np.cumsum(reps) - reps, reps)
+        col = np.arange(reps.sum()) - start               # 0..left for each row
+        rows = np.column_stack([np.repeat(rows, reps, axis=0), col])
+    return rows
+
+
+def _check_name(what: str, name, blank: bool = False) -> None:
+    if not isinstance(name, str) or not name.isprintable() or not (blank or name.strip()):
+        raise InvalidInputError(f"{what} must be a printable{'' if blank else ', not blank'} "
+                                f"string, got {name!r:.60}")
 
 
 def _dominates(a: sp.Expr, b: sp.Expr) -> bool:
@@ -278,5 +332,13 @@ def _dominates(a: sp.Expr, b: sp.Expr) -> bool:
 
 
 def composite_bound_expr(T: sp.Expr) -> sp.Expr:
-    """Thm 4.6 with Hong & Kung's 2S-partitions: ``max(0, S (|V| / T(2S) - 1))``."""
+    """Thm 4.6 with Hong & Kung's 2S-partitions: ``max(0, S (|V| / T(2S) - 1))``.
+
+    >>> from iobound.symbols import S
+    >>> composite_bound_expr(3 * S)
+    Max(0, S*(-1 + V/(6*S)))
+    """
+    if not isinstance(T, sp.Expr) or not finite_real(T) or T.is_nonpositive is True:
+        raise InvalidInputError(f"T must be a SymPy expression of T(S) > 0, got "
+                                f"{type(T).__name__} {T!r:.60}")
     return sp.Max(0, S * (V / T.subs(S, 2 * S, simultaneous=True) - 1))

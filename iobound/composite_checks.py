@@ -20,6 +20,8 @@ True
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
@@ -28,7 +30,8 @@ import sympy as sp
 from .errors import InvalidInputError
 from .symbols import S, k
 
-__all__ = ["own_symbols", "check_function", "nondecreasing", "nonnegative", "check_params"]
+__all__ = ["own_symbols", "check_function", "nondecreasing", "nonnegative", "check_params",
+           "finite_real"]
 
 
 def own_symbols(expr: sp.Expr) -> sp.Expr:
@@ -63,12 +66,34 @@ def check_function(step: str, which: str, f) -> None:
                                 f"arguments f(k) / f(k, S), got {f!r}")
 
 
+#: Functions that may jump: a derivative >= 0 on every piece says nothing of the jumps.
+_MAY_JUMP = (sp.Piecewise, sp.Heaviside, sp.floor, sp.ceiling, sp.frac, sp.sign, sp.Mod,
+             sp.DiracDelta)
+
+
+def finite_real(expr: sp.Expr) -> bool:
+    """False when ``expr`` holds a NaN, an infinity or the imaginary unit (a count of
+    vertices is none of these).
+
+    >>> finite_real(2 * k), finite_real(sp.oo * k), finite_real(sp.I * k)
+    (True, False, False)
+    """
+    return not (expr.has(sp.nan, sp.oo, -sp.oo, sp.zoo, sp.I) or expr.is_real is False)
+
+
 @lru_cache(maxsize=256)
 def nondecreasing(expr: sp.Expr) -> bool:
     """True when SymPy proves ``expr`` non-decreasing in k for k >= 0 (other symbols by
-    their own assumptions): d/dk >= 0 for k > 0, and the value at 0 at most the limit."""
+    their own assumptions): continuous in k (no function that may jump, such as a
+    Piecewise), d/dk >= 0 for k > 0, and the value at 0 at most the limit.
+
+    >>> nondecreasing(sp.Piecewise((10 * k, k < 2), (k, True)))   # drops at k = 2
+    False
+    """
     if k not in expr.free_symbols:
         return True
+    if any(f.has(k) for f in expr.atoms(*_MAY_JUMP)):
+        return False
     kp = sp.Dummy("k", positive=True)
     e = expr.xreplace({k: kp})
     d = sp.diff(e, kp)
@@ -100,14 +125,20 @@ def check_params(params) -> dict[str, float]:
     out = {}
     for key, value in params.items():
         name = key.name if isinstance(key, sp.Symbol) else key
-        if not isinstance(name, str):
-            raise InvalidInputError(f"params: key {key!r} must be a parameter name")
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InvalidInputError(f"params: key {key!r:.60} must be a parameter name")
+        if name in ("k", "S"):
+            raise InvalidInputError(f"params: {name} is the argument of phi and psi, not a "
+                                    "parameter")
+        # a string would be parsed ("2"), a bool taken as 0 / 1: neither is a value
+        if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+            raise InvalidInputError(f"params: {name} must be a real number, got {value!r:.60}")
         try:
             x = float(value)
-        except (TypeError, ValueError):
-            raise InvalidInputError(f"params: {name} must be a real number, got {value!r}") \
-                from None
-        if isinstance(value, bool) or not np.isfinite(x):
-            raise InvalidInputError(f"params: {name} must be a finite real number, got {value!r}")
+        except OverflowError:
+            x = math.inf
+        if not math.isfinite(x):
+            raise InvalidInputError(f"params: {name} must be a finite real number, got "
+                                    f"{value!r:.60}")
         out[name] = x
     return out

@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, fields
 
 from .device_checks import (check_arch_of, check_compute_capability, check_consistent,
-                            check_new_device_name)
+                            check_device_name, check_new_device_name)
 from .errors import InvalidInputError
 from .units import dtype_bytes
 
-__all__ = ["Device", "KIB", "MIB", "CUDA_MAX_THREADS_PER_BLOCK", "CUDA_MAX_REGISTERS_PER_THREAD"]
+__all__ = ["Device", "KIB", "MIB", "CUDA_MAX_THREADS_PER_BLOCK", "CUDA_MAX_REGISTERS_PER_THREAD",
+           "RATE_RANGE"]
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -35,6 +36,23 @@ CUDA_MAX_THREADS_PER_BLOCK = 1024
 #: of :attr:`Device.registers_per_thread_max` and the cap of the pruning rule's register
 #: need (:func:`kernels.limits.thread_registers`).
 CUDA_MAX_REGISTERS_PER_THREAD = 255
+#: The range taken for a device's DRAM bandwidth (GB/s) and FP32 peak (GFLOP/s): GPUs sit
+#: between tens and tens of thousands; far outside it a roofline time is 0 or inf.
+RATE_RANGE = (1e-3, 1e9)
+
+
+def _amount(name: str, value):
+    """A byte or flop count (a number or a numpy array) when finite and >= 0; else
+    InvalidInputError naming it."""
+    import numpy as np
+
+    from . import limits
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "iuf" or not np.all(np.isfinite(value) & (value >= 0)):
+            raise InvalidInputError(f"{name} must be finite numbers >= 0, got an array of "
+                                    f"{value.dtype} {np.asarray(value).ravel()[:3]!r:.60}")
+        return value
+    return limits.check_number(name, value, 0)
 
 
 @dataclass(frozen=True)
@@ -110,12 +128,15 @@ class Device:
             object.__setattr__(self, f, limits.check_int(
                 f"device {f}", getattr(self, f), limits.Limit(1, 1 << 48, "a hardware size")))
         for f in ("dram_bandwidth_gbs", "fp32_peak_gflops"):
-            limits.check_number(f"device {f}", getattr(self, f), 0, low_open=True)
+            # stored as float (a numpy float is no JSON); within RATE_RANGE, so a time
+            # from it is never 0 or inf
+            object.__setattr__(self, f, float(limits.check_number(
+                f"device {f}", getattr(self, f), *RATE_RANGE)))
         if isinstance(self.aliases, (str, bytes)) or not isinstance(self.aliases, (tuple, list)) \
                 or not all(isinstance(a, str) for a in self.aliases):
             raise InvalidInputError(f"device aliases must be a tuple of strings, got "
                                     f"{self.aliases!r:.60}")
-        object.__setattr__(self, "aliases", tuple(self.aliases))
+        object.__setattr__(self, "aliases", tuple(check_device_name(a) for a in self.aliases))
         check_consistent(self)
 
     def shared_mem_per_block_words(self, dtype: str = "fp32", opt_in: bool = False) -> int:
@@ -148,7 +169,7 @@ class Device:
         >>> get_device("v100").memory_time_ms(9e8)   # 0.9 GB at 900 GB/s
         1.0
         """
-        return nbytes / (self.dram_bandwidth_gbs * 1e9) * 1e3
+        return _amount("nbytes", nbytes) / (self.dram_bandwidth_gbs * 1e9) * 1e3
 
     def compute_time_ms(self, flops):
         """Milliseconds to execute ``flops`` at the FP32 peak (a number or a numpy array): the
@@ -158,7 +179,7 @@ class Device:
         >>> get_device("v100").compute_time_ms(15.7e9)
         1.0
         """
-        return flops / (self.fp32_peak_gflops * 1e9) * 1e3
+        return _amount("flops", flops) / (self.fp32_peak_gflops * 1e9) * 1e3
 
     @property
     def machine_balance_flop_per_byte(self) -> float:
@@ -185,5 +206,6 @@ class Device:
         d = dict(d)
         d["compute_capability"] = tuple(d["compute_capability"]) if isinstance(
             d["compute_capability"], (list, tuple)) else d["compute_capability"]
-        d["aliases"] = tuple(d.get("aliases", ()))
+        if isinstance(d.get("aliases"), list):   # to_dict's list; anything else is checked
+            d["aliases"] = tuple(d["aliases"])
         return cls(**d)

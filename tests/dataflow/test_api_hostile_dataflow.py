@@ -242,3 +242,84 @@ def test_dag_helpers_name_the_bad_argument(call, name):
     import dataflow.dag_direct as m
     with pytest.raises(InvalidInputError, match=name):
         call(m)
+
+
+# --- runs and the Winograd segments (the second probe) -----------------------------------
+
+def test_run_schedule_needs_this_layers_direct_dag():
+    """The dag argument was never read: None on a large layer ran past 20 s, a DAG of
+    another layer was taken silently."""
+    from dataflow import direct_conv_dag
+    from dataflow.dag_winograd import winograd_conv_dag
+    from dataflow.runs import RunTiling
+    from dataflow.runs_schedule import run_schedule
+    pointwise = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)  # runs apply
+    tiling = RunTiling(4, 1)
+    assert run_schedule(direct_conv_dag(pointwise), pointwise, tiling).order
+    with pytest.raises(InvalidInputError, match="DiGraph"):
+        run_schedule(None, ConvLayer(1, 256, 64, 64, 256, 1, 1), RunTiling(64, 64))
+    with pytest.raises(InvalidInputError, match="built from the layer"):
+        run_schedule(direct_conv_dag(LAYER), pointwise, tiling)
+    with pytest.raises(InvalidInputError, match="direct DAG"):
+        run_schedule(winograd_conv_dag(LAYER, 2), LAYER, tiling)
+
+
+@pytest.mark.parametrize("orders", [None, 5, (), "output-runs", ("output-runs", None)])
+def test_best_run_dataflow_checks_its_orders(orders):
+    """None or 5 was a TypeError, () returned None as if no block fitted."""
+    from dataflow.runs import best_run_dataflow
+    with pytest.raises(InvalidInputError, match="order"):
+        best_run_dataflow(LAYER, 100, orders)
+
+
+def test_a_run_order_is_a_name():
+    """A numpy array of names was 'truth value of an array is ambiguous'."""
+    from dataflow.runs import RunTiling, run_io
+    with pytest.raises(InvalidInputError, match="run order"):
+        run_io(LAYER, RunTiling(4, 1), np.array(["output-runs", "weight-runs"]))
+
+
+def _winograd_game():
+    from dataflow import play, topological_schedule
+    from dataflow.dag_winograd import winograd_conv_dag
+    layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=1, k_h=3, k_w=3)
+    dag = winograd_conv_dag(layer, 2)
+    return dag, play(dag, topological_schedule(dag), 12, record_moves=True).moves
+
+
+@pytest.mark.parametrize("Y", [0, -1, 2.5, True, None])
+def test_winograd_segments_check_y(Y):
+    """0 was a ZeroDivisionError, -1 an IndexError, 2.5 a TypeError, True taken as 1."""
+    from dataflow.winograd_segments import winograd_segments
+    dag, moves = _winograd_game()
+    assert winograd_segments(dag, moves, 24)
+    with pytest.raises(InvalidInputError, match="Y"):
+        winograd_segments(dag, moves, Y)
+
+
+def test_winograd_segments_check_their_game():
+    """An unknown op was skipped, a direct DAG gave meaningless segments, a bad vertex a
+    KeyError, moves='abc' a ValueError, dag=None an AttributeError."""
+    from dataflow import direct_conv_dag
+    from dataflow.winograd_segments import traced_events, winograd_segments
+    dag, moves = _winograd_game()
+    with pytest.raises(InvalidInputError, match="move 0"):
+        winograd_segments(dag, [("jump", moves[0][1])] + list(moves), 24)
+    with pytest.raises(InvalidInputError, match="Winograd DAG"):
+        winograd_segments(direct_conv_dag(LAYER), moves, 24)
+    with pytest.raises(InvalidInputError, match="move 0"):
+        winograd_segments(dag, [("load", "nowhere")] + list(moves), 24)
+    with pytest.raises(InvalidInputError, match="moves must be"):
+        winograd_segments(dag, "abc", 24)
+    with pytest.raises(InvalidInputError, match="DiGraph"):
+        winograd_segments(None, moves, 24)
+    with pytest.raises(InvalidInputError, match="moves must be"):
+        traced_events(dag, None)
+
+
+@pytest.mark.parametrize("data", [{}, None, "input"])
+def test_side_predicates_take_vertex_data(data):
+    from dataflow.winograd_segments import is_input_side, is_kernel_side
+    for predicate in (is_input_side, is_kernel_side):
+        with pytest.raises(InvalidInputError, match="kind"):
+            predicate(data)

@@ -175,3 +175,159 @@ def test_numpy_integers_give_the_int_answers(kind, e, s):
     assert winograd_paper_total(big, kind(e), ks) == winograd_paper_total(big, e, s)
     assert winograd_chain_bound(LAYER, kind(e), ks) == winograd_chain_bound(LAYER, e, s)
     assert winograd_bound_values(LAYER, kind(e), ks) == winograd_bound_values(LAYER, e, s)
+
+
+# --- composite algorithms (the second probe) --------------------------------------------
+
+def _alg(*phis):
+    from iobound.composite import CompositeAlgorithm, CompositeStep
+    return CompositeAlgorithm(tuple(CompositeStep(str(i), p) for i, p in enumerate(phis)))
+
+
+def test_a_phi_that_drops_is_no_relaxed_bound():
+    """A Piecewise phi whose pieces rise but which drops at a breakpoint passed the
+    derivative check: the relaxed T(3) was 6 where the exact maximum is 13, so the lower
+    bound built on it was invalid."""
+    import sympy as sp
+
+    from iobound.symbols import S, k
+    alg = _alg(sp.Piecewise((10 * k, k < 2), (k, True)))
+    assert alg.T_exact(3) == 13.0
+    with pytest.raises(InvalidInputError, match="not provably non-decreasing"):
+        alg.T_expr()
+    rising = _alg(sp.sqrt(k) + k)
+    assert rising.T_expr().subs(S, 3) >= rising.T_exact(3)
+
+
+@pytest.mark.parametrize("phi", ["nan", "oo", "zoo", "I*k"])
+def test_a_phi_that_is_no_finite_real_number_is_refused(phi):
+    """T_expr gave nan, oo or zoo; T_exact dropped an imaginary part with a warning."""
+    import sympy as sp
+    alg = _alg(sp.sympify(phi))
+    with pytest.raises(InvalidInputError, match="finite real|real numbers"):
+        alg.T_expr()
+    with pytest.raises(InvalidInputError, match="finite real|real numbers"):
+        alg.T_exact(3)
+
+
+def test_a_callable_phi_that_gives_complex_numbers_is_refused():
+    from iobound.composite import CompositeAlgorithm, CompositeStep
+    alg = CompositeAlgorithm((CompositeStep("c", lambda k: k * 1j),))
+    with pytest.raises(InvalidInputError, match="real numbers"):
+        alg.T_exact(3)
+
+
+def test_t_exact_enumerates_the_simplex_only():
+    """20 steps at s = 2 (231 points) built 3^20 tuples and ran past 20 s; a numpy s
+    passed the size guard by overflowing."""
+    import itertools
+
+    import sympy as sp
+
+    from iobound.composite import _simplex
+    from iobound.symbols import k
+    assert _alg(*([k] * 20)).T_exact(2) == 2 + 20 * 2   # all of s in k_1, carried on
+    for s, n in ((0, 3), (4, 1), (3, 3), (5, 2)):
+        want = sorted(c for c in itertools.product(range(s + 1), repeat=n) if sum(c) <= s)
+        assert sorted(map(tuple, _simplex(s, n).tolist())) == want
+    with pytest.raises(InvalidInputError, match="points"):
+        _alg(k, k).T_exact(np.int64(3_100_000_000))
+    assert _alg(k).T_exact(np.uint8(255)) == _alg(k).T_exact(255)
+    with pytest.raises(InvalidInputError, match="max_points"):
+        _alg(k).T_exact(3, max_points=None)
+    with pytest.raises(InvalidInputError, match="max_points"):
+        _alg(sp.Integer(1) * k).T_exact(3, max_points=float("nan"))
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"R": np.True_}, "R"), ({"R": "2"}, "R"), ({"R": 10 ** 400}, "R"), ({"k": 5}, "k"),
+    ({"S": 100}, "S"), ({"R": 2, "1x": 3}, "1x")])
+def test_params_are_real_numbers_of_parameters(params, name):
+    """np.True_ was taken as 1 where True is refused, "2" parsed; k or S a SyntaxError from
+    the compiled function, 10**400 an OverflowError."""
+    from iobound.symbols import R, k
+    with pytest.raises(InvalidInputError, match=name):
+        _alg(R * k).T_exact(3, params)
+
+
+def test_phi_without_a_numeric_value_is_named():
+    """An undefined function f(k) was a NameError, a huge constant an OverflowError."""
+    import sympy as sp
+
+    from iobound.symbols import k
+    with pytest.raises(InvalidInputError, match="no numeric value|finite real"):
+        _alg(sp.Function("f")(k)).T_exact(3)
+    with pytest.raises(InvalidInputError, match="no numeric value|finite real"):
+        _alg(sp.Integer(10 ** 400) * k).T_exact(3)
+
+
+def test_step_and_algorithm_arguments_are_checked():
+    import sympy as sp
+
+    from iobound.composite import CompositeAlgorithm, CompositeStep, composite_bound_expr
+    from iobound.symbols import S, k
+    step = CompositeStep("a", 2 * k)
+    with pytest.raises(InvalidInputError, match="which"):
+        step.evaluate("foo", [1.0], 3)
+    with pytest.raises(InvalidInputError, match="s must be"):
+        step.evaluate("phi", [1.0], "x")
+    with pytest.raises(InvalidInputError, match="arg"):
+        step.evaluate("phi", {}, 3)
+    with pytest.raises(InvalidInputError, match="arg"):
+        step.symbolic("phi", "S+1")
+    with pytest.raises(InvalidInputError, match="step name"):
+        CompositeStep(None, k)
+    with pytest.raises(InvalidInputError, match="algorithm name"):
+        CompositeAlgorithm((step,), name=5)
+    with pytest.raises(InvalidInputError, match="ks must be"):
+        _alg(k, k).objective((S,))
+    for bad in (5, None, "S", sp.Integer(0), sp.nan, sp.Eq(S, 1)):
+        with pytest.raises(InvalidInputError, match="T must be"):
+            composite_bound_expr(bad)
+
+
+# --- Device (the second probe) ------------------------------------------------------------
+
+@pytest.mark.parametrize("field_name", ["dram_bandwidth_gbs", "fp32_peak_gflops"])
+@pytest.mark.parametrize("value", [1e-320, 1e300, np.float32(1e-45), 0.0, -1.0])
+def test_device_rates_outside_any_gpu_are_refused(field_name, value):
+    """1e-320 GB/s made every memory time inf, 1e300 every time 0."""
+    import dataclasses
+
+    from iobound.devices import get_device
+    with pytest.raises(InvalidInputError, match=field_name):
+        dataclasses.replace(get_device("v100"), **{field_name: value})
+
+
+def test_device_rates_are_stored_as_floats():
+    """A numpy float was kept, and json.dumps(to_dict()) failed."""
+    import dataclasses
+    import json
+
+    from iobound.devices import get_device
+    d = dataclasses.replace(get_device("v100"), dram_bandwidth_gbs=np.float32(900.0),
+                            fp32_peak_gflops=np.uint64(15700))
+    assert type(d.dram_bandwidth_gbs) is float and type(d.fp32_peak_gflops) is float
+    json.dumps(d.to_dict())
+
+
+@pytest.mark.parametrize("aliases", ["abc", None, 5, ("",), ("a\x00",)])
+def test_device_from_dict_checks_aliases(aliases):
+    """A string became ('a', 'b', 'c'); None or 5 a TypeError."""
+    from iobound.device_spec import Device
+    from iobound.devices import get_device
+    with pytest.raises(InvalidInputError, match="alias|device name"):
+        Device.from_dict({**get_device("v100").to_dict(), "aliases": aliases})
+
+
+@pytest.mark.parametrize("amount", [-5, float("nan"), True, "9", None, [1], 10 ** 400,
+                                    np.array([1.0, -1.0]), np.array(["a"])])
+def test_roofline_times_take_amounts(amount):
+    """-5 bytes took -5.6e-09 ms, NaN gave nan, True was 1 byte."""
+    from iobound.devices import get_device
+    v100 = get_device("v100")
+    with pytest.raises(InvalidInputError, match="nbytes"):
+        v100.memory_time_ms(amount)
+    with pytest.raises(InvalidInputError, match="flops"):
+        v100.compute_time_ms(amount)
+    assert v100.memory_time_ms(np.array([9e8, 0])).tolist() == [1.0, 0.0]
