@@ -21,7 +21,8 @@ import networkx as nx
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-__all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves", "legal_game"]
+__all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves",
+           "legal_game"]
 
 
 class IllegalMoveError(InvalidInputError):

@@ -69,10 +69,10 @@ def _checked_game(dag, moves) -> list:
     """``moves`` as a list once ``dag`` is a Winograd DAG of the builder and ``moves`` a
     legal, complete game on it; else InvalidInputError."""
     check_dag(dag)
-    if dag.graph.get("algorithm") != "winograd":
-        raise InvalidInputError(f"the segments measure the Winograd DAG "
-                                f"(dataflow.winograd_conv_dag), got a "
-                                f"{dag.graph.get('algorithm') or 'another'} DAG")
+    if dag.graph.get("e") is None:   # the Winograd builder records its output tile
+        raise InvalidInputError("the segments measure the Winograd DAG of "
+                                "dataflow.winograd_conv_dag, which records its e; this DAG "
+                                f"has none ({dag.graph.get('algorithm') or 'no'} algorithm)")
     return legal_game(dag, moves)
 
 

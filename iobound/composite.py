@@ -59,8 +59,8 @@ import numpy as np
 import sympy as sp
 
 from . import limits
-from .composite_checks import (check_function, check_params, finite_real, nondecreasing, nonnegative,
-                               own_symbols)
+from .composite_checks import (check_function, check_params, finite_real, nondecreasing,
+                               nonnegative, own_symbols)
 from .errors import InvalidInputError
 from .symbols import S, V, k
 
