@@ -101,17 +101,26 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)
     util = np.clip(util, 1e-9, 1.0)
     t_loop = steps * ITERATION_CYCLES / (device.clock_mhz * 1e3)
-    return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
+    try:   # arrays of other shapes than each other
+            return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
+    except ValueError as exc:
+        raise InvalidInputError(f"estimate_ms: the arrays given do not broadcast ({exc})") \
+            from None
+
+
+#: Largest count taken (bytes, flops, warps, steps): 2^80 is past any layer, and a time
+#: from it stays finite.
+_COUNT_MAX = 2.0 ** 80
 
 
 def _numbers(name: str, value) -> np.ndarray:
     """``value`` as a float array of finite numbers >= 0 (InvalidInputError naming ``name``:
     a string, a NaN or a negative count would give a meaningless time, not an error)."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    try:   # np.asarray parses "1" as 1.0: a string (or an array of them) is no count
+        arr = None if np.asarray(value).dtype.kind in "USOb" else np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
         arr = None
-    if arr is None or not np.all(np.isfinite(arr) & (arr >= 0)):
+    if arr is None or not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= _COUNT_MAX)):
         raise InvalidInputError(f"{name} must be finite numbers >= 0 (a number or an array), "
                                 f"got {value!r:.60}")
     return arr

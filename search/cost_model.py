@@ -91,7 +91,8 @@ class XGBOptions:
     (``benchmarks/results/explorer_experiments.md``).
 
     Refused at construction (InvalidInputError naming the field), as XGBoost would refuse
-    them mid-run: ``learning_rate`` or ``min_child_weight`` below 0, ``subsample`` or
+    them mid-run or fail silently: ``learning_rate`` outside [0, 1] (XGBoost's ``eta``; a
+    larger one made a regression predict NaN), ``min_child_weight`` below 0, ``subsample`` or
     ``colsample_bynode`` outside (0, 1], any non-finite number, a real number XGBoost's
     float32 parameters cannot hold (nonzero below 2^-126, above float32's maximum),
     ``max_depth`` or ``n_jobs`` outside a C ``int``; and counts that would make a fit
@@ -127,8 +128,10 @@ class XGBOptions:
         # a round per tree and pairs per row: past these one fit takes hours
         limits.check_int("n_estimators", self.n_estimators, _XGB_ROUNDS)
         limits.check_int("pairs_per_sample", self.pairs_per_sample, _XGB_PAIRS)
-        for name in ("learning_rate", "min_child_weight"):  # XGBoost's ranges: [0, inf)
-            check_number(name, getattr(self, name), 0, _F32_MAX)
+        # XGBoost's documented range of eta is [0, 1]: past it a regression's trees
+        # overshoot and predict NaN (1e30 did)
+        check_number("learning_rate", self.learning_rate, 0, 1)
+        check_number("min_child_weight", self.min_child_weight, 0, _F32_MAX)  # [0, inf)
         for name in ("subsample", "colsample_bynode"):  # fractions: (0, 1]
             check_number(name, getattr(self, name), 0, 1, low_open=True)
         for name in ("learning_rate", "min_child_weight", "subsample", "colsample_bynode"):

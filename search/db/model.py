@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
 
@@ -108,6 +110,20 @@ def problem_fault(problem: Any) -> str:
     return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
 
 
+def _numpy_as_python(obj: Any) -> Any:
+    """``obj`` with every numpy scalar, in lists, tuples and dict values too, replaced by the
+    Python value it holds (nothing else changes: a set stays a set, and is refused)."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, list):
+        return [_numpy_as_python(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_numpy_as_python(v) for v in obj)
+    if isinstance(obj, dict):
+        return {k: _numpy_as_python(v) for k, v in obj.items()}
+    return obj
+
+
 def canon(obj: Any) -> str:
     """Canonical JSON: sorted keys, no spaces (equal values give equal strings)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
@@ -137,12 +153,25 @@ class Workload:
             raise InvalidInputError(f"workload {self.template!r} names no parameters")
         for name in self.params:
             check_type(f"a parameter name of workload {self.template!r}", name, str)
+            if not name.strip() or not name.isprintable():
+                raise InvalidInputError(f"workload {self.template!r}: a parameter name must be "
+                                        f"printable and not blank, got {name!r:.60}")
+        if len(set(self.params)) < len(self.params):
+            raise InvalidInputError(f"workload {self.template!r} names a parameter twice: "
+                                    f"{shown(self.params)}")
         try:
-            problem = canon(self.problem)
+            try:
+                problem = canon(self.problem)
+            except TypeError:   # numpy's numbers, as README says they work where ints do
+                object.__setattr__(self, "problem", _numpy_as_python(self.problem))
+                problem = canon(self.problem)
         except (TypeError, ValueError, RecursionError) as exc:  # a set, an object, a cycle
             raise InvalidInputError(f"workload {self.template!r}: its problem must be a JSON "
                                     f"value (numbers, strings, lists, dicts), got "
                                     f"{shown(self.problem)}: {exc}") from None
+        if problem_fault(self.problem):
+            raise InvalidInputError(f"workload {self.template!r}: its problem "
+                                    f"{problem_fault(self.problem)}")
         # The identity, once: history of a million records groups and compares by it.
         object.__setattr__(self, "_key", (self.template, problem, canon(sorted(self.params))))
 

@@ -31,10 +31,11 @@ Examples
 from __future__ import annotations
 
 import abc
-from typing import Collection, Sequence
+from typing import Collection, Iterable, Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..cost_model import CostModel
@@ -82,7 +83,9 @@ class ModelOptimizer(abc.ABC):
         """
         n = check_count("n", n)
         check_type("rng", rng, np.random.Generator)
-        exclude = set(int(i) for i in exclude)
+        check_type("space", space, Space)
+        exclude = _indices("exclude", exclude, len(space))
+        best = list(_indices("best", best, len(space), keep_order=True))
         n = min(n, len(space) - len(exclude))
         if n <= 0:
             return []
@@ -95,6 +98,18 @@ class ModelOptimizer(abc.ABC):
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int]) -> list[int]:
         """Up to ``n`` distinct unexcluded indices, lowest prediction first (``n >= 1``)."""
+
+
+def _indices(name: str, values, size: int, keep_order: bool = False):
+    """``values`` as a set (or, with ``keep_order``, a list) of indices of a space of
+    ``size``; else InvalidInputError (an index past the space cut the count returned, or
+    failed deep in a walk)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidInputError(f"{name} must be a collection of indices, got "
+                                f"{type(values).__name__} {values!r:.60}")
+    where = limits.Limit(0, size - 1, f"an index of the space of {size}")
+    out = [limits.check_int(f"{name}: index", i, where) for i in values]
+    return out if keep_order else set(out)
 
 
 def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, float],

@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import abc
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -36,7 +37,7 @@ from iobound.errors import InvalidInputError
 from ..measure.base import MeasureRecord
 from ..space import Space
 
-__all__ = ["Strategy", "StrategyOptions", "Observations"]
+__all__ = ["Strategy", "StrategyOptions", "Observations", "check_told"]
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,21 @@ class Strategy(abc.ABC):
         self.seen = Observations()
         self.horizon: int | None = None
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        # every strategy's own ask and tell check their arguments first, here, once for all
+        super().__init_subclass__(**kwargs)
+        for name, check in (("ask", _checked_ask), ("tell", _checked_tell)):
+            if name in cls.__dict__ and not getattr(cls.__dict__[name], "_checked", False):
+                setattr(cls, name, check(cls.__dict__[name]))
+
     def set_horizon(self, budget: int | None) -> None:
         """The number of unique configurations the run will measure (``None``: unknown).
 
         The tuner calls it before the first ask; a strategy may plan for it (the
         explorer ends the run with a local search) but the tuner alone stops the run.
         """
-        self.horizon = budget
+        self.horizon = None if budget is None else limits.check_int("budget", budget,
+                                                                    limits.BUDGET)
 
     @property
     def batch_size(self) -> int:
@@ -123,8 +132,53 @@ class Strategy(abc.ABC):
 
     def tell(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
         """Results for indices (in the order asked); the base records their costs."""
-        self.seen.add(indices, records)
+        self.seen.add(*check_told(self.space, indices, records))
 
     def stats(self) -> dict:
         """Diagnostics (e.g. model fit counts); JSON-able."""
         return {}
+
+
+def check_told(space: Space, indices, records) -> tuple[list[int], list[MeasureRecord]]:
+    """``(indices, records)`` as lists once ``indices`` are integers indexing ``space`` and
+    ``records`` as many :class:`~search.measure.base.MeasureRecord`; else InvalidInputError
+    (1.5 or "3" were taken as an index, a longer list was cut to the shorter, an index past
+    the space failed at a later ask).
+
+    >>> from search.grid_space import GridSpace
+    >>> told = [MeasureRecord.ok({"a": 2}, time_ms=1.0)]
+    >>> check_told(GridSpace({"a": [1, 2]}), [np.int64(1)], told)[0]
+    [1]
+    """
+    def listed(name, values):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
+            raise InvalidInputError(f"tell: {name} must be a sequence, got "
+                                    f"{type(values).__name__} {values!r:.60}")
+        return list(values)
+    indices, records = listed("indices", indices), listed("records", records)
+    if len(indices) != len(records):
+        raise InvalidInputError(f"tell: {len(indices)} indices but {len(records)} records")
+    where = limits.Limit(0, len(space) - 1, f"an index of the space of {len(space)}")
+    indices = [limits.check_int("tell: index", i, where) for i in indices]
+    bad = [r for r in records if not isinstance(r, MeasureRecord)]
+    if bad:
+        raise InvalidInputError(f"tell: records must be MeasureRecords, got "
+                                f"{type(bad[0]).__name__} {bad[0]!r:.60}")
+    return indices, records
+
+
+def _checked_ask(ask):
+    def checked(self, n):  # an integer (a bool, 2.5 or NaN is none); below 0 asks nothing
+        return ask(self, max(limits.check_int("ask: n", n, _ASK_N), 0))
+    checked._checked = True
+    return functools.wraps(ask)(checked)
+
+
+def _checked_tell(tell):
+    def checked(self, indices, records):
+        return tell(self, *check_told(self.space, indices, records))
+    checked._checked = True
+    return functools.wraps(tell)(checked)
+
+
+_ASK_N = limits.Limit(-(1 << 63), (1 << 63) - 1, "a count")
