@@ -14,6 +14,7 @@ from typing import Any
 from iobound import limits
 from iobound.errors import InvalidInputError
 
+from ..kt_keys import is_param_value
 from ..option_checks import check_type, shown
 from .model import Workload
 
@@ -35,9 +36,16 @@ def check_tune_params(tune_params: Mapping) -> None:
         check_type("a tune_params key", w, Workload)
         check_type(f"tune_params of {w.template}", values, Mapping)
         for name, listed in values.items():
+            if name not in w.params:   # it would be stored as the workload's, never read
+                raise InvalidInputError(f"tune_params of {w.template}: {name!r:.60} is no "
+                                        f"parameter of the workload ({', '.join(w.params)})")
             if not isinstance(listed, (list, tuple)):
                 raise InvalidInputError(f"tune_params of {w.template}: the values of {name!r} "
                                         f"must be a list, got {shown(listed)}")
+            bad = [v for v in listed if not is_param_value(v)]
+            if bad:
+                raise InvalidInputError(f"tune_params of {w.template}: {name!r} has a value "
+                                        f"that is no parameter value: {shown(bad[0])}")
 
 
 def param_names(params: Any) -> list[str]:

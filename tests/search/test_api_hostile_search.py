@@ -110,3 +110,20 @@ def test_workloads_check_their_problem_and_names():
                                   ([1], ("",), "blank"), ([1], ("a\x00",), "printable")):
         with pytest.raises(InvalidInputError, match=what):
             Workload("k", problem, params)
+
+
+@pytest.mark.parametrize("values, what", [({"x": [math.nan]}, "no parameter value"),
+                                          ({"zz": [1]}, "no parameter of the workload"),
+                                          ({"x": [{"a": 1}]}, "no parameter value")])
+def test_tune_params_hold_the_workloads_parameters_and_values(values, what):
+    """NaN was stored and read back; a name the workload lacks was stored as its own."""
+    from search.db import TuningDB
+    from search.db.model import Measurement, Workload
+    w = Workload("k", [8], ("x",))
+    m = Measurement(w, "gpu", "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))
+    with TuningDB(":memory:") as db:
+        with pytest.raises(InvalidInputError, match=what):
+            db.add([m], {w: values})
+        assert db.count() == 0
+        db.add([m], {w: {"x": [1, 2]}})
+        assert db.tune_params(w) == {"x": [1, 2]}
