@@ -46,10 +46,11 @@ from iobound.errors import InvalidInputError
 
 from .model_rows import F32_MAX as _F32_MAX
 from .model_rows import check_training, feature_rows, model_rows
-from .option_checks import INT64_LOW, check_count, check_flag, check_number
+from .option_checks import INT64_LOW, check_count, check_flag, check_number, check_type, shown
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
-           "model_rows", "feature_rows", "check_training", "training_rows", "source_caps"]
+           "model_rows", "feature_rows", "check_training", "training_rows", "source_caps",
+           "checked_predict"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 _F32_TINY = float(np.finfo(np.float32).tiny)
@@ -258,6 +259,26 @@ class XGBCostModel(CostModel):
         return -sum((b.inplace_predict(X) - m) / sd for b, m, sd in self._parts)
 
 
+def checked_predict(model, X: np.ndarray) -> np.ndarray:
+    """``model.predict(X)`` as one float per row of ``X``; else InvalidInputError naming
+    what the model gave (a wrong shape or type failed deep in an optimizer).
+
+    >>> class Half:
+    ...     def predict(self, X): return X[:, 0] / 2
+    >>> checked_predict(Half(), np.array([[4.0], [6.0]])).tolist()
+    [2.0, 3.0]
+    """
+    got = model.predict(X)
+    try:
+        out = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.shape != (len(X),):
+        raise InvalidInputError(f"the cost model's predict must give one number per row "
+                                f"({len(X)}), got {type(got).__name__} {got!r:.60}")
+    return out
+
+
 def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
     """Positions of the rows a history model learns from, of one source's: all when there
     are at most ``cap``, else the fastest ``cap // 2`` (by relative time ``rel``) and a
@@ -270,6 +291,11 @@ def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.nda
     >>> training_rows(np.array([3.0, 1.0, 2.0, 4.0, 5.0]), 2, np.random.default_rng(0))[:1].tolist()
     [1]
     """
+    cap = check_count("cap", cap)
+    check_type("rng", rng, np.random.Generator)
+    rel = np.asarray(rel, dtype=float) if not isinstance(rel, (str, bytes)) else None
+    if rel is None or rel.ndim != 1 or not np.all(np.isfinite(rel)):
+        raise InvalidInputError("rel must be a 1-d array of finite relative times")
     if len(rel) <= cap:
         return np.arange(len(rel))
     order = np.argsort(rel, kind="stable")
@@ -291,7 +317,10 @@ def source_caps(sizes: Sequence[int], per_source: int, total: int) -> list[int]:
     >>> source_caps([100, 5000, 300, 5000], 4096, 1000)
     [100, 300, 300, 300]
     """
-    caps = [min(int(n), per_source) for n in sizes]
+    per_source, total = check_count("per_source", per_source, 1), check_count("total", total)
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence | np.ndarray):
+        raise InvalidInputError(f"sizes must be a sequence of row counts, got {shown(sizes)}")
+    caps = [min(check_count("a source's size", n), per_source) for n in sizes]
     if sum(caps) <= total:
         return caps
     low, high = 1, max(caps)  # the largest common cap c with sum(min(n, c)) <= total

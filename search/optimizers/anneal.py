@@ -32,7 +32,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
-from ..cost_model import CostModel
+from ..cost_model import CostModel, checked_predict
 from ..option_checks import check_count, check_number
 from ..space import Space
 from .base import ModelOptimizer, NeighbourMemo
@@ -78,7 +78,7 @@ class AnnealOptimizer(ModelOptimizer):
         if self.points is None:
             self.points = np.array(space.sample(o.n_chains, rng), dtype=np.int64)
         points = self.points
-        score = -model.predict(space.features(points))  # AutoTVM maximises
+        score = -checked_predict(model, space.features(points))  # AutoTVM maximises
         heap = [(-np.inf, -1 - k) for k in range(n)]  # min-heap of (score, index)
         in_heap: set[int] = set()
 
@@ -106,7 +106,7 @@ class AnnealOptimizer(ModelOptimizer):
                 nb = self.neighbours(space, p)
                 if nb:
                     new[j] = nb[int(rng.integers(len(nb)))]
-            new_score = -model.predict(space.features(new))
+            new_score = -checked_predict(model, space.features(new))
             ac = np.exp(np.minimum((new_score - score) / (t + 1e-5), 1.0))
             accept = rng.random(len(points)) < ac
             points[accept], score[accept] = new[accept], new_score[accept]

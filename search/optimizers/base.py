@@ -38,7 +38,7 @@ import numpy as np
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from ..cost_model import CostModel
+from ..cost_model import CostModel, checked_predict
 from ..option_checks import check_count, check_type
 from ..space import Space, sample_excluding
 
@@ -136,7 +136,7 @@ def score_memo(model: CostModel, space: Space, idx: np.ndarray, memo: dict[int, 
                 memo[i] = known[i]
         new = [i for i in new if i not in memo]
     if new:
-        for i, s in zip(new, model.predict(space.features(new))):
+        for i, s in zip(new, checked_predict(model, space.features(new))):
             memo[i] = float(s)
         if known is not None:
             known.update((i, memo[i]) for i in new)

@@ -54,7 +54,7 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
-from ..cost_model import CostModel
+from ..cost_model import CostModel, checked_predict
 from ..option_checks import check_count, check_number
 from ..space import Space
 
@@ -230,7 +230,7 @@ def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k:
     cand = [int(c) for c in dict.fromkeys(candidates) if int(c) not in exclude]
     if not cand or k <= 0:
         return []
-    pred = model.predict(space.features(cand))
+    pred = checked_predict(model, space.features(cand))
     return [cand[j] for j in np.argsort(pred, kind="stable")[:k]]
 
 

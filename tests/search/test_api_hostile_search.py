@@ -127,3 +127,40 @@ def test_tune_params_hold_the_workloads_parameters_and_values(values, what):
         assert db.count() == 0
         db.add([m], {w: {"x": [1, 2]}})
         assert db.tune_params(w) == {"x": [1, 2]}
+
+
+@pytest.mark.parametrize("call", [
+    lambda cm: cm.training_rows(np.array([3.0, 1.0, 2.0]), -1, np.random.default_rng(0)),
+    lambda cm: cm.training_rows(np.array([1.0, math.nan]), 1, np.random.default_rng(0)),
+    lambda cm: cm.training_rows(np.array([1.0, 2.0]), 1, None),
+    lambda cm: cm.source_caps([-10, 20], 5, 3),
+    lambda cm: cm.source_caps("ab", 5, 3),
+    lambda cm: cm.source_caps([10, 20], 0, 3)])
+def test_history_row_budgets_check_their_arguments(call):
+    """training_rows(cap=-1) was a numpy ValueError; source_caps([-10, 20], 5, 3) gave a
+    negative cap of -10."""
+    import search.cost_model as cm
+    with pytest.raises(InvalidInputError):
+        call(cm)
+
+
+class _Shapeless:
+    def __init__(self, out):
+        self.out = out
+
+    def predict(self, X):
+        return self.out(X)
+
+
+@pytest.mark.parametrize("out", [lambda X: np.zeros((len(X), 2)), lambda X: np.zeros(1),
+                                 lambda X: ["a"] * len(X), lambda X: None])
+@pytest.mark.parametrize("kind", ["walk", "anneal"])
+def test_a_model_that_predicts_no_number_per_row_is_named(kind, out):
+    """A wrong shape or type was a KeyError, IndexError, ValueError or UFuncTypeError deep
+    in the walk."""
+    from search.optimizers.anneal import AnnealOptimizer
+    from search.optimizers.walk import WalkOptimizer
+    opt = WalkOptimizer() if kind == "walk" else AnnealOptimizer()
+    with pytest.raises(InvalidInputError, match="one number per row"):
+        opt.propose(_Shapeless(out), GridSpace({"a": list(range(50))}), 3, set(),
+                    np.random.default_rng(0))
