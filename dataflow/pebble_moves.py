@@ -98,9 +98,25 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
     """
     check_dag(dag)
     S = check_pebbles(S)
+    count, peak, blue = _play_moves(dag, _check_iterable(moves), S)
+    unstored = [v for v in dag if dag.out_degree(v) == 0 and v not in blue]
+    if unstored:
+        raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
+                               f"pebble, e.g. {unstored[0]!r}")
+    return MoveCount(loads=count["load"], stores=count["store"], computes=count["compute"],
+                     peak_red=peak)
+
+
+def _check_iterable(moves):
     if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
         raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
                                 f"{type(moves).__name__} {moves!r:.60}")
+    return moves
+
+
+def _play_moves(dag: nx.DiGraph, moves: Iterable, S: int) -> tuple[dict, int, set]:
+    """Each move's count, the most red pebbles at once and the blue set at the end of a
+    game whose every move is legal (IllegalMoveError at the first that is not)."""
     red: set = set()
     blue = {v for v in dag if dag.in_degree(v) == 0}
     count = {"load": 0, "store": 0, "compute": 0, "evict": 0}
@@ -123,12 +139,7 @@ def validate_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]], S: int)
             red.add(v)
         count[op] += 1
         peak = max(peak, len(red))
-    unstored = [v for v in dag if dag.out_degree(v) == 0 and v not in blue]
-    if unstored:
-        raise IllegalMoveError(f"the game ends with {len(unstored)} outputs without a blue "
-                               f"pebble, e.g. {unstored[0]!r}")
-    return MoveCount(loads=count["load"], stores=count["store"], computes=count["compute"],
-                     peak_red=peak)
+    return count, peak, blue
 
 
 def legal_game(dag, moves) -> list:
@@ -140,11 +151,7 @@ def legal_game(dag, moves) -> list:
     >>> legal_game(g, iter([("load", "a"), ("compute", "b"), ("store", "b")]))
     [('load', 'a'), ('compute', 'b'), ('store', 'b')]
     """
-    check_dag(dag)
-    if isinstance(moves, (str, bytes)) or not isinstance(moves, Iterable):
-        raise InvalidInputError(f"moves must be an iterable of (op, vertex) pairs, got "
-                                f"{type(moves).__name__} {moves!r:.60}")
-    moves = list(moves)
+    moves = list(_check_iterable(moves))
     validate_moves(dag, moves, limits.FAST_MEMORY_WORDS.high)
     return moves
 

@@ -42,17 +42,18 @@ RATE_RANGE = (1e-3, 1e9)
 
 
 def _amount(name: str, value):
-    """A byte or flop count (a number or a numpy array) when finite and >= 0; else
-    InvalidInputError naming it."""
+    """A byte or flop count, a number or a numpy array (:func:`iobound.limits.check_amounts`;
+    a list is neither), as a float or a float array."""
+    import numbers
+
     import numpy as np
 
     from . import limits
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "iuf" or not np.all(np.isfinite(value) & (value >= 0)):
-            raise InvalidInputError(f"{name} must be finite numbers >= 0, got an array of "
-                                    f"{value.dtype} {np.asarray(value).ravel()[:3]!r:.60}")
-        return value
-    return limits.check_number(name, value, 0)
+    if not isinstance(value, (np.ndarray, numbers.Real)):
+        raise InvalidInputError(f"{name} must be finite numbers >= 0 (a number or an array), "
+                                f"got {value!r:.60}")
+    amounts = limits.check_amounts(name, value)
+    return amounts if isinstance(value, np.ndarray) else float(amounts)
 
 
 @dataclass(frozen=True)

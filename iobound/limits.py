@@ -41,7 +41,8 @@ __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPA
            "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
            "MAX_TILE_EDGE", "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS",
            "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS",
-           "DAG_VERTICES", "TUNING_FILE_CHARS", "AXIS", "AXIS_PRODUCT"]
+           "DAG_VERTICES", "TUNING_FILE_CHARS", "AXIS", "AXIS_PRODUCT", "AMOUNT_HIGH",
+           "check_amounts"]
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,29 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
     if not math.isfinite(x) or not inside:
         raise InvalidInputError(f"{what}, got {value!r}")
     return value
+
+
+#: Largest byte or flop count a time is computed from: 2^80 is past any layer, and a
+#: time from it stays finite.
+AMOUNT_HIGH = 2.0 ** 80
+
+
+def check_amounts(name: str, value: Any) -> np.ndarray:
+    """``value`` (a number or an array of them) as a float array of finite numbers in
+    0..:data:`AMOUNT_HIGH`; else InvalidInputError naming ``name`` (a string, a bool, a NaN
+    or a negative count would give a meaningless time, not an error).
+
+    >>> check_amounts("flops", [2, 3.5]).tolist()
+    [2.0, 3.5]
+    """
+    try:   # np.asarray parses "1" as 1.0: a string (or an array of them) is no count
+        arr = None if np.asarray(value).dtype.kind in "USOb" else np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        arr = None
+    if arr is None or not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= AMOUNT_HIGH)):
+        raise InvalidInputError(f"{name} must be finite numbers >= 0 (a number or an array), "
+                                f"got {value!r:.60}")
+    return arr
 
 
 def check_flag(name: str, value: Any) -> bool:

@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from iobound.layer import ConvLayer
-
 from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer
+from iobound.limits import check_amounts
 
 from .analytic import FEATURE_NAMES, WORD_BYTES, analytic_features, knob_matrix
 from .config import _device
@@ -93,9 +93,10 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     if device is None:
         raise InvalidInputError("estimate_ms needs a device (a Device or a preset name)")
     io_bytes, flops, warps, ilp, util, steps = (
-        _numbers(name, a) for name, a in (("io_bytes", io_bytes), ("flops", flops),
-                                          ("active_warps", active_warps), ("ilp", ilp),
-                                          ("utilisation", utilisation), ("loop_steps", loop_steps)))
+        check_amounts(name, a) for name, a in (("io_bytes", io_bytes), ("flops", flops),
+                                               ("active_warps", active_warps), ("ilp", ilp),
+                                               ("utilisation", utilisation),
+                                               ("loop_steps", loop_steps)))
     t_mem, t_fp = device.memory_time_ms(io_bytes), device.compute_time_ms(flops)
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)
@@ -106,24 +107,6 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
     except ValueError as exc:
         raise InvalidInputError(f"estimate_ms: the arrays given do not broadcast ({exc})") \
             from None
-
-
-#: Largest count taken (bytes, flops, warps, steps): 2^80 is past any layer, and a time
-#: from it stays finite.
-_COUNT_MAX = 2.0 ** 80
-
-
-def _numbers(name: str, value) -> np.ndarray:
-    """``value`` as a float array of finite numbers >= 0 (InvalidInputError naming ``name``:
-    a string, a NaN or a negative count would give a meaningless time, not an error)."""
-    try:   # np.asarray parses "1" as 1.0: a string (or an array of them) is no count
-        arr = None if np.asarray(value).dtype.kind in "USOb" else np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        arr = None
-    if arr is None or not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= _COUNT_MAX)):
-        raise InvalidInputError(f"{name} must be finite numbers >= 0 (a number or an array), "
-                                f"got {value!r:.60}")
-    return arr
 
 
 def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> dict[str, np.ndarray]:

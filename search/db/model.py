@@ -110,23 +110,21 @@ def problem_fault(problem: Any) -> str:
     return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
 
 
-def _numpy_as_python(obj: Any) -> Any:
-    """``obj`` with every numpy scalar, in lists, tuples and dict values too, replaced by the
-    Python value it holds (nothing else changes: a set stays a set, and is refused)."""
+def _numpy_scalar(obj: Any) -> Any:
+    """The Python value a numpy scalar holds (JSON's ``default``); anything else is no JSON."""
     if isinstance(obj, np.generic):
         return obj.item()
-    if isinstance(obj, list):
-        return [_numpy_as_python(v) for v in obj]
-    if isinstance(obj, tuple):
-        return tuple(_numpy_as_python(v) for v in obj)
-    if isinstance(obj, dict):
-        return {k: _numpy_as_python(v) for k, v in obj.items()}
-    return obj
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def canon(obj: Any) -> str:
-    """Canonical JSON: sorted keys, no spaces (equal values give equal strings)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    """Canonical JSON: sorted keys, no spaces, numpy's numbers as the Python ones they hold
+    (equal values give equal strings).
+
+    >>> canon({"b": np.int64(2), "a": [1.5]})
+    '{"a":[1.5],"b":2}'
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_numpy_scalar)
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,15 +158,15 @@ class Workload:
             raise InvalidInputError(f"workload {self.template!r} names a parameter twice: "
                                     f"{shown(self.params)}")
         try:
-            try:
-                problem = canon(self.problem)
-            except TypeError:   # numpy's numbers, as README says they work where ints do
-                object.__setattr__(self, "problem", _numpy_as_python(self.problem))
-                problem = canon(self.problem)
+            problem = canon(self.problem)
         except (TypeError, ValueError, RecursionError) as exc:  # a set, an object, a cycle
             raise InvalidInputError(f"workload {self.template!r}: its problem must be a JSON "
                                     f"value (numbers, strings, lists, dicts), got "
                                     f"{shown(self.problem)}: {exc}") from None
+        try:
+            json.dumps(self.problem)
+        except TypeError:   # numpy's numbers (canon took them): kept as the JSON they write
+            object.__setattr__(self, "problem", json.loads(problem))
         if problem_fault(self.problem):
             raise InvalidInputError(f"workload {self.template!r}: its problem "
                                     f"{problem_fault(self.problem)}")
