@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .db.layer_keys import layer_key_workload, workload_layer_key
-from .db.model import Measurement, Workload, canon, workload_from_row
+from .db.model import Measurement, Workload, canon_key, workload_from_row
 from .db.store import TuningDB
 from .measure.base import MeasureRecord
 
@@ -92,7 +92,7 @@ class History:
             ms = self.db.measurements(w, device=device, toolchain=toolchain,
                                       order="stored")  # equal timestamps: the one stored last
             for m in ms:
-                c = canon(m.record.config)
+                c = canon_key(m.record.config)
                 stamp = (m.record.timestamp, order)
                 order += 1
                 if c not in latest or stamp > latest[c][:2]:

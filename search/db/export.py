@@ -46,7 +46,7 @@ from ..option_checks import check_path, check_type
 from ..outputs import check_not_tuning_data
 from .importer import KT_TOOLCHAIN
 from .conv_template import CONV_TEMPLATE, conv_algorithm, exported_kernel_name, stored_layer
-from .model import Measurement, Workload, canon, config_fault
+from .model import Measurement, Workload, canon, canon_key, config_fault
 from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
 
@@ -69,7 +69,7 @@ def _latest(ms: list[Measurement], keys) -> dict[str, Measurement]:
         if r.is_ok and m.time_ms is None:
             continue  # untimed (emulator) or unusable time: a cache entry needs one
         _check_config(m, keys)
-        k = canon([r.config[p] for p in keys])  # not cache_key: "1" and 1 print alike
+        k = canon_key([r.config[p] for p in keys])  # not cache_key: "1" and 1 print alike
         if k not in best or (r.timestamp, order) > best[k][:2]:
             best[k] = (r.timestamp, order, m)
     return {k: v[2] for k, v in best.items()}

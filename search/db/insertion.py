@@ -22,9 +22,11 @@ from iobound.errors import InvalidInputError
 
 from ..records import as_logged
 from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
-from .model import Measurement, Workload, canon, config_fault, problem_fault, stored_json
+from .model import (Measurement, Workload, canon, canon_key, config_fault, problem_fault,
+                    stored_json)
 
-__all__ = ["device_properties", "storable", "insert", "last_id_ever", "ID_HIGH_WATER"]
+__all__ = ["device_properties", "storable", "insert", "last_id_ever", "added_values",
+           "ID_HIGH_WATER"]
 
 
 def device_properties(name: str) -> dict:
@@ -89,7 +91,7 @@ def insert(c: sqlite3.Connection, items: Sequence[Measurement],
         "INSERT INTO measurements (id, workload, device, toolchain, config, status, "
         "time_ms, estimate, timestamp, features, record, run, source, digest) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
-        [(base + k, wids[m.workload], dids[m.device], m.toolchain, canon(m.record.config),
+        [(base + k, wids[m.workload], dids[m.device], m.toolchain, canon_key(m.record.config),
           m.record.status.value, m.time_ms, int(m.record.estimate), m.record.timestamp,
           canon(m.features) if m.features else None, canon(m.record.to_dict()), m.run,
           m.source, m.digest()) for k, m in enumerate(items, start=1)])
@@ -120,21 +122,25 @@ def _workload_id(c: sqlite3.Connection, w: Workload, values: Mapping[str, Sequen
     row = c.execute("SELECT id, tune_params FROM workloads WHERE template=? AND problem=? "
                     "AND params=?", key).fetchone()
     if row is None:  # tune_params keeps the first-seen parameter order
-        merged = {p: _added([], values.get(p, [])) for p in w.params}
+        merged = {p: added_values([], values.get(p, [])) for p in w.params}
         cur = c.execute("INSERT INTO workloads (template, problem, params, tune_params) "
                         "VALUES (?, ?, ?, ?)", (*key, json.dumps(merged)))
         return int(cur.lastrowid)
     if values:  # keep the known order; append values not seen before
         merged = stored_json(row[1], "a workload's tune_params")
         for p in w.params:
-            _added(merged.setdefault(p, []), values.get(p, []))
+            added_values(merged.setdefault(p, []), values.get(p, []))
         c.execute("UPDATE workloads SET tune_params=? WHERE id=?", (json.dumps(merged), row[0]))
     return int(row[0])
 
 
-def _added(known: list, values: Sequence) -> list:
-    """``known`` with each of ``values`` it lacks appended once, in their order (values may
-    be lists: not hashable)."""
+def added_values(known: list, values: Sequence) -> list:
+    """``known`` with each of ``values`` it lacks (as Python compares them: 2.0 is 2)
+    appended once, in their order (values may be lists: not hashable).
+
+    >>> added_values([2, 4], [4.0, 8, 2])
+    [2, 4, 8]
+    """
     for v in values:
         if v not in known:
             known.append(v)

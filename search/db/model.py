@@ -40,7 +40,8 @@ from ..times import as_time
 from .conv_template import (CONV_TEMPLATE, conv_algorithm, current_layer_problem,
                             exported_kernel_name, stored_layer)
 
-__all__ = ["Workload", "Measurement", "canon", "check_device_name", "check_toolchain", "config_fault",
+__all__ = ["Workload", "Measurement", "canon", "canon_key", "same_number_form", "digest_of",
+           "check_device_name", "check_toolchain", "config_fault",
            "finite", "problem_fault", "record_features", "recorded_workload", "stored_json",
            "workload_from_row", "COUNTED_SQL"]
 
@@ -127,6 +128,54 @@ def canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_numpy_scalar)
 
 
+def same_number_form(obj: Any) -> Any:
+    """``obj`` with each number in one form for the values Python calls equal: a whole
+    number up to 2**53 as an int (a bool as the int it equals, ``2.0`` as 2, ``-0.0`` as 0),
+    a larger one as the float when one equals it (``1e16``, as JSON readers take it), in
+    lists and dict values too; strings stay strings (``"2"`` is not 2).
+
+    >>> same_number_form({"x": 2.0, "y": [True, 0.5, -0.0], "z": "2", "n": 10**16})
+    {'x': 2, 'y': [1, 0.5, 0], 'z': '2', 'n': 1e+16}
+    """
+    if isinstance(obj, (bool, int, float)):
+        return _number_form(obj)
+    if isinstance(obj, np.generic):
+        return same_number_form(obj.item())
+    if isinstance(obj, (list, tuple)):
+        return [same_number_form(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {k: same_number_form(v) for k, v in obj.items()}
+    return obj
+
+
+_EXACT_INTS = 2 ** 53  # every int up to it is a float64 too
+
+
+def _number_form(x: bool | int | float) -> int | float:
+    if isinstance(x, float):
+        return int(x) if x.is_integer() and abs(x) <= _EXACT_INTS else x
+    x = int(x)
+    if abs(x) <= _EXACT_INTS:
+        return x
+    try:
+        as_float = float(x)
+    except OverflowError:  # past float64: no float equals it
+        return x
+    return as_float if as_float == x else x
+
+
+def canon_key(obj: Any) -> str:
+    """The canonical JSON of ``obj`` as a key: :func:`canon` of :func:`same_number_form`,
+    so two values get one key exactly when Python calls them equal (as the replayed
+    space compares parameter values, :func:`search.kt_keys.value_key`): {"x": 2},
+    {"x": 2.0} and {"x": True} are one configuration, [64.0] and [64] one problem.
+
+    >>> canon_key({"x": 1.0}), canon_key({"x": True}), canon_key({"x": "1"}), canon_key([0.5])
+    ('{"x":1}', '{"x":1}', '{"x":"1"}', '[0.5]')
+    """
+    return canon(same_number_form(obj))
+
+
 @dataclass(frozen=True, eq=False)
 class Workload:
     """A tuned kernel and problem: template, problem (JSON value), parameter names.
@@ -171,10 +220,12 @@ class Workload:
             raise InvalidInputError(f"workload {self.template!r}: its problem "
                                     f"{problem_fault(self.problem)}")
         # The identity, once: history of a million records groups and compares by it.
-        object.__setattr__(self, "_key", (self.template, problem, canon(sorted(self.params))))
+        object.__setattr__(self, "_key", (self.template, canon_key(self.problem),
+                                          canon(sorted(self.params))))
 
     def key(self) -> tuple[str, str, str]:
-        """The identity as stored: (template, canonical problem, sorted parameter names),
+        """The identity as stored: (template, the problem's :func:`canon_key`, sorted
+        parameter names),
         as it was made (a workload is a value: its problem is not to be changed in place)."""
         return self._key
 
@@ -310,9 +361,20 @@ class Measurement:
         return self.record.is_ok and self.time_ms is not None
 
     def digest(self) -> str:
-        """SHA-256 over what makes this measurement itself (workload, device,
-        toolchain, config, status, time, estimate flag, timestamp)."""
-        r = self.record
-        ident = [*self.workload.key(), self.device, self.toolchain, canon(r.config), r.status.value,
-                 r.time_ms, bool(r.estimate), r.timestamp]
-        return hashlib.sha256(canon(ident).encode()).hexdigest()
+        """SHA-256 over what makes this measurement itself (:func:`digest_of`)."""
+        return digest_of(self.workload.key(), self.device, self.toolchain, self.record)
+
+
+def digest_of(workload_key: tuple[str, str, str], device: str, toolchain: str,
+              record: MeasureRecord) -> str:
+    """SHA-256 over what makes a measurement itself: its workload's key, device, toolchain,
+    and the record's config, status, time, estimate flag and timestamp, each number in
+    :func:`same_number_form` (a time of 2 and of 2.0 is one measurement).
+
+    >>> r = MeasureRecord({"x": 1}, "ok", time_ms=2.0, timestamp=5.0)
+    >>> digest_of(("k", "[8]", '["x"]'), "d", "t", r)[:12]
+    '90cee145d6a9'
+    """
+    ident = [*workload_key, device, toolchain, canon_key(record.config), record.status.value,
+             record.time_ms, bool(record.estimate), record.timestamp]
+    return hashlib.sha256(canon_key(ident).encode()).hexdigest()

@@ -1,6 +1,6 @@
 """The tuning database's SQLite schema: versions, migration, and safe concurrent writes.
 
-Version 1 (this one) has four tables:
+Version 2 (this one) has four tables:
 
 - ``meta``: ``schema_version`` and other facts about the file;
 - ``workloads``: what was tuned. ``template`` (our kernel template such as
@@ -15,6 +15,11 @@ Version 1 (this one) has four tables:
   the run and the source file it came from, and ``digest``, a SHA-256 over everything
   that makes it this measurement (UNIQUE: importing it again adds nothing).
 
+The keys (a problem, a config, the digest) are :func:`~search.db.model.canon_key`'s: values
+Python calls equal (2, 2.0 and True) are one key. Version 1 had the same tables keyed by
+the JSON text as written; :func:`connect` migrates such a file in place, in one
+transaction (:mod:`search.db.migrate_v1`: rows of one key merged, the ids kept).
+
 Version 0 is the single ``measurements`` table of the first ``--history`` databases
 (primary key layer, device, toolchain, config); :func:`connect` migrates such a file
 in place, in one transaction, keeping every row.
@@ -22,9 +27,9 @@ in place, in one transaction, keeping every row.
 Any other SQLite file is refused (:class:`~iobound.errors.InvalidInputError`, never
 changed): one with another program's tables (no ``meta`` table, no version-0
 ``measurements`` table), one whose ``meta`` has no integer ``schema_version``, or
-one whose ``meta`` says version 1 without the other tables. A file opened
+one whose ``meta`` says version 1 or 2 without the other tables or their columns. A file opened
 ``readonly`` is never written: one that needs creating or migrating (empty, version
-0) is copied into memory and migrated there; reading a WAL database leaves no -wal
+0 or 1) is copied into memory and migrated there; reading a WAL database leaves no -wal
 and -shm files behind when this process may write the file and its folder; a WAL
 database on a read-only file system (where SQLite cannot create its -shm file) is read
 with SQLite's ``immutable=1`` unless its -wal file holds changes, else refused saying
@@ -41,13 +46,14 @@ Examples
 --------
 >>> conn = connect(":memory:")
 >>> schema_version(conn)
-1
+2
 >>> write(conn, lambda c: c.execute("INSERT INTO devices (name) VALUES ('v100')").rowcount)
 1
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
@@ -63,7 +69,9 @@ from .transactions import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, is_locked as _is_lock
 __all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
            "write"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+log = logging.getLogger(__name__)
 
 #: What SQLite appends to a database's name for its files: the database, its journals.
 DB_FILE_ENDINGS = ("", "-wal", "-shm", "-journal")
@@ -232,15 +240,13 @@ def _ready(conn: sqlite3.Connection, path: str, readonly: bool) -> sqlite3.Conne
         if version > SCHEMA_VERSION:
             raise InvalidInputError(f"schema version {version}; this iobound reads versions up "
                                     f"to {SCHEMA_VERSION}")
+        if version >= 1 and _has_meta(conn):  # before a migration reads them
+            _check_tables(conn, version)
         if version < SCHEMA_VERSION or not _has_meta(conn):
             if readonly:
                 conn = _in_memory(conn)
             write(conn, _create_or_migrate)
-        missing = {"workloads", "devices", "measurements"} - _tables(conn)
-        if missing:
-            raise InvalidInputError(f"damaged: its meta table says schema version {version} but "
-                                    f"it lacks the tables {', '.join(sorted(missing))}")
-        _check_columns(conn)
+        _check_tables(conn, version)
         if path != ":memory:" and not readonly:  # last: WAL mode rewrites the file's header
             _wal(conn)
         return conn
@@ -264,6 +270,16 @@ def _expected_columns() -> dict[str, list[str]]:
         _EXPECTED.update({t: _columns(mem, t) for t in _tables(mem)})
         mem.close()
     return _EXPECTED
+
+
+def _check_tables(conn: sqlite3.Connection, version: int) -> None:
+    """InvalidInputError when a file whose meta says ``version`` lacks a table or a column
+    this version reads."""
+    missing = {"workloads", "devices", "measurements"} - _tables(conn)
+    if missing:
+        raise InvalidInputError(f"damaged: its meta table says schema version {version} but "
+                                f"it lacks the tables {', '.join(sorted(missing))}")
+    _check_columns(conn)
 
 
 def _check_columns(conn: sqlite3.Connection) -> None:
@@ -319,3 +335,10 @@ def _create_or_migrate(conn: sqlite3.Connection) -> None:
         from .migrate import migrate_v0
         migrate_v0(conn)
         conn.execute("DROP TABLE measurements_v0")
+    elif version == 1:
+        from .migrate_v1 import migrate_v1
+        merged, removed = migrate_v1(conn)
+        if merged or removed:
+            log.info("tuning database migrated to schema version %d: %d workloads and %d "
+                     "measurements that were stored twice under keys Python calls equal were "
+                     "merged", SCHEMA_VERSION, merged, removed)

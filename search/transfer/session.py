@@ -85,8 +85,8 @@ def own_records(records: Iterable) -> frozenset:
     >>> own_records([r]) == {('{"x":1}', r.timestamp)}
     True
     """
-    from ..db.model import canon
-    return frozenset((canon(r.config), float(r.timestamp)) for r in records)
+    from ..db.model import canon_key
+    return frozenset((canon_key(r.config), float(r.timestamp)) for r in records)
 
 
 def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
@@ -134,14 +134,15 @@ def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[
     """The database's records usable as history for ``space`` (same parameter names, not
     of ``exclude_devices``, stored by the mark ``up_to`` when given), without the target's
     own records named in ``exclude``."""
-    from ..db.model import canon
+    from ..db.model import canon_key
     from ..db.queries import history_for_space
     from .sources import same_problem
     hist = history_for_space(db, space, exclude_devices=exclude_devices, up_to=up_to)
     if not exclude:
         return hist
     # the problem as a layer, its name aside: a resume may name the layer another way
-    return [m for m in hist if not ((canon(m.record.config), float(m.record.timestamp)) in exclude
+    return [m for m in hist if not ((canon_key(m.record.config), float(m.record.timestamp))
+                                    in exclude
                                     and same_problem(m.workload.problem, problem))]
 
 

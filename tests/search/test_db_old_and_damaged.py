@@ -14,7 +14,6 @@ import pytest
 from iobound.errors import InvalidInputError
 from search.cli.main import main
 from search.db import Measurement, TuningDB, Workload
-from search.db.export import export_cache
 from search.db.migrate import V0_SCHEMA
 from search.history import History, HistoryKey
 from search.kt_cache import KtCache
@@ -86,28 +85,6 @@ def test_a_meta_table_claiming_a_version_below_one_is_refused_unchanged(tmp_path
         TuningDB(path, readonly=True)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
-
-
-@pytest.mark.parametrize("values", [(1, 1.0), (True, 1), ([1, 2], [1.0, 2])])
-def test_export_of_configurations_kernel_tuner_counts_as_one_writes_nothing(tmp_path, values):
-    """The database keeps {"x": 1} and {"x": 1.0} apart, but a Kernel Tuner cache (and
-    load_cache) compares values as Python does: one configuration. Export must refuse
-    (nothing written), not write a file that cannot be read back; the CLI one line, exit 2."""
-    w = Workload("k", [8], ("x",))
-    db_path = tmp_path / "t.db"
-    with TuningDB(db_path) as db:
-        db.add([Measurement(w, "gpu", "kernel_tuner",
-                            MeasureRecord({"x": v}, "ok", time_ms=1.0 + i, timestamp=5.0))
-                for i, v in enumerate(values)])
-        with pytest.raises(InvalidInputError):
-            export_cache(db, tmp_path / "out.json", w, "gpu")
-    assert not (tmp_path / "out.json").exists()
-    try:
-        code = main(["history", "export", "--db", str(db_path), str(tmp_path / "cli.json")])
-    except SystemExit as exc:
-        code = exc.code
-    assert code == 2
-    assert not (tmp_path / "cli.json").exists()
 
 
 def test_a_v0_layer_migrates_to_the_workload_a_fresh_run_of_that_layer_stores(tmp_path):
