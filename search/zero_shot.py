@@ -177,6 +177,25 @@ def _check_ndcg_input(predicted: np.ndarray, relevance: np.ndarray, k: int) -> N
                                 f"{relevance[bad][0]} at position {int(np.argmax(bad))}")
 
 
+def _numbers(name: str, value) -> np.ndarray:
+    """``value`` as a float array when it holds real numbers; else InvalidInputError naming
+    ``name`` (a string or a complex number is no cost, never a raw ValueError or TypeError).
+
+    >>> _numbers("predicted", ["a"])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: predicted must be an array of real numbers, got ['a']
+    """
+    from .option_checks import shown
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name} must be an array of real numbers, got {shown(value)}")
+    return arr.astype(float)
+
+
 def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
     """NDCG@K of ranking items by ``predicted`` cost (lower first) against true ``relevance``.
 
@@ -189,7 +208,7 @@ def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
     ...
     iobound.errors.InvalidInputError: k=0 is below the minimum 1
     """
-    predicted, relevance = np.asarray(predicted, float), np.asarray(relevance, float)
+    predicted, relevance = _numbers("predicted", predicted), _numbers("relevance", relevance)
     _check_ndcg_input(predicted, relevance, k)
     k = min(k, len(relevance))
     disc = 1.0 / np.log2(np.arange(2, k + 2))
@@ -229,6 +248,13 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
                                                           target_problem), o.k)
 
 
+def _repeated(ranked: np.ndarray) -> np.ndarray:
+    """Whether each index of ``ranked`` appeared before it."""
+    first = np.zeros(len(ranked), bool)
+    first[np.unique(ranked, return_index=True)[1]] = True
+    return ~first
+
+
 def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> ZeroShotResult:
     """Measure the top ``k`` of ``ranking``, a :func:`history_ranking` of ``space`` (or a
     :func:`search.zero_shot_order.zero_shot_ranking`, which names its order). The ranking
@@ -251,15 +277,28 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     """
     check_count("k", k, low=1)
     check_type("space", space, Space)
+    if not callable(getattr(measurer, "measure", None)):  # a stand-in with measure() is one
+        from .option_checks import shown
+        raise InvalidInputError(f"measurer must be a search.measure.base.Measurer (with a "
+                                f"measure method), got {shown(measurer)}")
     if not isinstance(ranking, tuple) or len(ranking) < 3:
         raise InvalidInputError(f"ranking must be history_ranking's (indices, scores, records), "
                                 f"got {ranking!r:.60}")
     ranked, scores, used = ranking[:3]
     ranked = np.asarray(ranked)
-    if ranked.ndim != 1 or (len(ranked) and (ranked.dtype.kind not in "iu" or ranked.min() < 0
-                                             or ranked.max() >= len(space))):
+    if ranked.ndim != 1 or not len(ranked):
+        raise InvalidInputError(f"ranking's indices must be a non-empty list of indices of the "
+                                f"space, got shape {ranked.shape}")
+    if ranked.dtype.kind not in "iu" or ranked.min() < 0 or ranked.max() >= len(space):
         raise InvalidInputError(f"ranking's indices must be indices of the space (0 to "
                                 f"{len(space) - 1}): it was made for another space")
+    if len(np.unique(ranked)) != len(ranked):  # one configuration measured k times, NDCG 1
+        raise InvalidInputError("ranking's indices must each appear once, got "
+                                f"{int(ranked[np.argmax(_repeated(ranked))])} again")
+    scores = _numbers("ranking's scores", scores)  # before a measurement, not after
+    if scores.shape != ranked.shape:
+        raise InvalidInputError(f"ranking's scores must be one per index, got {len(scores)} "
+                                f"for {len(ranked)}")
     order = getattr(ranking, "order", "model")  # a ZeroShotRanking names its order
     top = [int(i) for i in ranked[:k]]
     records = [as_measured(r) for r in measurer.measure([space.get(i) for i in top])]

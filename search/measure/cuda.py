@@ -10,6 +10,10 @@ Examples
 --------
 >>> CudaMeasurer.name, CudaMeasurer.estimate
 ('cuda', False)
+>>> CudaMeasurer("junk")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+iobound.errors.InvalidInputError: layer must be a iobound.layer.ConvLayer or ..., got 'junk'
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class CudaMeasurer(Measurer):
     Parameters
     ----------
     layer : ConvLayer
+        Checked as :class:`~search.measure.emulate.EmulateMeasurer` checks its own; None
+        only names the toolchain (measuring is refused).
     algorithm : {"direct", "winograd"}
     repeats, warmup : int
         Timed and untimed launches per configuration.
@@ -87,8 +93,11 @@ class CudaMeasurer(Measurer):
     def __init__(self, layer, algorithm: str = "direct", repeats: int = GpuOptions.repeats,
                  warmup: int = GpuOptions.warmup, timeout_s: float = GpuOptions.timeout_s,
                  seed: int = 0):
+        from iobound.layer import ConvLayer
 
+        from ..option_checks import check_type
         algorithm = algorithm_name(algorithm)
+        check_type("layer", layer, (ConvLayer, type(None)))  # "junk" measured nothing, later
         self.layer, self.algorithm = layer, algorithm
         self.options = GpuOptions(repeats=repeats, warmup=warmup, timeout_s=timeout_s, seed=seed)
 
@@ -116,6 +125,10 @@ class CudaMeasurer(Measurer):
         return record_from_result(cfg, measure_config(self.layer, kc, self.options))
 
     def measure_iter(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[MeasureRecord]:
+        if self.layer is None:
+            from iobound.errors import InvalidInputError
+            raise InvalidInputError("layer is None: a CudaMeasurer without a layer names its "
+                                    "toolchain only, it measures nothing")
         return (invalid_config(cfg) or self._one(cfg) for cfg in check_configs(configs))
 
     def measure(self, configs: Sequence[Mapping[str, Any]]) -> list[MeasureRecord]:

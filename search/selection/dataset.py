@@ -36,13 +36,15 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from iobound import limits
 from iobound.algorithms import OFFERED_WINOGRAD_ES, winograd_offered
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["Candidate", "check_candidate", "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates",
-           "shape_key", "LabelRecord", "Example", "examples_from_records", "write_records",
-           "read_records", "synthetic_layers"]
+__all__ = ["Candidate", "check_candidate", "check_device", "check_time",
+           "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "shape_key", "LabelRecord",
+           "Example", "examples_from_records", "write_records", "read_records", "RECORDS_SCHEMA",
+           "synthetic_layers"]
 
 #: Winograd output tiles offered as candidates.
 WINOGRAD_ES = OFFERED_WINOGRAD_ES
@@ -75,8 +77,9 @@ class Candidate:
         return (self.e or 0, self.algorithm) < (other.e or 0, other.algorithm)
 
 
-def check_candidate(candidate) -> "Candidate":
-    """``candidate`` when it is a :class:`Candidate`; else InvalidInputError naming it.
+def check_candidate(candidate, name: str = "candidate") -> "Candidate":
+    """``candidate`` when it is a :class:`Candidate`; else InvalidInputError naming it
+    (as ``name``).
 
     >>> check_candidate("winograd")
     Traceback (most recent call last):
@@ -84,9 +87,48 @@ def check_candidate(candidate) -> "Candidate":
     iobound.errors.InvalidInputError: candidate must be a Candidate (e.g. Candidate("winograd", 2)), got str 'winograd'
     """
     if not isinstance(candidate, Candidate):
-        raise InvalidInputError(f'candidate must be a Candidate (e.g. Candidate("winograd", 2)), '
+        raise InvalidInputError(f'{name} must be a Candidate (e.g. Candidate("winograd", 2)), '
                                 f"got {type(candidate).__name__} {candidate!r:.60}")
     return candidate
+
+
+def check_device(device):
+    """The :class:`~iobound.device_spec.Device` ``device`` is, or the preset a name names;
+    else InvalidInputError naming ``device`` (an unknown name: ``UnknownPresetError``).
+
+    >>> check_device("v100").name
+    'V100-SXM2'
+    >>> check_device(5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: device must be a iobound.device_spec.Device or ..., got 5
+    """
+    from iobound.device_spec import Device
+    from iobound.devices import get_device
+
+    from ..option_checks import check_type
+    check_type("device", device, (Device, str))
+    return get_device(device) if isinstance(device, str) else device
+
+
+def check_time(name: str, t) -> float | None:
+    """``t`` when it is None (no configuration ran) or a finite number > 0 (a time of a
+    label or an example); else InvalidInputError naming ``name``: a NaN or a negative
+    time would win the selection (it compares below every real time), a 0 divides.
+
+    >>> check_time("time_ms", float("nan"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: time_ms must be a finite number > 0 or None (...), got nan
+    """
+    from iobound.limits import check_number
+    if t is None:
+        return None
+    try:  # a huge int is refused as an infinity is (no OverflowError)
+        return check_number(name, t, 0, low_open=True)
+    except InvalidInputError:
+        raise InvalidInputError(f"{name} must be a finite number > 0 or None (no configuration "
+                                f"ran), got {t!r:.60}") from None
 
 
 DIRECT = Candidate("direct")
@@ -118,16 +160,13 @@ class LabelRecord:
 
     def __post_init__(self) -> None:
         # a NaN or a negative time won the selection (it compares below every real time)
+        from iobound.device_checks import check_device_name
         if not isinstance(self.layer, ConvLayer):
             raise InvalidInputError(f"a label's layer must be a ConvLayer, got {self.layer!r:.60}")
-        t = self.time_ms
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.floating,
-                                                                          np.integer))
-                              or not math.isfinite(t) or t <= 0):
-            raise InvalidInputError(f"a label's time_ms must be a finite number > 0 or None "
-                                    f"(no configuration ran), got {t!r:.60}")
-        if not isinstance(self.estimate, (bool, np.bool_)):
-            raise InvalidInputError(f"a label's estimate must be True or False, got {self.estimate!r:.60}")
+        check_device_name(self.device)
+        Candidate(self.algorithm, self.e)  # "winograd" with no e, "gemm": named here
+        check_time("a label's time_ms", self.time_ms)
+        limits.check_flag("a label's estimate", self.estimate)
         if not isinstance(self.config, dict):
             raise InvalidInputError(f"a label's config must be a dict, got {self.config!r:.60}")
 
@@ -142,9 +181,31 @@ class LabelRecord:
 
     @classmethod
     def from_dict(cls, d: dict) -> "LabelRecord":
+        """The record :meth:`to_dict` wrote; InvalidInputError naming what is missing or
+        wrong (``"estimate": "false"`` is no False).
+
+        >>> LabelRecord.from_dict({"device": "v100"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: a label record needs layer, ...; missing layer, algorithm
+        """
+        if not isinstance(d, dict):
+            raise InvalidInputError(f"a label record must be a JSON object, got {d!r:.60}")
+        missing = [k for k in ("layer", "device", "algorithm") if k not in d]
+        if missing:
+            raise InvalidInputError(f"a label record needs layer, device and algorithm; "
+                                    f"missing {', '.join(missing)}")
+        if not isinstance(d["layer"], dict):
+            raise InvalidInputError(f"a label's layer must be a JSON object, "
+                                    f"got {d['layer']!r:.60}")
+        config = d.get("config", {})
+        if not isinstance(config, dict):
+            raise InvalidInputError(f"a label's config must be a dict, got {config!r:.60}")
+        source = d.get("source", "")
+        if not isinstance(source, str):
+            raise InvalidInputError(f"a label's source must be a string, got {source!r:.60}")
         return cls(ConvLayer.from_dict(d["layer"]), d["device"], d["algorithm"], d.get("e"),
-                   dict(d.get("config", {})), d.get("time_ms"), bool(d.get("estimate", False)),
-                   d.get("source", ""))
+                   dict(config), d.get("time_ms"), d.get("estimate", False), source)
 
 
 def shape_key(layer: ConvLayer) -> str:
@@ -164,6 +225,27 @@ class Example:
     configs: dict = field(default_factory=dict)  # Candidate -> dict
     estimate: bool = True
 
+    def __post_init__(self) -> None:
+        # checked as a label is (one rule each): a 0 time divided, a NaN lost and a
+        # negative one won the selection
+        from iobound.device_checks import check_device_name
+        if not isinstance(self.layer, ConvLayer):
+            raise InvalidInputError(f"an example's layer must be a ConvLayer, "
+                                    f"got {self.layer!r:.60}")
+        check_device_name(self.device)
+        for name, value in (("times", self.times), ("configs", self.configs)):
+            if not isinstance(value, dict):
+                raise InvalidInputError(f"an example's {name} must be a dict of Candidate, "
+                                        f"got {value!r:.60}")
+        for c, t in self.times.items():
+            check_time(f"an example's time of {check_candidate(c, 'times key').label}", t)
+        for c, cfg in self.configs.items():
+            if not isinstance(cfg, dict):
+                raise InvalidInputError(f"an example's config of "
+                                        f"{check_candidate(c, 'configs key').label} "
+                                        f"must be a dict, got {cfg!r:.60}")
+        limits.check_flag("an example's estimate", self.estimate)
+
     @property
     def feasible(self) -> list[Candidate]:
         """Candidates with a time, sorted."""
@@ -171,7 +253,11 @@ class Example:
 
     @property
     def best(self) -> Candidate:
-        """The oracle's choice: the fastest candidate (ties: the first in class order)."""
+        """The oracle's choice: the fastest candidate (ties: the first in class order);
+        InvalidInputError when no candidate has a time."""
+        if not self.feasible:
+            raise InvalidInputError(f"the example of {self.layer.name or self.layer.short()} "
+                                    f"on {self.device} has no candidate with a time: no oracle")
         return min(self.feasible, key=lambda c: (self.times[c], CLASSES.index(c)))
 
     @property
@@ -180,7 +266,7 @@ class Example:
 
     def speedup_over_oracle(self, choice: Candidate) -> float:
         """``t_oracle / t_choice`` (1 for the oracle's choice; 0 for a choice that cannot run)."""
-        t = self.times.get(choice)
+        t = self.times.get(check_candidate(choice, "choice"))
         return 0.0 if t is None else self.best_time / float(t)
 
     def so_row(self) -> np.ndarray:
@@ -215,17 +301,52 @@ def write_records(path: str | Path, records: Iterable[LabelRecord]) -> int:
     n = 0
     with open(path, "w") as f:
         for rec in records:
-            f.write(json.dumps({"schema": 1, **rec.to_dict()}) + "\n")
+            f.write(json.dumps({"schema": RECORDS_SCHEMA, **rec.to_dict()}) + "\n")
             n += 1
     return n
 
 
+#: The schema :func:`write_records` writes and :func:`read_records` reads.
+RECORDS_SCHEMA = 1
+
+
 def read_records(path: str | Path) -> Iterator[LabelRecord]:
-    """The records of a file written by :func:`write_records`."""
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                yield LabelRecord.from_dict(json.loads(line))
+    """The records of a file written by :func:`write_records`: a file that cannot be read,
+    a line that is no record of schema 1 (not JSON, no object, a wrong field) is an
+    InvalidInputError naming the file (and the line).
+
+    >>> list(read_records("/no/such/labels.jsonl"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cannot read label records '/no/such/labels.jsonl': ...
+    """
+    from ..option_checks import check_path
+    name = check_path("path", path)
+    try:
+        f = open(name)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read label records {name[:200]!r}: "
+                                f"{exc.strerror or exc}") from None
+    with f:
+        for no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"label records {name[:200]!r} line {no}"
+            try:
+                d = json.loads(line)
+            except ValueError as exc:
+                raise InvalidInputError(f"{where}: not JSON ({exc})") from None
+            if not isinstance(d, dict):
+                raise InvalidInputError(f"{where}: a record must be a JSON object, "
+                                        f"got {type(d).__name__}")
+            schema = d.get("schema", RECORDS_SCHEMA)
+            if type(schema) is not int or schema != RECORDS_SCHEMA:
+                raise InvalidInputError(f"{where}: schema {schema!r:.20} is not "
+                                        f"{RECORDS_SCHEMA}, the one this version reads")
+            try:
+                yield LabelRecord.from_dict(d)
+            except (InvalidInputError, TypeError) as exc:
+                raise InvalidInputError(f"{where}: {exc}") from None
 
 
 def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int, multiple: int = 1) -> int:
@@ -234,6 +355,11 @@ def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int, multiple: int =
     if lo_m > hi_m:  # none: any integer of the range
         lo_m, hi_m, multiple = lo, hi, 1
     return max(lo_m, min(hi_m, int(round(v / multiple)) * multiple))
+
+
+#: How many layers :func:`synthetic_layers` draws at most (each is then labelled).
+_SYNTHETIC_COUNT = limits.Limit(0, 1 << 20, "synthetic layers: each is then labelled over "
+                                            "its whole pruned space")
 
 
 def synthetic_layers(count: int, rng: np.random.Generator,
@@ -251,7 +377,12 @@ def synthetic_layers(count: int, rng: np.random.Generator,
     >>> len(ls), all(l.winograd_applicable and l.k_h == 3 for l in ls)
     (3, True)
     """
-    like = [l for l in like if winograd_offered(l)]
+    from ..option_checks import check_records, check_type
+    # checked before the first draw: 2.5 was a TypeError, True one layer, an int seed for
+    # rng an AttributeError
+    count = limits.check_int("count", count, _SYNTHETIC_COUNT)
+    check_type("rng", rng, np.random.Generator)
+    like = [l for l in check_records("like", like, ConvLayer) if winograd_offered(l)]
     if not like:
         raise InvalidInputError("synthetic_layers needs at least one layer with Winograd candidates")
     c_in = (min(l.c_in for l in like), max(l.c_in for l in like))

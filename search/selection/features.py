@@ -24,9 +24,10 @@ from typing import Iterable
 
 import numpy as np
 
-from iobound.layer import ConvLayer
+from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer, check_layer
 
-from .dataset import WINOGRAD_ES
+from .dataset import WINOGRAD_ES, check_device
 
 __all__ = ["FEATURE_NAMES", "layer_features", "feature_matrix"]
 
@@ -37,16 +38,17 @@ FEATURE_NAMES = (
 )
 
 
-def _device(device):
-    if isinstance(device, str):
-        from iobound.devices import get_device
-        return get_device(device)
-    return device
-
-
 def layer_features(layer: ConvLayer, device) -> np.ndarray:
-    """The :data:`FEATURE_NAMES` values of ``layer`` on ``device`` (a preset or its name)."""
-    dev = _device(device)
+    """The :data:`FEATURE_NAMES` values of ``layer`` on ``device`` (a preset or its name);
+    InvalidInputError naming an argument of another kind.
+
+    >>> layer_features("vgg16.conv3_1", "v100")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: layer must be a ConvLayer, got ...
+    """
+    check_layer(layer)
+    dev = check_device(device)
     words = layer.input_size + layer.weight_size + layer.output_size
     vals = {
         "c_in": layer.c_in, "c_out": layer.c_out, "h_out": layer.h_out, "w_out": layer.w_out,
@@ -65,5 +67,13 @@ def layer_features(layer: ConvLayer, device) -> np.ndarray:
 
 def feature_matrix(pairs: Iterable[tuple[ConvLayer, object]]) -> np.ndarray:
     """One :func:`layer_features` row per ``(layer, device)`` pair."""
-    rows = [layer_features(layer, device) for layer, device in pairs]
+    from ..option_checks import shown
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise InvalidInputError(f"pairs must be a list of (layer, device), got {shown(pairs)}")
+    rows = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise InvalidInputError(f"pairs[{i}] must be a (layer, device) pair, "
+                                    f"got {shown(pair)}")
+        rows.append(layer_features(*pair))
     return np.array(rows).reshape(len(rows), len(FEATURE_NAMES))

@@ -29,7 +29,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer, check_layer
 
-from .dataset import Candidate, Example, check_candidate
+from .dataset import Candidate, Example, check_candidate, check_device
 
 __all__ = ["nearest_config", "first_config_quality"]
 
@@ -40,10 +40,21 @@ def _shape(layer: ConvLayer) -> np.ndarray:
 
 def nearest_config(layer: ConvLayer, device, candidate: Candidate,
                    examples: Sequence[Example]) -> dict | None:
-    """The configuration of the nearest example that is valid for ``layer`` (see the module doc)."""
+    """The configuration of the nearest example that is valid for ``layer`` (see the module doc).
+
+    Every argument is checked first (a device that is none is an error, not "no
+    configuration"); None only when no example's configuration fits.
+
+    >>> nearest_config(ConvLayer(n=1, c_in=1, h_in=4, w_in=4, c_out=1, k_h=1, k_w=1), None,
+    ...                Candidate("direct"), [])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: device must be a iobound.device_spec.Device or ..., got None
+    """
     from search.conv_space import ConvSpace
 
     check_layer(layer)
+    device = check_device(device)
     candidate = check_candidate(candidate)
     if not isinstance(examples, (list, tuple)) \
             or not all(isinstance(ex, Example) for ex in examples):
@@ -53,7 +64,7 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
     if not known:
         return None
     es = None if candidate.e is None else (candidate.e,)
-    try:
+    try:  # every argument is checked above: an error here is the candidate's empty space
         space = ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
     except ValueError:
         return None
@@ -69,9 +80,17 @@ def nearest_config(layer: ConvLayer, device, candidate: Candidate,
 def first_config_quality(example: Example, candidate: Candidate,
                          examples: Sequence[Example]) -> float:
     """``t_best / t_first`` of ``candidate`` on ``example`` under the model measurer
-    (0 when no configuration was found or it does not run)."""
+    (0 when no configuration was found or it does not run).
+
+    >>> first_config_quality(None, Candidate("direct"), [])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: example must be a search.selection.dataset.Example, got None
+    """
     from search.measure import make_measurer
 
+    from ..option_checks import check_type
+    check_type("example", example, Example)
     cfg = nearest_config(example.layer, example.device, candidate, examples)
     best = example.times.get(candidate)
     if cfg is None or best is None:

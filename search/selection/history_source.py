@@ -68,10 +68,12 @@ def _readable(layer: ConvLayer, cand: Candidate, config: dict) -> bool:
     """Whether ``config`` is a configuration of ``cand`` whose I/O the selection can count
     for ``layer`` (what :func:`search.selection.select.chosen_io` reads): a damaged or
     foreign row is skipped, as an ``e`` outside the candidates is, not the layer's selection."""
-    from kernels.config import config_from_dict, onchip_words
+    from kernels.config import check_config, config_from_dict, onchip_words
     from kernels.grouping import kernel_io
     try:
         kc = config_from_dict(dict(config), cand.algorithm)
+        if check_config(layer, kc):  # threads that do not split the tile: no kernel's I/O
+            return False
         kernel_io(layer, kc, kc.tiling)
         onchip_words(layer, kc)
     except (ValueError, TypeError):
@@ -81,9 +83,13 @@ def _readable(layer: ConvLayer, cand: Candidate, config: dict) -> bool:
 
 def records_from_history(history, device: str | None = None) -> Iterator[LabelRecord]:
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
-    (only ``device``'s when given); see the module doc."""
+    (only ``device``'s when given, labelled with its preset's name when it names one,
+    :func:`~iobound.devices.canonical_device_name`, as the selection names the device: an
+    alias such as ``v100`` selects from these records); see the module doc."""
+    from iobound.devices import canonical_device_name
     from search.db.device_names import same_device
     from search.measure.model import stale_model_toolchain
+    label = None if device is None else canonical_device_name(device)
     for key in history.keys():
         if device is not None and not same_device(device, key.device):
             continue  # a file's own name of the preset (history import keeps it) is the device
@@ -111,6 +117,6 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
             for est in (False, True):
                 rec = best.get((cand, est))
                 if rec is not None:
-                    yield LabelRecord(layer, device or key.device, cand.algorithm, cand.e,
+                    yield LabelRecord(layer, label or key.device, cand.algorithm, cand.e,
                                       dict(rec.config), rec.time_ms, rec.estimate,
                                       f"history {history.path}: {key.toolchain}")

@@ -24,11 +24,13 @@ import logging
 from typing import Callable, Iterable
 
 from iobound.errors import InvalidInputError
-from iobound.layer import ConvLayer
+from iobound.layer import ConvLayer, check_layer
 
-from .dataset import Candidate, LabelRecord, shape_key, candidates
+from .dataset import (Candidate, LabelRecord, candidates, check_candidate, check_device,
+                      shape_key)
 
-__all__ = ["ORACLE_MEASURES", "candidate_space", "oracle_record", "label_layer", "label_layers"]
+__all__ = ["ORACLE_MEASURES", "candidate_space", "oracle_record", "label_layer", "label_layers",
+           "check_progress"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,8 @@ _CHUNK = 8192  # configurations the model times in one vectorised call
 
 
 def _check_measure(measure: str) -> None:
+    from ..option_checks import check_type
+    check_type("measure", measure, str)
     if measure not in ORACLE_MEASURES:
         raise InvalidInputError(
             f"labels from measurer {measure!r} need a tuner and a history database; "
@@ -45,16 +49,24 @@ def _check_measure(measure: str) -> None:
 
 
 def _device_name(device) -> str:
-    if isinstance(device, str):
-        from iobound.devices import get_device
-        device = get_device(device)
-    return device.name
+    return check_device(device).name
 
 
 def candidate_space(layer: ConvLayer, device, candidate: Candidate):
     """``candidate``'s Table 1 pruned space of ``layer`` on ``device`` (a
-    :class:`~search.conv_space.ConvSpace`); ValueError, naming why, when it is empty."""
+    :class:`~search.conv_space.ConvSpace`); ValueError, naming why, when it is empty.
+    Each argument is checked first (InvalidInputError naming it).
+
+    >>> candidate_space(ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3),
+    ...                 "v100", "direct")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: candidate must be a Candidate (...), got str 'direct'
+    """
     from search.conv_space import ConvSpace
+    check_layer(layer)
+    device = check_device(device)
+    candidate = check_candidate(candidate)
     es = None if candidate.e is None else (candidate.e,)
     return ConvSpace(layer, device, candidate.algorithm, winograd_e=es)
 
@@ -67,8 +79,11 @@ def oracle_record(layer: ConvLayer, device, candidate: Candidate,
     """
     from search.measure import make_measurer
 
+    check_layer(layer)
+    device = check_device(device)  # the arguments before the try: only emptiness is caught
+    candidate = check_candidate(candidate)
     _check_measure(measure)
-    name = _device_name(device)
+    name = device.name
     try:
         space = candidate_space(layer, device, candidate)
     except ValueError as exc:
@@ -119,14 +134,35 @@ def _fastest_ok(measurer, space):
 
 def label_layer(layer: ConvLayer, device, measure: str = "model") -> list[LabelRecord]:
     """One :func:`oracle_record` per candidate of ``layer``, in class order."""
+    check_layer(layer)
     return [oracle_record(layer, device, c, measure) for c in candidates(layer)]
+
+
+def check_progress(progress) -> Callable[[int, ConvLayer], None] | None:
+    """``progress`` when it is None or callable as ``progress(i, layer)``; else
+    InvalidInputError naming it (the check of :func:`label_layers` and
+    :func:`~search.selection.select.select_layers`)."""
+    from ..option_checks import check_callable
+    return None if progress is None else check_callable("progress", progress, "i, layer")
 
 
 def label_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
                  progress: Callable[[int, ConvLayer], None] | None = None) -> list[LabelRecord]:
     """:func:`label_layer` for each layer; layers of equal shape are labelled once
-    (their records are copied with the later layer's name)."""
+    (their records are copied with the later layer's name). Every argument is checked
+    before the first layer is labelled (``progress`` as :func:`~search.selection.select.
+    select_layers` checks it), never a TypeError mid-run.
+
+    >>> label_layers([], "v100", progress=5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: progress must be callable, got 5
+    """
+    from ..option_checks import check_records
+    layers = check_records("layers", layers, ConvLayer)
+    device = check_device(device)
     _check_measure(measure)
+    check_progress(progress)
     done: dict[str, list[LabelRecord]] = {}
     out: list[LabelRecord] = []
     for i, layer in enumerate(layers):

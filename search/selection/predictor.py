@@ -42,7 +42,7 @@ import numpy as np
 from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 
-from .dataset import CLASSES, DIRECT, Candidate, Example, candidates
+from .dataset import CLASSES, DIRECT, Candidate, Example, candidates, check_candidate
 from .features import FEATURE_NAMES, feature_matrix
 from .tree import SoTree
 
@@ -67,6 +67,13 @@ def _features(examples: Sequence[Example]) -> np.ndarray:
     return feature_matrix((ex.layer, ex.device) for ex in examples)
 
 
+def _examples(examples) -> tuple:
+    """``examples`` as a tuple when it is a sequence of :class:`Example`; else
+    InvalidInputError naming it (and the first that is none)."""
+    from ..option_checks import check_records
+    return check_records("examples", examples, Example)
+
+
 class AlwaysDirect:
     """The heuristic "always direct"."""
 
@@ -76,7 +83,7 @@ class AlwaysDirect:
         return self
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
-        return [DIRECT for _ in examples]
+        return [DIRECT for _ in _examples(examples)]
 
 
 class Winograd3x3:
@@ -91,7 +98,7 @@ class Winograd3x3:
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
         return [self.choice if ex.layer.k_h == ex.layer.k_w == 3 and self.choice in
-                candidates(ex.layer) else DIRECT for ex in examples]
+                candidates(ex.layer) else DIRECT for ex in _examples(examples)]
 
 
 class TreeSelector:
@@ -103,11 +110,13 @@ class TreeSelector:
         self.tree = SoTree(max_leaves=max_leaves, min_leaf=min_leaf)
 
     def fit(self, examples: Sequence[Example]) -> "TreeSelector":
+        examples = _examples(examples)
         so = np.where(offered_mask(examples), so_matrix(examples), 0.0)
         self.tree.fit(_features(examples), so)
         return self
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
+        examples = _examples(examples)
         if not examples:
             return []
         k = self.tree.predict(_features(examples))
@@ -126,6 +135,25 @@ class GbtSelector:
 
     def __init__(self, rounds: int = 150, max_depth: int = 3, eta: float = 0.1, seed: int = 0,
                  margins: Sequence[float] = (0.0, 0.05, 0.1, 0.2), folds: int = 4):
+        # against the limits XGBOptions checks its own with (search.cost_model): never NaN,
+        # 2.5 or -1 taken here and an xgboost TypeError, or a NaN's silent Winograd, at fit
+        from iobound import limits
+
+        from ..cost_model import _F32_TINY, _XGB_INT, _XGB_ROUNDS
+        from ..option_checks import check_count, check_number, shown
+        rounds = limits.check_int("rounds", rounds, _XGB_ROUNDS)
+        max_depth = limits.check_int("max_depth", check_count("max_depth", max_depth, low=1),
+                                     _XGB_INT)
+        check_number("eta", eta, 0, 1)  # XGBoost's documented range
+        if 0 < eta < _F32_TINY:  # XGBoost parses float32: "Out of range value"
+            raise InvalidInputError(f"eta={eta!r} is below the smallest float32 XGBoost takes")
+        seed = limits.check_int("seed", seed, limits.SEED)
+        folds = check_count("folds", folds, low=2)
+        if isinstance(margins, (str, bytes)) or not hasattr(margins, "__iter__") \
+                or not list(margins):
+            raise InvalidInputError(f"margins must be a non-empty list of numbers, "
+                                    f"got {shown(margins)}")
+        margins = tuple(float(check_number(f"margins[{i}]", m)) for i, m in enumerate(margins))
         self.params = {"objective": "reg:squarederror", "max_depth": max_depth, "eta": eta,
                        "seed": seed, "nthread": 1}
         self.rounds, self.seed, self.folds = rounds, seed, folds
@@ -191,6 +219,7 @@ class GbtSelector:
 
     def fit(self, examples: Sequence[Example]) -> "GbtSelector":
         """Choose :attr:`margin` by cross-validation, then train on all ``examples``."""
+        examples = _examples(examples)
         self.margin = self._cv_margin(examples)
         self.booster = self._train(examples)
         return self
@@ -200,9 +229,10 @@ class GbtSelector:
         class is not a candidate."""
         if self.booster is None:
             raise InvalidInputError("the selector is not fitted")
-        return self._log_ratio(self.booster, examples)
+        return self._log_ratio(self.booster, _examples(examples))
 
     def predict(self, examples: Sequence[Example]) -> list[Candidate]:
+        examples = _examples(examples)
         if not examples:
             return []
         shift = np.r_[0.0, [self.margin] * (len(CLASSES) - 1)]
@@ -216,16 +246,52 @@ class GbtSelector:
                            "booster": json.loads(bytes(self.booster.save_raw("json")))})
 
     def load_json(self, text: str) -> "GbtSelector":
-        """Restore what :meth:`to_json` wrote."""
+        """Restore what :meth:`to_json` wrote; InvalidInputError, the selector unchanged,
+        for a text that is none.
+
+        >>> GbtSelector().load_json("{}")
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: a GbtSelector JSON needs margin and booster, got {}
+        """
         import xgboost as xgb
-        doc = json.loads(text)
-        self.margin = float(doc["margin"])
-        self.booster = xgb.Booster(model_file=bytearray(json.dumps(doc["booster"]).encode()))
+
+        from ..option_checks import check_number, shown
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidInputError(f"text must be a JSON string, got {shown(text)}")
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise InvalidInputError(f"a GbtSelector JSON must be JSON: {exc}") from None
+        if not isinstance(doc, dict) or "margin" not in doc or "booster" not in doc:
+            raise InvalidInputError(f"a GbtSelector JSON needs margin and booster, "
+                                    f"got {shown(doc)}")
+        margin = float(check_number("margin", doc["margin"]))
+        try:
+            booster = xgb.Booster(model_file=bytearray(json.dumps(doc["booster"]).encode()))
+        except xgb.core.XGBoostError as exc:
+            raise InvalidInputError(f"a GbtSelector JSON's booster is no xgboost model: "
+                                    f"{str(exc).splitlines()[0][:160]}") from None
+        self.margin, self.booster = margin, booster
         return self
 
 
 def score(examples: Sequence[Example], choices: Sequence[Candidate]) -> dict:
-    """Accuracy, balanced accuracy, mean and minimum SO of ``choices`` on ``examples``."""
+    """Accuracy, balanced accuracy, mean and minimum SO of ``choices`` on ``examples``.
+
+    >>> from iobound.layer import ConvLayer
+    >>> ex = Example(ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3),
+    ...              "V100-SXM2", {DIRECT: 1.0})
+    >>> score([ex], ["direct"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: choices[0] must be a Candidate (...), got str 'direct'
+    """
+    from ..option_checks import shown
+    examples = _examples(examples)
+    if isinstance(choices, (str, bytes)) or not hasattr(choices, "__iter__"):
+        raise InvalidInputError(f"choices must be a list of Candidate, got {shown(choices)}")
+    choices = [check_candidate(c, f"choices[{i}]") for i, c in enumerate(choices)]
     if len(examples) != len(choices) or not examples:
         raise InvalidInputError(f"need as many choices as examples (>= 1), got {len(choices)} "
                          f"and {len(examples)}")

@@ -181,9 +181,27 @@ def report_paths(out_dir, html_page: bool = False) -> dict[str, Path]:
 def check_report_paths(out_dir, html_page: bool = False) -> dict[str, Path]:
     """:func:`report_paths`, each refused (:class:`~iobound.errors.InvalidInputError`)
     when it cannot be written: a folder of that name, an unwritable file... A folder
-    still to be created holds nothing in the way."""
+    still to be created holds nothing in the way; ``out_dir`` itself (or the first of its
+    parents that exists) a file is refused too.
+
+    >>> import tempfile
+    >>> f = tempfile.mkstemp()[1]
+    >>> check_report_paths(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: out_dir '...' is a file; give a folder
+    """
+    from ..option_checks import check_flag, check_path
+    out = Path(check_path("out_dir", out_dir))
+    check_flag("html_page", html_page)
+    # the folder, or the first of its parents that exists (the others are made): a file
+    # there is refused here, not mkdir's FileExistsError after the plots are drawn
+    existing = next((p for p in (out, *out.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == out else f" (its parent {str(existing)[:80]!r})"
+        raise InvalidInputError(f"out_dir {str(out)[:80]!r}{where} is a file; give a folder")
     files = report_paths(out_dir, html_page)
-    if Path(out_dir).is_dir():
+    if out.is_dir():
         for path in files.values():
             if path.is_dir():  # check_output_file's "give a file name" fits no folder option
                 raise InvalidInputError(f"cannot write {path.name} in --out-dir "
@@ -208,8 +226,10 @@ def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -
     atomically: a path that cannot be written (a folder named ``io.png``, say) is an
     :class:`~iobound.errors.InvalidInputError` with nothing written.
     """
+    from ..option_checks import check_type
     if not sels:
         raise InvalidInputError("the report needs at least one layer")
+    check_type("title", title, str)
     files = check_report_paths(out_dir, html_page)
     data = {"table": f"# {title}\n\n{markdown_table(sels)}\n".encode(),
             "json": (json.dumps(json_safe({"title": title,

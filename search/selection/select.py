@@ -135,12 +135,16 @@ def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int
     """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration:
     S is a block's on-chip words; the bound is taken at S + 2 (see the module doc)."""
     from iobound.report import bound_report
-    from kernels.config import config_from_dict, onchip_words
+    from kernels.config import check_config, config_from_dict, onchip_words
     from kernels.grouping import kernel_io
 
     check_layer(layer)
     candidate = check_candidate(candidate)
     kc = config_from_dict(config, candidate.algorithm)
+    reasons = check_config(layer, kc)  # a kernel that cannot run has no I/O to report
+    if reasons:
+        raise InvalidInputError(f"config {config!r:.80} is no kernel of "
+                                f"{layer.name or layer.short()}: {'; '.join(reasons)}")
     io = kernel_io(layer, kc, kc.tiling).total  # grouped: groups x one group's
     s = onchip_words(layer, kc)
     # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/test_multi_block.py)
@@ -169,15 +173,35 @@ def selection_from_example(example: Example, predicted: bool = False,
                            device=None) -> LayerSelection:
     """The fastest candidate of ``example`` with its evidence (see the module doc).
 
-    ``device``: the :class:`~iobound.device_spec.Device` the example was labelled on (its
-    bandwidth and peak give the floors); by default the preset ``example.device`` names.
-    """
-    from iobound.devices import get_device
+    ``device``: the :class:`~iobound.device_spec.Device` the example was labelled on, or
+    its preset's name (its bandwidth and peak give the floors); by default the preset
+    ``example.device`` names. Every argument is checked first (InvalidInputError naming
+    it), and so is the best candidate's configuration (:func:`chosen_io`).
 
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> selection_from_example(Example(layer, "V100-SXM2", {CLASSES[0]: 1.0}))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the example has no configuration of its best candidate, direct
+    """
+    from ..option_checks import check_flag, check_type
+    from .dataset import check_device
+
+    check_type("example", example, Example)
+    check_flag("predicted", predicted)
+    check_type("source", source, str)
+    if isinstance(untuned, (str, bytes)) or not hasattr(untuned, "__iter__") \
+            or not all(isinstance(u, str) for u in untuned):
+        raise InvalidInputError(f"untuned must be a list of candidate labels, "
+                                f"got {untuned!r:.60}")
+    dev = check_device(example.device if device is None else device)
     layer, best = example.layer, example.best
-    config = example.configs[best]
+    config = example.configs.get(best)
+    if config is None:
+        raise InvalidInputError(f"the example has no configuration of its best candidate, "
+                                f"{best.label}")
     io, bound, method, s = chosen_io(layer, best, config)
-    dev = get_device(example.device) if device is None else device
     evidence = tuple(CandidateEvidence(c, example.times.get(c), example.configs.get(c, {}))
                      for c in CLASSES if c in example.times)
     return LayerSelection(layer, example.device, best, dict(config), example.best_time,
@@ -188,11 +212,17 @@ def selection_from_example(example: Example, predicted: bool = False,
 
 
 def _known_examples(records: Iterable, device_name: str) -> dict[str, Example]:
-    """shape -> example of ``device_name`` from ``records``; measured records only where a
-    shape has any (an estimate and a measurement are not compared)."""
+    """shape -> example of ``device_name`` from ``records`` (a record under another name
+    of the device, ``v100`` for ``V100-SXM2``, is one of its: :func:`same_device`);
+    measured records only where a shape has any (an estimate and a measurement are not
+    compared)."""
+    from dataclasses import replace
+
+    from search.db.device_names import same_device
     by_shape: dict[str, list] = {}
     for rec in records:  # a tuned algorithm that is no candidate for the layer is not one here
-        if rec.device == device_name and rec.candidate in candidates(rec.layer):
+        if same_device(rec.device, device_name) and rec.candidate in candidates(rec.layer):
+            rec = rec if rec.device == device_name else replace(rec, device=device_name)
             by_shape.setdefault(shape_key(rec.layer), []).append(rec)
     out = {}
     for key, recs in by_shape.items():
@@ -223,19 +253,14 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
     a layer whose shape they cover is selected from them alone (``source`` "history"); the
     other layers are labelled with ``measure`` (``source`` "<measure> oracle").
     """
-    from iobound.device_spec import Device
-    from iobound.devices import get_device
-
-    from ..option_checks import check_callable, check_records, check_type
-    from .dataset import LabelRecord
-    from .labels import label_layers
+    from ..option_checks import check_records
+    from .dataset import LabelRecord, check_device
+    from .labels import check_progress, label_layers
 
     # each argument checked first, by name: never an AttributeError mid-selection
     layers = list(check_records("layers", layers, ConvLayer))
-    check_type("device", device, (Device, str))
-    dev = get_device(device) if isinstance(device, str) else device
-    if progress is not None:
-        check_callable("progress", progress, "i, layer")
+    dev = check_device(device)
+    check_progress(progress)
     known = () if known is None else check_records("known", known, LabelRecord)
     have = _known_examples(known, dev.name)
     todo = [l for l in layers if shape_key(l) not in have]

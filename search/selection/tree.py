@@ -36,6 +36,8 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
 __all__ = ["SoTree"]
 
 
@@ -61,7 +63,11 @@ class _Node:
         node = cls(int(d["class"]), int(d["n"]), float(d["so_sum"]))
         if "left" in d:
             node.feature, node.threshold = int(d["feature"]), float(d["threshold"])
+            if node.feature < 0:
+                raise ValueError(f"a split's feature must be >= 0, got {node.feature}")
             node.left, node.right = cls.from_dict(d["left"]), cls.from_dict(d["right"])
+        if node.klass < 0:
+            raise ValueError(f"a node's class must be >= 0, got {node.klass}")
         return node
 
 
@@ -102,10 +108,18 @@ class SoTree:
     """
 
     def __init__(self, max_leaves: int = 15, min_leaf: int = 2, min_gain: float = 1e-9):
+        from ..option_checks import INT64_LOW, check_count, check_number
+        # whole numbers (NaN and 2.5 compared as settings and passed), then at least 1
+        max_leaves = check_count("max_leaves", max_leaves, low=INT64_LOW)
+        min_leaf = check_count("min_leaf", min_leaf, low=INT64_LOW)
         if max_leaves < 1 or min_leaf < 1:
-            raise ValueError(f"max_leaves and min_leaf must be >= 1, got {max_leaves}, {min_leaf}")
-        self.max_leaves, self.min_leaf, self.min_gain = max_leaves, min_leaf, min_gain
+            raise InvalidInputError(f"max_leaves and min_leaf must be >= 1, got {max_leaves}, "
+                                    f"{min_leaf}")
+        check_number("min_gain", min_gain)
+        self.max_leaves, self.min_leaf, self.min_gain = max_leaves, min_leaf, float(min_gain)
         self.root: _Node | None = None
+        #: the columns of the X it was fitted on (None: read from a dict that did not say)
+        self.n_features: int | None = None
 
     def _leaf(self, so: np.ndarray) -> _Node:
         sums = so.sum(axis=0)
@@ -114,10 +128,12 @@ class SoTree:
 
     def fit(self, X, so) -> "SoTree":
         """Grow the tree on features ``X`` (n, d) and per-class SO ``so`` (n, classes)."""
-        X, so = np.asarray(X, float), np.asarray(so, float)
-        if X.ndim != 2 or so.ndim != 2 or len(X) != len(so) or len(X) == 0:
-            raise ValueError(f"need X (n, d) and so (n, classes) with n >= 1, got {X.shape}, "
-                             f"{so.shape}")
+        X, so = self._array("X", X), self._array("so", so)
+        if X.ndim != 2 or so.ndim != 2 or len(X) != len(so) or len(X) == 0 \
+                or X.shape[1] == 0 or so.shape[1] == 0:
+            raise InvalidInputError(f"need X (n, d) and so (n, classes) with n, d and classes "
+                                    f">= 1, got {X.shape}, {so.shape}")
+        self.n_features = X.shape[1]
         self.root = self._leaf(so)
         heap, tick, leaves = [], 0, 1
 
@@ -145,11 +161,46 @@ class SoTree:
             node = node.left if x[node.feature] <= node.threshold else node.right
         return node
 
-    def predict(self, X) -> np.ndarray:
-        """The class index of each row of ``X``."""
+    @staticmethod
+    def _array(name: str, value) -> np.ndarray:
+        """``value`` as a float array of finite numbers; else InvalidInputError naming it."""
+        try:
+            arr = np.asarray(value, float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"{name} must be an array of numbers: {exc}") from None
+        if not np.isfinite(arr).all():
+            raise InvalidInputError(f"{name} must hold finite numbers (no NaN or infinity)")
+        return arr
+
+    def _check_fitted(self) -> _Node:
         if self.root is None:
-            raise ValueError("the tree is not fitted")
-        return np.array([self._walk(x).klass for x in np.asarray(X, float)], dtype=int)
+            raise InvalidInputError("the tree is not fitted")
+        return self.root
+
+    def predict(self, X) -> np.ndarray:
+        """The class index of each row of ``X`` (n, d): the ``d`` features it was fitted on.
+
+        >>> tree = SoTree(min_leaf=1).fit([[1.0], [2.0]], [[1, 0], [0, 1]])
+        >>> tree.predict([1.0, 2.0])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: X must be (n, 1): ..., got shape (2,)
+        """
+        self._check_fitted()
+        X = self._array("X", X)
+        if X.ndim != 2 or (self.n_features is not None and X.shape[1] != self.n_features) \
+                or X.shape[1] <= self._max_feature():
+            d = self.n_features if self.n_features is not None else "its"
+            raise InvalidInputError(f"X must be (n, {d}): one row of the {d} features the tree "
+                                    f"was fitted on per sample, got shape {X.shape}")
+        return np.array([self._walk(x).klass for x in X], dtype=int)
+
+    def _max_feature(self) -> int:
+        """The largest feature index a split reads (-1: none)."""
+        def walk(node):
+            return -1 if node.left is None else max(node.feature, walk(node.left),
+                                                    walk(node.right))
+        return walk(self._check_fitted())
 
     @property
     def n_leaves(self) -> int:
@@ -159,6 +210,7 @@ class SoTree:
 
     def rules(self, feature_names: Sequence[str], class_names: Sequence[str]) -> str:
         """The tree as nested ``if feature <= threshold:`` / ``else:`` rules."""
+        root = self._check_fitted()
         lines: list[str] = []
 
         def emit(node, depth):
@@ -172,15 +224,37 @@ class SoTree:
             lines.append(f"{pad}else:")
             emit(node.right, depth + 1)
 
-        emit(self.root, 0)
+        emit(root, 0)
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         return {"kind": "SoTree", "max_leaves": self.max_leaves, "min_leaf": self.min_leaf,
+                "n_features": self.n_features,
                 "root": self.root.to_dict() if self.root else None}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SoTree":
-        tree = cls(int(d["max_leaves"]), int(d["min_leaf"]))
-        tree.root = _Node.from_dict(d["root"]) if d.get("root") else None
+        """The tree :meth:`to_dict` wrote; InvalidInputError naming what is wrong.
+
+        >>> SoTree.from_dict({})
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: a SoTree dict needs max_leaves and min_leaf, got {}
+        """
+        from ..option_checks import check_count, shown
+        if not isinstance(d, dict) or "max_leaves" not in d or "min_leaf" not in d:
+            raise InvalidInputError(f"a SoTree dict needs max_leaves and min_leaf, "
+                                    f"got {shown(d)}")
+        tree = cls(d["max_leaves"], d["min_leaf"])
+        if d.get("n_features") is not None:
+            tree.n_features = check_count("n_features", d["n_features"], low=1)
+        try:
+            tree.root = _Node.from_dict(d["root"]) if d.get("root") else None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInputError(f"a SoTree dict's root is no tree: {type(exc).__name__} "
+                                    f"{exc}"[:200]) from None
+        if tree.root is not None and tree.n_features is not None \
+                and tree._max_feature() >= tree.n_features:
+            raise InvalidInputError(f"a SoTree dict splits on a feature past its "
+                                    f"{tree.n_features} features")
         return tree
