@@ -30,8 +30,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+from iobound.arg_checks import check_choice, check_path
+
 __all__ = ["BUILD_PREFIX", "PRIVATE_PREFIX", "scratch_folder", "compiler_env", "private_folder",
-           "remove_orphans", "remove_all_orphans"]
+           "remove_orphans", "remove_all_orphans", "CACHE_KINDS", "check_kind"]
 
 
 #: Name prefixes of the folders held under a lock while in use (see the module doc).
@@ -39,6 +41,22 @@ BUILD_PREFIX = ".build-"
 PRIVATE_PREFIX = "iobound-private-"
 #: The cache folders (``kernels.cache.cache_dir`` kinds) that builds make scratch folders in.
 BUILD_KINDS = ("cubin", "emu")
+#: Every kind of cache folder (:func:`kernels.cache.cache_dir`): the builds' and the
+#: generated sources' (``src``). A kind is a folder name under the root, never a path.
+CACHE_KINDS = (*BUILD_KINDS, "src")
+
+
+def check_kind(kind) -> str:
+    """``kind`` when it is one of :data:`CACHE_KINDS`; else InvalidInputError (``"../x"``
+    or ``"/tmp/x"`` would make a folder outside the cache, ``""`` name the root itself).
+
+    >>> check_kind("../esc")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: kind must be one of cubin, emu, src; got '../esc'
+    """
+
+    return check_choice("kind", kind, CACHE_KINDS)
 
 #: Locked folders this process holds for its whole life (private folders): path -> fd.
 _HELD: dict[str, int] = {}
@@ -76,7 +94,13 @@ def _locked_folder(parent: Path | str, prefix: str) -> tuple[Path, int]:
 
 def remove_orphans(folder: Path | str, prefix: str = BUILD_PREFIX) -> int:
     """Remove the folders named ``prefix*`` in ``folder`` that are ours and that no process
-    holds (their builder was killed); returns how many."""
+    holds (their builder was killed); returns how many. ``folder`` must be a path (None
+    would be the current folder) and ``prefix`` :data:`BUILD_PREFIX` or
+    :data:`PRIVATE_PREFIX` (another would sweep folders that are not ours); else
+    InvalidInputError."""
+
+    folder = check_path("folder", folder)
+    check_choice("prefix", prefix, (BUILD_PREFIX, PRIVATE_PREFIX))
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -106,9 +130,13 @@ def remove_orphans(folder: Path | str, prefix: str = BUILD_PREFIX) -> int:
 def remove_all_orphans(root: Path | str | None = None) -> int:
     """:func:`remove_orphans` in every kind of the cache under ``root`` (default
     :func:`cache_root`) and among the private folders; returns how many were removed.
-    Never raises for a missing or unreadable folder."""
+    Never raises for a missing or unreadable folder; a ``root`` that is no path (str or
+    os.PathLike) is an InvalidInputError."""
+
     from .cache import absolute_root
 
+    if root is not None:
+        check_path("root", root)
     base = absolute_root(root)
     removed = remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)
     if base is None:  # a root with no home to expand ~ to: nothing of it to sweep
@@ -152,12 +180,17 @@ def _remove_private(path: str) -> None:
         os.close(fd)
 
 
-@lru_cache(maxsize=None)
 def private_folder(kind: str) -> Path:
-    """A folder only this user can write, for this process (used when the cache is unsafe).
+    """A folder only this user can write, for this process (used when the cache is unsafe),
+    one per ``kind`` (:func:`check_kind`).
 
     It is removed when the process ends (a multiprocessing worker included); the folders
     of processes that were killed are removed when one is made."""
+    return _private_folder(check_kind(kind))
+
+
+@lru_cache(maxsize=None)
+def _private_folder(kind: str) -> Path:
     from multiprocessing import util
 
     remove_orphans(tempfile.gettempdir(), PRIVATE_PREFIX)

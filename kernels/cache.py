@@ -45,12 +45,15 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .build_folders import (compiler_env, private_folder, remove_all_orphans, remove_orphans,
-                            scratch_folder)
+from iobound.arg_checks import check_path, check_type
+
+from .build_folders import (CACHE_KINDS, check_kind, compiler_env, private_folder,
+                            remove_all_orphans, remove_orphans, scratch_folder)
 
 __all__ = ["cache_root", "cache_dir", "check_cache_root", "content_key", "file_digest",
            "record_digest", "is_trusted", "private_folder", "scratch_folder", "remove_orphans",
-           "remove_all_orphans", "compiler_env"]  # the last five: kernels.build_folders
+           "remove_all_orphans", "compiler_env",  # these five and the two below: build_folders
+           "CACHE_KINDS", "check_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +121,10 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     a private per-process folder is returned instead (so nothing cached there is used);
     so it is when the folder cannot be created or written (a file, a read-only folder).
     The folder is absolute (``~`` expanded): compilers run in scratch folders of their own.
+    Another ``kind`` is an InvalidInputError (:func:`check_kind`: a kind is a folder name
+    under the root, ``"../x"`` no kind).
     """
+    check_kind(kind)
     if root is not None:
         check_cache_root(root)
     base = absolute_root(root)
@@ -208,10 +214,16 @@ def _warn_unsafe(path: str) -> None:
 
 
 def content_key(*parts: str) -> str:
-    """sha256 over the parts, each length-prefixed so ("a", "b") != ("ab",)."""
+    """sha256 over the parts (strings), each length-prefixed so ("a", "b") != ("ab",).
+
+    >>> content_key("a", "b") != content_key("ab")
+    True
+    """
+
     h = hashlib.sha256()
     for part in parts:
-        data = part.encode()
+        # a lone surrogate has no UTF-8 bytes: hashed as its code point, not an error
+        data = check_type("content_key part", part, str).encode("utf-8", "surrogatepass")
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
     return h.hexdigest()
@@ -265,8 +277,13 @@ def _signature(path: Path) -> tuple:
 
 def is_trusted(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a regular file we own, writable only by us, whose bytes match
-    the sha256 recorded when it was built."""
-    path = Path(path)
+    the sha256 recorded when it was built. A ``path`` that is no path naming a file (None,
+    ``""``) is an InvalidInputError."""
+    from iobound.errors import InvalidInputError
+
+    path = Path(check_path("path", path))
+    if not path.name:
+        raise InvalidInputError(f"path must name a file, got {str(path)!r:.60}")
     digest = _digest_path(path)
     if path.is_symlink() or not path.is_file() or not _owned_and_private(path, follow=False):
         return False

@@ -32,6 +32,9 @@ def check_compiler_text(what: str, text: str) -> None:
     ...
     iobound.errors.InvalidInputError: extra_flags: '-DN=1\\x00' holds a NUL character, which no command line can carry and no CUDA source has
     """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"{what} must be text (str), got {type(text).__name__} "
+                                f"{text!r:.60}")
     if "\x00" in text:
         raise InvalidInputError(f"{what}: {text!r:.80} holds a NUL character, which no command "
                                 "line can carry and no CUDA source has")
@@ -94,7 +97,18 @@ def run_compiler(cmd: Sequence[str], *, timeout: float | None = None,
                  env: Mapping[str, str] | None = None, cwd=None) -> subprocess.CompletedProcess:
     """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)`` that, on a
     timeout or an interrupt, kills the compiler and everything it started, and decodes
-    its output with replacement characters. Raises what ``subprocess.run`` raises."""
+    its output with replacement characters. Raises what ``subprocess.run`` raises, and
+    InvalidInputError for a ``cmd`` that is no non-empty sequence of strings or paths (each
+    :func:`check_compiler_text`) or a ``timeout`` that is not
+    :func:`kernels.limits.check_timeout`'s."""
+    from .limits import check_timeout
+
+    if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or not cmd:
+        raise InvalidInputError(f"cmd must be a non-empty sequence of a program and its "
+                                f"arguments, got {cmd!r:.60}")
+    for arg in cmd:
+        check_compiler_text("cmd", os.fspath(arg) if isinstance(arg, os.PathLike) else arg)
+    check_timeout("timeout", timeout)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=cwd)
     try:

@@ -36,12 +36,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from iobound.algorithms import get_algorithm
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer, check_layer
 from iobound.units import WORD_BYTES
 
-from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig
+from .config_types import CONFIG_TYPES, DirectConfig, KernelConfig, WinogradConfig, config_type_of
 from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_ACCUMULATORS_PER_THREAD, MAX_BLOCK_DIM,
                      block_fits, fits_register_file, grid_fits, thread_registers)
 from .thread_block import THREAD_KEYS, default_thread_block
@@ -74,18 +73,7 @@ def config_from_dict(d: dict, algorithm: str | None = None) -> KernelConfig:
 def _config_type(d: Mapping, algorithm: str | None) -> type:
     """The config class of ``d`` (given or inferred algorithm); keys it does not take are
     refused first, so a misspelt key is named as such rather than as a missing one."""
-    if not isinstance(d, Mapping):
-        raise InvalidInputError(f"a kernel config must be a mapping of knob names to "
-                                f"integers, got {type(d).__name__}")
-    if algorithm is None:
-        algorithm = d.get("algorithm") or ("winograd" if "e" in d else "direct")
-    algorithm = get_algorithm(algorithm).name
-    cls = CONFIG_TYPES[algorithm]
-    unknown = sorted(str(k)[:40] for k in set(d) - set(cls.params) - {"algorithm"})
-    if unknown:
-        raise InvalidInputError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
-                         f"(allowed: {', '.join(cls.params)})")
-    return cls
+    return config_type_of(d, algorithm)
 
 
 def parse_config(text: str, algorithm: str | None = None, *,

@@ -25,7 +25,8 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 
-__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES", "transformed_row_words"]
+__all__ = ["DirectConfig", "WinogradConfig", "KernelConfig", "CONFIG_TYPES",
+           "transformed_row_words", "config_type_of"]
 
 _C = TypeVar("_C", bound="_ConfigMixin")
 
@@ -61,9 +62,7 @@ class _ConfigMixin:
     def from_dict(cls: type[_C], d: dict) -> _C:
         """Build from a dict holding every key of ``params``: integers (numpy's too) or
         strings of one (``"4"``); a float such as 2.5 is refused, never truncated."""
-        if not isinstance(d, Mapping):
-            raise InvalidInputError(f"a {cls.algorithm} config must be a mapping of "
-                                    f"{', '.join(cls.params)}, got {type(d).__name__}")
+        config_type_of(d, cls.algorithm)  # no unknown key, no other algorithm (one rule)
         missing = [k for k in cls.params if k not in d]
         if missing:
             raise InvalidInputError(f"{cls.algorithm} config is missing {', '.join(missing)}")
@@ -202,6 +201,10 @@ class WinogradConfig(_ConfigMixin):
         problem = layer.winograd_problem()
         if problem is not None:
             return [problem]
+        try:  # the sizes are defined up to the limit only (kernels.config.check_config)
+            limits.check_winograd_e(self.e)
+        except InvalidInputError as exc:
+            return [str(exc)]
         reasons = [f"{axis}={getattr(self, axis)} must be a multiple of e={self.e}"
                    for axis in ("x", "y") if getattr(self, axis) % self.e]
         if reasons:
@@ -225,10 +228,54 @@ def transformed_row_words(e: int, r: int) -> int:
 
     >>> transformed_row_words(2, 3), transformed_row_words(3, 3)
     (17, 25)
+    >>> transformed_row_words(0, 3)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: e=0 is below the minimum 1
     """
-    n = e + r - 1
+    n = limits.check_int("e", e, limits.TILE) + limits.check_int("r", r, limits.KERNEL) - 1
     return (n * n) | 1
 
 
 #: The kernel config type of each algorithm family, keyed by its name.
 CONFIG_TYPES = {cls.algorithm: cls for cls in (DirectConfig, WinogradConfig)}
+
+
+def config_type_of(d: Mapping, algorithm=None) -> type:
+    """The config class of the mapping ``d``: of ``algorithm`` when given, else of its
+    ``"algorithm"`` key, else inferred (``e`` means Winograd). InvalidInputError for a
+    ``d`` that is no mapping, an ``"algorithm"`` key that names no algorithm or another
+    than ``algorithm``, or a key the class does not take (refused first, so a misspelt
+    key is named as such rather than as a missing one).
+
+    >>> config_type_of({"algorithm": "winograd", "x": 4}, "direct")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: config key algorithm='winograd' contradicts the algorithm 'direct'
+    """
+    from iobound.algorithms import get_algorithm
+
+    if not isinstance(d, Mapping):
+        raise InvalidInputError(f"a kernel config must be a mapping of knob names to "
+                                f"integers, got {type(d).__name__}")
+    if algorithm is not None:
+        algorithm = get_algorithm(algorithm).name
+    if "algorithm" in d:
+        try:
+            named = get_algorithm(d["algorithm"]).name
+        except InvalidInputError:
+            raise InvalidInputError(f"config key algorithm must name an algorithm "
+                                    f"({', '.join(CONFIG_TYPES)}), got {d['algorithm']!r:.60}"
+                                    ) from None
+        if algorithm is not None and named != algorithm:
+            raise InvalidInputError(f"config key algorithm={d['algorithm']!r:.40} contradicts "
+                                    f"the algorithm {algorithm!r}")
+        algorithm = named
+    if algorithm is None:
+        algorithm = "winograd" if "e" in d else "direct"
+    cls = CONFIG_TYPES[algorithm]
+    unknown = sorted(str(k)[:40] for k in set(d) - set(cls.params) - {"algorithm"})
+    if unknown:
+        raise InvalidInputError(f"unknown {algorithm} config key(s) {', '.join(unknown)} "
+                                f"(allowed: {', '.join(cls.params)})")
+    return cls

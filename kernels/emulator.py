@@ -36,7 +36,8 @@ from iobound.errors import InvalidInputError, IoboundError
 from .emulator_build import (CXX_FLAGS, HEADER, EmulatorBuildError, build_emulator,
                              build_launcher, compiler_version)
 from .emulator_launch import LaunchCrash, run_launch
-from .limits import MAX_BLOCK_DIM, block_fits, check_timeout
+from .limits import (GRID_X_LIMIT, GRID_YZ_LIMIT, MAX_BLOCK_DIM, block_fits, check_timeout,
+                     grid_fits)
 from .reference import check_shapes
 from .source import KernelSource
 
@@ -92,15 +93,27 @@ def check_problem_size(layer) -> None:
         limits.check_int(f"emulated {what} tensor (elements)", size, limits.EMULATED_ELEMENTS)
 
 
+def _check_source(source) -> None:
+    if not isinstance(source, KernelSource):
+        raise InvalidInputError(f"source must be a KernelSource (kernels.generate), "
+                                f"got {type(source).__name__} {source!r:.60}")
+
+
 def check_launch(source: KernelSource) -> None:
     """InvalidInputError when the emulator would refuse ``source``'s launch (threads per
-    block, CUDA's per-axis block limit, total threads)."""
-    if source.threads > CUDA_MAX_THREADS_PER_BLOCK:
-        raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
-                         f"(at most {CUDA_MAX_THREADS_PER_BLOCK})")
+    block, CUDA's per-axis block and grid limits, total threads); a block or grid of no
+    (or negative, or fractional) size is refused too (:func:`kernels.limits.check_dims`)."""
+    _check_source(source)
+    if not grid_fits(source.grid):
+        raise InvalidInputError(f"emulator refuses a grid of {'x'.join(map(str, source.grid))} "
+                                f"blocks (CUDA's limits: {GRID_X_LIMIT} along x, "
+                                f"{GRID_YZ_LIMIT} along y and z)")
     if not block_fits(source.block):
         raise InvalidInputError(f"emulator refuses a block of {'x'.join(map(str, source.block))} "
                                 f"threads (CUDA's limit: {'x'.join(map(str, MAX_BLOCK_DIM))})")
+    if source.threads > CUDA_MAX_THREADS_PER_BLOCK:
+        raise InvalidInputError(f"emulator refuses {source.threads} threads per block "
+                         f"(at most {CUDA_MAX_THREADS_PER_BLOCK})")
     total = source.threads * source.blocks
     if total > MAX_TOTAL_THREADS:
         raise InvalidInputError(f"emulator refuses a launch of {source.blocks} blocks x {source.threads} "
@@ -147,9 +160,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
         crashed the child process that ran it (the message names the signal), or it ran
         past ``timeout`` (``timed_out``).
     """
-    if not isinstance(source, KernelSource):
-        raise InvalidInputError(f"source must be a KernelSource (kernels.generate), "
-                                f"got {type(source).__name__}")
+    _check_source(source)
     layer = source.layer
     check_shapes(x, w, layer)
     check_emulable(source)
@@ -159,7 +170,7 @@ def emulate(source: KernelSource, x: np.ndarray, w: np.ndarray,
     launcher = build_launcher(cache_root)
     shape = (layer.n, layer.c_out, layer.h_out, layer.w_out)
     try:
-        out, counts, status, seconds = run_launch(launcher, lib, x, w, shape, timeout)
+        out, counts, status, seconds = run_launch(launcher, lib, x, w, shape, timeout, layer=layer)
     except LaunchCrash as exc:
         raise EmulatorRunError(f"emulated launch failed: {exc}", exc.timed_out) from None
     if status != 0:

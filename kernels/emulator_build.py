@@ -189,6 +189,9 @@ def emulated_source(code: str) -> str:
     >>> emulated_source("#include <float.h>\nfloat a = 0.5f * b[i]; // floats")
     '#include <float.h>\nemu::real a = 0.5f * b[i]; // floats'
     """
+    if not isinstance(code, str):
+        raise InvalidInputError(f"code must be CUDA source text, got {type(code).__name__} "
+                                f"{code!r:.60}")
     return "".join(line if _INCLUDE.match(line) else _FLOAT.sub("emu::real", line)
                    for line in code.splitlines(keepends=True))
 

@@ -66,12 +66,56 @@ def layout(nx: int, nw: int, nout: int) -> Layout:
     return Layout(0, w, out, counts, status, status + struct.calcsize(STATUS_FORMAT))
 
 
+def check_launch_shapes(x, w, shape, layer=None) -> tuple[int, int, int, int]:
+    """``shape`` as a tuple when the launch's tensors agree: ``x`` (n, c_in, h, w) and ``w``
+    (c_out, c_in / groups, k_h, k_w) arrays of real numbers and ``shape`` the
+    (n, c_out, h_out, w_out) output, of integers >= 1 and at most
+    :data:`iobound.limits.EMULATED_ELEMENTS` elements; with ``layer`` (the kernel's), every
+    size is the layer's (:func:`kernels.reference.check_shapes`). Else InvalidInputError:
+    the kernel writes and reads its own sizes, past a smaller region of the shared file.
+
+    >>> check_launch_shapes(np.ones((1, 2, 5, 5)), np.ones((2, 2, 3, 3)), (0,))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: shape must be the output's (n, c_out, h_out, w_out), got (0,)
+    """
+    from iobound import limits
+    from iobound.errors import InvalidInputError
+
+    from .reference import check_shapes
+
+    if layer is not None:
+        check_shapes(x, w, layer)
+        want = (layer.n, layer.c_out, layer.h_out, layer.w_out)
+        if not isinstance(shape, (tuple, list)) or tuple(shape) != want:
+            raise InvalidInputError(f"shape must be the layer's output {want}, got {shape!r:.60}")
+    if (not isinstance(shape, (tuple, list)) or len(shape) != 4
+            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+                       for v in shape)):
+        raise InvalidInputError(f"shape must be the output's (n, c_out, h_out, w_out), "
+                                f"got {shape!r:.60}")
+    limits.check_int("emulated output tensor (elements)", int(np.prod(shape, dtype=object)),
+                     limits.EMULATED_ELEMENTS)
+    if np.ndim(x) != 4 or np.ndim(w) != 4 or (np.shape(x)[0], np.shape(w)[0]) != tuple(shape[:2]):
+        raise InvalidInputError(f"input {np.shape(x)}, weights {np.shape(w)} and output "
+                                f"{tuple(shape)} do not agree (images, output channels)")
+    return tuple(int(v) for v in shape)
+
+
 def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: tuple[int, ...],
-               timeout: float | None = None):
+               timeout: float | None = None, *, layer=None):
     """Run ``lib``'s ``iobound_emulate`` on ``x`` and ``w`` in a child process; returns
     (output of ``shape``, the :data:`COUNTERS` counters, status, seconds). An output
     element the kernel never stores comes back NaN. LaunchCrash when the child died or
-    failed, or (``timed_out``) was killed after ``timeout`` seconds (None: no limit)."""
+    failed, or (``timed_out``) was killed after ``timeout`` seconds (None: no limit).
+
+    The library's kernel uses its layer's sizes: ``x``, ``w`` and ``shape`` must be its
+    tensors' (:func:`check_launch_shapes`, exact with ``layer``); a ``timeout`` must be
+    :func:`kernels.limits.check_timeout`'s. Else InvalidInputError."""
+    from .limits import check_timeout
+
+    shape = check_launch_shapes(x, w, shape, layer)
+    check_timeout("timeout", timeout)
     x = np.ascontiguousarray(x, np.float32).reshape(-1)
     w = np.ascontiguousarray(w, np.float32).reshape(-1)
     size = int(np.prod(shape))

@@ -23,8 +23,10 @@ from typing import Callable
 import numpy as np
 
 from dataflow.families import DataflowFamily, dataflow_family
+from iobound.arg_checks import check_choice
 from iobound.algorithms import Algorithm, Registry
-from iobound.layer import ConvLayer
+from iobound.errors import InvalidInputError
+from iobound.layer import ConvLayer, check_layer
 
 from .codegen_direct import generate_direct
 from .codegen_winograd import generate_winograd
@@ -78,6 +80,7 @@ class KernelFamily:
         >>> kernel_family("direct").problem(dw) is None, kernel_family("winograd").problem(dw)[:28]
         (True, 'Winograd is implemented for ')
         """
+        check_layer(layer)
         return self.algorithm.problem(layer)
 
     @property
@@ -89,8 +92,17 @@ class KernelFamily:
         return self.dataflow.name
 
     def tile_columns(self, names=("x", "y", "z")) -> tuple[int, ...]:
-        """Columns of ``names`` in a knob row (:attr:`config_type.params` order)."""
-        return tuple(self.config_type.params.index(n) for n in names)
+        """Columns of ``names`` in a knob row (:attr:`config_type.params` order); a name
+        that is no knob of the family is an InvalidInputError.
+
+        >>> kernel_family("winograd").tile_columns(("e", "z"))
+        (0, 3)
+        """
+
+        if isinstance(names, str) or not isinstance(names, (tuple, list)):
+            raise InvalidInputError(f"names must be a tuple of knob names, got {names!r:.60}")
+        params = self.config_type.params
+        return tuple(params.index(check_choice("knob name", n, params)) for n in names)
 
 
 def _direct_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, config) -> np.ndarray:

@@ -34,8 +34,9 @@ from iobound import limits
 from iobound.device_checks import arch_of
 from iobound.device_spec import Device
 from iobound.devices import DEVICES, get_device
-from iobound.errors import IoboundError, ToolchainError, UnknownPresetError
+from iobound.errors import InvalidInputError, IoboundError, ToolchainError, UnknownPresetError
 
+from .limits import check_timeout
 from .reference import compare, conv2d_reference, random_problem
 from .source import KernelSource
 from .status import CONTEXT_FATAL, Status
@@ -70,7 +71,8 @@ class GpuOptions:
         # integers (numpy's too) stored as ints; a NaN or inf watchdog would never fire
         object.__setattr__(self, "repeats", limits.check_int("repeats", self.repeats, _REPEATS))
         object.__setattr__(self, "warmup", limits.check_int("warmup", self.warmup, _WARMUP))
-        limits.check_number("timeout_s", self.timeout_s, 0, low_open=True)
+        limits.check_number("timeout_s", self.timeout_s)  # a number: None is no watchdog
+        check_timeout("timeout_s", self.timeout_s)  # the cap every timeout has
         object.__setattr__(self, "seed", limits.check_int("seed", self.seed, limits.SEED))
         limits.check_flag("check", self.check)
 
@@ -93,10 +95,21 @@ class MeasureResult:
 
 
 def median_ms(costs: Sequence[float]) -> float:
-    """Median of the timed launches in milliseconds."""
-    if not costs:
-        raise ValueError("no timings to take the median of")
-    return float(statistics.median(costs))
+    """Median of the timed launches in milliseconds: a non-empty sequence of finite times
+    >= 0 (:func:`iobound.limits.check_amounts`); else InvalidInputError.
+
+    >>> median_ms([3.0, 1.0, 2.0])
+    2.0
+    >>> median_ms("123")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: costs must be finite numbers >= 0 (a number or an array), got '123'
+    """
+    arr = limits.check_amounts("costs", costs)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InvalidInputError(f"costs must be a non-empty sequence of times (ms), got "
+                                f"{costs!r:.60}")
+    return float(statistics.median(arr.tolist()))
 
 
 def classify_exception(exc: BaseException, drv=None) -> Status:
@@ -200,8 +213,15 @@ def device_limits(drv, dev) -> Device:
     The limits :func:`kernels.config.check_config` reads (static shared memory and threads
     per block, registers per SM) are queried; the other fields come from the preset of
     that name, or, for a GPU without a preset, from the preset of the nearest compute
-    capability (its ``source`` says so).
+    capability (its ``source`` says so). ``drv`` is ``pycuda.driver`` and ``dev`` one of
+    its Devices (anything else: InvalidInputError).
     """
+    for what, obj, kind, needs in (
+            ("drv", drv, "pycuda.driver", ("device_attribute",)),
+            ("dev", dev, "a pycuda.driver.Device",
+             ("name", "get_attribute", "compute_capability"))):
+        if not all(hasattr(obj, a) for a in needs):
+            raise InvalidInputError(f"{what} must be {kind}, got {type(obj).__name__} {obj!r:.60}")
     attr = drv.device_attribute
     name = dev.name()
     queried = dict(name=name,

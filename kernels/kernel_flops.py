@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import math
 
-from dataflow.families import dataflow_family
 from dataflow.flops import transform_flops
-from dataflow.grouped import group_sublayer
 from iobound.layer import ConvLayer, takes_layer
 
 from .config import check_operands, grid_of
+from .grouping import check_kernel_tiling  # the one rule of kernel tiles (io and flops)
 
 __all__ = ["tile_flops", "kernel_flops", "direct_tile_flops", "winograd_tile_flops",
            "check_kernel_tiling"]
@@ -46,13 +45,6 @@ def _blocks(layer: ConvLayer, tiling) -> int:
     """Thread blocks of the kernel's grid (:func:`kernels.config.grid_shape`; a tiling has
     the config's ``x``, ``y``, ``z``)."""
     return math.prod(grid_of(layer, tiling.x, tiling.y, tiling.z))
-
-
-def check_kernel_tiling(layer: ConvLayer, algorithm, tiling) -> None:
-    """InvalidInputError unless ``tiling`` is the algorithm's tiling and fits ``layer`` (one
-    group's layer for a grouped one): the check of the kernel's exact I/O
-    (:func:`kernels.grouping.kernel_io`), so flops and traffic refuse the same tiles."""
-    dataflow_family(algorithm).check_tiling(group_sublayer(layer), tiling)
 
 
 @takes_layer

@@ -50,13 +50,15 @@ from __future__ import annotations
 import numpy as np
 
 from iobound.device_spec import CUDA_MAX_REGISTERS_PER_THREAD
-from iobound.limits import check_number
+from iobound.errors import InvalidInputError
+from iobound.limits import Limit, check_amounts, check_int, check_number
 
 __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
            "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
            "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout",
+           "check_device", "check_counts", "check_dims", "LAUNCH_DIM",
            "COMPILE_TIMEOUT_S", "MAX_TIMEOUT_S"]
 
 #: Most blocks a CUDA grid may have along x (compute capability 3.0 on).
@@ -97,11 +99,49 @@ REGISTER_ALLOCATION_UNIT = 256
 WARP_ALLOCATION_GRANULARITY = 4
 
 
+def check_device(device):
+    """``device`` when it is a :class:`~iobound.device_spec.Device`; else InvalidInputError
+    (a preset name is resolved by the callers that take one, :func:`kernels.config._device`).
+
+    >>> check_device("v100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: device must be a Device, got str 'v100'
+    """
+    from iobound.device_spec import Device
+
+    if not isinstance(device, Device):
+        raise InvalidInputError(f"device must be a Device, got {type(device).__name__} "
+                                f"{device!r:.60}")
+    return device
+
+
+def check_counts(name: str, value, low: float = 0):
+    """``value`` (a number or an array of them) as a float array of finite numbers >= ``low``
+    (:func:`iobound.limits.check_amounts`: a string, a bool or a NaN is refused, never read
+    as a count); else InvalidInputError naming ``name``.
+
+    >>> check_counts("threads", [32, 64], 1).tolist()
+    [32.0, 64.0]
+    >>> check_counts("threads", 0, 1)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: threads must be finite numbers >= 1 (a number or an array), got 0
+    """
+    try:
+        arr = check_amounts(name, value)
+    except InvalidInputError:
+        arr = None
+    if arr is None or not np.all(arr >= low):
+        raise InvalidInputError(f"{name} must be finite numbers >= {low} (a number or an "
+                                f"array), got {value!r:.60}")
+    return arr
+
+
 def _per_algorithm(table: dict, algorithm: str):
     try:
         return table[algorithm]
     except (KeyError, TypeError):
-        from iobound.errors import InvalidInputError
         raise InvalidInputError(f"unknown algorithm {algorithm!r:.60}; choose one of "
                                 f"{', '.join(table)}") from None
 
@@ -110,6 +150,8 @@ def thread_registers(words_per_thread, algorithm: str,
                      max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Registers one thread needs at the least: register words plus
     :data:`REGISTER_OVERHEAD`, capped (the pruning rule; see :func:`compiled_registers`)."""
+    check_counts("words_per_thread", words_per_thread)
+    check_counts("max_per_thread", max_per_thread)
     return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
                       max_per_thread)
 
@@ -123,7 +165,8 @@ def launch_bounds_registers(device, threads):
     >>> [int(launch_bounds_registers(get_device("v100"), t)) for t in (32, 448, 1024)]
     [255, 128, 64]
     """
-    warps = np.ceil(np.asarray(threads, dtype=float) / device.warp_size)
+    check_device(device)
+    warps = np.ceil(check_counts("threads", threads, 1) / device.warp_size)
     groups = np.ceil(warps / WARP_ALLOCATION_GRANULARITY) * WARP_ALLOCATION_GRANULARITY
     per_warp = np.floor(device.registers_per_sm / groups / REGISTER_ALLOCATION_UNIT) * REGISTER_ALLOCATION_UNIT
     return np.minimum(per_warp / device.warp_size, device.registers_per_thread_max)
@@ -140,6 +183,10 @@ def register_kind(layer, algorithm: str) -> str:
     ...                                                        "resnext50.conv3_1b")]
     ['depthwise', 'direct']
     """
+    from iobound.layer import check_layer
+
+    check_layer(layer)
+    _per_algorithm(REGISTER_OVERHEAD, algorithm)  # an algorithm's name, not any string
     return "depthwise" if algorithm == "direct" and layer.c_in_per_group == 1 else algorithm
 
 
@@ -155,7 +202,8 @@ def compiled_registers(words_per_thread, kind: str, device, threads, tile_elemen
     64
     """
     a, b, c = _per_algorithm(COMPILED_REGISTERS, kind)
-    words, tile = np.asarray(words_per_thread, dtype=float), np.asarray(tile_elements, dtype=float)
+    words = check_counts("words_per_thread", words_per_thread)
+    tile = check_counts("tile_elements", tile_elements)
     return np.minimum(np.ceil(a + b * words + c * tile), launch_bounds_registers(device, threads))
 
 
@@ -163,21 +211,53 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
                        max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Whether a block's threads times the registers each needs at the least
     (:func:`thread_registers`) fit in an SM's file: the pruning rule."""
+    check_counts("threads", threads, 1)
+    check_counts("registers_per_sm", registers_per_sm)
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
 
 
+#: The size of a grid or a block along one axis that the limits are checked against (the
+#: fit is CUDA's to say; an empty or negative axis is no launch at all).
+LAUNCH_DIM = Limit(1, (1 << 63) - 1, "launch size: a signed 64-bit integer")
+
+
+def check_dims(name: str, dims, rows: bool = False) -> np.ndarray:
+    """``dims``, a triple (x, y, z) of integers >= 1 (``rows``: or an ``(m, 3)`` integer
+    array of them), as an int64 array; else InvalidInputError naming ``name`` (a block of
+    0 or -1 threads, or of 3.0, is no launch).
+
+    >>> check_dims("block", (0, 1, 1))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: block x=0 is below the minimum 1
+    """
+    if isinstance(dims, (tuple, list)) and len(dims) == 3 and not any(
+            isinstance(v, (tuple, list, np.ndarray)) for v in dims):
+        return np.array([check_int(f"{name} {a}", v, LAUNCH_DIM) for a, v in zip("xyz", dims)])
+    arr = np.asarray(dims) if rows and isinstance(dims, (tuple, list, np.ndarray)) else None
+    if (arr is None or arr.dtype.kind not in "iu" or arr.ndim not in (1, 2)
+            or arr.shape[-1] != 3):
+        raise InvalidInputError(f"{name} must be a triple (x, y, z) of integers"
+                                f"{' or an (m, 3) array of them' if rows else ''}, "
+                                f"got {dims!r:.60}")
+    if not np.all(arr >= 1):
+        raise InvalidInputError(f"{name} sizes must be integers >= 1, got "
+                                f"{arr[arr < 1][:3].tolist()}")
+    return arr
+
+
 def grid_fits(grid: tuple[int, int, int]) -> bool:
-    """Whether a grid (x, y, z) respects CUDA's x, y and z limits."""
-    if not isinstance(grid, (tuple, list)) or len(grid) != 3:
-        from iobound.errors import InvalidInputError
-        raise InvalidInputError(f"grid must be a triple (x, y, z), got {grid!r:.60}")
-    return grid[0] <= GRID_X_LIMIT and grid[1] <= GRID_YZ_LIMIT and grid[2] <= GRID_YZ_LIMIT
+    """Whether a grid (x, y, z) of integers >= 1 (:func:`check_dims`) respects CUDA's x,
+    y and z limits."""
+    gx, gy, gz = (int(v) for v in check_dims("grid", grid))
+    return gx <= GRID_X_LIMIT and gy <= GRID_YZ_LIMIT and gz <= GRID_YZ_LIMIT
 
 
 def block_fits(block):
-    """Whether a block (x, y, z), or an ``(m, 3)`` array of them, respects
-    :data:`MAX_BLOCK_DIM` along each axis (the total is the device's to check)."""
-    return np.all(np.asarray(block) <= np.asarray(MAX_BLOCK_DIM), axis=-1)
+    """Whether a block (x, y, z) of integers >= 1, or an ``(m, 3)`` integer array of them
+    (:func:`check_dims`), respects :data:`MAX_BLOCK_DIM` along each axis (the total is the
+    device's to check)."""
+    return np.all(check_dims("block", block, rows=True) <= np.asarray(MAX_BLOCK_DIM), axis=-1)
 
 
 def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np.ndarray:
@@ -189,23 +269,11 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     :func:`shared_allocation` (at least one byte, so the limit stays finite). 0 means the
     block cannot be launched.
     """
-    from iobound.device_spec import Device
-    from iobound.errors import InvalidInputError
-
-    if not isinstance(device, Device):
-        raise InvalidInputError(f"device must be a Device, got {type(device).__name__}")
-    try:
-        threads, shared, regs = (np.asarray(a, dtype=float) for a in (threads, shared_bytes,
-                                                                     regs_per_thread))
-    except (TypeError, ValueError):
-        raise InvalidInputError("threads, shared_bytes and regs_per_thread must be numbers "
-                                "or arrays of numbers") from None
+    check_device(device)
     # a block of no (or -32) threads would "fit" 32 (or -64) times; NaN fits nothing
-    for name, a, low in (("threads", threads, 1), ("shared_bytes", shared, 0),
-                         ("regs_per_thread", regs, 0)):
-        if not np.all(np.isfinite(a) & (a >= low)):
-            raise InvalidInputError(f"{name} must be finite numbers >= {low}, got "
-                                    f"{a[~(np.isfinite(a) & (a >= low))][:3].tolist()}")
+    threads = check_counts("threads", threads, 1)
+    shared = check_counts("shared_bytes", shared_bytes)
+    regs = check_counts("regs_per_thread", regs_per_thread)
     warps = np.ceil(threads / device.warp_size)
     # the Occupancy Calculator's units: a warp's registers in REGISTER_ALLOCATION_UNIT,
     # the warps a register file holds in multiples of WARP_ALLOCATION_GRANULARITY
@@ -230,8 +298,9 @@ def shared_allocation(device, shared_bytes):
     >>> int(shared_allocation(get_device("v100"), 19600)), int(shared_allocation(get_device("a100"), 0))
     (19712, 1024)
     """
+    check_device(device)
     unit, reserved = ((128, 1024) if tuple(device.compute_capability) >= (8, 0) else (256, 0))
-    return np.ceil(np.asarray(shared_bytes, dtype=float) / unit) * unit + reserved
+    return np.ceil(check_counts("shared_bytes", shared_bytes) / unit) * unit + reserved
 
 
 #: Seconds one compile (nvcc and ptxas, or the emulator's C++ compiler) may take before it

@@ -48,11 +48,64 @@ from .toolchains import Toolchain, check_arch, find_nvcc, find_toolchain, nvcc_c
 
 __all__ = ["find_nvcc", "nvcc_candidates", "Toolchain", "toolchain", "PtxasInfo", "parse_ptxas",
            "CompileResult", "compile_cubin", "compile_many", "find_toolchain", "check_arch",
-           "NVCC_FLAGS"]
+           "NVCC_FLAGS", "MANAGED_FLAGS", "check_extra_flags"]
 
 log = logging.getLogger(__name__)
 
 NVCC_FLAGS = ("-cubin", "-O3", "-std=c++17", "-Xptxas", "-v")
+#: nvcc and ptxas options :func:`compile_cubin` sets itself (the target, the kind and name
+#: of the output): an extra flag naming one would build something other than the result
+#: records (``-arch=sm_75`` under ``arch="sm_80"``: ptxas compiled sm_75), or no cubin.
+MANAGED_FLAGS = frozenset({
+    "-arch", "--gpu-architecture", "-code", "--gpu-code", "-gencode", "--generate-code",
+    "-o", "--output-file", "-odir", "--output-directory", "-cubin", "--cubin", "-ptx", "--ptx",
+    "-fatbin", "--fatbin", "-c", "--compile", "-E", "--preprocess", "-cuda", "--cuda",
+    "-dc", "--device-c", "-dw", "--device-w", "-dlink", "--device-link", "-lib", "--lib",
+    "-link", "--link", "-run", "--run", "-ltoir", "-optix-ir", "--optix-ir", "-M",
+    "--generate-dependencies", "-MM", "-dryrun", "--dryrun", "-keep", "--keep",
+    "-keep-dir", "--keep-dir", "--gpu-name", "-lto", "-dlto", "--dlink-time-opt",
+})
+_PTXAS_OPTIONS = ("-Xptxas", "--ptxas-options")
+
+
+def check_extra_flags(extra_flags) -> tuple[str, ...]:
+    """``extra_flags`` (None: none) as a tuple of strings that a command line can carry and
+    that name none of the :data:`MANAGED_FLAGS` (given to nvcc or, through ``-Xptxas``, to
+    ptxas); else InvalidInputError naming the flag.
+
+    >>> check_extra_flags(["-DN=1", "-lineinfo"])
+    ('-DN=1', '-lineinfo')
+    >>> check_extra_flags(["-arch=sm_75"])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: extra_flags: '-arch=sm_75' sets -arch, which compile_cubin sets itself (the target arch, the cubin output and its name)
+    """
+    if extra_flags is None:
+        return ()
+    if isinstance(extra_flags, (str, bytes)) or not hasattr(extra_flags, "__iter__"):
+        raise InvalidInputError(f"extra_flags must be a sequence of strings, "
+                                f"got {extra_flags!r:.80}")
+    flags = tuple(extra_flags)
+    if not all(isinstance(f, str) for f in flags):
+        raise InvalidInputError(f"extra_flags must be a sequence of strings, "
+                                f"got {extra_flags!r:.80}")
+    after_x = False  # the flag after a bare -Xptxas is ptxas' own
+    for flag in flags:
+        check_compiler_text("extra_flags", flag)
+        name, _, value = flag.strip().partition("=")
+        names = [name.split()[0] if name.split() else name]
+        if names[0] in _PTXAS_OPTIONS:
+            names = [v.strip().partition("=")[0] for v in value.split(",")]
+        elif after_x:
+            names = [v.strip().partition("=")[0] for v in flag.split(",")]
+        after_x = flag.strip() in _PTXAS_OPTIONS
+        clash = next((n for n in names if n in MANAGED_FLAGS), None)
+        if clash is not None:
+            raise InvalidInputError(f"extra_flags: {flag!r:.80} sets {clash}, which compile_cubin "
+                                    "sets itself (the target arch, the cubin output and its name)")
+    return flags
+
+
 #: Threads compile_many may run, each driving one compiler process.
 _WORKERS = limits.Limit(1, 1 << 10, "compile workers: each drives an nvcc process")
 
@@ -140,7 +193,7 @@ def _run(tc, code: str, arch: str, flags: Sequence[str], tmp: Path, timeout: flo
 
 def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str | None = None,
                   cache_root: str | Path | None = None, timeout: float = COMPILE_TIMEOUT_S,
-                  extra_flags: Sequence[str] = ()) -> CompileResult:
+                  extra_flags: Sequence[str] | None = ()) -> CompileResult:
     """Compile ``source`` to a cubin for ``arch``; never raises for a bad kernel.
 
     Uses the first nvcc that supports ``arch`` (or ``nvcc``), else NVRTC + ptxas from the
@@ -150,7 +203,8 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     ------
     InvalidInputError
         (a ValueError) ``arch`` is not of the form ``sm_XX``, ``timeout`` is no number of
-        seconds > 0, ``source`` or ``extra_flags`` is of the wrong type.
+        seconds > 0, ``source`` or ``extra_flags`` is of the wrong type, or an extra flag
+        sets what compile_cubin sets (:func:`check_extra_flags`; None is no flags).
     ToolchainError
         No CUDA compiler at all (not a property of the kernel).
     """
@@ -159,12 +213,9 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
     if not isinstance(source, (KernelSource, str)):
         raise InvalidInputError(f"source must be a KernelSource or CUDA source text, "
                                 f"got {type(source).__name__}")
-    if isinstance(extra_flags, (str, bytes)) or not all(isinstance(f, str) for f in extra_flags):
-        raise InvalidInputError(f"extra_flags must be a sequence of strings, got {extra_flags!r:.80}")
+    extra_flags = check_extra_flags(extra_flags)
     code = source.code if isinstance(source, KernelSource) else source
     check_compiler_text("source", code)
-    for flag in extra_flags:
-        check_compiler_text("extra_flags", flag)
     name = source.name if isinstance(source, KernelSource) else None
     tc = find_toolchain(arch, nvcc)
     if tc is None:

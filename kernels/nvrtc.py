@@ -25,9 +25,10 @@ from typing import ClassVar
 from functools import lru_cache
 from pathlib import Path
 
-from iobound.errors import IoboundError
+from iobound.errors import InvalidInputError, IoboundError
 
-from .toolchains import cuda_release
+from .compiler_process import check_compiler_text
+from .toolchains import arch_supported, check_arch, cuda_release
 
 __all__ = ["NvrtcToolchain", "find_nvrtc_toolchain", "nvrtc_ptx", "NvrtcError"]
 
@@ -52,7 +53,8 @@ class NvrtcToolchain:
         return f"{self.nvrtc} + {self.ptxas}"
 
     def supports(self, arch: str) -> bool:
-        return arch in self.archs
+        """Whether NVRTC and ptxas target ``arch`` (:func:`kernels.toolchains.arch_supported`)."""
+        return arch_supported(arch, self.archs, self.release)
 
 
 def _wheel_files() -> tuple[Path, Path] | None:
@@ -106,7 +108,18 @@ def find_nvrtc_toolchain(arch: str | None = None) -> NvrtcToolchain | None:
 
 
 def nvrtc_ptx(tc: NvrtcToolchain, code: str, arch: str, name: str = "kernel.cu") -> str:
-    """PTX of ``code`` for ``arch`` (compute_XX); raises NvrtcError with NVRTC's log."""
+    """PTX of ``code`` for ``arch`` (compute_XX); raises NvrtcError with NVRTC's log, and
+    InvalidInputError for a ``code`` or ``name`` no compiler can be given (not text, a NUL,
+    which NVRTC would take as the end of the text, or a lone surrogate:
+    :func:`kernels.compiler_process.check_compiler_text`) or an ``arch`` not ``sm_XX``."""
+    for what, text in (("source", code), ("name", name)):
+        if not isinstance(text, str):
+            raise InvalidInputError(f"{what} must be text, got "
+                                    f"{type(text).__name__} {text!r:.60}")
+        check_compiler_text(what, text)
+    check_arch(arch)
+    if not isinstance(tc, NvrtcToolchain):
+        raise InvalidInputError(f"tc must be an NvrtcToolchain, got {type(tc).__name__}")
     lib = _load(tc.nvrtc)
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), code.encode(), name.encode(), 0, None, None):

@@ -33,13 +33,18 @@ class PtxasInfo:
 
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
-_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers")
-_SMEM = re.compile(r"(\d+) bytes smem")
+# A count is at most 18 digits, a whole run of digits (a longer one is no count ptxas
+# prints, and int() refuses more than 4300 digits): such a line reads as not reported.
+_N = r"(?<!\d)(\d{1,18})"
+_PROPS = re.compile(_N + r" bytes stack frame, " + _N + r" bytes spill stores, " + _N
+                    + r" bytes spill loads")
+_USED = re.compile(r"Used " + _N + r" registers")
+_SMEM = re.compile(_N + r" bytes smem")
 
 
 def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
-    """Per entry function, the registers, shared memory, spills and stack ptxas reported."""
+    """Per entry function, the registers, shared memory, spills and stack ptxas reported
+    (a count of more than 18 digits is read as not reported)."""
     if not isinstance(text, str):
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"ptxas output must be text, got {type(text).__name__}")

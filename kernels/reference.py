@@ -59,9 +59,14 @@ def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
         if shape != want:
             raise InvalidInputError(f"{what} shape must be {want}, got "
                                     f"{shape if shape is not None else 'a ragged list'}")
-        if kind not in "biuf":  # complex, strings, objects would be cast or fail in numpy
-            raise InvalidInputError(f"{what} must hold real numbers, got dtype "
-                                    f"{np.asarray(a).dtype}")
+        _check_real(what, kind, a)
+
+
+def _check_real(what: str, kind: str, a) -> None:
+    """InvalidInputError unless ``kind``, the dtype kind of ``a``, is of real numbers."""
+    if kind not in "biuf":  # complex, strings, objects would be cast or fail in numpy
+        raise InvalidInputError(f"{what} must hold real numbers, got dtype "
+                                f"{np.asarray(a).dtype}")
 
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
@@ -280,8 +285,14 @@ def compare(y: np.ndarray, ref: np.ndarray, tol: np.ndarray) -> Comparison:
     False
     """
     try:
-        y, ref, tol = (np.asarray(a, np.float64) for a in (y, ref, tol))
-    except (TypeError, ValueError):  # text, None, ragged lists
+        arrays = [np.asarray(a) for a in (y, ref, tol)]
+        for what, a in zip(("output", "reference", "tolerance"), arrays):
+            # complex would lose its imaginary part (numpy only warns)
+            _check_real(f"compare needs arrays of real numbers: the {what}", a.dtype.kind, a)
+        y, ref, tol = (a.astype(np.float64) for a in arrays)
+    except (TypeError, ValueError) as exc:  # text, None, ragged lists
+        if isinstance(exc, InvalidInputError):
+            raise
         raise InvalidInputError("compare needs arrays of real numbers (output, reference, "
                                 "tolerance)") from None
     bad = tol[~(tol >= 0)]  # a NaN or negative tolerance fails every output: refuse it

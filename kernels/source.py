@@ -29,6 +29,10 @@ class InvalidConfigError(InvalidInputError):
     """A config that cannot run; ``reasons`` lists why (from ``check_config``)."""
 
     def __init__(self, reasons: Sequence[str]):
+        if isinstance(reasons, str) or not isinstance(reasons, Sequence) or not all(
+                isinstance(r, str) for r in reasons):
+            raise InvalidInputError(f"InvalidConfigError needs a list of reasons (str), got "
+                                    f"{reasons!r:.60}")
         self.reasons = list(reasons)
         super().__init__("invalid kernel config: " + "; ".join(self.reasons))
 
@@ -86,18 +90,53 @@ BLOCK_PROLOGUE = """\
   const int y_eff = H_OUT - oy0 < Y ? H_OUT - oy0 : Y;"""
 
 
+def _finite(what: str, value) -> float:
+    """``value`` (a number, SymPy's and Fraction's too, not a bool) as a finite float; else
+    InvalidInputError naming ``what`` (NaN or inf has no C literal, a bool is no
+    coefficient)."""
+    from iobound.limits import check_number
+
+    try:
+        v = None if isinstance(value, (bool, str, bytes)) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        v = None
+    if v is None:
+        raise InvalidInputError(f"{what} must be a finite number, got {value!r:.60}")
+    return check_number(what, v)
+
+
 def c_float(value) -> str:
-    """A C float literal for an exact (SymPy/Fraction) or float coefficient."""
-    v = float(value)
+    """A C float literal for an exact (SymPy/Fraction) or float coefficient (finite).
+
+    >>> c_float(float("nan"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: value must be a finite number, got nan
+    """
+    v = _finite("value", value)
     if v == int(v) and abs(v) < 2**24:
         return f"{int(v)}.0f"
     return f"{v:.9g}f"  # 9 significant digits round-trip any float32
 
 
 def c_sum(coeffs: Sequence, terms: Sequence[str]) -> str:
-    """C expression of sum(coeff * term), skipping zeros and writing +-1 as signs."""
+    """C expression of sum(coeff * term), skipping zeros and writing +-1 as signs: one
+    finite coefficient per term (InvalidInputError otherwise, never a shorter sum).
+
+    >>> c_sum([1, 2, 3], ["a"])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: c_sum needs one coefficient per term, got 3 coefficients and 1 terms
+    """
+    coeffs, terms = list(coeffs), list(terms)
+    if len(coeffs) != len(terms):
+        raise InvalidInputError(f"c_sum needs one coefficient per term, got {len(coeffs)} "
+                                f"coefficients and {len(terms)} terms")
     parts: list[str] = []
     for coef, term in zip(coeffs, terms):
+        if not isinstance(term, str):
+            raise InvalidInputError(f"c_sum terms must be C expressions (str), got {term!r:.60}")
+        _finite("coefficient", coef)
         q = Fraction(str(coef)) if not isinstance(coef, float) else Fraction(coef)
         if q == 0:
             continue
@@ -134,6 +173,9 @@ def index_type(layer: ConvLayer) -> str:
 def layer_constants(layer: ConvLayer) -> str:
     """``constexpr int`` lines for the layer's sizes (compile-time constants), and the
     type ``idx_t`` of the kernel's global-memory indices (:func:`index_type`)."""
+    from iobound.layer import check_layer
+
+    check_layer(layer)
     vals = {
         "N_IMG": layer.n, "C_IN": layer.c_in, "H_IN": layer.h_in, "W_IN": layer.w_in,
         "C_OUT": layer.c_out, "H_OUT": layer.h_out, "W_OUT": layer.w_out,

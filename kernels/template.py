@@ -26,9 +26,17 @@ from iobound.errors import InvalidInputError
 __all__ = ["template_text", "render_template"]
 
 
-@functools.lru_cache(maxsize=None)
 def template_text(name: str) -> str:
-    """The text of ``kernels/templates/<name>`` (without the file's final newline)."""
+    """The text of ``kernels/templates/<name>`` (without the file's final newline); a name
+    that is no template's is an InvalidInputError."""
+    if not isinstance(name, str):
+        raise InvalidInputError(f"template name must be a str, got {type(name).__name__} "
+                                f"{name!r:.60}")
+    return _template_text(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _template_text(name: str) -> str:
     folder = resources.files("kernels").joinpath("templates")
     known = sorted(p.name for p in folder.iterdir() if p.name.endswith(".cu"))
     if name not in known:

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from iobound.device_checks import ARCH_PATTERN
 from iobound.errors import InvalidInputError
 
 __all__ = ["nvcc_candidates", "Toolchain", "toolchain", "check_arch", "find_nvcc",
-           "find_toolchain", "cuda_release"]
+           "find_toolchain", "cuda_release", "arch_supported", "ARCH_VARIANTS"]
 
 
 def cuda_release(version_text: str) -> str | None:
@@ -39,6 +39,9 @@ def cuda_release(version_text: str) -> str | None:
     >>> cuda_release("Cuda compilation tools, release 13.0, V13.0.48")
     '13.0'
     """
+    if not isinstance(version_text, str):
+        raise InvalidInputError(f"version_text must be a tool's --version text, got "
+                                f"{type(version_text).__name__} {version_text!r:.60}")
     m = re.search(r"release (\d+\.\d+)", version_text)
     return m.group(1) if m else None
 
@@ -93,6 +96,34 @@ def nvcc_candidates() -> list[str]:
     return result
 
 
+#: Arch-specific suffixes, each with the first base arch that has it and the first CUDA
+#: release that compiles it: ``a`` (sm_90a, 12.0) and ``f`` (family, sm_100f, 12.9). The
+#: compilers list their base arches only (``--list-gpu-arch`` prints compute_90, never
+#: compute_90a; ``--list-gpu-code`` sm_90), so a variant is matched through its base.
+ARCH_VARIANTS = {"a": (90, (12, 0)), "f": (100, (12, 9))}
+
+
+def arch_supported(arch: str, archs: Sequence[str], release: str) -> bool:
+    """Whether a compiler of CUDA ``release`` whose base arches are ``archs`` targets
+    ``arch``: listed, or an arch-specific variant (:data:`ARCH_VARIANTS`) of a listed base
+    arch that has the variant, in a release that knows it.
+
+    >>> arch_supported("sm_90a", ("sm_80", "sm_90"), "13.0")
+    True
+    >>> arch_supported("sm_80a", ("sm_80",), "13.0"), arch_supported("sm_90f", ("sm_90",), "13.0")
+    (False, False)
+    """
+    if arch in archs:
+        return True
+    m = re.fullmatch(r"(sm_(\d+))([a-z])", arch) if isinstance(arch, str) else None
+    if m is None or m.group(3) not in ARCH_VARIANTS or m.group(1) not in archs:
+        return False
+    first_base, first_release = ARCH_VARIANTS[m.group(3)]
+    got = re.fullmatch(r"(\d+)\.(\d+)", release or "")
+    return (int(m.group(2)) >= first_base and got is not None
+            and (int(got.group(1)), int(got.group(2))) >= first_release)
+
+
 @dataclass(frozen=True)
 class Toolchain:
     """One nvcc: its path, ``--version`` text, release and the sm_XX it can target."""
@@ -105,12 +136,20 @@ class Toolchain:
     kind: ClassVar[str] = "nvcc"
 
     def supports(self, arch: str) -> bool:
-        return arch in self.archs
+        """Whether this nvcc targets ``arch`` (:func:`arch_supported`: ``sm_90a`` too)."""
+        return arch_supported(arch, self.archs, self.release)
+
+
+def toolchain(path: str) -> Toolchain:
+    """Ask ``path`` (an nvcc) for its version and supported architectures."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidInputError(f"path must be the path of an nvcc, got {type(path).__name__} "
+                                f"{path!r:.60}")
+    return _toolchain(os.fspath(path))
 
 
 @lru_cache(maxsize=None)
-def toolchain(path: str) -> Toolchain:
-    """Ask ``path`` (an nvcc) for its version and supported architectures."""
+def _toolchain(path: str) -> Toolchain:
     def run(*args):
         try:
             return subprocess.run([path, *args], capture_output=True, text=True, timeout=60,
@@ -121,6 +160,9 @@ def toolchain(path: str) -> Toolchain:
     archs = tuple(f"sm_{n}" for n in re.findall(r"compute_(\d+)", run("--list-gpu-arch")))
     return Toolchain(path=path, version_text=version, release=cuda_release(version) or "unknown",
                      archs=archs)
+
+
+toolchain.cache_clear = _toolchain.cache_clear  # type: ignore[attr-defined]
 
 
 def check_arch(arch) -> str:

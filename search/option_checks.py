@@ -7,7 +7,9 @@ the field and the value where it is given, never a comparison that NaN passes, a
 ``TypeError`` or a silent change of behaviour later. Whole numbers go through
 :func:`iobound.limits.check_int` (the one integer check of the project), real numbers
 through :func:`iobound.limits.check_number` (re-exported here; it lives in iobound so
-that the theory and dataflow packages check their numbers with it too).
+that the theory and dataflow packages check their numbers with it too), and the classes,
+choices and paths of arguments through :mod:`iobound.arg_checks` (re-exported here, for
+the kernels package too).
 
 Examples
 --------
@@ -29,11 +31,11 @@ iobound.errors.InvalidInputError: lottery must be True or False, got 'no'
 
 from __future__ import annotations
 
-import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from iobound import limits
 from iobound.errors import InvalidInputError
+from iobound.arg_checks import check_choice, class_names, check_path, check_type, shown
 from iobound.limits import check_flag, check_number
 
 __all__ = ["check_count", "check_number", "check_choice", "check_flag", "check_type", "check_records",
@@ -57,50 +59,6 @@ def check_count(name: str, value: Any, low: int = 0) -> int:
     return limits.check_int(name, value, limits.Limit(low, COUNT_HIGH, "a 64-bit count"))
 
 
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """``value`` when it is one of the strings ``choices``; else InvalidInputError naming
-    ``name`` and the choices (a list or None too, never a ``TypeError``).
-
-    >>> check_choice("order", "best", ("auto", "model"))
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: order must be one of auto, model; got 'best'
-    """
-    if not isinstance(value, str) or value not in choices:
-        raise InvalidInputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def shown(value: Any) -> str:
-    """``repr(value)`` for an error message, at most 60 characters.
-
-    >>> len(shown("x" * 100)), shown("x" * 100)[-4:]
-    (60, 'x...')
-    """
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _kind(cls: type | tuple) -> str:
-    classes = cls if isinstance(cls, tuple) else (cls,)
-    return " or ".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
-
-
-def check_type(name: str, value: Any, cls: type | tuple) -> Any:
-    """``value`` when it is an instance of ``cls`` (a class or a tuple of classes); else
-    InvalidInputError naming ``name`` and the expected class (an API argument of the
-    wrong class fails here, in one line, not as an AttributeError deep inside).
-
-    >>> check_type("space", {"a": [1]}, int)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: space must be a builtins.int, got {'a': [1]}
-    """
-    if not isinstance(value, cls):
-        raise InvalidInputError(f"{name} must be a {_kind(cls)}, got {shown(value)}")
-    return value
-
-
 def check_records(name: str, value: Any, cls: type) -> tuple:
     """``value``'s items as a tuple when it is an iterable (not a string or a mapping) of
     ``cls`` instances; else InvalidInputError naming ``name`` (and the first bad item).
@@ -112,7 +70,7 @@ def check_records(name: str, value: Any, cls: type) -> tuple:
     ...
     iobound.errors.InvalidInputError: sizes[1] must be a builtins.int, got '2'
     """
-    kind = _kind(cls)
+    kind = class_names(cls)
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise InvalidInputError(f"{name} must be a sequence of {kind} records, "
                                 f"got {shown(value)}")
@@ -146,28 +104,6 @@ def check_callable(name: str, value: Any, params: str) -> Any:
     except TypeError as exc:
         raise InvalidInputError(f"{name} must be callable as {name}({params}): {exc}") from None
     return value
-
-
-def check_path(name: str, value: Any) -> Any:
-    """``value`` as ``str`` (``os.fspath``) when it is a path (``str`` or ``os.PathLike``);
-    else InvalidInputError.
-
-    >>> from pathlib import Path
-    >>> check_path("log", Path("run.jsonl"))
-    'run.jsonl'
-    >>> check_path("log", 5)
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: log must be a path (str or os.PathLike), got 5
-    """
-    if not isinstance(value, (str, os.PathLike)):
-        raise InvalidInputError(f"{name} must be a path (str or os.PathLike), got {shown(value)}")
-    path = os.fspath(value)
-    if not isinstance(path, str):  # a PathLike of bytes
-        raise InvalidInputError(f"{name} must be a path of text, got {shown(value)}")
-    if "\0" in path:  # no system takes it (os.stat's ValueError, deep inside)
-        raise InvalidInputError(f"{name} {path[:40]!r}: not a valid path (a NUL character)")
-    return path
 
 
 def check_history_inputs(space: Any, history: Any, options: Any, options_type: type,
