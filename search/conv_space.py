@@ -54,7 +54,7 @@ from iobound.errors import InvalidInputError
 from iobound.layer import ConvLayer
 from kernels.limits import GRID_YZ_LIMIT, block_fits, fits_register_file
 from search.option_checks import check_flag, check_type
-from search.space import Space
+from search.space import Space, only_params
 from search.table1 import Domain, divisors, domain_for, enumerate_tiles
 
 __all__ = ["ConvSpace", "thread_table"]
@@ -71,8 +71,8 @@ def _winograd_es(winograd_e) -> tuple[int, ...]:
     (numpy integers taken; a float such as 2.5, a string or a lone int refused, never
     truncated)."""
     bad = InvalidInputError(f"winograd e must be integers >= 2, got {winograd_e!r:.60}")
-    if isinstance(winograd_e, (str, bytes)) or not hasattr(winograd_e, "__iter__"):
-        raise bad
+    if isinstance(winograd_e, (str, bytes, Mapping)) or not hasattr(winograd_e, "__iter__"):
+        raise bad  # a mapping: its keys would pass for the e's
     es = tuple(winograd_e)
     if any(isinstance(e, bool) or not isinstance(e, numbers.Integral) for e in es):
         raise bad
@@ -229,6 +229,8 @@ class ConvSpace(Space):
         except (KeyError, TypeError):
             return None
         if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in vals):
+            return None
+        if not only_params(config, self.params):  # another key: the measurers refuse it
             return None
         return self._lookup([int(v) for v in vals])
 

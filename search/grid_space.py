@@ -5,6 +5,8 @@ Examples
 >>> s = GridSpace({"a": [1, 2, 3], "b": [0, 1]})
 >>> len(s), s.get(4), sorted(s.neighbours(0))
 (6, {'a': 3, 'b': 0}, [1, 2])
+>>> s.index({"a": 3, "b": 0, "c": 1}) is None  # another key: no member
+True
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 from search.option_checks import shown
 
-from .space import Space
+from .space import Space, only_params
 
 __all__ = ["GridSpace"]
 
@@ -100,7 +102,7 @@ class GridSpace(Space):
             digits = [pos[config[p]] for p, pos in zip(self._params, self._pos)]
         except (KeyError, TypeError):
             return None
-        return self._number(digits)
+        return self._number(digits) if only_params(config, self._params) else None
 
     def values(self, param: str) -> list:
         return list(self._values[self.param_position(param)])

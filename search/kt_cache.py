@@ -56,6 +56,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .file_names import file_stem
+from .option_checks import check_type, shown
 from .times import as_time, bad_time_reason
 from .kt_json import read_tuning_json
 from .kt_keys import (FAILURE_STATUS, STATUS_FAILURE, cache_key, is_param_value, key_names,
@@ -90,6 +91,16 @@ class KtCache:
     ``entries`` keeps the file's order; each entry is the file's dict (parameters,
     ``time``, ``times``, ...). ``tune_params`` maps each parameter to its value list,
     in ``tune_params_keys`` order.
+
+    Built directly (as :func:`load_cache` and the examples build it), it is checked as a
+    file is: ``tune_params`` a mapping naming at least one parameter, each entry a mapping
+    holding every parameter, and no configuration recorded twice (values compared by
+    :func:`value_key`); else an InvalidInputError.
+
+    >>> KtCache({"a": [1]}, [{"b": 1, "time": 1.0}])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cache (in memory): entry 0 lacks the parameter 'a'
     """
 
     tune_params: dict
@@ -101,6 +112,26 @@ class KtCache:
     path: str = ""
     meta: dict = field(default_factory=dict)  # other top-level fields; written back
     bad_times: int = 0  # entries whose time was not a positive finite number (now invalid)
+
+    def __post_init__(self) -> None:
+        where = f"cache {self.path or '(in memory)'}"
+        if not isinstance(self.tune_params, Mapping) or not self.tune_params:
+            raise InvalidInputError(f"{where}: tune_params must be a mapping naming at least "
+                                    f"one parameter, got {shown(self.tune_params)}")
+        for name, values in self.tune_params.items():
+            if not isinstance(name, str) or isinstance(values, (str, bytes, Mapping)) \
+                    or not hasattr(values, "__iter__"):
+                raise InvalidInputError(f"{where}: tune_params must map parameter names to "
+                                        f"value lists, got {shown(name)}: {shown(values)}")
+        check_type(f"{where}: entries", self.entries, list)
+        keys = list(self.tune_params)
+        for n, entry in enumerate(self.entries):
+            if not isinstance(entry, Mapping):
+                raise InvalidInputError(f"{where}: entry {n} is not a mapping, got {shown(entry)}")
+            missing = [k for k in keys if k not in entry]
+            if missing:
+                raise InvalidInputError(f"{where}: entry {n} lacks the parameter {missing[0]!r}")
+        _check_once([str(n) for n in range(len(self.entries))], self.entries, keys, where)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -146,17 +177,19 @@ def named(name: str | None) -> str:
     >>> named("A100"), named("  "), named(None)
     ('A100', '', '')
     """
+    check_type("a device name", name, (str, type(None)))
     return name if name and name.strip() else ""
 
 
 def recorded_time(entry: Mapping[str, Any]) -> float | None:
     """The recorded ``time`` of a cache entry in ms; ``None`` for a failure (a string or a
-    missing, non-positive, non-finite or non-numeric time: never a measurement).
+    missing, non-positive, non-finite or non-numeric time, or Kernel Tuner's old failure
+    time: never a measurement), by :func:`entry_status`'s rule.
 
-    >>> recorded_time({"time": 2.5}), recorded_time({"time": -3.6}), recorded_time({"time": 0})
+    >>> recorded_time({"time": 2.5}), recorded_time({"time": -3.6}), recorded_time({"time": 1e20})
     (2.5, None, None)
     """
-    return as_time(entry.get("time"))
+    return as_time(entry.get("time")) if entry_status(entry) is Status.OK else None
 
 
 def entry_status(entry: Mapping[str, Any]) -> Status:
@@ -164,17 +197,25 @@ def entry_status(entry: Mapping[str, Any]) -> Status:
 
     A positive finite number ``time`` is ``OK``; a failure string its status (a string
     Kernel Tuner may add later: a failed run); any other time (missing, negative, zero,
-    NaN, infinite, not a number) is ``INVALID``.
+    NaN, infinite, not a number) is ``INVALID``; :data:`LEGACY_FAILURE_MS` or more is
+    ``RUNTIME_ERROR`` unless the entry's ``status`` is ``ok`` (as :func:`load_cache` reads it).
 
     >>> [entry_status({"time": t}).name for t in (1.5, "CompilationFailedConfig", "Odd", 0)]
     ['OK', 'COMPILE_ERROR', 'RUNTIME_ERROR', 'INVALID']
+    >>> entry_status({"time": 1e20}).name, entry_status({"time": 1e20, "status": "ok"}).name
+    ('RUNTIME_ERROR', 'OK')
     """
+    check_type("a cache entry", entry, Mapping)
     t = entry.get("time")
     if isinstance(t, str):
         status = entry.get("status")  # from the file: any JSON value (a list is unhashable)
         stored = _FAILURE_BY_VALUE.get(status) if isinstance(status, str) else None
         return stored or FAILURE_STATUS.get(t, Status.RUNTIME_ERROR)
-    return Status.OK if as_time(t) is not None else Status.INVALID
+    if as_time(t) is None:
+        return Status.INVALID
+    if t >= LEGACY_FAILURE_MS and entry.get("status") != Status.OK.value:
+        return Status.RUNTIME_ERROR  # Kernel Tuner's old failure time (module doc)
+    return Status.OK
 
 
 def _tune_params(raw: dict, where: str) -> dict:
@@ -273,6 +314,8 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidInputError(f"a cache must be a KtCache or the path of a cache file, "
                                 f"got {type(path).__name__} {path!r:.60}")
+    if not os.fspath(path):  # Path("") is ".": the folder would be named
+        raise InvalidInputError("a cache file path must not be empty")
     path = Path(path)
     where = f"cache file {str(path)!r}"
     raw = read_tuning_json(path)
@@ -286,6 +329,10 @@ def load_cache(path: str | os.PathLike) -> KtCache:
         what = "a T1 tuning-problem description (parameters and restrictions, no measurements)"
         raise NoMeasurementsError(f"{where} is {what}; give a Kernel Tuner cache file with "
                                   "recorded times", what)
+    if isinstance(raw, dict) and "results" in raw and "cache" in raw and "tune_params" not in raw:
+        raise InvalidInputError(f"{where} holds both 'results' (a T4 results file's) and "
+                                f"'cache' but lacks 'tune_params': it is neither a T4 results "
+                                f"file nor a Kernel Tuner cache")
     if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
         raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
     tune_params = _tune_params(raw, where)
@@ -316,7 +363,12 @@ def _check_once(names: Sequence[str], entries: Sequence[dict], keys: Sequence[st
     first: dict[tuple, str] = {}
     for name, entry in zip(names, entries):
         config = tuple(value_key(entry[k]) for k in keys)
-        if config in first:
+        try:
+            seen = config in first
+        except TypeError:  # an unhashable value (a dict, a nested list): no parameter value
+            raise InvalidInputError(f"{where}: entry {name[:40]!r} holds a parameter value "
+                                    f"that is no number, string or flat list") from None
+        if seen:
             shown = json.dumps({k: entry[k] for k in keys})[:120]
             raise InvalidInputError(f"{where} records the configuration {shown} twice (cache "
                                     f"keys {first[config][:40]!r} and {name[:40]!r})")

@@ -33,9 +33,10 @@ from iobound.errors import SYSTEM_WRITE_ERRNOS, InvalidInputError, OutputWriteEr
 
 from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
-from .option_checks import check_path, check_type
+from .option_checks import check_path, check_type, shown
 from .outputs import write_atomic
-from .kt_keys import value_key
+from .kt_keys import is_param_value, value_key
+from .records import as_logged
 from .times import as_time
 
 __all__ = ["cache_entry", "records_to_cache", "write_cache", "check_keeps_measurements"]
@@ -45,8 +46,20 @@ def cache_entry(rec: MeasureRecord, keys: Sequence[str], toolchain: str | None =
     """The Kernel Tuner cache entry of one record (see module doc). Fields the entry had
     when it was imported from a cache (``rec.extra["kt"]``: ``compile_time``, its own
     ``timestamp``, ...) are written back; ``toolchain`` is written into the entry when
-    given (one that differs from the cache's)."""
-    entry = {k: rec.config[k] for k in keys}
+    given (one that differs from the cache's).
+
+    Parameter values are written as JSON reads them back (numpy scalars as Python
+    numbers, a tuple as a list: :func:`search.records.as_logged`); a config that lacks a
+    parameter, or holds a value no parameter can take (:func:`search.kt_keys.is_param_value`),
+    is an InvalidInputError naming both.
+
+    >>> import numpy as np
+    >>> cache_entry(MeasureRecord({"a": np.int64(2), "b": (1, 2)}, "ok", time_ms=1.0,
+    ...                           timestamp=0.0), ["a", "b"])
+    {'a': 2, 'b': [1, 2], 'time': 1.0, 'times': [1.0]}
+    """
+    check_type("rec", rec, MeasureRecord)
+    entry = _config(rec.config, keys)
     if rec.is_ok:
         times = [c for c in rec.costs if as_time(c) is not None]
         entry.update(time=rec.time_ms, times=times or [rec.time_ms])
@@ -70,6 +83,21 @@ def cache_entry(rec: MeasureRecord, keys: Sequence[str], toolchain: str | None =
     return entry
 
 
+def _config(config: Mapping[str, Any], keys: Sequence[str]) -> dict:
+    """``config``'s values of ``keys`` as a cache entry holds them (:func:`cache_entry`)."""
+    missing = [k for k in keys if k not in config]
+    if missing:
+        raise InvalidInputError(f"configuration {shown(dict(config))} lacks the parameter "
+                                f"{missing[0]!r} of the cache")
+    out = as_logged({k: config[k] for k in keys})
+    for k in keys:
+        if not is_param_value(out[k]):
+            raise InvalidInputError(f"configuration {shown(dict(config))}: parameter {k!r} "
+                                    f"holds {shown(config[k])}, which a cache entry cannot "
+                                    f"hold (a number, string or flat list)")
+    return out
+
+
 def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str, Sequence[Any]], *,
                      device_name: str = "", kernel_name: str = "", problem_size: Any = None,
                      objective: str = "time", toolchain: str | None = None) -> KtCache:
@@ -80,17 +108,38 @@ def records_to_cache(records: Iterable[MeasureRecord], tune_params: Mapping[str,
     not time) are skipped: a cache entry needs a time or a failure string. An
     estimate's entry carries ``"estimate": true``, which :func:`load_cache` and the
     replay measurer keep, so a replayed estimate is never taken for a measurement.
+    Configurations are told apart by their values as the tuning database and
+    :func:`~search.kt_cache.load_cache` tell them (:func:`search.kt_keys.value_key`:
+    ``{"a": 1}`` and ``{"a": 1.0}`` are one, the later record wins).
+
+    >>> c = records_to_cache([MeasureRecord.ok({"a": 1}, time_ms=2.0),
+    ...                       MeasureRecord.ok({"a": 1.0}, time_ms=3.0)], {"a": [1]})
+    >>> [(e["a"], e["time"]) for e in c.entries]
+    [(1.0, 3.0)]
     """
+    check_type("tune_params", tune_params, Mapping)
     keys = list(tune_params)
-    by_key: dict[str, dict] = {}
+    by_key: dict[tuple, dict] = {}
     for rec in records:
+        check_type("a record", rec, MeasureRecord)
         if rec.is_ok and rec.time_ms is None:
             continue
-        by_key[json.dumps([rec.config[k] for k in keys])] = cache_entry(rec, keys)
-    return KtCache(tune_params={k: list(v) for k, v in tune_params.items()},
+        entry = cache_entry(rec, keys)
+        by_key[tuple(value_key(entry[k]) for k in keys)] = entry  # the later record wins
+    values = as_logged({k: list(_check_values(k, v)) for k, v in tune_params.items()})
+    return KtCache(tune_params=values,
                    entries=list(by_key.values()), device_name=device_name,
                    kernel_name=kernel_name, problem_size=problem_size, objective=objective,
                    meta={} if toolchain is None else {"toolchain": toolchain})
+
+
+def _check_values(name: str, values: Any) -> Any:
+    """``values``, a parameter's value list (not a string or a mapping); else
+    InvalidInputError naming the parameter."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise InvalidInputError(f"tune_params[{name!r}] must be a list of values, "
+                                f"got {shown(values)}")
+    return values
 
 
 def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:

@@ -36,8 +36,47 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
     >>> _ = p.write_text('{"tune_params": {"a": [1]}, "cache": {\n"1": {"a": 1, "time": 2.0},')
     >>> read_tuning_json(p)["cache"]
     {'1': {'a': 1, 'time': 2.0}}
+
+    A key given twice in one object is refused (JSON would keep the last: the first
+    entry, a measurement, lost):
+
+    >>> _ = p.write_text('{"cache": {"1": {"time": 2.0}, "1": {"time": 9.0}}}')
+    >>> read_tuning_json(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cache file '...open.json' holds the key '1' twice in one ...
     """
     path = Path(path)
+    try:
+        return _read(path)
+    except _DuplicateKey as exc:
+        raise InvalidInputError(f"cache file {str(path)!r} holds the key {exc.key[:60]!r} twice "
+                                f"in one object (JSON keeps the last: a measurement would be "
+                                f"lost)") from None
+
+
+class _DuplicateKey(Exception):
+    """A JSON object naming a key twice (:func:`_unique`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; :class:`_DuplicateKey` when a key is given twice."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _read(path: Path) -> Any:
+    """:func:`read_tuning_json` but for a duplicate key (:class:`_DuplicateKey`)."""
     if path_kind(path, "cache file") != "file":
         raise InvalidInputError(f"cache file {str(path)!r} does not exist or is not a file")
     try:
@@ -45,7 +84,7 @@ def read_tuning_json(path: str | os.PathLike) -> Any:
         if not text.strip():
             raise InvalidInputError(f"cache file {str(path)!r} is empty")
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_unique)
         except json.JSONDecodeError:
             closed = _closed(text)
             if closed is None:
@@ -79,7 +118,7 @@ def _closed(text: str) -> Any:
         return None
     body = body[:-1] if body.endswith(",") else body
     try:
-        raw = json.loads(body + "}\n}")
+        raw = json.loads(body + "}\n}", object_pairs_hook=_unique)
     except json.JSONDecodeError:
         return None
     return raw if isinstance(raw, dict) and "cache" in raw else None

@@ -32,17 +32,22 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import numbers
 import os
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from iobound.errors import InvalidInputError
 
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
+from .option_checks import check_type, shown
 from .file_bytes import is_gzip, read_capped
 from .path_kind import path_kind
 from .times import as_time, bad_time_reason
@@ -123,7 +128,8 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         raise InvalidInputError(_other_kind(path, data) or str(exc)) from None
     if not isinstance(header, dict) or header.get("schema") != SCHEMA:
         raise InvalidInputError(_other_kind(path, data) or f"{where} is not an iobound tuning log")
-    if header.get("version") != SCHEMA_VERSION:
+    version = header.get("version")  # true and 1.0 are no version 1 (JSON's 1 is)
+    if isinstance(version, bool) or not isinstance(version, int) or version != SCHEMA_VERSION:
         raise InvalidInputError(f"{where} has schema version {repr(header.get('version'))[:20]}; "
                                 f"this iobound reads version {SCHEMA_VERSION}")
     entries = []
@@ -132,7 +138,10 @@ def read_log(path: str | os.PathLike) -> TuneLog:
         if not isinstance(obj, dict):
             raise InvalidInputError(f"{where} line {n}: not a JSON object")
         if obj.get("kind") != "record":
-            continue
+            if "record" in obj:  # a measurement under a mistyped or missing kind: not lost
+                raise InvalidInputError(f"{where} line {n}: a line holding a 'record' has kind "
+                                        f"{shown(obj.get('kind'))}; expected 'record'")
+            continue  # a note, a second header: no measurement in it
         entries.append(_entry(obj, f"{where} line {n}"))
     return TuneLog(header=header, entries=tuple(entries), truncated=truncated)
 
@@ -165,18 +174,27 @@ def database_not_log(path: str | os.PathLike) -> str:
 
 def is_log_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a tuning log: its first line, gunzipped when it is gzip's, is a
-    header of :data:`SCHEMA` (a cut or damaged later line does not matter here).
+    header of :data:`SCHEMA` (a cut or damaged later line does not matter here). A path
+    that names no regular file (missing, a folder, a pipe: never opened) is no log;
+    a file that cannot be read (no permission, gzip data damaged where its first line is)
+    is an InvalidInputError naming it.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "x.jsonl"
     >>> _ = p.write_text('{"schema": "something else"}')
-    >>> is_log_file(p)
-    False
+    >>> is_log_file(p), is_log_file(p.parent), is_log_file(p.parent / "missing.jsonl")
+    (False, False, False)
     """
-    with open(path, "rb") as fh:
-        compressed = is_gzip(fh.read(2))
-    with (gzip.open if compressed else open)(path, "rb") as fh:
-        first = fh.readline(1 << 20)
+    if path_kind(path, "log file") != "file":
+        return False
+    try:
+        with open(path, "rb") as fh:
+            compressed = is_gzip(fh.read(2))
+            fh.seek(0)
+            first = (gzip.GzipFile(fileobj=fh) if compressed else fh).readline(1 << 20)
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, damaged or cut-short gzip
+        raise InvalidInputError(f"log file {str(path)!r} cannot be read: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     try:
         head = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
@@ -220,7 +238,7 @@ def log_exists_error(path: str, flag: str, resume_flag: str) -> InvalidInputErro
     continued with ``resume_flag``; any other file is not written over."""
     try:
         ours = is_log_file(path)
-    except (OSError, EOFError):  # unreadable, or a damaged gzip: not a log we know
+    except (InvalidInputError, OSError, EOFError, zlib.error):  # unreadable, damaged gzip
         ours = False
     if ours:
         return InvalidInputError(f"{flag} {str(path)!r} exists; pass it as {resume_flag} to "
@@ -258,7 +276,10 @@ def _entry(obj: dict, where: str) -> LogEntry:
         record = MeasureRecord.failed(rec["config"], Status.INVALID, f"logged {bad}",
                                       extra={"logged_status": rec["status"]})
     else:
-        record = MeasureRecord.from_dict(rec)
+        try:
+            record = MeasureRecord.from_dict(rec)
+        except InvalidInputError as exc:  # what the checks above missed: still this line's
+            raise InvalidInputError(f"{where}: {exc}") from None
     return LogEntry(index, record, obj.get("reused") is True)
 
 
@@ -269,24 +290,50 @@ def _finite(number: int | float) -> bool:
         return False
 
 
-def bad_time(rec: dict) -> str:
+def bad_time(rec: Mapping[str, Any]) -> str:
     """Why the logged record ``rec``'s numbers cannot be a measurement ("" when they can);
-    the rule of the log reader and of the tuner as records arrive."""
+    the rule of the log reader and of the tuner as records arrive. A surrogate cost that is
+    that no record can hold (not a real number within float range) makes any record, ok
+    or failed, one that cannot be; a record with no status is taken as a failure.
+
+    >>> bad_time({"status": "ok", "time_ms": 2.0}), bad_time({})
+    ('', '')
+    >>> bad_time({"status": "ok", "time_ms": 2.0, "surrogate_cost": "x"})
+    "surrogate cost 'x' is not a positive finite number"
+    """
+    check_type("a logged record", rec, Mapping)
     costs = rec.get("costs") or []
+    if not isinstance(costs, (list, tuple)):
+        return f"costs {shown(costs)} are not a list of times"
     for c in costs:
         if as_time(c) is None:
             return bad_time_reason(c, "cost")
-    if rec["status"] != Status.OK.value:
+    extra = rec.get("extra")
+    extra = extra if isinstance(extra, Mapping) else {}
+    surrogate = rec.get("surrogate_cost", extra.get("surrogate_cost"))  # older logs: in extra
+    if surrogate is not None and not _real(surrogate):  # a record cannot hold it
+        return bad_time_reason(surrogate, "surrogate cost")
+    if rec.get("status") != Status.OK.value:
         return "" if rec.get("time_ms") is None else bad_time_reason(rec.get("time_ms"),
                                                                      "time of a failure")
     t = rec.get("time_ms")
     if t is not None:
         return "" if as_time(t) is not None else bad_time_reason(t, "time")
-    extra = rec.get("extra") or {}
-    surrogate = rec.get("surrogate_cost", extra.get("surrogate_cost"))  # older logs: in extra
     if surrogate is not None and as_time(surrogate) is None:
         return bad_time_reason(surrogate, "surrogate cost")
     return ""
+
+
+def _real(value: Any) -> bool:
+    """Whether ``value`` is a real number (not a bool) within float range: what a record's
+    surrogate cost may be (:class:`~search.measure.base.MeasureRecord`)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def as_measured(rec: MeasureRecord) -> MeasureRecord:
@@ -313,14 +360,23 @@ def as_logged(obj: Any) -> Any:
     the Python values they hold, tuples and sets as lists, in dicts and lists too.
 
     >>> import numpy as np
-    >>> as_logged({"x": np.int64(4), "s": (np.float32(0.5), 2)})
-    {'x': 4, 's': [0.5, 2]}
+    >>> as_logged({"x": np.int64(4), "s": (np.float32(0.5), 2), "v": np.array([1, 2])})
+    {'x': 4, 's': [0.5, 2], 'v': [1, 2]}
+    >>> as_logged({"f": open})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cannot write builtin_function_or_method to a tuning log
     """
-    return json.loads(json.dumps(obj, default=jsonable))
+    try:
+        return json.loads(json.dumps(obj, default=jsonable))
+    except (TypeError, ValueError) as exc:  # an object JSON has no form for; a cycle
+        raise InvalidInputError(str(exc)[:200]) from None
 
 
 def jsonable(obj: Any) -> Any:
-    """numpy scalars and other simple objects in JSON."""
+    """numpy scalars and arrays and other simple objects in JSON."""
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
     if hasattr(obj, "item"):
         return obj.item()
     if isinstance(obj, (set, tuple)):

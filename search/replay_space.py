@@ -51,7 +51,7 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from .kt_cache import KtCache, entry_status, load_cache, value_key
-from .space import Space, knob_value
+from .space import Space, knob_value, only_params
 
 __all__ = ["ReplaySpace", "NEIGHBOURHOODS"]
 
@@ -146,6 +146,8 @@ class ReplaySpace(Space):
                        for c, p in enumerate(self._params))
         except (KeyError, TypeError):
             return None
+        if not only_params(config, self._params):  # another key: no member
+            return None
         found = int(self._lookup(np.array([code], dtype=np.int64))[0])
         return None if found < 0 else found
 
@@ -179,8 +181,9 @@ class ReplaySpace(Space):
         return self._knobs[self.checked_indices(indices)]
 
     def status(self, i: int) -> Status:
-        """The recorded status of configuration ``i`` (``OK`` or a failure)."""
-        return self._status[int(i)]
+        """The recorded status of configuration ``i`` (``OK`` or a failure); ``i`` checked
+        as every index is (:meth:`~search.space.Space.checked_index`)."""
+        return self._status[self.checked_index(i)]
 
     def describe(self) -> dict:
         """The space's summary; its identity (what a resumed log must match,

@@ -31,6 +31,7 @@ from typing import Any, Mapping
 from iobound.errors import InvalidInputError
 
 from .measure.base import MeasureRecord, Measurer
+from .option_checks import check_type, shown
 from .records import as_logged, read_log
 from .space import Space
 
@@ -69,6 +70,8 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
     from the header's top level for a log written before the space recorded it, and a
     log that records none at all (older still) is accepted.
     """
+    check_type("space", space, Space)
+    check_type("measurer", measurer, Measurer)
     check_resume_identity(path, header, as_logged(space.describe()), measurer.name)
 
 
@@ -83,7 +86,24 @@ def check_resume_identity(path, header: Mapping[str, Any], now: Mapping[str, Any
     Traceback (most recent call last):
     ...
     iobound.errors.InvalidInputError: resume log 'r.jsonl' was written for another space (algorithm "direct" there, "winograd" here); start a new log for this run
+
+    A header whose ``space`` or ``measurer`` is there but no object cannot be compared,
+    and is refused:
+
+    >>> check_resume_identity("r.jsonl", {"space": "conv"}, {"algorithm": "winograd"})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: resume log 'r.jsonl' records a space that is no object ...
     """
+    check_type("header", header, Mapping)
+    check_type("now", now, Mapping)
+    for key in ("space", "measurer"):
+        if header.get(key) is not None and not isinstance(header[key], Mapping):
+            raise InvalidInputError(
+                f"resume log {str(path)!r} records a {key} that is no object "
+                f"({shown(header[key])}); it cannot be told to be this run's: start a new "
+                f"log for this run")
     logged_space = header.get("space")
     if isinstance(logged_space, Mapping):
         if "problem_size" not in logged_space and "problem_size" in header:
@@ -112,6 +132,10 @@ def load_resume(path, space: Space, measurer: Measurer,
     when given, gets the indices whose record the log marks as another run's (taken from
     the tuning database, ``--reuse``): the resumed run still counts them as reused.
     """
+    check_type("space", space, Space)
+    check_type("measurer", measurer, Measurer)
+    if reused is not None:
+        check_type("reused", reused, set)
     known: dict[int, MeasureRecord] = {}
     dropped = 0
     logged = read_log(path)

@@ -51,7 +51,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 from search.option_checks import INT64_LOW, check_count, check_type, shown
 
-__all__ = ["Space", "knob_value", "numeric_knob", "sample_excluding"]
+__all__ = ["Space", "knob_value", "numeric_knob", "sample_excluding", "only_params"]
 
 
 def knob_value(value: Any, choices: Sequence[Any]) -> float:
@@ -95,7 +95,17 @@ def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) 
     >>> from search.grid_space import GridSpace
     >>> sorted(sample_excluding(GridSpace({"a": [1, 2, 3, 4]}), 5, {0, 2}, np.random.default_rng(0)))
     [1, 3]
+
+    ``exclude`` is a collection of indices; those outside the space exclude nothing, one
+    given twice counts once. ``n`` is a count (an ``int`` >= 0):
+
+    >>> grid = GridSpace({"a": [1, 2, 3, 4]})
+    >>> len(sample_excluding(grid, 5, [0, 0, 100], np.random.default_rng(0)))
+    3
     """
+    n = check_count("n", n)
+    check_type("rng", rng, np.random.Generator)
+    exclude = _excluded(exclude, len(space))
     n = min(n, len(space) - len(exclude))
     out: dict[int, None] = {}
     for _ in range(8):
@@ -110,6 +120,30 @@ def sample_excluding(space: "Space", n: int, exclude, rng: np.random.Generator) 
         rest = [i for i in range(len(space)) if i not in exclude and i not in out]
         out.update(dict.fromkeys(int(i) for i in rng.permutation(rest)[: n - len(out)]))
     return list(out)
+
+
+def _excluded(exclude: Any, size: int) -> set:
+    """The indices of ``exclude`` (a collection of integers) inside ``0 .. size - 1``, as a
+    set of ints; InvalidInputError when it is no collection or holds a non-integer."""
+    if isinstance(exclude, (str, bytes, Mapping)) or not hasattr(exclude, "__iter__"):
+        raise InvalidInputError(f"exclude must be a collection of indices, got {shown(exclude)}")
+    out = set()
+    for i in exclude:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral):
+            raise InvalidInputError(f"exclude must hold indices (integers), got {shown(i)}")
+        if 0 <= i < size:
+            out.add(int(i))
+    return out
+
+
+def only_params(config: Mapping[str, Any], params: Sequence[str]) -> bool:
+    """Whether ``config``, which holds every one of ``params``, holds nothing else: a
+    configuration with another key is no member of a space (a measurer refuses it).
+
+    >>> only_params({"a": 1}, ("a",)), only_params({"a": 1, "b": 2}, ("a",))
+    (True, False)
+    """
+    return len(config) == len(params)
 
 
 class Space(abc.ABC):
@@ -130,7 +164,8 @@ class Space(abc.ABC):
 
     @abc.abstractmethod
     def index(self, config: Mapping[str, Any]) -> int | None:
-        """The index of ``config``, or ``None`` when it is not a valid member."""
+        """The index of ``config``, or ``None`` when it is not a valid member (a config with
+        a key that is no parameter is none: :func:`only_params`)."""
 
     @abc.abstractmethod
     def neighbours(self, i: int) -> list[int]:

@@ -136,7 +136,13 @@ def as_cache_dict(raw: dict, where: str) -> dict:
     >>> r = [{"configuration": {"a": v}, "invalidity": "constraints"} for v in (1, "1", 1.0)]
     >>> list(as_cache_dict({"results": r}, "f.json")["cache"])
     ['1', '["1"]']
+    >>> as_cache_dict({}, "f.json")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: f.json: not a T4 results file (no 'results' list)
     """
+    if not isinstance(raw, dict) or not isinstance(raw.get("results"), list):
+        raise InvalidInputError(f"{where}: not a T4 results file (no 'results' list)")
     keys: list[str] = []
     seen: dict[str, list] = {}
     cache: dict[tuple, dict] = {}
@@ -159,8 +165,12 @@ def as_cache_dict(raw: dict, where: str) -> dict:
             if config[k] not in seen[k]:
                 seen[k].append(config[k])
         entry = {**{k: config[k] for k in keys}, **_time(result, objective, where, n)}
-        if result.get("timestamp") is not None:  # when it was measured (a cache entry's)
-            entry["timestamp"] = result["timestamp"]
+        stamp = result.get("timestamp")
+        if stamp is not None:  # when it was measured (a cache entry's): a text or a number
+            if isinstance(stamp, bool) or not isinstance(stamp, (str, int, float)):
+                raise InvalidInputError(f"{where}: result {n} has a timestamp that is no text "
+                                        f"or number: {json.dumps(stamp)[:60]}")
+            entry["timestamp"] = stamp
         # 1 and 1.0 one configuration, 1 and "1" two; a value that is no parameter value
         # (load_cache refuses it) by its JSON
         same = tuple(value_key(v) if is_param_value(v) else json.dumps(v, sort_keys=True)

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from .measure.base import MeasureRecord
+from .records import as_logged
 
 __all__ = ["StopReason", "Trial", "TuneResult"]
 
@@ -102,8 +103,10 @@ class TuneResult:
         best = None
         if self.best is not None:
             r = self.best.record
-            best = {"config": self.best.config, "time_ms": r.time_ms, "status": r.status.value,
-                    "estimate": r.estimate, "index": self.best.index, "extra": r.extra}
+            # as JSON reads them back: a space's numpy values as Python numbers
+            best = {"config": as_logged(self.best.config), "time_ms": r.time_ms,
+                    "status": r.status.value, "estimate": r.estimate, "index": self.best.index,
+                    "extra": as_logged(r.extra)}
         return {
             "best": best, "evaluations": self.evaluations, "strategy": self.strategy,
             "measure": self.measure, "seed": self.seed, "budget": self.budget,

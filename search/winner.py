@@ -59,13 +59,31 @@ class WinnerReport:
 
 def bound_info(layer, cfg: dict, algorithm: str) -> BoundInfo:
     """The dataflow's exact I/O for ``cfg`` and the best lower bound for its on-chip words
-    (the single-processor bound at ``S_b + 2``, see :mod:`iobound.multi_block`)."""
+    (the single-processor bound at ``S_b + 2``, see :mod:`iobound.multi_block`: blocks
+    share nothing on chip, proofs/test_multi_block.py). A config that is no kernel of
+    ``layer`` (:func:`kernels.config.check_config`) has no I/O to report: InvalidInputError.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
+    >>> bound_info(layer, {"x": 4, "y": 3, "z": 4, "alpha": 1, "tx": 3, "ty": 1, "tz": 1},
+    ...            "direct")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: config {'x': 4, 'y': 3, 'z': 4, 'alpha': 1, 'tx': 3, 'ty': 1, 'tz': 1} is no kernel of n1 4x8x8 -> 8x6x6 k3x3 s1x1 p0x0: tx=3 must divide x=4
+    """
+    from iobound.errors import InvalidInputError
+    from iobound.layer import check_layer
     from iobound.multi_block import bound_fast_memory
     from iobound.report import bound_report
-    from kernels.config import config_from_dict, onchip_words
+    from kernels.config import check_config, config_from_dict, onchip_words
     from kernels.verify import expected_io
 
+    check_layer(layer)
     kc = config_from_dict(dict(cfg), algorithm)
+    reasons = check_config(layer, kc)
+    if reasons:
+        raise InvalidInputError(f"config {dict(cfg)!r:.80} is no kernel of "
+                                f"{layer.name or layer.short()}: {'; '.join(reasons)}")
     s = onchip_words(layer, kc)
     rep = bound_report(layer, bound_fast_memory(s), algorithm, getattr(kc, "e", None))
     io = expected_io(layer, kc).total
@@ -95,9 +113,13 @@ def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
 
 
 def report_winner(layer, cfg: dict, algorithm: str, out_dir: str, verify: bool = True) -> WinnerReport:
-    """Bound info, the kernel written to ``out_dir`` and, if ``verify``, the emulator check."""
+    """Bound info, the kernel written to ``out_dir`` and, if ``verify``, the emulator check
+    (``verify`` True or False: ``"no"`` is no flag, and would have run the check)."""
     from kernels.config import config_from_dict
     from kernels.verify import emulator_check
+
+    from .option_checks import check_flag
+    check_flag("verify", verify)
 
     check = emulator_check(layer, config_from_dict(dict(cfg), algorithm)) if verify else None
     return WinnerReport(config=dict(cfg), bound=bound_info(layer, cfg, algorithm),

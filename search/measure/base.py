@@ -54,10 +54,18 @@ def _real(name: str, value: Any) -> float:
     Traceback (most recent call last):
     ...
     iobound.errors.InvalidInputError: a cost must be a real number, got '1'
+    >>> _real("a cost", 10 ** 400)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a cost must be a real number within float range, got 1000...
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidInputError(f"{name} must be a real number, got {shown(value)}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer past float range (10**400)
+        raise InvalidInputError(f"{name} must be a real number within float range, "
+                                f"got {shown(value)}") from None
 
 
 def _costs(value: Any) -> tuple[float, ...]:
@@ -166,13 +174,20 @@ class MeasureRecord:
            time_ms: float | None = None, estimate: bool = False,
            extra: Mapping[str, Any] | None = None,
            surrogate_cost: float | None = None) -> "MeasureRecord":
-        """An ``ok`` record; ``time_ms`` defaults to the median of ``costs``."""
+        """An ``ok`` record; ``time_ms`` defaults to the median of ``costs`` (of those that
+        are numbers: a NaN has no place in an order; the record is still no measurement,
+        :func:`search.records.as_measured`, as :func:`search.records.read_log` reads it).
+
+        >>> MeasureRecord.ok({}, costs=[float("nan"), 1.0, 2.0]).time_ms
+        1.5
+        """
         check_type("a record's config", config, Mapping)
         costs = _costs(costs)
-        if time_ms is None and len(costs):
-            time_ms = statistics.median(costs)
+        numbers_ = [c for c in costs if not math.isnan(c)]
+        if time_ms is None and numbers_:
+            time_ms = statistics.median(numbers_)
         return cls(config=dict(config), status=Status.OK, costs=tuple(costs), time_ms=time_ms,
-                   estimate=estimate, extra=dict(extra or {}), surrogate_cost=surrogate_cost)
+                   estimate=estimate, extra=_extra(extra), surrogate_cost=surrogate_cost)
 
     @classmethod
     def failed(cls, config: Mapping[str, Any], status: Status, error: str = "", *,
@@ -181,7 +196,7 @@ class MeasureRecord:
         check_type("a record's config", config, Mapping)
         if _status(status).is_ok:
             raise InvalidInputError("failed() needs a failure status, not 'ok'")
-        return cls(config=dict(config), status=status, error=error, extra=dict(extra or {}))
+        return cls(config=dict(config), status=status, error=error, extra=_extra(extra))
 
     def to_dict(self) -> dict:
         """A JSON-able dict (see :meth:`from_dict`)."""
@@ -197,15 +212,36 @@ class MeasureRecord:
         """The record written by :meth:`to_dict`.
 
         Logs written before ``surrogate_cost`` was a field kept it in ``extra``; it is
-        read from there too (and stays in ``extra``, as it was written).
+        read from there too (and stays in ``extra``, as it was written). Every field is
+        checked as the constructor checks it (``"estimate": "false"`` is no flag, ``"5"``
+        no timestamp); ``config`` and ``status`` must be there.
+
+        >>> MeasureRecord.from_dict({"status": "ok"})
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: a record's dict lacks 'config'
         """
-        extra = dict(d.get("extra", {}))
+        check_type("a record's dict", d, Mapping)
+        for key in ("config", "status"):
+            if key not in d:
+                raise InvalidInputError(f"a record's dict lacks {key!r}")
+        check_type("a record's config", d["config"], Mapping)
+        extra = d.get("extra", {})
+        check_type("extra", extra, Mapping)
         surrogate = d.get("surrogate_cost", extra.get("surrogate_cost"))
-        return cls(config=dict(d["config"]), status=Status.parse(d["status"]),
-                   costs=tuple(d.get("costs", ())), time_ms=d.get("time_ms"),
-                   error=d.get("error", ""), estimate=bool(d.get("estimate", False)),
-                   timestamp=float(d.get("timestamp", 0.0)), extra=extra,
-                   surrogate_cost=surrogate)
+        stamp = d.get("timestamp", 0.0)
+        stamp = check_number("timestamp", stamp)  # "5" and true are no timestamps
+        return cls(config=dict(d["config"]), status=_status(d["status"]),
+                   costs=_costs(d.get("costs", ())), time_ms=d.get("time_ms"),
+                   error=d.get("error", ""), estimate=check_flag("estimate", d.get("estimate",
+                                                                                   False)),
+                   timestamp=float(stamp), extra=dict(extra), surrogate_cost=surrogate)
+
+
+def _extra(extra: Any) -> dict:
+    """A record's ``extra`` as a new dict (None: empty); InvalidInputError when it is no
+    mapping (``dict("abc")`` was a ValueError)."""
+    return {} if extra is None else dict(check_type("extra", extra, Mapping))
 
 
 def check_configs(configs: Any) -> list:

@@ -134,23 +134,18 @@ class LayerSelection:
 def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int, float, str, int]:
     """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration:
     S is a block's on-chip words; the bound is taken at S + 2 (see the module doc)."""
-    from iobound.report import bound_report
-    from kernels.config import check_config, config_from_dict, onchip_words
-    from kernels.grouping import kernel_io
+    from kernels.config import config_from_dict
+
+    from ..winner import bound_info
 
     check_layer(layer)
     candidate = check_candidate(candidate)
-    kc = config_from_dict(config, candidate.algorithm)
-    reasons = check_config(layer, kc)  # a kernel that cannot run has no I/O to report
-    if reasons:
-        raise InvalidInputError(f"config {config!r:.80} is no kernel of "
-                                f"{layer.name or layer.short()}: {'; '.join(reasons)}")
-    io = kernel_io(layer, kc, kc.tiling).total  # grouped: groups x one group's
-    s = onchip_words(layer, kc)
-    # blocks share nothing on chip: the single-processor bound at S_b + 2 (proofs/test_multi_block.py)
-    from iobound.multi_block import bound_fast_memory
-    rep = bound_report(layer, bound_fast_memory(s), candidate.algorithm, candidate.e)
-    return int(io), float(rep.best), str(rep.best_method), int(s)
+    e = getattr(config_from_dict(config, candidate.algorithm), "e", None)
+    if e != candidate.e:
+        raise InvalidInputError(f"config {config!r:.80} is no configuration of {candidate.label}")
+    info = bound_info(layer, config, candidate.algorithm)  # InvalidInputError: no kernel
+    return (int(info.dataflow_io_words), float(info.lower_bound_words), str(info.method),
+            int(info.fast_memory_words))
 
 
 def min_flops(layer: ConvLayer, candidate: Candidate) -> int:

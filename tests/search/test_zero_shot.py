@@ -18,9 +18,9 @@ def _history(space, device, scale, skip=()):
     w = Workload("synth_kernel", [64, 64], space.params)
     out = []
     for e in space.cache.entries:
-        if isinstance(e["time"], str) or space.index(e) in skip:
+        cfg = {p: e[p] for p in space.params}  # an entry's time is no parameter: not a config
+        if isinstance(e["time"], str) or space.index(cfg) in skip:
             continue
-        cfg = {p: e[p] for p in space.params}
         out.append(Measurement(w, device, "t", MeasureRecord.ok(cfg, time_ms=e["time"] * scale)))
     return out
 

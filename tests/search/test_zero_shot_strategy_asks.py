@@ -26,7 +26,8 @@ def textbook_ndcg(space, asked) -> float:
     """NDCG@len(asked) from the recorded times: relevance optimum / time, 0 for a failure."""
     times = [e["time"] if not isinstance(e["time"], str) else math.inf for e in space.cache.entries]
     best = min(times)
-    rel = {space.index(e): best / t for e, t in zip(space.cache.entries, times)}
+    rel = {space.index({p: e[p] for p in space.params}): best / t
+           for e, t in zip(space.cache.entries, times)}
     gain = lambda r: 2.0**r - 1.0  # noqa: E731
     k = len(asked)
     dcg = sum(gain(rel[i]) / math.log2(p + 2) for p, i in enumerate(asked))
