@@ -126,6 +126,16 @@ def _values(seen: list) -> list:
         return seen
 
 
+def _timestamp(result: dict, where: str, n: int):
+    """A result's ``timestamp`` (None when it has none): a text or a number, else
+    InvalidInputError naming the result."""
+    stamp = result.get("timestamp")
+    if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, (str, int, float))):
+        raise InvalidInputError(f"{where}: result {n} has a timestamp that is no text or "
+                                f"number: {json.dumps(stamp)[:60]}")
+    return stamp
+
+
 def as_cache_dict(raw: dict, where: str) -> dict:
     """The Kernel Tuner cache dict of the T4 results ``raw`` (see the module doc); the first
     result of a configuration that appears twice is kept. A configuration's cache key is
@@ -165,11 +175,8 @@ def as_cache_dict(raw: dict, where: str) -> dict:
             if config[k] not in seen[k]:
                 seen[k].append(config[k])
         entry = {**{k: config[k] for k in keys}, **_time(result, objective, where, n)}
-        stamp = result.get("timestamp")
-        if stamp is not None:  # when it was measured (a cache entry's): a text or a number
-            if isinstance(stamp, bool) or not isinstance(stamp, (str, int, float)):
-                raise InvalidInputError(f"{where}: result {n} has a timestamp that is no text "
-                                        f"or number: {json.dumps(stamp)[:60]}")
+        stamp = _timestamp(result, where, n)
+        if stamp is not None:  # when it was measured (a cache entry's)
             entry["timestamp"] = stamp
         # 1 and 1.0 one configuration, 1 and "1" two; a value that is no parameter value
         # (load_cache refuses it) by its JSON
