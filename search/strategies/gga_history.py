@@ -154,11 +154,20 @@ def match_score(history_problem: Any, target_problem: Any) -> float:
     """Eq. 1 between two problems (see module doc); in [0, 1]; 1 when either is not known
     (a T4 results file records no problem: nothing says it differs).
 
+    Numbers Python calls equal score alike (a numpy integer or 64.0 is 64,
+    :func:`search.db.model.same_number_form`, as the tuning database keys problems):
+
     >>> match_score(None, [64, 64]), match_score([64], None), match_score([64, 64], [64])
     (1.0, 1.0, 0.0)
+    >>> import numpy as np
+    >>> match_score([np.int64(64), 32.0], [64, 32])
+    1.0
     """
+    from search.db.model import same_number_form
     if target_problem is None or history_problem is None:
         return 1.0
+    history_problem, target_problem = same_number_form(history_problem), \
+        same_number_form(target_problem)
     h, t = problem_dims(history_problem), problem_dims(target_problem)
     if h is None or t is None or len(h) != len(t):
         return 1.0 if history_problem == target_problem else 0.0
@@ -196,8 +205,13 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
 
     ``history`` holds records with ``workload.problem``, ``device``, ``time_ms``
     and ``record.config`` (:class:`search.db.Measurement`); untimed ones are ignored.
+    ``omega`` and ``min_match`` are checked as :class:`~search.strategies.gga.GuidedGAOptions`
+    checks them (a NaN min_match let every record through).
     """
+    from search.option_checks import check_number
     from search.transfer.sources import source_devices  # (that module imports this one)
+    check_number("omega", omega, 0)
+    check_number("min_match", min_match, 0, 1)
     device = source_devices(history)  # one GPU held under two names is one group
     group_best: dict[tuple, float] = {}
     for h in history:
