@@ -49,9 +49,12 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
+
+import numpy as np
 
 from ..kt_keys import value_key
 
@@ -66,9 +69,7 @@ MIN_MATCH = 0.5
 
 def problem_dims(problem: Any) -> tuple[int, ...] | None:
     """The problem's positive integers in a fixed order, or None when it has none."""
-    if isinstance(problem, bool):
-        return None
-    if isinstance(problem, int):
+    if _dimension(problem) is not None:
         vals = [problem]
     elif isinstance(problem, (list, tuple)):
         vals = list(problem)
@@ -77,8 +78,19 @@ def problem_dims(problem: Any) -> tuple[int, ...] | None:
         vals = [problem[k] for k in sorted(problem)]
     else:
         return None
-    dims = tuple(int(v) for v in vals if isinstance(v, int) and not isinstance(v, bool) and v > 0)
+    dims = tuple(d for d in map(_dimension, vals) if d is not None and d > 0)
     return dims or None
+
+
+def _dimension(value: Any) -> int | None:
+    """``value`` as a size when it is a whole number (a numpy integer, 64.0), not a bool."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def full_layer(problem: dict) -> dict:
@@ -154,8 +166,8 @@ def match_score(history_problem: Any, target_problem: Any) -> float:
     """Eq. 1 between two problems (see module doc); in [0, 1]; 1 when either is not known
     (a T4 results file records no problem: nothing says it differs).
 
-    Numbers Python calls equal score alike (a numpy integer or 64.0 is 64,
-    :func:`search.db.model.same_number_form`, as the tuning database keys problems):
+    Sizes Python calls equal score alike (a numpy integer or 64.0 is 64, as the tuning
+    database keys problems):
 
     >>> match_score(None, [64, 64]), match_score([64], None), match_score([64, 64], [64])
     (1.0, 1.0, 0.0)
@@ -163,11 +175,8 @@ def match_score(history_problem: Any, target_problem: Any) -> float:
     >>> match_score([np.int64(64), 32.0], [64, 32])
     1.0
     """
-    from search.db.model import same_number_form
     if target_problem is None or history_problem is None:
         return 1.0
-    history_problem, target_problem = same_number_form(history_problem), \
-        same_number_form(target_problem)
     h, t = problem_dims(history_problem), problem_dims(target_problem)
     if h is None or t is None or len(h) != len(t):
         return 1.0 if history_problem == target_problem else 0.0
