@@ -28,8 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
 
@@ -37,6 +35,7 @@ from ..kt_cache import is_param_value
 from ..measure.base import MeasureRecord
 from ..option_checks import check_type, shown
 from ..times import as_time
+from .keys import canon, canon_key, same_number_form
 from .conv_template import (CONV_TEMPLATE, conv_algorithm, current_layer_problem,
                             exported_kernel_name, stored_layer)
 
@@ -109,71 +108,6 @@ def problem_fault(problem: Any) -> str:
     ('', 'holds NaN or Infinity; a problem must be finite')
     """
     return "" if finite(problem) == problem else "holds NaN or Infinity; a problem must be finite"
-
-
-def _numpy_scalar(obj: Any) -> Any:
-    """The Python value a numpy scalar holds (JSON's ``default``); anything else is no JSON."""
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
-def canon(obj: Any) -> str:
-    """Canonical JSON: sorted keys, no spaces, numpy's numbers as the Python ones they hold
-    (equal values give equal strings).
-
-    >>> canon({"b": np.int64(2), "a": [1.5]})
-    '{"a":[1.5],"b":2}'
-    """
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=_numpy_scalar)
-
-
-def same_number_form(obj: Any) -> Any:
-    """``obj`` with each number in one form for the values Python calls equal: a whole
-    number up to 2**53 as an int (a bool as the int it equals, ``2.0`` as 2, ``-0.0`` as 0),
-    a larger one as the float when one equals it (``1e16``, as JSON readers take it), in
-    lists and dict values too; strings stay strings (``"2"`` is not 2).
-
-    >>> same_number_form({"x": 2.0, "y": [True, 0.5, -0.0], "z": "2", "n": 10**16})
-    {'x': 2, 'y': [1, 0.5, 0], 'z': '2', 'n': 1e+16}
-    """
-    if isinstance(obj, (bool, int, float)):
-        return _number_form(obj)
-    if isinstance(obj, np.generic):
-        return same_number_form(obj.item())
-    if isinstance(obj, (list, tuple)):
-        return [same_number_form(v) for v in obj]
-    if isinstance(obj, Mapping):
-        return {k: same_number_form(v) for k, v in obj.items()}
-    return obj
-
-
-_EXACT_INTS = 2 ** 53  # every int up to it is a float64 too
-
-
-def _number_form(x: bool | int | float) -> int | float:
-    if isinstance(x, float):
-        return int(x) if x.is_integer() and abs(x) <= _EXACT_INTS else x
-    x = int(x)
-    if abs(x) <= _EXACT_INTS:
-        return x
-    try:
-        as_float = float(x)
-    except OverflowError:  # past float64: no float equals it
-        return x
-    return as_float if as_float == x else x
-
-
-def canon_key(obj: Any) -> str:
-    """The canonical JSON of ``obj`` as a key: :func:`canon` of :func:`same_number_form`,
-    so two values get one key exactly when Python calls them equal (as the replayed
-    space compares parameter values, :func:`search.kt_keys.value_key`): {"x": 2},
-    {"x": 2.0} and {"x": True} are one configuration, [64.0] and [64] one problem.
-
-    >>> canon_key({"x": 1.0}), canon_key({"x": True}), canon_key({"x": "1"}), canon_key([0.5])
-    ('{"x":1}', '{"x":1}', '{"x":"1"}', '[0.5]')
-    """
-    return canon(same_number_form(obj))
 
 
 @dataclass(frozen=True, eq=False)
