@@ -1,7 +1,7 @@
 """How well do the algorithm selectors choose direct or Winograd F(e) on unseen preset layers?
 
 Dataset: ``--synthetic`` random layer shapes per seed spanning the ranges of the
-network presets' Winograd-candidate layers (``search.selection.dataset.synthetic_layers``),
+network presets' Winograd-candidate layers (``search.selection.synthetic.synthetic_layers``),
 plus the presets' own such layers (unique shapes). Labels: for every candidate
 (direct, Winograd e = 2, 3, 4) the ``model`` measurer's minimum over the whole Table 1
 pruned space (``search.selection.labels``): analytic ESTIMATES on the device preset,
@@ -47,7 +47,8 @@ def _key(rec_or_layer, device: str, cand=None) -> tuple:
 
 def labelled(layers, device, path: Path) -> list:
     """Records of every candidate of ``layers`` on ``device``, from the cache or labelled."""
-    from search.selection.dataset import LabelRecord, candidates, read_records
+    from search.selection.dataset import LabelRecord, candidates
+    from search.selection.record_file import read_records
     from search.selection.labels import label_layer
 
     records = list(read_records(path)) if path.exists() else []
@@ -163,7 +164,8 @@ def main(argv=None) -> int:
     import numpy as np
 
     from iobound.devices import get_device
-    from search.selection.dataset import examples_from_records, synthetic_layers
+    from search.selection.dataset import examples_from_records
+    from search.selection.synthetic import synthetic_layers
     from search.selection.predictor import TreeSelector
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

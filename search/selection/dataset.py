@@ -10,7 +10,9 @@ The interface every source of labels feeds is an iterable of :class:`LabelRecord
 known for one candidate of one layer on one device. :mod:`search.selection.labels`
 makes them from a measurer; a tuning-history database can make them from what it
 holds. :func:`examples_from_records` groups them into :class:`Example` values, one
-per (layer, device), whose ``times`` give the oracle (the fastest candidate).
+per (layer, device), whose ``times`` give the oracle (the fastest candidate). Records in
+a file: :mod:`search.selection.record_file`; random layers to label:
+:mod:`search.selection.synthetic`.
 
 Examples
 --------
@@ -28,11 +30,9 @@ Examples
 from __future__ import annotations
 
 import json
-import math
 import numbers
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import numpy as np
 
@@ -43,8 +43,7 @@ from iobound.layer import ConvLayer
 
 __all__ = ["Candidate", "check_candidate", "check_device", "check_time",
            "DIRECT", "WINOGRAD_ES", "CLASSES", "candidates", "shape_key", "LabelRecord",
-           "Example", "examples_from_records", "write_records", "read_records", "RECORDS_SCHEMA",
-           "synthetic_layers"]
+           "Example", "examples_from_records"]
 
 #: Winograd output tiles offered as candidates.
 WINOGRAD_ES = OFFERED_WINOGRAD_ES
@@ -293,111 +292,4 @@ def examples_from_records(records: Iterable[LabelRecord]) -> list[Example]:
     for (_, device), g in groups.items():
         if any(t is not None for t in g["times"].values()):
             out.append(Example(g["layer"], device, g["times"], g["configs"], g["est"]))
-    return out
-
-
-def write_records(path: str | Path, records: Iterable[LabelRecord]) -> int:
-    """Write records as JSON lines (schema 1); returns how many."""
-    n = 0
-    with open(path, "w") as f:
-        for rec in records:
-            f.write(json.dumps({"schema": RECORDS_SCHEMA, **rec.to_dict()}) + "\n")
-            n += 1
-    return n
-
-
-#: The schema :func:`write_records` writes and :func:`read_records` reads.
-RECORDS_SCHEMA = 1
-
-
-def read_records(path: str | Path) -> Iterator[LabelRecord]:
-    """The records of a file written by :func:`write_records`: a file that cannot be read,
-    a line that is no record of schema 1 (not JSON, no object, a wrong field) is an
-    InvalidInputError naming the file (and the line).
-
-    >>> list(read_records("/no/such/labels.jsonl"))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: cannot read label records '/no/such/labels.jsonl': ...
-    """
-    from ..option_checks import check_path
-    name = check_path("path", path)
-    try:
-        f = open(name)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read label records {name[:200]!r}: "
-                                f"{exc.strerror or exc}") from None
-    with f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"label records {name[:200]!r} line {no}"
-            try:
-                d = json.loads(line)
-            except ValueError as exc:
-                raise InvalidInputError(f"{where}: not JSON ({exc})") from None
-            if not isinstance(d, dict):
-                raise InvalidInputError(f"{where}: a record must be a JSON object, "
-                                        f"got {type(d).__name__}")
-            schema = d.get("schema", RECORDS_SCHEMA)
-            if type(schema) is not int or schema != RECORDS_SCHEMA:
-                raise InvalidInputError(f"{where}: schema {schema!r:.20} is not "
-                                        f"{RECORDS_SCHEMA}, the one this version reads")
-            try:
-                yield LabelRecord.from_dict(d)
-            except (InvalidInputError, TypeError) as exc:
-                raise InvalidInputError(f"{where}: {exc}") from None
-
-
-def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int, multiple: int = 1) -> int:
-    v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
-    lo_m, hi_m = -(-lo // multiple) * multiple, hi // multiple * multiple  # multiples in range
-    if lo_m > hi_m:  # none: any integer of the range
-        lo_m, hi_m, multiple = lo, hi, 1
-    return max(lo_m, min(hi_m, int(round(v / multiple)) * multiple))
-
-
-#: How many layers :func:`synthetic_layers` draws at most (each is then labelled).
-_SYNTHETIC_COUNT = limits.Limit(0, 1 << 20, "synthetic layers: each is then labelled over "
-                                            "its whole pruned space")
-
-
-def synthetic_layers(count: int, rng: np.random.Generator,
-                     like: Iterable[ConvLayer]) -> list[ConvLayer]:
-    """``count`` random Winograd-candidate layers spanning the ranges of the layers ``like``.
-
-    Channels are drawn log-uniformly between the smallest and largest of ``like``
-    (multiples of 8 above 8), the input size log-uniformly likewise, the kernel from
-    the square sizes of ``like`` (stride 1, "same" padding ``k // 2`` or none, 3:1).
-
-    Examples
-    --------
-    >>> from iobound.networks import network_layers
-    >>> ls = synthetic_layers(3, np.random.default_rng(0), network_layers("vgg16"))
-    >>> len(ls), all(l.winograd_applicable and l.k_h == 3 for l in ls)
-    (3, True)
-    """
-    from ..option_checks import check_records, check_type
-    # checked before the first draw: 2.5 was a TypeError, True one layer, an int seed for
-    # rng an AttributeError
-    count = limits.check_int("count", count, _SYNTHETIC_COUNT)
-    check_type("rng", rng, np.random.Generator)
-    like = [l for l in check_records("like", like, ConvLayer) if winograd_offered(l)]
-    if not like:
-        raise InvalidInputError("synthetic_layers needs at least one layer with Winograd candidates")
-    c_in = (min(l.c_in for l in like), max(l.c_in for l in like))
-    c_out = (min(l.c_out for l in like), max(l.c_out for l in like))
-    hw = (min(l.h_in for l in like), max(l.h_in for l in like))
-    ks = sorted({l.k_h for l in like})
-    out = []
-    for i in range(count):
-        k = int(rng.choice(ks))
-        ci = _log_uniform_int(rng, *c_in, multiple=8 if c_in[0] >= 8 else 1)
-        if c_in[0] < 8 and ci > 8:  # drawn as any integer: above 8, a multiple of 8
-            ci -= ci % 8
-        co = _log_uniform_int(rng, *c_out, multiple=8)
-        size = _log_uniform_int(rng, max(hw[0], k), hw[1])
-        pad = k // 2 if rng.random() < 0.75 else 0
-        out.append(ConvLayer(n=1, c_in=ci, h_in=size, w_in=size, c_out=co, k_h=k, k_w=k,
-                             padding=pad, name=f"synthetic.{i}"))
     return out

@@ -174,7 +174,7 @@ def _record_dict():
     (json.dumps({"schema": 1, "device": "v"}), "missing layer"),
     (json.dumps({**{"schema": 1}, **_record_dict(), "estimate": "false"}), "estimate")])
 def test_read_records_names_the_file_and_line(tmp_path, line, words):
-    from search.selection.dataset import read_records, write_records
+    from search.selection.record_file import read_records, write_records
     path = tmp_path / "labels.jsonl"
     write_records(path, [])
     path.write_text(json.dumps({"schema": 1, **_record_dict()}) + "\n" + line + "\n")
@@ -183,13 +183,14 @@ def test_read_records_names_the_file_and_line(tmp_path, line, words):
 
 
 def test_read_records_of_a_missing_file_names_it(tmp_path):
-    from search.selection.dataset import read_records
+    from search.selection.record_file import read_records
     with pytest.raises(InvalidInputError, match="nothere.jsonl"):
         list(read_records(tmp_path / "nothere.jsonl"))
 
 
 def test_read_records_round_trip_still_works(tmp_path):
-    from search.selection.dataset import LabelRecord, read_records, write_records
+    from search.selection.dataset import LabelRecord
+    from search.selection.record_file import read_records, write_records
     rec = LabelRecord.from_dict(_record_dict())
     write_records(tmp_path / "r.jsonl", [rec, rec])
     assert list(read_records(tmp_path / "r.jsonl")) == [rec, rec]

@@ -1,5 +1,5 @@
 """Hostile calls of the labelling and selection helpers (search/selection/labels.py,
-select.py, features.py, first_config.py, dataset.synthetic_layers) and of the cuda
+select.py, features.py, first_config.py, synthetic.synthetic_layers) and of the cuda
 measurer's layer: each an InvalidInputError naming the argument, never an AttributeError,
 a TypeError mid-run or an I/O count of a kernel that cannot run.
 
@@ -69,7 +69,7 @@ def test_label_layers_checks_progress_before_the_first_layer():
     (2, 0, None, "rng"), (2, None, 5, "like")])
 def test_synthetic_layers_checks_its_arguments(count, rng, like, name):
     from iobound.networks import network_layers
-    from search.selection.dataset import synthetic_layers
+    from search.selection.synthetic import synthetic_layers
     rng = np.random.default_rng(0) if rng is None else rng
     with pytest.raises(InvalidInputError, match=name):
         synthetic_layers(count, rng, network_layers("vgg16") if like is None else like)

@@ -9,8 +9,9 @@ from hypothesis import given, strategies as st
 from iobound.layer import ConvLayer
 from iobound.networks import network_layers
 from search.selection.dataset import (CLASSES, DIRECT, Candidate, LabelRecord, candidates,
-                                      examples_from_records, read_records, synthetic_layers,
-                                      write_records)
+                                      examples_from_records)
+from search.selection.record_file import read_records, write_records
+from search.selection.synthetic import synthetic_layers
 
 L3 = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1, name="a")
 

@@ -20,8 +20,9 @@ from hypothesis import given, settings, strategies as st
 from iobound.layer import ConvLayer
 from iobound.networks import network_layers
 from search.selection.dataset import (CLASSES, DIRECT, Candidate, Example, LabelRecord,
-                                      candidates, examples_from_records, read_records,
-                                      synthetic_layers)
+                                      candidates, examples_from_records)
+from search.selection.record_file import read_records
+from search.selection.synthetic import synthetic_layers
 
 E2, E3, E4 = (Candidate("winograd", e) for e in (2, 3, 4))
 L3 = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1, name="a")
