@@ -24,13 +24,14 @@ import stat
 from pathlib import Path
 from typing import Any, Mapping
 
+from iobound.arg_checks import check_type, shown
 from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
 from .file_bytes import is_gzip
 from .records import LOG_HEAD, LOG_HEAD_TEXT, is_cut_header, jsonable, read_log
 
-__all__ = ["LogWriter", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
+__all__ = ["LogWriter", "header_line", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
            "check_not_written", "check_appendable"]
 
 
@@ -44,6 +45,34 @@ def check_appendable(path: str | os.PathLike) -> None:
                 raise InvalidInputError(
                     f"log file {str(path)!r} is compressed (gzip): a run cannot append to it; "
                     f"decompress it (gunzip) and resume from the plain file")
+
+
+def header_line(header: Mapping[str, Any]) -> str:
+    """A log's header line: :data:`~search.records.LOG_HEAD_TEXT` first (what tells a cut
+    header from another file's bytes), then the run's keys, sorted as every line's. A
+    value that is no JSON (NaN, an infinity, an object JSON cannot hold) is refused,
+    naming its key: the log is read by strict JSON readers too.
+
+    >>> header_line({"strategy": "random"})
+    '{"schema": "iobound.tune-log", "version": 1, "kind": "header", "strategy": "random"}'
+    >>> header_line({"goal": float("nan")})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the log header's 'goal' is nan, which JSON cannot hold
+    """
+    check_type("header", header, Mapping)
+    rest = {k: v for k, v in header.items() if k not in LOG_HEAD}
+    for key, value in rest.items():
+        try:
+            json.dumps({key: value}, allow_nan=False, default=jsonable)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"the log header's {str(key)[:40]!r} is {shown(value)}, "
+                                    f"which JSON cannot hold") from None
+    try:
+        text = json.dumps(rest, sort_keys=True, allow_nan=False, default=jsonable)
+    except (TypeError, ValueError) as exc:  # keys of mixed kinds cannot be sorted
+        raise InvalidInputError(f"the log header cannot be written as JSON ({exc})") from None
+    return LOG_HEAD_TEXT + (", " + text[1:] if text != "{}" else "}")
 
 
 class LogWriter:
@@ -63,13 +92,14 @@ class LogWriter:
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
         self.path = Path(path)
         self._held = None  # a resumed log this one continues (:meth:`hold`)
+        self._header_line = header_line(header or {})  # checked before the file is touched
         try:
-            self._open(header)
+            self._open()
         except OSError as exc:  # a folder, a missing parent that cannot be made, read-only
             raise InvalidInputError(f"cannot write the log {str(path)!r}: "
                                     f"{exc.strerror or exc}") from None
 
-    def _open(self, header: Mapping[str, Any] | None) -> None:
+    def _open(self) -> None:
         check_appendable(self.path)
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,17 +121,10 @@ class LogWriter:
                                             "run's log; it is not written over")
                 if data:
                     os.ftruncate(fd, 0)
-                self._write_header(header or {})
+                self._write_line(self._header_line)
         except BaseException:
             self._fh.close()
             raise
-
-    def _write_header(self, header: Mapping[str, Any]) -> None:
-        """The header line: :data:`~search.records.LOG_HEAD_TEXT` first (what tells a cut
-        header from another file's bytes), then the run's keys, sorted as every line's."""
-        rest = json.dumps({k: v for k, v in header.items() if k not in LOG_HEAD},
-                          sort_keys=True, default=jsonable)
-        self._write_line(LOG_HEAD_TEXT + (", " + rest[1:] if rest != "{}" else "}"))
 
     def _write(self, obj: Mapping[str, Any]) -> None:
         self._write_line(json.dumps(obj, sort_keys=True, default=jsonable))

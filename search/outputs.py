@@ -27,6 +27,9 @@ import zlib
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
+from iobound.arg_checks import check_path, check_type
 from iobound.errors import InvalidInputError
 
 __all__ = ["check_output_file", "check_not_tuning_data", "check_output_dir", "check_distinct_files",
@@ -34,11 +37,9 @@ __all__ = ["check_output_file", "check_not_tuning_data", "check_output_dir", "ch
 
 
 def _nonempty(flag: str, path: str | os.PathLike) -> Path:
-    text = os.fspath(path)
-    if not str(text).strip():
+    text = check_path(flag, path)  # a NUL refused too
+    if not text.strip():
         raise InvalidInputError(f"{flag}: the path is empty")
-    if "\0" in str(text):
-        raise InvalidInputError(f"{flag}: the path contains a NUL character")
     return Path(text)
 
 
@@ -63,6 +64,7 @@ def check_not_tuning_data(flag: str, path: str | os.PathLike, cache_export: bool
     """
     from .db.merge import is_sqlite  # lazily: the database modules build on this one
     from .records import is_log_file
+    path = check_path(flag, path)  # an int would be taken for an open file's number
     try:
         # a pipe is not read (that would wait or take its bytes)
         regular = os.path.isfile(path)
@@ -187,7 +189,9 @@ def check_distinct_files(named: Sequence[tuple[str, str | os.PathLike | None]]) 
     """
     seen: dict[tuple, str] = {}
     for flag, path in named:
-        if path is None or not str(os.fspath(path)).strip():
+        if path is not None:
+            path = check_path(flag, path)
+        if path is None or not path.strip():
             continue
         other = seen.setdefault(_identity(path), flag)
         if other != flag:
@@ -209,7 +213,8 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
     >>> write_atomic(os.path.join(d, "a.txt"), b"hi").read_bytes(), os.listdir(d)
     (b'hi', ['a.txt'])
     """
-    path = Path(path)
+    path = Path(check_path("path", path))
+    check_type("data", data, (bytes, bytearray, memoryview))
     if path.exists() and not path.is_file():  # a device or a pipe: write into it
         with open(path, "wb") as fh:
             fh.write(data)
@@ -237,12 +242,19 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> Path:
 
 def json_safe(obj: Any) -> Any:
     """``obj`` with every NaN or infinite float replaced by None, so the output is valid
-    JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity).
+    JSON (``json.dumps`` would write the non-standard tokens NaN and Infinity); numpy
+    scalars and arrays become the Python numbers and lists they hold.
 
     >>> import json
     >>> json.dumps(json_safe({"a": [1.5, float("nan")], "b": float("inf")}))
     '{"a": [1.5, null], "b": null}'
+    >>> json.dumps(json_safe([np.float32("nan"), np.int64(3), np.array([1.0, np.inf])]))
+    '[null, 3, [1.0, null]]'
     """
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):

@@ -22,21 +22,38 @@ import sys
 import time
 from typing import TextIO
 
+from iobound import limits
+from iobound.arg_checks import check_type
+from iobound.limits import check_flag, check_number
+
+from .option_checks import check_count
+
 __all__ = ["ProgressBar"]
+
+#: A bar's width in characters.
+_WIDTH = limits.Limit(1, 1000, "characters of a terminal line")
 
 
 class ProgressBar:
-    """Draws ``label [####....] done/total best X unit`` on ``stream`` (stderr)."""
+    """Draws ``label [####....] done/total best X unit`` on ``stream`` (stderr).
+
+    >>> ProgressBar(48, width=-5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: width=-5 is below the minimum 1
+    """
 
     def __init__(self, total: int, label: str = "", stream: TextIO | None = None,
                  force: bool = False, width: int = 30, unit: str = "ms", min_interval: float = 0.05):
-        self.total = max(int(total), 1)
-        self.label = label
+        # a total of 0 (nothing to do) is drawn as one step: the bar is then full
+        self.total = max(check_count("total", total), 1)
+        self.label = check_type("label", label, str)
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = force or bool(getattr(self.stream, "isatty", lambda: False)())
-        self.width = width
-        self.unit = unit
-        self.min_interval = min_interval
+        self.enabled = check_flag("force", force) or \
+            bool(getattr(self.stream, "isatty", lambda: False)())
+        self.width = limits.check_int("width", width, _WIDTH)
+        self.unit = check_type("unit", unit, str)
+        self.min_interval = check_number("min_interval", min_interval, 0)
         self._last = 0.0
         self._drawn = False
         self._text = ""

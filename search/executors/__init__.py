@@ -91,4 +91,8 @@ def measure_batch(executor: Executor, space, indices: Sequence[int]
     ...     sorted((i, r.status.value) for i, r in measure_batch(ex, space, [0, 1]))
     [(0, 'ok'), (1, 'invalid')]
     """
-    yield from executor.submit((i, space.get(i)) for i in map(batch_index, indices))
+    indices, size = [batch_index(i) for i in indices], len(space)
+    for i in indices:  # -1 would be the last configuration, silently
+        if not 0 <= i < size:
+            raise InvalidInputError(f"index {i} is outside the space of {size} configurations")
+    yield from executor.submit((i, space.get(i)) for i in indices)

@@ -86,6 +86,8 @@ class Executor(abc.ABC):
 
     #: The registry name (``local``, ``ray``).
     name: str = ""
+    #: Set by :meth:`close`: workers started after it would never be stopped.
+    closed: bool = False
 
     def __init__(self, stages: Stages | None, options: ExecutorOptions = ExecutorOptions()):
         self.stages = stages
@@ -127,6 +129,9 @@ class Executor(abc.ABC):
         Stopping the iteration early (``close()`` on the generator) or an error abandons
         the rest of the batch: the workers are stopped (new ones start on the next batch).
         """
+        if self.closed:  # a use after its ``with`` block would start workers nothing stops
+            raise InvalidInputError(f"the {self.name or 'executor'} executor is closed; make a "
+                                    f"new one to measure again")
         items = check_batch(batch)
         if not items:
             return
@@ -155,7 +160,9 @@ class Executor(abc.ABC):
         """Stop every worker; the next batch starts new ones."""
 
     def close(self) -> None:
-        """Stop the workers (and a Ray started by this executor). Idempotent."""
+        """Stop the workers (and a Ray started by this executor). Idempotent; the
+        executor measures no more after it."""
+        self.closed = True
         self._stop_slots()
 
     def describe(self) -> dict:

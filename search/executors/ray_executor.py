@@ -266,6 +266,7 @@ class RayExecutor(Executor):
             self._slots = None
 
     def close(self) -> None:
+        self.closed = True  # as Executor.close: nothing measures after it
         self._stop_slots()
         if self._started_ray:
             shutdown()

@@ -26,6 +26,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
+from iobound.arg_checks import check_type
 from iobound.errors import InvalidInputError
 
 from ..db.file_import import check_problem
@@ -53,7 +54,8 @@ def tune_replay(cache: "KtCache | str | os.PathLike", settings: TuneSettings | N
     from ..replay_space import ReplaySpace
     if isinstance(cache, os.PathLike):  # a Path is the file's name, as a str is
         cache = os.fspath(cache)
-    settings = settings or TuneSettings()
+    settings = TuneSettings() if settings is None else \
+        check_type("settings", settings, TuneSettings)
     observer, builders = observer_and_builders(observer, builders)
     check_log_paths(settings.log, settings.resume, [None])
     replayed = cache if isinstance(cache, str) else getattr(cache, "path", None)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from iobound.errors import InvalidInputError
 
 from ..measure import KERNEL_MEASURES, LAYER_MEASURES
-from ..option_checks import check_flag, check_path
+from ..option_checks import check_callable, check_flag, check_path
 from ..strategies import make_strategy
 from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY, check_run_numbers
 
@@ -151,11 +151,22 @@ class Builders:
     strategy : callable
         ``strategy(name, space, options, rng) -> Strategy`` (passed to
         :func:`search.tuner.tune` as ``build_strategy``).
+
+    >>> Builders(strategy=5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: strategy must be callable, got 5
     """
 
     space: Callable[..., Any] = default_space
     measurer: Callable[..., Any] = default_measurer
     strategy: Callable[..., Any] = make_strategy
+
+    def __post_init__(self) -> None:
+        # each is called mid-session: a wrong one is refused here, not at its first call
+        check_callable("space", self.space, "layer, device, algorithm")
+        check_callable("measurer", self.measurer, "kind, layer, device, algorithm")
+        check_callable("strategy", self.strategy, "name, space, options, rng")
 
 
 class Observer:
