@@ -247,14 +247,31 @@ def options_from_db(db, space, target_problem: Any = None, exclude_devices=(),
 
     ``db`` is a :class:`search.db.TuningDB` or the path of one that exists (reading
     never creates a database); ``options`` are further :class:`GuidedGAOptions` fields
-    (``batch_size``, ``population``...).
+    (``batch_size``, ``population``...), checked as :func:`search.strategies.make_options`
+    checks them, before the database is read (``history`` and ``target_problem`` come
+    from the arguments, never from ``options``).
+
+    >>> from search.grid_space import GridSpace
+    >>> options_from_db(":memory:", GridSpace({"a": [1]}), bogus=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown option 'bogus' for strategy 'gga'; allowed: ...
     """
+    from dataclasses import replace
+
+    from iobound.errors import InvalidInputError
+
     from ..db import TuningDB
     from ..db.opening import open_database
     from ..db.queries import history_for_space
+    from . import make_options
+    if "history" in options:  # (target_problem is an argument: never in options)
+        raise InvalidInputError("options_from_db: history is not an option here (it is the "
+                                "database's records for the space)")
+    checked = make_options("gga", options)
     if isinstance(db, TuningDB):
         hist = history_for_space(db, space, exclude_devices=exclude_devices)
     else:
         with open_database(db, "db", readonly=True) as handle:
             hist = history_for_space(handle, space, exclude_devices=exclude_devices)
-    return GuidedGAOptions(history=tuple(hist), target_problem=target_problem, **options)
+    return replace(checked, history=tuple(hist), target_problem=target_problem)

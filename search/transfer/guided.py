@@ -91,6 +91,7 @@ import numpy as np
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
+from ..option_checks import check_type
 from ..strategies.base import Strategy, StrategyOptions
 from ..strategies.stall import StallOptions
 from .guided_options import GuidedOptions, guided_options
@@ -134,8 +135,8 @@ def _model_listed(prior, mode: str) -> bool:
 
 def history_picker(prior, options: GuidedOptions | None = None):
     """The :class:`~.picker.Picker` the history rounds of a run with ``options`` (the
-    defaults for ``None``) walk over ``prior``: the models' orders heard as ``model_picks``
-    says (:class:`~.guided_options.GuidedOptions`).
+    defaults for ``None``, or a mapping of its fields) walk over ``prior``: the models'
+    orders heard as ``model_picks`` says (:class:`~.guided_options.GuidedOptions`).
 
     >>> from search.db import Measurement, Workload
     >>> from search.measure.base import MeasureRecord
@@ -147,8 +148,14 @@ def history_picker(prior, options: GuidedOptions | None = None):
     >>> prior = HistoryPrior.fit(GridSpace({"x": list(range(8))}), hist, target_problem=[8])
     >>> history_picker(prior).names  # a source measured the target's problem: no model lists
     ['order', 'k [8]@gpu0']
+    >>> history_picker(prior, "alone")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: options must be GuidedOptions, a mapping ... or None; got str
     """
-    mode = (options or GuidedOptions()).model_picks
+    from .prior import HistoryPrior
+    check_type("prior", prior, HistoryPrior)
+    mode = guided_options(options).model_picks
     return prior.picker(_model_listed(prior, mode), alone=mode == "alone")
 
 
@@ -160,9 +167,9 @@ class HistoryGuided(Strategy):
     def __init__(self, inner: Strategy, prior, options: GuidedOptions | dict | None = None,
                  rng: np.random.Generator | None = None):
         check_wrapped(inner, prior)
+        self.name = inner.name  # before the base's checks, whose messages name the strategy
         super().__init__(inner.space, inner.options, rng)
         self.inner = inner
-        self.name = inner.name
         self.prior = prior
         self.guided = guided_options(options)
         self._features: PriorFeatureSpace | None = None

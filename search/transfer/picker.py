@@ -20,7 +20,14 @@ Examples
 
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 import numpy as np
+
+from iobound.errors import InvalidInputError
+
+from ..option_checks import check_count, check_records, shown
+from .checks import check_index_set, check_order
 
 __all__ = ["Picker"]
 
@@ -32,10 +39,17 @@ class Picker:
     is (its position by default)."""
 
     def __init__(self, lists: list[np.ndarray], names: list[str] | None = None):
-        if names is not None and len(names) != len(lists):
-            raise ValueError(f"{len(names)} names for {len(lists)} lists")
+        if (isinstance(lists, (str, bytes, Mapping))
+                or not isinstance(lists, (Sequence, np.ndarray))):
+            raise InvalidInputError(f"lists must be a sequence of orders (configuration "
+                                    f"indices), got {shown(lists)}")
+        lists = [check_order(f"lists[{k}]", lst) for k, lst in enumerate(lists)]
+        if names is not None:
+            names = list(check_records("names", names, str))
+            if len(names) != len(lists):
+                raise InvalidInputError(f"names: {len(names)} names for {len(lists)} lists")
         self.lists = lists
-        self.names = list(names) if names is not None else [str(k) for k in range(len(lists))]
+        self.names = names if names is not None else [str(k) for k in range(len(lists))]
         self._pos = [0] * len(lists)
         self._turn = 0
         self.origin: dict[int, int] = {}
@@ -50,9 +64,17 @@ class Picker:
         return None if k is None else self.names[k]
 
     def picks(self, n: int, asked: set[int]) -> list[int]:
-        """Up to ``n`` unasked candidates: each list's next best in turn."""
+        """Up to ``n`` (a count) candidates not in ``asked`` (a collection of indices): each
+        list's next best in turn.
+
+        >>> Picker([np.array([1, 2])]).picks(1.5, set())
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: n must be an integer, got 1.5
+        """
+        check_count("n", n)
         out: list[int] = []
-        taken = set(asked)
+        taken = check_index_set("asked", asked)
         idle = 0  # lists in a row with nothing left
         while len(out) < n and idle < len(self.lists):
             k, lst = self._turn, self.lists[self._turn]

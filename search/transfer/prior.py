@@ -65,6 +65,8 @@ import numpy as np
 
 
 from ..cost_model import make_targets, model_rows, source_caps, training_rows
+from ..option_checks import check_count, check_flag, check_number
+from .checks import check_costs, check_reals
 from .picker import Picker
 from .prior_options import PriorOptions
 from .rank_test import kendall_greater
@@ -120,6 +122,8 @@ class HistoryPrior:
         self.records = records
         self.consensus = consensus([g for g in groups if g.match >= o.consensus_match])
         self._options = o
+        #: the number of configurations of the space, when known: what indices must be below
+        self._size = None if space_key is None else space_key[1]
         self._fitted_on = fitted_on  # (space, history, seed): what :attr:`regression` fits on
 
     @classmethod
@@ -184,7 +188,17 @@ class HistoryPrior:
         """``(label@device, its configurations of the space fastest first)`` for each source
         that measured at least ``min_size`` of them, the best matching first, ``limit`` at
         most: what history rounds pick from beside the prior's order (:meth:`picker`) and
-        the target model's per-source rank features (:mod:`.prior_feature`)."""
+        the target model's per-source rank features (:mod:`.prior_feature`). ``limit`` is
+        ``None`` (every source) or a count (0: none), ``min_size`` a count.
+
+        >>> HistoryPrior([], np.zeros(0, dtype=np.int64), 0).source_orders(-1)
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: limit=-1 is below the minimum 0
+        """
+        if limit is not None:
+            check_count("limit", limit)
+        check_count("min_size", min_size)
         return [(g.name, g.indices) for g in self.groups if len(g.indices) >= min_size][:limit]
 
     def agreement(self, known: dict[int, float]) -> list[tuple[float, float]]:
@@ -206,7 +220,11 @@ class HistoryPrior:
         >>> [(g.device, round(tau, 2)) for g, (tau, p) in zip(prior.groups, prior.agreement(
         ...     {0: 1.0, 2: 2.0, 5: 3.0, 7: 4.0}))]
         [('down', -1.0), ('up', 1.0)]
+
+        ``known`` maps configurations of the space (integer indices) to finite costs;
+        anything else is an InvalidInputError naming it, never a source silently left out.
         """
+        check_costs("known", known, self._size)
         out = []
         for pos in self.rel_times:
             both = [(pos[i], c) for i, c in known.items() if i in pos]
@@ -226,17 +244,32 @@ class HistoryPrior:
         """The consensus of every source, its weight scaled by how its times order the
         target's ``known`` costs (by ``exp(sharpness * (tau - the best tau))``,
         :meth:`agreement`), then the rest of :meth:`order`: what the sources most like the
-        target found fast."""
+        target found fast. ``sharpness`` is a finite number >= 0 (0: every source alike)."""
+        check_number("sharpness", sharpness, 0)
         return self.weighted_order(np.array([t for t, _ in self.agreement(known)]), sharpness)
 
     def weighted_order(self, likeness: np.ndarray, sharpness: float) -> np.ndarray:
         """The consensus with each source's weight scaled by ``exp(sharpness * (its likeness
         - the best likeness))`` (``likeness`` in ``self.groups``' order), then the rest of
         :meth:`order`: :meth:`matched_order` with Kendall's tau as the likeness, or any
-        other (``benchmarks/source_similarity.py`` compares some)."""
-        likeness = np.asarray(likeness, dtype=float)
-        return _each_once(consensus(self.groups, np.exp(sharpness * (likeness - likeness.max()))),
-                          self.order())
+        other (``benchmarks/source_similarity.py`` compares some). ``likeness`` holds one
+        finite number per source, ``sharpness`` is a finite number >= 0 (0: every source
+        alike; a negative one would favour the sources least like the target).
+
+        >>> prior = HistoryPrior([], np.zeros(0, dtype=np.int64), 0)
+        >>> prior.weighted_order([0.5], 1.0)
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: likeness must hold 0 numbers (one per source), got 1
+        """
+        likeness = check_reals("likeness", likeness, len(self.groups))
+        check_number("sharpness", sharpness, 0)
+        if not len(likeness) or not sharpness:  # exp(0 * anything) is 1, an inf spread too
+            scale = np.ones(len(likeness))
+        else:
+            with np.errstate(over="ignore"):  # a spread past float range: weight 0, its limit
+                scale = np.exp(sharpness * (likeness - likeness.max()))
+        return _each_once(consensus(self.groups, scale), self.order())
 
     def picker(self, model: bool = False, alone: bool = False) -> "Picker":
         """A fresh cursor (one per tuning run: the prior is shared) over the prior's order and
@@ -248,7 +281,9 @@ class HistoryPrior:
         that mean the same on every problem) guess its best better than any source, and
         neither model is the better one everywhere; with ``alone`` too, only the models'
         orders are walked (:class:`~.guided_options.GuidedOptions`, ``model_picks``).
-        Each list is named: ``"order"``, the models', then each source's ``label@device``."""
+        Each list is named: ``"order"``, the models', then each source's ``label@device``.
+        ``model`` and ``alone`` are flags (True or False)."""
+        model, alone = check_flag("model", model), check_flag("alone", alone)
         models = [self.ranking, self.regression] if model and len(self.ranking) else []
         if alone and models:
             return Picker(models, list(MODEL_NAMES))

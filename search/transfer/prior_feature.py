@@ -73,10 +73,29 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
+from ..option_checks import check_number, check_type, shown
 from ..space import Space
+from .checks import check_costs, check_order
 from .rank_test import kendall_greater
 
 __all__ = ["PriorFeatureSpace"]
+
+
+def _checked_sources(sources, size: int) -> list[tuple[str, np.ndarray]]:
+    """``sources`` as ``(name, order)`` pairs, or InvalidInputError naming the bad one."""
+    if isinstance(sources, (str, bytes, Mapping)) or not hasattr(sources, "__iter__"):
+        raise InvalidInputError(f"sources must be a sequence of (name, order) pairs, "
+                                f"got {shown(sources)}")
+    out = []
+    for k, pair in enumerate(sources):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise InvalidInputError(f"sources[{k}] must be a (name, order) pair, "
+                                    f"got {shown(pair)}")
+        name = check_type(f"sources[{k}] name", pair[0], str)
+        out.append((name, check_order(f"sources[{k}] order", pair[1], size)))
+    return out
 
 
 def _ranks(n: int, order: Sequence[int]) -> np.ndarray:
@@ -90,10 +109,21 @@ def _ranks(n: int, order: Sequence[int]) -> np.ndarray:
 
 class PriorFeatureSpace(Space):
     """``space`` with rank columns: the prior's order, then each of ``sources``
-    (``(name, order)`` pairs) (see module doc)."""
+    (``(name, order)`` pairs) (see module doc). Each order is a sequence of the space's
+    configuration indices.
+
+    >>> from search.grid_space import GridSpace
+    >>> PriorFeatureSpace(GridSpace({"x": [1, 2]}), [1, -1])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: order: index -1 is not a configuration of the space (0..1)
+    """
 
     def __init__(self, space: Space, order: Sequence[int],
                  sources: Sequence[tuple[str, Sequence[int]]] = ()):
+        check_type("space", space, Space)
+        order = check_order("order", order, len(space))
+        sources = _checked_sources(sources, len(space))
         self.inner = space
         self._names = ["history_rank"] + [f"history_rank[{name}]" for name, _ in sources]
         self._rank = np.column_stack([_ranks(len(space), o)
@@ -109,8 +139,13 @@ class PriorFeatureSpace(Space):
         """Judge each source's rank column on the target's costs ``known`` (index -> cost;
         the finite ones count): active while its ranks order them with Kendall's tau
         significantly above 0 (one-sided p <= ``alpha``); below :attr:`MIN_JUDGED`
-        measurements every column stays as it is, and the prior's column always does."""
+        measurements every column stays as it is, and the prior's column always does.
+        ``known`` maps configuration indices to numbers (those of the finite ones must be
+        the space's), ``alpha`` is in (0, 1]."""
+        check_costs("known", known, finite=False)
+        check_number("alpha", alpha, 0, 1, low_open=True)
         done = [(i, c) for i, c in known.items() if np.isfinite(c)]
+        check_costs("known", dict(done), len(self))
         if len(done) < self.MIN_JUDGED:
             return
         idx = np.array([i for i, _ in done], dtype=np.int64)

@@ -45,10 +45,18 @@ def _pairings(n: int) -> np.ndarray:
 def kendall_greater(x, y) -> tuple[float, float]:
     """Kendall's tau-b of ``x`` and ``y`` and the one-sided p-value of a tau this large
     or larger by chance (module doc); ``(nan, nan)`` when either side is constant or
-    there are fewer than two pairs."""
+    there are fewer than two pairs. ``x`` and ``y`` are as many finite numbers.
+
+    >>> kendall_greater([1, 2, 3], [1, 2])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: y must hold 3 numbers (one per value of x), got 2
+    """
     from scipy.stats import kendalltau
 
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    from .checks import check_reals
+    x = check_reals("x", x)
+    y = check_reals("y", y, len(x), each="value of x")
     tau, p = kendalltau(x, y, alternative="greater")
     if abs(abs(tau) - 1.0) < 1e-12:  # scipy's tau-b of a perfect order can be 1 - 2e-16
         tau = math.copysign(1.0, tau)

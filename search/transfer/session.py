@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -42,11 +43,14 @@ import numpy as np
 
 from iobound import limits
 
-from ..option_checks import check_type
+from iobound.errors import InvalidInputError
+
+from ..option_checks import check_records, check_type, shown
 from .guided import GuidedOptions, HistoryGuided, check_wrapped, guided_options
 from .prior import HistoryPrior, PriorOptions
 
-__all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "with_history"]
+__all__ = ["HistoryInfo", "own_records", "usable_history", "transfer_options", "with_history",
+           "check_exclude"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,30 @@ def own_records(records: Iterable) -> frozenset:
     True
     """
     from ..db.model import canon_key
+    from ..measure.base import MeasureRecord
+    records = check_records("records", records, MeasureRecord)
     return frozenset((canon_key(r.config), float(r.timestamp)) for r in records)
+
+
+def check_exclude(exclude: Any) -> frozenset:
+    """``exclude`` as a frozenset (itself when it is one) when it holds a run's own record
+    identities, ``(config key, timestamp)`` pairs as :func:`own_records` makes them; else
+    InvalidInputError naming it (a string was a TypeError at the first record compared).
+
+    >>> check_exclude("abc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: exclude must be a set of (config key, ...) ..., got 'abc'
+    """
+    what = "a set of (config key, timestamp) pairs (own_records makes one)"
+    if isinstance(exclude, (str, bytes, Mapping)) or not hasattr(exclude, "__iter__"):
+        raise InvalidInputError(f"exclude must be {what}, got {shown(exclude)}")
+    items = exclude if isinstance(exclude, frozenset) else list(exclude)
+    for item in items:  # a (str, number) pair is hashable: a set's member
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], numbers.Real) and not isinstance(item[1], bool)):
+            raise InvalidInputError(f"exclude must be {what}, got the item {shown(item)}")
+    return frozenset(items)
 
 
 def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterable[str] = (),
@@ -107,6 +134,7 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     from ..db.queries import other_space_timings
 
     limits.check_int("seed", seed, limits.SEED)
+    exclude = check_exclude(exclude)
     if options is not None:  # checked with or without history: 'x' was ignored when none fit
         check_type("options", options, PriorOptions)
     if not isinstance(db, TuningDB):
@@ -137,6 +165,7 @@ def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[
     from ..db.model import canon_key
     from ..db.queries import history_for_space
     from .sources import same_problem
+    exclude = check_exclude(exclude)
     hist = history_for_space(db, space, exclude_devices=exclude_devices, up_to=up_to)
     if not exclude:
         return hist

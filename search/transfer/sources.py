@@ -31,11 +31,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from iobound.errors import InvalidInputError
+
+from ..option_checks import check_records, check_type, shown
+from ..space import Space
 from ..strategies.gga_history import full_layer, match_score, problem_dims
+from .checks import check_reals
 from .prior_options import PriorOptions
 from .rows import rows_for
 
-__all__ = ["SourceGroup", "same_problem", "source_devices", "timed_by_source", "source_groups", "consensus"]
+__all__ = ["SourceGroup", "same_problem", "source_devices", "timed_by_source", "source_groups",
+           "consensus"]
 
 
 @dataclass(frozen=True)
@@ -155,8 +161,14 @@ def source_groups(space, history: Sequence, target_problem: Any = None,
     ``rows`` (default :func:`~search.transfer.rows.rows_for` the space) makes the
     model rows. A configuration measured twice by one source keeps its best time;
     groups with neither a configuration of the space nor a model row, or matching
-    too little, are left out.
+    too little, are left out. ``space``, ``history`` (Measurements) and ``options`` (None
+    for the defaults) are checked as :meth:`~.prior.HistoryPrior.fit` checks them.
     """
+    from ..db.model import Measurement
+    check_type("space", space, Space)
+    history = check_records("history", history, Measurement)
+    if options is not None:
+        check_type("options", options, PriorOptions)
     o = options or PriorOptions()
     rows = rows or rows_for(space)
     out = []
@@ -210,7 +222,16 @@ def consensus(groups: list[SourceGroup], scale: Sequence[float] | None = None) -
     ...      SourceGroup("b", "k", np.array([1, 3]), np.array([1.0, 1.5]), 1.0)]
     >>> consensus(g).tolist()
     [1, 3]
+    >>> consensus(g, scale=[1.0])  # one per group
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: scale must hold 2 numbers (one per source), got 1
     """
+    groups = check_records("groups", groups, SourceGroup)
+    if scale is not None:
+        scale = check_reals("scale", scale, len(groups))
+        if (scale < 0).any():
+            raise InvalidInputError(f"scale must be numbers >= 0 (weights), got {shown(scale)}")
     total: dict[int, float] = {}
     for g, k in zip(groups, [1.0] * len(groups) if scale is None else scale):
         for i, r in zip(g.indices.tolist(), g.rel_time.tolist()):
