@@ -12,7 +12,9 @@ Each line is written with a single ``write`` and flushed, so a run killed at any
 point (even with SIGKILL) leaves every finished measurement in the file; at most
 the last line can be cut short, and :func:`read_log` drops such a line (and
 :class:`search.log_writer.LogWriter` truncates it before appending). No pickle anywhere.
-This module is the format and its reading; writing is :mod:`search.log_writer`.
+This module is the format and its reading; writing is :mod:`search.log_writer`, which
+records are measurements :mod:`search.record_rules`, values as JSON :mod:`search.log_values`
+(each re-exported here).
 
 Examples
 --------
@@ -32,27 +34,24 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import numbers
 import os
 import zlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from iobound.errors import InvalidInputError
-
 from kernels.status import Status
 
 from .measure.base import MeasureRecord
-from .option_checks import check_type, shown
+from .option_checks import shown
 from .file_bytes import is_gzip, read_capped
 from .path_kind import path_kind
-from .times import as_time, bad_time_reason
+from .log_values import as_logged, jsonable
+from .record_rules import as_measured, bad_time
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LOG_HEAD_TEXT", "LogEntry", "TuneLog", "read_log",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "LOG_HEAD", "LOG_HEAD_TEXT", "LogEntry", "TuneLog",
+           "read_log",
            "has_log", "is_cut_header", "log_exists_error",
            "is_log_file", "database_not_log", "as_logged", "jsonable", "bad_time", "as_measured"]
 
@@ -288,97 +287,3 @@ def _finite(number: int | float) -> bool:
         return math.isfinite(number)
     except OverflowError:  # an integer too large for a float
         return False
-
-
-def bad_time(rec: Mapping[str, Any]) -> str:
-    """Why the logged record ``rec``'s numbers cannot be a measurement ("" when they can);
-    the rule of the log reader and of the tuner as records arrive. A surrogate cost that is
-    that no record can hold (not a real number within float range) makes any record, ok
-    or failed, one that cannot be; a record with no status is taken as a failure.
-
-    >>> bad_time({"status": "ok", "time_ms": 2.0}), bad_time({})
-    ('', '')
-    >>> bad_time({"status": "ok", "time_ms": 2.0, "surrogate_cost": "x"})
-    "surrogate cost 'x' is not a positive finite number"
-    """
-    check_type("a logged record", rec, Mapping)
-    costs = rec.get("costs") or []
-    if not isinstance(costs, (list, tuple)):
-        return f"costs {shown(costs)} are not a list of times"
-    for c in costs:
-        if as_time(c) is None:
-            return bad_time_reason(c, "cost")
-    extra = rec.get("extra")
-    extra = extra if isinstance(extra, Mapping) else {}
-    surrogate = rec.get("surrogate_cost", extra.get("surrogate_cost"))  # older logs: in extra
-    if surrogate is not None and not _real(surrogate):  # a record cannot hold it
-        return bad_time_reason(surrogate, "surrogate cost")
-    if rec.get("status") != Status.OK.value:
-        return "" if rec.get("time_ms") is None else bad_time_reason(rec.get("time_ms"),
-                                                                     "time of a failure")
-    t = rec.get("time_ms")
-    if t is not None:
-        return "" if as_time(t) is not None else bad_time_reason(t, "time")
-    if surrogate is not None and as_time(surrogate) is None:
-        return bad_time_reason(surrogate, "surrogate cost")
-    return ""
-
-
-def _real(value: Any) -> bool:
-    """Whether ``value`` is a real number (not a bool) within float range: what a record's
-    surrogate cost may be (:class:`~search.measure.base.MeasureRecord`)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
-
-
-def as_measured(rec: MeasureRecord) -> MeasureRecord:
-    """``rec``, or an ``invalid`` record of its config when its numbers cannot be a
-    measurement (a time, cost or surrogate cost that is not a positive finite number).
-
-    The rule is the one a log is read back with (:func:`read_log`), so a
-    live run and its resume see the same records: a 0 ms time counts as evaluated, never
-    as the best, in both. The error names the bad number; ``extra`` keeps the measurer's
-    data and the status it gave (``measured_status``).
-
-    >>> as_measured(MeasureRecord.ok({"a": 1}, time_ms=0.0)).error
-    'measured time 0.0 is not a positive finite number'
-    """
-    bad = bad_time(rec.to_dict())
-    if not bad:
-        return rec
-    return MeasureRecord.failed(rec.config, Status.INVALID, f"measured {bad}",
-                                extra={**rec.extra, "measured_status": rec.status.value})
-
-
-def as_logged(obj: Any) -> Any:
-    """``obj`` as it reads back from JSON (a log, the tuning database): numpy scalars as
-    the Python values they hold, tuples and sets as lists, in dicts and lists too.
-
-    >>> import numpy as np
-    >>> as_logged({"x": np.int64(4), "s": (np.float32(0.5), 2), "v": np.array([1, 2])})
-    {'x': 4, 's': [0.5, 2], 'v': [1, 2]}
-    >>> as_logged({"f": open})
-    Traceback (most recent call last):
-    ...
-    iobound.errors.InvalidInputError: cannot write builtin_function_or_method to a tuning log
-    """
-    try:
-        return json.loads(json.dumps(obj, default=jsonable))
-    except (TypeError, ValueError) as exc:  # an object JSON has no form for; a cycle
-        raise InvalidInputError(str(exc)[:200]) from None
-
-
-def jsonable(obj: Any) -> Any:
-    """numpy scalars and arrays and other simple objects in JSON."""
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, (set, tuple)):
-        return list(obj)
-    raise TypeError(f"cannot write {type(obj).__name__} to a tuning log")
