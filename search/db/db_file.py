@@ -46,12 +46,15 @@ def path_fault(path: str, readonly: bool) -> str:
     if "\0" in path:
         return "the path contains a NUL character"
     p = Path(path)
-    if p.is_dir():
-        return "is a folder, not a database file"
-    if p.exists():
-        return _not_sqlite(p) if p.is_file() else "is not a regular file (a database is one)"
-    if not p.parent.is_dir():
-        return f"the folder {str(p.parent)!r} does not exist"
+    try:  # a name longer than NAME_MAX fails each stat with OSError
+        if p.is_dir():
+            return "is a folder, not a database file"
+        if p.exists():
+            return _not_sqlite(p) if p.is_file() else "is not a regular file (a database is one)"
+        if not p.parent.is_dir():
+            return f"the folder {str(p.parent)!r} does not exist"
+    except OSError as e:
+        return e.strerror or str(e)
     return "no such file" if readonly else side_files_fault(path)
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ..kt_cache import KtCache
 from ..kt_cache_write import cache_entry, write_cache
-from ..option_checks import check_path, check_type
+from ..option_checks import check_path, check_type, shown
 from ..outputs import check_not_tuning_data
 from .importer import KT_TOOLCHAIN
 from .conv_template import CONV_TEMPLATE, conv_algorithm, exported_kernel_name, stored_layer
@@ -100,6 +100,7 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
         only untimed ``ok`` ones (an emulator's: no entry without a time), or one
         whose config is not the workload's parameters with plain values.
     """
+    check_type("db", db, TuningDB)
     check_type("device", device, str)  # None would mix every device's times in one cache
     if toolchain is not None:
         check_type("toolchain", toolchain, str)
@@ -154,7 +155,14 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
     """
     check_type("db", db, TuningDB)
     check_path("path", path)
-    if _is_database(Path(path), db.path):
+    if not str(path).strip():  # Path("") is '.', which would name the wrong path
+        raise InvalidInputError("path: the path is empty")
+    try:
+        is_db = _is_database(Path(path), db.path)
+    except OSError as e:  # e.g. a name longer than NAME_MAX
+        raise InvalidInputError(f"path={shown(path)}: cannot write the cache file: "
+                                f"{e.strerror or e}") from None
+    if is_db:
         raise InvalidInputError(f"{path} is the database {db.path!r} itself (or its journal); "
                                 f"write the cache to another file")
     # another database is replaced whole; a cache only when kept (write_cache checks)

@@ -26,7 +26,7 @@ from typing import Iterable
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from ..option_checks import check_type, shown
+from ..option_checks import check_records, check_type, shown
 from .checks import param_names
 from .device_names import device_as_stored, devices_as_stored
 from .conv_template import CONV_TEMPLATE, conv_algorithm, stored_layer
@@ -96,7 +96,7 @@ def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
     >>> list(workload_labels([a, b, Workload("j", 1, ("x",))]).values())
     ['k [8] (x)', 'k [8] (y)', 'j 1']
     """
-    ws = list(workloads)
+    ws = list(check_records("workloads", workloads, Workload))
     shared = Counter(w.label() for w in ws)
     return {w: w.label(params=shared[w.label()] > 1) for w in ws}
 

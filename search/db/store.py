@@ -27,7 +27,9 @@ from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..measure.base import MeasureRecord
-from ..option_checks import check_choice, check_flag, check_records, check_type
+from ..option_checks import (check_callable, check_choice, check_flag, check_records,
+                             check_type)
+from .device_names import same_device
 from .checks import MARK, check_mark, check_tune_params, param_names
 from .insertion import insert, storable
 from .model import COUNTED_SQL, Measurement, Workload, canon, stored_json, workload_from_row
@@ -87,6 +89,7 @@ class TuningDB:
         ...
         iobound.errors.InvalidInputError: the tuning database '...t.db' was opened read-only: nothing can be stored in it or removed from it
         """
+        check_callable("fn", fn, "connection")
         if self.readonly:
             raise InvalidInputError(f"the tuning database {self.path!r} was opened read-only: "
                                     f"nothing can be stored in it or removed from it")
@@ -167,7 +170,7 @@ class TuningDB:
         if limit is not None or fastest_per_config:  # else these could hide them
             self._refuse_text_times(rows, bool(where), args)
         if fastest_per_config:  # ties: the one stored first, as the fastest-first order has it
-            by = "m.workload, m.config" + (", m.device" if devices is None else "")
+            by = "m.workload, m.config" + (f", {self._device_group()}" if devices is None else "")
             rows = (f"FROM (SELECT m.*, ROW_NUMBER() OVER (PARTITION BY {by} ORDER BY "
                     f"m.time_ms, m.id) AS nth {rows}) AS m JOIN workloads w "
                     "ON m.workload = w.id JOIN devices d ON m.device = d.id WHERE m.nth = 1")
@@ -177,6 +180,18 @@ class TuningDB:
             sql += f" LIMIT {limit}"
         workloads: dict[tuple, Workload] = {}  # one object per workload, not per row
         return [self._row(r, workloads) for r in self._db.execute(sql, args)]
+
+    def _device_group(self) -> str:
+        """An SQL expression of ``m.device``: the id of the first stored name of its device
+        (:func:`~.device_names.same_device`), so that one GPU stored under two names
+        counts once."""
+        names = self._db.execute("SELECT id, name FROM devices ORDER BY id").fetchall()
+        first = {i: next(j for j, other in names if same_device(name, other))
+                 for i, name in names}
+        if all(i == g for i, g in first.items()):
+            return "m.device"
+        cases = " ".join(f"WHEN {int(i)} THEN {int(g)}" for i, g in first.items() if i != g)
+        return f"CASE m.device {cases} ELSE m.device END"
 
     def timings(self, params: Iterable[str], up_to: int | None = None) -> list[Measurement]:
         """The timed ``ok`` measurements of every workload whose parameter names are
