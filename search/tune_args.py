@@ -26,7 +26,8 @@ from iobound.errors import InvalidInputError
 
 from .measure.base import MeasureRecord, Measurer
 from .option_checks import check_callable, check_path, check_type, shown
-from .records import LOG_HEAD, as_logged, as_measured
+from .log_writer import header_line
+from .records import LOG_HEAD, as_measured
 from .space import Space
 
 __all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "RUN_KEYS", "check_tune_arguments",
@@ -103,10 +104,7 @@ def check_header(header: Any) -> dict:
             own = ", ".join((*LOG_HEAD, *RUN_KEYS))
             raise InvalidInputError(f"header key {key!r} is the run's own ({own} are written by "
                                     f"tune()); name the field otherwise")
-    try:
-        as_logged(dict(header))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"header must hold JSON values: {exc}") from None
+    header_line(header)  # what JSON cannot hold (NaN, an object), refused naming its key
     return dict(header)
 
 

@@ -154,8 +154,7 @@ def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, devi
         :func:`workload_cache`.
     """
     check_type("db", db, TuningDB)
-    check_path("path", path)
-    if not str(path).strip():  # Path("") is '.', which would name the wrong path
+    if not check_path("path", path).strip():  # Path("") is '.', which names another path
         raise InvalidInputError("path: the path is empty")
     try:
         is_db = _is_database(Path(path), db.path)
