@@ -40,7 +40,8 @@ from .errors import InvalidInputError
 __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPATIAL", "CHANNELS",
            "BATCH", "KERNEL", "STRIDE", "PADDING", "DILATION", "MACS", "FAST_MEMORY_WORDS",
            "MAX_TILE_EDGE", "WINOGRAD_E", "WINOGRAD_E_COUNT", "check_winograd_e", "PROCESSORS",
-           "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SPACE_INDEX", "EMULATED_ELEMENTS",
+           "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SEARCH_STEPS",
+           "SEARCH_WIDTH", "GA_TRIES", "SPACE_INDEX", "EMULATED_ELEMENTS",
            "DAG_VERTICES", "TUNING_FILE_CHARS", "AXIS", "AXIS_PRODUCT", "AMOUNT_HIGH",
            "check_amounts"]
 
@@ -106,6 +107,16 @@ SEED = Limit(0, (1 << 63) - 1, "seed: stored as a signed 64-bit integer")
 BUDGET = Limit(1, 1 << 20, "budget: each measurement is a log line and a model update")
 BATCH_SIZE = Limit(1, 1 << 12, "batch size: configurations proposed per round")
 PATIENCE = Limit(1, 1 << 20, "patience: rounds without improvement")
+#: Steps of one model-guided proposal (a walk's ``max_steps`` and ``patience``, annealing's
+#: ``n_iter`` and ``early_stop``): each step predicts a batch of neighbours, and 2^12 steps
+#: on a 400-configuration space take a few seconds (the defaults are 60 and 500).
+SEARCH_STEPS = Limit(1, 1 << 12, "optimizer steps: each step predicts a batch of neighbours")
+#: Parallel chains of one proposal (a walk's ``n_walkers``, annealing's ``n_chains``) and
+#: neighbours a walker predicts per step: each is a row of every prediction batch.
+SEARCH_WIDTH = Limit(1, 1 << 12, "optimizer width: each chain is a row of every prediction")
+#: Attempts per new child of the genetic algorithm (``max_tries``, default 30) before a
+#: random unasked configuration is taken instead: each attempt is one crossover.
+GA_TRIES = Limit(0, 1 << 10, "GA tries per child: each try is one crossover and mutation")
 #: Mixed-radix indices of a recorded space are numpy int64 codes.
 ROWS = Limit(1, (1 << 63) - 1, "row count: SQLite's LIMIT is a signed 64-bit integer")
 SPACE_INDEX = Limit(1, (1 << 63) - 1, "space index: configurations are numbered "
