@@ -29,10 +29,11 @@ from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
 from .file_bytes import is_gzip
-from .records import LOG_HEAD, LOG_HEAD_TEXT, is_cut_header, jsonable, read_log
+from .outputs import json_safe
+from .records import LOG_HEAD, LOG_HEAD_TEXT, as_logged, is_cut_header, jsonable, read_log
 
-__all__ = ["LogWriter", "header_line", "COPY_MARK", "copy_log", "copy_entries", "hold_log",
-           "check_not_written", "check_appendable"]
+__all__ = ["LogWriter", "header_line", "record_line", "COPY_MARK", "copy_log", "copy_entries",
+           "hold_log", "check_not_written", "check_appendable"]
 
 
 def check_appendable(path: str | os.PathLike) -> None:
@@ -73,6 +74,22 @@ def header_line(header: Mapping[str, Any]) -> str:
     except (TypeError, ValueError) as exc:  # keys of mixed kinds cannot be sorted
         raise InvalidInputError(f"the log header cannot be written as JSON ({exc})") from None
     return LOG_HEAD_TEXT + (", " + text[1:] if text != "{}" else "}")
+
+
+def record_line(obj: Mapping[str, Any]) -> str:
+    """The log line of ``obj`` (a record entry) in strict JSON: a NaN or an infinity where no
+    time is read (a measurer's ``extra``) is written as null, as :func:`json_safe` writes
+    it, never as the tokens NaN and Infinity that strict JSON readers (jq, browsers)
+    refuse. Times need no such care: a record whose time cannot be a measurement is
+    logged as ``invalid`` (:func:`~search.records.as_measured`).
+
+    >>> record_line({"index": 0, "record": {"extra": {"traffic": float("nan")}}})
+    '{"index": 0, "record": {"extra": {"traffic": null}}}'
+    """
+    try:
+        return json.dumps(obj, sort_keys=True, allow_nan=False, default=jsonable)
+    except ValueError:  # a NaN or an infinity, numpy's too
+        return json.dumps(json_safe(as_logged(obj)), sort_keys=True, allow_nan=False)
 
 
 class LogWriter:
@@ -127,7 +144,7 @@ class LogWriter:
             raise
 
     def _write(self, obj: Mapping[str, Any]) -> None:
-        self._write_line(json.dumps(obj, sort_keys=True, default=jsonable))
+        self._write_line(record_line(obj))
 
     def _write_line(self, text: str) -> None:
         try:
