@@ -29,6 +29,7 @@ from iobound.errors import InvalidInputError, OutputWriteError
 
 from .measure.base import MeasureRecord
 from .file_bytes import is_gzip
+from .option_checks import check_count, check_flag
 from .outputs import json_safe
 from .records import LOG_HEAD, LOG_HEAD_TEXT, as_logged, is_cut_header, jsonable, read_log
 
@@ -162,9 +163,14 @@ class LogWriter:
 
     def append(self, index: int, record: MeasureRecord, reused: bool = False) -> None:
         """Write one record line and flush it (``reused``: another run's record, marked so
-        that a resume tells the run's own measurements from its history's)."""
-        line = {"kind": "record", "index": int(index), "record": record.to_dict()}
-        self._write({**line, "reused": True} if reused else line)
+        that a resume tells the run's own measurements from its history's). An index that
+        is no integer from 0 (``1.7`` was logged as 1), a record that is no
+        :class:`MeasureRecord` or a ``reused`` that is no bool is an InvalidInputError
+        naming it, and nothing is written."""
+        index = check_count("index", index)  # the log reader's range: 0 to 2**63 - 1
+        check_type("record", record, MeasureRecord)
+        line = {"kind": "record", "index": index, "record": record.to_dict()}
+        self._write({**line, "reused": True} if check_flag("reused", reused) else line)
 
     def hold(self, held) -> None:
         """Keep ``held`` (a :func:`hold_log` handle) open, and so locked, while this writer

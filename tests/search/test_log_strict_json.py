@@ -50,3 +50,19 @@ def test_every_record_line_is_strict_json_and_keeps_finite_values(extra):
 def test_a_finite_record_line_is_unchanged_from_plain_json():
     obj = {"index": 0, "kind": "record", "record": {"extra": {"x": 1.25, "n": np.int64(4)}}}
     assert record_line(obj) == '{"index": 0, "kind": "record", "record": {"extra": {"n": 4, "x": 1.25}}}'
+
+
+@pytest.mark.parametrize("index, record, reused, named", [
+    (1.7, MeasureRecord.ok({"a": 1}, time_ms=1.0), False, "index"),
+    (-1, MeasureRecord.ok({"a": 1}, time_ms=1.0), False, "index"),
+    (True, MeasureRecord.ok({"a": 1}, time_ms=1.0), False, "index"),
+    (0, {"config": {"a": 1}}, False, "record"),
+    (0, MeasureRecord.ok({"a": 1}, time_ms=1.0), "yes", "reused"),
+])
+def test_append_refuses_what_it_would_log_wrongly(tmp_path, index, record, reused, named):
+    from iobound.errors import InvalidInputError
+    path = tmp_path / "run.jsonl"
+    writer = LogWriter(path, {})
+    with pytest.raises(InvalidInputError, match=named):
+        writer.append(index, record, reused=reused)
+    assert len(path.read_text().splitlines()) == 1  # the header only: nothing written
