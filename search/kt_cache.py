@@ -187,8 +187,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     ------
     InvalidInputError
         Naming the file (and the entry) when it is not a cache file: missing, not JSON,
-        truncated gzip, bad encoding, too large, wrong shapes or types, missing
-        ``tune_params`` or ``cache``, a key naming other values than its entry's, a
+        truncated gzip, bad encoding, too large, wrong shapes or types (a ``device_name``
+        or ``kernel_name`` that is no string: ``5`` is never read as the name ``"5"``),
+        missing ``tune_params`` or ``cache``, a key naming other values than its entry's, a
         configuration recorded twice.
     """
     if not isinstance(path, (str, os.PathLike)):
@@ -229,6 +230,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     if not isinstance(raw.get("device_name"), (str, type(None))):  # 5 would be device "5"
         raise InvalidInputError(f"{where}: device_name {str(raw['device_name'])[:40]!r} is not "
                                 f"a device name (a string)")
+    if not isinstance(raw.get("kernel_name"), (str, type(None))):  # 5: the workload "5"
+        raise InvalidInputError(f"{where}: kernel_name {shown(raw['kernel_name'])} is not a "
+                                f"kernel name (a string; null when the file names none)")
     return KtCache(tune_params=tune_params, entries=entries,
                    device_name=_text(raw.get("device_name"), ""),
                    kernel_name=_text(raw.get("kernel_name"), ""),

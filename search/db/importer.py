@@ -24,7 +24,10 @@ file. A log or cache of our conv template must name a layer, and each record's c
 be a kernel config of integers; a timed ``ok`` one must also pass
 :func:`kernels.config.check_config` for the layer (else it would be stored as the
 layer's fastest). A device name that is not a string (a cache's ``device_name`` 5) is
-refused, never stored as ``"5"``.
+refused, never stored as ``"5"``; so are a cache's ``kernel_name`` and a log header's
+template, replayed kernel and measurer toolchain that are not strings (null or absent is
+none: ``""``). A replay log must name its problem (its ``problem_size``, else a replayed
+cache found as the run named it or beside the log); one that names neither is refused.
 
 A cache's measurements have the toolchain ``kernel_tuner`` unless the file says
 another (a top-level or an entry's ``toolchain``, written by our export).
@@ -62,7 +65,7 @@ from iobound.devices import canonical_device_name
 from iobound.errors import InvalidInputError
 
 from ..kt_cache import NoMeasurementsError
-from ..option_checks import check_path, check_type, shown
+from ..option_checks import check_path, check_records, check_type, shown
 from ..path_kind import path_kind
 from .cache_reader import KT_TOOLCHAIN, read_cache
 from .file_import import FileImport, file_device
@@ -82,13 +85,15 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     Raises
     ------
     ValueError
-        Naming the file and what is wrong with it.
+        Naming the file and what is wrong with it (a ``path`` that is no path, or that the
+        system refuses to look up, a name too long: InvalidInputError naming ``path``).
     """
-    path = Path(path)
+    path = Path(check_path("path", path))
     if device is not None:
         check_device_name(device)  # 5 and "5": one device row, two digests
-    if not path.is_file():
-        what = "not a regular file" if path.exists() else "no such file"
+    kind = path_kind(path, "path")  # a refused lookup (a name too long): bad input, named
+    if kind != "file":
+        what = "no such file" if kind == "missing" else "not a regular file"
         raise InvalidInputError(f"{path}: {what}")
     try:
         read = read_log_file(path, device) if is_log_file(path) else read_cache(path, device)
@@ -109,12 +114,15 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
 
 def read_path(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
     """Read any importable file: a tuning database (:func:`search.db.merge.read_database`),
-    else one cache file or tuning log (:func:`read_file`)."""
+    else one cache file or tuning log (:func:`read_file`); a ``path`` that is no path, or
+    that the system refuses to look up, is an InvalidInputError naming it."""
     from .merge import is_sqlite, read_database  # merge builds on this module's FileImport
-    p = Path(path)
+    p = Path(check_path("path", path))
+    if path_kind(p, "path") != "file":  # a lookup refused (a name too long) is bad input
+        return [read_file(p, device)]  # which names what is there: nothing, a folder...
     try:
-        database = p.is_file() and is_sqlite(p)
-    except OSError:  # unreadable: read_file names the file and why
+        database = is_sqlite(p)
+    except InvalidInputError:  # unreadable: read_file names the file and why
         database = False
     return read_database(p, device) if database else [read_file(p, device)]
 
@@ -127,12 +135,14 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
                db_path: str | None = None) -> tuple[list[FileImport], list[tuple[str, str]]]:
     """:func:`read_path` of every path, a folder standing for its files of
     :data:`IMPORT_ENDINGS` (sorted): (what was read, the folders' files passed over with
-    why). A folder's T4 metadata and T1 description files hold no measurements and are
-    passed over (a metadata file still names its results file's device), and the database
-    ``db_path`` is left out when it lies in the folder; a file given by name is read or
-    refused whatever it is, and a folder with nothing to read is refused. ``device``, the
-    name for files that carry none, is stored as ``iobound tune --device`` stores it (a
-    preset's name for any of its aliases: :func:`~iobound.devices.canonical_device_name`).
+    why). ``paths`` is taken as :func:`import_files` takes it (:func:`import_paths`: one
+    path given alone, or a list of them). A folder's T4 metadata and T1 description files
+    hold no measurements and are passed over (a metadata file still names its results
+    file's device), and the database ``db_path`` is left out when it lies in the folder; a
+    file given by name is read or refused whatever it is, and a folder with nothing to read
+    is refused. ``device``, the name for files that carry none, is stored as ``iobound tune
+    --device`` stores it (a preset's name for any of its aliases:
+    :func:`~iobound.devices.canonical_device_name`).
 
     >>> import tempfile
     >>> read_paths([tempfile.mkdtemp()])  # doctest: +ELLIPSIS
@@ -140,6 +150,9 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
     ...
     iobound.errors.InvalidInputError: folder '...' holds no cache file, tuning log or tuning database (.json, .json.gz, .jsonl, .db, .sqlite, .sqlite3)
     """
+    paths = import_paths(paths)  # "/x" is one path, never the paths "/" and "x"
+    if db_path is not None:
+        check_path("db_path", db_path)
     if device is not None:  # a name the user gives: a preset's stored as tune stores it
         device = canonical_device_name(check_device_name(device))
     files: list[FileImport] = []
@@ -166,10 +179,15 @@ def read_paths(paths: Sequence[str | os.PathLike], device: str | None = None,
 
 def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
     """Store files read by :func:`read_file` in one transaction; sets each one's ``added``.
+    ``db`` must be a :class:`TuningDB` and ``files`` a sequence of :class:`FileImport`
+    (else InvalidInputError naming them, and nothing is stored).
 
     >>> store_files(TuningDB(":memory:"), [])
     []
     """
+    check_type("db", db, TuningDB)
+    files = check_records("files", files, FileImport)
+
     def store(conn) -> None:
         for f in files:  # a file with nothing usable adds no (empty) workload either
             f.added = insert(conn, f.measurements, f.tune_params if f.measurements else {})
@@ -179,7 +197,14 @@ def store_files(db: TuningDB, files: Sequence[FileImport]) -> list[FileImport]:
 
 
 def check_not_itself(paths: Sequence[str | os.PathLike], db_path: str) -> None:
-    """Refuse to import the database into itself (a mistake, never a merge)."""
+    """Refuse to import the database into itself (a mistake, never a merge). ``paths`` as
+    :func:`import_files` takes it (:func:`import_paths`), ``db_path`` a path; else
+    InvalidInputError naming them.
+
+    >>> check_not_itself(["a.json"], ":memory:")
+    """
+    paths = import_paths(paths)
+    check_path("db_path", db_path)
     if db_path == ":memory:" or path_kind(db_path, "--db") == "missing":
         return
     for p in paths:

@@ -1,6 +1,8 @@
 """Read one of our JSON-lines tuning logs into measurements for import (see
 :mod:`.importer`): the workload and device from its header, each record checked to hold
-exactly the log's parameters with plain values.
+exactly the log's parameters with plain values. A header field of the wrong kind (a
+``measurer`` or ``space`` that is no object, a template, kernel, toolchain or ``replay``
+that is no string) is refused, naming it; a name is never stored as ``str()`` of a number.
 
 Whether a file is a log at all is :func:`search.records.is_log_file`.
 """
@@ -8,12 +10,14 @@ Whether a file is a log at all is :func:`search.records.is_log_file`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from iobound.errors import InvalidInputError
 from kernels.status import Status
 
 from ..file_names import file_name
+from ..option_checks import shown
+from ..path_kind import path_kind
 from ..times import as_time
 from ..kt_cache import is_param_value, load_cache
 from ..measure.base import MeasureRecord
@@ -25,16 +29,39 @@ from .model import Measurement, Workload, config_fault, finite, recorded_workloa
 __all__ = ["read_log_file"]
 
 
+def _header_object(header: dict, key: str) -> dict:
+    """The header's ``key`` (``measurer``, ``space``) when it is an object; absent or null
+    is an empty one; anything else is refused, naming it."""
+    value = header.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"the header's {key} must be an object, got {shown(value)}")
+    return value
+
+
+def _header_text(value: Any, what: str) -> str | None:
+    """A name field of the header (a toolchain, a template, a kernel): a string, or None
+    when absent or null; anything else is refused, naming ``what`` (``5`` would be stored
+    as ``"5"``: a toolchain or a workload no run ever matches)."""
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidInputError(f"the header's {what} must be a string, got {shown(value)}")
+
+
 def _replayed_problem(header: dict, log_path: Path):
     """The problem size of a replay log: its header's, else (a log written before tune
-    recorded it) the replayed cache's, found as the run named it or beside the log."""
+    recorded it) the replayed cache's, found as the run named it or beside the log. A
+    log that names neither is refused: the problem is part of the workload, and a
+    workload with no problem is not the replayed one."""
     if header.get("problem_size") is not None:
         return header["problem_size"]
-    replayed = header.get("replay")
+    replayed = _header_text(header.get("replay"), "replay (the replayed file)")
     if not replayed:
-        return None
+        raise InvalidInputError("a replay log that names neither its problem size nor its "
+                                "replayed file (the problem is part of the workload)")
     for where in dict.fromkeys([Path(replayed), log_path.parent / replayed]):
-        if where.is_file():
+        if path_kind(where, "the header's replay") == "file":
             try:
                 return load_cache(where).problem_size
             except ValueError:
@@ -45,8 +72,12 @@ def _replayed_problem(header: dict, log_path: Path):
 
 
 def _log_workload(header: dict, log_path: Path) -> tuple[Workload, dict]:
-    space = header.get("space") or {}
-    params = tuple(space.get("params") or ())
+    space = _header_object(header, "space")
+    params = space.get("params") or []
+    if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+        raise InvalidInputError(f"the header's space 'params' must be a list of parameter "
+                                f"names, got {shown(params)}")
+    params = tuple(params)
     values = space.get("values") or {}
     if not isinstance(values, dict) or not all(
             isinstance(v, list) and all(map(is_param_value, v)) for v in values.values()):
@@ -54,15 +85,17 @@ def _log_workload(header: dict, log_path: Path) -> tuple[Workload, dict]:
                                 "of numbers, strings or flat lists")
     if space.get("kind") == "replay":
         problem = _replayed_problem(header, log_path)
-        return recorded_workload(str(space.get("kernel") or ""), problem, params), values
+        kernel = _header_text(space.get("kernel"), "space's kernel")
+        return recorded_workload(kernel or "", problem, params), values
     if "layer" in header:
         if stored_layer(header["layer"]) is None:
             raise InvalidInputError(f"the header's layer {str(header['layer'])[:60]!r} is not "
                                     f"a convolution layer (the fields of a ConvLayer)")
         return Workload(CONV_TEMPLATE, current_layer_problem(header["layer"]), params), values
-    template = header.get("template")  # null is absent
-    template = space.get("kind") if template is None else template
-    return Workload("" if template is None else str(template), header.get("problem"),
+    template = _header_text(header.get("template"), "template")  # null is absent
+    if template is None:
+        template = _header_text(space.get("kind"), "space's kind")
+    return Workload("" if template is None else template, header.get("problem"),
                     params), values
 
 
@@ -77,8 +110,9 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
 def read_log_file(path: Path, device: str | None) -> FileImport:
     log = read_log(path)
     h = log.header
-    meas = h.get("measurer") or {}
-    own = h.get("device") or meas.get("device") or (h.get("space") or {}).get("device") or ""
+    meas = _header_object(h, "measurer")
+    space = _header_object(h, "space")
+    own = h.get("device") or meas.get("device") or space.get("device") or ""
     if not isinstance(own, str):  # 5 would be stored as the device "5"
         raise InvalidInputError(f"the header's device {str(own)[:40]!r} is not a device name "
                                 f"(a string)")
@@ -86,9 +120,11 @@ def read_log_file(path: Path, device: str | None) -> FileImport:
     w, values = _log_workload(h, Path(path))
     check_problem(w.problem, "the header's problem (layer or problem_size)")
     layer = stored_layer(w.problem) if w.template == CONV_TEMPLATE else None
-    algorithm = h.get("algorithm") or (h.get("space") or {}).get("algorithm")
+    algorithm = h.get("algorithm") or space.get("algorithm")
     algorithm = algorithm if isinstance(algorithm, str) else None
-    toolchain = str(meas.get("toolchain") or meas.get("name") or "")
+    # the measurer's toolchain, else its name; "" when the log names none
+    toolchain = _header_text(meas.get("toolchain"), "measurer's toolchain") or \
+        _header_text(meas.get("name"), "measurer's name") or ""
     run = f"{h.get('strategy', '')}:seed{h.get('seed', '')}"
     out = FileImport(str(path), "tune-log", dev, w, tune_params={w: values} if values else {})
     for e in log.entries:

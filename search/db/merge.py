@@ -28,6 +28,8 @@ from pathlib import Path
 
 from iobound.errors import InvalidInputError
 
+from ..option_checks import check_path, shown
+from ..path_kind import path_kind
 from .importer import FileImport, file_device
 from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
 from .model import check_device_name
@@ -37,10 +39,24 @@ from .store import TuningDB
 __all__ = ["is_sqlite", "read_database"]
 
 
-def is_sqlite(path: Path) -> bool:
-    """Whether ``path`` starts as an SQLite database file does."""
-    with open(path, "rb") as fh:
-        return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+def is_sqlite(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file that starts as an SQLite database file does: a
+    folder, a missing file or a pipe (never read: that would wait) is none. A ``path`` that
+    is no path, one the system refuses to look up (a name too long) or a file it cannot
+    read is an InvalidInputError naming it.
+
+    >>> is_sqlite("/"), is_sqlite("/no/such/file.db")
+    (False, False)
+    """
+    name = check_path("path", path)
+    if path_kind(name, "path") != "file":
+        return False
+    try:
+        with open(name, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError as exc:  # no permission, an I/O error
+        raise InvalidInputError(f"path {shown(name)}: cannot read it: "
+                                f"{exc.strerror or exc}") from None
 
 
 def read_database(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
@@ -52,11 +68,13 @@ def read_database(path: str | os.PathLike, device: str | None = None) -> list[Fi
     Raises
     ------
     InvalidInputError
-        Naming the file: not an iobound tuning database, damaged, or another device's.
+        Naming the file: not an iobound tuning database, damaged, or another device's; a
+        ``path`` that is no path, or that the system refuses to look up (a name too long).
     """
-    path = Path(path)
+    path = Path(check_path("path", path))
     if device is not None:
         check_device_name(device)
+    path_kind(path, "path")  # a lookup refused (a name too long): bad input, named here
     try:
         with TuningDB(path, readonly=True) as db:
             groups: dict[tuple, FileImport] = {}
