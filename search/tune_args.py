@@ -29,6 +29,7 @@ from .option_checks import check_callable, check_path, check_type, shown
 from .log_writer import header_line
 from .records import LOG_HEAD, as_measured
 from .space import Space
+from .strategies.base import is_record_of
 
 __all__ = ["DEFAULT_STRATEGY", "DEFAULT_BUDGET", "RUN_KEYS", "check_tune_arguments",
            "check_run_numbers", "check_header", "check_reusable"]
@@ -123,7 +124,7 @@ def check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | No
             raise InvalidInputError(f"reusable keys must be indices of the space (0 to "
                                     f"{size - 1}), got {shown(i)}")
         rec = check_type(f"reusable[{int(i)}]", rec, MeasureRecord)
-        if space.index(dict(rec.config)) != int(i):
+        if not is_record_of(space, int(i), rec):
             raise InvalidInputError(f"reusable[{int(i)}] is a record of {shown(rec.config)}, "
                                     f"not of configuration {int(i)} {shown(space.get(int(i)))}")
         out[int(i)] = as_measured(rec)

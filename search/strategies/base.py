@@ -35,9 +35,10 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..measure.base import MeasureRecord
+from ..option_checks import check_count, check_type, shown
 from ..space import Space
 
-__all__ = ["Strategy", "StrategyOptions", "Observations", "check_told"]
+__all__ = ["Strategy", "StrategyOptions", "Observations", "check_told", "check_rng"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,13 @@ class Observations:
         self.cost: dict[int, float] = {}
 
     def add(self, indices: Sequence[int], records: Sequence[MeasureRecord]) -> None:
+        """Record the costs of ``records``, one per index of ``indices`` (integers from 0,
+        none twice; an index told before gets its new cost); else InvalidInputError
+        naming ``indices`` or ``records``, as :func:`check_told` (which checks them
+        against a space too) gives."""
+        indices, records = _told_pairs("Observations.add", indices, records, _ANY_INDEX)
         for i, r in zip(indices, records):
-            self.cost[int(i)] = r.cost
+            self.cost[i] = r.cost
 
     def __len__(self) -> int:
         return len(self.cost)
@@ -75,7 +81,10 @@ class Observations:
         return int(i) in self.cost
 
     def best(self, k: int | None = None) -> list[int]:
-        """Told indices with a finite cost, lowest cost first (ties by index)."""
+        """Told indices with a finite cost, lowest cost first (ties by index); the first
+        ``k`` (a count: an ``int`` >= 0) of them, or all for ``None``."""
+        if k is not None:
+            k = check_count("k", k)
         ok = sorted((c, i) for i, c in self.cost.items() if math.isfinite(c))  # no NaN either
         return [i for _, i in ok[:k]]
 
@@ -100,6 +109,10 @@ class Strategy(abc.ABC):
         if not isinstance(options, self.Options):
             raise InvalidInputError(f"strategy {self.name!r} takes {self.Options.__name__}, "
                              f"got {type(options).__name__}")
+        # a dict or None fails here, not at the first ask (or as a silent wrong answer:
+        # len() of a dict is no space's size); each strategy of this package refuses an rng
+        # that is no Generator (check_rng; a wrapper may take one that only has its methods)
+        check_type("space", space, Space)
         self.space = space
         self.options = options
         self.rng = rng
@@ -139,31 +152,84 @@ class Strategy(abc.ABC):
         return {}
 
 
-def check_told(space: Space, indices, records) -> tuple[list[int], list[MeasureRecord]]:
-    """``(indices, records)`` as lists once ``indices`` are integers indexing ``space`` and
-    ``records`` as many :class:`~search.measure.base.MeasureRecord`; else InvalidInputError
-    (1.5 or "3" were taken as an index, a longer list was cut to the shorter, an index past
-    the space failed at a later ask).
+def check_rng(rng) -> np.random.Generator:
+    """``rng`` when it is an ``np.random.Generator``; else InvalidInputError naming ``rng``
+    (an int seed or a ``RandomState`` failed at the first draw, mid-run, as an
+    AttributeError; a strategy that draws nothing accepted it silently).
+
+    >>> check_rng(5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: rng must be a numpy.random._generator.Generator, got 5
+    """
+    return check_type("rng", rng, np.random.Generator)
+
+
+def check_told(space: Space, indices, records, *,
+               what: str = "tell") -> tuple[list[int], list[MeasureRecord]]:
+    """``(indices, records)`` as lists once ``indices`` are integers indexing ``space``, none
+    twice, and ``records`` as many :class:`~search.measure.base.MeasureRecord`, each a
+    record of its index's configuration; else InvalidInputError naming ``what`` (the
+    method told) and the argument (1.5 or "3" were taken as an index, a longer list was
+    cut to the shorter, an index past the space failed at a later ask, a record of
+    another configuration was learnt as this one's cost, a repeated index kept its last
+    record only).
 
     >>> from search.grid_space import GridSpace
     >>> told = [MeasureRecord.ok({"a": 2}, time_ms=1.0)]
     >>> check_told(GridSpace({"a": [1, 2]}), [np.int64(1)], told)[0]
     [1]
+    >>> check_told(GridSpace({"a": [1, 2]}), [0], told)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: tell: records[0] is a record of {'a': 2}, not of ...
     """
+    check_type("space", space, Space)
+    where = limits.Limit(0, len(space) - 1, f"an index of the space of {len(space)}")
+    indices, records = _told_pairs(what, indices, records, where)
+    for k, (i, r) in enumerate(zip(indices, records)):
+        if not is_record_of(space, i, r):
+            raise InvalidInputError(f"{what}: records[{k}] is a record of {shown(r.config)}, "
+                                    f"not of configuration {i} {shown(space.get(i))}")
+    return indices, records
+
+
+def is_record_of(space: Space, i: int, record: MeasureRecord) -> bool:
+    """Whether ``record`` is a record of configuration ``i`` of ``space``: its config is
+    the space's member of index ``i`` (the space's own equality: ``1`` and ``1.0``, or a
+    numpy value and its Python one, are one value where the space takes them as one).
+
+    >>> from search.grid_space import GridSpace
+    >>> is_record_of(GridSpace({"a": [1, 2]}), 1, MeasureRecord.ok({"a": 2.0}, time_ms=1.0))
+    True
+    """
+    return space.index(dict(record.config)) == i
+
+
+def _told_pairs(what: str, indices, records,
+                where: limits.Limit) -> tuple[list[int], list[MeasureRecord]]:
+    """The check :func:`check_told` and :meth:`Observations.add` share: ``indices`` a
+    sequence of integers in ``where``, none twice, ``records`` as many MeasureRecords."""
     def listed(name, values):
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
-            raise InvalidInputError(f"tell: {name} must be a sequence, got "
+            raise InvalidInputError(f"{what}: {name} must be a sequence, got "
                                     f"{type(values).__name__} {values!r:.60}")
         return list(values)
     indices, records = listed("indices", indices), listed("records", records)
     if len(indices) != len(records):
-        raise InvalidInputError(f"tell: {len(indices)} indices but {len(records)} records")
-    where = limits.Limit(0, len(space) - 1, f"an index of the space of {len(space)}")
-    indices = [limits.check_int("tell: index", i, where) for i in indices]
+        raise InvalidInputError(f"{what}: {len(indices)} indices but {len(records)} records")
+    indices = [limits.check_int(f"{what}: index", i, where) for i in indices]
     bad = [r for r in records if not isinstance(r, MeasureRecord)]
     if bad:
-        raise InvalidInputError(f"tell: records must be MeasureRecords, got "
+        raise InvalidInputError(f"{what}: records must be MeasureRecords, got "
                                 f"{type(bad[0]).__name__} {bad[0]!r:.60}")
+    if len(set(indices)) < len(indices):
+        first: dict[int, int] = {}
+        for k, i in enumerate(indices):
+            if i in first:
+                raise InvalidInputError(f"{what}: indices[{first[i]}] and indices[{k}] are both "
+                                        f"{i}; one record per index (the other would be lost)")
+            first[i] = k
     return indices, records
 
 
@@ -182,3 +248,5 @@ def _checked_tell(tell):
 
 
 _ASK_N = limits.Limit(-(1 << 63), (1 << 63) - 1, "a count")
+#: The indices :meth:`Observations.add` takes (it knows no space): those of any space.
+_ANY_INDEX = limits.Limit(0, limits.SPACE_INDEX.high, "an index of a space")

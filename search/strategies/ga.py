@@ -20,16 +20,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iobound import limits
+
 from ..option_checks import INT64_LOW, check_count, check_number
 from ..space import sample_excluding
-from .base import Strategy, StrategyOptions
+from .base import Strategy, StrategyOptions, check_rng
 
 __all__ = ["GeneticStrategy", "GAOptions"]
+
+#: ``max_tries``: :data:`iobound.limits.GA_TRIES` at most; below, no minimum of its own.
+_MAX_TRIES = limits.Limit(INT64_LOW, limits.GA_TRIES.high, limits.GA_TRIES.reason)
 
 
 @dataclass(frozen=True)
 class GAOptions(StrategyOptions):
-    """Population size, tournament size, mutation probability, redraw attempts."""
+    """Population size, tournament size, mutation probability, redraw attempts (at most
+    :data:`iobound.limits.GA_TRIES`; 0 or less draws no child)."""
 
     population: int = 16
     tournament: int = 3
@@ -41,7 +47,9 @@ class GAOptions(StrategyOptions):
         check_count("population", self.population, low=2)
         check_count("tournament", self.tournament, low=1)
         check_number("mutation", self.mutation, 0, 1)
-        check_count("max_tries", self.max_tries, low=INT64_LOW)
+        # at most GA_TRIES (an ask tries max_tries * n crossovers: 10**7 ran for minutes);
+        # no minimum, as before (0 or less: a random unasked configuration at once)
+        limits.check_int("max_tries", self.max_tries, _MAX_TRIES)
 
 
 class GeneticStrategy(Strategy):
@@ -52,6 +60,7 @@ class GeneticStrategy(Strategy):
 
     def __init__(self, space, options=None, rng=None):
         super().__init__(space, options, rng)
+        check_rng(rng)
         self._asked: set[int] = set()
 
     def _take(self, i: int, out: list[int]) -> bool:

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from ..option_checks import check_flag
-from .base import Strategy, StrategyOptions
+from .base import Strategy, StrategyOptions, check_rng
 
 __all__ = ["GridStrategy", "GridOptions"]
 
@@ -44,6 +44,7 @@ class GridStrategy(Strategy):
 
     def __init__(self, space, options=None, rng=None):
         super().__init__(space, options, rng)
+        check_rng(rng)
         size = len(space)
         step = 1
         if self.options.spread and size > 2:

@@ -70,7 +70,7 @@ from ..cost_model import CostModel, XGBOptions
 from ..optimizers import AnnealOptions, WalkOptions, make_optimizer
 from ..option_checks import check_count, check_number, check_type
 from ..space import Space, sample_excluding
-from .base import Observations, Strategy, StrategyOptions
+from .base import Observations, Strategy, StrategyOptions, check_rng, check_told
 from .model_refit import ModelRefit, train_model
 from .stall import (StallOptions, StallTracker, spread_elites, stall_candidates,
                     sweep_candidates)
@@ -167,6 +167,7 @@ class ModelBasedStrategy(Strategy):
 
     def __init__(self, space, options=None, rng=None):
         super().__init__(space, options, rng)
+        check_rng(rng)
         self.optimizer = make_optimizer(self.options.optimizer)
         self._asked: set[int] = set()
         self._plan: list[int] = []
@@ -182,12 +183,14 @@ class ModelBasedStrategy(Strategy):
         """Search and fit the cost model on ``space`` from now on: the same configurations
         under the same indices, with more feature columns (the history's rank of each
         configuration, :class:`search.transfer.prior_feature.PriorFeatureSpace`)."""
+        check_type("space", space, Space)
         if len(space) != len(self.space) or space.params != self.space.params:
             raise InvalidInputError("learn_on needs the same configurations under the same indices")
         self.space = space
 
     def hint(self, indices, records) -> None:
-        """Measurements this strategy did not ask for, for its model only (module doc).
+        """Measurements this strategy did not ask for, for its model only (module doc);
+        checked as :meth:`tell` checks what it is told (:func:`.base.check_told`).
 
         >>> import numpy as np
         >>> from search.grid_space import GridSpace
@@ -198,7 +201,7 @@ class ModelBasedStrategy(Strategy):
         >>> sorted(s.training_set().cost), len(s.seen)
         ([0, 5], 1)
         """
-        self.hints.add(indices, records)
+        self.hints.add(*check_told(self.space, indices, records, what="hint"))
 
     def training_set(self) -> Observations:
         """What the cost model fits: the strategy's observations, and the hints no

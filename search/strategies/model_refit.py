@@ -31,7 +31,11 @@ import time
 
 import numpy as np
 
+from iobound import limits
+from iobound.errors import InvalidInputError
+
 from ..cost_model import CostModel, XGBCostModel, XGBOptions
+from ..option_checks import check_count, check_type
 from ..space import Space
 from .base import Observations
 
@@ -43,8 +47,21 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
     """An XGBoost model fitted on everything told so far; ``None`` when fewer than
     ``min_ok`` successful measurements exist (nothing to learn from yet): a positive
     finite cost each, as the model's targets count them (a 0 ms record told directly,
-    not through the tuner, which makes it invalid, is none)."""
+    not through the tuner, which makes it invalid, is none). InvalidInputError naming the
+    argument for a ``space`` that is no :class:`~search.space.Space`, ``seen`` that is no
+    :class:`~.base.Observations` of it (an index past the space), ``options`` that are no
+    :class:`~search.cost_model.XGBOptions`, a ``seed`` past :data:`iobound.limits.SEED` or a
+    ``min_ok`` below 1."""
+    check_type("space", space, Space)
+    check_type("seen", seen, Observations)
+    check_type("options", options, XGBOptions)
+    limits.check_int("seed", seed, limits.SEED)
+    check_count("min_ok", min_ok, low=1)
     idx, cost = seen.arrays()
+    if len(idx) and not 0 <= int(idx.min()) <= int(idx.max()) < len(space):
+        bad = int(idx.max()) if int(idx.max()) >= len(space) else int(idx.min())
+        raise InvalidInputError(f"seen holds index {bad}, outside the space of {len(space)} "
+                                f"configurations (0..{len(space) - 1})")
     if int(np.count_nonzero(np.isfinite(cost) & (cost > 0))) < min_ok:
         return None
     # a cost that is no number (a record told directly, not through the tuner, which makes
@@ -55,7 +72,9 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
 
 class ModelRefit:
     """The last fitted model and the rule that keeps it (module doc); every fit is seeded
-    ``seed + fits``, so that a subsampling model does not draw the same rows each time.
+    ``seed + fits``, so that a subsampling model does not draw the same rows each time
+    (wrapped to 0 past :data:`iobound.limits.SEED`, so that a large ``seed``, within the
+    limit, never fails a fit mid-run).
 
     >>> from search.measure.base import MeasureRecord
     >>> from search.grid_space import GridSpace
@@ -71,7 +90,7 @@ class ModelRefit:
     """
 
     def __init__(self, seed: int):
-        self.seed = seed
+        self.seed = limits.check_int("seed", seed, limits.SEED)
         self.fits = 0
         self.seconds = 0.0  # spent fitting
         self._model: CostModel | None = None
@@ -82,8 +101,12 @@ class ModelRefit:
         """A model fitted now on ``training``, or on the every-round cadence the last one
         while its training set is past ``refit_all_until``, has not grown by
         ``refit_growth`` and the space's features are those it was fitted on
-        (``options``: a :class:`~.model_based.ModelBasedOptions`)."""
-        o = options
+        (``options``: a :class:`~.model_based.ModelBasedOptions`; InvalidInputError naming
+        the argument that is not what it should be)."""
+        from .model_based import ModelBasedOptions  # (that module imports this one)
+        check_type("space", space, Space)
+        check_type("training", training, Observations)
+        o = check_type("options", options, ModelBasedOptions)
         version = getattr(space, "features_version", 0)
         if (o.plan_size is None and self._model is not None
                 and self._fitted_size > o.refit_all_until
@@ -91,9 +114,14 @@ class ModelRefit:
                 and version == self._fitted_version):
             return self._model
         t0 = time.perf_counter()
-        model = train_model(space, training, o.model, self.seed + self.fits, o.min_ok)
+        model = train_model(space, training, o.model, self._fit_seed(), o.min_ok)
         self.seconds += time.perf_counter() - t0
         if model is not None:
             self.fits += 1
             self._model, self._fitted_size, self._fitted_version = model, len(training), version
         return model
+
+    def _fit_seed(self) -> int:
+        """``seed + fits``, the next fit's seed, wrapped into :data:`iobound.limits.SEED`
+        (unchanged while it is inside)."""
+        return (self.seed + self.fits) % (limits.SEED.high + 1)

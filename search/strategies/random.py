@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 from ..space import sample_excluding
-from .base import Strategy, StrategyOptions
+from .base import Strategy, StrategyOptions, check_rng
 
 __all__ = ["RandomStrategy"]
 
@@ -26,6 +26,7 @@ class RandomStrategy(Strategy):
 
     def __init__(self, space, options=None, rng=None):
         super().__init__(space, options, rng)
+        check_rng(rng)
         self._asked: set[int] = set()
 
     def ask(self, n: int) -> list[int]:

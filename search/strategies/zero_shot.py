@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..option_checks import check_choice, check_count, check_records
-from .base import Strategy, StrategyOptions
+from .base import Strategy, StrategyOptions, check_rng
 
 __all__ = ["ZeroShotStrategy", "ZeroShotStrategyOptions"]
 
@@ -68,6 +68,7 @@ class ZeroShotStrategy(Strategy):
         from ..zero_shot import ZeroShotOptions, rankable
         from ..zero_shot_order import zero_shot_ranking
         super().__init__(space, options, rng)
+        check_rng(rng)
         self.records_used = 0
         self.reason = ""
         self.order = None
