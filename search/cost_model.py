@@ -3,7 +3,7 @@
 :class:`CostModel` is the seam (``fit(X, costs)``, ``predict(X)``);
 :class:`XGBCostModel` is the XGBoost implementation used by the ``explorer`` and
 ``sa`` strategies. Costs are times in ms; a failed configuration has cost
-``inf``.
+``inf`` (a zero or negative cost is taken as a failure too: :func:`make_targets`).
 
 Two objectives (``XGBOptions.objective``):
 
@@ -45,18 +45,19 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 
 from .model_rows import F32_MAX as _F32_MAX
-from .model_rows import check_training, feature_rows, model_rows
+from .model_rows import _cost_vector, check_training, feature_rows, model_rows
 from .option_checks import INT64_LOW, check_count, check_flag, check_number, check_type, shown
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
            "model_rows", "feature_rows", "check_training", "training_rows", "source_caps",
-           "checked_predict"]
+           "checked_predict", "check_model", "xgb_seed"]
 
 OBJECTIVES = ("rank", "reg", "auto")
 _F32_TINY = float(np.finfo(np.float32).tiny)
 _XGB_INT = limits.Limit(-(1 << 31), (1 << 31) - 1, "XGBoost reads it as a C int")
 _XGB_ROUNDS = limits.Limit(1, 1 << 14, "boosting rounds: one tree each, a fit past this takes minutes")
 _XGB_PAIRS = limits.Limit(1, 1 << 10, "ranking pairs per row: a fit past this takes minutes")
+_XGB_SEEDS = 1 << 32  # XGBoost keeps a seed's low 32 bits
 PAIR_METHODS = ("mean", "topk", "blend")
 
 
@@ -144,14 +145,18 @@ class XGBOptions:
 
 
 def make_targets(costs: np.ndarray) -> np.ndarray:
-    """log(time) per config; failures get log(worst ok time) + log 2.
+    """log(time) per config; failures get log(worst ok time) + log 2 (``log 2`` when
+    nothing ran). A failure is any cost that is not a positive finite time: ``inf``, zero,
+    a negative number or NaN. ``costs`` must be a 1-D array of numbers: InvalidInputError
+    naming ``costs`` otherwise (text such as ``"2.5"`` and ``None`` too, which numpy would
+    parse or make a NaN).
 
     Examples
     --------
     >>> make_targets(np.array([1.0, np.inf, np.e])).round(3).tolist()
     [0.0, 1.693, 1.0]
     """
-    costs = np.asarray(costs, dtype=float)
+    costs = _cost_vector(costs)
     ok = np.isfinite(costs) & (costs > 0)
     out = np.empty(len(costs))
     out[ok] = np.log(costs[ok])
@@ -168,7 +173,10 @@ class XGBCostModel(CostModel):
     options : XGBOptions
         Objective and booster settings.
     seed : int
-        XGBoost's random seed (training is deterministic for a fixed seed).
+        The random seed, 0..2^63-1 (:data:`iobound.limits.SEED`; training is
+        deterministic for a fixed seed). XGBoost keeps only a seed's low 32 bits, so a
+        seed of 2^32 or more is mixed down to 32 bits (:func:`xgb_seed`): seeds below 2^32
+        reach XGBoost unchanged, and ``0``, ``2**32`` and ``2**40`` are different seeds.
     """
 
     def __init__(self, options: XGBOptions | None = None, seed: int = 0):
@@ -231,7 +239,8 @@ class XGBCostModel(CostModel):
         params = {
             "max_depth": o.max_depth, "eta": o.learning_rate, "subsample": o.subsample,
             "min_child_weight": o.min_child_weight, "colsample_bynode": o.colsample_bynode,
-            "nthread": o.n_jobs, "seed": self.seed, "tree_method": "hist", "verbosity": 0, **extra,
+            "nthread": o.n_jobs, "seed": xgb_seed(self.seed), "tree_method": "hist",
+            "verbosity": 0, **extra,
         }
         dtrain = xgb.DMatrix(X, label=label, nthread=o.n_jobs)
         if extra["objective"].startswith("rank:"):
@@ -259,16 +268,48 @@ class XGBCostModel(CostModel):
         return -sum((b.inplace_predict(X) - m) / sd for b, m, sd in self._parts)
 
 
+def xgb_seed(seed: int) -> int:
+    """The seed XGBoost is given for ``seed`` (0..2^63-1): ``seed`` itself below 2^32,
+    else a 32-bit mix of all its bits (``numpy.random.SeedSequence(seed)``'s first word).
+    XGBoost keeps a seed's low 32 bits only, which made ``0``, ``2**32`` and ``2**40`` one
+    seed; seeds below 2^32 give the models they always gave.
+
+    >>> xgb_seed(7), xgb_seed(2**32) == xgb_seed(0), xgb_seed(2**32) < 2**32
+    (7, False, True)
+    """
+    seed = limits.check_int("seed", seed, limits.SEED)
+    if seed < _XGB_SEEDS:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0])
+
+
+def check_model(model):
+    """``model`` when it has a callable ``predict`` (a :class:`CostModel`, or any object
+    with ``predict(X)``); else InvalidInputError naming ``model`` (was an AttributeError
+    deep in an optimizer).
+
+    >>> check_model(None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: model must be a cost model with a callable predict, got None
+    """
+    if not callable(getattr(model, "predict", None)):
+        raise InvalidInputError(f"model must be a cost model with a callable predict, "
+                                f"got {shown(model)}")
+    return model
+
+
 def checked_predict(model, X: np.ndarray) -> np.ndarray:
     """``model.predict(X)`` as one float per row of ``X``; else InvalidInputError naming
-    what the model gave (a wrong shape or type failed deep in an optimizer).
+    what the model gave (a wrong shape or type failed deep in an optimizer), or naming
+    ``model`` when it has no callable ``predict`` (:func:`check_model`).
 
     >>> class Half:
     ...     def predict(self, X): return X[:, 0] / 2
     >>> checked_predict(Half(), np.array([[4.0], [6.0]])).tolist()
     [2.0, 3.0]
     """
-    got = model.predict(X)
+    got = check_model(model).predict(X)
     try:
         out = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
@@ -305,17 +346,23 @@ def training_rows(rel: np.ndarray, cap: int, rng: np.random.Generator) -> np.nda
 
 def source_caps(sizes: Sequence[int], per_source: int, total: int) -> list[int]:
     """How many rows a history model takes of each source, of ``sizes`` rows: at most
-    ``per_source`` of one and ``total`` in all. Below ``total`` each keeps
-    ``min(size, per_source)``; above it the budget is shared as water fills vessels:
-    sources smaller than the common cap keep all their rows, the larger ones get the
-    largest cap (at least 1) that keeps the sum within ``total``. A database of many
-    devices or layers then costs seconds, not minutes, of fitting; each source still
-    gives its fastest rows (:func:`training_rows`).
+    ``per_source`` of one and ``total`` in all, except that every source with rows keeps
+    at least one. Below ``total`` each keeps ``min(size, per_source)``; above it the
+    budget is shared as water fills vessels: sources smaller than the common cap keep
+    all their rows, the larger ones get the largest cap that keeps the sum within
+    ``total``, but never below 1: when ``total`` is below the number of non-empty sources
+    (``total=0`` included), each of them keeps one row and the sum is that number, above
+    ``total``. No source is dropped from a history model (its ``max_rows`` option is a
+    size budget, valid whatever the number of sources). A database of many devices or
+    layers then costs seconds, not minutes, of fitting; each source still gives its
+    fastest rows (:func:`training_rows`).
 
     >>> source_caps([100, 5000, 300], 4096, 10_000)
     [100, 4096, 300]
     >>> source_caps([100, 5000, 300, 5000], 4096, 1000)
     [100, 300, 300, 300]
+    >>> source_caps([5, 0, 5], 4, 1)  # below one row per source: one each
+    [1, 0, 1]
     """
     per_source, total = check_count("per_source", per_source, 1), check_count("total", total)
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence | np.ndarray):

@@ -6,7 +6,10 @@ random neighbour and accept a worse prediction with probability
 ``n_iter`` steps; the search stops early after ``early_stop`` steps in which the
 set of the best ``n`` unexcluded predictions seen did not change. The chains'
 end points persist between calls (AutoTVM's ``persistent``): the next search
-starts where the last one ended; the first starts from random configurations.
+starts where the last one ended; the first starts from random configurations, and
+so does the first on a space of other configurations (another size or parameters: the
+end points are indices of the space they were found in, on a smaller space an
+IndexError, on a larger one a corner).
 
 Examples
 --------
@@ -30,10 +33,11 @@ from typing import Sequence
 
 import numpy as np
 
+from iobound import limits
 from iobound.errors import InvalidInputError
 
-from ..cost_model import CostModel, checked_predict
-from ..option_checks import check_count, check_number
+from ..cost_model import CostModel, check_model, checked_predict
+from ..option_checks import check_number
 from ..space import Space
 from .base import ModelOptimizer, NeighbourMemo
 
@@ -42,7 +46,12 @@ __all__ = ["AnnealOptions", "AnnealOptimizer"]
 
 @dataclass(frozen=True)
 class AnnealOptions:
-    """AutoTVM's defaults: 128 chains, 500 steps, T 1 -> 0, stop after 50 idle steps."""
+    """AutoTVM's defaults: 128 chains, 500 steps, T 1 -> 0, stop after 50 idle steps.
+
+    ``n_iter`` and ``early_stop`` are 1..:data:`iobound.limits.SEARCH_STEPS`, ``n_chains``
+    1..:data:`iobound.limits.SEARCH_WIDTH` (InvalidInputError naming the field): past them
+    one ``propose`` ran for hours.
+    """
 
     n_chains: int = 128
     n_iter: int = 500
@@ -50,8 +59,9 @@ class AnnealOptions:
     early_stop: int = 50
 
     def __post_init__(self) -> None:
-        for name in ("n_chains", "n_iter", "early_stop"):
-            check_count(name, getattr(self, name), low=1)
+        limits.check_int("n_chains", self.n_chains, limits.SEARCH_WIDTH)
+        for name in ("n_iter", "early_stop"):
+            limits.check_int(name, getattr(self, name), limits.SEARCH_STEPS)
         temp = self.temp
         if isinstance(temp, (str, bytes)) or not hasattr(temp, "__len__") or len(temp) != 2:
             raise InvalidInputError(f"temp must be a pair (start, end) of finite numbers, "
@@ -69,12 +79,23 @@ class AnnealOptimizer(ModelOptimizer):
     def __init__(self, options: AnnealOptions | None = None):
         super().__init__(options)
         self.points: np.ndarray | None = None  # the chains' current configurations
+        # the size and parameters of the space ``points`` index: a space of the same
+        # configurations under the same indices (a history's PriorFeatureSpace of it,
+        # :meth:`ModelBasedStrategy.learn_on`) keeps the chains
+        self._space: tuple | None = None
         self.neighbours = NeighbourMemo()
 
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
-        """The ``n`` lowest-prediction unexcluded indices the chains visited, best first."""
+        """The ``n`` lowest-prediction unexcluded indices the chains visited, best first
+        (InvalidInputError naming ``model`` when it has no callable ``predict``)."""
+        check_model(model)
         o = self.options
+        shape = (len(space), tuple(space.params))
+        if shape != self._space:  # chains of another space: start afresh (module doc)
+            if self._space is not None:  # (points set before the first search are kept)
+                self.points = None
+            self._space = shape
         if self.points is None:
             self.points = np.array(space.sample(o.n_chains, rng), dtype=np.int64)
         points = self.points

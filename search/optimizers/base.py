@@ -69,7 +69,9 @@ class ModelOptimizer(abc.ABC):
         Parameters
         ----------
         model : CostModel
-            A fitted model over ``space.features`` (lower is better).
+            A fitted model over ``space.features`` (lower is better); the walk and the
+            annealing refuse one without a callable ``predict`` (InvalidInputError naming
+            ``model``, :func:`~search.cost_model.check_model`).
         space : Space
             The space to search.
         n : int

@@ -35,8 +35,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..cost_model import CostModel
-from ..option_checks import check_count, check_flag, check_number
+from iobound import limits
+
+from ..cost_model import CostModel, check_model
+from ..option_checks import check_flag, check_number
 from ..space import Space
 from .base import ModelOptimizer, NeighbourMemo, PredictionMemo, score_memo
 
@@ -66,6 +68,11 @@ class WalkOptions:
         Pick the batch so that no two of its configurations are neighbours
         (best prediction first; the rule is dropped only when it leaves the
         batch short), so one mispredicted region cannot take the whole batch.
+
+    ``max_steps`` (0 or more) and ``patience`` are at most
+    :data:`iobound.limits.SEARCH_STEPS`, ``n_walkers`` and ``neighbours_per_step`` at most
+    :data:`iobound.limits.SEARCH_WIDTH` (InvalidInputError naming the field): past them
+    one ``propose`` ran for minutes to hours.
     """
 
     n_walkers: int = 64
@@ -77,9 +84,11 @@ class WalkOptions:
     diverse: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("n_walkers", "patience", "neighbours_per_step"):
-            check_count(name, getattr(self, name), low=1)
-        check_count("max_steps", self.max_steps)
+        for name, limit in (("n_walkers", limits.SEARCH_WIDTH), ("patience", limits.SEARCH_STEPS),
+                            ("neighbours_per_step", limits.SEARCH_WIDTH)):
+            limits.check_int(name, getattr(self, name), limit)
+        steps = limits.SEARCH_STEPS  # 0 steps: the walkers' starts alone are scored
+        limits.check_int("max_steps", self.max_steps, limits.Limit(0, steps.high, steps.reason))
         check_number("best_starts", self.best_starts, 0, 1)
         if self.threshold is not None:
             check_number("threshold", self.threshold)
@@ -99,7 +108,9 @@ class WalkOptimizer(ModelOptimizer):
 
     def search(self, model: CostModel, space: Space, n: int, exclude: set[int],
                rng: np.random.Generator, best: Sequence[int] = ()) -> list[int]:
-        """Up to ``n`` unexcluded indices with the lowest predictions the walks scored."""
+        """Up to ``n`` unexcluded indices with the lowest predictions the walks scored
+        (InvalidInputError naming ``model`` when it has no callable ``predict``)."""
+        check_model(model)
         o = self.options
         n_walk = max(o.n_walkers, n)
         n_best = min(int(round(o.best_starts * n_walk)), len(best))

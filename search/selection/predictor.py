@@ -42,6 +42,7 @@ import numpy as np
 from iobound.algorithms import DEFAULT_WINOGRAD_E
 from iobound.errors import InvalidInputError
 
+from ..cost_model import xgb_seed
 from .dataset import CLASSES, DIRECT, Candidate, Example, candidates, check_candidate
 from .features import FEATURE_NAMES, feature_matrix
 from .tree import SoTree
@@ -155,7 +156,7 @@ class GbtSelector:
                                     f"got {shown(margins)}")
         margins = tuple(float(check_number(f"margins[{i}]", m)) for i, m in enumerate(margins))
         self.params = {"objective": "reg:squarederror", "max_depth": max_depth, "eta": eta,
-                       "seed": seed, "nthread": 1}
+                       "seed": xgb_seed(seed), "nthread": 1}  # 2**32 is no seed 0
         self.rounds, self.seed, self.folds = rounds, seed, folds
         self.margins = tuple(float(m) for m in margins)
         self.margin = self.margins[0]

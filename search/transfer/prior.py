@@ -64,7 +64,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from ..cost_model import make_targets, model_rows, source_caps, training_rows
+from ..cost_model import make_targets, model_rows, source_caps, training_rows, xgb_seed
 from ..option_checks import check_count, check_flag, check_number
 from .checks import check_costs, check_reals
 from .picker import Picker
@@ -103,7 +103,7 @@ def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
     d.set_weight(np.array([g.weight for g in groups]))  # ranking: one weight per group
     params = {"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
               "lambdarank_num_pair_per_sample": 8, "max_depth": o.max_depth, "eta": 0.1,
-              "nthread": 1, "seed": seed, "tree_method": "hist", "verbosity": 0}
+              "nthread": 1, "seed": xgb_seed(seed), "tree_method": "hist", "verbosity": 0}
     return xgb.train(params, d, num_boost_round=o.n_estimators)
 
 

@@ -123,7 +123,8 @@ COUNTS = [(StrategyOptions, "batch_size", 1), (GAOptions, "population", 2),
           (WalkOptions, "max_steps", 0), (StallOptions, "n_pool", 1),
           (XGBOptions, "max_depth", 1)]
 #: Counts with a limit of their own (iobound.limits), past which they are refused.
-HIGHS = {"batch_size": limits.BATCH_SIZE.high}
+HIGHS = {"batch_size": limits.BATCH_SIZE.high, "n_iter": limits.SEARCH_STEPS.high,
+         "max_steps": limits.SEARCH_STEPS.high}
 
 
 def _kept_or_refused(cls, field, value):
