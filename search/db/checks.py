@@ -11,41 +11,60 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from iobound import limits
 from iobound.errors import InvalidInputError
 
 from ..kt_keys import is_param_value
+from ..log_values import as_logged
 from ..option_checks import check_type, shown
 from .model import Workload
 
 __all__ = ["check_tune_params", "param_names", "check_mark", "MARK"]
 
 
-def check_tune_params(tune_params: Mapping) -> None:
-    """Refuse ``tune_params`` of :meth:`TuningDB.add` unless it maps workloads to mappings
+def check_tune_params(tune_params: Mapping) -> dict:
+    """``tune_params`` of :meth:`TuningDB.add` as stored, numpy's values (a numpy array for
+    a list too) as the Python values they hold, as a config's are
+    (:func:`~search.log_values.as_logged`); refused unless it maps workloads to mappings
     of parameter name -> list of values (a string or a number is no list of values: it
     would be taken letter by letter, or fail inside the write).
 
-    >>> check_tune_params({Workload("k", [8], ("x",)): {"x": 5}})
+    >>> import numpy as np
+    >>> w = Workload("k", [8], ("x",))
+    >>> check_tune_params({w: {"x": np.array([1, 2])}})[w]
+    {'x': [1, 2]}
+    >>> check_tune_params({w: {"x": 5}})
     Traceback (most recent call last):
     ...
     iobound.errors.InvalidInputError: tune_params of k: the values of 'x' must be a list, got 5
     """
     check_type("tune_params", tune_params, Mapping)
+    out: dict = {}
     for w, values in tune_params.items():
         check_type("a tune_params key", w, Workload)
         check_type(f"tune_params of {w.template}", values, Mapping)
+        out[w] = {}
         for name, listed in values.items():
-            if name not in w.params:   # it would be stored as the workload's, never read
+            if not isinstance(name, str) or name not in w.params:  # stored, never read
                 raise InvalidInputError(f"tune_params of {w.template}: {name!r:.60} is no "
                                         f"parameter of the workload ({', '.join(w.params)})")
-            if not isinstance(listed, (list, tuple)):
+            if not isinstance(listed, (list, tuple, np.ndarray)) or (
+                    isinstance(listed, np.ndarray) and listed.ndim == 0):
                 raise InvalidInputError(f"tune_params of {w.template}: the values of {name!r} "
                                         f"must be a list, got {shown(listed)}")
-            bad = [v for v in listed if not is_param_value(v)]
-            if bad:
+            try:
+                python = as_logged(list(listed))
+            except InvalidInputError:  # an object JSON has no form for
+                python = None
+            bad = [v for v in (listed if python is None else python) if not is_param_value(v)]
+            if python is None or bad:
                 raise InvalidInputError(f"tune_params of {w.template}: {name!r} has a value "
-                                        f"that is no parameter value: {shown(bad[0])}")
+                                        f"that is no parameter value: "
+                                        f"{shown(bad[0] if bad else listed)}")
+            out[w][name] = python
+    return out
 
 
 def param_names(params: Any) -> list[str]:

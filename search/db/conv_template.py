@@ -32,6 +32,8 @@ def conv_algorithm(params) -> str:
     >>> conv_algorithm(("e", "x", "y", "z")), conv_algorithm(("x", "y", "z", "alpha"))
     ('winograd', 'direct')
     """
+    if isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise InvalidInputError(f"params must be a list of parameter names, got {params!r:.60}")
     return "winograd" if "e" in params else "direct"
 
 

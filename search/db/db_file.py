@@ -11,6 +11,8 @@ from pathlib import Path
 
 from iobound.errors import InvalidInputError
 
+from ..option_checks import check_flag, check_path
+
 __all__ = ["DatabaseFileError", "path_fault", "side_files_fault", "SIDE_SUFFIX"]
 
 
@@ -38,6 +40,9 @@ def path_fault(path: str, readonly: bool) -> str:
     >>> path_fault("", False), path_fault(":memory:", True)[:24]
     ('the path is empty', 'a read-only in-memory da')
     """
+    if not isinstance(path, str):  # None, an int (a file descriptor to stat): refused
+        path = check_path("path", path)
+    check_flag("readonly", readonly)
     if path == ":memory:":
         return ("a read-only in-memory database would be new and empty; give a file"
                 if readonly else "")
@@ -86,7 +91,7 @@ def side_files_fault(path: str | os.PathLike) -> str:
     >>> side_files_fault("d" * 250 + ".db")[:31], side_files_fault("tuning.db")
     ('the file name is too long (253 ', '')
     """
-    p = Path(os.fspath(path))
+    p = Path(check_path("path", path))
     try:
         name_max = os.pathconf(p.parent if p.parent.is_dir() else ".", "PC_NAME_MAX")
     except (OSError, ValueError):

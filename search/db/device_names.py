@@ -20,12 +20,13 @@ Examples
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 
 from iobound.devices import canonical_device_name, check_device_name
 from iobound.errors import InvalidInputError
 
-from ..option_checks import shown
+from ..option_checks import check_type, shown
 
 __all__ = ["same_device", "held_names", "held_devices", "device_as_stored", "devices_as_stored"]
 
@@ -37,12 +38,20 @@ def same_device(name: str, other: str) -> bool:
 
 
 def held_names(name: str, held: Iterable[str]) -> tuple[str, ...]:
-    """The names among ``held`` that are ``name``'s device (:func:`same_device`), sorted."""
+    """The names among ``held`` (a collection of device names) that are ``name``'s device
+    (:func:`same_device`), sorted."""
+    check_type("name", name, str)
+    if isinstance(held, (str, bytes)) or not isinstance(held, Iterable):
+        raise InvalidInputError(f"held must be a collection of device names, got {shown(held)}")
+    held = list(held)
+    for d in held:
+        check_type("a name of held", d, str)
     return tuple(sorted(d for d in held if same_device(name, d)))
 
 
 def held_devices(conn) -> set[str]:
     """The device names the database of the connection ``conn`` holds."""
+    check_type("conn", conn, sqlite3.Connection)
     return {r[0] for r in conn.execute("SELECT name FROM devices")}
 
 
@@ -50,6 +59,7 @@ def device_as_stored(conn, name) -> tuple[str, ...]:
     """The names the database of ``conn`` holds of the device ``name`` (a device name:
     :func:`~iobound.devices.check_device_name`): :func:`held_names`, empty when it holds
     none."""
+    check_type("conn", conn, sqlite3.Connection)
     return held_names(check_device_name(name), held_devices(conn))
 
 
@@ -66,6 +76,8 @@ def devices_as_stored(conn, arg: str, names: Iterable[str]) -> set[str]:
     iobound.errors.InvalidInputError: exclude_devices must be a list of device names, \
 got the string 'A100' (write ['A100'] for one)
     """
+    check_type("conn", conn, sqlite3.Connection)
+    check_type("arg", arg, str)
     if isinstance(names, (str, bytes)):
         raise InvalidInputError(f"{arg} must be a list of device names, got the string "
                                 f"{names!r} (write [{names!r}] for one)")

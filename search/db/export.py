@@ -46,6 +46,7 @@ from ..option_checks import check_path, check_type, shown
 from ..outputs import check_not_tuning_data
 from .importer import KT_TOOLCHAIN
 from .conv_template import CONV_TEMPLATE, conv_algorithm, exported_kernel_name, stored_layer
+from .device_names import device_as_stored
 from .model import Measurement, Workload, canon, canon_key, config_fault
 from .schema import DB_FILE_ENDINGS
 from .store import TuningDB
@@ -93,10 +94,16 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
                    toolchain: str | None = None) -> KtCache:
     """The cache of ``workload`` on ``device`` (optionally one toolchain's measurements).
 
+    ``device`` stands for every name the database holds of its device
+    (:mod:`.device_names`: ``v100`` is ``V100-SXM2``), as ``history export --device``
+    takes it: the name given when the workload's measurements are held under it, else
+    the one name they are held under (the cache's ``device_name``).
+
     Raises
     ------
     InvalidInputError
-        When the database holds no measurement of that workload on that device, or
+        When the database holds no measurement of that workload on that device, holds
+        them under several names of it, none of them ``device`` itself, or
         only untimed ``ok`` ones (an emulator's: no entry without a time), or one
         whose config is not the workload's parameters with plain values.
     """
@@ -104,7 +111,16 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     check_type("device", device, str)  # None would mix every device's times in one cache
     if toolchain is not None:
         check_type("toolchain", toolchain, str)
-    ms = db.measurements(workload, device=device, toolchain=toolchain, order="stored")
+    names = device_as_stored(db.connection, device) or (device,)
+    ms = db.measurements(workload, device=names, toolchain=toolchain, order="stored")
+    held = sorted({m.device for m in ms})
+    if device not in held and len(held) > 1:  # a cache names one device name
+        raise InvalidInputError(f"the database {db.path!r} holds {workload.label()} on device "
+                                f"{device!r} under {len(held)} names: {', '.join(held)}; "
+                                f"give the one to export")
+    if held and device not in held:
+        device = held[0]  # the one name the database holds the workload's device under
+    ms = [m for m in ms if m.device == device]
     if not ms:
         raise InvalidInputError(f"no measurements of {workload.label()} on device {device!r}"
                          + (f" with toolchain {toolchain!r}" if toolchain is not None else ""))

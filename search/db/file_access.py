@@ -17,16 +17,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..option_checks import check_path
+
 __all__ = ["may_write", "is_wal", "read_only_medium", "immutable_ok", "cannot_open_reason"]
 
 
 def may_write(path: str) -> bool:
     """Whether this process may write the file ``path`` and create files beside it."""
+    path = check_path("path", path)
     return os.access(path, os.W_OK) and os.access(Path(path).resolve().parent, os.W_OK)
 
 
 def is_wal(path: str) -> bool:
-    """Whether the file's header says WAL mode (bytes 18 and 19 of an SQLite file are 2)."""
+    """Whether the file's header says WAL mode (bytes 18 and 19 of an SQLite file are 2).
+    ``path`` is a path (an int is refused, not taken for a file descriptor)."""
+    path = check_path("path", path)
     try:
         with open(path, "rb") as f:
             head = f.read(20)
@@ -37,6 +42,7 @@ def is_wal(path: str) -> bool:
 
 def read_only_medium(path: str) -> bool:
     """Whether the file's folder is on a file system mounted read-only."""
+    path = check_path("path", path)
     try:
         return bool(os.statvfs(Path(path).resolve().parent).f_flag & os.ST_RDONLY)
     except (OSError, AttributeError):
@@ -49,6 +55,7 @@ def immutable_ok(path: str) -> bool:
     present) to read a WAL database, or ``immutable``, which "causes SQLite to assume the
     file cannot be changed". True only on a read-only file system (so nothing can change
     the file) and with no -wal file holding content (immutable would not read it)."""
+    path = check_path("path", path)
     if not (is_wal(path) and read_only_medium(path)):
         return False
     try:
@@ -59,6 +66,7 @@ def immutable_ok(path: str) -> bool:
 
 def cannot_open_reason(path: str, exc: Exception) -> str:
     """The reason SQLite's "unable to open database file" has for a file that exists."""
+    path = check_path("path", path)
     folder = Path(path).resolve().parent
     if Path(path).is_file() and is_wal(path) and (
             read_only_medium(path) or not os.access(folder, os.W_OK)):

@@ -20,10 +20,11 @@ from collections.abc import Mapping, Sequence
 
 from iobound.errors import InvalidInputError
 
+from ..option_checks import check_type
 from ..records import as_logged
 from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
-from .model import (Measurement, Workload, canon, canon_key, config_fault, problem_fault,
-                    stored_json)
+from .model import (Measurement, Workload, canon, canon_key, checked_features, config_fault,
+                    problem_fault, stored_json)
 
 __all__ = ["device_properties", "storable", "insert", "last_id_ever", "added_values",
            "ID_HIGH_WATER"]
@@ -40,8 +41,11 @@ def device_properties(name: str) -> dict:
 
 
 def storable(m: Measurement) -> Measurement:
-    """``m`` as the database stores it: numpy scalars in its config and ``extra`` as
-    Python values (:func:`search.records.as_logged`); refused when export could not write it.
+    """``m`` as the database stores it: numpy scalars in its config, ``extra`` and
+    ``features`` as Python values (:func:`search.records.as_logged`); refused when export
+    could not write it, or its features are not the cost model's numeric columns
+    (:func:`~.model.checked_features`: a NaN is refused there, not stored as null, since
+    a column of null would silently drop the row from every model trained on it).
 
     >>> from search.measure.base import MeasureRecord
     >>> storable(Measurement(Workload("k", [8], ("x", "y")), "d", "t",
@@ -57,8 +61,10 @@ def storable(m: Measurement) -> Measurement:
         string or a flat list (:func:`~.model.config_fault`, as import requires), the
         workload's problem holds NaN or Infinity (:func:`~.model.problem_fault`), or, of
         our conv template, the config is no kernel config of the layer
-        (:func:`~.model.conv_config_fault`; a timed ``ok`` one must also be valid).
+        (:func:`~.model.conv_config_fault`; a timed ``ok`` one must also be valid), or
+        a feature is no finite number or has a name that is no string.
     """
+    check_type("m", m, Measurement)
     r, w = m.record, m.workload
     fault = problem_fault(w.problem)
     if fault:
@@ -69,12 +75,14 @@ def storable(m: Measurement) -> Measurement:
     if fault:
         raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r} has config "
                                 f"{canon(config)[:80]}: {fault}")
+    features = m.features if m.features is None else checked_features(
+        m.features, f"a measurement of {w.label()} on {m.device!r}: features")
     record = dataclasses.replace(r, config=config, extra=extra)
     layer = stored_layer(w.problem) if w.template == CONV_TEMPLATE else None
     fault = conv_config_fault(record, layer, conv_algorithm(w.params)) if layer else ""
     if fault:  # as import refuses it: stored, kernel --from-history could not build it
         raise InvalidInputError(f"a measurement of {w.label()} on {m.device!r}: {fault}")
-    return dataclasses.replace(m, record=record)
+    return dataclasses.replace(m, record=record, features=features)
 
 
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],

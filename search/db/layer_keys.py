@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from iobound.errors import InvalidInputError
+
+from ..option_checks import check_type, shown
 from .conv_template import CONV_TEMPLATE
-from .model import Workload, recorded_workload
+from .model import Workload, problem_fault, recorded_workload
 
 __all__ = ["conv_layer_key", "replay_layer_key", "layer_key_workload", "workload_layer_key"]
 
@@ -28,7 +31,22 @@ def conv_layer_key(problem: dict) -> str:
     >>> conv_layer_key({"n": 1, "c_in": 4})
     '{"c_in": 4, "n": 1}'
     """
-    return json.dumps(problem, sort_keys=True)
+    check_type("problem", problem, dict)
+    return _problem_json(problem)
+
+
+def _problem_json(problem: Any) -> str:
+    """``problem`` as a key's JSON (keys sorted); one a workload could not hold (a set, an
+    object, NaN: :func:`~.model.problem_fault`) is InvalidInputError naming ``problem``."""
+    try:
+        text = json.dumps(problem, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(f"problem must be a JSON value (numbers, strings, lists, "
+                                f"dicts), got {shown(problem)}: {exc}") from None
+    fault = problem_fault(problem)
+    if fault:
+        raise InvalidInputError(f"problem {shown(problem)} {fault}")
+    return text
 
 
 def replay_layer_key(kernel: str, problem: Any) -> str:
@@ -42,8 +60,9 @@ def replay_layer_key(kernel: str, problem: Any) -> str:
     >>> replay_layer_key("conv", [64, 64]), replay_layer_key("ns::conv", ["fp16", 64])
     ('replay:conv:[64, 64]', 'replay:"ns::conv":["fp16", 64]')
     """
+    check_type("kernel", kernel, str)
     name = json.dumps(kernel) if ":" in kernel or kernel.startswith('"') else kernel
-    return f"replay:{name}:{json.dumps(problem, sort_keys=True)}"
+    return f"replay:{name}:{_problem_json(problem)}"
 
 
 def layer_key_workload(layer: str, params) -> Workload:
@@ -57,6 +76,7 @@ def layer_key_workload(layer: str, params) -> Workload:
     >>> layer_key_workload('replay:"ns::conv":[64, 64]', ("x",)).template
     'ns::conv'
     """
+    check_type("layer", layer, str)
     if layer.startswith("replay:"):
         kernel, problem = _split_replay(layer[len("replay:"):])
         return recorded_workload(kernel, _json_or_text(problem), params)
@@ -84,6 +104,7 @@ def workload_layer_key(w: Workload) -> str:
     """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses): a
     layer's JSON, a string problem of template ``""`` that reads back as itself, else the
     :func:`replay_layer_key` of the template and problem."""
+    check_type("w", w, Workload)
     if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
         return conv_layer_key(w.problem)
     if w.template == "" and isinstance(w.problem, str) and \

@@ -24,9 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
@@ -40,7 +43,7 @@ from .conv_template import (CONV_TEMPLATE, conv_algorithm, current_layer_problem
                             exported_kernel_name, stored_layer)
 
 __all__ = ["Workload", "Measurement", "canon", "canon_key", "same_number_form", "digest_of",
-           "check_device_name", "check_toolchain", "config_fault",
+           "check_device_name", "check_toolchain", "config_fault", "checked_features",
            "finite", "problem_fault", "record_features", "recorded_workload", "stored_json",
            "workload_from_row", "COUNTED_SQL"]
 
@@ -58,6 +61,13 @@ def config_fault(config: Mapping[str, Any], params) -> str:
     >>> config_fault({"x": {"a": 1}}, ("x",))
     "parameter 'x' is not a finite number, string or flat list"
     """
+    if type(config) is not dict:  # a stored config is a dict: no ABC check per row
+        check_type("config", config, Mapping)
+    if type(params) is not tuple or not all(type(n) is str for n in params):
+        params = _names("params", params)  # a workload's: a tuple of names already
+    bad_keys = [k for k in config if type(k) is not str]
+    if bad_keys:
+        return f"its key {shown(bad_keys[0])} is no parameter name (a string)"
     missing, other = sorted(set(params) - set(config)), sorted(set(config) - set(params))
     if missing or other:
         what = [f"lacks {', '.join(missing)}"] if missing else []
@@ -65,6 +75,17 @@ def config_fault(config: Mapping[str, Any], params) -> str:
         return "it " + " and ".join(what)
     bad = [k for k, v in config.items() if not is_param_value(v)]
     return f"parameter {bad[0]!r} is not a finite number, string or flat list" if bad else ""
+
+
+def _names(arg: str, params: Any) -> tuple[str, ...]:
+    """``params``, a collection of parameter names, as a tuple; else InvalidInputError
+    naming ``arg`` (a string would be taken letter by letter)."""
+    if isinstance(params, (str, bytes, Mapping)) or not isinstance(params, Iterable):
+        raise InvalidInputError(f"{arg} must be a list of parameter names, got {shown(params)}")
+    names = tuple(params)
+    for name in names:
+        check_type(f"a parameter name of {arg}", name, str)
+    return names
 
 
 def check_toolchain(toolchain: Any) -> str:
@@ -238,25 +259,73 @@ def recorded_workload(kernel: str, problem: Any, params) -> Workload:
     >>> recorded_workload("iobound_winograd", layer, ("x", "y")).template  # no e: not ours
     'iobound_winograd'
     """
-    params = tuple(params)
+    check_type("kernel", kernel, str)
+    params = _names("params", params)
     if kernel == exported_kernel_name(conv_algorithm(params)) and stored_layer(problem) is not None:
         return Workload(CONV_TEMPLATE, current_layer_problem(problem), params)
     return Workload(kernel, problem, params)
+
+
+def _feature_value(value: Any) -> float | None:
+    """``value`` as a feature (a float) when it is a real number, numpy's too (not a bool),
+    finite as a float; else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        x = float(value)
+    except (OverflowError, TypeError, ValueError):  # an int past float's range
+        return None
+    return x if math.isfinite(x) else None
 
 
 def record_features(record: MeasureRecord) -> dict | None:
     """The cost-model features a record carries (the analytic ones), or None.
 
     The ``model`` measurer keeps them in ``extra``; a record may also carry a
-    ``features`` dict of its own.
+    ``features`` dict of its own. A value is a feature when it is a real number (numpy's
+    too) finite as a float; any other (a string, a NaN, which a tuning log writes as
+    null, an int past float's range) is record data, not a feature, and is left in
+    ``extra`` only.
+
+    >>> import numpy as np
+    >>> r = MeasureRecord.ok({"x": 1}, time_ms=1.0, extra={"flops": np.float32(2.5),
+    ...                      "waves": float("nan"), "features": {"a": 10 ** 400, "b": 3}})
+    >>> record_features(r)
+    {'flops': 2.5, 'b': 3.0}
     """
     from kernels.analytic import FEATURE_NAMES
-    feats = {k: float(v) for k, v in record.extra.items()
-             if k in FEATURE_NAMES and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    check_type("record", record, MeasureRecord)
+    feats = {k: _feature_value(v) for k, v in record.extra.items() if k in FEATURE_NAMES}
     own = record.extra.get("features")
     if isinstance(own, Mapping):
-        feats.update({str(k): float(v) for k, v in own.items() if isinstance(v, (int, float))})
-    return feats or None
+        feats.update({str(k): _feature_value(v) for k, v in own.items()})
+    return {k: v for k, v in feats.items() if v is not None} or None
+
+
+def checked_features(features: Any, what: str = "features") -> dict:
+    """``features`` (the cost model's numeric columns of a measurement) as stored: a mapping
+    of feature names (strings) to finite real numbers, numpy's as the Python numbers they
+    hold; anything else (NaN or an infinity, which JSON cannot hold, an int past float's
+    range, a string, a list, an object) is InvalidInputError naming ``what`` and the key.
+
+    >>> import numpy as np
+    >>> checked_features({"a": np.float32(1.5), "b": 2})
+    {'a': 1.5, 'b': 2}
+    >>> checked_features({"a": float("nan")})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: features['a'] must be a finite number, got nan
+    """
+    check_type(what, features, Mapping)
+    out = {}
+    for k, v in features.items():
+        if not isinstance(k, str):
+            raise InvalidInputError(f"{what}: the key {shown(k)} is no feature name (a string)")
+        if _feature_value(v) is None:
+            raise InvalidInputError(f"{what}[{k[:40]!r}] must be a finite number, got {shown(v)}")
+        x = v.item() if isinstance(v, np.generic) else v  # numpy's numbers as Python's
+        out[k] = int(x) if isinstance(x, int) else float(x)
+    return out
 
 
 @dataclass(frozen=True)
@@ -309,6 +378,7 @@ def digest_of(workload_key: tuple[str, str, str], device: str, toolchain: str,
     >>> digest_of(("k", "[8]", '["x"]'), "d", "t", r)[:12]
     '90cee145d6a9'
     """
+    check_type("record", record, MeasureRecord)
     ident = [*workload_key, device, toolchain, canon_key(record.config), record.status.value,
              record.time_ms, bool(record.estimate), record.timestamp]
     return hashlib.sha256(canon_key(ident).encode()).hexdigest()

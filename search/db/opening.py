@@ -9,7 +9,7 @@ import sqlite3
 
 from iobound.errors import InvalidInputError
 
-from ..option_checks import check_path
+from ..option_checks import check_flag, check_path, check_type
 from ..path_kind import path_kind
 from .db_file import DatabaseFileError
 from .store import TuningDB
@@ -29,6 +29,10 @@ def open_database(path: str | os.PathLike, option: str, *, readonly: bool,
     ...
     iobound.errors.InvalidInputError: --db /nonexistent/t.db: no such database (iobound history import or iobound tune --history create one)
     """
+    check_type("option", option, str)
+    readonly = check_flag("readonly", readonly)  # "no" is truthy: refused, not taken as True
+    if must_exist is not None:
+        must_exist = check_flag("must_exist", must_exist)
     path = check_path(option, path)  # None, an int (a file descriptor to os.stat): refused
     if not str(path).strip():  # was "--db : no such database"
         raise InvalidInputError(f"{option}: the path is empty")
@@ -62,6 +66,8 @@ def check_new_database_name(path: str | os.PathLike, option: str) -> None:
     iobound.errors.InvalidInputError: --history /no/such/run.jsonl: a name for a Kernel Tuner cache or a tuning log, not for a new tuning database (an SQLite file, e.g. tuning.db)
     >>> check_new_database_name("/no/such/tuning.db", "--history")
     """
+    check_type("option", option, str)
+    path = check_path("path", path)
     data_name = os.fspath(path).lower().endswith((".json", ".json.gz", ".jsonl", ".jsonl.gz"))
     if data_name and (_empty_file(path) or path_kind(path, option) == "missing"):
         raise InvalidInputError(f"{option} {path}: a name for a Kernel Tuner cache or a tuning "

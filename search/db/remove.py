@@ -26,14 +26,13 @@ Examples
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import PurePath
 
 from iobound.devices import check_device_name
 from iobound.errors import InvalidInputError
 
-from ..option_checks import check_path, check_records, check_type
+from ..option_checks import check_path, check_records, check_type, shown
 from .device_names import device_as_stored
 from .model import Workload, check_toolchain, workload_from_row
 from .insertion import ID_HIGH_WATER, last_id_ever
@@ -48,7 +47,7 @@ class Selection:
     ``workloads``: any of them).
 
     ``source`` is compared with the stored file name, so a path to the imported file
-    selects it too.
+    selects it too; one that names no file (``""``, ``/``, ``..``) is refused.
 
     >>> Selection(source="runs/old.json.gz").source
     'old.json.gz'
@@ -67,9 +66,12 @@ source); to remove everything, delete the database file
     def __post_init__(self) -> None:
         if self.source is not None:
             from ..file_names import file_name  # as the import stored it
-            check_path("source", self.source)
-            object.__setattr__(self, "source", (file_name(self.source) if PurePath(self.source).name
-                                                else os.fspath(self.source)))
+            given = check_path("source", self.source)
+            if not PurePath(given).name.strip() or PurePath(given).name == "..":
+                # "" would select what TuningDB.add stored without a source, "/" no file
+                raise InvalidInputError(f"source must name a file (what it was imported "
+                                        f"from, or 'tune'), got {shown(self.source)}")
+            object.__setattr__(self, "source", file_name(given))
         if self.workloads is not None:
             object.__setattr__(self, "workloads", check_records("workloads", self.workloads,
                                                                 Workload))
@@ -140,9 +142,11 @@ def _where(db: TuningDB, selection: Selection) -> tuple[str, list]:
 
 def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     """Delete the measurements ``selection`` names, and the workloads and devices this
-    leaves without any (one that held none before stays), in one transaction; returns
-    what went, as :func:`plan` gives it (read in the same transaction, so a process
-    writing the database meanwhile cannot make the two differ)."""
+    leaves without any (one that held none before stays, unless it is a workload the
+    selection names: :meth:`TuningDB.add` stores one with value lists alone), in one
+    transaction; returns what went, as :func:`plan` gives it (read in the same
+    transaction, so a process writing the database meanwhile cannot make the two
+    differ)."""
     where, args = _where(db, selection)
 
     def delete(c) -> list[RemovalGroup]:
@@ -154,7 +158,9 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
                             args).fetchall()
         c.execute(f"DELETE FROM measurements WHERE id IN (SELECT m.id {_JOINED} "
                   f"WHERE {where})", args)
-        for table, column, ids in (("workloads", "workload", {w for w, _ in touched}),
+        named = {r[0] for w in selection.workloads or () for r in c.execute(
+            "SELECT id FROM workloads WHERE template=? AND problem=? AND params=?", w.key())}
+        for table, column, ids in (("workloads", "workload", {w for w, _ in touched} | named),
                                    ("devices", "device", {d for _, d in touched})):
             c.executemany(f"DELETE FROM {table} WHERE id=? AND NOT EXISTS "
                           f"(SELECT 1 FROM measurements WHERE {column}=?)",

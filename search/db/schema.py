@@ -66,8 +66,8 @@ from .file_access import cannot_open_reason, immutable_ok
 from .file_access import may_write as _may_write  # a module global: tests replace it
 from .transactions import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, is_locked as _is_locked, write
 
-__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
-           "write"]
+__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "FileConnection", "connect",
+           "damage_error", "schema_version", "write"]
 
 SCHEMA_VERSION = 2
 
@@ -125,8 +125,11 @@ def schema_version(conn: sqlite3.Connection) -> int:
     Raises
     ------
     InvalidInputError
-        When the file is not an iobound tuning database (see the module doc).
+        When the file is not an iobound tuning database (see the module doc), or ``conn``
+        is no SQLite connection.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        raise InvalidInputError(f"conn must be an sqlite3.Connection, got {conn!r:.60}")
     tables = _tables(conn)
     if "meta" in tables:
         try:
@@ -153,6 +156,95 @@ def schema_version(conn: sqlite3.Connection) -> int:
                             f"{', '.join(sorted(tables))[:80]})")
 
 
+#: SQLite's primary result codes of a damaged file: SQLITE_CORRUPT ("database disk image
+#: is malformed") and SQLITE_NOTADB ("file is not a database").
+_DAMAGE_CODES = (11, 26)
+
+
+def damage_error(conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> Exception:
+    """``exc`` as the error to raise: a :class:`DatabaseFileError` naming the database file
+    when it says the file is damaged (and ``conn`` is one :func:`connect` opened), else
+    ``exc`` itself."""
+    path = getattr(conn, "database_file", None)
+    code = getattr(exc, "sqlite_errorcode", None)
+    damaged = (code & 0xFF in _DAMAGE_CODES) if code is not None else \
+        type(exc) is sqlite3.DatabaseError
+    if path is None or not damaged:
+        return exc
+    return DatabaseFileError(path, f"the file is damaged (SQLite: "
+                                   f"{' '.join(str(exc).split())}); restore a copy of it")
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor of a :class:`FileConnection`: damage SQLite finds while it steps through
+    the rows is a :class:`DatabaseFileError` naming the file (:func:`damage_error`)."""
+
+    def execute(self, *args):
+        try:
+            return super().execute(*args)
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def executemany(self, *args):
+        try:
+            return super().executemany(*args)
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def executescript(self, *args):
+        try:
+            return super().executescript(*args)
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def __next__(self):
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def fetchone(self):
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def fetchmany(self, *args, **kwargs):
+        try:
+            return super().fetchmany(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+    def fetchall(self):
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise damage_error(self.connection, exc) from None
+
+
+class FileConnection(sqlite3.Connection):
+    """The connection :func:`connect` gives: SQLite reads a page only when a statement
+    needs it, so a file damaged past its schema opens fine, and its damage shows on a
+    later read or write; every statement's (and every row's) "database disk image is
+    malformed" is then a :class:`DatabaseFileError` naming the file, never a raw
+    ``sqlite3.DatabaseError``. ``database_file`` is set once the file is opened and
+    checked (before that, :func:`connect` says what is wrong itself)."""
+
+    database_file: str | None = None
+
+    def cursor(self, factory=None):
+        return super().cursor(factory or _Cursor)
+
+    def execute(self, *args):
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args):
+        return self.cursor().executemany(*args)
+
+    def executescript(self, *args):
+        return self.cursor().executescript(*args)
+
+
 def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connection:
     tidy = readonly and not immutable and _may_write(path)
     if readonly:
@@ -160,7 +252,7 @@ def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connect
         if immutable:  # see file_access.read_only_medium: nothing can change the file
             path += "&immutable=1"
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                           uri=readonly)
+                           uri=readonly, factory=FileConnection)
     if tidy:
         # Opened mode=ro, a WAL database keeps the -wal and -shm files SQLite makes for
         # the reader; opened for writing but query_only, the last connection to close
@@ -207,13 +299,15 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
         raise DatabaseFileError(where, fault)
     try:
         try:
-            return _ready(_open(where, readonly), where, readonly)
+            conn = _ready(_open(where, readonly), where, readonly)
         except sqlite3.OperationalError as exc:
             if not (readonly and _cannot_open(exc) and immutable_ok(where)):
                 raise
-        # a WAL database on a read-only medium or in a folder we cannot write: SQLite
-        # cannot create its -shm file
-        return _ready(_open(where, readonly, immutable=True), where, readonly)
+            # a WAL database on a read-only medium or in a folder we cannot write: SQLite
+            # cannot create its -shm file
+            conn = _ready(_open(where, readonly, immutable=True), where, readonly)
+        conn.database_file = where  # from now on damage found is named (FileConnection)
+        return conn
     except InvalidInputError as exc:
         raise DatabaseFileError(where, str(exc)) from None
     except sqlite3.OperationalError as exc:

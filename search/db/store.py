@@ -33,7 +33,7 @@ from .device_names import same_device
 from .checks import MARK, check_mark, check_tune_params, param_names
 from .insertion import insert, storable
 from .model import COUNTED_SQL, Measurement, Workload, canon, stored_json, workload_from_row
-from .schema import connect
+from .schema import DatabaseFileError, connect
 from .transactions import write
 from .stored_rows import damaged_row, stored_config, stored_features, time_fault
 
@@ -71,6 +71,7 @@ class TuningDB:
         self._conn = connect(path, readonly=readonly)
         self.path = os.fspath(path)
         self.readonly = readonly
+        self._checked = self.path == ":memory:"  # whether _refuse_damaged ran (see write)
 
     # -- writing ------------------------------------------------------------------------
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -79,7 +80,11 @@ class TuningDB:
         (:class:`~iobound.errors.InvalidInputError`) when the database was opened
         ``readonly`` (a version-0 file opened so is migrated in memory only: a write would
         be lost when it is closed) or its file cannot be written (SQLite's "attempt to
-        write a readonly database").
+        write a readonly database"), and (a :class:`~.db_file.DatabaseFileError`) when
+        SQLite finds the file damaged: the first write of a connection to a file checks
+        it whole first (``PRAGMA quick_check``, some 0.03 s for 50 MB: SQLite reads a
+        page only when a statement needs it, so a write would go into a file with a
+        damaged page elsewhere), and nothing is written then.
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
@@ -93,8 +98,12 @@ class TuningDB:
         if self.readonly:
             raise InvalidInputError(f"the tuning database {self.path!r} was opened read-only: "
                                     f"nothing can be stored in it or removed from it")
+        if not self._checked:
+            fn = _after_check(self.path, fn)
         try:
-            return write(self._db, fn)
+            out = write(self._db, fn)
+            self._checked = True
+            return out
         except sqlite3.OperationalError as exc:
             if not (getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY")
                     or "readonly database" in str(exc)):
@@ -114,13 +123,13 @@ class TuningDB:
         """Store measurements in one transaction; returns how many were new.
 
         A measurement already stored (same :meth:`Measurement.digest`) is skipped.
-        ``tune_params`` adds value lists to the workloads' known ones. Each one is
+        ``tune_params`` adds value lists to the workloads' known ones (numpy's values
+        taken as a config's are: :func:`~.checks.check_tune_params`). Each measurement is
         first made :func:`storable` (refused when it cannot be: nothing is stored).
         """
         items = [storable(m) for m in check_records("measurements", measurements, Measurement)]
-        if tune_params is not None:
-            check_tune_params(tune_params)
-        return self.write(lambda c: insert(c, items, tune_params or {}))
+        values = {} if tune_params is None else check_tune_params(tune_params)
+        return self.write(lambda c: insert(c, items, values))
 
     # -- reading ------------------------------------------------------------------------
     def workloads(self) -> list[Workload]:
@@ -287,6 +296,21 @@ class TuningDB:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _after_check(path: str, fn: Callable[[sqlite3.Connection], T]
+                 ) -> Callable[[sqlite3.Connection], T]:
+    """``fn``, run after ``PRAGMA quick_check`` (in its transaction) finds the database
+    sound; else a :class:`DatabaseFileError` naming the file (nothing written)."""
+    def checked(c: sqlite3.Connection) -> T:
+        found = [r[0] for r in c.execute("PRAGMA quick_check(3)")]
+        if found != ["ok"]:
+            said = "; ".join(" ".join(str(f).replace("*** in database main ***", "").split())
+                             for f in found)[:160]
+            raise DatabaseFileError(path, f"the file is damaged (SQLite's quick_check: "
+                                          f"{said}); restore a copy of it: nothing was written")
+        return fn(c)
+    return checked
 
 
 def _filters(workload: Workload | None, devices: tuple[str, ...] | None, toolchain: str | None,
