@@ -83,7 +83,7 @@ class KtCache:
     device_name: str = ""
     kernel_name: str = ""
     problem_size: Any = None
-    objective: str = "time"
+    objective: str | list = "time"  # a name, or Kernel Tuner's list of names
     path: str = ""
     meta: dict = field(default_factory=dict)  # other top-level fields; written back
     bad_times: int = 0  # entries whose time was not a positive finite number (now invalid)
@@ -233,11 +233,19 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     if not isinstance(raw.get("kernel_name"), (str, type(None))):  # 5: the workload "5"
         raise InvalidInputError(f"{where}: kernel_name {shown(raw['kernel_name'])} is not a "
                                 f"kernel name (a string; null when the file names none)")
+    objective = raw.get("objective")
+    # Kernel Tuner writes a name ("time") or, since it tunes several, a list of names;
+    # either is written back on export as read (str() made ['time'] the name "['time']")
+    if not (objective is None or isinstance(objective, str) or (
+            isinstance(objective, list) and objective
+            and all(isinstance(o, str) for o in objective))):
+        raise InvalidInputError(f"{where}: objective {shown(objective)} is no objective "
+                                f"(a name such as 'time', or a list of names; null: 'time')")
     return KtCache(tune_params=tune_params, entries=entries,
                    device_name=_text(raw.get("device_name"), ""),
                    kernel_name=_text(raw.get("kernel_name"), ""),
                    problem_size=raw.get("problem_size"),
-                   objective=_text(raw.get("objective"), "time"),
+                   objective="time" if objective is None else objective,
                    path=str(path), meta=meta, bad_times=bad)
 
 

@@ -79,6 +79,18 @@ def test_a_cache_kernel_name_that_is_no_string_is_refused(tmp_path, name):  # pr
         read_file(_cache(tmp_path, kernel_name=name))
 
 
+@pytest.mark.parametrize("objective", [5, [], ["time", 5], {"a": 1}])
+def test_a_cache_objective_that_is_no_string_is_refused(tmp_path, objective):
+    # it is written back by export: 5 would have become the objective "5"
+    from search.kt_cache import load_cache
+    with pytest.raises(InvalidInputError, match="c.json.*objective"):
+        load_cache(_cache(tmp_path, objective=objective))
+    assert load_cache(_cache(tmp_path, objective=None)).objective == "time"
+    assert load_cache(_cache(tmp_path, objective="GFLOP/s")).objective == "GFLOP/s"
+    # Kernel Tuner's list of objectives is kept as a list (it was the text "['time']")
+    assert load_cache(_cache(tmp_path, objective=["time"])).objective == ["time"]
+
+
 def test_a_cache_naming_no_kernel_reads_as_before(tmp_path):  # probe42 #4
     assert read_file(_cache(tmp_path, kernel_name=None)).workload.template == ""
     assert read_file(_cache(tmp_path)).workload.template == "k"
