@@ -60,9 +60,11 @@ def _selection(args: argparse.Namespace, db):
 def remove_measurements(args: argparse.Namespace, db) -> int:
     """Print (and, without ``--dry-run``, delete) what the options select; exit 1 when
     they select nothing."""
-    from search.db.remove import plan, remove
+    from search.db.remove import empty_workloads, plan, remove
     selection = _selection(args, db)
     labels = _labels(db)  # before removing: a workload that goes keeps its label
+    # a named workload holding no measurement (stored with value lists alone) goes too
+    empty = [labels.get(w, w.label()) for w in empty_workloads(db, selection)]
     groups = plan(db, selection) if args.dry_run else remove(db, selection)
     n, left = sum(g.measurements for g in groups), db.count()
     rows = [(labels.get(g.workload, g.workload.label()), g.device, g.toolchain, g.source,
@@ -72,11 +74,17 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
         # with --dry-run, what removing would take and leave (the file is unchanged)
         print(json.dumps({"db": args.db, "dry_run": args.dry_run, "removed": n,
                           "left": left - n if args.dry_run else left,
-                          "groups": [dict(zip(keys, r)) for r in rows]}))
-        return 0 if groups else 1
+                          "groups": [dict(zip(keys, r)) for r in rows],
+                          "empty_workloads": empty}))
+        return 0 if groups or empty else 1
+    if empty:
+        print(f"{'would remove' if args.dry_run else 'removed'} {len(empty)} "
+              f"workload{'s' if len(empty) > 1 else ''} holding no measurement: "
+              f"{', '.join(empty)}")
     if not groups:
-        print("no measurement matches all of the options; nothing removed")
-        return 1
+        if not empty:
+            print("no measurement matches all of the options; nothing removed")
+        return 0 if empty else 1
     print(f"{'would remove' if args.dry_run else 'removed'} {n} measurements:")
     print(aligned_table([("workload", "device", "toolchain", "source", "measurements")]
                         + [(*r[:3], r[3] or "-", str(r[4])) for r in rows], text_columns=4))

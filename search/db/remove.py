@@ -38,7 +38,7 @@ from .model import Workload, check_toolchain, workload_from_row
 from .insertion import ID_HIGH_WATER, last_id_ever
 from .store import TuningDB
 
-__all__ = ["Selection", "RemovalGroup", "plan", "remove"]
+__all__ = ["Selection", "RemovalGroup", "plan", "remove", "empty_workloads"]
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,7 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
                             args).fetchall()
         c.execute(f"DELETE FROM measurements WHERE id IN (SELECT m.id {_JOINED} "
                   f"WHERE {where})", args)
-        named = {r[0] for w in selection.workloads or () for r in c.execute(
-            "SELECT id FROM workloads WHERE template=? AND problem=? AND params=?", w.key())}
+        named = _empty_workload_ids(c, selection)
         for table, column, ids in (("workloads", "workload", {w for w, _ in touched} | named),
                                    ("devices", "device", {d for _, d in touched})):
             c.executemany(f"DELETE FROM {table} WHERE id=? AND NOT EXISTS "
@@ -168,6 +167,38 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
         return groups
 
     return db.write(delete)
+
+
+def empty_workloads(db: TuningDB, selection: Selection) -> list[Workload]:
+    """The workloads ``selection`` names that hold no measurement (stored with value lists
+    alone, :meth:`TuningDB.add`): :func:`remove` deletes them though no measurement goes,
+    so a caller can say so. Sorted as :func:`plan`'s groups are.
+
+    >>> from search.db.store import TuningDB
+    >>> db, idle = TuningDB(":memory:"), Workload("idle", [8], ("x",))
+    >>> _ = db.add([], {idle: {"x": [1, 2]}})
+    >>> [w.template for w in empty_workloads(db, Selection(workloads=[idle]))]
+    ['idle']
+    """
+    check_type("db", db, TuningDB)
+    check_type("selection", selection, Selection)
+    ids = _empty_workload_ids(db.connection, selection)
+    return sorted((w for w in selection.workloads or () if _workload_id(db.connection, w) in ids),
+                  key=lambda w: w.key())
+
+
+def _workload_id(conn, w: Workload) -> int | None:
+    row = conn.execute("SELECT id FROM workloads WHERE template=? AND problem=? AND params=?",
+                       w.key()).fetchone()
+    return None if row is None else row[0]
+
+
+def _empty_workload_ids(conn, selection: Selection) -> set[int]:
+    """The ids of the workloads ``selection`` names that hold no measurement."""
+    ids = {_workload_id(conn, w) for w in selection.workloads or ()} - {None}
+    return {i for i in ids
+            if conn.execute("SELECT 1 FROM measurements WHERE workload=? LIMIT 1", (i,))
+            .fetchone() is None}
 
 
 def _groups(conn, where: str, args: list) -> list[RemovalGroup]:
