@@ -61,13 +61,14 @@ from pathlib import Path
 
 from iobound.errors import InvalidInputError
 
+from .damage import FileConnection
 from .db_file import DatabaseFileError, path_fault
 from .file_access import cannot_open_reason, immutable_ok
 from .file_access import may_write as _may_write  # a module global: tests replace it
 from .transactions import BUSY_TIMEOUT_MS, WRITE_ATTEMPTS, is_locked as _is_locked, write
 
-__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "FileConnection", "connect",
-           "damage_error", "schema_version", "write"]
+__all__ = ["SCHEMA_VERSION", "DB_FILE_ENDINGS", "DatabaseFileError", "connect", "schema_version",
+           "write"]
 
 SCHEMA_VERSION = 2
 
@@ -154,95 +155,6 @@ def schema_version(conn: sqlite3.Connection) -> int:
         return 0
     raise InvalidInputError(f"not an iobound tuning database (its tables: "
                             f"{', '.join(sorted(tables))[:80]})")
-
-
-#: SQLite's primary result codes of a damaged file: SQLITE_CORRUPT ("database disk image
-#: is malformed") and SQLITE_NOTADB ("file is not a database").
-_DAMAGE_CODES = (11, 26)
-
-
-def damage_error(conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> Exception:
-    """``exc`` as the error to raise: a :class:`DatabaseFileError` naming the database file
-    when it says the file is damaged (and ``conn`` is one :func:`connect` opened), else
-    ``exc`` itself."""
-    path = getattr(conn, "database_file", None)
-    code = getattr(exc, "sqlite_errorcode", None)
-    damaged = (code & 0xFF in _DAMAGE_CODES) if code is not None else \
-        type(exc) is sqlite3.DatabaseError
-    if path is None or not damaged:
-        return exc
-    return DatabaseFileError(path, f"the file is damaged (SQLite: "
-                                   f"{' '.join(str(exc).split())}); restore a copy of it")
-
-
-class _Cursor(sqlite3.Cursor):
-    """A cursor of a :class:`FileConnection`: damage SQLite finds while it steps through
-    the rows is a :class:`DatabaseFileError` naming the file (:func:`damage_error`)."""
-
-    def execute(self, *args):
-        try:
-            return super().execute(*args)
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def executemany(self, *args):
-        try:
-            return super().executemany(*args)
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def executescript(self, *args):
-        try:
-            return super().executescript(*args)
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def __next__(self):
-        try:
-            return super().__next__()
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def fetchone(self):
-        try:
-            return super().fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def fetchmany(self, *args, **kwargs):
-        try:
-            return super().fetchmany(*args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-    def fetchall(self):
-        try:
-            return super().fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise damage_error(self.connection, exc) from None
-
-
-class FileConnection(sqlite3.Connection):
-    """The connection :func:`connect` gives: SQLite reads a page only when a statement
-    needs it, so a file damaged past its schema opens fine, and its damage shows on a
-    later read or write; every statement's (and every row's) "database disk image is
-    malformed" is then a :class:`DatabaseFileError` naming the file, never a raw
-    ``sqlite3.DatabaseError``. ``database_file`` is set once the file is opened and
-    checked (before that, :func:`connect` says what is wrong itself)."""
-
-    database_file: str | None = None
-
-    def cursor(self, factory=None):
-        return super().cursor(factory or _Cursor)
-
-    def execute(self, *args):
-        return self.cursor().execute(*args)
-
-    def executemany(self, *args):
-        return self.cursor().executemany(*args)
-
-    def executescript(self, *args):
-        return self.cursor().executescript(*args)
 
 
 def _open(path: str, readonly: bool, immutable: bool = False) -> sqlite3.Connection:

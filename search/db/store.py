@@ -33,7 +33,8 @@ from .device_names import same_device
 from .checks import MARK, check_mark, check_tune_params, param_names
 from .insertion import insert, storable
 from .model import COUNTED_SQL, Measurement, Workload, canon, stored_json, workload_from_row
-from .schema import DatabaseFileError, connect
+from .damage import check_sound
+from .schema import connect
 from .transactions import write
 from .stored_rows import damaged_row, stored_config, stored_features, time_fault
 
@@ -71,7 +72,7 @@ class TuningDB:
         self._conn = connect(path, readonly=readonly)
         self.path = os.fspath(path)
         self.readonly = readonly
-        self._checked = self.path == ":memory:"  # whether _refuse_damaged ran (see write)
+        self._checked = self.path == ":memory:"  # whether check_sound ran (see write)
 
     # -- writing ------------------------------------------------------------------------
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -98,10 +99,12 @@ class TuningDB:
         if self.readonly:
             raise InvalidInputError(f"the tuning database {self.path!r} was opened read-only: "
                                     f"nothing can be stored in it or removed from it")
-        if not self._checked:
-            fn = _after_check(self.path, fn)
+        def task(c: sqlite3.Connection) -> T:
+            if not self._checked:  # the first write: the whole file sound, in its transaction
+                check_sound(c, self.path)
+            return fn(c)
         try:
-            out = write(self._db, fn)
+            out = write(self._db, task)
             self._checked = True
             return out
         except sqlite3.OperationalError as exc:
@@ -296,21 +299,6 @@ class TuningDB:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _after_check(path: str, fn: Callable[[sqlite3.Connection], T]
-                 ) -> Callable[[sqlite3.Connection], T]:
-    """``fn``, run after ``PRAGMA quick_check`` (in its transaction) finds the database
-    sound; else a :class:`DatabaseFileError` naming the file (nothing written)."""
-    def checked(c: sqlite3.Connection) -> T:
-        found = [r[0] for r in c.execute("PRAGMA quick_check(3)")]
-        if found != ["ok"]:
-            said = "; ".join(" ".join(str(f).replace("*** in database main ***", "").split())
-                             for f in found)[:160]
-            raise DatabaseFileError(path, f"the file is damaged (SQLite's quick_check: "
-                                          f"{said}); restore a copy of it: nothing was written")
-        return fn(c)
-    return checked
 
 
 def _filters(workload: Workload | None, devices: tuple[str, ...] | None, toolchain: str | None,
