@@ -23,8 +23,9 @@ from iobound.errors import InvalidInputError
 from ..option_checks import check_type
 from ..records import as_logged
 from .conv_template import CONV_TEMPLATE, conv_algorithm, conv_config_fault, stored_layer
-from .model import (Measurement, Workload, canon, canon_key, checked_features, config_fault,
-                    problem_fault, stored_json)
+from .features import checked_features
+from .model import (Measurement, Workload, canon, canon_key, config_fault, problem_fault,
+                    stored_json)
 
 __all__ = ["device_properties", "storable", "insert", "last_id_ever", "added_values",
            "ID_HIGH_WATER"]
@@ -44,7 +45,7 @@ def storable(m: Measurement) -> Measurement:
     """``m`` as the database stores it: numpy scalars in its config, ``extra`` and
     ``features`` as Python values (:func:`search.records.as_logged`); refused when export
     could not write it, or its features are not the cost model's numeric columns
-    (:func:`~.model.checked_features`: a NaN is refused there, not stored as null, since
+    (:func:`~.features.checked_features`: a NaN is refused there, not stored as null, since
     a column of null would silently drop the row from every model trained on it).
 
     >>> from search.measure.base import MeasureRecord
