@@ -36,7 +36,8 @@ import numpy as np
 
 from iobound.errors import InvalidInputError
 
-from .cost_model import XGBCostModel, XGBOptions, source_caps, training_rows
+from .cost_model import XGBCostModel, XGBOptions
+from .history_rows import source_caps, training_rows
 from .measure.base import MeasureRecord, Measurer
 from .records import as_measured
 from .option_checks import check_choice, check_count, check_history_inputs, check_type

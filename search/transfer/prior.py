@@ -64,7 +64,8 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from ..cost_model import make_targets, model_rows, source_caps, training_rows, xgb_seed
+from ..cost_model import make_targets, model_rows, xgb_seed
+from ..history_rows import source_caps, training_rows
 from ..option_checks import check_count, check_flag, check_number
 from .checks import check_costs, check_reals
 from .picker import Picker
