@@ -200,22 +200,7 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     path = Path(path)
     where = f"cache file {str(path)!r}"
     raw = read_tuning_json(path)
-    t4 = is_t4_results(raw)  # its cache keys are ours (as_cache_dict), not the file's
-    if t4:
-        raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
-    elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
-        what = "a T4 metadata file (the machine and software, no measurements)"
-        raise NoMeasurementsError(f"{where} is {what}; give its results file or the cache", what)
-    if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
-        what = "a T1 tuning-problem description (parameters and restrictions, no measurements)"
-        raise NoMeasurementsError(f"{where} is {what}; give a Kernel Tuner cache file with "
-                                  "recorded times", what)
-    if isinstance(raw, dict) and "results" in raw and "cache" in raw and "tune_params" not in raw:
-        raise InvalidInputError(f"{where} holds both 'results' (a T4 results file's) and "
-                                f"'cache' but lacks 'tune_params': it is neither a T4 results "
-                                f"file nor a Kernel Tuner cache")
-    if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
-        raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
+    raw, t4 = _cache_dict(raw, path, where)
     tune_params = _tune_params(raw, where)
     keys = list(tune_params)
     if not isinstance(raw["cache"], dict):
@@ -227,26 +212,9 @@ def load_cache(path: str | os.PathLike) -> KtCache:
     meta = {k: v for k, v in raw.items() if k not in
             ("cache", "tune_params", "tune_params_keys", "device_name", "kernel_name",
              "problem_size", "objective")}
-    if not isinstance(raw.get("device_name"), (str, type(None))):  # 5 would be device "5"
-        raise InvalidInputError(f"{where}: device_name {str(raw['device_name'])[:40]!r} is not "
-                                f"a device name (a string)")
-    if not isinstance(raw.get("kernel_name"), (str, type(None))):  # 5: the workload "5"
-        raise InvalidInputError(f"{where}: kernel_name {shown(raw['kernel_name'])} is not a "
-                                f"kernel name (a string; null when the file names none)")
-    objective = raw.get("objective")
-    # Kernel Tuner writes a name ("time") or, since it tunes several, a list of names;
-    # either is written back on export as read (str() made ['time'] the name "['time']")
-    if not (objective is None or isinstance(objective, str) or (
-            isinstance(objective, list) and objective
-            and all(isinstance(o, str) for o in objective))):
-        raise InvalidInputError(f"{where}: objective {shown(objective)} is no objective "
-                                f"(a name such as 'time', or a list of names; null: 'time')")
-    return KtCache(tune_params=tune_params, entries=entries,
-                   device_name=_text(raw.get("device_name"), ""),
-                   kernel_name=_text(raw.get("kernel_name"), ""),
-                   problem_size=raw.get("problem_size"),
-                   objective="time" if objective is None else objective,
-                   path=str(path), meta=meta, bad_times=bad)
+    return KtCache(tune_params=tune_params, entries=entries, **_names(raw, where),
+                   problem_size=raw.get("problem_size"), path=str(path), meta=meta,
+                   bad_times=bad)
 
 
 def _check_once(names: Sequence[str], entries: Sequence[dict], keys: Sequence[str],
@@ -267,7 +235,47 @@ def _check_once(names: Sequence[str], entries: Sequence[dict], keys: Sequence[st
         first[config] = name
 
 
-def _text(value: Any, default: str) -> str:
-    """A name field as text; null is absent (``default``), never the name "None". Never cut:
-    a name is an identity (a device's, a workload's) the database keeps whole."""
-    return default if value is None else str(value)
+def _cache_dict(raw: Any, path: Path, where: str) -> tuple[dict, bool]:
+    """``raw`` (a file's JSON) as a cache's dict, and whether it was a T4 results file
+    (whose cache keys are ours, :func:`as_cache_dict`, not the file's); a file of another
+    kind (a T4 metadata file, a T1 description: no measurements) or of no kind is refused,
+    naming what it is."""
+    t4 = is_t4_results(raw)
+    if t4:
+        raw = {**as_cache_dict(raw, where), "device_name": metadata_device(path)}
+    elif isinstance(raw, dict) and "metadata" in raw and "cache" not in raw:
+        what = "a T4 metadata file (the machine and software, no measurements)"
+        raise NoMeasurementsError(f"{where} is {what}; give its results file or the cache", what)
+    if isinstance(raw, dict) and "ConfigurationSpace" in raw and "cache" not in raw:
+        what = "a T1 tuning-problem description (parameters and restrictions, no measurements)"
+        raise NoMeasurementsError(f"{where} is {what}; give a Kernel Tuner cache file with "
+                                  "recorded times", what)
+    if isinstance(raw, dict) and "results" in raw and "cache" in raw and "tune_params" not in raw:
+        raise InvalidInputError(f"{where} holds both 'results' (a T4 results file's) and "
+                                f"'cache' but lacks 'tune_params': it is neither a T4 results "
+                                f"file nor a Kernel Tuner cache")
+    if not isinstance(raw, dict) or "cache" not in raw or "tune_params" not in raw:
+        raise InvalidInputError(f"{where} lacks 'tune_params' or 'cache'")
+    return raw, t4
+
+
+def _names(raw: dict, where: str) -> dict:
+    """The cache's ``device_name``, ``kernel_name`` (null or absent: ``""``, never the name
+    "None"; never cut: a name is an identity the database keeps whole) and ``objective``
+    (Kernel Tuner writes a name, or, since it tunes several, a list of names: either is
+    written back on export as read; null: ``"time"``). Anything else is refused naming the
+    field: ``5`` would be stored as the device or workload ``"5"``, and ``str()`` made
+    ``["time"]`` the objective ``"['time']"``."""
+    for name, what in (("device_name", "a device name"), ("kernel_name", "a kernel name")):
+        if not isinstance(raw.get(name), (str, type(None))):
+            raise InvalidInputError(f"{where}: {name} {str(raw[name])[:40]!r} is not {what} "
+                                    f"(a string; null when the file names none)")
+    objective = raw.get("objective")
+    if not (objective is None or isinstance(objective, str) or (
+            isinstance(objective, list) and objective
+            and all(isinstance(o, str) for o in objective))):
+        raise InvalidInputError(f"{where}: objective {shown(objective)} is no objective "
+                                f"(a name such as 'time', or a list of names; null: 'time')")
+    return {"device_name": raw.get("device_name") or "",
+            "kernel_name": raw.get("kernel_name") or "",
+            "objective": "time" if objective is None else objective}
