@@ -1,5 +1,8 @@
 """The README's examples print what the README says they print.
 
+Every ```` ```python ```` block followed at once by a block of its output runs as a script
+in a folder of its own and must print that output, with the same rules as below.
+
 Every ``$ iobound ...`` command in a fenced block of README.md and docs/*.md runs in a
 folder of its own under ``tmp_path`` (``../shared/data`` there is the recorded data's
 folder) and its output, stdout and stderr in the order a terminal shows them, must match
@@ -200,19 +203,24 @@ def _passed_over(example: Example) -> str | None:
     return None
 
 
+def _compare(example: Example, printed: str, title: str) -> None:
+    """Fail with a diff unless ``printed`` is what ``example`` shows."""
+    cache = os.environ.get("IOBOUND_CACHE", "~/.cache/iobound")
+    got = [_normal(line, cache) for line in printed.splitlines()]
+    want = [_normal(line, cache) for line in example.expected]
+    if not matches(want, got):
+        diff = "\n".join(difflib.unified_diff(want, got, "README", "printed", lineterm="", n=1))
+        pytest.fail(f"{title}\n{diff}", pytrace=False)
+
+
 def _check(example: Example, folder: Path) -> None:
     for command in BEFORE.get(example.command, []):
         done = _run(command, folder) if command.startswith("iobound ") else subprocess.run(
             command, shell=True, cwd=folder, capture_output=True, text=True, check=False)
         assert done.returncode == 0, f"{example.where}: setup {command!r} failed:\n{done.stdout}"
     done = _run(example.command, folder)
-    cache = os.environ.get("IOBOUND_CACHE", "~/.cache/iobound")
-    got = [_normal(line, cache) for line in done.stdout.splitlines()]
-    want = [_normal(line, cache) for line in example.expected]
-    diff = "\n".join(difflib.unified_diff(want, got, "README", "printed", lineterm="", n=1))
     assert done.returncode == 0, f"{example.where}: exit {done.returncode}\n{done.stdout}"
-    if not matches(want, got):
-        pytest.fail(f"{example.where}: {example.command}\n{diff}", pytrace=False)
+    _compare(example, done.stdout, f"{example.where}: {example.command}")
     for name in SAME_FILES.get(example.command, []):
         assert (folder / name).read_bytes() == (REPO / name).read_bytes(), (
             f"{example.where}: {name} differs from the committed copy")
@@ -252,6 +260,39 @@ def test_section_prints_what_the_docs_say(section, tmp_path):
         pytest.skip("; ".join(passed_over))
     for reason in passed_over:
         warnings.warn(reason)
+
+
+def python_examples(path: Path) -> list[Example]:
+    """The ```` ```python ```` blocks of ``path`` followed at once by a block of what they
+    print (``command`` is the block's code).
+
+    >>> import tempfile
+    >>> doc = Path(tempfile.mkdtemp()) / "d.md"
+    >>> _ = doc.write_text("```python\\nprint(1)\\n```\\n```\\n1\\n```\\n")
+    >>> [(e.line, e.command, e.expected) for e in python_examples(doc)]
+    [(1, 'print(1)', ('1',))]
+    """
+    lines, found = path.read_text().splitlines(), []
+    for start, text in enumerate(lines):
+        if text != "```python":
+            continue
+        end = lines.index("```", start + 1)
+        if end + 1 < len(lines) and lines[end + 1] == "```":
+            printed = lines[end + 2:lines.index("```", end + 2)]
+            found.append(Example(path.name, start + 1, "", "\n".join(lines[start + 1:end]),
+                                 tuple(printed)))
+    return found
+
+
+@pytest.mark.parametrize("example", [
+    pytest.param(e, id=e.where) for doc in DOCS for e in python_examples(doc)])
+def test_python_example_prints_what_the_docs_say(example, tmp_path):
+    """Run as a script of its own (the executor example's workers import its main module)."""
+    (tmp_path / "example.py").write_text(example.command + "\n")
+    done = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=_environment(),
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, f"{example.where}: exit {done.returncode}\n{done.stderr}"
+    _compare(example, done.stdout, example.where)
 
 
 def test_the_lists_name_examples_that_exist():
