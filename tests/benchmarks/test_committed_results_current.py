@@ -3,7 +3,8 @@ now: a change to the bounds, the dataflows, the domain or the history's reading 
 a number fails here until the result file (and the README's quote of it) is written again.
 
 Each script runs with its default arguments into a temporary folder; its JSON must equal
-the committed file but for durations (keys naming seconds), and its Markdown byte for byte.
+the committed file but for durations (keys naming seconds) and the folders of the files it
+read, and its Markdown byte for byte.
 The slow benchmarks (search, transfer, selection quality) are seeded runs of minutes to
 hours: their committed runs files are checked by their own tests (``--summarise``).
 """
@@ -11,6 +12,7 @@ hours: their committed runs files are checked by their own tests (``--summarise`
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,16 +33,19 @@ SCRIPTS = [
 ]
 
 
-def without_durations(value):
-    """``value`` with every key naming seconds left out, at any depth.
+def comparable(value):
+    """``value`` without what differs from machine to machine, at any depth: keys naming
+    seconds are left out, an absolute path (the recorded spaces' folder) is its file name.
 
-    >>> without_durations({"a": 1, "seconds": 2.5, "rows": [{"build_seconds": 0.1, "b": 2}]})
-    {'a': 1, 'rows': [{'b': 2}]}
+    >>> comparable({"a": 1, "seconds": 2.5, "rows": [{"build_seconds": 0.1, "b": "/x/y.gz"}]})
+    {'a': 1, 'rows': [{'b': 'y.gz'}]}
     """
     if isinstance(value, dict):
-        return {k: without_durations(v) for k, v in value.items() if "seconds" not in k}
+        return {k: comparable(v) for k, v in value.items() if "seconds" not in k}
     if isinstance(value, list):
-        return [without_durations(v) for v in value]
+        return [comparable(v) for v in value]
+    if isinstance(value, str) and os.path.isabs(value):
+        return Path(value).name
     return value
 
 
@@ -56,7 +61,7 @@ def test_committed_result_is_what_the_script_writes(script, to_file, written, tm
     for name in written:
         new, committed = tmp_path / name, RESULTS / name
         if name.endswith(".json"):
-            assert without_durations(json.loads(new.read_text())) == without_durations(
+            assert comparable(json.loads(new.read_text())) == comparable(
                 json.loads(committed.read_text())), f"{committed} is not what {script} writes now"
         else:
             assert new.read_text() == committed.read_text(), (
