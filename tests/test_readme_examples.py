@@ -309,3 +309,45 @@ def test_every_iobound_subcommand_has_an_example_that_runs():
     actions = [a for a in build_parser()._actions if a.choices and a.dest == "command"]
     run = {e.command.split()[1] for e in RUN}
     assert actions and set(actions[0].choices) <= run, set(actions[0].choices) - run
+
+
+def markdown_tables(text: str) -> list[tuple[int, list[str]]]:
+    """(first line number, rows) of each run of lines starting with ``|``.
+
+    >>> markdown_tables("a\\n| x |\\n|---|\\n| 1 |\\nb")
+    [(2, ['| x |', '|---|', '| 1 |'])]
+    """
+    found, rows = [], []
+    for number, line in enumerate([*text.splitlines(), ""], 1):
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            found.append((number - len(rows), rows))
+            rows = []
+    return found
+
+
+def _row_label(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip("|").split("|")][:2]
+
+
+def test_readme_tables_quote_the_committed_results():
+    """A table of the README or docs/ whose header and first row's label (its first two
+    cells) are those of a table in benchmarks/results/*.md quotes that file's table whole:
+    a results file written again with other numbers, and the README not, fails here."""
+    results = {p.name: p.read_text()
+               for p in sorted((REPO / "benchmarks" / "results").glob("*.md"))}
+    quoted = 0
+    tables = [(d.name, at, rows) for d in DOCS for at, rows in markdown_tables(d.read_text())]
+    for doc, start, rows in tables:
+        if len(rows) < 3:
+            continue
+        sources = [name for name, text in results.items()
+                   for _, theirs in markdown_tables(text)
+                   if len(theirs) >= 3 and theirs[0] == rows[0]
+                   and _row_label(theirs[2]) == _row_label(rows[2])]
+        if sources:
+            quoted += 1
+            assert any("\n".join(rows) in results[name] for name in sources), (
+                f"{doc}:{start}: the table differs from the one in {sorted(set(sources))}")
+    assert quoted >= 5  # the search-quality, transfer and leave-network-out tables at least
