@@ -47,6 +47,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``iobound history``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("import", help="import Kernel Tuner cache files, tuning logs and "
                                       "other tuning databases")
@@ -108,6 +109,8 @@ def _open(args, readonly: bool, must_exist: bool | None = None):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``iobound history`` with the parsed ``args``; the exit code (bad input raises,
+    and :func:`search.cli.main.main` makes it one line and exit 2)."""
     try:
         if args.action == "import":
             return _import(args)

@@ -52,6 +52,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``iobound kernel``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
     add_layer_argument(parser)
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--config", metavar="K=V,...",
@@ -184,6 +185,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``iobound kernel`` with the parsed ``args``; the exit code (bad input raises,
+    and :func:`search.cli.main.main` makes it one line and exit 2)."""
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
     from kernels.generate import generate

@@ -64,6 +64,8 @@ def _modules() -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``iobound`` parser: one subcommand per module of :func:`_modules`, each adding its
+    options (``add_arguments``) and run by its ``run``."""
     parser = _Parser(
         prog="iobound",
         description=(

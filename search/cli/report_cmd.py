@@ -29,6 +29,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``iobound report``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--network", metavar="NAME", help="a network preset (resnet50, vgg16, ...)")
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
@@ -44,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``iobound report`` with the parsed ``args``; the exit code (bad input raises,
+    and :func:`search.cli.main.main` makes it one line and exit 2)."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:

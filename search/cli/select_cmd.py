@@ -33,6 +33,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``iobound select``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="every layer of a network preset")
@@ -149,6 +150,8 @@ def format_table(sels: list) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``iobound select`` with the parsed ``args``; the exit code (bad input raises,
+    and :func:`search.cli.main.main` makes it one line and exit 2)."""
     sels = run_selection(args)
     data = {"device": sels[0].device if sels else args.device, "measure": args.measure,
             "layers": [s.to_dict() for s in sels]}

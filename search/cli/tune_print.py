@@ -148,6 +148,8 @@ def print_choice(choice) -> None:
 
 
 def print_replay(rep) -> int:
+    """Print a replayed run's table and its best against the recorded optimum; the exit
+    code (1 when no configuration ran successfully)."""
     _print_table(rep.result)
     _print_history_use(rep)
     if rep.result.best is None:

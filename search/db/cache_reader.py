@@ -78,6 +78,9 @@ def _toolchain(value: Any, default: str) -> str:
 
 
 def read_cache(path: Path, device: str | None) -> FileImport:
+    """What importing the Kernel Tuner cache file ``path`` stores: its recorded workload
+    (kernel name, problem size, parameter names), device (the cache's own name, else
+    ``device``, else the file name) and its entries as records, failures included."""
     cache = load_cache(path)
     dev = file_device(path, cache.device_name, device)
     check_problem(cache.problem_size, "problem_size")

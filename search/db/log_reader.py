@@ -108,6 +108,9 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
 
 
 def read_log_file(path: Path, device: str | None) -> FileImport:
+    """What importing the ``iobound tune --log`` file ``path`` stores: its workload (from the
+    header), device (its own, else ``device``, else the file name: :func:`file_device`) and
+    records; a log that cannot be read raises naming the file and what is wrong."""
     log = read_log(path)
     h = log.header
     meas = _header_object(h, "measurer")
