@@ -139,7 +139,14 @@ def parse_config_items(text: str) -> dict[str, int]:
 # also one whose tiles exceed the layer (check_config names that), so a search can rank it.
 
 def input_tile_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int]:
-    """(rows, cols) of the input rectangle staged for one full output tile (one channel)."""
+    """(rows, cols) of the input rectangle staged for one full output tile (one channel).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> input_tile_shape(layer, cfg)  # (3 - 1) + 3 rows and columns
+    (5, 5)
+    """
     check_operands(layer, config)
     return config.input_tile_shape(layer)
 
@@ -150,18 +157,39 @@ def _footprint(layer: ConvLayer, config: KernelConfig):
 
 
 def shared_memory_words(layer: ConvLayer, config: KernelConfig) -> int:
-    """Floats of static shared memory the generated kernel declares."""
+    """Floats of static shared memory the generated kernel declares.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> shared_memory_words(layer, cfg)
+    43
+    """
     check_operands(layer, config)
     return config.shared_words(layer)
 
 
 def shared_memory_bytes(layer: ConvLayer, config: KernelConfig) -> int:
-    """Bytes of static shared memory the generated kernel declares (fp32)."""
+    """Bytes of static shared memory the generated kernel declares (fp32).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> shared_memory_bytes(layer, cfg)  # 4 bytes per word
+    172
+    """
     return FP32_BYTES * shared_memory_words(layer, config)
 
 
 def register_words(layer: ConvLayer, config: KernelConfig) -> int:
-    """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd)."""
+    """Register words of a whole block: accumulators (direct) or the two temporaries (Winograd).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> register_words(layer, cfg)  # 3 * 3 * 2 accumulators
+    18
+    """
     check_operands(layer, config)
     return _footprint(layer, config).register_words
 
@@ -194,12 +222,26 @@ def onchip_words(layer: ConvLayer, config: KernelConfig) -> int:
 
 
 def accumulators_per_thread(layer: ConvLayer, config: KernelConfig) -> int:
-    """Register words one thread holds (block register words / threads, rounded up)."""
+    """Register words one thread holds (block register words / threads, rounded up).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> accumulators_per_thread(layer, cfg)  # 18 words over 9 threads
+    2
+    """
     return -(-register_words(layer, config) // config.threads)
 
 
 def grid_shape(layer: ConvLayer, config: KernelConfig) -> tuple[int, int, int]:
-    """CUDA grid (x, y, z): images * tile columns, tile rows, output-channel blocks."""
+    """CUDA grid (x, y, z): images * tile columns, tile rows, output-channel blocks.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> cfg = DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)
+    >>> grid_shape(layer, cfg)
+    (2, 2, 2)
+    """
     check_operands(layer, config)
     return grid_of(layer, config.x, config.y, config.z)
 
@@ -229,7 +271,14 @@ def _device(device):
 
 
 def check_operands(layer, config) -> None:
-    """InvalidInputError unless ``layer`` is a ConvLayer and ``config`` a kernel config."""
+    """InvalidInputError unless ``layer`` is a ConvLayer and ``config`` a kernel config.
+
+    >>> from iobound.layer import ConvLayer
+    >>> check_operands(ConvLayer(1, 4, 6, 6, 4, 3, 3), {"x": 3})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: config must be a DirectConfig or WinogradConfig, got dict ...
+    """
     check_layer(layer)
     if not isinstance(config, tuple(CONFIG_TYPES.values())):
         hint = ("; kernels.config.config_from_dict makes one of a dict"

@@ -47,7 +47,16 @@ def _check_layer(layer) -> None:
 
 def check_shapes(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> None:
     """InvalidInputError (a ValueError) unless ``x`` is an (n, c_in, h_in, w_in) and ``w`` a
-    (c_out, c_in / groups, k_h, k_w) array of real numbers."""
+    (c_out, c_in / groups, k_h, k_w) array of real numbers.
+
+    >>> import numpy as np
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=1, h_in=3, w_in=3, c_out=1, k_h=2, k_w=2)
+    >>> check_shapes(np.zeros((1, 1, 3, 3)), np.ones((1, 1, 3, 3)), layer)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: weight shape must be (1, 1, 2, 2), got (1, 1, 3, 3)
+    """
     _check_layer(layer)
     want_x = (layer.n, layer.c_in, layer.h_in, layer.w_in)
     want_w = (layer.c_out, layer.c_in_per_group, layer.k_h, layer.k_w)
@@ -98,7 +107,15 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
 
 
 def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
-    """The definition as loops (slow; tiny shapes only, to test the reference)."""
+    """The definition as loops (slow; tiny shapes only, to test the reference).
+
+    >>> import numpy as np
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=1, h_in=3, w_in=3, c_out=1, k_h=2, k_w=2)
+    >>> x = np.arange(9.0).reshape(1, 1, 3, 3); w = np.ones((1, 1, 2, 2))
+    >>> conv2d_naive(x, w, layer)[0, 0].tolist()
+    [[8.0, 12.0], [20.0, 24.0]]
+    """
     check_shapes(x, w, layer)
     out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
     for b in range(layer.n):
@@ -119,7 +136,14 @@ def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
 
 
 def random_problem(layer: ConvLayer, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Input and weights drawn uniformly from [-1, 1), as float32."""
+    """Input and weights drawn uniformly from [-1, 1), as float32.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> x, w = random_problem(layer, np.random.default_rng(0))
+    >>> x.shape, w.shape, x.dtype
+    ((1, 4, 6, 6), (4, 4, 3, 3), dtype('float32'))
+    """
     _check_layer(layer)
     if not isinstance(rng, np.random.Generator):
         raise InvalidInputError(f"rng must be a numpy Generator (numpy.random.default_rng(seed)), "
@@ -228,6 +252,13 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
     follows), so each of the two channel sums also obeys the Hoeffding bound
     ``PROBABILISTIC_LAMBDA * sqrt(sum of squared bounds)``; the smaller bound is used.
     Computed in float64 over the zero-padded input.
+
+    >>> import numpy as np
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=1, h_in=4, w_in=4, c_out=1, k_h=3, k_w=3)
+    >>> t = winograd_tolerance(np.ones((1, 1, 4, 4)), np.ones((1, 1, 3, 3)), layer, 2)
+    >>> t.shape, bool((t > 0).all())
+    ((1, 1, 2, 2), True)
     """
     from iobound.winograd_transforms import winograd_transforms
 
@@ -268,7 +299,12 @@ def winograd_tolerance(x: np.ndarray, w: np.ndarray, layer: ConvLayer, e: int) -
 
 @dataclass(frozen=True)
 class Comparison:
-    """An fp32 result against the float64 reference and a per-element tolerance."""
+    """An fp32 result against the float64 reference and a per-element tolerance.
+
+    >>> c = compare(np.ones((1, 2)), np.ones((1, 2)), np.full((1, 2), 1e-6))
+    >>> c.ok, c.nan_count, c.max_abs_err
+    (True, 0, 0.0)
+    """
 
     ok: bool
     max_abs_err: float
