@@ -219,6 +219,18 @@ def import_files(db: TuningDB, paths: Sequence[str | os.PathLike] | str | os.Pat
     ``paths`` is a list of files, or one file (a ``str`` or a path) given alone; a
     tuning database among them gives one :class:`FileImport` per workload and device; a
     folder stands for the files in it (:func:`read_paths`: description files passed over).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from search.kt_cache import KtCache
+    >>> from search.kt_cache_write import write_cache
+    >>> cache = Path(tempfile.mkdtemp()) / "toy.json"
+    >>> entries = [{"a": a, "time": 1.0 + a} for a in (1, 2, 4)]  # Kernel Tuner's cache
+    >>> _ = write_cache(cache, KtCache({"a": [1, 2, 4]}, entries, device_name="GPU X",
+    ...                                kernel_name="toy", problem_size=[64]))
+    >>> with TuningDB(cache.with_name("tuning.db")) as db:
+    ...     [(f.kind, f.device, f.added) for f in import_files(db, cache) + import_files(db, cache)]
+    [('kt-cache', 'GPU X', 3), ('kt-cache', 'GPU X', 0)]
     """
     check_type("db", db, TuningDB)
     paths = import_paths(paths)

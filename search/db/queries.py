@@ -51,7 +51,17 @@ class SummaryRow:
 
 def summary(db: TuningDB) -> list[SummaryRow]:
     """Every (workload, device) pair with counts and the best time (and whether it is an
-    estimate: no measurement is as fast), by workload then device."""
+    estimate: no measurement is as fast), by workload then device (``iobound history list``).
+
+    >>> from search.db.model import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> w = Workload("toy", [64], ("a",))
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([Measurement(w, "GPU X", "nvcc 13.0", MeasureRecord.ok({"a": a}, [1.0 + a]))
+    ...             for a in (1, 2, 4)])
+    >>> [(r.workload.label(), r.device, r.measurements, r.timed, r.best_ms) for r in summary(db)]
+    [('toy [64]', 'GPU X', 3, 3, 2.0)]
+    """
     check_type("db", db, TuningDB)
     rows = db.connection.execute(
         "SELECT w.template, w.problem, w.tune_params, d.name, COUNT(*), "
@@ -79,7 +89,17 @@ def best(db: TuningDB, workload: Workload | None = None, device: str | None = No
     configuration measured more than once counts once, at its fastest (as TVM's
     ``ApplyHistoryBest`` picks over a log); a device is every name the database holds of
     it (:func:`~.device_names.device_as_stored`: ``v100`` finds ``V100-SXM2`` and a
-    cache's ``Tesla V100-SXM2-16GB``)."""
+    cache's ``Tesla V100-SXM2-16GB``).
+
+    >>> from search.db.model import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> w = Workload("toy", [64], ("a",))
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([Measurement(w, "GPU X", "nvcc 13.0", MeasureRecord.ok({"a": a}, [1.0 + a]))
+    ...             for a in (1, 2, 4)])
+    >>> [(m.record.config, m.time_ms) for m in best(db, w, "GPU X", k=2)]
+    [({'a': 1}, 2.0), ({'a': 2}, 3.0)]
+    """
     check_type("db", db, TuningDB)
     k = limits.check_int("k", k, limits.ROWS)
     if device is not None:

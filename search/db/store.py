@@ -65,6 +65,17 @@ class TuningDB:
 
     With ``readonly`` the file is never written (to read it: ``list``, ``best``,
     ``export``); :meth:`add` (and every other write: :meth:`write`) is then refused.
+
+    >>> from search.db.model import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> w = Workload("toy", [64], ("a",))
+    >>> db = TuningDB(":memory:")  # a file path in practice
+    >>> ms = [Measurement(w, "GPU X", "nvcc 13.0", MeasureRecord.ok({"a": a}, [1.0 + a]))
+    ...       for a in (1, 2, 4)]
+    >>> db.add(ms), db.add(ms)  # new measurements; the same again adds nothing
+    (3, 0)
+    >>> db.workloads() == [w], db.close()
+    (True, None)
     """
 
     def __init__(self, path: str | os.PathLike, readonly: bool = False):
