@@ -262,7 +262,12 @@ def network_names() -> list[str]:
 
 
 def network_layers(network: str) -> list[ConvLayer]:
-    """All convolution layers of a network preset, in order."""
+    """All convolution layers of a network preset, in order.
+
+    >>> layers = network_layers("vgg16")
+    >>> len(layers), layers[0].name
+    (13, 'vgg16.conv1_1')
+    """
     if not isinstance(network, str):
         raise InvalidInputError(f"a network preset name must be a string, got {network!r:.60}")
     key = network.lower()
@@ -274,7 +279,14 @@ def network_layers(network: str) -> list[ConvLayer]:
 
 
 def get_layer(spec: str) -> ConvLayer:
-    """The layer preset ``"<network>.<layer>"`` (ResNet block aliases included)."""
+    """The layer preset ``"<network>.<layer>"`` (ResNet block aliases included).
+
+    >>> layer = get_layer("alexnet.conv1")
+    >>> layer.c_in, layer.h_in, layer.c_out, layer.h_out, layer.stride
+    (3, 227, 96, 55, (4, 4))
+    >>> get_layer("resnet50.conv3_1").name  # a block's alias: its first 3x3 convolution
+    'resnet50.conv3_1b'
+    """
     if not isinstance(spec, str):
         raise InvalidInputError(f"a layer preset name must be a string, got {spec!r:.60}")
     network, sep, layer = spec.partition(".")

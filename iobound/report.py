@@ -97,6 +97,17 @@ def bound_report(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direc
     ------
     ValueError
         For a bad S, algorithm or e, or Winograd on a layer it does not apply to.
+
+    Examples
+    --------
+    >>> from iobound.networks import get_layer
+    >>> r = bound_report(get_layer("alexnet.conv1"), 12288)  # 48 KiB of fp32
+    >>> r.best_method, round(r.best), len(r.bounds)
+    ('x_partition_chain', 624432, 4)
+    >>> round(r.bounds["compulsory"].value)  # every input, weight and output once
+    479835
+    >>> str(r.bounds["compulsory"].expression)
+    'I_used + O + W_used'
     """
     alg, e = _check(layer, S, algorithm, e)
     S = int(S)
@@ -110,5 +121,10 @@ def bound_report(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direc
 
 def best_lower_bound(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direct",
                      e: int | None = None) -> float:
-    """The largest valid lower bound (I/O words) of :func:`bound_report`."""
+    """The largest valid lower bound (I/O words) of :func:`bound_report`.
+
+    >>> from iobound.networks import get_layer
+    >>> round(best_lower_bound(get_layer("alexnet.conv1"), 12288))
+    624432
+    """
     return bound_report(layer, S, algorithm, e).best
