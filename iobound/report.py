@@ -104,7 +104,7 @@ def bound_report(layer: ConvLayer, S: int, algorithm: "str | Algorithm" = "direc
     >>> r = bound_report(get_layer("alexnet.conv1"), 12288)  # 48 KiB of fp32
     >>> r.best_method, round(r.best), len(r.bounds)
     ('x_partition_chain', 624432, 4)
-    >>> round(r.bounds["compulsory"].value)  # every input, weight and output once
+    >>> round(r.bounds["compulsory"].value)  # each used input and weight, each output, once
     479835
     >>> str(r.bounds["compulsory"].expression)
     'I_used + O + W_used'
