@@ -319,6 +319,21 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = DEFAULT_ST
         measured, and counted and logged as this run's (:class:`~search.tune_ledger.Ledger`).
 
     An interrupt ends the run early with what was measured (see the module doc).
+
+    Examples
+    --------
+    A measurer returns a record per configuration (here a made-up time; the layer
+    measurers are :func:`search.make_measurer`'s):
+
+    >>> from search import GridSpace, Measurer, MeasureRecord
+    >>> class Toy(Measurer):
+    ...     name = "toy"
+    ...     def measure(self, configs):
+    ...         return [MeasureRecord.ok(c, time_ms=abs(c["x"] - 5) + c["y"]) for c in configs]
+    >>> space = GridSpace({"x": list(range(10)), "y": [1, 2, 4]})
+    >>> r = tune(space, Toy(), strategy="random", budget=12, seed=0)
+    >>> r.evaluations, r.stop_reason.value, r.best.config, r.best.record.time_ms
+    (12, 'budget', {'x': 6, 'y': 2}, 3.0)
     """
     with signals_raised():  # nothing is written yet: a signal may stop it all
         budget, patience, seed, header, strat, ledger, described = _prepare(
