@@ -240,7 +240,25 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
               options: ZeroShotOptions | None = None, seed: int = 0,
               target_problem=None) -> ZeroShotResult:
     """Rank ``space`` by the history, measure the top K (see module doc; the order,
-    ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`)."""
+    ``options.order``, and ``target_problem``: :mod:`search.zero_shot_order`).
+
+    Here another device's records rank a recorded space (its optimum x = 3; the other
+    device's x = 4) and only the top 3 are measured:
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": list(range(12))},
+    ...                 [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
+    >>> space, w = ReplaySpace(cache), Workload("k", [1], ("x",))
+    >>> hist = [Measurement(w, "other", "t", MeasureRecord.ok({"x": x}, time_ms=2.0 + abs(x - 4)))
+    ...         for x in range(12)]
+    >>> r = zero_shot(space, ReplayMeasurer(cache), hist, ZeroShotOptions(k=3))
+    >>> r.ranked[:3], [i for i, _ in r.measured], r.best[1].config, round(r.ndcg, 3)
+    ((4, 3, 5), [4, 3, 5], {'x': 3}, 0.8)
+    """
     from .zero_shot_order import zero_shot_ranking
     history, seed = check_history_inputs(space, history, options, ZeroShotOptions, seed)
     check_type("measurer", measurer, Measurer)
