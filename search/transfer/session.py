@@ -128,6 +128,7 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     ``exclude`` (:func:`own_records`) keeps the target's own records of this run out
     (a resumed layer's records, stored when it was interrupted, are not history);
     ``up_to`` reads only what was stored by that mark (:meth:`~search.db.TuningDB.last_id`).
+    An example with :func:`with_history`, which guides a strategy with the prior, is there.
     """
     from ..db import TuningDB
     from ..db.opening import open_database
@@ -184,6 +185,28 @@ def with_history(strategy, prior: HistoryPrior | None,
     generator of its own for the history rounds' draws, so the inner strategy's draws are
     exactly those it makes without history. Every argument is checked, with a prior or
     without.
+
+    Another device's records of the same parameters (its optimum x = 4; the target's,
+    x = 3) give the first round, where the strategy alone would draw at random:
+
+    >>> import numpy as np
+    >>> from search import GridSpace, Measurer, MeasureRecord, make_strategy, tune
+    >>> from search.db import Measurement, TuningDB, Workload
+    >>> class Toy(Measurer):
+    ...     name = "toy"
+    ...     def measure(self, configs):
+    ...         return [MeasureRecord.ok(c, time_ms=1.0 + abs(c["x"] - 3)) for c in configs]
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [1], ("x",))
+    >>> db = TuningDB(":memory:")  # the database of `iobound tune --history`
+    >>> _ = db.add([Measurement(w, "GPU X", "t", MeasureRecord.ok({"x": x}, [2.0 + abs(x - 4)]))
+    ...             for x in range(12)])
+    >>> prior, info = transfer_options(db, space)
+    >>> info.records, info.devices, info.used
+    (12, ('GPU X',), True)
+    >>> strategy = with_history(make_strategy("random", space, rng=np.random.default_rng(0)), prior)
+    >>> r = tune(space, Toy(), strategy=strategy, budget=4)
+    >>> [t.config["x"] for t in r.trials], r.best.config
+    ([4, 3, 5, 2], {'x': 3})
     """
     check_wrapped(strategy, prior)
     options = guided_options(options)
