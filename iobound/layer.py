@@ -76,6 +76,12 @@ class ConvLayer:
     InvalidInputError
         Naming the field, for non-positive sizes, sizes past :mod:`iobound.limits`
         or a dilated kernel larger than the padded input.
+
+    Examples
+    --------
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> layer.short(), layer.h_out, layer.macs, layer.reuse_max
+    ('n1 4x6x6 -> 4x6x6 k3x3 s1x1 p1x1', 6, 5184, 9)
     """
 
     n: int

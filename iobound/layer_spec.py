@@ -55,6 +55,15 @@ def parse_layer_spec(spec: str) -> ConvLayer:
         Naming the unknown key, the malformed value or the missing field.
     iobound.errors.UnknownPresetError
         For an unknown preset.
+
+    Examples
+    --------
+    >>> parse_layer_spec("cin=64,hin=56,cout=64,kh=3,stride=1,pad=1").short()
+    'n1 64x56x56 -> 64x56x56 k3x3 s1x1 p1x1'
+    >>> parse_layer_spec("cin=32,hin=56,cout=32,kh=3,pad=1,groups=32").depthwise
+    True
+    >>> parse_layer_spec("alexnet.conv1").name
+    'alexnet.conv1'
     """
     if not isinstance(spec, str):
         raise InvalidInputError(f"a layer spec must be a string, got {spec!r:.60}")

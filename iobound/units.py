@@ -35,7 +35,11 @@ _MAX_DIGITS = 24
 
 
 def dtype_bytes(dtype: str) -> int:
-    """Bytes of one value of ``dtype`` (fp32, fp16, bf16, fp64, tf32, int8)."""
+    """Bytes of one value of ``dtype`` (fp32, fp16, bf16, fp64, tf32, int8).
+
+    >>> dtype_bytes("fp32"), dtype_bytes("fp16")
+    (4, 2)
+    """
     if not isinstance(dtype, str):
         raise InvalidInputError(f"dtype must be a string, one of {', '.join(DTYPE_BYTES)}; "
                                 f"got {dtype!r:.40}")
@@ -79,6 +83,11 @@ def fast_memory_words(text: str | int, dtype: str = "fp32") -> int:
         For unreadable text, a size below one word or above
         :data:`iobound.limits.FAST_MEMORY_WORDS`, or an unknown ``dtype`` (checked
         also when the size is in words, which do not need it).
+
+    Examples
+    --------
+    >>> fast_memory_words("48KiB"), fast_memory_words("48KiB", "fp16"), fast_memory_words(1024)
+    (12288, 24576, 1024)
     """
     size = dtype_bytes(dtype)
     if isinstance(text, int) and not isinstance(text, bool):

@@ -36,6 +36,12 @@ class GridSpace(Space):
         Parameter name (a string) -> list of distinct hashable values (order kept).
         Anything else (a non-mapping, an empty or unordered value list, an unhashable
         or repeated value, which would repeat configurations) is an InvalidInputError.
+
+    Examples
+    --------
+    >>> space = GridSpace({"x": [1, 2], "y": [1, 2, 4]})
+    >>> len(space), space.get(4), space.index({"x": 2, "y": 2})
+    (6, {'x': 2, 'y': 2}, 4)
     """
 
     def __init__(self, tune_params: Mapping[str, Sequence[Any]]):
