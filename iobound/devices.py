@@ -144,7 +144,11 @@ _INDEX = _index()
 
 
 def device_names() -> list[str]:
-    """Canonical names of all device presets, in table order."""
+    """Canonical names of all device presets, in table order.
+
+    >>> device_names()[:3], len(device_names())
+    (['V100-SXM2', 'A100-SXM4-40GB', 'A100-PCIE-40GB'], 10)
+    """
     return list(DEVICES)
 
 

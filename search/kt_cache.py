@@ -191,6 +191,18 @@ def load_cache(path: str | os.PathLike) -> KtCache:
         or ``kernel_name`` that is no string: ``5`` is never read as the name ``"5"``),
         missing ``tune_params`` or ``cache``, a key naming other values than its entry's, a
         configuration recorded twice.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from search.kt_cache_write import write_cache
+    >>> path = Path(tempfile.mkdtemp()) / "toy.json"
+    >>> entries = [{"a": 1, "time": 2.0}, {"a": 2, "time": "RuntimeFailedConfig"}]
+    >>> _ = write_cache(path, KtCache({"a": [1, 2]}, entries, device_name="GPU X",
+    ...                               kernel_name="toy", problem_size=[64]))
+    >>> cache = load_cache(path)
+    >>> cache.device_name, cache.kernel_name, cache.problem_size, len(cache.entries)
+    ('GPU X', 'toy', [64], 2)
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidInputError(f"a cache must be a KtCache or the path of a cache file, "

@@ -49,7 +49,11 @@ STRATEGIES = {
 
 
 def strategy_names() -> list[str]:
-    """The registered strategy names, sorted."""
+    """The registered strategy names, sorted.
+
+    >>> strategy_names()
+    ['explorer', 'ga', 'gga', 'grid', 'random', 'sa', 'zero_shot']
+    """
     return sorted(STRATEGIES)
 
 
@@ -102,7 +106,14 @@ def make_options(name: str, values: Mapping[str, Any] | None = None):
 
 
 def make_strategy(name: str, space, options=None, rng: np.random.Generator | None = None) -> Strategy:
-    """Construct strategy ``name`` over ``space``; ``options`` a dataclass, a dict or None."""
+    """Construct strategy ``name`` over ``space``; ``options`` a dataclass, a dict or None.
+
+    >>> from search.grid_space import GridSpace
+    >>> space = GridSpace({"x": [1, 2, 3]})
+    >>> strategy = make_strategy("random", space, rng=np.random.default_rng(0))
+    >>> strategy.name, strategy.ask(2)  # indices of the space to measure next
+    ('random', [2, 0])
+    """
     if options is None or isinstance(options, Mapping):
         options = make_options(name, options)
     cls = strategy_class(name)
