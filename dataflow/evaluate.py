@@ -264,6 +264,16 @@ def evaluate_dataflow(layer: ConvLayer, fast_memory: int, algorithm: "str | Algo
     InvalidInputError
         Unknown algorithm, Winograd not applicable, tiles that do not fit or do not match
         the algorithm, or a fast memory too small for any block.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> r = evaluate_dataflow(layer, 64)  # the best dividing tiles for S = 64 words
+    >>> r.tiling, r.io.total, r.lower_bound, r.bound_method
+    (DirectTiling(x=3, y=3, z=2, alpha=1), 1232, 432.0, 'compulsory')
+    >>> r.optimality.xy, r.optimality.rz, r.optimality.satisfied  # x y = R z?
+    (9.0, 18.0, False)
     """
     check_layer(layer)
     fam = dataflow_family(algorithm)

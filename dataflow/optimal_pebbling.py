@@ -290,6 +290,18 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     InvalidInputError
         When ``S`` is too small for some vertex (from the heuristic play), or the model
         would be larger than :data:`MAX_MODEL_VERTEX_STEPS` (:func:`check_model_size`).
+
+    Examples
+    --------
+    Four products summed into one output (15 vertices): CP-SAT proves 15 words, where
+    the Belady heuristic moves 17:
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import direct_conv_dag
+    >>> tiny = direct_conv_dag(ConvLayer(n=1, c_in=2, h_in=1, w_in=2, c_out=1, k_h=1, k_w=2))
+    >>> opt = optimal_pebbling(tiny, S=3, time_limit=10)
+    >>> opt.io, opt.proven_optimal, opt.heuristic_io
+    (15, True, 17)
     """
     from ortools.sat.python import cp_model
 

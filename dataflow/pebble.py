@@ -285,6 +285,17 @@ def play(dag: nx.DiGraph, schedule, S: int, policy: str = "belady", *,
     IllegalMoveError
         When a move the player makes would break a rule (a compute without all
         predecessors red, more than ``S`` red pebbles, an output not blue at the end).
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from dataflow import DirectTiling, direct_conv_dag, tiled_schedule
+    >>> dag = direct_conv_dag(layer)
+    >>> schedule = tiled_schedule(dag, layer, DirectTiling(x=3, y=3, z=2, alpha=1))
+    >>> result = play(dag, schedule, S=64, policy="belady")
+    >>> result.loads, result.stores, result.peak_red <= 64
+    (889, 144, True)
     """
     if not isinstance(policy, str) or policy not in POLICIES:
         raise InvalidInputError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")

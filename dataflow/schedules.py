@@ -268,6 +268,15 @@ def tiled_schedule(dag: nx.DiGraph, layer: ConvLayer, tiling) -> TiledSchedule:
     InvalidInputError
         When the DAG was built from another layer, the tiling type does not match the DAG
         or does not fit the layer, or the schedule misses a vertex.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from dataflow import DirectTiling, direct_conv_dag
+    >>> s = tiled_schedule(direct_conv_dag(layer), layer, DirectTiling(x=3, y=3, z=2, alpha=1))
+    >>> s.algorithm, len(s.block_starts)  # 2 x 2 tiles of 3 x 3 outputs, 2 channel blocks
+    ('direct', 8)
     """
     algorithm = check_layer_dag(dag, layer)
     if isinstance(tiling, WinogradTiling):
