@@ -52,6 +52,14 @@ class DataflowIO:
         weights (all of a block's weights once per block) and stores of final outputs.
     total : int
         Their sum.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> from dataflow import DirectTiling, direct_footprint, direct_io
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> direct_io(layer, DirectTiling(x=3, y=3, z=2, alpha=1))
+    DataflowIO(input_loads=512, weight_loads=576, output_stores=144, total=1232)
     """
 
     input_loads: int
@@ -98,6 +106,14 @@ class Footprint:
         Accumulators (direct) or Winograd temporary arrays (registers).
     total : int
         Their sum; this is what must fit in the fast memory of one block.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> from dataflow import DirectTiling, direct_footprint, direct_io
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> direct_footprint(layer, DirectTiling(x=3, y=3, z=2, alpha=1))  # 5x5 inputs, 18 weights
+    Footprint(shared_words=43, register_words=18, total=61)
     """
 
     shared_words: int

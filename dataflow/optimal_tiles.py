@@ -96,6 +96,15 @@ class TileChoice:
     continuous : ContinuousOptimum
         The SymPy optimum (halo-free, within the layer's box) the integer tiles are
         compared with; the search itself is exhaustive and does not depend on it.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> choice = optimal_direct_tiles(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1), 64)
+    >>> choice.tiling, choice.io.total, choice.footprint.total, choice.divisible
+    (DirectTiling(x=3, y=3, z=2, alpha=1), 1232, 61, True)
+    >>> round(choice.continuous.x, 2), choice.continuous.bound_by  # the real-valued optimum
+    (4.08, 'memory')
     """
 
     algorithm: str
