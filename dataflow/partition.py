@@ -146,6 +146,13 @@ def check_multistep_partition(dag: nx.DiGraph, attr: str = "step",
     InvalidInputError
         When ``dag`` is no ``networkx.DiGraph`` without a cycle, or ``max_violations`` is
         no integer >= 0.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> from dataflow import direct_conv_dag
+    >>> check_multistep_partition(direct_conv_dag(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1)))
+    PartitionCheck(ok=True, steps=(1, 2), violations=(), n_violations=0)
     """
     check_dag(dag)
     _check_attr(attr)

@@ -26,7 +26,13 @@ __all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "valid
 
 
 class IllegalMoveError(InvalidInputError):
-    """A move breaks a rule of the red-blue pebble game (the message says which and where)."""
+    """A move breaks a rule of the red-blue pebble game (the message says which and where).
+
+    >>> validate_moves(nx.DiGraph([("a", "c"), ("b", "c")]), [("load", "a"), ("compute", "c")], S=3)
+    Traceback (most recent call last):
+    ...
+    dataflow.pebble_moves.IllegalMoveError: move 1 (compute 'c'): predecessor 'b' has no red pebble
+    """
 
 
 def check_dag(dag) -> None:
@@ -54,7 +60,13 @@ def check_pebbles(S) -> int:
 
 @dataclass(frozen=True)
 class MoveCount:
-    """What :func:`validate_moves` counted for a legal move list."""
+    """What :func:`validate_moves` counted for a legal move list.
+
+    >>> moves = [("load", "a"), ("load", "b"), ("compute", "c"), ("store", "c")]
+    >>> count = validate_moves(nx.DiGraph([("a", "c"), ("b", "c")]), moves, S=3)
+    >>> count, count.total
+    (MoveCount(loads=2, stores=1, computes=1, peak_red=3), 3)
+    """
 
     loads: int
     stores: int
