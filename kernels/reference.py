@@ -22,6 +22,8 @@ Examples
 >>> x = np.arange(9.0).reshape(1, 1, 3, 3); w = np.ones((1, 1, 2, 2))
 >>> conv2d_reference(x, w, layer)[0, 0].tolist()
 [[8.0, 12.0], [20.0, 24.0]]
+>>> np.array_equal(conv2d_naive(x, w, layer), conv2d_reference(x, w, layer))  # the definition
+True
 """
 
 from __future__ import annotations
@@ -107,15 +109,8 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
 
 
 def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
-    """The definition as loops (slow; tiny shapes only, to test the reference).
-
-    >>> import numpy as np
-    >>> from iobound.layer import ConvLayer
-    >>> layer = ConvLayer(n=1, c_in=1, h_in=3, w_in=3, c_out=1, k_h=2, k_w=2)
-    >>> x = np.arange(9.0).reshape(1, 1, 3, 3); w = np.ones((1, 1, 2, 2))
-    >>> conv2d_naive(x, w, layer)[0, 0].tolist()
-    [[8.0, 12.0], [20.0, 24.0]]
-    """
+    """The definition as loops (slow; tiny shapes only, to test the reference; example: the
+    module's)."""
     check_shapes(x, w, layer)
     out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
     for b in range(layer.n):

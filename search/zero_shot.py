@@ -258,6 +258,12 @@ def zero_shot(space: Space, measurer: Measurer, history: Sequence,
     >>> r = zero_shot(space, ReplayMeasurer(cache), hist, ZeroShotOptions(k=3))
     >>> r.ranked[:3], [i for i, _ in r.measured], r.best[1].config, round(r.ndcg, 3)
     ((4, 3, 5), [4, 3, 5], {'x': 3}, 0.8)
+
+    One ranking serves every K (:func:`measure_top`; here the model's order alone):
+
+    >>> ranking = history_ranking(space, hist)
+    >>> [measure_top(space, ReplayMeasurer(cache), ranking, k).best[0] for k in (1, 3)]
+    [4, 3]
     """
     from .zero_shot_order import zero_shot_ranking
     history, seed = check_history_inputs(space, history, options, ZeroShotOptions, seed)
@@ -278,21 +284,8 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     """Measure the top ``k`` of ``ranking``, a :func:`history_ranking` of ``space`` (or a
     :func:`search.zero_shot_order.zero_shot_ranking`, which names its order). The ranking
     does not depend on K, so one serves every K (as the benchmark does), but for
-    ``order="auto"``, which chooses with the K of its options.
-
-    >>> from search.db import Measurement, Workload
-    >>> from search.measure.base import MeasureRecord
-    >>> from search.measure.replay import ReplayMeasurer
-    >>> from search.kt_cache import KtCache
-    >>> from search.replay_space import ReplaySpace
-    >>> cache = KtCache({"x": list(range(12))},
-    ...                 [{"x": x, "time": 1.0 + abs(x - 3)} for x in range(12)])
-    >>> space, w = ReplaySpace(cache), Workload("k", [1], ("x",))
-    >>> hist = [Measurement(w, "other", "t", MeasureRecord.ok({"x": x}, time_ms=2.0 + abs(x - 4)))
-    ...         for x in range(12)]
-    >>> ranking = history_ranking(space, hist)
-    >>> [measure_top(space, ReplayMeasurer(cache), ranking, k).best[0] for k in (1, 3)]
-    [4, 3]
+    ``order="auto"``, which chooses with the K of its options. (Example: :func:`zero_shot`'s,
+    which measures one ranking's top 1 and top 3.)
     """
     check_count("k", k, low=1)
     check_type("space", space, Space)

@@ -9,10 +9,10 @@ Examples
 >>> w = Workload("k", [8], ("x",))
 >>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=t))
 ...             for d, x, t in (("v100", 1, 3.0), ("v100", 2, 2.0), ("a100", 1, 1.0))])
->>> [(r.device, r.measurements, r.best_ms) for r in summary(db)]
-[('a100', 1, 1.0), ('v100', 2, 2.0)]
->>> [m.record.config for m in best(db, w, "v100", k=2)]
-[{'x': 2}, {'x': 1}]
+>>> [(r.workload.label(), r.device, r.measurements, r.timed, r.best_ms) for r in summary(db)]
+[('k [8]', 'a100', 1, 1, 1.0), ('k [8]', 'v100', 2, 2, 2.0)]
+>>> [(m.record.config, m.time_ms) for m in best(db, w, "v100", k=2)]
+[({'x': 2}, 2.0), ({'x': 1}, 3.0)]
 >>> len(history_for_space(db, GridSpace({"x": [1, 2]}), exclude_devices=["a100"]))
 2
 """
@@ -51,16 +51,8 @@ class SummaryRow:
 
 def summary(db: TuningDB) -> list[SummaryRow]:
     """Every (workload, device) pair with counts and the best time (and whether it is an
-    estimate: no measurement is as fast), by workload then device (``iobound history list``).
-
-    >>> from search.db.model import Measurement, Workload
-    >>> from search.measure.base import MeasureRecord
-    >>> w = Workload("toy", [64], ("a",))
-    >>> db = TuningDB(":memory:")
-    >>> _ = db.add([Measurement(w, "GPU X", "nvcc 13.0", MeasureRecord.ok({"a": a}, [1.0 + a]))
-    ...             for a in (1, 2, 4)])
-    >>> [(r.workload.label(), r.device, r.measurements, r.timed, r.best_ms) for r in summary(db)]
-    [('toy [64]', 'GPU X', 3, 3, 2.0)]
+    estimate: no measurement is as fast), by workload then device (``iobound history list``;
+    example: the module's).
     """
     check_type("db", db, TuningDB)
     rows = db.connection.execute(
@@ -89,16 +81,7 @@ def best(db: TuningDB, workload: Workload | None = None, device: str | None = No
     configuration measured more than once counts once, at its fastest (as TVM's
     ``ApplyHistoryBest`` picks over a log); a device is every name the database holds of
     it (:func:`~.device_names.device_as_stored`: ``v100`` finds ``V100-SXM2`` and a
-    cache's ``Tesla V100-SXM2-16GB``).
-
-    >>> from search.db.model import Measurement, Workload
-    >>> from search.measure.base import MeasureRecord
-    >>> w = Workload("toy", [64], ("a",))
-    >>> db = TuningDB(":memory:")
-    >>> _ = db.add([Measurement(w, "GPU X", "nvcc 13.0", MeasureRecord.ok({"a": a}, [1.0 + a]))
-    ...             for a in (1, 2, 4)])
-    >>> [(m.record.config, m.time_ms) for m in best(db, w, "GPU X", k=2)]
-    [({'a': 1}, 2.0), ({'a': 2}, 3.0)]
+    cache's ``Tesla V100-SXM2-16GB``; example: the module's).
     """
     check_type("db", db, TuningDB)
     k = limits.check_int("k", k, limits.ROWS)
