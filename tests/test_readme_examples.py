@@ -179,6 +179,8 @@ def _environment() -> dict[str, str]:
 
 
 def _run(command: str, folder: Path) -> subprocess.CompletedProcess:
+    """``command`` (``iobound`` as this checkout's, any other program as it is) in ``folder``,
+    stdout and stderr as one text."""
     argv = shlex.split(command)
     if argv[0] == "iobound":
         argv = [sys.executable, "-m", "search.cli.main", *argv[1:]]
@@ -215,8 +217,7 @@ def _compare(example: Example, printed: str, title: str) -> None:
 
 def _check(example: Example, folder: Path) -> None:
     for command in BEFORE.get(example.command, []):
-        done = _run(command, folder) if command.startswith("iobound ") else subprocess.run(
-            command, shell=True, cwd=folder, capture_output=True, text=True, check=False)
+        done = _run(command, folder)
         assert done.returncode == 0, f"{example.where}: setup {command!r} failed:\n{done.stdout}"
     done = _run(example.command, folder)
     assert done.returncode == 0, f"{example.where}: exit {done.returncode}\n{done.stdout}"
