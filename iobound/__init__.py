@@ -10,6 +10,13 @@ Examples
 55
 """
 
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("iobound")
+except _metadata.PackageNotFoundError:  # a source tree used without installing it
+    __version__ = "0+unknown"
+
 from .device_spec import Device
 
 from .devices import canonical_device_name, device_names, get_device

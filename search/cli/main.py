@@ -78,11 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
     # `iobound history` without its action), not the help on stdout and a silent exit 2
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                 required=True)
+    parser.add_argument("--version", action="version", version=_version())
     for name, mod in _modules().items():
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
+
+
+def _version() -> str:
+    """``iobound --version``'s line: the installed distribution's version (pyproject's)."""
+    from iobound import __version__
+    return f"iobound {__version__}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,6 +76,18 @@ def test_the_help_names_every_subcommand(capsys):
     assert out.startswith("usage: iobound") and all(name in out for name in cli_main.SUBCOMMANDS)
 
 
+def test_version_is_the_installed_distributions(capsys):
+    """`iobound --version` prints pyproject's version on stdout and exits 0 (as --help)."""
+    import pathlib
+    import tomllib
+    pyproject = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
+    version = tomllib.loads(pyproject.read_text())["project"]["version"]
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr() == (f"iobound {version}\n", "")
+
+
 def test_an_error_raised_while_handling_ctrl_c_is_the_interrupt(monkeypatch, capsys):
     """An exception whose context (not cause) is a KeyboardInterrupt, as when a library
     fails while Ctrl-C unwinds it, is exit 130, not a traceback."""
