@@ -95,6 +95,16 @@ class CompositeStep:
         or a callable ``f(k)`` or ``f(k, S)``.
     psi : sympy.Expr or callable, optional
         Upper bound on the step's *outputs* so generated; defaults to ``phi``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from iobound.symbols import S, k
+    >>> step = CompositeStep("products", k * sp.sqrt(S) / 2)   # psi defaults to phi
+    >>> step.symbolic("phi", S)
+    S**(3/2)/2
+    >>> step.evaluate("psi", [4, 16], 16).tolist()   # at k = 4 and 16, for S = 16
+    [8.0, 32.0]
     """
 
     name: str

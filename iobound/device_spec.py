@@ -86,6 +86,17 @@ class Device:
         255, 1024 and 32 on every listed device.
     aliases : tuple of str
         Other names :func:`iobound.devices.get_device` accepts.
+
+    Examples
+    --------
+    >>> from dataclasses import replace
+    >>> from iobound.devices import get_device
+    >>> a100 = get_device("a100")
+    >>> a100.name, a100.sm_count, a100.compute_capability, round(a100.fp32_peak_gflops)
+    ('A100-SXM4-40GB', 108, (8, 0), 19500)
+    >>> mine = replace(a100, name="my-A100", sm_count=100, aliases=())   # checked again
+    >>> mine.sm_count, Device.from_dict(mine.to_dict()) == mine
+    (100, True)
     """
 
     name: str

@@ -22,7 +22,20 @@ __all__ = ["IoboundError", "InvalidInputError", "UnknownPresetError", "Toolchain
 
 
 class IoboundError(Exception):
-    """Base class of the errors iobound raises on purpose."""
+    """Base class of the errors iobound raises on purpose.
+
+    Examples
+    --------
+    >>> all(issubclass(c, IoboundError) for c in (InvalidInputError, UnknownPresetError,
+    ...                                          ToolchainError, SolverError, OutputWriteError))
+    True
+    >>> from iobound.devices import get_device
+    >>> try:
+    ...     get_device("RTX 9090")
+    ... except IoboundError as exc:   # one except clause for every deliberate error
+    ...     print(type(exc).__name__, isinstance(exc, IoboundError))
+    UnknownPresetError True
+    """
 
 
 class InvalidInputError(IoboundError, ValueError):
@@ -30,14 +43,32 @@ class InvalidInputError(IoboundError, ValueError):
 
 
 class UnknownPresetError(IoboundError, KeyError):
-    """A network, layer or device preset name that does not exist."""
+    """A network, layer or device preset name that does not exist.
+
+    Examples
+    --------
+    >>> from iobound.devices import get_device
+    >>> get_device("RTX 9090")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.UnknownPresetError: unknown device 'RTX 9090'; choose one of V100-SXM2, ...
+    """
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
 
 
 class ToolchainError(IoboundError):
-    """A required external tool (nvcc, g++) is missing or unusable."""
+    """A required external tool (nvcc, g++) is missing or unusable.
+
+    Raised by the packages that run the tools (``kernels.toolchains``, whose
+    ``nvcc_candidates`` example shows one); the CLI reports it in one line, exit code 2.
+
+    Examples
+    --------
+    >>> issubclass(ToolchainError, IoboundError), issubclass(ToolchainError, ValueError)
+    (True, False)
+    """
 
 
 class SolverError(IoboundError):

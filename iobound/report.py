@@ -35,6 +35,17 @@ class Bound:
     ``expression`` is in the symbols of :mod:`iobound.symbols` (S, R, V, MACs, ...);
     the value comes from its compiled form. ``leading_term`` is the value of the
     asymptotic term (None when the bound has none, e.g. compulsory I/O).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> bounds = bound_report(layer, 16).bounds
+    >>> b = bounds["x_partition_chain"]
+    >>> b.method, round(b.value, 1), round(b.leading_term, 1), len(b.assumptions) > 0
+    ('x_partition_chain', 630.7, 682.7, True)
+    >>> str(bounds["compulsory"].expression), bounds["compulsory"].leading_term
+    ('I_used + O + W_used', None)
     """
 
     method: str
@@ -46,7 +57,18 @@ class Bound:
 
 @dataclass(frozen=True)
 class BoundReport:
-    """All bounds of one layer, algorithm and fast-memory size; the best of them."""
+    """All bounds of one layer, algorithm and fast-memory size; the best of them.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> r = bound_report(layer, 16)   # S = 16 words
+    >>> r.algorithm, r.e, r.fast_memory_words, r.best_method, round(r.best, 1)
+    ('direct', None, 16, 'x_partition_chain', 630.7)
+    >>> r.best == max(b.value for b in r.bounds.values()), r.bounds["compulsory"].value
+    (True, 432.0)
+    """
 
     layer: ConvLayer
     fast_memory_words: int

@@ -132,5 +132,13 @@ def iter_direct_products(layer: ConvLayer):
 
 @takes_layer
 def direct_vertex_count(layer: ConvLayer) -> int:
-    """|V| of the direct-convolution DAG (exact; Lemma 4.7 without padding)."""
+    """|V| of the direct-convolution DAG (exact; Lemma 4.7 without padding).
+
+    Also for layers whose DAG is far too large to build (the module example is a small
+    one, checked against the built DAG by the tests):
+
+    >>> from iobound.networks import get_layer
+    >>> f"{direct_vertex_count(get_layer('vgg16.conv3_2')):,}"
+    '3,612,409,856'
+    """
     return direct_counts(layer).vertices

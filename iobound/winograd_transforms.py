@@ -44,7 +44,18 @@ _POINTS = Limit(0, MAX_TILE_EDGE, f"points: an input tile is at most {MAX_TILE_E
 
 @dataclass(frozen=True)
 class WinogradTransforms:
-    """Exact transform matrices of F(e, r) (1-D; nest them for 2-D)."""
+    """Exact transform matrices of F(e, r) (1-D; nest them for 2-D).
+
+    Examples
+    --------
+    >>> t = winograd_transforms(2, 3)
+    >>> t.e, t.r, t.n, t.points
+    (2, 3, 4, (0, 1, -1))
+    >>> t.AT.tolist()   # output transform: rows of the points' powers, infinity last
+    [[1, 1, 1, 0], [0, 1, -1, 1]]
+    >>> [m.shape for m in t.as_numpy()]   # AT, G, BT as float64 arrays
+    [(2, 4), (4, 3), (4, 4)]
+    """
 
     e: int
     r: int
@@ -91,6 +102,14 @@ def winograd_transforms(e: int, r: int) -> WinogradTransforms:
     ------
     ValueError
         For e < 1, r < 1 or an input tile e + r - 1 above :data:`MAX_TILE_EDGE`.
+
+    Examples
+    --------
+    >>> t = winograd_transforms(4, 3)   # F(4, 3): 6 x 6 input tiles
+    >>> t.n, t.BT.shape, t.G.shape, verify_transforms(t)
+    (6, (6, 6), (6, 3), True)
+    >>> winograd_transforms(4, 3) is t   # cached
+    True
     """
     return _transforms(*check_winograd_tile(e, r))
 

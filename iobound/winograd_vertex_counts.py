@@ -178,6 +178,15 @@ def winograd_vertex_count(layer: ConvLayer, e: int) -> int:
     ------
     ValueError
         When Winograd does not apply to the layer, or ``e < 1``.
+
+    Examples
+    --------
+    Also for layers whose DAG is far too large to build (F(4x4, 3x3) here; the module
+    example is a small one):
+
+    >>> from iobound.networks import get_layer
+    >>> f"{winograd_vertex_count(get_layer('vgg16.conv3_2'), 4):,}"
+    '933,545,984'
     """
     # checked on every call, not behind the cache (which would answer e=True with e=1)
     layer.check_winograd()

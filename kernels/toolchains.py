@@ -64,7 +64,16 @@ def nvcc_candidates() -> list[str]:
     ``$IOBOUND_NVCC`` is a choice: naming no executable file, or a program whose
     ``--version`` names no CUDA release, is a :class:`~iobound.errors.ToolchainError`, not
     a silent fall-back to another nvcc (an nvcc that cannot target an arch is passed over
-    for one that can, as the README says)."""
+    for one that can, as the README says).
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"IOBOUND_NVCC": "/no/such/nvcc"}):
+    ...     nvcc_candidates()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.ToolchainError: IOBOUND_NVCC='/no/such/nvcc' is not an executable file ...
+    """
     paths: list[Path] = []
     chosen = os.environ.get("IOBOUND_NVCC")
     if chosen:

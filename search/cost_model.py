@@ -177,6 +177,17 @@ class XGBCostModel(CostModel):
         deterministic for a fixed seed). XGBoost keeps only a seed's low 32 bits, so a
         seed of 2^32 or more is mixed down to 32 bits (:func:`xgb_seed`): seeds below 2^32
         reach XGBoost unchanged, and ``0``, ``2**32`` and ``2**40`` are different seeds.
+
+    Examples
+    --------
+    >>> from search.grid_space import GridSpace
+    >>> space = GridSpace({"a": list(range(6)), "b": list(range(6))})
+    >>> X = space.features(range(len(space)))  # 36 configurations, the best a=2, b=4
+    >>> m = XGBCostModel(XGBOptions(n_estimators=10), seed=0).fit(X, (X[:, 0] - 2) ** 2
+    ...                                                          + (X[:, 1] - 4) ** 2 + 1.0)
+    >>> p = m.predict(X)
+    >>> p.shape, space.get(int(np.argmin(p)))
+    ((36,), {'a': 2, 'b': 4})
     """
 
     def __init__(self, options: XGBOptions | None = None, seed: int = 0):

@@ -67,6 +67,17 @@ class ReplaySpace(Space):
         The loaded cache, or the path of a ``.json``/``.json.gz`` cache file.
     neighbourhood : {"hamming", "adjacent"}
         Which configurations count as neighbours (see module doc).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from search.kt_cache import KtCache
+    >>> from search.kt_cache_write import write_cache
+    >>> path = write_cache(os.path.join(tempfile.mkdtemp(), "conv.json"), KtCache(
+    ...     {"a": [1, 2, 4]}, [{"a": a, "time": 4.0 / a} for a in (1, 2, 4)], device_name="A100"))
+    >>> s = ReplaySpace(path)
+    >>> len(s), s.params, s.get(2), s.describe()["device"]
+    (3, ('a',), {'a': 4}, 'A100')
     """
 
     def __init__(self, cache: KtCache | str | os.PathLike, neighbourhood: str = "hamming"):

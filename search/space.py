@@ -147,7 +147,15 @@ def only_params(config: Mapping[str, Any], params: Sequence[str]) -> bool:
 
 
 class Space(abc.ABC):
-    """A finite set of valid configurations addressed by integer index (see module doc)."""
+    """A finite set of valid configurations addressed by integer index (see module doc).
+
+    >>> from search.grid_space import GridSpace
+    >>> s = GridSpace({"a": [1, 2, 3], "b": ["x", "y"]})
+    >>> isinstance(s, Space), s.params, s.features([5]).tolist()
+    (True, ('a', 'b'), [[3.0, 1.0]])
+    >>> s.is_valid({"a": 3, "b": "z"}), s.describe()["size"]
+    (False, 6)
+    """
 
     @property
     @abc.abstractmethod

@@ -55,5 +55,12 @@ def measurer_class(name: str) -> type[Measurer]:
 
 
 def make_measurer(name: str, *args, **kwargs) -> Measurer:
-    """Construct the measurer ``name`` with the given arguments."""
+    """Construct the measurer ``name`` with the given arguments.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> m = make_measurer("model", layer, "v100")
+    >>> type(m).__name__, m.name, m.estimate, m.device.name
+    ('ModelMeasurer', 'model', True, 'V100-SXM2')
+    """
     return measurer_class(name)(*args, **kwargs)

@@ -121,6 +121,15 @@ class MeasureRecord:
     surrogate_cost : float or None
         The objective of an ``ok`` record that has no time (``emulate``: the emulated
         global traffic in words); see :attr:`cost`.
+
+    Examples
+    --------
+    >>> r = MeasureRecord.ok({"x": 4}, costs=[2.0, 1.0, 3.0])
+    >>> r.is_ok, r.time_ms, r.cost
+    (True, 2.0, 2.0)
+    >>> bad = MeasureRecord.failed({"x": 5}, Status.COMPILE_ERROR, "nvcc failed")
+    >>> bad.is_ok, bad.time_ms, bad.cost, MeasureRecord.ok({"x": 4}, surrogate_cost=512.0).cost
+    (False, None, inf, 512.0)
     """
 
     config: dict
@@ -286,6 +295,16 @@ class Measurer(abc.ABC):
     and ranks by :attr:`MeasureRecord.surrogate_cost`). ``describe()`` is a
     JSON-able summary used in logs and the history database (``toolchain`` names
     what produced the numbers, e.g. the GPU and compiler, or the model version).
+
+    Examples
+    --------
+    >>> class Constant(Measurer):  # every configuration takes 1 ms
+    ...     name = "constant"
+    ...     def measure(self, configs):
+    ...         return [MeasureRecord.ok(c, time_ms=1.0) for c in check_configs(configs)]
+    >>> with Constant() as m:
+    ...     [r.time_ms for r in m.measure([{"a": 1}, {"a": 2}])], m.describe()["toolchain"]
+    ([1.0, 1.0], 'constant')
     """
 
     name: str = ""

@@ -37,6 +37,14 @@ class ReplayMeasurer(Measurer):
     ----------
     cache : KtCache or path
         The loaded cache or the path of a cache file.
+
+    Examples
+    --------
+    >>> from search.kt_cache import KtCache
+    >>> m = ReplayMeasurer(KtCache({"a": [1, 2, 4]}, [{"a": a, "time": 4.0 / a} for a in (1, 2, 4)],
+    ...                            device_name="A100"))
+    >>> [r.time_ms for r in m.measure([{"a": 1}, {"a": 4}])], m.toolchain()
+    ([4.0, 1.0], 'replay:memory:A100')
     """
 
     name = "replay"

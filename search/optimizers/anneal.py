@@ -72,7 +72,19 @@ class AnnealOptions:
 
 
 class AnnealOptimizer(ModelOptimizer):
-    """Parallel simulated annealing on a cost model, chains kept between calls (see module doc)."""
+    """Parallel simulated annealing on a cost model, chains kept between calls (see module doc).
+
+    Examples
+    --------
+    >>> from search.grid_space import GridSpace
+    >>> class Bowl:  # predicted cost: distance from (a, b) = (9, 2)
+    ...     def predict(self, X): return np.abs(X[:, 0] - 9.0) + np.abs(X[:, 1] - 2.0)
+    >>> space = GridSpace({"a": list(range(16)), "b": list(range(16))})
+    >>> opt = AnnealOptimizer(AnnealOptions(n_chains=4, n_iter=100))
+    >>> got = opt.propose(Bowl(), space, 1, exclude=set(), rng=np.random.default_rng(0))
+    >>> space.get(got[0]), len(opt.points)  # the 4 chains' end points: the next search's starts
+    ({'a': 9, 'b': 2}, 4)
+    """
 
     Options = AnnealOptions
 

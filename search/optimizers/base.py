@@ -50,6 +50,23 @@ class ModelOptimizer(abc.ABC):
 
     Subclasses set ``Options`` (their frozen options dataclass) and implement
     :meth:`search`.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from search.grid_space import GridSpace
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class NoOptions: pass
+    >>> class Exhaustive(ModelOptimizer):  # score every configuration, keep the n lowest
+    ...     Options = NoOptions
+    ...     def search(self, model, space, n, exclude, rng, best):
+    ...         order = np.argsort(model.predict(space.features(range(len(space)))), kind="stable")
+    ...         return [int(i) for i in order if int(i) not in exclude][:n]
+    >>> class Bowl:  # predicted cost: distance from a = 5
+    ...     def predict(self, X): return np.abs(X[:, 0] - 5.0)
+    >>> line = GridSpace({"a": list(range(10))})
+    >>> Exhaustive().propose(Bowl(), line, 3, exclude={5}, rng=np.random.default_rng(0))
+    [4, 6, 3]
     """
 
     Options: type

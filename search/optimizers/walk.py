@@ -96,7 +96,19 @@ class WalkOptions:
 
 
 class WalkOptimizer(ModelOptimizer):
-    """Parallel random walks over a :class:`Space` guided by a :class:`CostModel`."""
+    """Parallel random walks over a :class:`Space` guided by a :class:`CostModel`.
+
+    Examples
+    --------
+    >>> from search.grid_space import GridSpace
+    >>> class Bowl:  # predicted cost: distance from (a, b) = (9, 2)
+    ...     def predict(self, X): return np.abs(X[:, 0] - 9.0) + np.abs(X[:, 1] - 2.0)
+    >>> space = GridSpace({"a": list(range(16)), "b": list(range(16))})
+    >>> opt = WalkOptimizer(WalkOptions(n_walkers=8, max_steps=30))
+    >>> got = opt.propose(Bowl(), space, 3, exclude=set(), rng=np.random.default_rng(0))
+    >>> len(got), space.get(got[0]), 0 < opt.last_steps <= 30
+    (3, {'a': 9, 'b': 2}, True)
+    """
 
     Options = WalkOptions
 
