@@ -77,13 +77,14 @@ class AnnealOptimizer(ModelOptimizer):
     Examples
     --------
     >>> from search.grid_space import GridSpace
-    >>> class Bowl:  # predicted cost: distance from (a, b) = (9, 2)
-    ...     def predict(self, X): return np.abs(X[:, 0] - 9.0) + np.abs(X[:, 1] - 2.0)
-    >>> space = GridSpace({"a": list(range(16)), "b": list(range(16))})
+    >>> class Slope:  # predicted cost grows with a: a = 0 first
+    ...     def predict(self, X): return X[:, 0]
+    >>> line, rng = GridSpace({"a": list(range(50))}), np.random.default_rng(0)
     >>> opt = AnnealOptimizer(AnnealOptions(n_chains=4, n_iter=100))
-    >>> got = opt.propose(Bowl(), space, 1, exclude=set(), rng=np.random.default_rng(0))
-    >>> space.get(got[0]), len(opt.points)  # the 4 chains' end points: the next search's starts
-    ({'a': 9, 'b': 2}, 4)
+    >>> opt.propose(Slope(), line, 1, exclude=set(), rng=rng), len(opt.points)  # 4 chain ends
+    ([0], 4)
+    >>> opt.propose(Slope(), line, 2, exclude={0}, rng=rng)  # the chains go on from there
+    [1, 2]
     """
 
     Options = AnnealOptions
