@@ -112,6 +112,13 @@ class ContinuousOptimum:
         whole layer fits one block), ``"one channel"`` (z held at 1, P from the memory),
         ``"one position"`` (``x y`` held at 1, z from the memory) or ``"smallest tile"``
         (``x y = z = 1``, which needs more than S words in the model: no tile fits it).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> opt = direct_continuous_optimum(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1), 64)
+    >>> opt.bound_by, opt.reuse, opt.x == opt.y, round(opt.z, 3), round(opt.io)
+    ('memory', 9.0, True, 1.848, 767)
     """
 
     x: float

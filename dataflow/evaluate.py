@@ -64,6 +64,14 @@ class OptimalityCondition:
         :func:`dataflow.optimal_tiles.dataflow_reuse`).
     dataflow_gap : float
         The relative gap of ``x y`` vs ``R_df z``.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> c = evaluate_dataflow(layer, 64, tiling=DirectTiling(x=3, y=3, z=1, alpha=1)).optimality
+    >>> c.xy, c.rz, c.relative_gap, c.tolerance, c.satisfied  # 3 x 3 = 9 x 1
+    (9.0, 9.0, 0.0, 0.25, True)
     """
 
     reuse: float
@@ -127,6 +135,15 @@ class DataflowReport:
         Outputs whose window lies wholly in the padding: constants, no vertex of the DAG
         the bounds are proven for, so the bound leaves them out while the dataflow (like
         any kernel) stores them (:attr:`io`); 0 for every preset layer.
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> r = evaluate_dataflow(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1), 64)  # S = 64 words
+    >>> r.io.input_loads, r.io.weight_loads, r.io.output_stores, r.io.total
+    (512, 576, 144, 1232)
+    >>> r.footprint.total <= r.block_memory_words, r.tiles_source, r.order
+    (True, 'optimal', 'output')
     """
 
     layer: ConvLayer

@@ -103,6 +103,16 @@ class OptimalPebbling:
         Seconds spent in the solver.
     moves : tuple
         The game as ``(op, vertex)`` moves (checked with :func:`dataflow.validate_moves`).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])  # a diamond
+    >>> res = optimal_pebbling(g, S=3, time_limit=10)
+    >>> res.loads, res.stores, res.lower_bound <= res.io <= res.heuristic_io, res.status
+    (1, 1, True, 'OPTIMAL')
+    >>> validate_moves(g, res.moves, S=3).total == res.io
+    True
     """
 
     io: int | None

@@ -60,6 +60,13 @@ class PartitionViolation:
         The vertex ``(v,)`` or the edge ``(u, v)``.
     detail : str
         A readable explanation with the steps involved.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> v = check_multistep_partition(nx.DiGraph([("a", "b")])).violations[0]  # no labels
+    >>> v.rule, v.where, v.detail
+    ('missing_step', ('a',), 'vertex has step=None, not an integer >= 0')
     """
 
     rule: str
@@ -91,6 +98,15 @@ class PartitionCheck:
         Up to ``max_violations`` failures (empty when ``ok``).
     n_violations : int
         How many failures there are in all.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> res = check_multistep_partition(nx.DiGraph([("a", "b")]), max_violations=1)
+    >>> bool(res), res.steps, len(res.violations), res.n_violations  # both vertices unlabelled
+    (False, (), 1, 2)
+    >>> res.summary()
+    "2 violation(s); first: missing_step at ('a',): vertex has step=None, not an integer >= 0"
     """
 
     ok: bool

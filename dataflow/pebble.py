@@ -82,6 +82,14 @@ class PebbleResult:
         The eviction policy.
     moves : tuple or None
         The moves ``(op, vertex)`` when asked for (``record_moves=True``).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([("a", "c"), ("b", "c"), ("c", "d"), ("a", "d")])
+    >>> res = play(g, ["c", "d"], S=3, policy="lru")
+    >>> res.total == res.loads + res.stores, res.computes, res.S, res.policy, res.moves
+    (True, 2, 3, 'lru', None)
     """
 
     loads: int

@@ -71,6 +71,15 @@ class TiledSchedule:
     algorithm : str
         ``"direct"`` or ``"winograd"``.
     tiling : DirectTiling or WinogradTiling
+
+    Examples
+    --------
+    >>> from iobound import ConvLayer
+    >>> from dataflow import WinogradTiling, winograd_conv_dag
+    >>> layer = ConvLayer(n=1, c_in=1, h_in=6, w_in=6, c_out=1, k_h=3, k_w=3)
+    >>> s = tiled_schedule(winograd_conv_dag(layer, 2), layer, WinogradTiling(e=2, x=2, y=4, z=1))
+    >>> s.algorithm, s.tiling.e, len(s), s.block_starts, s.order[-1]  # ends with an output
+    ('winograd', 2, 296, (0, 148), ('out', 0, 0, 3, 3))
     """
 
     order: tuple

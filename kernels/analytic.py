@@ -237,6 +237,18 @@ def analytic_features(layer: ConvLayer, device, algorithm: str, knobs: np.ndarra
     -------
     numpy.ndarray
         ``(n, len(FEATURE_NAMES))`` floats.
+
+    Examples
+    --------
+    One block covering the 4 x 4 x 2 output (compulsory I/O only), then 2 x 2 tiles:
+
+    >>> layer = ConvLayer(n=1, c_in=1, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3)
+    >>> knobs = np.array([[4, 4, 2, 1, 2, 2, 1], [2, 2, 2, 1, 2, 2, 1]])
+    >>> f = analytic_features(layer, "v100", "direct", knobs)
+    >>> f.shape == (2, len(FEATURE_NAMES))
+    True
+    >>> [f[:, FEATURE_NAMES.index(c)].tolist() for c in ("io_words", "blocks", "threads")]
+    [[86.0, 168.0], [1.0, 4.0], [4.0, 4.0]]
     """
     check_layer(layer)
     device = _device(device)

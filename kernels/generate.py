@@ -29,6 +29,14 @@ def generate(layer: ConvLayer, config: KernelConfig, device=None) -> KernelSourc
         (a ValueError) listing why the config cannot run.
     InvalidInputError
         ``layer`` is no ConvLayer or ``config`` no kernel config (a dict, say).
+
+    Examples
+    --------
+    >>> from kernels.config import DirectConfig
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> src = generate(layer, DirectConfig(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1))
+    >>> src.name, "__global__" in src.code, src.grid, src.block  # 2 x 2 tiles, 2 channel blocks
+    ('iobound_direct', True, (2, 2, 2), (3, 3, 1))
     """
     check_operands(layer, config)
     return kernel_family(config).generate(layer, config, device)

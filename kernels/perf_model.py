@@ -115,6 +115,16 @@ def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray
     Returns the :data:`~kernels.analytic.FEATURE_NAMES` columns plus ``sm_utilisation``,
     ``loop_steps_per_sm`` and ``time_ms`` (meaningless where ``blocks_per_sm < 1``: no
     block fits on an SM).
+
+    Examples
+    --------
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> est = estimate_configs(layer, "v100", "direct",
+    ...                        np.array([[3, 3, 2, 1, 3, 3, 1], [6, 6, 4, 2, 6, 6, 1]]))
+    >>> sorted(set(est) - set(FEATURE_NAMES))
+    ['loop_steps_per_sm', 'sm_utilisation', 'time_ms']
+    >>> est["blocks"].tolist(), int(est["time_ms"].argmin())  # 8 blocks beat one
+    ([8.0, 1.0], 0)
     """
     device = _device(device)
     feats = analytic_features(layer, device, algorithm, knobs)
