@@ -24,7 +24,16 @@ __all__ = ["StopReason", "Trial", "TuneResult"]
 
 
 class StopReason(enum.StrEnum):
-    """Why the tuning loop stopped; serialised (JSON, logs, CLI) as its string value."""
+    """Why the tuning loop stopped; serialised (JSON, logs, CLI) as its string value.
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.session import TuneSettings, tune_replay
+    >>> cache = KtCache({"x": [1, 2]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0}])
+    >>> tune_replay(cache, TuneSettings(strategy="grid", budget=8)).result.stop_reason
+    <StopReason.EXHAUSTED: 'exhausted'>
+    >>> StopReason("budget") is StopReason.BUDGET, str(StopReason.PATIENCE)
+    (True, 'patience')
+    """
 
     BUDGET = "budget"        # ``budget`` unique configurations measured (resumed ones included)
     EXHAUSTED = "exhausted"  # every configuration measured, or the strategy proposes nothing new
@@ -35,7 +44,18 @@ class StopReason(enum.StrEnum):
 @dataclass(frozen=True)
 class Trial:
     """One unique configuration measured (or taken from a resumed log: ``resumed``, or
-    from an earlier run in the tuning database: ``reused``)."""
+    from an earlier run in the tuning database: ``reused``).
+
+    ``index`` is the configuration's index in the space; a result's trials are in the
+    order they were measured:
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.session import TuneSettings, tune_replay
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": x, "time": float(x)} for x in (1, 2, 3)])
+    >>> r = tune_replay(cache, TuneSettings(strategy="grid", budget=3)).result
+    >>> [(t.index, t.config["x"], t.record.time_ms, t.resumed) for t in r.trials]
+    [(0, 1, 1.0, False), (2, 3, 3.0, False), (1, 2, 2.0, False)]
+    """
 
     index: int
     config: dict
@@ -52,6 +72,15 @@ class TuneResult:
     measured (resumed ones where the replay reached them; unreached logged ones
     last); ``best`` the one with the lowest cost (``None`` if nothing ran ok).
     ``seed`` is ``None`` when the strategy was passed as an instance.
+
+    >>> from search import GridSpace, Measurer, tune
+    >>> class Toy(Measurer):
+    ...     name = "toy"
+    ...     def measure(self, configs):
+    ...         return [MeasureRecord.ok(c, time_ms=1.0 + abs(c["x"] - 3)) for c in configs]
+    >>> r = tune(GridSpace({"x": [1, 2, 3, 4, 5]}), Toy(), strategy="grid", budget=5)
+    >>> r.evaluations, r.best.config, r.best_so_far(), r.stop_reason.value
+    (5, {'x': 3}, [3.0, 2.0, 2.0, 2.0, 1.0], 'budget')
     """
 
     best: Trial | None

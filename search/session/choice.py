@@ -83,6 +83,16 @@ def choose_algorithms(reports: Sequence["LayerReport"]) -> list[AlgorithmChoice]
     layer's algorithms one after another): a layer's group is a run of reports of that
     layer (equal name and shape) with distinct algorithms, so two equal layers in a row
     are two groups.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, tune_layers
+    >>> reports = tune_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3)],
+    ...                       "v100", TuneSettings(strategy="random", budget=2), algorithm="all",
+    ...                       out_dir=tempfile.mkdtemp(), verify=False)
+    >>> [choice] = choose_algorithms(reports)  # one layer, tuned with both algorithms
+    >>> [r.algorithm for r in choice.candidates], choice.chosen.algorithm
+    (['direct', 'winograd'], 'winograd')
     """
     from ..option_checks import check_records
     from .reports import LayerReport

@@ -49,6 +49,15 @@ def tune_replay(cache: "KtCache | str | os.PathLike", settings: TuneSettings | N
 
     ``cache`` is a loaded :class:`~search.kt_cache.KtCache` or the path of a cache
     file (``str`` or ``Path``), which defines the space and the device.
+
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "gpu_k.json")  # a Kernel Tuner cache file
+    >>> with open(path, "w") as f:
+    ...     json.dump({"tune_params": {"x": [1, 2, 3]}, "cache": {
+    ...         str(x): {"x": x, "time": 1.0 + abs(x - 2)} for x in (1, 2, 3)}}, f)
+    >>> r = tune_replay(path, TuneSettings(strategy="grid", budget=3))
+    >>> r.device, r.space_size, r.result.best.config, r.recorded_optimum_ms
+    ('gpu_k', 3, {'x': 2}, 1.0)
     """
     from ..measure.replay import ReplayMeasurer
     from ..replay_space import ReplaySpace

@@ -54,7 +54,17 @@ def _add_history(d: dict, stored: HistoryOutcome | None, used: "HistoryUse | Non
 
 @dataclass(frozen=True)
 class LayerReport:
-    """One layer tuned: the result, the space's sizes, the winner and the stored outcomes."""
+    """One layer tuned: the result, the space's sizes, the winner and the stored outcomes.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, tune_layers
+    >>> [r] = tune_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3)],
+    ...                   "v100", TuneSettings(strategy="random", budget=2),
+    ...                   out_dir=tempfile.mkdtemp(), verify=False)
+    >>> r.algorithm, r.measure, r.space_size, r.evaluations, r.to_dict()["bound"]["method"]
+    ('direct', 'model', 648, 2, 'compulsory')
+    """
 
     layer: "ConvLayer"
     device: str
@@ -99,7 +109,16 @@ class LayerReport:
 
 @dataclass(frozen=True)
 class ReplayReport:
-    """A recorded space tuned by replaying it: the result and the space's recorded optimum."""
+    """A recorded space tuned by replaying it: the result and the space's recorded optimum.
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.session import TuneSettings, tune_replay
+    >>> cache = KtCache({"x": [1, 2]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0}],
+    ...                 device_name="A100")
+    >>> r = tune_replay(cache, TuneSettings(strategy="grid", budget=2))
+    >>> r.device, r.space_size, r.statuses, r.recorded_optimum_ms, r.to_dict()["best"]["config"]
+    ('A100', 2, {'ok': 2}, 1.0, {'x': 2})
+    """
 
     file: str
     device: str

@@ -78,6 +78,15 @@ class TuneSettings:
         (``False``) such a layer is not measured again: it takes that layer's result,
         winner and kernel (:func:`~search.session.run.run_layers`), as a compiler's
         task extraction tunes each distinct workload once.
+
+    >>> from pathlib import Path
+    >>> s = TuneSettings(strategy="random", budget=8, seed=1, log=Path("run.jsonl"))
+    >>> s.strategy, s.budget, s.seed, s.log  # the log's Path is kept as its str
+    ('random', 8, 1, 'run.jsonl')
+    >>> TuneSettings(patience=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: patience must be >= 1, got 0
     """
 
     strategy: str = DEFAULT_STRATEGY
@@ -170,7 +179,20 @@ class Builders:
 
 
 class Observer:
-    """What a session tells as it goes; every hook does nothing here (subclass to print)."""
+    """What a session tells as it goes; every hook does nothing here (subclass to print).
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.session import tune_replay
+    >>> class Printer(Observer):
+    ...     def progress(self, done, budget, best):
+    ...         print(f"{done}/{budget}: best {best} ms")
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": 1, "time": 3.0}, {"x": 2, "time": 1.0},
+    ...                                    {"x": 3, "time": 2.0}])
+    >>> _ = tune_replay(cache, TuneSettings(strategy="grid", budget=3), observer=Printer())
+    1/3: best 3.0 ms
+    2/3: best 2.0 ms
+    3/3: best 1.0 ms
+    """
 
     def layer_started(self, job, space) -> None:
         """A layer's space and measurer are built; tuning starts next."""
