@@ -181,6 +181,20 @@ def direct_conv_dag(layer: ConvLayer, max_vertices: int = MAX_VERTICES) -> nx.Di
     ------
     InvalidInputError
         When the DAG would be larger than ``max_vertices`` (the message gives the size).
+
+    Examples
+    --------
+    The size :func:`iobound.direct_vertex_count` counts without building (a padded layer here); the
+    presets' DAGs are refused:
+
+    >>> from iobound import ConvLayer, get_layer, direct_vertex_count
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3, padding=1)
+    >>> direct_conv_dag(layer).number_of_nodes(), direct_vertex_count(layer)
+    (1238, 1238)
+    >>> direct_conv_dag(get_layer("vgg16.conv3_2"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the ... DAG would have up to ... vertices, more than ...
     """
     check_dag_size(_size_estimate(layer), "direct convolution", max_vertices)
     g = nx.DiGraph(layer=layer, algorithm="direct", steps=2)

@@ -218,6 +218,20 @@ def winograd_conv_dag(layer: ConvLayer, e: int, max_vertices: int = MAX_VERTICES
     ------
     InvalidInputError
         When Winograd does not apply to the layer, ``e < 1``, or the DAG is too large.
+
+    Examples
+    --------
+    The size :func:`iobound.winograd_vertex_count` counts without building (a padded
+    layer here); the presets' DAGs are refused:
+
+    >>> from iobound import ConvLayer, get_layer, winograd_vertex_count
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3, padding=1)
+    >>> winograd_conv_dag(layer, 2).number_of_nodes(), winograd_vertex_count(layer, 2)
+    (1198, 1198)
+    >>> winograd_conv_dag(get_layer("vgg16.conv3_2"), 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the ... DAG would have up to ... vertices, more than ...
     """
     layer.check_winograd()
     # any integral e but a bool (numpy integers included, as everywhere else), as an int
