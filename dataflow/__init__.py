@@ -16,6 +16,6 @@ from .evaluate import DataflowReport, OptimalityCondition, evaluate_dataflow  # 
 from .dag_direct import MAX_VERTICES, direct_chain, direct_conv_dag, evaluate_dag  # noqa: E402  (H2a: DAGs)
 from .dag_winograd import winograd_conv_dag  # noqa: E402  (H2a)
 from .partition import PartitionCheck, PartitionViolation, check_multistep_partition, step_parts  # noqa: E402  (H2a)
-from .pebble import IllegalMoveError, MoveCount, PebbleResult, play, validate_moves  # noqa: E402  (H2a: pebble game)
+from .pebble import IllegalMoveError, MoveCount, PebbleResult, play, validate_moves, without_unused_moves  # noqa: E402,E501  (H2a: pebble game)
 from .schedules import TiledSchedule, tiled_schedule, topological_schedule  # noqa: E402  (H2a)
 from .optimal_pebbling import OptimalPebbling, brute_force_pebbling, optimal_pebbling  # noqa: E402  (H2a)

@@ -55,7 +55,7 @@ from iobound.errors import InvalidInputError
 
 from .brute_force_pebbling import brute_force_pebbling
 from .pebble import play, validate_moves
-from .pebble_moves import check_dag, check_pebbles
+from .pebble_moves import check_dag, check_pebbles, without_unused_moves
 from .schedules import topological_schedule
 
 __all__ = ["MAX_MODEL_VERTEX_STEPS", "OptimalPebbling", "brute_force_pebbling", "check_model_size",
@@ -102,7 +102,9 @@ class OptimalPebbling:
     wall_time : float
         Seconds spent in the solver.
     moves : tuple
-        The game as ``(op, vertex)`` moves (checked with :func:`dataflow.validate_moves`).
+        The game as ``(op, vertex)`` moves (checked with :func:`dataflow.validate_moves`),
+        without moves that serve nothing (:func:`dataflow.without_unused_moves`: the model
+        minimises I/O alone and may fill its spare compute steps with recomputes).
 
     Examples
     --------
@@ -334,7 +336,8 @@ def optimal_pebbling(dag: nx.DiGraph, S: int, time_limit: float = 30.0,
     bound = max(compulsory, int(round(solver.BestObjectiveBound())))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return OptimalPebbling(None, None, None, False, bound, best.total, T, name, wall)
-    moves = _extract(solver, model)
+    # the model minimises I/O alone: its spare compute steps may hold computes nothing uses
+    moves = without_unused_moves(dag, _extract(solver, model))
     count = validate_moves(dag, moves, S)  # the model's game is a legal game
     return OptimalPebbling(io=count.total, loads=count.loads, stores=count.stores,
                            proven_optimal=status == cp_model.OPTIMAL,

@@ -50,9 +50,11 @@ import networkx as nx
 from iobound import limits
 from iobound.errors import InvalidInputError
 
-from .pebble_moves import IllegalMoveError, MoveCount, check_dag, check_pebbles, validate_moves
+from .pebble_moves import (IllegalMoveError, MoveCount, check_dag, check_pebbles, validate_moves,
+                           without_unused_moves)
 
-__all__ = ["IllegalMoveError", "MoveCount", "PebbleResult", "POLICIES", "play", "validate_moves"]
+__all__ = ["IllegalMoveError", "MoveCount", "PebbleResult", "POLICIES", "play", "validate_moves",
+           "without_unused_moves"]
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from iobound import limits
 from iobound.errors import InvalidInputError
 
 __all__ = ["IllegalMoveError", "MoveCount", "check_dag", "check_pebbles", "validate_moves",
-           "legal_game"]
+           "legal_game", "without_unused_moves"]
 
 
 class IllegalMoveError(InvalidInputError):
@@ -166,6 +166,60 @@ def legal_game(dag, moves) -> list:
     moves = list(_check_iterable(moves))
     validate_moves(dag, moves, limits.FAST_MEMORY_WORDS.high)
     return moves
+
+
+def without_unused_moves(dag: nx.DiGraph, moves: Iterable[tuple[str, object]]) -> tuple:
+    """A legal game ``moves`` without the moves that serve nothing: a red pebble placed (a
+    load or a compute) that no compute of a successor and no store uses before it is
+    evicted or the game ends (it goes, with its eviction), a compute of a value already
+    red, a store of a value already blue, and a store of a non-output never loaded
+    after it; repeated until none is left (a move dropped may leave the moves that fed
+    it unused).
+
+    The game stays legal with the same ``S`` (only red pebbles no move needs go, and no
+    blue one), and no count grows. An exact solver that minimises I/O alone may fill
+    its spare compute steps with such moves (:func:`dataflow.optimal_pebbling`).
+
+    >>> g = nx.DiGraph([("a", "b")])
+    >>> without_unused_moves(g, [("load", "a"), ("compute", "b"), ("store", "b"),
+    ...                          ("evict", "b"), ("compute", "b"), ("evict", "b")])
+    (('load', 'a'), ('compute', 'b'), ('store', 'b'), ('evict', 'b'))
+    """
+    moves = legal_game(dag, moves)
+    while True:
+        drop = _unused_positions(dag, moves)
+        if not drop:
+            return tuple(moves)
+        moves = [mv for i, mv in enumerate(moves) if i not in drop]
+
+
+def _unused_positions(dag: nx.DiGraph, moves: list) -> set[int]:
+    """Positions of :func:`without_unused_moves`' moves in one pass over a legal game."""
+    placed: dict = {}  # a red vertex -> [the position that made it red, used since]
+    blue = {v for v in dag if dag.in_degree(v) == 0}
+    last_load = {v: i for i, (op, v) in enumerate(moves) if op == "load"}
+    drop: set[int] = set()
+    for i, (op, v) in enumerate(moves):
+        if op in ("load", "compute"):
+            if v in placed:  # (a load of a red value is illegal)
+                drop.add(i)
+                continue
+            if op == "compute":
+                for u in dag.predecessors(v):
+                    placed[u][1] = True
+            placed[v] = [i, False]
+        elif op == "store":
+            if v in blue or (dag.out_degree(v) > 0 and last_load.get(v, -1) < i):
+                drop.add(i)
+            else:
+                blue.add(v)
+                placed[v][1] = True
+        else:  # evict
+            start, used = placed.pop(v)
+            if not used:
+                drop |= {start, i}
+    drop.update(start for start, used in placed.values() if not used)
+    return drop
 
 
 def _broken_rule(dag: nx.DiGraph, red: set, blue: set, op: str, v) -> str | None:
