@@ -47,7 +47,8 @@ CHECKING_MEASURES = ("emulate",)
 
 
 def measurer_class(name: str) -> type[Measurer]:
-    """The measurer class registered as ``name`` (``ValueError`` listing the names if unknown)."""
+    """The measurer class registered as ``name`` (an InvalidInputError, a ValueError, listing
+    the names if unknown)."""
     if not isinstance(name, str) or name not in MEASURERS:  # ['model']: no TypeError
         raise InvalidInputError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
     module, _, cls = MEASURERS[name].partition(":")

@@ -9,21 +9,7 @@ same measurer, so the costs compare. A tie keeps the registry's first algorithm 
 This is the measured counterpart of ``iobound select``, which evaluates the analytic model
 over whole spaces; ``iobound select --history DB`` reads such a run's stored results.
 
-Examples
---------
->>> import tempfile
->>> from iobound.networks import get_layer
->>> from search.session import TuneSettings, tune_layers
->>> reports = tune_layers([get_layer("alexnet.conv2")], "v100",
-...                       TuneSettings(strategy="random", budget=4), algorithm="all",
-...                       out_dir=tempfile.mkdtemp(), verify=False)
->>> [r.algorithm for r in reports]
-['direct', 'winograd']
->>> [choice] = choose_algorithms(reports)
->>> choice.chosen.algorithm in ("direct", "winograd"), len(choice.candidates)
-(True, 2)
->>> choice.chosen.result.best.record.cost == min(r.result.best.record.cost for r in reports)
-True
+See :func:`choose_algorithms` for an example.
 """
 
 from __future__ import annotations
@@ -93,6 +79,8 @@ def choose_algorithms(reports: Sequence["LayerReport"]) -> list[AlgorithmChoice]
     >>> [choice] = choose_algorithms(reports)  # one layer, tuned with both algorithms
     >>> [r.algorithm for r in choice.candidates], choice.chosen.algorithm
     (['direct', 'winograd'], 'winograd')
+    >>> choice.chosen.result.best.record.cost == min(r.result.best.record.cost for r in reports)
+    True
     """
     from ..option_checks import check_records
     from .reports import LayerReport
