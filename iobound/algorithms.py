@@ -104,7 +104,14 @@ class Registry(Generic[T]):
 @dataclass(frozen=True)
 class BoundParts:
     """The bound functions' results for one layer, S (and e): values, leading terms,
-    SymPy expressions and assumptions, each keyed by method."""
+    SymPy expressions and assumptions, each keyed by method.
+
+    >>> parts = DIRECT.bound_parts(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1), 64)
+    >>> list(parts.values) == list(parts.expressions), parts.values["compulsory"]
+    (True, 432.0)
+    >>> sorted(set(parts.details) - set(parts.leading_terms))   # compulsory has no leading term
+    ['compulsory']
+    """
 
     values: dict
     leading_terms: dict
@@ -114,7 +121,11 @@ class BoundParts:
 
 @dataclass(frozen=True)
 class Algorithm(ABC):
-    """One convolution algorithm in the pebble game (the theory's part of a family)."""
+    """One convolution algorithm in the pebble game (the theory's part of a family).
+
+    >>> [(a.name, a.steps, a.tile_params) for a in (DIRECT, WINOGRAD)]
+    [('direct', 2, ('x', 'y', 'z', 'alpha')), ('winograd', 4, ('e', 'x', 'y', 'z'))]
+    """
 
     name: ClassVar[str] = ""
     #: Steps of the computation DAG (direct: products, sums; Winograd: 4 transforms).
@@ -164,7 +175,12 @@ class Algorithm(ABC):
 
 @dataclass(frozen=True)
 class Direct(Algorithm):
-    """Direct convolution: every output a sum of ``R`` products."""
+    """Direct convolution: every output a sum of ``R`` products.
+
+    >>> strided = ConvLayer(1, 4, 8, 8, 4, 3, 3, stride=2)
+    >>> DIRECT.applies_to(strided), DIRECT.parameter(None), DIRECT.label(strided)
+    (True, None, 'direct')
+    """
 
     name = "direct"
     steps = 2
@@ -178,7 +194,13 @@ class Direct(Algorithm):
 
 @dataclass(frozen=True)
 class Winograd(Algorithm):
-    """Winograd F(e x e, r x r): stride 1, square kernel, no dilation."""
+    """Winograd F(e x e, r x r): stride 1, square kernel, no dilation.
+
+    >>> WINOGRAD.problem(ConvLayer(1, 4, 8, 8, 4, 3, 3, stride=2))
+    'Winograd needs stride 1, got stride=(2, 2)'
+    >>> WINOGRAD.parameter(None), WINOGRAD.parameter(4)   # e defaults to 2
+    (2, 4)
+    """
 
     name = "winograd"
     steps = 4
@@ -220,7 +242,11 @@ ALGORITHMS = _THEORY.names()
 
 
 def get_algorithm(algorithm: "str | Algorithm") -> Algorithm:
-    """The :class:`Algorithm` of a name (or the object itself); unknown names are bad input."""
+    """The :class:`Algorithm` of a name (or the object itself); unknown names are bad input.
+
+    >>> type(get_algorithm("direct")).__name__, get_algorithm(WINOGRAD) is WINOGRAD
+    ('Direct', True)
+    """
     return _THEORY.get(algorithm)
 
 

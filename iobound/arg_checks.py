@@ -49,7 +49,11 @@ def shown(value: Any) -> str:
 
 
 def class_names(cls: type | tuple) -> str:
-    """The dotted names of ``cls`` (a class or a tuple of them), joined by "or"."""
+    """The dotted names of ``cls`` (a class or a tuple of them), joined by "or".
+
+    >>> class_names(int), class_names((int, float))
+    ('builtins.int', 'builtins.int or builtins.float')
+    """
     classes = cls if isinstance(cls, tuple) else (cls,)
     return " or ".join(f"{c.__module__}.{c.__qualname__}" for c in classes)
 

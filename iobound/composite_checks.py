@@ -36,7 +36,11 @@ __all__ = ["own_symbols", "check_function", "nondecreasing", "nonnegative", "che
 
 def own_symbols(expr: sp.Expr) -> sp.Expr:
     """``expr`` with any other symbol named ``k`` or ``S`` (e.g. a plain
-    ``sp.Symbol("k")``, other assumptions) replaced by :data:`k` / :data:`S`."""
+    ``sp.Symbol("k")``, other assumptions) replaced by :data:`k` / :data:`S`.
+
+    >>> own_symbols(sp.Symbol("S", positive=True) * k).free_symbols == {S, k}
+    True
+    """
     ours = {"k": k, "S": S}
     swap = {x: ours[x.name] for x in expr.free_symbols
             if isinstance(x, sp.Symbol) and not isinstance(x, sp.Dummy)
@@ -46,7 +50,14 @@ def own_symbols(expr: sp.Expr) -> sp.Expr:
 
 def check_function(step: str, which: str, f) -> None:
     """InvalidInputError unless ``f`` is a SymPy expression, a real number or a callable
-    ``f(k)`` / ``f(k, S)``."""
+    ``f(k)`` / ``f(k, S)``.
+
+    >>> check_function("sums", "phi", lambda k: k - 1)   # a callable f(k): accepted
+    >>> check_function("sums", "phi", "k - 1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: step 'sums': phi must be a SymPy expression in k ...
+    """
     if isinstance(f, sp.Basic):
         if not isinstance(f, sp.Expr):
             raise InvalidInputError(f"step {step!r}: {which} must be a SymPy expression in k, "
@@ -112,12 +123,24 @@ def nondecreasing(expr: sp.Expr) -> bool:
 
 @lru_cache(maxsize=256)
 def nonnegative(expr: sp.Expr) -> bool:
-    """True when SymPy proves ``expr >= 0`` for k >= 0."""
+    """True when SymPy proves ``expr >= 0`` for k >= 0.
+
+    >>> nonnegative(k * sp.sqrt(S)), nonnegative(k - 1)
+    (True, False)
+    """
     return expr.is_nonnegative is True or sp.simplify(expr).is_nonnegative is True
 
 
 def check_params(params) -> dict[str, float]:
-    """``params`` as ``{name: float}`` (keys names or SymPy symbols, finite real values)."""
+    """``params`` as ``{name: float}`` (keys names or SymPy symbols, finite real values).
+
+    >>> check_params(None), check_params({sp.Symbol("R"): 9, "mu": 2})
+    ({}, {'R': 9.0, 'mu': 2.0})
+    >>> check_params({"S": 3})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: params: S is the argument of phi and psi, not a parameter
+    """
     if params is None:
         return {}
     if not isinstance(params, dict):

@@ -125,7 +125,18 @@ def check_consistent(device) -> None:
     """InvalidInputError for fields of ``device`` (a :class:`~iobound.device_spec.Device`) that
     no GPU has together: a block larger than an SM (threads or
     static shared memory), a warp that is not a power of two or larger than a block, an
-    FP32 peak more than twice what its SMs, cores and clock give."""
+    FP32 peak more than twice what its SMs, cores and clock give.
+
+    A :class:`~iobound.device_spec.Device` runs it when built:
+
+    >>> import dataclasses
+    >>> from iobound.devices import get_device
+    >>> check_consistent(get_device("A100"))   # a real GPU: nothing to say
+    >>> dataclasses.replace(get_device("A100"), warp_size=48)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: device warp_size=48 must be a power of two ...
+    """
     if device.max_threads_per_block > device.max_threads_per_sm:
         raise InvalidInputError(f"device max_threads_per_block={device.max_threads_per_block} "
                                 f"is above max_threads_per_sm={device.max_threads_per_sm}: "

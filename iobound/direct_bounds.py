@@ -60,6 +60,11 @@ def direct_composite(paper: bool = True) -> CompositeAlgorithm:
     ``paper=True``: Lemma 4.8's ``phi_1(k) = 2 S sqrt(R k)``, ``psi_1 = phi_1``,
     ``phi_2(k) = k - 1``. ``paper=False``: the tighter ``phi_1(k) = k sqrt(R S)/2``
     proven in proofs/test_direct_composite.py (T four times smaller).
+
+    >>> direct_composite().name, direct_composite(paper=False).name
+    ('direct (paper)', 'direct (tight)')
+    >>> [step.name for step in direct_composite().steps]
+    ['products', 'sums']
     """
     paper = limits.check_flag("paper", paper)
     phi1 = 2 * S * sp.sqrt(R * k) if paper else k * sp.sqrt(R * S) / 2
@@ -69,12 +74,20 @@ def direct_composite(paper: bool = True) -> CompositeAlgorithm:
 
 @lru_cache(maxsize=None)
 def direct_T_expr(paper: bool = True) -> sp.Expr:
-    """T(S): ``4 S sqrt(R S) + S - 1`` (paper) or ``S sqrt(R S) + S - 1`` (tight)."""
+    """T(S): ``4 S sqrt(R S) + S - 1`` (paper) or ``S sqrt(R S) + S - 1`` (tight).
+
+    >>> direct_T_expr(), direct_T_expr(paper=False)
+    (4*sqrt(R)*S**(3/2) + S - 1, sqrt(R)*S**(3/2) + S - 1)
+    """
     return direct_composite(paper).T_expr("vertex")
 
 
 def xpartition_segment_expr() -> sp.Expr:
-    """``Y (MACs / (sqrt(R) ((2S + Y)/3)^(3/2)) - 1)``: the bound for segments of Y I/Os."""
+    """``Y (MACs / (sqrt(R) ((2S + Y)/3)^(3/2)) - 1)``: the bound for segments of Y I/Os.
+
+    >>> xpartition_segment_expr()
+    Y*(MACs/(sqrt(R)*(2*S/3 + Y/3)**(3/2)) - 1)
+    """
     return X_IO * (MACS / (sp.sqrt(R) * ((2 * S + X_IO) / 3) ** sp.Rational(3, 2)) - 1)
 
 
@@ -83,7 +96,11 @@ CHAIN_MIN_S = 9
 
 
 def chain_bound_expr() -> sp.Expr:
-    """``2 W_c / sqrt(S) - O/2 - 2 S``: the chain X-partition bound for S >= CHAIN_MIN_S."""
+    """``2 W_c / sqrt(S) - O/2 - 2 S``: the chain X-partition bound for S >= CHAIN_MIN_S.
+
+    >>> chain_bound_expr()
+    -O/2 - 2*S + 2*W_c/sqrt(S)
+    """
     return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 2 - 2 * S
 
 
@@ -92,13 +109,24 @@ CHAIN_SHARED_MIN_S = 11
 
 
 def chain_shared_bound_expr() -> sp.Expr:
-    """``2 W_c / sqrt(S) - O/8 - 17 S/8``: the shared-boundary chain bound for S >= CHAIN_SHARED_MIN_S."""
+    """``2 W_c / sqrt(S) - O/8 - 17 S/8``: the shared-boundary chain bound for S >= CHAIN_SHARED_MIN_S.
+
+    >>> chain_shared_bound_expr()
+    -O/8 - 17*S/8 + 2*W_c/sqrt(S)
+    """
     return 2 * W_CLASS / sp.sqrt(S) - OUTPUTS / 8 - sp.Rational(17, 8) * S
 
 
 @lru_cache(maxsize=None)
 def direct_bound_exprs() -> dict[str, sp.Expr]:
-    """Method name -> SymPy expression (in S, R, V, MACs, I_used, W_used, O)."""
+    """Method name -> SymPy expression (in S, R, V, MACs, I_used, W_used, O).
+
+    >>> exprs = direct_bound_exprs()
+    >>> list(exprs)
+    ['hong_kung_composite', 'x_partition', 'x_partition_chain', 'compulsory']
+    >>> exprs["compulsory"]
+    I_used + O + W_used
+    """
     xpart = sp.simplify(xpartition_segment_expr().subs(X_IO, 4 * S))
     return {
         "hong_kung_composite": composite_bound_expr(direct_T_expr(True)),
@@ -112,7 +140,11 @@ def direct_bound_exprs() -> dict[str, sp.Expr]:
 
 @lru_cache(maxsize=None)
 def direct_leading_exprs() -> dict[str, sp.Expr]:
-    """Method name -> leading term (large layer, large S)."""
+    """Method name -> leading term (large layer, large S).
+
+    >>> direct_leading_exprs()["x_partition_chain"]
+    2*W_c/sqrt(S)
+    """
     return {
         "hong_kung_composite": MACS / (4 * sp.sqrt(2 * R * S)),
         "x_partition": sp.sqrt(2) * MACS / sp.sqrt(R * S),
@@ -147,7 +179,14 @@ def _check_s(s) -> int:
 
 @takes_layer
 def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:
-    """Method name -> bound value (compiled expressions, no symbolic work)."""
+    """Method name -> bound value (compiled expressions, no symbolic work).
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> v = direct_bound_values(tiny, 64)   # a tiny layer: the composite bound clamps at 0
+    >>> v["hong_kung_composite"], round(v["x_partition_chain"], 2), v["compulsory"]
+    (0.0, 187.33, 432.0)
+    """
     args = _args(layer, _check_s(s))
     fns = _compiled()
     return {m: float(fns[m](*args)) for m in direct_bound_exprs()}
@@ -155,7 +194,13 @@ def direct_bound_values(layer: ConvLayer, s: int) -> dict[str, float]:
 
 @takes_layer
 def direct_leading_terms(layer: ConvLayer, s: int) -> dict[str, float]:
-    """Method name -> leading term value."""
+    """Method name -> leading term value.
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> {m: round(t, 1) for m, t in direct_leading_terms(tiny, 64).items()}
+    {'hong_kung_composite': 30.2, 'x_partition': 241.4, 'x_partition_chain': 341.3}
+    """
     args = _args(layer, _check_s(s))
     fns = _compiled()
     return {m: float(fns[f"lead:{m}"](*args)) for m in direct_leading_exprs()}
@@ -163,7 +208,13 @@ def direct_leading_terms(layer: ConvLayer, s: int) -> dict[str, float]:
 
 @takes_layer
 def direct_bound_details(layer: ConvLayer) -> dict[str, tuple[str, ...]]:
-    """Method name -> assumptions, with this layer's numbers filled in."""
+    """Method name -> assumptions, with this layer's numbers filled in.
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> direct_bound_details(tiny)["x_partition"][-1]
+    'MACs = 4096 real products (padding taps excluded)'
+    """
     c = direct_counts(layer)
     game = ("red-blue pebble game (Hong & Kung 1981), recomputation allowed; I/O = loads + "
             "stores of words, inputs start in slow memory, outputs end there; S words of "

@@ -39,7 +39,16 @@ class IoboundError(Exception):
 
 
 class InvalidInputError(IoboundError, ValueError):
-    """Bad input from a caller or a user: a field, a size, an option or a file's contents."""
+    """Bad input from a caller or a user: a field, a size, an option or a file's contents.
+
+    Examples
+    --------
+    >>> from iobound.units import dtype_bytes
+    >>> dtype_bytes("fp8")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown dtype 'fp8'; choose one of fp64, fp32, ...
+    """
 
 
 class UnknownPresetError(IoboundError, KeyError):
@@ -72,14 +81,30 @@ class ToolchainError(IoboundError):
 
 
 class SolverError(IoboundError):
-    """A solver (CP-SAT) stopped without an answer (time limit, model invalid)."""
+    """A solver (CP-SAT) stopped without an answer (time limit, model invalid).
+
+    Raised by the search package's CP-SAT enumeration (``search.table1``); the CLI reports it
+    in one line, exit code 2.
+
+    Examples
+    --------
+    >>> issubclass(SolverError, IoboundError), issubclass(SolverError, ValueError)
+    (True, False)
+    """
 
 
 class OutputWriteError(IoboundError):
     """A write the system could not complete (a full disk, a file-size limit); the message
     says what was not written and where the measurements are kept.
 
-    Not bad input: the CLI exits with :attr:`exit_code` 1, not 2."""
+    Not bad input: the CLI exits with :attr:`exit_code` 1, not 2.
+
+    Examples
+    --------
+    >>> err = OutputWriteError("could not write run.jsonl: no space left on device")
+    >>> err.exit_code, isinstance(err, InvalidInputError)
+    (1, False)
+    """
 
     exit_code = 1
 

@@ -48,7 +48,12 @@ __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPA
 
 @dataclass(frozen=True)
 class Limit:
-    """An inclusive integer range ``low..high`` and why ``high`` is where it is."""
+    """An inclusive integer range ``low..high`` and why ``high`` is where it is.
+
+    >>> digit = Limit(0, 9, "one decimal digit")
+    >>> str(digit), check_int("d", 7, digit), str(WINOGRAD_E)
+    ('0..9', 7, '1..32')
+    """
 
     low: int
     high: int
@@ -147,6 +152,13 @@ def check_int(field: str, value: int, limit: Limit) -> int:
     Any integral number but a bool is an integer (``numpy.int64`` included, as numpy
     arrays of sizes give them); it is returned as a Python ``int``, so that no numpy
     integer overflows silently or reaches JSON.
+
+    >>> type(check_int("batch", np.int64(8), BATCH)).__name__
+    'int'
+    >>> check_int("batch", True, BATCH)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: batch must be an integer, got True
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InvalidInputError(f"{field} must be an integer, got {_shown(repr(value))}")
@@ -170,7 +182,15 @@ def check_winograd_e(e) -> int:
 
 def parse_int(field: str, text: str, limit: Limit) -> int:
     """The integer written in ``text``, checked against ``limit`` (digits counted first,
-    so a 5,000-digit string never reaches ``int()``)."""
+    so a 5,000-digit string never reaches ``int()``).
+
+    >>> parse_int("--budget", " 0064 ", BUDGET)
+    64
+    >>> parse_int("--budget", "1e3", BUDGET)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --budget: '1e3' is not an integer
+    """
     s = str(text).strip()
     if not _DIGITS.fullmatch(s):
         raise InvalidInputError(f"{field}: {_shown(repr(s))} is not an integer")

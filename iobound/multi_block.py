@@ -66,6 +66,15 @@ def bound_fast_memory(block_words: int, cluster_blocks: int = 1, resident_blocks
     InvalidInputError
         For an argument that is no integer or is outside its limit, or a pooled S past
         :data:`~iobound.limits.FAST_MEMORY_WORDS` (named).
+
+    Examples
+    --------
+    >>> bound_fast_memory(4096, cluster_blocks=4, resident_blocks=8)   # 4 x 4096 + 2
+    16386
+    >>> bound_fast_memory(12288, cluster_blocks=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cluster_blocks=0 is below the minimum 1
     """
     s_b = limits.check_int("block_words", block_words, limits.FAST_MEMORY_WORDS)
     g = limits.check_int("cluster_blocks", cluster_blocks, limits.PROCESSORS)

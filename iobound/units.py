@@ -52,7 +52,15 @@ def dtype_bytes(dtype: str) -> int:
 
 
 def parse_bytes(text: str) -> int:
-    """Parse ``"48KiB"``, ``"96 KB"``, ``"1MiB"`` or ``"512B"`` into bytes."""
+    """Parse ``"48KiB"``, ``"96 KB"``, ``"1MiB"`` or ``"512B"`` into bytes.
+
+    >>> parse_bytes("48KiB"), parse_bytes("96 KB"), parse_bytes("1.5KiB")
+    (49152, 96000, 1536)
+    >>> parse_bytes("0.5B")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: size '0.5B' is not a whole number of bytes
+    """
     if str(text).strip().startswith("-"):  # was "cannot read size '-1'"
         raise InvalidInputError(f"size {str(text)[:40]!r} is negative: a size is a number of "
                                 f"words (12288) or bytes with a unit ({', '.join(UNIT_BYTES)})")

@@ -67,7 +67,12 @@ def _axis(size: int, out: int, k: int, stride: int, pad: int, dil: int) -> _Axis
 
 @dataclass(frozen=True)
 class DirectCounts:
-    """Vertex classes of the direct-convolution DAG of one layer."""
+    """Vertex classes of the direct-convolution DAG of one layer.
+
+    >>> c = direct_counts(ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1))
+    >>> c.products, c.outputs, c.vertices, c.compulsory   # taps on padding are no products
+    (4096, 144, 8336, 432)
+    """
 
     used_inputs: int
     used_weights: int
@@ -90,7 +95,13 @@ class DirectCounts:
 @takes_layer
 @lru_cache(maxsize=4096)
 def direct_counts(layer: ConvLayer) -> DirectCounts:
-    """All vertex classes of the direct DAG (see the module docstring)."""
+    """All vertex classes of the direct DAG (see the module docstring).
+
+    >>> grouped = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1, groups=2)
+    >>> c = direct_counts(grouped)   # each output channel reads the 2 input channels of its group
+    >>> c.used_inputs, c.used_weights, c.products
+    (144, 72, 2048)
+    """
     ah = _axis(layer.h_in, layer.h_out, layer.k_h, layer.stride[0], layer.padding[0],
                layer.dilation[0])
     aw = _axis(layer.w_in, layer.w_out, layer.k_w, layer.stride[1], layer.padding[1],
@@ -118,6 +129,12 @@ def iter_direct_products(layer: ConvLayer):
     A reference enumeration (one Python step per product) for checking the counts
     and inequalities on small layers; the counts above never use it. With groups,
     output channel ``co`` reads the input channels ``ci`` of its group only.
+
+    >>> small = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3, padding=1)
+    >>> next(iter_direct_products(small))   # output (0, 0): taps (0, *) and (*, 0) are padding
+    ((0, 0, 0, 0), (0, 0, 1, 1), (0, 0, 0, 0))
+    >>> sum(1 for _ in iter_direct_products(small)) == direct_counts(small).products
+    True
     """
     (sh, sw), (ph, pw), (dh, dw) = layer.stride, layer.padding, layer.dilation
     cg, og = layer.c_in_per_group, layer.c_out_per_group

@@ -70,7 +70,11 @@ HWCC = sp.Symbol("HWCC", positive=True)
 
 
 def winograd_composite() -> CompositeAlgorithm:
-    """The four steps of Winograd with the vertex-generation functions above."""
+    """The four steps of Winograd with the vertex-generation functions above.
+
+    >>> [step.name for step in winograd_composite().steps]
+    ['transforms', 'element products', 'channel sums', 'output transform']
+    """
     return CompositeAlgorithm((
         CompositeStep("transforms", GAMMA * (N_TILE + 1) / N_TILE * k, GAMMA * k),
         CompositeStep("element products", k * sp.sqrt(S) / 2),
@@ -81,18 +85,30 @@ def winograd_composite() -> CompositeAlgorithm:
 
 @lru_cache(maxsize=None)
 def winograd_T_expr() -> sp.Expr:
-    """``T(S) = (3 + e n) S + gamma (n+1)/n S + (1 + gamma) S^(3/2)`` (relaxed maximum)."""
+    """``T(S) = (3 + e n) S + gamma (n+1)/n S + (1 + gamma) S^(3/2)`` (relaxed maximum).
+
+    >>> winograd_T_expr()
+    S**(3/2)*gamma + S**(3/2) + S*e*n + S*gamma + S*gamma/n + 3*S
+    """
     return winograd_composite().T_expr("relaxed")
 
 
 def paper_thm_4_12_expr() -> sp.Expr:
-    """The paper's Thm 4.12 leading term (reference only, not a proven bound here)."""
+    """The paper's Thm 4.12 leading term (reference only, not a proven bound here).
+
+    >>> paper_thm_4_12_expr()
+    HWCC*n*r/(sqrt(S)*e)
+    """
     return HWCC * N_TILE * RR / (E * sp.sqrt(S))
 
 
 @lru_cache(maxsize=None)
 def winograd_bound_exprs() -> dict[str, sp.Expr]:
-    """Method name -> SymPy expression (symbols S, gamma, e, n, V, I_used, W_used, O)."""
+    """Method name -> SymPy expression (symbols S, gamma, e, n, V, I_used, W_used, O).
+
+    >>> winograd_bound_exprs()["x_partition_chain"]   # below S = 9 its value at 9
+    Max(0, 2*C_in*N_chains/(kappa*sqrt(Max(9, S))) - N_chains + O - 2*Max(9, S))
+    """
     xpart = sp.simplify(winograd_xpartition_segment_expr().subs(X_IO, 4 * S))
     return {
         "hong_kung_composite": composite_bound_expr(winograd_T_expr()),
@@ -103,14 +119,22 @@ def winograd_bound_exprs() -> dict[str, sp.Expr]:
 
 
 def winograd_xpartition_segment_expr() -> sp.Expr:
-    """``Y (MACs / (n sqrt(gamma) ((2S + Y)/3)^(3/2)) - 1)`` for segments of Y I/Os."""
+    """``Y (MACs / (n sqrt(gamma) ((2S + Y)/3)^(3/2)) - 1)`` for segments of Y I/Os.
+
+    >>> winograd_xpartition_segment_expr()
+    Y*(MACs/(sqrt(gamma)*n*(2*S/3 + Y/3)**(3/2)) - 1)
+    """
     return X_IO * (MACS / (N_TILE * sp.sqrt(GAMMA) * ((2 * S + X_IO) / 3) ** sp.Rational(3, 2))
                    - 1)
 
 
 @lru_cache(maxsize=None)
 def winograd_leading_exprs() -> dict[str, sp.Expr]:
-    """Leading terms: ours, in MACs = element products, and the paper's."""
+    """Leading terms: ours, in MACs = element products, and the paper's.
+
+    >>> list(winograd_leading_exprs())
+    ['hong_kung_composite', 'x_partition', 'x_partition_chain', 'paper_thm_4_12']
+    """
     return {
         "hong_kung_composite": MACS / (sp.sqrt(2) * (1 + GAMMA) * sp.sqrt(S)),
         "x_partition": sp.sqrt(2) * MACS / (N_TILE * sp.sqrt(GAMMA) * sp.sqrt(S)),
@@ -144,7 +168,14 @@ def _args(layer: ConvLayer, e: int) -> tuple:
 
 @takes_layer
 def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
-    """Method name -> bound value (compiled)."""
+    """Method name -> bound value (compiled).
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> v = winograd_bound_values(tiny, 2, 64)   # a tiny layer: the weak bounds clamp at 0
+    >>> v["hong_kung_composite"], v["x_partition"], round(v["x_partition_chain"]), v["compulsory"]
+    (0.0, 0.0, 16, 432.0)
+    """
     s = _check_s(s)
     # e checked here, not by the caches below: they compare keys by equality, so True or
     # 2.0 would be answered as 1 or 2 once those were cached
@@ -155,7 +186,14 @@ def winograd_bound_values(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
 
 @takes_layer
 def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]:
-    """Method name -> leading term value (``paper_thm_4_12`` for reference)."""
+    """Method name -> leading term value (``paper_thm_4_12`` for reference).
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> t = winograd_leading_terms(tiny, 2, 64)
+    >>> round(t["x_partition_chain"]), t["paper_thm_4_12"]   # 4/3 of Thm 4.12 for F(2x2, 3x3)
+    (576, 432.0)
+    """
     s = _check_s(s)
     args = (float(s),) + _args(layer, limits.check_winograd_e(e))  # checked before the cache
     fns = _compiled()
@@ -164,7 +202,13 @@ def winograd_leading_terms(layer: ConvLayer, e: int, s: int) -> dict[str, float]
 
 @takes_layer
 def winograd_bound_details(layer: ConvLayer, e: int) -> dict[str, tuple[str, ...]]:
-    """Method name -> assumptions, with this layer's numbers filled in."""
+    """Method name -> assumptions, with this layer's numbers filled in.
+
+    >>> from iobound.layer import ConvLayer
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> winograd_bound_details(tiny, 2)["x_partition"][-1]
+    "MACs = 256 element products of full tiles (a lower count of the DAG's products)"
+    """
     w = winograd_counts(layer, e)
     d = direct_counts(layer)
     n = e + w.r - 1

@@ -70,18 +70,32 @@ CHAIN_MIN_S = 9
 
 
 def winograd_chain_expr() -> sp.Expr:
-    """``2 C_in N / (kappa sqrt(S)) - N + O - 2 S`` (MACs = C_in N) for S >= CHAIN_MIN_S (not clamped)."""
+    """``2 C_in N / (kappa sqrt(S)) - N + O - 2 S`` (MACs = C_in N) for S >= CHAIN_MIN_S (not clamped).
+
+    >>> winograd_chain_expr()
+    2*C_in*N_chains/(sqrt(S)*kappa) - N_chains + O - 2*S
+    """
     return 2 * C_IN * N_CHAINS / (KAPPA * sp.sqrt(S)) - N_CHAINS + OUTPUTS - 2 * S
 
 
 def winograd_chain_leading_expr() -> sp.Expr:
-    """The leading term ``2 MACs / (kappa sqrt(S))``, MACs = C_in N."""
+    """The leading term ``2 MACs / (kappa sqrt(S))``, MACs = C_in N.
+
+    >>> winograd_chain_expr() - winograd_chain_leading_expr()   # what the leading term leaves out
+    -N_chains + O - 2*S
+    """
     return 2 * C_IN * N_CHAINS / (KAPPA * sp.sqrt(S))
 
 
 @takes_layer
 def winograd_layer_caps(layer: ConvLayer, e: int) -> WinogradCaps:
-    """The routing caps of this layer's DAG (:func:`iobound.winograd_routing.winograd_caps`)."""
+    """The routing caps of this layer's DAG (:func:`iobound.winograd_routing.winograd_caps`).
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> caps = winograd_layer_caps(tiny, 2)
+    >>> round(caps.cap_in, 6), round(caps.kappa, 6)
+    (4.0, 1.0)
+    """
     layer.check_winograd()
     return _layer_caps(layer, check_winograd_e(e))
 
@@ -97,6 +111,12 @@ def winograd_chain_bound(layer: ConvLayer, e: int, s: int) -> float:
     """The bound's value (clamped at 0; for S < 9 its value at 9).
 
     The symbolic form is :func:`winograd_chain_expr`; this evaluates the same formula.
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> round(winograd_chain_bound(tiny, 2, 64)), round(winograd_chain_bound(tiny, 2, 2))
+    (16, 1086)
+    >>> winograd_chain_bound(tiny, 2, 2) == winograd_chain_bound(tiny, 2, 9)   # S < 9: at 9
+    True
     """
     s = _check_s(s)
     s = max(float(s), CHAIN_MIN_S)
@@ -108,7 +128,12 @@ def winograd_chain_bound(layer: ConvLayer, e: int, s: int) -> float:
 
 @takes_layer
 def winograd_chain_details(layer: ConvLayer, e: int) -> tuple[str, ...]:
-    """The assumptions, with this layer's numbers."""
+    """The assumptions, with this layer's numbers.
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> winograd_chain_details(tiny, 2)[2].split("; ")[1]
+    'N = 576 chains, MACs = c_in N = 2304'
+    """
     caps = winograd_layer_caps(layer, e)
     n = winograd_chain_count(layer, e)
     return (

@@ -55,6 +55,12 @@ class AxisRouting:
 
     ``load``: the largest total load of a position (all rows ``i`` routed);
     ``row_share[i]``, ``row_load[i]``: the routing of row ``i`` alone and its largest load.
+
+    >>> a = axis_routing(2, 3, 1, 6, 3)   # F(2, 3): 6 positions, padding 1, 3 tiles
+    >>> len(a.share), len(a.row_share), [round(x, 6) for x in a.row_load]
+    (12, 4, [1.0, 0.5, 0.5, 1.0])
+    >>> a.share[(0, 0)]   # tile 0's row 0 reads position -1 (padding, no vertex) and 1
+    {1: 1.0}
     """
 
     share: dict
@@ -184,6 +190,10 @@ class CrossRouting:
     ``Lr_i(p)`` the load row ``i`` (alone) puts on input position ``p`` and ``g_i(k)`` the
     share of kernel row ``i`` on kernel position ``k``: the largest ``sum_nu
     load_nu(v) kload_nu(w)`` factor of an input-side ``v`` and kernel-side ``w`` on this axis.
+
+    >>> c = cross_routing(2, 3, 1, 6, 3)
+    >>> round(c.cross, 6), c.kernel   # kernel row i -> its one kernel position
+    (1.0, ({0: 1.0}, {1: 1.0}, {1: 1.0}, {2: 1.0}))
     """
 
     share: dict
@@ -290,7 +300,12 @@ def _cross_routing(e: int, r: int, pad: int, size: int, tiles: int) -> CrossRout
 
 @dataclass(frozen=True)
 class WinogradCaps:
-    """Largest routed loads of one layer's Winograd DAG (module docstring)."""
+    """Largest routed loads of one layer's Winograd DAG (module docstring).
+
+    >>> caps = WinogradCaps(cap_in=4.0, cap_in1=1.0, cap_w=16 / 9, cross=2.0)
+    >>> round(caps.kappa, 4)   # sqrt(min(2, 1 * 16/9, 4))
+    1.3333
+    """
 
     cap_in: float
     cap_in1: float
@@ -306,7 +321,16 @@ class WinogradCaps:
 def winograd_caps(e: int, r: int, padding: tuple[int, int], size: tuple[int, int],
                   tiles: tuple[int, int]) -> WinogradCaps:
     """Caps of F(e x e, r x r) on an input of ``size = (h_in, w_in)`` with ``tiles = (th, tw)``
-    (``padding`` too is one number per axis, ``(rows, columns)``)."""
+    (``padding`` too is one number per axis, ``(rows, columns)``).
+
+    >>> c = winograd_caps(4, 3, (1, 1), (8, 8), (2, 2))   # F(4x4, 3x3) on an 8 x 8 input
+    >>> round(c.cap_w, 6), round(c.kappa, 6)
+    (4.0, 1.0)
+    >>> winograd_caps(2, 3, 1, (6, 6), (3, 3))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: padding must be a pair (rows, columns), got 1
+    """
     padding, size, tiles = (_pair(n, v) for n, v in (("padding", padding), ("size", size),
                                                        ("tiles", tiles)))
     rows = axis_routing(e, r, padding[0], size[0], tiles[0])

@@ -169,7 +169,15 @@ winograd_transforms.cache_clear = _transforms.cache_clear
 
 
 def verify_transforms(t: WinogradTransforms) -> bool:
-    """True when A^T[(G g) * (B^T d)] equals the valid correlation of d by g, symbolically."""
+    """True when A^T[(G g) * (B^T d)] equals the valid correlation of d by g, symbolically.
+
+    >>> verify_transforms(winograd_transforms(4, 3))
+    True
+    >>> import dataclasses
+    >>> t = winograd_transforms(2, 3)
+    >>> verify_transforms(dataclasses.replace(t, G=2 * t.G))   # a kernel transform scaled by 2
+    False
+    """
     g = sp.Matrix(sp.symbols(f"g0:{t.r}"))
     d = sp.Matrix(sp.symbols(f"d0:{t.n}"))
     y = t.AT * (t.G * g).multiply_elementwise(t.BT * d)

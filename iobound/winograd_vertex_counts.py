@@ -29,7 +29,13 @@ __all__ = ["WinogradCounts", "winograd_counts", "winograd_vertex_count", "winogr
 
 @dataclass(frozen=True)
 class WinogradCounts:
-    """Vertex classes of the Winograd F(e x e, r x r) DAG of one layer."""
+    """Vertex classes of the Winograd F(e x e, r x r) DAG of one layer.
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> c = winograd_counts(tiny, 2)
+    >>> c.e, c.r, c.tiles, c.products, c.vertices
+    (2, 3, 9, 2304, 5296)
+    """
 
     e: int
     r: int
@@ -104,6 +110,15 @@ def winograd_counts(layer: ConvLayer, e: int) -> WinogradCounts:
     tile whose window holds one input counts all its products and outputs, so its sums
     are no lower bound (:func:`winograd_products_lower` is; the bounds take only ``r``
     from here).
+
+    >>> small = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=3, k_h=3, k_w=3)
+    >>> c = winograd_counts(small, 2)   # one tile; the exact |V| (module example) is 498
+    >>> c.tiles, c.products, c.vertices
+    (1, 96, 370)
+    >>> winograd_counts(ConvLayer(1, 4, 8, 8, 4, 3, 3, stride=2), 2)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: Winograd needs stride 1, got stride=(2, 2)
     """
     return _winograd(layer, e, full_only=False)
 
@@ -238,6 +253,10 @@ def winograd_vertex_count_lower(layer: ConvLayer, e: int) -> int:
     The classes of :func:`winograd_counts` for *full* tiles only (window entirely in
     bounds, all ``e^2`` outputs inside the output), which every border convention
     contains; at most :func:`winograd_vertex_count` (tested).
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> winograd_vertex_count_lower(tiny, 2), winograd_vertex_count(tiny, 2)   # 1 full tile of 9
+    (992, 6256)
     """
     return _winograd(layer, e, full_only=True).vertices
 
@@ -249,6 +268,10 @@ def winograd_products_lower(layer: ConvLayer, e: int) -> int:
 
     In a full tile every output is computed and every column of ``A^T`` is nonzero,
     so all ``n^2`` frequencies are needed for every (c_out, c_in).
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> winograd_products_lower(tiny, 2), tiny.c_in * winograd_chain_count(tiny, 2)   # vs exact
+    (256, 2304)
     """
     return _winograd(layer, e, full_only=True).products
 
@@ -261,6 +284,10 @@ def winograd_gamma(layer: ConvLayer, e: int) -> int:
     stepped by e); in each, the rows-first transform ``B^T d`` gives it at most
     ``n`` successors, each with at most ``n`` successors in ``P = (B^T d) B``. A raw
     weight feeds at most ``n`` entries of ``G g`` and ``n^2`` of ``J``.
+
+    >>> tiny = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> winograd_gamma(tiny, 2), winograd_gamma(tiny, 4)   # n = 4: 16 * 2^2; n = 6: 36 * 2^2
+    (64, 144)
     """
     layer.check_winograd()
     e = check_winograd_e(e)
