@@ -60,6 +60,14 @@ class KernelFamily:
         ``(layer, knobs) -> array``: per knob row, the elements of the input tile a thread
         transforms (Winograd's ``(e + k_h - 1)(e + k_w - 1)``; 0 for direct), an input of
         the register estimate (:func:`kernels.limits.compiled_registers`).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> knobs = np.array([[2, 4, 4, 1, 1, 1, 1], [4, 4, 4, 1, 1, 1, 1]])  # e, x, y, z, tx, ty, tz
+    >>> kernel_family("winograd").transform_tile(layer, knobs).tolist()  # (e + 2) ** 2
+    [16, 36]
     """
 
     dataflow: DataflowFamily
@@ -132,5 +140,14 @@ for _fam in (KernelFamily(dataflow_family("direct"), DirectConfig, generate_dire
 
 
 def kernel_family(key) -> KernelFamily:
-    """The :class:`KernelFamily` of a name, an Algorithm or a config (unknown: InvalidInputError)."""
+    """The :class:`KernelFamily` of a name, an Algorithm or a config (unknown: InvalidInputError).
+
+    >>> from iobound.algorithms import get_algorithm
+    >>> kernel_family(get_algorithm("direct")).config_type.__name__
+    'DirectConfig'
+    >>> kernel_family("fft")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown algorithm 'fft'; choose one of direct, winograd
+    """
     return KERNELS.get(getattr(key, "algorithm", key))

@@ -54,12 +54,26 @@ _WARMUP = limits.Limit(0, 1 << 16, "warm-up launches of one configuration")
 
 
 class KernelTimeoutError(IoboundError, TimeoutError):
-    """A launched kernel did not finish within the watchdog's time (:class:`GpuOptions`)."""
+    """A launched kernel did not finish within the watchdog's time (:class:`GpuOptions`).
+
+    Raised only while a kernel runs on a GPU; an ``except TimeoutError`` catches it too:
+
+    >>> issubclass(KernelTimeoutError, TimeoutError)
+    True
+    """
 
 
 @dataclass(frozen=True)
 class GpuOptions:
-    """How to time: warm-up launches, timed repeats (median taken), watchdog seconds."""
+    """How to time: warm-up launches, timed repeats (median taken), watchdog seconds.
+
+    >>> GpuOptions(repeats=3).warmup, GpuOptions(repeats=3).timeout_s
+    (2, 10.0)
+    >>> GpuOptions(timeout_s=float("inf"))  # a watchdog that would never fire
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: timeout_s must be a finite number, got inf
+    """
 
     repeats: int = 10
     warmup: int = 2
@@ -79,7 +93,12 @@ class GpuOptions:
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """One configuration's measurement: status, per-launch times (ms) and their median."""
+    """One configuration's measurement: status, per-launch times (ms) and their median.
+
+    >>> r = MeasureResult(status="wrong_result", error="max abs error 0.5")
+    >>> r.status, r.costs, r.time_ms
+    (<Status.WRONG_RESULT: 'wrong_result'>, (), None)
+    """
 
     status: Status
     costs: tuple[float, ...] = ()
@@ -120,6 +139,11 @@ def classify_exception(exc: BaseException, drv=None) -> Status:
     other errors (``LaunchError``, ``LogicError``, ``RuntimeError``, ``MemoryError``,
     including a display watchdog's "launch timeout", which CUDA reports as a launch
     failure) and anything else a runtime error.
+
+    >>> from types import SimpleNamespace
+    >>> drv = SimpleNamespace(CompileError=RuntimeError)  # stands in for pycuda.driver
+    >>> classify_exception(RuntimeError("bad cubin"), drv), classify_exception(MemoryError())
+    (<Status.COMPILE_ERROR: 'compile_error'>, <Status.RUNTIME_ERROR: 'runtime_error'>)
     """
     if isinstance(exc, KernelTimeoutError):
         return Status.TIMEOUT
@@ -215,6 +239,11 @@ def device_limits(drv, dev) -> Device:
     that name, or, for a GPU without a preset, from the preset of the nearest compute
     capability (its ``source`` says so). ``drv`` is ``pycuda.driver`` and ``dev`` one of
     its Devices (anything else: InvalidInputError).
+
+    >>> device_limits(None, None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: drv must be pycuda.driver, got NoneType None
     """
     for what, obj, kind, needs in (
             ("drv", drv, "pycuda.driver", ("device_attribute",)),

@@ -62,6 +62,17 @@ def kernel_io(layer: ConvLayer, algorithm, tiling) -> DataflowIO:
 
     ``algorithm`` is a name, an :class:`~iobound.algorithms.Algorithm` or a config;
     InvalidInputError for a tiling no kernel implements (:func:`check_kernel_tiling`).
+
+    >>> from dataflow.direct import DirectTiling, direct_io
+    >>> from dataflow.winograd import WinogradTiling
+    >>> layer, tiling = ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1), DirectTiling(3, 3, 2, 2)
+    >>> kernel_io(layer, "direct", tiling) == direct_io(layer, tiling)  # dense: the dataflow's
+    True
+    >>> grouped = layer.replace(groups=2)
+    >>> kernel_io(grouped, "winograd", WinogradTiling(2, 2, 2, 2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: Winograd is implemented for dense layers only (groups=1), ...
     """
     check_kernel_tiling(layer, algorithm, tiling)
     fam = dataflow_family(getattr(algorithm, "algorithm", algorithm))

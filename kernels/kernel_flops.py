@@ -50,7 +50,14 @@ def _blocks(layer: ConvLayer, tiling) -> int:
 @takes_layer
 def direct_tile_flops(layer: ConvLayer, tiling) -> int:
     """Flops of the direct kernel of ``tiling``: every block computes its whole ``x * y * z``
-    tile, one FMA per channel of its group and kernel tap."""
+    tile, one FMA per channel of its group and kernel tap.
+
+    >>> from dataflow.direct import DirectTiling
+    >>> from dataflow.flops import direct_flops
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)  # 3x3 output
+    >>> direct_tile_flops(layer, DirectTiling(2, 2, 2, 1)), direct_flops(layer)  # 2x2 clipped
+    (1152, 648)
+    """
     check_kernel_tiling(layer, "direct", tiling)
     x, y, z = tiling.x, tiling.y, tiling.z
     return 2 * _blocks(layer, tiling) * x * y * z * layer.c_in_per_group * layer.k_h * layer.k_w
@@ -60,7 +67,15 @@ def direct_tile_flops(layer: ConvLayer, tiling) -> int:
 def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
     """Flops of the Winograd kernel of ``tiling``: per block and input channel each of its
     tiles and kernels transformed once and every (tile, channel) product accumulated, then
-    every pair output-transformed once."""
+    every pair output-transformed once.
+
+    >>> from dataflow.flops import winograd_flops
+    >>> from dataflow.winograd import WinogradTiling
+    >>> layer = ConvLayer(1, 1, 8, 8, 2, 3, 3)  # a 6x6 output: 4x4 tiles overhang its edge
+    >>> tiling = WinogradTiling(2, 4, 4, 2)
+    >>> winograd_tile_flops(layer, tiling), winograd_flops(layer, tiling)
+    (2864, 1856)
+    """
     check_kernel_tiling(layer, "winograd", tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     n = e + layer.k_h - 1
@@ -74,7 +89,12 @@ def winograd_tile_flops(layer: ConvLayer, tiling) -> int:
 def tile_flops(layer: ConvLayer, algorithm: str, tile: tuple[int, ...]) -> int:
     """Flops the kernel of ``tile`` (a tuple ``(x, y, z, alpha)`` or ``(e, x, y, z)`` of
     integers fitting the layer) executes, whatever its threads (the algorithm's
-    :attr:`kernels.families.KernelFamily.tile_flops`)."""
+    :attr:`kernels.families.KernelFamily.tile_flops`).
+
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=5, w_in=5, c_out=2, k_h=3, k_w=3)
+    >>> tile_flops(layer, "direct", (3, 3, 2, 1)) == 2 * layer.macs  # the tile divides the output
+    True
+    """
     from .families import kernel_family  # families imports this module's counts
 
     fam = kernel_family(algorithm)

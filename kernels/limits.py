@@ -149,7 +149,11 @@ def _per_algorithm(table: dict, algorithm: str):
 def thread_registers(words_per_thread, algorithm: str,
                      max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Registers one thread needs at the least: register words plus
-    :data:`REGISTER_OVERHEAD`, capped (the pruning rule; see :func:`compiled_registers`)."""
+    :data:`REGISTER_OVERHEAD`, capped (the pruning rule; see :func:`compiled_registers`).
+
+    >>> thread_registers([16, 300], "winograd").tolist()  # 16 + 40; capped at 255
+    [56, 255]
+    """
     check_counts("words_per_thread", words_per_thread)
     check_counts("max_per_thread", max_per_thread)
     return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
@@ -210,7 +214,11 @@ def compiled_registers(words_per_thread, kind: str, device, threads, tile_elemen
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
                        max_per_thread: int = CUDA_MAX_REGISTERS_PER_THREAD):
     """Whether a block's threads times the registers each needs at the least
-    (:func:`thread_registers`) fit in an SM's file: the pruning rule."""
+    (:func:`thread_registers`) fit in an SM's file: the pruning rule.
+
+    >>> fits_register_file(16, np.array([1024, 2048]), "direct", 65536).tolist()  # 40 each
+    [True, False]
+    """
     check_counts("threads", threads, 1)
     check_counts("registers_per_sm", registers_per_sm)
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
@@ -248,7 +256,11 @@ def check_dims(name: str, dims, rows: bool = False) -> np.ndarray:
 
 def grid_fits(grid: tuple[int, int, int]) -> bool:
     """Whether a grid (x, y, z) of integers >= 1 (:func:`check_dims`) respects CUDA's x,
-    y and z limits."""
+    y and z limits.
+
+    >>> grid_fits((2**31 - 1, 65535, 65535)), grid_fits((1, 1, 65536))
+    (True, False)
+    """
     gx, gy, gz = (int(v) for v in check_dims("grid", grid))
     return gx <= GRID_X_LIMIT and gy <= GRID_YZ_LIMIT and gz <= GRID_YZ_LIMIT
 
@@ -256,7 +268,11 @@ def grid_fits(grid: tuple[int, int, int]) -> bool:
 def block_fits(block):
     """Whether a block (x, y, z) of integers >= 1, or an ``(m, 3)`` integer array of them
     (:func:`check_dims`), respects :data:`MAX_BLOCK_DIM` along each axis (the total is the
-    device's to check)."""
+    device's to check).
+
+    >>> block_fits(np.array([[32, 8, 1], [2048, 1, 1], [1, 1, 64]])).tolist()
+    [True, False, True]
+    """
     return np.all(check_dims("block", block, rows=True) <= np.asarray(MAX_BLOCK_DIM), axis=-1)
 
 
@@ -268,6 +284,12 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     down to :data:`WARP_ALLOCATION_GRANULARITY`, a block's shared memory by
     :func:`shared_allocation` (at least one byte, so the limit stays finite). 0 means the
     block cannot be launched.
+
+    >>> from iobound.devices import get_device
+    >>> resident_blocks_per_sm(get_device("a100"), threads=np.array([128, 1024]),
+    ...                        shared_bytes=np.array([0, 0]),
+    ...                        regs_per_thread=np.array([32, 255])).tolist()
+    [16.0, 0.0]
     """
     check_device(device)
     # a block of no (or -32) threads would "fit" 32 (or -64) times; NaN fits nothing

@@ -67,6 +67,10 @@ class CompileResult:
 
     Resource fields are None unless the status is ``OK``. :meth:`to_dict` writes the
     status as its string value; the constructor parses one back.
+
+    >>> r = CompileResult(status="timeout", arch="sm_80", log="timed out", seconds=120.0)
+    >>> r.status, r.ok, r.to_dict()["status"], CompileResult(**r.to_dict()) == r
+    (<Status.TIMEOUT: 'timeout'>, False, 'timeout', True)
     """
 
     status: Status
@@ -156,6 +160,13 @@ def compile_cubin(source: KernelSource | str, arch: str = "sm_80", *, nvcc: str 
         sets what compile_cubin sets (:func:`check_extra_flags`; None is no flags).
     ToolchainError
         No CUDA compiler at all (not a property of the kernel).
+
+    Examples
+    --------
+    >>> compile_cubin("int k;", "sm_80", extra_flags=["-arch=sm_90"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: extra_flags: '-arch=sm_90' sets -arch, which compile_cubin ...
     """
     check_arch(arch)
     check_timeout("timeout", timeout)
@@ -305,6 +316,13 @@ def compile_many(sources: Sequence[KernelSource | str], arch: str = "sm_80", *,
 
     nvcc spends much of its wall time starting its sub-tools, so the default runs two
     compilations per core.
+
+    >>> compile_many([])
+    []
+    >>> compile_many("int k;")  # one source is no sequence of them
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: sources must be a sequence of sources, got one str
     """
     if isinstance(sources, (str, bytes, KernelSource)):
         raise InvalidInputError("sources must be a sequence of sources, got one "

@@ -39,7 +39,13 @@ class NvrtcError(IoboundError):
 
 @dataclass(frozen=True)
 class NvrtcToolchain:
-    """libnvrtc + ptxas of one CUDA release, and the sm_XX they can target."""
+    """libnvrtc + ptxas of one CUDA release, and the sm_XX they can target.
+
+    >>> tc = NvrtcToolchain(nvrtc="libnvrtc.so.12", ptxas="ptxas", version_text="",
+    ...                     release="12.9", archs=("sm_70", "sm_80"))
+    >>> tc.kind, tc.path, tc.supports("sm_70")
+    ('nvrtc', 'libnvrtc.so.12 + ptxas', True)
+    """
 
     nvrtc: str
     ptxas: str
@@ -111,7 +117,14 @@ def nvrtc_ptx(tc: NvrtcToolchain, code: str, arch: str, name: str = "kernel.cu")
     """PTX of ``code`` for ``arch`` (compute_XX); raises NvrtcError with NVRTC's log, and
     InvalidInputError for a ``code`` or ``name`` no compiler can be given (not text, a NUL,
     which NVRTC would take as the end of the text, or a lone surrogate:
-    :func:`kernels.compiler_process.check_compiler_text`) or an ``arch`` not ``sm_XX``."""
+    :func:`kernels.compiler_process.check_compiler_text`) or an ``arch`` not ``sm_XX``.
+
+    >>> tc = NvrtcToolchain("libnvrtc.so.12", "ptxas", "", "12.9", ("sm_70", "sm_80"))
+    >>> nvrtc_ptx(tc, "int k;" + chr(0), "sm_80")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: source: 'int k;\\x00' holds a NUL character, ...
+    """
     for what, text in (("source", code), ("name", name)):
         if not isinstance(text, str):
             raise InvalidInputError(f"{what} must be text, got "

@@ -21,7 +21,14 @@ __all__ = ["PtxasInfo", "parse_ptxas"]
 
 @dataclass(frozen=True)
 class PtxasInfo:
-    """Resource usage ptxas reported for one entry function."""
+    """Resource usage ptxas reported for one entry function.
+
+    A count ptxas did not print reads as 0:
+
+    >>> info = parse_ptxas("ptxas info    : Compiling entry function 'k' for 'sm_80'")["k"]
+    >>> info.arch, info.registers, info.shared_bytes, info.stack_bytes
+    ('sm_80', 0, 0, 0)
+    """
 
     function: str
     arch: str
@@ -44,7 +51,17 @@ _SMEM = re.compile(_N + r" bytes smem")
 
 def parse_ptxas(text: str) -> dict[str, PtxasInfo]:
     """Per entry function, the registers, shared memory, spills and stack ptxas reported
-    (a count of more than 18 digits is read as not reported)."""
+    (a count of more than 18 digits is read as not reported).
+
+    >>> log = '''ptxas info    : Compiling entry function 'a' for 'sm_70'
+    ... ptxas info    : Used 32 registers, 380 bytes cmem[0]
+    ... ptxas info    : Compiling entry function 'b' for 'sm_70'
+    ... ptxas info    : Used 40 registers, 1024 bytes smem'''
+    >>> {name: (i.registers, i.shared_bytes) for name, i in parse_ptxas(log).items()}
+    {'a': (32, 0), 'b': (40, 1024)}
+    >>> parse_ptxas("nvcc fatal   : Unsupported gpu architecture 'compute_10'")
+    {}
+    """
     if not isinstance(text, str):
         from iobound.errors import InvalidInputError
         raise InvalidInputError(f"ptxas output must be text, got {type(text).__name__}")

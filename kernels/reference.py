@@ -110,7 +110,16 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarr
 
 def conv2d_naive(x: np.ndarray, w: np.ndarray, layer: ConvLayer) -> np.ndarray:
     """The definition as loops (slow; tiny shapes only, to test the reference; example: the
-    module's)."""
+    module's).
+
+    Strides, padding, dilation and groups too:
+
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=7, w_in=7, c_out=4, k_h=3, k_w=3, stride=2,
+    ...                   padding=1, dilation=2, groups=2)
+    >>> x, w = random_problem(layer, np.random.default_rng(0))
+    >>> np.allclose(conv2d_naive(x, w, layer), conv2d_reference(x, w, layer))
+    True
+    """
     check_shapes(x, w, layer)
     out = np.zeros((layer.n, layer.c_out, layer.h_out, layer.w_out))
     for b in range(layer.n):

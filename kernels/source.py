@@ -26,7 +26,16 @@ __all__ = ["KernelSource", "PRELUDE", "BLOCK_PROLOGUE", "c_float", "c_sum", "lay
 
 
 class InvalidConfigError(InvalidInputError):
-    """A config that cannot run; ``reasons`` lists why (from ``check_config``)."""
+    """A config that cannot run; ``reasons`` lists why (from ``check_config``).
+
+    >>> from kernels.config import DirectConfig
+    >>> from kernels.generate import generate
+    >>> config = DirectConfig(x=3, y=3, z=2, alpha=2, tx=2, ty=3, tz=1)
+    >>> generate(ConvLayer(1, 4, 6, 6, 4, 3, 3), config)  # 2 threads cannot span 3 columns
+    Traceback (most recent call last):
+    ...
+    kernels.source.InvalidConfigError: invalid kernel config: tx=2 must divide x=3
+    """
 
     def __init__(self, reasons: Sequence[str]):
         if isinstance(reasons, str) or not isinstance(reasons, Sequence) or not all(
@@ -43,6 +52,13 @@ class KernelSource:
 
     ``grid`` and ``block`` are CUDA (x, y, z) triples; the kernel takes
     ``(const float* input, const float* weight, float* output)`` in NCHW / KCRS / NKPQ.
+
+    >>> from kernels.config import DirectConfig
+    >>> from kernels.generate import generate
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> src = generate(layer, DirectConfig(x=3, y=3, z=2, alpha=2, tx=3, ty=3, tz=1))
+    >>> src.name, src.grid, src.block, src.threads, src.blocks
+    ('iobound_direct', (2, 2, 2), (3, 3, 1), 9, 8)
     """
 
     name: str
@@ -172,7 +188,12 @@ def index_type(layer: ConvLayer) -> str:
 
 def layer_constants(layer: ConvLayer) -> str:
     """``constexpr int`` lines for the layer's sizes (compile-time constants), and the
-    type ``idx_t`` of the kernel's global-memory indices (:func:`index_type`)."""
+    type ``idx_t`` of the kernel's global-memory indices (:func:`index_type`).
+
+    >>> lines = layer_constants(ConvLayer(1, 4, 6, 6, 4, 3, 3, padding=1)).splitlines()
+    >>> len(lines), lines[0], lines[-1]
+    (16, 'constexpr int N_IMG = 1;', 'typedef int idx_t;')
+    """
     from iobound.layer import check_layer
 
     check_layer(layer)
@@ -192,6 +213,10 @@ def emulator_entry(kernel: str, grid, block, weight_channels: str = "C_IN") -> s
 
     ``weight_channels`` is the C expression of the weights' input channels (``C_IN_G``
     for a grouped layer, whose weight tensor holds one group's input channels).
+
+    >>> [line.strip() for line in emulator_entry("k", (2, 2, 2), (3, 3, 1)).splitlines()
+    ...  if "dim3" in line]
+    ['return emu::launch(dim3(2, 2, 2), dim3(3, 3, 1), sizeof(SharedMem), buffers,']
     """
     gx, gy, gz = grid
     bx, by, bz = block

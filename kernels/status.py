@@ -35,6 +35,9 @@ class Status(enum.Enum):
     time (compiler or kernel); ``WRONG_RESULT`` ran but its output (or traffic)
     disagreed with the reference; ``INVALID`` is not a member of the space or cannot run
     on the device.
+
+    >>> Status.parse("ok").is_ok, Status.parse(Status.INVALID).is_ok
+    (True, False)
     """
 
     OK = "ok"

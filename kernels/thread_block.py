@@ -54,6 +54,11 @@ def default_thread_block(tiles: Mapping[str, int], algorithm: str | None = None)
 
     ``algorithm`` defaults as in :func:`kernels.config.config_from_dict` (``e`` means
     Winograd). Raises InvalidInputError when a tile it needs is missing or not positive.
+
+    >>> default_thread_block({"x": 8, "y": 8})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a default thread block needs ... not positive: z
     """
     if not isinstance(tiles, Mapping):
         raise InvalidInputError(f"tiles must be a mapping of tile names to integers, "

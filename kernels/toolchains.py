@@ -135,7 +135,13 @@ def arch_supported(arch: str, archs: Sequence[str], release: str) -> bool:
 
 @dataclass(frozen=True)
 class Toolchain:
-    """One nvcc: its path, ``--version`` text, release and the sm_XX it can target."""
+    """One nvcc: its path, ``--version`` text, release and the sm_XX it can target.
+
+    >>> tc = Toolchain(path="/opt/cuda/bin/nvcc", version_text="", release="12.4",
+    ...                archs=("sm_70", "sm_80", "sm_90"))
+    >>> tc.kind, tc.supports("sm_90a"), tc.supports("sm_100")
+    ('nvcc', True, False)
+    """
 
     path: str
     version_text: str
@@ -150,7 +156,13 @@ class Toolchain:
 
 
 def toolchain(path: str) -> Toolchain:
-    """Ask ``path`` (an nvcc) for its version and supported architectures."""
+    """Ask ``path`` (an nvcc) for its version and supported architectures.
+
+    >>> toolchain(80)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: path must be the path of an nvcc, got int 80
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidInputError(f"path must be the path of an nvcc, got {type(path).__name__} "
                                 f"{path!r:.60}")
@@ -211,7 +223,13 @@ def find_toolchain(arch: str, nvcc: str | None = None):
     """The toolchain :func:`compile_cubin` uses for ``arch``: an nvcc supporting it, else
     the CUDA 12 wheels' NVRTC + ptxas (:mod:`kernels.nvrtc`), else None.
 
-    ``arch`` must be spelled ``sm_XX`` (InvalidInputError otherwise)."""
+    ``arch`` must be spelled ``sm_XX`` (InvalidInputError otherwise).
+
+    >>> find_toolchain("sm_80", nvcc=12.4)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: nvcc must be a path to an nvcc, got float
+    """
     from .nvrtc import find_nvrtc_toolchain
 
     check_arch(arch)

@@ -87,7 +87,14 @@ class EmulationCheck:
 
 def expected_io(layer: ConvLayer, config: KernelConfig):
     """The exact ``DataflowIO`` of the tiling ``config`` implements (grouped: ``groups``
-    times one group's, :func:`kernels.grouping.kernel_io`)."""
+    times one group's, :func:`kernels.grouping.kernel_io`).
+
+    >>> from kernels.config import DirectConfig
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> io = expected_io(layer, DirectConfig(x=3, y=3, z=2, alpha=2, tx=3, ty=3, tz=1))
+    >>> io.input_loads, io.weight_loads, io.output_stores
+    (512, 576, 144)
+    """
     check_operands(layer, config)
     return kernel_io(layer, config, config.tiling)
 
@@ -154,6 +161,9 @@ class ReducedCheck:
     ``checked`` is false (with the ``reason``) when the configuration does not fit the
     reduced copy or the emulator cannot build or run it; the other fields are then
     ``None``.
+
+    >>> ReducedCheck(checked=False, layer="n1 4x6x6 -> 4x6x6 k3x3", reason="no g++").to_dict()
+    {'checked': False, 'reason': 'no g++', 'layer': 'n1 4x6x6 -> 4x6x6 k3x3'}
     """
 
     checked: bool
@@ -214,7 +224,14 @@ def reduced_layer(layer: ConvLayer, config: KernelConfig) -> ConvLayer:
     each with at most 2 output-channel tiles; same kernel, stride, padding and dilation;
     at most 2 images (a batch's images share grid x with the tile columns, so a batched
     layer's copy keeps that indexing checked). No axis is larger than the layer's, and a tile that overhangs the layer's
-    edge overhangs the copy's by as much (the clipped edge block is checked too)."""
+    edge overhangs the copy's by as much (the clipped edge block is checked too).
+
+    >>> from kernels.config import WinogradConfig
+    >>> from iobound.networks import get_layer
+    >>> reduced_layer(get_layer("vgg16.conv1_2"), WinogradConfig(e=2, x=8, y=8, z=16,
+    ...               tx=4, ty=4, tz=4)).short()  # 4 input channels, 2 tiles of each axis
+    'n1 4x16x16 -> 32x16x16 k3x3 s1x1 p1x1'
+    """
     check_operands(layer, config)
     y, x, z = config.y, config.x, config.z
     _, h_in = _reduced_axis(layer.h_out, y, layer.stride[0], layer.extent_h, layer.padding[0])
@@ -236,6 +253,12 @@ def emulator_check(layer: ConvLayer, config: KernelConfig) -> ReducedCheck:
     A configuration that does not fit the reduced copy, or that the emulator cannot
     build or run (within :data:`kernels.emulator.LAUNCH_TIMEOUT_S`), gives an unchecked
     result with the reason; nothing is raised.
+
+    >>> from kernels.config import DirectConfig
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> chk = emulator_check(layer, DirectConfig(x=3, y=3, z=2, alpha=2, tx=2, ty=3, tz=1))
+    >>> chk.checked, chk.reason, chk.matches_numpy  # refused before any build
+    (False, 'tx=2 must divide x=3', None)
     """
     check_operands(layer, config)
     small = reduced_layer(layer, config)
