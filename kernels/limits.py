@@ -219,8 +219,8 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
     >>> fits_register_file(16, np.array([1024, 2048]), "direct", 65536).tolist()  # 40 each
     [True, False]
     """
-    check_counts("threads", threads, 1)
-    check_counts("registers_per_sm", registers_per_sm)
+    threads = check_counts("threads", threads, 1)  # an array: a list would be repeated
+    registers_per_sm = check_counts("registers_per_sm", registers_per_sm)
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
 
 
@@ -290,6 +290,8 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     ...                        shared_bytes=np.array([0, 0]),
     ...                        regs_per_thread=np.array([32, 255])).tolist()
     [16.0, 0.0]
+    >>> resident_blocks_per_sm(get_device("a100"), [128, 256, 512], 0, 32).tolist()
+    [16.0, 8.0, 4.0]
     """
     check_device(device)
     # a block of no (or -32) threads would "fit" 32 (or -64) times; NaN fits nothing
@@ -303,12 +305,13 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     with np.errstate(divide="ignore"):  # 0 registers: the file limits nothing
         file_warps = np.floor(np.floor(device.registers_per_sm / warp_regs)
                               / WARP_ALLOCATION_GRANULARITY) * WARP_ALLOCATION_GRANULARITY
-    return np.minimum.reduce([
-        np.full(np.broadcast(threads, shared, regs).shape, float(device.max_blocks_per_sm)),
+    # broadcast: each limit depends on one of the arguments, which may differ in shape
+    return np.minimum.reduce(np.broadcast_arrays(
+        np.float64(device.max_blocks_per_sm),
         np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared_allocation(device, shared), 1.0)),
         np.floor(device.max_threads_per_sm / device.warp_size / warps),
         np.floor(file_warps / warps),
-    ])
+    ))
 
 
 def shared_allocation(device, shared_bytes):

@@ -21,11 +21,12 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from iobound.devices import get_device
 from iobound.layer import ConvLayer
 from benchmarks.register_estimate import calculator_blocks  # the Calculator's rules
-from kernels.limits import resident_blocks_per_sm
+from kernels.limits import fits_register_file, resident_blocks_per_sm
 
 
 @pytest.mark.parametrize("device, threads, shared, regs, expected", [
@@ -73,3 +74,25 @@ def test_model_occupancy_matches_the_compiled_kernel(algorithm, config, spread, 
     assert f["shared_bytes"] == built.shared_bytes
     assert int(f["blocks_per_sm"]) == calculator_blocks(a100, cfg.threads, built.shared_bytes,
                                                         int(f["regs_per_thread"]))
+
+
+@given(st.sampled_from(["v100", "a100", "h100", "t4"]),
+       st.lists(st.integers(1, 1024), min_size=1, max_size=5), st.integers(0, 48 * 1024),
+       st.integers(1, 255))  # the reference divides by the registers
+def test_resident_blocks_broadcast_a_scalar_beside_an_array(device, threads, shared, regs):
+    """Documented as vectorised: an array of block sizes with one shared size and one
+    register count is each block size's answer (it raised numpy's inhomogeneous-shape
+    ValueError: the limits' terms were not broadcast before their minimum)."""
+    d = get_device(device)
+    together = resident_blocks_per_sm(d, np.array(threads), shared, regs)
+    assert together.tolist() == [float(resident_blocks_per_sm(d, t, shared, regs))
+                                 for t in threads]
+    assert together.tolist() == [float(calculator_blocks(d, t, shared, regs)) for t in threads]
+
+
+@given(st.lists(st.integers(1, 4096), min_size=1, max_size=5), st.integers(1, 64))
+def test_a_list_of_threads_is_read_as_an_array(threads, words):
+    """fits_register_file took a Python list of threads and multiplied it by a numpy
+    integer, which repeats a list (then failed comparing a list): a list is its array."""
+    assert fits_register_file(words, threads, "direct", 65536).tolist() == \
+        fits_register_file(words, np.array(threads), "direct", 65536).tolist()
