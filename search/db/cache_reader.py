@@ -80,7 +80,19 @@ def _toolchain(value: Any, default: str) -> str:
 def read_cache(path: Path, device: str | None) -> FileImport:
     """What importing the Kernel Tuner cache file ``path`` stores: its recorded workload
     (kernel name, problem size, parameter names), device (the cache's own name, else
-    ``device``, else the file name) and its entries as records, failures included."""
+    ``device``, else the file name) and its entries as records, failures included.
+
+    >>> import tempfile
+    >>> from search.kt_cache import KtCache
+    >>> from search.kt_cache_write import write_cache
+    >>> path = Path(tempfile.mkdtemp()) / "k.json"
+    >>> _ = write_cache(path, KtCache(tune_params={"x": [1, 2]}, kernel_name="k",
+    ...     device_name="Tesla V100-SXM2-16GB", problem_size=[8],
+    ...     entries=[{"x": 1, "time": 2.0, "times": [2.0]}, {"x": 2, "time": 0.0}]))
+    >>> f = read_cache(path, "v100")  # the cache's own name is kept: the same device
+    >>> f.device, f.workload.label(), f.read, f.skipped, f.measurements[0].toolchain
+    ('Tesla V100-SXM2-16GB', 'k [8]', 1, 1, 'kernel_tuner')
+    """
     cache = load_cache(path)
     dev = file_device(path, cache.device_name, device)
     check_problem(cache.problem_size, "problem_size")

@@ -39,7 +39,11 @@ def conv_algorithm(params) -> str:
 
 def exported_kernel_name(algorithm: str) -> str:
     """The ``kernel_name`` a Kernel Tuner cache of our conv template is written with
-    (``iobound tune --export-cache``): ``iobound_direct`` or ``iobound_winograd``."""
+    (``iobound tune --export-cache``): ``iobound_direct`` or ``iobound_winograd``.
+
+    >>> exported_kernel_name(conv_algorithm(("e", "x", "y", "z")))
+    'iobound_winograd'
+    """
     return f"iobound_{algorithm}"
 
 
@@ -84,7 +88,16 @@ def conv_config_fault(r: MeasureRecord, layer, algorithm: str | None) -> str:
     :func:`kernels.config.config_from_dict`) or, timed ``ok``, one that cannot run for the
     layer (:func:`kernels.config.check_config`, device aside): stored, it would be the
     layer's fastest, and ``kernel --from-history`` could not build it. A failed or
-    invalid record may hold a config the tuner found invalid: that is what it records."""
+    invalid record may hold a config the tuner found invalid: that is what it records.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
+    >>> cfg = {"x": 3, "y": 3, "z": 2, "alpha": 1, "tx": 3, "ty": 3, "tz": 1}
+    >>> conv_config_fault(MeasureRecord.ok(cfg, time_ms=1.0), layer, "direct")
+    ''
+    >>> conv_config_fault(MeasureRecord.ok({**cfg, "x": 4}, time_ms=1.0), layer, "direct")[-20:]
+    'tx=3 must divide x=4'
+    """
     from kernels.config import check_config, config_from_dict
     try:
         reasons, typed = check_config(layer, config_from_dict(r.config, algorithm)), True

@@ -36,7 +36,14 @@ _DAMAGE_CODES = (11, 26)
 def damage_error(conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> Exception:
     """``exc`` as the error to raise: a :class:`DatabaseFileError` naming the database file
     when it says the file is damaged (and ``conn`` is one :func:`~.schema.connect` opened,
-    which sets its ``database_file``), else ``exc`` itself."""
+    which sets its ``database_file``), else ``exc`` itself.
+
+    >>> conn = sqlite3.connect(":memory:", factory=FileConnection)
+    >>> conn.database_file = "t.db"
+    >>> exc = sqlite3.OperationalError("no such table: t")
+    >>> damage_error(conn, exc) is exc  # no damage: raised as it is
+    True
+    """
     path = getattr(conn, "database_file", None)
     code = getattr(exc, "sqlite_errorcode", None)
     damaged = (code & 0xFF in _DAMAGE_CODES) if code is not None else \
@@ -49,7 +56,23 @@ def damage_error(conn: sqlite3.Connection, exc: sqlite3.DatabaseError) -> Except
 
 def check_sound(conn: sqlite3.Connection, path: str) -> None:
     """``PRAGMA quick_check`` of the database of ``conn`` (about 0.3 s per 100 MB): a
-    :class:`DatabaseFileError` naming ``path`` unless SQLite finds it sound."""
+    :class:`DatabaseFileError` naming ``path`` unless SQLite finds it sound.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.db")
+    >>> with sqlite3.connect(path) as c:
+    ...     _ = c.execute("CREATE TABLE t (x)")
+    ...     _ = c.executemany("INSERT INTO t VALUES (?)", [(str(i) * 50,) for i in range(200)])
+    >>> with open(path, "r+b") as f:  # a cell offset of the third page out of range
+    ...     _ = f.seek(2 * 4096 + 8); _ = f.write(bytes([255, 255]))
+    >>> conn = sqlite3.connect(path, factory=FileConnection)
+    >>> conn.database_file = "d.db"
+    >>> check_sound(conn, "d.db")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    search.db.db_file.DatabaseFileError: database 'd.db': the file is damaged (SQLite...); \
+restore a copy of it...
+    """
     found = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
     if found != ["ok"]:
         said = "; ".join(" ".join(str(f).replace("*** in database main ***", "").split())
@@ -85,7 +108,23 @@ class _Cursor(sqlite3.Cursor):
 class FileConnection(sqlite3.Connection):
     """A connection whose statements run on :class:`_Cursor` s (see the module doc).
     ``database_file`` is set once the file is opened and checked (before that,
-    :func:`~.schema.connect` says what is wrong itself)."""
+    :func:`~.schema.connect` says what is wrong itself).
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "d.db")
+    >>> with sqlite3.connect(path) as c:
+    ...     _ = c.execute("CREATE TABLE t (x)").executemany("INSERT INTO t VALUES (?)",
+    ...                                                      [("x" * 150,)] * 200)
+    >>> with open(path, "r+b") as f:  # the third page overwritten
+    ...     _ = f.seek(2 * 4096); _ = f.write(bytes([255]) * 100)
+    >>> conn = sqlite3.connect(path, factory=FileConnection)
+    >>> conn.database_file = "d.db"
+    >>> conn.execute("SELECT COUNT(*) FROM t").fetchall()
+    Traceback (most recent call last):
+    ...
+    search.db.db_file.DatabaseFileError: database 'd.db': the file is damaged (SQLite: \
+database disk image is malformed); restore a copy of it
+    """
 
     database_file: str | None = None
 

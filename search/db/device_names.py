@@ -33,13 +33,23 @@ __all__ = ["same_device", "held_names", "held_devices", "device_as_stored", "dev
 
 def same_device(name: str, other: str) -> bool:
     """Whether the device names ``name`` and ``other`` are one device: equal, or names or
-    aliases of the same preset."""
+    aliases of the same preset.
+
+    >>> same_device("v100", "V100-SXM2"), same_device("v100", "A100-PCIE-40GB")
+    (True, False)
+    """
     return name == other or canonical_device_name(name) == canonical_device_name(other)
 
 
 def held_names(name: str, held: Iterable[str]) -> tuple[str, ...]:
     """The names among ``held`` (a collection of device names) that are ``name``'s device
-    (:func:`same_device`), sorted."""
+    (:func:`same_device`), sorted.
+
+    >>> held_names("v100", "V100-SXM2")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: held must be a collection of device names, got 'V100-SXM2'
+    """
     check_type("name", name, str)
     if isinstance(held, (str, bytes)) or not isinstance(held, Iterable):
         raise InvalidInputError(f"held must be a collection of device names, got {shown(held)}")
@@ -50,7 +60,12 @@ def held_names(name: str, held: Iterable[str]) -> tuple[str, ...]:
 
 
 def held_devices(conn) -> set[str]:
-    """The device names the database of the connection ``conn`` holds."""
+    """The device names the database of the connection ``conn`` holds.
+
+    >>> from search.db.store import TuningDB
+    >>> held_devices(TuningDB(":memory:").connection)
+    set()
+    """
     check_type("conn", conn, sqlite3.Connection)
     return {r[0] for r in conn.execute("SELECT name FROM devices")}
 
@@ -58,7 +73,16 @@ def held_devices(conn) -> set[str]:
 def device_as_stored(conn, name) -> tuple[str, ...]:
     """The names the database of ``conn`` holds of the device ``name`` (a device name:
     :func:`~iobound.devices.check_device_name`): :func:`held_names`, empty when it holds
-    none."""
+    none.
+
+    >>> from search.db import Measurement, TuningDB, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([Measurement(Workload("k", [8], ("x",)), "V100-SXM2", "t",
+    ...                         MeasureRecord.ok({"x": 1}, time_ms=1.0))])
+    >>> device_as_stored(db.connection, "v100"), device_as_stored(db.connection, "a100")
+    (('V100-SXM2',), ())
+    """
     check_type("conn", conn, sqlite3.Connection)
     return held_names(check_device_name(name), held_devices(conn))
 

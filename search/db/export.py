@@ -99,6 +99,18 @@ def workload_cache(db: TuningDB, workload: Workload, device: str,
     takes it: the name given when the workload's measurements are held under it, else
     the one name they are held under (the cache's ``device_name``).
 
+    >>> from search.measure.base import MeasureRecord
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, "Tesla V100-SXM2-16GB", "kernel_tuner",
+    ...                         MeasureRecord.ok({"x": 1}, time_ms=2.0))])
+    >>> c = workload_cache(db, w, "v100")  # the one name the database holds of the V100
+    >>> c.device_name, c.kernel_name, c.problem_size, c.meta
+    ('Tesla V100-SXM2-16GB', 'k', [8], {})
+    >>> workload_cache(db, w, "a100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: no measurements of k [8] on device 'a100'
+
     Raises
     ------
     InvalidInputError
@@ -162,6 +174,21 @@ def _is_database(path: Path, db_path: str) -> bool:
 def export_cache(db: TuningDB, path: str | os.PathLike, workload: Workload, device: str,
                  toolchain: str | None = None) -> Path:
     """Write :func:`workload_cache` to ``path`` (gzipped when it ends in .gz).
+
+    >>> import tempfile
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.db.importer import read_file
+    >>> path = Path(tempfile.mkdtemp()) / "tuning.db"
+    >>> db, w = TuningDB(path), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=2.0))])
+    >>> out = export_cache(db, path.with_name("k.json.gz"), w, "v100")
+    >>> out.name, [(m.device, m.time_ms) for m in read_file(out).measurements]
+    ('k.json.gz', [('v100', 2.0)])
+    >>> export_cache(db, path, w, "v100")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ...tuning.db is the database '...tuning.db' itself (or its \
+journal); write the cache to another file
 
     Raises
     ------

@@ -25,7 +25,12 @@ __all__ = ["FileImport", "file_device", "check_problem"]
 
 @dataclass
 class FileImport:
-    """One file read (and, after :func:`import_files`, stored)."""
+    """One file read (and, after :func:`import_files`, stored).
+
+    >>> f = FileImport("k.json", "kt-cache", "v100", Workload("k", [8], ("x",)))
+    >>> f.read, f.skipped, f.added  # a reader appends to measurements, counts skipped
+    (0, 0, 0)
+    """
 
     path: str
     kind: str  # "kt-cache", "t4-results", "tune-log" or "tuning-db"
@@ -64,7 +69,14 @@ def file_device(path: Path, own: str, device: str | None) -> str:
 
 
 def check_problem(problem: Any, what: str) -> None:
-    """Refuse a file whose problem (a workload's identity) is not a plain value."""
+    """Refuse a file whose problem (a workload's identity) is not a plain value.
+
+    >>> check_problem([4096, 4096], "problem_size")  # a plain value: nothing to say
+    >>> check_problem({"n": float("nan")}, "problem_size")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: problem_size holds NaN or Infinity; a problem must be finite
+    """
     fault = problem_fault(problem)
     if fault:
         raise InvalidInputError(f"{what} {fault}")

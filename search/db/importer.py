@@ -82,6 +82,21 @@ __all__ = ["FileImport", "file_device", "read_file", "read_path", "store_files",
 def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
     """Read one cache file or tuning log into measurements (see module doc).
 
+    >>> import tempfile
+    >>> from search.kt_cache import KtCache
+    >>> from search.kt_cache_write import write_cache
+    >>> path = Path(tempfile.mkdtemp()) / "k.json"
+    >>> _ = write_cache(path, KtCache(tune_params={"x": [1]}, kernel_name="k",
+    ...     device_name="V100-SXM2", entries=[{"x": 1, "time": 2.0, "times": [2.0]}]))
+    >>> f = read_file(path)  # nothing stored yet
+    >>> f.kind, f.device, f.read, f.added
+    ('kt-cache', 'V100-SXM2', 1, 0)
+    >>> read_file(path, device="a100")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ...k.json records device 'V100-SXM2'; --device 'a100' \
+disagrees (a file's records are never stored under another device)
+
     Raises
     ------
     ValueError
@@ -115,7 +130,18 @@ def read_file(path: str | os.PathLike, device: str | None = None) -> FileImport:
 def read_path(path: str | os.PathLike, device: str | None = None) -> list[FileImport]:
     """Read any importable file: a tuning database (:func:`search.db.merge.read_database`),
     else one cache file or tuning log (:func:`read_file`); a ``path`` that is no path, or
-    that the system refuses to look up, is an InvalidInputError naming it."""
+    that the system refuses to look up, is an InvalidInputError naming it.
+
+    >>> import tempfile
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> path = Path(tempfile.mkdtemp()) / "other.db"
+    >>> with TuningDB(path) as other:
+    ...     _ = other.add([Measurement(Workload("k", [8], ("x",)), d, "t",
+    ...                    MeasureRecord.ok({"x": 1}, time_ms=2.0)) for d in ("v100", "a100")])
+    >>> [(f.kind, f.device, f.read) for f in read_path(path)]  # one per workload and device
+    [('tuning-db', 'a100', 1), ('tuning-db', 'v100', 1)]
+    """
     from .merge import is_sqlite, read_database  # merge builds on this module's FileImport
     p = Path(check_path("path", path))
     if path_kind(p, "path") != "file":  # a lookup refused (a name too long) is bad input

@@ -32,7 +32,11 @@ __all__ = ["device_properties", "storable", "insert", "last_id_ever", "added_val
 
 
 def device_properties(name: str) -> dict:
-    """The preset's fields when ``name`` is a known device preset (any alias), else ``{}``."""
+    """The preset's fields when ``name`` is a known device preset (any alias), else ``{}``.
+
+    >>> device_properties("v100")["name"], device_properties("my lab GPU")
+    ('V100-SXM2', {})
+    """
     from iobound.devices import get_device
     from iobound.errors import IoboundError
     try:
@@ -88,7 +92,17 @@ def storable(m: Measurement) -> Measurement:
 
 def insert(c: sqlite3.Connection, items: Sequence[Measurement],
            tune_params: Mapping[Workload, Mapping[str, Sequence]]) -> int:
-    """Insert ``items`` inside the caller's transaction; returns how many were new."""
+    """Insert ``items`` inside the caller's transaction; returns how many were new.
+
+    >>> from search.db.schema import connect
+    >>> from search.measure.base import MeasureRecord
+    >>> conn, w = connect(":memory:"), Workload("k", [8], ("x",))
+    >>> m = Measurement(w, "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))
+    >>> insert(conn, [m, m], {w: {"x": [1, 2]}})  # the same measurement once
+    1
+    >>> conn.execute("SELECT tune_params FROM workloads").fetchone()
+    ('{"x": [1, 2]}',)
+    """
     wids = {w: _workload_id(c, w, tune_params.get(w, {}))
             for w in {m.workload for m in items} | set(tune_params)}
     dids = {name: _device_id(c, name) for name in {m.device for m in items}}
@@ -116,7 +130,18 @@ def last_id_ever(c: sqlite3.Connection) -> int:
     """The largest measurement id ever given in the database (0 for none): SQLite gives a
     new row the largest id present + 1, so without this a measurement stored after the
     last ones were removed would take an id a run's mark (``TuningDB.last_id``, recorded
-    in its log) already counts as held when the mark was taken."""
+    in its log) already counts as held when the mark was taken.
+
+    >>> from search.db.store import TuningDB
+    >>> from search.measure.base import MeasureRecord
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> from search.db.remove import Selection, remove
+    >>> _ = db.add([Measurement(w, "v100", t, MeasureRecord.ok({"x": x}, time_ms=1.0))
+    ...             for x, t in ((1, "a"), (2, "b"))])
+    >>> _ = remove(db, Selection(toolchain="b"))  # the measurement of id 2
+    >>> db.count(), last_id_ever(db.connection)
+    (1, 2)
+    """
     row = c.execute("SELECT value FROM meta WHERE key=?", (ID_HIGH_WATER,)).fetchone()
     try:
         high = int(row[0]) if row else 0

@@ -103,7 +103,13 @@ def _split_replay(rest: str) -> tuple[str, str]:
 def workload_layer_key(w: Workload) -> str:
     """Inverse of :func:`layer_key_workload` (the ``layer`` string the tune CLI uses): a
     layer's JSON, a string problem of template ``""`` that reads back as itself, else the
-    :func:`replay_layer_key` of the template and problem."""
+    :func:`replay_layer_key` of the template and problem.
+
+    >>> workload_layer_key(Workload(CONV_TEMPLATE, {"n": 1, "c_in": 4}, ("x",)))
+    '{"c_in": 4, "n": 1}'
+    >>> workload_layer_key(Workload("", "L", ("x",)))  # a version-0 key kept whole
+    'L'
+    """
     check_type("w", w, Workload)
     if w.template == CONV_TEMPLATE and isinstance(w.problem, dict):
         return conv_layer_key(w.problem)

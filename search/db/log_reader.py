@@ -110,7 +110,22 @@ def _check_config(index: int, config: dict, params: Sequence[str]) -> None:
 def read_log_file(path: Path, device: str | None) -> FileImport:
     """What importing the ``iobound tune --log`` file ``path`` stores: its workload (from the
     header), device (its own, else ``device``, else the file name: :func:`file_device`) and
-    records; a log that cannot be read raises naming the file and what is wrong."""
+    records; a log that cannot be read raises naming the file and what is wrong.
+
+    >>> import os, tempfile
+    >>> from search.log_writer import LogWriter
+    >>> path = Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> head = {"template": "k", "problem": [8], "device": "v100", "strategy": "random",
+    ...         "seed": 1, "space": {"params": ["x"]}, "measurer": {"toolchain": "nvcc 12"}}
+    >>> with LogWriter(path, header=head) as log:
+    ...     log.append(0, MeasureRecord.ok({"x": 1}, time_ms=2.0))
+    ...     log.append(1, MeasureRecord.ok({"x": 2}, time_ms=0.0))  # no usable time: skipped
+    >>> f = read_log_file(path, None)
+    >>> f.kind, f.device, f.workload.label(), f.read, f.skipped
+    ('tune-log', 'v100', 'k [8]', 1, 1)
+    >>> [(m.toolchain, m.run, m.source) for m in f.measurements]
+    [('nvcc 12', 'random:seed1', 'run.jsonl')]
+    """
     log = read_log(path)
     h = log.header
     meas = _header_object(h, "measurer")

@@ -65,6 +65,21 @@ def read_database(path: str | os.PathLike, device: str | None = None) -> list[Fi
     Every record names its device: with ``device`` given, a database holding another
     device's records is refused, as a file naming another device is.
 
+    >>> import tempfile
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> path = os.path.join(tempfile.mkdtemp(), "v100.db")
+    >>> with TuningDB(path) as other:
+    ...     _ = other.add([Measurement(Workload("k", [8], ("x",)), "Tesla V100-SXM2-16GB", "t",
+    ...                    MeasureRecord.ok({"x": 1}, time_ms=2.0))])
+    >>> [f.device for f in read_database(path, device="v100")]  # a name of the same preset
+    ['Tesla V100-SXM2-16GB']
+    >>> read_database(path, device="a100")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ...v100.db records device 'Tesla V100-SXM2-16GB'; --device \
+'a100' disagrees (a file's records are never stored under another device)
+
     Raises
     ------
     InvalidInputError

@@ -59,6 +59,18 @@ CREATE INDEX IF NOT EXISTS by_key ON measurements (layer, device, toolchain, tim
 def migrate_v0(conn: sqlite3.Connection) -> int:
     """Copy ``measurements_v0`` into the current tables (inside the caller's transaction).
 
+    >>> from search.db.schema import connect
+    >>> conn = connect(":memory:")
+    >>> _ = conn.execute("CREATE TABLE measurements_v0 (layer, device, toolchain, record, run)")
+    >>> rec = '{"config": {"x": 1}, "status": "ok", "time_ms": 2.0}'
+    >>> _ = conn.executemany("INSERT INTO measurements_v0 VALUES (?, ?, ?, ?, 'r')",
+    ...     [("L", "v100", "t", rec), ("L", "", "replay:memory:", rec)])  # the 2nd: no device
+    >>> migrate_v0(conn)
+    1
+    >>> conn.execute("SELECT w.template, w.problem, m.source FROM measurements m "
+    ...              "JOIN workloads w ON m.workload = w.id").fetchall()
+    [('', '"L"', 'history v0')]
+
     Raises
     ------
     InvalidInputError

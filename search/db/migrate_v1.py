@@ -68,7 +68,15 @@ INSERT INTO measurements VALUES
 
 def migrate_v1(conn: sqlite3.Connection) -> tuple[int, int]:
     """Re-key a version-1 database in place (inside the caller's transaction); returns how
-    many workloads and measurements were merged away."""
+    many workloads and measurements were merged away.
+
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.executescript(V1_EXAMPLE)
+    >>> migrate_v1(conn), conn.execute("SELECT id FROM measurements").fetchall()
+    ((1, 1), [(1,)])
+    >>> last_id_ever(conn)  # measurement 2 was merged away: its id is never given again
+    2
+    """
     high = last_id_ever(conn)
     workloads, merged = _merge_workloads(conn)
     removed = _rekey_measurements(conn, workloads)

@@ -135,6 +135,15 @@ class Workload:
 
     Two workloads are equal when template, problem and the *set* of parameter names
     agree (the order is kept for display and export, but is not part of the identity).
+
+    >>> a, b = Workload("k", [8], ("x", "y")), Workload("k", [8.0], ("y", "x"))
+    >>> a == b, b.params, b.key()
+    (True, ('y', 'x'), ('k', '[8]', '["x","y"]'))
+    >>> Workload("k", [8], "xy")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: workload 'k': params must be a sequence of parameter names, \
+got 'xy'
     """
 
     template: str
@@ -236,7 +245,16 @@ def stored_json(text: str, what: str):
 
 
 def workload_from_row(template: str, problem: str, tune_params: str) -> Workload:
-    """The workload of a ``workloads`` row (its template and its JSON columns)."""
+    """The workload of a ``workloads`` row (its template and its JSON columns).
+
+    >>> workload_from_row("k", "[8]", '{"x": [1, 2]}') == Workload("k", [8], ("x",))
+    True
+    >>> workload_from_row("k", "[8]", "5")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: damaged: the tune_params of workload 'k' name no parameters \
+('5')
+    """
     names = stored_json(tune_params, f"the tune_params of workload {str(template)[:40]!r}")
     if not isinstance(names, (dict, list)) or not all(isinstance(n, str) for n in names):
         raise InvalidInputError(f"damaged: the tune_params of workload {str(template)[:40]!r} "
@@ -266,7 +284,17 @@ def recorded_workload(kernel: str, problem: Any, params) -> Workload:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One measurement as stored: workload, device, toolchain, record, provenance."""
+    """One measurement as stored: workload, device, toolchain, record, provenance.
+
+    >>> w = Workload("k", [8], ("x",))
+    >>> r = MeasureRecord.ok({"x": 1}, time_ms=1.0, extra={"flops": 2.0})
+    >>> m = Measurement(w, "v100", "t", r)
+    >>> m.features  # the cost-model features, taken from the record
+    {'flops': 2.0}
+    >>> m0 = Measurement(w, "v100", "t", MeasureRecord.ok({"x": 1}, time_ms=0.0))
+    >>> m0.time_ms, m0.counts  # no usable time
+    (None, False)
+    """
 
     workload: Workload
     device: str

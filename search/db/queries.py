@@ -53,6 +53,14 @@ def summary(db: TuningDB) -> list[SummaryRow]:
     """Every (workload, device) pair with counts and the best time (and whether it is an
     estimate: no measurement is as fast), by workload then device (``iobound history list``;
     example: the module's).
+
+    >>> from search.measure.base import MeasureRecord
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, "v100", "model", MeasureRecord.ok({"x": 1}, time_ms=0.5,
+    ...             estimate=True)), Measurement(w, "v100", "cuda", MeasureRecord.ok({"x": 2},
+    ...             time_ms=2.0))])
+    >>> [(r.measurements, r.best_ms, r.best_estimate) for r in summary(db)]  # 0.5 is estimated
+    [(2, 0.5, True)]
     """
     check_type("db", db, TuningDB)
     rows = db.connection.execute(
@@ -82,6 +90,14 @@ def best(db: TuningDB, workload: Workload | None = None, device: str | None = No
     ``ApplyHistoryBest`` picks over a log); a device is every name the database holds of
     it (:func:`~.device_names.device_as_stored`: ``v100`` finds ``V100-SXM2`` and a
     cache's ``Tesla V100-SXM2-16GB``; example: the module's).
+
+    >>> from search.measure.base import MeasureRecord
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([Measurement(Workload("k", [n], ("x",)), d, "t", MeasureRecord.ok(
+    ...     {"x": 1}, time_ms=float(n))) for n, d in ((8, "V100-SXM2"), (4, "a100"),
+    ...     (16, "Tesla V100-SXM2-16GB"))])
+    >>> [(m.workload.label(), m.device) for m in best(db, device="v100", k=5)]
+    [('k [8]', 'V100-SXM2'), ('k [16]', 'Tesla V100-SXM2-16GB')]
     """
     check_type("db", db, TuningDB)
     k = limits.check_int("k", k, limits.ROWS)
@@ -106,7 +122,15 @@ def workload_labels(workloads: Iterable[Workload]) -> dict[Workload, str]:
 
 def select_workloads(db: TuningDB, text: str | None = None) -> list[Workload]:
     """The stored workloads whose label (``template problem (params)``) contains ``text``
-    (all if None); a label given whole selects only the workloads it names exactly."""
+    (all if None); a label given whole selects only the workloads it names exactly.
+
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([], tune_params={Workload("k", [8], p): {} for p in (("x",), ("x", "y"))})
+    >>> [w.label(params=True) for w in select_workloads(db, "k [8]")]
+    ['k [8] (x,y)', 'k [8] (x)']
+    >>> [w.label(params=True) for w in select_workloads(db, "k [8] (x)")]  # whole: exactly
+    ['k [8] (x)']
+    """
     check_type("db", db, TuningDB)
     if text is not None:
         check_type("text", text, str)
@@ -135,6 +159,14 @@ def history_for_space(db: TuningDB, space, *, exclude_devices: Iterable[str] = (
     holds of its device (:func:`~.device_names.devices_as_stored`: ``v100`` is
     ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``); one name given as a string is
     refused.
+
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.grid_space import GridSpace
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": 1}, time_ms=t))
+    ...             for d, t in (("V100-SXM2", 2.0), ("Tesla V100-SXM2-16GB", 1.0), ("a100", 3.0))])
+    >>> [m.device for m in history_for_space(db, GridSpace({"x": [1, 2]}), devices=["v100"])]
+    ['Tesla V100-SXM2-16GB', 'V100-SXM2']
     """
     from iobound.devices import canonical_device_name
     from search.measure.model import stale_model_toolchain
@@ -246,7 +278,16 @@ def best_for_layer(db: TuningDB, layer, device: str,
 
 def layer_workloads(db: TuningDB, layer) -> list[Workload]:
     """The workloads of our conv template whose stored layer has ``layer``'s shape (a
-    :class:`~iobound.layer.ConvLayer`; names aside): its direct and Winograd ones."""
+    :class:`~iobound.layer.ConvLayer`; names aside): its direct and Winograd ones.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3)
+    >>> db = TuningDB(":memory:")
+    >>> _ = db.add([], tune_params={Workload(CONV_TEMPLATE, layer.replace(name=n).to_dict(), p): {}
+    ...                             for n, p in (("a", ("x", "y")), ("b", ("e", "x")))})
+    >>> [w.label(params=True) for w in layer_workloads(db, layer)]  # any name, one shape
+    ['iobound.conv a (x,y)', 'iobound.conv b (e,x)']
+    """
     from iobound.layer import ConvLayer
     check_type("db", db, TuningDB)
     check_type("layer", layer, ConvLayer)

@@ -126,7 +126,16 @@ def plan(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     """What :func:`remove` would take out, grouped, ordered by workload, device,
     toolchain and source; nothing changes. The selection's device is every name the
     database holds of it (:func:`~.device_names.device_as_stored`: ``v100`` is
-    ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``)."""
+    ``V100-SXM2`` and a cache's ``Tesla V100-SXM2-16GB``).
+
+    >>> from search.measure.base import MeasureRecord
+    >>> from .model import Measurement
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))
+    ...             for d in ("V100-SXM2", "Tesla V100-SXM2-16GB", "a100")])
+    >>> [(g.device, g.measurements) for g in plan(db, Selection(device="v100"))], db.count()
+    ([('Tesla V100-SXM2-16GB', 1), ('V100-SXM2', 1)], 3)
+    """
     where, args = _where(db, selection)
     return _groups(db.connection, where, args)
 
@@ -146,7 +155,18 @@ def remove(db: TuningDB, selection: Selection) -> list[RemovalGroup]:
     selection names: :meth:`TuningDB.add` stores one with value lists alone), in one
     transaction; returns what went, as :func:`plan` gives it (read in the same
     transaction, so a process writing the database meanwhile cannot make the two
-    differ)."""
+    differ).
+
+    >>> from search.measure.base import MeasureRecord
+    >>> from .model import Measurement
+    >>> db, k, j = TuningDB(":memory:"), Workload("k", [8], ("x",)), Workload("j", [8], ("x",))
+    >>> _ = db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": 1}, time_ms=1.0))
+    ...             for w, d in ((k, "v100"), (j, "a100"))])
+    >>> [(g.workload.label(), g.device) for g in remove(db, Selection(workloads=[k]))]
+    [('k [8]', 'v100')]
+    >>> [w.label() for w in db.workloads()], sorted(db.devices())  # k and v100 went too
+    (['j [8]'], ['a100'])
+    """
     where, args = _where(db, selection)
 
     def delete(c) -> list[RemovalGroup]:

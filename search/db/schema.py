@@ -123,6 +123,15 @@ def schema_version(conn: sqlite3.Connection) -> int:
     """The file's schema version (0 for a first-generation ``--history`` file; the
     current one for a file without tables, which is created as such).
 
+    >>> schema_version(sqlite3.connect(":memory:"))  # no tables yet: created as this version
+    2
+    >>> other = sqlite3.connect(":memory:")
+    >>> _ = other.execute("CREATE TABLE orders (a)")
+    >>> schema_version(other)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: not an iobound tuning database (its tables: orders)
+
     Raises
     ------
     InvalidInputError
@@ -187,6 +196,18 @@ def connect(path: str | os.PathLike, readonly: bool = False) -> sqlite3.Connecti
     """Open (creating or migrating) the database at ``path``; ``":memory:"`` works.
 
     With ``readonly`` the file is never written (see the module doc).
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> conn = connect(os.path.join(folder, "tuning.db"))
+    >>> schema_version(conn)
+    2
+    >>> conn.close(); sorted(os.listdir(folder))  # created; no -wal and -shm left behind
+    ['tuning.db']
+    >>> connect(os.path.join(folder, "none.db"), readonly=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    search.db.db_file.DatabaseFileError: database '...none.db': no such file
 
     Raises
     ------

@@ -37,7 +37,14 @@ def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,
                 dev: str | None = None) -> InvalidInputError:
     """The error of a measurement row the database holds but that cannot be one (changed
     by another program or by hand): it names the file, the row (and its workload and
-    device when known), never skipped."""
+    device when known), never skipped.
+
+    >>> raise damaged_row("t.db", 7, time_fault("fast"), Workload("k", [8], ("x",)), "v100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the tuning database 't.db': damaged measurement id 7 of \
+k [8] on 'v100': its time_ms 'fast' is not a number
+    """
     of = f" of {w.label()} on {dev!r}" if w is not None else ""
     return InvalidInputError(f"the tuning database {path!r}: damaged measurement id {row_id}"
                              f"{of}: {fault}"[:300])
@@ -45,7 +52,17 @@ def damaged_row(path: str, row_id, fault: str, w: Workload | None = None,
 
 def stored_config(path: str, rid, cfg, time_ms, w: Workload, dev: str) -> dict:
     """The config column of measurement ``rid`` of the database ``path``, checked with
-    its time (:func:`damaged_row`)."""
+    its time (:func:`damaged_row`).
+
+    >>> w = Workload("k", [8], ("x",))
+    >>> stored_config("t.db", 3, '{"x": 2}', 1.0, w, "v100")
+    {'x': 2}
+    >>> stored_config("t.db", 3, '{"y": 2}', 1.0, w, "v100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the tuning database 't.db': damaged measurement id 3 of \
+k [8] on 'v100': its config {"y":2}: it lacks x and has y
+    """
     try:
         config = stored_json(cfg, "its config")
     except InvalidInputError as exc:
@@ -61,7 +78,17 @@ def stored_config(path: str, rid, cfg, time_ms, w: Workload, dev: str) -> dict:
 
 def stored_features(path: str, rid, feats, w: Workload, dev: str) -> dict:
     """The features column of measurement ``rid`` of the database ``path``, checked
-    (:func:`damaged_row`)."""
+    (:func:`damaged_row`).
+
+    >>> w = Workload("k", [8], ("x",))
+    >>> stored_features("t.db", 3, None, w, "v100"), stored_features("t.db", 3, '{"a": 2}', w, "d")
+    ({}, {'a': 2})
+    >>> stored_features("t.db", 3, "[1]", w, "v100")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the tuning database 't.db': damaged measurement id 3 of \
+k [8] on 'v100': its features '[1]' are not a JSON object
+    """
     try:
         features = stored_json(feats, "its features")
     except InvalidInputError as exc:

@@ -34,7 +34,13 @@ WAIT_SLICE_MS = 250
 
 
 def is_locked(exc: sqlite3.OperationalError) -> bool:
-    """Whether SQLite's error is another connection's lock (SQLITE_LOCKED or SQLITE_BUSY)."""
+    """Whether SQLite's error is another connection's lock (SQLITE_LOCKED or SQLITE_BUSY).
+
+    >>> is_locked(sqlite3.OperationalError("database is locked"))
+    True
+    >>> is_locked(sqlite3.OperationalError("no such table: t"))
+    False
+    """
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
 
@@ -49,6 +55,18 @@ def write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
     the lock's error. Any other error is raised as it is: one after which SQLite has
     already rolled back (a full disk, an I/O error) is not hidden behind a failed
     ROLLBACK.
+
+    >>> conn = sqlite3.connect(":memory:", isolation_level=None)
+    >>> _ = conn.execute("CREATE TABLE t (x)")
+    >>> def fails(c):
+    ...     c.execute("INSERT INTO t VALUES (1)")
+    ...     raise ValueError("stop")
+    >>> write(conn, fails)
+    Traceback (most recent call last):
+    ...
+    ValueError: stop
+    >>> conn.execute("SELECT COUNT(*) FROM t").fetchone()[0]  # rolled back
+    0
     """
     from ..interrupts import waits_given_up
     deadline = time.monotonic() + WRITE_WAIT_S
