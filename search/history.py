@@ -36,7 +36,12 @@ __all__ = ["HistoryKey", "History"]
 
 @dataclass(frozen=True)
 class HistoryKey:
-    """What measurements are comparable under: layer, device, toolchain (strings)."""
+    """What measurements are comparable under: layer, device, toolchain (strings).
+
+    >>> key = HistoryKey("L", "v100", "model v1")
+    >>> key == HistoryKey(layer="L", device="v100", toolchain="model v1"), key.device
+    (True, 'v100')
+    """
 
     layer: str
     device: str
@@ -44,7 +49,21 @@ class HistoryKey:
 
 
 class History:
-    """The history (tuning) database at ``path`` (created on first use; ``":memory:"`` works)."""
+    """The history (tuning) database at ``path`` (created on first use; ``":memory:"`` works).
+
+    >>> import tempfile, os
+    >>> from kernels.status import Status
+    >>> path = os.path.join(tempfile.mkdtemp(), "tuning.db")
+    >>> key = HistoryKey("L", "v100", "model v1")
+    >>> with History(path) as h:  # measured, then measured again and failed
+    ...     h.add(key, [MeasureRecord.ok({"x": 1}, time_ms=2.0)])
+    ...     h.add(key, [MeasureRecord.failed({"x": 1}, Status.RUNTIME_ERROR)])
+    1
+    1
+    >>> with History(path) as h:  # the best keeps the timing, records show the latest
+    ...     h.best(key).time_ms, [r.status.value for r in h.records(key)]
+    (2.0, ['runtime_error'])
+    """
 
     def __init__(self, path: str | os.PathLike, *, db: TuningDB | None = None):
         """``db``: an open database to use (e.g. one opened read-only) instead of opening

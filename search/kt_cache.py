@@ -52,7 +52,17 @@ class NoMeasurementsError(InvalidInputError):
     metadata file (the machine and software) or a T1 description (parameters and
     restrictions). Given by name it is bad input; in a folder being imported it is
     passed over (:func:`search.db.importer.read_paths`). ``what`` says which file it is
-    ("a T1 tuning-problem description (...)")."""
+    ("a T1 tuning-problem description (...)").
+
+    >>> import json, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "problem.json"
+    >>> _ = path.write_text(json.dumps({"ConfigurationSpace": {}}))
+    >>> try:
+    ...     load_cache(path)
+    ... except NoMeasurementsError as exc:
+    ...     exc.what
+    'a T1 tuning-problem description (parameters and restrictions, no measurements)'
+    """
 
     def __init__(self, message: str, what: str) -> None:
         super().__init__(message)

@@ -49,7 +49,11 @@ def value_key(value: Any) -> Any:
 
 
 def cache_key(config: Mapping[str, Any], keys: Sequence[str]) -> str:
-    """The cache key of ``config``: its values in ``keys`` order, comma-joined."""
+    """The cache key of ``config``: its values in ``keys`` order, comma-joined.
+
+    >>> cache_key({"a": 8, "b": 0.5}, ["b", "a"])  # the order of keys, not of the config
+    '0.5,8'
+    """
     return ",".join(str(config[k]) for k in keys)
 
 

@@ -39,7 +39,18 @@ __all__ = ["LogWriter", "header_line", "record_line", "COPY_MARK", "copy_log", "
 
 def check_appendable(path: str | os.PathLike) -> None:
     """InvalidInputError when ``path`` is a compressed log: appended to, its records would
-    be lost (a run continuing a log in place appends to it)."""
+    be lost (a run continuing a log in place appends to it).
+
+    >>> import gzip, tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "run.jsonl.gz"
+    >>> with gzip.open(p, "wt") as fh:
+    ...     _ = fh.write(header_line({}) + "\\n")
+    >>> check_appendable(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: log file '...run.jsonl.gz' is compressed (gzip): ...
+    >>> check_appendable(p.with_suffix(""))  # a plain or missing file: nothing to say
+    """
     path = Path(path)
     if path.is_file():
         with open(path, "rb") as fh:
@@ -105,6 +116,19 @@ class LogWriter:
         compressed one (``gzip run.jsonl``) is refused, left as it is.
     header : dict
         The run description written on the first line of a new file.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from search.records import read_log
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with LogWriter(path, header={"seed": 0}) as log:
+    ...     log.append(0, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+    >>> with LogWriter(path, header={"seed": 1}) as log:  # resumed: appended, header kept
+    ...     log.append(1, MeasureRecord.ok({"a": 2}, costs=(3.0,)), reused=True)
+    >>> got = read_log(path)
+    >>> got.header["seed"], [(e.index, e.reused) for e in got.entries]
+    (0, [(0, False), (1, True)])
     """
 
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
@@ -215,7 +239,17 @@ def _lock_log(fd: int, path: Path) -> None:
 
 def check_not_written(path: str | os.PathLike) -> None:
     """``InvalidInputError`` when a live run writes the log at ``path`` (holds its lock):
-    resumed meanwhile, its configurations would be measured by both runs."""
+    resumed meanwhile, its configurations would be measured by both runs.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with LogWriter(path):
+    ...     check_not_written(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: log file '...run.jsonl' is being written by another run ...
+    >>> check_not_written(path)  # that writer is closed
+    """
     if _is_locked(str(path)):
         raise _written_elsewhere(path)
 
@@ -224,7 +258,19 @@ def hold_log(path: str | os.PathLike):
     """The log at ``path`` opened and locked as its writer locks it, so that no other run
     writes or resumes it while the handle is open (a run that continues it into a new
     log, :meth:`LogWriter.hold`); ``InvalidInputError`` when a live run holds it; ``None``
-    when it cannot be opened (a device, gone): there is nothing to hold."""
+    when it cannot be opened (a device, gone): there is nothing to hold.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> LogWriter(path).close()
+    >>> held = hold_log(path)
+    >>> LogWriter(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: log file '...run.jsonl' is being written by another run ...
+    >>> held.close(); hold_log(os.path.dirname(path)) is None  # a folder: nothing to hold
+    True
+    """
     try:
         fh = open(path, "rb")
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -256,6 +302,17 @@ def copy_log(resume: str | os.PathLike, log: str | os.PathLike,
     created as a new log is (its mode from the umask): the leftovers of a killed copy are
     removed by the next, and nothing else is (a fixed name could be the resumed log
     itself, or a file of the user's; a copy another run is still writing holds its lock).
+
+    >>> import tempfile, os
+    >>> from search.records import read_log
+    >>> d = tempfile.mkdtemp()
+    >>> with LogWriter(os.path.join(d, "old.jsonl"), header={"seed": 0}) as log:
+    ...     log.append(5, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+    >>> copy_log(os.path.join(d, "old.jsonl"), os.path.join(d, "new.jsonl"), {"seed": 1})
+    1
+    >>> got = read_log(os.path.join(d, "new.jsonl"))
+    >>> got.header["seed"], [e.index for e in got.entries], sorted(os.listdir(d))
+    (1, [5], ['new.jsonl', 'old.jsonl'])
     """
     import glob
     target = os.path.realpath(log)  # a link is written through, as write_atomic does
@@ -298,7 +355,17 @@ def _is_locked(path: str) -> bool:
 
 def copy_entries(writer: LogWriter, log: str | os.PathLike) -> int:
     """Append every entry of the log at ``log`` to ``writer`` (a run resumed into a new
-    log, which then holds the whole run); how many were copied."""
+    log, which then holds the whole run); how many were copied.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> with LogWriter(os.path.join(d, "old.jsonl")) as log:
+    ...     log.append(0, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+    ...     log.append(1, MeasureRecord.ok({"a": 2}, costs=(3.0,)), reused=True)
+    >>> with LogWriter(os.path.join(d, "new.jsonl")) as new:
+    ...     copy_entries(new, os.path.join(d, "old.jsonl"))
+    2
+    """
     entries = read_log(log).entries
     for e in entries:
         writer.append(e.index, e.record, reused=e.reused)

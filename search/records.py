@@ -68,7 +68,13 @@ LOG_HEAD_TEXT = json.dumps(LOG_HEAD)[:-1]
 @dataclass(frozen=True)
 class LogEntry:
     """One logged measurement: the index in the space, the record, and whether it was
-    another run's, taken from the tuning database (``--reuse``) rather than measured."""
+    another run's, taken from the tuning database (``--reuse``) rather than measured.
+
+    >>> from search.measure.base import MeasureRecord
+    >>> e = LogEntry(4, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+    >>> e.index, e.record.time_ms, e.reused
+    (4, 2.0, False)
+    """
 
     index: int
     record: MeasureRecord
@@ -77,7 +83,20 @@ class LogEntry:
 
 @dataclass(frozen=True)
 class TuneLog:
-    """A log read back: its header and entries in the order they were written."""
+    """A log read back: its header and entries in the order they were written.
+
+    >>> import tempfile, os
+    >>> from search.log_writer import LogWriter
+    >>> from search.measure.base import MeasureRecord
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with LogWriter(path) as log:
+    ...     log.append(0, MeasureRecord.ok({"a": 1}, costs=(2.0,)))
+    >>> with open(path, "a") as fh:  # a run killed while writing its next line
+    ...     _ = fh.write('{"kind": "rec')
+    >>> got = read_log(path)
+    >>> got.truncated, len(got.entries)
+    (True, 1)
+    """
 
     header: dict
     entries: tuple[LogEntry, ...]
@@ -97,6 +116,15 @@ def read_log(path: str | os.PathLike) -> TuneLog:
     InvalidInputError
         Naming the file (and the line) when it is missing, is not a tuning log, has
         another schema version, or a line is not a well-formed record.
+
+    >>> import json, tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> bad = {"kind": "record", "index": 0,
+    ...        "record": {"config": {"a": 1}, "status": "ok", "costs": [-1.0]}}
+    >>> _ = p.write_text(json.dumps(LOG_HEAD) + "\\n" + json.dumps(bad) + "\\n")
+    >>> (e,) = read_log(p).entries
+    >>> e.record.status.value, e.record.error
+    ('invalid', 'logged cost -1.0 is not a positive finite number')
     """
     path = Path(path)
     where = f"log file {str(path)!r}"
@@ -166,7 +194,11 @@ def _other_kind(path: Path, data: bytes) -> str | None:
 
 
 def database_not_log(path: str | os.PathLike) -> str:
-    """What a resumed SQLite file is said to be (ours or not, it is read with --history)."""
+    """What a resumed SQLite file is said to be (ours or not, it is read with --history).
+
+    >>> database_not_log("tuning.db")
+    "'tuning.db' is an SQLite database, not a run's log (a tuning database is read with --history)"
+    """
     return (f"{str(path)!r} is an SQLite database, not a run's log (a tuning database is read "
             "with --history)")
 
@@ -234,7 +266,16 @@ def has_log(path: str) -> bool:
 
 def log_exists_error(path: str, flag: str, resume_flag: str) -> InvalidInputError:
     """The refusal of a new log at ``path``, which :func:`has_log`: a run's log is
-    continued with ``resume_flag``; any other file is not written over."""
+    continued with ``resume_flag``; any other file is not written over.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "notes.txt"
+    >>> _ = p.write_text("my notes")
+    >>> raise log_exists_error(str(p), "--log", "--resume")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --log '...notes.txt' exists and is no run's log; ...
+    """
     try:
         ours = is_log_file(path)
     except (InvalidInputError, OSError, EOFError, zlib.error):  # unreadable, damaged gzip

@@ -69,6 +69,19 @@ def check_resume_header(path, header: Mapping[str, Any], space: Space, measurer:
     A field the header's space lacks is not compared; a replayed problem size is taken
     from the header's top level for a log written before the space recorded it, and a
     log that records none at all (older still) is accepted.
+
+    >>> from search.grid_space import GridSpace
+    >>> class Bowl(Measurer):
+    ...     name = "bowl"
+    ...     def measure(self, configs):
+    ...         return [MeasureRecord.ok(c, time_ms=1.0) for c in configs]
+    >>> space = GridSpace({"a": [1, 2]})
+    >>> check_resume_header("r.jsonl", {"space": space.describe(), "seed": 3}, space, Bowl())
+    >>> check_resume_header("r.jsonl", {"measurer": {"name": "gpu"}}, space, Bowl())
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: resume log 'r.jsonl' was measured with 'gpu', not 'bowl'; ...
     """
     check_type("space", space, Space)
     check_type("measurer", measurer, Measurer)
@@ -131,6 +144,21 @@ def load_resume(path, space: Space, measurer: Measurer,
     Logged configurations that are not in ``space`` are dropped with a warning. ``reused``,
     when given, gets the indices whose record the log marks as another run's (taken from
     the tuning database, ``--reuse``): the resumed run still counts them as reused.
+
+    >>> import os, tempfile
+    >>> from search.kt_cache import KtCache
+    >>> from search.log_writer import LogWriter
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"a": [1, 2]}, [{"a": 1, "time": 2.0}, {"a": 2, "time": 1.0}])
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with LogWriter(path, {"measurer": {"name": "replay"}}) as w:
+    ...     w.append(0, MeasureRecord.ok({"a": 1}, time_ms=2.0), reused=True)
+    ...     w.append(1, MeasureRecord.ok({"a": 2}, time_ms=1.0))
+    >>> reused = set()
+    >>> got = load_resume(path, ReplaySpace(cache), ReplayMeasurer(cache), reused)
+    >>> {i: r.time_ms for i, r in got.items()}, reused
+    ({0: 2.0, 1: 1.0}, {0})
     """
     check_type("space", space, Space)
     check_type("measurer", measurer, Measurer)

@@ -69,7 +69,11 @@ TIME_UNITS_MS = {"s": 1e3, "ms": 1.0, "": 1.0, "us": 1e-3, "ns": 1e-6}
 
 
 def is_t4_results(raw: Any) -> bool:
-    """Whether ``raw`` (a file's JSON) is a T4 results file rather than a cache."""
+    """Whether ``raw`` (a file's JSON) is a T4 results file rather than a cache.
+
+    >>> is_t4_results({"results": []}), is_t4_results({"results": [], "cache": {}})
+    (True, False)
+    """
     return isinstance(raw, dict) and isinstance(raw.get("results"), list) and "cache" not in raw
 
 
@@ -271,7 +275,16 @@ def _query_names(query: Any) -> list:
 def metadata_device(results_path: str | os.PathLike) -> str:
     """The device of a results file's T4 metadata file (:func:`metadata_file`,
     :func:`query_device`); ``""`` when there is none, it cannot be read, or it names no
-    single GPU (the results are then stored as a file naming no device)."""
+    single GPU (the results are then stored as a file naming no device).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> query = {"nvidia_smi_log": {"gpu": {"product_name": "NVIDIA RTX A6000"}}}
+    >>> meta = {"metadata": {"environment": {"device_query": query}}}
+    >>> _ = (d / "a6000-metadata.json").write_text(json.dumps(meta))
+    >>> metadata_device(d / "a6000-results.json"), metadata_device(d / "other.json")
+    ('NVIDIA RTX A6000', '')
+    """
     from .kt_json import read_tuning_json
     path = metadata_file(results_path)
     if path is None:

@@ -59,7 +59,15 @@ class ZeroShotOptions:
     fastest half and a seeded sample, :func:`search.cost_model.training_rows`) and of all
     sources (``max_rows``, shared as :func:`search.cost_model.source_caps` says); the
     ``order`` the top K are taken from (:data:`ORDERS`) and, for ``"auto"``, how many of
-    the history's devices are left out in turn to choose it (``loso_sources``)."""
+    the history's devices are left out in turn to choose it (``loso_sources``).
+
+    >>> ZeroShotOptions().k, ZeroShotOptions().order, ZeroShotOptions(k=3, candidates=50).k
+    (10, 'auto', 3)
+    >>> ZeroShotOptions(k=5, candidates=3)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: candidates=3 is below the minimum 5
+    """
 
     k: int = 10
     candidates: int | None = None
@@ -83,7 +91,19 @@ class ZeroShotOptions:
 @dataclass(frozen=True)
 class ZeroShotResult:
     """The ranking, the measured top K, the best of them, the NDCG@K (None without truth),
-    the history records the model learned from and the order measured (:data:`ORDERS`)."""
+    the history records the model learned from and the order measured (:data:`ORDERS`).
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0},
+    ...                                    {"x": 3, "time": "InvalidConfig"}])
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.zero_shot_order import ZeroShotRanking
+    >>> ranking = ZeroShotRanking(np.array([1, 0, 2]), np.arange(3.0), used=5, order="sources")
+    >>> r = measure_top(ReplaySpace(cache), ReplayMeasurer(cache), ranking, 1)
+    >>> r.ranked, r.best[1].config, r.ndcg, r.history_used, r.order
+    ((1, 0, 2), {'x': 2}, 1.0, 5, 'sources')
+    """
 
     ranked: tuple[int, ...]
     measured: tuple[tuple[int, MeasureRecord], ...]
@@ -126,7 +146,16 @@ def _training_set(space: Space, history: Sequence, cap: int, rng: np.random.Gene
 
 def rankable(space: Space, history: Sequence) -> bool:
     """Whether some timed record of ``history`` can train the ranking of ``space``: a
-    configuration of it, or (on our conv template) any record with its layer's rows."""
+    configuration of it, or (on our conv template) any record with its layer's rows.
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.grid_space import GridSpace
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, "a", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - 2)))
+    ...         for x in range(12)]
+    >>> rankable(space, hist), rankable(GridSpace({"y": [1, 2]}), hist)  # y: no record
+    (True, False)
+    """
     from .transfer.rows import LayerRows, rows_for
     timed = [h for h in history if h.time_ms is not None]
     # On our conv template a configuration of the space is not enough: its record needs
@@ -145,6 +174,15 @@ def history_ranking(space: Space, history: Sequence, options: ZeroShotOptions | 
     ------
     InvalidInputError
         When no history record can train the model (:func:`rankable`).
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.grid_space import GridSpace
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, "a", "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - 2)))
+    ...         for x in range(12)]
+    >>> ranked, scores, used = history_ranking(space, hist, ZeroShotOptions(k=2, candidates=4))
+    >>> len(ranked), bool((np.diff(scores) >= 0).all()), used  # 4 random ones, best first
+    (4, True, 12)
     """
     history, seed = check_history_inputs(space, history, options, ZeroShotOptions, seed)
     o = options or ZeroShotOptions()
@@ -222,7 +260,16 @@ def ndcg_at_k(predicted: np.ndarray, relevance: np.ndarray, k: int) -> float:
 def recorded_relevance(space) -> np.ndarray | None:
     """optimum / time for every configuration of a recorded space (0 for failures), else None;
     by the space's index, which need not be the file's order of entries (a replayed space
-    numbers its configurations in Kernel Tuner's enumeration order)."""
+    numbers its configurations in Kernel Tuner's enumeration order).
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0},
+    ...                                    {"x": 3, "time": "InvalidConfig"}])
+    >>> from search.grid_space import GridSpace
+    >>> recorded_relevance(ReplaySpace(cache)).tolist(), recorded_relevance(GridSpace({"x": [1]}))
+    ([0.5, 1.0, 0.0], None)
+    """
     from .kt_cache import recorded_time
     cache = getattr(space, "cache", None)
     if cache is None:
@@ -286,6 +333,18 @@ def measure_top(space: Space, measurer: Measurer, ranking: tuple, k: int) -> Zer
     does not depend on K, so one serves every K (as the benchmark does), but for
     ``order="auto"``, which chooses with the K of its options. (Example: :func:`zero_shot`'s,
     which measures one ranking's top 1 and top 3.)
+
+    A ranking made by hand, on a recorded space whose x = 3 failed:
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0},
+    ...                                    {"x": 3, "time": "InvalidConfig"}])
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> ranking = (np.array([2, 0, 1]), np.array([0.1, 0.2, 0.3]), 0)
+    >>> r = measure_top(ReplaySpace(cache), ReplayMeasurer(cache), ranking, 2)
+    >>> [(i, rec.status.value) for i, rec in r.measured], r.best[0], round(r.ndcg, 3)
+    ([(2, 'invalid'), (0, 'ok')], 0, 0.207)
     """
     check_count("k", k, low=1)
     check_type("space", space, Space)

@@ -53,7 +53,12 @@ CHOICE_SEED = 0
 class ZeroShotRanking(NamedTuple):
     """The configurations in the order zero-shot measures them, a cost per position
     (lower first: NDCG is computed on it), the history records the model learned from,
-    and which order it is (``"model"`` or ``"sources"``)."""
+    and which order it is (``"model"`` or ``"sources"``).
+
+    >>> r = ZeroShotRanking(np.array([2, 0, 1]), np.arange(3.0), used=0, order="sources")
+    >>> r.order, int(r.ranked[0]), len(r)
+    ('sources', 2, 4)
+    """
 
     ranked: np.ndarray
     scores: np.ndarray
@@ -70,7 +75,16 @@ def sources_order(space: Space, history: Sequence, model_order: np.ndarray,
                   target_problem: Any = None) -> np.ndarray:
     """``model_order``, the consensus and each source's own list walked in turn, each
     configuration once; ``model_order`` itself where no source measured
-    ``target_problem`` (module doc)."""
+    ``target_problem`` (module doc).
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("a", 2), ("b", 9)) for x in range(12)]
+    >>> sources_order(space, hist, np.array([5, 6, 4]), [16]).tolist()  # no source measured it
+    [5, 6, 4]
+    """
     return _walk(model_order, _same_problem_groups(space, history, target_problem))
 
 
@@ -138,7 +152,16 @@ def choose_orders(space: Space, history: Sequence, ks: Sequence[int],
     history's own devices better at K, each left out in turn (module doc); ``"model"`` on
     a tie and with fewer than two devices that measured ``target_problem``. The models are
     fitted with seed :data:`CHOICE_SEED`, so one history gives every run one choice (and a
-    benchmark can make it once for all its seeds)."""
+    benchmark can make it once for all its seeds).
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("a", 1), ("b", 10), ("c", 1), ("d", 10)) for x in range(12)]
+    >>> choose_orders(space, hist, [1, 2, 3], [8])
+    {1: 'model', 2: 'sources', 3: 'sources'}
+    """
     o = options or ZeroShotOptions()
     means = _loso_means(space, history, target_problem, o, CHOICE_SEED, ks)
     return {k: _chosen(means and means[k]) for k in ks}
@@ -146,7 +169,17 @@ def choose_orders(space: Space, history: Sequence, ks: Sequence[int],
 
 def choose_order(space: Space, history: Sequence, target_problem: Any = None,
                  options: ZeroShotOptions | None = None) -> str:
-    """:func:`choose_orders` at ``options.k``."""
+    """:func:`choose_orders` at ``options.k``.
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("a", 1), ("b", 10), ("c", 1), ("d", 10)) for x in range(12)]
+    >>> o = ZeroShotOptions(k=3)
+    >>> choose_order(space, hist, [8], o), choose_order(space, hist, [16], o)  # none measured 16
+    ('sources', 'model')
+    """
     o = options or ZeroShotOptions()
     return choose_orders(space, history, [o.k], target_problem, o)[o.k]
 
@@ -161,7 +194,17 @@ def zero_shot_rankings(space: Space, history: Sequence, ks: Sequence[int],
     source measured ``target_problem`` the sources' order is the model's, and is named so
     (``"model"``), whatever was asked. The sources' order ranks as many configurations as
     the model did (``options.candidates`` when set): the sources' lists take their turns
-    among them, and what the walk reaches past that count is left out."""
+    among them, and what the walk reaches past that count is left out.
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("a", 2), ("b", 9)) for x in range(12)]
+    >>> got = zero_shot_rankings(space, hist, [1, 3], ZeroShotOptions(order="sources"), 0, [16])
+    >>> [r.order for r in got.values()]
+    ['model', 'model']
+    """
     o = options or ZeroShotOptions()
     ranked, scores, used = history_ranking(space, history, o, seed)
     if o.order != "auto":
@@ -187,6 +230,15 @@ def zero_shot_ranking(space: Space, history: Sequence, options: ZeroShotOptions 
     ------
     InvalidInputError
         When no history record can train the model (:func:`search.zero_shot.rankable`).
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"x": list(range(12))}), Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("a", 2), ("b", 9)) for x in range(12)]
+    >>> r = zero_shot_ranking(space, hist, ZeroShotOptions(order="sources"), target_problem=[8])
+    >>> r.order, r.ranked[:4].tolist(), r.scores[:4].tolist(), r.used
+    ('sources', [2, 9, 1, 8], [0.0, 1.0, 2.0, 3.0], 24)
     """
     o = options or ZeroShotOptions()
     return zero_shot_rankings(space, history, [o.k], o, seed, target_problem)[o.k]

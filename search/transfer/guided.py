@@ -103,7 +103,13 @@ __all__ = ["GuidedOptions", "HistoryGuided", "guided_options", "check_wrapped", 
 
 def check_wrapped(inner: Any, prior: Any) -> None:
     """InvalidInputError unless ``inner`` is a :class:`~search.strategies.base.Strategy`
-    and ``prior`` a :class:`~.prior.HistoryPrior` or ``None``."""
+    and ``prior`` a :class:`~.prior.HistoryPrior` or ``None``.
+
+    >>> check_wrapped("random", None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: strategy must be a Strategy (search.strategies); got str
+    """
     from .prior import HistoryPrior
     if not isinstance(inner, Strategy):
         raise InvalidInputError(f"strategy must be a Strategy (search.strategies); got "
@@ -160,7 +166,19 @@ def history_picker(prior, options: GuidedOptions | None = None):
 
 
 class HistoryGuided(Strategy):
-    """A strategy whose rounds are shared with a history prior by outcome (see module doc)."""
+    """A strategy whose rounds are shared with a history prior by outcome (see module doc).
+
+    Without a prior every round is the inner strategy's, its draws unchanged:
+
+    >>> from search.grid_space import GridSpace
+    >>> from search.strategies.random import RandomStrategy
+    >>> space = GridSpace({"x": list(range(8))})
+    >>> alone = RandomStrategy(space, rng=np.random.default_rng(0))
+    >>> s = HistoryGuided(RandomStrategy(space, rng=np.random.default_rng(0)), None,
+    ...                   rng=np.random.default_rng(1))
+    >>> s.ask(3) == alone.ask(3)
+    True
+    """
 
     Options = StrategyOptions
 

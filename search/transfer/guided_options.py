@@ -113,6 +113,16 @@ class GuidedOptions:
         a model's pick, the next round is a history round again and it and every later
         history round take that model's next unasked configurations: the list that won
         keeps the rounds (while they improve, as any history round).
+
+    Examples
+    --------
+    >>> o = GuidedOptions()
+    >>> o.decay, o.share, o.first_rounds, o.model_picks
+    (0.25, 'hints', 2, 'alone')
+    >>> GuidedOptions(share="some")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: share must be one of isolated, hints, all; got 'some'
     """
 
     decay: float = 0.25

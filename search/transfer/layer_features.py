@@ -59,7 +59,15 @@ _KEPT = ("io_over_bound", "io_over_compulsory", "intensity", "occupancy", "block
 
 
 def cross_layer_features(layer, device, algorithm: str, knobs: np.ndarray) -> np.ndarray:
-    """The :data:`CROSS_LAYER_FEATURES` of each knob row (``ConvSpace.params`` order)."""
+    """The :data:`CROSS_LAYER_FEATURES` of each knob row (``ConvSpace.params`` order).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> knobs = np.array([[8, 8, 8, 4, 8, 8, 1], [4, 4, 8, 4, 4, 4, 1]])
+    >>> cross_layer_features(layer, get_device("v100"), "direct", knobs).shape  # a row each
+    (2, 22)
+    """
     from kernels.analytic import FEATURE_NAMES, analytic_features
     from iobound.units import WORD_BYTES
     from kernels.families import kernel_family
@@ -93,7 +101,16 @@ def cross_layer_features(layer, device, algorithm: str, knobs: np.ndarray) -> np
 
 def measurement_layer(problem: Any, device: str, params) -> tuple | None:
     """(layer, device preset, algorithm) of a record of our conv template, or None when
-    its problem is not a layer or its device not a preset (no row can be computed)."""
+    its problem is not a layer or its device not a preset (no row can be computed).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> got, dev, algorithm = measurement_layer(layer.to_dict(), "v100", ("e", "x", "y"))
+    >>> got == layer, dev.name, algorithm
+    (True, 'V100-SXM2', 'winograd')
+    >>> measurement_layer(layer.to_dict(), "my gpu", ("x",)), measurement_layer([8], "v100", ("x",))
+    (None, None)
+    """
     from iobound.devices import get_device
     from iobound.errors import IoboundError
 

@@ -36,7 +36,12 @@ class Picker:
     """Walks the prior's ranked lists round robin, skipping what was asked (see module doc).
     The turn carries over between calls: a run's rounds continue one cycle. ``origin``
     maps each pick to the position of the list it came from; ``names`` says what each list
-    is (its position by default)."""
+    is (its position by default).
+
+    >>> p = Picker([np.array([2, 0]), np.array([5, 2])], names=["consensus", "gpu0"])
+    >>> p.picks(4, asked=set()), p.name_of(5), p.name_of(9), len(p)  # 9: never picked
+    ([2, 5, 0], 'gpu0', None, 2)
+    """
 
     def __init__(self, lists: list[np.ndarray], names: list[str] | None = None):
         if (isinstance(lists, (str, bytes, Mapping))

@@ -109,7 +109,19 @@ def _fit_ranker(groups: list[SourceGroup], o: PriorOptions, seed: int):
 
 
 class HistoryPrior:
-    """Per-source best lists and a history ranking of a space (see module doc)."""
+    """Per-source best lists and a history ranking of a space (see module doc).
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> w = Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=1.0 + abs(x - b)))
+    ...         for d, b in (("gpu0", 2), ("gpu1", 5)) for x in range(8)]
+    >>> prior = HistoryPrior.fit(GridSpace({"x": list(range(8))}), hist, target_problem=[16])
+    >>> prior.order()[:2].tolist(), prior.has_target_problem  # no source measured [16]
+    ([2, 5], False)
+    >>> HistoryPrior.fit(GridSpace({"y": [1, 2]}), hist) is None  # no record of y
+    True
+    """
 
     def __init__(self, groups: list[SourceGroup], ranking: np.ndarray, records: int,
                  options: PriorOptions | None = None, fitted_on: tuple | None = None,

@@ -42,6 +42,15 @@ class PriorOptions:
         ... and from at most this many records in all: with more, the sources share them
         (:func:`search.cost_model.source_caps`: the small ones whole, the large ones an
         equal share), so a database of many devices or layers costs seconds of fitting.
+
+    Examples
+    --------
+    >>> PriorOptions(n_estimators=50).n_estimators, PriorOptions().consensus_match
+    (50, 0.0)
+    >>> PriorOptions(min_match=1.5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: min_match must be a finite number in [0, 1], got 1.5
     """
 
     omega: float = OMEGA

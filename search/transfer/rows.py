@@ -64,7 +64,16 @@ def feature_row(space, config: dict, features: dict | None) -> np.ndarray | None
 
 
 class SpaceRows:
-    """Rows from the target space's own features (see module doc)."""
+    """Rows from the target space's own features (see module doc).
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.grid_space import GridSpace
+    >>> w = Workload("k", [8], ("x",))
+    >>> ms = [Measurement(w, "gpu0", "t", MeasureRecord.ok({"x": x}, time_ms=1.0)) for x in (2, 9)]
+    >>> [r.tolist() for r in SpaceRows(GridSpace({"x": [1, 2]})).record_rows(ms, [1, None])]
+    [[2.0], [9.0]]
+    """
 
     def __init__(self, space):
         self.space = space
@@ -152,7 +161,15 @@ def _cross_layer_rows(layer, device, algorithm: str, knobs: np.ndarray) -> np.nd
 
 
 class LayerRows:
-    """Rows of :data:`~search.transfer.layer_features.CROSS_LAYER_FEATURES` (module doc)."""
+    """Rows of :data:`~search.transfer.layer_features.CROSS_LAYER_FEATURES` (module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from iobound.devices import get_device
+    >>> from search.conv_space import ConvSpace
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> LayerRows(ConvSpace(layer, get_device("v100"))).space_rows([0, 1]).shape
+    (2, 22)
+    """
 
     def __init__(self, space):
         self.space = space
@@ -186,6 +203,12 @@ class LayerRows:
 
 
 def rows_for(space):
-    """:class:`LayerRows` for a space of our conv template, else :class:`SpaceRows`."""
+    """:class:`LayerRows` for a space of our conv template, else :class:`SpaceRows`.
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.replay_space import ReplaySpace
+    >>> type(rows_for(ReplaySpace(KtCache({"x": [1, 2]}, [{"x": 1, "time": 1.0}])))).__name__
+    'SpaceRows'
+    """
     from ..conv_space import ConvSpace
     return LayerRows(space) if isinstance(space, ConvSpace) else SpaceRows(space)

@@ -58,7 +58,14 @@ class HistoryInfo:
     """What the history held for a space (its timed records of this space's parameters,
     the target's own left out: what every strategy reads, whatever share its own rules
     then keep), their devices, whether the strategy used them, a notice, and the seconds
-    taken to read it and make the prior (set by the tuning session)."""
+    taken to read it and make the prior (set by the tuning session).
+
+    >>> info = HistoryInfo(12, ("a100",), True, seconds=0.01234)
+    >>> info.as_json()
+    {'records': 12, 'devices': ['a100'], 'used': True, 'seconds': 0.012}
+    >>> HistoryInfo(0, (), False, notice="history: nothing usable").to_dict()["notice"]
+    'history: nothing usable'
+    """
 
     records: int
     devices: tuple[str, ...]
@@ -129,6 +136,17 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     (a resumed layer's records, stored when it was interrupted, are not history);
     ``up_to`` reads only what was stored by that mark (:meth:`~search.db.TuningDB.last_id`).
     An example with :func:`with_history`, which guides a strategy with the prior, is there.
+
+    >>> from search.db import Measurement, TuningDB, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.grid_space import GridSpace
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> recs = [MeasureRecord.ok({"x": x}, time_ms=1.0 + x) for x in range(4)]
+    >>> _ = db.add([Measurement(w, d, "t", r) for d in ("gpu0", "gpu1") for r in recs])
+    >>> prior, info = transfer_options(db, GridSpace({"x": list(range(4))}), [8],
+    ...                                exclude_devices=["gpu0"])
+    >>> prior.devices, info.to_dict()
+    (('gpu1',), {'records': 4, 'devices': ['gpu1'], 'used': True})
     """
     from ..db import TuningDB
     from ..db.opening import open_database
@@ -162,7 +180,17 @@ def usable_history(db, space, problem: Any = None, *, exclude_devices: Iterable[
                    exclude: frozenset = frozenset(), up_to: int | None = None) -> list:
     """The database's records usable as history for ``space`` (same parameter names, not
     of ``exclude_devices``, stored by the mark ``up_to`` when given), without the target's
-    own records named in ``exclude``."""
+    own records named in ``exclude``.
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, TuningDB, Workload
+    >>> mine, other = (MeasureRecord.ok({"x": x}, time_ms=1.0 + x) for x in (1, 2))
+    >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+    >>> _ = db.add([Measurement(w, "gpu0", "t", r) for r in (mine, other)])
+    >>> got = usable_history(db, GridSpace({"x": [1, 2]}), [8], exclude=own_records([mine]))
+    >>> [m.record.config for m in got]  # the run's own record left out
+    [{'x': 2}]
+    """
     from ..db.model import canon_key
     from ..db.queries import history_for_space
     from .sources import same_problem

@@ -51,7 +51,12 @@ class SourceGroup:
     ``rel``: its training data, :mod:`.rows`), the source's weight (its match score to the
     power ``omega``), whether its problem is the target's (``same_problem``:
     :func:`same_problem`) and the match score itself (``match``: what the thresholds
-    compare, whatever ``omega`` is)."""
+    compare, whatever ``omega`` is).
+
+    >>> g = SourceGroup("gpu0", "k", np.array([3, 1]), np.array([1.0, 1.1]), weight=1.0)
+    >>> g.name, g.same_problem, g.X is None
+    ('k@gpu0', False, True)
+    """
 
     device: str
     label: str
@@ -126,7 +131,16 @@ def timed_by_source(history: Sequence) -> dict[tuple, list]:
     by configuration, then timestamp). An order of what the records are, never of where
     they stand in ``history``: a database's row order (the same files imported in another
     order) must not change the models fitted on them, whose ranking objective samples
-    its pairs by row position."""
+    its pairs by row position.
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> w = Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=t * (1 + x)))
+    ...         for d, t in (("slow", 5.0), ("fast", 1.0)) for x in (2, 0, 1)]
+    >>> [(device, [m.time_ms for m in ms]) for (_, device), ms in timed_by_source(hist).items()]
+    [('fast', [1.0, 2.0, 3.0]), ('slow', [5.0, 10.0, 15.0])]
+    """
     out: dict[tuple, list] = {}
     device = source_devices(history)
     for h in history:
@@ -163,6 +177,16 @@ def source_groups(space, history: Sequence, target_problem: Any = None,
     groups with neither a configuration of the space nor a model row, or matching
     too little, are left out. ``space``, ``history`` (Measurements) and ``options`` (None
     for the defaults) are checked as :meth:`~.prior.HistoryPrior.fit` checks them.
+
+    >>> from search.db import Measurement, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> w = Workload("k", [8], ("x",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"x": x}, time_ms=t * (1 + x)))
+    ...         for d, t in (("slow", 5.0), ("fast", 1.0)) for x in (2, 0, 1)]
+    >>> from search.grid_space import GridSpace
+    >>> groups = source_groups(GridSpace({"x": [0, 1]}), hist, target_problem=[16])
+    >>> [(g.device, g.indices.tolist(), g.same_problem) for g in groups]  # x = 2: no index
+    [('fast', [0, 1], False), ('slow', [0, 1], False)]
     """
     from ..db.model import Measurement
     check_type("space", space, Space)
