@@ -36,7 +36,10 @@ BOUND_METHODS = ("hong_kung_composite", "x_partition", "x_partition_chain", "com
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound bound``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound bound``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound bound` examples (tests/test_readme_examples.py).
+    """
     add_layer_argument(parser)
     add_memory_arguments(parser)
     add_algorithm_argument(
@@ -63,7 +66,10 @@ def _fmt(x) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound bound`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound bound` examples (tests/test_readme_examples.py).
+    """
     from iobound.report import bound_report
 
     layer = resolve_layer(args)

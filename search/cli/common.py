@@ -55,12 +55,25 @@ LAYER_HELP = ("a preset name (alexnet.conv1, resnet50.conv3_1, ...) or key=value
 
 
 def add_layer_argument(parser: argparse.ArgumentParser) -> None:
-    """Add the required ``--layer SPEC`` (read with :func:`resolve_layer`)."""
+    """Add the required ``--layer SPEC`` (read with :func:`resolve_layer`).
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_layer_argument(p)
+    >>> p.parse_args(["--layer", "alexnet.conv1"]).layer
+    'alexnet.conv1'
+    """
     parser.add_argument("--layer", required=True, metavar="SPEC", help=LAYER_HELP)
 
 
 def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the required ``--fast-memory S`` and ``--dtype`` (read with :func:`resolve_fast_memory`)."""
+    """Add the required ``--fast-memory S`` and ``--dtype`` (read with :func:`resolve_fast_memory`).
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_memory_arguments(p)
+    >>> args = p.parse_args(["--fast-memory", "48KiB", "--dtype", "fp16"])
+    >>> resolve_fast_memory(args)
+    24576
+    """
     parser.add_argument(
         "--fast-memory", required=True, metavar="S",
         help="fast memory: words (12288) or bytes with a unit (48KiB, 96KB), converted "
@@ -72,7 +85,17 @@ def add_memory_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_device_argument(parser: argparse.ArgumentParser, default: str, purpose: str = "") -> None:
-    """Add ``--device PRESET`` with ``default``; ``purpose`` says what the device is used for."""
+    """Add ``--device PRESET`` with ``default``; ``purpose`` says what the device is used for.
+
+    >>> p = argparse.ArgumentParser(exit_on_error=False)
+    >>> add_device_argument(p, "v100", "to tune on")
+    >>> p.parse_args([]).device
+    'v100'
+    >>> p.parse_args(["--device", ""])
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentError: argument --device: the device name is empty
+    """
     what = f" {purpose}" if purpose else ""
     parser.add_argument("--device", default=default, metavar="PRESET", type=nonempty("device name"),
                         help=f"device preset{what} (default {default})")
@@ -80,7 +103,13 @@ def add_device_argument(parser: argparse.ArgumentParser, default: str, purpose: 
 
 def add_algorithm_argument(parser: argparse.ArgumentParser, default: str | None = "direct",
                            extra: Sequence[str] = (), help: str | None = None) -> None:
-    """Add ``--algorithm`` over :data:`ALGORITHMS` plus ``extra`` choices (e.g. ``"all"``)."""
+    """Add ``--algorithm`` over :data:`ALGORITHMS` plus ``extra`` choices (e.g. ``"all"``).
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_algorithm_argument(p, extra=("all",))
+    >>> p.parse_args([]).algorithm, p.parse_args(["--algorithm", "all"]).algorithm
+    ('direct', 'all')
+    """
     parser.add_argument(
         "--algorithm", choices=(*ALGORITHMS, *extra), default=default,
         help=help or f"direct convolution or Winograd F(e x e, r x r) (default {default})")
@@ -88,12 +117,23 @@ def add_algorithm_argument(parser: argparse.ArgumentParser, default: str | None 
 
 def add_json_argument(parser: argparse.ArgumentParser, document: str = "one JSON object") -> None:
     """Add ``--json``: print ``document`` (one JSON object, see :func:`print_result`, unless
-    the subcommand prints another) instead of text."""
+    the subcommand prints another) instead of text.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_json_argument(p, "one JSON line per layer")
+    >>> p.parse_args(["--json"]).json
+    True
+    """
     parser.add_argument("--json", action="store_true", help=f"print {document} instead of text")
 
 
 def resolve_layer(args: argparse.Namespace) -> "ConvLayer":
-    """The layer named by ``args.layer`` (preset or key=value spec)."""
+    """The layer named by ``args.layer`` (preset or key=value spec).
+
+    >>> layer = resolve_layer(argparse.Namespace(layer="alexnet.conv1"))
+    >>> layer.name, layer.h_out
+    ('alexnet.conv1', 55)
+    """
     from iobound.layer_spec import parse_layer_spec
     return parse_layer_spec(args.layer)
 
@@ -119,7 +159,17 @@ def resolve_fast_memory(args: argparse.Namespace) -> int:
 
 
 def add_winograd_e_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--winograd-e E``, one output tile edge (``None`` when not given)."""
+    """Add ``--winograd-e E``, one output tile edge (``None`` when not given).
+
+    >>> p = argparse.ArgumentParser(exit_on_error=False)
+    >>> add_winograd_e_argument(p)
+    >>> p.parse_args([]).winograd_e, p.parse_args(["--winograd-e", "3"]).winograd_e
+    (None, 3)
+    >>> p.parse_args(["--winograd-e", "x"])
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentError: argument --winograd-e: 'x' is not an integer
+    """
     from iobound.algorithms import DEFAULT_WINOGRAD_E
     parser.add_argument(
         "--winograd-e", type=int_option("--winograd-e", limits.WINOGRAD_E), default=None,
@@ -214,7 +264,12 @@ def ms_text(ms: float, estimate: bool = False) -> str:
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> str:
-    """Two aligned columns, ``label  value``, one row a line."""
+    """Two aligned columns, ``label  value``, one row a line.
+
+    >>> print(format_rows([("S", "256 words"), ("lower bound", "1,234 words")]))
+    S            256 words
+    lower bound  1,234 words
+    """
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -243,7 +298,14 @@ def aligned_table(rows: Sequence[Sequence[str]],
 
 def print_result(args: argparse.Namespace, data: dict, text: Callable[[], str]) -> None:
     """Print ``data`` as one JSON line with ``--json`` (non-finite floats as null), else
-    the human text ``text()``."""
+    the human text ``text()``.
+
+    >>> data = {"layer": "conv1", "ratio": float("inf")}
+    >>> print_result(argparse.Namespace(json=True), data, lambda: "not called")
+    {"layer": "conv1", "ratio": null}
+    >>> print_result(argparse.Namespace(json=False), data, lambda: f"ratio {data['ratio']}")
+    ratio inf
+    """
     print(json.dumps(json_safe(data), allow_nan=False) if args.json else text())
 
 

@@ -46,7 +46,10 @@ _ORDERS = ("output", "weight", "input", "output-runs", "weight-runs", "input-run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound dataflow``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound dataflow``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound dataflow` examples (tests/test_readme_examples.py).
+    """
     add_layer_argument(parser)
     add_memory_arguments(parser)
     parser.add_argument("--processors", type=int_option("--processors", limits.PROCESSORS), default=1, metavar="N",
@@ -166,7 +169,10 @@ def _table(rep) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound dataflow`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound dataflow` examples (tests/test_readme_examples.py).
+    """
     from dataflow.evaluate import evaluate_dataflow
 
     layer = resolve_layer(args)

@@ -37,7 +37,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound domain``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound domain``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound domain` examples (tests/test_readme_examples.py).
+    """
     add_layer_argument(parser)
     add_device_argument(parser, DEFAULT_DEVICE, "whose limits bound the domain")
     add_algorithm_argument(parser)
@@ -99,7 +102,10 @@ def _text(d: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound domain`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound domain` examples (tests/test_readme_examples.py).
+    """
     from iobound.devices import get_device
     from search.conv_space import ConvSpace
 

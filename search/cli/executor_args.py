@@ -43,7 +43,15 @@ _FLAGS = {"executor": "--executor", "workers": "--workers", "ray_address": "--ra
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the executor options (read with :func:`resolve_executor_options`)."""
+    """Add the executor options (read with :func:`resolve_executor_options`).
+
+    >>> p = argparse.ArgumentParser(exit_on_error=False)
+    >>> add_executor_arguments(p)
+    >>> p.parse_args(["--workers", "1_0"])
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentError: argument --workers: invalid int value: '1_0'
+    """
     group = parser.add_argument_group("where measurements run")
     group.add_argument("--executor", metavar="NAME", type=nonempty("executor name"),
                        help=f"{' | '.join(EXECUTOR_NAMES)}: worker processes on this machine, or "

@@ -47,7 +47,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound history``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound history``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound history` examples (tests/test_readme_examples.py).
+    """
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser("import", help="import Kernel Tuner cache files, tuning logs and "
                                       "other tuning databases")
@@ -110,7 +113,10 @@ def _open(args, readonly: bool, must_exist: bool | None = None):
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound history`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound history` examples (tests/test_readme_examples.py).
+    """
     try:
         if args.action == "import":
             return _import(args)

@@ -59,7 +59,25 @@ def _selection(args: argparse.Namespace, db):
 
 def remove_measurements(args: argparse.Namespace, db) -> int:
     """Print (and, without ``--dry-run``, delete) what the options select; exit 1 when
-    they select nothing."""
+    they select nothing.
+
+    >>> import os, tempfile
+    >>> from search.cli.main import build_parser
+    >>> from search.db import Measurement, TuningDB, Workload
+    >>> from search.measure.base import MeasureRecord
+    >>> db = TuningDB(os.path.join(tempfile.mkdtemp(), "tuning.db"))
+    >>> _ = db.add([Measurement(Workload("k", [8], ("x",)), "v100", "nvcc",
+    ...                         MeasureRecord.ok({"x": 1}, time_ms=1.0), source="a.json")])
+    >>> args = build_parser().parse_args(["history", "remove", "--db", "t.db", "--device", "v100",
+    ...                                   "--dry-run"])
+    >>> remove_measurements(args, db), db.count()
+    would remove 1 measurements:
+    workload  device  toolchain  source  measurements
+    k [8]     v100    nvcc       a.json             1
+    t.db: unchanged (1 measurements; without --dry-run 0 left)
+    (0, 1)
+    >>> db.close()
+    """
     from search.db.remove import empty_workloads, plan, remove
     selection = _selection(args, db)
     labels = _labels(db)  # before removing: a workload that goes keeps its label

@@ -52,7 +52,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound kernel``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound kernel``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound kernel` examples (tests/test_readme_examples.py).
+    """
     add_layer_argument(parser)
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--config", metavar="K=V,...",
@@ -186,7 +189,10 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound kernel`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound kernel` examples (tests/test_readme_examples.py).
+    """
     from kernels.cache import cache_dir, content_key
     from kernels.config import check_config
     from kernels.generate import generate

@@ -65,7 +65,12 @@ def _modules() -> dict[str, object]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``iobound`` parser: one subcommand per module of :func:`_modules`, each adding its
-    options (``add_arguments``) and run by its ``run``."""
+    options (``add_arguments``) and run by its ``run``.
+
+    >>> args = build_parser().parse_args(["domain", "--layer", "alexnet.conv1"])
+    >>> args.command, args.device, args.algorithm
+    ('domain', 'v100', 'direct')
+    """
     parser = _Parser(
         prog="iobound",
         description=(
@@ -94,7 +99,16 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 no result, 2 bad input or an unusable
-    set-up, 130 interrupted)."""
+    set-up, 130 interrupted).
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     code = main(["bound", "--layer", "cin=2,hin=6,cout=2,kh=9", "--fast-memory", "64"])
+    >>> code
+    2
+    >>> print(err.getvalue(), end="")
+    iobound bound: error: k_h=9 (dilated extent 9) is larger than the padded input height 6
+    """
     args = None
     try:
         # SIGTERM stops a run as Ctrl-C does (search.interrupts), from the start: iobound's

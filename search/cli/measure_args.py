@@ -24,7 +24,16 @@ MEASURES = (*LAYER_MEASURES, "replay:FILE")
 
 
 def resolve_measure(args) -> tuple[str, str | None, str | None]:
-    """(kind, replay file, notice) from ``--measure``; without it cuda when a GPU is here."""
+    """(kind, replay file, notice) from ``--measure``; without it cuda when a GPU is here.
+
+    >>> import argparse
+    >>> resolve_measure(argparse.Namespace(measure="model"))
+    ('model', None, None)
+    >>> resolve_measure(argparse.Namespace(measure="replay"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --measure replay needs a file: replay:FILE
+    """
     if args.measure is None:
         from search.measure.cuda import cuda_available
         if cuda_available():
@@ -61,7 +70,13 @@ def _this_gpu():
 
 
 def device_for(args, kind: str):
-    """(device, note for the first line)."""
+    """(device, note for the first line).
+
+    >>> import argparse
+    >>> device, note = device_for(argparse.Namespace(device="a100"), "cuda")
+    >>> device.name, note
+    ('A100-SXM4-40GB', '')
+    """
     from iobound.devices import get_device
     if args.device:
         return get_device(args.device), ""

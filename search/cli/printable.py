@@ -37,7 +37,16 @@ codecs.register_error("iobound-lenient", _lenient)
 @contextlib.contextmanager
 def printable_stdout():
     """stdout that prints every text (:func:`_lenient`) instead of a UnicodeEncodeError
-    traceback, for the run; its error handler as it was afterwards."""
+    traceback, for the run; its error handler as it was afterwards.
+
+    >>> import io
+    >>> out, sys.stdout = sys.stdout, io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    >>> with printable_stdout():
+    ...     inside = sys.stdout.errors
+    >>> after, sys.stdout = sys.stdout.errors, out
+    >>> inside, after
+    ('iobound-lenient', 'strict')
+    """
     out = sys.stdout
     before = getattr(out, "errors", None)
     if before not in ("strict", "surrogateescape") or not hasattr(out, "reconfigure"):

@@ -29,7 +29,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound report``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound report``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound report` examples (tests/test_readme_examples.py).
+    """
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--network", metavar="NAME", help="a network preset (resnet50, vgg16, ...)")
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
@@ -46,7 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound report`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound report` examples (tests/test_readme_examples.py).
+    """
     try:
         import matplotlib  # noqa: F401
     except ImportError:

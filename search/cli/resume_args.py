@@ -38,7 +38,11 @@ _KINDS = {int: "an integer", str: "text"}
 
 def spec_of(layer: dict) -> str:
     """The ``--layer`` spec of a logged layer: its preset's name when it names a preset of
-    that shape, else its shape as ``key=value`` pairs."""
+    that shape, else its shape as ``key=value`` pairs.
+
+    >>> spec_of({**get_layer("alexnet.conv1").to_dict(), "name": "alexnet.conv2"})
+    'n=1,cin=3,hin=227,win=227,cout=96,kh=11,kw=11,stride=4x4,pad=0x0,dilation=1x1,groups=1'
+    """
     shape = ConvLayer.from_dict(layer)
     try:
         if get_layer(layer.get("name") or "").replace(name="") == shape.replace(name=""):
@@ -57,7 +61,19 @@ def fill_from_log(args) -> str | None:
     """Complete ``args`` of ``iobound tune`` from the header of ``args.resume`` when the
     command names no ``--layer``, ``--network`` or ``--measure``; the notice saying what
     was taken (``None`` when nothing was). ``args.seed`` is 0 when neither gives one.
-    A header without what a run needs is refused in one line, naming the file."""
+    A header without what a run needs is refused in one line, naming the file.
+
+    >>> import os, tempfile
+    >>> from search.cli.main import build_parser
+    >>> from search.log_writer import header_line
+    >>> log = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with open(log, "w") as f:
+    ...     print(header_line({"layer": get_layer("alexnet.conv1").to_dict(),
+    ...                        "measurer": {"name": "model"}, "seed": 3}), file=f)
+    >>> args = build_parser().parse_args(["tune", "--resume", log, "--budget", "16"])
+    >>> fill_from_log(args).split(" records: ")[1], args.budget
+    ('--layer alexnet.conv1 --measure model --seed 3', 16)
+    """
     alone = args.resume and all(v is None for v in (args.layer, args.network, args.measure))
     source, taken = _taken(args) if alone else (args.resume, [])
     args.seed = 0 if args.seed is None else args.seed

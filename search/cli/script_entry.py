@@ -35,7 +35,17 @@ EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 def run_script(main: Callable[[Sequence[str] | None], int | None],
                argv: Sequence[str] | None = None) -> int:
-    """``main(argv)``'s exit code, with bad input and Ctrl-C as one line (module doc)."""
+    """``main(argv)``'s exit code, with bad input and Ctrl-C as one line (module doc).
+
+    >>> import contextlib, io
+    >>> from iobound.errors import OutputWriteError
+    >>> def main(argv=None):
+    ...     raise OutputWriteError("could not write t.json (No space left on device)")
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     code = run_script(main)
+    >>> code, err.getvalue().strip(), run_script(lambda argv: None)
+    (1, 'error: could not write t.json (No space left on device)', 0)
+    """
     from iobound.errors import IoboundError
 
     from search.cli.printable import printable_stdout

@@ -33,7 +33,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound select``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound select``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound select` examples (tests/test_readme_examples.py).
+    """
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--layer", metavar="SPEC", help=LAYER_HELP)
     what.add_argument("--network", metavar="NAME", help="every layer of a network preset")
@@ -47,14 +50,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_history_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--history DB`` (read with :func:`history_records`)."""
+    """Add ``--history DB`` (read with :func:`history_records`).
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_history_argument(p)
+    >>> p.parse_args([]).history, p.parse_args(["--history", "tuning.db"]).history
+    (None, 'tuning.db')
+    """
     parser.add_argument("--history", metavar="DB", type=nonempty("path"),
                         help="tuning history database (iobound tune --history): layers it holds "
                              "are selected from their tuned results, the others measured")
 
 
 def history_records(args: argparse.Namespace, device_name: str) -> list:
-    """The label records ``--history`` holds for ``device_name`` (none without the flag)."""
+    """The label records ``--history`` holds for ``device_name`` (none without the flag).
+
+    >>> import tempfile
+    >>> history_records(argparse.Namespace(history=None), "V100-SXM2")
+    []
+    >>> history_records(argparse.Namespace(history=tempfile.mkdtemp()), "V100-SXM2")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --history '...' is a folder; give a tuning database file ...
+    """
     if not getattr(args, "history", None):
         return []
     import sqlite3
@@ -77,7 +95,11 @@ def history_records(args: argparse.Namespace, device_name: str) -> list:
 
 
 def resolve_layers(args: argparse.Namespace) -> list:
-    """The layers of ``--layer`` or ``--network``."""
+    """The layers of ``--layer`` or ``--network``.
+
+    >>> [layer.name for layer in resolve_layers(argparse.Namespace(network="alexnet", layer=None))]
+    ['alexnet.conv1', 'alexnet.conv2', 'alexnet.conv3', 'alexnet.conv4', 'alexnet.conv5']
+    """
     if args.network is not None:
         from iobound.networks import network_layers
         return network_layers(args.network)
@@ -86,7 +108,17 @@ def resolve_layers(args: argparse.Namespace) -> list:
 
 
 def run_selection(args: argparse.Namespace) -> list:
-    """Select for the layers of ``args`` (progress on stderr for more than one layer)."""
+    """Select for the layers of ``args`` (progress on stderr for more than one layer).
+
+    >>> args = argparse.Namespace(layer="cin=4,hin=8,cout=8,kh=1", network=None, device="v100",
+    ...                           measure="model", history=None, json=False)
+    >>> [(s.choice.label, s.estimate, s.io_gap) for s in run_selection(args)]
+    [('direct', True, 1.0)]
+    >>> run_selection(argparse.Namespace(**{**vars(args), "measure": "cuda"}))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --measure must be one of model, got 'cuda' (cuda and ...
+    """
     from iobound.devices import get_device
     from search.selection.labels import ORACLE_MEASURES
     from search.selection.select import select_layers
@@ -118,7 +150,18 @@ def _ms(t, estimate: bool) -> str:
 
 
 def format_table(sels: list) -> str:
-    """The human table of :func:`run_selection`'s result."""
+    """The human table of :func:`run_selection`'s result.
+
+    >>> args = argparse.Namespace(layer="cin=4,hin=8,cout=8,kh=1", network=None, device="v100",
+    ...                           measure="model", history=None, json=False)
+    >>> table = format_table(run_selection(args)).splitlines()
+    >>> table[1].split()[-6:]
+    ['n/a', 'n/a', 'n/a', '800', '800', '1.00']
+    >>> for line in table[2:]:
+    ...     print(line)
+    * analytic estimate, not a measurement
+    n/a: not a candidate for this layer
+    """
     from search.selection.dataset import CLASSES
     labels = [c.label for c in CLASSES]   # direct, winograd-e2, ...: one column each
     head = ("layer", "choice", "time_ms", *(k.replace("winograd", "wino") for k in labels),
@@ -151,7 +194,10 @@ def format_table(sels: list) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound select`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound select` examples (tests/test_readme_examples.py).
+    """
     sels = run_selection(args)
     data = {"device": sels[0].device if sels else args.device, "measure": args.measure,
             "layers": [s.to_dict() for s in sels]}

@@ -44,7 +44,10 @@ DESCRIPTION = (
 )
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``iobound tune``'s options to ``parser`` (:func:`search.cli.main.build_parser`)."""
+    """Add ``iobound tune``'s options to ``parser`` (:func:`search.cli.main.build_parser`).
+
+    Run by the README's `iobound tune` examples (tests/test_readme_examples.py).
+    """
     _add_target_arguments(parser)
     _add_search_arguments(parser)
     _add_run_file_arguments(parser)
@@ -229,7 +232,10 @@ def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``iobound tune`` with the parsed ``args``; the exit code (bad input raises,
-    and :func:`search.cli.main.main` makes it one line and exit 2)."""
+    and :func:`search.cli.main.main` makes it one line and exit 2).
+
+    Run by the README's `iobound tune` examples (tests/test_readme_examples.py).
+    """
     resumed = fill_from_log(args)  # --resume FILE alone: the run's own command
     kind, file, notice = _resolve_measure(args)
     notice = "; ".join(filter(None, (resumed, notice))) or None

@@ -39,7 +39,16 @@ def check_network_json(args, layers=(), settings=None) -> None:
     ``--resume`` as given (a later ``--resume FILE`` reads that name first) or per layer, of
     a layer's ``--export-cache`` (per-layer names, for ``layers`` with ``settings`` and
     ``args.algorithm``) or of a layer's best kernel in ``--out-dir`` (for ``layers``): the
-    table would overwrite it."""
+    table would overwrite it.
+
+    >>> import argparse
+    >>> args = argparse.Namespace(network_json="t.db", network="alexnet", algorithm="direct",
+    ...                           history="t.db")
+    >>> check_network_json(args)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --network-json 't.db' is also given as --history; give ...
+    """
     if args.network_json is None:
         return
     if args.network is None:
@@ -78,7 +87,24 @@ def _table(args, jobs, reports, device, kind: str, skipped=()) -> dict:
 def write_network_json(path: str, args, jobs, reports, device, kind: str, skipped=()) -> None:
     """Write the table, atomically (:func:`search.outputs.write_atomic`: an existing file
     stays as it was until the new one is complete); a failed write is an
-    OutputWriteError (the logs keep everything)."""
+    OutputWriteError (the logs keep everything).
+
+    >>> import argparse, os, tempfile
+    >>> args = argparse.Namespace(network="tiny", algorithm="direct", strategy="explorer",
+    ...                           budget=3, seed=1)
+    >>> from iobound.devices import get_device
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layers
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="c3")
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> jobs = plan_layers([layer], get_device("v100"), TuneSettings(budget=3, seed=1),
+    ...                    measure="model", out_dir=os.path.dirname(path), verify=False)
+    >>> write_network_json(path, args, jobs, run_layers(jobs, None), get_device("v100"), "model")
+    >>> with open(path) as f:
+    ...     table = json.load(f)
+    >>> table["network"], [row["layer"] for row in table["layers"]], table["evaluations"]
+    ('tiny', ['c3'], 3)
+    """
     from search.session.files import OutputWriteError
     from search.outputs import write_atomic
     text = json.dumps(_table(args, jobs, reports, device, kind, skipped), indent=1,
@@ -92,7 +118,22 @@ def write_network_json(path: str, args, jobs, reports, device, kind: str, skippe
 
 def finish_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
     """After a network run: the table printed (unless ``--json``), and ``--network-json``;
-    ``skipped`` (``[{"layer", "reason"}]``) the network's layers the algorithm leaves out."""
+    ``skipped`` (``[{"layer", "reason"}]``) the network's layers the algorithm leaves out.
+
+    >>> import argparse, os, tempfile
+    >>> from iobound.devices import get_device
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layers
+    >>> a100, tmp = get_device("a100"), tempfile.mkdtemp()
+    >>> jobs = plan_layers([ConvLayer(n=2, c_in=4, h_in=5, w_in=5, c_out=8, k_h=1, k_w=1,
+    ...                               name="pw")], a100, TuneSettings(budget=1, seed=2),
+    ...                    measure="model", out_dir=tmp, verify=False)
+    >>> args = argparse.Namespace(network="tiny", algorithm="direct", strategy="explorer",
+    ...                           budget=1, seed=2, json=True, network_json=f"{tmp}/net.json")
+    >>> finish_network(args, jobs, run_layers(jobs, None), a100, "model")  # --json: no table
+    >>> sorted(os.listdir(tmp))
+    ['net.json', 'pw_direct_best.cu']
+    """
     if not args.json:
         print_network(args, jobs, reports, device, kind, skipped)
     if args.network_json:
@@ -102,7 +143,25 @@ def finish_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
 def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
     """The table, one line per layer (``*``: an analytic estimate; ``w``: emulated words);
     with ``--algorithm all`` the algorithm each layer's fastest kernel uses, and the
-    others' best costs."""
+    others' best costs.
+
+    >>> import argparse, tempfile
+    >>> from iobound.devices import get_device
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layers
+    >>> layers = [ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=k, k_w=k, padding=k // 2,
+    ...                     name=f"k{k}") for k in (3, 1)]
+    >>> jobs = plan_layers(layers, get_device("v100"), TuneSettings(strategy="random", budget=2,
+    ...                    seed=0), measure="model", out_dir=tempfile.mkdtemp(), verify=False)
+    >>> args = argparse.Namespace(network="tiny", algorithm="direct", strategy="random",
+    ...                           budget=2, seed=0)
+    >>> print_network(args, jobs, run_layers(jobs, None), get_device("v100"), "model")
+    layer                            best evals  bound (words) io/bound  kernel
+    k3                           0.00604*     2            432     2.44  .../k3_direct_best.cu
+    k1                          0.005494*     2            304     1.58  .../k1_direct_best.cu
+    2 of 2 layers tuned; 4 evaluations
+    every layer's best, one after another: 0.01153 ms, estimated (analytic model)
+    """
     table = _table(args, jobs, reports, device, kind, skipped)
     every = args.algorithm == "all"
     print(f"{'layer':<26} " + (f"{'algorithm':<9} " if every else "")
@@ -139,7 +198,22 @@ def _cost(cost, row) -> str:
 
 class NetworkPrinter(Observer):
     """The observer for layers tuned at once (see the module doc); ``print_layer(report)``
-    prints one layer's block."""
+    prints one layer's block.
+
+    >>> import tempfile
+    >>> from iobound.devices import get_device
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layers
+    >>> jobs = plan_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1,
+    ...                               name="p1")], get_device("v100"),
+    ...                    TuneSettings(strategy="random", budget=2, seed=0), measure="model",
+    ...                    out_dir=tempfile.mkdtemp(), verify=False)
+    >>> _ = run_layers(jobs, NetworkPrinter(2, lambda rep: print(f"  {rep.evaluations} evals")))
+    started p1  n1 4x6x6 -> 4x6x6 k1x1 s1x1 p0x0  (1,455 configurations)
+    iobound tune: p1  n1 4x6x6 -> 4x6x6 k1x1 s1x1 p0x0  (direct)
+      2 evals
+    <BLANKLINE>
+    """
 
     def __init__(self, total: int, print_layer, unit: str = "ms"):
         from search.progress import ProgressBar

@@ -130,7 +130,20 @@ def _print_layer(rep) -> None:
 
 
 def print_choice(choice) -> None:
-    """A layer tuned with every algorithm: the fastest, and the others' best."""
+    """A layer tuned with every algorithm: the fastest, and the others' best.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, choose_algorithms, tune_layers
+    >>> reports = tune_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1,
+    ...                                  name="p1")], "v100",
+    ...                       TuneSettings(strategy="random", budget=2, seed=0), measure="model",
+    ...                       algorithm="all", out_dir=tempfile.mkdtemp(), verify=False)
+    >>> [r.algorithm for r in reports]  # a 1x1 kernel: no Winograd
+    ['direct']
+    >>> print_choice(choose_algorithms(reports)[0])
+    algorithm: direct (the only one with a configuration of the layer on this device), ...
+    """
     def cost(rep):
         return _fmt_ms(rep.result.best.record) if rep.result.best is not None else "no result"
     others = ", ".join(f"{r.algorithm} {cost(r)}" for r in choice.candidates if r is not choice.chosen)
@@ -149,7 +162,23 @@ def print_choice(choice) -> None:
 
 def print_replay(rep) -> int:
     """Print a replayed run's table and its best against the recorded optimum; the exit
-    code (1 when no configuration ran successfully)."""
+    code (1 when no configuration ran successfully).
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.session import TuneSettings, tune_replay
+    >>> cache = KtCache(tune_params={"x": [1, 2, 3]}, device_name="v100", kernel_name="k",
+    ...                 entries=[{"x": x, "time": 1.0 + abs(x - 2)} for x in (1, 2, 3)])
+    >>> print_replay(tune_replay(cache, TuneSettings(strategy="grid", budget=2)))
+      rank        cost  status         config
+         1           2  ok             x=1
+         2           2  ok             x=3
+      evaluations 2 (ok 2) in 1 rounds; stopped: budget; strategy ... s
+    best config: x=1
+    best time: 2 ms (replayed measurement)
+    recorded optimum of the space: 1 ms (best found is 50.0% of optimal speed)
+    took ... s
+    0
+    """
     _print_table(rep.result)
     _print_history_use(rep)
     if rep.result.best is None:
@@ -168,7 +197,24 @@ def print_replay(rep) -> int:
 
 
 def printer(args, many: bool = False, jobs=()):
-    """The observer that prints the human output as the session goes."""
+    """The observer that prints the human output as the session goes.
+
+    >>> import argparse, contextlib, io, tempfile
+    >>> from iobound.devices import get_device
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layers
+    >>> jobs = plan_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3,
+    ...                               name="k3")], get_device("v100"),
+    ...                    TuneSettings(budget=2, seed=0), measure="model",
+    ...                    out_dir=tempfile.mkdtemp(), verify=False)
+    >>> args = argparse.Namespace(budget=2, strategy="explorer", seed=0, tune_repeats=False)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     _ = run_layers(jobs, printer(args))
+    >>> for line in out.getvalue().splitlines()[:2]:
+    ...     print(line)
+    iobound tune: k3  n1 4x6x6 -> 4x4x4 k3x3 s1x1 p0x0
+      space: direct, 648 configurations (Table 1 pruned; 648 unpruned)
+    """
     from search.measure import measurer_class
     from search.progress import ProgressBar
     from search.session import Observer

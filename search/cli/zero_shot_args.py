@@ -32,7 +32,15 @@ __all__ = ["add_zero_shot_arguments", "resolve_zero_shot", "zero_shot_options",
 
 
 def add_zero_shot_arguments(parser) -> None:
-    """``--zero-shot K`` and ``--zero-shot-order ORDER`` of ``iobound tune``."""
+    """``--zero-shot K`` and ``--zero-shot-order ORDER`` of ``iobound tune``.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_zero_shot_arguments(p)
+    >>> args = p.parse_args(["--zero-shot", "8", "--zero-shot-order", "model"])
+    >>> args.zero_shot, args.zero_shot_order, p.parse_args([]).zero_shot_order
+    (8, 'model', None)
+    """
     from search.cli.common import ascii_int
     from search.zero_shot import ORDERS
     parser.add_argument("--zero-shot", type=ascii_int, metavar="K",
