@@ -71,10 +71,10 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
     >>> args = build_parser().parse_args(["history", "remove", "--db", "t.db", "--device", "v100",
     ...                                   "--dry-run"])
     >>> remove_measurements(args, db), db.count()
-    would remove 1 measurements:
+    would remove 1 measurement:
     workload  device  toolchain  source  measurements
     k [8]     v100    nvcc       a.json             1
-    t.db: unchanged (1 measurements; without --dry-run 0 left)
+    t.db: unchanged (1 measurement; without --dry-run 0 left)
     (0, 1)
     >>> db.close()
     """
@@ -103,9 +103,10 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
         if not empty:
             print("no measurement matches all of the options; nothing removed")
         return 0 if empty else 1
-    print(f"{'would remove' if args.dry_run else 'removed'} {n} measurements:")
+    print(f"{'would remove' if args.dry_run else 'removed'} {n} measurement{'s' * (n != 1)}:")
     print(aligned_table([("workload", "device", "toolchain", "source", "measurements")]
                         + [(*r[:3], r[3] or "-", str(r[4])) for r in rows], text_columns=4))
-    print(f"{args.db}: {left} measurements left" if not args.dry_run else
-          f"{args.db}: unchanged ({left} measurements; without --dry-run {left - n} left)")
+    held = f"{left} measurement{'s' * (left != 1)}"
+    print(f"{args.db}: {held} left" if not args.dry_run else
+          f"{args.db}: unchanged ({held}; without --dry-run {left - n} left)")
     return 0

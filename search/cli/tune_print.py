@@ -34,7 +34,7 @@ def _print_table(result, k: int = 5) -> None:
     if any(t.record.estimate for t in result.trials):
         print(f"  {ESTIMATE_LEGEND}")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
-    print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} rounds; "
+    print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} round{'s' * (result.rounds != 1)}; "
           f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "
           f"measure {result.measure_seconds:.2f} s"
           + (f"; {result.resumed} resumed from the log" if result.resumed else "")
@@ -172,7 +172,7 @@ def print_replay(rep) -> int:
       rank        cost  status         config
          1           2  ok             x=1
          2           2  ok             x=3
-      evaluations 2 (ok 2) in 1 rounds; stopped: budget; strategy ... s
+      evaluations 2 (ok 2) in 1 round; stopped: budget; strategy ... s
     best config: x=1
     best time: 2 ms (replayed measurement)
     recorded optimum of the space: 1 ms (best found is 50.0% of optimal speed)
