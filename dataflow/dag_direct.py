@@ -70,7 +70,16 @@ MAX_VERTICES = 2_000_000
 def check_dag_size(estimate: int, what: str, limit: int = MAX_VERTICES) -> None:
     """Raise ValueError when a DAG of about ``estimate`` vertices exceeds ``limit`` (an
     integer in :data:`iobound.limits.DAG_VERTICES`: NaN or an infinity must not switch
-    the cap off)."""
+    the cap off).
+
+    Examples
+    --------
+    >>> check_dag_size(86, "direct convolution")   # within the cap: nothing happens
+    >>> check_dag_size(10, "direct convolution", limit=float("nan"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: max_vertices must be an integer, got nan
+    """
     limit = limits.check_int("max_vertices", limit, limits.DAG_VERTICES)
     if isinstance(estimate, bool) or not isinstance(estimate, numbers.Integral):
         raise InvalidInputError(f"the vertex estimate must be an integer, got {estimate!r:.60}")

@@ -69,7 +69,16 @@ __all__ = ["winograd_conv_dag", "winograd_supports"]
 
 
 def winograd_supports(e: int, r: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """Nonzero columns per row of ``(A^T, G, B^T)``: ``supports[m][row]`` is a tuple of columns."""
+    """Nonzero columns per row of ``(A^T, G, B^T)``: ``supports[m][row]`` is a tuple of columns.
+
+    Examples
+    --------
+    >>> a_t, g, b_t = winograd_supports(2, 3)   # F(2x2, 3x3)
+    >>> a_t
+    ((0, 1, 2), (1, 2, 3))
+    >>> b_t
+    ((0, 2), (1, 2), (1, 2), (1, 3))
+    """
     t = winograd_transforms(e, r)
     return tuple(tuple(tuple(c for c in range(m.cols) if m[row, c] != 0) for row in range(m.rows))
                  for m in (t.AT, t.G, t.BT))

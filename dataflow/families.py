@@ -37,7 +37,14 @@ __all__ = ["DataflowFamily", "DirectDataflow", "WinogradDataflow", "DATAFLOWS", 
 
 
 class DataflowFamily(ABC):
-    """What the dataflow layer knows of one algorithm: tiles, I/O, footprint, flops."""
+    """What the dataflow layer knows of one algorithm: tiles, I/O, footprint, flops.
+
+    Examples
+    --------
+    >>> fam = dataflow_family("direct")
+    >>> isinstance(fam, DataflowFamily), fam.name, fam.paper_equation
+    (True, 'direct', 'Eq. 12 + output writes')
+    """
 
     algorithm: ClassVar[Algorithm]
     tiling_type: ClassVar[type]
@@ -136,7 +143,18 @@ class DataflowFamily(ABC):
 
 
 class DirectDataflow(DataflowFamily):
-    """Direct convolution's dataflow (Sec. 5.2)."""
+    """Direct convolution's dataflow (Sec. 5.2).
+
+    Examples
+    --------
+    The orders it can run, and its choice for a small padded layer in 300 words:
+
+    >>> from iobound.layer import ConvLayer
+    >>> DirectDataflow().orders
+    ('output', 'weight', 'input', 'output-runs', 'weight-runs', 'input-runs')
+    >>> DirectDataflow().choose(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), 300, None, True, None)
+    ('input', DirectTiling(x=4, y=8, z=1, alpha=1))
+    """
 
     algorithm = DIRECT
     tiling_type = _direct.DirectTiling
@@ -230,7 +248,20 @@ class DirectDataflow(DataflowFamily):
 
 
 class WinogradDataflow(DataflowFamily):
-    """Winograd F(e x e, r x r)'s dataflow (Sec. 5.3)."""
+    """Winograd F(e x e, r x r)'s dataflow (Sec. 5.3).
+
+    Examples
+    --------
+    Its two footprint models of one tiling (same I/O), and the ``e`` it takes when none is given:
+
+    >>> from iobound.layer import ConvLayer
+    >>> from dataflow.winograd import WinogradTiling
+    >>> layer, t = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), WinogradTiling(2, 4, 4, 4)
+    >>> [WinogradDataflow().ordered_footprint(layer, t, o).total for o in ("paper", "accumulate")]
+    [584, 417]
+    >>> WinogradDataflow().resolve(layer, None, None)
+    2
+    """
 
     algorithm = WINOGRAD
     tiling_type = _winograd.WinogradTiling
@@ -325,5 +356,16 @@ for _fam in (DirectDataflow(), WinogradDataflow()):
 
 
 def dataflow_family(algorithm: "str | Algorithm") -> DataflowFamily:
-    """The :class:`DataflowFamily` of an algorithm name or object (unknown: InvalidInputError)."""
+    """The :class:`DataflowFamily` of an algorithm name or object (unknown: InvalidInputError).
+
+    Examples
+    --------
+    >>> from iobound.algorithms import WINOGRAD
+    >>> dataflow_family(WINOGRAD)
+    WinogradDataflow()
+    >>> dataflow_family("fft")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown algorithm 'fft'; choose one of direct, winograd
+    """
     return DATAFLOWS.get(algorithm)

@@ -35,7 +35,14 @@ __all__ = ["direct_flops", "winograd_flops", "winograd_product_flops", "transfor
 
 @takes_layer
 def direct_flops(layer: ConvLayer) -> int:
-    """``2 * MACs`` of the direct convolution."""
+    """``2 * MACs`` of the direct convolution.
+
+    Examples
+    --------
+    >>> from iobound import get_layer
+    >>> f"{direct_flops(get_layer('vgg16.conv3_2')) / 1e9:.4g} GFLOP"
+    '3.699 GFLOP'
+    """
     return 2 * layer.macs
 
 
@@ -79,7 +86,19 @@ def winograd_product_flops(layer: ConvLayer, e: int) -> int:
 @takes_layer
 def winograd_flops(layer: ConvLayer, tiling: WinogradTiling) -> int:
     """Products and transforms of the Winograd dataflow with ``tiling`` (see module doc;
-    InvalidInputError when the tiling does not fit the layer, as for its I/O)."""
+    InvalidInputError when the tiling does not fit the layer, as for its I/O).
+
+    Examples
+    --------
+    Larger blocks repeat fewer transforms; with one output channel per block, a tiny layer
+    executes more flops than the direct convolution:
+
+    >>> layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1)
+    >>> [winograd_flops(layer, WinogradTiling(2, s, s, z)) for s, z in ((8, 8), (4, 1))]
+    [23744, 44800]
+    >>> direct_flops(layer)
+    36864
+    """
     check_winograd_tiling(layer, tiling)
     e, x, y, z = tiling.e, tiling.x, tiling.y, tiling.z
     f_in, f_ker, f_out = transform_flops(e, layer.k_h)

@@ -248,7 +248,20 @@ def winograd_search(layer: ConvLayer, fast_memory: int, e: int, divisors: bool, 
     """Winograd tiles (multiples of ``e``; dividing the output first when ``divisors`` and such
     a tile fits, else overhanging) of least exact I/O for a footprint ``fixed + per_z * z``;
     ``(x, y, z)`` or None. ``free_z``: z need not divide c_out (the last channel block is
-    smaller) even when ``divisors``."""
+    smaller) even when ``divisors``.
+
+    Examples
+    --------
+    A footprint of the input rectangle plus 16 accumulators per Winograd tile and channel:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1)
+    >>> winograd_search(layer, 400, 2, True, lambda x, y: (x + 2) * (y + 2),
+    ...                 lambda x, y: 16 * (x // 2) * (y // 2))
+    (4, 8, 2)
+    >>> winograd_search(layer, 20, 2, True, lambda x, y: (x + 2) * (y + 2), lambda x, y: 16) is None
+    True
+    """
     def mult(dim):
         return np.arange(e, -(-dim // e) * e + 1, e, dtype=np.int64)
 

@@ -54,7 +54,17 @@ def check_dag(dag) -> None:
 
 def check_pebbles(S) -> int:
     """``S`` (red pebbles, fast-memory words) as an ``int`` in
-    :data:`iobound.limits.FAST_MEMORY_WORDS`; else InvalidInputError."""
+    :data:`iobound.limits.FAST_MEMORY_WORDS`; else InvalidInputError.
+
+    Examples
+    --------
+    >>> check_pebbles(12)
+    12
+    >>> check_pebbles(2.5)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: S must be an integer, got 2.5
+    """
     return limits.check_int("S", S, limits.FAST_MEMORY_WORDS)
 
 

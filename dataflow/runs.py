@@ -233,7 +233,14 @@ def run_footprint(layer: ConvLayer, tiling: RunTiling, order: str = "output-runs
 
 @dataclass(frozen=True)
 class RunChoice:
-    """The run dataflow of least exact I/O: its order, tiling, I/O and footprint."""
+    """The run dataflow of least exact I/O: its order, tiling, I/O and footprint.
+
+    Examples
+    --------
+    >>> c = best_run_dataflow(ConvLayer(1, 512, 28, 28, 128, 1, 1), 4096)
+    >>> c.order, c.tiling, c.footprint.total
+    ('output-runs', RunTiling(m=61, z=64), 3966)
+    """
 
     order: str
     tiling: RunTiling

@@ -71,6 +71,17 @@ def run_schedule(dag, layer: ConvLayer, tiling: RunTiling, order: str = "output-
     """The computation order of the run dataflow ``order`` (a :class:`TiledSchedule`).
 
     ``block_starts`` marks the blocks (``play(..., flush_at=...)`` empties fast memory there).
+
+    Examples
+    --------
+    One block per channel chunk (``z = 2`` of 3), or one per run (``m = 4`` of 9 positions):
+
+    >>> from iobound.layer import ConvLayer
+    >>> from dataflow.dag_direct import direct_conv_dag
+    >>> layer = ConvLayer(1, 2, 3, 3, 3, 1, 1)
+    >>> [run_schedule(direct_conv_dag(layer), layer, RunTiling(4, 2), o).block_starts
+    ...  for o in ("weight-runs", "input-runs")]
+    [(0, 54), (0, 36, 72)]
     """
     check_layer_dag(dag, layer, "direct")  # a DAG of this layer is small: so is the order
     _check_order(order)

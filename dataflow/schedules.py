@@ -167,7 +167,20 @@ def _blocks(layer: ConvLayer, x: int, y: int, z: int):
 
 
 def direct_tile_order(layer: ConvLayer, b: int, rows, cols, cos, alpha: int) -> list:
-    """One output tile's computations: channel chunk by chunk, output by output (its chains)."""
+    """One output tile's computations: channel chunk by chunk, output by output (its chains).
+
+    Examples
+    --------
+    Two outputs of one row, ``alpha = 1``: both take channel 0's products before channel 1's.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=3, w_in=3, c_out=1, k_h=2, k_w=2)
+    >>> order = direct_tile_order(layer, 0, range(1), range(2), range(1), alpha=1)
+    >>> len(order), order[-1]
+    (30, ('out', 0, 0, 0, 1))
+    >>> [v[5] for v in order if v[0] == "prod"]   # the input channel of each product
+    [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]
+    """
     order: list = []
     chains = [direct_chain(layer, b, co, oh, ow) for co in cos for oh in rows for ow in cols]
     pos = [0] * len(chains)

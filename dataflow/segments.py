@@ -55,6 +55,17 @@ def useful_events(dag: nx.DiGraph, moves) -> dict:
     ValueError
         When two useful computations reach one vertex (a DAG whose non-sources have more
         than one successor; not the direct DAG).
+
+    Examples
+    --------
+    Without recomputation every non-source vertex has exactly one useful compute:
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import direct_conv_dag, play, topological_schedule
+    >>> dag = direct_conv_dag(ConvLayer(n=1, c_in=2, h_in=3, w_in=3, c_out=2, k_h=2, k_w=2))
+    >>> ev = useful_events(dag, play(dag, topological_schedule(dag), S=10, record_moves=True).moves)
+    >>> len(ev), sum(1 for v in dag if dag.in_degree(v) > 0)
+    (120, 120)
     """
     return _useful_events(dag, _checked_game(dag, moves))
 
@@ -110,6 +121,18 @@ class ChainSegment:
     charged products computed earlier, ``continued`` the runs with a chain predecessor,
     ``kept_in`` the non-sources red at its start other than its incoming products and
     ``kept_out`` the run ends red at its end.
+
+    Examples
+    --------
+    With ``Y`` above the game's loads, one segment holds the whole game (8 outputs, all fresh):
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import direct_conv_dag, play, topological_schedule
+    >>> dag = direct_conv_dag(ConvLayer(n=1, c_in=2, h_in=3, w_in=3, c_out=2, k_h=2, k_w=2))
+    >>> moves = play(dag, topological_schedule(dag), S=10, record_moves=True).moves
+    >>> (seg,) = chain_segments(dag, moves, Y=1000)
+    >>> seg.loads, seg.stores, seg.outputs, seg.fresh, seg.incoming
+    (104, 70, 8, 8, 0)
     """
 
     loads: int
@@ -153,6 +176,18 @@ def chain_segments(dag: nx.DiGraph, moves, Y: int) -> list[ChainSegment]:
     AssertionError
         When a needed vertex was neither red at the segment's start nor loaded in it,
         or a run end neither red at its end nor stored in it (the proof's claims).
+
+    Examples
+    --------
+    Segments of 10 loads (the last holds the rest); each keeps all its run ends:
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import direct_conv_dag, play, topological_schedule
+    >>> dag = direct_conv_dag(ConvLayer(n=1, c_in=2, h_in=3, w_in=3, c_out=2, k_h=2, k_w=2))
+    >>> moves = play(dag, topological_schedule(dag), S=10, record_moves=True).moves
+    >>> segs = chain_segments(dag, moves, Y=10)   # 104 loads
+    >>> len(segs), segs[-1].loads, all(s.end_budget == s.outputs for s in segs)
+    (11, 4, True)
     """
     moves = _checked_game(dag, moves)
     Y = limits.check_int("Y", Y, SEGMENT_LOADS)

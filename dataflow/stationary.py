@@ -109,7 +109,17 @@ def stationary_footprint(layer: ConvLayer, tiling: DirectTiling, order: str = "o
 
 @dataclass(frozen=True)
 class StationaryChoice:
-    """The dataflow of least exact I/O: its order, tiling, I/O and footprint."""
+    """The dataflow of least exact I/O: its order, tiling, I/O and footprint.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> c = best_direct_dataflow(ConvLayer(1, 4, 8, 8, 8, 3, 3, padding=1), 300)
+    >>> c.order, c.tiling, c.divisible
+    ('input', DirectTiling(x=4, y=8, z=1, alpha=1), True)
+    >>> c.io.total, c.footprint.total
+    (1408, 281)
+    """
 
     order: str
     tiling: DirectTiling
@@ -228,6 +238,18 @@ def best_direct_dataflow(layer: ConvLayer, fast_memory: int, divisors: bool = Tr
     ------
     ValueError
         For an unknown order, or when no block fits.
+
+    Examples
+    --------
+    With a third of the weights on chip, weight-stationary still wins; without it, input:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=64, h_in=56, w_in=56, c_out=64, k_h=1, k_w=1)
+    >>> best = best_direct_dataflow(layer, 4096)
+    >>> best.order, best.tiling.z, best.io.total
+    ('weight', 32, 606208)
+    >>> best_direct_dataflow(layer, 4096, orders=("output", "input")).order
+    'input'
     """
     for o in orders:
         _check_order(o)

@@ -59,7 +59,17 @@ def _parts(layer: ConvLayer, e: int):
 
 def winograd_accumulate_footprint(layer: ConvLayer, tiling: WinogradTiling) -> Footprint:
     """On-chip words: the raw input rectangle and one raw kernel (shared), accumulators,
-    transformed kernels and transient transforms (registers)."""
+    transformed kernels and transient transforms (registers).
+
+    Examples
+    --------
+    One block for the whole output and all channels: the accumulators dominate.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> winograd_accumulate_footprint(layer, WinogradTiling(e=2, x=8, y=8, z=8))
+    Footprint(shared_words=109, register_words=2228, total=2337)
+    """
     check_winograd_tiling(layer, tiling)
     t, r = tiling, layer.k_h
     shared = (t.y + r - 1) * (t.x + r - 1) + r * r

@@ -60,7 +60,11 @@ def is_input_side(d: dict) -> bool:
 
 
 def is_kernel_side(d: dict) -> bool:
-    """Raw weights and kernel-transform entries (``G g``, ``J``)."""
+    """Raw weights and kernel-transform entries (``G g``, ``J``).
+
+    >>> is_kernel_side({"kind": "weight"}), is_kernel_side({"kind": "input"})
+    (True, False)
+    """
     kind = _kind(d)
     return kind == "weight" or (kind == "transform" and d.get("transform") == "kernel")
 
@@ -81,7 +85,19 @@ def _is_chain(d: dict) -> bool:
 
 
 def traced_events(dag: nx.DiGraph, moves) -> dict:
-    """Chain vertex -> the compute move whose value reaches its ``Pi``'s first computation."""
+    """Chain vertex -> the compute move whose value reaches its ``Pi``'s first computation.
+
+    Examples
+    --------
+    Every product and partial sum of a played game is traced (no recomputation here):
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import play, topological_schedule, winograd_conv_dag
+    >>> dag = winograd_conv_dag(ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=1, k_h=3, k_w=3), 2)
+    >>> ev = traced_events(dag, play(dag, topological_schedule(dag), S=12, record_moves=True).moves)
+    >>> len(ev), sum(d["kind"] in ("product", "sum") for _, d in dag.nodes(data=True))
+    (48, 48)
+    """
     return _traced_events(dag, _checked_game(dag, moves))
 
 
@@ -118,6 +134,18 @@ class WinogradSegment:
     product; ``fresh``: runs that start their chain; ``needed``: incoming products and
     chain predecessors; ``d_in``/``d_w``: input- and kernel-side vertices of its start
     budget; ``budget``: red at its start or loaded in it.
+
+    Examples
+    --------
+    With ``Y`` above the game's loads, one segment holds the whole game:
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import play, topological_schedule, winograd_conv_dag
+    >>> dag = winograd_conv_dag(ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=1, k_h=3, k_w=3), 2)
+    >>> moves = play(dag, topological_schedule(dag), S=12, record_moves=True).moves
+    >>> (seg,) = winograd_segments(dag, moves, Y=1000)
+    >>> seg.loads, seg.stores, seg.charged, seg.computed, len(seg.needed)
+    (183, 136, 32, 32, 0)
     """
 
     loads: int = 0
@@ -170,7 +198,22 @@ def _cut(moves: list, Y: int, fresh_moves: set) -> tuple[list, list[WinogradSegm
 
 
 def winograd_segments(dag: nx.DiGraph, moves, Y: int) -> list[WinogradSegment]:
-    """Measure every segment of ``Y`` virtual loads of a played Winograd game."""
+    """Measure every segment of ``Y`` virtual loads of a played Winograd game.
+
+    Examples
+    --------
+    Smaller segments: more of them, and the products they charge but do not compute are needed:
+
+    >>> from iobound import ConvLayer
+    >>> from dataflow import play, topological_schedule, winograd_conv_dag
+    >>> dag = winograd_conv_dag(ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=1, k_h=3, k_w=3), 2)
+    >>> moves = play(dag, topological_schedule(dag), S=12, record_moves=True).moves
+    >>> segs = winograd_segments(dag, moves, Y=48)
+    >>> len(segs), sum(s.loads for s in segs), sum(s.computed for s in segs)
+    (5, 183, 7)
+    >>> sum(len(s.needed) for s in segs)
+    25
+    """
     moves = _checked_game(dag, moves)
     Y = limits.check_int("Y", Y, SEGMENT_LOADS)
     ev = _traced_events(dag, moves)

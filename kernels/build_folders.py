@@ -97,7 +97,21 @@ def remove_orphans(folder: Path | str, prefix: str = BUILD_PREFIX) -> int:
     holds (their builder was killed); returns how many. ``folder`` must be a path (None
     would be the current folder) and ``prefix`` :data:`BUILD_PREFIX` or
     :data:`PRIVATE_PREFIX` (another would sweep folders that are not ours); else
-    InvalidInputError."""
+    InvalidInputError.
+
+    Examples
+    --------
+    A killed builder's folder goes; one a build holds stays (until its block ends):
+
+    >>> import tempfile
+    >>> parent = Path(tempfile.mkdtemp())
+    >>> (parent / f"{BUILD_PREFIX}killed").mkdir()
+    >>> with scratch_folder(parent):
+    ...     remove_orphans(parent)
+    1
+    >>> list(parent.iterdir())
+    []
+    """
 
     folder = check_path("folder", folder)
     check_choice("prefix", prefix, (BUILD_PREFIX, PRIVATE_PREFIX))
@@ -131,7 +145,18 @@ def remove_all_orphans(root: Path | str | None = None) -> int:
     """:func:`remove_orphans` in every kind of the cache under ``root`` (default
     :func:`cache_root`) and among the private folders; returns how many were removed.
     Never raises for a missing or unreadable folder; a ``root`` that is no path (str or
-    os.PathLike) is an InvalidInputError."""
+    os.PathLike) is an InvalidInputError.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "emu" / f"{BUILD_PREFIX}killed").mkdir(parents=True)
+    >>> remove_all_orphans(root) >= 1, list((root / "emu").iterdir())
+    (True, [])
+    >>> remove_all_orphans(root / "missing") >= 0
+    True
+    """
 
     from .cache import absolute_root
 
@@ -155,7 +180,20 @@ def remove_all_orphans(root: Path | str | None = None) -> int:
 def scratch_folder(folder: Path | str) -> Iterator[Path]:
     """A new folder in ``folder`` for one build, removed when the block ends (however it
     ends: an error, KeyboardInterrupt); held under a lock meanwhile, so that if the builder
-    is killed outright :func:`remove_orphans` removes it later."""
+    is killed outright :func:`remove_orphans` removes it later.
+
+    Examples
+    --------
+    A failed build leaves nothing behind:
+
+    >>> import tempfile
+    >>> try:
+    ...     with scratch_folder(tempfile.mkdtemp()) as tmp:
+    ...         raise RuntimeError("g++ failed")
+    ... except RuntimeError:
+    ...     tmp.exists()
+    False
+    """
     path, fd = _locked_folder(folder, BUILD_PREFIX)
     try:
         yield path
@@ -169,7 +207,14 @@ def scratch_folder(folder: Path | str) -> Iterator[Path]:
 def compiler_env(scratch: Path | str) -> dict[str, str]:
     """The environment for a compiler run in ``scratch``: its temporary files (g++'s
     ``cc*.s``, nvcc's ``tmpxft_*``) go there, so they go with the folder even when the
-    compiler is killed at a timeout (it cannot remove them then)."""
+    compiler is killed at a timeout (it cannot remove them then).
+
+    Examples
+    --------
+    >>> env = compiler_env("/cache/emu/.build-x1")
+    >>> env["TMPDIR"], env.get("PATH") == os.environ.get("PATH")
+    ('/cache/emu/.build-x1', True)
+    """
     return {**os.environ, "TMPDIR": str(scratch)}
 
 
@@ -185,7 +230,16 @@ def private_folder(kind: str) -> Path:
     one per ``kind`` (:func:`check_kind`).
 
     It is removed when the process ends (a multiprocessing worker included); the folders
-    of processes that were killed are removed when one is made."""
+    of processes that were killed are removed when one is made.
+
+    Examples
+    --------
+    >>> folder = private_folder("emu")
+    >>> folder.name.startswith(f"{PRIVATE_PREFIX}emu-"), private_folder("emu") == folder
+    (True, True)
+    >>> oct(folder.stat().st_mode & 0o777)
+    '0o700'
+    """
     return _private_folder(check_kind(kind))
 
 

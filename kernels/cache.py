@@ -61,7 +61,19 @@ DIGEST_SUFFIX = ".sha256"
 
 
 def cache_root() -> Path:
-    """The cache root folder (not created)."""
+    """The cache root folder (not created).
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"IOBOUND_CACHE": "/data/iobound-cache"}):
+    ...     cache_root()
+    PosixPath('/data/iobound-cache')
+    >>> with mock.patch.dict(os.environ):
+    ...     _ = os.environ.pop("IOBOUND_CACHE", None)
+    ...     str(cache_root())
+    '~/.cache/iobound'
+    """
     env = os.environ.get("IOBOUND_CACHE")
     return Path(env) if env else Path("~") / ".cache" / "iobound"  # expanded by its users
 
@@ -69,7 +81,15 @@ def cache_root() -> Path:
 def absolute_root(root: Path | str | None = None) -> Path | None:
     """``root`` (default :func:`cache_root`) absolute, ``~`` expanded; None when ``~``
     names no home (``~nosuchuser``, or no ``$HOME`` and no passwd entry for this user,
-    as in a container run under an arbitrary uid)."""
+    as in a container run under an arbitrary uid).
+
+    Examples
+    --------
+    >>> absolute_root("~/cache") == Path.home() / "cache", absolute_root("cache").is_absolute()
+    (True, True)
+    >>> absolute_root("~nosuchuser/cache") is None
+    True
+    """
     try:
         return (Path(root) if root is not None else cache_root()).expanduser().absolute()
     except RuntimeError:  # pathlib: "Could not determine home directory."
@@ -123,6 +143,13 @@ def cache_dir(kind: str, root: Path | str | None = None) -> Path:
     The folder is absolute (``~`` expanded): compilers run in scratch folders of their own.
     Another ``kind`` is an InvalidInputError (:func:`check_kind`: a kind is a folder name
     under the root, ``"../x"`` no kind).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = cache_dir("src", root=tempfile.mkdtemp())
+    >>> folder.name, oct(folder.stat().st_mode & 0o777)   # only this user may enter
+    ('src', '0o700')
     """
     check_kind(kind)
     if root is not None:
@@ -230,7 +257,15 @@ def content_key(*parts: str) -> str:
 
 
 def file_digest(path: str | os.PathLike) -> str:
-    """sha256 of a file's bytes (hex)."""
+    """sha256 of a file's bytes (hex).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> empty = Path(tempfile.mkdtemp()) / "empty.bin"; _ = empty.write_bytes(b"")
+    >>> file_digest(empty)[:16]   # sha256 of no bytes
+    'e3b0c44298fc1c14'
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -244,7 +279,18 @@ def _digest_path(path: Path) -> Path:
 
 def record_digest(path: str | os.PathLike, digest: str | None = None) -> None:
     """Record ``path``'s sha256 (or ``digest``, computed before the file was moved into
-    place) beside it, atomically."""
+    place) beside it, atomically.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> art = Path(tempfile.mkdtemp()) / "k.so"; _ = art.write_bytes(b"built")
+    >>> record_digest(art)
+    >>> sorted(p.name for p in art.parent.iterdir())
+    ['k.so', 'k.so.sha256']
+    >>> (art.parent / "k.so.sha256").read_text() == file_digest(art)
+    True
+    """
     path = Path(path)
     os.chmod(path, path.stat().st_mode & ~(stat.S_IWGRP | stat.S_IWOTH))  # whatever the umask
     text = digest or file_digest(path)
@@ -278,7 +324,21 @@ def _signature(path: Path) -> tuple:
 def is_trusted(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a regular file we own, writable only by us, whose bytes match
     the sha256 recorded when it was built. A ``path`` that is no path naming a file (None,
-    ``""``) is an InvalidInputError."""
+    ``""``) is an InvalidInputError.
+
+    Examples
+    --------
+    A file whose digest was never recorded is not trusted (nor is a missing one):
+
+    >>> import tempfile
+    >>> art = Path(tempfile.mkdtemp()) / "k.so"; _ = art.write_bytes(b"built")
+    >>> is_trusted(art), is_trusted(art.with_name("missing.so"))
+    (False, False)
+    >>> is_trusted("")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: path must name a file, got '.'
+    """
     from iobound.errors import InvalidInputError
 
     path = Path(check_path("path", path))

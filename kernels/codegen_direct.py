@@ -111,6 +111,20 @@ def generate_direct(layer: ConvLayer, config: DirectConfig, device=None) -> Kern
     ------
     InvalidConfigError
         (a ValueError) with the reasons from :func:`kernels.config.check_config`.
+
+    Examples
+    --------
+    A strided layer, then a config whose threads do not split the tile:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=3, h_in=9, w_in=9, c_out=4, k_h=3, k_w=3, stride=2)
+    >>> src = generate_direct(layer, DirectConfig(x=2, y=2, z=4, alpha=3, tx=2, ty=2, tz=1))
+    >>> src.grid, src.shared_bytes, "constexpr int MU_H = 2;" in src.code
+    ((2, 2, 1), 732, True)
+    >>> generate_direct(layer, DirectConfig(x=2, y=2, z=4, alpha=3, tx=2, ty=2, tz=3))
+    Traceback (most recent call last):
+    ...
+    kernels.source.InvalidConfigError: invalid kernel config: tz=3 must divide z=4
     """
     if not isinstance(config, DirectConfig):
         raise InvalidConfigError([f"generate_direct needs a DirectConfig, got {type(config).__name__}"])

@@ -90,6 +90,22 @@ def generate_winograd(layer: ConvLayer, config: WinogradConfig, device=None) -> 
     InvalidConfigError
         (a ValueError) with the reasons from :func:`kernels.config.check_config`,
         including "Winograd needs stride 1" for layers it does not apply to.
+
+    Examples
+    --------
+    F(4x4, 3x3) over a batch of two (the images share the grid's x axis), then a strided
+    layer:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=2, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3)
+    >>> src = generate_winograd(layer, WinogradConfig(e=4, x=4, y=4, z=4, tx=1, ty=1, tz=4))
+    >>> src.name, src.grid, src.block
+    ('iobound_winograd', (4, 2, 1), (1, 1, 4))
+    >>> strided = layer.replace(stride=2)
+    >>> generate_winograd(strided, WinogradConfig(2, 4, 4, 4, 2, 2, 1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    kernels.source.InvalidConfigError: invalid kernel config: Winograd needs stride 1, got ...
     """
     if not isinstance(config, WinogradConfig):
         raise InvalidConfigError([f"generate_winograd needs a WinogradConfig, got {type(config).__name__}"])

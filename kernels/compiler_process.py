@@ -100,7 +100,17 @@ def run_compiler(cmd: Sequence[str], *, timeout: float | None = None,
     its output with replacement characters. Raises what ``subprocess.run`` raises, and
     InvalidInputError for a ``cmd`` that is no non-empty sequence of strings or paths (each
     :func:`check_compiler_text`) or a ``timeout`` that is not
-    :func:`kernels.limits.check_timeout`'s."""
+    :func:`kernels.limits.check_timeout`'s.
+
+    Examples
+    --------
+    A command line as one string is refused (nothing is run):
+
+    >>> run_compiler("g++ -O2 kernel.cu")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: cmd must be a non-empty sequence ... got 'g++ -O2 kernel.cu'
+    """
     from .limits import check_timeout
 
     if isinstance(cmd, (str, bytes)) or not isinstance(cmd, Sequence) or not cmd:

@@ -298,6 +298,15 @@ def check_config(layer: ConvLayer, config: KernelConfig, device: "Device | str |
     a device (a :class:`~iobound.device_spec.Device` or a preset name), static shared memory,
     threads per block and an estimate of the block's register file use (the rules of
     :mod:`kernels.limits`).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> check_config(layer, DirectConfig(8, 8, 8, 4, 1, 1, 1))   # one thread, 512 outputs
+    ['512 register words per thread exceed the cap of 128']
+    >>> check_config(layer, DirectConfig(16, 8, 8, 4, 16, 8, 8))
+    ['tile x=16 is larger than w_out=8']
     """
     check_operands(layer, config)
     dev = _device(device)

@@ -77,6 +77,16 @@ class DirectConfig(_ConfigMixin):
     A thread computes ``(x/tx) * (y/ty) * (z/tz)`` outputs (strided over the tile) held in
     registers. Divisibility is checked by :func:`check_config`, not here, so a search can
     hold and report invalid points.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> c = DirectConfig(x=4, y=4, z=4, alpha=2, tx=4, ty=4, tz=1)
+    >>> c.threads, c.input_tile_shape(layer), c.shared_words(layer), c.onchip_words(layer)
+    (16, (6, 6), 144, 208)
+    >>> c.tiling
+    DirectTiling(x=4, y=4, z=4, alpha=2)
     """
 
     x: int
@@ -145,6 +155,19 @@ class WinogradConfig(_ConfigMixin):
 
     ``tx`` threads split the ``x/e`` tile columns, ``ty`` the ``y/e`` tile rows and ``tz``
     the ``z`` output channels; input channels are processed one at a time.
+
+    Examples
+    --------
+    The kernel holds more words than the dataflow's footprint (per-thread arrays), and
+    refuses a strided layer:
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> c = WinogradConfig(e=2, x=8, y=8, z=4, tx=4, ty=4, tz=2)
+    >>> c.threads, c.shared_words(layer), c.onchip_words(layer), c.footprint(layer).total
+    (32, 440, 3512, 2184)
+    >>> c.divisibility(ConvLayer(n=1, c_in=2, h_in=8, w_in=8, c_out=4, k_h=3, k_w=3, stride=2))
+    ['Winograd needs stride 1, got stride=(2, 2)']
     """
 
     e: int

@@ -56,7 +56,16 @@ _STATUS = {1: "out-of-bounds global access (fault)", 2: "launch refused by the e
 
 class EmulatorRunError(IoboundError):
     """The emulated launch failed (refused launch, out-of-bounds access, a crash) or, with
-    ``timed_out``, ran past its time limit and was stopped."""
+    ``timed_out``, ran past its time limit and was stopped.
+
+    Examples
+    --------
+    :func:`emulate` raises it; a caller tells a stopped launch from a failed one:
+
+    >>> err = EmulatorRunError("emulated launch failed: the launch ran past 5 s", timed_out=True)
+    >>> isinstance(err, IoboundError), err.timed_out
+    (True, True)
+    """
 
     def __init__(self, message: str, timed_out: bool = False):
         super().__init__(message)
@@ -85,7 +94,16 @@ LAUNCH_TIMEOUT_S = 300.0
 
 def check_problem_size(layer) -> None:
     """Refuse a layer whose input, weight or output tensor is past
-    :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated."""
+    :data:`iobound.limits.EMULATED_ELEMENTS` before anything is allocated.
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> check_problem_size(ConvLayer(1, 16384, 1, 1, 32768, 1, 1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: emulated weight tensor (elements)=536870912 is above ...
+    """
     from iobound.layer import check_layer
     check_layer(layer)
     for what, size in (("input", layer.input_size), ("weight", layer.weight_size),
@@ -102,7 +120,19 @@ def _check_source(source) -> None:
 def check_launch(source: KernelSource) -> None:
     """InvalidInputError when the emulator would refuse ``source``'s launch (threads per
     block, CUDA's per-axis block and grid limits, total threads); a block or grid of no
-    (or negative, or fractional) size is refused too (:func:`kernels.limits.check_dims`)."""
+    (or negative, or fractional) size is refused too (:func:`kernels.limits.check_dims`).
+
+    Examples
+    --------
+    >>> from iobound.layer import ConvLayer
+    >>> from kernels.config import DirectConfig
+    >>> from kernels.codegen_direct import generate_direct
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=66, w_in=66, c_out=64, k_h=3, k_w=3)
+    >>> check_launch(generate_direct(layer, DirectConfig(32, 32, 2, 1, 32, 32, 2)))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: emulator refuses 2048 threads per block (at most 1024)
+    """
     _check_source(source)
     if not grid_fits(source.grid):
         raise InvalidInputError(f"emulator refuses a grid of {'x'.join(map(str, source.grid))} "
@@ -123,7 +153,23 @@ def check_launch(source: KernelSource) -> None:
 def check_emulable(source: KernelSource) -> None:
     """InvalidInputError when the emulator would refuse to run ``source``: tensors past
     :data:`iobound.limits.EMULATED_ELEMENTS` or a launch past its limits; the checks
-    :func:`emulate` makes, callable before anything is written (``iobound kernel --emit``)."""
+    :func:`emulate` makes, callable before anything is written (``iobound kernel --emit``).
+
+    Examples
+    --------
+    A launch the emulator takes, on an input tensor too large to emulate:
+
+    >>> from iobound.layer import ConvLayer
+    >>> from kernels.config import DirectConfig
+    >>> from kernels.codegen_direct import generate_direct
+    >>> layer = ConvLayer(n=512, c_in=64, h_in=128, w_in=128, c_out=1, k_h=1, k_w=1)
+    >>> src = generate_direct(layer, DirectConfig(32, 32, 1, 1, 8, 8, 1))
+    >>> check_launch(src)   # the launch fits
+    >>> check_emulable(src)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: emulated input tensor (elements)=536870912 is above ...
+    """
     check_launch(source)
     check_problem_size(source.layer)
 

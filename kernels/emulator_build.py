@@ -46,7 +46,16 @@ CXX_FLAGS = ("-O2", "-std=c++20", "-pthread", "-shared", "-fPIC", "-DIOBOUND_EMU
 
 class EmulatorBuildError(IoboundError):
     """g++ rejected the emulator build (or, ``timed_out``, ran past its timeout: nothing was
-    rejected); ``log`` holds the compiler output."""
+    rejected); ``log`` holds the compiler output.
+
+    Examples
+    --------
+    :func:`build_emulator` raises it; the message is short, the log has g++'s words:
+
+    >>> err = EmulatorBuildError("g++ failed (exit 1)", "kernel.cu:3:1: error: expected ';'")
+    >>> str(err), err.log, err.timed_out
+    ('g++ failed (exit 1)', "kernel.cu:3:1: error: expected ';'", False)
+    """
 
     def __init__(self, message: str, log_text: str, timed_out: bool = False):
         super().__init__(message)
@@ -171,6 +180,15 @@ def build_emulator(code: str, cache_root: str | Path | None = None,
     EmulatorBuildError
         The source does not compile (``.log`` has g++'s messages), g++ timed out, or the
         build could not be written (a full disk).
+
+    Examples
+    --------
+    What is no source text is refused before g++ runs:
+
+    >>> build_emulator(b'extern "C" int k() { return 1; }')
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: code must be the kernel's source text, got bytes
     """
     if not isinstance(code, str):
         raise InvalidInputError(f"code must be the kernel's source text, got {type(code).__name__}")
@@ -206,6 +224,15 @@ def build_launcher(cache_root: str | Path | None = None,
     (:mod:`kernels.emulator_launch`), built once per compiler into the emulator cache.
 
     Raises ToolchainError without g++ and EmulatorBuildError when it cannot be built.
+
+    Examples
+    --------
+    A timeout that is no positive number of seconds is refused before g++ runs:
+
+    >>> build_launcher(timeout=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: timeout must be a finite number in (0, 1e+06], got 0
     """
     check_timeout("timeout", timeout)
     return _cached_build(_cxx(), LAUNCHER_SOURCE.read_text(), LAUNCHER_BUILD, cache_root,

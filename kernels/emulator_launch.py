@@ -40,7 +40,16 @@ COUNTERS = 4
 
 class LaunchCrash(Exception):
     """The launch did not run to its status (the message says why: a signal, the
-    launcher's own failure, no room for the shared file, its time limit)."""
+    launcher's own failure, no room for the shared file, its time limit).
+
+    Examples
+    --------
+    :func:`run_launch` raises it; ``timed_out`` tells the time limit from a crash:
+
+    >>> crash = LaunchCrash("the launch ran past 5 s and was stopped", timed_out=True)
+    >>> str(crash), crash.timed_out
+    ('the launch ran past 5 s and was stopped', True)
+    """
 
     def __init__(self, message: str, timed_out: bool = False):
         super().__init__(message)
@@ -48,7 +57,16 @@ class LaunchCrash(Exception):
 
 
 class Layout(NamedTuple):
-    """Byte offsets in the shared file of one launch (``size``: its length)."""
+    """Byte offsets in the shared file of one launch (``size``: its length).
+
+    Examples
+    --------
+    The tensors of the module example's launch (fp32, back to back):
+
+    >>> at = layout(nx=50, nw=36, nout=18)
+    >>> at.w, at.out - at.w, at.size
+    (200, 144, 464)
+    """
 
     x: int
     w: int
@@ -59,7 +77,15 @@ class Layout(NamedTuple):
 
 
 def layout(nx: int, nw: int, nout: int) -> Layout:
-    """Where the tensors of ``nx``, ``nw`` and ``nout`` floats, the counters and the status lie."""
+    """Where the tensors of ``nx``, ``nw`` and ``nout`` floats, the counters and the status lie.
+
+    Examples
+    --------
+    The counters start at a multiple of 8 bytes (12 bytes of tensors here):
+
+    >>> layout(nx=1, nw=1, nout=1)
+    Layout(x=0, w=4, out=8, counts=16, status=48, size=64)
+    """
     w, out = 4 * nx, 4 * (nx + nw)
     counts = -(-(out + 4 * nout) // 8) * 8  # the uint64 counters 8-byte aligned
     status = counts + COUNTERS * 8
@@ -111,7 +137,18 @@ def run_launch(launcher: Path, lib: Path, x: np.ndarray, w: np.ndarray, shape: t
 
     The library's kernel uses its layer's sizes: ``x``, ``w`` and ``shape`` must be its
     tensors' (:func:`check_launch_shapes`, exact with ``layer``); a ``timeout`` must be
-    :func:`kernels.limits.check_timeout`'s. Else InvalidInputError."""
+    :func:`kernels.limits.check_timeout`'s. Else InvalidInputError.
+
+    Examples
+    --------
+    Tensors that do not agree are refused before any process starts:
+
+    >>> x, w = np.ones((1, 2, 5, 5)), np.ones((2, 2, 3, 3))
+    >>> run_launch(Path("launcher"), Path("kernel.so"), x, w, (1, 3, 3, 3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ... do not agree (images, output channels)
+    """
     from .limits import check_timeout
 
     shape = check_launch_shapes(x, w, shape, layer)
