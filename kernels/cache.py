@@ -337,13 +337,14 @@ def is_trusted(path: str | os.PathLike) -> bool:
     >>> is_trusted("")
     Traceback (most recent call last):
     ...
-    iobound.errors.InvalidInputError: path must name a file, got '.'
+    iobound.errors.InvalidInputError: path must name a file, got ''
     """
     from iobound.errors import InvalidInputError
 
-    path = Path(check_path("path", path))
-    if not path.name:
-        raise InvalidInputError(f"path must name a file, got {str(path)!r:.60}")
+    given = check_path("path", path)
+    path = Path(given)
+    if not path.name:  # Path("") is ".": name what was given
+        raise InvalidInputError(f"path must name a file, got {os.fspath(given)!r:.60}")
     digest = _digest_path(path)
     if path.is_symlink() or not path.is_file() or not _owned_and_private(path, follow=False):
         return False

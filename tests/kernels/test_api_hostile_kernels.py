@@ -178,7 +178,7 @@ def test_private_folder_and_cache_dir_take_only_cache_kinds(kind, tmp_path):
 def test_cache_keys_and_trust_check_their_arguments():
     _refused("content_key part must be a builtins.str", cache.content_key, 5)
     _refused("path must be a path", cache.is_trusted, None)
-    _refused("path must name a file", cache.is_trusted, "")
+    _refused("path must name a file, got ''$", cache.is_trusted, "")
     assert cache.content_key("\ud800") != cache.content_key("a")
 
 
