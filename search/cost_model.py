@@ -62,7 +62,12 @@ PAIR_METHODS = ("mean", "topk", "blend")
 
 
 class CostModel(abc.ABC):
-    """A model of configuration cost; lower predictions are better."""
+    """A model of configuration cost; lower predictions are better.
+
+    >>> m = XGBCostModel(seed=0)
+    >>> isinstance(m, CostModel), m.fitted  # nothing to predict from before ``fit``
+    (True, False)
+    """
 
     @abc.abstractmethod
     def fit(self, X: np.ndarray, costs: np.ndarray) -> "CostModel":
@@ -99,6 +104,13 @@ class XGBOptions:
     float32 parameters cannot hold (nonzero below 2^-126, above float32's maximum),
     ``max_depth`` or ``n_jobs`` outside a C ``int``; and counts that would make a fit
     run for hours (``n_estimators`` above 2^14, ``pairs_per_sample`` above 2^10).
+
+    >>> XGBOptions(objective="reg", n_estimators=20).max_depth
+    6
+    >>> XGBOptions(learning_rate=2)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: learning_rate must be a finite number in [0, 1], got 2
     """
 
     objective: str = "rank"

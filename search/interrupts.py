@@ -52,6 +52,10 @@ class Interrupted(KeyboardInterrupt):
 
     ``measurements`` is how many records the run holds (resumed ones included) and
     ``log`` where they are (``None`` without a log).
+
+    >>> stop = Interrupted(1, None)
+    >>> isinstance(stop, KeyboardInterrupt), str(stop)
+    (True, 'interrupted: 1 measurement not logged (give --log FILE to be able to resume)')
     """
 
     def __init__(self, measurements: int, log: str | None, failed: str | None = None,
@@ -92,14 +96,26 @@ def _handlers(handler) -> Iterator[None]:
 
 
 def signals_interrupt():
-    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the main thread."""
+    """Within the block, SIGINT and SIGTERM raise ``KeyboardInterrupt`` in the main thread.
+
+    >>> try:
+    ...     with signals_interrupt():
+    ...         signal.raise_signal(signal.SIGTERM)  # as ``kill`` would send it
+    ... except KeyboardInterrupt as exc:
+    ...     print("stopped by", exc)
+    stopped by SIGTERM
+    """
     return _handlers(_raise_interrupt)
 
 
 @dataclass(eq=False)  # each block its own: told apart by identity (the open blocks' list)
 class Deferred:
     """The signal noted while deferred (``None`` if none came), and whether it ends a
-    wait for a lock (:func:`waits_given_up`)."""
+    wait for a lock (:func:`waits_given_up`).
+
+    >>> Deferred()
+    Deferred(signal=None, give_up_waits=False)
+    """
 
     signal: int | None = None
     give_up_waits: bool = False
@@ -114,7 +130,14 @@ def signals_deferred(give_up_waits: bool = False) -> Iterator[Deferred]:
     """Within the block, SIGINT and SIGTERM are noted in the yielded :class:`Deferred`,
     not raised: the caller finishes the block and then acts on it. With
     ``give_up_waits``, a signal noted also ends a wait for a lock within it
-    (:func:`waits_given_up`)."""
+    (:func:`waits_given_up`).
+
+    >>> with signals_deferred() as deferred:
+    ...     signal.raise_signal(signal.SIGINT)  # noted, not raised: the block goes on
+    ...     finished = True
+    >>> finished, deferred.signal == signal.SIGINT
+    (True, True)
+    """
     deferred = Deferred(give_up_waits=give_up_waits)
 
     def note(signum: int, frame: Any) -> None:
@@ -150,7 +173,17 @@ def signals_raised() -> Iterator[None]:
     """Within a :func:`signals_deferred` block, SIGINT and SIGTERM raise
     ``KeyboardInterrupt`` again, and one already noted by an open deferred block raises
     as the block starts (the deferred block still holds it). Outside any deferred block,
-    or outside the main thread, the handlers are left as they are."""
+    or outside the main thread, the handlers are left as they are.
+
+    >>> with signals_deferred() as deferred:
+    ...     signal.raise_signal(signal.SIGTERM)  # noted while the block writes
+    ...     try:
+    ...         with signals_raised():  # the part that may stop raises it as it starts
+    ...             pass
+    ...     except KeyboardInterrupt as exc:
+    ...         print("raised", exc)
+    raised SIGTERM
+    """
     if not _in_main_thread() or not _OPEN:
         yield
         return
@@ -166,6 +199,13 @@ def solve_stoppable(solver, model, callback=None) -> int:
 
     The status is returned; an interrupt stops the search, waits for the worker and
     re-raises the ``KeyboardInterrupt``.
+
+    >>> from ortools.sat.python import cp_model
+    >>> model = cp_model.CpModel()
+    >>> x = model.NewIntVar(0, 5, "x"); model.Maximize(x)
+    >>> solver = cp_model.CpSolver(); solver.parameters.num_workers = 1
+    >>> solve_stoppable(solver, model) == cp_model.OPTIMAL, solver.Value(x)
+    (True, 5)
     """
     solver.parameters.catch_sigint_signal = False
     out: dict[str, Any] = {}

@@ -22,7 +22,11 @@ __all__ = ["as_time", "bad_time_reason"]
 
 
 def as_time(value: Any) -> float | None:
-    """``value`` as a float when it is a positive finite number, else None."""
+    """``value`` as a float when it is a positive finite number, else None.
+
+    >>> as_time(3), as_time(10**400)  # an int becomes a float; one too large for a float is none
+    (3.0, None)
+    """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -33,7 +37,11 @@ def as_time(value: Any) -> float | None:
 
 
 def bad_time_reason(value: Any, what: str = "time") -> str:
-    """The message for a time that :func:`as_time` refuses (``value`` shortened)."""
+    """The message for a time that :func:`as_time` refuses (``value`` shortened).
+
+    >>> bad_time_reason("0.5 ms" * 10, "time_ms")
+    "time_ms '0.5 ms0.5 ms0.5 ms0.5 ms0.5 ms0.5 ... is not a positive finite number"
+    """
     shown = repr(value) if not isinstance(value, (int, float)) else str(value)
     if len(shown) > 40:
         shown = shown[:37] + "..."

@@ -41,6 +41,13 @@ class Ledger:
     ``known`` the indices of a resumed log, ``reusable`` those of earlier runs; ``trials``
     the unique configurations in the order first answered; ``best`` the trial with the
     lowest finite cost.
+
+    >>> from search.measure.base import MeasureRecord
+    >>> led = Ledger()
+    >>> led.add_trial(3, {"a": 3}, MeasureRecord.ok({"a": 3}, time_ms=2.0))
+    >>> led.add_trial(5, {"a": 5}, MeasureRecord.ok({"a": 5}, time_ms=1.5))
+    >>> led.best.index, led.best_cost, led.used(), [t.index for t in led.trials]
+    (5, 1.5, 2, [3, 5])
     """
 
     def __init__(self, known: Mapping[int, MeasureRecord] | None = None,

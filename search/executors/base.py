@@ -40,7 +40,16 @@ __all__ = ["Executor", "check_batch"]
 
 def batch_index(index) -> int:
     """``index`` as an ``int`` (numpy's integers too); InvalidInputError for anything else
-    (a bool, ``1.7``, ``"3"``): an index is handed back as given, so it is never rounded."""
+    (a bool, ``1.7``, ``"3"``): an index is handed back as given, so it is never rounded.
+
+    >>> import numpy as np
+    >>> batch_index(np.int64(3)), batch_index(7)
+    (3, 7)
+    >>> batch_index(True)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: a batch index must be an integer, got True
+    """
     if isinstance(index, bool) or not isinstance(index, numbers.Integral):
         raise InvalidInputError(f"a batch index must be an integer, got {index!r:.40}")
     return int(index)
@@ -82,7 +91,20 @@ def check_batch(batch: Iterable[tuple[int, Mapping[str, Any]]]) -> list[tuple[in
 
 
 class Executor(abc.ABC):
-    """Measures batches with a measurer's stages on workers (see the module doc)."""
+    """Measures batches with a measurer's stages on workers (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from search.executors.local import LocalExecutor
+    >>> ex = LocalExecutor(ModelMeasurer(layer, "v100"), ExecutorOptions(workers=1))  # no worker
+    >>> ex.needs_gpu, ex.capacity(), ex.stages_name
+    (False, 1, 'model')
+    >>> ex.close(); list(ex.submit([(0, {})]))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the local executor is closed; make a new one to measure again
+    """
 
     #: The registry name (``local``, ``ray``).
     name: str = ""

@@ -37,7 +37,18 @@ __all__ = ["ExecutorMeasurer"]
 
 
 class ExecutorMeasurer(Measurer):
-    """``measurer``'s records, measured on ``executor`` (see the module doc)."""
+    """``measurer``'s records, measured on ``executor`` (see the module doc).
+
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.kt_cache import KtCache
+    >>> class Backwards:  # an executor stand-in that finishes a batch last first
+    ...     def submit(self, batch):
+    ...         return reversed([(i, MeasureRecord.ok(c, time_ms=1.0 + i)) for i, c in batch])
+    >>> replay = ReplayMeasurer(KtCache(tune_params={"a": [1, 2]}, entries=[]))
+    >>> m = ExecutorMeasurer(replay, Backwards())
+    >>> m.name, [r.time_ms for r in m.measure([{"a": 1}, {"a": 2}])]  # in the order given
+    ('replay', [1.0, 2.0])
+    """
 
     def __init__(self, measurer: Measurer, executor: Executor):
         check_type("measurer", measurer, Measurer)  # here, not an error at the first batch

@@ -114,6 +114,13 @@ class CudaStages(Stages):
     options : kernels.gpu.GpuOptions, optional
     arch : str, optional
         The GPUs' ``sm_XY``; default: this machine's GPU 0, else the build worker's.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> stages = CudaStages(layer, arch="sm_86")
+    >>> bad = Artifact(dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1))  # tx must divide x
+    >>> stages.run(bad).status.value, stages.arch  # refused before any GPU is touched
+    ('invalid', 'sm_86')
     """
 
     name = "cuda"

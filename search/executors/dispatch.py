@@ -55,7 +55,16 @@ Event = tuple["Slot", str, Any]
 
 
 class Slot(abc.ABC):
-    """One place a job runs; subclasses start it and kill it (see the module doc)."""
+    """One place a job runs; subclasses start it and kill it (see the module doc).
+
+    >>> class Idle(Slot):  # a slot whose worker never answers
+    ...     def kill(self): pass
+    >>> slot = Idle(timeout_s=5.0)
+    >>> slot.start(Job(0, {"a": 1}, BUILD, {"a": 1})); slot.job.index, slot.deadline < float("inf")
+    (0, True)
+    >>> slot.finish().index, slot.job, slot.deadline  # free again
+    (0, None, inf)
+    """
 
     #: The stages this slot takes (``{BUILD}``, ``{RUN}`` or both).
     serves: set = frozenset({BUILD, RUN})
@@ -125,7 +134,16 @@ def step(ledger: Ledger, slots: Sequence[Slot], wait: Callable[[list[Slot], floa
          max_wait: float = 1.0) -> list[tuple[int, MeasureRecord]] | None:
     """One turn of :func:`drive`: start queued jobs on free slots, wait up to ``max_wait``
     seconds (less before a deadline) for events, act on them and on timeouts; the records
-    that became final. ``None`` when no slot is busy or starting (nothing to wait for)."""
+    that became final. ``None`` when no slot is busy or starting (nothing to wait for).
+
+    >>> class Stuck(Slot):  # never answers: its job overruns a timeout of 0 s
+    ...     def kill(self): self.killed = True
+    >>> book, slot = Ledger([(3, {"a": 1})], retries=0), Stuck(timeout_s=0.0)
+    >>> [(i, r.status.value) for i, r in step(book, [slot], lambda slots, t: [])], slot.killed
+    ([(3, 'timeout')], True)
+    >>> step(book, [slot], lambda slots, t: []) is None  # nothing left to wait for
+    True
+    """
     for slot in slots:
         if slot.ready and slot.job is None and ledger.waiting(slot.serves):
             slot.revive()  # killed between batches: a job sent to it would be lost
@@ -155,6 +173,16 @@ def drive(ledger: Ledger, slots: Sequence[Slot],
 
     ``wait(slots, timeout)`` returns the events of those slots (busy or starting) that
     arrive within ``timeout`` seconds (possibly none).
+
+    >>> class Builder(Slot):  # builds only: no slot runs
+    ...     serves = {BUILD}
+    ...     def kill(self): pass
+    >>> def wait(slots, timeout):
+    ...     return [(s, "ok", Artifact(s.job.config)) for s in slots if s.job]
+    >>> list(drive(Ledger([(0, {})], 0), [Builder(9.0)], wait))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no worker serves the run stage
     """
     while not ledger.done:
         done = step(ledger, slots, wait)

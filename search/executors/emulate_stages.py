@@ -37,7 +37,15 @@ __all__ = ["EmulateStages"]
 
 
 class EmulateStages(MeasurerStages):
-    """Build (g++) and run (emulate and check) of an :class:`EmulateMeasurer`."""
+    """Build (g++) and run (emulate and check) of an :class:`EmulateMeasurer`.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> stages = EmulateStages.of(EmulateMeasurer(layer))
+    >>> art = stages.build(dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1))  # tx must divide x
+    >>> art.payload is None, stages.name, stages.needs_gpu  # no g++ run: the run refuses it
+    (True, 'emulate', False)
+    """
 
     preload = ("kernels.config", "kernels.emulator", "kernels.generate", "kernels.verify")
 

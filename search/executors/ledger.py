@@ -42,7 +42,12 @@ BUILD, RUN = "build", "run"
 
 @dataclass
 class Job:
-    """One configuration at one stage; ``payload`` is the config (build) or the artifact (run)."""
+    """One configuration at one stage; ``payload`` is the config (build) or the artifact (run).
+
+    >>> job = Ledger([(4, {"a": 2})], retries=0).next_job({BUILD})
+    >>> job.index, job.stage, job.payload, job.failures
+    (4, 'build', {'a': 2}, 0)
+    """
 
     index: int
     config: dict
@@ -53,7 +58,14 @@ class Job:
 
 
 class Ledger:
-    """Queues, failures and finished records of one batch (see the module doc)."""
+    """Queues, failures and finished records of one batch (see the module doc).
+
+    >>> book = Ledger([(5, {"a": 1})], retries=0)
+    >>> job = book.next_job({BUILD}); book.completed(job, Artifact(job.config))  # built
+    >>> job = book.next_job({RUN}); book.completed(job, MeasureRecord.ok(job.config, time_ms=2.0))
+    >>> [(i, r.time_ms) for i, r in book.drain()], book.done
+    ([(5, 2.0)], True)
+    """
 
     def __init__(self, batch: Iterable[tuple[int, dict]], retries: int, key: Any = None):
         self.retries = retries

@@ -274,6 +274,15 @@ class LocalExecutor(Executor):
         What to build and run (a measurer is adapted with :func:`stages_for`).
     options : ExecutorOptions
         ``workers``, ``timeout_s``, ``retries`` (``ray_address`` is not used).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> ex = LocalExecutor(None, ExecutorOptions(workers=2))  # workers start at the first batch
+    >>> ex.register("conv1", ModelMeasurer(layer, "v100"))  # a layer served through a lane
+    >>> ex.workers, sorted(ex.keyed), ex.stages_name, ex.describe()["name"]
+    (2, ['conv1'], 'model', 'local')
+    >>> ex.close()
     """
 
     name = "local"

@@ -108,6 +108,13 @@ class ExecutorOptions:
         (:func:`~search.session.parallel.layers_at_once`): two per CPU worker on ``ray``
         (while one layer's strategy picks its next batch, another's batch keeps the
         workers busy), one on ``local``; 1 tunes the layers one after another.
+
+    >>> ExecutorOptions(workers=3, timeout_s=20).worker_count
+    3
+    >>> ExecutorOptions(ray_address="auto")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ray_address needs executor 'ray', got executor 'local'
     """
 
     executor: str = "local"

@@ -205,6 +205,13 @@ class RayExecutor(Executor):
     stages : Stages or Measurer
     options : ExecutorOptions
         ``ray_address`` (none: a private local Ray), ``workers``, ``timeout_s``, ``retries``.
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> ex = RayExecutor(ModelMeasurer(layer, "v100"), ExecutorOptions(executor="ray", workers=2))
+    >>> ex.capacity(), ex.needs_gpu, ex.describe()["name"]  # Ray starts at the first batch
+    (2, False, 'ray')
     """
 
     name = "ray"

@@ -50,7 +50,17 @@ _STOPPED = object()
 
 
 class Lane:
-    """One layer's way into a :class:`SharedExecutor` (see the module doc)."""
+    """One layer's way into a :class:`SharedExecutor` (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from search.executors import make_executor
+    >>> with SharedExecutor(make_executor(None, workers=1)) as pool:  # no worker yet
+    ...     lane = pool.lane("conv1", ModelMeasurer(layer, "v100"))
+    ...     list(lane.submit([])), lane.describe()["workers"]  # an empty batch starts nothing
+    ([], 1)
+    """
 
     def __init__(self, pool: "SharedExecutor", key: Any):
         self.pool, self.key = pool, key
@@ -90,7 +100,18 @@ class Lane:
 
 
 class SharedExecutor:
-    """An executor's workers shared by lanes in several threads (see the module doc)."""
+    """An executor's workers shared by lanes in several threads (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from search.executors.local import LocalExecutor
+    >>> from search.executors.options import ExecutorOptions
+    >>> with SharedExecutor(LocalExecutor(None, ExecutorOptions(workers=1))) as pool:
+    ...     lanes = [pool.lane(k, ModelMeasurer(layer, k + "100")) for k in ("v", "a")]
+    ...     sorted(pool.executor.keyed), [lane.key for lane in lanes]  # no batch: nothing started
+    (['a', 'v'], ['v', 'a'])
+    """
 
     def __init__(self, executor: Executor):
         self.executor = executor

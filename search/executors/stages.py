@@ -48,6 +48,10 @@ class Artifact:
     ``payload`` is the compiled file (an emulator library, a cubin) or ``None`` when
     nothing was built; ``name`` is its file name in the run worker's cache; ``meta``
     holds JSON-able build facts (compile seconds, registers) the run adds to the record.
+
+    >>> art = Artifact({"x": 8})  # nothing built (a model or replay measurer)
+    >>> art.payload, art.name, art.meta
+    (None, '', {})
     """
 
     config: dict
@@ -61,6 +65,11 @@ def materialise(artifact: Artifact, kind: str) -> Path:
 
     A build on another node has put its bytes in the artifact; writing them under the
     same content-hash name lets the run find them where the build would have.
+
+    >>> materialise(Artifact({"x": 8}), "emulator")
+    Traceback (most recent call last):
+    ...
+    ValueError: the artifact carries no built file
     """
     from kernels.cache import cache_dir
 
@@ -75,7 +84,16 @@ def materialise(artifact: Artifact, kind: str) -> Path:
 
 
 class Stages(abc.ABC):
-    """The two stages of one measurer (see the module doc)."""
+    """The two stages of one measurer (see the module doc).
+
+    >>> class Doubled(Stages):  # "builds" 2 * x; the run takes that many ms
+    ...     name = "doubled"
+    ...     def build(self, config): return Artifact(dict(config), meta={"ms": 2.0 * config["x"]})
+    ...     def run(self, art): return MeasureRecord.ok(art.config, time_ms=art.meta["ms"])
+    >>> stages = Doubled()
+    >>> stages.run(stages.build({"x": 3})).time_ms, stages.needs_gpu, stages_for(stages) is stages
+    (6.0, False, True)
+    """
 
     #: The measurer name the records belong to.
     name: str = ""
@@ -101,6 +119,14 @@ class MeasurerStages(Stages):
     """Any measurer as stages: no build, the run measures the one configuration.
 
     For measurers without a compile step (``model``, ``replay``, test measurers).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> stages = MeasurerStages(ModelMeasurer(layer, "v100"))
+    >>> art = stages.build(dict(x=3, y=3, z=2, alpha=1, tx=2, ty=3, tz=1))  # nothing to build
+    >>> stages.name, art.payload, stages.run(art).status.value  # the run measures (and refuses)
+    ('model', None, 'invalid')
     """
 
     def __init__(self, measurer: Measurer):
@@ -119,7 +145,17 @@ class MeasurerStages(Stages):
 
 
 def stages_for(measurer: Measurer | Stages) -> Stages:
-    """The build/run stages of ``measurer`` (stages are returned as they are)."""
+    """The build/run stages of ``measurer`` (stages are returned as they are).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.measure.model import ModelMeasurer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> from search.measure.emulate import EmulateMeasurer
+    >>> type(stages_for(ModelMeasurer(layer, "v100"))).__name__
+    'MeasurerStages'
+    >>> type(stages_for(EmulateMeasurer(layer))).__name__
+    'EmulateStages'
+    """
     if isinstance(measurer, Stages):
         return measurer
     own = getattr(measurer, "stages", None)

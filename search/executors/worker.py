@@ -36,7 +36,16 @@ __all__ = ["call_stage", "process_main", "describe_exit"]
 
 
 def call_stage(stages: Stages, stage: str, payload: Any) -> tuple[str, Any]:
-    """Run one stage; never raises (see the module doc)."""
+    """Run one stage; never raises (see the module doc).
+
+    >>> class Broken(Stages):
+    ...     def build(self, config): raise ToolchainError("nvcc not found")
+    ...     def run(self, artifact): raise MemoryError("out of memory")
+    >>> call_stage(Broken(), BUILD, {})  # no retry can fix it: the run stops
+    ('fatal', 'ToolchainError: nvcc not found')
+    >>> call_stage(Broken(), RUN, None)  # retried, then a runtime_error record
+    ('error', 'MemoryError: out of memory')
+    """
     try:
         if stage == BUILD:
             return "ok", stages.build(payload)

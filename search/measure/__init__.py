@@ -48,7 +48,11 @@ CHECKING_MEASURES = ("emulate",)
 
 def measurer_class(name: str) -> type[Measurer]:
     """The measurer class registered as ``name`` (an InvalidInputError, a ValueError, listing
-    the names if unknown)."""
+    the names if unknown).
+
+    >>> measurer_class("emulate").__name__, measurer_class("model").estimate
+    ('EmulateMeasurer', True)
+    """
     if not isinstance(name, str) or name not in MEASURERS:  # ['model']: no TypeError
         raise InvalidInputError(f"unknown measurer {name!r}; choose one of {', '.join(sorted(MEASURERS))}")
     module, _, cls = MEASURERS[name].partition(":")

@@ -91,7 +91,18 @@ def _status(value: Any) -> Status:
 
 
 class MeasurerError(IoboundError):
-    """A measurer broke its contract (e.g. fewer records than configurations)."""
+    """A measurer broke its contract (e.g. fewer records than configurations).
+
+    >>> from search.grid_space import GridSpace
+    >>> from search.tuner import tune
+    >>> class Silent(Measurer):  # measures nothing
+    ...     name = "silent"
+    ...     def measure(self, configs): return []
+    >>> tune(GridSpace({"a": [1, 2]}), Silent(), strategy="grid", budget=2, seed=0)
+    Traceback (most recent call last):
+    ...
+    search.measure.base.MeasurerError: measurer 'silent' returned 0 records for 2 configurations
+    """
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,16 @@ def gpu_device():
 
 
 def record_from_result(cfg: Mapping[str, Any], res) -> MeasureRecord:
-    """The record of ``kernels.gpu.MeasureResult`` ``res`` for ``cfg``."""
+    """The record of ``kernels.gpu.MeasureResult`` ``res`` for ``cfg``.
+
+    >>> from kernels.gpu import MeasureResult
+    >>> ok = record_from_result({"x": 8}, MeasureResult("ok", costs=(1.0, 3.0, 2.0), time_ms=2.0,
+    ...                                                   registers=40))
+    >>> ok.time_ms, ok.extra
+    (2.0, {'registers': 40})
+    >>> record_from_result({"x": 8}, MeasureResult("timeout", error="watchdog")).status.value
+    'timeout'
+    """
     extra = {k: v for k, v in (("compile_seconds", res.compile_seconds),
                                ("registers", res.registers),
                                ("max_abs_err", res.max_abs_err)) if v is not None}
@@ -85,6 +94,14 @@ class CudaMeasurer(Measurer):
         Timed and untimed launches per configuration.
     timeout_s : float
         Watchdog per launch.
+
+    >>> m = CudaMeasurer(None, repeats=5)  # no layer: it names the toolchain only
+    >>> m.options.repeats, m.algorithm
+    (5, 'direct')
+    >>> m.measure([dict(x=3, y=3, z=2, alpha=1, tx=3, ty=3, tz=1)])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: layer is None: a CudaMeasurer without a layer ...
     """
 
     name = "cuda"

@@ -56,6 +56,16 @@ class EmulateMeasurer(Measurer):
         Seed of the random input and weights.
     with_bound : bool
         Also compute the I/O lower bound at the config's on-chip words (slower).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> m = EmulateMeasurer(layer, algorithm="winograd", with_bound=True)
+    >>> m.name, m.algorithm, m.cost_unit, m.estimate  # the cost is the emulated traffic
+    ('emulate', 'winograd', 'words', False)
+    >>> EmulateMeasurer(layer, seed=-1)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: seed=-1 is below the minimum 0
     """
 
     name = "emulate"

@@ -62,6 +62,12 @@ class ModelMeasurer(Measurer):
     device : Device or str
         A preset or its name.
     algorithm : {"direct", "winograd"}
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> m = ModelMeasurer(layer, "a100", algorithm="winograd")
+    >>> m.device.name, m.algorithm, m.estimate
+    ('A100-SXM4-40GB', 'winograd', True)
     """
 
     name = "model"

@@ -34,7 +34,15 @@ OPTIMIZERS: dict[type, type[ModelOptimizer]] = {WalkOptions: WalkOptimizer,
 
 
 def make_optimizer(options) -> ModelOptimizer:
-    """A fresh optimizer of the kind ``options`` configures."""
+    """A fresh optimizer of the kind ``options`` configures.
+
+    >>> type(make_optimizer(WalkOptions(n_walkers=4))).__name__
+    'WalkOptimizer'
+    >>> make_optimizer({"n_walkers": 4})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: no model optimizer takes dict; options must be one of ...
+    """
     cls = OPTIMIZERS.get(type(options))
     if cls is None:
         names = ", ".join(sorted(t.__name__ for t in OPTIMIZERS))

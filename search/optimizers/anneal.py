@@ -51,6 +51,14 @@ class AnnealOptions:
     ``n_iter`` and ``early_stop`` are 1..:data:`iobound.limits.SEARCH_STEPS`, ``n_chains``
     1..:data:`iobound.limits.SEARCH_WIDTH` (InvalidInputError naming the field): past them
     one ``propose`` ran for hours.
+
+    >>> o = AnnealOptions()
+    >>> o.n_chains, o.n_iter, o.early_stop
+    (128, 500, 50)
+    >>> AnnealOptions(n_chains=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: n_chains=0 is below the minimum 1
     """
 
     n_chains: int = 128

@@ -73,6 +73,14 @@ class WalkOptions:
     :data:`iobound.limits.SEARCH_STEPS`, ``n_walkers`` and ``neighbours_per_step`` at most
     :data:`iobound.limits.SEARCH_WIDTH` (InvalidInputError naming the field): past them
     one ``propose`` ran for minutes to hours.
+
+    >>> o = WalkOptions()
+    >>> o.n_walkers, o.max_steps, o.patience, o.threshold, o.diverse
+    (64, 60, 6, None, False)
+    >>> WalkOptions(patience=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: patience=0 is below the minimum 1
     """
 
     n_walkers: int = 64

@@ -50,6 +50,13 @@ class StrategyOptions:
     batch_size : int
         Indices asked per round (the tuner asks ``min(batch_size, budget left)``), within
         :data:`iobound.limits.BATCH_SIZE`.
+
+    >>> StrategyOptions().batch_size
+    8
+    >>> StrategyOptions(batch_size=0)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: batch_size=0 is below the minimum 1
     """
 
     batch_size: int = 8
@@ -60,7 +67,15 @@ class StrategyOptions:
 
 
 class Observations:
-    """What a strategy has been told so far: indices, their costs, best first on demand."""
+    """What a strategy has been told so far: indices, their costs, best first on demand.
+
+    >>> seen = Observations()
+    >>> seen.add([4, 1, 7], [MeasureRecord.ok({"a": 4}, time_ms=2.0),
+    ...                      MeasureRecord.ok({"a": 1}, time_ms=0.5),
+    ...                      MeasureRecord.failed({"a": 7}, "compile_error", "")])
+    >>> seen.best(), len(seen), 7 in seen  # a failure is told but never best
+    ([1, 4], 3, True)
+    """
 
     def __init__(self) -> None:
         self.cost: dict[int, float] = {}
@@ -96,7 +111,17 @@ class Observations:
 
 
 class Strategy(abc.ABC):
-    """Base class of search strategies (see module doc)."""
+    """Base class of search strategies (see module doc).
+
+    >>> from search.grid_space import GridSpace
+    >>> class InOrder(Strategy):  # the unasked indices, lowest first
+    ...     name = "in_order"
+    ...     def ask(self, n):
+    ...         return [i for i in range(len(self.space)) if i not in self.seen][:n]
+    >>> s = InOrder(GridSpace({"a": [1, 2, 3]}), rng=np.random.default_rng(0))
+    >>> s.tell([0], [MeasureRecord.ok({"a": 1}, time_ms=1.0)]); s.ask(5), s.batch_size
+    ([1, 2], 8)
+    """
 
     name: str = ""
     Options: type = StrategyOptions

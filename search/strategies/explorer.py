@@ -53,7 +53,14 @@ ExplorerStrategyOptions = ModelBasedOptions
 
 
 class ExplorerStrategy(ModelBasedStrategy):
-    """XGBoost cost model + parallel random-walk optimizer (see module doc)."""
+    """XGBoost cost model + parallel random-walk optimizer (see module doc).
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> s = ExplorerStrategy(GridSpace({"a": list(range(30))}), rng=np.random.default_rng(0))
+    >>> s.name, s.options.init_random, s.options.endgame, type(s.options.optimizer).__name__
+    ('explorer', 4, 0.15, 'WalkOptions')
+    """
 
     name = "explorer"
     Options = ExplorerStrategyOptions

@@ -35,7 +35,15 @@ _MAX_TRIES = limits.Limit(INT64_LOW, limits.GA_TRIES.high, limits.GA_TRIES.reaso
 @dataclass(frozen=True)
 class GAOptions(StrategyOptions):
     """Population size, tournament size, mutation probability, redraw attempts (at most
-    :data:`iobound.limits.GA_TRIES`; 0 or less draws no child)."""
+    :data:`iobound.limits.GA_TRIES`; 0 or less draws no child).
+
+    >>> GAOptions(population=8).tournament
+    3
+    >>> GAOptions(population=1)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: population=1 is below the minimum 2
+    """
 
     population: int = 16
     tournament: int = 3
@@ -53,7 +61,18 @@ class GAOptions(StrategyOptions):
 
 
 class GeneticStrategy(Strategy):
-    """A steady-state elitist genetic algorithm over the space's configurations."""
+    """A steady-state elitist genetic algorithm over the space's configurations.
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> from search.measure.base import MeasureRecord
+    >>> s = GeneticStrategy(GridSpace({"a": list(range(6)), "b": list(range(6))}),
+    ...                     GAOptions(population=4), rng=np.random.default_rng(0))
+    >>> first = s.ask(4)
+    >>> s.tell(first, [MeasureRecord.ok(s.space.get(i), time_ms=1.0 + i) for i in first])
+    >>> children = s.ask(4); len(children), set(children).isdisjoint(first)  # never asked twice
+    (4, True)
+    """
 
     name = "ga"
     Options = GAOptions

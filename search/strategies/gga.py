@@ -88,6 +88,14 @@ class GuidedGAOptions(GAOptions):
     seed_share : float
         Share of the first generation (``population``) taken from the history's
         best; the rest is random (our addition: see module doc).
+
+    >>> o = GuidedGAOptions(history=[])
+    >>> o.history, o.omega, o.min_match, o.population
+    ((), 2.0, 0.5, 16)
+    >>> GuidedGAOptions(min_match=float("nan"))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: min_match must be a finite number in [0, 1], got nan
     """
 
     history: tuple = ()
@@ -111,7 +119,19 @@ class GuidedGAOptions(GAOptions):
 
 
 class GuidedGAStrategy(GeneticStrategy):
-    """Mu et al.'s guided GA seeded from tuning history (see module doc)."""
+    """Mu et al.'s guided GA seeded from tuning history (see module doc).
+
+    >>> import numpy as np
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"a": list(range(8))}), Workload("k", [8], ("a",))
+    >>> hist = [Measurement(w, "A100", "t", MeasureRecord.ok({"a": a}, time_ms=1.0 + abs(a - 5)))
+    ...         for a in range(8)]  # a = 5 was the fastest
+    >>> s = GuidedGAStrategy(space, GuidedGAOptions(history=hist, population=4),
+    ...                      rng=np.random.default_rng(0))
+    >>> s.ask(4), s.stats()["seeded"]  # the first generation: the history's best
+    ([5, 4, 6, 3], 4)
+    """
 
     name = "gga"
     Options = GuidedGAOptions

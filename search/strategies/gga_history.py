@@ -68,7 +68,12 @@ MIN_MATCH = 0.5
 
 
 def problem_dims(problem: Any) -> tuple[int, ...] | None:
-    """The problem's positive integers in a fixed order, or None when it has none."""
+    """The problem's positive integers in a fixed order, or None when it has none.
+
+    >>> import numpy as np
+    >>> problem_dims([64, 0, True, np.int64(3), 2.0]), problem_dims("conv1")  # sizes > 0 only
+    ((64, 3, 2), None)
+    """
     if _dimension(problem) is not None:
         vals = [problem]
     elif isinstance(problem, (list, tuple)):
@@ -199,6 +204,15 @@ class HistoryFilter:
         Per parameter, ``((value, summed metric), ...)`` of the usable records in the
         order the values first appear (the "experience" the guided mutation draws
         values from); pairs, not a dict, because a value may be a list.
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"a": list(range(8))}), Workload("k", [8], ("a",))
+    >>> hist = [Measurement(w, "A100", "t", MeasureRecord.ok({"a": a}, time_ms=1.0 + abs(a - 5)))
+    ...         for a in range(8)]  # a = 5 was the fastest
+    >>> f = filter_history(space, hist)
+    >>> f.records, f.usable, f.devices, f.value_weights["a"][5]  # a = 5 weighs most
+    (8, 8, ('A100',), (5, 1.0))
     """
 
     seeds: tuple
@@ -216,6 +230,16 @@ def filter_history(space, history: Sequence, target_problem: Any = None, omega: 
     and ``record.config`` (:class:`search.db.Measurement`); untimed ones are ignored.
     ``omega`` and ``min_match`` are checked as :class:`~search.strategies.gga.GuidedGAOptions`
     checks them (a NaN min_match let every record through).
+
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"a": list(range(8))}), Workload("k", [8], ("a",))
+    >>> hist = [Measurement(w, "A100", "t", MeasureRecord.ok({"a": a}, time_ms=1.0 + abs(a - 5)))
+    ...         for a in range(8)]  # a = 5 was the fastest
+    >>> filter_history(space, hist, target_problem=[12]).seeds[:2]  # match score 0.75
+    ((5, 0.5625), (4, 0.28125))
+    >>> filter_history(space, hist, target_problem=[7]).usable  # 0.25, below min_match
+    0
     """
     from search.option_checks import check_number
     from search.transfer.sources import source_devices  # (that module imports this one)

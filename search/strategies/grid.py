@@ -27,7 +27,13 @@ __all__ = ["GridStrategy", "GridOptions"]
 
 @dataclass(frozen=True)
 class GridOptions(StrategyOptions):
-    """``spread``: visit the index range with a golden-ratio stride (coprime to its length)."""
+    """``spread``: visit the index range with a golden-ratio stride (coprime to its length).
+
+    >>> GridOptions(spread=1)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: spread must be True or False, got 1
+    """
 
     spread: bool = True
 
@@ -37,7 +43,14 @@ class GridOptions(StrategyOptions):
 
 
 class GridStrategy(Strategy):
-    """Every configuration once, in a fixed deterministic order."""
+    """Every configuration once, in a fixed deterministic order.
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> s = GridStrategy(GridSpace({"a": list(range(5))}), rng=np.random.default_rng(0))
+    >>> s.ask(5), s.ask(1)  # spread: stride 3 over 5 indices; then nothing is left
+    ([0, 3, 1, 4, 2], [])
+    """
 
     name = "grid"
     Options = GridOptions

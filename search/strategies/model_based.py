@@ -115,6 +115,14 @@ class ModelBasedOptions(StrategyOptions):
         Beyond it, the share by which the training set must have grown since the last
         fit for a round to refit (0: every round); rounds between propose from the
         last model.
+
+    >>> opts = ModelBasedOptions(stall={"source": "far"})
+    >>> type(opts.stall).__name__, opts.stall.source, type(opts.optimizer).__name__
+    ('StallOptions', 'far', 'WalkOptions')
+    >>> ModelBasedOptions(stall={"source": "far"}, plan_size=8)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: stall exploration needs plan_size=None (a batch per round)
     """
 
     batch_size: int = 4
@@ -160,7 +168,18 @@ class ModelBasedOptions(StrategyOptions):
 
 
 class ModelBasedStrategy(Strategy):
-    """A cost model plus a model optimizer behind the ask/tell interface (see module doc)."""
+    """A cost model plus a model optimizer behind the ask/tell interface (see module doc).
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> from search.measure.base import MeasureRecord
+    >>> s = ModelBasedStrategy(GridSpace({"a": list(range(20))}), ModelBasedOptions(
+    ...     init_random=4, model=XGBOptions(n_estimators=10)), rng=np.random.default_rng(0))
+    >>> first = s.ask(4)
+    >>> s.tell(first, [MeasureRecord.ok({"a": i}, time_ms=1.0 + i) for i in first])
+    >>> len(set(s.ask(4)) - set(first)), s.stats()["fits"]  # the next batch comes from a model
+    (4, 1)
+    """
 
     name = "model_based"
     Options = ModelBasedOptions

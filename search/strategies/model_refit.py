@@ -51,7 +51,15 @@ def train_model(space: Space, seen: Observations, options: XGBOptions, seed: int
     argument for a ``space`` that is no :class:`~search.space.Space`, ``seen`` that is no
     :class:`~.base.Observations` of it (an index past the space), ``options`` that are no
     :class:`~search.cost_model.XGBOptions`, a ``seed`` past :data:`iobound.limits.SEED` or a
-    ``min_ok`` below 1."""
+    ``min_ok`` below 1.
+
+    >>> from search.grid_space import GridSpace
+    >>> from search.measure.base import MeasureRecord
+    >>> space, seen = GridSpace({"a": list(range(6))}), Observations()
+    >>> seen.add([0], [MeasureRecord.ok(space.get(0), time_ms=1.0)])
+    >>> train_model(space, seen, XGBOptions(n_estimators=10), seed=0) is None  # one is too few
+    True
+    """
     check_type("space", space, Space)
     check_type("seen", seen, Observations)
     check_type("options", options, XGBOptions)

@@ -19,7 +19,14 @@ __all__ = ["RandomStrategy"]
 
 
 class RandomStrategy(Strategy):
-    """Uniform random configurations, never the same one twice."""
+    """Uniform random configurations, never the same one twice.
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> s = RandomStrategy(GridSpace({"a": list(range(3))}), rng=np.random.default_rng(0))
+    >>> len(s.ask(2)), len(s.ask(2)), s.ask(2)  # three in all, then none
+    (2, 1, [])
+    """
 
     name = "random"
     Options = StrategyOptions

@@ -30,7 +30,12 @@ __all__ = ["SAStrategy", "SAOptions"]
 
 @dataclass(frozen=True)
 class SAOptions(ModelBasedOptions):
-    """AutoTVM's defaults: batches of 8, plan 64, 5% random, annealing (128 chains, 500 steps)."""
+    """AutoTVM's defaults: batches of 8, plan 64, 5% random, annealing (128 chains, 500 steps).
+
+    >>> o = SAOptions()
+    >>> o.batch_size, o.init_random, o.plan_size, o.optimizer.n_chains, o.optimizer.n_iter
+    (8, 64, 64, 128, 500)
+    """
 
     batch_size: int = 8
     init_random: int = 64
@@ -41,7 +46,20 @@ class SAOptions(ModelBasedOptions):
 
 
 class SAStrategy(ModelBasedStrategy):
-    """AutoTVM-style XGBoost + simulated annealing (see module doc)."""
+    """AutoTVM-style XGBoost + simulated annealing (see module doc).
+
+    >>> import numpy as np
+    >>> from search.grid_space import GridSpace
+    >>> from search.measure.base import MeasureRecord
+    >>> from search.cost_model import XGBOptions
+    >>> s = SAStrategy(GridSpace({"a": list(range(40))}), SAOptions(init_random=4, plan_size=4,
+    ...     model=XGBOptions(n_estimators=10), optimizer=AnnealOptions(n_chains=4, n_iter=50)),
+    ...     rng=np.random.default_rng(0))
+    >>> first = s.ask(4)
+    >>> s.tell(first, [MeasureRecord.ok({"a": a}, time_ms=1.0 + a) for a in first])
+    >>> sorted(s.ask(4)), s.stats()["fits"]  # a plan of 4 the annealing proposed
+    ([7, 8, 9, 11], 1)
+    """
 
     name = "sa"
     Options = SAOptions

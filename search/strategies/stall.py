@@ -84,6 +84,13 @@ class StallOptions:
         Random configurations drawn per round (``"far"``).
     min_dist : int
         Hamming distance from every measured configuration (``"far"``).
+
+    >>> StallOptions(source="far").min_dist
+    2
+    >>> StallOptions(source="nearby")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: source must be one of sweep, elite, far; got 'nearby'
     """
 
     rate: float = 0.25
@@ -109,7 +116,12 @@ class StallOptions:
 
 class StallTracker:
     """Counts the rounds since the best cost last improved (a round with no finite
-    cost counts as one without improvement)."""
+    cost counts as one without improvement).
+
+    >>> t = StallTracker()
+    >>> t.update(math.inf), t.update(3.0), t.update(3.0), t.best  # a failed round, a best, a tie
+    (1, 0, 1, 3.0)
+    """
 
     def __init__(self) -> None:
         self.best = math.inf
@@ -132,6 +144,11 @@ def elite_candidates(space: Space, elite: Sequence[int], rng: np.random.Generato
     neighbours of each of those, and up to ``n_cross`` uniform crossovers of two
     elite configurations that are members of the space. May repeat indices and
     include measured ones: :func:`best_predicted` filters.
+
+    >>> from search.grid_space import GridSpace
+    >>> line = GridSpace({"a": list(range(5))})
+    >>> sorted(set(elite_candidates(line, [2], np.random.default_rng(0))))  # 2 too, by a 2nd hop
+    [0, 1, 2, 3, 4]
     """
     out: list[int] = []
     for e in elite:
@@ -157,7 +174,14 @@ def elite_candidates(space: Space, elite: Sequence[int], rng: np.random.Generato
 def far_candidates(space: Space, measured: Sequence[int], rng: np.random.Generator,
                    n_pool: int, min_dist: int) -> list[int]:
     """Random configurations at Hamming distance >= ``min_dist`` from every measured one
-    (all ``n_pool`` drawn when none is that far)."""
+    (all ``n_pool`` drawn when none is that far).
+
+    >>> from search.grid_space import GridSpace
+    >>> space = GridSpace({"a": list(range(6)), "b": list(range(6))})
+    >>> got = far_candidates(space, [0], np.random.default_rng(0), n_pool=8, min_dist=2)
+    >>> len(got) > 0, all(v != 0 for i in got for v in space.get(i).values())  # (0, 0) measured
+    (True, True)
+    """
     pool = space.sample(n_pool, rng)
     if not measured or not pool:
         return pool
@@ -226,7 +250,14 @@ def spread_elites(space: Space, ranked: Sequence[int], k: int, min_dist: int = 2
 
 def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k: int,
                    exclude: Collection[int]) -> list[int]:
-    """The ``k`` distinct candidates outside ``exclude`` with the lowest predictions."""
+    """The ``k`` distinct candidates outside ``exclude`` with the lowest predictions.
+
+    >>> from search.grid_space import GridSpace
+    >>> class Bowl:  # predicted cost: distance from a = 3
+    ...     def predict(self, X): return np.abs(X[:, 0] - 3.0)
+    >>> best_predicted(Bowl(), GridSpace({"a": list(range(8))}), [7, 3, 2, 4, 3], 2, exclude={3})
+    [2, 4]
+    """
     cand = [int(c) for c in dict.fromkeys(candidates) if int(c) not in exclude]
     if not cand or k <= 0:
         return []
@@ -237,7 +268,16 @@ def best_predicted(model: CostModel, space: Space, candidates: Sequence[int], k:
 def stall_candidates(options: StallOptions, model: CostModel, space: Space, best: Sequence[int],
                      k: int, exclude: Collection[int], rng: np.random.Generator) -> list[int]:
     """Up to ``k`` configurations outside ``exclude`` from ``options.source``; ``best`` are the
-    successfully measured configurations, best first (``"far"`` keeps away from all of them)."""
+    successfully measured configurations, best first (``"far"`` keeps away from all of them).
+
+    >>> from search.grid_space import GridSpace
+    >>> class ByA:  # predicted cost grows with a
+    ...     def predict(self, X): return X[:, 0]
+    >>> line, rng = GridSpace({"a": list(range(10))}), np.random.default_rng(0)
+    >>> far = StallOptions(source="far", min_dist=1)
+    >>> stall_candidates(far, ByA(), line, [5, 8], 2, {5, 8}, rng)
+    [0, 1]
+    """
     elite = list(best[:options.n_elite])
     if options.source == "sweep":
         return sweep_candidates(model, space, elite, k, exclude)

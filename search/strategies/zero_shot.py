@@ -37,7 +37,15 @@ class ZeroShotStrategyOptions(StrategyOptions):
     """The history to rank with (:class:`search.db.Measurement` records, fastest first),
     how many random candidates to rank in a very large space (``None``: all of them), the
     target's problem (which sources measured it), the order measured and the K it is
-    chosen for (:mod:`search.zero_shot_order`; ``iobound tune --zero-shot K`` sets K)."""
+    chosen for (:mod:`search.zero_shot_order`; ``iobound tune --zero-shot K`` sets K).
+
+    >>> ZeroShotStrategyOptions().order, ZeroShotStrategyOptions().k
+    ('auto', 10)
+    >>> ZeroShotStrategyOptions(history=[1])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: history[0] must be a search.db.model.Measurement, got 1
+    """
 
     history: tuple = ()
     candidates: int | None = None
@@ -57,7 +65,19 @@ class ZeroShotStrategyOptions(StrategyOptions):
 
 
 class ZeroShotStrategy(Strategy):
-    """The space in the order a model of the history ranks it (see module doc)."""
+    """The space in the order a model of the history ranks it (see module doc).
+
+    >>> import numpy as np
+    >>> from search import GridSpace, MeasureRecord
+    >>> from search.db import Measurement, Workload
+    >>> space, w = GridSpace({"a": list(range(8))}), Workload("k", [8], ("a",))
+    >>> hist = [Measurement(w, d, "t", MeasureRecord.ok({"a": a}, time_ms=1.0 + abs(a - b)))
+    ...         for d, b in (("A100", 5), ("V100", 2)) for a in range(8)]  # fastest: 5 and 2
+    >>> options = ZeroShotStrategyOptions(history=hist)
+    >>> s = ZeroShotStrategy(space, options, rng=np.random.default_rng(0))
+    >>> s.ask(3), s.stats()
+    ([5, 2, 3], {'used': True, 'history_records': 16, 'order': 'model'})
+    """
 
     name = "zero_shot"
     Options = ZeroShotStrategyOptions
