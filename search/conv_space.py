@@ -132,6 +132,17 @@ class ConvSpace(Space):
         Exact sizes of the two spaces.
     ratio : float
         ``pruned_size / unpruned_size``.
+
+    Examples
+    --------
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> space = ConvSpace(layer, "v100", "winograd", winograd_e=(2,))
+    >>> len(space), space.params[0], space.values("e"), space.ratio  # too small to prune
+    (20, 'e', [2], 1.0)
+    >>> ConvSpace(layer, "v100", "direct", winograd_e=(2,))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: winograd_e=(2,) is for the winograd algorithm; ...
     """
 
     def __init__(self, layer: ConvLayer, device, algorithm: str = "direct", *,

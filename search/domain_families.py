@@ -50,14 +50,31 @@ def divisors(n: int) -> tuple[int, ...]:
 
 
 def cp_product(model: cp_model.CpModel, a, b, name: str, ub: int) -> cp_model.IntVar:
-    """A new variable equal to ``a * b`` (CP-SAT multiplication equality)."""
+    """A new variable equal to ``a * b`` (CP-SAT multiplication equality).
+
+    >>> m = cp_model.CpModel()
+    >>> a, b = m.NewIntVar(2, 9, "a"), m.NewIntVar(3, 3, "b")
+    >>> _ = m.Add(cp_product(m, a, b, "ab", 100) == 21)
+    >>> solver = cp_model.CpSolver()
+    >>> solver.Solve(m) == cp_model.OPTIMAL, solver.Value(a)
+    (True, 7)
+    """
     v = model.NewIntVar(0, ub, name)
     model.AddMultiplicationEquality(v, [a, b])
     return v
 
 
 class TileExprs(NamedTuple):
-    """The sizes of a block as CP-SAT expressions: shared words, register words, x*y, x*y*z."""
+    """The sizes of a block as CP-SAT expressions: shared words, register words, x*y, x*y*z.
+
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> m = cp_model.CpModel()
+    >>> knobs = {p: m.NewConstant(v) for p, v in dict(x=2, y=3, z=4, alpha=1).items()}
+    >>> sizes = domain_family("direct").tile_exprs(m, layer, knobs, {})
+    >>> solver = cp_model.CpSolver(); _ = solver.Solve(m)
+    >>> [solver.Value(e) for e in sizes]  # 4 x 5 inputs + 4 x 9 weights; 2 x 3 x 4 outputs
+    [56, 24, 6, 24]
+    """
 
     shared_words: object
     reg_words: object
@@ -66,7 +83,12 @@ class TileExprs(NamedTuple):
 
 
 class DomainFamily(ABC):
-    """What the search domain knows of one algorithm (see the module doc)."""
+    """What the search domain knows of one algorithm (see the module doc).
+
+    >>> fam = domain_family("winograd")
+    >>> isinstance(fam, DomainFamily), fam.name, type(fam).__name__
+    (True, 'winograd', 'WinogradDomain')
+    """
 
     algorithm: Algorithm
 
@@ -100,6 +122,15 @@ class DirectDomain(DomainFamily):
 
     Grouped layers: ``z`` divides a group's output channels and ``alpha`` a group's input
     channels (a block works inside one group, :mod:`kernels.grouping`).
+
+    >>> grouped = ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, groups=2)
+    >>> _, values, _ = DirectDomain().knob_values(grouped, None)
+    >>> values["z"], values["alpha"]  # divisors of a group's 2 outputs and 4 inputs
+    ((1, 2), (1, 2, 4))
+    >>> DirectDomain().knob_values(grouped, (2,))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: winograd_e=(2,) is for the winograd algorithm; ...
     """
 
     algorithm = DIRECT
@@ -130,7 +161,16 @@ class DirectDomain(DomainFamily):
 
 
 class WinogradDomain(DomainFamily):
-    """Winograd: x, y multiples of e whose tile counts divide the output's; one channel a step."""
+    """Winograd: x, y multiples of e whose tile counts divide the output's; one channel a step.
+
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> WinogradDomain().knob_values(layer, None)[1]["e"]  # the offered tiles
+    (2, 3, 4)
+    >>> WinogradDomain().knob_values(layer, (1,))
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: winograd e must be integers >= 2, got (1,)
+    """
 
     algorithm = WINOGRAD
 
@@ -195,5 +235,11 @@ for _fam in (DirectDomain(), WinogradDomain()):
 
 
 def domain_family(algorithm: "str | Algorithm") -> DomainFamily:
-    """The :class:`DomainFamily` of an algorithm name or object (unknown: InvalidInputError)."""
+    """The :class:`DomainFamily` of an algorithm name or object (unknown: InvalidInputError).
+
+    >>> domain_family("gemm")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: unknown algorithm 'gemm'; choose one of direct, winograd
+    """
     return DOMAINS.get(algorithm)

@@ -29,14 +29,26 @@ _CHUNK = 1 << 24  # bytes read at a time
 
 
 def is_gzip(data: bytes) -> bool:
-    """Whether ``data`` is gzip's (its magic number), whatever the file's name."""
+    """Whether ``data`` is gzip's (its magic number), whatever the file's name.
+
+    >>> is_gzip(gzip.compress(b"{}")), is_gzip(b"{}"), is_gzip(b"")
+    (True, False, False)
+    """
     return data[:2] == b"\x1f\x8b"
 
 
 def read_capped(path: str | os.PathLike, what: str) -> bytes:
     """The file's bytes, gunzipped when they are gzip's; InvalidInputError naming ``what``
     past :data:`iobound.limits.TUNING_FILE_CHARS` bytes. OSError, EOFError and zlib.error
-    (unreadable, not gzip after its magic, cut short) are the caller's to name."""
+    (unreadable, not gzip after its magic, cut short) are the caller's to name.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> p = Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> _ = p.write_bytes(b'{"header": 1}')
+    >>> read_capped(p, "log")  # not gzip: the bytes as they are
+    b'{"header": 1}'
+    """
     limit = limits.TUNING_FILE_CHARS  # looked up here: tests lower it
     too_large = InvalidInputError(f"{what} is too large: more than {limit} bytes "
                                   "(gunzipped; iobound.limits.TUNING_FILE_CHARS)")

@@ -112,6 +112,16 @@ def check_history_inputs(space: Any, history: Any, options: Any, options_type: t
     ``history`` over ``space``, or InvalidInputError naming the argument: a space that is no
     :class:`~search.space.Space`, a history that is no iterable of Measurements, options
     (None for the defaults) not of ``options_type``, a seed past :data:`iobound.limits.SEED`.
+
+    >>> from search.grid_space import GridSpace
+    >>> from search.strategies.base import StrategyOptions
+    >>> space = GridSpace({"x": [1, 2, 3]})
+    >>> check_history_inputs(space, [], None, StrategyOptions, 7)
+    ((), 7)
+    >>> check_history_inputs(space, [1], None, StrategyOptions, 7)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: history[0] must be a search.db.model.Measurement, got 1
     """
     from .db.model import Measurement
     from .space import Space

@@ -31,7 +31,12 @@ _MISSING = (errno.ENOENT, errno.ENOTDIR)
 
 def path_kind(path: str | os.PathLike, what: str = "path") -> str:
     """``"file"``, ``"dir"``, ``"missing"`` or ``"other"`` (a device, a pipe...) for ``path``
-    (links followed); InvalidInputError naming ``what`` when the system refuses the lookup."""
+    (links followed); InvalidInputError naming ``what`` when the system refuses the lookup.
+
+    >>> import tempfile
+    >>> path_kind(tempfile.mkstemp()[1]), path_kind("/dev/null"), path_kind("/no/such/dir/")
+    ('file', 'other', 'missing')
+    """
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:

@@ -99,6 +99,14 @@ class Domain:
         The register file of an SM and the registers a thread needs besides its
         register words (``kernels.limits.REGISTER_OVERHEAD``): a block must satisfy
         ``(ceil(reg_words / threads) + reg_overhead) * threads <= regs_per_sm``.
+
+    Examples
+    --------
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)
+    >>> dom = domain_for(layer, get_device("v100"))
+    >>> dom.tile_params, dom.values["x"], dom.reuse, dom.max_threads
+    (('x', 'y', 'z', 'alpha'), (1, 2, 4), 1, 1024)
     """
 
     layer: ConvLayer
@@ -124,7 +132,14 @@ def domain_for(layer: ConvLayer, device, algorithm: str = "direct",
                winograd_e: tuple[int, ...] | None = None,
                max_regs_per_thread: int = MAX_REGS_PER_THREAD) -> Domain:
     """The knob value lists and limits of ``layer`` on ``device`` (see module doc);
-    ``winograd_e``: Winograd's output tiles (None: the offered ones; refused for direct)."""
+    ``winograd_e``: Winograd's output tiles (None: the offered ones; refused for direct).
+
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> dom = domain_for(layer, get_device("v100"), "winograd", winograd_e=(2,))
+    >>> dom.params, dom.tile_pairs  # e = 2: x and y are 2 or 6 (1 or 3 tiles)
+    (('e', 'x', 'y', 'z', 'tx', 'ty', 'tz'), {2: ((2, 6), (2, 6))})
+    """
     algorithm = algorithm_name(algorithm)
     prune_bytes = min(device.shared_mem_per_sm_bytes // 2, device.shared_mem_per_block_bytes)
     common = dict(layer=layer, algorithm=algorithm, reuse=int(layer.reuse_max),
@@ -191,6 +206,14 @@ class TileSolutions:
         Bool per row: whether the Table 1 pruning constraints hold.
     reg_words : numpy.ndarray
         Register words of the block (accumulators or Winograd temporaries).
+
+    Examples
+    --------
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)
+    >>> tiles = enumerate_tiles(domain_for(layer, get_device("v100")))
+    >>> len(tiles.rows), tiles.rows[-1].tolist(), int(tiles.reg_words[-1]), bool(tiles.table1.all())
+    (36, [4, 4, 2, 2], 32, True)
     """
 
     params: tuple[str, ...]
@@ -225,7 +248,14 @@ def _solve_all(model: cp_model.CpModel, variables, extra=()) -> list[list[int]]:
 
 
 def enumerate_tiles(dom: Domain) -> TileSolutions:
-    """Enumerate every tile combination of the unpruned space with CP-SAT."""
+    """Enumerate every tile combination of the unpruned space with CP-SAT.
+
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=6, w_in=6, c_out=2, k_h=3, k_w=3, padding=1)
+    >>> tiles = enumerate_tiles(domain_for(layer, get_device("v100"), "winograd", (2,)))
+    >>> tiles.params, len(tiles.rows)  # e=2; x, y in (2, 6); z in (1, 2)
+    (('e', 'x', 'y', 'z'), 8)
+    """
     tm = _TileModel(dom)
     params = dom.tile_params
     rows = _solve_all(tm.model, [tm.vars[p] for p in params], [tm.table1, tm.reg_words])
@@ -243,6 +273,12 @@ def full_model(dom: Domain, pruned: bool) -> tuple[cp_model.CpModel, list[cp_mod
     Returns the model and its knob variables in ``dom.params`` order. Enumerating
     it is exact but slow for big layers; :class:`search.conv_space.ConvSpace`
     counts threads per tile instead.
+
+    >>> from iobound.devices import get_device
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)
+    >>> model, knobs = full_model(domain_for(layer, get_device("v100")), pruned=True)
+    >>> [v.Name() for v in knobs]
+    ['x', 'y', 'z', 'alpha', 'tx', 'ty', 'tz']
     """
     tm = _TileModel(dom, pruned_only=pruned)
     m, v = tm.model, dict(tm.vars)
@@ -267,6 +303,15 @@ def full_model(dom: Domain, pruned: bool) -> tuple[cp_model.CpModel, list[cp_mod
 
 
 def count_full_model(dom: Domain, pruned: bool) -> int:
-    """Number of solutions of :func:`full_model` (enumerated; small layers only)."""
+    """Number of solutions of :func:`full_model` (enumerated; small layers only).
+
+    >>> from iobound.devices import get_device
+    >>> from search.conv_space import ConvSpace
+    >>> layer = ConvLayer(n=1, c_in=2, h_in=4, w_in=4, c_out=2, k_h=1, k_w=1)
+    >>> count_full_model(domain_for(layer, get_device("v100")), pruned=True)
+    216
+    >>> ConvSpace(layer, "v100").pruned_size  # the space counts the same configurations
+    216
+    """
     m, variables = full_model(dom, pruned)
     return len(_solve_all(m, variables))

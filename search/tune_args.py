@@ -42,7 +42,21 @@ DEFAULT_STRATEGY, DEFAULT_BUDGET = "explorer", 48
 def check_tune_arguments(space, measurer, budget, patience, seed, log, resume, progress, header,
                          reusable, build_strategy) -> tuple:
     """(budget, patience, seed, header, reusable) of a :func:`~search.tuner.tune` call,
-    checked and normalised (ints, a dict header, an index -> record dict or None)."""
+    checked and normalised (ints, a dict header, an index -> record dict or None).
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.replay_space import ReplaySpace
+    >>> cache = KtCache({"x": [1, 2]}, [{"x": 1, "time": 2.0}, {"x": 2, "time": 1.0}])
+    >>> space, m = ReplaySpace(cache), ReplayMeasurer(cache)
+    >>> check_tune_arguments(space, m, 5, None, 0, None, None, None, None, None,
+    ...                      lambda name, space, options, rng: None)
+    (5, None, 0, {}, None)
+    >>> check_tune_arguments(space, m, 5, None, 0, None, None, 5, None, None, None)
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: progress must be callable, got 5
+    """
     check_type("space", space, Space)
     check_type("measurer", measurer, Measurer)
     budget, patience, seed = check_run_numbers(budget, patience, seed)
@@ -94,7 +108,15 @@ RUN_KEYS = ("strategy", "seed", "budget", "space", "measurer")
 
 def check_header(header: Any) -> dict:
     """``header`` as a dict of text keys and JSON values that leaves the run's own keys
-    alone (InvalidInputError naming the key)."""
+    alone (InvalidInputError naming the key).
+
+    >>> check_header(None)
+    {}
+    >>> check_header({1: "one"})
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: header keys must be strings, got 1
+    """
     if header is None:
         return {}
     check_type("header", header, abc.Mapping)
@@ -113,7 +135,18 @@ def check_reusable(reusable: Any, space: Space) -> dict[int, MeasureRecord] | No
     """``reusable`` as index -> record, each index in ``space`` and each value a
     :class:`MeasureRecord` of that index's configuration (InvalidInputError naming the
     first that is not); a time that cannot be a measurement makes it invalid, as a
-    measured or resumed record's does (:func:`~search.records.as_measured`)."""
+    measured or resumed record's does (:func:`~search.records.as_measured`).
+
+    >>> from search.grid_space import GridSpace
+    >>> space = GridSpace({"x": [1, 2]})
+    >>> check_reusable({1: MeasureRecord.ok({"x": 2}, time_ms=1.0)}, space)[1].time_ms
+    1.0
+    >>> check_reusable({0: MeasureRecord.ok({"x": 2}, time_ms=1.0)}, space)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: reusable[0] is a record of {'x': 2}, not of configuration ...
+    """
     if reusable is None:
         return None
     check_type("reusable", reusable, abc.Mapping)

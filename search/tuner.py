@@ -115,6 +115,20 @@ def play_round(space: Space, measurer: Measurer, strat: Strategy, ledger: Ledger
 
     Returns ``None`` when the strategy asked for nothing new (an idle round: what it
     asked again is told from the ledger), else whether the round improved the best.
+
+    >>> from search.kt_cache import KtCache
+    >>> from search.measure.replay import ReplayMeasurer
+    >>> from search.replay_space import ReplaySpace
+    >>> from search.tune_ledger import Ledger
+    >>> cache = KtCache({"x": [1, 2, 3]}, [{"x": 1, "time": 3.0}, {"x": 2, "time": 1.0},
+    ...                                    {"x": 3, "time": 2.0}])
+    >>> space, ledger = ReplaySpace(cache), Ledger()
+    >>> strat = make_strategy("grid", space, {"batch_size": 2}, rng=np.random.default_rng(0))
+    >>> [(play_round(space, ReplayMeasurer(cache), strat, ledger, 3), len(ledger.seen))
+    ...  for _ in range(2)]  # two rounds of a batch of 2 for a budget of 3
+    [(True, 2), (True, 3)]
+    >>> ledger.best_cost
+    1.0
     """
     clock = clock if clock is not None else _Clock()
     n = min(strat.batch_size, budget - len(ledger.seen))

@@ -27,7 +27,16 @@ __all__ = ["BoundInfo", "WinnerReport", "bound_info", "kernel_file", "write_kern
 
 @dataclass(frozen=True)
 class BoundInfo:
-    """The dataflow's exact I/O of a configuration and the best lower bound at its on-chip words."""
+    """The dataflow's exact I/O of a configuration and the best lower bound at its on-chip words.
+
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> info = bound_info(pw, dict(x=1, y=3, z=2, alpha=4, tx=1, ty=1, tz=1), "direct")
+    >>> info.dataflow_io_words, info.lower_bound_words, info.method, round(info.ratio_to_bound, 3)
+    (624, 304.0, 'compulsory', 2.053)
+    >>> info.fast_memory_words, info.to_dict()["lower_bound_fast_memory_words"]  # S, S + 2
+    (26, 28)
+    """
 
     fast_memory_words: int
     lower_bound_words: float
@@ -49,7 +58,16 @@ class BoundInfo:
 
 @dataclass(frozen=True)
 class WinnerReport:
-    """The best configuration's bound info, kernel file and (optional) emulator check."""
+    """The best configuration's bound info, kernel file and (optional) emulator check.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> w = report_winner(pw, dict(x=1, y=3, z=2, alpha=4, tx=1, ty=1, tz=1), "direct",
+    ...                   tempfile.mkdtemp(), verify=False)
+    >>> w.config["alpha"], w.bound.dataflow_io_words, w.emulator_check  # verify=False: no check
+    (4, 624, None)
+    """
 
     config: dict
     bound: BoundInfo
@@ -92,12 +110,29 @@ def bound_info(layer, cfg: dict, algorithm: str) -> BoundInfo:
 
 
 def kernel_file(layer, algorithm: str, out_dir: str) -> Path:
-    """``out_dir/<layer>_<algorithm>_best.cu``: where :func:`write_kernel` writes."""
+    """``out_dir/<layer>_<algorithm>_best.cu``: where :func:`write_kernel` writes.
+
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> str(kernel_file(pw.replace(name="pw"), "winograd", "out"))
+    'out/pw_winograd_best.cu'
+    >>> kernel_file(pw, "direct", "out").name  # an unnamed layer
+    'layer_direct_best.cu'
+    """
     return Path(out_dir) / f"{layer_file_part(layer)}_{algorithm}_best.cu"
 
 
 def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
-    """Write the CUDA source of ``cfg`` to ``out_dir/<layer>_<algorithm>_best.cu``; its path."""
+    """Write the CUDA source of ``cfg`` to ``out_dir/<layer>_<algorithm>_best.cu``; its path.
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> path = write_kernel(pw, dict(x=1, y=3, z=2, alpha=4, tx=1, ty=1, tz=1), "direct",
+    ...                     tempfile.mkdtemp())
+    >>> os.path.basename(path), "__global__" in open(path).read()
+    ('pw_direct_best.cu', True)
+    """
     from kernels.config import config_from_dict
     from kernels.generate import generate
 
@@ -114,7 +149,15 @@ def write_kernel(layer, cfg: dict, algorithm: str, out_dir: str) -> str:
 
 def report_winner(layer, cfg: dict, algorithm: str, out_dir: str, verify: bool = True) -> WinnerReport:
     """Bound info, the kernel written to ``out_dir`` and, if ``verify``, the emulator check
-    (``verify`` True or False: ``"no"`` is no flag, and would have run the check)."""
+    (``verify`` True or False: ``"no"`` is no flag, and would have run the check).
+
+    >>> from iobound.layer import ConvLayer
+    >>> report_winner(ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1),
+    ...               dict(x=1, y=3, z=2, alpha=4, tx=1, ty=1, tz=1), "direct", "out", verify="no")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: verify must be True or False, got 'no'
+    """
     from kernels.config import config_from_dict
     from kernels.verify import emulator_check
 

@@ -51,7 +51,11 @@ WINOGRAD_ES = OFFERED_WINOGRAD_ES
 
 @dataclass(frozen=True)
 class Candidate:
-    """An algorithm and its Winograd output tile ``e`` (None for direct)."""
+    """An algorithm and its Winograd output tile ``e`` (None for direct).
+
+    >>> Candidate("winograd", 3).label, Candidate("direct") < Candidate("winograd", 2)
+    ('winograd-e3', True)
+    """
 
     algorithm: str
     e: int | None = None
@@ -136,7 +140,13 @@ CLASSES = (DIRECT, *(Candidate("winograd", e) for e in WINOGRAD_ES))
 
 
 def candidates(layer: ConvLayer) -> list[Candidate]:
-    """The candidates of ``layer``: direct, plus Winograd e = 2, 3, 4 where offered."""
+    """The candidates of ``layer``: direct, plus Winograd e = 2, 3, 4 where offered.
+
+    >>> from iobound.layer import ConvLayer
+    >>> [c.label for c in candidates(ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8,
+    ...                                        k_h=1, k_w=1))]
+    ['direct']
+    """
     return list(CLASSES) if winograd_offered(layer) else [DIRECT]
 
 
@@ -146,6 +156,12 @@ class LabelRecord:
 
     ``time_ms`` is None when no configuration of the candidate ran (or fits);
     ``estimate`` is True when the time is a model estimate, not a measurement.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> rec = LabelRecord(layer, "v100", "winograd", 2, {"tile": 4}, 1.5, True)
+    >>> rec.candidate.label, LabelRecord.from_dict(rec.to_dict()) == rec
+    ('winograd-e2', True)
     """
 
     layer: ConvLayer
@@ -208,7 +224,14 @@ class LabelRecord:
 
 
 def shape_key(layer: ConvLayer) -> str:
-    """The layer's canonical JSON without its name: equal for layers of equal shape."""
+    """The layer's canonical JSON without its name: equal for layers of equal shape.
+
+    >>> from iobound.layer import ConvLayer
+    >>> a = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="a")
+    >>> wider = a.replace(c_out=9)
+    >>> shape_key(a) == shape_key(a.replace(name="b")), shape_key(a) == shape_key(wider)
+    (True, False)
+    """
     d = layer.to_dict()
     d.pop("name")
     return json.dumps(d, sort_keys=True)
@@ -216,7 +239,15 @@ def shape_key(layer: ConvLayer) -> str:
 
 @dataclass(frozen=True)
 class Example:
-    """All candidates of one layer on one device: time and config of each (None: none ran)."""
+    """All candidates of one layer on one device: time and config of each (None: none ran).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> ex = Example(layer, "v100", {DIRECT: 2.0, Candidate("winograd", 2): 1.0,
+    ...                              Candidate("winograd", 4): None})
+    >>> [c.label for c in ex.feasible], ex.best_time, ex.so_row().tolist()
+    (['direct', 'winograd-e2'], 1.0, [0.5, 1.0, 0.0, 0.0])
+    """
 
     layer: ConvLayer
     device: str
@@ -277,6 +308,15 @@ def examples_from_records(records: Iterable[LabelRecord]) -> list[Example]:
     """Group records by (layer shape, device); the fastest record per candidate wins.
 
     Groups with no timed candidate are dropped; the order is first appearance.
+
+    >>> from iobound.layer import ConvLayer
+    >>> a = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, name="a")
+    >>> one = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=1, k_w=1)
+    >>> recs = [LabelRecord(a, "v100", "direct", None, {"t": 1}, 3.0, False),
+    ...         LabelRecord(a.replace(name="b"), "v100", "direct", None, {"t": 2}, 2.0, False),
+    ...         LabelRecord(one, "v100", "direct", None, {}, None, False)]
+    >>> [(ex.layer.name, ex.best_time, ex.configs[DIRECT]) for ex in examples_from_records(recs)]
+    [('a', 2.0, {'t': 2})]
     """
     groups: dict[tuple, dict] = {}
     for rec in records:

@@ -66,7 +66,14 @@ def layer_features(layer: ConvLayer, device) -> np.ndarray:
 
 
 def feature_matrix(pairs: Iterable[tuple[ConvLayer, object]]) -> np.ndarray:
-    """One :func:`layer_features` row per ``(layer, device)`` pair."""
+    """One :func:`layer_features` row per ``(layer, device)`` pair.
+
+    >>> from iobound.networks import get_layer
+    >>> layer = get_layer("alexnet.conv3")
+    >>> m = feature_matrix([(layer, "v100"), (layer, "a100")])
+    >>> m[:, FEATURE_NAMES.index("sm_count")].tolist(), feature_matrix([]).shape
+    ([80.0, 108.0], (0, 19))
+    """
     from ..option_checks import shown
     if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
         raise InvalidInputError(f"pairs must be a list of (layer, device), got {shown(pairs)}")

@@ -85,7 +85,21 @@ def records_from_history(history, device: str | None = None) -> Iterator[LabelRe
     """The fastest ok record per (layer, device, toolchain, candidate) of ``history``
     (only ``device``'s when given, labelled with its preset's name when it names one,
     :func:`~iobound.devices.canonical_device_name`, as the selection names the device: an
-    alias such as ``v100`` selects from these records); see the module doc."""
+    alias such as ``v100`` selects from these records); see the module doc.
+
+    >>> from search.history import History, HistoryKey
+    >>> from search.measure.base import MeasureRecord
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> h = History(":memory:")
+    >>> h.add(HistoryKey(json.dumps(layer.to_dict(), sort_keys=True), "v100", "nvcc 12"),
+    ...       [MeasureRecord.ok({"x": 1, "y": 3, "z": 2, "alpha": 4, "tx": 1, "ty": 1, "tz": 1},
+    ...                         time_ms=0.5)])
+    1
+    >>> [(r.device, r.time_ms, r.estimate) for r in records_from_history(h, device="v100")]
+    [('V100-SXM2', 0.5, False)]
+    >>> list(records_from_history(h, device="a100"))
+    []
+    """
     from iobound.devices import canonical_device_name
     from search.db.device_names import same_device
     from search.measure.model import stale_model_toolchain

@@ -54,12 +54,25 @@ __all__ = ["AlwaysDirect", "Winograd3x3", "GbtSelector", "TreeSelector", "score"
 
 
 def so_matrix(examples: Sequence[Example]) -> np.ndarray:
-    """``(n, len(CLASSES))`` speedups over the oracle (0 where a class cannot run)."""
+    """``(n, len(CLASSES))`` speedups over the oracle (0 where a class cannot run).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> ex = Example(layer, "v100", {DIRECT: 2.0, Candidate("winograd", 2): 1.0})
+    >>> so_matrix([ex, ex]).tolist()
+    [[0.5, 1.0, 0.0, 0.0], [0.5, 1.0, 0.0, 0.0]]
+    """
     return np.array([ex.so_row() for ex in examples]).reshape(len(examples), len(CLASSES))
 
 
 def offered_mask(examples: Sequence[Example]) -> np.ndarray:
-    """``(n, len(CLASSES))`` booleans: the class is a candidate of the example's layer."""
+    """``(n, len(CLASSES))`` booleans: the class is a candidate of the example's layer.
+
+    >>> from iobound.layer import ConvLayer
+    >>> one = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=1, k_w=1)
+    >>> offered_mask([Example(one, "v100", {DIRECT: 1.0})]).tolist()
+    [[True, False, False, False]]
+    """
     return np.array([[c in candidates(ex.layer) for c in CLASSES] for ex in examples],
                     dtype=bool).reshape(len(examples), len(CLASSES))
 
@@ -76,7 +89,14 @@ def _examples(examples) -> tuple:
 
 
 class AlwaysDirect:
-    """The heuristic "always direct"."""
+    """The heuristic "always direct".
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> ex = Example(layer, "v100", {DIRECT: 2.0, Candidate("winograd", 2): 1.0})
+    >>> [c.label for c in AlwaysDirect().fit([ex]).predict([ex])]
+    ['direct']
+    """
 
     name = "always direct"
 
@@ -88,7 +108,15 @@ class AlwaysDirect:
 
 
 class Winograd3x3:
-    """The heuristic "Winograd F(e x e, 3 x 3) for every 3 x 3 stride-1 layer"."""
+    """The heuristic "Winograd F(e x e, 3 x 3) for every 3 x 3 stride-1 layer".
+
+    >>> from iobound.layer import ConvLayer
+    >>> k3 = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> k1 = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=1, k_w=1)
+    >>> exs = [Example(k3, "v100", {DIRECT: 1.0}), Example(k1, "v100", {DIRECT: 1.0})]
+    >>> [c.label for c in Winograd3x3(e=4).predict(exs)]
+    ['winograd-e4', 'direct']
+    """
 
     def __init__(self, e: int = DEFAULT_WINOGRAD_E):
         self.choice = Candidate("winograd", e)
@@ -103,7 +131,22 @@ class Winograd3x3:
 
 
 class TreeSelector:
-    """:class:`~search.selection.tree.SoTree` over :data:`FEATURE_NAMES`."""
+    """:class:`~search.selection.tree.SoTree` over :data:`FEATURE_NAMES`.
+
+    >>> from iobound.layer import ConvLayer
+    >>> small = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> exs = [Example(small, "v100", {DIRECT: 2.0, Candidate("winograd", 2): 1.0}),
+    ...        Example(small.replace(c_in=16), "v100",
+    ...                {DIRECT: 1.0, Candidate("winograd", 2): 3.0})]
+    >>> sel = TreeSelector(min_leaf=1).fit(exs)
+    >>> [c.label for c in sel.predict(exs)]
+    ['winograd-e2', 'direct']
+    >>> print(sel.rules())
+    if c_in <= 12:
+        winograd-e2  (1 layers, mean SO 1.000)
+    else:
+        direct  (1 layers, mean SO 1.000)
+    """
 
     name = "decision tree"
 
@@ -130,7 +173,17 @@ class TreeSelector:
 
 class GbtSelector:
     """xgboost gradient-boosted trees that regress each Winograd candidate's time over
-    direct's (see the module doc); ``seed`` fixes the result."""
+    direct's (see the module doc); ``seed`` fixes the result.
+
+    >>> from iobound.layer import ConvLayer
+    >>> small = ConvLayer(n=1, c_in=8, h_in=8, w_in=8, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> exs = [Example(small, "v100", {DIRECT: 2.0, Candidate("winograd", 2): 1.0}),
+    ...        Example(small.replace(c_in=16), "v100",
+    ...                {DIRECT: 1.0, Candidate("winograd", 2): 3.0})]
+    >>> sel = GbtSelector(rounds=20, eta=0.5, margins=(0.0,)).fit(exs)
+    >>> [c.label for c in sel.predict(exs)], sel.predict_log_ratio(exs[:1]).round(1).tolist()
+    (['winograd-e2', 'direct'], [[0.0, -0.7, 3.0, 3.0]])
+    """
 
     name = "gradient-boosted trees"
 

@@ -26,7 +26,17 @@ __all__ = ["write_records", "read_records", "RECORDS_SCHEMA"]
 
 
 def write_records(path: str | Path, records: Iterable[LabelRecord]) -> int:
-    """Write records as JSON lines (schema 1); returns how many."""
+    """Write records as JSON lines (schema 1); returns how many.
+
+    >>> import tempfile, os, json
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> path = os.path.join(tempfile.mkdtemp(), "labels.jsonl")
+    >>> write_records(path, [LabelRecord(layer, "v100", "direct", None, {}, None, True)])
+    1
+    >>> d = json.loads(open(path).readline()); d["schema"], d["time_ms"], d["estimate"]
+    (1, None, True)
+    """
     n = 0
     with open(path, "w") as f:
         for rec in records:

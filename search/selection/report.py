@@ -53,7 +53,18 @@ _PLOT_MAX = 1e200
 
 
 def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
-    """The header and one row of strings per selection (numbers as ``repr``-exact text)."""
+    """The header and one row of strings per selection (numbers as ``repr``-exact text).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.selection.dataset import DIRECT, Example
+    >>> from search.selection.select import selection_from_example
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> cfg = {"x": 1, "y": 3, "z": 2, "alpha": 4, "tx": 1, "ty": 1, "tz": 1}
+    >>> sel = selection_from_example(Example(pw, "v100", {DIRECT: 0.5}, {DIRECT: cfg}, False))
+    >>> head, row = table_rows([sel])
+    >>> [row[head.index(c)] for c in ("layer", "io_words", "lower_bound", "io_gap", "estimate")]
+    ['pw', '624', '304.0', '2.053', 'no']
+    """
     rows = [TABLE_HEAD]
     for s in sels:
         rows.append((s.layer.name or s.layer.short(), s.choice.label, repr(s.time_ms),
@@ -65,7 +76,12 @@ def table_rows(sels: Sequence) -> list[tuple[str, ...]]:
 
 
 def markdown_table(sels: Sequence) -> str:
-    """:func:`table_rows` as a Markdown table."""
+    """:func:`table_rows` as a Markdown table.
+
+    >>> lines = markdown_table([]).splitlines()  # the header; a row per selection follows
+    >>> lines[0].startswith("| layer | algorithm | time_ms |"), lines[1].count("---|"), len(lines)
+    (True, 12, 2)
+    """
     rows = table_rows(sels)
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
@@ -225,6 +241,12 @@ def write_report(sels: Sequence, out_dir, title: str, html_page: bool = False) -
     Every path is checked and every file made before the first is written, each
     atomically: a path that cannot be written (a folder named ``io.png``, say) is an
     :class:`~iobound.errors.InvalidInputError` with nothing written.
+
+    >>> import tempfile
+    >>> write_report([], tempfile.mkdtemp(), "empty")
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: the report needs at least one layer
     """
     from ..option_checks import check_type
     if not sels:

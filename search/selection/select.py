@@ -54,7 +54,11 @@ __all__ = ["CandidateEvidence", "LayerSelection", "chosen_io", "min_flops",
 
 @dataclass(frozen=True)
 class CandidateEvidence:
-    """One candidate's best known time (None: no configuration runs) and configuration."""
+    """One candidate's best known time (None: no configuration runs) and configuration.
+
+    >>> CandidateEvidence(Candidate("winograd", 2), 1.5, {"x": 4}).to_dict()
+    {'algorithm': 'winograd', 'e': 2, 'time_ms': 1.5, 'config': {'x': 4}}
+    """
 
     candidate: Candidate
     time_ms: float | None
@@ -67,7 +71,17 @@ class CandidateEvidence:
 
 @dataclass(frozen=True)
 class LayerSelection:
-    """The selection for one layer on one device (see the module doc)."""
+    """The selection for one layer on one device (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> cfg = {"x": 1, "y": 3, "z": 2, "alpha": 4, "tx": 1, "ty": 1, "tz": 1}
+    >>> sel = selection_from_example(Example(pw, "v100", {CLASSES[0]: 0.5}, {CLASSES[0]: cfg}))
+    >>> sel.choice.label, round(sel.io_gap, 3), sel.lower_bound_fast_memory_words
+    ('direct', 2.053, 28)
+    >>> d = sel.to_dict(); d["layer"], d["time_ms"], d["unavailable"]
+    ('pw', 0.5, [])
+    """
 
     layer: ConvLayer
     device: str
@@ -133,7 +147,14 @@ class LayerSelection:
 
 def chosen_io(layer: ConvLayer, candidate: Candidate, config: dict) -> tuple[int, float, str, int]:
     """(exact dataflow I/O, best lower bound, its method, S) of one kernel configuration:
-    S is a block's on-chip words; the bound is taken at S + 2 (see the module doc)."""
+    S is a block's on-chip words; the bound is taken at S + 2 (see the module doc).
+
+    >>> from iobound.layer import ConvLayer
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> chosen_io(pw, Candidate("direct"),
+    ...           {"x": 1, "y": 3, "z": 2, "alpha": 4, "tx": 1, "ty": 1, "tz": 1})
+    (624, 304.0, 'compulsory', 26)
+    """
     from kernels.config import config_from_dict
 
     from ..winner import bound_info
@@ -247,6 +268,14 @@ def select_layers(layers: Iterable[ConvLayer], device, measure: str = "model",
     ``known``: label records already at hand (e.g. ``history_source.records_from_history``):
     a layer whose shape they cover is selected from them alone (``source`` "history"); the
     other layers are labelled with ``measure`` (``source`` "<measure> oracle").
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.selection.dataset import LabelRecord
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> cfg = {"x": 1, "y": 3, "z": 2, "alpha": 4, "tx": 1, "ty": 1, "tz": 1}
+    >>> known = [LabelRecord(pw, "v100", "direct", None, cfg, 0.5, False)]
+    >>> [(s.source, s.device, s.estimate) for s in select_layers([pw], "v100", known=known)]
+    [('history', 'V100-SXM2', False)]
     """
     from ..option_checks import check_records
     from .dataset import LabelRecord, check_device

@@ -105,6 +105,14 @@ class SoTree:
         Samples each side of a split must keep (>= 1).
     min_gain : float
         Summed-SO gain a split must exceed.
+
+    >>> import numpy as np
+    >>> X, so = np.array([[1.0], [2.0], [3.0], [4.0]]), np.eye(2)[[0, 0, 1, 1]]  # one-hot: CART
+    >>> SoTree(min_leaf=3).fit(X, so).n_leaves  # no split keeps 3 samples a side
+    1
+    >>> tree = SoTree(min_leaf=1).fit(X, so)
+    >>> SoTree.from_dict(tree.to_dict()).predict(X).tolist()
+    [0, 0, 1, 1]
     """
 
     def __init__(self, max_leaves: int = 15, min_leaf: int = 2, min_gain: float = 1e-9):

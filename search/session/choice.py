@@ -26,7 +26,17 @@ __all__ = ["AlgorithmChoice", "choose_algorithms", "best_cost"]
 
 
 def best_cost(report: "LayerReport") -> float | None:
-    """The cost of ``report``'s best configuration (None: nothing ran ok)."""
+    """The cost of ``report``'s best configuration (None: nothing ran ok).
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, tune_layers
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=8, k_h=1, k_w=1)
+    >>> settings = TuneSettings(strategy="grid", budget=3)
+    >>> [rep] = tune_layers([pw], "v100", settings, out_dir=tempfile.mkdtemp(), verify=False)
+    >>> best_cost(rep) == rep.result.best.record.time_ms  # the model's time, in ms
+    True
+    """
     best = report.result.best
     return None if best is None else best.record.cost
 
@@ -34,7 +44,14 @@ def best_cost(report: "LayerReport") -> float | None:
 @dataclass(frozen=True)
 class AlgorithmChoice:
     """One layer: its reports, one per algorithm (``candidates``), and the fastest
-    (``chosen``; None when no candidate ran a configuration successfully)."""
+    (``chosen``; None when no candidate ran a configuration successfully).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="pw")
+    >>> d = AlgorithmChoice(layer, None, ()).to_dict()  # no candidate ran
+    >>> d["layer"], d["algorithm"], d["best_cost"], d["cost_unit"], d["candidates"]
+    ('pw', None, None, None, [])
+    """
 
     layer: "ConvLayer"
     chosen: "LayerReport | None"

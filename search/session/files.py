@@ -54,14 +54,24 @@ __all__ = ["per_layer_path", "FilePart", "file_part", "logged_count", "has_log",
 
 class FilePart(NamedTuple):
     """What names one job's files when a run tunes a layer with several algorithms:
-    ``<layer name>.<algorithm>`` (a layer names its own files by its name)."""
+    ``<layer name>.<algorithm>`` (a layer names its own files by its name).
+
+    >>> per_layer_path("run.jsonl", FilePart("conv1.direct"), many=False)  # named even alone
+    'run.conv1.direct.jsonl'
+    """
 
     name: str
 
 
 def file_part(layer: "ConvLayer", algorithm: str | None = None) -> "ConvLayer | FilePart":
     """What names the files of ``layer`` tuned with ``algorithm``: the layer itself, or,
-    given an algorithm, ``<layer name>.<algorithm>`` (:class:`FilePart`)."""
+    given an algorithm, ``<layer name>.<algorithm>`` (:class:`FilePart`).
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="c1")
+    >>> file_part(layer) is layer, file_part(layer, "winograd")
+    (True, FilePart(name='c1.winograd'))
+    """
     if algorithm is None:
         return layer
     return FilePart(f"{layer.name or 'layer'}.{algorithm}")
@@ -95,7 +105,12 @@ def per_layer_path(path: str | None, layer: "ConvLayer | FilePart | None",
 def logged_count(settings: "TuneSettings | None") -> int:
     """How many records the log of ``settings`` (its ``log``, else its ``resume``) holds:
     what a run stopped before its loop keeps (a resumed run's, a copied log's); 0 without
-    a readable log."""
+    a readable log.
+
+    >>> from search.session.settings import TuneSettings
+    >>> logged_count(None), logged_count(TuneSettings(log="/no/such/run.jsonl"))
+    (0, 0)
+    """
     path = settings.log or settings.resume if settings is not None else None
     if not path or not has_log(path):
         return 0
@@ -121,7 +136,16 @@ def check_log_paths(log: str | None, resume: str | None, layers: Sequence) -> No
     """``InvalidInputError`` unless ``log`` is new and ``resume`` exists (per layer, or per
     :func:`file_part`, for several:
     a network killed mid-way has no logs for the layers it did not reach, which start
-    afresh, so one layer's log is enough)."""
+    afresh, so one layer's log is enough).
+
+    >>> from iobound.layer import ConvLayer
+    >>> check_log_paths("new.jsonl", "/no/such/old.jsonl",
+    ...                 [ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --resume: no log '/no/such/old.jsonl': missing, empty ...
+    """
     many = len(layers) > 1
     if resume:
         if os.path.isdir(resume):  # not "missing, empty or cut" (below): it is no file at all
@@ -159,7 +183,19 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
     by ``--resume`` (other than as the ``--log`` it continues) or by one of ``inputs``
     (``(what, path)`` pairs, e.g. the replayed file) or by one of ``kernels`` (the same
     pairs: the best-kernel files the run writes into ``out_dir`` at its end) is refused:
-    each write would destroy what another keeps."""
+    each write would destroy what another keeps.
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import TuneSettings
+    >>> same = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> check_outputs(TuneSettings(log=same, history=same),
+    ...               [ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: --log '...run.jsonl' is also given as --history; ...
+    """
     many = len(layers) > 1
     log = None if continues_in_place(settings.log, settings.resume) else settings.log
     check_distinct_files([*inputs, ("--history", settings.history)] + [
@@ -190,7 +226,11 @@ def check_outputs(settings: "TuneSettings", layers: Sequence, out_dir: str | Non
 def log_and_resume(log: str | None, resume: str | None) -> tuple[str | None, str | None]:
     """The (log, resume) a layer runs with: without a log to resume (a network run killed
     before this layer), nothing is resumed and the log starts afresh (at ``resume``'s
-    name unless ``log`` is given)."""
+    name unless ``log`` is given).
+
+    >>> log_and_resume(None, "/no/such/run.alexnet.conv4.jsonl")  # logs to the resume name
+    ('/no/such/run.alexnet.conv4.jsonl', None)
+    """
     if resume is not None and not has_log(resume):
         return log or resume, None
     return log, resume
@@ -200,7 +240,13 @@ def check_history(path: str | None) -> None:
     """``InvalidInputError`` when the history database at ``path`` cannot be opened, or,
     when there is no such file, cannot be written where it would be. A missing database
     is not created here: the run creates it when it stores its records, so a run refused
-    before then (another run's ``--resume`` log, say) leaves no file behind."""
+    before then (another run's ``--resume`` log, say) leaves no file behind.
+
+    >>> import os, tempfile
+    >>> tmp = tempfile.mkdtemp()
+    >>> check_history(os.path.join(tmp, "tuning.db")), os.listdir(tmp)  # not created here
+    (None, [])
+    """
     if not path:
         return
     from ..db.opening import check_new_database_name, open_database
@@ -239,7 +285,21 @@ def _reason(exc: Exception) -> str:
 def write_outcomes(settings: "TuneSettings", result: "TuneResult", space: "Space",
                    measurer: "Measurer") -> tuple[HistoryOutcome | None, ExportOutcome | None, str | None]:
     """Store the history and write the export, each if asked; a write that fails (disk
-    full, a place gone read-only) does not stop the other: (history, export, what failed)."""
+    full, a place gone read-only) does not stop the other: (history, export, what failed).
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import TuneSettings, default_measurer, default_space
+    >>> from search.tuner import tune
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> space = default_space(layer, "v100", "direct")
+    >>> m = default_measurer("model", layer, "v100", "direct")
+    >>> result = tune(space, m, "random", budget=3, seed=0)
+    >>> settings = TuneSettings(export_cache=os.path.join(tempfile.mkdtemp(), "cache.json"))
+    >>> history, export, failed = write_outcomes(settings, result, space, m)
+    >>> history, export.entries, failed  # no --history asked for
+    (None, 3, None)
+    """
     history = export = None
     failed = []
     if settings.history:
@@ -264,6 +324,15 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
     space: ``replay:<kernel>:<problem size as JSON>`` (:func:`~search.db.layer_keys.replay_layer_key`:
     the workload ``history import`` makes of the same file, whatever the kernel name
     holds) and the file's device.
+
+    >>> import json
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import default_measurer, default_space
+    >>> pw = ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=8, k_h=1, k_w=1)
+    >>> key = history_key(default_space(pw, "a100", "direct"),
+    ...                   default_measurer("model", pw, "a100", "direct"))
+    >>> key.device, key.toolchain.startswith("analytic model"), json.loads(key.layer)["c_in"]
+    ('A100-SXM4-40GB', True, 8)
     """
     from ..db.layer_keys import conv_layer_key, replay_layer_key
     from ..history import HistoryKey
@@ -279,7 +348,15 @@ def history_key(space: "Space", measurer: "Measurer") -> "HistoryKey":
 
 
 def cache_meta(space: "Space") -> dict:
-    """``device_name``, ``kernel_name`` and ``problem_size`` of an exported cache of ``space``."""
+    """``device_name``, ``kernel_name`` and ``problem_size`` of an exported cache of ``space``.
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.conv_space import ConvSpace
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> meta = cache_meta(ConvSpace(layer, "v100", "winograd"))
+    >>> meta["device_name"], meta["kernel_name"], meta["problem_size"] == layer.to_dict()
+    ('V100-SXM2', 'iobound_winograd', True)
+    """
     from ..replay_space import ReplaySpace
     if isinstance(space, ReplaySpace):
         c = space.cache
@@ -295,7 +372,20 @@ def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Meas
     of this space's parameter names (a Winograd run's best is never the direct kernel's).
     Records the run answered from the database (``--reuse``: trials marked ``reused``, also
     those a resumed log marks so) are earlier runs', not stored again: not as a copy under
-    another spelling of the layer, nor back after a ``history remove``."""
+    another spelling of the layer, nor back after a ``history remove``.
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import default_measurer, default_space
+    >>> from search.tuner import tune
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=8, k_h=3, k_w=3, padding=1)
+    >>> m = default_measurer("model", layer, "v100", "direct")
+    >>> space = default_space(layer, "v100", "direct")
+    >>> result = tune(space, m, "random", budget=4, seed=1)
+    >>> out = store_history(os.path.join(tempfile.mkdtemp(), "tuning.db"), result, space, m)
+    >>> out.key == history_key(space, m), out.best_ever_ms == result.best.record.time_ms
+    (True, True)
+    """
     from ..history import History
     key = history_key(space, measurer)
     own = [t.record for t in result.trials if not t.reused]
@@ -312,7 +402,20 @@ def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Meas
 def export_cache(path: str, result: "TuneResult", space: "Space",
                  toolchain: str | None = None) -> ExportOutcome:
     """Write the run's records to ``path`` as a Kernel Tuner cache file, made by
-    ``toolchain`` (the measurer's, as the run stores it in a tuning database)."""
+    ``toolchain`` (the measurer's, as the run stores it in a tuning database).
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.kt_cache import load_cache
+    >>> from search.session.settings import default_measurer, default_space
+    >>> from search.tuner import tune
+    >>> pw = ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=8, k_h=1, k_w=1)
+    >>> space = default_space(pw, "v100", "direct")
+    >>> result = tune(space, default_measurer("model", pw, "v100", "direct"), "grid", budget=5)
+    >>> out = export_cache(os.path.join(tempfile.mkdtemp(), "c.json"), result, space)
+    >>> out.entries, len(load_cache(out.path).entries)
+    (5, 5)
+    """
     from ..kt_cache_write import records_to_cache, write_cache
     tune_params = {p: space.values(p) for p in space.params}
     cache = records_to_cache([t.record for t in result.trials], tune_params,

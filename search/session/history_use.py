@@ -62,7 +62,12 @@ HISTORY_DB = "history_db"
 
 
 def history_db_name(path: str) -> str:
-    """What :data:`HISTORY_DB` holds for the database at ``path``."""
+    """What :data:`HISTORY_DB` holds for the database at ``path``.
+
+    >>> import os
+    >>> history_db_name("runs/../tuning.db") == os.path.realpath("tuning.db")
+    True
+    """
     import os
     return os.path.realpath(path)
 
@@ -156,6 +161,24 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
     one of :data:`GUIDED_STRATEGIES` the prior is what
     :func:`search.transfer.with_history` wraps it with. ``zero_shot`` without a usable
     record is refused (``InvalidInputError``): it has nothing to rank with.
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings
+    >>> from search.session.files import store_history
+    >>> from search.session.settings import default_measurer, default_space
+    >>> from search.tuner import tune
+    >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> space = default_space(pw, "v100", "direct")
+    >>> m = default_measurer("model", pw, "v100", "direct")
+    >>> db = os.path.join(tempfile.mkdtemp(), "tuning.db")
+    >>> _ = store_history(db, tune(space, m, "random", budget=3, seed=0), space, m)
+    >>> options, use, prior = history_options(TuneSettings(strategy="gga", history=db), space,
+    ...                                       pw.to_dict())
+    >>> len(options.history), use.records, use.used, use.devices, prior
+    (3, 3, True, ('V100-SXM2',), None)
+    >>> history_options(TuneSettings(strategy="random", history=db), space, None)[1].notice
+    "strategy 'random' does not learn from history"
     """
     from ..strategies import make_options
     from ..transfer.session import usable_history
@@ -259,7 +282,24 @@ def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict
     of measuring. A layer's workload is any stored layer of its shape, whatever its name
     (:func:`~search.db.queries.layer_workloads`, with this space's parameter names); a
     recorded space's, the key :func:`~search.session.files.history_key` names. No
-    database file yet: nothing to reuse (none is created)."""
+    database file yet: nothing to reuse (none is created).
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.files import store_history
+    >>> from search.session.settings import TuneSettings, default_measurer, default_space
+    >>> from search.tuner import tune
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> m = default_measurer("model", layer, "v100", "direct")
+    >>> space = default_space(layer, "v100", "direct")
+    >>> settings = TuneSettings(history=os.path.join(tempfile.mkdtemp(), "t.db"), reuse=True)
+    >>> reusable_records(settings, space, m)  # no database yet
+    {}
+    >>> result = tune(space, m, "random", budget=4, seed=2)
+    >>> _ = store_history(settings.history, result, space, m)
+    >>> sorted(reusable_records(settings, space, m)) == sorted(t.index for t in result.trials)
+    True
+    """
     import os
 
     from ..db.queries import layer_workloads

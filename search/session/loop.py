@@ -83,6 +83,16 @@ def tune_space(space: "Space", measurer: "Measurer", settings: TuneSettings, hea
     prior) to the loop's end; the history use says how long the first part took.
     ``executor_for(measurer)``, when given, is the executor to measure through (a lane of
     a pool shared by several layers); else ``settings.executor`` makes one for this run.
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import default_measurer, default_space
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
+    >>> space = default_space(layer, "v100", "direct")
+    >>> m = default_measurer("model", layer, "v100", "direct")
+    >>> result, seconds, use = tune_space(space, m, TuneSettings(strategy="grid", budget=3), {},
+    ...                                   NO_OBSERVER, DEFAULT_BUILDERS)
+    >>> result.evaluations, result.best.record.estimate, use  # no --history: no use
+    (3, True, None)
     """
     from ..tuner import tune
     t0 = time.perf_counter()
@@ -132,7 +142,21 @@ def tune_and_store(space: "Space", measurer: "Measurer", settings: TuneSettings,
     and what comes before it still stop on a signal: :func:`~search.interrupts.signals_raised`):
     a signal after the loop, or a second one, waits for the writes. (result, seconds,
     history use, history outcome, export outcome); raises
-    :class:`~search.interrupts.Interrupted` after the writes when a signal came."""
+    :class:`~search.interrupts.Interrupted` after the writes when a signal came.
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session.settings import default_measurer, default_space
+    >>> pw = ConvLayer(n=1, c_in=8, h_in=6, w_in=6, c_out=8, k_h=1, k_w=1)
+    >>> space, m = default_space(pw, "v100", "direct"), default_measurer("model", pw, "v100",
+    ...                                                                  "direct")
+    >>> db = os.path.join(tempfile.mkdtemp(), "t.db")
+    >>> settings = TuneSettings(strategy="random", budget=3, history=db)
+    >>> result, _, use, history, export = tune_and_store(space, m, settings, {}, NO_OBSERVER,
+    ...                                                  DEFAULT_BUILDERS)
+    >>> result.evaluations, use.records, history.best_ever_ms == result.best.record.time_ms, export
+    (3, 0, True, None)
+    """
     if settings.budget > len(space):  # said once, before the loop: the run is longer
         observer.notice(f"--budget {settings.budget} is more than the space's {len(space):,} "
                         f"configurations: every one is measured, then the search stops")
@@ -214,7 +238,14 @@ def store_outcomes(settings: TuneSettings, result: "TuneResult", space: "Space",
     when the log holds the run: the write is then given up, and said so. Then
     :class:`~search.interrupts.Interrupted` if the run was interrupted, or
     :class:`~search.session.files.OutputWriteError` if a write failed; both say where the
-    log is."""
+    log is.
+
+    >>> from types import SimpleNamespace
+    >>> from search.tune_result import StopReason
+    >>> store_outcomes(TuneSettings(), SimpleNamespace(stop_reason=StopReason.BUDGET, trials=[]),
+    ...                None, None)  # neither --history nor --export-cache asked for
+    (None, None)
+    """
     log = settings.log or settings.resume
     with signals_deferred(give_up_waits=log is not None) as deferred, HISTORY_LOCK:
         history, export, failed = write_outcomes(settings, result, space, measurer)

@@ -43,7 +43,18 @@ __all__ = ["network_row", "network_table"]
 
 
 def network_row(rep: "LayerReport") -> dict:
-    """One layer's row (see the module doc); ``None`` values where nothing ran ok."""
+    """One layer's row (see the module doc); ``None`` values where nothing ran ok.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, plan_layers, run_layer
+    >>> jobs = plan_layers([ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)],
+    ...                    "a100", TuneSettings(strategy="grid", budget=2),
+    ...                    out_dir=tempfile.mkdtemp(), verify=False)
+    >>> row = network_row(run_layer(jobs[0]))
+    >>> row["algorithm"], row["evaluations"], row["stop_reason"], row["bound_method"], row["log"]
+    ('direct', 2, 'budget', 'compulsory', None)
+    """
     result = rep.result
     rec = result.best.record if result.best is not None else None
     bound = rep.winner.bound if rep.winner is not None else None
@@ -72,7 +83,18 @@ def network_table(reports: Sequence["LayerReport"], logs: Sequence[str | None] |
     strategy...) at the top and each layer's log path when ``logs`` (one per report) gives
     them. A layer tuned with several algorithms (``algorithm="all"``) is one row, its
     fastest (:func:`~search.session.choice.choose_algorithms`), with every algorithm's best
-    in ``candidates`` and all their evaluations counted."""
+    in ``candidates`` and all their evaluations counted.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, tune_layers
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="c")
+    >>> reports = tune_layers([layer], "v100", TuneSettings(strategy="random", budget=2),
+    ...                       algorithm="all", out_dir=tempfile.mkdtemp(), verify=False)
+    >>> table = network_table(reports, logs=["run.c.direct.jsonl", None], device="v100")
+    >>> [c["log"] for c in table["layers"][0]["candidates"]], table["evaluations"], table["device"]
+    (['run.c.direct.jsonl', None], 4, 'v100')
+    """
     logs = list(logs or ())
     logs += [None] * (len(reports) - len(logs))
     own_log = {(rep.layer.name, rep.algorithm): log

@@ -41,7 +41,15 @@ __all__ = ["LayerJob", "ALL_ALGORITHMS", "layer_algorithms", "job_file_parts", "
 
 @dataclass(frozen=True)
 class LayerJob:
-    """One layer to tune: what, where, how, and its own files (see :func:`plan_layers`)."""
+    """One layer to tune: what, where, how, and its own files (see :func:`plan_layers`).
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1, name="a")
+    >>> jobs = plan_layers([a], "v100", TuneSettings(), algorithm="all", verify=False)
+    >>> [(j.algorithm, j.per_algorithm, j.identity()["device"]) for j in jobs]
+    [('direct', True, 'V100-SXM2'), ('winograd', True, 'V100-SXM2')]
+    """
 
     layer: "ConvLayer"
     device: "Device"
@@ -103,7 +111,15 @@ def layer_algorithms(layers: Sequence["ConvLayer"], algorithm: str) -> list[tupl
 
 def job_file_parts(pairs: Sequence[tuple["ConvLayer", str]], algorithm: str) -> list:
     """What names each (layer, algorithm) pair's files (:func:`~search.session.files.file_part`):
-    the layer, or for :data:`ALL_ALGORITHMS` the layer and the algorithm."""
+    the layer, or for :data:`ALL_ALGORITHMS` the layer and the algorithm.
+
+    >>> from iobound.layer import ConvLayer
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="a")
+    >>> job_file_parts([(a, "direct"), (a, "winograd")], ALL_ALGORITHMS)
+    [FilePart(name='a.direct'), FilePart(name='a.winograd')]
+    >>> job_file_parts([(a, "direct")], "direct")[0] is a
+    True
+    """
     return [file_part(layer, alg if algorithm == ALL_ALGORITHMS else None) for layer, alg in pairs]
 
 
@@ -111,7 +127,18 @@ def kernel_files(pairs: Sequence[tuple["ConvLayer", str]], out_dir: str | None) 
     """``(what, path)`` of the best-kernel file each (layer, algorithm) pair's run writes
     into ``out_dir`` at its end (:func:`search.winner.kernel_file`); none without one.
     ``InvalidInputError`` when two layers of different shapes (unnamed ones, say) would
-    write one file (layers of one shape share their kernel)."""
+    write one file (layers of one shape share their kernel).
+
+    >>> from iobound.layer import ConvLayer
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="a")
+    >>> [what for what, _ in kernel_files([(a, "direct"), (a, "winograd")], "out")]
+    ["--out-dir's a_direct_best.cu", "--out-dir's a_winograd_best.cu"]
+    >>> kernel_files([(a, "direct"), (a.replace(c_out=8), "direct")], "out")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: layers of different shapes would write one kernel file ...
+    """
     if out_dir is None or not str(out_dir).strip():
         return []
     from ..winner import kernel_file
@@ -138,6 +165,13 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     Raises ``InvalidInputError`` for no layers, an unknown ``measure`` or ``algorithm``, a
     ``log`` that exists, a ``resume`` log that does not, or a history database that cannot
     be opened.
+
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, name="a")
+    >>> jobs = plan_layers([a, a.replace(name="b")], "a100", TuneSettings(export_cache="c.json"))
+    >>> [(j.layer.name, j.settings.export_cache, j.resume_as, j.verify) for j in jobs]
+    [('a', 'c.a.json', None, True), ('b', 'c.b.json', None, True)]
     """
     from iobound.device_spec import Device
     from iobound.devices import get_device
@@ -207,7 +241,22 @@ def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
     """Refuse, before any space is built, a job's ``resume`` log of another layer, device
     or algorithm (:func:`search.resume.check_resume_identity`), and with ``measurer`` of
     another measurer than the job's ``measure`` (the default builders' measurers are named
-    by it; the run checks the built measurer's name again in any case)."""
+    by it; the run checks the built measurer's name again in any case).
+
+    >>> import dataclasses, os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import TuneSettings, tune_layers
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="a")
+    >>> log = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> _ = tune_layers([a], "v100", TuneSettings(strategy="random", budget=2, log=log),
+    ...                 out_dir=os.path.dirname(log), verify=False)
+    >>> [job] = plan_layers([a], "v100", TuneSettings(resume=log))  # checked: it fits
+    >>> check_resumes([dataclasses.replace(job, measure="emulate")], measurer=True)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: resume log '...run.jsonl' was measured with 'model', not ...
+    """
     from ..records import read_log
     from ..resume import check_resume_identity
     for job in jobs:

@@ -45,7 +45,18 @@ def repeats(jobs: Sequence["LayerJob"]) -> list[int | None]:
 def repeat_report(job: "LayerJob", first: "LayerReport", observer: "Observer") -> "LayerReport":
     """The report of ``job``, a repeat of the layer ``first`` reports: its result, winner
     and kernel, nothing measured, stored or taken from the history for it; told to the
-    observer."""
+    observer.
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> from search.session import Observer, TuneSettings, plan_layers, run_layer
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="a")
+    >>> ja, jb = plan_layers([a, a.replace(name="b")], "v100", TuneSettings(strategy="grid",
+    ...                      budget=2), out_dir=tempfile.mkdtemp(), verify=False)
+    >>> rep = repeat_report(jb, run_layer(ja), Observer())
+    >>> rep.layer.name, rep.same_as, rep.evaluations, rep.result.evaluations
+    ('b', 'a', 0, 2)
+    """
     report = dataclasses.replace(first, layer=job.layer, seconds=0.0, history=None, export=None,
                                  history_use=None, same_as=first.layer.name)
     observer.finished(report)

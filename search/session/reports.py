@@ -28,7 +28,13 @@ __all__ = ["HistoryOutcome", "ExportOutcome", "LayerReport", "ReplayReport"]
 
 @dataclass(frozen=True)
 class HistoryOutcome:
-    """The run stored in a history database: where, under which key, the best ever there."""
+    """The run stored in a history database: where, under which key, the best ever there.
+
+    >>> from search.history import HistoryKey
+    >>> out = HistoryOutcome("h.db", HistoryKey("L", "v100", "model"), None)  # nothing ran ok
+    >>> out.key.device, out.to_dict()["best_ever_ms"]
+    ('v100', None)
+    """
 
     db: str
     key: "HistoryKey"
@@ -40,7 +46,11 @@ class HistoryOutcome:
 
 @dataclass(frozen=True)
 class ExportOutcome:
-    """The measurements written as a Kernel Tuner cache file."""
+    """The measurements written as a Kernel Tuner cache file.
+
+    >>> ExportOutcome(path="c.json", entries=12)
+    ExportOutcome(path='c.json', entries=12)
+    """
 
     path: str
     entries: int

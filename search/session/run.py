@@ -54,7 +54,18 @@ def _winner(job: LayerJob, result: "TuneResult"):
 def run_layer(job: LayerJob, observer: Observer | None = None,
               builders: Builders | None = None, executor_for=None) -> LayerReport:
     """Tune one layer and report it (see module doc); ``executor_for(measurer)``: the
-    executor to measure through (default: one made from ``settings.executor``, if any)."""
+    executor to measure through (default: one made from ``settings.executor``, if any).
+
+    >>> import os, tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1, name="c")
+    >>> out = tempfile.mkdtemp()
+    >>> [job] = plan_layers([layer], "v100", TuneSettings(strategy="random", budget=3),
+    ...                     algorithm="winograd", out_dir=out, verify=False)
+    >>> rep = run_layer(job)
+    >>> rep.algorithm, rep.evaluations, os.listdir(out)
+    ('winograd', 3, ['c_winograd_best.cu'])
+    """
     observer, builders = observer_and_builders(observer, builders)
     layer, settings = job.layer, job.settings
     space = builders.space(layer, job.device, job.algorithm)
@@ -117,6 +128,15 @@ def run_layers(jobs: Iterable[LayerJob], observer: Observer | None = None,
     otherwise one after another. An interrupt in a run of several layers is one
     :class:`~search.interrupts.Interrupted` counting every layer's measurements (each
     layer is stored as it ends).
+
+    >>> import tempfile
+    >>> from iobound.layer import ConvLayer
+    >>> a = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1, name="a")
+    >>> jobs = plan_layers([a, a.replace(name="b"), a.replace(name="c", c_out=8)], "v100",
+    ...                    TuneSettings(strategy="random", budget=2), out_dir=tempfile.mkdtemp(),
+    ...                    verify=False)
+    >>> [(r.layer.name, r.evaluations, r.same_as) for r in run_layers(jobs)]  # b repeats a
+    [('a', 2, None), ('b', 0, 'a'), ('c', 2, None)]
     """
     jobs = list(jobs)
     observer, builders = observer_and_builders(observer, builders)

@@ -132,13 +132,27 @@ class TuneSettings:
 
 
 def default_space(layer: "ConvLayer", device: "Device", algorithm: str) -> "Space":
-    """The Table 1 pruned :class:`~search.conv_space.ConvSpace` of the layer."""
+    """The Table 1 pruned :class:`~search.conv_space.ConvSpace` of the layer.
+
+    >>> from iobound.layer import ConvLayer
+    >>> space = default_space(ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3,
+    ...                                 padding=1), "v100", "winograd")
+    >>> len(space), space.params[0]
+    (80, 'e')
+    """
     from ..conv_space import ConvSpace
     return ConvSpace(layer, device, algorithm)
 
 
 def default_measurer(kind: str, layer: "ConvLayer", device: "Device", algorithm: str) -> "Measurer":
-    """The registered measurer ``kind`` (``cuda``, ``emulate`` or ``model``) for the layer."""
+    """The registered measurer ``kind`` (``cuda``, ``emulate`` or ``model``) for the layer.
+
+    >>> from iobound.layer import ConvLayer
+    >>> m = default_measurer("model", ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1,
+    ...                                         k_w=1), "v100", "direct")
+    >>> m.estimate, m.toolchain().startswith("analytic model")
+    (True, True)
+    """
     from ..measure import make_measurer
     if kind == "model":
         return make_measurer("model", layer, device, algorithm)
