@@ -170,7 +170,13 @@ class Device:
 
     @property
     def fp32_peak_from_clock_gflops(self) -> float:
-        """``sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000`` (FMA = 2 FLOP)."""
+        """``sm_count * fp32_cores_per_sm * 2 * clock_mhz / 1000`` (FMA = 2 FLOP).
+
+        >>> from iobound.devices import get_device
+        >>> v100 = get_device("v100")   # 80 SMs x 64 lanes x 2 x 1530 MHz, near the listed peak
+        >>> round(v100.fp32_peak_from_clock_gflops, 1), v100.fp32_peak_gflops
+        (15667.2, 15700.0)
+        """
         return self.sm_count * self.fp32_cores_per_sm * 2 * self.clock_mhz / 1000
 
     def memory_time_ms(self, nbytes):
@@ -195,11 +201,22 @@ class Device:
 
     @property
     def machine_balance_flop_per_byte(self) -> float:
-        """FP32 peak over DRAM bandwidth: the roofline ridge point."""
+        """FP32 peak over DRAM bandwidth: the roofline ridge point.
+
+        >>> from iobound.devices import get_device
+        >>> round(get_device("v100").machine_balance_flop_per_byte, 2)   # 15700 / 900
+        17.44
+        """
         return self.fp32_peak_gflops / self.dram_bandwidth_gbs
 
     def to_dict(self) -> dict:
-        """All fields, JSON-ready (tuples become lists)."""
+        """All fields, JSON-ready (tuples become lists).
+
+        >>> from iobound.devices import get_device
+        >>> d = get_device("v100").to_dict()
+        >>> d["name"], d["compute_capability"], d["aliases"][:2]
+        ('V100-SXM2', [7, 0], ['v100', 'v100-sxm2-16gb'])
+        """
         d = asdict(self)
         d["compute_capability"] = list(self.compute_capability)
         d["aliases"] = list(self.aliases)
@@ -207,7 +224,14 @@ class Device:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Device":
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`.
+
+        >>> from iobound.devices import get_device
+        >>> Device.from_dict({**get_device("v100").to_dict(), "speed": 1})
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: device fields: missing none; unknown speed
+        """
         if not isinstance(d, Mapping):
             raise InvalidInputError(f"a device must be a mapping of its fields, got {type(d).__name__}")
         missing = [f.name for f in fields(cls) if f.default is MISSING and f.name not in d]

@@ -208,6 +208,10 @@ class ConvLayer:
 
         Not a valid bound parameter when stride > kernel or stride does not
         divide the kernel; see :attr:`reuse_max` and proofs/README.md.
+
+        >>> strided = ConvLayer(1, 1, 9, 9, 1, 3, 3, stride=2)   # stride 2 does not divide 3
+        >>> strided.reuse_paper, strided.reuse_max
+        (2.25, 4)
         """
         return self.k_h * self.k_w / (self.stride[0] * self.stride[1])
 
@@ -217,6 +221,9 @@ class ConvLayer:
 
         Per axis, taps ``i`` with ``i*d = t (mod mu)`` hit the same input; their
         count is at most ``ceil(k / (mu / gcd(d, mu)))``.
+
+        >>> ConvLayer(1, 1, 9, 9, 1, 3, 3, stride=2, dilation=2).reuse_max  # all taps on one phase
+        9
         """
         def axis(k: int, mu: int, d: int) -> int:
             period = mu // math.gcd(d, mu)
@@ -238,7 +245,13 @@ class ConvLayer:
         return -(-self.h_out // e), -(-self.w_out // e)
 
     def winograd_problem(self) -> str | None:
-        """Why Winograd F(e x e, r x r) does not apply, or None when it does."""
+        """Why Winograd F(e x e, r x r) does not apply, or None when it does.
+
+        >>> ConvLayer(1, 1, 8, 8, 1, 3, 3, stride=2).winograd_problem()
+        'Winograd needs stride 1, got stride=(2, 2)'
+        >>> ConvLayer(1, 1, 8, 8, 1, 3, 3, padding=1).winograd_problem() is None
+        True
+        """
         if self.stride != (1, 1):
             return f"Winograd needs stride 1, got stride={self.stride}"
         if self.k_h != self.k_w:
@@ -256,14 +269,26 @@ class ConvLayer:
         return self.winograd_problem() is None
 
     def check_winograd(self) -> None:
-        """Raise ValueError naming the field when Winograd does not apply."""
+        """Raise ValueError naming the field when Winograd does not apply.
+
+        >>> ConvLayer(1, 1, 8, 8, 1, 3, 1).check_winograd()
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: Winograd needs a square kernel, got k_h=3, k_w=1
+        """
         problem = self.winograd_problem()
         if problem is not None:
             raise InvalidInputError(problem)
 
     # -- serialisation -------------------------------------------------------
     def to_dict(self) -> dict:
-        """All fields plus the derived output sizes, JSON-ready."""
+        """All fields plus the derived output sizes, JSON-ready.
+
+        >>> layer = ConvLayer(1, 4, 6, 6, 4, 3, 3, stride=2, name="toy")
+        >>> d = layer.to_dict()
+        >>> d["name"], d["stride"], d["h_out"], ConvLayer.from_dict(d) == layer
+        ('toy', [2, 2], 2, True)
+        """
         return {
             "name": self.name,
             "n": self.n, "c_in": self.c_in, "h_in": self.h_in, "w_in": self.w_in,
@@ -299,7 +324,16 @@ class ConvLayer:
 
     def replace(self, **changes) -> "ConvLayer":
         """A copy with some fields changed (validated again); an unknown field is an
-        InvalidInputError naming it."""
+        InvalidInputError naming it.
+
+        >>> layer = ConvLayer(1, 4, 6, 6, 4, 3, 3)
+        >>> layer.replace(c_out=8, stride=2).short()
+        'n1 4x6x6 -> 8x2x2 k3x3 s2x2 p0x0'
+        >>> layer.replace(cout=8)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        iobound.errors.InvalidInputError: ConvLayer has no field cout; fields: n, c_in, ...
+        """
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         unknown = sorted(set(changes) - set(d))
         if unknown:
@@ -309,7 +343,11 @@ class ConvLayer:
         return ConvLayer(**d)
 
     def short(self) -> str:
-        """A one-line description, e.g. for tables."""
+        """A one-line description, e.g. for tables.
+
+        >>> ConvLayer(1, 4, 6, 6, 4, 3, 3, dilation=2, groups=4).short()  # d, g when not 1
+        'n1 4x6x6 -> 4x2x2 k3x3 s1x1 p0x0 d2x2 g4'
+        """
         s = (f"n{self.n} {self.c_in}x{self.h_in}x{self.w_in} -> {self.c_out}x{self.h_out}x{self.w_out}"
              f" k{self.k_h}x{self.k_w} s{self.stride[0]}x{self.stride[1]} p{self.padding[0]}x{self.padding[1]}")
         if self.dilation != (1, 1):

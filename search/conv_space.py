@@ -193,7 +193,14 @@ class ConvSpace(Space):
                   len(sols.rows), self.unpruned_size, self.pruned_size)
 
     def empty_reason(self) -> str:
-        """Why this space is empty: Table 1's pruning, or the template and the device."""
+        """Why this space is empty: Table 1's pruning, or the template and the device.
+
+        >>> layer = ConvLayer(n=1, c_in=1, h_in=56, w_in=56, c_out=65536, k_h=56, k_w=56)
+        >>> space = ConvSpace(layer, "v100", empty_ok=True)  # z >= 2 (grid z): pruned
+        >>> print(space.empty_reason())  # doctest: +NORMALIZE_WHITESPACE
+        no valid direct configuration for n1 1x56x56 -> 65536x1x1 k56x56 s1x1 p0x0 on V100-SXM2:
+        Table 1's pruning leaves none of its 2 configurations (`iobound domain` shows both sizes)
+        """
         head = (f"no valid {self.algorithm} configuration for {self.layer.short()} on "
                 f"{self.device.name}")
         if self.pruned and self.unpruned_size:
@@ -266,7 +273,13 @@ class ConvSpace(Space):
 
     def knobs(self, indices: Sequence[int]) -> np.ndarray:
         """The knob values of many indices at once: an ``(n, len(params))`` int64 matrix,
-        row ``r`` equal to ``[get(indices[r])[p] for p in params]``."""
+        row ``r`` equal to ``[get(indices[r])[p] for p in params]``.
+
+        >>> space = ConvSpace(ConvLayer(1, 2, 6, 6, 2, 3, 3, padding=1), "v100")
+        >>> k = space.knobs([0, 5])
+        >>> k.shape, k[1].tolist() == list(space.get(5).values())
+        ((2, 7), True)
+        """
         idx = self.checked_indices(indices)  # 2.7 or "2" is no index (not truncated to 2)
         out = np.empty((len(idx), len(self.params)), dtype=np.int64)
         if len(idx) == 0:
@@ -307,6 +320,11 @@ class ConvSpace(Space):
 
         Memoised per index (walkers and annealing chains revisit configurations);
         the memo is dropped when it holds :data:`NEIGHBOUR_MEMO` indices.
+
+        >>> space = ConvSpace(ConvLayer(1, 2, 6, 6, 2, 3, 3, padding=1), "v100")
+        >>> c = space.get(5)  # the knobs each neighbour changes (z's repairs tz)
+        >>> [[p for p in c if space.get(j)[p] != c[p]] for j in space.neighbours(5)]
+        [['x'], ['y'], ['z', 'tz'], ['alpha'], ['tz']]
         """
         i = self.checked_index(i)  # int(i) took 2.7 as 2 and "2" as 2
         got = self._nb_cache.get(i)
@@ -341,7 +359,13 @@ class ConvSpace(Space):
         return list(self.params) + list(FEATURE_NAMES)
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
-        """Knob values followed by the analytic features of :mod:`kernels.analytic`."""
+        """Knob values followed by the analytic features of :mod:`kernels.analytic`.
+
+        >>> space = ConvSpace(ConvLayer(1, 2, 6, 6, 2, 3, 3, padding=1), "v100")
+        >>> row = dict(zip(space.feature_names(), space.features([5])[0].tolist()))
+        >>> list(row)[6:8], row["tz"], row["threads"], row["blocks"]  # knobs, then features
+        (['tz', 'io_words'], 2.0, 2.0, 36.0)
+        """
         from kernels.analytic import analytic_features
         knobs = self.knobs(indices)
         feats = analytic_features(self.layer, self.device, self.algorithm, knobs)

@@ -104,7 +104,14 @@ class History:
     def latest_of(self, workloads: Iterable[Workload], device: str,
                   toolchain: str) -> list[MeasureRecord]:
         """The latest record of each config measured of any of ``workloads`` on ``device``
-        with ``toolchain``, fastest first (failures last)."""
+        with ``toolchain``, fastest first (failures last).
+
+        >>> h, key = History(":memory:"), HistoryKey("L", "v100", "model v1")
+        >>> h.add(key, [MeasureRecord.ok({"x": 1}, time_ms=t) for t in (2.0, 3.0)])
+        2
+        >>> [r.time_ms for r in h.latest_of(h.db.workloads(), "v100", "model v1")]  # not the best
+        [3.0]
+        """
         latest: dict[str, tuple[float, int, MeasureRecord]] = {}
         order = 0
         for w in workloads:

@@ -120,7 +120,11 @@ class KtCache:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        """The parameter names (``tune_params_keys``)."""
+        """The parameter names (``tune_params_keys``).
+
+        >>> KtCache({"block_size_y": [1, 2], "block_size_x": [32]}, []).keys  # not sorted
+        ('block_size_y', 'block_size_x')
+        """
         return tuple(self.tune_params)
 
     @property
@@ -139,7 +143,13 @@ class KtCache:
 
     @property
     def file_kind(self) -> str:
-        """``"t4-results"`` for a T4 results file read as a cache, else ``"kt-cache"``."""
+        """``"t4-results"`` for a T4 results file read as a cache, else ``"kt-cache"``.
+
+        >>> KtCache({"a": [1]}, []).file_kind
+        'kt-cache'
+        >>> KtCache({"a": [1]}, [], meta={"t4_schema_version": "1.0.0"}).file_kind
+        't4-results'
+        """
         return "t4-results" if "t4_schema_version" in self.meta else "kt-cache"
 
     def __len__(self) -> int:

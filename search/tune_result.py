@@ -121,14 +121,29 @@ class TuneResult:
         return out
 
     def status_counts(self) -> dict[str, int]:
-        """How many trials ended with each status."""
+        """How many trials ended with each status.
+
+        >>> ts = (Trial(1, {"a": 1}, MeasureRecord.ok({"a": 1}, time_ms=1.0)),
+        ...       Trial(2, {"a": 2}, MeasureRecord.failed({"a": 2}, "timeout")))
+        >>> TuneResult(ts[0], ts, "grid", "toy", 0, 2, 1, StopReason.BUDGET, {}, 0.0, 0.0
+        ...            ).status_counts()
+        {'ok': 1, 'timeout': 1}
+        """
         counts: dict[str, int] = {}
         for t in self.trials:
             counts[t.record.status.value] = counts.get(t.record.status.value, 0) + 1
         return counts
 
     def to_dict(self) -> dict:
-        """JSON-able summary (the CLI's ``--json`` output)."""
+        """JSON-able summary (the CLI's ``--json`` output).
+
+        >>> import json
+        >>> t = Trial(0, {"a": 0}, MeasureRecord.failed({"a": 0}, "timeout"))  # nothing ran ok
+        >>> d = TuneResult(None, (t,), "grid", "toy", 0, 1, 1, StopReason.BUDGET, {}, 0.0, 0.0
+        ...                ).to_dict()
+        >>> d["best"], d["statuses"], json.loads(json.dumps(d)) == d
+        (None, {'timeout': 1}, True)
+        """
         best = None
         if self.best is not None:
             r = self.best.record

@@ -153,14 +153,29 @@ class TuningDB:
         return [workload_from_row(*r) for r in rows]
 
     def tune_params(self, w: Workload) -> dict:
-        """The known value list of each of ``w``'s parameters (``{}`` if ``w`` is unknown)."""
+        """The known value list of each of ``w``'s parameters (``{}`` if ``w`` is unknown).
+
+        >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+        >>> db.add([], {w: {"x": [1, 2, 4]}}), db.tune_params(w)  # values known, none measured
+        (0, {'x': [1, 2, 4]})
+        >>> db.tune_params(Workload("other", [8], ("x",)))
+        {}
+        """
         check_type("workload", w, Workload)
         row = self._db.execute("SELECT tune_params FROM workloads WHERE template=? AND problem=? "
                                "AND params=?", w.key()).fetchone()
         return stored_json(row[0], f"the tune_params of {w.label()}") if row else {}
 
     def devices(self) -> dict[str, dict]:
-        """Device name -> properties, for every stored device."""
+        """Device name -> properties, for every stored device.
+
+        >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+        >>> db.add([Measurement(w, d, "t", MeasureRecord.ok({"x": 1}, [2.0]))
+        ...         for d in ("v100", "lab GPU")])
+        2
+        >>> {name: props.get("sm_count") for name, props in db.devices().items()}  # a preset's
+        {'lab GPU': None, 'v100': 80}
+        """
         return {n: stored_json(p, f"the properties of device {n!r}") for n, p in
                 self._db.execute("SELECT name, properties FROM devices ORDER BY name")}
 
@@ -178,6 +193,12 @@ class TuningDB:
         ``device`` tuple count as one device: the names a database holds of it); ``limit``
         keeps the first that many; ``order="stored"`` gives them in the order they were
         stored instead.
+
+        >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+        >>> _ = db.add([Measurement(w, "d", "t", MeasureRecord.ok({"x": x}, [1 / x]))
+        ...             for x in (1, 2, 4)])
+        >>> [m.record.config["x"] for m in db.measurements(w, limit=2)]  # the two fastest
+        [4, 2]
         """
         devices = device if isinstance(device, tuple) else None if device is None else (device,)
         where, args = _filters(workload, devices, toolchain, counted_only)
@@ -292,7 +313,13 @@ class TuningDB:
                    .fetchone()[0])
 
     def count(self) -> int:
-        """How many measurements are stored."""
+        """How many measurements are stored.
+
+        >>> db, w = TuningDB(":memory:"), Workload("k", [8], ("x",))
+        >>> ms = [Measurement(w, "d", "t", MeasureRecord.ok({"x": x}, [1.0])) for x in (1, 2)]
+        >>> db.add(ms + ms), db.count()  # a measurement given twice is stored once
+        (2, 2)
+        """
         return int(self._db.execute("SELECT COUNT(*) FROM measurements").fetchone()[0])
 
     @property
