@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import abc
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -334,10 +335,23 @@ def checked_predict(model, X: np.ndarray) -> np.ndarray:
     """
     got = check_model(model).predict(X)
     try:
-        out = np.asarray(got, dtype=float)
+        raw = np.asarray(got)
+        out = raw.astype(float) if _real_numbers(raw) else None
     except (TypeError, ValueError):
         out = None
     if out is None or out.shape != (len(X),):
         raise InvalidInputError(f"the cost model's predict must give one number per row "
                                 f"({len(X)}), got {type(got).__name__} {got!r:.60}")
+    if np.isnan(out).any():  # NaN compares false both ways: it would break the optimizers' order
+        raise InvalidInputError(f"the cost model's predict gave NaN for "
+                                f"{int(np.isnan(out).sum())} of {len(X)} rows")
     return out
+
+
+def _real_numbers(a: np.ndarray) -> bool:
+    """Whether ``a`` holds real numbers only: no text, None, bool or complex, which
+    ``float()`` would read (``"1.5"``, ``None`` as NaN, ``True`` as 1, or a warning)."""
+    if a.dtype == object:
+        return all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                   for v in a.flat)
+    return a.dtype.kind in "iuf"

@@ -54,7 +54,7 @@ class GridSpace(Space):
             if not isinstance(name, str):
                 raise InvalidInputError(f"parameter names must be strings, got {name!r}")
             if (isinstance(vals, (str, bytes, Mapping, set, frozenset))
-                    or not hasattr(vals, "__iter__")):
+                    or not hasattr(vals, "__iter__") or getattr(vals, "ndim", 1) == 0):
                 raise InvalidInputError(f"parameter {name!r}: the values must be a list, "
                                         f"got {shown(vals)}")
             vals = list(vals)

@@ -36,13 +36,16 @@ def model_rows(X: np.ndarray) -> np.ndarray:
     return np.clip(_feature_array(X), -F32_MAX, F32_MAX)
 
 
-def _numbers(name: str, value, what: str) -> np.ndarray:
+def _numbers(name: str, value, what: str, booleans: bool = True) -> np.ndarray:
     """``value`` as a float array when it holds numbers only; else InvalidInputError naming
     ``name`` (``what`` it must be). Text (``"1.5"``, which numpy would parse) and ``None``
-    (which numpy would make a NaN) are no numbers; NaN itself is one."""
+    (which numpy would make a NaN) are no numbers; NaN itself is one. Without
+    ``booleans`` a bool is none either (costs: True is no 1 ms)."""
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
-        if raw.dtype.kind in "USa":
+        if not booleans and _holds_bool(value, raw):
+            bad = "a bool is no time"
+        elif raw.dtype.kind in "USa":
             bad = "text"
         elif raw.dtype.kind == "O" and raw.ndim and any(
                 v is None or isinstance(v, (str, bytes)) for v in raw.ravel()):
@@ -52,6 +55,17 @@ def _numbers(name: str, value, what: str) -> np.ndarray:
     except (TypeError, ValueError, OverflowError) as exc:
         bad = " ".join(str(exc).split())[:80]
     raise InvalidInputError(f"{name} must be {what}, got {shown(value)}: {bad}")
+
+
+def _holds_bool(value, raw: np.ndarray) -> bool:
+    """Whether ``value`` (read as ``raw``) holds a bool: numpy reads ``[True, 2.0]`` as the
+    floats ``[1.0, 2.0]``, so a list is looked into itself."""
+    if raw.dtype.kind == "b":
+        return True
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return False
+    items = raw.ravel() if raw.dtype == object else np.asarray(value, dtype=object).ravel()
+    return any(isinstance(v, (bool, np.bool_)) for v in items)
 
 
 def _feature_array(X) -> np.ndarray:
@@ -95,7 +109,7 @@ def feature_rows(X, columns: int | None = None) -> np.ndarray:
 def _cost_vector(costs) -> np.ndarray:
     """``costs`` as a 1-D float array when it holds numbers only (no text, no ``None``);
     else InvalidInputError naming ``costs``."""
-    y = _numbers("costs", costs, "a 1-D array of numbers")
+    y = _numbers("costs", costs, "a 1-D array of numbers", booleans=False)
     if y.ndim != 1:
         raise InvalidInputError(f"costs must be a 1-D array of numbers, got shape {y.shape}")
     return y
@@ -122,7 +136,7 @@ def check_training(X, costs) -> tuple[np.ndarray, np.ndarray]:
     iobound.errors.InvalidInputError: costs hold no positive finite time (2 costs, all failures): nothing to learn an order from
     """
     rows = feature_rows(X)
-    y = _numbers("costs", costs, "an array of numbers")
+    y = _numbers("costs", costs, "an array of numbers", booleans=False)
     if y.ndim != 1 or len(y) != len(rows):
         raise InvalidInputError(f"costs must hold one number per row of X ({len(rows)} rows), "
                                 f"got shape {y.shape}")

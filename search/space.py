@@ -72,7 +72,11 @@ def knob_value(value: Any, choices: Sequence[Any]) -> float:
             return float(value)
         except OverflowError:  # an int beyond float64: the largest value, in order
             return math.inf if value > 0 else -math.inf
-    return float(choices.index(value))
+    try:
+        return float(choices.index(value))
+    except ValueError:
+        raise InvalidInputError(f"knob value {shown(value)} is none of the choices "
+                                f"{shown(choices)}") from None
 
 
 def numeric_knob(value: Any, choices: Sequence[Any]) -> bool:
@@ -281,6 +285,7 @@ class Space(abc.ABC):
 
     def features(self, indices: Sequence[int]) -> np.ndarray:
         """A ``(len(indices), n_features)`` float matrix (the knob values by default)."""
+        indices = self.checked_indices(indices)  # a scalar or None is no list of indices
         choices = {p: self.values(p) for p in self.params}
         out = np.empty((len(indices), len(self.params)), dtype=float)
         for row, i in enumerate(indices):

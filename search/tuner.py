@@ -41,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 import os
 import signal
 import time
@@ -87,10 +88,14 @@ def _measure_fresh(fresh: list[int], space: Space, measurer: Measurer, ledger: L
     best = ledger.best_cost  # the best so far, this round's records included as they come
     got: dict[int, MeasureRecord] = {}
     for pos, rec in measurer.measure_unordered([space.get(i) for i in fresh]):
-        if not (isinstance(pos, int) and 0 <= pos < len(fresh)) or fresh[pos] in got:
+        if (not isinstance(pos, numbers.Integral) or isinstance(pos, (bool, np.bool_))
+                or not 0 <= pos < len(fresh) or fresh[pos] in got):  # numpy's ints are positions
             raise MeasurerError(f"measurer {measurer.name!r} returned a record for position "
                                 f"{pos!r} of a batch of {len(fresh)} (out of range or twice)")
-        i = fresh[pos]
+        if not isinstance(rec, MeasureRecord):
+            raise MeasurerError(f"measurer {measurer.name!r} returned {type(rec).__name__} "
+                                f"{rec!r:.60} for position {pos}, not a MeasureRecord")
+        i = fresh[int(pos)]
         got[i] = rec = as_measured(rec)
         with signals_deferred() as deferred:  # logged and counted together, or neither
             if writer is not None:

@@ -33,7 +33,7 @@ import numbers
 import statistics
 import time
 from dataclasses import dataclass, field
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from iobound.errors import InvalidInputError, IoboundError
@@ -332,7 +332,11 @@ class Measurer(abc.ABC):
         The default measures the whole batch, then yields; measurers that take
         long per config (``cuda``, ``emulate``) override it to yield as they go.
         """
-        yield from self.measure(configs)
+        records = self.measure(configs)
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise MeasurerError(f"the measure of measurer {self.name!r} returned "
+                                f"{type(records).__name__} {records!r:.60}, not a list of records")
+        yield from records
 
     def measure_unordered(self, configs: Sequence[Mapping[str, Any]]) -> Iterator[tuple[int, MeasureRecord]]:
         """(position in ``configs``, record) as each measurement completes.
