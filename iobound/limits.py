@@ -43,7 +43,7 @@ __all__ = ["Limit", "check_int", "check_number", "check_flag", "parse_int", "SPA
            "TILE", "SEED", "BUDGET", "BATCH_SIZE", "PATIENCE", "SEARCH_STEPS",
            "SEARCH_WIDTH", "GA_TRIES", "SPACE_INDEX", "EMULATED_ELEMENTS",
            "DAG_VERTICES", "TUNING_FILE_CHARS", "AXIS", "AXIS_PRODUCT", "AMOUNT_HIGH",
-           "check_amounts"]
+           "check_amounts", "holds_bool"]
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,25 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
 AMOUNT_HIGH = 2.0 ** 80
 
 
+def holds_bool(value: Any) -> bool:
+    """Whether ``value`` (a number, a list or an array) holds a bool: numpy reads
+    ``[True, 64]`` as the integers ``[1, 64]``, so a list is looked into itself (a numpy
+    array of numbers holds none; a ragged list is left to the caller's own check).
+
+    >>> holds_bool([True, 64]), holds_bool(np.array([1, 64])), holds_bool(np.bool_(False))
+    (True, False, True)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return value.dtype.kind == "b"
+    try:
+        items = np.asarray(value, dtype=object).ravel()
+    except ValueError:  # ragged
+        return False
+    return any(isinstance(v, (bool, np.bool_)) for v in items)
+
+
 def check_amounts(name: str, value: Any) -> np.ndarray:
     """``value`` (a number or an array of them) as a float array of finite numbers in
     0..:data:`AMOUNT_HIGH`; else InvalidInputError naming ``name`` (a string, a bool, a NaN
@@ -252,7 +271,8 @@ def check_amounts(name: str, value: Any) -> np.ndarray:
     [2.0, 3.5]
     """
     try:   # np.asarray parses "1" as 1.0: a string (or an array of them) is no count
-        arr = None if np.asarray(value).dtype.kind in "USOb" else np.asarray(value, dtype=float)
+        arr = (None if np.asarray(value).dtype.kind in "USOb" or holds_bool(value)
+               else np.asarray(value, dtype=float))
     except (TypeError, ValueError, OverflowError):
         arr = None
     if arr is None or not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= AMOUNT_HIGH)):

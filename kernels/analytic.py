@@ -202,8 +202,10 @@ def knob_matrix(knobs, params: tuple[str, ...] = ("x", "y", "z", "alpha", "tx", 
         arr = np.asarray(knobs)
     except ValueError as exc:  # ragged rows
         raise InvalidInputError(f"knobs must be an (n, 7) array of integers: {exc}") from None
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
-                                 or np.issubdtype(arr.dtype, np.floating)):
+    if limits.holds_bool(knobs):  # numpy reads [True, 4, ...] as integers
+        raise InvalidInputError(f"knobs must be an (n, 7) array of integers, got a bool in "
+                                f"{knobs!r:.60}")
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise InvalidInputError(f"knobs must be an (n, 7) array of integers, got dtype {arr.dtype}")
     if arr.ndim > 2 or (arr.ndim == 2 and arr.shape[1] != 7) or arr.size % 7:
         raise InvalidInputError(f"knobs must be an (n, 7) array of integers (one config a row), "

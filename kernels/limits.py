@@ -51,14 +51,14 @@ import numpy as np
 
 from iobound.device_spec import CUDA_MAX_REGISTERS_PER_THREAD
 from iobound.errors import InvalidInputError
-from iobound.limits import Limit, check_amounts, check_int, check_number
+from iobound.limits import Limit, check_amounts, check_int, check_number, holds_bool
 
 __all__ = ["GRID_X_LIMIT", "GRID_YZ_LIMIT", "MAX_ACCUMULATORS_PER_THREAD", "REGISTER_OVERHEAD",
            "MAX_BLOCK_DIM", "COMPILED_REGISTERS", "register_kind",
            "REGISTER_ALLOCATION_UNIT", "WARP_ALLOCATION_GRANULARITY", "thread_registers",
            "launch_bounds_registers", "compiled_registers", "fits_register_file", "grid_fits",
            "block_fits", "resident_blocks_per_sm", "shared_allocation", "check_timeout",
-           "check_device", "check_counts", "check_dims", "LAUNCH_DIM",
+           "check_device", "check_counts", "check_dims", "check_broadcast", "LAUNCH_DIM",
            "COMPILE_TIMEOUT_S", "MAX_TIMEOUT_S"]
 
 #: Most blocks a CUDA grid may have along x (compute capability 3.0 on).
@@ -138,6 +138,26 @@ def check_counts(name: str, value, low: float = 0):
     return arr
 
 
+def check_broadcast(**arrays) -> None:
+    """InvalidInputError naming the arguments when their shapes do not broadcast together
+    (numbers, or arrays of one shape, or numbers beside arrays); the vectorised functions
+    here check so before numpy's own ValueError would come from deep inside.
+
+    >>> check_broadcast(threads=[128, 256], shared_bytes=0, regs_per_thread=[32, 64])
+    >>> check_broadcast(threads=[128, 256], shared_bytes=[0, 0, 0])
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: threads, shared_bytes must broadcast together (numbers, or arrays of one shape), got shapes (2,), (3,)
+    """
+    shapes = [np.shape(a) for a in arrays.values()]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise InvalidInputError(f"{', '.join(arrays)} must broadcast together (numbers, or "
+                                f"arrays of one shape), got shapes "
+                                f"{', '.join(str(s) for s in shapes)}") from None
+
+
 def _per_algorithm(table: dict, algorithm: str):
     try:
         return table[algorithm]
@@ -156,6 +176,7 @@ def thread_registers(words_per_thread, algorithm: str,
     """
     check_counts("words_per_thread", words_per_thread)
     check_counts("max_per_thread", max_per_thread)
+    check_broadcast(words_per_thread=words_per_thread, max_per_thread=max_per_thread)
     return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
                       max_per_thread)
 
@@ -208,6 +229,8 @@ def compiled_registers(words_per_thread, kind: str, device, threads, tile_elemen
     a, b, c = _per_algorithm(COMPILED_REGISTERS, kind)
     words = check_counts("words_per_thread", words_per_thread)
     tile = check_counts("tile_elements", tile_elements)
+    check_broadcast(words_per_thread=words, tile_elements=tile,
+                    threads=check_counts("threads", threads, 1))
     return np.minimum(np.ceil(a + b * words + c * tile), launch_bounds_registers(device, threads))
 
 
@@ -221,6 +244,8 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
     """
     threads = check_counts("threads", threads, 1)  # an array: a list would be repeated
     registers_per_sm = check_counts("registers_per_sm", registers_per_sm)
+    check_broadcast(words_per_thread=check_counts("words_per_thread", words_per_thread),
+                    threads=threads, registers_per_sm=registers_per_sm)
     return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
 
 
@@ -242,7 +267,11 @@ def check_dims(name: str, dims, rows: bool = False) -> np.ndarray:
     if isinstance(dims, (tuple, list)) and len(dims) == 3 and not any(
             isinstance(v, (tuple, list, np.ndarray)) for v in dims):
         return np.array([check_int(f"{name} {a}", v, LAUNCH_DIM) for a, v in zip("xyz", dims)])
-    arr = np.asarray(dims) if rows and isinstance(dims, (tuple, list, np.ndarray)) else None
+    try:
+        arr = (np.asarray(dims) if rows and isinstance(dims, (tuple, list, np.ndarray))
+               and not holds_bool(dims) else None)
+    except ValueError:  # ragged rows
+        arr = None
     if (arr is None or arr.dtype.kind not in "iu" or arr.ndim not in (1, 2)
             or arr.shape[-1] != 3):
         raise InvalidInputError(f"{name} must be a triple (x, y, z) of integers"
@@ -298,6 +327,7 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     threads = check_counts("threads", threads, 1)
     shared = check_counts("shared_bytes", shared_bytes)
     regs = check_counts("regs_per_thread", regs_per_thread)
+    check_broadcast(threads=threads, shared_bytes=shared, regs_per_thread=regs)
     warps = np.ceil(threads / device.warp_size)
     # the Occupancy Calculator's units: a warp's registers in REGISTER_ALLOCATION_UNIT,
     # the warps a register file holds in multiples of WARP_ALLOCATION_GRANULARITY

@@ -50,6 +50,7 @@ from iobound.limits import check_amounts
 from .analytic import FEATURE_NAMES, WORD_BYTES, analytic_features, knob_matrix
 from .config import _device
 from .families import kernel_family
+from .limits import check_broadcast
 
 __all__ = ["estimate_ms", "estimate_configs", "MODEL_VERSION", "FMA_PARALLELISM", "ILP_CAP",
            "MEMORY_WARPS", "ITERATION_CYCLES", "LAUNCH_OVERHEAD_MS"]
@@ -97,16 +98,14 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
                                                ("active_warps", active_warps), ("ilp", ilp),
                                                ("utilisation", utilisation),
                                                ("loop_steps", loop_steps)))
+    check_broadcast(io_bytes=io_bytes, flops=flops, active_warps=warps, ilp=ilp,
+                    utilisation=util, loop_steps=steps)
     t_mem, t_fp = device.memory_time_ms(io_bytes), device.compute_time_ms(flops)
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)
     util = np.clip(util, 1e-9, 1.0)
     t_loop = steps * ITERATION_CYCLES / (device.clock_mhz * 1e3)
-    try:   # arrays of other shapes than each other
-            return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
-    except ValueError as exc:
-        raise InvalidInputError(f"estimate_ms: the arrays given do not broadcast ({exc})") \
-            from None
+    return np.maximum(t_mem / mem_eff, t_fp / fp_eff) / util + t_loop + LAUNCH_OVERHEAD_MS
 
 
 def estimate_configs(layer: ConvLayer, device, algorithm: str, knobs: np.ndarray) -> dict[str, np.ndarray]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from iobound.errors import InvalidInputError
+from iobound.limits import holds_bool
 
 from .option_checks import check_count, shown
 
@@ -43,7 +44,7 @@ def _numbers(name: str, value, what: str, booleans: bool = True) -> np.ndarray:
     ``booleans`` a bool is none either (costs: True is no 1 ms)."""
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
-        if not booleans and _holds_bool(value, raw):
+        if not booleans and holds_bool(value):
             bad = "a bool is no time"
         elif raw.dtype.kind in "USa":
             bad = "text"
@@ -55,17 +56,6 @@ def _numbers(name: str, value, what: str, booleans: bool = True) -> np.ndarray:
     except (TypeError, ValueError, OverflowError) as exc:
         bad = " ".join(str(exc).split())[:80]
     raise InvalidInputError(f"{name} must be {what}, got {shown(value)}: {bad}")
-
-
-def _holds_bool(value, raw: np.ndarray) -> bool:
-    """Whether ``value`` (read as ``raw``) holds a bool: numpy reads ``[True, 2.0]`` as the
-    floats ``[1.0, 2.0]``, so a list is looked into itself."""
-    if raw.dtype.kind == "b":
-        return True
-    if isinstance(value, np.ndarray) and value.dtype != object:
-        return False
-    items = raw.ravel() if raw.dtype == object else np.asarray(value, dtype=object).ravel()
-    return any(isinstance(v, (bool, np.bool_)) for v in items)
 
 
 def _feature_array(X) -> np.ndarray:
