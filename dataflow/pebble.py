@@ -107,10 +107,10 @@ class PebbleResult:
 def _check_order(dag: nx.DiGraph, order: Sequence, S: int) -> None:
     seen = set()
     for t, v in enumerate(order):
+        if v not in dag:  # first: networkx answers False for an unhashable v, a set raises
+            raise InvalidInputError(f"schedule position {t}: {v!r:.60} is not a vertex of the DAG")
         if v in seen:
             continue
-        if v not in dag:
-            raise InvalidInputError(f"schedule position {t}: {v!r} is not a vertex of the DAG")
         indeg = dag.in_degree(v)
         if indeg == 0:
             raise InvalidInputError(f"schedule position {t}: {v!r} is a source (it starts blue; "

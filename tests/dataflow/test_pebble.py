@@ -81,7 +81,11 @@ def test_non_topological_order_is_rejected():
 
 
 @pytest.mark.parametrize("order, message", [(["a", "b"], "source"), (["b"], "never computes"),
-                                            (["zz", "b", "c"], "not a vertex")])
+                                            (["zz", "b", "c"], "not a vertex"),
+                                            # unhashable: a raw TypeError from a set lookup
+                                            ([["b"], "c"], "position 0: \\['b'\\] is not a vertex"),
+                                            (np.array([["b"], ["c"]], dtype=object),
+                                             "position 0: .* is not a vertex")])
 def test_bad_orders_are_rejected(order, message):
     """Sources, unknown vertices and missing vertices in the order raise ValueError."""
     g = nx.DiGraph([("a", "b"), ("b", "c")])
