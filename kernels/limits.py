@@ -321,6 +321,8 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
     [16.0, 0.0]
     >>> resident_blocks_per_sm(get_device("a100"), [128, 256, 512], 0, 32).tolist()
     [16.0, 8.0, 4.0]
+    >>> resident_blocks_per_sm(get_device("v100"), [2048, 32], 0, [32, 300]).tolist()
+    [0.0, 0.0]
     """
     check_device(device)
     # a block of no (or -32) threads would "fit" 32 (or -64) times; NaN fits nothing
@@ -336,12 +338,15 @@ def resident_blocks_per_sm(device, threads, shared_bytes, regs_per_thread) -> np
         file_warps = np.floor(np.floor(device.registers_per_sm / warp_regs)
                               / WARP_ALLOCATION_GRANULARITY) * WARP_ALLOCATION_GRANULARITY
     # broadcast: each limit depends on one of the arguments, which may differ in shape
-    return np.minimum.reduce(np.broadcast_arrays(
+    blocks = np.minimum.reduce(np.broadcast_arrays(
         np.float64(device.max_blocks_per_sm),
         np.floor(device.shared_mem_per_sm_bytes / np.maximum(shared_allocation(device, shared), 1.0)),
         np.floor(device.max_threads_per_sm / device.warp_size / warps),
         np.floor(file_warps / warps),
     ))
+    # a block past the per-block limits does not launch at all, however many an SM would hold
+    return blocks * ((threads <= device.max_threads_per_block)
+                     & (regs <= device.registers_per_thread_max))
 
 
 def shared_allocation(device, shared_bytes):

@@ -68,3 +68,16 @@ def test_lists_are_their_arrays_and_one_call_per_element(threads, words, tile):
                              for t in threads]
     times = estimate_ms(1e6, 1e6, threads, 4, 1.0, V100)
     assert times.tolist() == [float(estimate_ms(1e6, 1e6, t, 4, 1.0, V100)) for t in threads]
+
+
+@given(st.sampled_from(["v100", "a100", "t4"]), st.integers(1, 4096), st.integers(1, 400))
+def test_a_block_past_the_per_block_limits_never_launches(device, threads, regs):
+    """resident_blocks_per_sm: "0 means the block cannot be launched"; a 2048-thread block
+    was 1 per SM and a thread of 300 registers 4 blocks, where CUDA launches none."""
+    d = get_device(device)
+    blocks = float(L.resident_blocks_per_sm(d, threads, 0, regs))
+    if threads > d.max_threads_per_block or regs > d.registers_per_thread_max:
+        assert blocks == 0.0
+    else:
+        assert blocks >= 0.0
+        assert blocks == float(L.resident_blocks_per_sm(d, [threads], 0, regs)[0])
