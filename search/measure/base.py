@@ -30,7 +30,6 @@ from __future__ import annotations
 import abc
 import math
 import numbers
-import statistics
 import time
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -88,6 +87,18 @@ def _status(value: Any) -> Status:
     except (ValueError, TypeError):
         raise InvalidInputError(f"status must be one of {', '.join(s.value for s in Status)}; "
                                 f"got {shown(value)}") from None
+
+
+def _median(values: list[float]) -> float:
+    """The median, the middle two's mean taken as halves (``statistics.median`` adds them
+    first: 1e308 and 1.7e308 gave inf).
+
+    >>> _median([1e308, 1.7e308]), _median([3.0, 1.0, 2.0])
+    (1.35e+308, 2.0)
+    """
+    xs = sorted(values)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else xs[mid - 1] / 2 + xs[mid] / 2
 
 
 class MeasurerError(IoboundError):
@@ -205,7 +216,10 @@ class MeasureRecord:
         costs = _costs(costs)
         numbers_ = [c for c in costs if not math.isnan(c)]
         if time_ms is None and numbers_:
-            time_ms = statistics.median(numbers_)
+            time_ms = _median(numbers_)
+            if not math.isfinite(time_ms):  # named here: time_ms was not given
+                raise InvalidInputError(f"costs {shown(list(costs))}: their median {time_ms} "
+                                        "is no finite time")
         return cls(config=dict(config), status=Status.OK, costs=tuple(costs), time_ms=time_ms,
                    estimate=estimate, extra=_extra(extra), surrogate_cost=surrogate_cost)
 
