@@ -175,7 +175,7 @@ def thread_registers(words_per_thread, algorithm: str,
     [56, 255]
     """
     check_counts("words_per_thread", words_per_thread)
-    check_counts("max_per_thread", max_per_thread)
+    check_counts("max_per_thread", max_per_thread, 1)  # a cap of 0 registers runs nothing
     check_broadcast(words_per_thread=words_per_thread, max_per_thread=max_per_thread)
     return np.minimum(np.asarray(words_per_thread) + _per_algorithm(REGISTER_OVERHEAD, algorithm),
                       max_per_thread)
@@ -264,6 +264,8 @@ def check_dims(name: str, dims, rows: bool = False) -> np.ndarray:
     ...
     iobound.errors.InvalidInputError: block x=0 is below the minimum 1
     """
+    if isinstance(dims, np.ndarray) and dims.shape == (3,) and dims.dtype.kind in "iu":
+        dims = dims.tolist()  # one triple as an array: as the list it is
     if isinstance(dims, (tuple, list)) and len(dims) == 3 and not any(
             isinstance(v, (tuple, list, np.ndarray)) for v in dims):
         return np.array([check_int(f"{name} {a}", v, LAUNCH_DIM) for a, v in zip("xyz", dims)])

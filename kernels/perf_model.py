@@ -100,6 +100,9 @@ def estimate_ms(io_bytes, flops, active_warps, ilp, utilisation, device,
                                                ("loop_steps", loop_steps)))
     check_broadcast(io_bytes=io_bytes, flops=flops, active_warps=warps, ilp=ilp,
                     utilisation=util, loop_steps=steps)
+    if not np.all((util > 0) & (util <= 1)):  # a share of the SMs: 5.0 was taken as 1, 0 as 1e-9
+        raise InvalidInputError(f"utilisation must be in (0, 1] (the share of the SMs busy), "
+                                f"got {utilisation!r:.60}")
     t_mem, t_fp = device.memory_time_ms(io_bytes), device.compute_time_ms(flops)
     fp_eff = np.clip(warps * np.minimum(ilp, ILP_CAP) / FMA_PARALLELISM, 1e-9, 1.0)
     mem_eff = np.clip(warps / MEMORY_WARPS, 1e-9, 1.0)

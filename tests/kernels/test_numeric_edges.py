@@ -81,3 +81,20 @@ def test_a_block_past_the_per_block_limits_never_launches(device, threads, regs)
     else:
         assert blocks >= 0.0
         assert blocks == float(L.resident_blocks_per_sm(d, [threads], 0, regs)[0])
+
+
+@given(st.integers(1, 2**31), st.integers(1, 70000), st.integers(1, 70000))
+def test_one_grid_as_an_array_is_the_grid_as_a_list(x, y, z):
+    """grid_fits took [x, y, z] and refused np.array([x, y, z]) (block_fits took both)."""
+    assert L.grid_fits(np.array([x, y, z])) == L.grid_fits([x, y, z])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: L.thread_registers(16, "direct", 0), "max_per_thread must be finite numbers >= 1"),
+    (lambda: estimate_ms(1e6, 0, 16, 8, 5.0, V100), r"utilisation must be in \(0, 1\]"),
+    (lambda: estimate_ms(1e6, 0, 16, 8, 0.0, V100), r"utilisation must be in \(0, 1\]"),
+])
+def test_numbers_outside_their_meaning_are_refused(call, message):
+    """A register cap of 0 fit every block; a utilisation of 5 was taken as 1, 0 as 1e-9."""
+    with pytest.raises(InvalidInputError, match=message):
+        call()
