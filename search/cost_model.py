@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import abc
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +45,7 @@ from iobound.errors import InvalidInputError
 
 from .model_rows import F32_MAX as _F32_MAX
 from .history_rows import source_caps, training_rows
-from .model_rows import _cost_vector, check_training, feature_rows, model_rows
+from .model_rows import _cost_vector, _numbers, check_training, feature_rows, model_rows
 from .option_checks import INT64_LOW, check_count, check_flag, check_number, shown
 
 __all__ = ["CostModel", "XGBOptions", "XGBCostModel", "OBJECTIVES", "make_targets",
@@ -334,10 +333,9 @@ def checked_predict(model, X: np.ndarray) -> np.ndarray:
     [2.0, 3.0]
     """
     got = check_model(model).predict(X)
-    try:
-        raw = np.asarray(got)
-        out = raw.astype(float) if _real_numbers(raw) else None
-    except (TypeError, ValueError):
+    try:  # text, None, bools and complex numbers are refused, not read by float()
+        out = _numbers("predict", got, "numbers", booleans=False)
+    except InvalidInputError:
         out = None
     if out is None or out.shape != (len(X),):
         raise InvalidInputError(f"the cost model's predict must give one number per row "
@@ -346,12 +344,3 @@ def checked_predict(model, X: np.ndarray) -> np.ndarray:
         raise InvalidInputError(f"the cost model's predict gave NaN for "
                                 f"{int(np.isnan(out).sum())} of {len(X)} rows")
     return out
-
-
-def _real_numbers(a: np.ndarray) -> bool:
-    """Whether ``a`` holds real numbers only: no text, None, bool or complex, which
-    ``float()`` would read (``"1.5"``, ``None`` as NaN, ``True`` as 1, or a warning)."""
-    if a.dtype == object:
-        return all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-                   for v in a.flat)
-    return a.dtype.kind in "iuf"

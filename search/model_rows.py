@@ -40,14 +40,16 @@ def model_rows(X: np.ndarray) -> np.ndarray:
 def _numbers(name: str, value, what: str, booleans: bool = True) -> np.ndarray:
     """``value`` as a float array when it holds numbers only; else InvalidInputError naming
     ``name`` (``what`` it must be). Text (``"1.5"``, which numpy would parse) and ``None``
-    (which numpy would make a NaN) are no numbers; NaN itself is one. Without
-    ``booleans`` a bool is none either (costs: True is no 1 ms)."""
+    (which numpy would make a NaN) are no numbers, nor complex ones; NaN itself is one.
+    Without ``booleans`` a bool is none either (costs: True is no 1 ms)."""
     try:
         raw = value if isinstance(value, np.ndarray) else np.asarray(value)
         if not booleans and holds_bool(value):
             bad = "a bool is no time"
         elif raw.dtype.kind in "USa":
             bad = "text"
+        elif raw.dtype.kind == "c":
+            bad = "complex numbers"  # float() would drop the imaginary part with a warning
         elif raw.dtype.kind == "O" and raw.ndim and any(
                 v is None or isinstance(v, (str, bytes)) for v in raw.ravel()):
             bad = "None or text"  # (a bare None is a NaN of no shape: the shape is wrong)
