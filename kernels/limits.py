@@ -229,9 +229,9 @@ def compiled_registers(words_per_thread, kind: str, device, threads, tile_elemen
     a, b, c = _per_algorithm(COMPILED_REGISTERS, kind)
     words = check_counts("words_per_thread", words_per_thread)
     tile = check_counts("tile_elements", tile_elements)
-    check_broadcast(words_per_thread=words, tile_elements=tile,
-                    threads=check_counts("threads", threads, 1))
-    return np.minimum(np.ceil(a + b * words + c * tile), launch_bounds_registers(device, threads))
+    cap = launch_bounds_registers(device, threads)  # (checks device and threads)
+    check_broadcast(words_per_thread=words, tile_elements=tile, threads=cap)
+    return np.minimum(np.ceil(a + b * words + c * tile), cap)
 
 
 def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_sm: int,
@@ -242,11 +242,11 @@ def fits_register_file(words_per_thread, threads, algorithm: str, registers_per_
     >>> fits_register_file(16, np.array([1024, 2048]), "direct", 65536).tolist()  # 40 each
     [True, False]
     """
+    regs = thread_registers(words_per_thread, algorithm, max_per_thread)  # (checks them)
     threads = check_counts("threads", threads, 1)  # an array: a list would be repeated
     registers_per_sm = check_counts("registers_per_sm", registers_per_sm)
-    check_broadcast(words_per_thread=check_counts("words_per_thread", words_per_thread),
-                    threads=threads, registers_per_sm=registers_per_sm)
-    return thread_registers(words_per_thread, algorithm, max_per_thread) * threads <= registers_per_sm
+    check_broadcast(words_per_thread=regs, threads=threads, registers_per_sm=registers_per_sm)
+    return regs * threads <= registers_per_sm
 
 
 #: The size of a grid or a block along one axis that the limits are checked against (the
