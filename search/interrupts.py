@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from iobound.wording import counted
+
 __all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "signals_raised",
            "solve_stoppable", "STOP_SIGNALS", "waits_given_up"]
 
@@ -66,7 +68,7 @@ class Interrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         """The one line the CLI prints (``failed``: a final write that failed)."""
-        n = f"{self.measurements} measurement{'s' if self.measurements != 1 else ''}"
+        n = counted(self.measurements, "measurement")
         if self.log is None:
             text = f"interrupted: {n} not logged (give --log FILE to be able to resume)"
         else:

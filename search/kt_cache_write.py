@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from iobound.errors import SYSTEM_WRITE_ERRNOS, InvalidInputError, OutputWriteError
+from iobound.wording import counted
 
 from .kt_cache import FAILURE_STATUS, LEGACY_FAILURE_MS, STATUS_FAILURE, KtCache, cache_key
 from .measure.base import MeasureRecord
@@ -209,7 +210,7 @@ def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
         first = ",".join(f"{k}={lost[0][k]}" for k in old.keys)
         n = len(lost)
         raise InvalidInputError(
-            f"{str(path)[:80]!r} is a Kernel Tuner cache with {n} measurement{'s' * (n != 1)} "
+            f"{str(path)[:80]!r} is a Kernel Tuner cache with {counted(n, 'measurement')} "
             f"this export does not hold ({first[:60]}); writing would lose "
             f"{'them' if n != 1 else 'it'}: give another file")
 

@@ -28,6 +28,7 @@ import sqlite3
 from pathlib import Path
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 from search.cli.common import (ESTIMATE_LEGEND, add_json_argument, ascii_int, aligned_table,
                                format_rows, ms_text, nonempty, print_notice)
 
@@ -156,9 +157,9 @@ def _import(args) -> int:
         print_notice(f"{p}: {why}; passed over")
     for f in out:
         skipped = f", {f['skipped']} skipped (no positive finite time)" if f["skipped"] else ""
-        print(f"{f['file']}: {f['added']} new of {f['read']} measurements "
+        print(f"{f['file']}: {f['added']} new of {counted(f['read'], 'measurement')} "
               f"({f['kind']}, device {f['device']}, {f['workload']}{skipped})")
-    print(f"{args.db}: {total} measurements")
+    print(f"{args.db}: {counted(total, 'measurement')}")
     return 0
 
 

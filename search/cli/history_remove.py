@@ -25,6 +25,7 @@ import argparse
 import json
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 from search.cli.common import aligned_table
 from search.cli.history_cmd import _check_device, _chosen_workloads, _labels, _one_workload
 
@@ -96,17 +97,17 @@ def remove_measurements(args: argparse.Namespace, db) -> int:
                           "empty_workloads": empty}))
         return 0 if groups or empty else 1
     if empty:
-        print(f"{'would remove' if args.dry_run else 'removed'} {len(empty)} "
-              f"workload{'s' if len(empty) > 1 else ''} holding no measurement: "
+        print(f"{'would remove' if args.dry_run else 'removed'} "
+              f"{counted(len(empty), 'workload')} holding no measurement: "
               f"{', '.join(empty)}")
     if not groups:
         if not empty:
             print("no measurement matches all of the options; nothing removed")
         return 0 if empty else 1
-    print(f"{'would remove' if args.dry_run else 'removed'} {n} measurement{'s' * (n != 1)}:")
+    print(f"{'would remove' if args.dry_run else 'removed'} {counted(n, 'measurement')}:")
     print(aligned_table([("workload", "device", "toolchain", "source", "measurements")]
                         + [(*r[:3], r[3] or "-", str(r[4])) for r in rows], text_columns=4))
-    held = f"{left} measurement{'s' * (left != 1)}"
+    held = counted(left, "measurement")
     print(f"{args.db}: {held} left" if not args.dry_run else
           f"{args.db}: unchanged ({held}; without --dry-run {left - n} left)")
     return 0

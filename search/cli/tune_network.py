@@ -25,6 +25,7 @@ import math
 import threading
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 from search.session.settings import Observer
 
 from .common import ms_text
@@ -179,8 +180,8 @@ def print_network(args, jobs, reports, device, kind: str, skipped=()) -> None:
     repeated = sum(row["same_as"] is not None for row in table["layers"])
     left_out = (f" ({len(skipped)} more left out: {args.algorithm} does not compute them)"
                 if skipped else "")
-    print(f"{table['tuned']} of {len(table['layers'])} layers tuned{left_out}; "
-          f"{table['evaluations']} evaluations"
+    print(f"{table['tuned']} of {counted(len(table['layers']), 'layer')} tuned{left_out}; "
+          f"{counted(table['evaluations'], 'evaluation')}"
           + (f"; {repeated} with the shape of an earlier layer took its result "
              f"(--tune-repeats to tune them too)" if repeated else ""))
     if table["total_time_ms"] is not None:

@@ -9,6 +9,8 @@ Examples
 
 from __future__ import annotations
 
+from iobound.wording import counted
+
 from .common import ESTIMATE_LEGEND, ms_text, print_notice
 
 __all__ = ["printer", "print_replay", "print_choice"]
@@ -34,7 +36,7 @@ def _print_table(result, k: int = 5) -> None:
     if any(t.record.estimate for t in result.trials):
         print(f"  {ESTIMATE_LEGEND}")
     counts = ", ".join(f"{s} {n}" for s, n in sorted(result.status_counts().items()))
-    print(f"  evaluations {result.evaluations} ({counts}) in {result.rounds} round{'s' * (result.rounds != 1)}; "
+    print(f"  evaluations {result.evaluations} ({counts}) in {counted(result.rounds, 'round')}; "
           f"stopped: {result.stop_reason}; strategy {result.strategy_seconds:.2f} s, "
           f"measure {result.measure_seconds:.2f} s"
           + (f"; {result.resumed} resumed from the log" if result.resumed else "")
@@ -80,7 +82,8 @@ def _print_history_use(rep) -> None:
         return
     took = (f"; read and fitted in {use.seconds:.1f} s"
             if use.seconds is not None and use.seconds >= 0.1 else "")
-    print(f"  history: {use.records:,} records of this space (devices: {_devices(use.devices)}); "
+    print(f"  history: {counted(use.records, 'record', ',')} of this space "
+          f"(devices: {_devices(use.devices)}); "
           f"{'used by ' + rep.result.strategy if use.used else 'not used'}{took}"
           + (f" ({use.notice})" if use.notice else ""))
     stats = rep.result.strategy_stats

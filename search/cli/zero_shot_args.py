@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 
 from ..tune_args import DEFAULT_BUDGET, DEFAULT_STRATEGY
 
@@ -119,9 +120,9 @@ def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:
         got = read_log(path)
         n, strategy = len(got.entries), got.header.get("strategy")
         if n > args.budget:
-            raise InvalidInputError(f"--resume {path} already holds {n} measurements, "
+            raise InvalidInputError(f"--resume {path} already holds {counted(n, 'measurement')}, "
                                     f"more than {flag} {args.budget}")
         if n and strategy != "zero_shot":
-            raise InvalidInputError(f"--resume {path} holds {n} measurements of strategy "
+            raise InvalidInputError(f"--resume {path} holds {counted(n, 'measurement')} of strategy "
                                     f"{strategy!r}, not of a zero-shot run; {flag} resumes "
                                     f"only a zero-shot log")

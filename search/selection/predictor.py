@@ -143,9 +143,9 @@ class TreeSelector:
     ['winograd-e2', 'direct']
     >>> print(sel.rules())
     if c_in <= 12:
-        winograd-e2  (1 layers, mean SO 1.000)
+        winograd-e2  (1 layer, mean SO 1.000)
     else:
-        direct  (1 layers, mean SO 1.000)
+        direct  (1 layer, mean SO 1.000)
     """
 
     name = "decision tree"

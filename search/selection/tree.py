@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 
 __all__ = ["SoTree"]
 
@@ -224,7 +225,7 @@ class SoTree:
         def emit(node, depth):
             pad = "    " * depth
             if node.left is None:
-                lines.append(f"{pad}{class_names[node.klass]}  ({node.n} layers, "
+                lines.append(f"{pad}{class_names[node.klass]}  ({counted(node.n, 'layer')}, "
                              f"mean SO {node.so_sum / max(node.n, 1):.3f})")
                 return
             lines.append(f"{pad}if {feature_names[node.feature]} <= {node.threshold:.6g}:")

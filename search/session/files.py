@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from iobound.errors import InvalidInputError, IoboundError, OutputWriteError
+from iobound.wording import counted
 
 from ..file_names import layer_file_part
 from ..option_checks import check_path, check_type
@@ -271,9 +272,10 @@ def kept_where(measurements: int, log: str | None, resume_as: str | None = None)
     >>> kept_where(5, "run.alexnet.conv1.jsonl", "run.jsonl")
     'the 5 measurements are kept in run.alexnet.conv1.jsonl (resume with --resume run.jsonl)'
     """
+    held = counted(measurements, "measurement")
     if log is None:
-        return f"the {measurements} measurements were not logged (no --log)"
-    return (f"the {measurements} measurements are kept in {log} (resume with --resume "
+        return f"the {held} were not logged (no --log)"
+    return (f"the {held} are kept in {log} (resume with --resume "
             f"{resume_as or log})")
 
 

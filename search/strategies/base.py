@@ -33,6 +33,7 @@ import numpy as np
 
 from iobound import limits
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 
 from ..measure.base import MeasureRecord
 from ..option_checks import check_count, check_type, shown
@@ -242,7 +243,8 @@ def _told_pairs(what: str, indices, records,
         return list(values)
     indices, records = listed("indices", indices), listed("records", records)
     if len(indices) != len(records):
-        raise InvalidInputError(f"{what}: {len(indices)} indices but {len(records)} records")
+        raise InvalidInputError(f"{what}: {counted(len(indices), 'index', plural='indices')} "
+                                f"but {counted(len(records), 'record')}")
     indices = [limits.check_int(f"{what}: index", i, where) for i in indices]
     bad = [r for r in records if not isinstance(r, MeasureRecord)]
     if bad:

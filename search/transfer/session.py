@@ -30,7 +30,7 @@ Examples
 >>> prior is None, info.as_json()
 (True, {'records': 0, 'devices': [], 'used': False})
 >>> info.notice
-'history: 1 records of other parameter spaces not used'
+'history: 1 record of other parameter spaces not used'
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ import numpy as np
 from iobound import limits
 
 from iobound.errors import InvalidInputError
+from iobound.wording import counted
 
 from ..option_checks import check_records, check_type, shown
 from .guided import GuidedOptions, HistoryGuided, check_wrapped, guided_options
@@ -166,9 +167,9 @@ def transfer_options(db, space, problem: Any = None, *, exclude_devices: Iterabl
     other = other_space_timings(db, space.params)
     notice = None
     if prior is None and other:
-        notice = f"history: {other} records of other parameter spaces not used"
+        notice = f"history: {counted(other, 'record')} of other parameter spaces not used"
     elif prior is None and hist:
-        notice = f"history: none of {len(hist)} records matches this space and problem"
+        notice = f"history: none of {counted(len(hist), 'record')} matches this space and problem"
     if prior is None:
         return None, HistoryInfo(0, (), False, notice)
     # what the history held for this space, as every strategy reports it (the prior's

@@ -32,7 +32,7 @@ def strategy(request):
 @pytest.mark.parametrize("indices, records, what", [
     ([1.5], [REC], "index"), (["3"], [REC], "index"), ([-1], [REC], "index"),
     ([len(SPACE)], [REC], "index"), ([10 ** 20], [REC], "index"), ([None], [REC], "index"),
-    ([0, 1, 2], [REC], "3 indices but 1 records"), ([0], ["x"], "MeasureRecord"),
+    ([0, 1, 2], [REC], "3 indices but 1 record"), ([0], ["x"], "MeasureRecord"),
     (5, [REC], "sequence")])
 def test_tell_checks_what_it_is_told(strategy, indices, records, what):
     """1.5 was recorded as index 1, "3" as 3, a longer list cut to the shorter, -1 or an

@@ -38,7 +38,7 @@ def _explorer(space=SPACE):
 # -- #1: ModelBasedStrategy.hint is checked as tell is -------------------------------------
 
 @pytest.mark.parametrize("indices, records, what", [
-    ([1, 2, 3], [_rec(1)], "3 indices but 1 records"),
+    ([1, 2, 3], [_rec(1)], "3 indices but 1 record"),
     ([1.7], [_rec(1)], "index must be an integer"),
     ("12", [_rec(1), _rec(2)], "indices must be a sequence"),
     ([999, 998], [_rec(1), _rec(2)], "index=999 is above"),
@@ -154,7 +154,7 @@ def test_best_of_a_count_is_as_before():
 
 
 @pytest.mark.parametrize("indices, records, what", [
-    ([1, 2], [_rec(1)], "2 indices but 1 records"),
+    ([1, 2], [_rec(1)], "2 indices but 1 record"),
     ([1.9], [_rec(1)], "index must be an integer"),
     ("12", [_rec(1)] * 2, "indices must be a sequence"),
     ([-1], [_rec(1)], "index=-1 is below"),

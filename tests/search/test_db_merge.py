@@ -113,7 +113,7 @@ def test_cli_merges_and_refuses_in_one_line(capsys, tmp_path):
     conn.close()
     target = tmp_path / "t.db"
     code, out, err = _run(capsys, "history", "import", str(v0), "--db", str(target))
-    assert code == 0 and "1 new of 1 measurements (tuning-db, device v100" in out
+    assert code == 0 and "1 new of 1 measurement (tuning-db, device v100" in out
     other = tmp_path / "other.db"
     conn = sqlite3.connect(other)
     conn.execute("CREATE TABLE x (a)")
