@@ -119,7 +119,9 @@ def _add_run_file_arguments(parser: argparse.ArgumentParser) -> None:
                              "explorer / sa / ga / gga / zero_shot learn from its timed records "
                              "of this parameter space: every device and problem, earlier runs "
                              "of this layer on this device included (they make the next run "
-                             "short), not those of the log --resume continues; with --network "
+                             "short), not those of the log --resume continues nor estimates of "
+                             "another analytic model version or of a workload measured for "
+                             "real on the device; with --network "
                              "each layer also from the layers stored before it")
     parser.add_argument("--reuse", action="store_true",
                         help="with --history: configurations of this layer (or recorded space) "
