@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -134,6 +135,8 @@ class LogWriter:
     def __init__(self, path: str | os.PathLike, header: Mapping[str, Any] | None = None):
         self.path = Path(path)
         self._held = None  # a resumed log this one continues (:meth:`hold`)
+        self._started = False  # whether this writer began the file (wrote its header)
+        self.appended = 0  # records written by this writer
         self._header_line = header_line(header or {})  # checked before the file is touched
         try:
             self._open()
@@ -164,6 +167,7 @@ class LogWriter:
                 if data:
                     os.ftruncate(fd, 0)
                 self._write_line(self._header_line)
+                self._started = regular
         except BaseException:
             self._fh.close()
             raise
@@ -195,15 +199,29 @@ class LogWriter:
         check_type("record", record, MeasureRecord)
         line = {"kind": "record", "index": index, "record": record.to_dict()}
         self._write({**line, "reused": True} if check_flag("reused", reused) else line)
+        self.appended += 1
 
     def hold(self, held) -> None:
         """Keep ``held`` (a :func:`hold_log` handle) open, and so locked, while this writer
         lives: the resumed log a run continues into this new one."""
         self._held = held
 
-    def close(self) -> None:
+    def close(self, drop_unused: bool = False) -> None:
+        """Close the file (and the resumed log it holds). ``drop_unused``: a log this
+        writer began and wrote no record into is removed, while it is still locked, so
+        that a run that failed before measuring anything leaves no log behind refusing
+        the same ``--log`` again; a resumed log or one holding records is always kept.
+
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> LogWriter(path, header={"seed": 0}).close(drop_unused=True); os.path.exists(path)
+        False
+        """
         held, self._held = self._held, None
         try:
+            if drop_unused and self._started and not self.appended and not self._fh.closed:
+                with contextlib.suppress(OSError):  # the file only: what it would drop is no record
+                    os.unlink(self.path)
             if not self._fh.closed:
                 self._fh.close()
         except OSError as exc:  # the last flush

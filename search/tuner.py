@@ -238,7 +238,7 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
     closed: (stop reason, stats). An interrupt anywhere in this, the end-of-run work
     included, is ``StopReason.INTERRUPTED`` with every measurement kept (the configurations
     of a cut-short round made trials); its stats are then ``{}`` if they were cut short."""
-    stop, stats = StopReason.INTERRUPTED, {}
+    stop, stats, failed = StopReason.INTERRUPTED, {}, False
     try:
         with signals_raised():  # the loop may be stopped, also within a caller's deferred block
             if stopped:  # a signal came while the log was opened
@@ -248,13 +248,16 @@ def _play_until_stopped(space: Space, measurer: Measurer, strat: Strategy, ledge
             stats = strat.stats()
     except KeyboardInterrupt:  # SIGINT, or SIGTERM under search.interrupts: keep what was measured
         stop = StopReason.INTERRUPTED
+    except Exception:
+        failed = True  # an error: a new log with no record goes (nothing to resume)
+        raise
     finally:
         with signals_deferred() as deferred:  # a second signal cannot cut the ledger short
             if stop is StopReason.INTERRUPTED:
                 ledger.add_untold(space)
             ledger.add_unreached(space)
             if writer is not None:
-                writer.close()
+                writer.close(drop_unused=failed)
     return (StopReason.INTERRUPTED if deferred.signal is not None else stop), stats
 
 
@@ -337,7 +340,9 @@ def tune(space: Space, measurer: Measurer, strategy: str | Strategy = DEFAULT_ST
         toolchain): what the strategy asks of these is answered from it instead of
         measured, and counted and logged as this run's (:class:`~search.tune_ledger.Ledger`).
 
-    An interrupt ends the run early with what was measured (see the module doc).
+    An interrupt ends the run early with what was measured (see the module doc). An
+    error ends it with the error; a new ``log`` it holds no record of is then removed
+    (nothing to resume: the same call can be made again), any other log is kept.
 
     Examples
     --------
