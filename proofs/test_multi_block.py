@@ -81,14 +81,16 @@ def test_serialised_blocks_are_one_game(case, extra):
 
 def test_pooled_memory_breaks_the_per_block_bound():
     """If blocks of S_b = 12 words pool their memory (or a 418-word cache hides traffic), a
-    game moves 414 words, below the bound (610) at S_b + 2: assumption 2 is needed. The bound at
-    the pooled size (bound_fast_memory) stays valid."""
+    game moves 414 words, below the bound (656, the shared-boundary chain bound) at S_b + 2:
+    assumption 2 is needed. The bound at the pooled size (bound_fast_memory) stays valid."""
     layer = ConvLayer(n=1, c_in=24, h_in=3, w_in=3, c_out=6, k_h=1, k_w=1)
     dag = direct_conv_dag(layer)
     order = tiled_schedule(dag, layer, DirectTiling(x=3, y=3, z=6)).order
     pooled = bound_fast_memory(12, resident_blocks=1, shared_cache_words=418)
     moved = play(dag, order, pooled, "belady").total
-    assert moved == 414 < bound_report(layer, bound_fast_memory(12)).best
+    per_block = bound_report(layer, bound_fast_memory(12))
+    assert moved == 414 < per_block.best
+    assert round(per_block.best) == 656 and per_block.best_method == "x_partition_chain"
     assert moved >= bound_report(layer, pooled).best
 
 

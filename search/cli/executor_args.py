@@ -63,8 +63,10 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
                             "emulate/model measurers); default: the cores here (at most "
                             f"{WORKERS_PER_CORE} per core), or the Ray cluster's CPUs")
     group.add_argument("--ray-address", metavar="ADDR",
-                       help="an existing Ray cluster (HOST:PORT of `ray start --head`); "
-                            "default: a private Ray on this machine, bound to 127.0.0.1")
+                       help="an existing Ray cluster: HOST:PORT of `ray start --head`, "
+                            "ray://HOST:PORT (Ray Client) or 'auto' ($RAY_ADDRESS or the "
+                            "cluster started last here); default: a private Ray on this "
+                            "machine, bound to 127.0.0.1")
     group.add_argument("--timeout", type=float, default=None, metavar="S",
                        help="seconds a build or a run of one configuration may take before "
                             f"its worker is killed (default {DEFAULT_TIMEOUT_S:g})")
