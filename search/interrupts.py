@@ -37,8 +37,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from iobound.wording import counted
-
 __all__ = ["EXIT_INTERRUPTED", "Interrupted", "signals_interrupt", "signals_deferred", "signals_raised",
            "solve_stoppable", "STOP_SIGNALS", "waits_given_up"]
 
@@ -68,6 +66,8 @@ class Interrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         """The one line the CLI prints (``failed``: a final write that failed)."""
+        from iobound.wording import counted  # here: the CLI imports this module before
+        # it can handle a signal, so it imports nothing heavy (the iobound package: SymPy)
         n = counted(self.measurements, "measurement")
         if self.log is None:
             text = f"interrupted: {n} not logged (give --log FILE to be able to resume)"
