@@ -123,6 +123,6 @@ def check_zero_shot_resume(args, resumes: Iterable[str | None]) -> None:
             raise InvalidInputError(f"--resume {path} already holds {counted(n, 'measurement')}, "
                                     f"more than {flag} {args.budget}")
         if n and strategy != "zero_shot":
-            raise InvalidInputError(f"--resume {path} holds {counted(n, 'measurement')} of strategy "
-                                    f"{strategy!r}, not of a zero-shot run; {flag} resumes "
-                                    f"only a zero-shot log")
+            raise InvalidInputError(f"--resume {path} holds {counted(n, 'measurement')} of "
+                                    f"strategy {strategy!r}, not of a zero-shot run; {flag} "
+                                    f"resumes only a zero-shot log")

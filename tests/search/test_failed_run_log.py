@@ -43,7 +43,8 @@ def test_a_run_failing_at_once_leaves_no_log_and_can_be_run_again(tmp_path):
 
 @settings(max_examples=10, deadline=None)
 @given(fail_at=st.integers(1, 7), batch=st.sampled_from([1, 2, 4, 8]))
-def test_a_run_failing_later_keeps_every_record_it_logged_or_no_log(tmp_path_factory, fail_at, batch):
+def test_a_run_failing_later_keeps_every_record_it_logged_or_no_log(tmp_path_factory, fail_at,
+                                                                    batch):
     log = tmp_path_factory.mktemp("run") / "run.jsonl"
     with pytest.raises(RuntimeError):
         tune(SPACE, Failing(fail_at), "random", budget=10, seed=0, log=log,
