@@ -1,4 +1,5 @@
-"""README.md's "Contents" line links every section, in order, by GitHub's anchor of it."""
+"""README.md's "Contents" line links every section, in order, by GitHub's anchor of it, and
+its Benchmarks table has a row for every benchmark script."""
 
 from __future__ import annotations
 
@@ -21,3 +22,15 @@ def test_contents_links_every_section_in_order():
     links = re.findall(r"\[([^\]]+)\]\(#([^)]+)\)", contents)
     assert [title for title, _ in links] == headings
     assert [anchor for _, anchor in links] == [_anchor(h) for h in headings]
+
+
+def test_benchmarks_table_names_every_script():
+    """Every runnable script under benchmarks/ (one with a ``__main__`` block) has a row in
+    the Benchmarks section's table, and every script a row names exists."""
+    text = README.read_text()
+    section = text[text.index("\n## Benchmarks\n"):text.index("\n## Layout\n")]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_0-9]+\.py)`", row.split("|")[1])}
+    scripts = {p.name for p in (README.parent / "benchmarks").glob("*.py")
+               if "__main__" in p.read_text()}
+    assert named == scripts
