@@ -220,6 +220,10 @@ def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
         raise InvalidInputError(f"--measure replay:FILE {' and '.join(reasons[f] for f in given)}; "
                                 f"do not give {'/'.join(given)}")
     check_zero_shot_resume(args, [settings.resume])
+    if settings.resume is not None:
+        from search.log_writer import check_not_written
+        check_not_written(settings.resume)  # before the notice: bad input is its one line
+    _check_executor(settings)
     if notice and not args.json:
         print_notice(notice)
     rep = tune_replay(file, settings, observer=None if args.json else printer(args))
@@ -230,6 +234,14 @@ def _run_replay(args, file: str, settings, notice: str | None = None) -> int:
         print(json.dumps(payload))
         return 0 if rep.result.best else 1
     return print_replay(rep)
+
+
+def _check_executor(settings) -> None:
+    """Ray missing or its ``--ray-address`` not answering, refused before a notice prints
+    (the run's own connect would refuse it after)."""
+    if settings.executor is not None and settings.executor.executor == "ray":
+        from search.executors.ray_cluster import check_cluster
+        check_cluster(settings.executor)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -258,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
                        out_dir=args.out_dir, verify=not args.no_verify)
     check_zero_shot_resume(args, [job.settings.resume for job in jobs])
     check_resumes(jobs, measurer=True)  # before the notice: bad input is its one line
+    _check_executor(settings)
     if notice and not args.json:
         print_notice(notice)
     if skipped and not args.json:

@@ -182,6 +182,20 @@ def _check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
+def check_cluster(options: ExecutorOptions) -> None:
+    """Before a run prints or writes anything: a ToolchainError when ``options`` names the
+    ray executor and Ray is not installed, or names a ``ray_address`` where nothing answers
+    (:func:`_check_reachable`; :func:`connect` dials it again). Other executors pass.
+
+    >>> check_cluster(ExecutorOptions(executor="local"))  # nothing to reach
+    """
+    if options.executor != "ray":
+        return
+    import_ray()
+    if options.ray_address:
+        _check_reachable(options.ray_address)
+
+
 def connect(options: ExecutorOptions) -> bool:
     """Connect to ``options.ray_address`` or start a private local Ray, unless Ray is
     already initialised here; whether this call started it (and so should shut it down)."""

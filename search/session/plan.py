@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Sequence
 from iobound.errors import InvalidInputError
 
 from ..option_checks import check_flag, check_path, check_records, check_type
-from .files import (check_history, check_log_paths, check_outputs, file_part, log_and_resume,
-                    per_layer_path)
+from .files import (check_export_workloads, check_history, check_log_paths, check_outputs,
+                    file_part, layer_cache_meta, log_and_resume, per_layer_path)
 from .history_use import check_zero_shot_db
 from ..measure import CHECKING_MEASURES
 from .settings import LAYER_MEASURES, TuneSettings
@@ -193,6 +193,9 @@ def plan_layers(layers: Sequence["ConvLayer"], device: "Device | str", settings:
     parts = job_file_parts(pairs, algorithm)
     check_log_paths(settings.log, settings.resume, parts)
     check_outputs(settings, parts, out_dir, kernels=kernel_files(pairs, out_dir))
+    check_export_workloads(settings.export_cache, [
+        (part, layer_cache_meta(layer, device.name, alg))
+        for (layer, alg), part in zip(pairs, parts)])
     check_zero_shot_db(settings)
     check_history(settings.history)
     many = len(pairs) > 1
@@ -238,8 +241,9 @@ def _with_configurations(pairs: Sequence[tuple["ConvLayer", str]], device) -> li
 
 
 def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
-    """Refuse, before any space is built, a job's ``resume`` log of another layer, device
-    or algorithm (:func:`search.resume.check_resume_identity`), and with ``measurer`` of
+    """Refuse, before any space is built, a job's ``resume`` log that a live run still
+    writes, or of another layer, device or algorithm
+    (:func:`search.resume.check_resume_identity`), and with ``measurer`` of
     another measurer than the job's ``measure`` (the default builders' measurers are named
     by it; the run checks the built measurer's name again in any case).
 
@@ -257,11 +261,13 @@ def check_resumes(jobs: Sequence[LayerJob], measurer: bool = False) -> None:
     ...
     iobound.errors.InvalidInputError: resume log '...run.jsonl' was measured with 'model', not ...
     """
+    from ..log_writer import check_not_written
     from ..records import read_log
     from ..resume import check_resume_identity
     for job in jobs:
         if job.settings.resume is None:
             continue
+        check_not_written(job.settings.resume)  # a live run's log (the run checks it again)
         check_resume_identity(job.settings.resume, read_log(job.settings.resume).header,
                               job.identity(), job.measure if measurer else None)
 
