@@ -172,6 +172,21 @@ def _keyed(entries: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict:
     return out
 
 
+def _existing_cache(path: str | os.PathLike) -> KtCache | None:
+    """The Kernel Tuner cache at ``path``; None where there is no file or it is no readable
+    cache (not the business of the checks below: :func:`search.outputs.check_not_tuning_data`).
+
+    >>> _existing_cache("/no/such/cache.json") is None
+    True
+    """
+    from .kt_cache import load_cache
+
+    try:
+        return load_cache(path) if Path(path).is_file() else None
+    except (InvalidInputError, OSError):
+        return None
+
+
 def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
     """Refuse to replace a Kernel Tuner cache file at ``path`` unless ``cache`` holds
     every one of its measurements (the same configuration with the same recorded time).
@@ -193,14 +208,8 @@ def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
     ...
     iobound.errors.InvalidInputError: '...c.json' is a Kernel Tuner cache with 1 measurement this export does not hold (a=1); writing would lose it: give another file
     """
-    from .kt_cache import load_cache
-
-    path = Path(path)
-    try:
-        if not path.is_file():
-            return
-        old = load_cache(path)
-    except (InvalidInputError, OSError):  # not a readable cache
+    old = _existing_cache(path)
+    if old is None:
         return
     same_knobs = set(old.keys) == set(cache.keys)
     new = {cache_key(e, old.keys): e.get("time") for e in cache.entries} if same_knobs else {}
@@ -213,6 +222,59 @@ def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
             f"{str(path)[:80]!r} is a Kernel Tuner cache with {counted(n, 'measurement')} "
             f"this export does not hold ({first[:60]}); writing would lose "
             f"{'them' if n != 1 else 'it'}: give another file")
+
+
+def check_same_workload(path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
+    """Refuse, before a run measures anything, a cache export onto a cache of another
+    device, kernel or problem than ``meta`` (the run's ``device_name``, ``kernel_name`` and
+    ``problem_size``, as :func:`search.session.files.cache_meta` gives them): its times are
+    not this run's, so the export could not hold them (:func:`check_keeps_measurements`
+    would refuse it only once the run is over). A layer's name is no part of its problem.
+    A file that is no cache, or holds no measurement, is not this check's business.
+
+    >>> import tempfile
+    >>> meta = {"device_name": "V100", "kernel_name": "k", "problem_size": [64]}
+    >>> p = write_cache(os.path.join(tempfile.mkdtemp(), "c.json"),
+    ...                 KtCache({"a": [1, 2]}, [{"a": 1, "time": 1.0}], **meta))
+    >>> check_same_workload(p, meta)  # a run of the same workload may hold it all
+    >>> check_same_workload(p, {**meta, "device_name": "A100"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    iobound.errors.InvalidInputError: ...of another device ('V100'; this run: 'A100'): ...
+    """
+    old = _existing_cache(path)
+    if old is None or not old.entries:
+        return
+    theirs = (old.device_name, old.kernel_name, _unnamed(old.problem_size))
+    ours = (meta["device_name"], meta["kernel_name"], _unnamed(meta["problem_size"]))
+    for what, a, b in zip(("device", "kernel", "problem"), theirs, ours):
+        if a != b:
+            a, b = _first_difference(a, b)
+            raise InvalidInputError(
+                f"{str(path)[:80]!r} is a Kernel Tuner cache of another {what} "
+                f"({a}; this run: {b}): this run's export would replace its "
+                f"{counted(len(old.entries), 'measurement')}: give another file")
+
+
+def _first_difference(a: Any, b: Any) -> tuple[str, str]:
+    """Two problems shown where they differ: two layers by their first differing field.
+
+    >>> _first_difference({"c_in": 4, "padding": [0, 0]}, {"c_in": 4, "padding": [1, 1]})
+    ('padding [0, 0]', 'padding [1, 1]')
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*b, *(k for k in a if k not in b)]:  # in the layer's own order
+            if a.get(key) != b.get(key):
+                name = str(key)[:40]
+                return f"{name} {shown(a.get(key))}", f"{name} {shown(b.get(key))}"
+    return shown(a), shown(b)
+
+
+def _unnamed(problem: Any) -> Any:
+    """A layer's problem without its name (one shape, many names); others as they are."""
+    if isinstance(problem, dict):
+        return {k: v for k, v in problem.items() if k != "name"}
+    return problem
 
 
 def write_cache(path: str | os.PathLike, cache: KtCache) -> Path:

@@ -364,9 +364,40 @@ def cache_meta(space: "Space") -> dict:
         c = space.cache
         return {"device_name": c.device_name, "kernel_name": c.kernel_name,
                 "problem_size": c.problem_size}
+    return layer_cache_meta(space.layer, space.device.name, space.algorithm)
+
+
+def layer_cache_meta(layer: "ConvLayer", device: str, algorithm: str) -> dict:
+    """:func:`cache_meta` of a layer's space, known before the space is built.
+
+    >>> from iobound.layer import ConvLayer
+    >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
+    >>> layer_cache_meta(layer, "V100-SXM2", "direct")["kernel_name"]
+    'iobound_direct'
+    """
     from ..db.conv_template import exported_kernel_name
-    return {"device_name": space.device.name, "kernel_name": exported_kernel_name(space.algorithm),
-            "problem_size": space.layer.to_dict()}
+    return {"device_name": device, "kernel_name": exported_kernel_name(algorithm),
+            "problem_size": layer.to_dict()}
+
+
+def check_export_workloads(export_cache: str | None,
+                           meta: Sequence[tuple["ConvLayer | FilePart | None", dict]]) -> None:
+    """Refuse, before anything runs, an ``--export-cache`` (per layer part, as
+    :func:`per_layer_path` names it for several) that is a Kernel Tuner cache of another
+    device, kernel or problem than the run's (``meta``: (part, :func:`cache_meta`) pairs):
+    :func:`search.kt_cache_write.check_same_workload`.
+
+    >>> check_export_workloads(None, [])  # no export: nothing to check
+    """
+    if not export_cache:
+        return
+    from ..kt_cache_write import check_same_workload
+    many = len(meta) > 1
+    for part, fields in meta:
+        try:
+            check_same_workload(per_layer_path(export_cache, part, many), fields)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"--export-cache {exc}") from None
 
 
 def store_history(db: str, result: "TuneResult", space: "Space", measurer: "Measurer") -> HistoryOutcome:

@@ -31,7 +31,8 @@ from iobound.errors import InvalidInputError
 
 from ..db.file_import import check_problem
 from ..db.model import check_device_name
-from .files import check_history, check_log_paths, check_outputs, log_and_resume, logged_count
+from .files import (cache_meta, check_export_workloads, check_history, check_log_paths,
+                    check_outputs, log_and_resume, logged_count)
 from .history_use import check_zero_shot_db
 from .loop import KeptRun, observer_and_builders
 from .reports import ReplayReport
@@ -82,6 +83,7 @@ def tune_replay(cache: "KtCache | str | os.PathLike", settings: TuneSettings | N
     except InvalidInputError as exc:
         raise InvalidInputError(f"--measure replay:{file}: {exc}") from None
     check_history(settings.history)
+    check_export_workloads(settings.export_cache, [(None, cache_meta(space))])
     # the problem size too: a log imported elsewhere needs no replayed file to name its workload
     header = {"replay": file, "device": space.cache.device,
               "problem_size": space.cache.problem_size}

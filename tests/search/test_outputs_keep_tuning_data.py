@@ -122,18 +122,54 @@ def test_an_output_never_replaces_a_kernel_tuner_cache(tmp_path, capsys, monkeyp
 
 def test_an_export_never_replaces_a_cache_it_does_not_hold(tmp_path, capsys):
     """``tune --export-cache`` and ``history export`` over another workload's cache: refused
-    (the run's measurements stay in its log and database), the cache as it was."""
+    in one line, exit 2, before the run measures anything (it was refused only at the run's
+    end, exit 1), the cache as it was."""
     foreign = _kt_cache(tmp_path / "kt.json")
     before = foreign.read_bytes()
     db, log = tmp_path / "h.db", tmp_path / "r.jsonl"
     assert main(["tune", *TINY, "--budget", "2", "--history", str(db), "--log", str(log),
-                 "--export-cache", str(foreign)]) == 1
-    err = capsys.readouterr().err
-    assert "is a Kernel Tuner cache with 2 measurements this export does not hold (a=1)" in err
-    assert f"kept in {log}" in err and foreign.read_bytes() == before
+                 "--export-cache", str(foreign)]) == 2
+    assert ("is a Kernel Tuner cache of another device ('T4'; this run: 'V100-SXM2'): this "
+            "run's export would replace its 2 measurements" in _one_line(capsys))
+    assert not log.exists() and not db.exists() and foreign.read_bytes() == before
+    assert main(["tune", *TINY, "--budget", "2", "--history", str(db)]) == 0
+    capsys.readouterr()
     assert main(["history", "export", "--db", str(db), str(foreign)]) == 2
     assert "writing would lose them: give another file" in _one_line(capsys)
     assert foreign.read_bytes() == before
+
+
+def test_a_replay_and_a_network_check_their_exports_first(tmp_path, capsys, monkeypatch):
+    """The same check for a replayed file's export and for each layer's export of a
+    network run (``c.<layer>.json``)."""
+    monkeypatch.chdir(tmp_path)
+    replayed = _kt_cache(tmp_path / "a4000.json")
+    replayed.write_text(replayed.read_text().replace('"T4"', '"A4000"'))
+    foreign = _kt_cache(tmp_path / "kt.json")
+    assert main(["tune", "--measure", f"replay:{replayed}", "--budget", "2",
+                 "--export-cache", str(foreign)]) == 2
+    assert "of another device ('T4'; this run: 'A4000')" in _one_line(capsys)
+    layer = _kt_cache(tmp_path / "c.squeezenet.conv1.json")
+    before = layer.read_bytes()
+    assert main(["tune", "--network", "squeezenet", "--measure", "model", "--budget", "2",
+                 "--no-verify", "--export-cache", "c.json", "--out-dir", "k"]) == 2
+    assert "'c.squeezenet.conv1.json' is a Kernel Tuner cache of another" in _one_line(capsys)
+    assert layer.read_bytes() == before and not (tmp_path / "k").exists()
+
+
+def test_an_export_of_the_same_workload_it_cannot_hold_is_refused_at_the_end(tmp_path, capsys):
+    """A cache of this very layer and device that the run's export does not hold whole (a
+    run of other configurations, not resumed from it) can only be told once the run is over:
+    exit 1, the measurements kept in the log, the cache as it was."""
+    cache, log = tmp_path / "c.json", tmp_path / "r.jsonl"
+    assert main(["tune", *TINY, "--budget", "3", "--export-cache", str(cache)]) == 0
+    before = cache.read_bytes()
+    capsys.readouterr()
+    assert main(["tune", *TINY, "--strategy", "random", "--budget", "3", "--seed", "7",
+                 "--log", str(log), "--export-cache", str(cache)]) == 1
+    err = capsys.readouterr().err
+    assert "this export does not hold" in err and f"kept in {log}" in err
+    assert cache.read_bytes() == before
 
 
 def test_an_export_replaces_its_own_earlier_export(tmp_path, capsys):
