@@ -35,8 +35,9 @@ DESCRIPTION = (
     "targets, sm_70 under CUDA 13: NVRTC and ptxas of the volta extra) and reports "
     "ptxas' registers, shared memory and spills; "
     "--emulate runs the same source on the CPU emulator and checks the output against "
-    "numpy, the counted global loads/stores against the dataflow's exact I/O formula, and "
-    "the total against the best I/O lower bound at S = the on-chip words the kernel uses + 2 "
+    "numpy, the counted global loads/stores against the dataflow's exact I/O formula, the "
+    "counted operations against the model's flops, and the total against the best I/O "
+    "lower bound at S = the on-chip words the kernel uses + 2 "
     "(blocks share nothing on chip; JSON: onchip_words, lower_bound_fast_memory_words). "
     "Without tx,ty,tz the thread block is chosen from the tiles, greedily along x, then y, "
     "then z (tx the largest divisor of x -- x/e for Winograd -- of at most 256, ty the "
@@ -46,8 +47,9 @@ DESCRIPTION = (
     "--from-history DB takes the configuration a tuning database holds as the fastest for "
     "the layer on --device (without --device: the one device it holds the layer on) "
     "instead of --config. "
-    "Exit 0 when everything asked for succeeded, 1 when a compile or check failed, 2 for "
-    "bad input (including a config that cannot run, with the reasons)."
+    "Exit 0 when everything asked for succeeded, 1 when a compile or check failed or the "
+    "system refused to write the source (a full disk), 2 for bad input (including a config "
+    "that cannot run, with the reasons) or a toolchain that cannot be used."
 )
 
 
@@ -80,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="nvcc target for --compile (default: the device's, sm_80 for a100; "
                              "refused without --compile)")
     parser.add_argument("--emulate", action="store_true",
-                        help="run on the CPU emulator and check numerics, traffic and bound")
+                        help="run on the CPU emulator and check numerics, traffic, flops and bound")
     parser.add_argument("--seed", type=int_option("--seed", limits.SEED), default=None,
                         help="random data seed for --emulate (default 0; refused without "
                              "--emulate)")

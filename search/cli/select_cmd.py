@@ -59,7 +59,8 @@ def add_history_argument(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--history", metavar="DB", type=nonempty("path"),
                         help="tuning history database (iobound tune --history): layers it holds "
-                             "are selected from their tuned results, the others measured")
+                             "are selected from their tuned results, the others evaluated with "
+                             "--measure (the analytic model's estimates)")
 
 
 def history_records(args: argparse.Namespace, device_name: str) -> list:

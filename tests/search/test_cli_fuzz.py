@@ -200,7 +200,42 @@ def history_argv(draw, paths):
     return argv + draw(st.sampled_from([[], ["--json"]]))
 
 
-COMMANDS = (bound_argv, dataflow_argv, domain_argv, kernel_argv, tune_argv, history_argv)
+#: Layers ``select`` and ``report`` evaluate whole pruned spaces of: small valid ones, names
+#: and garbage, or a small layer with one hostile field (a large valid layer takes a minute)
+SELECT_FIELD = st.one_of(SMALL_INTS, st.sampled_from(["0", "-1", "", "x", "1e3", "\u0663",
+                                                      "2147483648", "9" * 5000, "65537"]))
+SELECT_LAYERS = st.one_of(
+    st.just(SMALL_LAYER), st.text(max_size=20),
+    st.sampled_from(["alexnet.conv1", "nonsense.conv9", "alexnet", "", "cin==", ",,,"]),
+    st.tuples(st.sampled_from(["cin", "hin", "cout", "kh", "pad", "stride", "groups", "bogus"]),
+              SELECT_FIELD).map(lambda kv: f"cin=2,hin=6,cout=2,kh=3,{kv[0]}={kv[1]}"))
+
+
+@st.composite
+def select_argv(draw, paths, command="select"):
+    if draw(st.integers(0, 9)) == 0:  # names of no network (a real one takes seconds)
+        names = st.sampled_from(["nonsense", "", "vgg", "alexnet.conv1"])
+        argv = [command, "--network", draw(names)]
+    else:
+        argv = [command, "--layer", draw(SELECT_LAYERS)]
+    for flag, values in (("--device", DEVICES),
+                         ("--measure", st.sampled_from(["model", "cuda", "emulate", "bogus", ""])),
+                         ("--history", st.sampled_from(
+                             paths["out_files"] + paths["replay"][:4] + paths["logs"][:2]))):
+        argv += draw(_opt(flag, values, p=3))
+    if command == "report":
+        argv += draw(_opt("--out-dir", st.sampled_from(paths["out_dirs"])))
+        return argv + draw(st.sampled_from([[], ["--html"]]))
+    return argv + draw(st.sampled_from([[], ["--json"]]))
+
+
+@st.composite
+def report_argv(draw, paths):
+    return draw(select_argv(paths, "report"))
+
+
+COMMANDS = (bound_argv, dataflow_argv, domain_argv, kernel_argv, tune_argv, history_argv,
+            select_argv, report_argv)
 
 
 # -- hostile files and paths --------------------------------------------------------------
