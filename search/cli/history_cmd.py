@@ -8,7 +8,8 @@ Examples
 >>> from search.kt_cache_write import write_cache
 >>> tmp = tempfile.mkdtemp()
 >>> cache = write_cache(os.path.join(tmp, "k.json"), KtCache(tune_params={"x": [1, 2]},
-...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100", kernel_name="k"))
+...     entries=[{"x": 1, "time": 2.0}, {"x": 2, "time": 1.5}], device_name="v100",
+...     kernel_name="k"))
 >>> db = os.path.join(tmp, "tuning.db")
 >>> main(["history", "import", str(cache), "--db", db, "--json"])  # doctest: +ELLIPSIS
 {"db": ..., "files": [{..., "device": "v100", "workload": "k", "read": 2, "added": 2, "skipped": 0}], "total": 2, "passed_over": []}
@@ -37,11 +38,12 @@ DESCRIPTION = (
     "A tuning database (SQLite, schema versioned) holds every measurement with its workload "
     "(kernel template or recorded kernel, problem, parameter names), device, toolchain, "
     "config, time and status. 'import' reads Kernel Tuner cache files (.json, .json.gz; T4 "
-    "results files too), iobound tuning logs (--log) and other iobound tuning databases (a "
-    "merge: every record keeps its device); importing a file twice (to one device) adds "
-    "nothing, and a file that cannot be read leaves the database unchanged. 'list' shows workloads x devices, "
-    "'best' the fastest configurations, 'export' writes one workload on one device as a Kernel Tuner "
-    "cache file; these three open the database read-only. 'remove' takes out the measurements "
+    "results files too), iobound tuning logs (tune --log) and other iobound tuning databases "
+    "(a merge: every record keeps its device); importing a file twice (to one device) adds "
+    "nothing, and a file that cannot be read leaves the database unchanged. 'list' shows "
+    "workloads x devices, 'best' the fastest configurations, 'export' writes one workload on "
+    "one device as a Kernel Tuner cache file; these three open the database read-only. "
+    "'remove' takes out the measurements "
     "of a workload, device, toolchain or source file (--dry-run shows them first). A SQLite "
     "file that is not an iobound tuning database is refused."
 )
