@@ -227,7 +227,7 @@ def check_keeps_measurements(path: str | os.PathLike, cache: KtCache) -> None:
 def check_same_workload(path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
     """Refuse, before a run measures anything, a cache export onto a cache of another
     device, kernel or problem than ``meta`` (the run's ``device_name``, ``kernel_name`` and
-    ``problem_size``, as :func:`search.session.files.cache_meta` gives them): its times are
+    ``problem_size``, as :func:`search.session.storage.cache_meta` gives them): its times are
     not this run's, so the export could not hold them (:func:`check_keeps_measurements`
     would refuse it only once the run is over). A layer's name is no part of its problem.
     A file that is no cache, or holds no measurement, is not this check's business.

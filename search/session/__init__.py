@@ -15,7 +15,8 @@ back as frozen dataclasses (:class:`LayerReport`, :class:`ReplayReport`).
 - :mod:`~search.session.replay`: :func:`tune_replay`, a recorded Kernel Tuner space;
 - :mod:`~search.session.loop`: the tuning loop of one space and its stored outcomes, shared
   by both;
-- :mod:`~search.session.files`: per-layer file names, resume, history keys, export;
+- :mod:`~search.session.files`: per-layer file names, resume, the paths checked first;
+- :mod:`~search.session.storage`: what a run stores at its end (history, export);
 - :mod:`~search.session.reports`: the report dataclasses;
 - :mod:`~search.session.choice`: a layer tuned with every algorithm (``algorithm="all"``):
   the fastest of its reports.
@@ -32,7 +33,8 @@ Examples
 """
 
 from .choice import AlgorithmChoice, choose_algorithms
-from .files import cache_meta, history_key, per_layer_path
+from .files import per_layer_path
+from .storage import cache_meta, history_key
 from .history_use import HISTORY_STRATEGIES, HistoryUse, history_options
 from .reports import ExportOutcome, HistoryOutcome, LayerReport, ReplayReport
 from .replay import tune_replay

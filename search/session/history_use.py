@@ -1,7 +1,7 @@
 """What a tuning session takes from the tuning database before it starts.
 
 With ``--history DB`` a session stores its measurements in the database (see
-:func:`~search.session.files.store_history`) and, before it starts, lets the
+:func:`~search.session.storage.store_history`) and, before it starts, lets the
 strategy learn from the database's timed records of workloads with exactly this
 space's parameter names (any device, any problem, earlier runs of this very layer on
 this device included: the strategies weigh them):
@@ -75,7 +75,7 @@ def history_db_name(path: str) -> str:
 def _read_db(path: str):
     """The history database at ``path`` to read before the run; an empty one in memory
     while there is no such file: it is created when the run stores its records
-    (:func:`~search.session.files.store_history`), so a run refused before then (a
+    (:func:`~search.session.storage.store_history`), so a run refused before then (a
     ``--resume`` log of another run, found when the loop starts) leaves no file behind."""
     import os
 
@@ -165,7 +165,7 @@ def history_options(settings: "TuneSettings", space: "Space", problem: Any):
     >>> import os, tempfile
     >>> from iobound.layer import ConvLayer
     >>> from search.session import TuneSettings
-    >>> from search.session.files import store_history
+    >>> from search.session.storage import store_history
     >>> from search.session.settings import default_measurer, default_space
     >>> from search.tuner import tune
     >>> pw = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=1, k_w=1)
@@ -281,12 +281,12 @@ def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict
     configuration that failed to build will fail again): what ``--reuse`` answers instead
     of measuring. A layer's workload is any stored layer of its shape, whatever its name
     (:func:`~search.db.queries.layer_workloads`, with this space's parameter names); a
-    recorded space's, the key :func:`~search.session.files.history_key` names. No
+    recorded space's, the key :func:`~search.session.storage.history_key` names. No
     database file yet: nothing to reuse (none is created).
 
     >>> import os, tempfile
     >>> from iobound.layer import ConvLayer
-    >>> from search.session.files import store_history
+    >>> from search.session.storage import store_history
     >>> from search.session.settings import TuneSettings, default_measurer, default_space
     >>> from search.tuner import tune
     >>> layer = ConvLayer(n=1, c_in=4, h_in=6, w_in=6, c_out=4, k_h=3, k_w=3, padding=1)
@@ -305,7 +305,7 @@ def reusable_records(settings: "TuneSettings", space: "Space", measurer) -> dict
     from ..db.queries import layer_workloads
     from ..history import History
     from ..replay_space import ReplaySpace
-    from .files import history_key
+    from .storage import history_key
     if not os.path.exists(settings.history):
         return {}
     key = history_key(space, measurer)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..interrupts import Interrupted, signals_deferred, signals_raised
 from ..tune_result import StopReason
-from .files import OutputWriteError, kept_where, write_outcomes
+from .storage import OutputWriteError, kept_where, write_outcomes
 from .history_use import history_options, reusable_records, telling_fallback
 from .settings import Builders, Observer, TuneSettings
 

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Sequence
 from iobound.errors import InvalidInputError
 
 from ..option_checks import check_flag, check_path, check_records, check_type
-from .files import (check_export_workloads, check_history, check_log_paths, check_outputs,
-                    file_part, layer_cache_meta, log_and_resume, per_layer_path)
+from .files import (check_history, check_log_paths, check_outputs, file_part, log_and_resume,
+                    per_layer_path)
 from .history_use import check_zero_shot_db
 from ..measure import CHECKING_MEASURES
 from .settings import LAYER_MEASURES, TuneSettings
+from .storage import check_export_workloads, layer_cache_meta
 
 if TYPE_CHECKING:  # pragma: no cover
     from iobound.device_spec import Device

@@ -31,11 +31,11 @@ from iobound.errors import InvalidInputError
 
 from ..db.file_import import check_problem
 from ..db.model import check_device_name
-from .files import (cache_meta, check_export_workloads, check_history, check_log_paths,
-                    check_outputs, log_and_resume, logged_count)
+from .files import check_history, check_log_paths, check_outputs, log_and_resume, logged_count
 from .history_use import check_zero_shot_db
 from .loop import KeptRun, observer_and_builders
 from .reports import ReplayReport
+from .storage import cache_meta, check_export_workloads
 from .settings import Builders, Observer, TuneSettings
 
 if TYPE_CHECKING:  # pragma: no cover

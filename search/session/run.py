@@ -18,7 +18,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..interrupts import Interrupted, signals_deferred
-from .files import OutputWriteError, kept_where
+from .storage import OutputWriteError, kept_where
 from .loop import DEFAULT_BUILDERS, KeptRun, observer_and_builders
 from .plan import DEFAULT_OUT_DIR, LayerJob, check_resumes, plan_layers
 from .repeats import repeat_report, repeats

@@ -17,8 +17,8 @@ def test_export_fails_at_the_end_log_kept_history_written(capsys, tmp_path, synt
                                                            monkeypatch):
     """Disk full while exporting: one line naming the export and the log, exit 1; the
     history is still stored and the log holds every measurement."""
-    from search.session import files
-    monkeypatch.setattr(files, "export_cache", _disk_full)
+    from search.session import storage
+    monkeypatch.setattr(storage, "export_cache", _disk_full)
     log, db = tmp_path / "run.jsonl", tmp_path / "h.db"
     code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "8",
                  "--log", str(log), "--history", str(db), "--export-cache", str(tmp_path / "x.json")])
@@ -83,15 +83,15 @@ def test_history_that_went_bad_during_the_run_keeps_the_log(capsys, tmp_path, sy
     """The --history file replaced by a folder while the run went on: one line naming the
     history and the log, exit 1; the export is still written."""
     db, log, out = tmp_path / "h.db", tmp_path / "run.jsonl", tmp_path / "x.json"
-    from search.session import files
-    real = files.store_history
+    from search.session import storage
+    real = storage.store_history
 
     def replaced(path, *args):
         for end in ("", "-wal", "-shm"):
             (tmp_path / f"h.db{end}").unlink(missing_ok=True)
         db.mkdir()
         return real(path, *args)
-    monkeypatch.setattr(files, "store_history", replaced)
+    monkeypatch.setattr(storage, "store_history", replaced)
     code = main(["tune", "--measure", f"replay:{synth_cache_path}", "--budget", "8",
                  "--log", str(log), "--history", str(db), "--export-cache", str(out)])
     err = capsys.readouterr().err.strip().splitlines()

@@ -41,7 +41,7 @@ ReplayMeasurer.measure_iter = measure_iter
 """,
     "fit": "from search.cost_model import XGBCostModel\nslow(XGBCostModel, 'fit', 30)",
     "solve": "from search import table1\nslow(table1._Collector, 'on_solution_callback', 0.01)",
-    "export": "from search.session import files\nslow(files, 'export_cache', 1.0)",
+    "export": "from search.session import storage\nslow(storage, 'export_cache', 1.0)",
 }
 
 CHILD = """

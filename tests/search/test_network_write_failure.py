@@ -1,5 +1,5 @@
 """A network run whose end-of-layer write fails (a full disk) names the resume that works
-(search/session/loop.py, run.py; search/session/files.kept_where).
+(search/session/loop.py, run.py; search/session/storage.kept_where).
 
 Reference: the interrupt's message (search/interrupts.Interrupted: a layer's records are
 in its own log, the run resumes from the run's name). The write failure named the layer's
@@ -17,8 +17,8 @@ def _disk_full(*args, **kwargs):
 
 
 def test_failed_write_in_a_network_names_a_resumable_log(tmp_path, capsys, monkeypatch):
-    from search.session import files
-    monkeypatch.setattr(files, "export_cache", _disk_full)
+    from search.session import storage
+    monkeypatch.setattr(storage, "export_cache", _disk_full)
     argv = ["tune", "--network", "alexnet", "--measure", "model", "--budget", "4", "--no-verify",
             "--out-dir", str(tmp_path / "k")]
     log = tmp_path / "run.jsonl"

@@ -233,7 +233,7 @@ def test_a_signal_after_the_loop_with_a_failed_write_is_an_interrupt_naming_it(
     import os
 
     from search.interrupts import Interrupted
-    from search.session import files, loop
+    from search.session import loop, storage
     tune_space = loop.tune_space
 
     def loop_then_signal(*args, **kwargs):
@@ -245,7 +245,7 @@ def test_a_signal_after_the_loop_with_a_failed_write_is_an_interrupt_naming_it(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(loop, "tune_space", loop_then_signal)
-    monkeypatch.setattr(files, "export_cache", disk_full)
+    monkeypatch.setattr(storage, "export_cache", disk_full)
     log = str(tmp_path / "run.jsonl")
     with pytest.raises(Interrupted) as caught:
         tune_replay(str(synth_cache_path),

@@ -196,13 +196,13 @@ def test_a_history_store_refused_at_the_end_still_writes_the_export(tmp_path, mo
     the run ends with an OutputWriteError (exit 1) saying where the measurements are, not
     as bad input. (Mutant: InvalidInputError no longer caught.)"""
     from iobound.errors import InvalidInputError
-    from search.session import files
+    from search.session import storage
     from search.session.files import OutputWriteError
 
     def refuse(*args, **kwargs):
         raise InvalidInputError("a recorded problem holds NaN")
 
-    monkeypatch.setattr(files, "store_history", refuse)
+    monkeypatch.setattr(storage, "store_history", refuse)
     export, log = tmp_path / "c.json", tmp_path / "run.jsonl"
     with pytest.raises(OutputWriteError, match="--history") as info:
         tune_layers([get_layer("alexnet.conv3")], "v100",

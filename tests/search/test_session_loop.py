@@ -117,15 +117,15 @@ def test_a_signal_during_the_final_writes_waits_for_them(tmp_path, synth_cache_p
     import signal
 
     from search.interrupts import Interrupted
-    from search.session import files
+    from search.session import storage
 
-    real = files.export_cache
+    real = storage.export_cache
 
     def signalled(*args, **kw):
         os.kill(os.getpid(), signal.SIGINT)
         return real(*args, **kw)
 
-    monkeypatch.setattr(files, "export_cache", signalled)
+    monkeypatch.setattr(storage, "export_cache", signalled)
     with pytest.raises(Interrupted):
         tune_replay(str(synth_cache_path), _replay_settings(tmp_path))
     assert _stored(tmp_path) == (4, 4)
