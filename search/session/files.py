@@ -1,4 +1,4 @@
-"""The files around a tuning session: per-layer log names, resume, history and export.
+"""The files around a tuning session: per-layer names, resume, the paths checked first.
 
 - One log (and exported cache) per layer when several layers are tuned:
   ``run.jsonl`` becomes ``run.<layer name>.jsonl`` (:func:`per_layer_path`), and
@@ -7,6 +7,10 @@
 - ``log`` must be new and ``resume`` must exist before anything runs
   (:func:`check_log_paths`); a network run killed before a layer has no log for it,
   so that layer starts afresh, logging to the resume name (:func:`log_and_resume`).
+- Before anything runs, every output path is checked writable and no two name one file
+  (:func:`check_outputs`: an exported cache or a best-kernel file never replaces tuning
+  data it would lose), and the history database is opened, or where it would be created
+  checked (:func:`check_history`).
 
 What a run writes into those files at its end (the tuning database, the exported cache)
 is :mod:`.storage`'s.
