@@ -59,6 +59,16 @@ def _find_nvcc() -> str | None:
         return shutil.which("nvcc")
 
 
+def pytest_ignore_collect(collection_path, config):
+    """The tests folders' conftest.py files are not collected as modules (they hold no
+    doctests): not packages, each is a module named ``conftest``, and collecting one after
+    another folder's was loaded (``pytest tests/search tests/benchmarks``) is an
+    import-file mismatch. Loading them as conftests is not collection: it is unchanged."""
+    if collection_path.name == "conftest.py" and collection_path.parent != REPO:
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     gpu_reason = nvcc_missing = shared_missing = None
     checked = set()
